@@ -1,0 +1,139 @@
+package tupled
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Backend selects where a database with a directory persists its state.
+type Backend int
+
+const (
+	Pebble Backend = iota // github.com/cockroachdb/pebble/v2 (default)
+	Bbolt                 // go.etcd.io/bbolt
+)
+
+// Options configure a DB. The zero value (or nil) means the defaults.
+type Options struct {
+	Backend         Backend       // Pebble (default) or Bbolt: where tuples, multixacts and commit status persist
+	DeadlockTimeout time.Duration // default 1s: how long a wait lasts before it may be checked for deadlock (PostgreSQL's deadlock_timeout)
+	LockTimeout     time.Duration // default 0 = no limit (PostgreSQL's lock_timeout); a TxOptions value overrides it
+	SyncCommit      *bool         // default true: Commit returns only after its WAL is durable (group commit)
+	Logger          *slog.Logger  // nil = discard
+
+	// DeadlockStrategy names the deadlock-detection strategy (see package
+	// deadlock): "default", "classic", "shared-first", "single-checker",
+	// "single-memo" or "off". "" means "default".
+	DeadlockStrategy string
+	// ShareFastPathOff forces every row lock through a multixact, replaying the
+	// pre-9.3 situation of the 2012 seed. Off (fast path on) by default.
+	ShareFastPathOff bool
+	// VacuumInterval is how often the background vacuum reclaims dead tuple
+	// versions, finished multixacts and commit-status pages. Default 1s;
+	// negative disables the background vacuum (DB.Vacuum still works).
+	VacuumInterval time.Duration
+}
+
+// IsolationLevel of a transaction.
+type IsolationLevel int
+
+const (
+	ReadCommitted  IsolationLevel = iota // default; a fresh snapshot per operation
+	RepeatableRead                       // one snapshot for the whole transaction
+)
+
+func (l IsolationLevel) String() string {
+	switch l {
+	case ReadCommitted:
+		return "read committed"
+	case RepeatableRead:
+		return "repeatable read"
+	}
+	return "unknown"
+}
+
+// TxOptions configure one transaction.
+type TxOptions struct {
+	Isolation   IsolationLevel
+	ReadOnly    bool          // writes and locks fail with ErrReadOnly
+	LockTimeout time.Duration // 0 = the DB's LockTimeout
+}
+
+// LockStrength is PostgreSQL's LockTupleMode, plus NoLock for plain reads.
+type LockStrength int
+
+const (
+	NoLock         LockStrength = iota // plain snapshot read (only meaningful in ScanOptions)
+	ForKeyShare                        // SELECT ... FOR KEY SHARE
+	ForShare                           // SELECT ... FOR SHARE
+	ForNoKeyUpdate                     // SELECT ... FOR NO KEY UPDATE; also taken by Update
+	ForUpdate                          // SELECT ... FOR UPDATE; also taken by Delete
+)
+
+func (s LockStrength) String() string {
+	switch s {
+	case NoLock:
+		return "none"
+	case ForKeyShare:
+		return "for key share"
+	case ForShare:
+		return "for share"
+	case ForNoKeyUpdate:
+		return "for no key update"
+	case ForUpdate:
+		return "for update"
+	}
+	return "unknown"
+}
+
+// WaitPolicy says what a lock request does when the row is locked.
+type WaitPolicy int
+
+const (
+	Wait       WaitPolicy = iota // block until granted, ctx done, LockTimeout, or deadlock
+	NoWait                       // fail at once with ErrLockNotAvailable
+	SkipLocked                   // return ErrSkipped at once (Scan: leave the row out)
+)
+
+// ScanOptions configure Tx.Scan.
+type ScanOptions struct {
+	Start, End []byte       // the range [Start, End); nil = unbounded on that side
+	Limit      int          // 0 = no limit; counts rows returned (skipped rows do not count)
+	Lock       LockStrength // NoLock = plain snapshot reads
+	Wait       WaitPolicy   // with Lock != NoLock; SkipLocked makes queue consumers possible
+}
+
+// LockInfo is one heavyweight lock held or awaited, like a row of pg_locks.
+type LockInfo struct {
+	Tag       string    // "tuple <table>/<hex key>", "transaction <Tx.ID>", or another kind for engine-internal locks
+	Mode      string    // lock mode name
+	TxID      uint64    // the holder or waiter (Tx.ID)
+	Granted   bool      // false: waiting
+	WaitStart time.Time // zero when granted
+}
+
+// RowLock is a row whose xmax holds live lockers, like a row of pgrowlocks.
+type RowLock struct {
+	Key     []byte
+	Multi   bool           // xmax is a multixact
+	Lockers []uint64       // Tx.IDs of live lockers/updater
+	Modes   []LockStrength // parallel to Lockers; an updater shows as ForNoKeyUpdate or ForUpdate
+}
+
+// Stats are engine counters since Open.
+type Stats struct {
+	LocksSingleXid    uint64 // row locks recorded directly in xmax (fast path, no multixact)
+	LocksMultiXact    uint64 // row locks that created or extended a multixact
+	MultiXactsCreated uint64
+	LockWaits         uint64
+	DeadlockChecks    uint64
+	DeadlocksFound    uint64
+
+	Commits          uint64
+	Aborts           uint64
+	TuplesLive       uint64 // tuple versions currently in the heap (all tables)
+	TuplesReclaimed  uint64 // versions removed by pruning and vacuum
+	MultiXactsLive   uint64 // multixacts still reachable (not yet reclaimed)
+	VacuumRuns       uint64
+	CommitLogEntries uint64 // commit-status entries still kept
+}

@@ -1,0 +1,3 @@
+module github.com/tupled/tupled
+
+go 1.26

@@ -1,0 +1,97 @@
+package lockmgr
+
+// CONTRACT FILE — the exported API the rest of tupled (package tuplelock and the
+// root package) is written against. Bodies are being implemented; signatures
+// and documented semantics are fixed.
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// LockMode is PostgreSQL's heavyweight lock mode (lockdefs.h), 1..8.
+type LockMode int
+
+const (
+	NoLock                   LockMode = iota
+	AccessShareLock                   // 1: tuple lock for FOR KEY SHARE
+	RowShareLock                      // 2: tuple lock for FOR SHARE
+	RowExclusiveLock                  // 3
+	ShareUpdateExclusiveLock          // 4
+	ShareLock                         // 5: what a waiter on a transaction requests
+	ShareRowExclusiveLock             // 6
+	ExclusiveLock                     // 7: tuple lock for FOR NO KEY UPDATE; a transaction on its own xid
+	AccessExclusiveLock               // 8: tuple lock for FOR UPDATE
+)
+
+// Errors returned by Lock and WaitXacts.
+var (
+	ErrWouldBlock  = errors.New("lockmgr: lock not available")                 // nowait request could not be granted at once
+	ErrDeadlock    = errors.New("lockmgr: deadlock detected")                  // this waiter's check found a cycle through it
+	ErrLockTimeout = errors.New("lockmgr: canceling wait due to lock timeout") // Wait.Timeout expired
+)
+
+// TagKind says what a Tag names.
+type TagKind uint8
+
+const (
+	TagTuple       TagKind = iota + 1 // a row of a table: queue order among row-lock waiters
+	TagTransaction                    // a transaction id: waiting for it to end
+)
+
+// Tag names a lockable object (PostgreSQL's LOCKTAG).
+type Tag struct {
+	Kind TagKind
+	Rel  string // TagTuple: table name
+	Key  string // TagTuple: primary key bytes
+	Xid  uint64 // TagTransaction
+}
+
+// Wait says how a request behaves when it cannot be granted at once.
+type Wait struct {
+	NoWait  bool          // fail at once with ErrWouldBlock instead of queueing
+	Timeout time.Duration // 0 = no limit; else ErrLockTimeout after this long waiting
+}
+
+// Xact is a transaction a waiter may wait for: its id and a channel closed when it ends.
+type Xact struct {
+	Xid  uint64
+	Done <-chan struct{}
+}
+
+// LockInfo is one held or awaited lock, for DB.Locks().
+type LockInfo struct {
+	Tag       Tag
+	Mode      LockMode
+	Xid       uint64 // holder or waiter
+	Granted   bool
+	WaitStart time.Time
+}
+
+// Stats are counters since New.
+type Stats struct {
+	LockWaits      uint64 // waits that actually blocked (tuple locks and transaction waits)
+	DeadlockChecks uint64
+	DeadlocksFound uint64
+}
+
+// Options configure a Manager.
+type Options struct {
+	Partitions      int           // default 16 (power of two)
+	DeadlockTimeout time.Duration // default 1s
+	Strategy        string        // deadlock strategy name, "" = "default"
+}
+
+// func New(opts Options) (*Manager, error)          — error for an unknown strategy
+// func (m *Manager) Close()                          — stops background goroutines; idempotent
+// func (m *Manager) NewProc(xid uint64) *Proc        — one per transaction (PGPROC)
+// func (p *Proc) Xid() uint64
+// func (m *Manager) Lock(ctx context.Context, p *Proc, tag Tag, mode LockMode, w Wait) error
+// func (m *Manager) Unlock(p *Proc, tag Tag, mode LockMode)
+// func (m *Manager) WaitXacts(ctx context.Context, p *Proc, xs []Xact, w Wait) error
+// func (m *Manager) Locks() []LockInfo
+// func (m *Manager) Stats() Stats
+// func (t Tag) String() string; func (m LockMode) String() string; func Conflicts(a, b LockMode) bool
+
+var _ = context.Background
