@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tupled/tupled/isospec"
+)
+
+func init() {
+	register(&command{
+		name:    "spec",
+		summary: "run lock schedules (isolation specs) against tupled",
+		usage:   "[-timeout DURATION] FILE.spec...",
+		help: `
+Spec runs each lock schedule, written in a format modelled on PostgreSQL's
+isolation specs (setup, teardown, session, step, permutation), and prints
+isolationtester-style output: each step with its results, "<waiting ...>" when
+a step blocks on a lock (seen in the database's lock table) and
+"<... completed>" when it finishes later. Each permutation runs on a fresh
+in-memory database. Without a permutation, every interleaving is run.
+
+Steps are commands over the embedded API (default table t):
+
+  begin [repeatable read|read committed] [read only]   commit   rollback
+  get [TABLE] K
+  lock [TABLE] K keyshare|share|nokeyupdate|update [nowait|skip locked]
+  insert [TABLE] K V     update [TABLE] K V     delete [TABLE] K
+  scan [TABLE] [from K] [to K] [limit N] [lock STRENGTH [nowait|skip locked]]
+  sleep MS     set lock_timeout MS     rowlocks [TABLE]     create TABLE
+
+An options block sets tupled.Options: options { deadlock_timeout 100ms }.
+See examples/fk.spec and testdata/spec/.`,
+		run: runSpec,
+	})
+}
+
+func runSpec(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := commands["spec"]
+	fs := newFlagSet(c)
+	timeout := fs.Duration("timeout", 30*time.Second, "cancel a step still unfinished after this long; fail the run after twice as long")
+	if err := parseFlags(c, fs, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("no spec file given")
+	}
+	if *timeout <= 0 {
+		return usagef("-timeout must be positive")
+	}
+	// Parse every file first, so that a typo in the last one fails fast.
+	var specs []*isospec.Spec
+	for _, path := range fs.Args() {
+		s, err := isospec.Load(path)
+		if err != nil {
+			return err
+		}
+		specs = append(specs, s)
+	}
+	for i, s := range specs {
+		if len(specs) > 1 {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			fmt.Fprintf(stdout, "=== %s\n", fs.Arg(i))
+		}
+		if err := isospec.Run(ctx, s, stdout, isospec.Config{StepTimeout: *timeout}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package isospec
+
+import (
+	"context"
+
+	"github.com/tupled/tupled"
+)
+
+// Engine is the part of *tupled.DB the runner uses. It is an interface so that
+// the runner's scheduling can be tested on its own; Tupled adapts the real DB.
+type Engine interface {
+	CreateTable(ctx context.Context, name string) error
+	Begin(ctx context.Context, opts *tupled.TxOptions) (Txn, error)
+	Locks() []tupled.LockInfo
+	RowLocks(ctx context.Context, table string) ([]tupled.RowLock, error)
+	Close() error
+}
+
+// Txn is the part of *tupled.Tx the runner uses.
+type Txn interface {
+	ID() uint64
+	Get(ctx context.Context, table string, key []byte) ([]byte, error)
+	Lock(ctx context.Context, table string, key []byte, strength tupled.LockStrength, wait tupled.WaitPolicy) ([]byte, error)
+	Insert(ctx context.Context, table string, key, value []byte) error
+	Update(ctx context.Context, table string, key, value []byte) error
+	Delete(ctx context.Context, table string, key []byte) error
+	Scan(ctx context.Context, table string, opts tupled.ScanOptions, fn func(key, value []byte) error) error
+	Commit() error
+	Rollback() error
+}
+
+// Opener opens a fresh engine for one permutation.
+type Opener func(opts *tupled.Options) (Engine, error)
+
+// OpenTupled opens a purely in-memory tupled database.
+func OpenTupled(opts *tupled.Options) (Engine, error) {
+	db, err := tupled.Open("", opts)
+	if err != nil {
+		return nil, err
+	}
+	return tupledDB{db}, nil
+}
+
+type tupledDB struct{ db *tupled.DB }
+
+func (d tupledDB) CreateTable(ctx context.Context, name string) error {
+	return d.db.CreateTable(ctx, name)
+}
+
+func (d tupledDB) Begin(ctx context.Context, opts *tupled.TxOptions) (Txn, error) {
+	tx, err := d.db.Begin(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return tx, nil
+}
+
+func (d tupledDB) Locks() []tupled.LockInfo { return d.db.Locks() }
+
+func (d tupledDB) RowLocks(ctx context.Context, table string) ([]tupled.RowLock, error) {
+	return d.db.RowLocks(ctx, table)
+}
+
+func (d tupledDB) Close() error { return d.db.Close() }
