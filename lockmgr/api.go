@@ -1,11 +1,6 @@
 package lockmgr
 
-// CONTRACT FILE — the exported API the rest of tupled (package tuplelock and the
-// root package) is written against. Bodies are being implemented; signatures
-// and documented semantics are fixed.
-
 import (
-	"context"
 	"errors"
 	"time"
 )
@@ -82,16 +77,3 @@ type Options struct {
 	DeadlockTimeout time.Duration // default 1s
 	Strategy        string        // deadlock strategy name, "" = "default"
 }
-
-// func New(opts Options) (*Manager, error)          — error for an unknown strategy
-// func (m *Manager) Close()                          — stops background goroutines; idempotent
-// func (m *Manager) NewProc(xid uint64) *Proc        — one per transaction (PGPROC)
-// func (p *Proc) Xid() uint64
-// func (m *Manager) Lock(ctx context.Context, p *Proc, tag Tag, mode LockMode, w Wait) error
-// func (m *Manager) Unlock(p *Proc, tag Tag, mode LockMode)
-// func (m *Manager) WaitXacts(ctx context.Context, p *Proc, xs []Xact, w Wait) error
-// func (m *Manager) Locks() []LockInfo
-// func (m *Manager) Stats() Stats
-// func (t Tag) String() string; func (m LockMode) String() string; func Conflicts(a, b LockMode) bool
-
-var _ = context.Background

@@ -1,0 +1,220 @@
+package deadlock
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Strategy names accepted by New.
+const (
+	StrategyDefault       = "default"
+	StrategyClassic       = "classic"
+	StrategySharedFirst   = "shared-first"
+	StrategySingleChecker = "single-checker"
+	StrategySingleMemo    = "single-memo"
+	StrategyOff           = "off"
+)
+
+// Strategies lists every strategy name New accepts.
+func Strategies() []string {
+	return []string{StrategyDefault, StrategyClassic, StrategySharedFirst, StrategySingleChecker, StrategySingleMemo, StrategyOff}
+}
+
+// Stats are detector counters since New.
+type Stats struct {
+	Checks       uint64        // checks that searched the graph
+	Found        uint64        // checks that made their waiter a victim
+	MemoHits     uint64        // checks answered by a memo stamp without searching
+	Deferred     uint64        // timer re-arms (single-checker busy, single-memo recently visited)
+	Retries      uint64        // cycles found on stale observations that failed validation
+	MaxCheck     time.Duration // longest single check (search time, plus lock wait for stop-the-world strategies)
+	MaxLateness  time.Duration // default: longest delay between a check's deadline and its start
+	TotalCheckNs uint64        // sum of check durations
+}
+
+// Detector schedules and runs deadlock checks with one strategy.
+//
+// The victim rule is PostgreSQL's: each wait is checked once, Timeout after it
+// began; the first check that finds a cycle through its own waiter makes that
+// waiter the victim (Resolve(Victim)), and no other waiter is touched. The
+// strategies differ only in how and when the checks run (README.md).
+//
+// Concurrency: Publish, Arm and Disarm may be called from any goroutine;
+// Publish must be called while holding the lock that makes the wait visible to
+// the Graph, Arm and Disarm without holding any partition lock.
+type Detector struct {
+	kind    string
+	timeout time.Duration
+	g       Graph
+
+	epoch atomic.Uint64 // publication counter; an edge appears only with a publication
+
+	checks, found, memo, deferred, retries atomic.Uint64
+	maxCheck, maxLate, totalNs             atomic.Int64
+
+	// per-waiter strategies
+	mu      sync.Mutex
+	closed  bool
+	running sync.WaitGroup
+	busy    atomic.Bool  // single-checker / single-memo: a check is running
+	pools   [3]sync.Pool // *searcher per Locking
+
+	c *central // default strategy
+}
+
+// New returns a detector running strategy ("" = default) with the given
+// deadlock timeout over g.
+func New(strategy string, timeout time.Duration, g Graph) (*Detector, error) {
+	if strategy == "" {
+		strategy = StrategyDefault
+	}
+	if timeout <= 0 {
+		return nil, fmt.Errorf("deadlock: timeout must be positive, got %v", timeout)
+	}
+	d := &Detector{kind: strategy, timeout: timeout, g: g}
+	switch strategy {
+	case StrategyDefault:
+		d.c = newCentral(d)
+	case StrategyClassic, StrategySharedFirst, StrategySingleChecker, StrategySingleMemo, StrategyOff:
+	default:
+		return nil, fmt.Errorf("deadlock: unknown strategy %q (want one of %v)", strategy, Strategies())
+	}
+	return d, nil
+}
+
+// Strategy returns the strategy name.
+func (d *Detector) Strategy() string { return d.kind }
+
+// Timeout returns the deadlock timeout.
+func (d *Detector) Timeout() time.Duration { return d.timeout }
+
+// Epoch returns the publication counter: the number of waits published so far.
+func (d *Detector) Epoch() uint64 { return d.epoch.Load() }
+
+// Publish records that w has just become visible (its owner holds the lock
+// under which it was made visible). It stamps w.Start and w's epoch.
+func (d *Detector) Publish(w *Wait) {
+	w.Start = time.Now()
+	w.epoch = d.epoch.Add(1)
+}
+
+// Arm schedules w's check at w.Start + timeout.
+func (d *Detector) Arm(w *Wait) {
+	deadline := w.Start.Add(d.timeout)
+	switch d.kind {
+	case StrategyOff:
+		return
+	case StrategyDefault:
+		d.c.arm(w, deadline)
+		return
+	}
+	w.tmu.Lock()
+	w.deadline = deadline
+	if !w.disarmed {
+		w.timer = time.AfterFunc(time.Until(deadline), func() { d.fire(w) })
+	}
+	w.tmu.Unlock()
+}
+
+// Disarm cancels w's pending check (w's wait is over).
+func (d *Detector) Disarm(w *Wait) {
+	switch d.kind {
+	case StrategyOff, StrategyDefault:
+		return // the central detector drops finished waits lazily
+	}
+	w.tmu.Lock()
+	w.disarmed = true
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.tmu.Unlock()
+}
+
+// Close stops the detector's goroutine and waits for running checks. Checks
+// still pending are dropped. Idempotent.
+func (d *Detector) Close() {
+	d.mu.Lock()
+	already := d.closed
+	d.closed = true
+	d.mu.Unlock()
+	if !already && d.c != nil {
+		d.c.stop()
+	}
+	d.running.Wait()
+}
+
+// Stats returns the counters.
+func (d *Detector) Stats() Stats {
+	return Stats{
+		Checks:       d.checks.Load(),
+		Found:        d.found.Load(),
+		MemoHits:     d.memo.Load(),
+		Deferred:     d.deferred.Load(),
+		Retries:      d.retries.Load(),
+		MaxCheck:     time.Duration(d.maxCheck.Load()),
+		MaxLateness:  time.Duration(d.maxLate.Load()),
+		TotalCheckNs: uint64(d.totalNs.Load()),
+	}
+}
+
+func (d *Detector) noteCheck(dur time.Duration) {
+	d.checks.Add(1)
+	d.totalNs.Add(int64(dur))
+	atomicMax(&d.maxCheck, int64(dur))
+}
+
+func atomicMax(a *atomic.Int64, v int64) {
+	for {
+		old := a.Load()
+		if v <= old || a.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// decide runs one check of start as of asOf with walker wk (whose locking the
+// caller has arranged) and resolves start as Victim if a validated cycle goes
+// through it. memo enables stamp pruning and stamping. It reports whether
+// start became the victim.
+//
+// Two searches: first over the whole current graph (cheap to prove "no cycle",
+// and only such a proof may be stamped, because a stamp must hold for any later
+// check of the same epoch, whatever its asOf); only when that finds a cycle, a
+// second search over the waits that had begun by asOf decides this check's
+// verdict as PostgreSQL's check at that instant would have.
+func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo bool) bool {
+	e0 := d.epoch.Load()
+	pe := uint64(0)
+	if memo {
+		pe = e0
+	}
+	s.w.Begin(e0)
+	if s.find(start, false, asOf, pe) == nil {
+		if memo && d.epoch.Load() == e0 {
+			start.stamp.Store(e0)
+		}
+		return false
+	}
+	for try := 0; try < 4; try++ {
+		e := d.epoch.Load()
+		if e != e0 {
+			pe = 0 // stamps of e0 no longer prove anything
+		}
+		s.w.Begin(e)
+		path := s.find(start, true, asOf, pe)
+		if path == nil {
+			return false
+		}
+		if stillWaiting(path) {
+			if start.Resolve(Victim) {
+				d.found.Add(1)
+				return true
+			}
+			return false
+		}
+		d.retries.Add(1)
+	}
+	return false
+}

@@ -1,0 +1,30 @@
+// Package deadlock is tupled's deadlock detector: it decides, for each
+// blocked wait, DeadlockTimeout after the wait began, whether the waiter lies
+// on a cycle of the wait-for graph, and if so makes that waiter — and only
+// it — the victim. README.md in this directory has the design and the
+// argument for it; this comment states the contract.
+//
+// # Who calls it
+//
+// Only package lockmgr, which owns the graph: it implements Graph (edges,
+// stop-the-world locking), embeds a Wait in each blocked request, and calls
+// Detector.Publish (under the partition lock that makes the wait visible),
+// Arm (after releasing it), and Disarm (once the wait is over).
+//
+// # Invariants
+//
+//   - A Wait leaves the Waiting state once (Resolve is a compare-and-swap);
+//     the detector only ever resolves the wait being checked, as Victim.
+//   - Each wait is checked at most once per arming, never before
+//     DeadlockTimeout after it began; the check evaluates the graph as of its
+//     deadline (waits begun later are ignored), so the first check in deadline
+//     order that finds a cycle through its own waiter picks the victim:
+//     PostgreSQL's rule.
+//   - Edges appear only when a wait is published; Publish advances the
+//     publication epoch. Memo stamps and cached snapshots are valid only within
+//     one epoch.
+//   - A cycle found on observations made at different times is acted on only
+//     after every wait on it has been re-read as still Waiting.
+//   - The default strategy never holds more than one partition lock, and that
+//     only briefly; the classic family takes them all, by design.
+package deadlock

@@ -1,0 +1,53 @@
+package deadlock
+
+// Locking says which partition locks a Walker's caller holds while it walks.
+type Locking uint8
+
+const (
+	// Unlocked: the caller holds no partition lock. The Walker must take each
+	// partition lock itself, one at a time and briefly (the default strategy).
+	Unlocked Locking = iota
+	// LockedShared: the caller holds every partition lock in shared mode
+	// (shared-first's first pass). Nothing in the graph can change.
+	LockedShared
+	// LockedExclusive: the caller holds every partition lock exclusively
+	// (classic, single-checker, single-memo, shared-first's re-check).
+	LockedExclusive
+)
+
+// Graph is the lock manager seen by the detector: it can enumerate the
+// out-edges of a wait and stop the world.
+//
+// Edges (README.md, "The wait-for graph"): a tuple-lock wait points to the
+// current waits of the holders of conflicting modes and to the earlier waiters
+// of its queue whose requests conflict with it; a transaction wait points to the
+// current wait of every awaited transaction that is itself waiting.
+//
+// The contract that makes lock-free checking sound: an edge can appear only
+// when a wait is published (Detector.Publish). Granting a lock to a running
+// transaction never adds an edge (a grant must not conflict with any waiter's
+// request), and a waiting transaction can neither end nor release anything.
+type Graph interface {
+	// NewWalker returns a Walker for one checking goroutine. Walkers are not
+	// safe for concurrent use; a Walker may be reused for many checks.
+	NewWalker(l Locking) Walker
+	// LockAll takes every partition lock, in partition order.
+	LockAll(exclusive bool)
+	// UnlockAll releases what LockAll took, in reverse order.
+	UnlockAll(exclusive bool)
+}
+
+// Walker enumerates edges for one check at a time.
+type Walker interface {
+	// Begin starts a check. epoch is the detector's publication epoch read just
+	// before; an Unlocked walker may keep snapshots taken at the same epoch from
+	// earlier checks (they are missing no edge), and must drop them otherwise.
+	Begin(epoch uint64)
+	// Successors calls visit for each wait that w waits for, stopping early
+	// (and returning false) when visit returns false. It may call visit with
+	// waits that are no longer Waiting; the search filters them. It must not
+	// call visit for w itself.
+	Successors(w *Wait, visit func(*Wait) bool) bool
+	// Release drops everything cached (called when the detector goes idle).
+	Release()
+}

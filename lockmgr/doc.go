@@ -1,0 +1,46 @@
+// Package lockmgr is tupled's heavyweight lock manager: PostgreSQL's lock
+// table (lock.c, proc.c) reduced to what row locking needs — tuple locks that
+// give row-lock waiters a FIFO queue, and waits for transactions to end
+// (XactLockTableWait / MultiXactIdWait) — with the deadlock detector of
+// package deadlock wired in.
+//
+// # Who calls it
+//
+// Package tuplelock, the way heap_lock_tuple calls LockTuple and
+// XactLockTableWait: one Proc per transaction (NewProc), Lock/Unlock of a
+// tuple lock around the acquisition of a row lock, WaitXacts to wait for the
+// current lockers/updater of a row. The root package calls Locks and Stats for
+// introspection (DB.Locks, DB.Stats), and New/Close with the DB.
+//
+// # Invariants
+//
+//   - Grant rule (PostgreSQL's): a request is granted at once iff it conflicts
+//     neither with modes granted to other procs nor with any waiter's request;
+//     otherwise it waits in FIFO order; a release wakes, in queue order, every
+//     waiter compatible with the modes granted to others and with the requests
+//     of the waiters still ahead of it. A proc never conflicts with itself.
+//     Re-entrant acquisitions are counted per mode (PROCLOCK holdMask).
+//   - Transaction locks are implicit: a transaction holds its xid until its
+//     Done channel closes. Nothing is registered when a Proc is created or
+//     when a transaction starts; only waiters are recorded, and only while
+//     they wait.
+//   - Memory follows what is in use: lock objects exist only while held or
+//     awaited; the waiting registry holds only waiting procs.
+//   - Every wait ends in exactly one way (granted, deadlock victim, ctx,
+//     lock timeout), and on every error return the waiter has left every queue
+//     and the waiters it was blocking have been woken.
+//   - A Proc belongs to one goroutine at a time and waits for one thing at a
+//     time. A transaction ends (closes Done) only from its own goroutine, never
+//     while that goroutine is blocked in Lock or WaitXacts: the deadlock
+//     detector relies on "a waiting transaction can neither end nor release a
+//     lock".
+//
+// # What the caller must do
+//
+// Nothing at transaction end beyond releasing the tuple locks it still holds
+// (Unlock; tuplelock holds them only briefly) and closing the transaction's
+// Done channel: a Proc holds no other resource and needs no cleanup.
+//
+// The Manager is partitioned (16 partitions by tag hash by default); see the
+// Manager type for the layout and the deadlock package for detection.
+package lockmgr

@@ -1,0 +1,57 @@
+package lockmgr
+
+// Locks returns a snapshot of the lock table in the manner of pg_locks: one
+// granted entry per (holder, mode) of every tuple lock, one ungranted entry per
+// tuple-lock waiter (its requested mode), and for every transaction blocked in
+// WaitXacts one ungranted ShareLock entry per awaited transaction still
+// running (Tag{Kind: TagTransaction, Xid: awaited}, Xid: the waiter).
+//
+// It never stops the engine: partitions are read one at a time under their
+// read locks, so the result is not one instant's picture (PostgreSQL's
+// pg_locks isn't either, unless it takes every partition lock). A waiter shows
+// from the moment it blocks until its wait has been cleaned up, which happens
+// before the blocked call returns. The order of entries is unspecified.
+func (m *Manager) Locks() []LockInfo {
+	var out []LockInfo
+	for i := range m.parts {
+		pt := &m.parts[i]
+		pt.mu.RLock()
+		for _, l := range pt.locks {
+			for _, h := range l.holders {
+				for mode := AccessShareLock; mode <= AccessExclusiveLock; mode++ {
+					if h.mask&bit(mode) != 0 {
+						out = append(out, LockInfo{Tag: l.tag, Mode: mode, Xid: h.proc.xid, Granted: true})
+					}
+				}
+			}
+			for _, w := range l.queue {
+				out = append(out, LockInfo{Tag: l.tag, Mode: w.mode, Xid: w.proc.xid, WaitStart: w.dw.Start})
+			}
+		}
+		pt.mu.RUnlock()
+	}
+	for i := range m.reg {
+		s := &m.reg[i]
+		s.mu.RLock()
+		for _, head := range s.procs {
+			for p := head; p != nil; p = p.regNext {
+				w := p.cur.Load()
+				if w == nil || w.lock != nil {
+					continue
+				}
+				for _, x := range w.xacts {
+					if !ended(x) {
+						out = append(out, LockInfo{
+							Tag:       Tag{Kind: TagTransaction, Xid: x.Xid},
+							Mode:      ShareLock,
+							Xid:       p.xid,
+							WaitStart: w.dw.Start,
+						})
+					}
+				}
+			}
+		}
+		s.mu.RUnlock()
+	}
+	return out
+}
