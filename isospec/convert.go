@@ -49,9 +49,12 @@ func ConvertError(msg string) (string, error) {
 
 // pgModes maps pgrowlocks' mode names to lock strengths; an updater
 // ("Update", "No Key Update") shows with the strength its update takes.
+// pgrowlocks names a multixact's lock-only members "Key Share" and "Share".
 var pgModes = map[string]tupled.LockStrength{
 	"For Key Share":     tupled.ForKeyShare,
+	"Key Share":         tupled.ForKeyShare,
 	"For Share":         tupled.ForShare,
+	"Share":             tupled.ForShare,
 	"For No Key Update": tupled.ForNoKeyUpdate,
 	"No Key Update":     tupled.ForNoKeyUpdate,
 	"For Update":        tupled.ForUpdate,
@@ -167,6 +170,7 @@ type converter struct {
 	out        strings.Builder
 
 	step    *Step      // the step whose results follow, nil if none may
+	inSetup bool       // between a permutation's header and its first step
 	results []*Command // its commands that print a result set, in order
 	nextRes int
 	errored bool
@@ -237,6 +241,13 @@ func (c *converter) run() error {
 			c.emit("")
 			c.emit(h)
 			c.setStep(nil)
+			c.inSetup = true
+		case noticeLine.MatchString(l) && c.inSetup && c.notFirstStepSession(l):
+			// isolationtester keeps its connections from one permutation to
+			// the next; the runner rolls back every session at the end of a
+			// permutation. A session-setup warning means a session's
+			// transaction was left open by the previous permutation.
+			return fmt.Errorf("notice during session setup: %q: a session left its transaction open at the end of the previous permutation (see LintSpec)", l)
 		case noticeLine.MatchString(l), cancelLine.MatchString(l):
 			c.emit(l)
 		case strings.HasPrefix(l, "ERROR:  "):
@@ -259,6 +270,23 @@ func (c *converter) run() error {
 	}
 }
 
+// notFirstStepSession reports whether a notice line comes from another
+// session than the permutation's first printed step (whose own notices may
+// precede its step line).
+func (c *converter) notFirstStepSession(l string) bool {
+	sess, _, _ := strings.Cut(l, ":")
+	rest := c.src[c.pos:]
+	i := strings.Index(rest, "\nstep ")
+	if strings.HasPrefix(rest, "step ") {
+		i = -1
+	} else if i < 0 {
+		return true
+	}
+	name, _, _ := strings.Cut(rest[i+len("\nstep "):], ":")
+	st := c.ours.StepByName(name)
+	return st == nil || c.ours.Sessions[st.Session].Name != sess
+}
+
 // endStep checks that a finished step printed a result for each command that
 // returns one (unless it failed on the way).
 func (c *converter) endStep() error {
@@ -272,6 +300,7 @@ func (c *converter) stepLine() error {
 	if err := c.endStep(); err != nil {
 		return err
 	}
+	c.inSetup = false
 	rest := c.src[c.pos:]
 	nameEnd := strings.Index(rest, ": ")
 	if nameEnd < 0 {
