@@ -26,7 +26,7 @@ func Strategies() []string {
 type Stats struct {
 	Checks       uint64        // checks that searched the graph
 	Found        uint64        // checks that made their waiter a victim
-	MemoHits     uint64        // checks answered by a memo stamp without searching
+	MemoPrunes   uint64        // nodes a search skipped because a memo stamp proved them on no cycle
 	Deferred     uint64        // timer re-arms (single-checker busy, single-memo recently visited)
 	Retries      uint64        // cycles found on stale observations that failed validation
 	MaxCheck     time.Duration // longest single check (search time, plus lock wait for stop-the-world strategies)
@@ -150,7 +150,7 @@ func (d *Detector) Stats() Stats {
 	return Stats{
 		Checks:       d.checks.Load(),
 		Found:        d.found.Load(),
-		MemoHits:     d.memo.Load(),
+		MemoPrunes:   d.memo.Load(),
 		Deferred:     d.deferred.Load(),
 		Retries:      d.retries.Load(),
 		MaxCheck:     time.Duration(d.maxCheck.Load()),
@@ -185,6 +185,12 @@ func atomicMax(a *atomic.Int64, v int64) {
 // second search over the waits that had begun by asOf decides this check's
 // verdict as PostgreSQL's check at that instant would have.
 func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo bool) bool {
+	defer func() {
+		if s.pruned != 0 {
+			d.memo.Add(s.pruned)
+			s.pruned = 0
+		}
+	}()
 	e0 := d.epoch.Load()
 	pe := uint64(0)
 	if memo {
@@ -208,10 +214,11 @@ func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo bool) b
 			return false
 		}
 		if stillWaiting(path) {
+			d.found.Add(1) // before the victim can wake up and look at Stats
 			if start.Resolve(Victim) {
-				d.found.Add(1)
 				return true
 			}
+			d.found.Add(^uint64(0))
 			return false
 		}
 		d.retries.Add(1)

@@ -19,11 +19,12 @@ const maxMemoDefers = 2
 //	                is found, check again under exclusive locks and resolve.
 //	single-checker  classic, but only one check at a time: a timer that fires
 //	                while another check runs re-arms for another timeout.
-//	single-memo     single-checker plus memos: an exact one (a waiter stamped
-//	                "on no cycle" at the current publication epoch needs no
-//	                search) and the seed's recency one (a waiter that a check
-//	                walked through less than a timeout ago re-arms instead of
-//	                checking, at most maxMemoDefers times).
+//	single-memo     single-checker plus two memos: the seed's recency one (a
+//	                waiter that a check walked through less than a timeout ago
+//	                re-arms instead of checking, at most maxMemoDefers times)
+//	                and an exact one (a waiter whose check proved it on no
+//	                cycle is stamped with the publication epoch; searches at
+//	                that epoch prune it).
 //
 // The victim is always the waiter whose check found the cycle (the check runs
 // for w and can only Resolve w).
@@ -79,10 +80,6 @@ func (d *Detector) fire(w *Wait) {
 		d.busy.Store(false)
 
 	case StrategySingleMemo:
-		if e := d.epoch.Load(); w.stamp.Load() == e {
-			d.memo.Add(1)
-			return
-		}
 		if defers < maxMemoDefers && time.Since(time.Unix(0, w.visitedAt.Load())) < d.timeout {
 			d.rearm(w)
 			return

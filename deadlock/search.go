@@ -30,6 +30,7 @@ type searcher struct {
 	filtered bool
 	asOf     time.Time
 	epoch    uint64 // stamps equal to this prune; 0 = no stamp pruning
+	pruned   uint64 // nodes pruned by stamps (for Stats)
 	visitFn  func(*Wait) bool
 }
 
@@ -85,6 +86,7 @@ func (s *searcher) visit(y *Wait) bool {
 		return true
 	}
 	if s.epoch != 0 && y.stamp.Load() == s.epoch {
+		s.pruned++
 		return true
 	}
 	s.parent[y] = s.cur
