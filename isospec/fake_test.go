@@ -40,7 +40,9 @@ func newFake(opts *tupled.Options) *fakeEngine {
 	return f
 }
 
-func conflicts(a, b tupled.LockStrength) bool { return int(a)+int(b) > 4 || a == tupled.ForUpdate || b == tupled.ForUpdate }
+func conflicts(a, b tupled.LockStrength) bool {
+	return int(a)+int(b) > 4 || a == tupled.ForUpdate || b == tupled.ForUpdate
+}
 
 func (f *fakeEngine) CreateTable(ctx context.Context, name string) error {
 	f.mu.Lock()
