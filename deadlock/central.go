@@ -113,7 +113,8 @@ func (c *central) loop() {
 			}
 			begin := time.Now()
 			atomicMax(&c.d.maxLate, int64(begin.Sub(w.deadline)))
-			c.d.decide(s, w, w.deadline, true)
+			c.d.decide(s, w, w.deadline, true, false)
+			w.checked.Store(true)
 			c.d.noteCheck(time.Since(begin))
 		}
 		batch = batch[:0]

@@ -29,6 +29,7 @@ type Stats struct {
 	MemoPrunes   uint64        // nodes a search skipped because a memo stamp proved them on no cycle
 	Deferred     uint64        // timer re-arms (single-checker busy, single-memo recently visited)
 	Retries      uint64        // cycles found on stale observations that failed validation
+	LeftToPeer   uint64        // per-waiter checks that found a cycle but left it to an earlier member's pending check
 	MaxCheck     time.Duration // longest single check (search time, plus lock wait for stop-the-world strategies)
 	MaxLateness  time.Duration // default: longest delay between a check's deadline and its start
 	TotalCheckNs uint64        // sum of check durations
@@ -51,8 +52,8 @@ type Detector struct {
 
 	epoch atomic.Uint64 // publication counter; an edge appears only with a publication
 
-	checks, found, memo, deferred, retries atomic.Uint64
-	maxCheck, maxLate, totalNs             atomic.Int64
+	checks, found, memo, deferred, retries, deferredTo atomic.Uint64
+	maxCheck, maxLate, totalNs                         atomic.Int64
 
 	// per-waiter strategies
 	mu      sync.Mutex
@@ -153,6 +154,7 @@ func (d *Detector) Stats() Stats {
 		MemoPrunes:   d.memo.Load(),
 		Deferred:     d.deferred.Load(),
 		Retries:      d.retries.Load(),
+		LeftToPeer:   d.deferredTo.Load(),
 		MaxCheck:     time.Duration(d.maxCheck.Load()),
 		MaxLateness:  time.Duration(d.maxLate.Load()),
 		TotalCheckNs: uint64(d.totalNs.Load()),
@@ -174,8 +176,8 @@ func atomicMax(a *atomic.Int64, v int64) {
 	}
 }
 
-// decide runs one check of start as of asOf with walker wk (whose locking the
-// caller has arranged) and resolves start as Victim if a validated cycle goes
+// decide runs one check of start as of asOf with searcher s (whose walker's
+// locking the caller has arranged) and resolves start as Victim if a validated cycle goes
 // through it. memo enables stamp pruning and stamping. It reports whether
 // start became the victim.
 //
@@ -184,7 +186,17 @@ func atomicMax(a *atomic.Int64, v int64) {
 // check of the same epoch, whatever its asOf); only when that finds a cycle, a
 // second search over the waits that had begun by asOf decides this check's
 // verdict as PostgreSQL's check at that instant would have.
-func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo bool) bool {
+//
+// deference (per-waiter strategies): checks run when their goroutines win the
+// partition locks, not strictly in deadline order, so a check that finds a
+// cycle first asks whether PostgreSQL's rule names someone else: a member of
+// the cycle whose deadline is earlier, by which every wait of the cycle had
+// already begun, and whose own check has not completed. That member's check
+// will find the cycle (it is evaluated as of its deadline, when the cycle was
+// complete, and cycles of waiting transactions do not dissolve), so this check
+// leaves the cycle to it. The default strategy runs checks in deadline order
+// and never needs to defer.
+func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo, deference bool) bool {
 	defer func() {
 		if s.pruned != 0 {
 			d.memo.Add(s.pruned)
@@ -214,6 +226,10 @@ func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo bool) b
 			return false
 		}
 		if stillWaiting(path) {
+			if deference && d.leaveTo(path) {
+				d.deferredTo.Add(1)
+				return false
+			}
 			d.found.Add(1) // before the victim can wake up and look at Stats
 			if start.Resolve(Victim) {
 				return true
@@ -222,6 +238,25 @@ func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo bool) b
 			return false
 		}
 		d.retries.Add(1)
+	}
+	return false
+}
+
+// leaveTo reports whether the cycle path (path[0] is the checking waiter)
+// belongs, by PostgreSQL's rule, to an earlier member whose check is pending.
+func (d *Detector) leaveTo(path []*Wait) bool {
+	start := path[0]
+	closed := start.Start
+	for _, w := range path[1:] {
+		if w.Start.After(closed) {
+			closed = w.Start
+		}
+	}
+	for _, w := range path[1:] {
+		earlier := w.Start.Before(start.Start) || (w.Start.Equal(start.Start) && w.epoch < start.epoch)
+		if earlier && !closed.After(w.Start.Add(d.timeout)) && !w.checked.Load() && w.State() == Waiting {
+			return true
+		}
 	}
 	return false
 }

@@ -43,7 +43,7 @@ func (d *Detector) fire(w *Wait) {
 		w.tmu.Unlock()
 		return
 	}
-	asOf := w.deadline
+	asOf := w.Start.Add(d.timeout) // not the re-armed firing time: see Wait.deadline
 	defers := w.defers
 	w.tmu.Unlock()
 	if w.State() != Waiting {
@@ -60,12 +60,16 @@ func (d *Detector) fire(w *Wait) {
 		s := d.getSearcher(LockedShared)
 		s.w.Begin(d.epoch.Load())
 		maybe := s.find(w, false, asOf, 0) != nil
+		if !maybe {
+			w.checked.Store(true)
+		}
 		d.g.UnlockAll(false)
 		d.putSearcher(LockedShared, s)
 		if maybe {
 			d.g.LockAll(true)
 			s := d.getSearcher(LockedExclusive)
-			d.decide(s, w, asOf, false)
+			d.decide(s, w, asOf, false, true)
+			w.checked.Store(true)
 			d.g.UnlockAll(true)
 			d.putSearcher(LockedExclusive, s)
 		}
@@ -99,11 +103,12 @@ func (d *Detector) stopTheWorld(w *Wait, asOf time.Time, memo bool) {
 	begin := time.Now()
 	d.g.LockAll(true)
 	s := d.getSearcher(LockedExclusive)
-	victim := d.decide(s, w, asOf, memo)
+	victim := d.decide(s, w, asOf, memo, true)
 	if memo && !victim {
 		now := time.Now().UnixNano()
 		s.visited(func(n *Wait) { n.visitedAt.Store(now) })
 	}
+	w.checked.Store(true)
 	d.g.UnlockAll(true)
 	d.putSearcher(LockedExclusive, s)
 	d.noteCheck(time.Since(begin))

@@ -73,12 +73,22 @@ type Wait struct {
 	// found no cycle last reached this wait.
 	visitedAt atomic.Int64
 
+	// checked: this wait's own check has completed (set while the checker
+	// still holds whatever locks it took). A per-waiter check that finds a
+	// cycle defers to an unchecked member with an earlier deadline.
+	checked atomic.Bool
+
+	// deadline: the default strategy's heap key (guarded by its mutex), or for
+	// per-waiter strategies when the timer fires next (guarded by tmu). Either
+	// way the check is evaluated as of Start + timeout, not as of a re-armed
+	// firing time.
+	deadline time.Time
+
 	// Per-waiter strategies: the wait's own timer. Guarded by tmu.
 	tmu      sync.Mutex
 	timer    *time.Timer
 	disarmed bool
-	defers   int       // single-checker / single-memo re-arms so far
-	deadline time.Time // the instant this wait's check is "as of"
+	defers   int // single-checker / single-memo re-arms so far
 }
 
 // Init prepares a Wait owned by owner. It must be called before Publish.

@@ -254,9 +254,9 @@ func TestNoFalseDeadlockChains(t *testing.T) {
 }
 
 // setupCrowd builds 1000 waiting transactions: a holds the hot tuple lock,
-// 998 others queue on it, then a waits for b and b for a. Returns a's result
-// channel and a's WaitStart.
-func setupCrowd(t testing.TB, m *Manager) (res <-chan error, aStart time.Time, cleanup func()) {
+// 998 others queue on it, then a waits for b and b for a. Returns a's and b's
+// result channels and a's WaitStart; cleanup waits for the crowd.
+func setupCrowd(t testing.TB, m *Manager) (ra, rb <-chan error, aStart time.Time, cleanup func()) {
 	ctx := context.Background()
 	hot := tup("hot")
 	a, b := newXact(m, 1), newXact(m, 2)
@@ -276,7 +276,7 @@ func setupCrowd(t testing.TB, m *Manager) (res <-chan error, aStart time.Time, c
 		}()
 	}
 	eventually(t, "crowd queued", func() bool { return countWaiters(m) == crowd })
-	ra := async(func() error {
+	ra = async(func() error {
 		err := m.WaitXacts(ctx, a.p, []Xact{b.X()}, Wait{})
 		m.Unlock(a.p, hot, ExclusiveLock)
 		close(a.done)
@@ -284,18 +284,13 @@ func setupCrowd(t testing.TB, m *Manager) (res <-chan error, aStart time.Time, c
 	})
 	var li LockInfo
 	eventually(t, "a waits", func() bool { var ok bool; li, ok = waitingAny(m, 1); return ok })
-	rb := async(func() error {
+	rb = async(func() error {
 		err := m.WaitXacts(ctx, b.p, []Xact{a.X()}, Wait{})
 		close(b.done)
 		return err
 	})
 	eventually(t, "b waits", func() bool { _, ok := waitingAny(m, 2); return ok })
-	return ra, li.WaitStart, func() {
-		if err := result(t, rb, "b"); err != nil {
-			t.Error(err)
-		}
-		wg.Wait()
-	}
+	return ra, rb, li.WaitStart, wg.Wait
 }
 
 // A real 2-way cycle among 1000 waiting transactions is found promptly by the
@@ -304,11 +299,14 @@ func setupCrowd(t testing.TB, m *Manager) (res <-chan error, aStart time.Time, c
 func TestDeadlockAmongThousand(t *testing.T) {
 	const d = 300 * time.Millisecond
 	m := newManager(t, "default", d)
-	res, start, cleanup := setupCrowd(t, m)
-	err := result(t, res, "a")
+	ra, rb, start, cleanup := setupCrowd(t, m)
+	err := result(t, ra, "a")
 	took := time.Since(start)
 	if !isDeadlock(err) {
 		t.Fatalf("a: got %v, want ErrDeadlock", err)
+	}
+	if err := result(t, rb, "b"); err != nil {
+		t.Fatalf("b: %v", err)
 	}
 	cleanup()
 	ds := m.DetectorStats()

@@ -12,7 +12,7 @@ package lockmgr
 // from the moment it blocks until its wait has been cleaned up, which happens
 // before the blocked call returns. The order of entries is unspecified.
 func (m *Manager) Locks() []LockInfo {
-	var out []LockInfo
+	out := make([]LockInfo, 0, m.locksHint.Load()+8)
 	for i := range m.parts {
 		pt := &m.parts[i]
 		pt.mu.RLock()
@@ -53,5 +53,6 @@ func (m *Manager) Locks() []LockInfo {
 		}
 		s.mu.RUnlock()
 	}
+	m.locksHint.Store(int64(len(out)) + int64(len(out))/8)
 	return out
 }

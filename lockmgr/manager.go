@@ -58,6 +58,7 @@ type Manager struct {
 
 	lockWaits       atomic.Uint64
 	simpleDeadlocks atomic.Uint64
+	locksHint       atomic.Int64 // capacity for the next Locks() result
 	closeOnce       sync.Once
 }
 
