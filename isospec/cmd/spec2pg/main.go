@@ -1,6 +1,7 @@
 // Command spec2pg writes the PostgreSQL twin NAME.pg.spec of each NAME.spec
 // given: the isolationtester spec in SQL with the same sessions, steps and
-// permutations (see isospec.Twin). With -check it only reports twins that
+// permutations (see isospec.Twin), after checking the spec with
+// isospec.LintSpec. With -check it only reports twins that
 // differ from what it would write.
 //
 //	go run ./isospec/cmd/spec2pg testdata/spec/*.spec
@@ -34,6 +35,11 @@ func main() {
 		}
 		s, err := isospec.Load(path)
 		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			failed = true
+			continue
+		}
+		if err := isospec.LintSpec(s); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			failed = true
 			continue
