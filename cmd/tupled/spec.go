@@ -31,8 +31,17 @@ Steps are commands over the embedded API (default table t):
   scan [TABLE] [from K] [to K] [limit N] [lock STRENGTH [nowait|skip locked]]
   sleep MS     set lock_timeout MS     rowlocks [TABLE]     create TABLE
 
-An options block sets tupled.Options: options { deadlock_timeout 100ms }.
-See examples/fk.spec and testdata/spec/.`,
+A command outside a transaction runs as its own transaction. Keys and values
+are text; quote them with '...' when they hold spaces. An options block sets
+tupled.Options for every permutation:
+
+  options { deadlock_timeout 100ms  lock_timeout 0  deadlock_strategy classic
+            share_fast_path_off false  vacuum_interval 1s  step_timeout 30s }
+
+Results print as "=> value", "=> not found", "=> skipped", "=> k:v k:v" for a
+scan, and errors as "ERROR:  <PostgreSQL's message> (SQLSTATE)".
+See examples/fk.spec, and testdata/spec/ for schedules whose expected output
+is PostgreSQL 15's.`,
 		run: runSpec,
 	})
 }
