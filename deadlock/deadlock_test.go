@@ -50,8 +50,8 @@ type fakeWalker struct {
 	l Locking
 }
 
-func (fakeWalker) Begin(uint64) {}
-func (fakeWalker) Release()     {}
+func (fakeWalker) Begin(uint64, *Wait, Expansion) {}
+func (fakeWalker) Release()                       {}
 func (w fakeWalker) Successors(n *Wait, visit func(*Wait) bool) bool {
 	if w.l == Unlocked { // like lockmgr: one brief read lock per lookup
 		w.g.mu.RLock()

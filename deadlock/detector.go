@@ -178,8 +178,9 @@ func atomicMax(a *atomic.Int64, v int64) {
 
 // decide runs one check of start as of asOf with searcher s (whose walker's
 // locking the caller has arranged) and resolves start as Victim if a validated cycle goes
-// through it. memo enables stamp pruning and stamping. It reports whether
-// start became the victim.
+// through it. memo enables tupled's shortcuts (stamp pruning and stamping,
+// summary and memoised expansion); without it the search costs what
+// PostgreSQL's does. It reports whether start became the victim.
 //
 // Two searches: first over the whole current graph (cheap to prove "no cycle",
 // and only such a proof may be stamped, because a stamp must hold for any later
@@ -197,6 +198,10 @@ func atomicMax(a *atomic.Int64, v int64) {
 // leaves the cycle to it. The default strategy runs checks in deadline order
 // and never needs to defer.
 func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo, deference bool) bool {
+	first, second := Naive, Naive
+	if memo { // the default strategy and single-memo: all of tupled's shortcuts
+		first, second = Summary, Exact
+	}
 	defer func() {
 		if s.pruned != 0 {
 			d.memo.Add(s.pruned)
@@ -208,7 +213,7 @@ func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo, defere
 	if memo {
 		pe = e0
 	}
-	s.w.Begin(e0)
+	s.w.Begin(e0, start, first)
 	if s.find(start, false, asOf, pe) == nil {
 		if memo && d.epoch.Load() == e0 {
 			start.stamp.Store(e0)
@@ -220,7 +225,7 @@ func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo, defere
 		if e != e0 {
 			pe = 0 // stamps of e0 no longer prove anything
 		}
-		s.w.Begin(e)
+		s.w.Begin(e, start, second)
 		path := s.find(start, true, asOf, pe)
 		if path == nil {
 			return false

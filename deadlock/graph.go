@@ -37,12 +37,34 @@ type Graph interface {
 	UnlockAll(exclusive bool)
 }
 
+// Expansion is how a Walker enumerates the edges of a search.
+type Expansion uint8
+
+const (
+	// Naive: PostgreSQL's FindLockCycle cost model. Every expanded queue
+	// waiter scans its queue from the front, so a check of a waiter behind n
+	// others costs O(n²). The classic family uses it: their point is to
+	// reproduce PostgreSQL's stop-the-world checks, cost included.
+	Naive Expansion = iota
+	// Exact: the same edges, but each queue prefix is scanned at most once per
+	// (lock, requested mode) and search, and queue prefixes settled at this
+	// epoch are skipped: O(n) per search.
+	Exact
+	// Summary: Successors may report a superset of what is reachable through
+	// each node, skipping intermediate nodes, as long as start is reported
+	// whenever it is reachable. Such a search can only prove "no cycle
+	// through start"; a cycle it reports is confirmed by an Exact search
+	// (every reported edge real, so the path can be validated).
+	Summary
+)
+
 // Walker enumerates edges for one check at a time.
 type Walker interface {
-	// Begin starts a check. epoch is the detector's publication epoch read just
-	// before; an Unlocked walker may keep snapshots taken at the same epoch from
-	// earlier checks (they are missing no edge), and must drop them otherwise.
-	Begin(epoch uint64)
+	// Begin starts a search from start. epoch is the detector's publication
+	// epoch read just before; an Unlocked walker may keep snapshots taken at
+	// the same epoch from earlier searches (they are missing no edge), and must
+	// drop them otherwise. x says how edges may be enumerated.
+	Begin(epoch uint64, start *Wait, x Expansion)
 	// Successors calls visit for each wait that w waits for, stopping early
 	// (and returning false) when visit returns false. It may call visit with
 	// waits that are no longer Waiting; the search filters them. It must not

@@ -58,7 +58,7 @@ func (d *Detector) fire(w *Wait) {
 		begin := time.Now()
 		d.g.LockAll(false)
 		s := d.getSearcher(LockedShared)
-		s.w.Begin(d.epoch.Load())
+		s.w.Begin(d.epoch.Load(), w, Naive)
 		maybe := s.find(w, false, asOf, 0) != nil
 		if !maybe {
 			w.checked.Store(true)

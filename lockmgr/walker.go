@@ -68,6 +68,8 @@ type walker struct {
 	snaps   map[*lock]*lockSnap
 	spare   []*lockSnap
 	procs   []*Proc
+	start   *deadlock.Wait     // of the current search
+	x       deadlock.Expansion // of the current search
 }
 
 type lockSnap struct {
@@ -80,8 +82,9 @@ type lockSnap struct {
 	settled int32             // queue[:settled] are all settled at this epoch
 }
 
-func (wk *walker) Begin(epoch uint64) {
+func (wk *walker) Begin(epoch uint64, start *deadlock.Wait, x deadlock.Expansion) {
 	wk.gen++
+	wk.start, wk.x = start, x
 	if wk.locking != deadlock.Unlocked || epoch != wk.epoch {
 		wk.Release()
 		wk.epoch = epoch
@@ -166,6 +169,9 @@ func (wk *walker) Successors(dw *deadlock.Wait, visit func(*deadlock.Wait) bool)
 	if pos < 0 {
 		return true // no longer queued on this lock
 	}
+	if wk.x == deadlock.Summary {
+		return wk.summary(w, s, pos, visit)
+	}
 	cm := conflictTab[w.mode]
 	for i := range s.holders {
 		h := &s.holders[i]
@@ -178,14 +184,17 @@ func (wk *walker) Successors(dw *deadlock.Wait, visit func(*deadlock.Wait) bool)
 			}
 		}
 	}
-	if s.gen != wk.gen {
-		s.gen = wk.gen
-		s.prefix = [9]int32{}
+	from := int32(0)
+	if wk.x == deadlock.Exact {
+		if s.gen != wk.gen {
+			s.gen = wk.gen
+			s.prefix = [9]int32{}
+		}
+		for s.settled < pos && s.queue[s.settled].dw.Settled(wk.epoch) {
+			s.settled++
+		}
+		from = max(s.prefix[w.mode], s.settled)
 	}
-	for s.settled < pos && s.queue[s.settled].dw.Settled(wk.epoch) {
-		s.settled++
-	}
-	from := max(s.prefix[w.mode], s.settled)
 	for j := from; j < pos; j++ {
 		q := s.queue[j]
 		if cm&bit(q.mode) != 0 && q.proc != w.proc {
@@ -194,8 +203,36 @@ func (wk *walker) Successors(dw *deadlock.Wait, visit func(*deadlock.Wait) bool)
 			}
 		}
 	}
-	if pos > s.prefix[w.mode] {
+	if wk.x == deadlock.Exact && pos > s.prefix[w.mode] {
 		s.prefix[w.mode] = pos
+	}
+	return true
+}
+
+// summary is the non-exact expansion of a tuple-lock wait at position pos of
+// s. Soft edges point only backwards within a queue, so everything a queued
+// wait reaches is earlier waits of the same queue plus, through any of them,
+// the current waits of the lock's holders. Report exactly that superset's
+// exits — every holder's valid current wait — and the start of the search if
+// it is queued earlier on this lock (the only way back into the queue). The
+// queue itself is never scanned: a check of a waiter deep in a hot row's queue
+// costs O(holders), not O(queue), even while new waits keep arriving.
+func (wk *walker) summary(w *waiter, s *lockSnap, pos int32, visit func(*deadlock.Wait) bool) bool {
+	if s.gen != wk.gen { // the holders' waits, once per lock and search
+		s.gen = wk.gen
+		for i := range s.holders {
+			h := &s.holders[i]
+			if hw := h.proc.cur.Load(); hw != nil && hw.dw.Epoch() <= s.epoch {
+				if !visit(&hw.dw) {
+					return false
+				}
+			}
+		}
+	}
+	if sw, ok := wk.start.Owner.(*waiter); ok && sw.lock == w.lock {
+		if sp := s.pos(sw); sp >= 0 && sp < pos {
+			return visit(wk.start)
+		}
 	}
 	return true
 }
