@@ -52,14 +52,20 @@ func (g graph) UnlockAll(exclusive bool) {
 // as long as both waits last. Locked walkers (every partition lock held) read
 // the live structures.
 //
-// Bounding the work. Within one search, the predecessors of a queue position
-// are scanned once per (lock, requested mode): prefix[m] remembers how far the
-// earlier scans for mode m went, and everything before it was already handed
-// to the search. Across searches of one epoch, settled remembers the longest
-// queue prefix whose waits are all settled (ended, or stamped "on no cycle"),
-// which the search would prune anyway. So with n waiters queued on one lock a
-// search costs O(n) (8 scans at most), and a pile of waiters that were each
-// proved cycle-free costs O(1) per further check.
+// Bounding the work (deadlock.Expansion):
+//   - Naive (classic family): PostgreSQL's cost. Every expanded queue waiter
+//     scans its queue from the front: O(n²) for a waiter behind n others.
+//   - Exact: within one search, the predecessors of a queue position are
+//     scanned once per (lock, requested mode): prefix[m] remembers how far
+//     earlier scans for mode m went, and everything before it was already
+//     handed to the search. Across searches of one epoch, settled remembers
+//     the longest queue prefix whose waits are all settled (ended, or stamped
+//     "on no cycle"), which the search would prune anyway. O(n) per search.
+//   - Summary (default, single-memo, first pass): soft edges point only
+//     backwards, so all a queued wait can reach outside its queue is the
+//     waits of the lock's holders; report those once per lock and search,
+//     plus the search's start if it is queued earlier on the same lock.
+//     O(holders) per lock, whatever the queue length.
 type walker struct {
 	m       *Manager
 	locking deadlock.Locking
