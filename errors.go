@@ -38,11 +38,15 @@ func (e *stateError) Error() string { return e.msg }
 // keeping errors.Is(err, sentinel) and SQLState(err) working.
 type opError struct {
 	sentinel error
+	msg      string // replaces the sentinel's text (PostgreSQL's message naming the relation)
 	detail   string
 	cause    error // optional second error matched by errors.Is (ctx's error)
 }
 
 func (e *opError) Error() string {
+	if e.msg != "" {
+		return e.msg
+	}
 	if e.detail == "" {
 		return e.sentinel.Error()
 	}

@@ -1,0 +1,286 @@
+package tupled
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/lockmgr"
+	"github.com/tupled/tupled/multixact"
+	"github.com/tupled/tupled/tuplelock"
+	"github.com/tupled/tupled/xact"
+)
+
+// DB is an open database. All methods are safe for concurrent use.
+type DB struct {
+	opts   Options
+	log    *slog.Logger
+	xacts  *xact.Manager
+	multi  *multixact.Store
+	heap   *heap.Heap
+	locks  *lockmgr.Manager
+	eng    *tuplelock.Engine
+	closed atomic.Bool
+
+	ddlMu sync.Mutex
+
+	commits    atomic.Uint64
+	aborts     atomic.Uint64
+	vacuumRuns atomic.Uint64
+	vacuumMu   sync.Mutex
+
+	stop     chan struct{}
+	bgDone   sync.WaitGroup
+	closeErr error
+	closeMu  sync.Mutex
+}
+
+// Open opens or creates a database in dir. dir == "" opens a purely
+// in-memory database (no WAL, nothing on disk). opts may be nil (defaults).
+func Open(dir string, opts *Options) (*DB, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if dir != "" {
+		return nil, &opError{sentinel: ErrInvalid, msg: "tupled: on-disk databases are not available yet: open with dir \"\" for an in-memory database"}
+	}
+	if o.Backend != Pebble && o.Backend != Bbolt {
+		return nil, &opError{sentinel: ErrInvalid, msg: fmt.Sprintf("tupled: unknown backend %d", o.Backend)}
+	}
+	if o.DeadlockTimeout < 0 || o.LockTimeout < 0 {
+		return nil, &opError{sentinel: ErrInvalid, msg: "tupled: negative DeadlockTimeout or LockTimeout"}
+	}
+	if o.DeadlockTimeout == 0 {
+		o.DeadlockTimeout = time.Second
+	}
+	if o.SyncCommit == nil {
+		t := true
+		o.SyncCommit = &t
+	}
+	if o.VacuumInterval == 0 {
+		o.VacuumInterval = time.Second
+	}
+	lg := o.Logger
+	if lg == nil {
+		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	lm, err := lockmgr.New(lockmgr.Options{DeadlockTimeout: o.DeadlockTimeout, Strategy: o.DeadlockStrategy})
+	if err != nil {
+		return nil, &opError{sentinel: ErrInvalid, msg: "tupled: " + err.Error()}
+	}
+	db := &DB{opts: o, log: lg, xacts: xact.NewManager(), multi: multixact.NewStore(), locks: lm, stop: make(chan struct{})}
+	db.heap = heap.New(db.xacts, db.multi, nil)
+	db.eng = &tuplelock.Engine{Heap: db.heap, Xacts: db.xacts, Multi: db.multi, Locks: lm, ShareFastPathOff: o.ShareFastPathOff}
+	if o.VacuumInterval > 0 {
+		db.bgDone.Add(1)
+		go db.vacuumLoop(o.VacuumInterval)
+	}
+	return db, nil
+}
+
+// Close stops background work and releases the database. Transactions still
+// open are rolled back implicitly (their later calls fail with ErrClosed).
+func (db *DB) Close() error {
+	db.closeMu.Lock()
+	defer db.closeMu.Unlock()
+	if db.closed.Swap(true) {
+		return db.closeErr
+	}
+	close(db.stop)
+	db.bgDone.Wait()
+	db.locks.Close()
+	return db.closeErr
+}
+
+// CreateTable creates an empty table.
+func (db *DB) CreateTable(ctx context.Context, name string) error {
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return &canceledError{cause: err}
+	}
+	if name == "" {
+		return &opError{sentinel: ErrInvalid, msg: "tupled: empty table name"}
+	}
+	db.ddlMu.Lock()
+	defer db.ddlMu.Unlock()
+	if _, err := db.heap.CreateTable(name); err != nil {
+		return &opError{sentinel: ErrTableExists, msg: fmt.Sprintf("relation %q already exists", name)}
+	}
+	return nil
+}
+
+// Begin starts a transaction. Its id is assigned at once; its snapshot is
+// taken at its first operation.
+func (db *DB) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &canceledError{cause: err}
+	}
+	var o TxOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Isolation != ReadCommitted && o.Isolation != RepeatableRead {
+		return nil, &opError{sentinel: ErrInvalid, msg: fmt.Sprintf("tupled: unknown isolation level %d", o.Isolation)}
+	}
+	if o.LockTimeout < 0 {
+		return nil, &opError{sentinel: ErrInvalid, msg: "tupled: negative LockTimeout"}
+	}
+	lt := o.LockTimeout
+	if lt == 0 {
+		lt = db.opts.LockTimeout
+	}
+	x := db.xacts.Begin()
+	tx := &Tx{db: db, iso: o.Isolation, readOnly: o.ReadOnly}
+	tx.txn = tuplelock.Txn{X: x, Proc: db.locks.NewProc(x.ID), LockTimeout: lt}
+	return tx, nil
+}
+
+// RunTx runs fn in a transaction and commits it, retrying the whole
+// transaction (at most 10 attempts, with jittered exponential backoff) while
+// the error is retryable (IsRetryable).
+func (db *DB) RunTx(ctx context.Context, opts *TxOptions, fn func(tx *Tx) error) error {
+	const attempts = 10
+	backoff := time.Millisecond
+	var err error
+	for i := 0; i < attempts; i++ {
+		var tx *Tx
+		tx, err = db.Begin(ctx, opts)
+		if err != nil {
+			return err
+		}
+		err = fn(tx)
+		if err == nil {
+			err = tx.Commit()
+		} else {
+			_ = tx.Rollback()
+		}
+		if err == nil || !IsRetryable(err) {
+			return err
+		}
+		sleep := backoff/2 + rand.N(backoff)
+		t := time.NewTimer(sleep)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return &canceledError{cause: ctx.Err()}
+		case <-t.C:
+		}
+		if backoff < 200*time.Millisecond {
+			backoff *= 2
+		}
+	}
+	return err
+}
+
+// Locks returns the heavyweight locks held and awaited, like pg_locks: tuple
+// locks (held briefly while a row lock is acquired, and queued waiters),
+// waits for transactions, and every running transaction's lock on its own id.
+func (db *DB) Locks() []LockInfo {
+	ls := db.locks.Locks()
+	out := make([]LockInfo, 0, len(ls)+db.xacts.NumLive())
+	for _, l := range ls {
+		out = append(out, LockInfo{Tag: l.Tag.String(), Mode: l.Mode.String(), TxID: l.Xid, Granted: l.Granted, WaitStart: l.WaitStart})
+	}
+	live := db.xacts.Live()
+	sort.Slice(live, func(i, j int) bool { return live[i] < live[j] })
+	for _, x := range live {
+		out = append(out, LockInfo{Tag: fmt.Sprintf("transaction %d", x), Mode: lockmgr.ExclusiveLock.String(), TxID: x, Granted: true})
+	}
+	return out
+}
+
+// RowLocks returns, like pgrowlocks, the rows of table whose current version
+// has live lockers (or a running updater) in its xmax, in key order.
+func (db *DB) RowLocks(ctx context.Context, table string) ([]RowLock, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	tbl, err := db.table(table)
+	if err != nil {
+		return nil, err
+	}
+	// A throw-away snapshot of "everything committed now".
+	snap := xact.Snapshot{CSN: db.xacts.LastCSN()}
+	var out []RowLock
+	tbl.Ascend(nil, nil, func(r *heap.Row) bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		r.Lock()
+		defer r.Unlock()
+		tup := visibleVersion(db.heap, r, snap)
+		if tup == nil {
+			return true
+		}
+		multi, live := db.eng.Members(tup)
+		if len(live) == 0 {
+			return true
+		}
+		rl := RowLock{Key: append([]byte(nil), r.Key()...), Multi: multi}
+		for _, m := range live {
+			rl.Lockers = append(rl.Lockers, m.Xid)
+			rl.Modes = append(rl.Modes, LockStrength(m.Status.LockMode()+1))
+		}
+		out = append(out, rl)
+		return true
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, &canceledError{cause: err}
+	}
+	return out, nil
+}
+
+// Stats returns engine counters.
+func (db *DB) Stats() Stats {
+	single, multi := db.eng.Counters()
+	ls := db.locks.Stats()
+	ms := db.multi.Stats()
+	return Stats{
+		LocksSingleXid:    single,
+		LocksMultiXact:    multi,
+		MultiXactsCreated: ms.Created,
+		LockWaits:         ls.LockWaits,
+		DeadlockChecks:    ls.DeadlockChecks,
+		DeadlocksFound:    ls.DeadlocksFound,
+		Commits:           db.commits.Load(),
+		Aborts:            db.aborts.Load(),
+		TuplesLive:        uint64(max(db.heap.TuplesLive(), 0)),
+		TuplesReclaimed:   db.heap.TuplesReclaimed(),
+		MultiXactsLive:    ms.Live,
+		VacuumRuns:        db.vacuumRuns.Load(),
+		CommitLogEntries:  db.xacts.ClogEntries(),
+	}
+}
+
+func (db *DB) table(name string) (*heap.Table, error) {
+	t, err := db.heap.Table(name)
+	if errors.Is(err, heap.ErrNoTable) {
+		return nil, &opError{sentinel: ErrNoTable, msg: fmt.Sprintf("relation %q does not exist", name)}
+	}
+	return t, err
+}
+
+// visibleVersion returns the version of r visible to snap (latch held).
+func visibleVersion(h *heap.Heap, r *heap.Row, snap xact.Snapshot) *heap.Tuple {
+	vs := r.Versions()
+	for i := len(vs) - 1; i >= 0; i-- {
+		if h.SatisfiesMVCC(vs[i], snap) {
+			return vs[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,200 @@
+package heap
+
+import (
+	"errors"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tupled/tupled/multixact"
+	"github.com/tupled/tupled/xact"
+)
+
+// ErrTableExists and ErrNoTable are returned by the catalog.
+var (
+	ErrTableExists = errors.New("heap: table exists")
+	ErrNoTable     = errors.New("heap: no such table")
+)
+
+// ChangeKind says what a Change does.
+type ChangeKind uint8
+
+const (
+	ChangeInsert ChangeKind = iota + 1 // a new version with no predecessor
+	ChangeUpdate                       // Old gets a new xmax and Next = New
+	ChangeXmax                         // Old gets a new xmax (row lock, delete, lock of an updated version)
+	ChangeVacuum                       // pruning or freezing of the row (no payload yet)
+)
+
+// Change is one logical heap mutation. Every mutation of a tuple header or of
+// a row's version list (apart from hint bits and vacuum, which PostgreSQL
+// does not WAL-log as such either) is described by a Change and applied by
+// Table.Apply: this is the single place where the write-ahead log hooks in.
+type Change struct {
+	Kind ChangeKind
+	Xid  uint64 // the acting transaction
+	Old  *Tuple // ChangeUpdate, ChangeXmax: the version whose header changes
+	New  *Tuple // ChangeInsert, ChangeUpdate: the version added (header already set)
+
+	// The new header of Old.
+	Xmax      uint64
+	Multi     *multixact.MultiXact
+	Infomask  uint16 // only the XmaxBits part is applied
+	Infomask2 uint16 // only KeysUpdated is applied
+}
+
+// ChangeHook observes every Change before it is applied (the future WAL
+// writer). It runs under the row latch and must not block on other rows.
+type ChangeHook func(table string, key []byte, c *Change)
+
+// Heap is the catalog of tables plus the services visibility needs.
+type Heap struct {
+	Xacts *xact.Manager
+	Multi *multixact.Store
+	hook  ChangeHook
+
+	mu     sync.RWMutex
+	tables map[string]*Table
+
+	tuplesLive      atomic.Int64
+	tuplesReclaimed atomic.Uint64
+	// pruneHorizon is the CSN horizon last computed by vacuum; writers use
+	// it to prune a row's dead versions opportunistically (heap_page_prune).
+	pruneHorizon atomic.Uint64
+}
+
+// New returns an empty heap.
+func New(x *xact.Manager, m *multixact.Store, hook ChangeHook) *Heap {
+	return &Heap{Xacts: x, Multi: m, hook: hook, tables: make(map[string]*Table)}
+}
+
+// Table is one table: rows by primary key in a Store.
+type Table struct {
+	Name  string
+	heap  *Heap
+	store Store
+}
+
+// CreateTable adds an empty in-memory table.
+func (h *Heap) CreateTable(name string) (*Table, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.tables[name]; ok {
+		return nil, ErrTableExists
+	}
+	t := &Table{Name: name, heap: h, store: NewMemStore()}
+	h.tables[name] = t
+	return t, nil
+}
+
+// Table returns the named table.
+func (h *Heap) Table(name string) (*Table, error) {
+	h.mu.RLock()
+	t := h.tables[name]
+	h.mu.RUnlock()
+	if t == nil {
+		return nil, ErrNoTable
+	}
+	return t, nil
+}
+
+// Tables returns every table, by name.
+func (h *Heap) Tables() []*Table {
+	h.mu.RLock()
+	out := make([]*Table, 0, len(h.tables))
+	for _, t := range h.tables {
+		out = append(out, t)
+	}
+	h.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// TuplesLive is the number of tuple versions in all tables.
+func (h *Heap) TuplesLive() int64 { return h.tuplesLive.Load() }
+
+// TuplesReclaimed counts versions removed by pruning and vacuum.
+func (h *Heap) TuplesReclaimed() uint64 { return h.tuplesReclaimed.Load() }
+
+// Row returns the row for key (nil if none).
+func (t *Table) Row(key []byte) *Row { return t.store.Get(key) }
+
+// RowForInsert returns the row for key, creating it if needed, with its
+// latch held and not removed.
+func (t *Table) RowForInsert(key []byte) *Row {
+	for {
+		r := t.store.GetOrCreate(key)
+		r.Lock()
+		if !r.removed {
+			return r
+		}
+		r.Unlock()
+	}
+}
+
+// Len is the number of rows (keys with at least one version).
+func (t *Table) Len() int { return t.store.Len() }
+
+// Ascend visits rows in key order in [start, end); the callback runs without
+// any table lock held (rows are collected in batches), so it may block.
+func (t *Table) Ascend(start, end []byte, fn func(*Row) bool) {
+	const batch = 64
+	next := start
+	skipFirst := false
+	for {
+		rows := make([]*Row, 0, batch)
+		t.store.Ascend(next, end, func(r *Row) bool {
+			if skipFirst {
+				skipFirst = false
+				if string(r.key) == string(next) {
+					return true
+				}
+			}
+			rows = append(rows, r)
+			return len(rows) < batch
+		})
+		for _, r := range rows {
+			if !fn(r) {
+				return
+			}
+		}
+		if len(rows) < batch {
+			return
+		}
+		next = rows[len(rows)-1].key
+		skipFirst = true
+	}
+}
+
+// Apply performs c on row r, whose latch the caller holds. It is the single
+// entry point for heap mutations (see Change).
+func (t *Table) Apply(r *Row, c *Change) {
+	if t.heap.hook != nil {
+		t.heap.hook(t.Name, r.key, c)
+	}
+	switch c.Kind {
+	case ChangeInsert:
+		r.versions = append(r.versions, c.New)
+		t.heap.tuplesLive.Add(1)
+	case ChangeUpdate:
+		setXmax(c.Old, c)
+		c.Old.Next = c.New
+		r.versions = append(r.versions, c.New)
+		t.heap.tuplesLive.Add(1)
+		t.prune(r)
+	case ChangeXmax:
+		setXmax(c.Old, c)
+		if c.Infomask&XmaxLockOnly != 0 {
+			// A lock-only xmax never keeps a ctid link: the update
+			// that made it aborted (heap_lock_tuple sets t_ctid = self).
+			c.Old.Next = nil
+		}
+	}
+}
+
+func setXmax(tup *Tuple, c *Change) {
+	tup.Xmax = c.Xmax
+	tup.Multi = c.Multi
+	tup.Infomask = tup.Infomask&^XmaxBits | c.Infomask&XmaxBits
+	tup.Infomask2 = tup.Infomask2&^KeysUpdated | c.Infomask2&KeysUpdated
+}

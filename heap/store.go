@@ -1,0 +1,92 @@
+package heap
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/google/btree"
+)
+
+// Store is where a table's rows live, ordered by key. The in-memory
+// implementation is a B-tree; the durability work puts a persistent backend
+// behind the same interface (with a bounded cache of hot rows).
+//
+// Implementations are safe for concurrent use; they never call back into the
+// heap and never take row latches.
+type Store interface {
+	// Get returns the row for key, or nil.
+	Get(key []byte) *Row
+	// GetOrCreate returns the row for key, creating an empty one if needed.
+	GetOrCreate(key []byte) *Row
+	// Remove unlinks r (vacuum, when it has no versions left).
+	Remove(r *Row)
+	// Ascend calls fn for rows with start <= key < end (nil = unbounded)
+	// in key order until fn returns false. fn must not call back into the
+	// store.
+	Ascend(start, end []byte, fn func(*Row) bool)
+	// Len is the number of rows.
+	Len() int
+}
+
+type memStore struct {
+	mu sync.RWMutex
+	bt *btree.BTreeG[*Row]
+}
+
+func rowLess(a, b *Row) bool { return bytes.Compare(a.key, b.key) < 0 }
+
+// NewMemStore returns the in-memory B-tree store.
+func NewMemStore() Store {
+	return &memStore{bt: btree.NewG[*Row](32, rowLess)}
+}
+
+func (s *memStore) Get(key []byte) *Row {
+	s.mu.RLock()
+	r, _ := s.bt.Get(&Row{key: key})
+	s.mu.RUnlock()
+	return r
+}
+
+func (s *memStore) GetOrCreate(key []byte) *Row {
+	if r := s.Get(key); r != nil {
+		return r
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.bt.Get(&Row{key: key}); ok {
+		return r
+	}
+	r := &Row{key: bytes.Clone(key)}
+	s.bt.ReplaceOrInsert(r)
+	return r
+}
+
+func (s *memStore) Remove(r *Row) {
+	s.mu.Lock()
+	if cur, ok := s.bt.Get(r); ok && cur == r {
+		s.bt.Delete(r)
+	}
+	s.mu.Unlock()
+}
+
+func (s *memStore) Ascend(start, end []byte, fn func(*Row) bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	iter := func(r *Row) bool {
+		if end != nil && bytes.Compare(r.key, end) >= 0 {
+			return false
+		}
+		return fn(r)
+	}
+	if start == nil {
+		s.bt.Ascend(iter)
+	} else {
+		s.bt.AscendGreaterOrEqual(&Row{key: start}, iter)
+	}
+}
+
+func (s *memStore) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.bt.Len()
+}

@@ -1,0 +1,180 @@
+package heap
+
+import (
+	"github.com/tupled/tupled/xact"
+)
+
+// SetPruneHorizon publishes the CSN horizon writers use to prune rows as
+// they update them. Versions whose updater committed at or below it are
+// invisible to every live and future snapshot.
+func (h *Heap) SetPruneHorizon(csn uint64) { h.pruneHorizon.Store(csn) }
+
+// dead reports whether no snapshot can ever see t again: its inserter
+// aborted, or its updater/deleter committed at or below horizon.
+func (h *Heap) dead(t *Tuple, horizon uint64) bool {
+	if t.Infomask&XminFrozen != XminFrozen {
+		if t.Infomask&XminInvalid != 0 {
+			return true
+		}
+		if t.Infomask&XminCommitted == 0 {
+			switch st, _ := h.Xacts.Status(t.Xmin); st {
+			case xact.Aborted:
+				t.Infomask |= XminInvalid
+				return true
+			case xact.InProgress:
+				return false
+			}
+			t.Infomask |= XminCommitted
+		}
+	}
+	if horizon == 0 {
+		return false
+	}
+	upd := UpdateXid(t)
+	if upd == 0 {
+		return false
+	}
+	st, csn := h.Xacts.Status(upd)
+	return st == xact.Committed && csn <= horizon
+}
+
+// prune removes r's dead versions (heap_page_prune). Latch held.
+func (t *Table) prune(r *Row) int {
+	return t.pruneWith(r, t.heap.pruneHorizon.Load())
+}
+
+func (t *Table) pruneWith(r *Row, horizon uint64) int {
+	n := 0
+	for _, v := range r.versions {
+		if t.heap.dead(v, horizon) {
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	if t.heap.hook != nil {
+		t.heap.hook(t.Name, r.key, &Change{Kind: ChangeVacuum})
+	}
+	kept := r.versions[:0]
+	var removed []*Tuple
+	for _, v := range r.versions {
+		if t.heap.dead(v, horizon) {
+			removed = append(removed, v)
+			continue
+		}
+		kept = append(kept, v)
+	}
+	clear(r.versions[len(kept):])
+	r.versions = kept
+	// A surviving version whose successor was removed had an aborted
+	// updater: drop the link so the dead version can be reclaimed.
+	for _, v := range kept {
+		for _, d := range removed {
+			if v.Next == d {
+				v.Next = nil
+			}
+		}
+	}
+	t.heap.tuplesLive.Add(-int64(n))
+	t.heap.tuplesReclaimed.Add(uint64(n))
+	return n
+}
+
+// VacuumResult reports one vacuum pass over a table.
+type VacuumResult struct {
+	Rows, Removed, RowsUnlinked int
+	// MinXidRef is the smallest xid still referenced unfrozen by a tuple of
+	// the table (xmin, xmax or a multixact member); ^0 if none.
+	MinXidRef uint64
+}
+
+// Vacuum removes dead versions (horizon is a CSN from xact.Horizon), freezes
+// xmins below freezeBelow, clears finished lockers from xmax, replaces
+// multixacts that no transaction can need (FreezeMultiXactId: invalidate, or
+// keep just a committed updater), and unlinks empty rows.
+func (t *Table) Vacuum(horizon uint64, freezeBelow uint64) VacuumResult {
+	res := VacuumResult{MinXidRef: ^uint64(0)}
+	ref := func(x uint64) {
+		if x != 0 && x < res.MinXidRef {
+			res.MinXidRef = x
+		}
+	}
+	h := t.heap
+	t.Ascend(nil, nil, func(r *Row) bool {
+		r.Lock()
+		defer r.Unlock()
+		if r.removed {
+			return true
+		}
+		res.Rows++
+		res.Removed += t.pruneWith(r, horizon)
+		for _, v := range r.versions {
+			if v.Infomask&XminFrozen != XminFrozen {
+				if v.Xmin < freezeBelow && v.Infomask&XminCommitted != 0 {
+					v.Infomask |= XminFrozen
+				} else {
+					ref(v.Xmin)
+				}
+			}
+			h.freezeXmax(v)
+			if v.Infomask&XmaxInvalid == 0 && v.Xmax != 0 {
+				if v.Infomask&XmaxIsMulti != 0 {
+					for _, m := range v.Multi.Members {
+						ref(m.Xid)
+					}
+				} else {
+					ref(v.Xmax)
+				}
+			}
+		}
+		if len(r.versions) == 0 {
+			r.removed = true
+			t.store.Remove(r)
+			res.RowsUnlinked++
+		}
+		return true
+	})
+	return res
+}
+
+// freezeXmax drops an xmax that no longer means anything. Latch held.
+func (h *Heap) freezeXmax(v *Tuple) {
+	if v.Infomask&XmaxInvalid != 0 || v.Xmax == 0 {
+		return
+	}
+	clearXmax := func() {
+		v.Xmax, v.Multi = 0, nil
+		v.Infomask = v.Infomask&^XmaxBits | XmaxInvalid
+		v.Infomask2 &^= KeysUpdated
+	}
+	if v.Infomask&XmaxIsMulti != 0 {
+		if v.Multi != nil && h.multiRunning(v) {
+			return
+		}
+		upd, status := uint64(0), uint8(0)
+		if v.Multi != nil {
+			u, s := v.Multi.UpdateXid()
+			upd, status = u, uint8(s)
+		}
+		if upd != 0 && !IsLockedOnly(v.Infomask) && h.Xacts.DidCommit(upd) {
+			// RETURN_IS_XID: keep just the committed updater.
+			v.Xmax, v.Multi = upd, nil
+			v.Infomask = v.Infomask&^XmaxBits | XmaxCommitted
+			if status == 5 { // multixact.Update
+				v.Infomask2 |= KeysUpdated
+			} else {
+				v.Infomask2 &^= KeysUpdated
+			}
+			return
+		}
+		clearXmax()
+		return
+	}
+	if h.Xacts.IsInProgress(v.Xmax) {
+		return
+	}
+	if IsLockedOnly(v.Infomask) || !h.Xacts.DidCommit(v.Xmax) {
+		clearXmax()
+	}
+}

@@ -1,0 +1,195 @@
+package heap
+
+import (
+	"github.com/tupled/tupled/xact"
+)
+
+// TMResult is PostgreSQL's TM_Result: what HeapTupleSatisfiesUpdate says
+// about a version a transaction wants to lock, update or delete.
+type TMResult uint8
+
+const (
+	TMOk            TMResult = iota // nobody (alive) holds it: go ahead
+	TMInvisible                     // not visible to the caller at all (aborted/in-progress inserter, or updated by the caller itself)
+	TMSelfModified                  // updated/deleted by the caller in the current command (unused: tupled has no command ids)
+	TMBeingModified                 // xmax (or a multixact member) is in progress — possibly the caller's own lock
+	TMUpdated                       // a committed updater made a newer version
+	TMDeleted                       // a committed deleter removed it
+	TMWouldBlock                    // (heap_lock_tuple) SKIP LOCKED / NOWAIT could not get it
+)
+
+func (r TMResult) String() string {
+	return [...]string{"TM_Ok", "TM_Invisible", "TM_SelfModified", "TM_BeingModified", "TM_Updated", "TM_Deleted", "TM_WouldBlock"}[r]
+}
+
+// xminState classifies a tuple's inserter for the caller, setting hint bits.
+// It returns false when the version does not exist for self (aborted or
+// still-running inserter other than self).
+func (h *Heap) xminOK(t *Tuple, self uint64) bool {
+	im := t.Infomask
+	if im&XminFrozen == XminFrozen || im&XminCommitted != 0 {
+		return true
+	}
+	if im&XminInvalid != 0 {
+		return false
+	}
+	if t.Xmin == self {
+		return true
+	}
+	switch st, _ := h.Xacts.Status(t.Xmin); st {
+	case xact.Committed:
+		t.Infomask |= XminCommitted
+		return true
+	case xact.Aborted:
+		t.Infomask |= XminInvalid
+		return false
+	}
+	return false
+}
+
+// UpdateXid returns the transaction that updated or deleted t (0 if its xmax
+// is only a lock or empty): HeapTupleHeaderGetUpdateXid.
+func UpdateXid(t *Tuple) uint64 {
+	if t.Infomask&XmaxInvalid != 0 || IsLockedOnly(t.Infomask) || t.Xmax == 0 {
+		return 0
+	}
+	if t.Infomask&XmaxIsMulti != 0 {
+		if t.Multi == nil {
+			return 0
+		}
+		x, _ := t.Multi.UpdateXid()
+		return x
+	}
+	return t.Xmax
+}
+
+// SatisfiesMVCC is HeapTupleSatisfiesMVCC: is version t visible to snap?
+// The row latch must be held (it may set hint bits).
+func (h *Heap) SatisfiesMVCC(t *Tuple, snap xact.Snapshot) bool {
+	if !h.xminOK(t, snap.Self) {
+		return false
+	}
+	if t.Infomask&XminFrozen != XminFrozen && t.Xmin != snap.Self {
+		if _, csn := h.Xacts.Status(t.Xmin); csn > snap.CSN {
+			return false // committed after the snapshot was taken
+		}
+	}
+	if t.Infomask&XmaxInvalid != 0 {
+		return true
+	}
+	if t.Infomask&XmaxCommitted != 0 {
+		if t.Xmax == snap.Self {
+			return false
+		}
+		_, csn := h.Xacts.Status(t.Xmax)
+		return csn > snap.CSN
+	}
+	upd := UpdateXid(t)
+	if upd == 0 {
+		return true
+	}
+	if upd == snap.Self {
+		return false
+	}
+	st, csn := h.Xacts.Status(upd)
+	switch st {
+	case xact.InProgress:
+		return true
+	case xact.Aborted:
+		if t.Infomask&XmaxIsMulti == 0 {
+			t.Infomask |= XmaxInvalid
+		}
+		return true
+	}
+	if t.Infomask&XmaxIsMulti == 0 {
+		t.Infomask |= XmaxCommitted
+	}
+	return csn > snap.CSN
+}
+
+// SatisfiesUpdate is HeapTupleSatisfiesUpdate for transaction self. The row
+// latch must be held (it may set hint bits).
+func (h *Heap) SatisfiesUpdate(t *Tuple, self uint64) TMResult {
+	if !h.xminOK(t, self) {
+		return TMInvisible
+	}
+	im := t.Infomask
+	if im&XmaxInvalid != 0 || t.Xmax == 0 {
+		return TMOk
+	}
+	if im&XmaxCommitted != 0 {
+		return updatedOrDeleted(t)
+	}
+	if IsLockedOnly(im) {
+		if im&XmaxIsMulti != 0 {
+			if t.Multi != nil && h.multiRunning(t) {
+				return TMBeingModified
+			}
+			t.Infomask |= XmaxInvalid
+			return TMOk
+		}
+		if h.Xacts.IsInProgress(t.Xmax) {
+			return TMBeingModified // includes our own lock (since 9.5)
+		}
+		t.Infomask |= XmaxInvalid
+		return TMOk
+	}
+	if im&XmaxIsMulti != 0 {
+		upd, _ := t.Multi.UpdateXid()
+		if upd == self {
+			return TMInvisible // we updated it in an earlier command
+		}
+		switch st, _ := h.Xacts.Status(upd); st {
+		case xact.InProgress:
+			return TMBeingModified
+		case xact.Committed:
+			return updatedOrDeleted(t)
+		}
+		// The updater aborted: live lockers still count (never forget them).
+		if h.multiRunning(t) {
+			return TMBeingModified
+		}
+		t.Infomask |= XmaxInvalid
+		return TMOk
+	}
+	if t.Xmax == self {
+		return TMInvisible
+	}
+	switch st, _ := h.Xacts.Status(t.Xmax); st {
+	case xact.InProgress:
+		return TMBeingModified
+	case xact.Committed:
+		t.Infomask |= XmaxCommitted
+		return updatedOrDeleted(t)
+	}
+	t.Infomask |= XmaxInvalid
+	return TMOk
+}
+
+func updatedOrDeleted(t *Tuple) TMResult {
+	if t.Next != nil {
+		return TMUpdated
+	}
+	return TMDeleted
+}
+
+func (h *Heap) multiRunning(t *Tuple) bool {
+	for _, m := range t.Multi.Members {
+		if h.Xacts.IsInProgress(m.Xid) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsRunningXmax reports whether t's xmax names a transaction (or multixact
+// member) still in progress.
+func (h *Heap) IsRunningXmax(t *Tuple) bool {
+	if t.Infomask&XmaxInvalid != 0 || t.Xmax == 0 {
+		return false
+	}
+	if t.Infomask&XmaxIsMulti != 0 {
+		return t.Multi != nil && h.multiRunning(t)
+	}
+	return h.Xacts.IsInProgress(t.Xmax)
+}

@@ -1,0 +1,24 @@
+// Package tuplelock implements PostgreSQL's row-locking protocol over the
+// heap: heap_lock_tuple (Engine.LockTuple), heap_lock_updated_tuple,
+// heap_update / heap_delete (Engine.Update) and the unique check of an
+// insert (Engine.Insert). README.md in this directory explains the
+// algorithm and the xmax/infomask/multixact decision table.
+//
+// # Invariants
+//
+//   - A row lock is state in the tuple header only: xmax plus infomask bits
+//     for a single locker, a multixact when more must be remembered. Nothing
+//     is recorded in the lock manager for a granted row lock, so commit makes
+//     every row lock vanish in O(1) and lock-manager memory does not grow
+//     with the number of rows locked.
+//   - The heavyweight tuple lock (lockmgr, TagTuple) is taken only when the
+//     caller must sleep, only to fix its place in line, and released before
+//     LockTuple/Update return. A transaction holds or awaits at most one
+//     tuple lock at a time.
+//   - The row latch is never held across a wait.
+//   - Waits are on transactions (their Done channels, through the lock
+//     manager so the deadlock detector sees them): on the xmax xid, or on
+//     each running, conflicting member of a multixact.
+//
+// Callers: the root package only.
+package tuplelock

@@ -1,0 +1,434 @@
+package tuplelock
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/lockmgr"
+	"github.com/tupled/tupled/multixact"
+	"github.com/tupled/tupled/xact"
+)
+
+// WaitPolicy is PostgreSQL's LockWaitPolicy.
+type WaitPolicy int
+
+const (
+	Block WaitPolicy = iota // LockWaitBlock
+	Skip                    // LockWaitSkip: SKIP LOCKED
+	Error                   // LockWaitError: NOWAIT
+)
+
+// ErrDuplicateKey is returned by Insert when a live row has the key.
+var ErrDuplicateKey = errors.New("tuplelock: duplicate key")
+
+// Txn is what tuplelock needs to know of the acting transaction.
+type Txn struct {
+	X           *xact.Xact
+	Proc        *lockmgr.Proc
+	LockTimeout time.Duration
+}
+
+// ID is the transaction's xid.
+func (t *Txn) ID() uint64 { return t.X.ID }
+
+// Engine locks, updates, deletes and inserts tuples. It holds no state of
+// its own beyond counters: all lock state is in tuple headers (xmax,
+// infomask), multixacts and the lock manager's queues.
+type Engine struct {
+	Heap  *heap.Heap
+	Xacts *xact.Manager
+	Multi *multixact.Store
+	Locks *lockmgr.Manager
+	// ShareFastPathOff forces a multixact for every row lock (the pre-9.3
+	// situation the 2012 seed measured).
+	ShareFastPathOff bool
+
+	locksSingleXid atomic.Uint64
+	locksMulti     atomic.Uint64
+}
+
+// Counters returns (row locks recorded as a plain xid, row locks that made
+// or extended a multixact).
+func (e *Engine) Counters() (single, multi uint64) {
+	return e.locksSingleXid.Load(), e.locksMulti.Load()
+}
+
+// hwMode is the heavyweight tuple-lock mode of each row-lock mode
+// (tupleLockExtraInfo in heapam.c).
+func hwMode(m Mode) lockmgr.LockMode {
+	return [...]lockmgr.LockMode{lockmgr.AccessShareLock, lockmgr.RowShareLock, lockmgr.ExclusiveLock, lockmgr.AccessExclusiveLock}[m]
+}
+
+func tupleTag(tbl *heap.Table, r *heap.Row) lockmgr.Tag {
+	return lockmgr.Tag{Kind: lockmgr.TagTuple, Rel: tbl.Name, Key: string(r.Key())}
+}
+
+// xmaxChanged is xmax_infomask_changed plus the raw xmax comparison.
+func xmaxChanged(t *heap.Tuple, xwait uint64, im uint16) bool {
+	const mask = heap.XmaxIsMulti | heap.XmaxLockOnly | heap.LockMask
+	return t.Xmax != xwait || t.Infomask&mask != im&mask
+}
+
+// waitXacts waits (per policy) for the running transactions among xids.
+// A NOWAIT/SKIP LOCKED conflict is reported as (false, nil).
+func (e *Engine) waitXacts(ctx context.Context, tx *Txn, xids []uint64, policy WaitPolicy) (bool, error) {
+	var xs []lockmgr.Xact
+	for _, id := range xids {
+		if x := e.Xacts.Lookup(id); x != nil {
+			xs = append(xs, lockmgr.Xact{Xid: id, Done: x.Done()})
+		}
+	}
+	if len(xs) == 0 {
+		return true, nil
+	}
+	err := e.Locks.WaitXacts(ctx, tx.Proc, xs, lockmgr.Wait{NoWait: policy != Block, Timeout: tx.LockTimeout})
+	if errors.Is(err, lockmgr.ErrWouldBlock) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// conflictingMembers lists the running members of m, other than me, whose
+// status conflicts with mode (DoesMultiXactIdConflict / MultiXactIdWait).
+func (e *Engine) conflictingMembers(m *multixact.MultiXact, me uint64, mode Mode) []uint64 {
+	if m == nil {
+		return nil
+	}
+	var out []uint64
+	for _, mb := range m.Members {
+		if mb.Xid == me || !conflicts(Mode(mb.Status.LockMode()), mode) {
+			continue
+		}
+		if e.Xacts.IsInProgress(mb.Xid) {
+			out = append(out, mb.Xid)
+		}
+	}
+	return out
+}
+
+// multiConflicts is DoesMultiXactIdConflict: does a member other than me
+// hold a conflicting lock (running locker) or a conflicting update (updater
+// that did not abort)?
+func (e *Engine) multiConflicts(m *multixact.MultiXact, me uint64, mode Mode) bool {
+	if m == nil {
+		return false
+	}
+	for _, mb := range m.Members {
+		if mb.Xid == me || !conflicts(Mode(mb.Status.LockMode()), mode) {
+			continue
+		}
+		st, _ := e.Xacts.Status(mb.Xid)
+		if mb.Status.IsUpdate() {
+			if st != xact.Aborted {
+				return true
+			}
+		} else if st == xact.InProgress {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Engine) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me uint64, mode Mode) error {
+	nx, err := e.computeNewXmax(tup, me, mode, false)
+	if err != nil {
+		return err
+	}
+	if nx.viaMulti {
+		e.locksMulti.Add(1)
+	} else {
+		e.locksSingleXid.Add(1)
+	}
+	tbl.Apply(r, &heap.Change{Kind: heap.ChangeXmax, Xid: me, Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2})
+	return nil
+}
+
+// LockTuple is heap_lock_tuple: lock version tup of row r in mode for tx.
+// It returns TMOk when the lock is recorded (or already held), TMWouldBlock
+// when policy forbade waiting, TMUpdated/TMDeleted when a committed
+// conflicting update or delete made the version obsolete, TMInvisible when
+// the version does not exist for tx. An error is a failed wait (deadlock,
+// lock timeout, ctx) or an internal failure.
+func (e *Engine) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool) (heap.TMResult, error) {
+	me := tx.ID()
+	tag := tupleTag(tbl, r)
+	haveTupleLock := false
+	defer func() {
+		if haveTupleLock {
+			e.Locks.Unlock(tx.Proc, tag, hwMode(mode))
+		}
+	}()
+	first := true
+	skipTupleLock := false
+	for {
+		r.Lock()
+		res := e.Heap.SatisfiesUpdate(tup, me)
+		switch res {
+		case heap.TMInvisible, heap.TMSelfModified:
+			r.Unlock()
+			return res, nil
+		case heap.TMOk:
+			err := e.writeXmax(tbl, r, tup, me, mode)
+			r.Unlock()
+			return heap.TMOk, err
+		}
+		xwait, im, im2, multi := tup.Xmax, tup.Infomask, tup.Infomask2, tup.Multi
+		r.Unlock()
+		isMulti := im&heap.XmaxIsMulti != 0
+		lockOnly := heap.IsLockedOnly(im)
+
+		if first {
+			// Already hold at least this strength? Then nothing to do.
+			first = false
+			if isMulti && multi != nil {
+				for _, mb := range multi.Members {
+					if mb.Xid != me {
+						continue
+					}
+					if Mode(mb.Status.LockMode()) >= mode {
+						return heap.TMOk, nil
+					}
+					// A weaker lock of ours: do not queue on the tuple
+					// lock behind waiters that wait for us (de87a084).
+					skipTupleLock = true
+				}
+			} else if xwait == me && lockOnly {
+				switch mode {
+				case KeyShare:
+					return heap.TMOk, nil
+				case Share:
+					if heap.IsShrLocked(im) || heap.IsExclLocked(im) {
+						return heap.TMOk, nil
+					}
+				case NoKeyExclusive:
+					if heap.IsExclLocked(im) {
+						return heap.TMOk, nil
+					}
+				case Exclusive:
+					if heap.IsExclLocked(im) && im2&heap.KeysUpdated != 0 {
+						return heap.TMOk, nil
+					}
+				}
+			}
+		}
+
+		// Try to avoid sleeping.
+		requireSleep := true
+		switch {
+		case mode == KeyShare && im2&heap.KeysUpdated == 0:
+			// Key share does not conflict with a non-key update or
+			// weaker locks: lock the newer versions too, then this one.
+			if !lockOnly && followUpdates {
+				if res, err := e.lockUpdatedTuple(ctx, tx, tbl, r, tup, mode); err != nil || res != heap.TMOk {
+					return res, err
+				}
+			}
+			requireSleep = false
+		case mode == Share && lockOnly && !heap.IsExclLocked(im):
+			requireSleep = false
+		case mode == NoKeyExclusive && isMulti && !e.multiConflicts(multi, me, mode):
+			requireSleep = false
+		case mode == NoKeyExclusive && !isMulti && lockOnly && heap.IsKeyShrLocked(im):
+			requireSleep = false
+		case !isMulti && xwait == me && lockOnly:
+			requireSleep = false
+		}
+		if !requireSleep {
+			r.Lock()
+			if xmaxChanged(tup, xwait, im) {
+				r.Unlock()
+				continue
+			}
+			err := e.writeXmax(tbl, r, tup, me, mode)
+			r.Unlock()
+			return heap.TMOk, err
+		}
+		if res == heap.TMUpdated || res == heap.TMDeleted {
+			return res, nil // a committed conflicting change: sleeping can't help
+		}
+
+		// Sleep: first the tuple lock (fixes our place in line), then the
+		// transaction(s) in xmax.
+		if !skipTupleLock && !haveTupleLock {
+			err := e.Locks.Lock(ctx, tx.Proc, tag, hwMode(mode), lockmgr.Wait{NoWait: policy != Block, Timeout: tx.LockTimeout})
+			if errors.Is(err, lockmgr.ErrWouldBlock) {
+				return heap.TMWouldBlock, nil
+			}
+			if err != nil {
+				return 0, err
+			}
+			haveTupleLock = true
+		}
+		var targets []uint64
+		if isMulti {
+			targets = e.conflictingMembers(multi, me, mode)
+		} else {
+			targets = []uint64{xwait}
+		}
+		ok, err := e.waitXacts(ctx, tx, targets, policy)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return heap.TMWouldBlock, nil
+		}
+		if followUpdates && !lockOnly {
+			if res, err := e.lockUpdatedTuple(ctx, tx, tbl, r, tup, mode); err != nil || res != heap.TMOk {
+				return res, err
+			}
+		}
+		// Done waiting. If xmax changed meanwhile, start over (goto l3);
+		// otherwise decide without re-running SatisfiesUpdate: surviving
+		// non-conflicting members (and our own) may still be running.
+		r.Lock()
+		if xmaxChanged(tup, xwait, im) {
+			r.Unlock()
+			continue
+		}
+		switch res := e.afterSleep(tup); res {
+		case heap.TMOk:
+			err := e.writeXmax(tbl, r, tup, me, mode)
+			r.Unlock()
+			return heap.TMOk, err
+		case heap.TMBeingModified:
+			r.Unlock()
+			continue
+		default:
+			r.Unlock()
+			return res, nil
+		}
+	}
+}
+
+// afterSleep decides, once the conflicting transactions have ended and xmax
+// is unchanged, whether the version may be locked: yes if xmax is now
+// invalid, only a lock, or an update that aborted; TMUpdated/TMDeleted if
+// the update committed. Latch held.
+func (e *Engine) afterSleep(tup *heap.Tuple) heap.TMResult {
+	if tup.Infomask&heap.XmaxInvalid != 0 || heap.IsLockedOnly(tup.Infomask) {
+		return heap.TMOk
+	}
+	upd := heap.UpdateXid(tup)
+	if upd == 0 {
+		return heap.TMOk
+	}
+	switch st, _ := e.Xacts.Status(upd); st {
+	case xact.Aborted:
+		if tup.Infomask&heap.XmaxIsMulti == 0 {
+			tup.Infomask |= heap.XmaxInvalid
+		}
+		return heap.TMOk
+	case xact.InProgress:
+		return heap.TMBeingModified
+	}
+	if tup.Next != nil {
+		return heap.TMUpdated
+	}
+	return heap.TMDeleted
+}
+
+// memberList returns the (xid, status) entries of t's xmax. Latch held.
+func memberList(t *heap.Tuple) []multixact.Member {
+	if t.Infomask&heap.XmaxInvalid != 0 || t.Xmax == 0 {
+		return nil
+	}
+	if t.Infomask&heap.XmaxIsMulti != 0 {
+		if t.Multi == nil {
+			return nil
+		}
+		return t.Multi.Members
+	}
+	return []multixact.Member{{Xid: t.Xmax, Status: oldStatus(t.Infomask, t.Infomask2)}}
+}
+
+// lockUpdatedTuple is heap_lock_updated_tuple: lock every newer version of
+// tup's update chain in mode, waiting (always: PostgreSQL 15 ignores the
+// wait policy here) for conflicting running members. No tuple locks are
+// taken while walking the chain.
+func (e *Engine) lockUpdatedTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode) (heap.TMResult, error) {
+	me := tx.ID()
+	r.Lock()
+	prior := heap.UpdateXid(tup)
+	v := tup.Next
+	r.Unlock()
+	for v != nil && prior != 0 {
+		r.Lock()
+		if v.Xmin != prior {
+			r.Unlock()
+			return heap.TMOk, nil
+		}
+		if st, _ := e.Xacts.Status(v.Xmin); st == xact.Aborted {
+			r.Unlock()
+			return heap.TMOk, nil
+		}
+		var wait uint64
+		skip := false
+		for _, mb := range memberList(v) {
+			if mb.Xid == me {
+				skip = true // already locked this version
+				break
+			}
+			st, _ := e.Xacts.Status(mb.Xid)
+			c := conflicts(Mode(mb.Status.LockMode()), mode)
+			switch {
+			case st == xact.InProgress && c:
+				wait = mb.Xid
+			case st == xact.Committed && mb.Status.IsUpdate() && c:
+				res := heap.TMDeleted
+				if v.Next != nil {
+					res = heap.TMUpdated
+				}
+				r.Unlock()
+				return res, nil
+			}
+			if wait != 0 {
+				break
+			}
+		}
+		if wait != 0 && !skip {
+			r.Unlock()
+			if _, err := e.waitXacts(ctx, tx, []uint64{wait}, Block); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if !skip {
+			if err := e.writeXmax(tbl, r, v, me, mode); err != nil {
+				r.Unlock()
+				return 0, err
+			}
+		}
+		if v.Infomask&heap.XmaxInvalid != 0 || v.Next == nil || heap.IsLockedOnly(v.Infomask) {
+			r.Unlock()
+			return heap.TMOk, nil
+		}
+		prior = heap.UpdateXid(v)
+		v = v.Next
+		r.Unlock()
+	}
+	return heap.TMOk, nil
+}
+
+// LatestVersion follows tup's update chain past committed updates and
+// returns the newest version (READ COMMITTED's "find last version").
+func (e *Engine) LatestVersion(r *heap.Row, tup *heap.Tuple) *heap.Tuple {
+	r.Lock()
+	defer r.Unlock()
+	for {
+		next := tup.Next
+		if next == nil {
+			return tup
+		}
+		upd := heap.UpdateXid(tup)
+		if upd == 0 || next.Xmin != upd {
+			return tup
+		}
+		if st, _ := e.Xacts.Status(upd); st != xact.Committed {
+			return tup
+		}
+		tup = next
+	}
+}

@@ -1,0 +1,207 @@
+package tuplelock
+
+import (
+	"context"
+
+	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/lockmgr"
+	"github.com/tupled/tupled/multixact"
+	"github.com/tupled/tupled/xact"
+)
+
+// Update is heap_update (isDelete false: a no-key update to value, taking
+// LockTupleNoKeyExclusive) and heap_delete (isDelete true: taking
+// LockTupleExclusive). It always waits (SQL UPDATE/DELETE have no NOWAIT),
+// honouring ctx and the lock timeout. It returns TMOk when done,
+// TMUpdated/TMDeleted when a committed change made tup obsolete (the caller
+// follows the chain under READ COMMITTED or fails with 40001), TMInvisible
+// when tup is not there for tx.
+//
+// Surviving lockers are kept: a non-key update proceeds over key-share
+// lockers without waiting, records them beside itself in the old version's
+// xmax, and carries them onto the new version's xmax, so a later DELETE of
+// the new version still waits for them (multixact-no-forget,
+// propagate-lock-delete).
+func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete bool) (heap.TMResult, error) {
+	me := tx.ID()
+	mode := NoKeyExclusive
+	if isDelete {
+		mode = Exclusive
+	}
+	tag := tupleTag(tbl, r)
+	haveTupleLock := false
+	defer func() {
+		if haveTupleLock {
+			e.Locks.Unlock(tx.Proc, tag, hwMode(mode))
+		}
+	}()
+	acquire := func() error {
+		if haveTupleLock {
+			return nil
+		}
+		if err := e.Locks.Lock(ctx, tx.Proc, tag, hwMode(mode), lockmgr.Wait{Timeout: tx.LockTimeout}); err != nil {
+			return err
+		}
+		haveTupleLock = true
+		return nil
+	}
+	for {
+		r.Lock()
+		res := e.Heap.SatisfiesUpdate(tup, me)
+		if res == heap.TMInvisible || res == heap.TMSelfModified {
+			r.Unlock()
+			return res, nil
+		}
+		lockerRemains := false
+		if res == heap.TMBeingModified {
+			xwait, im, multi := tup.Xmax, tup.Infomask, tup.Multi
+			if im&heap.XmaxIsMulti != 0 {
+				if e.multiConflicts(multi, me, mode) {
+					currentIsMember := false
+					for _, mb := range multi.Members {
+						if mb.Xid == me {
+							currentIsMember = true
+						}
+					}
+					r.Unlock()
+					if !currentIsMember {
+						if err := acquire(); err != nil {
+							return 0, err
+						}
+					}
+					if _, err := e.waitXacts(ctx, tx, e.conflictingMembers(multi, me, mode), Block); err != nil {
+						return 0, err
+					}
+					continue
+				}
+				// No conflicting member: remaining members survive.
+				lockerRemains = true
+				if upd, _ := multi.UpdateXid(); upd != 0 && !heap.IsLockedOnly(im) {
+					if st, _ := e.Xacts.Status(upd); st == xact.Committed {
+						res = heap.TMUpdated
+						if tup.Next == nil {
+							res = heap.TMDeleted
+						}
+					}
+				}
+			} else if xwait == me {
+				lockerRemains = true // our own lock
+			} else if heap.IsLockedOnly(im) && heap.IsKeyShrLocked(im) && !isDelete {
+				lockerRemains = true // a key-share locker does not block a non-key update
+			} else {
+				r.Unlock()
+				if err := acquire(); err != nil {
+					return 0, err
+				}
+				if _, err := e.waitXacts(ctx, tx, []uint64{xwait}, Block); err != nil {
+					return 0, err
+				}
+				continue
+			}
+		}
+		if res == heap.TMUpdated || res == heap.TMDeleted {
+			r.Unlock()
+			return res, nil
+		}
+		err := e.applyUpdate(tbl, r, tup, me, mode, value, isDelete, lockerRemains)
+		r.Unlock()
+		return heap.TMOk, err
+	}
+}
+
+func (e *Engine) applyUpdate(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me uint64, mode Mode, value []byte, isDelete, lockerRemains bool) error {
+	nx, err := e.computeNewXmax(tup, me, mode, true)
+	if err != nil {
+		return err
+	}
+	c := &heap.Change{Xid: me, Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2}
+	if isDelete {
+		c.Kind = heap.ChangeXmax
+		tbl.Apply(r, c)
+		return nil
+	}
+	nt := &heap.Tuple{Xmin: me, Value: value, Infomask: heap.Updated | heap.XmaxInvalid}
+	if lockerRemains && tup.Infomask&heap.XmaxInvalid == 0 && tup.Xmax != 0 {
+		// The lockers that survive the update lock the new version too.
+		nt.Xmax = tup.Xmax
+		nt.Infomask &^= heap.XmaxInvalid
+		if tup.Infomask&heap.XmaxIsMulti != 0 {
+			nt.Multi = tup.Multi
+			im, im2 := multiHintBits(tup.Multi)
+			nt.Infomask |= im
+			nt.Infomask2 |= im2
+		} else {
+			nt.Infomask |= heap.XmaxKeyShrLock | heap.XmaxLockOnly
+		}
+	}
+	c.Kind = heap.ChangeUpdate
+	c.New = nt
+	tbl.Apply(r, c)
+	return nil
+}
+
+// Insert adds a row version for key, enforcing primary-key uniqueness like
+// _bt_check_unique: it waits for an in-progress inserter or deleter of the
+// key and then re-checks; a live version (even one the caller's snapshot
+// cannot see) is ErrDuplicateKey.
+func (e *Engine) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, value []byte) error {
+	me := tx.ID()
+	for {
+		r := tbl.RowForInsert(key)
+		wait, dup := e.uniqueCheck(r, me)
+		if dup {
+			r.Unlock()
+			return ErrDuplicateKey
+		}
+		if wait != 0 {
+			r.Unlock()
+			if _, err := e.waitXacts(ctx, tx, []uint64{wait}, Block); err != nil {
+				return err
+			}
+			continue
+		}
+		tbl.Apply(r, &heap.Change{Kind: heap.ChangeInsert, Xid: me, New: &heap.Tuple{Xmin: me, Value: value, Infomask: heap.XmaxInvalid}})
+		r.Unlock()
+		return nil
+	}
+}
+
+// uniqueCheck looks at every version of the key with a "dirty snapshot".
+func (e *Engine) uniqueCheck(r *heap.Row, me uint64) (wait uint64, dup bool) {
+	for _, v := range r.Versions() {
+		if v.Infomask&heap.XminFrozen != heap.XminFrozen && v.Xmin != me {
+			switch st, _ := e.Xacts.Status(v.Xmin); st {
+			case xact.Aborted:
+				continue
+			case xact.InProgress:
+				return v.Xmin, false
+			}
+		}
+		upd := heap.UpdateXid(v)
+		if upd == 0 {
+			return 0, true // live (possibly locked) version
+		}
+		if upd == me {
+			continue
+		}
+		switch st, _ := e.Xacts.Status(upd); st {
+		case xact.InProgress:
+			return upd, false
+		case xact.Aborted:
+			return 0, true
+		}
+		// Committed: updated (a newer version follows) or deleted.
+	}
+	return 0, false
+}
+
+// Members returns the live lockers/updater in t's xmax and their statuses,
+// for pgrowlocks-style introspection. Latch held.
+func (e *Engine) Members(t *heap.Tuple) (multi bool, live []multixact.Member) {
+	for _, mb := range memberList(t) {
+		if e.Xacts.IsInProgress(mb.Xid) {
+			live = append(live, mb)
+		}
+	}
+	return t.Infomask&heap.XmaxIsMulti != 0, live
+}

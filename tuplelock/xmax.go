@@ -1,0 +1,190 @@
+package tuplelock
+
+import (
+	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/multixact"
+)
+
+// Mode is PostgreSQL's LockTupleMode.
+type Mode int
+
+const (
+	KeyShare       Mode = iota // LockTupleKeyShare: FOR KEY SHARE
+	Share                      // LockTupleShare: FOR SHARE
+	NoKeyExclusive             // LockTupleNoKeyExclusive: FOR NO KEY UPDATE, non-key UPDATE
+	Exclusive                  // LockTupleExclusive: FOR UPDATE, DELETE
+)
+
+func (m Mode) String() string {
+	return [...]string{"LockTupleKeyShare", "LockTupleShare", "LockTupleNoKeyExclusive", "LockTupleExclusive"}[m]
+}
+
+// conflicts is the row-lock conflict table.
+func conflicts(a, b Mode) bool { return multixact.ModesConflict(int(a), int(b)) }
+
+// status maps a mode to the multixact member status of a locker or updater.
+func status(m Mode, isUpdate bool) multixact.Status {
+	if isUpdate {
+		if m == Exclusive {
+			return multixact.Update
+		}
+		return multixact.NoKeyUpdate
+	}
+	return multixact.Status(m) // ForKeyShare..ForUpdate share the numbering
+}
+
+// lockBits are the infomask bits of a single-xid locker of mode m.
+func lockBits(m Mode) (im, im2 uint16) {
+	switch m {
+	case KeyShare:
+		return heap.XmaxLockOnly | heap.XmaxKeyShrLock, 0
+	case Share:
+		return heap.XmaxLockOnly | heap.XmaxShrLock, 0
+	case NoKeyExclusive:
+		return heap.XmaxLockOnly | heap.XmaxExclLock, 0
+	default:
+		return heap.XmaxLockOnly | heap.XmaxExclLock, heap.KeysUpdated
+	}
+}
+
+// multiHintBits is GetMultiXactIdHintBits: IS_MULTI, the strongest member's
+// lock bits, KEYS_UPDATED if a member is FOR UPDATE or Update, LOCK_ONLY iff
+// no member is an updater.
+func multiHintBits(m *multixact.MultiXact) (im, im2 uint16) {
+	im = heap.XmaxIsMulti
+	strongest := -1
+	hasUpdate := false
+	for _, mb := range m.Members {
+		if mb.Status.LockMode() > strongest {
+			strongest = mb.Status.LockMode()
+		}
+		if mb.Status == multixact.ForUpdate || mb.Status == multixact.Update {
+			im2 |= heap.KeysUpdated
+		}
+		if mb.Status.IsUpdate() {
+			hasUpdate = true
+		}
+	}
+	switch strongest {
+	case 0:
+		im |= heap.XmaxKeyShrLock
+	case 1:
+		im |= heap.XmaxShrLock
+	default:
+		im |= heap.XmaxExclLock
+	}
+	if !hasUpdate {
+		im |= heap.XmaxLockOnly
+	}
+	return im, im2
+}
+
+// oldStatus derives the status of a single-xid xmax from its bits.
+func oldStatus(im, im2 uint16) multixact.Status {
+	if heap.IsLockedOnly(im) {
+		switch {
+		case heap.IsKeyShrLocked(im):
+			return multixact.ForKeyShare
+		case heap.IsShrLocked(im):
+			return multixact.ForShare
+		case im2&heap.KeysUpdated != 0:
+			return multixact.ForUpdate
+		default:
+			return multixact.ForNoKeyUpdate
+		}
+	}
+	if im2&heap.KeysUpdated != 0 {
+		return multixact.Update
+	}
+	return multixact.NoKeyUpdate
+}
+
+// newXmax is what compute_new_xmax_infomask decides.
+type newXmax struct {
+	xmax     uint64
+	multi    *multixact.MultiXact
+	im, im2  uint16
+	viaMulti bool
+}
+
+// computeNewXmax is compute_new_xmax_infomask: given the current xmax of tup
+// (row latch held), the header that records transaction me as an additional
+// locker (or the updater, isUpdate) of strength mode. It is the decision
+// table of tuplelock/README.md, evaluated top-down; "restart" re-evaluates
+// as if the old xmax were invalid (label l5 in PostgreSQL).
+func (e *Engine) computeNewXmax(tup *heap.Tuple, me uint64, mode Mode, isUpdate bool) (newXmax, error) {
+	oldXmax, oldIm, oldIm2, oldMulti := tup.Xmax, tup.Infomask, tup.Infomask2, tup.Multi
+	x := e.Xacts
+	for {
+		// 1. No (live) xmax: a single xid.
+		if oldIm&heap.XmaxInvalid != 0 || oldXmax == 0 {
+			if isUpdate {
+				var im2 uint16
+				if mode == Exclusive {
+					im2 = heap.KeysUpdated
+				}
+				return newXmax{xmax: me, im2: im2}, nil
+			}
+			if e.ShareFastPathOff {
+				// Pre-9.3 behaviour: every lock goes through a multixact.
+				m, err := e.Multi.Create([]multixact.Member{{Xid: me, Status: status(mode, false)}})
+				if err != nil {
+					return newXmax{}, err
+				}
+				im, im2 := multiHintBits(m)
+				return newXmax{xmax: m.ID, multi: m, im: im, im2: im2, viaMulti: true}, nil
+			}
+			im, im2 := lockBits(mode)
+			return newXmax{xmax: me, im: im, im2: im2}, nil
+		}
+		// 2. A multixact.
+		if oldIm&heap.XmaxIsMulti != 0 {
+			if oldMulti == nil {
+				oldIm |= heap.XmaxInvalid // reclaimed: cannot be running
+				continue
+			}
+			if !multixact.IsRunning(oldMulti, x) {
+				upd, _ := oldMulti.UpdateXid()
+				if heap.IsLockedOnly(oldIm) || upd == 0 || !x.DidCommit(upd) {
+					oldIm |= heap.XmaxInvalid // 2b: drop the multixact
+					continue
+				}
+			}
+			m, err := e.Multi.Expand(oldMulti, me, status(mode, isUpdate), x)
+			if err != nil {
+				return newXmax{}, err
+			}
+			im, im2 := multiHintBits(m)
+			return newXmax{xmax: m.ID, multi: m, im: im, im2: im2, viaMulti: true}, nil
+		}
+		// 3./5. A committed plain updater must be preserved in a multixact.
+		committedUpdater := oldIm&heap.XmaxCommitted != 0 ||
+			(!heap.IsLockedOnly(oldIm) && !x.IsInProgress(oldXmax) && x.DidCommit(oldXmax))
+		if committedUpdater {
+			return e.pair(oldXmax, oldStatus(oldIm, oldIm2), me, status(mode, isUpdate))
+		}
+		// 4. A plain xid in progress.
+		if x.IsInProgress(oldXmax) {
+			if oldXmax == me {
+				// Our own lock: keep a single xid with the stronger mode.
+				if om := Mode(oldStatus(oldIm, oldIm2).LockMode()); om > mode {
+					mode = om
+				}
+				oldIm |= heap.XmaxInvalid
+				continue
+			}
+			return e.pair(oldXmax, oldStatus(oldIm, oldIm2), me, status(mode, isUpdate))
+		}
+		// 6. The locker finished or the updater aborted.
+		oldIm |= heap.XmaxInvalid
+	}
+}
+
+func (e *Engine) pair(x1 uint64, s1 multixact.Status, x2 uint64, s2 multixact.Status) (newXmax, error) {
+	m, err := e.Multi.Create([]multixact.Member{{Xid: x1, Status: s1}, {Xid: x2, Status: s2}})
+	if err != nil {
+		return newXmax{}, err
+	}
+	im, im2 := multiHintBits(m)
+	return newXmax{xmax: m.ID, multi: m, im: im, im2: im2, viaMulti: true}, nil
+}

@@ -1,0 +1,378 @@
+package tupled
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/lockmgr"
+	"github.com/tupled/tupled/tuplelock"
+	"github.com/tupled/tupled/xact"
+)
+
+type txState uint8
+
+const (
+	txActive txState = iota
+	txAborted
+	txDone
+)
+
+// Tx is a transaction. A Tx is meant for one goroutine at a time; Rollback
+// may be called from anywhere.
+type Tx struct {
+	db       *DB
+	txn      tuplelock.Txn
+	iso      IsolationLevel
+	readOnly bool
+
+	mu       sync.Mutex // guards state, snap, haveSnap
+	state    txState
+	snap     xact.Snapshot
+	haveSnap bool
+}
+
+// ID is the transaction's id: unique, valid from Begin on, stable for its
+// life. LockInfo.TxID and RowLock.Lockers name it.
+func (tx *Tx) ID() uint64 { return tx.txn.X.ID }
+
+// start checks that tx can run an operation and returns its snapshot for
+// this operation (READ COMMITTED: a fresh one; REPEATABLE READ: the one
+// taken at the first operation).
+func (tx *Tx) start(ctx context.Context, write bool) (xact.Snapshot, error) {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	switch tx.state {
+	case txDone:
+		return xact.Snapshot{}, ErrTxDone
+	case txAborted:
+		return xact.Snapshot{}, ErrTxAborted
+	}
+	if tx.db.closed.Load() {
+		return xact.Snapshot{}, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		tx.abortLocked()
+		return xact.Snapshot{}, &canceledError{cause: err}
+	}
+	if write && tx.readOnly {
+		tx.abortLocked()
+		return xact.Snapshot{}, ErrReadOnly
+	}
+	if tx.iso == RepeatableRead {
+		if !tx.haveSnap {
+			tx.snap = tx.db.xacts.TakeSnapshot(tx.txn.X)
+			tx.haveSnap = true
+		}
+		return tx.snap, nil
+	}
+	return tx.db.xacts.TakeSnapshot(tx.txn.X), nil
+}
+
+// fail converts an engine error into the API's, aborting the transaction
+// unless the error leaves it usable (ErrNotFound, ErrSkipped).
+func (tx *Tx) fail(ctx context.Context, err error) error {
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrSkipped) {
+		return err
+	}
+	switch {
+	case errors.Is(err, lockmgr.ErrDeadlock):
+		err = ErrDeadlock
+	case errors.Is(err, lockmgr.ErrLockTimeout):
+		err = ErrLockTimeout
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		cause := ctx.Err()
+		if cause == nil {
+			cause = err
+		}
+		err = &canceledError{cause: cause}
+	}
+	tx.mu.Lock()
+	if tx.state == txActive {
+		tx.abortLocked()
+	}
+	tx.mu.Unlock()
+	return err
+}
+
+func (tx *Tx) abortLocked() {
+	tx.state = txAborted
+	tx.db.xacts.Abort(tx.txn.X)
+	tx.db.aborts.Add(1)
+}
+
+func (tx *Tx) table(name string) (*heap.Table, error) { return tx.db.table(name) }
+
+// visible returns the row of key and its version visible to snap.
+func (tx *Tx) visible(tbl *heap.Table, key []byte, snap xact.Snapshot) (*heap.Row, *heap.Tuple) {
+	r := tbl.Row(key)
+	if r == nil {
+		return nil, nil
+	}
+	r.Lock()
+	defer r.Unlock()
+	return r, visibleVersion(tx.db.heap, r, snap)
+}
+
+// Get returns the value visible to the transaction's snapshot.
+func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error) {
+	snap, err := tx.start(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := tx.table(table)
+	if err != nil {
+		return nil, tx.fail(ctx, err)
+	}
+	_, tup := tx.visible(tbl, key, snap)
+	if tup == nil {
+		return nil, ErrNotFound
+	}
+	return bytes.Clone(tup.Value), nil
+}
+
+func tupleMode(s LockStrength) (tuplelock.Mode, bool) {
+	if s < ForKeyShare || s > ForUpdate {
+		return 0, false
+	}
+	return tuplelock.Mode(s - ForKeyShare), true
+}
+
+func waitPolicy(w WaitPolicy) (tuplelock.WaitPolicy, bool) {
+	switch w {
+	case Wait:
+		return tuplelock.Block, true
+	case NoWait:
+		return tuplelock.Error, true
+	case SkipLocked:
+		return tuplelock.Skip, true
+	}
+	return 0, false
+}
+
+// Lock is SELECT value FROM table WHERE key = key FOR <strength> [NOWAIT |
+// SKIP LOCKED]; see API.md.
+func (tx *Tx) Lock(ctx context.Context, table string, key []byte, strength LockStrength, wait WaitPolicy) ([]byte, error) {
+	snap, err := tx.start(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	mode, ok := tupleMode(strength)
+	policy, ok2 := waitPolicy(wait)
+	if !ok || !ok2 {
+		return nil, tx.fail(ctx, &opError{sentinel: ErrInvalid, msg: fmt.Sprintf("tupled: invalid lock strength %d or wait policy %d", strength, wait)})
+	}
+	tbl, err := tx.table(table)
+	if err != nil {
+		return nil, tx.fail(ctx, err)
+	}
+	r, tup := tx.visible(tbl, key, snap)
+	if tup == nil {
+		return nil, ErrNotFound
+	}
+	v, err := tx.lockVersion(ctx, tbl, r, tup, mode, policy)
+	if err != nil {
+		return nil, tx.fail(ctx, err)
+	}
+	return bytes.Clone(v), nil
+}
+
+// lockVersion locks tup (or, under READ COMMITTED, the newest version of its
+// update chain) and returns the locked version's value: ExecLockRows plus
+// heapam_tuple_lock.
+func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplelock.Mode, policy tuplelock.WaitPolicy) ([]byte, error) {
+	eng := tx.db.eng
+	for {
+		res, err := eng.LockTuple(ctx, &tx.txn, tbl, r, tup, mode, policy, true)
+		if err != nil {
+			return nil, err
+		}
+		switch res {
+		case heap.TMOk:
+			return tup.Value, nil
+		case heap.TMWouldBlock:
+			if policy == tuplelock.Skip {
+				return nil, ErrSkipped
+			}
+			return nil, &opError{sentinel: ErrLockNotAvailable, msg: fmt.Sprintf("could not obtain lock on row in relation %q", tbl.Name)}
+		case heap.TMUpdated:
+			if tx.iso == RepeatableRead {
+				return nil, ErrSerialization
+			}
+			tup = eng.LatestVersion(r, tup)
+		case heap.TMDeleted:
+			if tx.iso == RepeatableRead {
+				return nil, ErrSerialization
+			}
+			return nil, ErrNotFound
+		default:
+			return nil, ErrNotFound
+		}
+	}
+}
+
+// Insert adds a row; ErrDuplicateKey if a live row has the key (after
+// waiting for an in-progress inserter or deleter of it).
+func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error {
+	if _, err := tx.start(ctx, true); err != nil {
+		return err
+	}
+	tbl, err := tx.table(table)
+	if err != nil {
+		return tx.fail(ctx, err)
+	}
+	err = tx.db.eng.Insert(ctx, &tx.txn, tbl, bytes.Clone(key), bytes.Clone(value))
+	if errors.Is(err, tuplelock.ErrDuplicateKey) {
+		err = &opError{sentinel: ErrDuplicateKey, msg: fmt.Sprintf("duplicate key value violates unique constraint \"%s_pkey\"", table)}
+	}
+	return tx.fail(ctx, err)
+}
+
+// Update replaces the value of key (a no-key update).
+func (tx *Tx) Update(ctx context.Context, table string, key, value []byte) error {
+	return tx.write(ctx, table, key, bytes.Clone(value), false)
+}
+
+// Delete removes key (a key-changing write).
+func (tx *Tx) Delete(ctx context.Context, table string, key []byte) error {
+	return tx.write(ctx, table, key, nil, true)
+}
+
+func (tx *Tx) write(ctx context.Context, table string, key, value []byte, isDelete bool) error {
+	snap, err := tx.start(ctx, true)
+	if err != nil {
+		return err
+	}
+	tbl, err := tx.table(table)
+	if err != nil {
+		return tx.fail(ctx, err)
+	}
+	r, tup := tx.visible(tbl, key, snap)
+	if tup == nil {
+		return ErrNotFound
+	}
+	return tx.fail(ctx, tx.writeVersion(ctx, tbl, r, tup, value, isDelete))
+}
+
+// writeVersion is ExecUpdate/ExecDelete: under READ COMMITTED a concurrent
+// committed update is followed to the newest version (EvalPlanQual); under
+// REPEATABLE READ it is a serialization failure.
+func (tx *Tx) writeVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete bool) error {
+	eng := tx.db.eng
+	for {
+		res, err := eng.Update(ctx, &tx.txn, tbl, r, tup, value, isDelete)
+		if err != nil {
+			return err
+		}
+		switch res {
+		case heap.TMOk:
+			return nil
+		case heap.TMUpdated:
+			if tx.iso == RepeatableRead {
+				return ErrSerialization
+			}
+			tup = eng.LatestVersion(r, tup)
+		case heap.TMDeleted:
+			if tx.iso == RepeatableRead {
+				return &opError{sentinel: ErrSerialization, msg: "could not serialize access due to concurrent delete"}
+			}
+			return ErrNotFound
+		default:
+			return ErrNotFound
+		}
+	}
+}
+
+// Scan calls fn for each qualifying row in key order (see API.md).
+func (tx *Tx) Scan(ctx context.Context, table string, opts ScanOptions, fn func(key, value []byte) error) error {
+	locking := opts.Lock != NoLock
+	snap, err := tx.start(ctx, locking)
+	if err != nil {
+		return err
+	}
+	var mode tuplelock.Mode
+	var policy tuplelock.WaitPolicy
+	if locking {
+		m, ok := tupleMode(opts.Lock)
+		p, ok2 := waitPolicy(opts.Wait)
+		if !ok || !ok2 || opts.Limit < 0 {
+			return tx.fail(ctx, &opError{sentinel: ErrInvalid, msg: "tupled: invalid ScanOptions"})
+		}
+		mode, policy = m, p
+	}
+	tbl, err := tx.table(table)
+	if err != nil {
+		return tx.fail(ctx, err)
+	}
+	n := 0
+	var scanErr error
+	tbl.Ascend(opts.Start, opts.End, func(r *heap.Row) bool {
+		if err := ctx.Err(); err != nil {
+			scanErr = tx.fail(ctx, err)
+			return false
+		}
+		r.Lock()
+		tup := visibleVersion(tx.db.heap, r, snap)
+		r.Unlock()
+		if tup == nil {
+			return true
+		}
+		value := tup.Value
+		if locking {
+			v, err := tx.lockVersion(ctx, tbl, r, tup, mode, policy)
+			if errors.Is(err, ErrNotFound) || errors.Is(err, ErrSkipped) {
+				return true
+			}
+			if err != nil {
+				scanErr = tx.fail(ctx, err)
+				return false
+			}
+			value = v
+		}
+		if err := fn(r.Key(), value); err != nil {
+			scanErr = err
+			return false
+		}
+		n++
+		return opts.Limit == 0 || n < opts.Limit
+	})
+	return scanErr
+}
+
+// Commit commits the transaction. A transaction that only read and locked
+// rows has nothing to make durable: its commit is one clog write and the
+// closing of its Done channel, which makes all its row locks vanish at once.
+func (tx *Tx) Commit() error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	switch tx.state {
+	case txDone:
+		return ErrTxDone
+	case txAborted:
+		tx.state = txDone
+		return ErrTxAborted
+	}
+	if tx.db.closed.Load() {
+		tx.abortLocked()
+		tx.state = txDone
+		return ErrClosed
+	}
+	tx.db.xacts.Commit(tx.txn.X)
+	tx.state = txDone
+	tx.db.commits.Add(1)
+	return nil
+}
+
+// Rollback aborts the transaction; a no-op on a finished one.
+func (tx *Tx) Rollback() error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if tx.state == txActive {
+		tx.abortLocked()
+	}
+	tx.state = txDone
+	return nil
+}

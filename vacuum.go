@@ -1,0 +1,63 @@
+package tupled
+
+import (
+	"time"
+)
+
+// VacuumResult reports one DB.Vacuum pass.
+type VacuumResult struct {
+	Rows            int    // rows examined
+	VersionsRemoved int    // dead tuple versions reclaimed
+	RowsUnlinked    int    // keys with no version left, removed from their table
+	ClogTruncatedTo uint64 // commit-status entries below this xid were dropped
+}
+
+// Vacuum reclaims what no snapshot can need: tuple versions deleted or
+// updated by transactions that committed before every live snapshot,
+// versions of aborted transactions, finished lockers in xmax, multixacts no
+// transaction can need (they are then garbage-collected), empty keys, and
+// commit-status entries below the oldest xid still referenced. It runs in
+// the background every Options.VacuumInterval; calling it directly is safe.
+func (db *DB) Vacuum() VacuumResult {
+	db.vacuumMu.Lock()
+	defer db.vacuumMu.Unlock()
+	horizon := db.xacts.Horizon()
+	db.heap.SetPruneHorizon(horizon)
+	cutoff := db.xacts.FreezeCutoff(horizon)
+	var res VacuumResult
+	minRef := cutoff
+	for _, t := range db.heap.Tables() {
+		r := t.Vacuum(horizon, cutoff)
+		res.Rows += r.Rows
+		res.VersionsRemoved += r.Removed
+		res.RowsUnlinked += r.RowsUnlinked
+		if r.MinXidRef < minRef {
+			minRef = r.MinXidRef
+		}
+	}
+	db.xacts.TruncateClog(minRef)
+	res.ClogTruncatedTo = minRef
+	db.vacuumRuns.Add(1)
+	return res
+}
+
+// vacuumLoop refreshes the prune horizon often (so updates prune their
+// row's dead versions as they go) and runs a full vacuum every interval.
+func (db *DB) vacuumLoop(interval time.Duration) {
+	defer db.bgDone.Done()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-db.stop:
+			return
+		case now := <-tick.C:
+			db.heap.SetPruneHorizon(db.xacts.Horizon())
+			if now.Sub(last) >= interval {
+				db.Vacuum()
+				last = now
+			}
+		}
+	}
+}

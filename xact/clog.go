@@ -1,0 +1,103 @@
+package xact
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// clog is the commit-status log: one uint64 per xid (0 in progress, 1
+// aborted, >= FrozenCSN the commit CSN), in pages of clogPageSize entries.
+// Readers index the page table without locks (an atomic pointer to an
+// immutable slice of page pointers); writers of distinct xids write distinct
+// words; growing and truncating replace the page table under mu.
+type clog struct {
+	mu    sync.Mutex
+	pages atomic.Pointer[clogTable]
+}
+
+const (
+	clogPageShift = 14
+	clogPageSize  = 1 << clogPageShift
+)
+
+type clogPage [clogPageSize]atomic.Uint64
+
+type clogTable struct {
+	base  uint64 // first page number present; xids below base<<shift are frozen
+	pages []*clogPage
+}
+
+func (c *clog) init() { c.pages.Store(&clogTable{}) }
+
+func (c *clog) page(xid XID) *clogPage {
+	t := c.pages.Load()
+	p := xid >> clogPageShift
+	if p < t.base || p-t.base >= uint64(len(t.pages)) {
+		return nil
+	}
+	return t.pages[p-t.base]
+}
+
+func (c *clog) ensure(xid XID) {
+	if c.page(xid) != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.pages.Load()
+	p := xid >> clogPageShift
+	if p < t.base {
+		return
+	}
+	if p-t.base < uint64(len(t.pages)) {
+		return
+	}
+	nt := &clogTable{base: t.base, pages: make([]*clogPage, p-t.base+1)}
+	copy(nt.pages, t.pages)
+	for i := len(t.pages); i < len(nt.pages); i++ {
+		nt.pages[i] = new(clogPage)
+	}
+	c.pages.Store(nt)
+}
+
+func (c *clog) get(xid XID) uint64 {
+	t := c.pages.Load()
+	p := xid >> clogPageShift
+	if p < t.base {
+		return FrozenCSN
+	}
+	if p-t.base >= uint64(len(t.pages)) {
+		return clogInProgress
+	}
+	return t.pages[p-t.base][xid&(clogPageSize-1)].Load()
+}
+
+func (c *clog) set(xid XID, v uint64) {
+	pg := c.page(xid)
+	if pg == nil {
+		c.ensure(xid)
+		pg = c.page(xid)
+	}
+	pg[xid&(clogPageSize-1)].Store(v)
+}
+
+func (c *clog) truncatedBelow() XID { return c.pages.Load().base << clogPageShift }
+
+// truncate drops whole pages below cutoff.
+func (c *clog) truncate(cutoff XID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.pages.Load()
+	p := cutoff >> clogPageShift
+	if p <= t.base {
+		return
+	}
+	drop := p - t.base
+	if drop > uint64(len(t.pages)) {
+		drop = uint64(len(t.pages))
+	}
+	nt := &clogTable{base: t.base + drop, pages: append([]*clogPage(nil), t.pages[drop:]...)}
+	c.pages.Store(nt)
+}
+
+func (c *clog) entries() uint64 { return uint64(len(c.pages.Load().pages)) * clogPageSize }

@@ -1,0 +1,46 @@
+// Package xact owns transaction identity and fate: 64-bit transaction ids, the
+// commit-status log (clog), commit sequence numbers (CSNs) and snapshots.
+//
+// # Transaction ids
+//
+// An XID is a uint64 handed out in increasing order from 1 by Manager.Begin; it
+// never wraps, so there is no freezing for wraparound's sake. XID 0 is
+// InvalidXID.
+//
+// # Snapshots are one number
+//
+// Instead of PostgreSQL's GetSnapshotData (copying the list of running xids
+// into every snapshot, O(running transactions) per statement under READ
+// COMMITTED), a transaction gets a commit sequence number (CSN) when it
+// commits, and a snapshot is just the last CSN handed out when it was taken.
+// "xid is visible to snapshot s" is "xid committed with csn <= s.CSN" (or
+// xid is the snapshot's own transaction). The observable rules stay
+// PostgreSQL's: a change is visible exactly when its transaction had
+// committed before the snapshot was taken.
+//
+// Invariant (commit atomicity): the clog entry of a transaction is written
+// before its CSN is published as Manager's last CSN, under commitMu; so a
+// reader that loads last CSN c and then reads the clog sees every
+// transaction with csn <= c as committed.
+//
+// # Transactions as objects
+//
+// Every live transaction is an *Xact with a Done channel that is closed when
+// it ends (after its final status is in the clog). Waiting for a transaction
+// is a select on Done; row locks recorded in tuple headers "die with the xid"
+// when Done closes: commit and abort are O(1) whatever was locked.
+//
+// # Horizons and truncation
+//
+// Each live transaction publishes the CSN of the snapshot it currently uses
+// (PublishSnapshot). Horizon() is the oldest CSN any live or future snapshot
+// can hold; a version deleted by a transaction that committed at or below it
+// is invisible to everyone (vacuum may remove it) and an xmin committed at or
+// below it is visible to everyone (vacuum may freeze it). TruncateClog drops
+// clog pages below an xid the caller (vacuum) guarantees no tuple still
+// references unfrozen; lookups below the truncation point report "frozen".
+//
+// Callers: package heap (visibility), multixact (member liveness), tuplelock
+// and the root package (Begin/Commit/Abort). All methods are safe for
+// concurrent use.
+package xact

@@ -1,0 +1,251 @@
+package xact
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// XID is a 64-bit transaction id. It never wraps.
+type XID = uint64
+
+// InvalidXID is never assigned to a transaction.
+const InvalidXID XID = 0
+
+// Status is a transaction's fate as recorded in the clog.
+type Status uint8
+
+const (
+	InProgress Status = iota
+	Committed
+	Aborted
+)
+
+func (s Status) String() string {
+	switch s {
+	case InProgress:
+		return "in progress"
+	case Committed:
+		return "committed"
+	case Aborted:
+		return "aborted"
+	}
+	return "unknown"
+}
+
+// clog entry encoding: 0 = in progress (or never assigned), 1 = aborted,
+// >= FrozenCSN = committed with that CSN.
+const (
+	clogInProgress uint64 = 0
+	clogAborted    uint64 = 1
+	// FrozenCSN is the CSN reported for transactions below the truncation
+	// point: committed before every snapshot.
+	FrozenCSN uint64 = 2
+)
+
+// Xact is one transaction's shared record.
+type Xact struct {
+	ID   XID
+	done chan struct{}
+	// snapCSN is the CSN of the snapshot this transaction currently reads
+	// with (0 = none yet); it holds back the horizon.
+	snapCSN atomic.Uint64
+}
+
+// Done is closed when the transaction has committed or aborted.
+func (x *Xact) Done() <-chan struct{} { return x.done }
+
+// Snapshot decides visibility: a transaction's effects are visible iff it is
+// Self or it committed with a CSN <= CSN.
+type Snapshot struct {
+	CSN  uint64
+	Self XID
+}
+
+const liveShards = 64
+
+type liveShard struct {
+	mu sync.Mutex
+	m  map[XID]*Xact
+	_  [40]byte
+}
+
+// Manager hands out xids, records fates and takes snapshots.
+type Manager struct {
+	nextXid  atomic.Uint64
+	commitMu sync.Mutex
+	lastCSN  atomic.Uint64
+	clog     clog
+	live     [liveShards]liveShard
+	nlive    atomic.Int64
+}
+
+// NewManager returns a manager whose first xid is 1.
+func NewManager() *Manager {
+	m := &Manager{}
+	m.lastCSN.Store(FrozenCSN)
+	for i := range m.live {
+		m.live[i].m = make(map[XID]*Xact)
+	}
+	m.clog.init()
+	return m
+}
+
+// Begin assigns a new xid and registers the transaction as running.
+func (m *Manager) Begin() *Xact {
+	x := &Xact{ID: m.nextXid.Add(1), done: make(chan struct{})}
+	m.clog.ensure(x.ID)
+	s := &m.live[x.ID%liveShards]
+	s.mu.Lock()
+	s.m[x.ID] = x
+	s.mu.Unlock()
+	m.nlive.Add(1)
+	return x
+}
+
+// Commit records x as committed with a fresh CSN, then closes Done.
+func (m *Manager) Commit(x *Xact) { m.finish(x, true) }
+
+// Abort records x as aborted, then closes Done.
+func (m *Manager) Abort(x *Xact) { m.finish(x, false) }
+
+func (m *Manager) finish(x *Xact, commit bool) {
+	if commit {
+		m.commitMu.Lock()
+		c := m.lastCSN.Load() + 1
+		m.clog.set(x.ID, c)
+		m.lastCSN.Store(c)
+		m.commitMu.Unlock()
+	} else {
+		m.clog.set(x.ID, clogAborted)
+	}
+	s := &m.live[x.ID%liveShards]
+	s.mu.Lock()
+	delete(s.m, x.ID)
+	s.mu.Unlock()
+	m.nlive.Add(-1)
+	x.snapCSN.Store(0)
+	close(x.done)
+}
+
+// Lookup returns the live transaction with this xid, or nil if it has ended
+// (or never existed).
+func (m *Manager) Lookup(xid XID) *Xact {
+	s := &m.live[xid%liveShards]
+	s.mu.Lock()
+	x := s.m[xid]
+	s.mu.Unlock()
+	return x
+}
+
+// Status returns the fate of xid and, when committed, its CSN.
+func (m *Manager) Status(xid XID) (Status, uint64) {
+	v := m.clog.get(xid)
+	switch {
+	case v == clogInProgress:
+		return InProgress, 0
+	case v == clogAborted:
+		return Aborted, 0
+	default:
+		return Committed, v
+	}
+}
+
+// IsInProgress reports whether xid is still running.
+func (m *Manager) IsInProgress(xid XID) bool { return m.clog.get(xid) == clogInProgress }
+
+// DidCommit reports whether xid committed.
+func (m *Manager) DidCommit(xid XID) bool { return m.clog.get(xid) >= FrozenCSN }
+
+// NextXid is the xid the next Begin will get.
+func (m *Manager) NextXid() XID { return m.nextXid.Load() + 1 }
+
+// LastCSN is the CSN of the most recent commit.
+func (m *Manager) LastCSN() uint64 { return m.lastCSN.Load() }
+
+// TakeSnapshot takes a snapshot for x and publishes it as x's current
+// snapshot, so the horizon cannot pass it. See the package comment for why
+// the loop is needed.
+func (m *Manager) TakeSnapshot(x *Xact) Snapshot {
+	for {
+		c := m.lastCSN.Load()
+		x.snapCSN.Store(c)
+		if m.lastCSN.Load() == c {
+			return Snapshot{CSN: c, Self: x.ID}
+		}
+	}
+}
+
+// Visible reports whether the effects of xid are visible to snap.
+func (m *Manager) Visible(xid XID, snap Snapshot) bool {
+	if xid == snap.Self {
+		return true
+	}
+	v := m.clog.get(xid)
+	return v >= FrozenCSN && v <= snap.CSN
+}
+
+// Horizon returns a CSN such that every live or future snapshot has
+// CSN >= it. The load of lastCSN comes before the scan; see TakeSnapshot.
+func (m *Manager) Horizon() uint64 {
+	h := m.lastCSN.Load()
+	m.forLive(func(x *Xact) {
+		if c := x.snapCSN.Load(); c != 0 && c < h {
+			h = c
+		}
+	})
+	return h
+}
+
+// OldestLive returns the smallest running xid, or NextXid() if none runs.
+func (m *Manager) OldestLive() XID {
+	o := m.NextXid()
+	m.forLive(func(x *Xact) {
+		if x.ID < o {
+			o = x.ID
+		}
+	})
+	return o
+}
+
+// Live returns the ids of running transactions (unordered).
+func (m *Manager) Live() []XID {
+	out := make([]XID, 0, m.nlive.Load())
+	m.forLive(func(x *Xact) { out = append(out, x.ID) })
+	return out
+}
+
+// NumLive is the number of running transactions.
+func (m *Manager) NumLive() int { return int(m.nlive.Load()) }
+
+func (m *Manager) forLive(fn func(*Xact)) {
+	for i := range m.live {
+		s := &m.live[i]
+		s.mu.Lock()
+		for _, x := range s.m {
+			fn(x)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// FreezeCutoff returns the xid below which every transaction has ended and,
+// if it committed, committed at or below horizon: tuples whose xmin/xmax are
+// below it can be frozen and their clog entries dropped.
+func (m *Manager) FreezeCutoff(horizon uint64) XID {
+	limit := m.OldestLive()
+	x := max(m.clog.truncatedBelow(), 1) // xid 0 is never assigned
+	for ; x < limit; x++ {
+		v := m.clog.get(x)
+		if v == clogInProgress || (v >= FrozenCSN && v > horizon) {
+			break
+		}
+	}
+	return x
+}
+
+// TruncateClog drops commit-status entries of xids below cutoff; the caller
+// guarantees no tuple or multixact still refers to them unfrozen.
+func (m *Manager) TruncateClog(cutoff XID) { m.clog.truncate(cutoff) }
+
+// ClogEntries is the number of commit-status entries currently kept.
+func (m *Manager) ClogEntries() uint64 { return m.clog.entries() }
