@@ -23,9 +23,12 @@ import (
 //     after check k's verdict is final;
 //   - a found cycle is validated (stillWaiting) before the victim is resolved,
 //     because the observations were not taken at one instant;
+//   - summary first: a search that only has to prove "no cycle" reads each
+//     lock's holders, never its queue, so a waiter behind 1000 others on a
+//     hot row costs O(1); an exact search runs only on a suspected cycle;
 //   - memo stamps (a check that proved its waiter lies on no cycle at epoch E
 //     stamps it; later searches at epoch E prune it) make a quiescent pile of
-//     1000 waiters cost O(1) per check after the first instead of O(n).
+//     1000 chained waiters cost O(1) per check after the first instead of O(n).
 type central struct {
 	d    *Detector
 	mu   sync.Mutex

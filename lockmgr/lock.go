@@ -21,6 +21,8 @@ import (
 //   - the object is in its partition's map iff it has holders or waiters.
 type lock struct {
 	tag       Tag
+	hash      uint64
+	next      *lock      // next lock whose tag has the same hash
 	part      *partition // immutable: objects are recycled only within their partition
 	granted   [9]int32
 	waiting   [9]int32
@@ -50,8 +52,17 @@ type waiter struct {
 	xacts []Xact
 }
 
-func (pt *partition) get(tag Tag) *lock {
-	if l := pt.locks[tag]; l != nil {
+func (pt *partition) lookup(tag Tag, h uint64) *lock {
+	for l := pt.locks[h]; l != nil; l = l.next {
+		if l.tag == tag {
+			return l
+		}
+	}
+	return nil
+}
+
+func (pt *partition) get(tag Tag, h uint64) *lock {
+	if l := pt.lookup(tag, h); l != nil {
 		return l
 	}
 	var l *lock
@@ -62,8 +73,9 @@ func (pt *partition) get(tag Tag) *lock {
 	} else {
 		l = &lock{part: pt}
 	}
-	l.tag = tag
-	pt.locks[tag] = l
+	l.tag, l.hash = tag, h
+	l.next = pt.locks[h]
+	pt.locks[h] = l
 	return l
 }
 
@@ -72,7 +84,21 @@ func (pt *partition) release(l *lock) {
 	if len(l.holders) != 0 || len(l.queue) != 0 {
 		return
 	}
-	delete(pt.locks, l.tag)
+	if head := pt.locks[l.hash]; head == l {
+		if l.next == nil {
+			delete(pt.locks, l.hash)
+		} else {
+			pt.locks[l.hash] = l.next
+		}
+	} else {
+		for q := head; q != nil; q = q.next {
+			if q.next == l {
+				q.next = l.next
+				break
+			}
+		}
+	}
+	l.next = nil
 	if len(pt.free) < maxFreeLocks && cap(l.queue) <= 64 && cap(l.holders) <= 64 {
 		*l = lock{part: pt, holders: l.holders[:0], queue: l.queue[:0]}
 		pt.free = append(pt.free, l)
@@ -187,9 +213,10 @@ func (m *Manager) Lock(ctx context.Context, p *Proc, tag Tag, mode LockMode, w W
 	if !mode.valid() {
 		return fmt.Errorf("lockmgr: invalid lock mode %d", int(mode))
 	}
-	pt := m.partOf(tag)
+	h := m.hash(tag)
+	pt := m.partOf(h)
 	pt.mu.Lock()
-	l := pt.get(tag)
+	l := pt.get(tag, h)
 	hi := l.holderIndex(p)
 	other := l.otherGranted(hi)
 	cm := conflictTab[mode]
@@ -347,9 +374,10 @@ func (m *Manager) Unlock(p *Proc, tag Tag, mode LockMode) {
 	if !mode.valid() {
 		return
 	}
-	pt := m.partOf(tag)
+	h := m.hash(tag)
+	pt := m.partOf(h)
 	pt.mu.Lock()
-	if l := pt.locks[tag]; l != nil {
+	if l := pt.lookup(tag, h); l != nil {
 		if hi := l.holderIndex(p); hi >= 0 && l.holders[hi].counts[mode] > 0 {
 			l.ungrant(hi, mode)
 			if len(l.queue) > 0 {

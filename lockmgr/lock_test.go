@@ -404,3 +404,27 @@ func TestConcurrentInvariants(t *testing.T) {
 	}
 	empty(t, m)
 }
+
+// Tags whose hashes collide share a map slot, chained.
+func TestHashCollisionChain(t *testing.T) {
+	m := newManager(t, "default", time.Minute)
+	pt := &m.parts[0]
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	a, b, c := pt.get(tup("a"), 42), pt.get(tup("b"), 42), pt.get(tup("c"), 42)
+	if a == b || b == c || pt.lookup(tup("a"), 42) != a || pt.lookup(tup("b"), 42) != b || pt.lookup(tup("c"), 42) != c {
+		t.Fatal("chain lookup")
+	}
+	if pt.lookup(tup("a"), 43) != nil || pt.lookup(tup("d"), 42) != nil {
+		t.Fatal("phantom lock")
+	}
+	pt.release(b) // middle of the chain
+	if pt.lookup(tup("b"), 42) != nil || pt.lookup(tup("a"), 42) != a || pt.lookup(tup("c"), 42) != c {
+		t.Fatal("unlink middle")
+	}
+	pt.release(c) // head
+	pt.release(a)
+	if len(pt.locks) != 0 {
+		t.Fatalf("%d map entries left", len(pt.locks))
+	}
+}

@@ -16,16 +16,18 @@ func (m *Manager) Locks() []LockInfo {
 	for i := range m.parts {
 		pt := &m.parts[i]
 		pt.mu.RLock()
-		for _, l := range pt.locks {
-			for _, h := range l.holders {
-				for mode := AccessShareLock; mode <= AccessExclusiveLock; mode++ {
-					if h.mask&bit(mode) != 0 {
-						out = append(out, LockInfo{Tag: l.tag, Mode: mode, Xid: h.proc.xid, Granted: true})
+		for _, head := range pt.locks {
+			for l := head; l != nil; l = l.next {
+				for _, h := range l.holders {
+					for mode := AccessShareLock; mode <= AccessExclusiveLock; mode++ {
+						if h.mask&bit(mode) != 0 {
+							out = append(out, LockInfo{Tag: l.tag, Mode: mode, Xid: h.proc.xid, Granted: true})
+						}
 					}
 				}
-			}
-			for _, w := range l.queue {
-				out = append(out, LockInfo{Tag: l.tag, Mode: w.mode, Xid: w.proc.xid, WaitStart: w.dw.Start})
+				for _, w := range l.queue {
+					out = append(out, LockInfo{Tag: l.tag, Mode: w.mode, Xid: w.proc.xid, WaitStart: w.dw.Start})
+				}
 			}
 		}
 		pt.mu.RUnlock()

@@ -64,7 +64,7 @@ type Manager struct {
 
 type partition struct {
 	mu    sync.RWMutex
-	locks map[Tag]*lock
+	locks map[uint64]*lock // by tag hash; colliding tags chained through lock.next
 	free  []*lock
 	_     [40]byte // keep hot mutexes of neighbouring partitions off one cache line
 }
@@ -116,7 +116,7 @@ func New(opts Options) (*Manager, error) {
 		seed:  maphash.MakeSeed(),
 	}
 	for i := range m.parts {
-		m.parts[i].locks = make(map[Tag]*lock)
+		m.parts[i].locks = make(map[uint64]*lock)
 		m.reg[i].procs = make(map[uint64]*Proc)
 	}
 	det, err := deadlock.New(opts.Strategy, timeout, graph{m})
@@ -161,15 +161,16 @@ func mix(h uint64) uint64 {
 	return h
 }
 
-func (m *Manager) partOf(t Tag) *partition {
-	var h uint64
+// hash is the tag's 64-bit hash: it picks the partition and keys the
+// partition's map (hashing the Tag once instead of once per map operation).
+func (m *Manager) hash(t Tag) uint64 {
 	if t.Kind == TagTransaction {
-		h = mix(t.Xid)
-	} else {
-		h = maphash.String(m.seed, t.Key) ^ mix(maphash.String(m.seed, t.Rel)+uint64(t.Kind)) ^ mix(t.Xid)
+		return mix(t.Xid)
 	}
-	return &m.parts[(h^h>>32)&m.mask]
+	return maphash.String(m.seed, t.Key) ^ mix(maphash.String(m.seed, t.Rel)+uint64(t.Kind)) ^ mix(t.Xid)
 }
+
+func (m *Manager) partOf(h uint64) *partition { return &m.parts[(h^h>>32)&m.mask] }
 
 func (m *Manager) regOf(xid uint64) *regShard { return &m.reg[mix(xid)&m.mask] }
 

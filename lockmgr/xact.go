@@ -62,7 +62,7 @@ func (m *Manager) WaitXacts(ctx context.Context, p *Proc, xs []Xact, w Wait) err
 
 	// Publish under the partition of the first awaited xid, as PostgreSQL
 	// takes that partition's lock to queue for ShareLock on the xid.
-	pt := m.partOf(Tag{Kind: TagTransaction, Xid: pending[0].Xid})
+	pt := m.partOf(m.hash(Tag{Kind: TagTransaction, Xid: pending[0].Xid}))
 	wr := &waiter{proc: p, part: pt, mode: ShareLock, xacts: pending}
 	wr.dw.Init(wr)
 	pt.mu.Lock()
