@@ -21,8 +21,11 @@ const (
 	txDone
 )
 
-// Tx is a transaction. A Tx is meant for one goroutine at a time; Rollback
-// may be called from anywhere.
+// Tx is a transaction. Like a PostgreSQL session, a Tx is used by one
+// goroutine at a time: to abandon an operation that is blocked waiting for a
+// lock, cancel the context it was given (the operation then fails with
+// SQLSTATE 57014 and the transaction is rolled back), rather than calling
+// Rollback from another goroutine.
 type Tx struct {
 	db       *DB
 	txn      tuplelock.Txn
