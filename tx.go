@@ -83,6 +83,7 @@ func (tx *Tx) fail(ctx context.Context, err error) error {
 	}
 	switch {
 	case errors.Is(err, lockmgr.ErrDeadlock):
+		tx.db.log.Info("deadlock detected", "tx", tx.ID(), "detail", err.Error())
 		err = ErrDeadlock
 	case errors.Is(err, lockmgr.ErrLockTimeout):
 		err = ErrLockTimeout

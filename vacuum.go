@@ -38,6 +38,7 @@ func (db *DB) Vacuum() VacuumResult {
 	db.xacts.TruncateClog(minRef)
 	res.ClogTruncatedTo = minRef
 	db.vacuumRuns.Add(1)
+	db.log.Debug("vacuum", "rows", res.Rows, "versions_removed", res.VersionsRemoved, "rows_unlinked", res.RowsUnlinked, "clog_truncated_to", res.ClogTruncatedTo, "horizon_csn", horizon)
 	return res
 }
 

@@ -59,8 +59,9 @@ func BenchmarkGet(b *testing.B) {
 	}
 }
 
-func BenchmarkLockFastPath(b *testing.B) {
-	db := benchDB(b)
+// shareLockLoop runs one transaction per iteration that locks row "a" FOR
+// SHARE and commits.
+func shareLockLoop(b *testing.B, db *tupled.DB) {
 	b.ReportAllocs()
 	for b.Loop() {
 		tx, _ := db.Begin(bg, nil)
@@ -69,6 +70,11 @@ func BenchmarkLockFastPath(b *testing.B) {
 		}
 		_ = tx.Commit()
 	}
+}
+
+func BenchmarkLockFastPath(b *testing.B) {
+	db := benchDB(b)
+	shareLockLoop(b, db)
 	b.StopTimer()
 	s := db.Stats()
 	if s.MultiXactsCreated != 0 {
@@ -83,28 +89,14 @@ func BenchmarkLockMultiXact(b *testing.B) {
 	holder := begin(b, db)
 	_, err := holder.Lock(bg, "t", []byte("a"), tupled.ForShare, tupled.Wait)
 	require.NoError(b, err)
-	b.ReportAllocs()
-	for b.Loop() {
-		tx, _ := db.Begin(bg, nil)
-		if _, err := tx.Lock(bg, "t", []byte("a"), tupled.ForShare, tupled.Wait); err != nil {
-			b.Fatal(err)
-		}
-		_ = tx.Commit()
-	}
+	shareLockLoop(b, db)
 }
 
 // BenchmarkLockFastPathOff forces a multixact for every lock
 // (Options.ShareFastPathOff), the pre-9.3 situation.
 func BenchmarkLockFastPathOff(b *testing.B) {
 	db := openDB(b, &tupled.Options{VacuumInterval: -1, ShareFastPathOff: true}, map[string]string{"a": "1"})
-	b.ReportAllocs()
-	for b.Loop() {
-		tx, _ := db.Begin(bg, nil)
-		if _, err := tx.Lock(bg, "t", []byte("a"), tupled.ForShare, tupled.Wait); err != nil {
-			b.Fatal(err)
-		}
-		_ = tx.Commit()
-	}
+	shareLockLoop(b, db)
 }
 
 // BenchmarkLocks1000Waiters: DB.Locks() while 1000 transactions wait for

@@ -154,7 +154,7 @@ func (e *Engine) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me uin
 // lock timeout, ctx) or an internal failure.
 func (e *Engine) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool) (heap.TMResult, error) {
 	me := tx.ID()
-	tag := tupleTag(tbl, r)
+	var tag lockmgr.Tag // built only when we must queue
 	haveTupleLock := false
 	defer func() {
 		if haveTupleLock {
@@ -253,6 +253,7 @@ func (e *Engine) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 		// Sleep: first the tuple lock (fixes our place in line), then the
 		// transaction(s) in xmax.
 		if !skipTupleLock && !haveTupleLock {
+			tag = tupleTag(tbl, r)
 			err := e.Locks.Lock(ctx, tx.Proc, tag, hwMode(mode), lockmgr.Wait{NoWait: policy != Block, Timeout: tx.LockTimeout})
 			if errors.Is(err, lockmgr.ErrWouldBlock) {
 				return heap.TMWouldBlock, nil

@@ -28,7 +28,7 @@ func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.R
 	if isDelete {
 		mode = Exclusive
 	}
-	tag := tupleTag(tbl, r)
+	var tag lockmgr.Tag // built only when we must queue
 	haveTupleLock := false
 	defer func() {
 		if haveTupleLock {
@@ -39,6 +39,7 @@ func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.R
 		if haveTupleLock {
 			return nil
 		}
+		tag = tupleTag(tbl, r)
 		if err := e.Locks.Lock(ctx, tx.Proc, tag, hwMode(mode), lockmgr.Wait{Timeout: tx.LockTimeout}); err != nil {
 			return err
 		}
