@@ -1,0 +1,271 @@
+package multixact
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tupled/tupled/xact"
+)
+
+// The transaction manager is what the engine passes as XidStatus.
+var _ XidStatus = (*xact.Manager)(nil)
+
+// fates is a hand-written XidStatus: "running", "committed" or "aborted"
+// per xid.
+type fates map[uint64]string
+
+func (f fates) IsInProgress(xid uint64) bool { return f[xid] == "running" }
+func (f fates) DidCommit(xid uint64) bool    { return f[xid] == "committed" }
+
+func mustCreate(t *testing.T, s *Store, members ...Member) *MultiXact {
+	t.Helper()
+	m, err := s.Create(members)
+	require.NoError(t, err)
+	require.NotNil(t, m)
+	return m
+}
+
+func TestCreateSortsAndDeduplicates(t *testing.T) {
+	s := NewStore()
+	require.Equal(t, ID(1), s.NextID())
+	in := []Member{{5, ForShare}, {3, Update}, {5, ForShare}, {3, ForKeyShare}, {4, ForKeyShare}}
+	orig := append([]Member(nil), in...)
+
+	m := mustCreate(t, s, in...)
+	assert.Equal(t, ID(1), m.ID, "the first multixact id is 1")
+	assert.Equal(t, ID(2), s.NextID())
+	assert.Equal(t, []Member{{3, ForKeyShare}, {3, Update}, {4, ForKeyShare}, {5, ForShare}}, m.Members,
+		"sorted by (xid, status), duplicates dropped; one xid may keep two statuses")
+	assert.Equal(t, orig, in, "the caller's slice is not modified")
+	assert.Same(t, m, s.Get(m.ID))
+	assert.Nil(t, s.Get(99), "never created")
+	assert.Nil(t, s.Get(InvalidID))
+	assert.Equal(t, Stats{Created: 1, Live: 1}, s.Stats())
+}
+
+func TestCreateRejectsTwoUpdaters(t *testing.T) {
+	s := NewStore()
+	for _, members := range [][]Member{
+		{{1, Update}, {2, NoKeyUpdate}},
+		{{1, NoKeyUpdate}, {2, NoKeyUpdate}, {3, ForShare}},
+		{{1, NoKeyUpdate}, {1, Update}}, // even of one transaction
+	} {
+		m, err := s.Create(members)
+		assert.Error(t, err, "%v", members)
+		assert.Nil(t, m)
+	}
+	assert.Equal(t, ID(1), s.NextID(), "no id consumed")
+	assert.Zero(t, s.Stats().Created)
+
+	// One updater beside lockers, even of its own transaction, is fine.
+	m := mustCreate(t, s, Member{1, ForShare}, Member{1, NoKeyUpdate}, Member{2, ForKeyShare})
+	assert.Len(t, m.Members, 3)
+}
+
+func TestCreateInternsIdenticalMemberSets(t *testing.T) {
+	s := NewStore()
+	a := mustCreate(t, s, Member{7, ForShare}, Member{9, ForKeyShare})
+	b := mustCreate(t, s, Member{9, ForKeyShare}, Member{7, ForShare}, Member{7, ForShare})
+	assert.Same(t, a, b, "the same member set, in any order, is the same multixact")
+
+	c := mustCreate(t, s, Member{7, ForShare}, Member{9, ForShare})
+	assert.NotSame(t, a, c, "a different status is a different set")
+	assert.NotEqual(t, a.ID, c.ID)
+	assert.Equal(t, Stats{Created: 2, Reused: 1, Live: 2}, s.Stats())
+}
+
+func TestConcurrentCreateOfOneSetYieldsOneMultixact(t *testing.T) {
+	s := NewStore()
+	const n = 8
+	got := make([]*MultiXact, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			m, err := s.Create([]Member{{uint64(10 + i%2), ForKeyShare}, {uint64(11 - i%2), ForKeyShare}})
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = m
+		})
+	}
+	wg.Wait()
+	for _, m := range got {
+		assert.Same(t, got[0], m)
+	}
+	assert.Equal(t, uint64(1), s.Stats().Created)
+}
+
+func TestExpandReturnsSameMultixactWhenAlreadyMember(t *testing.T) {
+	s := NewStore()
+	st := fates{1: "running", 2: "running"}
+	m := mustCreate(t, s, Member{1, ForShare}, Member{2, ForKeyShare})
+	reused := s.Stats().Reused
+
+	e, err := s.Expand(m, 2, ForKeyShare, st)
+	require.NoError(t, err)
+	assert.Same(t, m, e)
+	assert.Equal(t, reused+1, s.Stats().Reused)
+
+	// The same xid with another status is a new member.
+	e, err = s.Expand(m, 2, ForUpdate, st)
+	require.NoError(t, err)
+	assert.NotSame(t, m, e)
+	assert.Equal(t, []Member{{1, ForShare}, {2, ForKeyShare}, {2, ForUpdate}}, e.Members)
+	assert.Equal(t, []Member{{1, ForShare}, {2, ForKeyShare}}, m.Members, "the old multixact never changes")
+}
+
+func TestExpandPrunesWhatCannotMatter(t *testing.T) {
+	s := NewStore()
+	st := fates{
+		1: "committed", // locker, finished: pruned
+		2: "aborted",   // locker, finished: pruned
+		3: "running",   // locker: kept
+		4: "committed", // updater: kept
+		5: "running",   // the newcomer
+	}
+	m := mustCreate(t, s, Member{1, ForShare}, Member{2, ForUpdate}, Member{3, ForKeyShare}, Member{4, NoKeyUpdate})
+	e, err := s.Expand(m, 5, ForKeyShare, st)
+	require.NoError(t, err)
+	assert.Equal(t, []Member{{3, ForKeyShare}, {4, NoKeyUpdate}, {5, ForKeyShare}}, e.Members)
+
+	// An aborted updater is pruned, which frees the updater slot.
+	st[4] = "aborted"
+	e, err = s.Expand(m, 5, Update, st)
+	require.NoError(t, err)
+	assert.Equal(t, []Member{{3, ForKeyShare}, {5, Update}}, e.Members)
+	upd, us := e.UpdateXid()
+	assert.Equal(t, uint64(5), upd)
+	assert.Equal(t, Update, us)
+
+	// Expanding a multixact whose members all finished leaves the newcomer.
+	st[3] = "committed"
+	e, err = s.Expand(m, 5, ForShare, st)
+	require.NoError(t, err)
+	assert.Equal(t, []Member{{5, ForShare}}, e.Members)
+}
+
+func TestExpandKeepsRunningUpdaterAndRejectsSecond(t *testing.T) {
+	s := NewStore()
+	st := fates{1: "running", 2: "running"}
+	m := mustCreate(t, s, Member{1, NoKeyUpdate})
+	_, err := s.Expand(m, 2, Update, st)
+	assert.Error(t, err, "a running updater is kept, so a second one is refused")
+
+	st[1] = "committed"
+	_, err = s.Expand(m, 2, Update, st)
+	assert.Error(t, err, "so is a committed one")
+
+	st[1] = "aborted"
+	e, err := s.Expand(m, 2, Update, st)
+	require.NoError(t, err)
+	assert.Equal(t, []Member{{2, Update}}, e.Members)
+}
+
+func TestIsRunning(t *testing.T) {
+	s := NewStore()
+	m := mustCreate(t, s, Member{1, ForShare}, Member{2, Update})
+	assert.True(t, IsRunning(m, fates{1: "running", 2: "committed"}))
+	assert.True(t, IsRunning(m, fates{1: "aborted", 2: "running"}))
+	assert.False(t, IsRunning(m, fates{1: "committed", 2: "aborted"}))
+}
+
+func TestStatusTable(t *testing.T) {
+	for _, c := range []struct {
+		s        Status
+		mode     int
+		isUpdate bool
+		name     string
+	}{
+		{ForKeyShare, 0, false, "ForKeyShare"},
+		{ForShare, 1, false, "ForShare"},
+		{ForNoKeyUpdate, 2, false, "ForNoKeyUpdate"},
+		{ForUpdate, 3, false, "ForUpdate"},
+		{NoKeyUpdate, 2, true, "NoKeyUpdate"},
+		{Update, 3, true, "Update"},
+	} {
+		assert.Equal(t, c.mode, c.s.LockMode(), "%v.LockMode", c.s)
+		assert.Equal(t, c.isUpdate, c.s.IsUpdate(), "%v.IsUpdate", c.s)
+		assert.Equal(t, c.name, c.s.String())
+	}
+	assert.Equal(t, "Status(9)", Status(9).String())
+}
+
+// TestModesConflict checks all 16 pairs against the conflict table of
+// tuplelock/README.md (requested × held).
+func TestModesConflict(t *testing.T) {
+	const (
+		keyShare = iota
+		share
+		noKeyExclusive
+		exclusive
+	)
+	want := [4][4]bool{
+		//            KeyShare Share  NoKeyExcl Excl
+		keyShare:       {false, false, false, true},
+		share:          {false, false, true, true},
+		noKeyExclusive: {false, true, true, true},
+		exclusive:      {true, true, true, true},
+	}
+	for a := range 4 {
+		for b := range 4 {
+			assert.Equal(t, want[a][b], ModesConflict(a, b), "ModesConflict(%d, %d)", a, b)
+			assert.Equal(t, ModesConflict(a, b), ModesConflict(b, a), "symmetric")
+		}
+	}
+}
+
+func TestUpdateXid(t *testing.T) {
+	s := NewStore()
+	locks := mustCreate(t, s, Member{1, ForShare}, Member{2, ForUpdate})
+	x, st := locks.UpdateXid()
+	assert.Zero(t, x, "lock-only")
+	assert.Zero(t, st)
+
+	for _, us := range []Status{NoKeyUpdate, Update} {
+		m := mustCreate(t, s, Member{1, ForShare}, Member{3, us}, Member{4, ForKeyShare})
+		x, st = m.UpdateXid()
+		assert.Equal(t, uint64(3), x)
+		assert.Equal(t, us, st)
+	}
+}
+
+// TestReclamation drops every reference to a multixact (the intern cache
+// included) and waits for the garbage collector: the registry entry goes
+// away, Get returns nil and Live falls. A multixact still referenced stays.
+func TestReclamation(t *testing.T) {
+	s := NewStore()
+	var gone ID
+	func() {
+		m := mustCreate(t, s, Member{1, ForShare}, Member{2, ForShare})
+		gone = m.ID
+	}()
+	kept := mustCreate(t, s, Member{1, ForKeyShare}, Member{2, ForKeyShare})
+
+	// The intern cache holds strong references to up to cacheSize sets;
+	// this many new sets flush the two above out of it.
+	for i := range cacheSize {
+		mustCreate(t, s, Member{uint64(100 + i), ForKeyShare})
+	}
+	before := s.Stats().Live
+	require.Equal(t, uint64(cacheSize+2), before)
+
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Get(gone) != nil || s.Stats().Live >= before {
+		require.True(t, time.Now().Before(deadline), "multixact %d not reclaimed (live %d)", gone, s.Stats().Live)
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	assert.Nil(t, s.Get(gone))
+	assert.Less(t, s.Stats().Live, before)
+	assert.Same(t, kept, s.Get(kept.ID), "a referenced multixact survives")
+	runtime.KeepAlive(kept)
+
+	// Its member set is not resurrected under the old id.
+	again := mustCreate(t, s, Member{1, ForShare}, Member{2, ForShare})
+	assert.NotEqual(t, gone, again.ID)
+}
