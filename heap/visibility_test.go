@@ -46,9 +46,11 @@ func (w *world) multi(members ...multixact.Member) *multixact.MultiXact {
 	return m
 }
 
-func mb(xid uint64, s multixact.Status) multixact.Member { return multixact.Member{Xid: xid, Status: s} }
+func mb(xid uint64, s multixact.Status) multixact.Member {
+	return multixact.Member{Xid: xid, Status: s}
+}
 
-// withMulti makes a tuple inserted by ins whose xmax is m with infomask im.
+// withMulti makes a tuple inserted by xmin whose xmax is m, with IS_MULTI and im.
 func withMulti(xmin uint64, m *multixact.MultiXact, im uint16) *heap.Tuple {
 	return &heap.Tuple{Xmin: xmin, Xmax: m.ID, Multi: m, Infomask: heap.XmaxIsMulti | im}
 }
