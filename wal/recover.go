@@ -1,0 +1,214 @@
+package wal
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// scanResult is what scanSegment found in one segment file.
+type scanResult struct {
+	valid   int64 // bytes of intact header and records at the start of the file (0 if the header is bad)
+	records int
+	bad     error // why the byte at offset valid is not the start of an intact record; nil if valid == len(data)
+}
+
+// scanSegment walks the records of a segment file's contents.
+func scanSegment(data []byte, base LSN) scanResult {
+	if err := checkSegmentHeader(data, base); err != nil {
+		return scanResult{bad: err}
+	}
+	res := scanResult{valid: segHeaderSize}
+	for res.valid < int64(len(data)) {
+		rh, _, err := decodeRecordAt(data, res.valid, base)
+		if err != nil {
+			res.bad = err
+			return res
+		}
+		res.valid += recHeaderSize + int64(rh.length)
+		res.records++
+	}
+	return res
+}
+
+// findVoucher looks past the first damaged byte (at offset bad) of the last
+// segment for an intact record that says the damaged byte had already been
+// fsynced when the record was appended (its synced field is beyond bad).
+// Such a record proves the damage is not a torn write of unsynced data but
+// lost durable data. Intact records that make no such claim are what a
+// crash leaves when the disk wrote unsynced blocks out of order; they are
+// cut with the rest of the tail.
+func findVoucher(data []byte, base LSN, bad int64) (off int64, synced LSN, ok bool) {
+	damaged := base + LSN(bad)
+	for p := bad + 1; p+recHeaderSize <= int64(len(data)); p++ {
+		// Cheap filter first: an intact header carries its own LSN.
+		if LSN(binary.LittleEndian.Uint64(data[p+12:p+20])) != base+LSN(p) {
+			continue
+		}
+		rh, _, err := decodeRecordAt(data, p, base)
+		if err != nil {
+			continue
+		}
+		if rh.synced > damaged {
+			return p, rh.synced, true
+		}
+	}
+	return 0, 0, false
+}
+
+func (w *WAL) corrupt(base LSN, off int64, format string, args ...any) error {
+	return fmt.Errorf("%w: %s at offset %d (LSN %d): %s", ErrCorrupt, w.segPath(base), off, base+LSN(off), fmt.Sprintf(format, args...))
+}
+
+// recover reads every segment, checks the chain, cuts a torn tail of the
+// last segment, and leaves the writer's segment open with everything in it
+// fsynced.
+func (w *WAL) recover() error {
+	names, err := w.fs.List(w.dirname)
+	if err != nil {
+		return fmt.Errorf("wal: list %s: %w", w.dirname, err)
+	}
+	var bases []LSN
+	removedTmp := false
+	for _, name := range names {
+		if strings.HasSuffix(name, segSuffix+tmpSuffix) {
+			// A cut that crashed before its rename: the original is intact.
+			if err := w.fs.Remove(w.fs.PathJoin(w.dirname, name)); err != nil {
+				return fmt.Errorf("wal: remove leftover %s: %w", name, err)
+			}
+			removedTmp = true
+			continue
+		}
+		if b, ok := parseSegmentName(name); ok {
+			bases = append(bases, b)
+		}
+	}
+	if removedTmp {
+		if err := w.syncDir(); err != nil {
+			return fmt.Errorf("wal: %w", err)
+		}
+	}
+	slices.Sort(bases)
+	if len(bases) == 0 {
+		f, err := w.createSegment(0)
+		if err != nil {
+			return fmt.Errorf("wal: %w", err)
+		}
+		w.cur = segFile{base: 0, f: f, off: segHeaderSize}
+		w.log.Info("wal created")
+		return nil
+	}
+
+	var prevEnd LSN
+	records := 0
+	for i, base := range bases {
+		last := i == len(bases)-1
+		if i > 0 && base != prevEnd {
+			return w.corrupt(base, 0, "segment starts at LSN %d but the previous one ends at %d (a segment is missing or overlaps)", base, prevEnd)
+		}
+		data, err := w.readFile(w.segPath(base))
+		if err != nil {
+			return err
+		}
+		res := scanSegment(data, base)
+		records += res.records
+		if !last {
+			if res.bad != nil {
+				return w.corrupt(base, res.valid, "%v (a segment that has a successor was complete when sealed, so this is not a torn write)", res.bad)
+			}
+			prevEnd = base + LSN(len(data))
+			w.segs = append(w.segs, base)
+			continue
+		}
+		if res.bad != nil {
+			if off, synced, ok := findVoucher(data, base, res.valid); ok {
+				return w.corrupt(base, res.valid, "%v, and the intact record at offset %d says everything up to LSN %d had been fsynced (durable data lost, refusing to cut)", res.bad, off, synced)
+			}
+			keep := data[:res.valid]
+			if res.valid == 0 {
+				// Torn header of a segment whose creation crashed: no
+				// record can have been written into it, so write a fresh one.
+				keep = encodeSegmentHeader(base)
+			}
+			if err := w.cut(base, keep); err != nil {
+				return err
+			}
+			w.log.Warn("wal torn tail cut", "segment", segmentName(base), "offset", res.valid,
+				"lsn", base+LSN(len(keep)), "dropped_bytes", len(data)-len(keep), "reason", res.bad.Error())
+			data = keep
+		}
+		w.segs = append(w.segs, base)
+		f, err := w.fs.OpenReadWrite(w.segPath(base), vfs.WriteCategoryUnspecified)
+		if err != nil {
+			return fmt.Errorf("wal: open %s: %w", w.segPath(base), err)
+		}
+		w.cur = segFile{base: base, f: f, off: int64(len(data))}
+		// A process crash leaves written but unsynced records in the page
+		// cache, where Open reads them as valid: make them durable before
+		// anyone acts on them.
+		err = f.Sync()
+		w.fsyncs.Add(1)
+		if err != nil {
+			return fmt.Errorf("wal: fsync %s: %w", w.segPath(base), err)
+		}
+		if err := w.syncDir(); err != nil {
+			return fmt.Errorf("wal: %w", err)
+		}
+	}
+	w.log.Debug("wal recovered", "records", records)
+	return nil
+}
+
+func (w *WAL) readFile(name string) ([]byte, error) {
+	f, err := w.fs.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("wal: open %s: %w", name, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("wal: read %s: %w", name, err)
+	}
+	return data, nil
+}
+
+// cut replaces the segment at base by keep, durably: keep goes to a
+// temporary file that is fsynced and renamed over the segment, then the
+// directory is fsynced. A crash at any point leaves either the old file
+// (cut again at the next Open) or the new one. vfs.File has no Truncate,
+// and a cut that merely overwrote would not do: an old record beyond the
+// cut point carries the same LSN a new record will get there, so it must
+// be gone before anything new is written.
+func (w *WAL) cut(base LSN, keep []byte) error {
+	name := w.segPath(base)
+	tmp := name + tmpSuffix
+	f, err := w.fs.Create(tmp, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return fmt.Errorf("wal: cut %s: %w", name, err)
+	}
+	n, err := f.WriteAt(keep, 0)
+	if err == nil && n != len(keep) {
+		err = io.ErrShortWrite
+	}
+	if err == nil {
+		err = f.Sync()
+		w.fsyncs.Add(1)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("wal: cut %s: write %s: %w", name, tmp, err)
+	}
+	if err := w.fs.Rename(tmp, name); err != nil {
+		return fmt.Errorf("wal: cut %s: rename: %w", name, err)
+	}
+	if err := w.syncDir(); err != nil {
+		return fmt.Errorf("wal: cut %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,664 @@
+package wal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// LSN is a position in the logical log: a byte offset that grows across
+// segment files and is never reused for a durable record. The LSN of a
+// record, as Append returns it and Replay reports it, is the position just
+// past the record, so "everything up to lsn" includes the record itself.
+// LSN 0 is before every record.
+type LSN uint64
+
+// RecordType tells the engine what a record's payload means. 0 is reserved
+// (a zero-filled header must never look like a record); the engine defines
+// the other values.
+type RecordType uint8
+
+// Record is a typed, opaque payload. The WAL never looks inside Data.
+type Record struct {
+	Type RecordType
+	Data []byte
+}
+
+// Options configure Open.
+type Options struct {
+	// FS is where the segment files live; nil means vfs.Default (the OS).
+	FS vfs.FS
+	// Dir is the WAL's directory; Open creates it if needed. Required.
+	Dir string
+	// SegmentSize caps a segment file's size in bytes (header included).
+	// A record never spans segments, so a record's payload must fit in
+	// SegmentSize-60 bytes. 0 means 64 MiB. Changing it between opens is
+	// allowed: it only governs when the next segment starts.
+	SegmentSize int64
+	// Logger receives opening, tail-cutting, rotation, removal and fatal
+	// errors; nil discards them.
+	Logger *slog.Logger
+	// SyncInterval, if positive, makes the writer also write and fsync
+	// buffered records at least this often when nobody calls Sync. It bounds
+	// what a crash can lose for callers that acknowledge before Sync (the
+	// engine's SyncCommit=false): at most about one interval of appends.
+	// 0 means records are written only when Sync (or Close, or Replay)
+	// asks, or when 1 MiB is buffered, and fsynced only by Sync and Close.
+	SyncInterval time.Duration
+}
+
+// Sentinel errors; test them with errors.Is.
+var (
+	// ErrFatal wraps every error of Append and Sync after a write or fsync
+	// of the log failed once (the first cause is wrapped too). The WAL never
+	// retries: after a failed fsync the kernel may have dropped the dirty
+	// pages and a second fsync would report success for data that is gone.
+	// Close the WAL and Open it again to recover from what is on disk.
+	ErrFatal = errors.New("wal: fatal I/O error, the log accepts no more appends or syncs")
+	// ErrClosed is returned by calls after Close.
+	ErrClosed = errors.New("wal: closed")
+	// ErrCorrupt is returned by Open and Replay when durable records are
+	// damaged: anywhere before the tail of the last segment, a missing
+	// segment, or damage in the last segment that a later intact record
+	// proves was already durable.
+	ErrCorrupt = errors.New("wal: corrupt log")
+	// ErrRecordTooLarge is returned by Append for a record that cannot fit
+	// in one segment.
+	ErrRecordTooLarge = errors.New("wal: record larger than a segment can hold")
+	// ErrInvalidRecord is returned by Append for a record of type 0.
+	ErrInvalidRecord = errors.New("wal: record type 0 is reserved")
+	// ErrBeyondEnd is returned by Sync for an LSN past EndLSN.
+	ErrBeyondEnd = errors.New("wal: LSN beyond the end of the log")
+	// ErrRemoved is returned by Replay when asked for records that
+	// RemoveBefore already deleted.
+	ErrRemoved = errors.New("wal: records before the oldest segment were removed")
+)
+
+// Stats are cumulative counters since Open (Segments, EndLSN and FlushedLSN
+// are current values).
+type Stats struct {
+	Appends    uint64 // Append calls that appended at least one record
+	Records    uint64 // records appended
+	Bytes      uint64 // framed bytes appended (record headers included)
+	Fsyncs     uint64 // fsyncs of segment files: group commits, periodic and closing syncs, seals before rotation, new segment headers
+	DirSyncs   uint64 // fsyncs of the directory (segment created, cut or removed)
+	SyncCalls  uint64 // calls of Sync
+	SyncWaits  uint64 // calls of Sync that queued for the writer (the others found their LSN durable already)
+	Segments   int    // segment files in the directory
+	EndLSN     LSN
+	FlushedLSN LSN
+}
+
+// writeThreshold is how many buffered bytes make the writer write them out
+// (without an fsync) even if nobody asked.
+const writeThreshold = 1 << 20
+
+// chunk is encoded records bound for the segment whose base LSN is base.
+type chunk struct {
+	base LSN
+	data []byte
+}
+
+// waiter is a Sync (sync=true) or Replay (sync=false) waiting for the
+// writer to have fsynced (or written) everything appended before it queued.
+type waiter struct {
+	sync bool
+	ch   chan error // buffered: the writer never blocks on a waiter that gave up
+}
+
+// segFile is the segment the writer appends to.
+type segFile struct {
+	base LSN
+	f    vfs.File
+	off  int64 // bytes in the file (header included)
+}
+
+// WAL is a segmented write-ahead log. Its methods are safe for concurrent
+// use; see the package documentation for the threading model.
+type WAL struct {
+	fs      vfs.FS
+	dirname string
+	segSize int64
+	log     *slog.Logger
+	syncIvl time.Duration
+
+	lock io.Closer // the directory's LOCK file
+	dir  vfs.File  // the directory, kept open for fsyncs
+
+	// mu guards the append side: the queue of encoded records, the end of
+	// the log, the waiters, closed and the segment list.
+	mu           sync.Mutex
+	pending      []chunk
+	pendingBytes int
+	spare        [][]byte // written-out buffers for reuse
+	end          LSN      // end of the last appended record
+	appBase      LSN      // base of the segment the next record goes to
+	appOff       int64    // bytes used in that segment
+	waiters      []waiter
+	closed       bool
+	segs         []LSN // bases of the live segments, ascending
+
+	fatal   atomic.Pointer[error]
+	flushed atomic.Uint64 // everything before it is durable
+	written atomic.Uint64 // everything before it was handed to the file
+
+	// cur is owned by the writer goroutine (and by Open before it starts).
+	cur segFile
+
+	kick       chan struct{}
+	closing    chan struct{}
+	writerDone chan struct{}
+
+	// replayMu keeps RemoveBefore from deleting a segment a Replay reads.
+	replayMu sync.RWMutex
+
+	appends, records, bytes atomic.Uint64
+	fsyncs, dirSyncs        atomic.Uint64
+	syncCalls, syncWaits    atomic.Uint64
+}
+
+// Open opens the log in opts.Dir, creating the directory and a first
+// segment if needed, and recovers it: every segment is read and checked, a
+// torn tail of the last segment (partial header or payload, CRC mismatch,
+// zero fill, stale record) is cut at the last valid record durably (the
+// shortened file replaces the old one by rename, then the directory is
+// fsynced), and damage that cannot be a torn tail is reported as ErrCorrupt
+// without changing anything. After Open, FlushedLSN() == EndLSN(): what
+// Open found is fsynced, so Replay only ever shows durable records.
+func Open(opts Options) (*WAL, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("wal: Options.Dir is required")
+	}
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
+	if opts.SegmentSize == 0 {
+		opts.SegmentSize = defaultSegmentSize
+	}
+	if opts.SegmentSize < minSegmentSize || opts.SegmentSize > maxSegmentSize {
+		return nil, fmt.Errorf("wal: SegmentSize %d outside [%d, %d]", opts.SegmentSize, minSegmentSize, int64(maxSegmentSize))
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	w := &WAL{
+		fs:         opts.FS,
+		dirname:    opts.Dir,
+		segSize:    opts.SegmentSize,
+		log:        opts.Logger.With("component", "wal", "dir", opts.Dir),
+		syncIvl:    opts.SyncInterval,
+		kick:       make(chan struct{}, 1),
+		closing:    make(chan struct{}),
+		writerDone: make(chan struct{}),
+	}
+	start := time.Now()
+	if err := w.makeDir(); err != nil {
+		return nil, err
+	}
+	lock, err := w.fs.Lock(w.fs.PathJoin(w.dirname, lockName))
+	if err != nil {
+		return nil, fmt.Errorf("wal: lock %s: %w", w.dirname, err)
+	}
+	w.lock = lock
+	if w.dir, err = w.fs.OpenDir(w.dirname); err != nil {
+		_ = w.lock.Close()
+		return nil, fmt.Errorf("wal: open directory %s: %w", w.dirname, err)
+	}
+	if err := w.recover(); err != nil {
+		if w.cur.f != nil {
+			_ = w.cur.f.Close()
+		}
+		_ = w.dir.Close()
+		_ = w.lock.Close()
+		return nil, err
+	}
+	end := w.cur.base + LSN(w.cur.off)
+	w.end, w.appBase, w.appOff = end, w.cur.base, w.cur.off
+	w.written.Store(uint64(end))
+	w.flushed.Store(uint64(end))
+	w.log.Info("wal opened", "segments", len(w.segs), "first", w.segs[0], "end", end, "took", time.Since(start))
+	go w.run()
+	return w, nil
+}
+
+// makeDir creates the WAL directory and any missing parents, fsyncing the
+// parent of each directory it created: a new directory entry survives a
+// crash only once its parent is fsynced.
+func (w *WAL) makeDir() error {
+	var missing []string
+	for d := w.dirname; ; {
+		if _, err := w.fs.Stat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		parent := w.fs.PathDir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := w.fs.MkdirAll(w.dirname, 0o755); err != nil {
+		return fmt.Errorf("wal: create directory %s: %w", w.dirname, err)
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		parent := w.fs.PathDir(missing[i])
+		d, err := w.fs.OpenDir(parent)
+		if err != nil {
+			return fmt.Errorf("wal: open directory %s: %w", parent, err)
+		}
+		err = d.Sync()
+		_ = d.Close()
+		if err != nil {
+			return fmt.Errorf("wal: fsync directory %s: %w", parent, err)
+		}
+	}
+	return nil
+}
+
+func (w *WAL) segPath(base LSN) string { return w.fs.PathJoin(w.dirname, segmentName(base)) }
+
+// Append encodes recs at the end of the log and returns the LSN just past
+// the last of them, the value to give Sync. The records are buffered, not
+// durable: only a Sync covering the returned LSN (or Close) makes them so.
+// Records of one call are contiguous and in order, but not atomic: a crash
+// may keep a prefix of them. Append validates all records before appending
+// any. After a fatal I/O error it returns an error wrapping ErrFatal.
+func (w *WAL) Append(recs ...Record) (LSN, error) {
+	maxPayload := w.segSize - segHeaderSize - recHeaderSize
+	for i, r := range recs {
+		if r.Type == 0 {
+			return 0, fmt.Errorf("%w (record %d)", ErrInvalidRecord, i)
+		}
+		if int64(len(r.Data)) > maxPayload {
+			return 0, fmt.Errorf("%w: record %d has %d bytes, at most %d fit", ErrRecordTooLarge, i, len(r.Data), maxPayload)
+		}
+	}
+	w.mu.Lock()
+	if err := w.usableLocked(); err != nil {
+		w.mu.Unlock()
+		return 0, err
+	}
+	if len(recs) == 0 {
+		end := w.end
+		w.mu.Unlock()
+		return end, nil
+	}
+	synced := LSN(w.flushed.Load())
+	var n int64
+	for _, r := range recs {
+		size := int64(recHeaderSize + len(r.Data))
+		if w.appOff+size > w.segSize {
+			// Start the next segment where this one ends.
+			w.appBase += LSN(w.appOff)
+			w.appOff = segHeaderSize
+		}
+		c := w.chunkLocked(w.appBase)
+		c.data = appendRecord(c.data, w.appBase+LSN(w.appOff), synced, r)
+		w.appOff += size
+		n += size
+	}
+	w.end = w.appBase + LSN(w.appOff)
+	w.pendingBytes += int(n)
+	end, kick := w.end, w.pendingBytes >= writeThreshold
+	w.mu.Unlock()
+
+	w.appends.Add(1)
+	w.records.Add(uint64(len(recs)))
+	w.bytes.Add(uint64(n))
+	if kick {
+		w.kickWriter()
+	}
+	return end, nil
+}
+
+// chunkLocked returns the pending chunk for segment base, starting one if
+// the last pending chunk is for an earlier segment.
+func (w *WAL) chunkLocked(base LSN) *chunk {
+	if n := len(w.pending); n > 0 && w.pending[n-1].base == base {
+		return &w.pending[n-1]
+	}
+	var buf []byte
+	if n := len(w.spare); n > 0 {
+		buf, w.spare = w.spare[n-1][:0], w.spare[:n-1]
+	}
+	w.pending = append(w.pending, chunk{base: base, data: buf})
+	return &w.pending[len(w.pending)-1]
+}
+
+func (w *WAL) usableLocked() error {
+	if p := w.fatal.Load(); p != nil {
+		return *p
+	}
+	if w.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+func (w *WAL) kickWriter() {
+	select {
+	case w.kick <- struct{}{}:
+	default: // a kick is already pending; the writer will see our work
+	}
+}
+
+// Sync returns nil once every record up to upTo is durable (written and
+// fsynced). Concurrent callers share fsyncs: one writer goroutine writes
+// whatever is buffered and fsyncs once for every caller queued meanwhile
+// (group commit). Sync never returns nil unless upTo is durable: after a
+// failed write or fsync it returns an error wrapping ErrFatal and the
+// cause, now and forever after, even for LSNs that were durable before.
+//
+// If ctx ends first, Sync returns ctx.Err() at once. The records stay
+// queued and are normally made durable by the writer anyway, so they may or
+// may not be durable; a caller that must know calls Sync again (or checks
+// FlushedLSN).
+func (w *WAL) Sync(ctx context.Context, upTo LSN) error {
+	w.syncCalls.Add(1)
+	if p := w.fatal.Load(); p != nil {
+		return *p
+	}
+	if upTo <= LSN(w.flushed.Load()) {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ch, err := w.enqueue(upTo, true)
+	if ch == nil {
+		return err
+	}
+	w.syncWaits.Add(1)
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		select {
+		case err := <-ch:
+			return err
+		default:
+			return ctx.Err()
+		}
+	}
+}
+
+// enqueue registers a waiter for everything appended so far and kicks the
+// writer. It returns a nil channel and the answer when no wait is needed.
+func (w *WAL) enqueue(upTo LSN, sync bool) (chan error, error) {
+	w.mu.Lock()
+	if err := w.usableLocked(); err != nil {
+		w.mu.Unlock()
+		return nil, err
+	}
+	if upTo > w.end {
+		end := w.end
+		w.mu.Unlock()
+		return nil, fmt.Errorf("%w: %d > EndLSN %d", ErrBeyondEnd, upTo, end)
+	}
+	if sync && upTo <= LSN(w.flushed.Load()) {
+		w.mu.Unlock()
+		return nil, nil
+	}
+	if !sync && upTo <= LSN(w.written.Load()) {
+		w.mu.Unlock()
+		return nil, nil
+	}
+	ch := make(chan error, 1)
+	w.waiters = append(w.waiters, waiter{sync: sync, ch: ch})
+	w.mu.Unlock()
+	w.kickWriter()
+	return ch, nil
+}
+
+// FlushedLSN is the durable end of the log: every record whose LSN is at
+// or below it survives a crash.
+func (w *WAL) FlushedLSN() LSN { return LSN(w.flushed.Load()) }
+
+// EndLSN is the end of the log: the LSN of the last appended record (or,
+// before the first record of a fresh log, the end of the first segment's
+// header). Replay(EndLSN(), ...) visits only records appended later.
+func (w *WAL) EndLSN() LSN {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.end
+}
+
+// Stats returns the counters.
+func (w *WAL) Stats() Stats {
+	w.mu.Lock()
+	segs, end := len(w.segs), w.end
+	w.mu.Unlock()
+	return Stats{
+		Appends:    w.appends.Load(),
+		Records:    w.records.Load(),
+		Bytes:      w.bytes.Load(),
+		Fsyncs:     w.fsyncs.Load(),
+		DirSyncs:   w.dirSyncs.Load(),
+		SyncCalls:  w.syncCalls.Load(),
+		SyncWaits:  w.syncWaits.Load(),
+		Segments:   segs,
+		EndLSN:     end,
+		FlushedLSN: w.FlushedLSN(),
+	}
+}
+
+// Close writes and fsyncs everything appended, stops the writer and
+// releases the directory. It returns the fatal error if the log died (now
+// or earlier): then some appended records may not be durable. Calls after
+// Close return ErrClosed.
+func (w *WAL) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	w.closed = true
+	w.mu.Unlock()
+	close(w.closing)
+	<-w.writerDone
+	var err error
+	if p := w.fatal.Load(); p != nil {
+		err = *p
+	}
+	if cerr := w.dir.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("wal: close directory: %w", cerr)
+	}
+	if cerr := w.lock.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("wal: release lock: %w", cerr)
+	}
+	return err
+}
+
+// die records the first fatal error and returns the error every later call
+// will get.
+func (w *WAL) die(cause error) error {
+	e := fmt.Errorf("%w: %w", ErrFatal, cause)
+	if w.fatal.CompareAndSwap(nil, &e) {
+		w.log.Error("wal is dead: a write or fsync failed; no further appends or syncs", "err", cause,
+			"flushed", w.FlushedLSN(), "written", LSN(w.written.Load()))
+	}
+	return *w.fatal.Load()
+}
+
+// run is the writer goroutine: the only one that writes or fsyncs segment
+// files once Open returned. Each round it takes everything appended and
+// every waiter queued so far, writes the records, fsyncs once if any waiter
+// needs durability, and answers all the waiters with the same result.
+// While it writes and fsyncs, new commits queue up for the next round: that
+// is the group commit.
+func (w *WAL) run() {
+	defer close(w.writerDone)
+	var tick <-chan time.Time
+	if w.syncIvl > 0 {
+		t := time.NewTicker(w.syncIvl)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		periodic := false
+		select {
+		case <-w.kick:
+		case <-tick:
+			periodic = true
+		case <-w.closing:
+		}
+		w.mu.Lock()
+		chunks := w.pending
+		w.pending, w.pendingBytes = nil, 0
+		end := w.end
+		waiters := w.waiters
+		w.waiters = nil
+		closing := w.closed
+		w.mu.Unlock()
+
+		needSync := closing || periodic
+		for _, wt := range waiters {
+			needSync = needSync || wt.sync
+		}
+		var err error
+		if p := w.fatal.Load(); p != nil {
+			err = *p
+		} else {
+			err = w.writeOut(chunks, end, needSync)
+		}
+		w.recycle(chunks)
+		for _, wt := range waiters {
+			wt.ch <- err
+		}
+		if closing {
+			// Appends and Syncs after closed was set are refused, so
+			// nothing can be queued behind this last round.
+			if w.cur.f != nil {
+				if cerr := w.cur.f.Close(); cerr != nil && w.fatal.Load() == nil {
+					w.die(fmt.Errorf("close %s: %w", w.segPath(w.cur.base), cerr))
+				}
+				w.cur.f = nil
+			}
+			return
+		}
+	}
+}
+
+// writeOut writes chunks (which end at end) and, if needSync, fsyncs. Any
+// failure kills the WAL.
+func (w *WAL) writeOut(chunks []chunk, end LSN, needSync bool) error {
+	for _, c := range chunks {
+		if c.base != w.cur.base {
+			if err := w.rotate(c.base); err != nil {
+				return w.die(err)
+			}
+		}
+		n, err := w.cur.f.WriteAt(c.data, w.cur.off)
+		if err == nil && n != len(c.data) {
+			err = io.ErrShortWrite
+		}
+		if err != nil {
+			return w.die(fmt.Errorf("write %s at offset %d: %w", w.segPath(w.cur.base), w.cur.off, err))
+		}
+		w.cur.off += int64(n)
+		w.written.Store(uint64(w.cur.base) + uint64(w.cur.off))
+	}
+	if got := LSN(w.written.Load()); got != end {
+		return w.die(fmt.Errorf("internal error: wrote up to %d, log ends at %d", got, end))
+	}
+	if needSync && LSN(w.flushed.Load()) < end {
+		err := w.cur.f.SyncData()
+		w.fsyncs.Add(1)
+		if err != nil {
+			return w.die(fmt.Errorf("fsync %s: %w", w.segPath(w.cur.base), err))
+		}
+		w.flushed.Store(uint64(end))
+	}
+	return nil
+}
+
+// recycle keeps a few written-out buffers for later appends.
+func (w *WAL) recycle(chunks []chunk) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range chunks {
+		if len(w.spare) < 4 && cap(c.data) <= 4*writeThreshold {
+			w.spare = append(w.spare, c.data[:0])
+		}
+	}
+}
+
+// rotate seals the current segment (fsync, so that a segment that has a
+// successor is always complete on disk) and starts the segment at base.
+func (w *WAL) rotate(base LSN) error {
+	if want := w.cur.base + LSN(w.cur.off); base != want {
+		return fmt.Errorf("internal error: next segment at %d, current one ends at %d", base, want)
+	}
+	err := w.cur.f.SyncData()
+	w.fsyncs.Add(1)
+	if err != nil {
+		return fmt.Errorf("fsync %s before starting the next segment: %w", w.segPath(w.cur.base), err)
+	}
+	w.flushed.Store(uint64(base))
+	if err := w.cur.f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", w.segPath(w.cur.base), err)
+	}
+	w.cur.f = nil
+	f, err := w.createSegment(base)
+	if err != nil {
+		return err
+	}
+	w.cur = segFile{base: base, f: f, off: segHeaderSize}
+	w.written.Store(uint64(base) + segHeaderSize)
+	w.flushed.Store(uint64(base) + segHeaderSize)
+	w.log.Debug("wal segment started", "base", base)
+	return nil
+}
+
+// createSegment creates the segment file for base with its header, fsyncs
+// it and the directory (a new file survives a crash only once its directory
+// entry is durable), and adds it to the segment list.
+func (w *WAL) createSegment(base LSN) (vfs.File, error) {
+	name := w.segPath(base)
+	f, err := w.fs.Create(name, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", name, err)
+	}
+	fail := func(err error) (vfs.File, error) {
+		_ = f.Close()
+		return nil, err
+	}
+	hdr := encodeSegmentHeader(base)
+	if n, err := f.WriteAt(hdr, 0); err != nil || n != len(hdr) {
+		if err == nil {
+			err = io.ErrShortWrite
+		}
+		return fail(fmt.Errorf("write header of %s: %w", name, err))
+	}
+	err = f.Sync()
+	w.fsyncs.Add(1)
+	if err != nil {
+		return fail(fmt.Errorf("fsync %s: %w", name, err))
+	}
+	if err := w.syncDir(); err != nil {
+		return fail(err)
+	}
+	w.mu.Lock()
+	w.segs = append(w.segs, base)
+	w.mu.Unlock()
+	return f, nil
+}
+
+func (w *WAL) syncDir() error {
+	err := w.dir.Sync()
+	w.dirSyncs.Add(1)
+	if err != nil {
+		return fmt.Errorf("fsync directory %s: %w", w.dirname, err)
+	}
+	return nil
+}
