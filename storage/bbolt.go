@@ -1,0 +1,463 @@
+package storage
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	bolt "go.etcd.io/bbolt"
+)
+
+// bboltBucket is the one bucket that holds every key.
+var bboltBucket = []byte("tupled")
+
+// bboltLockTimeout bounds how long OpenBbolt waits for the file lock (held
+// by another process, or by a backend of this process not yet closed).
+var bboltLockTimeout = 2 * time.Second
+
+type bboltBackend struct {
+	db   *bolt.DB
+	path string
+	g    *guard
+	fail failure
+	ctr  counters
+	log  *slog.Logger
+
+	// writeMu serialises Commit and Sync: bbolt has one writer at a time
+	// (it would serialise us anyway; holding our own mutex keeps the
+	// counters and the failed check in step with the write).
+	writeMu  sync.Mutex
+	fsyncs   atomic.Int64
+	pageSize int
+	final    atomic.Pointer[Stats]
+}
+
+// OpenBbolt opens (creating if needed) a bbolt store in the file path.
+//
+// Every commit is durable when it returns, whatever sync says: bbolt's
+// NoSync mode skips the fsync that orders data pages before the meta page
+// that points at them, so a power loss could leave a meta page pointing at
+// pages never written — a corrupt file, not merely a lost batch. See
+// README.md.
+func OpenBbolt(path string, opts Options) (Backend, error) {
+	if err := checkBboltFS(opts.FS); err != nil {
+		return nil, err
+	}
+	if path == "" {
+		return nil, errors.New("storage: bbolt: empty path")
+	}
+	dir := filepath.Dir(path)
+	if err := mkdirAllAndSyncParents(dir); err != nil {
+		return nil, fmt.Errorf("storage: open bbolt %q: %w", path, err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:      bboltLockTimeout,
+		FreelistType: bolt.FreelistMapType,
+		// Never NoSync (see above). No Logger: a bbolt logger is called
+		// for every Put; failures reach us as errors and we log them.
+	})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("storage: open bbolt %q: file is locked (by another process, or by a backend of this process that is not closed): %w", path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("storage: open bbolt %q: %w", path, err)
+	}
+	// The file may be new: make its directory entry durable.
+	if err := syncDir(dir); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("storage: open bbolt %q: %w", path, err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bboltBucket)
+		return err
+	}); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("storage: open bbolt %q: %w", path, err)
+	}
+	return &bboltBackend{
+		db:       db,
+		path:     path,
+		g:        newGuard(),
+		log:      opts.logger().With("backend", KindBbolt),
+		pageSize: db.Info().PageSize,
+	}, nil
+}
+
+func checkBboltFS(fs vfs.FS) error {
+	if fs == nil || fs == vfs.Default {
+		return nil
+	}
+	return ErrFSNotSupported
+}
+
+func (bb *bboltBackend) Name() string { return KindBbolt }
+
+func (bb *bboltBackend) Get(key []byte) (value []byte, ok bool, err error) {
+	if err := validKey(key); err != nil {
+		return nil, false, err
+	}
+	if err := bb.g.enter(); err != nil {
+		return nil, false, err
+	}
+	defer bb.g.exit()
+	if err := bb.fail.get(); err != nil {
+		return nil, false, err
+	}
+	err = bb.db.View(func(tx *bolt.Tx) error {
+		// A cursor rather than Bucket.Get, whose nil result does not tell
+		// an absent key from an empty value.
+		k, v := tx.Bucket(bboltBucket).Cursor().Seek(key)
+		if k != nil && bytes.Equal(k, key) {
+			// v points into bbolt's mmap, valid only inside the tx: copy.
+			value = append(make([]byte, 0, len(v)), v...)
+			ok = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("storage: bbolt get: %w", err)
+	}
+	return value, ok, nil
+}
+
+func (bb *bboltBackend) Scan(start, end []byte, fn func(key, value []byte) error) error {
+	if fn == nil {
+		return errors.New("storage: Scan with nil fn")
+	}
+	if err := bb.g.enter(); err != nil {
+		return err
+	}
+	defer bb.g.exit()
+	if err := bb.fail.get(); err != nil {
+		return err
+	}
+	if len(start) > 0 && len(end) > 0 && string(start) >= string(end) {
+		return nil
+	}
+	// fn's error comes back from View unchanged.
+	return bb.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bboltBucket).Cursor()
+		var k, v []byte
+		if len(start) > 0 {
+			k, v = c.Seek(start)
+		} else {
+			k, v = c.First()
+		}
+		for ; k != nil; k, v = c.Next() {
+			if len(end) > 0 && bytes.Compare(k, end) >= 0 {
+				return nil
+			}
+			if err := fn(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (bb *bboltBackend) NewBatch() Batch {
+	return &bboltBatch{owner: bb}
+}
+
+func (bb *bboltBackend) Commit(b Batch, sync bool) error {
+	if b == nil {
+		return ErrNilBatch
+	}
+	x, ok := b.(*bboltBatch)
+	if !ok || x == nil || x.owner != bb {
+		return ErrForeignBatch
+	}
+	if err := bb.g.enter(); err != nil {
+		return err
+	}
+	defer bb.g.exit()
+	if x.err != nil {
+		return x.err
+	}
+	if x.committed {
+		return ErrBatchCommitted
+	}
+	bb.writeMu.Lock()
+	defer bb.writeMu.Unlock()
+	if err := bb.fail.get(); err != nil {
+		return err
+	}
+	if len(x.ops) == 0 {
+		if sync {
+			if err := bb.syncLocked(); err != nil {
+				return err
+			}
+		}
+		x.committed = true
+		bb.ctr.committed(0, sync)
+		return nil
+	}
+	// Update, not Batch: bolt's Batch may run the function more than once
+	// and coalesces callers into one transaction, so one caller's failure
+	// would be retried alone — we want exactly one transaction per Commit.
+	err := bb.db.Update(func(tx *bolt.Tx) error {
+		bk := tx.Bucket(bboltBucket)
+		for i := range x.ops {
+			op := &x.ops[i]
+			switch op.kind {
+			case opSet:
+				// bbolt keeps references to key and value until the
+				// transaction ends; the batch owns them and is not touched
+				// while Commit runs.
+				if err := bk.Put(op.key, op.value); err != nil {
+					return err
+				}
+			case opDelete:
+				if err := bk.Delete(op.key); err != nil {
+					return err
+				}
+			case opDeleteRange:
+				// Seek again after each delete: Cursor.Next after
+				// Cursor.Delete can skip a key.
+				c := bk.Cursor()
+				for k, _ := c.Seek(op.key); k != nil && bytes.Compare(k, op.value) < 0; k, _ = c.Seek(op.key) {
+					if err := c.Delete(); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		// The batch was validated when it was built, so this is an I/O
+		// error (write, fdatasync, ENOSPC, mmap growth). bbolt rolled the
+		// transaction back in memory, but the file may hold part of it and
+		// the meta page may or may not have reached the disk: the outcome
+		// is known only after reopening.
+		bb.log.Error("bbolt commit failed; backend failed", "err", err)
+		return bb.fail.set(fmt.Errorf("bbolt commit: %w", err))
+	}
+	x.committed = true
+	bb.fsyncs.Add(2) // data pages, then the meta page
+	bb.ctr.committed(x.size, sync)
+	return nil
+}
+
+func (bb *bboltBackend) Sync() error {
+	if err := bb.g.enter(); err != nil {
+		return err
+	}
+	defer bb.g.exit()
+	bb.writeMu.Lock()
+	defer bb.writeMu.Unlock()
+	if err := bb.fail.get(); err != nil {
+		return err
+	}
+	if err := bb.syncLocked(); err != nil {
+		return err
+	}
+	bb.ctr.syncs.Add(1)
+	return nil
+}
+
+// syncLocked fdatasyncs the file. Every commit already did, so this is a
+// barrier that costs little; it is kept so that Sync means the same on
+// both backends. Caller holds writeMu.
+func (bb *bboltBackend) syncLocked() error {
+	if err := bb.db.Sync(); err != nil {
+		bb.log.Error("bbolt sync failed; backend failed", "err", err)
+		return bb.fail.set(fmt.Errorf("bbolt sync: %w", err))
+	}
+	bb.fsyncs.Add(1)
+	return nil
+}
+
+func (bb *bboltBackend) Close() error {
+	if err := bb.g.close(); err != nil {
+		return err
+	}
+	s := bb.stats()
+	p := &s
+	bb.final.Store(p)
+	cerr := bb.db.Close()
+	if ferr := bb.fail.get(); ferr != nil {
+		if cerr != nil {
+			return fmt.Errorf("%w (close: %v)", ferr, cerr)
+		}
+		return ferr
+	}
+	if cerr != nil {
+		return fmt.Errorf("storage: bbolt close: %w", cerr)
+	}
+	return nil
+}
+
+func (bb *bboltBackend) Stats() Stats {
+	if s := bb.final.Load(); s != nil {
+		return *s
+	}
+	if err := bb.g.enter(); err != nil {
+		if s := bb.final.Load(); s != nil {
+			return *s
+		}
+		s := Stats{Backend: KindBbolt, Fsyncs: bb.fsyncs.Load(), BytesWritten: -1, MemoryInUse: -1}
+		bb.ctr.fill(&s)
+		return s
+	}
+	defer bb.g.exit()
+	return bb.stats()
+}
+
+func (bb *bboltBackend) stats() Stats {
+	s := Stats{Backend: KindBbolt, Fsyncs: bb.fsyncs.Load(), MemoryInUse: -1}
+	bb.ctr.fill(&s)
+	s.Failed = bb.fail.get() != nil
+	ts := bb.db.Stats().TxStats
+	s.BytesWritten = ts.GetPageAlloc() + int64(s.Commits)*int64(bb.pageSize)
+	return s
+}
+
+type opKind uint8
+
+const (
+	opSet opKind = iota
+	opDelete
+	opDeleteRange
+)
+
+// bboltOp is one operation; for opDeleteRange key is start and value end.
+type bboltOp struct {
+	kind       opKind
+	key, value []byte
+}
+
+// bboltBatch records copies of its operations; Commit applies them in
+// order inside one bbolt write transaction.
+type bboltBatch struct {
+	owner     *bboltBackend
+	ops       []bboltOp
+	err       error
+	size      int
+	committed bool
+}
+
+func (x *bboltBatch) usable() bool {
+	if x.err != nil {
+		return false
+	}
+	if x.committed {
+		x.err = ErrBatchCommitted
+		return false
+	}
+	return true
+}
+
+func (x *bboltBatch) Set(key, value []byte) {
+	if !x.usable() {
+		return
+	}
+	if err := validKey(key); err != nil {
+		x.err = err
+		return
+	}
+	if err := validValue(value); err != nil {
+		x.err = err
+		return
+	}
+	// One allocation for both copies; value is never nil, so bbolt
+	// stores an empty value rather than refusing a nil one.
+	buf := make([]byte, len(key)+len(value))
+	copy(buf, key)
+	copy(buf[len(key):], value)
+	x.ops = append(x.ops, bboltOp{kind: opSet, key: buf[:len(key):len(key)], value: buf[len(key):]})
+	x.size += len(key) + len(value)
+}
+
+func (x *bboltBatch) Delete(key []byte) {
+	if !x.usable() {
+		return
+	}
+	if err := validKey(key); err != nil {
+		x.err = err
+		return
+	}
+	x.ops = append(x.ops, bboltOp{kind: opDelete, key: bytes.Clone(key)})
+	x.size += len(key)
+}
+
+func (x *bboltBatch) DeleteRange(start, end []byte) {
+	if !x.usable() {
+		return
+	}
+	if err := validRange(start, end); err != nil {
+		x.err = err
+		return
+	}
+	if string(start) == string(end) {
+		return // empty range
+	}
+	x.ops = append(x.ops, bboltOp{kind: opDeleteRange, key: bytes.Clone(start), value: bytes.Clone(end)})
+	x.size += len(start) + len(end)
+}
+
+func (x *bboltBatch) Len() int  { return len(x.ops) }
+func (x *bboltBatch) Size() int { return x.size }
+
+func (x *bboltBatch) Reset() {
+	clear(x.ops) // drop references to the old copies
+	x.ops = x.ops[:0]
+	x.err = nil
+	x.size = 0
+	x.committed = false
+}
+
+// mkdirAllAndSyncParents creates dir and any missing parents on the OS
+// filesystem, fsyncing the parent of each directory it created so the new
+// entries survive a crash.
+func mkdirAllAndSyncParents(dir string) error {
+	dir = filepath.Clean(dir)
+	var created []string
+	for d := dir; ; {
+		_, err := os.Stat(d)
+		if err == nil {
+			break
+		}
+		if !os.IsNotExist(err) {
+			return err
+		}
+		created = append(created, d)
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if len(created) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(created) - 1; i >= 0; i-- {
+		if err := syncDir(filepath.Dir(created[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	serr := f.Sync()
+	cerr := f.Close()
+	if serr != nil {
+		return fmt.Errorf("fsync directory %s: %w", dir, serr)
+	}
+	return cerr
+}
