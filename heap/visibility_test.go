@@ -87,6 +87,9 @@ func TestSatisfiesMVCC(t *testing.T) {
 		{"locked by a committed xid", func(w *world) *heap.Tuple {
 			return &heap.Tuple{Xmin: w.ins, Xmax: w.old, Infomask: lockOnly | heap.XmaxKeyShrLock}
 		}, true, xminC | lockOnly | heap.XmaxKeyShrLock},
+		{"own lock", func(w *world) *heap.Tuple {
+			return &heap.Tuple{Xmin: w.ins, Xmax: w.me, Infomask: lockOnly | heap.XmaxExclLock}
+		}, true, xminC | lockOnly | heap.XmaxExclLock},
 		{"updater running", func(w *world) *heap.Tuple { return &heap.Tuple{Xmin: w.ins, Xmax: w.run} }, true, xminC},
 		{"updater committed before the snapshot", func(w *world) *heap.Tuple {
 			return &heap.Tuple{Xmin: w.ins, Xmax: w.old}
