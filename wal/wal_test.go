@@ -3,7 +3,6 @@ package wal
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -321,22 +320,38 @@ func TestBigBufferIsWrittenWithoutSync(t *testing.T) {
 }
 
 // A process crash keeps written-but-unsynced data in the page cache, where
-// the next Open reads it as valid. Open must fsync it before the engine
-// acts on it, or a machine crash right after could take it away.
+// the next Open reads it as valid. Open must fsync it (file and directory
+// entry) before the engine acts on it, or a power loss right after could
+// take away records the engine already redid.
 func TestOpenMakesWhatItFindsDurable(t *testing.T) {
-	fs := vfs.NewCrashableMem()
+	fs := vfs.NewMem()
 	w := openT(t, fs, 0)
 	want := appendAll(t, w, testRecords(0, 50, 100))
-	_ = replayAll(t, w, 0) // writes the records to the file, no fsync
-	// The process dies: everything written survives (page cache).
-	afterProcessCrash := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 100, RNG: rand.New(rand.NewPCG(1, 2))})
 	require.NoError(t, w.Close())
+	data := readFileT(t, fs, testDir+"/"+segmentName(0))
 
-	w2 := openT(t, afterProcessCrash, 0)
+	// What the dead process left: the directory was made durably long ago,
+	// the segment was written but neither it nor its entry was fsynced.
+	crashable := vfs.NewCrashableMem()
+	require.NoError(t, crashable.MkdirAll(testDir, 0o755))
+	for _, d := range []string{"/", "/db", testDir} {
+		f, err := crashable.OpenDir(d)
+		require.NoError(t, err)
+		require.NoError(t, f.Sync())
+		require.NoError(t, f.Close())
+	}
+	f, err := crashable.Create(testDir+"/"+segmentName(0), vfs.WriteCategoryUnspecified)
+	require.NoError(t, err)
+	_, err = f.WriteAt(data, 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.Empty(t, segmentFiles(t, crashable.CrashClone(vfs.CrashCloneCfg{})), "test setup: nothing durable yet")
+
+	w2 := openT(t, crashable, 0)
 	requireSameEntries(t, want, replayAll(t, w2, 0))
 	require.Equal(t, want[len(want)-1].LSN, w2.FlushedLSN())
-	// Then the machine dies before anything else happened.
-	afterPowerLoss := afterProcessCrash.CrashClone(vfs.CrashCloneCfg{})
+	// The machine dies right after Open.
+	afterPowerLoss := crashable.CrashClone(vfs.CrashCloneCfg{})
 	require.NoError(t, w2.Close())
 	w3 := openT(t, afterPowerLoss, 0)
 	defer w3.Close()
