@@ -283,7 +283,7 @@ func TestHorizonNeverPassesPublishedSnapshot(t *testing.T) {
 	}
 	// The sampler: a horizon taken while a snapshot was in use throughout
 	// is recorded against it.
-	samples := 0
+	var samples atomic.Int64
 	bg.Go(func() {
 		for !stop.Load() {
 			before := current()
@@ -300,16 +300,17 @@ func TestHorizonNeverPassesPublishedSnapshot(t *testing.T) {
 					}
 				}
 			}
-			samples++
+			samples.Add(1)
 		}
 	})
 	// Readers take several snapshots per transaction, as READ COMMITTED
 	// does, and also check the horizon themselves while holding them.
-	const readers, rounds = 3, 300
+	// They go on until the sampler has overlapped them for a while.
+	const readers, rounds, minSamples = 3, 300, 500
 	var rd sync.WaitGroup
 	for range readers {
 		rd.Go(func() {
-			for range rounds {
+			for i := 0; i < rounds || samples.Load() < minSamples; i++ {
 				x := m.Begin()
 				for range 3 {
 					u := register()
@@ -328,7 +329,7 @@ func TestHorizonNeverPassesPublishedSnapshot(t *testing.T) {
 	stop.Store(true)
 	bg.Wait()
 
-	require.Positive(t, samples)
+	require.GreaterOrEqual(t, samples.Load(), int64(minSamples))
 	for _, u := range uses {
 		if h := u.maxHoriz.Load(); h > u.csn.Load() {
 			t.Errorf("horizon %d sampled while snapshot %d was in use", h, u.csn.Load())
