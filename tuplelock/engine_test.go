@@ -2,6 +2,7 @@ package tuplelock
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -664,4 +665,182 @@ func TestSleepWaitsOnlyForConflictingMembers(t *testing.T) {
 	assert.Equal(t, []multixact.Member{{Xid: keyShare.ID(), Status: multixact.ForKeyShare}, {Xid: me.ID(), Status: multixact.ForNoKeyUpdate}}, h.multi.Members,
 		"the finished sharer is pruned, the running key-share locker kept")
 	assert.Equal(t, "XMAX_IS_MULTI XMAX_LOCK_ONLY XMAX_EXCL_LOCK", h.bits())
+}
+
+// TestConcurrentLockersNeverConflict is the safety property of row locks:
+// transactions lock one row concurrently, in random modes, sometimes
+// upgrading; whenever one holds its lock, the running transactions
+// recorded in xmax hold pairwise compatible locks and it is one of them,
+// at least as strong as it asked. Run with -race.
+func TestConcurrentLockersNeverConflict(t *testing.T) {
+	r := newRig(t)
+	row, v := r.committedRow("k")
+
+	check := func(tx *Txn, mode Mode) {
+		row.Lock()
+		defer row.Unlock()
+		var live []multixact.Member
+		for _, mb := range memberList(v) {
+			if r.x.IsInProgress(mb.Xid) {
+				live = append(live, mb)
+			}
+		}
+		held := false
+		for i, a := range live {
+			if a.Xid == tx.ID() && a.Status.LockMode() >= int(mode) {
+				held = true
+			}
+			for _, b := range live[i+1:] {
+				if a.Xid != b.Xid && conflicts(Mode(a.Status.LockMode()), Mode(b.Status.LockMode())) {
+					t.Errorf("running %v and %v both hold the row", a, b)
+				}
+			}
+		}
+		if !held {
+			t.Errorf("T%d was granted %v but xmax records %v", tx.ID(), mode, live)
+		}
+	}
+
+	const workers, each = 4, 60
+	var wg sync.WaitGroup
+	var deadlocks, granted sync.Map
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				tx := r.begin()
+				mode := Mode((w + i*7) % 4)
+				ok := true
+				for step := 0; ok && step < 1+i%3/2; step++ { // a third of them upgrade once
+					if step == 1 {
+						if mode == Exclusive {
+							break
+						}
+						mode++
+					}
+					res, err := r.e.LockTuple(r.ctx, tx, r.tbl, row, v, mode, Block, true)
+					switch {
+					case errors.Is(err, lockmgr.ErrDeadlock):
+						deadlocks.Store(tx.ID(), true)
+						ok = false
+					case err != nil || res != heap.TMOk:
+						t.Errorf("T%d %v: %v %v", tx.ID(), mode, res, err)
+						ok = false
+					default:
+						granted.Store(tx.ID(), true)
+						check(tx, mode)
+						time.Sleep(20 * time.Microsecond) // hold it while others try
+						check(tx, mode)
+					}
+				}
+				if ok && i%4 == 0 {
+					r.abort(tx)
+				} else {
+					r.commit(tx)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	n := 0
+	granted.Range(func(any, any) bool { n++; return true })
+	assert.Greater(t, n, workers*each/2, "most transactions got their lock")
+	assert.Positive(t, r.lm.Stats().LockWaits, "there was contention")
+	_, multis := r.e.Counters()
+	assert.Positive(t, multis, "compatible lockers shared the row")
+	assert.Empty(t, r.lm.Locks(), "nothing left in the lock manager")
+}
+
+// TestConcurrentLockersAndUpdatersNeverConflict mixes non-key updates into
+// the lockers, working as READ COMMITTED does (retry on the newest version
+// after TM_Updated): on every version of the row, the running transactions
+// in xmax — lockers and updater alike — are pairwise compatible.
+func TestConcurrentLockersAndUpdatersNeverConflict(t *testing.T) {
+	r := newRig(t)
+	row, _ := r.committedRow("k")
+
+	check := func() {
+		row.Lock()
+		defer row.Unlock()
+		for _, v := range row.Versions() {
+			var live []multixact.Member
+			for _, mb := range memberList(v) {
+				if r.x.IsInProgress(mb.Xid) {
+					live = append(live, mb)
+				}
+			}
+			for i, a := range live {
+				for _, b := range live[i+1:] {
+					if a.Xid != b.Xid && conflicts(Mode(a.Status.LockMode()), Mode(b.Status.LockMode())) {
+						t.Errorf("running %v and %v both hold a version", a, b)
+					}
+				}
+			}
+		}
+	}
+	// newest returns the newest version whose inserter committed or is tx.
+	newest := func(tx *Txn) *heap.Tuple {
+		row.Lock()
+		vs := row.Versions()
+		var first *heap.Tuple
+		for _, v := range vs {
+			if st, _ := r.x.Status(v.Xmin); st == xact.Committed || v.Xmin == tx.ID() {
+				first = v
+				break
+			}
+		}
+		row.Unlock()
+		return r.e.LatestVersion(row, first)
+	}
+
+	const workers, each = 4, 50
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				tx := r.begin()
+				op := (w*3 + i*5) % 5 // 0..3 lock modes, 4 non-key update
+				failed := false
+				for attempt := 0; ; attempt++ {
+					v := newest(tx)
+					var res heap.TMResult
+					var err error
+					if op == 4 {
+						res, err = r.e.Update(r.ctx, tx, r.tbl, row, v, []byte("u"), false)
+					} else {
+						res, err = r.e.LockTuple(r.ctx, tx, r.tbl, row, v, Mode(op), Block, true)
+					}
+					if errors.Is(err, lockmgr.ErrDeadlock) {
+						failed = true
+						break
+					}
+					if err != nil {
+						t.Errorf("T%d op %d: %v", tx.ID(), op, err)
+						failed = true
+						break
+					}
+					if res == heap.TMOk {
+						break
+					}
+					if res != heap.TMUpdated && res != heap.TMInvisible || attempt > 1000 {
+						t.Errorf("T%d op %d: %v", tx.ID(), op, res)
+						failed = true
+						break
+					}
+				}
+				if !failed {
+					check()
+					time.Sleep(20 * time.Microsecond)
+					check()
+				}
+				if failed || i%5 == 0 {
+					r.abort(tx)
+				} else {
+					r.commit(tx)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	assert.Positive(t, r.lm.Stats().LockWaits, "there was contention")
+	assert.Empty(t, r.lm.Locks())
 }
