@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -169,11 +170,16 @@ func (w *WAL) readFile(name string) ([]byte, error) {
 		return nil, fmt.Errorf("wal: open %s: %w", name, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
+	fi, err := f.Stat()
 	if err != nil {
+		return nil, fmt.Errorf("wal: stat %s: %w", name, err)
+	}
+	// Read what Stat promised, then anything beyond it (a file that grew).
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+	if _, err := buf.ReadFrom(f); err != nil {
 		return nil, fmt.Errorf("wal: read %s: %w", name, err)
 	}
-	return data, nil
+	return buf.Bytes(), nil
 }
 
 // cut replaces the segment at base by keep, durably: keep goes to a
