@@ -24,6 +24,10 @@ type env struct {
 
 	mu      sync.Mutex
 	changes []seen // every Change the hook saw
+
+	// onChange, if set, runs in the hook after the change is recorded
+	// (under the row latch, like the future WAL writer).
+	onChange func(*heap.Change)
 }
 
 type seen struct {
@@ -37,7 +41,11 @@ func newEnv(t *testing.T) *env {
 	e.h = heap.New(e.x, e.ms, func(table string, key []byte, c *heap.Change) {
 		e.mu.Lock()
 		e.changes = append(e.changes, seen{table, string(key), c.Kind, c})
+		fn := e.onChange
 		e.mu.Unlock()
+		if fn != nil {
+			fn(c)
+		}
 	})
 	tbl, err := e.h.CreateTable("t")
 	require.NoError(t, err)

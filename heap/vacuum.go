@@ -44,9 +44,16 @@ func (t *Table) prune(r *Row) int {
 }
 
 func (t *Table) pruneWith(r *Row, horizon uint64) int {
+	// Decide once: a transaction may end while we prune (ending takes no
+	// row latch), and the counts must match what is actually removed.
+	var isDead []bool
 	n := 0
-	for _, v := range r.versions {
+	for i, v := range r.versions {
 		if t.heap.dead(v, horizon) {
+			if isDead == nil {
+				isDead = make([]bool, len(r.versions))
+			}
+			isDead[i] = true
 			n++
 		}
 	}
@@ -58,8 +65,8 @@ func (t *Table) pruneWith(r *Row, horizon uint64) int {
 	}
 	kept := r.versions[:0]
 	var removed []*Tuple
-	for _, v := range r.versions {
-		if t.heap.dead(v, horizon) {
+	for i, v := range r.versions {
+		if isDead[i] {
 			removed = append(removed, v)
 			continue
 		}
