@@ -17,7 +17,7 @@ import (
 // pebbleMemTableSize is pebble's memtable size. Larger than pebble's 4 MiB
 // default so that a checkpoint's batches flush into fewer, larger L0
 // tables; pebble keeps at most two memtables before it stalls writes.
-const pebbleMemTableSize = 32 << 20
+var pebbleMemTableSize uint64 = 32 << 20
 
 type pebbleBackend struct {
 	db   *pebble.DB
