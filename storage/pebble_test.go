@@ -406,4 +406,3 @@ func (f *shortWriteFile) WriteAt(p []byte, off int64) (int, error) {
 	}
 	return n, err
 }
-
