@@ -168,22 +168,23 @@ func (t *Table) Ascend(start, end []byte, fn func(*Row) bool) {
 
 // Apply performs c on row r, whose latch the caller holds. It is the single
 // entry point for heap mutations (see Change).
-func (t *Table) Apply(r *Row, c *Change) {
+func (t *Table) Apply(r *Row, c Change) {
 	if t.heap.hook != nil {
-		t.heap.hook(t.Name, r.key, c)
+		hc := c // only this path pays for a heap copy
+		t.heap.hook(t.Name, r.key, &hc)
 	}
 	switch c.Kind {
 	case ChangeInsert:
 		r.versions = append(r.versions, c.New)
 		t.heap.tuplesLive.Add(1)
 	case ChangeUpdate:
-		setXmax(c.Old, c)
+		setXmax(c.Old, &c)
 		c.Old.Next = c.New
 		r.versions = append(r.versions, c.New)
 		t.heap.tuplesLive.Add(1)
 		t.prune(r)
 	case ChangeXmax:
-		setXmax(c.Old, c)
+		setXmax(c.Old, &c)
 		if c.Infomask&XmaxLockOnly != 0 {
 			// A lock-only xmax never keeps a ctid link: the update
 			// that made it aborted (heap_lock_tuple sets t_ctid = self).

@@ -78,7 +78,7 @@ func (e *env) seenKinds() []heap.ChangeKind {
 // insert adds v as a new version of key through Table.Apply.
 func (e *env) insert(key string, v *heap.Tuple) *heap.Row {
 	r := e.tbl.RowForInsert([]byte(key))
-	e.tbl.Apply(r, &heap.Change{Kind: heap.ChangeInsert, Xid: v.Xmin, New: v})
+	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: v.Xmin, New: v})
 	r.Unlock()
 	return r
 }
@@ -146,7 +146,7 @@ func TestApplyUpdate(t *testing.T) {
 	require.NoError(t, err)
 	nv := &heap.Tuple{Xmin: upd.ID, Infomask: heap.Updated | heap.XmaxInvalid, Value: []byte("v2")}
 	r.Lock()
-	e.tbl.Apply(r, &heap.Change{
+	e.tbl.Apply(r, heap.Change{
 		Kind: heap.ChangeUpdate, Xid: upd.ID, Old: old, New: nv,
 		Xmax: m.ID, Multi: m,
 		// Only the xmax bits and KEYS_UPDATED are applied: the xmin
@@ -170,7 +170,7 @@ func TestApplyUpdate(t *testing.T) {
 
 	// Replacing the xmax again clears KEYS_UPDATED when the change has none.
 	r.Lock()
-	e.tbl.Apply(r, &heap.Change{Kind: heap.ChangeXmax, Xid: upd.ID, Old: old, Xmax: upd.ID})
+	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: upd.ID, Old: old, Xmax: upd.ID})
 	r.Unlock()
 	assert.Zero(t, old.Infomask2)
 	assert.Nil(t, old.Multi)
@@ -186,7 +186,7 @@ func TestApplyUpdatePrunesDeadVersions(t *testing.T) {
 	r := e.tbl.Row([]byte("k"))
 	r.Lock()
 	v1.Next = v2
-	e.tbl.Apply(r, &heap.Change{Kind: heap.ChangeInsert, New: v2})
+	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, New: v2})
 	r.Unlock()
 	e.x.Commit(x2)
 	e.h.SetPruneHorizon(e.x.Horizon())
@@ -195,7 +195,7 @@ func TestApplyUpdatePrunesDeadVersions(t *testing.T) {
 	x3 := e.x.Begin()
 	v3 := live(x3.ID)
 	r.Lock()
-	e.tbl.Apply(r, &heap.Change{Kind: heap.ChangeUpdate, Xid: x3.ID, Old: v2, New: v3, Xmax: x3.ID})
+	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeUpdate, Xid: x3.ID, Old: v2, New: v3, Xmax: x3.ID})
 	r.Unlock()
 	assert.Equal(t, []*heap.Tuple{v2, v3}, e.versions("k"))
 	assert.Equal(t, int64(2), e.h.TuplesLive())
@@ -214,7 +214,7 @@ func TestApplyXmax(t *testing.T) {
 
 	// A lock: xmax and lock bits.
 	r.Lock()
-	e.tbl.Apply(r, &heap.Change{Kind: heap.ChangeXmax, Xid: locker.ID, Old: v, Xmax: locker.ID,
+	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: locker.ID, Old: v, Xmax: locker.ID,
 		Infomask: heap.XmaxLockOnly | heap.XmaxExclLock, Infomask2: heap.KeysUpdated})
 	r.Unlock()
 	assert.Equal(t, locker.ID, v.Xmax)
@@ -228,7 +228,7 @@ func TestApplyXmax(t *testing.T) {
 	dead := &heap.Tuple{Xmin: e.aborted(), Infomask: heap.XmaxInvalid}
 	v.Next = dead
 	r.Lock()
-	e.tbl.Apply(r, &heap.Change{Kind: heap.ChangeXmax, Xid: locker.ID, Old: v, Xmax: locker.ID,
+	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: locker.ID, Old: v, Xmax: locker.ID,
 		Infomask: heap.XmaxLockOnly | heap.XmaxKeyShrLock})
 	r.Unlock()
 	assert.Nil(t, v.Next, "a lock-only xmax never keeps a ctid link")
@@ -237,7 +237,7 @@ func TestApplyXmax(t *testing.T) {
 	// A delete (not lock-only) leaves Next alone.
 	v.Next = dead
 	r.Lock()
-	e.tbl.Apply(r, &heap.Change{Kind: heap.ChangeXmax, Xid: locker.ID, Old: v, Xmax: locker.ID, Infomask2: heap.KeysUpdated})
+	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: locker.ID, Old: v, Xmax: locker.ID, Infomask2: heap.KeysUpdated})
 	r.Unlock()
 	assert.Same(t, dead, v.Next)
 	assert.Equal(t, uint16(0), v.Infomask&heap.XmaxBits)
@@ -245,7 +245,7 @@ func TestApplyXmax(t *testing.T) {
 
 	// ChangeVacuum through Apply only reaches the hook.
 	r.Lock()
-	e.tbl.Apply(r, &heap.Change{Kind: heap.ChangeVacuum})
+	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeVacuum})
 	r.Unlock()
 	assert.Equal(t, []*heap.Tuple{v}, e.versions("k"))
 	assert.Equal(t, []heap.ChangeKind{heap.ChangeInsert, heap.ChangeXmax, heap.ChangeXmax, heap.ChangeXmax, heap.ChangeVacuum}, e.seenKinds(),

@@ -40,7 +40,7 @@ func IsExclLocked(infomask uint16) bool { return infomask&LockMask == XmaxExclLo
 // IsKeyShrLocked is HEAP_XMAX_IS_KEYSHR_LOCKED.
 func IsKeyShrLocked(infomask uint16) bool { return infomask&LockMask == XmaxKeyShrLock }
 
-// LockMode0to3 returns the row-lock mode (0 KeyShare .. 3 Exclusive) a
+// LockModeOfBits returns the row-lock mode (0 KeyShare .. 3 Exclusive) a
 // single-xid locker's bits record.
 func LockModeOfBits(infomask, infomask2 uint16) int {
 	switch {

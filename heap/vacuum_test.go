@@ -16,7 +16,7 @@ func (e *env) chain(key string, v1, v2 *heap.Tuple) *heap.Row {
 	r := e.insert(key, v1)
 	r.Lock()
 	v1.Next = v2
-	e.tbl.Apply(r, &heap.Change{Kind: heap.ChangeInsert, Xid: v2.Xmin, New: v2})
+	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: v2.Xmin, New: v2})
 	r.Unlock()
 	return r
 }

@@ -135,6 +135,10 @@ func (h *Heap) SatisfiesUpdate(t *Tuple, self uint64) TMResult {
 		return TMOk
 	}
 	if im&XmaxIsMulti != 0 {
+		if t.Multi == nil {
+			t.Infomask |= XmaxInvalid // reclaimed: nobody can be running
+			return TMOk
+		}
 		upd, _ := t.Multi.UpdateXid()
 		if upd == self {
 			return TMInvisible // we updated it in an earlier command

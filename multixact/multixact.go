@@ -197,12 +197,8 @@ func (s *Store) Create(members []Member) (*MultiXact, error) {
 		return m, nil
 	}
 	m := &MultiXact{ID: s.next.Add(1), Members: ms}
-	if len(s.cache) >= cacheSize {
-		clear(s.cache)
-	}
-	s.cache[key] = m
-	s.cacheMu.Unlock()
-
+	// Register the id before the multixact can be handed out from the
+	// cache, so Get never misses a multixact some tuple already names.
 	sh := &s.reg[m.ID%regShards]
 	sh.mu.Lock()
 	sh.m[m.ID] = weak.Make(m)
@@ -210,6 +206,11 @@ func (s *Store) Create(members []Member) (*MultiXact, error) {
 	s.live.Add(1)
 	s.created.Add(1)
 	runtime.AddCleanup(m, s.forget, m.ID)
+	if len(s.cache) >= cacheSize {
+		clear(s.cache)
+	}
+	s.cache[key] = m
+	s.cacheMu.Unlock()
 	return m, nil
 }
 

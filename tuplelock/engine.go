@@ -142,7 +142,7 @@ func (e *Engine) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me uin
 	} else {
 		e.locksSingleXid.Add(1)
 	}
-	tbl.Apply(r, &heap.Change{Kind: heap.ChangeXmax, Xid: me, Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2})
+	tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: me, Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2})
 	return nil
 }
 

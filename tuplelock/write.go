@@ -115,7 +115,7 @@ func (e *Engine) applyUpdate(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me u
 	if err != nil {
 		return err
 	}
-	c := &heap.Change{Xid: me, Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2}
+	c := heap.Change{Xid: me, Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2}
 	if isDelete {
 		c.Kind = heap.ChangeXmax
 		tbl.Apply(r, c)
@@ -161,7 +161,7 @@ func (e *Engine) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, valu
 			}
 			continue
 		}
-		tbl.Apply(r, &heap.Change{Kind: heap.ChangeInsert, Xid: me, New: &heap.Tuple{Xmin: me, Value: value, Infomask: heap.XmaxInvalid}})
+		tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: me, New: &heap.Tuple{Xmin: me, Value: value, Infomask: heap.XmaxInvalid}})
 		r.Unlock()
 		return nil
 	}
