@@ -22,6 +22,9 @@ var bboltBucket = []byte("tupled")
 // by another process, or by a backend of this process not yet closed).
 var bboltLockTimeout = 2 * time.Second
 
+// bboltInitialMmap is the address space bbolt maps at open.
+const bboltInitialMmap = 1 << 30
+
 type bboltBackend struct {
 	db   *bolt.DB
 	path string
@@ -60,6 +63,11 @@ func OpenBbolt(path string, opts Options) (Backend, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
 		Timeout:      bboltLockTimeout,
 		FreelistType: bolt.FreelistMapType,
+		// Reserve address space up front: bbolt remaps when the file
+		// outgrows its mapping, and a remap waits for every read
+		// transaction — a long Scan would stall every Commit. 1 GiB of
+		// address space costs no memory.
+		InitialMmapSize: bboltInitialMmap,
 		// Never NoSync (see above). No Logger: a bbolt logger is called
 		// for every Put; failures reach us as errors and we log them.
 	})

@@ -362,7 +362,20 @@ func TestLargeValues(t *testing.T) {
 		v, _ := get(t, b, string(maxKey))
 		require.Equal(t, "max key", v)
 
+		// A large batch is reusable after Reset like any other.
 		bt := b.NewBatch()
+		bt.Set([]byte("big2"), big)
+		require.NoError(t, b.Commit(bt, false))
+		bt.Reset()
+		bt.Set([]byte("small"), []byte("s"))
+		bt.Delete([]byte("big2"))
+		require.NoError(t, b.Commit(bt, false))
+		_, ok = get(t, b, "big2")
+		require.False(t, ok)
+		v, _ = get(t, b, "small")
+		require.Equal(t, "s", v)
+
+		bt = b.NewBatch()
 		bt.Set(append(maxKey, 'k'), nil)
 		require.ErrorIs(t, b.Commit(bt, false), ErrKeyTooLarge)
 		// Not touched by the allocator beyond its header: cheap.
