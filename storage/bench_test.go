@@ -68,16 +68,20 @@ func BenchmarkPointGet(b *testing.B) {
 }
 
 // BenchmarkCommit: one batch of 10 Sets (16-byte keys, 100-byte values)
-// per op, without and with sync. fsyncs/op comes from Stats.Fsyncs.
+// per op, without and with sync, and a checkpoint-sized synced batch of
+// 1000 Sets. fsyncs/op comes from Stats.Fsyncs.
 func BenchmarkCommit(b *testing.B) {
 	value := make([]byte, 100)
+	type variant struct {
+		name string
+		sync bool
+		sets int
+	}
+	variants := []variant{{"nosync", false, 10}, {"sync", true, 10}, {"sync-batch1000", true, 1000}}
 	for _, kind := range []string{KindPebble, KindBbolt} {
-		for _, sync := range []bool{false, true} {
-			name := kind + "/nosync"
-			if sync {
-				name = kind + "/sync"
-			}
-			b.Run(name, func(b *testing.B) {
+		for _, v := range variants {
+			sync := v.sync
+			b.Run(kind+"/"+v.name, func(b *testing.B) {
 				be := benchOpen(b, kind)
 				bt := be.NewBatch()
 				i := 0
@@ -85,7 +89,7 @@ func BenchmarkCommit(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					bt.Reset()
-					for range 10 {
+					for range v.sets {
 						bt.Set(fmt.Appendf(nil, "tuple/%010d", i), value)
 						i++
 					}

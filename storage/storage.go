@@ -24,12 +24,12 @@ type Backend interface {
 	// Scan calls fn for every key in [start, end) in increasing key order; a
 	// nil or empty bound is unbounded. key and value are valid only during
 	// fn and must not be modified. An error from fn stops the scan and is
-	// returned as it is. The scan reads one consistent snapshot: batches
-	// committed while it runs are either entirely visible to it or not at
-	// all (pebble: not at all; bbolt: not at all). fn must not call Commit or
-	// Close on the same backend (bbolt would deadlock when the commit must
-	// grow the file under the scan's read transaction; Close waits for the
-	// scan). Get and Scan from fn are fine.
+	// returned as it is. The scan reads one consistent snapshot taken when
+	// it starts: a batch committed while it runs is not visible to it, not
+	// even in part. fn may call Get and Scan; it must not call Close (Close
+	// waits for the scan) and should not call Commit (on bbolt a commit that
+	// outgrows the mapped file waits for every read transaction, this
+	// scan's included).
 	Scan(start, end []byte, fn func(key, value []byte) error) error
 
 	// NewBatch returns an empty batch for this backend. A batch is not safe

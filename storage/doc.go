@@ -1,0 +1,70 @@
+// Package storage is tupled's persistence seam: an ordered byte-key/byte-value
+// store with atomic batches (Backend), and two implementations, pebble
+// (the default, OpenPebble) and bbolt (OpenBbolt), chosen with Open.
+//
+// # Callers
+//
+// The engine's durability layer only: checkpoints write changed tuples,
+// multixacts that can still matter, commit status and the catalog here, and
+// recovery reads them back before replaying the engine's own WAL (package
+// wal). Nothing else should write to a Backend; the engine's key layout and
+// its redo/checkpoint protocol live above this package, which knows nothing
+// of tuples or transactions.
+//
+// # Invariants
+//
+// Keys: non-empty, at most MaxKeySize bytes, ordered by bytes.Compare.
+// Values: at most MaxValueSize bytes; an empty value is present (Get reports
+// ok=true). The same limits apply on both backends, so the engine behaves the
+// same whichever it runs on.
+//
+// Atomicity: a batch is applied entirely or not at all — when Commit
+// returns, after a crash at any moment, and after an I/O error. A batch
+// holding an invalid operation (empty or oversized key, bad range, batch of
+// another backend) is refused by Commit before anything is applied, and the
+// backend stays usable.
+//
+// Durability: when Commit(b, true) or Sync returns nil, b and every batch
+// committed before it are durable. A batch committed with sync=false may be
+// lost by a crash — on pebble even by a process crash, since pebble buffers
+// its WAL in memory — until the next successful sync. Across a crash the
+// surviving batches are a prefix of commit order (pebble replays its
+// sequential WAL up to the first invalid record; bbolt makes each commit
+// durable before the next one starts). Close makes every committed batch
+// durable.
+//
+// Visibility is not durability: a batch may be visible to Get and Scan of
+// other goroutines before its Commit(_, true) returns (pebble publishes a
+// batch and then waits for the WAL fsync). The engine must acknowledge a
+// transaction, or release its locks, only after Commit returned nil — never
+// because another reader saw the data.
+//
+// Failure: an I/O error in Commit or Sync (write, fsync, ENOSPC) puts the
+// backend in a sticky failed state. Every later call, reads included,
+// returns an error wrapping ErrFailed and the cause; the batch whose commit
+// failed is indeterminate: after reopening it is entirely present or
+// entirely absent (on the same disk it is often present: the write reached
+// the OS before the fsync failed). A failed Commit is never an
+// acknowledgement. The only remedy is Close and reopen, which recovers the
+// last durable state; the engine treats the failure as fatal, as
+// PostgreSQL treats a failed fsync since 2018. Two pebble failures end the
+// process instead (pebble's own design; recovery on restart is the same):
+// failing to create or close a WAL file when a full memtable rotates, and a
+// MANIFEST write failing during a background flush or compaction.
+//
+// Concurrency: every Backend method is safe for concurrent use; a Batch is
+// not. Scan reads one snapshot. Close waits for the calls in flight; a call
+// that starts after Close began returns ErrClosed (pebble itself would
+// panic). After Close returns, the same process can reopen the same
+// location at once; a location is open in one Backend at a time (a second
+// open fails rather than waits).
+//
+// bbolt commits are always synced (sync=false does not make them cheaper):
+// its NoSync mode may let the meta page reach the disk before the pages it
+// points to, which corrupts the file on power loss instead of losing a
+// batch. bbolt does its own file I/O on the OS filesystem, so it cannot run
+// on a vfs.MemFS; Options.FS other than nil or vfs.Default is refused.
+//
+// See README.md for the reasons behind the interface, what each backend
+// guarantees, the pitfalls respected, and how the guarantees are tested.
+package storage
