@@ -3,6 +3,8 @@ package tupled
 import (
 	"log/slog"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Backend selects where a database with a directory persists its state.
@@ -28,6 +30,18 @@ type Options struct {
 	// ShareFastPathOff forces every row lock through a multixact, replaying the
 	// pre-9.3 situation of the 2012 seed. Off (fast path on) by default.
 	ShareFastPathOff bool
+	// FS is the filesystem of an on-disk database (its WAL and, with the
+	// Pebble backend, its data). nil means the operating system's. Tests
+	// use pebble's vfs.NewCrashableMem to crash the whole engine at once.
+	FS vfs.FS
+	// CacheRows bounds how many rows of each persistent table stay in
+	// memory when clean (default 1<<20); the rest are read from the backend
+	// on demand.
+	CacheRows int
+	// CheckpointInterval is how often an on-disk database writes its state
+	// to the backend and drops the WAL before it (default 30s; a checkpoint
+	// also runs when 64 MiB of WAL have accumulated, and at Close).
+	CheckpointInterval time.Duration
 	// VacuumInterval is how often the background vacuum reclaims dead tuple
 	// versions, finished multixacts and commit-status pages. Default 1s;
 	// negative disables the background vacuum (DB.Vacuum still works).
@@ -136,4 +150,9 @@ type Stats struct {
 	MultiXactsLive   uint64 // multixacts still reachable (not yet reclaimed)
 	VacuumRuns       uint64
 	CommitLogEntries uint64 // commit-status entries still kept
+
+	// On-disk databases only.
+	WALRecords  uint64 // records appended to the WAL (commit records, catalog, xid reservations)
+	WALFsyncs   uint64 // fsyncs of the WAL (group commit shares one among many commits)
+	Checkpoints uint64
 }

@@ -287,8 +287,6 @@ func TestClosedDB(t *testing.T) {
 	require.ErrorIs(t, err, tupled.ErrClosed)
 	_, err = tx.Get(bg, "t", []byte("a"))
 	require.ErrorIs(t, err, tupled.ErrClosed)
-	_, err = tupled.Open(t.TempDir(), nil)
-	require.Error(t, err)
 }
 
 // TestDeadlockThroughTupleLocks: a cycle that alternates waits on tuple

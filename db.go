@@ -31,6 +31,7 @@ type DB struct {
 	closed atomic.Bool
 
 	ddlMu sync.Mutex
+	dur   *durable // nil for an in-memory database
 
 	commits    atomic.Uint64
 	aborts     atomic.Uint64
@@ -50,9 +51,6 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if dir != "" {
-		return nil, &opError{sentinel: ErrInvalid, msg: "tupled: on-disk databases are not available yet: open with dir \"\" for an in-memory database"}
-	}
 	if o.Backend != Pebble && o.Backend != Bbolt {
 		return nil, &opError{sentinel: ErrInvalid, msg: fmt.Sprintf("tupled: unknown backend %d", o.Backend)}
 	}
@@ -69,6 +67,12 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if o.VacuumInterval == 0 {
 		o.VacuumInterval = time.Second
 	}
+	if o.CacheRows <= 0 {
+		o.CacheRows = 1 << 20
+	}
+	if o.CheckpointInterval <= 0 {
+		o.CheckpointInterval = 30 * time.Second
+	}
 	lg := o.Logger
 	if lg == nil {
 		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -80,7 +84,15 @@ func Open(dir string, opts *Options) (*DB, error) {
 	db := &DB{opts: o, log: lg, xacts: xact.NewManager(), multi: multixact.NewStore(), locks: lm, stop: make(chan struct{})}
 	db.heap = heap.New(db.xacts, db.multi, nil)
 	db.eng = &tuplelock.Engine{Heap: db.heap, Xacts: db.xacts, Multi: db.multi, Locks: lm, ShareFastPathOff: o.ShareFastPathOff}
-	if o.VacuumInterval > 0 {
+	if dir != "" {
+		d, err := openDurable(db, dir, &o)
+		if err != nil {
+			lm.Close()
+			return nil, err
+		}
+		db.dur = d
+	}
+	if o.VacuumInterval > 0 || db.dur != nil {
 		db.bgDone.Add(1)
 		go db.vacuumLoop(o.VacuumInterval)
 	}
@@ -98,6 +110,9 @@ func (db *DB) Close() error {
 	close(db.stop)
 	db.bgDone.Wait()
 	db.locks.Close()
+	if db.dur != nil {
+		db.closeErr = db.dur.close()
+	}
 	return db.closeErr
 }
 
@@ -114,6 +129,14 @@ func (db *DB) CreateTable(ctx context.Context, name string) error {
 	}
 	db.ddlMu.Lock()
 	defer db.ddlMu.Unlock()
+	if _, err := db.heap.Table(name); err == nil {
+		return &opError{sentinel: ErrTableExists, msg: fmt.Sprintf("relation %q already exists", name)}
+	}
+	if db.dur != nil {
+		if err := db.dur.createTable(name); err != nil {
+			return err
+		}
+	}
 	if _, err := db.heap.CreateTable(name); err != nil {
 		return &opError{sentinel: ErrTableExists, msg: fmt.Sprintf("relation %q already exists", name)}
 	}
@@ -144,6 +167,12 @@ func (db *DB) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
 		lt = db.opts.LockTimeout
 	}
 	x := db.xacts.Begin()
+	if db.dur != nil {
+		if err := db.dur.reserveXid(x.ID); err != nil {
+			db.xacts.Abort(x)
+			return nil, err
+		}
+	}
 	tx := &Tx{db: db, iso: o.Isolation, readOnly: o.ReadOnly}
 	tx.txn = tuplelock.Txn{X: x, Proc: db.locks.NewProc(x.ID), LockTimeout: lt}
 	return tx, nil
@@ -249,7 +278,7 @@ func (db *DB) Stats() Stats {
 	single, multi := db.eng.Counters()
 	ls := db.locks.Stats()
 	ms := db.multi.Stats()
-	return Stats{
+	s := Stats{
 		LocksSingleXid:    single,
 		LocksMultiXact:    multi,
 		MultiXactsCreated: ms.Created,
@@ -264,6 +293,11 @@ func (db *DB) Stats() Stats {
 		VacuumRuns:        db.vacuumRuns.Load(),
 		CommitLogEntries:  db.xacts.ClogEntries(),
 	}
+	if d := db.dur; d != nil {
+		ws := d.wal.Stats()
+		s.WALRecords, s.WALFsyncs, s.Checkpoints = ws.Records, ws.Fsyncs, d.checkpoints.Load()
+	}
+	return s
 }
 
 func (db *DB) table(name string) (*heap.Table, error) {

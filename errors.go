@@ -22,6 +22,10 @@ var (
 	ErrNoTable          = newStateError("42P01", "relation does not exist")
 	ErrClosed           = errors.New("tupled: database is closed")
 	ErrInvalid          = newStateError("22023", "invalid parameter value")
+	// ErrIO: the WAL or the backend failed; the database refuses writes
+	// until it is reopened (recovery decides the fate of the commit that
+	// was in flight).
+	ErrIO = newStateError("58030", "I/O error")
 )
 
 // stateError is a sentinel that carries a SQLSTATE.

@@ -36,6 +36,10 @@ type Tx struct {
 	state    txState
 	snap     xact.Snapshot
 	haveSnap bool
+
+	// writes is the write set of an on-disk database's transaction, logged
+	// at commit (see durable.go).
+	writes []writeOp
 }
 
 // ID is the transaction's id: unique, valid from Begin on, stable for its
@@ -64,6 +68,16 @@ func (tx *Tx) start(ctx context.Context, write bool) (xact.Snapshot, error) {
 	if write && tx.readOnly {
 		tx.abortLocked()
 		return xact.Snapshot{}, ErrReadOnly
+	}
+	if d := tx.db.dur; d != nil {
+		err := d.fatalErr()
+		if err == nil {
+			err = tx.db.heap.BackendError()
+		}
+		if err != nil {
+			tx.abortLocked()
+			return xact.Snapshot{}, err
+		}
 	}
 	if tx.iso == RepeatableRead {
 		if !tx.haveSnap {
@@ -110,15 +124,23 @@ func (tx *Tx) abortLocked() {
 
 func (tx *Tx) table(name string) (*heap.Table, error) { return tx.db.table(name) }
 
-// visible returns the row of key and its version visible to snap.
+// visible returns the row of key, pinned (the caller unpins it), and its
+// version visible to snap.
 func (tx *Tx) visible(tbl *heap.Table, key []byte, snap xact.Snapshot) (*heap.Row, *heap.Tuple) {
-	r := tbl.Row(key)
+	r := tbl.PinRow(key)
 	if r == nil {
 		return nil, nil
 	}
 	r.Lock()
 	defer r.Unlock()
 	return r, visibleVersion(tx.db.heap, r, snap)
+}
+
+// logWrite remembers a write of an on-disk database's transaction.
+func (tx *Tx) logWrite(table string, key, value []byte, isDelete bool) {
+	if tx.db.dur != nil {
+		tx.writes = append(tx.writes, writeOp{table: table, key: key, value: value, delete: isDelete})
+	}
 }
 
 // Get returns the value visible to the transaction's snapshot.
@@ -131,7 +153,10 @@ func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error)
 	if err != nil {
 		return nil, tx.fail(ctx, err)
 	}
-	_, tup := tx.visible(tbl, key, snap)
+	r, tup := tx.visible(tbl, key, snap)
+	if r != nil {
+		defer r.Unpin()
+	}
 	if tup == nil {
 		return nil, ErrNotFound
 	}
@@ -174,6 +199,9 @@ func (tx *Tx) Lock(ctx context.Context, table string, key []byte, strength LockS
 		return nil, tx.fail(ctx, err)
 	}
 	r, tup := tx.visible(tbl, key, snap)
+	if r != nil {
+		defer r.Unpin()
+	}
 	if tup == nil {
 		return nil, ErrNotFound
 	}
@@ -228,7 +256,11 @@ func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error
 	if err != nil {
 		return tx.fail(ctx, err)
 	}
-	err = tx.db.eng.Insert(ctx, &tx.txn, tbl, bytes.Clone(key), bytes.Clone(value))
+	key, value = bytes.Clone(key), bytes.Clone(value)
+	err = tx.db.eng.Insert(ctx, &tx.txn, tbl, key, value)
+	if err == nil {
+		tx.logWrite(table, key, value, false)
+	}
 	if errors.Is(err, tuplelock.ErrDuplicateKey) {
 		err = &opError{sentinel: ErrDuplicateKey, msg: fmt.Sprintf("duplicate key value violates unique constraint \"%s_pkey\"", table)}
 	}
@@ -255,10 +287,17 @@ func (tx *Tx) write(ctx context.Context, table string, key, value []byte, isDele
 		return tx.fail(ctx, err)
 	}
 	r, tup := tx.visible(tbl, key, snap)
+	if r != nil {
+		defer r.Unpin()
+	}
 	if tup == nil {
 		return ErrNotFound
 	}
-	return tx.fail(ctx, tx.writeVersion(ctx, tbl, r, tup, value, isDelete))
+	err = tx.writeVersion(ctx, tbl, r, tup, value, isDelete)
+	if err == nil {
+		tx.logWrite(table, bytes.Clone(key), value, isDelete)
+	}
+	return tx.fail(ctx, err)
 }
 
 // writeVersion is ExecUpdate/ExecDelete: under READ COMMITTED a concurrent
@@ -318,6 +357,11 @@ func (tx *Tx) Scan(ctx context.Context, table string, opts ScanOptions, fn func(
 			scanErr = tx.fail(ctx, err)
 			return false
 		}
+		r = tbl.PinRow(r.Key()) // the row as it is now (it may have been evicted and reloaded)
+		if r == nil {
+			return true
+		}
+		defer r.Unpin()
 		r.Lock()
 		tup := visibleVersion(tx.db.heap, r, snap)
 		r.Unlock()
@@ -364,8 +408,17 @@ func (tx *Tx) Commit() error {
 		tx.state = txDone
 		return ErrClosed
 	}
-	tx.db.xacts.Commit(tx.txn.X)
+	if tx.db.dur != nil && len(tx.writes) > 0 {
+		if err := tx.db.dur.commit(tx); err != nil {
+			tx.abortLocked()
+			tx.state = txDone
+			return err
+		}
+	} else {
+		tx.db.xacts.Commit(tx.txn.X)
+	}
 	tx.state = txDone
+	tx.writes = nil
 	tx.db.commits.Add(1)
 	return nil
 }

@@ -48,17 +48,42 @@ func (db *DB) vacuumLoop(interval time.Duration) {
 	defer db.bgDone.Done()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
-	last := time.Now()
+	last, lastCkpt := time.Now(), time.Now()
 	for {
 		select {
 		case <-db.stop:
 			return
 		case now := <-tick.C:
 			db.heap.SetPruneHorizon(db.xacts.Horizon())
-			if now.Sub(last) >= interval {
+			if interval > 0 && now.Sub(last) >= interval {
 				db.Vacuum()
 				last = now
 			}
+			if d := db.dur; d != nil {
+				if now.Sub(lastCkpt) >= db.opts.CheckpointInterval ||
+					uint64(d.wal.EndLSN())-d.lastCkptLSN.Load() >= 64<<20 {
+					if err := d.checkpoint(); err != nil {
+						db.log.Error("checkpoint failed", "err", err)
+					}
+					lastCkpt = now
+				}
+				for _, t := range db.heap.Tables() {
+					t.Evict(db.opts.CacheRows)
+				}
+			}
 		}
 	}
+}
+
+// Checkpoint writes the current committed state of an on-disk database to
+// its backend and removes the WAL that is no longer needed. A no-op for an
+// in-memory database.
+func (db *DB) Checkpoint() error {
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	if db.dur == nil {
+		return nil
+	}
+	return db.dur.checkpoint()
 }

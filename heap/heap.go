@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tupled/tupled/multixact"
+	"github.com/tupled/tupled/storage"
 	"github.com/tupled/tupled/xact"
 )
 
@@ -56,6 +57,10 @@ type Heap struct {
 	mu     sync.RWMutex
 	tables map[string]*Table
 
+	// backend, when set, makes CreateTable create persistent tables.
+	backend storage.Backend
+	failed  atomic.Pointer[error] // first backend read error
+
 	tuplesLive      atomic.Int64
 	tuplesReclaimed atomic.Uint64
 	// pruneHorizon is the CSN horizon last computed by vacuum; writers use
@@ -73,6 +78,9 @@ type Table struct {
 	Name  string
 	heap  *Heap
 	store Store
+
+	dirtyMu   sync.Mutex
+	dirtyRows map[*Row]struct{} // persistent tables: rows written since the last checkpoint
 }
 
 // CreateTable adds an empty in-memory table.
@@ -82,9 +90,27 @@ func (h *Heap) CreateTable(name string) (*Table, error) {
 	if _, ok := h.tables[name]; ok {
 		return nil, ErrTableExists
 	}
-	t := &Table{Name: name, heap: h, store: NewMemStore()}
+	t := &Table{Name: name, heap: h, store: NewMemStore(), dirtyRows: make(map[*Row]struct{})}
+	if h.backend != nil {
+		t.store = h.newBackedStore(name, h.backend)
+	}
 	h.tables[name] = t
 	return t, nil
+}
+
+// SetBackend makes tables created from now on persistent in be.
+func (h *Heap) SetBackend(be storage.Backend) { h.backend = be }
+
+func (h *Heap) backendFailed(err error) { h.failed.CompareAndSwap(nil, &err) }
+
+// BackendError returns the first error a backend read reported, if any. A
+// read error makes the engine refuse work: a row it could not read might
+// exist.
+func (h *Heap) BackendError() error {
+	if p := h.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // Table returns the named table.
@@ -175,15 +201,20 @@ func (t *Table) Apply(r *Row, c Change) {
 	}
 	switch c.Kind {
 	case ChangeInsert:
+		t.markDirty(r)
 		r.versions = append(r.versions, c.New)
 		t.heap.tuplesLive.Add(1)
 	case ChangeUpdate:
+		t.markDirty(r)
 		setXmax(c.Old, &c)
 		c.Old.Next = c.New
 		r.versions = append(r.versions, c.New)
 		t.heap.tuplesLive.Add(1)
 		t.prune(r)
 	case ChangeXmax:
+		if c.Infomask&XmaxLockOnly == 0 {
+			t.markDirty(r) // a delete
+		}
 		setXmax(c.Old, &c)
 		if c.Infomask&XmaxLockOnly != 0 {
 			// A lock-only xmax never keeps a ctid link: the update

@@ -2,6 +2,7 @@ package heap
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/tupled/tupled/multixact"
 )
@@ -36,8 +37,16 @@ type Row struct {
 	// Next; a key deleted and inserted again starts a new chain in the same
 	// row (as a unique index would hold two heap tuples).
 	versions []*Tuple
-	removed  bool // vacuum unlinked this row from its table: look it up again
+	removed  bool // vacuum or eviction unlinked this row from its table: look it up again
+	// dirty: a write since the last checkpoint (persistent tables only).
+	dirty bool
+	// pins counts operations using the row; eviction skips pinned rows.
+	pins atomic.Int32
 }
+
+// Pin marks the row in use, so eviction leaves it in memory; Unpin undoes it.
+func (r *Row) Pin()   { r.pins.Add(1) }
+func (r *Row) Unpin() { r.pins.Add(-1) }
 
 // Lock takes the row latch.
 func (r *Row) Lock() { r.mu.Lock() }

@@ -135,7 +135,7 @@ func (t *Table) Vacuum(horizon uint64, freezeBelow uint64) VacuumResult {
 				}
 			}
 		}
-		if len(r.versions) == 0 {
+		if len(r.versions) == 0 && !r.dirty && r.pins.Load() == 0 {
 			r.removed = true
 			t.store.Remove(r)
 			res.RowsUnlinked++

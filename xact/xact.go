@@ -249,3 +249,19 @@ func (m *Manager) TruncateClog(cutoff XID) { m.clog.truncate(cutoff) }
 
 // ClogEntries is the number of commit-status entries currently kept.
 func (m *Manager) ClogEntries() uint64 { return m.clog.entries() }
+
+// AdvanceXid makes the next Begin hand out at least next: after recovery,
+// ids that a previous incarnation may have shown to anyone are never handed
+// out again. Entries of the skipped ids read as aborted (nothing refers to
+// them: recovery leaves only frozen rows). Call it before any Begin.
+func (m *Manager) AdvanceXid(next XID) {
+	if next <= m.NextXid() {
+		return
+	}
+	m.clog.truncate(next)
+	m.clog.ensure(next)
+	for x := max(m.clog.truncatedBelow(), 1); x < next; x++ {
+		m.clog.set(x, clogAborted)
+	}
+	m.nextXid.Store(next - 1)
+}

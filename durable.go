@@ -1,0 +1,461 @@
+package tupled
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/storage"
+	"github.com/tupled/tupled/wal"
+)
+
+// Durability: commit-time logical redo.
+//
+// A writing transaction's changes live only in memory until it commits.
+// Commit appends ONE WAL record with its write set (table, key, new value or
+// delete, in the order they were made), waits until the record is durable
+// (group commit; skipped with SyncCommit off), and only then makes the
+// transaction committed and releases its row locks. A transaction that
+// wrote nothing — one that only read and locked rows — appends nothing and
+// never waits for the disk: its row locks are meaningless after a crash,
+// since every transaction of the crashed process is over.
+//
+// The backend holds the state of the last checkpoint: one committed value per
+// key. A checkpoint takes a snapshot S and a redo point R — the smallest LSN
+// of a commit record whose transaction has not yet been given its commit
+// number, or the end of the WAL — writes for every row written since the
+// previous checkpoint its version visible to S, records R, and then drops
+// WAL segments before R. Recovery loads nothing into memory: it replays
+// every commit record after R into the backend, in LSN order, and
+// checkpoints. Replay is idempotent and order-correct: two transactions that
+// wrote the same key did so one after the other's commit (the row lock), so
+// their records are in commit order; replaying records the checkpoint
+// already contains only rewrites values that a later record then sets again.
+//
+// No transaction is in progress after recovery, so no xmax, lock or
+// multixact survives: every row comes back as one frozen version. Xids are
+// reserved in the WAL in ranges before they are handed out, so no id a
+// previous incarnation showed is handed out again.
+
+// WAL record types.
+const (
+	recCommit      wal.RecordType = 1 // xid, write set
+	recCreateTable wal.RecordType = 2 // table name
+	recXidReserve  wal.RecordType = 3 // xids below this value may have been handed out
+)
+
+const xidReserveChunk = 1 << 16
+
+// Backend keys besides rows (heap.RowKey): catalog and meta.
+var (
+	metaRedo    = []byte("mredo")
+	metaNextXid = []byte("mnextxid")
+)
+
+func catalogKey(name string) []byte { return append([]byte("c"), name...) }
+
+type writeOp struct {
+	table  string
+	key    []byte
+	value  []byte
+	delete bool
+}
+
+func encodeCommit(xid uint64, ws []writeOp) []byte {
+	n := 2 * binary.MaxVarintLen64
+	for _, w := range ws {
+		n += 1 + 3*binary.MaxVarintLen32 + len(w.table) + len(w.key) + len(w.value)
+	}
+	b := make([]byte, 0, n)
+	b = binary.AppendUvarint(b, xid)
+	b = binary.AppendUvarint(b, uint64(len(ws)))
+	for _, w := range ws {
+		op := byte(1)
+		if w.delete {
+			op = 2
+		}
+		b = append(b, op)
+		b = binary.AppendUvarint(b, uint64(len(w.table)))
+		b = append(b, w.table...)
+		b = binary.AppendUvarint(b, uint64(len(w.key)))
+		b = append(b, w.key...)
+		if !w.delete {
+			b = binary.AppendUvarint(b, uint64(len(w.value)))
+			b = append(b, w.value...)
+		}
+	}
+	return b
+}
+
+var errBadRecord = errors.New("tupled: malformed WAL record")
+
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err = errBadRecord
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) bytes() []byte {
+	n := r.uvarint()
+	if r.err != nil || uint64(len(r.b)) < n {
+		r.err = errBadRecord
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func decodeCommit(data []byte) (xid uint64, ws []writeOp, err error) {
+	r := &reader{b: data}
+	xid = r.uvarint()
+	n := r.uvarint()
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		if len(r.b) == 0 {
+			return 0, nil, errBadRecord
+		}
+		op := r.b[0]
+		r.b = r.b[1:]
+		w := writeOp{table: string(r.bytes()), key: r.bytes(), delete: op == 2}
+		if op != 2 {
+			w.value = r.bytes()
+		}
+		ws = append(ws, w)
+	}
+	return xid, ws, r.err
+}
+
+// durable is the persistence of an on-disk DB.
+type durable struct {
+	db   *DB
+	fs   vfs.FS
+	be   storage.Backend
+	wal  *wal.WAL
+	sync bool
+
+	// inflight: LSNs of commit records whose transactions have no commit
+	// number yet (they wait for the fsync). Guarded by inflightMu, which also
+	// orders "remove from inflight" with "commit in xact" against a
+	// checkpoint's choice of snapshot and redo point.
+	inflightMu sync.Mutex
+	inflight   map[uint64]wal.LSN
+
+	reserveMu sync.Mutex
+	reserved  atomic.Uint64 // xids below it are reserved in the WAL
+
+	ckMu        sync.Mutex
+	lastCkptLSN atomic.Uint64
+	fatal       atomic.Pointer[error]
+	checkpoints atomic.Uint64
+}
+
+func (d *durable) fail(err error) error {
+	d.fatal.CompareAndSwap(nil, &err)
+	return d.fatalErr()
+}
+
+// fatalErr is the error every write gets once the WAL or backend failed.
+func (d *durable) fatalErr() error {
+	if p := d.fatal.Load(); p != nil {
+		return &opError{sentinel: ErrIO, msg: "tupled: database refuses writes after an I/O failure: " + (*p).Error(), cause: *p}
+	}
+	return nil
+}
+
+func openDurable(db *DB, dir string, o *Options) (*durable, error) {
+	fs := o.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	// A new directory survives a crash only once its parent is synced.
+	if err := syncDirs(fs, fs.PathDir(dir), dir); err != nil {
+		return nil, fmt.Errorf("tupled: sync %s: %w", dir, err)
+	}
+	kind := storage.KindPebble
+	sopts := storage.Options{FS: fs, Logger: db.log}
+	if o.Backend == Bbolt {
+		kind = storage.KindBbolt
+		sopts.FS = nil
+	}
+	be, err := storage.Open(kind, fs.PathJoin(dir, "data"), sopts)
+	if err != nil {
+		return nil, fmt.Errorf("tupled: open %s backend: %w", kind, err)
+	}
+	wopts := wal.Options{FS: fs, Dir: fs.PathJoin(dir, "wal"), Logger: db.log}
+	if !*o.SyncCommit {
+		wopts.SyncInterval = 20 * time.Millisecond
+	}
+	w, err := wal.Open(wopts)
+	if err != nil {
+		be.Close()
+		return nil, fmt.Errorf("tupled: open WAL: %w", err)
+	}
+	d := &durable{db: db, fs: fs, be: be, wal: w, sync: *o.SyncCommit, inflight: make(map[uint64]wal.LSN)}
+	if err := d.recover(); err != nil {
+		w.Close()
+		be.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func getUvarint(be storage.Backend, key []byte) (uint64, error) {
+	v, ok, err := be.Get(key)
+	if err != nil || !ok {
+		return 0, err
+	}
+	x, n := binary.Uvarint(v)
+	if n <= 0 {
+		return 0, fmt.Errorf("tupled: corrupt meta key %q", key)
+	}
+	return x, nil
+}
+
+// recover replays the WAL after the last checkpoint into the backend, loads
+// the catalog and checkpoints.
+func (d *durable) recover() error {
+	redo, err := getUvarint(d.be, metaRedo)
+	if err != nil {
+		return err
+	}
+	nextXid, err := getUvarint(d.be, metaNextXid)
+	if err != nil {
+		return err
+	}
+	tables := map[string]bool{}
+	if err := d.be.Scan([]byte("c"), []byte("d"), func(k, _ []byte) error {
+		tables[string(k[1:])] = true
+		return nil
+	}); err != nil {
+		return err
+	}
+	b := d.be.NewBatch()
+	replayed := 0
+	err = d.wal.Replay(wal.LSN(redo), func(lsn wal.LSN, rec wal.Record) error {
+		replayed++
+		switch rec.Type {
+		case recCommit:
+			xid, ws, err := decodeCommit(rec.Data)
+			if err != nil {
+				return fmt.Errorf("record at %d: %w", lsn, err)
+			}
+			nextXid = max(nextXid, xid+1)
+			for _, w := range ws {
+				if w.delete {
+					b.Delete(heap.RowKey(w.table, w.key))
+				} else {
+					b.Set(heap.RowKey(w.table, w.key), w.value)
+				}
+			}
+		case recCreateTable:
+			tables[string(rec.Data)] = true
+			b.Set(catalogKey(string(rec.Data)), nil)
+		case recXidReserve:
+			x, n := binary.Uvarint(rec.Data)
+			if n <= 0 {
+				return fmt.Errorf("record at %d: %w", lsn, errBadRecord)
+			}
+			nextXid = max(nextXid, x)
+		default:
+			return fmt.Errorf("tupled: unknown WAL record type %d at %d", rec.Type, lsn)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("tupled: recovery: %w", err)
+	}
+	nextXid = max(nextXid, 1)
+	end := d.wal.EndLSN()
+	b.Set(metaRedo, binary.AppendUvarint(nil, uint64(end)))
+	b.Set(metaNextXid, binary.AppendUvarint(nil, nextXid))
+	if err := d.be.Commit(b, true); err != nil {
+		return fmt.Errorf("tupled: recovery: %w", err)
+	}
+	if err := d.wal.RemoveBefore(end); err != nil {
+		return fmt.Errorf("tupled: recovery: %w", err)
+	}
+	d.lastCkptLSN.Store(uint64(end))
+	d.db.xacts.AdvanceXid(nextXid)
+	d.reserved.Store(nextXid)
+	d.db.heap.SetBackend(d.be)
+	for name := range tables {
+		if _, err := d.db.heap.CreateTable(name); err != nil {
+			return err
+		}
+	}
+	d.db.log.Info("recovered", "records_replayed", replayed, "redo_lsn", redo, "end_lsn", end, "tables", len(tables), "next_xid", nextXid)
+	return nil
+}
+
+// reserveXid makes sure xid is below the reserved bound, writing a
+// reservation record (and waiting for it) when it is not.
+func (d *durable) reserveXid(xid uint64) error {
+	if xid < d.reserved.Load() {
+		return nil
+	}
+	d.reserveMu.Lock()
+	defer d.reserveMu.Unlock()
+	if xid < d.reserved.Load() {
+		return nil
+	}
+	if err := d.fatalErr(); err != nil {
+		return err
+	}
+	upTo := xid + xidReserveChunk
+	lsn, err := d.wal.Append(wal.Record{Type: recXidReserve, Data: binary.AppendUvarint(nil, upTo)})
+	if err == nil {
+		err = d.wal.Sync(context.Background(), lsn)
+	}
+	if err != nil {
+		return d.fail(err)
+	}
+	d.reserved.Store(upTo)
+	return nil
+}
+
+// createTable logs a new table and waits until the record is durable.
+func (d *durable) createTable(name string) error {
+	if err := d.fatalErr(); err != nil {
+		return err
+	}
+	lsn, err := d.wal.Append(wal.Record{Type: recCreateTable, Data: []byte(name)})
+	if err == nil {
+		err = d.wal.Sync(context.Background(), lsn)
+	}
+	if err != nil {
+		return d.fail(err)
+	}
+	return nil
+}
+
+// commit makes tx's writes durable and then commits it (see the comment at
+// the top of this file).
+func (d *durable) commit(tx *Tx) error {
+	if err := d.fatalErr(); err != nil {
+		return err
+	}
+	x := tx.txn.X
+	d.inflightMu.Lock()
+	lsn, err := d.wal.Append(wal.Record{Type: recCommit, Data: encodeCommit(x.ID, tx.writes)})
+	if err != nil {
+		d.inflightMu.Unlock()
+		return d.fail(err)
+	}
+	d.inflight[x.ID] = lsn
+	d.inflightMu.Unlock()
+	if d.sync {
+		if err := d.wal.Sync(context.Background(), lsn); err != nil {
+			d.inflightMu.Lock()
+			delete(d.inflight, x.ID)
+			d.inflightMu.Unlock()
+			return d.fail(err)
+		}
+	}
+	d.inflightMu.Lock()
+	tx.db.xacts.Commit(x)
+	delete(d.inflight, x.ID)
+	d.inflightMu.Unlock()
+	return nil
+}
+
+// checkpoint writes the state as of a fresh snapshot to the backend and
+// drops the WAL before the redo point.
+func (d *durable) checkpoint() error {
+	d.ckMu.Lock()
+	defer d.ckMu.Unlock()
+	if err := d.fatalErr(); err != nil {
+		return err
+	}
+	db := d.db
+	x := db.xacts.Begin() // holds the horizon while we read
+	defer db.xacts.Abort(x)
+	d.inflightMu.Lock()
+	snap := db.xacts.TakeSnapshot(x)
+	redo := d.wal.EndLSN()
+	for _, l := range d.inflight {
+		redo = min(redo, l)
+	}
+	end := d.wal.EndLSN()
+	d.inflightMu.Unlock()
+	if !d.sync {
+		// Commits included in snap may not be durable yet.
+		if err := d.wal.Sync(context.Background(), end); err != nil {
+			return d.fail(err)
+		}
+	}
+	b := d.be.NewBatch()
+	for _, t := range db.heap.Tables() {
+		b.Set(catalogKey(t.Name), nil)
+		err := t.CheckpointRows(snap, func(key, value []byte, ok bool) error {
+			if ok {
+				b.Set(heap.RowKey(t.Name, key), value)
+			} else {
+				b.Delete(heap.RowKey(t.Name, key))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	// The bound must cover xids handed out in ranges not yet reserved past
+	// the redo point: the reservation records before redo are dropped.
+	b.Set(metaRedo, binary.AppendUvarint(nil, uint64(redo)))
+	b.Set(metaNextXid, binary.AppendUvarint(nil, d.reserved.Load()))
+	if err := d.be.Commit(b, true); err != nil {
+		return d.fail(err)
+	}
+	if err := d.wal.RemoveBefore(redo); err != nil {
+		return d.fail(err)
+	}
+	d.lastCkptLSN.Store(uint64(redo))
+	d.checkpoints.Add(1)
+	return nil
+}
+
+func (d *durable) close() error {
+	err := d.checkpoint()
+	if e := d.wal.Close(); err == nil {
+		err = e
+	}
+	if e := d.be.Close(); err == nil {
+		err = e
+	}
+	return err
+}
+
+func syncDirs(fs vfs.FS, dirs ...string) error {
+	for _, d := range dirs {
+		f, err := fs.OpenDir(d)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

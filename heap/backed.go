@@ -1,0 +1,289 @@
+package heap
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/tupled/tupled/storage"
+	"github.com/tupled/tupled/xact"
+)
+
+// Persistent tables.
+//
+// A persistent table keeps its rows in a storage.Backend as of the last
+// checkpoint — one committed value per key, nothing else: no xmin, no xmax,
+// no multixact, because after a checkpoint or a recovery every transaction
+// that could have locked or changed those rows has ended — plus an in-memory
+// B-tree of the rows that are in use (a bounded cache). A row missing from
+// memory is loaded on demand as one frozen version; a clean, unpinned row
+// whose only version is frozen and carries no xmax can be evicted again.
+//
+// Invariants:
+//   - A row is dirty from the first write (Apply of an insert, update or
+//     delete) until a checkpoint has written the state that includes it; a
+//     dirty row is never evicted nor unlinked, so the backend's stale copy
+//     can never be loaded over it.
+//   - An operation pins the row it works on (Table.PinRow) for as long as it
+//     holds the *Row; eviction, under the row latch, skips pinned rows and
+//     marks the rows it drops removed, so a lookup that raced with it retries.
+
+// RowKey is the backend key of (table, key): 'r', uvarint(len(table)), table, key.
+func RowKey(table string, key []byte) []byte {
+	b := make([]byte, 0, 1+binary.MaxVarintLen32+len(table)+len(key))
+	b = append(b, 'r')
+	b = binary.AppendUvarint(b, uint64(len(table)))
+	b = append(b, table...)
+	return append(b, key...)
+}
+
+// backedStore is a memStore in front of a backend range.
+type backedStore struct {
+	mem    *memStore
+	be     storage.Backend
+	prefix []byte
+	heap   *Heap
+}
+
+// NewBackedStore returns the store of a persistent table.
+func (h *Heap) newBackedStore(table string, be storage.Backend) *backedStore {
+	return &backedStore{mem: NewMemStore().(*memStore), be: be, prefix: RowKey(table, nil), heap: h}
+}
+
+func frozenVersion(value []byte) *Tuple {
+	return &Tuple{Value: value, Infomask: XminFrozen | XmaxInvalid}
+}
+
+// load returns the row for key, reading it from the backend if it is not in
+// memory; nil if it exists nowhere.
+func (s *backedStore) load(key []byte) *Row {
+	if r := s.mem.Get(key); r != nil {
+		return r
+	}
+	v, ok, err := s.be.Get(append(bytes.Clone(s.prefix), key...))
+	if err != nil {
+		s.heap.backendFailed(err)
+		return nil
+	}
+	if !ok {
+		return nil
+	}
+	s.mem.mu.Lock()
+	defer s.mem.mu.Unlock()
+	if r, ok := s.mem.bt.Get(&Row{key: key}); ok {
+		return r // loaded meanwhile
+	}
+	r := &Row{key: bytes.Clone(key), versions: []*Tuple{frozenVersion(v)}}
+	s.mem.bt.ReplaceOrInsert(r)
+	s.heap.tuplesLive.Add(1)
+	return r
+}
+
+func (s *backedStore) Get(key []byte) *Row { return s.load(key) }
+
+func (s *backedStore) GetOrCreate(key []byte) *Row {
+	if r := s.load(key); r != nil {
+		return r
+	}
+	return s.mem.GetOrCreate(key)
+}
+
+func (s *backedStore) Remove(r *Row) { s.mem.Remove(r) }
+
+// Ascend merges the backend's keys into memory batch by batch, then walks
+// memory: every row in range is visited once, in key order.
+func (s *backedStore) Ascend(start, end []byte, fn func(*Row) bool) {
+	const batch = 64
+	cursor := start
+	for {
+		var keys [][]byte
+		lo := append(bytes.Clone(s.prefix), cursor...)
+		var hi []byte
+		if end != nil {
+			hi = append(bytes.Clone(s.prefix), end...)
+		} else {
+			hi = prefixEnd(s.prefix)
+		}
+		errStop := fmt.Errorf("stop")
+		err := s.be.Scan(lo, hi, func(k, _ []byte) error {
+			keys = append(keys, bytes.Clone(k[len(s.prefix):]))
+			if len(keys) == batch {
+				return errStop
+			}
+			return nil
+		})
+		if err != nil && err != errStop {
+			s.heap.backendFailed(err)
+			return
+		}
+		for _, k := range keys {
+			s.load(k)
+		}
+		if len(keys) < batch {
+			s.mem.Ascend(cursor, end, fn)
+			return
+		}
+		// Visit memory up to and including the last backend key.
+		last := keys[len(keys)-1]
+		next := append(bytes.Clone(last), 0)
+		stopped := false
+		s.mem.Ascend(cursor, next, func(r *Row) bool {
+			if !fn(r) {
+				stopped = true
+				return false
+			}
+			return true
+		})
+		if stopped {
+			return
+		}
+		cursor = next
+	}
+}
+
+func (s *backedStore) Len() int { return s.mem.Len() }
+
+// prefixEnd is the smallest key greater than every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	e := bytes.Clone(p)
+	for i := len(e) - 1; i >= 0; i-- {
+		if e[i] != 0xff {
+			e[i]++
+			return e[:i+1]
+		}
+	}
+	return nil
+}
+
+// PinRow returns the row for key pinned (see Row.Pin), or nil. The caller
+// must Unpin it when done.
+func (t *Table) PinRow(key []byte) *Row {
+	for {
+		r := t.store.Get(key)
+		if r == nil {
+			return nil
+		}
+		r.Pin()
+		r.Lock()
+		removed := r.removed
+		r.Unlock()
+		if !removed {
+			return r
+		}
+		r.Unpin()
+	}
+}
+
+// Persistent reports whether the table lives in a backend.
+func (t *Table) Persistent() bool { _, ok := t.store.(*backedStore); return ok }
+
+// markDirty records a write to r. Latch held.
+func (t *Table) markDirty(r *Row) {
+	if r.dirty || !t.Persistent() {
+		return
+	}
+	r.dirty = true
+	t.dirtyMu.Lock()
+	t.dirtyRows[r] = struct{}{}
+	t.dirtyMu.Unlock()
+}
+
+// CheckpointRows calls put for every dirty row with the value of its version
+// visible to snap (ok=false: no such version, the key must be deleted), and
+// marks clean the rows whose every version was committed at or below
+// snap.CSN (their written state is their current state). The caller's
+// snapshot must be published (xact.TakeSnapshot) so that pruning keeps the
+// versions it reads.
+func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, ok bool) error) error {
+	t.dirtyMu.Lock()
+	rows := make([]*Row, 0, len(t.dirtyRows))
+	for r := range t.dirtyRows {
+		rows = append(rows, r)
+	}
+	t.dirtyMu.Unlock()
+	for _, r := range rows {
+		r.Lock()
+		var val []byte
+		found := false
+		vs := r.versions
+		for i := len(vs) - 1; i >= 0; i-- {
+			if t.heap.SatisfiesMVCC(vs[i], snap) {
+				val, found = vs[i].Value, true
+				break
+			}
+		}
+		err := put(r.key, val, found)
+		if err == nil && t.heap.settledAt(r, snap.CSN) {
+			r.dirty = false
+			t.dirtyMu.Lock()
+			delete(t.dirtyRows, r)
+			t.dirtyMu.Unlock()
+		}
+		r.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settledAt reports whether every version of r was made, and if updated or
+// deleted was so, by transactions committed at or below csn. Latch held.
+func (h *Heap) settledAt(r *Row, csn uint64) bool {
+	for _, v := range r.versions {
+		if v.Infomask&XminFrozen != XminFrozen {
+			st, c := h.Xacts.Status(v.Xmin)
+			if st == xact.InProgress || (st == xact.Committed && c > csn) {
+				return false
+			}
+		}
+		if upd := UpdateXid(v); upd != 0 {
+			st, c := h.Xacts.Status(upd)
+			if st == xact.InProgress || (st == xact.Committed && c > csn) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// DirtyRows is the number of rows written since the last checkpoint.
+func (t *Table) DirtyRows() int {
+	t.dirtyMu.Lock()
+	defer t.dirtyMu.Unlock()
+	return len(t.dirtyRows)
+}
+
+// Evict drops clean rows from memory until at most keep rows remain (or no
+// more can go): rows that are not dirty, not pinned, and hold exactly one
+// frozen version without xmax. It returns how many it dropped.
+func (t *Table) Evict(keep int) int {
+	s, ok := t.store.(*backedStore)
+	if !ok || s.mem.Len() <= keep {
+		return 0
+	}
+	over := s.mem.Len() - keep
+	var victims []*Row
+	s.mem.mu.RLock()
+	s.mem.bt.Ascend(func(r *Row) bool {
+		victims = append(victims, r)
+		return len(victims) < 4*over
+	})
+	s.mem.mu.RUnlock()
+	n := 0
+	for _, r := range victims {
+		if n >= over {
+			break
+		}
+		r.Lock()
+		if !r.dirty && !r.removed && r.pins.Load() == 0 && len(r.versions) == 1 &&
+			r.versions[0].Infomask&XminFrozen == XminFrozen && r.versions[0].Infomask&XmaxInvalid != 0 {
+			r.removed = true
+			s.mem.Remove(r)
+			t.heap.tuplesLive.Add(-1)
+			n++
+		}
+		r.Unlock()
+	}
+	return n
+}
