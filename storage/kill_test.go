@@ -139,7 +139,9 @@ func TestKillChildProcess(t *testing.T) {
 	for _, kind := range []string{KindPebble, KindBbolt} {
 		t.Run(kind, func(t *testing.T) {
 			dir := t.TempDir()
-			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+			seed := uint64(time.Now().UnixNano())
+			rng := rand.New(rand.NewPCG(seed, 1))
+			t.Logf("seed %d", seed)
 			lastAck := -1
 			for k := range kills {
 				// A fresh directory per run keeps the numbering simple.
@@ -162,7 +164,7 @@ func TestKillChildProcess(t *testing.T) {
 				for a := range acks {
 					lastAck = a
 				}
-				msg := fmt.Sprintf("%s kill %d", kind, k)
+				msg := fmt.Sprintf("%s kill %d (seed %d)", kind, k, seed)
 				survived := checkAfterCrash(t, kind, runDir, lastAck, msg)
 				t.Logf("%s: last ack %d, %d batches survived", msg, lastAck, survived)
 			}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -405,4 +406,25 @@ func (f *shortWriteFile) WriteAt(p []byte, off int64) (int, error) {
 		err = syscall.ENOSPC
 	}
 	return n, err
+}
+
+// TestPebblePanicInsidePebble: a panic out of pebble other than the commit
+// pipeline's Fatalf (pebble's locks may be held) fails the backend, and
+// Close reports it instead of calling into pebble and risking a hang.
+func TestPebblePanicInsidePebble(t *testing.T) {
+	b := openPebbleFS(t, vfs.NewMem())
+	p := b.(*pebbleBackend)
+	writeBatch(t, b, 0, 10, 10, true)
+	var err error
+	func() {
+		defer p.recoverFailure(&err)
+		panic(errors.New("simulated panic inside pebble"))
+	}()
+	require.ErrorIs(t, err, ErrFailed)
+	requireFailedState(t, b)
+	cerr := b.Close()
+	require.ErrorIs(t, cerr, ErrFailed)
+	require.Contains(t, cerr.Error(), "not closed")
+	require.ErrorIs(t, b.Close(), ErrClosed)
+	require.NoError(t, p.db.Close()) // the test knows pebble is in fact fine
 }

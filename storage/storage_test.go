@@ -824,3 +824,19 @@ func TestStats(t *testing.T) {
 		require.Equal(t, s.Commits, b.Stats().Commits)
 	})
 }
+
+// TestOpenCreatesDirectories: Open creates missing parent directories.
+func TestOpenCreatesDirectories(t *testing.T) {
+	for _, kind := range []string{KindPebble, KindBbolt} {
+		dir := filepath.Join(t.TempDir(), "a", "b", kind)
+		b, err := Open(kind, dir, Options{Logger: quietLogger()})
+		require.NoError(t, err, kind)
+		commit(t, b, true, func(bt Batch) { bt.Set([]byte("k"), []byte(kind)) })
+		require.NoError(t, b.Close())
+		b, err = Open(kind, dir, Options{Logger: quietLogger()})
+		require.NoError(t, err, kind)
+		v, _ := get(t, b, "k")
+		require.Equal(t, kind, v)
+		require.NoError(t, b.Close())
+	}
+}
