@@ -186,6 +186,9 @@ func (bb *bboltBackend) Commit(b Batch, sync bool) error {
 		return err
 	}
 	defer bb.g.exit()
+	if err := bb.fail.get(); err != nil {
+		return err
+	}
 	if x.err != nil {
 		return x.err
 	}
@@ -194,7 +197,7 @@ func (bb *bboltBackend) Commit(b Batch, sync bool) error {
 	}
 	bb.writeMu.Lock()
 	defer bb.writeMu.Unlock()
-	if err := bb.fail.get(); err != nil {
+	if err := bb.fail.get(); err != nil { // failed while we waited
 		return err
 	}
 	if len(x.ops) == 0 {
