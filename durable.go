@@ -392,7 +392,10 @@ func (d *durable) checkpoint() error {
 	snap := db.xacts.TakeSnapshot(x)
 	redo := d.wal.EndLSN()
 	for _, l := range d.inflight {
-		redo = min(redo, l)
+		// l is the LSN just past the commit record, and replay starts with
+		// the first record ending after the redo point: l-1 keeps the
+		// record (l would drop a commit this checkpoint does not contain).
+		redo = min(redo, l-1)
 	}
 	end := d.wal.EndLSN()
 	d.inflightMu.Unlock()

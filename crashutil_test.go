@@ -1,0 +1,628 @@
+package tupled_test
+
+// Shared machinery of the crash suites (crash_test.go, kill_test.go,
+// fault_test.go): a concurrent workload over two tables, a ledger of what
+// each commit wrote, and the check of a recovered database against it.
+//
+// The ledger. A writing transaction registers its write set under the
+// ledger's mutex just before it calls Commit, and records its
+// acknowledgement under the same mutex after Commit returned nil. A crash
+// point takes a snapshot of the ledger and clones the file system while
+// holding that mutex, so at the crash point:
+//
+//   - acknowledged: Commit returned nil before the crash;
+//   - in flight: Commit was called but its acknowledgement was not recorded
+//     (it may have returned nil just before the crash, or not at all); after
+//     a failed Commit (I/O error) the commit stays in flight forever: its
+//     fate is decided by recovery;
+//   - no transaction can start Commit between snapshot and clone.
+//
+// Writes to one key are serialized by the row lock, which a writer holds
+// until its Commit has returned, so an in-flight write to a key is later
+// than every acknowledged write to it. Hence, for each key, the recovered
+// state must be one of: the state of the last acknowledged write (absent if
+// it deleted the key, or if no acknowledged commit ever wrote it — the
+// initial state is an acknowledged write), or the state written by an
+// in-flight commit. Every value carries a unique tag, so a value written by a
+// transaction that rolled back, was left open, or never called Commit can
+// never match. Atomicity of in-flight transfers is checked by the bank total.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tupled/tupled"
+)
+
+const (
+	bankTable    = "bank"
+	kvTable      = "kv"
+	nAccounts    = 16
+	initBalance  = 1000
+	nKVKeys      = 32
+	bankTotalSum = nAccounts * initBalance
+)
+
+func acctKey(i int) string { return fmt.Sprintf("a%03d", i) }
+func kvKey(i int) string   { return fmt.Sprintf("x%03d", i) }
+
+// kstate is the state of one key: absent, or present with a value.
+type kstate struct {
+	present bool
+	val     string
+}
+
+func (s kstate) String() string {
+	if !s.present {
+		return "<absent>"
+	}
+	return strconv.Quote(s.val)
+}
+
+// lwrite is one write of a commit. ord orders the writes to one key: it is
+// taken from a counter while the writer holds the row lock, so it grows with
+// the key's write order (commits may record their acknowledgements in
+// another order).
+type lwrite struct {
+	table, key string
+	st         kstate
+	ord        uint64
+}
+
+// ledger records acknowledged and in-flight commits; with out set, it also
+// writes every event as one line (the child process of kill_test.go).
+type ledger struct {
+	mu       sync.Mutex
+	acked    map[string]kstate // "table/key"
+	ackedOrd map[string]uint64
+	inflight map[int64][]lwrite
+	seq      int64
+	maxXid   uint64
+	nAcked   int
+	out      io.Writer
+	hook     func() // called under mu after each ack (tests count/arm)
+}
+
+func newLedger() *ledger {
+	return &ledger{acked: map[string]kstate{}, ackedOrd: map[string]uint64{}, inflight: map[int64][]lwrite{}}
+}
+
+func lkey(table, key string) string { return table + "/" + key }
+
+// setInitial records the initial state: the bank accounts and no kv keys.
+func (l *ledger) setInitial() {
+	for i := 0; i < nAccounts; i++ {
+		l.acked[lkey(bankTable, acctKey(i))] = kstate{true, fmt.Sprintf("%d:init", initBalance)}
+	}
+}
+
+func (l *ledger) began(id uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if id > l.maxXid {
+		l.maxXid = id
+		if l.out != nil {
+			fmt.Fprintf(l.out, "b %d\n", id)
+		}
+	}
+}
+
+// register is called just before Commit; it returns the commit's ledger id.
+func (l *ledger) register(ws []lwrite) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seq++
+	l.inflight[l.seq] = ws
+	if l.out != nil {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "r %d", l.seq)
+		for _, w := range ws {
+			if w.st.present {
+				fmt.Fprintf(&sb, " %s/%s@%d=%s", w.table, w.key, w.ord, w.st.val)
+			} else {
+				fmt.Fprintf(&sb, " %s/%s@%d!", w.table, w.key, w.ord)
+			}
+		}
+		sb.WriteByte('\n')
+		io.WriteString(l.out, sb.String())
+	}
+	return l.seq
+}
+
+// ack is called once Commit returned nil.
+func (l *ledger) ack(seq int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ackLocked(seq)
+	if l.out != nil {
+		fmt.Fprintf(l.out, "a %d\n", seq)
+	}
+	if l.hook != nil {
+		l.hook()
+	}
+}
+
+func (l *ledger) ackLocked(seq int64) {
+	for _, w := range l.inflight[seq] {
+		k := lkey(w.table, w.key)
+		if w.ord > l.ackedOrd[k] {
+			l.acked[k], l.ackedOrd[k] = w.st, w.ord
+		}
+	}
+	delete(l.inflight, seq)
+	l.nAcked++
+}
+
+// snapshot is the ledger at a crash point.
+type snapshot struct {
+	acked    map[string]kstate
+	inflight map[string][]kstate
+	maxXid   uint64
+	nAcked   int
+}
+
+func (l *ledger) snapshotLocked() snapshot {
+	s := snapshot{acked: make(map[string]kstate, len(l.acked)), inflight: map[string][]kstate{}, maxXid: l.maxXid, nAcked: l.nAcked}
+	for k, v := range l.acked {
+		s.acked[k] = v
+	}
+	for _, ws := range l.inflight {
+		for _, w := range ws {
+			k := lkey(w.table, w.key)
+			s.inflight[k] = append(s.inflight[k], w.st)
+		}
+	}
+	return s
+}
+
+// crashPoint runs fn (which clones the file system) with the ledger frozen
+// and returns the ledger as of that moment.
+func (l *ledger) crashPoint(fn func()) snapshot {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.snapshotLocked()
+	fn()
+	return s
+}
+
+// rebase makes a recovered state the new acknowledged baseline (kill test:
+// the next child continues from it). Nothing is in flight any more.
+func (l *ledger) rebase(state map[string]kstate) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.acked = state
+	l.ackedOrd = map[string]uint64{}
+	l.inflight = map[int64][]lwrite{}
+}
+
+// readState reads every row of both tables.
+func readState(t testing.TB, db *tupled.DB) map[string]kstate {
+	t.Helper()
+	st := map[string]kstate{}
+	tx, err := db.Begin(bg, nil)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	for _, table := range []string{bankTable, kvTable} {
+		require.NoError(t, tx.Scan(bg, table, tupled.ScanOptions{}, func(k, v []byte) error {
+			st[lkey(table, string(k))] = kstate{true, string(v)}
+			return nil
+		}))
+	}
+	return st
+}
+
+func balanceOf(v string) (int, error) {
+	b, _, ok := strings.Cut(v, ":")
+	if !ok {
+		return 0, fmt.Errorf("malformed balance %q", v)
+	}
+	return strconv.Atoi(b)
+}
+
+// checkRecovered checks a reopened database against the ledger snapshot
+// taken at its crash point and returns the state it read. what names the
+// crash point (seed included) in failure messages.
+func checkRecovered(t testing.TB, db *tupled.DB, s snapshot, what string) map[string]kstate {
+	t.Helper()
+	got := readState(t, db)
+	keys := map[string]bool{}
+	for k := range got {
+		keys[k] = true
+	}
+	for k := range s.acked {
+		keys[k] = true
+	}
+	for k := range s.inflight {
+		keys[k] = true
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		g := got[k]
+		allowed := append([]kstate{s.acked[k]}, s.inflight[k]...)
+		ok := false
+		for _, a := range allowed {
+			ok = ok || a == g
+		}
+		if !ok {
+			require.Failf(t, "recovered state not allowed by the ledger",
+				"%s: key %s recovered as %v; last acknowledged %v, in flight %v (%d commits acknowledged)",
+				what, k, g, s.acked[k], s.inflight[k], s.nAcked)
+		}
+	}
+	total := 0
+	for i := 0; i < nAccounts; i++ {
+		g := got[lkey(bankTable, acctKey(i))]
+		require.True(t, g.present, "%s: account %d missing", what, i)
+		b, err := balanceOf(g.val)
+		require.NoError(t, err, what)
+		total += b
+	}
+	require.Equal(t, bankTotalSum, total, "%s: bank total not conserved", what)
+	for _, table := range []string{bankTable, kvTable} {
+		rl, err := db.RowLocks(bg, table)
+		require.NoError(t, err, what)
+		require.Empty(t, rl, "%s: live row lockers in %s after recovery", what, table)
+	}
+	tx, err := db.Begin(bg, nil)
+	require.NoError(t, err, what)
+	require.Greater(t, tx.ID(), s.maxXid, "%s: transaction ids went backwards", what)
+	require.NoError(t, tx.Rollback())
+	return got
+}
+
+// setupTables creates both tables and the accounts.
+func setupTables(t testing.TB, db *tupled.DB) {
+	t.Helper()
+	require.NoError(t, db.CreateTable(bg, bankTable))
+	require.NoError(t, db.CreateTable(bg, kvTable))
+	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+		for i := 0; i < nAccounts; i++ {
+			if err := tx.Insert(bg, bankTable, []byte(acctKey(i)), []byte(fmt.Sprintf("%d:init", initBalance))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// workload drives the concurrent workload against db until stopped.
+type workload struct {
+	db   *tupled.DB
+	l    *ledger
+	seed uint64
+	gen  int // tag prefix: unique across child processes of a kill test
+	tags atomic.Uint64
+	ords atomic.Uint64
+
+	// ioErrOK: Commit and operations may fail with ErrIO (fault tests);
+	// otherwise any unexpected error fails the workload.
+	ioErrOK bool
+	// ckptEvery: if > 0, a goroutine checkpoints every ckptEvery.
+	ckptEvery time.Duration
+	ckptMu    *sync.Mutex // held around each checkpoint, if set
+
+	commitErrs atomic.Uint64
+	firstErr   atomic.Pointer[error]
+}
+
+// tag returns a unique value tag.
+func (w *workload) tag() string {
+	return fmt.Sprintf("g%dw%d", w.gen, w.tags.Add(1))
+}
+
+// ord returns the order of a write (see lwrite); call it after the write
+// succeeded, while the transaction holds the row.
+func (w *workload) ord() uint64 { return uint64(w.gen)<<40 | w.ords.Add(1) }
+
+// expected reports whether an error is an ordinary outcome of the
+// concurrent workload (the transaction is then rolled back).
+func (w *workload) expected(err error) bool {
+	switch {
+	case errors.Is(err, tupled.ErrNotFound), errors.Is(err, tupled.ErrDuplicateKey),
+		errors.Is(err, tupled.ErrLockNotAvailable), errors.Is(err, tupled.ErrSkipped),
+		tupled.IsRetryable(err), errors.Is(err, context.Canceled), errors.Is(err, tupled.ErrClosed):
+		return true
+	case w.ioErrOK && errors.Is(err, tupled.ErrIO):
+		return true
+	}
+	return false
+}
+
+func (w *workload) report(err error) {
+	w.firstErr.CompareAndSwap(nil, &err)
+}
+
+// Err is the first unexpected error of any worker.
+func (w *workload) Err() error {
+	if p := w.firstErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (w *workload) begin(ctx context.Context) (*tupled.Tx, error) {
+	tx, err := w.db.Begin(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	w.l.began(tx.ID())
+	return tx, nil
+}
+
+// commit registers tx's write set, commits, and acknowledges.
+func (w *workload) commit(tx *tupled.Tx, ws []lwrite) error {
+	seq := w.l.register(ws)
+	err := tx.Commit()
+	if err == nil {
+		w.l.ack(seq)
+		return nil
+	}
+	w.commitErrs.Add(1)
+	if !(w.ioErrOK && errors.Is(err, tupled.ErrIO)) && !errors.Is(err, tupled.ErrClosed) {
+		w.report(fmt.Errorf("commit: %w", err))
+	} else if !errors.Is(err, tupled.ErrClosed) && tupled.SQLState(err) != "58030" {
+		w.report(fmt.Errorf("commit failed with SQLSTATE %q, want 58030: %w", tupled.SQLState(err), err))
+	}
+	return err
+}
+
+// Run starts the workers and returns a function that stops them and waits.
+func (w *workload) Run(ctx context.Context, transfers, kvs, lockers, multis int) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	n := 0
+	spawn := func(f func(ctx context.Context, rng *rand.Rand) error) {
+		n++
+		rng := rand.New(rand.NewPCG(w.seed, uint64(n)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				if err := f(ctx, rng); err != nil && !w.expected(err) {
+					w.report(err)
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < transfers; i++ {
+		spawn(w.transfer)
+	}
+	for i := 0; i < kvs; i++ {
+		spawn(w.kv)
+	}
+	for i := 0; i < lockers; i++ {
+		spawn(w.locker)
+	}
+	for i := 0; i < multis; i++ {
+		spawn(w.multi)
+	}
+	if w.ckptEvery > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tk := time.NewTicker(w.ckptEvery)
+			defer tk.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tk.C:
+				}
+				if w.ckptMu != nil {
+					w.ckptMu.Lock()
+				}
+				err := w.db.Checkpoint()
+				if w.ckptMu != nil {
+					w.ckptMu.Unlock()
+				}
+				if err != nil && !w.expected(err) {
+					w.report(fmt.Errorf("checkpoint: %w", err))
+					return
+				}
+			}
+		}()
+	}
+	return func() { cancel(); wg.Wait() }
+}
+
+// doTransfer moves a random amount from account a to b inside tx (row locks
+// in key order, no-key-update strength: compatible with key-share lockers).
+func (w *workload) doTransfer(ctx context.Context, tx *tupled.Tx, rng *rand.Rand, a, b int) ([]lwrite, error) {
+	lo, hi := min(a, b), max(a, b)
+	bal := map[int]int{}
+	for _, i := range []int{lo, hi} {
+		v, err := tx.Lock(ctx, bankTable, []byte(acctKey(i)), tupled.ForNoKeyUpdate, tupled.Wait)
+		if err != nil {
+			return nil, err
+		}
+		if bal[i], err = balanceOf(string(v)); err != nil {
+			return nil, err
+		}
+	}
+	amt := rng.IntN(50)
+	bal[a] -= amt
+	bal[b] += amt
+	var ws []lwrite
+	for _, i := range []int{a, b} {
+		v := fmt.Sprintf("%d:%s", bal[i], w.tag())
+		if err := tx.Update(ctx, bankTable, []byte(acctKey(i)), []byte(v)); err != nil {
+			return nil, err
+		}
+		ws = append(ws, lwrite{bankTable, acctKey(i), kstate{true, v}, w.ord()})
+	}
+	return ws, nil
+}
+
+func twoAccounts(rng *rand.Rand) (int, int) {
+	a := rng.IntN(nAccounts)
+	b := (a + 1 + rng.IntN(nAccounts-1)) % nAccounts
+	return a, b
+}
+
+func (w *workload) transfer(ctx context.Context, rng *rand.Rand) error {
+	tx, err := w.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	a, b := twoAccounts(rng)
+	ws, err := w.doTransfer(ctx, tx, rng, a, b)
+	if err != nil {
+		return err
+	}
+	if rng.IntN(10) == 0 {
+		return tx.Rollback() // its tags must never show
+	}
+	return w.commit(tx, ws)
+}
+
+// kv inserts, updates and deletes keys of the kv table; sometimes it rolls
+// back, and sometimes it leaves its transaction open (with writes) for a
+// while, so a crash finds uncommitted versions in memory.
+func (w *workload) kv(ctx context.Context, rng *rand.Rand) error {
+	tx, err := w.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var ws []lwrite
+	for n := 1 + rng.IntN(2); n > 0; n-- {
+		k := kvKey(rng.IntN(nKVKeys))
+		_, err := tx.Lock(ctx, kvTable, []byte(k), tupled.ForUpdate, tupled.Wait)
+		switch {
+		case errors.Is(err, tupled.ErrNotFound):
+			v := w.tag()
+			if err := tx.Insert(ctx, kvTable, []byte(k), []byte(v)); err != nil {
+				return err
+			}
+			ws = append(ws, lwrite{kvTable, k, kstate{true, v}, w.ord()})
+		case err != nil:
+			return err
+		case rng.IntN(2) == 0:
+			if err := tx.Delete(ctx, kvTable, []byte(k)); err != nil {
+				return err
+			}
+			ws = append(ws, lwrite{kvTable, k, kstate{}, w.ord()})
+		default:
+			v := w.tag()
+			if err := tx.Update(ctx, kvTable, []byte(k), []byte(v)); err != nil {
+				return err
+			}
+			ws = append(ws, lwrite{kvTable, k, kstate{true, v}, w.ord()})
+		}
+	}
+	switch rng.IntN(12) {
+	case 0:
+		return tx.Rollback()
+	case 1:
+		sleepCtx(ctx, time.Duration(rng.IntN(3000))*time.Microsecond)
+		return tx.Rollback()
+	}
+	return w.commit(tx, ws)
+}
+
+// locker takes FOR SHARE / FOR KEY SHARE locks on a few rows, holds them a
+// moment and commits (a lock-only commit: no WAL record) or rolls back.
+func (w *workload) locker(ctx context.Context, rng *rand.Rand) error {
+	tx, err := w.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	strength := tupled.ForKeyShare
+	if rng.IntN(2) == 0 {
+		strength = tupled.ForShare
+	}
+	for n := 1 + rng.IntN(3); n > 0; n-- {
+		table, k := bankTable, acctKey(rng.IntN(nAccounts))
+		if rng.IntN(3) == 0 {
+			table, k = kvTable, kvKey(rng.IntN(nKVKeys))
+		}
+		wait := tupled.NoWait
+		if n == 1 {
+			wait = tupled.Wait
+		}
+		if _, err := tx.Lock(ctx, table, []byte(k), strength, wait); err != nil && !errors.Is(err, tupled.ErrNotFound) {
+			return err
+		}
+	}
+	sleepCtx(ctx, time.Duration(rng.IntN(1000))*time.Microsecond)
+	if rng.IntN(3) == 0 {
+		return tx.Rollback()
+	}
+	return tx.Commit()
+}
+
+// multi makes multixacts beside updaters: two transactions hold FOR KEY
+// SHARE on an account while a third transfers from it (its no-key update
+// joins the lockers in a multixact) and commits; then the lockers end.
+func (w *workload) multi(ctx context.Context, rng *rand.Rand) error {
+	a, b := twoAccounts(rng)
+	var lockers []*tupled.Tx
+	defer func() {
+		for _, l := range lockers {
+			l.Rollback()
+		}
+	}()
+	for i := 0; i < 2; i++ {
+		l, err := w.begin(ctx)
+		if err != nil {
+			return err
+		}
+		lockers = append(lockers, l)
+		if _, err := l.Lock(ctx, bankTable, []byte(acctKey(a)), tupled.ForKeyShare, tupled.Wait); err != nil {
+			return err
+		}
+	}
+	tx, err := w.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	ws, err := w.doTransfer(ctx, tx, rng, a, b)
+	if err != nil {
+		return err
+	}
+	if rng.IntN(8) == 0 {
+		err = tx.Rollback()
+	} else {
+		err = w.commit(tx, ws)
+	}
+	if err != nil {
+		return err
+	}
+	for _, l := range lockers {
+		if rng.IntN(2) == 0 {
+			if err := l.Commit(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package tupled_test
+
+const raceEnabled = false
