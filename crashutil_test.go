@@ -336,7 +336,7 @@ func (w *workload) expected(err error) bool {
 	switch {
 	case errors.Is(err, tupled.ErrNotFound), errors.Is(err, tupled.ErrDuplicateKey),
 		errors.Is(err, tupled.ErrLockNotAvailable), errors.Is(err, tupled.ErrSkipped),
-		tupled.IsRetryable(err), errors.Is(err, context.Canceled), errors.Is(err, tupled.ErrClosed):
+		tupled.IsRetryable(err), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, tupled.ErrClosed):
 		return true
 	case w.ioErrOK && errors.Is(err, tupled.ErrIO):
 		return true
