@@ -318,6 +318,7 @@ type workload struct {
 	ckptMu    *sync.Mutex // held around each checkpoint, if set
 
 	commitErrs atomic.Uint64
+	failedSeen atomic.Uint64 // I/O errors seen so far (commits, operations, checkpoints)
 	firstErr   atomic.Pointer[error]
 }
 
@@ -339,6 +340,7 @@ func (w *workload) expected(err error) bool {
 		tupled.IsRetryable(err), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, tupled.ErrClosed):
 		return true
 	case w.ioErrOK && errors.Is(err, tupled.ErrIO):
+		w.failedSeen.Add(1)
 		return true
 	}
 	return false
@@ -368,12 +370,17 @@ func (w *workload) begin(ctx context.Context) (*tupled.Tx, error) {
 // commit registers tx's write set, commits, and acknowledges.
 func (w *workload) commit(tx *tupled.Tx, ws []lwrite) error {
 	seq := w.l.register(ws)
+	afterFailure := w.failedSeen.Load() > 0
 	err := tx.Commit()
 	if err == nil {
+		if afterFailure {
+			w.report(errors.New("a writing Commit started after an I/O error returned nil"))
+		}
 		w.l.ack(seq)
 		return nil
 	}
 	w.commitErrs.Add(1)
+	w.failedSeen.Add(1)
 	if !(w.ioErrOK && errors.Is(err, tupled.ErrIO)) && !errors.Is(err, tupled.ErrClosed) {
 		w.report(fmt.Errorf("commit: %w", err))
 	} else if !errors.Is(err, tupled.ErrClosed) && tupled.SQLState(err) != "58030" {

@@ -183,10 +183,11 @@ func openDurable(db *DB, dir string, o *Options) (*durable, error) {
 	if fs == nil {
 		fs = vfs.Default
 	}
-	if err := fs.MkdirAll(dir, 0o755); err != nil {
+	// A new directory survives a crash only once its parent is synced: that
+	// of every directory created here, not only of dir.
+	if err := mkdirAllSynced(fs, dir); err != nil {
 		return nil, err
 	}
-	// A new directory survives a crash only once its parent is synced.
 	if err := syncDirs(fs, fs.PathDir(dir), dir); err != nil {
 		return nil, fmt.Errorf("tupled: sync %s: %w", dir, err)
 	}
@@ -444,6 +445,35 @@ func (d *durable) close() error {
 		err = e
 	}
 	return err
+}
+
+// mkdirAllSynced creates dir and its missing ancestors, fsyncing the parent
+// of each directory it creates.
+func mkdirAllSynced(fs vfs.FS, dir string) error {
+	var missing []string
+	for d := dir; ; {
+		if _, err := fs.Stat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		parent := fs.PathDir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := syncDirs(fs, fs.PathDir(missing[i])); err != nil {
+			return fmt.Errorf("tupled: sync parent of %s: %w", missing[i], err)
+		}
+	}
+	return nil
 }
 
 func syncDirs(fs vfs.FS, dirs ...string) error {
