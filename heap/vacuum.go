@@ -108,7 +108,7 @@ func (t *Table) Vacuum(horizon uint64, freezeBelow uint64) VacuumResult {
 		}
 	}
 	h := t.heap
-	t.Ascend(nil, nil, func(r *Row) bool {
+	t.ascendMemory(func(r *Row) bool {
 		r.Lock()
 		defer r.Unlock()
 		if r.removed {
