@@ -42,6 +42,9 @@ type Options struct {
 	// to the backend and drops the WAL before it (default 30s; a checkpoint
 	// also runs when 64 MiB of WAL have accumulated, and at Close).
 	CheckpointInterval time.Duration
+	// CheckpointWALSize is how much WAL triggers a checkpoint (default 64
+	// MiB; negative: only CheckpointInterval and Close do).
+	CheckpointWALSize int64
 	// VacuumInterval is how often the background vacuum reclaims dead tuple
 	// versions, finished multixacts and commit-status pages. Default 1s;
 	// negative disables the background vacuum (DB.Vacuum still works).

@@ -73,6 +73,9 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if o.CheckpointInterval <= 0 {
 		o.CheckpointInterval = 30 * time.Second
 	}
+	if o.CheckpointWALSize == 0 {
+		o.CheckpointWALSize = 64 << 20
+	}
 	lg := o.Logger
 	if lg == nil {
 		lg = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -60,8 +60,9 @@ func (db *DB) vacuumLoop(interval time.Duration) {
 				last = now
 			}
 			if d := db.dur; d != nil {
+				walSize := int64(uint64(d.wal.EndLSN()) - d.lastCkptLSN.Load())
 				if now.Sub(lastCkpt) >= db.opts.CheckpointInterval ||
-					uint64(d.wal.EndLSN())-d.lastCkptLSN.Load() >= 64<<20 {
+					(db.opts.CheckpointWALSize > 0 && walSize >= db.opts.CheckpointWALSize) {
 					if err := d.checkpoint(); err != nil {
 						db.log.Error("checkpoint failed", "err", err)
 					}
