@@ -407,9 +407,10 @@ func (d *durable) checkpoint() error {
 		}
 	}
 	b := d.be.NewBatch()
+	var cleans []func()
 	for _, t := range db.heap.Tables() {
 		b.Set(catalogKey(t.Name), nil)
-		err := t.CheckpointRows(snap, func(key, value []byte, ok bool) error {
+		clean, err := t.CheckpointRows(snap, func(key, value []byte, ok bool) error {
 			if ok {
 				b.Set(heap.RowKey(t.Name, key), value)
 			} else {
@@ -420,6 +421,7 @@ func (d *durable) checkpoint() error {
 		if err != nil {
 			return err
 		}
+		cleans = append(cleans, clean)
 	}
 	// The bound must cover xids handed out in ranges not yet reserved past
 	// the redo point: the reservation records before redo are dropped.
@@ -427,6 +429,11 @@ func (d *durable) checkpoint() error {
 	b.Set(metaNextXid, binary.AppendUvarint(nil, d.reserved.Load()))
 	if err := d.be.Commit(b, true); err != nil {
 		return d.fail(err)
+	}
+	// Only now may the rows written be evicted or unlinked: a load before
+	// the commit would have read the backend's previous copy.
+	for _, clean := range cleans {
+		clean()
 	}
 	if err := d.wal.RemoveBefore(redo); err != nil {
 		return d.fail(err)

@@ -179,6 +179,7 @@ func (t *Table) Persistent() bool { _, ok := t.store.(*backedStore); return ok }
 
 // markDirty records a write to r. Latch held.
 func (t *Table) markDirty(r *Row) {
+	r.writes++
 	if r.dirty || !t.Persistent() {
 		return
 	}
@@ -189,18 +190,26 @@ func (t *Table) markDirty(r *Row) {
 }
 
 // CheckpointRows calls put for every dirty row with the value of its version
-// visible to snap (ok=false: no such version, the key must be deleted), and
-// marks clean the rows whose every version was committed at or below
-// snap.CSN (their written state is their current state). The caller's
-// snapshot must be published (xact.TakeSnapshot) so that pruning keeps the
-// versions it reads.
-func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, ok bool) error) error {
+// visible to snap (ok=false: no such version, the key must be deleted). It
+// returns clean, which the caller calls once what put received is durable
+// in the backend: it marks clean the rows whose every version was committed
+// at or below snap.CSN (their written state is their current state) and
+// that were not written since. Until then they stay dirty, so they are
+// neither evicted nor unlinked and loaded again from a backend that does
+// not hold the checkpoint yet. The caller's snapshot must be published
+// (xact.TakeSnapshot) so that pruning keeps the versions it reads.
+func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, ok bool) error) (clean func(), err error) {
 	t.dirtyMu.Lock()
 	rows := make([]*Row, 0, len(t.dirtyRows))
 	for r := range t.dirtyRows {
 		rows = append(rows, r)
 	}
 	t.dirtyMu.Unlock()
+	type settled struct {
+		r      *Row
+		writes uint64
+	}
+	var done []settled
 	for _, r := range rows {
 		r.Lock()
 		var val []byte
@@ -214,17 +223,25 @@ func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, o
 		}
 		err := put(r.key, val, found)
 		if err == nil && t.heap.settledAt(r, snap.CSN) {
-			r.dirty = false
-			t.dirtyMu.Lock()
-			delete(t.dirtyRows, r)
-			t.dirtyMu.Unlock()
+			done = append(done, settled{r, r.writes})
 		}
 		r.Unlock()
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return func() {
+		for _, s := range done {
+			s.r.Lock()
+			if s.r.dirty && s.r.writes == s.writes {
+				s.r.dirty = false
+				t.dirtyMu.Lock()
+				delete(t.dirtyRows, s.r)
+				t.dirtyMu.Unlock()
+			}
+			s.r.Unlock()
+		}
+	}, nil
 }
 
 // settledAt reports whether every version of r was made, and if updated or

@@ -40,6 +40,9 @@ type Row struct {
 	removed  bool // vacuum or eviction unlinked this row from its table: look it up again
 	// dirty: a write since the last checkpoint (persistent tables only).
 	dirty bool
+	// writes counts markDirty calls: a checkpoint marks a row clean only
+	// if it was not written again since the checkpoint read it.
+	writes uint64
 	// pins counts operations using the row; eviction skips pinned rows.
 	pins atomic.Int32
 }
