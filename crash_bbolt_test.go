@@ -24,6 +24,7 @@ package tupled_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -58,7 +59,7 @@ func TestCrashRandomPointsBbolt(t *testing.T) {
 
 type bboltPoint struct {
 	clone *vfs.MemFS
-	file  []byte
+	file  string // copy of bbolt's file, on disk (it is 16 MiB or more)
 	s     snapshot
 	what  string
 }
@@ -66,6 +67,7 @@ type bboltPoint struct {
 func crashRunBbolt(t *testing.T, seed uint64, run int, rng *rand.Rand, points int) {
 	mem := vfs.NewCrashableMem()
 	dir := filepath.Join(t.TempDir(), "db")
+	copies := t.TempDir()
 	file := filepath.Join(dir, "data", storage.BboltFile)
 	db, err := tupled.Open(dir, crashOpts(mem, tupled.Bbolt, rng))
 	require.NoError(t, err)
@@ -81,9 +83,10 @@ func crashRunBbolt(t *testing.T, seed uint64, run int, rng *rand.Rand, points in
 		cfg := randomCloneCfg(rng)
 		var bp bboltPoint
 		ckptMu.Lock()
+		bp.file = filepath.Join(copies, fmt.Sprint(p))
 		bp.s = l.crashPoint(func() {
 			bp.clone = mem.CrashClone(cfg)
-			bp.file, err = os.ReadFile(file)
+			err = copyFile(bp.file, file)
 		})
 		ckptMu.Unlock()
 		require.NoError(t, err)
@@ -95,10 +98,28 @@ func crashRunBbolt(t *testing.T, seed uint64, run int, rng *rand.Rand, points in
 	require.Positive(t, l.nAcked, "seed %d bbolt run %d: the workload committed nothing", seed, run)
 	require.NoError(t, db.Close())
 	for _, bp := range taken {
-		require.NoError(t, os.WriteFile(file, bp.file, 0o600))
+		require.NoError(t, copyFile(file, bp.file))
+		require.NoError(t, os.Remove(bp.file))
 		verifyClone(t, bp.clone, dir, tupled.Bbolt, bp.s, bp.what)
 		if t.Failed() {
 			return
 		}
 	}
+}
+
+func copyFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

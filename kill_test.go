@@ -187,6 +187,9 @@ func parseChildLines(l *ledger, out []byte) error {
 func TestKillRestart(t *testing.T) {
 	seed := crashSeed(t)
 	kills := *flagKills
+	if testing.Short() && raceEnabled {
+		kills = max(1, kills/5) // a race-built child takes seconds per kill
+	}
 	if *flagSoak {
 		kills = 1000
 	}
