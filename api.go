@@ -153,6 +153,8 @@ type Stats struct {
 	MultiXactsLive   uint64 // multixacts still reachable (not yet reclaimed)
 	VacuumRuns       uint64
 	CommitLogEntries uint64 // commit-status entries still kept
+	NextXid          uint64 // the id the next transaction gets
+	NextMultiXactID  uint64 // the id the next new multixact gets
 
 	// On-disk databases only.
 	WALRecords  uint64 // records appended to the WAL (commit records, catalog, xid reservations)

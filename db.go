@@ -295,6 +295,8 @@ func (db *DB) Stats() Stats {
 		MultiXactsLive:    ms.Live,
 		VacuumRuns:        db.vacuumRuns.Load(),
 		CommitLogEntries:  db.xacts.ClogEntries(),
+		NextXid:           db.xacts.NextXid(),
+		NextMultiXactID:   db.multi.NextID(),
 	}
 	if d := db.dur; d != nil {
 		ws := d.wal.Stats()

@@ -57,7 +57,14 @@ const xidReserveChunk = 1 << 16
 var (
 	metaRedo    = []byte("mredo")
 	metaNextXid = []byte("mnextxid")
+	// metaIncarnation counts opens. Multixact ids are never written
+	// anywhere (no multixact survives a restart), so instead of logging
+	// them each incarnation starts its ids at incarnation<<multiIDShift:
+	// ids keep growing across restarts without any I/O per multixact.
+	metaIncarnation = []byte("mincarnation")
 )
+
+const multiIDShift = 40 // 2^40 multixacts per incarnation, 2^24 incarnations
 
 func catalogKey(name string) []byte { return append([]byte("c"), name...) }
 
@@ -242,6 +249,11 @@ func (d *durable) recover() error {
 	if err != nil {
 		return err
 	}
+	incarnation, err := getUvarint(d.be, metaIncarnation)
+	if err != nil {
+		return err
+	}
+	incarnation++
 	tables := map[string]bool{}
 	if err := d.be.Scan([]byte("c"), []byte("d"), func(k, _ []byte) error {
 		tables[string(k[1:])] = true
@@ -288,9 +300,11 @@ func (d *durable) recover() error {
 	end := d.wal.EndLSN()
 	b.Set(metaRedo, binary.AppendUvarint(nil, uint64(end)))
 	b.Set(metaNextXid, binary.AppendUvarint(nil, nextXid))
+	b.Set(metaIncarnation, binary.AppendUvarint(nil, incarnation))
 	if err := d.be.Commit(b, true); err != nil {
 		return fmt.Errorf("tupled: recovery: %w", err)
 	}
+	d.db.multi.AdvanceID(incarnation << multiIDShift)
 	if err := d.wal.RemoveBefore(end); err != nil {
 		return fmt.Errorf("tupled: recovery: %w", err)
 	}

@@ -65,7 +65,15 @@ func TestPersistenceAcrossReopen(t *testing.T) {
 			locker := begin(t, db, nil)
 			_, err = locker.Lock(bg, "t", key(4), tupled.ForUpdate, tupled.Wait)
 			require.NoError(t, err)
-			lastID := locker.ID()
+			sharer := begin(t, db, nil) // two FOR SHARE lockers of key(5) make a multixact
+			_, err = sharer.Lock(bg, "t", key(5), tupled.ForShare, tupled.Wait)
+			require.NoError(t, err)
+			sharer2 := begin(t, db, nil)
+			_, err = sharer2.Lock(bg, "t", key(5), tupled.ForShare, tupled.Wait)
+			require.NoError(t, err)
+			lastMulti := db.Stats().NextMultiXactID
+			require.Greater(t, lastMulti, uint64(1))
+			lastID := sharer2.ID()
 			require.NoError(t, db.Close())
 
 			db, err = tupled.Open(dir, opts)
@@ -89,6 +97,7 @@ func TestPersistenceAcrossReopen(t *testing.T) {
 			require.NoError(t, tx.Scan(bg, "t", tupled.ScanOptions{}, func(k, v []byte) error { n++; return nil }))
 			require.Equal(t, 100, n) // 100 - key(2) + "new"
 			require.Greater(t, tx.ID(), lastID, "transaction ids never go backwards")
+			require.Greater(t, db.Stats().NextMultiXactID, lastMulti, "multixact ids never go backwards")
 		})
 	}
 }

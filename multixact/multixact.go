@@ -135,6 +135,15 @@ func NewStore() *Store {
 	return s
 }
 
+// AdvanceID makes the next new multixact get at least next (after
+// recovery: ids never go backwards across a restart). Call it before any
+// Create.
+func (s *Store) AdvanceID(next ID) {
+	if next > s.next.Load()+1 {
+		s.next.Store(next - 1)
+	}
+}
+
 // NextID is the id the next new multixact will get.
 func (s *Store) NextID() ID { return s.next.Load() + 1 }
 
