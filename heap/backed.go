@@ -81,6 +81,25 @@ func (s *backedStore) load(key []byte) *Row {
 
 func (s *backedStore) Get(key []byte) *Row { return s.load(key) }
 
+// loadPinned is load plus Pin, retrying if eviction removed the row between
+// the two.
+func (s *backedStore) loadPinned(key []byte) *Row {
+	for {
+		r := s.load(key)
+		if r == nil {
+			return nil
+		}
+		r.Pin()
+		r.Lock()
+		removed := r.removed
+		r.Unlock()
+		if !removed {
+			return r
+		}
+		r.Unpin()
+	}
+}
+
 func (s *backedStore) GetOrCreate(key []byte) *Row {
 	if r := s.load(key); r != nil {
 		return r
@@ -116,11 +135,22 @@ func (s *backedStore) Ascend(start, end []byte, fn func(*Row) bool) {
 			s.heap.backendFailed(err)
 			return
 		}
+		// Pin what we load until it has been visited, so eviction cannot
+		// drop a row between loading and visiting it.
+		pinned := make([]*Row, 0, len(keys))
 		for _, k := range keys {
-			s.load(k)
+			if r := s.loadPinned(k); r != nil {
+				pinned = append(pinned, r)
+			}
+		}
+		unpin := func() {
+			for _, r := range pinned {
+				r.Unpin()
+			}
 		}
 		if len(keys) < batch {
 			s.mem.Ascend(cursor, end, fn)
+			unpin()
 			return
 		}
 		// Visit memory up to and including the last backend key.
@@ -134,6 +164,7 @@ func (s *backedStore) Ascend(start, end []byte, fn func(*Row) bool) {
 			}
 			return true
 		})
+		unpin()
 		if stopped {
 			return
 		}
