@@ -81,24 +81,8 @@ func (s *backedStore) load(key []byte) *Row {
 
 func (s *backedStore) Get(key []byte) *Row { return s.load(key) }
 
-// loadPinned is load plus Pin, retrying if eviction removed the row between
-// the two.
-func (s *backedStore) loadPinned(key []byte) *Row {
-	for {
-		r := s.load(key)
-		if r == nil {
-			return nil
-		}
-		r.Pin()
-		r.Lock()
-		removed := r.removed
-		r.Unlock()
-		if !removed {
-			return r
-		}
-		r.Unpin()
-	}
-}
+// loadPinned is load plus Pin (see pinned).
+func (s *backedStore) loadPinned(key []byte) *Row { return pinned(s.load, key) }
 
 func (s *backedStore) GetOrCreate(key []byte) *Row {
 	if r := s.load(key); r != nil {
@@ -188,9 +172,13 @@ func prefixEnd(p []byte) []byte {
 
 // PinRow returns the row for key pinned (see Row.Pin), or nil. The caller
 // must Unpin it when done.
-func (t *Table) PinRow(key []byte) *Row {
+func (t *Table) PinRow(key []byte) *Row { return pinned(t.store.Get, key) }
+
+// pinned looks key up with get and pins the row, retrying when eviction or
+// vacuum removed it between the lookup and the pin.
+func pinned(get func([]byte) *Row, key []byte) *Row {
 	for {
-		r := t.store.Get(key)
+		r := get(key)
 		if r == nil {
 			return nil
 		}
