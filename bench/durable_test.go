@@ -2,6 +2,8 @@ package bench_test
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -111,6 +113,9 @@ func BenchmarkOpenLargeTable(b *testing.B) {
 	rows := 1_000_000
 	if testing.Short() {
 		rows = 100_000
+	}
+	if n, err := strconv.Atoi(os.Getenv("TUPLED_ROWS")); err == nil && n > 0 {
+		rows = n
 	}
 	for _, be := range []struct {
 		name string
