@@ -3,8 +3,8 @@ package bench_test
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
