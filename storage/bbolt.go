@@ -294,16 +294,7 @@ func (bb *bboltBackend) Close() error {
 	p := &s
 	bb.final.Store(p)
 	cerr := bb.db.Close()
-	if ferr := bb.fail.get(); ferr != nil {
-		if cerr != nil {
-			return fmt.Errorf("%w (close: %v)", ferr, cerr)
-		}
-		return ferr
-	}
-	if cerr != nil {
-		return fmt.Errorf("storage: bbolt close: %w", cerr)
-	}
-	return nil
+	return closeResult("bbolt", bb.fail.get(), cerr)
 }
 
 func (bb *bboltBackend) Stats() Stats {

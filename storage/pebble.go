@@ -253,16 +253,7 @@ func (p *pebbleBackend) Close() (err error) {
 		}
 	}()
 	cerr := p.db.Close()
-	if ferr := p.fail.get(); ferr != nil {
-		if cerr != nil {
-			return fmt.Errorf("%w (close: %v)", ferr, cerr)
-		}
-		return ferr
-	}
-	if cerr != nil {
-		return fmt.Errorf("storage: pebble close: %w", cerr)
-	}
-	return nil
+	return closeResult("pebble", p.fail.get(), cerr)
 }
 
 func (p *pebbleBackend) Stats() Stats {

@@ -324,3 +324,19 @@ func (c *counters) fill(s *Stats) {
 	s.Syncs = c.syncs.Load()
 	s.LogicalBytes = c.logicalBytes.Load()
 }
+
+// closeResult is what Close reports: the failure that put the backend in
+// the failed state (with the close error, if any, as detail), else the
+// close error.
+func closeResult(name string, failed, closeErr error) error {
+	if failed != nil {
+		if closeErr != nil {
+			return fmt.Errorf("%w (close: %v)", failed, closeErr)
+		}
+		return failed
+	}
+	if closeErr != nil {
+		return fmt.Errorf("storage: %s close: %w", name, closeErr)
+	}
+	return nil
+}
