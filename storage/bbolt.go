@@ -339,34 +339,16 @@ type bboltOp struct {
 // bboltBatch records copies of its operations; Commit applies them in
 // order inside one bbolt write transaction.
 type bboltBatch struct {
-	owner     *bboltBackend
-	ops       []bboltOp
-	err       error
-	size      int
-	committed bool
+	owner *bboltBackend
+	ops   []bboltOp
+	size  int
+	batchState
 }
 
-func (x *bboltBatch) usable() bool {
-	if x.err != nil {
-		return false
-	}
-	if x.committed {
-		x.err = ErrBatchCommitted
-		return false
-	}
-	return true
-}
+func (x *bboltBatch) usable() bool { return x.usableState() }
 
 func (x *bboltBatch) Set(key, value []byte) {
-	if !x.usable() {
-		return
-	}
-	if err := validKey(key); err != nil {
-		x.err = err
-		return
-	}
-	if err := validValue(value); err != nil {
-		x.err = err
+	if !x.usable() || !x.validSet(key, value) {
 		return
 	}
 	// One allocation for both copies; value is never nil, so bbolt

@@ -158,7 +158,7 @@ func (p *pebbleBackend) Scan(start, end []byte, fn func(key, value []byte) error
 
 func (p *pebbleBackend) NewBatch() Batch {
 	if err := p.g.enter(); err != nil {
-		return &pebbleBatch{owner: p, err: err}
+		return &pebbleBatch{owner: p, batchState: batchState{err: err}}
 	}
 	defer p.g.exit()
 	return &pebbleBatch{owner: p, b: p.db.NewBatch()}
@@ -374,34 +374,16 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 
 // pebbleBatch wraps a pebble batch made by its backend's DB.
 type pebbleBatch struct {
-	owner     *pebbleBackend
-	b         *pebble.Batch // nil if the backend was closed when it was made
-	err       error
-	n, size   int
-	committed bool
+	owner   *pebbleBackend
+	b       *pebble.Batch // nil if the backend was closed when it was made
+	n, size int
+	batchState
 }
 
-func (x *pebbleBatch) usable() bool {
-	if x.err != nil || x.b == nil {
-		return false
-	}
-	if x.committed {
-		x.err = ErrBatchCommitted
-		return false
-	}
-	return true
-}
+func (x *pebbleBatch) usable() bool { return x.b != nil && x.usableState() }
 
 func (x *pebbleBatch) Set(key, value []byte) {
-	if !x.usable() {
-		return
-	}
-	if err := validKey(key); err != nil {
-		x.err = err
-		return
-	}
-	if err := validValue(value); err != nil {
-		x.err = err
+	if !x.usable() || !x.validSet(key, value) {
 		return
 	}
 	if err := x.b.Set(key, value, nil); err != nil {

@@ -340,3 +340,35 @@ func closeResult(name string, failed, closeErr error) error {
 	}
 	return nil
 }
+
+// batchState is the validity bookkeeping both backends' batches share:
+// the first invalid input is kept and reported by Commit; a committed batch
+// refuses writes until Reset.
+type batchState struct {
+	err       error
+	committed bool
+}
+
+func (s *batchState) usableState() bool {
+	if s.err != nil {
+		return false
+	}
+	if s.committed {
+		s.err = ErrBatchCommitted
+		return false
+	}
+	return true
+}
+
+// validSet records the first error of an invalid Set and reports validity.
+func (s *batchState) validSet(key, value []byte) bool {
+	if err := validKey(key); err != nil {
+		s.err = err
+		return false
+	}
+	if err := validValue(value); err != nil {
+		s.err = err
+		return false
+	}
+	return true
+}
