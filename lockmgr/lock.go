@@ -302,7 +302,13 @@ func (m *Manager) sleep(ctx context.Context, wr *waiter, timeout time.Duration) 
 	pt, l, p := wr.part, wr.lock, wr.proc
 	switch wr.dw.State() {
 	case deadlock.Granted:
-		// The releaser did all the bookkeeping (queue, holders, registry).
+		// The releaser did the queue and holder bookkeeping. The registry
+		// entry is ours to remove: the releaser resolves the wait before it
+		// could touch the registry, and by then we may already be waiting
+		// anew, registered again (a second regAdd of a registered Proc would
+		// link it to itself, and the detector's walk of the chain would never
+		// end).
+		m.regRemove(p)
 		if cause == nil {
 			return nil
 		}
@@ -318,6 +324,7 @@ func (m *Manager) sleep(ctx context.Context, wr *waiter, timeout time.Duration) 
 		pt.mu.Unlock()
 		return cause
 	default: // Victim or Aborted: we are still queued; leave.
+		tag := l.tag // l may be recycled for another tag once released
 		pt.mu.Lock()
 		l.dequeue(wr)
 		m.regRemove(p)
@@ -328,7 +335,7 @@ func (m *Manager) sleep(ctx context.Context, wr *waiter, timeout time.Duration) 
 		pt.release(l)
 		pt.mu.Unlock()
 		if wr.dw.State() == deadlock.Victim {
-			return fmt.Errorf("%w: transaction %d waiting for %s on %s", ErrDeadlock, p.xid, wr.mode, l.tag)
+			return fmt.Errorf("%w: transaction %d waiting for %s on %s", ErrDeadlock, p.xid, wr.mode, tag)
 		}
 		return cause
 	}
@@ -353,9 +360,12 @@ func (m *Manager) wakeup(l *lock) {
 					out = append(out, w) // lost to the detector: a victim now
 					continue
 				}
+				if m.testAfterGrant != nil {
+					m.testAfterGrant(w.proc)
+				}
 				l.unwait(w.mode)
 				l.grant(w.proc, hi, w.mode)
-				m.regRemove(w.proc)
+				// The registry entry is left to the waiter (see sleep).
 				w.proc.cur.CompareAndSwap(w, nil)
 				continue
 			}

@@ -60,6 +60,11 @@ type Manager struct {
 	simpleDeadlocks atomic.Uint64
 	locksHint       atomic.Int64 // capacity for the next Locks() result
 	closeOnce       sync.Once
+
+	// testAfterGrant, when set (by tests, before any use), runs in wakeup
+	// right after a waiter's wait was resolved Granted, with the partition
+	// mutex held.
+	testAfterGrant func(*Proc)
 }
 
 type partition struct {
@@ -174,7 +179,13 @@ func (m *Manager) partOf(h uint64) *partition { return &m.parts[(h^h>>32)&m.mask
 
 func (m *Manager) regOf(xid uint64) *regShard { return &m.reg[mix(xid)&m.mask] }
 
-// regAdd enters p in the waiting registry. Caller holds a partition mutex.
+// regAdd enters p in the waiting registry.
+//
+// Only p's own goroutine adds and removes p (regAdd when it publishes a wait,
+// regRemove before the blocked call returns), so p is registered at most once
+// at any time. Nobody else may remove it: a releaser that grants p's wait
+// wakes p first, and p may be registered for its next wait before a late
+// removal by the releaser would run.
 func (m *Manager) regAdd(p *Proc) {
 	s := m.regOf(p.xid)
 	s.mu.Lock()
@@ -183,7 +194,7 @@ func (m *Manager) regAdd(p *Proc) {
 	s.mu.Unlock()
 }
 
-// regRemove removes p from the waiting registry. Caller holds a partition mutex.
+// regRemove removes p from the waiting registry (a no-op if it is not there).
 func (m *Manager) regRemove(p *Proc) {
 	s := m.regOf(p.xid)
 	s.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -162,4 +163,80 @@ func TestLocksListing(t *testing.T) {
 		t.Fatalf("after all released: %v", ls)
 	}
 	empty(t, m)
+}
+
+// A granted waiter that at once waits again (for a transaction, as
+// heap_lock_tuple does after taking the tuple lock) must be registered once.
+// The releaser used to remove the grantee's registry entry after waking it;
+// when the grantee had registered its next wait in between, the entry was
+// linked to itself and a concurrent walk of the registry (the detector,
+// Locks()) never ended. The hook holds the releaser right after the wake-up
+// until the grantee is waiting again.
+func TestRegistryAfterGrantAndWaitAgain(t *testing.T) {
+	m := newManager(t, "default", time.Minute)
+	ctx := context.Background()
+	tag := tup("row")
+	// An awaited xid whose partition is not tag's: the grantee must be able
+	// to publish its next wait while the releaser holds tag's partition.
+	var awaited *xact
+	for xid := uint64(1000); ; xid++ {
+		if m.partOf(m.hash(Tag{Kind: TagTransaction, Xid: xid})) != m.partOf(m.hash(tag)) {
+			awaited = newXact(m, xid)
+			break
+		}
+	}
+	holder, p := m.NewProc(1), m.NewProc(2)
+	chain := func() int { // length of p's registry chain, bounded
+		s := m.regOf(p.xid)
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		n := 0
+		for q := s.procs[p.xid]; q != nil && n < 3; q = q.regNext {
+			n++
+		}
+		return n
+	}
+	var seen atomic.Int64
+	m.testAfterGrant = func(q *Proc) {
+		if q != p {
+			return
+		}
+		for !waitsForXact(m, p, awaited.p.Xid()) {
+			time.Sleep(20 * time.Microsecond)
+		}
+		seen.Store(int64(chain()))
+	}
+	mustLock(t, m, holder, tag, ExclusiveLock)
+	second := async(func() error {
+		if err := m.Lock(ctx, p, tag, ExclusiveLock, Wait{}); err != nil {
+			return err
+		}
+		return m.WaitXacts(ctx, p, []Xact{awaited.X()}, Wait{})
+	})
+	eventually(t, "p queues behind the holder", func() bool { return waiting(m, p.Xid(), tag) })
+	m.Unlock(holder, tag, ExclusiveLock) // wakes p; the hook runs here
+	if n := seen.Load(); n != 1 {
+		t.Fatalf("p's registry chain had length %d (>= 3: linked to itself) while it waited again, want 1", n)
+	}
+	close(awaited.done)
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	m.Unlock(p, tag, ExclusiveLock)
+	empty(t, m)
+}
+
+// waitsForXact reports whether p's current wait is one for transaction xid,
+// read from p itself (Locks() walks the registry this test inspects).
+func waitsForXact(m *Manager, p *Proc, xid uint64) bool {
+	w := p.cur.Load()
+	if w == nil || w.lock != nil {
+		return false
+	}
+	for _, x := range w.xacts {
+		if x.Xid == xid {
+			return true
+		}
+	}
+	return false
 }
