@@ -71,11 +71,11 @@ func (s *backedStore) load(key []byte) *Row {
 	}
 	s.mem.mu.Lock()
 	defer s.mem.mu.Unlock()
-	if r, ok := s.mem.bt.Get(&Row{key: key}); ok {
+	if r := s.mem.idx[string(key)]; r != nil {
 		return r // loaded meanwhile
 	}
 	r := &Row{key: bytes.Clone(key), versions: []*Tuple{frozenVersion(v)}}
-	s.mem.bt.ReplaceOrInsert(r)
+	s.mem.insertLocked(r)
 	s.heap.tuplesLive.Add(1)
 	return r
 }

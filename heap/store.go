@@ -28,23 +28,40 @@ type Store interface {
 	Len() int
 }
 
+// memStore keeps rows in a B-tree for ordered scans and, beside it, a hash
+// index for point lookups. Point lookups are the hot path of every row lock:
+// a B-tree search of a million rows compares ~20 keys, each behind two
+// pointers (row, then key bytes), about 4 µs of cache misses on this
+// machine; the map is one hash and one or two misses. Both structures hold
+// the same rows; mu guards both.
 type memStore struct {
-	mu sync.RWMutex
-	bt *btree.BTreeG[*Row]
+	mu  sync.RWMutex
+	bt  *btree.BTreeG[*Row]
+	idx map[string]*Row
 }
 
 func rowLess(a, b *Row) bool { return bytes.Compare(a.key, b.key) < 0 }
 
 // NewMemStore returns the in-memory B-tree store.
 func NewMemStore() Store {
-	return &memStore{bt: btree.NewG[*Row](32, rowLess)}
+	return newMemStore()
+}
+
+func newMemStore() *memStore {
+	return &memStore{bt: btree.NewG[*Row](32, rowLess), idx: make(map[string]*Row)}
 }
 
 func (s *memStore) Get(key []byte) *Row {
 	s.mu.RLock()
-	r, _ := s.bt.Get(&Row{key: key})
+	r := s.idx[string(key)]
 	s.mu.RUnlock()
 	return r
+}
+
+// insertLocked adds r, whose key is not present. Caller holds mu exclusively.
+func (s *memStore) insertLocked(r *Row) {
+	s.bt.ReplaceOrInsert(r)
+	s.idx[string(r.key)] = r
 }
 
 func (s *memStore) GetOrCreate(key []byte) *Row {
@@ -53,18 +70,19 @@ func (s *memStore) GetOrCreate(key []byte) *Row {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r, ok := s.bt.Get(&Row{key: key}); ok {
+	if r := s.idx[string(key)]; r != nil {
 		return r
 	}
 	r := &Row{key: bytes.Clone(key)}
-	s.bt.ReplaceOrInsert(r)
+	s.insertLocked(r)
 	return r
 }
 
 func (s *memStore) Remove(r *Row) {
 	s.mu.Lock()
-	if cur, ok := s.bt.Get(r); ok && cur == r {
+	if s.idx[string(r.key)] == r {
 		s.bt.Delete(r)
+		delete(s.idx, string(r.key))
 	}
 	s.mu.Unlock()
 }
