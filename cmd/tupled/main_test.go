@@ -29,7 +29,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"-h"}, 0, "tupled <command> [arguments]", ""},
 		{[]string{"help", "spec"}, 0, "usage: tupled spec [-timeout DURATION] FILE.spec...", ""},
 		{[]string{"help", "nope"}, 2, "", `tupled help: unknown command "nope"`},
-		{[]string{"bench"}, 2, "", `tupled: unknown command "bench"`},
+		{[]string{"nope"}, 2, "", `tupled: unknown command "nope"`},
 		{[]string{"spec"}, 2, "", "tupled spec: no spec file given\nusage: tupled spec"},
 		{[]string{"spec", "-x", "a.spec"}, 2, "", "tupled spec: flag provided but not defined: -x"},
 		{[]string{"spec", "-timeout", "0", "a.spec"}, 2, "", "-timeout must be positive"},
