@@ -69,6 +69,12 @@ func Run(ctx context.Context, w Workload, cfg *Config) (*Report, error) {
 			return nil, fmt.Errorf("workload %s has no variant %q (have: %s)", w.Name(), v, strings.Join(w.All(), ", "))
 		}
 	}
+	if cfg.Clients <= 0 {
+		cfg.Clients = 30
+		if d, ok := w.(interface{ DefaultClients() int }); ok {
+			cfg.Clients = d.DefaultClients()
+		}
+	}
 	defer w.Close()
 	rep := &Report{Workload: w.Name(), Started: time.Now().UTC()}
 	rep.Config.Clients, rep.Config.Seconds, rep.Config.Data, rep.Config.SyncCommit =

@@ -20,7 +20,7 @@ import (
 // Config is what `tupled bench` was asked for; pgbench's flags where there is
 // one (-c, -T, -P, -s).
 type Config struct {
-	Clients    int           // -c: concurrent clients (goroutines, one transaction at a time each)
+	Clients    int           // -c: concurrent clients (goroutines, one transaction at a time each); 0: the workload's default
 	Duration   time.Duration // -T: how long each variant runs
 	Progress   time.Duration // -P: progress line interval (0: no progress lines; the per-second series is kept anyway)
 	Rows       int           // -s: rows in the table (workloads define their own default when 0)

@@ -126,7 +126,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q (flags go after the workload)", fs.Arg(0))
 	}
-	if cfg.Clients <= 0 {
+	if cfg.Clients < 0 {
 		return usagef("-c must be positive")
 	}
 	switch cfg.ShareFastPath {
@@ -214,7 +214,7 @@ type benchOut struct {
 
 func benchFlags(cfg *bench.Config, o *benchOut) *flag.FlagSet {
 	fs := newFlagSet(commands["bench"])
-	fs.IntVar(&cfg.Clients, "c", 30, "number of concurrent clients")
+	fs.IntVar(&cfg.Clients, "c", 0, "number of concurrent clients (0: the workload's default, 30; storm 1000)")
 	o.duration = seconds(5 * time.Second)
 	fs.Var(&o.duration, "T", "duration of each variant, in seconds (or a Go duration)")
 	o.progress = seconds(time.Second)
