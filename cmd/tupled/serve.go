@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/pgwire"
+	"github.com/tupled/tupled/sqlfe"
+)
+
+func init() {
+	register(&command{
+		name:    "serve",
+		summary: "serve the PostgreSQL wire protocol over a database",
+		usage:   "[--data DIR] [--listen ADDR] [--metrics ADDR] [--password PW] [flags]",
+		help: `
+Serve opens the database in --data (in memory when empty) and speaks the
+PostgreSQL protocol on --listen, so psql, pgbench, isolationtester and any
+PostgreSQL driver can use it:
+
+  tupled serve --data /var/lib/tupled
+  psql "host=127.0.0.1 port=5433 user=me dbname=tupled"
+
+The SQL is a small subset (see README): CREATE/DROP TABLE with int, bigint,
+text and boolean columns and a one-column primary key; INSERT, SELECT (one
+table, FOR KEY SHARE|SHARE|NO KEY UPDATE|UPDATE [NOWAIT|SKIP LOCKED]), UPDATE,
+DELETE; BEGIN/COMMIT/ROLLBACK; SET/SHOW; pg_locks and pgrowlocks('t').
+Anything else fails with SQLSTATE 0A000.
+
+Without --password (or TUPLED_PASSWORD) clients are trusted, which is only
+allowed on a loopback address; with it every client authenticates with
+SCRAM-SHA-256. SIGTERM or SIGINT shuts down gracefully: stop accepting, roll
+back open transactions, checkpoint and close the database. --metrics serves
+Prometheus metrics at /metrics.`,
+		run: runServe,
+	})
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := commands["serve"]
+	fs := newFlagSet(c)
+	data := fs.String("data", "", "database directory (empty: in memory)")
+	listen := fs.String("listen", "127.0.0.1:5433", "address to serve the PostgreSQL protocol on")
+	metricsAddr := fs.String("metrics", "", "address to serve Prometheus /metrics on (empty: off)")
+	password := fs.String("password", os.Getenv("TUPLED_PASSWORD"), "require SCRAM-SHA-256 with this password (default $TUPLED_PASSWORD)")
+	maxConns := fs.Int("max-connections", 2000, "maximum concurrent sessions (beyond: 53300)")
+	deadlockTimeout := fs.Duration("deadlock-timeout", time.Second, "deadlock_timeout of the database (fixed at start)")
+	lockTimeout := fs.Duration("lock-timeout", 0, "default lock_timeout (0: none)")
+	backend := fs.String("backend", "pebble", "storage backend of an on-disk database: pebble or bbolt")
+	syncCommit := fs.Bool("sync-commit", true, "commit returns after the WAL is fsynced")
+	maxMsg := fs.Int("max-message-size", 16<<20, "largest protocol message accepted (bytes)")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	logFormat := fs.String("log-format", "text", "text or json")
+	if err := parseFlags(c, fs, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return usagef("bad --log-level %q", *logLevel)
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	var log *slog.Logger
+	switch *logFormat {
+	case "text":
+		log = slog.New(slog.NewTextHandler(stderr, hopts))
+	case "json":
+		log = slog.New(slog.NewJSONHandler(stderr, hopts))
+	default:
+		return usagef("bad --log-format %q", *logFormat)
+	}
+	opts := &tupled.Options{DeadlockTimeout: *deadlockTimeout, LockTimeout: *lockTimeout, SyncCommit: syncCommit, Logger: log.With("component", "engine")}
+	switch *backend {
+	case "pebble":
+		opts.Backend = tupled.Pebble
+	case "bbolt":
+		opts.Backend = tupled.Bbolt
+	default:
+		return usagef("bad --backend %q", *backend)
+	}
+	if *password == "" && !isLoopback(*listen) {
+		return usagef("listening on %s, beyond loopback, requires --password (SCRAM-SHA-256)", *listen)
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+
+	db, err := tupled.Open(*data, opts)
+	if err != nil {
+		return err
+	}
+	closeDB := func() error {
+		if err := db.Close(); err != nil {
+			log.Error("closing the database", "err", err)
+			return err
+		}
+		return nil
+	}
+	eng, err := sqlfe.NewEngine(ctx, db, &sqlfe.EngineOptions{DeadlockTimeout: *deadlockTimeout, Logger: log})
+	if err != nil {
+		closeDB()
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := pgwire.NewMetrics(reg, db)
+	srv := pgwire.New(pgwire.Config{Engine: eng, Password: *password, MaxConns: *maxConns, MaxMessageSize: *maxMsg, Logger: log.With("component", "pgwire"), Metrics: metrics})
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		closeDB()
+		return err
+	}
+	var msrv *http.Server
+	if *metricsAddr != "" {
+		mln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			ln.Close()
+			closeDB()
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		msrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := msrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("metrics server", "err", err)
+			}
+		}()
+		log.Info("metrics", "addr", mln.Addr().String())
+	}
+	where := *data
+	if where == "" {
+		where = "(in memory)"
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "data", where, "auth", map[bool]string{true: "scram-sha-256", false: "trust"}[*password != ""])
+	fmt.Fprintf(stdout, "tupled serve: listening on %s\n", ln.Addr())
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "sessions", srv.Sessions())
+	case serveErr = <-errc:
+		log.Error("accept failed", "err", serveErr)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("sessions did not end in time; connections closed", "err", err)
+	}
+	if serveErr == nil {
+		<-errc
+	}
+	if msrv != nil {
+		_ = msrv.Shutdown(sctx)
+	}
+	if err := closeDB(); err != nil {
+		return err
+	}
+	log.Info("stopped")
+	if serveErr != nil && !errors.Is(serveErr, pgwire.ErrServerClosed) {
+		return serveErr
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package sqlfe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/tupled/tupled"
+)
+
+// CatalogTable is the engine table holding the SQL catalog: SQL table name →
+// JSON of its Table.
+const CatalogTable = "_tupled_catalog"
+
+// Column of a SQL table.
+type Column struct {
+	Name    string `json:"name"`
+	Type    Type   `json:"type"`
+	NotNull bool   `json:"not_null,omitempty"`
+}
+
+// Table is a SQL table: its columns, which one is the primary key, and the
+// engine table holding its rows (key: the encoded primary key, value: the
+// other columns, see encodeRow).
+type Table struct {
+	Name   string   `json:"name"`
+	Engine string   `json:"engine"`
+	Cols   []Column `json:"cols"`
+	Key    int      `json:"key"`
+}
+
+func (t *Table) col(name string) int {
+	for i, c := range t.Cols {
+		if c.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// catalog is the committed SQL catalog, kept in memory (loaded at start,
+// changed when a DDL transaction commits). gen changes with every change so
+// that prepared statements re-plan.
+type catalog struct {
+	mu     sync.RWMutex
+	tables map[string]*Table
+	byEng  map[string]*Table
+	gen    uint64
+}
+
+func (c *catalog) load(ctx context.Context, db *tupled.DB) error {
+	if err := db.CreateTable(ctx, CatalogTable); err != nil && !errors.Is(err, tupled.ErrTableExists) {
+		return err
+	}
+	c.tables = map[string]*Table{}
+	c.byEng = map[string]*Table{}
+	tx, err := db.Begin(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return tx.Scan(ctx, CatalogTable, tupled.ScanOptions{}, func(k, v []byte) error {
+		var t Table
+		if err := json.Unmarshal(v, &t); err != nil {
+			return fmt.Errorf("catalog entry %q: %w", k, err)
+		}
+		c.tables[t.Name] = &t
+		c.byEng[t.Engine] = &t
+		return nil
+	})
+}
+
+func (c *catalog) get(name string) (*Table, uint64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.tables[name], c.gen
+}
+
+// engineName returns the SQL name of engine table e ("" if unknown).
+func (c *catalog) sqlName(e string) string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if t := c.byEng[e]; t != nil {
+		return t.Name
+	}
+	return ""
+}
+
+// apply installs the DDL of a committed transaction (nil = dropped).
+func (c *catalog) apply(changes map[string]*Table) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name, t := range changes {
+		if old := c.tables[name]; old != nil {
+			delete(c.byEng, old.Engine)
+		}
+		if t == nil {
+			delete(c.tables, name)
+			continue
+		}
+		c.tables[name] = t
+		c.byEng[t.Engine] = t
+	}
+	c.gen++
+}
+
+// newEngineTable creates a fresh engine table for SQL table name: name
+// itself if free, else name#2, name#3, ... (the engine has no DropTable, so a
+// dropped table's engine table stays; its data is not reclaimed yet).
+func newEngineTable(ctx context.Context, db *tupled.DB, name string) (string, error) {
+	for i := 1; ; i++ {
+		e := name
+		if i > 1 {
+			e = name + "#" + strconv.Itoa(i)
+		}
+		err := db.CreateTable(ctx, e)
+		if err == nil {
+			return e, nil
+		}
+		if !errors.Is(err, tupled.ErrTableExists) {
+			return "", err
+		}
+	}
+}

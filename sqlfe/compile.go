@@ -1,0 +1,414 @@
+package sqlfe
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+)
+
+// compiler turns parse-tree expressions into typed exprs. params holds the
+// statement's parameter types; a parameter without a type gets the one its
+// context wants.
+type compiler struct {
+	params *[]Type
+	cols   []Column // the row in scope (nil: no FROM)
+	rel    string   // its name (or alias)
+}
+
+func (c *compiler) param(n int) *paramExpr {
+	for len(*c.params) < n {
+		*c.params = append(*c.params, TUnknown)
+	}
+	return &paramExpr{n: n - 1, types: c.params}
+}
+
+// coerce makes x of type want when x is untyped (a literal or a parameter
+// without a type); typed exprs are returned unchanged.
+func (c *compiler) coerce(x expr, want Type) (expr, error) {
+	if want == TUnknown || x.typ() != TUnknown {
+		return x, nil
+	}
+	switch y := x.(type) {
+	case *paramExpr:
+		(*c.params)[y.n] = want
+		return y, nil
+	case *constExpr:
+		v, err := castValue(y.v, want)
+		if err != nil {
+			return nil, err
+		}
+		return &constExpr{v}, nil
+	}
+	return &castExpr{arg: x, t: want}, nil
+}
+
+func (c *compiler) compile(n *pg.Node, want Type) (expr, error) {
+	x, err := c.compile1(n, want)
+	if err != nil {
+		return nil, err
+	}
+	return c.coerce(x, want)
+}
+
+func nodeName(n *pg.Node) string {
+	if n == nil {
+		return "empty expression"
+	}
+	s := fmt.Sprintf("%T", n.Node)
+	s = strings.TrimPrefix(s, "*pg_query.Node_")
+	return s
+}
+
+func strs(ns []*pg.Node) []string {
+	var out []string
+	for _, n := range ns {
+		if s := n.GetString_(); s != nil {
+			out = append(out, s.Sval)
+		} else if n.GetAStar() != nil {
+			out = append(out, "*")
+		}
+	}
+	return out
+}
+
+func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
+	switch {
+	case n.GetAConst() != nil:
+		k := n.GetAConst()
+		if k.Isnull {
+			return &constExpr{Null(TUnknown)}, nil
+		}
+		switch v := k.Val.(type) {
+		case *pg.A_Const_Ival:
+			return &constExpr{Int4(v.Ival.Ival)}, nil
+		case *pg.A_Const_Fval:
+			i, err := strconv.ParseInt(v.Fval.Fval, 10, 64)
+			if err != nil {
+				return nil, notSupported("numeric literals (%s) are not supported", v.Fval.Fval).at(k.Location)
+			}
+			return &constExpr{Int8(i)}, nil
+		case *pg.A_Const_Boolval:
+			return &constExpr{Bool(v.Boolval.Boolval)}, nil
+		case *pg.A_Const_Sval:
+			return &constExpr{unknown(v.Sval.Sval)}, nil
+		}
+		return nil, notSupported("bit-string literals are not supported").at(k.Location)
+	case n.GetColumnRef() != nil:
+		return c.column(n.GetColumnRef())
+	case n.GetParamRef() != nil:
+		p := n.GetParamRef()
+		if p.Number < 1 || p.Number > 65535 {
+			return nil, errorf(CodeUndefinedObject, "there is no parameter $%d", p.Number).at(p.Location)
+		}
+		return c.param(int(p.Number)), nil
+	case n.GetTypeCast() != nil:
+		tc := n.GetTypeCast()
+		t, err := typeOf(tc.TypeName)
+		if err != nil {
+			return nil, err
+		}
+		arg, err := c.compile(tc.Arg, t)
+		if err != nil {
+			return nil, err
+		}
+		if arg.typ() == t {
+			return arg, nil
+		}
+		if k, ok := arg.(*constExpr); ok {
+			v, err := castValue(k.v, t)
+			if err != nil {
+				return nil, err
+			}
+			return &constExpr{v}, nil
+		}
+		return &castExpr{arg: arg, t: t}, nil
+	case n.GetBoolExpr() != nil:
+		b := n.GetBoolExpr()
+		out := &boolExpr{op: b.Boolop}
+		for _, a := range b.Args {
+			x, err := c.compile(a, TBool)
+			if err != nil {
+				return nil, err
+			}
+			if x.typ() != TBool {
+				return nil, errorf(CodeDatatypeMismatch, "argument of %s must be type boolean, not type %s", boolOpName(b.Boolop), x.typ()).at(b.Location)
+			}
+			out.args = append(out.args, x)
+		}
+		return out, nil
+	case n.GetNullTest() != nil:
+		nt := n.GetNullTest()
+		arg, err := c.compile(nt.Arg, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		return &nullTestExpr{not: nt.Nulltesttype == pg.NullTestType_IS_NOT_NULL, arg: arg}, nil
+	case n.GetAExpr() != nil:
+		return c.aexpr(n.GetAExpr())
+	case n.GetFuncCall() != nil:
+		return c.funcCall(n.GetFuncCall())
+	}
+	return nil, notSupported("expressions of kind %s are not supported", nodeName(n))
+}
+
+func boolOpName(op pg.BoolExprType) string {
+	switch op {
+	case pg.BoolExprType_AND_EXPR:
+		return "AND"
+	case pg.BoolExprType_OR_EXPR:
+		return "OR"
+	}
+	return "NOT"
+}
+
+func (c *compiler) column(cr *pg.ColumnRef) (expr, error) {
+	f := strs(cr.Fields)
+	if len(f) == 0 || f[len(f)-1] == "*" {
+		return nil, notSupported("* is only supported as a whole select list item").at(cr.Location)
+	}
+	name := f[len(f)-1]
+	if len(f) > 2 {
+		return nil, notSupported("qualified column reference %s is not supported", strings.Join(f, ".")).at(cr.Location)
+	}
+	if len(f) == 2 && (c.cols == nil || f[0] != c.rel) {
+		return nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).at(cr.Location)
+	}
+	for i, col := range c.cols {
+		if col.Name == name {
+			return &colExpr{idx: i, t: col.Type}, nil
+		}
+	}
+	return nil, errorf(CodeUndefinedColumn, "column %q does not exist", name).at(cr.Location)
+}
+
+// binary compiles l and r so that an untyped side takes the other's type.
+func (c *compiler) binary(l, r *pg.Node) (expr, expr, error) {
+	x, err := c.compile1(l, TUnknown)
+	if err != nil {
+		return nil, nil, err
+	}
+	y, err := c.compile(r, x.typ())
+	if err != nil {
+		return nil, nil, err
+	}
+	if x.typ() == TUnknown {
+		want := y.typ()
+		if want == TUnknown {
+			want = TText
+		}
+		if x, err = c.coerce(x, want); err != nil {
+			return nil, nil, err
+		}
+		if y, err = c.coerce(y, want); err != nil {
+			return nil, nil, err
+		}
+	}
+	return x, y, nil
+}
+
+func comparable(a, b Type) bool {
+	return a == b || (isInt(a) && isInt(b))
+}
+
+func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
+	ops := strs(a.Name)
+	op := ""
+	if len(ops) > 0 {
+		op = ops[len(ops)-1]
+	}
+	switch a.Kind {
+	case pg.A_Expr_Kind_AEXPR_OP:
+		if a.Lexpr == nil {
+			if op != "-" && op != "+" {
+				return nil, notSupported("prefix operator %s is not supported", op).at(a.Location)
+			}
+			x, err := c.compile(a.Rexpr, TInt4)
+			if err != nil {
+				return nil, err
+			}
+			if !isInt(x.typ()) {
+				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s", op, x.typ()).at(a.Location)
+			}
+			if op == "+" {
+				return x, nil
+			}
+			if k, ok := x.(*constExpr); ok && !k.v.Null {
+				return &constExpr{Value{T: k.v.T, I: -k.v.I}}, nil
+			}
+			return &negExpr{x}, nil
+		}
+		if a.Rexpr == nil {
+			return nil, notSupported("postfix operator %s is not supported", op).at(a.Location)
+		}
+		l, r, err := c.binary(a.Lexpr, a.Rexpr)
+		if err != nil {
+			return nil, err
+		}
+		switch op {
+		case "=", "<>", "!=", "<", "<=", ">", ">=":
+			if op == "!=" {
+				op = "<>"
+			}
+			if !comparable(l.typ(), r.typ()) || l.typ() == TInt4Array {
+				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).at(a.Location)
+			}
+			return &cmpExpr{op: op, l: l, r: r}, nil
+		case "+", "-", "*", "/", "%":
+			if !isInt(l.typ()) || !isInt(r.typ()) {
+				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).at(a.Location)
+			}
+			t := TInt4
+			if l.typ() == TInt8 || r.typ() == TInt8 {
+				t = TInt8
+			}
+			return &arithExpr{op: op[0], l: l, r: r, t: t}, nil
+		case "||":
+			if l.typ() != TText && r.typ() != TText {
+				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s || %s", l.typ(), r.typ()).at(a.Location)
+			}
+			return &concatExpr{l, r}, nil
+		}
+		return nil, notSupported("operator %s is not supported", op).at(a.Location)
+	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
+		l, r, err := c.binary(a.Lexpr, a.Rexpr)
+		if err != nil {
+			return nil, err
+		}
+		if !comparable(l.typ(), r.typ()) {
+			return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s = %s", l.typ(), r.typ()).at(a.Location)
+		}
+		return &distinctExpr{not: a.Kind == pg.A_Expr_Kind_AEXPR_NOT_DISTINCT, l: l, r: r}, nil
+	case pg.A_Expr_Kind_AEXPR_IN:
+		l, err := c.compile1(a.Lexpr, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		list := a.Rexpr.GetList()
+		if list == nil {
+			return nil, notSupported("IN with a subquery is not supported").at(a.Location)
+		}
+		var items []expr
+		t := l.typ()
+		for _, it := range list.Items {
+			x, err := c.compile(it, t)
+			if err != nil {
+				return nil, err
+			}
+			if t == TUnknown {
+				t = x.typ()
+			}
+			items = append(items, x)
+		}
+		if t == TUnknown {
+			t = TText
+		}
+		if l, err = c.coerce(l, t); err != nil {
+			return nil, err
+		}
+		for i := range items {
+			if items[i], err = c.coerce(items[i], t); err != nil {
+				return nil, err
+			}
+			if !comparable(items[i].typ(), t) {
+				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s = %s", t, items[i].typ()).at(a.Location)
+			}
+		}
+		return &inExpr{not: op == "<>", l: l, list: items}, nil
+	case pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN:
+		list := a.Rexpr.GetList()
+		if list == nil || len(list.Items) != 2 {
+			return nil, notSupported("this form of BETWEEN is not supported").at(a.Location)
+		}
+		lo, err := c.aexpr(&pg.A_Expr{Kind: pg.A_Expr_Kind_AEXPR_OP, Name: []*pg.Node{pg.MakeStrNode(">=")}, Lexpr: a.Lexpr, Rexpr: list.Items[0], Location: a.Location})
+		if err != nil {
+			return nil, err
+		}
+		hi, err := c.aexpr(&pg.A_Expr{Kind: pg.A_Expr_Kind_AEXPR_OP, Name: []*pg.Node{pg.MakeStrNode("<=")}, Lexpr: a.Lexpr, Rexpr: list.Items[1], Location: a.Location})
+		if err != nil {
+			return nil, err
+		}
+		both := &boolExpr{op: pg.BoolExprType_AND_EXPR, args: []expr{lo, hi}}
+		if a.Kind == pg.A_Expr_Kind_AEXPR_NOT_BETWEEN {
+			return &boolExpr{op: pg.BoolExprType_NOT_EXPR, args: []expr{both}}, nil
+		}
+		return both, nil
+	}
+	kinds := map[pg.A_Expr_Kind]string{
+		pg.A_Expr_Kind_AEXPR_OP_ANY: "ANY", pg.A_Expr_Kind_AEXPR_OP_ALL: "ALL", pg.A_Expr_Kind_AEXPR_NULLIF: "NULLIF",
+		pg.A_Expr_Kind_AEXPR_LIKE: "LIKE", pg.A_Expr_Kind_AEXPR_ILIKE: "ILIKE", pg.A_Expr_Kind_AEXPR_SIMILAR: "SIMILAR TO",
+		pg.A_Expr_Kind_AEXPR_BETWEEN_SYM: "BETWEEN SYMMETRIC", pg.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM: "NOT BETWEEN SYMMETRIC",
+	}
+	name := kinds[a.Kind]
+	if name == "" {
+		name = a.Kind.String()
+	}
+	return nil, notSupported("%s is not supported", name).at(a.Location)
+}
+
+// typeOf maps a type name of the parse tree to a Type.
+func typeOf(tn *pg.TypeName) (Type, error) {
+	names := strs(tn.Names)
+	name := ""
+	if len(names) > 0 {
+		name = names[len(names)-1]
+	}
+	if len(names) == 2 && names[0] != "pg_catalog" {
+		return 0, errorf(CodeUndefinedObject, "type %q does not exist", strings.Join(names, ".")).at(tn.Location)
+	}
+	var t Type
+	switch name {
+	case "int4", "integer", "int", "int2", "smallint":
+		t = TInt4
+	case "int8", "bigint":
+		t = TInt8
+	case "text", "varchar", "name":
+		t = TText
+	case "bool", "boolean":
+		t = TBool
+	default:
+		return 0, notSupported("type %s is not supported", name).at(tn.Location)
+	}
+	if len(tn.ArrayBounds) > 0 {
+		if t != TInt4 || len(tn.ArrayBounds) > 1 {
+			return 0, notSupported("array type %s[] is not supported", name).at(tn.Location)
+		}
+		t = TInt4Array
+	}
+	if len(tn.Typmods) > 0 && name != "varchar" {
+		return 0, notSupported("type modifiers on %s are not supported", name).at(tn.Location)
+	}
+	return t, nil
+}
+
+// defaultName is the output column name PostgreSQL gives an expression.
+func defaultName(n *pg.Node) string {
+	switch {
+	case n.GetColumnRef() != nil:
+		f := strs(n.GetColumnRef().Fields)
+		return f[len(f)-1]
+	case n.GetFuncCall() != nil:
+		f := strs(n.GetFuncCall().Funcname)
+		return f[len(f)-1]
+	case n.GetTypeCast() != nil:
+		tc := n.GetTypeCast()
+		if d := defaultName(tc.Arg); d != "?column?" {
+			return d
+		}
+		names := strs(tc.TypeName.Names)
+		t, err := typeOf(tc.TypeName)
+		if err == nil {
+			switch t {
+			case TInt4:
+				return "int4"
+			case TInt8:
+				return "int8"
+			case TBool:
+				return "bool"
+			}
+		}
+		return names[len(names)-1]
+	}
+	return "?column?"
+}

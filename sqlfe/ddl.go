@@ -1,0 +1,433 @@
+package sqlfe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled"
+)
+
+func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
+	rv := st.Relation
+	switch {
+	case len(st.InhRelations) > 0:
+		return nil, notSupported("INHERITS is not supported")
+	case st.Partbound != nil || st.Partspec != nil:
+		return nil, notSupported("partitioned tables are not supported")
+	case st.OfTypename != nil:
+		return nil, notSupported("CREATE TABLE OF is not supported")
+	case len(st.Options) > 0:
+		return nil, notSupported("CREATE TABLE ... WITH (storage parameters) is not supported")
+	case st.Oncommit != pg.OnCommitAction_ONCOMMIT_NOOP && st.Oncommit != pg.OnCommitAction_ON_COMMIT_ACTION_UNDEFINED:
+		return nil, notSupported("ON COMMIT is not supported")
+	case st.Tablespacename != "":
+		return nil, notSupported("TABLESPACE is not supported")
+	case st.AccessMethod != "":
+		return nil, notSupported("USING (table access method) is not supported")
+	case rv.Relpersistence == "t":
+		return nil, notSupported("TEMPORARY tables are not supported")
+	case rv.Relpersistence == "u":
+		return nil, notSupported("UNLOGGED tables are not supported")
+	}
+	name, err := relName(rv)
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{Name: name, Key: -1}
+	setKey := func(col string, loc int32) error {
+		i := t.col(col)
+		if i < 0 {
+			return errorf(CodeUndefinedColumn, "column %q named in key does not exist", col).at(loc)
+		}
+		if t.Key >= 0 {
+			return errorf(CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", name).at(loc)
+		}
+		t.Key = i
+		t.Cols[i].NotNull = true
+		return nil
+	}
+	constraint := func(c *pg.Constraint, col string) error {
+		switch c.Contype {
+		case pg.ConstrType_CONSTR_NOTNULL:
+			if col == "" {
+				return notSupported("table-level NOT NULL is not supported").at(c.Location)
+			}
+			t.Cols[t.col(col)].NotNull = true
+		case pg.ConstrType_CONSTR_NULL:
+		case pg.ConstrType_CONSTR_PRIMARY:
+			if len(c.Including) > 0 || len(c.Options) > 0 || c.Indexspace != "" || c.Deferrable {
+				return notSupported("PRIMARY KEY options are not supported").at(c.Location)
+			}
+			if col == "" {
+				keys := strs(c.Keys)
+				if len(keys) != 1 {
+					return notSupported("a PRIMARY KEY of %d columns is not supported (only one column)", len(keys)).at(c.Location)
+				}
+				col = keys[0]
+			}
+			return setKey(col, c.Location)
+		default:
+			kinds := map[pg.ConstrType]string{pg.ConstrType_CONSTR_DEFAULT: "DEFAULT", pg.ConstrType_CONSTR_CHECK: "CHECK",
+				pg.ConstrType_CONSTR_UNIQUE: "UNIQUE", pg.ConstrType_CONSTR_FOREIGN: "REFERENCES (foreign keys)",
+				pg.ConstrType_CONSTR_IDENTITY: "GENERATED ... AS IDENTITY", pg.ConstrType_CONSTR_GENERATED: "GENERATED columns",
+				pg.ConstrType_CONSTR_EXCLUSION: "EXCLUDE"}
+			k := kinds[c.Contype]
+			if k == "" {
+				k = c.Contype.String()
+			}
+			return notSupported("constraint %s is not supported", k).at(c.Location)
+		}
+		return nil
+	}
+	var tableCons []*pg.Constraint
+	for _, el := range st.TableElts {
+		switch {
+		case el.GetColumnDef() != nil:
+			cd := el.GetColumnDef()
+			if t.col(cd.Colname) >= 0 {
+				return nil, errorf(CodeDuplicateColumn, "column %q specified more than once", cd.Colname).at(cd.Location)
+			}
+			if cd.CollClause != nil || cd.RawDefault != nil || cd.Identity != "" || cd.Generated != "" || len(cd.Fdwoptions) > 0 || cd.Compression != "" || cd.StorageName != "" {
+				return nil, notSupported("column options other than PRIMARY KEY and NOT NULL are not supported").at(cd.Location)
+			}
+			typ, err := typeOf(cd.TypeName)
+			if err != nil {
+				return nil, err
+			}
+			if typ == TInt4Array {
+				return nil, notSupported("array columns are not supported").at(cd.Location)
+			}
+			t.Cols = append(t.Cols, Column{Name: cd.Colname, Type: typ, NotNull: cd.IsNotNull})
+			for _, cn := range cd.Constraints {
+				if err := constraint(cn.GetConstraint(), cd.Colname); err != nil {
+					return nil, err
+				}
+			}
+		case el.GetConstraint() != nil:
+			tableCons = append(tableCons, el.GetConstraint())
+		default:
+			return nil, notSupported("table element %s is not supported", nodeName(el))
+		}
+	}
+	for _, cn := range st.Constraints {
+		tableCons = append(tableCons, cn.GetConstraint())
+	}
+	for _, c := range tableCons {
+		if err := constraint(c, ""); err != nil {
+			return nil, err
+		}
+	}
+	if len(t.Cols) > 1600 {
+		return nil, errorf("54011", "tables can have at most 1600 columns")
+	}
+	if t.Key < 0 {
+		return nil, notSupported("tables without a PRIMARY KEY are not supported")
+	}
+	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		res := &Result{Tag: "CREATE TABLE"}
+		exists := func() (*Result, error) {
+			if st.IfNotExists {
+				s.notice("NOTICE", CodeDuplicateTable, "relation \""+name+"\" already exists, skipping")
+				return res, nil
+			}
+			return nil, errorf(CodeDuplicateTable, "relation %q already exists", name)
+		}
+		if s.lookupTable(name) != nil || (name == "pg_locks" && rv.Schemaname == "pg_catalog") {
+			return exists()
+		}
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		nt := *t
+		nt.Cols = append([]Column(nil), t.Cols...)
+		if nt.Engine, err = newEngineTable(ctx, s.eng.db, name); err != nil {
+			return nil, err
+		}
+		data, err := json.Marshal(&nt)
+		if err != nil {
+			return nil, err
+		}
+		if err := tx.Insert(ctx, CatalogTable, []byte(name), data); err != nil {
+			if errors.Is(err, tupled.ErrDuplicateKey) {
+				return nil, errorf(CodeDuplicateTable, "relation %q already exists", name)
+			}
+			return nil, err
+		}
+		if s.pending == nil {
+			s.pending = map[string]*Table{}
+		}
+		s.pending[name] = &nt
+		return res, nil
+	}
+	return &plan{usesT: true, run: run}, nil
+}
+
+func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
+	if st.RemoveType != pg.ObjectType_OBJECT_TABLE {
+		return nil, notSupported("DROP %s is not supported", strings.TrimPrefix(st.RemoveType.String(), "OBJECT_"))
+	}
+	if st.Concurrent {
+		return nil, notSupported("DROP ... CONCURRENTLY is not supported")
+	}
+	var names []string
+	for _, o := range st.Objects {
+		parts := strs(o.GetList().GetItems())
+		switch {
+		case len(parts) == 1:
+		case len(parts) == 2 && parts[0] == "public":
+		default:
+			return nil, errorf(CodeUndefinedTable, "table %q does not exist", strings.Join(parts, "."))
+		}
+		names = append(names, parts[len(parts)-1])
+	}
+	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			if s.lookupTable(name) == nil {
+				if st.MissingOk {
+					s.notice("NOTICE", "00000", "table \""+name+"\" does not exist, skipping")
+					continue
+				}
+				return nil, errorf(CodeUndefinedTable, "table %q does not exist", name)
+			}
+			err := tx.Delete(ctx, CatalogTable, []byte(name))
+			if errors.Is(err, tupled.ErrNotFound) {
+				// dropped by a transaction that committed meanwhile
+				if st.MissingOk {
+					continue
+				}
+				return nil, errorf(CodeUndefinedTable, "table %q does not exist", name)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if s.pending == nil {
+				s.pending = map[string]*Table{}
+			}
+			s.pending[name] = nil
+		}
+		return &Result{Tag: "DROP TABLE"}, nil
+	}
+	return &plan{usesT: true, run: run}, nil
+}
+
+func constString(n *pg.Node) (string, bool) {
+	if n == nil {
+		return "", false
+	}
+	if tc := n.GetTypeCast(); tc != nil {
+		return constString(tc.Arg)
+	}
+	k := n.GetAConst()
+	if k == nil {
+		return "", false
+	}
+	switch v := k.Val.(type) {
+	case *pg.A_Const_Sval:
+		return v.Sval.Sval, true
+	case *pg.A_Const_Ival:
+		return strconv.Itoa(int(v.Ival.Ival)), true
+	case *pg.A_Const_Fval:
+		return v.Fval.Fval, true
+	case *pg.A_Const_Boolval:
+		if v.Boolval.Boolval {
+			return "on", true
+		}
+		return "off", true
+	}
+	return "", false
+}
+
+// txOptions applies BEGIN / SET TRANSACTION options.
+func (s *Session) txOptions(opts []*pg.Node, apply bool) error {
+	for _, o := range opts {
+		d := o.GetDefElem()
+		if d == nil {
+			continue
+		}
+		v, _ := constString(d.Arg)
+		switch d.Defname {
+		case "transaction_isolation":
+			iso, err := parseIso(v)
+			if err != nil {
+				return err
+			}
+			if apply {
+				s.txIso = iso
+			}
+		case "transaction_read_only":
+			if apply {
+				s.txReadOnly = v == "1" || v == "on" || v == "true"
+			}
+		case "transaction_deferrable":
+		default:
+			return notSupported("transaction option %s is not supported", d.Defname)
+		}
+	}
+	return nil
+}
+
+func (s *Session) planTxn(st *pg.TransactionStmt) (*plan, error) {
+	if st.Chain {
+		return nil, notSupported("AND CHAIN is not supported")
+	}
+	switch st.Kind {
+	case pg.TransactionStmtKind_TRANS_STMT_BEGIN, pg.TransactionStmtKind_TRANS_STMT_START:
+		if err := s.txOptions(st.Options, false); err != nil {
+			return nil, err
+		}
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+			if s.block == blkExplicit {
+				s.notice("WARNING", CodeActiveTx, "there is already a transaction in progress")
+				return &Result{Tag: "BEGIN"}, nil
+			}
+			if s.tx == nil {
+				s.txIso, s.txReadOnly = s.defaultIso, false
+				if err := s.txOptions(st.Options, true); err != nil {
+					return nil, err
+				}
+			}
+			s.block = blkExplicit
+			return &Result{Tag: "BEGIN"}, nil
+		}}, nil
+	case pg.TransactionStmtKind_TRANS_STMT_COMMIT:
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+			switch s.block {
+			case blkFailed:
+				s.rollback()
+				s.block = blkNone
+				return &Result{Tag: "ROLLBACK"}, nil
+			case blkNone, blkImplicit:
+				s.notice("WARNING", CodeNoActiveTx, "there is no transaction in progress")
+			}
+			s.block = blkNone
+			if err := s.commit(); err != nil {
+				return nil, err
+			}
+			return &Result{Tag: "COMMIT"}, nil
+		}}, nil
+	case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK:
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+			if s.block == blkNone || s.block == blkImplicit {
+				s.notice("WARNING", CodeNoActiveTx, "there is no transaction in progress")
+			}
+			s.rollback()
+			s.block = blkNone
+			return &Result{Tag: "ROLLBACK"}, nil
+		}}, nil
+	case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT, pg.TransactionStmtKind_TRANS_STMT_RELEASE, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
+		return nil, notSupported("savepoints are not supported")
+	}
+	return nil, notSupported("two-phase commit is not supported")
+}
+
+var settingDefaults = map[string]string{
+	"lock_timeout": "0", "statement_timeout": "0", "application_name": "", "datestyle": "ISO, MDY", "timezone": "UTC",
+	"extra_float_digits": "1", "search_path": `"$user", public`, "client_min_messages": "notice", "intervalstyle": "postgres",
+	"default_transaction_isolation": "read committed", "transaction_isolation": "read committed",
+	"client_encoding": "UTF8", "synchronous_commit": "on",
+}
+
+func (s *Session) planSet(st *pg.VariableSetStmt) (*plan, error) {
+	var apply func(s *Session) error
+	switch st.Kind {
+	case pg.VariableSetKind_VAR_SET_VALUE:
+		var vals []string
+		for _, a := range st.Args {
+			v, ok := constString(a)
+			if !ok {
+				return nil, notSupported("SET %s to this value is not supported", st.Name)
+			}
+			vals = append(vals, v)
+		}
+		val := strings.Join(vals, ", ")
+		apply = func(s *Session) error { return s.setSetting(st.Name, val, st.IsLocal) }
+	case pg.VariableSetKind_VAR_SET_DEFAULT, pg.VariableSetKind_VAR_RESET:
+		def, ok := settingDefaults[strings.ToLower(st.Name)]
+		if strings.ToLower(st.Name) == "deadlock_timeout" {
+			def, ok = formatDuration(s.eng.deadlockTimeout), true
+		}
+		if !ok {
+			return nil, notSupported("RESET %s is not supported", st.Name)
+		}
+		apply = func(s *Session) error { return s.setSetting(st.Name, def, st.IsLocal) }
+	case pg.VariableSetKind_VAR_RESET_ALL:
+		apply = func(s *Session) error {
+			for _, k := range []string{"lock_timeout", "statement_timeout", "application_name", "default_transaction_isolation"} {
+				if err := s.setSetting(k, settingDefaults[k], false); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	case pg.VariableSetKind_VAR_SET_MULTI:
+		switch st.Name {
+		case "TRANSACTION":
+			if err := s.txOptions(st.Args, false); err != nil {
+				return nil, err
+			}
+			apply = func(s *Session) error {
+				if s.block != blkExplicit {
+					s.notice("WARNING", CodeNoActiveTx, "SET TRANSACTION can only be used in transaction blocks")
+					return nil
+				}
+				if s.txStarted {
+					return errorf(CodeActiveTx, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
+				}
+				return s.txOptions(st.Args, true)
+			}
+		case "SESSION CHARACTERISTICS":
+			apply = func(s *Session) error {
+				for _, o := range st.Args {
+					d := o.GetDefElem()
+					v, _ := constString(d.Arg)
+					switch d.Defname {
+					case "transaction_isolation":
+						if err := s.setSetting("default_transaction_isolation", v, false); err != nil {
+							return err
+						}
+					default:
+						return notSupported("SET SESSION CHARACTERISTICS %s is not supported", d.Defname)
+					}
+				}
+				return nil
+			}
+		default:
+			return nil, notSupported("SET %s is not supported", st.Name)
+		}
+	default:
+		return nil, notSupported("this form of SET is not supported")
+	}
+	return &plan{run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		if err := apply(s); err != nil {
+			return nil, err
+		}
+		return &Result{Tag: "SET"}, nil
+	}}, nil
+}
+
+func (s *Session) planShow(st *pg.VariableShowStmt) (*plan, error) {
+	name := strings.ToLower(st.Name)
+	if name == "all" {
+		return nil, notSupported("SHOW ALL is not supported")
+	}
+	if _, err := s.getSetting(name); err != nil {
+		return nil, err
+	}
+	cols := []Column{{Name: name, Type: TText}}
+	return &plan{cols: cols, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		v, err := s.getSetting(name)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Cols: cols, Rows: [][]Value{{Text(v)}}, Tag: "SHOW"}, nil
+	}}, nil
+}

@@ -1,0 +1,1080 @@
+package sqlfe
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled"
+)
+
+// lookupTable resolves a table name for the session: its own uncommitted
+// DDL first, then the committed catalog.
+func (s *Session) lookupTable(name string) *Table {
+	if t, ok := s.pending[name]; ok {
+		return t
+	}
+	t, _ := s.eng.cat.get(name)
+	return t
+}
+
+func relName(rv *pg.RangeVar) (string, error) {
+	if rv.Catalogname != "" {
+		return "", notSupported("cross-database references are not implemented: %s.%s.%s", rv.Catalogname, rv.Schemaname, rv.Relname).at(rv.Location)
+	}
+	if rv.Schemaname != "" && rv.Schemaname != "public" {
+		return "", errorf(CodeUndefinedTable, "relation \"%s.%s\" does not exist", rv.Schemaname, rv.Relname).at(rv.Location)
+	}
+	return rv.Relname, nil
+}
+
+func (s *Session) table(rv *pg.RangeVar) (*Table, error) {
+	name, err := relName(rv)
+	if err != nil {
+		return nil, err
+	}
+	t := s.lookupTable(name)
+	if t == nil {
+		return nil, errorf(CodeUndefinedTable, "relation %q does not exist", name).at(rv.Location)
+	}
+	return t, nil
+}
+
+// ---- SELECT ----
+
+type sortKey struct {
+	x          expr
+	desc       bool
+	nullsFirst bool
+}
+
+// selectPlan is a SELECT over one table, a virtual relation or no FROM.
+type selectPlan struct {
+	t       *Table                                                   // a table, or
+	virt    func(ctx context.Context, s *Session) ([][]Value, error) // a virtual relation, or neither (no FROM)
+	where   expr
+	acc     access
+	targets []expr
+	sorts   []sortKey
+	natural bool // the sort is "key ascending" (or none): rows come out of the scan in order
+	reverse bool // the sort is "key descending"
+	limit   expr
+	offset  expr
+	lock    tupled.LockStrength
+	wait    tupled.WaitPolicy
+}
+
+func (s *Session) planSelect(st *pg.SelectStmt, params *[]Type) (*plan, error) {
+	switch {
+	case st.Op != pg.SetOperation_SETOP_NONE:
+		return nil, notSupported("UNION/INTERSECT/EXCEPT is not supported")
+	case st.WithClause != nil:
+		return nil, notSupported("WITH is not supported")
+	case len(st.ValuesLists) > 0:
+		return nil, notSupported("VALUES as a query is not supported")
+	case len(st.DistinctClause) > 0:
+		return nil, notSupported("DISTINCT is not supported")
+	case st.IntoClause != nil:
+		return nil, notSupported("SELECT INTO is not supported")
+	case len(st.GroupClause) > 0:
+		return nil, notSupported("GROUP BY is not supported")
+	case st.HavingClause != nil:
+		return nil, notSupported("HAVING is not supported")
+	case len(st.WindowClause) > 0:
+		return nil, notSupported("WINDOW is not supported")
+	case st.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES:
+		return nil, notSupported("FETCH ... WITH TIES is not supported")
+	case len(st.FromClause) > 1:
+		return nil, notSupported("FROM with more than one relation (joins) is not supported")
+	}
+	sp := &selectPlan{natural: true}
+	c := &compiler{params: params}
+	if len(st.FromClause) == 1 {
+		f := st.FromClause[0]
+		switch {
+		case f.GetRangeVar() != nil:
+			rv := f.GetRangeVar()
+			if rv.Alias != nil && len(rv.Alias.Colnames) > 0 {
+				return nil, notSupported("column aliases in FROM are not supported").at(rv.Location)
+			}
+			c.rel = rv.Relname
+			if rv.Alias != nil {
+				c.rel = rv.Alias.Aliasname
+			}
+			if (rv.Schemaname == "" || rv.Schemaname == "pg_catalog") && rv.Relname == "pg_locks" && s.lookupTable("pg_locks") == nil {
+				c.cols, sp.virt = pgLocksCols, pgLocks
+			} else {
+				t, err := s.table(rv)
+				if err != nil {
+					return nil, err
+				}
+				sp.t, c.cols = t, t.Cols
+			}
+		case f.GetRangeFunction() != nil:
+			rf := f.GetRangeFunction()
+			virt, cols, rel, err := s.rangeFunction(rf, c)
+			if err != nil {
+				return nil, err
+			}
+			sp.virt, c.cols, c.rel = virt, cols, rel
+		case f.GetJoinExpr() != nil:
+			return nil, notSupported("JOIN is not supported")
+		case f.GetRangeSubselect() != nil:
+			return nil, notSupported("subquery in FROM is not supported")
+		default:
+			return nil, notSupported("FROM item %s is not supported", nodeName(f))
+		}
+	}
+	// select list
+	var cols []Column
+	type tgt struct {
+		name string
+		x    expr
+	}
+	var tgts []tgt
+	for _, n := range st.TargetList {
+		rt := n.GetResTarget()
+		if rt == nil || len(rt.Indirection) > 0 {
+			return nil, notSupported("this select list item is not supported")
+		}
+		if cr := rt.Val.GetColumnRef(); cr != nil {
+			if f := strs(cr.Fields); len(f) > 0 && f[len(f)-1] == "*" {
+				if c.cols == nil {
+					return nil, errorf(CodeSyntax, "SELECT * with no tables specified is not valid").at(cr.Location)
+				}
+				if len(f) == 2 && f[0] != c.rel {
+					return nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).at(cr.Location)
+				}
+				for i, col := range c.cols {
+					tgts = append(tgts, tgt{col.Name, &colExpr{idx: i, t: col.Type}})
+				}
+				continue
+			}
+		}
+		x, err := c.compile(rt.Val, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		name := rt.Name
+		if name == "" {
+			name = defaultName(rt.Val)
+		}
+		tgts = append(tgts, tgt{name, x})
+	}
+	for _, t := range tgts {
+		typ := t.x.typ()
+		if typ == TUnknown {
+			typ = TText
+		}
+		cols = append(cols, Column{Name: t.name, Type: typ})
+		sp.targets = append(sp.targets, t.x)
+	}
+	if cols == nil {
+		cols = []Column{}
+	}
+	if st.WhereClause != nil {
+		w, err := c.compile(st.WhereClause, TBool)
+		if err != nil {
+			return nil, err
+		}
+		if w.typ() != TBool {
+			return nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
+		}
+		sp.where = w
+	}
+	if sp.t != nil {
+		sp.acc = analyzeAccess(sp.where, sp.t.Key)
+	}
+	for _, n := range st.SortClause {
+		sb := n.GetSortBy()
+		if sb == nil || len(sb.UseOp) > 0 {
+			return nil, notSupported("ORDER BY ... USING is not supported")
+		}
+		var x expr
+		if k := sb.Node.GetAConst(); k != nil {
+			iv, ok := k.Val.(*pg.A_Const_Ival)
+			if !ok {
+				return nil, notSupported("ORDER BY a constant is not supported").at(sb.Location)
+			}
+			pos := int(iv.Ival.Ival)
+			if pos < 1 || pos > len(sp.targets) {
+				return nil, errorf(CodeInvalidColumnRef, "ORDER BY position %d is not in select list", pos).at(k.Location)
+			}
+			x = sp.targets[pos-1]
+		} else if cr := sb.Node.GetColumnRef(); cr != nil {
+			f := strs(cr.Fields)
+			if len(f) == 1 {
+				for i, t := range tgts {
+					if t.name == f[0] {
+						x = sp.targets[i]
+						break
+					}
+				}
+			}
+		}
+		if x == nil {
+			var err error
+			if x, err = c.compile(sb.Node, TUnknown); err != nil {
+				return nil, err
+			}
+		}
+		if x.typ() == TInt4Array {
+			return nil, notSupported("ORDER BY an array is not supported")
+		}
+		desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
+		nf := desc
+		switch sb.SortbyNulls {
+		case pg.SortByNulls_SORTBY_NULLS_FIRST:
+			nf = true
+		case pg.SortByNulls_SORTBY_NULLS_LAST:
+			nf = false
+		}
+		sp.sorts = append(sp.sorts, sortKey{x: x, desc: desc, nullsFirst: nf})
+	}
+	if len(sp.sorts) > 0 {
+		sp.natural = false
+		if sp.t != nil && len(sp.sorts) == 1 && isKey(sp.sorts[0].x, sp.t.Key) {
+			if sp.sorts[0].desc {
+				sp.reverse = true
+			} else {
+				sp.natural = true
+			}
+		}
+	}
+	if sp.t == nil && sp.virt != nil {
+		sp.natural = len(sp.sorts) == 0
+	}
+	lc := &compiler{params: params}
+	var err error
+	if st.LimitCount != nil {
+		if sp.limit, err = lc.compile(st.LimitCount, TInt8); err != nil {
+			return nil, wrapLimitErr(err, "LIMIT")
+		}
+		if k, ok := sp.limit.(*constExpr); ok && k.v.Null {
+			sp.limit = nil // LIMIT ALL / NULL
+		} else if !isInt(sp.limit.typ()) {
+			return nil, errorf(CodeDatatypeMismatch, "argument of LIMIT must be type bigint, not type %s", sp.limit.typ())
+		}
+	}
+	if st.LimitOffset != nil {
+		if sp.offset, err = lc.compile(st.LimitOffset, TInt8); err != nil {
+			return nil, wrapLimitErr(err, "OFFSET")
+		}
+		if !isInt(sp.offset.typ()) {
+			return nil, errorf(CodeDatatypeMismatch, "argument of OFFSET must be type bigint, not type %s", sp.offset.typ())
+		}
+	}
+	if len(st.LockingClause) > 1 {
+		return nil, notSupported("more than one locking clause is not supported")
+	}
+	if len(st.LockingClause) == 1 {
+		lk := st.LockingClause[0].GetLockingClause()
+		if sp.t == nil {
+			if sp.virt != nil {
+				return nil, notSupported("row locking on a virtual relation is not supported")
+			}
+			return nil, notSupported("FOR UPDATE/SHARE without FROM is not supported")
+		}
+		for _, r := range lk.LockedRels {
+			if rv := r.GetRangeVar(); rv == nil || rv.Relname != c.rel {
+				return nil, errorf(CodeUndefinedTable, "relation %q in FOR UPDATE/SHARE clause not found in FROM clause", r.GetRangeVar().GetRelname())
+			}
+		}
+		switch lk.Strength {
+		case pg.LockClauseStrength_LCS_FORKEYSHARE:
+			sp.lock = tupled.ForKeyShare
+		case pg.LockClauseStrength_LCS_FORSHARE:
+			sp.lock = tupled.ForShare
+		case pg.LockClauseStrength_LCS_FORNOKEYUPDATE:
+			sp.lock = tupled.ForNoKeyUpdate
+		default:
+			sp.lock = tupled.ForUpdate
+		}
+		switch lk.WaitPolicy {
+		case pg.LockWaitPolicy_LockWaitSkip:
+			sp.wait = tupled.SkipLocked
+		case pg.LockWaitPolicy_LockWaitError:
+			sp.wait = tupled.NoWait
+		default:
+			sp.wait = tupled.Wait
+		}
+	}
+	return &plan{cols: cols, usesT: sp.t != nil, run: sp.run}, nil
+}
+
+func wrapLimitErr(err error, what string) error {
+	var e *Error
+	if errors.As(err, &e) && e.Code == CodeUndefinedColumn {
+		return errorf(CodeInvalidColumnRef, "argument of %s must not contain variables", what)
+	}
+	return err
+}
+
+func evalCount(x expr, e *env, what string) (int64, bool, error) {
+	if x == nil {
+		return 0, false, nil
+	}
+	v, err := x.eval(e)
+	if err != nil {
+		return 0, false, err
+	}
+	if v.Null {
+		return 0, false, nil
+	}
+	if v.I < 0 {
+		return 0, false, errorf("2201W", "%s must not be negative", what)
+	}
+	return v.I, true, nil
+}
+
+type candidate struct {
+	key []byte
+	row []Value
+}
+
+// scanRows calls fn for each row of t that the access may select and that
+// satisfies where, reading the transaction's snapshot. fn may return errStop.
+func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *Table, acc *access, where expr, e *env, fn func(key []byte, row []Value) error) error {
+	points, start, end, empty, err := acc.bounds(e, t.Cols[t.Key].Type)
+	if err != nil || empty {
+		return err
+	}
+	visit := func(k, v []byte) error {
+		row := make([]Value, len(t.Cols))
+		if err := decodeRow(t, k, v, row); err != nil {
+			return err
+		}
+		e.row = row
+		ok, err := truthy(where, e)
+		if err != nil || !ok {
+			return err
+		}
+		return fn(k, row)
+	}
+	if points != nil {
+		for _, k := range points {
+			v, err := tx.Get(ctx, t.Engine, k)
+			if errors.Is(err, tupled.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return engineError(err, t)
+			}
+			if err := visit(k, v); err != nil {
+				if err == errStop {
+					return nil
+				}
+				return err
+			}
+		}
+		return nil
+	}
+	err = tx.Scan(ctx, t.Engine, tupled.ScanOptions{Start: start, End: end}, func(k, v []byte) error {
+		return visit(bytes.Clone(k), v)
+	})
+	if err == errStop {
+		return nil
+	}
+	if err != nil {
+		var fe *Error
+		if errors.As(err, &fe) {
+			return fe
+		}
+		return engineError(err, t)
+	}
+	return nil
+}
+
+// lockRow locks key (PostgreSQL's LockRows node) and returns the locked
+// version decoded, or nil when the row is gone (or skipped) or no longer
+// satisfies where (EvalPlanQual's recheck).
+func (s *Session) lockRow(ctx context.Context, tx *tupled.Tx, t *Table, key []byte, strength tupled.LockStrength, wait tupled.WaitPolicy, where expr, e *env) ([]Value, error) {
+	v, err := tx.Lock(ctx, t.Engine, key, strength, wait)
+	if errors.Is(err, tupled.ErrNotFound) || errors.Is(err, tupled.ErrSkipped) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, engineError(err, t)
+	}
+	row := make([]Value, len(t.Cols))
+	if err := decodeRow(t, key, v, row); err != nil {
+		return nil, err
+	}
+	e.row = row
+	ok, err := truthy(where, e)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return row, nil
+}
+
+func (sp *selectPlan) sortRows(rows []candidate, e *env) error {
+	if sp.reverse {
+		for i, j := 0, len(rows)-1; i < j; i, j = i+1, j-1 {
+			rows[i], rows[j] = rows[j], rows[i]
+		}
+		return nil
+	}
+	if sp.natural {
+		return nil
+	}
+	keys := make([][]Value, len(rows))
+	for i, r := range rows {
+		e.row = r.row
+		ks := make([]Value, len(sp.sorts))
+		for j, sk := range sp.sorts {
+			v, err := sk.x.eval(e)
+			if err != nil {
+				return err
+			}
+			ks[j] = v
+		}
+		keys[i] = ks
+	}
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		ka, kb := keys[idx[a]], keys[idx[b]]
+		for j, sk := range sp.sorts {
+			x, y := ka[j], kb[j]
+			if x.Null || y.Null {
+				if x.Null && y.Null {
+					continue
+				}
+				return x.Null == sk.nullsFirst
+			}
+			d := cmpValues(x, y)
+			if d == 0 {
+				continue
+			}
+			if sk.desc {
+				return d > 0
+			}
+			return d < 0
+		}
+		return false
+	})
+	out := make([]candidate, len(rows))
+	for i, j := range idx {
+		out[i] = rows[j]
+	}
+	copy(rows, out)
+	return nil
+}
+
+func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Result, error) {
+	e := &env{ctx: ctx, s: s, params: params}
+	limit, hasLimit, err := evalCount(sp.limit, e, "LIMIT")
+	if err != nil {
+		return nil, err
+	}
+	offset, _, err := evalCount(sp.offset, e, "OFFSET")
+	if err != nil {
+		return nil, err
+	}
+	want := int64(-1) // rows to produce before offset/limit: -1 = all
+	if hasLimit {
+		want = offset + limit
+	}
+	var rows []candidate
+	switch {
+	case sp.t == nil && sp.virt == nil:
+		ok, err := truthy(sp.where, e)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			rows = append(rows, candidate{})
+		}
+	case sp.virt != nil:
+		all, err := sp.virt(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range all {
+			e.row = r
+			ok, err := truthy(sp.where, e)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				rows = append(rows, candidate{row: r})
+			}
+		}
+		if err := sp.sortRows(rows, e); err != nil {
+			return nil, err
+		}
+	default:
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		t := sp.t
+		if sp.lock != tupled.NoLock && sp.acc.exact {
+			// WHERE key = x / key IN (...): lock each key directly.
+			points, _, _, _, err := sp.acc.bounds(e, t.Cols[t.Key].Type)
+			if err != nil {
+				return nil, err
+			}
+			if sp.reverse {
+				for i, j := 0, len(points)-1; i < j; i, j = i+1, j-1 {
+					points[i], points[j] = points[j], points[i]
+				}
+			}
+			for _, k := range points {
+				if want >= 0 && int64(len(rows)) >= want {
+					break
+				}
+				row, err := s.lockRow(ctx, tx, t, k, sp.lock, sp.wait, sp.where, e)
+				if err != nil {
+					return nil, err
+				}
+				if row != nil {
+					rows = append(rows, candidate{key: k, row: row})
+				}
+			}
+			if !sp.natural && !sp.reverse {
+				if err := sp.sortRows(rows, e); err != nil {
+					return nil, err
+				}
+			}
+			break
+		}
+		early := sp.lock == tupled.NoLock && sp.natural && want >= 0
+		err = s.scanRows(ctx, tx, t, &sp.acc, sp.where, e, func(k []byte, row []Value) error {
+			if early && int64(len(rows)) >= want {
+				return errStop
+			}
+			rows = append(rows, candidate{key: k, row: row})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if err := sp.sortRows(rows, e); err != nil {
+			return nil, err
+		}
+		if sp.lock != tupled.NoLock {
+			locked := rows[:0:0]
+			for _, r := range rows {
+				if want >= 0 && int64(len(locked)) >= want {
+					break
+				}
+				row, err := s.lockRow(ctx, tx, t, r.key, sp.lock, sp.wait, sp.where, e)
+				if err != nil {
+					return nil, err
+				}
+				if row != nil {
+					locked = append(locked, candidate{key: r.key, row: row})
+				}
+			}
+			rows = locked
+		}
+	}
+	if offset > 0 {
+		if offset >= int64(len(rows)) {
+			rows = nil
+		} else {
+			rows = rows[offset:]
+		}
+	}
+	if hasLimit && int64(len(rows)) > limit {
+		rows = rows[:limit]
+	}
+	res := &Result{Rows: make([][]Value, 0, len(rows))}
+	for _, r := range rows {
+		e.row = r.row
+		out := make([]Value, len(sp.targets))
+		for i, x := range sp.targets {
+			v, err := x.eval(e)
+			if err != nil {
+				return nil, err
+			}
+			if v.T == TUnknown {
+				v.T = TText
+			}
+			out[i] = v
+		}
+		res.Rows = append(res.Rows, out)
+	}
+	res.Tag = fmt.Sprintf("SELECT %d", len(res.Rows))
+	return res, nil
+}
+
+// ---- INSERT / UPDATE / DELETE ----
+
+// assign compiles x for assignment to column col (PostgreSQL's assignment
+// coercion, restricted to our types).
+func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
+	if n.GetSetToDefault() != nil {
+		return &constExpr{Null(col.Type)}, nil
+	}
+	x, err := c.compile(n, col.Type)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case x.typ() == col.Type:
+		return x, nil
+	case isInt(x.typ()) && isInt(col.Type), col.Type == TText && x.typ() != TInt4Array:
+		return &castExpr{arg: x, t: col.Type}, nil
+	}
+	return nil, &Error{Code: CodeDatatypeMismatch, Message: fmt.Sprintf("column %q is of type %s but expression is of type %s", col.Name, col.Type, x.typ()),
+		Hint: "You will need to rewrite or cast the expression."}
+}
+
+func checkRow(t *Table, row []Value) error {
+	for i, c := range t.Cols {
+		if row[i].Null && (c.NotNull || i == t.Key) {
+			vals := make([]string, len(row))
+			for j, v := range row {
+				if v.Null {
+					vals[j] = "null"
+				} else {
+					vals[j] = v.String()
+				}
+			}
+			return &Error{Code: CodeNotNull, Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name),
+				Detail: "Failing row contains (" + strings.Join(vals, ", ") + ")."}
+		}
+	}
+	return nil
+}
+
+func dupKeyError(err error, t *Table, key Value) error {
+	e := engineError(err, t)
+	if e.Code == CodeUniqueViolation {
+		e.Detail = fmt.Sprintf("Key (%s)=(%s) already exists.", t.Cols[t.Key].Name, key.String())
+	}
+	return e
+}
+
+func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
+	var xs []expr
+	var cols []Column
+	for _, n := range list {
+		rt := n.GetResTarget()
+		if rt == nil || len(rt.Indirection) > 0 {
+			return nil, nil, notSupported("this RETURNING item is not supported")
+		}
+		if cr := rt.Val.GetColumnRef(); cr != nil {
+			if f := strs(cr.Fields); f[len(f)-1] == "*" {
+				for i, col := range c.cols {
+					xs = append(xs, &colExpr{idx: i, t: col.Type})
+					cols = append(cols, col)
+				}
+				continue
+			}
+		}
+		x, err := c.compile(rt.Val, TUnknown)
+		if err != nil {
+			return nil, nil, err
+		}
+		name := rt.Name
+		if name == "" {
+			name = defaultName(rt.Val)
+		}
+		t := x.typ()
+		if t == TUnknown {
+			t = TText
+		}
+		xs = append(xs, x)
+		cols = append(cols, Column{Name: name, Type: t})
+	}
+	return xs, cols, nil
+}
+
+func project(xs []expr, e *env) ([]Value, error) {
+	out := make([]Value, len(xs))
+	for i, x := range xs {
+		v, err := x.eval(e)
+		if err != nil {
+			return nil, err
+		}
+		if v.T == TUnknown {
+			v.T = TText
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
+	switch {
+	case st.WithClause != nil:
+		return nil, notSupported("WITH is not supported")
+	case st.OnConflictClause != nil:
+		return nil, notSupported("INSERT ... ON CONFLICT is not supported")
+	case st.Override != pg.OverridingKind_OVERRIDING_NOT_SET && st.Override != pg.OverridingKind_OVERRIDING_KIND_UNDEFINED:
+		return nil, notSupported("OVERRIDING is not supported")
+	}
+	t, err := s.table(st.Relation)
+	if err != nil {
+		return nil, err
+	}
+	var vals [][]*pg.Node
+	if st.SelectStmt == nil {
+		vals = [][]*pg.Node{{}} // DEFAULT VALUES
+	} else {
+		sel := st.SelectStmt.GetSelectStmt()
+		if sel == nil || len(sel.ValuesLists) == 0 || len(sel.TargetList) > 0 || sel.WithClause != nil || len(sel.SortClause) > 0 || sel.LimitCount != nil || sel.LimitOffset != nil || len(sel.LockingClause) > 0 {
+			return nil, notSupported("INSERT ... SELECT is not supported")
+		}
+		for _, l := range sel.ValuesLists {
+			vals = append(vals, l.GetList().Items)
+		}
+	}
+	var target []int
+	if len(st.Cols) == 0 {
+		for i := range t.Cols {
+			target = append(target, i)
+		}
+	} else {
+		seen := map[int]bool{}
+		for _, n := range st.Cols {
+			rt := n.GetResTarget()
+			if len(rt.Indirection) > 0 {
+				return nil, notSupported("assignment to a part of a column is not supported").at(rt.Location)
+			}
+			i := t.col(rt.Name)
+			if i < 0 {
+				return nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).at(rt.Location)
+			}
+			if seen[i] {
+				return nil, errorf(CodeDuplicateColumn, "column %q specified more than once", rt.Name).at(rt.Location)
+			}
+			seen[i] = true
+			target = append(target, i)
+		}
+	}
+	c := &compiler{params: params}
+	rows := make([][]expr, len(vals))
+	for r, items := range vals {
+		if st.SelectStmt == nil {
+			items = nil
+		} else if len(st.Cols) == 0 && len(items) <= len(target) {
+			// VALUES shorter than the table: the rest are defaults (NULL)
+		} else if len(items) > len(target) {
+			return nil, errorf(CodeSyntax, "INSERT has more expressions than target columns")
+		} else if len(items) < len(target) {
+			return nil, errorf(CodeSyntax, "INSERT has more target columns than expressions")
+		}
+		row := make([]expr, len(t.Cols))
+		for i := range row {
+			row[i] = &constExpr{Null(t.Cols[i].Type)}
+		}
+		for j, n := range items {
+			x, err := assign(c, n, t.Cols[target[j]])
+			if err != nil {
+				return nil, err
+			}
+			row[target[j]] = x
+		}
+		rows[r] = row
+	}
+	rc := &compiler{params: params, cols: t.Cols, rel: t.Name}
+	ret, cols, err := returning(rc, st.ReturningList)
+	if err != nil {
+		return nil, err
+	}
+	run := func(ctx context.Context, s *Session, params []Value) (*Result, error) {
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		e := &env{ctx: ctx, s: s, params: params}
+		res := &Result{}
+		for _, xs := range rows {
+			row, err := project(xs, e)
+			if err != nil {
+				return nil, err
+			}
+			for i := range row {
+				if row[i].T != t.Cols[i].Type {
+					if row[i], err = castValue(row[i], t.Cols[i].Type); err != nil {
+						return nil, err
+					}
+				}
+			}
+			if err := checkRow(t, row); err != nil {
+				return nil, err
+			}
+			key := appendKey(nil, row[t.Key])
+			if err := tx.Insert(ctx, t.Engine, key, encodeRow(t, row)); err != nil {
+				return nil, dupKeyError(err, t, row[t.Key])
+			}
+			if ret != nil {
+				e.row = row
+				out, err := project(ret, e)
+				if err != nil {
+					return nil, err
+				}
+				res.Rows = append(res.Rows, out)
+			}
+		}
+		res.Tag = fmt.Sprintf("INSERT 0 %d", len(rows))
+		return res, nil
+	}
+	return &plan{cols: cols, usesT: true, run: run}, nil
+}
+
+type setItem struct {
+	col int
+	x   expr
+}
+
+func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
+	switch {
+	case st.WithClause != nil:
+		return nil, notSupported("WITH is not supported")
+	case len(st.FromClause) > 0:
+		return nil, notSupported("UPDATE ... FROM is not supported")
+	}
+	t, err := s.table(st.Relation)
+	if err != nil {
+		return nil, err
+	}
+	rel := t.Name
+	if st.Relation.Alias != nil {
+		rel = st.Relation.Alias.Aliasname
+	}
+	c := &compiler{params: params, cols: t.Cols, rel: rel}
+	var sets []setItem
+	keyChange := false
+	seen := map[int]bool{}
+	for _, n := range st.TargetList {
+		rt := n.GetResTarget()
+		if rt == nil || len(rt.Indirection) > 0 || rt.Val.GetMultiAssignRef() != nil {
+			return nil, notSupported("this form of SET is not supported")
+		}
+		i := t.col(rt.Name)
+		if i < 0 {
+			return nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).at(rt.Location)
+		}
+		if seen[i] {
+			return nil, errorf(CodeSyntax, "multiple assignments to same column %q", rt.Name).at(rt.Location)
+		}
+		seen[i] = true
+		x, err := assign(c, rt.Val, t.Cols[i])
+		if err != nil {
+			return nil, err
+		}
+		if i == t.Key {
+			keyChange = true
+		}
+		sets = append(sets, setItem{i, x})
+	}
+	var where expr
+	if st.WhereClause != nil {
+		if where, err = c.compile(st.WhereClause, TBool); err != nil {
+			return nil, err
+		}
+		if where.typ() != TBool {
+			return nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", where.typ())
+		}
+	}
+	acc := analyzeAccess(where, t.Key)
+	ret, cols, err := returning(c, st.ReturningList)
+	if err != nil {
+		return nil, err
+	}
+	newRow := func(e *env, old []Value) ([]Value, error) {
+		row := append([]Value(nil), old...)
+		for _, si := range sets {
+			v, err := si.x.eval(e)
+			if err != nil {
+				return nil, err
+			}
+			if v.T != t.Cols[si.col].Type {
+				if v, err = castValue(v, t.Cols[si.col].Type); err != nil {
+					return nil, err
+				}
+			}
+			row[si.col] = v
+		}
+		return row, checkRow(t, row)
+	}
+	run := func(ctx context.Context, s *Session, params []Value) (*Result, error) {
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		e := &env{ctx: ctx, s: s, params: params}
+		type target struct {
+			key      []byte
+			strength tupled.LockStrength
+		}
+		var targets []target
+		if acc.exact && !keyChange {
+			points, _, _, _, err := acc.bounds(e, t.Cols[t.Key].Type)
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range points {
+				targets = append(targets, target{k, tupled.ForNoKeyUpdate})
+			}
+		} else {
+			err := s.scanRows(ctx, tx, t, &acc, where, e, func(k []byte, row []Value) error {
+				strength := tupled.ForNoKeyUpdate
+				if keyChange {
+					nr, err := newRow(e, row)
+					if err != nil {
+						return err
+					}
+					if !bytes.Equal(appendKey(nil, nr[t.Key]), k) {
+						strength = tupled.ForUpdate
+					}
+				}
+				targets = append(targets, target{k, strength})
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		res := &Result{}
+		n := 0
+		for _, tg := range targets {
+			old, err := s.lockRow(ctx, tx, t, tg.key, tg.strength, tupled.Wait, where, e)
+			if err != nil {
+				return nil, err
+			}
+			if old == nil {
+				continue
+			}
+			row, err := newRow(e, old)
+			if err != nil {
+				return nil, err
+			}
+			nk := appendKey(nil, row[t.Key])
+			if bytes.Equal(nk, tg.key) {
+				err = tx.Update(ctx, t.Engine, tg.key, encodeRow(t, row))
+				if errors.Is(err, tupled.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return nil, engineError(err, t)
+				}
+			} else {
+				if err := tx.Delete(ctx, t.Engine, tg.key); err != nil && !errors.Is(err, tupled.ErrNotFound) {
+					return nil, engineError(err, t)
+				}
+				if err := tx.Insert(ctx, t.Engine, nk, encodeRow(t, row)); err != nil {
+					return nil, dupKeyError(err, t, row[t.Key])
+				}
+			}
+			n++
+			if ret != nil {
+				e.row = row
+				out, err := project(ret, e)
+				if err != nil {
+					return nil, err
+				}
+				res.Rows = append(res.Rows, out)
+			}
+		}
+		res.Tag = fmt.Sprintf("UPDATE %d", n)
+		return res, nil
+	}
+	return &plan{cols: cols, usesT: true, run: run}, nil
+}
+
+func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
+	switch {
+	case st.WithClause != nil:
+		return nil, notSupported("WITH is not supported")
+	case len(st.UsingClause) > 0:
+		return nil, notSupported("DELETE ... USING is not supported")
+	}
+	t, err := s.table(st.Relation)
+	if err != nil {
+		return nil, err
+	}
+	rel := t.Name
+	if st.Relation.Alias != nil {
+		rel = st.Relation.Alias.Aliasname
+	}
+	c := &compiler{params: params, cols: t.Cols, rel: rel}
+	var where expr
+	if st.WhereClause != nil {
+		if where, err = c.compile(st.WhereClause, TBool); err != nil {
+			return nil, err
+		}
+		if where.typ() != TBool {
+			return nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", where.typ())
+		}
+	}
+	acc := analyzeAccess(where, t.Key)
+	ret, cols, err := returning(c, st.ReturningList)
+	if err != nil {
+		return nil, err
+	}
+	run := func(ctx context.Context, s *Session, params []Value) (*Result, error) {
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		e := &env{ctx: ctx, s: s, params: params}
+		res := &Result{}
+		n := 0
+		if acc.exact && ret == nil {
+			points, _, _, _, err := acc.bounds(e, t.Cols[t.Key].Type)
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range points {
+				err := tx.Delete(ctx, t.Engine, k)
+				if errors.Is(err, tupled.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return nil, engineError(err, t)
+				}
+				n++
+			}
+			res.Tag = fmt.Sprintf("DELETE %d", n)
+			return res, nil
+		}
+		var keys [][]byte
+		if err := s.scanRows(ctx, tx, t, &acc, where, e, func(k []byte, _ []Value) error {
+			keys = append(keys, k)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			old, err := s.lockRow(ctx, tx, t, k, tupled.ForUpdate, tupled.Wait, where, e)
+			if err != nil {
+				return nil, err
+			}
+			if old == nil {
+				continue
+			}
+			err = tx.Delete(ctx, t.Engine, k)
+			if errors.Is(err, tupled.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, engineError(err, t)
+			}
+			n++
+			if ret != nil {
+				e.row = old
+				out, err := project(ret, e)
+				if err != nil {
+					return nil, err
+				}
+				res.Rows = append(res.Rows, out)
+			}
+		}
+		res.Tag = fmt.Sprintf("DELETE %d", n)
+		return res, nil
+	}
+	return &plan{cols: cols, usesT: true, run: run}, nil
+}

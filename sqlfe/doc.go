@@ -1,0 +1,41 @@
+// Package sqlfe is tupled's SQL front end: it parses SQL with PostgreSQL's
+// own parser (pg_query_go), analyses it against a small catalog, and runs it
+// over the embedded API (tupled.DB / tupled.Tx) — nothing below the root
+// package is imported.
+//
+// Callers: pgwire (one Session per client connection) and tests. Engine is
+// shared and safe for concurrent use; a Session belongs to one goroutine,
+// like a tupled.Tx (only its transaction id is read by other sessions, for
+// pg_locks and pg_isolation_test_session_is_blocked).
+//
+// Invariants:
+//   - The catalog lives in the engine table "_tupled_catalog" (SQL table name
+//     → JSON Table) and, committed, in memory. DDL is transactional: CREATE
+//     and DROP write the catalog row through the session's transaction and
+//     the in-memory catalog changes when that transaction commits. A dropped
+//     table's engine table is not removed (the engine has no DropTable): its
+//     data is not reclaimed yet, and a new table of the same name gets a
+//     fresh engine table (name#2, name#3, ...).
+//   - Every table has a one-column primary key. The engine key is its
+//     order-preserving encoding (int/bigint big-endian with the sign bit
+//     flipped, text its bytes — C collation —, boolean one byte), so key
+//     ranges are tx.Scan ranges. The value is the other columns: a NULL
+//     bitmap, then each non-NULL column.
+//   - Statements follow PostgreSQL's executor: a SELECT ... FOR <strength>,
+//     UPDATE and DELETE read the snapshot, then lock each qualifying row
+//     (tx.Lock, which follows a concurrent update under READ COMMITTED) and
+//     recheck the WHERE clause on the version they locked (EvalPlanQual).
+//     An UPDATE that changes the primary key is a key update: it locks FOR
+//     UPDATE and is carried out as Delete + Insert; other UPDATEs lock FOR NO
+//     KEY UPDATE and use tx.Update.
+//   - Any error rolls back the transaction (statements are atomic because
+//     transactions are): inside BEGIN the block becomes failed (25P02 until
+//     ROLLBACK/COMMIT); outside, the statements of the current group (one
+//     Query message, or extended-protocol messages up to Sync) are rolled
+//     back together, as PostgreSQL's implicit transaction blocks are.
+//   - Whatever is not supported fails with 0A000 naming the construct;
+//     nothing is silently ignored.
+//   - lock_timeout applies from the next transaction on (it is a
+//     TxOptions.LockTimeout); deadlock_timeout is the DB's, fixed at start:
+//     SET accepts only that value (else 55P02).
+package sqlfe

@@ -1,0 +1,429 @@
+package sqlfe
+
+import (
+	"context"
+	"math"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+)
+
+// env is what an expression sees when evaluated: the current row (nil when
+// there is no FROM), the statement's parameters, the session.
+type env struct {
+	ctx    context.Context
+	s      *Session
+	row    []Value
+	params []Value
+}
+
+// expr is a compiled, typed expression.
+type expr interface {
+	eval(e *env) (Value, error)
+	typ() Type
+	kids() []expr
+}
+
+// usesRow reports whether x reads a column (so it cannot be a key bound).
+func usesRow(x expr) bool {
+	if _, ok := x.(*colExpr); ok {
+		return true
+	}
+	for _, k := range x.kids() {
+		if usesRow(k) {
+			return true
+		}
+	}
+	return false
+}
+
+type constExpr struct{ v Value }
+
+func (c *constExpr) eval(*env) (Value, error) { return c.v, nil }
+func (c *constExpr) typ() Type                { return c.v.T }
+func (c *constExpr) kids() []expr             { return nil }
+
+type colExpr struct {
+	idx int
+	t   Type
+}
+
+func (c *colExpr) eval(e *env) (Value, error) { return e.row[c.idx], nil }
+func (c *colExpr) typ() Type                  { return c.t }
+func (c *colExpr) kids() []expr               { return nil }
+
+type paramExpr struct {
+	n     int // 0-based
+	types *[]Type
+}
+
+func (p *paramExpr) eval(e *env) (Value, error) {
+	if p.n >= len(e.params) {
+		return Value{}, errorf(CodeProtocolViolation, "there is no parameter $%d", p.n+1)
+	}
+	v := e.params[p.n]
+	t := p.typ()
+	if v.T != t && t != TUnknown {
+		return castValue(v, t)
+	}
+	return v, nil
+}
+func (p *paramExpr) typ() Type    { return (*p.types)[p.n] }
+func (p *paramExpr) kids() []expr { return nil }
+
+// castExpr converts its argument to t at run time.
+type castExpr struct {
+	arg expr
+	t   Type
+}
+
+func (c *castExpr) eval(e *env) (Value, error) {
+	v, err := c.arg.eval(e)
+	if err != nil {
+		return v, err
+	}
+	return castValue(v, c.t)
+}
+func (c *castExpr) typ() Type    { return c.t }
+func (c *castExpr) kids() []expr { return []expr{c.arg} }
+
+func castValue(v Value, t Type) (Value, error) {
+	if v.Null {
+		return Null(t), nil
+	}
+	if v.T == t {
+		return v, nil
+	}
+	switch {
+	case t == TText:
+		return Text(v.String()), nil
+	case v.T == TText || v.T == TUnknown:
+		return ParseText(t, v.S)
+	case isInt(v.T) && isInt(t):
+		return intResult(v.I, t)
+	case v.T == TInt4 && t == TBool:
+		return Bool(v.I != 0), nil
+	case v.T == TBool && t == TInt4:
+		return Int4(int32(v.I)), nil
+	}
+	return Value{}, errorf(CodeDatatypeMismatch, "cannot cast type %s to %s", v.T, t)
+}
+
+func intResult(i int64, t Type) (Value, error) {
+	if t == TInt4 && (i < math.MinInt32 || i > math.MaxInt32) {
+		return Value{}, errorf(CodeNumericRange, "integer out of range")
+	}
+	return Value{T: t, I: i}, nil
+}
+
+// cmpValues compares two non-NULL values of comparable types.
+func cmpValues(a, b Value) int {
+	switch {
+	case isInt(a.T) || a.T == TBool:
+		switch {
+		case a.I < b.I:
+			return -1
+		case a.I > b.I:
+			return 1
+		}
+		return 0
+	}
+	return strings.Compare(a.S, b.S)
+}
+
+type cmpExpr struct {
+	op   string // = <> < <= > >=
+	l, r expr
+}
+
+func (c *cmpExpr) typ() Type    { return TBool }
+func (c *cmpExpr) kids() []expr { return []expr{c.l, c.r} }
+func (c *cmpExpr) eval(e *env) (Value, error) {
+	a, err := c.l.eval(e)
+	if err != nil {
+		return a, err
+	}
+	b, err := c.r.eval(e)
+	if err != nil {
+		return b, err
+	}
+	if a.Null || b.Null {
+		return Null(TBool), nil
+	}
+	return Bool(cmpOp(c.op, cmpValues(a, b))), nil
+}
+
+func cmpOp(op string, d int) bool {
+	switch op {
+	case "=":
+		return d == 0
+	case "<>":
+		return d != 0
+	case "<":
+		return d < 0
+	case "<=":
+		return d <= 0
+	case ">":
+		return d > 0
+	case ">=":
+		return d >= 0
+	}
+	return false
+}
+
+type distinctExpr struct {
+	not  bool // IS NOT DISTINCT FROM
+	l, r expr
+}
+
+func (c *distinctExpr) typ() Type    { return TBool }
+func (c *distinctExpr) kids() []expr { return []expr{c.l, c.r} }
+func (c *distinctExpr) eval(e *env) (Value, error) {
+	a, err := c.l.eval(e)
+	if err != nil {
+		return a, err
+	}
+	b, err := c.r.eval(e)
+	if err != nil {
+		return b, err
+	}
+	var distinct bool
+	switch {
+	case a.Null && b.Null:
+		distinct = false
+	case a.Null || b.Null:
+		distinct = true
+	default:
+		distinct = cmpValues(a, b) != 0
+	}
+	return Bool(distinct != c.not), nil
+}
+
+type arithExpr struct {
+	op   byte // + - * / %
+	l, r expr
+	t    Type
+}
+
+func (a *arithExpr) typ() Type    { return a.t }
+func (a *arithExpr) kids() []expr { return []expr{a.l, a.r} }
+func (a *arithExpr) eval(e *env) (Value, error) {
+	x, err := a.l.eval(e)
+	if err != nil {
+		return x, err
+	}
+	y, err := a.r.eval(e)
+	if err != nil {
+		return y, err
+	}
+	if x.Null || y.Null {
+		return Null(a.t), nil
+	}
+	i, j := x.I, y.I
+	var r int64
+	overflow := false
+	switch a.op {
+	case '+':
+		r = i + j
+		overflow = (j > 0 && r < i) || (j < 0 && r > i)
+	case '-':
+		r = i - j
+		overflow = (j < 0 && r < i) || (j > 0 && r > i)
+	case '*':
+		r = i * j
+		overflow = i != 0 && (r/i != j || (i == -1 && j == math.MinInt64))
+	case '/', '%':
+		if j == 0 {
+			return Value{}, errorf(CodeDivisionByZero, "division by zero")
+		}
+		if j == -1 {
+			if a.op == '%' {
+				return Value{T: a.t}, nil
+			}
+			r = -i
+			overflow = i == math.MinInt64
+		} else if a.op == '/' {
+			r = i / j
+		} else {
+			r = i % j
+		}
+	}
+	if overflow || (a.t == TInt4 && (r < math.MinInt32 || r > math.MaxInt32)) {
+		if a.t == TInt8 {
+			return Value{}, errorf(CodeNumericRange, "bigint out of range")
+		}
+		return Value{}, errorf(CodeNumericRange, "integer out of range")
+	}
+	return Value{T: a.t, I: r}, nil
+}
+
+type negExpr struct{ arg expr }
+
+func (n *negExpr) typ() Type    { return n.arg.typ() }
+func (n *negExpr) kids() []expr { return []expr{n.arg} }
+func (n *negExpr) eval(e *env) (Value, error) {
+	v, err := n.arg.eval(e)
+	if err != nil || v.Null {
+		return v, err
+	}
+	if v.I == math.MinInt64 || (v.T == TInt4 && v.I == math.MinInt32) {
+		return Value{}, errorf(CodeNumericRange, "integer out of range")
+	}
+	v.I = -v.I
+	return v, nil
+}
+
+type concatExpr struct{ l, r expr }
+
+func (c *concatExpr) typ() Type    { return TText }
+func (c *concatExpr) kids() []expr { return []expr{c.l, c.r} }
+func (c *concatExpr) eval(e *env) (Value, error) {
+	a, err := c.l.eval(e)
+	if err != nil {
+		return a, err
+	}
+	b, err := c.r.eval(e)
+	if err != nil {
+		return b, err
+	}
+	if a.Null || b.Null {
+		return Null(TText), nil
+	}
+	return Text(a.String() + b.String()), nil
+}
+
+type boolExpr struct {
+	op   pg.BoolExprType
+	args []expr
+}
+
+func (b *boolExpr) typ() Type    { return TBool }
+func (b *boolExpr) kids() []expr { return b.args }
+func (b *boolExpr) eval(e *env) (Value, error) {
+	switch b.op {
+	case pg.BoolExprType_NOT_EXPR:
+		v, err := b.args[0].eval(e)
+		if err != nil || v.Null {
+			return v, err
+		}
+		return Bool(v.I == 0), nil
+	case pg.BoolExprType_AND_EXPR:
+		sawNull := false
+		for _, a := range b.args {
+			v, err := a.eval(e)
+			if err != nil {
+				return v, err
+			}
+			if v.Null {
+				sawNull = true
+			} else if v.I == 0 {
+				return Bool(false), nil
+			}
+		}
+		if sawNull {
+			return Null(TBool), nil
+		}
+		return Bool(true), nil
+	default: // OR
+		sawNull := false
+		for _, a := range b.args {
+			v, err := a.eval(e)
+			if err != nil {
+				return v, err
+			}
+			if v.Null {
+				sawNull = true
+			} else if v.I != 0 {
+				return Bool(true), nil
+			}
+		}
+		if sawNull {
+			return Null(TBool), nil
+		}
+		return Bool(false), nil
+	}
+}
+
+type inExpr struct {
+	not  bool
+	l    expr
+	list []expr
+}
+
+func (in *inExpr) typ() Type    { return TBool }
+func (in *inExpr) kids() []expr { return append([]expr{in.l}, in.list...) }
+func (in *inExpr) eval(e *env) (Value, error) {
+	a, err := in.l.eval(e)
+	if err != nil {
+		return a, err
+	}
+	if a.Null {
+		return Null(TBool), nil
+	}
+	sawNull := false
+	for _, x := range in.list {
+		b, err := x.eval(e)
+		if err != nil {
+			return b, err
+		}
+		if b.Null {
+			sawNull = true
+			continue
+		}
+		if cmpValues(a, b) == 0 {
+			return Bool(!in.not), nil
+		}
+	}
+	if sawNull {
+		return Null(TBool), nil
+	}
+	return Bool(in.not), nil
+}
+
+type nullTestExpr struct {
+	not bool
+	arg expr
+}
+
+func (n *nullTestExpr) typ() Type    { return TBool }
+func (n *nullTestExpr) kids() []expr { return []expr{n.arg} }
+func (n *nullTestExpr) eval(e *env) (Value, error) {
+	v, err := n.arg.eval(e)
+	if err != nil {
+		return v, err
+	}
+	return Bool(v.Null != n.not), nil
+}
+
+type funcExpr struct {
+	name string
+	args []expr
+	t    Type
+	fn   func(e *env, args []Value) (Value, error)
+}
+
+func (f *funcExpr) typ() Type    { return f.t }
+func (f *funcExpr) kids() []expr { return f.args }
+func (f *funcExpr) eval(e *env) (Value, error) {
+	vals := make([]Value, len(f.args))
+	for i, a := range f.args {
+		v, err := a.eval(e)
+		if err != nil {
+			return v, err
+		}
+		vals[i] = v
+	}
+	return f.fn(e, vals)
+}
+
+// truthy evaluates a WHERE condition: NULL counts as false.
+func truthy(x expr, e *env) (bool, error) {
+	if x == nil {
+		return true, nil
+	}
+	v, err := x.eval(e)
+	if err != nil {
+		return false, err
+	}
+	return !v.Null && v.I != 0, nil
+}

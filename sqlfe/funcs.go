@@ -1,0 +1,108 @@
+package sqlfe
+
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+)
+
+// builtin describes a scalar function the front end implements.
+type builtin struct {
+	args []Type
+	ret  Type
+	fn   func(e *env, args []Value) (Value, error)
+}
+
+var builtins map[string]builtin
+
+func init() {
+	builtins = map[string]builtin{
+		"pg_backend_pid": {nil, TInt4, func(e *env, _ []Value) (Value, error) {
+			return Int4(e.s.pid), nil
+		}},
+		"pg_isolation_test_session_is_blocked": {[]Type{TInt4, TInt4Array}, TBool, func(e *env, a []Value) (Value, error) {
+			if a[0].Null || a[1].Null {
+				return Null(TBool), nil
+			}
+			return Bool(e.s.eng.isBlocked(int32(a[0].I), a[1].A)), nil
+		}},
+		"current_setting": {[]Type{TText}, TText, func(e *env, a []Value) (Value, error) {
+			if a[0].Null {
+				return Null(TText), nil
+			}
+			v, err := e.s.getSetting(a[0].S)
+			if err != nil {
+				return Value{}, err
+			}
+			return Text(v), nil
+		}},
+		"set_config": {[]Type{TText, TText, TBool}, TText, func(e *env, a []Value) (Value, error) {
+			if a[0].Null {
+				return Value{}, errorf(CodeInvalidParamValue, "SET requires parameter name")
+			}
+			val := a[1].S
+			if a[1].Null {
+				val = ""
+			}
+			if err := e.s.setSetting(a[0].S, val, !a[2].Null && a[2].I != 0); err != nil {
+				return Value{}, err
+			}
+			v, err := e.s.getSetting(a[0].S)
+			return Text(v), err
+		}},
+		"version": {nil, TText, func(*env, []Value) (Value, error) {
+			return Text("PostgreSQL " + ServerVersion + " (tupled)"), nil
+		}},
+		"txid_current": {nil, TInt8, func(e *env, _ []Value) (Value, error) {
+			tx, err := e.s.ensureTx(e.ctx)
+			if err != nil {
+				return Value{}, err
+			}
+			return Int8(int64(tx.ID())), nil
+		}},
+	}
+	builtins["pg_current_xact_id"] = builtins["txid_current"]
+}
+
+func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
+	names := strs(f.Funcname)
+	name := names[len(names)-1]
+	if len(names) > 2 || (len(names) == 2 && names[0] != "pg_catalog") {
+		return nil, errorf(CodeUndefinedFunction, "function %s does not exist", strings.Join(names, ".")).at(f.Location)
+	}
+	switch {
+	case f.AggStar || f.AggDistinct || len(f.AggOrder) > 0 || f.AggFilter != nil:
+		return nil, notSupported("aggregate function %s is not supported", name).at(f.Location)
+	case f.Over != nil:
+		return nil, notSupported("window function %s is not supported", name).at(f.Location)
+	case f.FuncVariadic:
+		return nil, notSupported("VARIADIC is not supported").at(f.Location)
+	}
+	b, ok := builtins[name]
+	if !ok {
+		switch name {
+		case "count", "sum", "min", "max", "avg":
+			return nil, notSupported("aggregate function %s is not supported", name).at(f.Location)
+		}
+		return nil, notSupported("function %s() is not supported", name).at(f.Location)
+	}
+	if len(f.Args) != len(b.args) {
+		return nil, errorf(CodeUndefinedFunction, "function %s with %d arguments does not exist", name, len(f.Args)).at(f.Location)
+	}
+	out := &funcExpr{name: name, t: b.ret, fn: b.fn}
+	for i, a := range f.Args {
+		x, err := c.compile(a, b.args[i])
+		if err != nil {
+			return nil, err
+		}
+		if x.typ() != b.args[i] {
+			if isInt(x.typ()) && isInt(b.args[i]) {
+				x = &castExpr{arg: x, t: b.args[i]}
+			} else {
+				return nil, errorf(CodeUndefinedFunction, "function %s(%s) does not exist", name, x.typ()).at(f.Location)
+			}
+		}
+		out.args = append(out.args, x)
+	}
+	return out, nil
+}

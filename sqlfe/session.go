@@ -1,0 +1,487 @@
+package sqlfe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tupled/tupled"
+)
+
+// ServerVersion is the PostgreSQL version the front end reports.
+const ServerVersion = "15.18"
+
+// Engine is the SQL front end of one database: the catalog and the registry
+// of sessions (for pg_backend_pid, pg_locks and
+// pg_isolation_test_session_is_blocked). It is safe for concurrent use.
+type Engine struct {
+	db              *tupled.DB
+	cat             catalog
+	deadlockTimeout time.Duration
+	log             *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[int32]*Session
+}
+
+// EngineOptions configure NewEngine.
+type EngineOptions struct {
+	// DeadlockTimeout is the DB's Options.DeadlockTimeout (what SHOW
+	// deadlock_timeout reports; SET may only repeat it). 0 means 1s.
+	DeadlockTimeout time.Duration
+	Logger          *slog.Logger
+}
+
+// NewEngine loads the SQL catalog of db (creating its engine table if needed).
+func NewEngine(ctx context.Context, db *tupled.DB, opts *EngineOptions) (*Engine, error) {
+	e := &Engine{db: db, sessions: map[int32]*Session{}, deadlockTimeout: time.Second, log: slog.New(slog.DiscardHandler)}
+	if opts != nil {
+		if opts.DeadlockTimeout > 0 {
+			e.deadlockTimeout = opts.DeadlockTimeout
+		}
+		if opts.Logger != nil {
+			e.log = opts.Logger
+		}
+	}
+	if err := e.cat.load(ctx, db); err != nil {
+		return nil, fmt.Errorf("sqlfe: loading the catalog: %w", err)
+	}
+	return e, nil
+}
+
+// DB returns the engine's database.
+func (e *Engine) DB() *tupled.DB { return e.db }
+
+type blockState uint8
+
+const (
+	blkNone     blockState = iota // no transaction
+	blkImplicit                   // statements of one Query message / one Sync group, not in BEGIN
+	blkExplicit                   // inside BEGIN ... COMMIT
+	blkFailed                     // inside BEGIN, after an error: only ROLLBACK/COMMIT accepted
+)
+
+// Session is one connection's SQL state: its transaction, its settings. A
+// Session is used by one goroutine (the connection's); only its txID is read
+// by others.
+type Session struct {
+	eng  *Engine
+	pid  int32
+	user string
+
+	tx      *tupled.Tx
+	txID    atomic.Uint64 // tx's id while tx != nil, else 0
+	block   blockState
+	pending map[string]*Table // DDL of the open transaction (nil value: dropped)
+
+	// the next/current transaction's characteristics
+	txIso      tupled.IsolationLevel
+	txReadOnly bool
+	txStarted  bool // a statement has run in the explicit block (SET TRANSACTION is too late)
+
+	defaultIso  tupled.IsolationLevel
+	lockTimeout time.Duration
+	stmtTimeout time.Duration
+	settings    map[string]string // other settings, reported as given
+	localUndo   map[string]string // SET LOCAL: values to restore at transaction end
+
+	// Notice receives warnings and notices (may be nil).
+	Notice func(*Error)
+	// ParamStatus receives changes of reported parameters (may be nil).
+	ParamStatus func(name, value string)
+}
+
+// NewSession registers a session with backend process id pid.
+func (e *Engine) NewSession(pid int32, user string, startup map[string]string) *Session {
+	s := &Session{eng: e, pid: pid, user: user, settings: map[string]string{
+		"application_name":            "",
+		"client_encoding":             "UTF8",
+		"datestyle":                   "ISO, MDY",
+		"timezone":                    "UTC",
+		"intervalstyle":               "postgres",
+		"extra_float_digits":          "1",
+		"search_path":                 `"$user", public`,
+		"client_min_messages":         "notice",
+		"standard_conforming_strings": "on",
+		"server_version":              ServerVersion,
+		"server_encoding":             "UTF8",
+		"integer_datetimes":           "on",
+		"is_superuser":                "on",
+		"session_authorization":       user,
+		"max_identifier_length":       "63",
+	}}
+	for k, v := range startup {
+		switch k {
+		case "user", "database", "replication", "options":
+			continue
+		}
+		_ = s.setSetting(k, v, false)
+	}
+	e.mu.Lock()
+	e.sessions[pid] = s
+	e.mu.Unlock()
+	return s
+}
+
+// Reported returns the parameters sent in ParameterStatus at startup.
+func (s *Session) Reported() [][2]string {
+	var out [][2]string
+	for _, k := range []string{"application_name", "client_encoding", "DateStyle", "default_transaction_read_only", "in_hot_standby", "integer_datetimes", "IntervalStyle", "is_superuser", "server_encoding", "server_version", "session_authorization", "standard_conforming_strings", "TimeZone"} {
+		v, _ := s.getSetting(k)
+		out = append(out, [2]string{k, v})
+	}
+	return out
+}
+
+var reportedParams = map[string]string{
+	"application_name": "application_name", "client_encoding": "client_encoding", "datestyle": "DateStyle",
+	"intervalstyle": "IntervalStyle", "timezone": "TimeZone", "standard_conforming_strings": "standard_conforming_strings",
+	"session_authorization": "session_authorization", "is_superuser": "is_superuser",
+}
+
+// PID is the session's backend process id.
+func (s *Session) PID() int32 { return s.pid }
+
+// Close rolls back the open transaction and unregisters the session.
+func (s *Session) Close() {
+	s.rollback()
+	s.block = blkNone
+	s.eng.mu.Lock()
+	delete(s.eng.sessions, s.pid)
+	s.eng.mu.Unlock()
+}
+
+// TxStatus is the ReadyForQuery status: 'I' idle, 'T' in a transaction
+// block, 'E' in a failed transaction block.
+func (s *Session) TxStatus() byte {
+	switch s.block {
+	case blkExplicit:
+		return 'T'
+	case blkFailed:
+		return 'E'
+	}
+	return 'I'
+}
+
+// StatementTimeout is the session's statement_timeout (0: none).
+func (s *Session) StatementTimeout() time.Duration { return s.stmtTimeout }
+
+func (s *Session) ensureTx(ctx context.Context) (*tupled.Tx, error) {
+	if s.tx != nil {
+		return s.tx, nil
+	}
+	tx, err := s.eng.db.Begin(ctx, &tupled.TxOptions{Isolation: s.txIso, ReadOnly: s.txReadOnly, LockTimeout: s.lockTimeout})
+	if err != nil {
+		return nil, err
+	}
+	s.tx = tx
+	s.txID.Store(tx.ID())
+	return tx, nil
+}
+
+func (s *Session) endTx() {
+	s.tx = nil
+	s.txID.Store(0)
+	s.pending = nil
+	s.txIso = s.defaultIso
+	s.txReadOnly = false
+	s.txStarted = false
+	for k, v := range s.localUndo {
+		_ = s.setSetting(k, v, false)
+	}
+	s.localUndo = nil
+}
+
+func (s *Session) rollback() {
+	if s.tx != nil {
+		_ = s.tx.Rollback()
+	}
+	s.endTx()
+}
+
+func (s *Session) commit() error {
+	tx, pending := s.tx, s.pending
+	s.endTx()
+	if tx == nil {
+		return nil
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if pending != nil {
+		s.eng.cat.apply(pending)
+	}
+	return nil
+}
+
+// EndGroup ends a group of statements (a simple Query message, or the
+// extended-protocol messages up to Sync): outside BEGIN its work commits.
+func (s *Session) EndGroup() error {
+	if s.block != blkImplicit {
+		return nil
+	}
+	s.block = blkNone
+	if err := s.commit(); err != nil {
+		return ToError(err)
+	}
+	return nil
+}
+
+// fail handles a statement's error: the transaction is rolled back; inside
+// BEGIN the block becomes failed.
+func (s *Session) fail() {
+	s.rollback()
+	if s.block == blkExplicit || s.block == blkFailed {
+		s.block = blkFailed
+	} else {
+		s.block = blkNone
+	}
+}
+
+func (s *Session) notice(sev, code, msg string) {
+	if s.Notice != nil {
+		s.Notice(&Error{Severity: sev, Code: code, Message: msg})
+	}
+}
+
+// ---- settings ----
+
+func formatDuration(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	ms := d.Milliseconds()
+	switch {
+	case ms%(24*3600*1000) == 0:
+		return strconv.FormatInt(ms/(24*3600*1000), 10) + "d"
+	case ms%(3600*1000) == 0:
+		return strconv.FormatInt(ms/(3600*1000), 10) + "h"
+	case ms%(60*1000) == 0:
+		return strconv.FormatInt(ms/(60*1000), 10) + "min"
+	case ms%1000 == 0:
+		return strconv.FormatInt(ms/1000, 10) + "s"
+	}
+	return strconv.FormatInt(ms, 10) + "ms"
+}
+
+func parseDuration(name, v string) (time.Duration, error) {
+	s := strings.TrimSpace(v)
+	i := 0
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.' || (i == 0 && s[i] == '-')) {
+		i++
+	}
+	num, unit := s[:i], strings.TrimSpace(s[i:])
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || f < 0 {
+		return 0, errorf(CodeInvalidParamValue, "invalid value for parameter %q: %q", name, v)
+	}
+	mult := map[string]float64{"": 1, "ms": 1, "us": 0.001, "s": 1000, "min": 60000, "h": 3600000, "d": 86400000}
+	m, ok := mult[unit]
+	if !ok {
+		return 0, &Error{Code: CodeInvalidParamValue, Message: fmt.Sprintf("invalid value for parameter %q: %q", name, v), Hint: `Valid units for this parameter are "us", "ms", "s", "min", "h", and "d".`}
+	}
+	return time.Duration(f * m * float64(time.Millisecond)), nil
+}
+
+func parseIso(v string) (tupled.IsolationLevel, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "read committed":
+		return tupled.ReadCommitted, nil
+	case "repeatable read":
+		return tupled.RepeatableRead, nil
+	case "serializable", "read uncommitted":
+		return 0, notSupported("isolation level %s is not supported (only READ COMMITTED and REPEATABLE READ)", strings.ToUpper(v))
+	}
+	return 0, errorf(CodeInvalidParamValue, "invalid value for parameter \"transaction_isolation\": %q", v)
+}
+
+func (s *Session) getSetting(name string) (string, error) {
+	switch strings.ToLower(name) {
+	case "deadlock_timeout":
+		return formatDuration(s.eng.deadlockTimeout), nil
+	case "lock_timeout":
+		return formatDuration(s.lockTimeout), nil
+	case "statement_timeout":
+		return formatDuration(s.stmtTimeout), nil
+	case "transaction_isolation":
+		return s.txIso.String(), nil
+	case "default_transaction_isolation":
+		return s.defaultIso.String(), nil
+	case "transaction_read_only":
+		if s.txReadOnly {
+			return "on", nil
+		}
+		return "off", nil
+	case "default_transaction_read_only", "in_hot_standby":
+		return "off", nil
+	}
+	if v, ok := s.settings[strings.ToLower(name)]; ok {
+		return v, nil
+	}
+	return "", errorf(CodeUndefinedObject, "unrecognized configuration parameter %q", name)
+}
+
+// setSetting implements SET name = value (local: SET LOCAL, undone at the
+// end of the transaction).
+func (s *Session) setSetting(name, value string, local bool) error {
+	key := strings.ToLower(name)
+	if local && s.block == blkExplicit {
+		old, err := s.getSetting(key)
+		if err == nil {
+			if s.localUndo == nil {
+				s.localUndo = map[string]string{}
+			}
+			if _, ok := s.localUndo[key]; !ok {
+				s.localUndo[key] = old
+			}
+		}
+	}
+	switch key {
+	case "deadlock_timeout":
+		d, err := parseDuration(name, value)
+		if err != nil {
+			return err
+		}
+		if d != s.eng.deadlockTimeout {
+			return &Error{Code: CodeCantChangeRuntime, Message: `parameter "deadlock_timeout" cannot be changed now`,
+				Detail: fmt.Sprintf("tupled's deadlock_timeout is fixed at server start (%s); start the server with --deadlock-timeout to change it.", formatDuration(s.eng.deadlockTimeout))}
+		}
+		return nil
+	case "lock_timeout":
+		d, err := parseDuration(name, value)
+		if err != nil {
+			return err
+		}
+		s.lockTimeout = d
+		return nil
+	case "statement_timeout":
+		d, err := parseDuration(name, value)
+		if err != nil {
+			return err
+		}
+		s.stmtTimeout = d
+		return nil
+	case "transaction_isolation":
+		iso, err := parseIso(value)
+		if err != nil {
+			return err
+		}
+		if s.block == blkExplicit && s.txStarted && iso != s.txIso {
+			return errorf(CodeActiveTx, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
+		}
+		s.txIso = iso
+		return nil
+	case "default_transaction_isolation":
+		iso, err := parseIso(value)
+		if err != nil {
+			return err
+		}
+		s.defaultIso = iso
+		if s.block == blkNone {
+			s.txIso = iso
+		}
+		return nil
+	case "transaction_read_only":
+		b, ok := parseBool(value)
+		if !ok {
+			return errorf(CodeInvalidParamValue, "parameter %q requires a Boolean value", name)
+		}
+		if s.block == blkExplicit && s.txStarted {
+			return errorf(CodeActiveTx, "transaction read-write mode must be set before any query")
+		}
+		s.txReadOnly = b
+		return nil
+	case "client_encoding":
+		if v := strings.ToUpper(strings.ReplaceAll(value, "-", "")); v != "UTF8" && v != "UNICODE" {
+			return notSupported("client_encoding %q is not supported (only UTF8)", value)
+		}
+		value = "UTF8"
+	case "standard_conforming_strings":
+		if b, ok := parseBool(value); !ok || !b {
+			return notSupported("standard_conforming_strings can only be on")
+		}
+		value = "on"
+	case "server_version", "server_encoding", "integer_datetimes", "is_superuser", "max_identifier_length":
+		return errorf(CodeCantChangeRuntime, "parameter %q cannot be changed", name)
+	case "application_name", "datestyle", "timezone", "intervalstyle", "extra_float_digits", "search_path",
+		"client_min_messages", "session_authorization", "synchronous_commit", "idle_in_transaction_session_timeout",
+		"row_security", "bytea_output", "geqo", "jit", "enable_seqscan", "enable_indexscan", "enable_bitmapscan",
+		"work_mem", "log_statement", "lc_messages", "lc_monetary", "lc_numeric", "lc_time":
+	default:
+		return notSupported("configuration parameter %q is not supported", name)
+	}
+	s.settings[key] = value
+	if rep, ok := reportedParams[key]; ok && s.ParamStatus != nil {
+		s.ParamStatus(rep, value)
+	}
+	return nil
+}
+
+// ---- introspection shared by the sessions ----
+
+// pidOf returns the pid of the session whose transaction is txID (0 if none).
+func (e *Engine) pidsByTx() map[uint64]int32 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m := make(map[uint64]int32, len(e.sessions))
+	for pid, s := range e.sessions {
+		if id := s.txID.Load(); id != 0 {
+			m[id] = pid
+		}
+	}
+	return m
+}
+
+// isBlocked is pg_isolation_test_session_is_blocked: whether the session
+// pid waits (an ungranted entry of its transaction in db.Locks()) for a lock
+// held, or queued ahead of it, by the transaction of one of the sessions in
+// interesting — what PostgreSQL computes with pg_blocking_pids.
+func (e *Engine) isBlocked(pid int32, interesting []int64) bool {
+	e.mu.Lock()
+	s := e.sessions[pid]
+	want := map[uint64]bool{}
+	for _, p := range interesting {
+		if o := e.sessions[int32(p)]; o != nil && o != s {
+			if id := o.txID.Load(); id != 0 {
+				want[id] = true
+			}
+		}
+	}
+	e.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	me := s.txID.Load()
+	if me == 0 || len(want) == 0 {
+		return false
+	}
+	locks := e.db.Locks()
+	for _, l := range locks {
+		if l.Granted || l.TxID != me {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(l.Tag, "transaction "); ok {
+			if id, err := strconv.ParseUint(rest, 10, 64); err == nil && want[id] {
+				return true
+			}
+			continue
+		}
+		for _, m := range locks {
+			if m.Tag != l.Tag || m.TxID == me || !want[m.TxID] {
+				continue
+			}
+			if m.Granted || m.WaitStart.Before(l.WaitStart) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var errStop = errors.New("stop")

@@ -1,0 +1,216 @@
+package sqlfe
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/pganalyze/pg_query_go/v6/parser"
+)
+
+// Stmt is one parsed statement, prepared for execution: its parameter types
+// and result columns are known once Prepare (or the first Execute) analysed
+// it against the catalog.
+type Stmt struct {
+	SQL    string // the statement's text
+	node   *pg.Node
+	loc    int32 // offset of the statement in the query string it came from
+	params []Type
+	p      *plan
+	gen    uint64
+}
+
+// Result is what a statement returns.
+type Result struct {
+	Cols []Column  // nil: the statement returns no rows (no RowDescription)
+	Rows [][]Value // full rows, in order
+	Tag  string    // the command tag (SELECT 3, INSERT 0 1, ...)
+}
+
+// plan is an analysed statement.
+type plan struct {
+	cols  []Column
+	ctl   bool // transaction control: runs outside the implicit-transaction handling
+	usesT bool // reads or writes through the transaction
+	run   func(ctx context.Context, s *Session, params []Value) (*Result, error)
+}
+
+// Parse splits sql into statements with PostgreSQL's parser. An empty query
+// gives no statements.
+func Parse(sql string) ([]*Stmt, error) {
+	tree, err := pg.Parse(sql)
+	if err != nil {
+		var pe *parser.Error
+		if errors.As(err, &pe) {
+			return nil, &Error{Code: CodeSyntax, Message: pe.Message, Position: int32(pe.Cursorpos)}
+		}
+		return nil, errorf(CodeSyntax, "%v", err)
+	}
+	var out []*Stmt
+	for _, rs := range tree.Stmts {
+		text := sql
+		if rs.StmtLen > 0 && int(rs.StmtLocation+rs.StmtLen) <= len(sql) {
+			text = sql[rs.StmtLocation : rs.StmtLocation+rs.StmtLen]
+		} else if int(rs.StmtLocation) <= len(sql) {
+			text = sql[rs.StmtLocation:]
+		}
+		out = append(out, &Stmt{SQL: strings.TrimSpace(text), node: rs.Stmt, loc: rs.StmtLocation})
+	}
+	return out, nil
+}
+
+// Prepare parses sql as one statement (nil for an empty query) with the
+// given parameter types (0 = infer) and analyses it.
+func (s *Session) Prepare(sql string, paramOIDs []uint32) (*Stmt, error) {
+	sts, err := Parse(sql)
+	if err != nil {
+		return nil, err
+	}
+	if len(sts) > 1 {
+		return nil, errorf(CodeSyntax, "cannot insert multiple commands into a prepared statement")
+	}
+	if len(sts) == 0 {
+		return nil, nil
+	}
+	st := sts[0]
+	for _, oid := range paramOIDs {
+		st.params = append(st.params, TypeForOID(oid))
+	}
+	if _, err := s.planFor(st); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// ParamTypes are the statement's parameter types (after analysis).
+func (st *Stmt) ParamTypes() []Type { return st.params }
+
+// Describe returns the result columns of st (nil: no rows).
+func (s *Session) Describe(st *Stmt) ([]Column, error) {
+	p, err := s.planFor(st)
+	if err != nil {
+		return nil, err
+	}
+	return p.cols, nil
+}
+
+// planFor analyses st, reusing its plan while the catalog has not changed.
+func (s *Session) planFor(st *Stmt) (*plan, error) {
+	_, gen := s.eng.cat.get("")
+	if st.p != nil && st.gen == gen && s.pending == nil {
+		return st.p, nil
+	}
+	params := append([]Type(nil), st.params...)
+	p, err := s.analyze(st.node, &params)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Position > 0 {
+			e.Position += st.loc
+		}
+		return nil, err
+	}
+	for i, t := range params {
+		if t == TUnknown {
+			params[i] = TText
+		}
+	}
+	st.params, st.p, st.gen = params, p, gen
+	return p, nil
+}
+
+func isTxnExit(n *pg.Node) bool {
+	ts := n.GetTransactionStmt()
+	if ts == nil {
+		return false
+	}
+	switch ts.Kind {
+	case pg.TransactionStmtKind_TRANS_STMT_COMMIT, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK,
+		pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO, pg.TransactionStmtKind_TRANS_STMT_PREPARE:
+		return true
+	}
+	return false
+}
+
+// Execute runs st with params under ctx (cancelled by the connection on a
+// CancelRequest or close). statement_timeout applies here. On error the
+// transaction is rolled back (inside BEGIN the block becomes failed).
+func (s *Session) Execute(ctx context.Context, st *Stmt, params []Value) (*Result, error) {
+	if s.block == blkFailed && !isTxnExit(st.node) {
+		return nil, errorf(CodeInFailedTx, "current transaction is aborted, commands ignored until end of transaction block")
+	}
+	p, err := s.planFor(st)
+	if err != nil {
+		s.fail()
+		return nil, ToError(err)
+	}
+	if len(params) < len(st.params) {
+		s.fail()
+		return nil, errorf(CodeProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(st.params))
+	}
+	if !p.ctl && s.block == blkNone {
+		s.block = blkImplicit
+	}
+	if s.stmtTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.stmtTimeout)
+		defer cancel()
+	}
+	res, err := p.run(ctx, s, params)
+	if err != nil {
+		e := ToError(err)
+		s.fail()
+		return nil, e
+	}
+	if p.usesT && s.block == blkExplicit {
+		s.txStarted = true
+	}
+	if res.Cols == nil && p.cols != nil {
+		res.Cols = p.cols
+	}
+	return res, nil
+}
+
+// Abort ends the current group after a protocol-level error: like a failed
+// statement.
+func (s *Session) Abort() { s.fail() }
+
+var stmtNames = map[string]string{
+	"IndexStmt": "CREATE INDEX", "AlterTableStmt": "ALTER TABLE", "CopyStmt": "COPY", "TruncateStmt": "TRUNCATE",
+	"VacuumStmt": "VACUUM", "ExplainStmt": "EXPLAIN", "PrepareStmt": "PREPARE", "ExecuteStmt": "EXECUTE",
+	"DeallocateStmt": "DEALLOCATE", "DoStmt": "DO", "LockStmt": "LOCK", "ViewStmt": "CREATE VIEW",
+	"CreateSeqStmt": "CREATE SEQUENCE", "CreateFunctionStmt": "CREATE FUNCTION", "CreateSchemaStmt": "CREATE SCHEMA",
+	"CreateTableAsStmt": "CREATE TABLE AS", "RenameStmt": "ALTER ... RENAME", "DeclareCursorStmt": "DECLARE CURSOR",
+	"FetchStmt": "FETCH", "ClosePortalStmt": "CLOSE", "ListenStmt": "LISTEN", "NotifyStmt": "NOTIFY",
+	"UnlistenStmt": "UNLISTEN", "DiscardStmt": "DISCARD", "CreateExtensionStmt": "CREATE EXTENSION",
+	"CreatedbStmt": "CREATE DATABASE", "CheckPointStmt": "CHECKPOINT", "MergeStmt": "MERGE", "CallStmt": "CALL",
+	"GrantStmt": "GRANT", "CreateRoleStmt": "CREATE ROLE", "CommentStmt": "COMMENT", "ReindexStmt": "REINDEX",
+}
+
+func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
+	switch {
+	case n.GetSelectStmt() != nil:
+		return s.planSelect(n.GetSelectStmt(), params)
+	case n.GetInsertStmt() != nil:
+		return s.planInsert(n.GetInsertStmt(), params)
+	case n.GetUpdateStmt() != nil:
+		return s.planUpdate(n.GetUpdateStmt(), params)
+	case n.GetDeleteStmt() != nil:
+		return s.planDelete(n.GetDeleteStmt(), params)
+	case n.GetCreateStmt() != nil:
+		return s.planCreate(n.GetCreateStmt())
+	case n.GetDropStmt() != nil:
+		return s.planDrop(n.GetDropStmt())
+	case n.GetTransactionStmt() != nil:
+		return s.planTxn(n.GetTransactionStmt())
+	case n.GetVariableSetStmt() != nil:
+		return s.planSet(n.GetVariableSetStmt())
+	case n.GetVariableShowStmt() != nil:
+		return s.planShow(n.GetVariableShowStmt())
+	}
+	kind := strings.TrimSuffix(nodeName(n), "")
+	if name, ok := stmtNames[kind]; ok {
+		return nil, notSupported("%s is not supported", name)
+	}
+	return nil, notSupported("statement %s is not supported", strings.TrimSuffix(kind, "Stmt"))
+}

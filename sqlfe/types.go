@@ -1,0 +1,444 @@
+package sqlfe
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Type is a SQL type the front end knows.
+type Type uint8
+
+const (
+	TUnknown   Type = iota // an untyped literal ('5') or NULL: resolved by context
+	TBool                  // boolean
+	TInt4                  // integer
+	TInt8                  // bigint
+	TText                  // text
+	TInt4Array             // integer[] (only as a function argument)
+)
+
+// OIDs of the types, as PostgreSQL numbers them.
+const (
+	OIDBool      = 16
+	OIDInt8      = 20
+	OIDInt4      = 23
+	OIDText      = 25
+	OIDUnknown   = 705
+	OIDInt4Array = 1007
+)
+
+// OID returns the PostgreSQL type OID of t.
+func (t Type) OID() uint32 {
+	switch t {
+	case TBool:
+		return OIDBool
+	case TInt4:
+		return OIDInt4
+	case TInt8:
+		return OIDInt8
+	case TText:
+		return OIDText
+	case TInt4Array:
+		return OIDInt4Array
+	}
+	return OIDText // unknown results are sent as text, as PostgreSQL does for unknown literals
+}
+
+// TypeForOID maps a parameter type OID sent by a client to a Type; 0 or an
+// unsupported OID gives TUnknown (the type is then inferred from context).
+func TypeForOID(oid uint32) Type {
+	switch oid {
+	case OIDBool:
+		return TBool
+	case OIDInt4, 21 /* int2 */ :
+		return TInt4
+	case OIDInt8:
+		return TInt8
+	case OIDText, 1043 /* varchar */, 18 /* char */, 19 /* name */ :
+		return TText
+	case OIDInt4Array:
+		return TInt4Array
+	}
+	return TUnknown
+}
+
+// Size is the fixed width of t on the wire (binary format), -1 if variable.
+func (t Type) Size() int16 {
+	switch t {
+	case TBool:
+		return 1
+	case TInt4:
+		return 4
+	case TInt8:
+		return 8
+	}
+	return -1
+}
+
+func (t Type) String() string {
+	switch t {
+	case TBool:
+		return "boolean"
+	case TInt4:
+		return "integer"
+	case TInt8:
+		return "bigint"
+	case TText:
+		return "text"
+	case TInt4Array:
+		return "integer[]"
+	}
+	return "unknown"
+}
+
+func isInt(t Type) bool { return t == TInt4 || t == TInt8 }
+
+// Value is one SQL datum. Bools and integers live in I, text in S.
+type Value struct {
+	T    Type
+	Null bool
+	I    int64
+	S    string
+	A    []int64
+}
+
+// Null returns the NULL of type t.
+func Null(t Type) Value { return Value{T: t, Null: true} }
+
+// Int4, Int8, Text and Bool build non-NULL values.
+func Int4(i int32) Value     { return Value{T: TInt4, I: int64(i)} }
+func Int8(i int64) Value     { return Value{T: TInt8, I: i} }
+func Text(s string) Value    { return Value{T: TText, S: s} }
+func Bool(b bool) Value      { return Value{T: TBool, I: b2i(b)} }
+func unknown(s string) Value { return Value{T: TUnknown, S: s} }
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// String renders v in PostgreSQL's text output format ("" for NULL).
+func (v Value) String() string {
+	if v.Null {
+		return ""
+	}
+	switch v.T {
+	case TBool:
+		if v.I != 0 {
+			return "t"
+		}
+		return "f"
+	case TInt4, TInt8:
+		return strconv.FormatInt(v.I, 10)
+	case TInt4Array:
+		var b strings.Builder
+		b.WriteByte('{')
+		for i, x := range v.A {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.FormatInt(x, 10))
+		}
+		b.WriteByte('}')
+		return b.String()
+	}
+	return v.S
+}
+
+// AppendText appends v's text format to dst (NULLs are the caller's business).
+func (v Value) AppendText(dst []byte) []byte {
+	switch v.T {
+	case TInt4, TInt8:
+		return strconv.AppendInt(dst, v.I, 10)
+	case TText, TUnknown:
+		return append(dst, v.S...)
+	}
+	return append(dst, v.String()...)
+}
+
+// AppendBinary appends v's binary format to dst.
+func (v Value) AppendBinary(dst []byte) []byte {
+	switch v.T {
+	case TBool:
+		return append(dst, byte(v.I))
+	case TInt4:
+		return binary.BigEndian.AppendUint32(dst, uint32(int32(v.I)))
+	case TInt8:
+		return binary.BigEndian.AppendUint64(dst, uint64(v.I))
+	case TInt4Array:
+		// one-dimensional int4 array: ndim, hasnull, elemtype, dim, lbound, elems
+		dst = binary.BigEndian.AppendUint32(dst, 1)
+		dst = binary.BigEndian.AppendUint32(dst, 0)
+		dst = binary.BigEndian.AppendUint32(dst, OIDInt4)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(v.A)))
+		dst = binary.BigEndian.AppendUint32(dst, 1)
+		for _, x := range v.A {
+			dst = binary.BigEndian.AppendUint32(dst, 4)
+			dst = binary.BigEndian.AppendUint32(dst, uint32(int32(x)))
+		}
+		return dst
+	}
+	return append(dst, v.S...)
+}
+
+// ParseText converts the text form s to a value of type t (TUnknown keeps s
+// as an unknown literal).
+func ParseText(t Type, s string) (Value, error) {
+	switch t {
+	case TUnknown:
+		return unknown(s), nil
+	case TText:
+		return Text(s), nil
+	case TBool:
+		b, ok := parseBool(s)
+		if !ok {
+			return Value{}, errorf(CodeInvalidText, "invalid input syntax for type boolean: %q", s)
+		}
+		return Bool(b), nil
+	case TInt4, TInt8:
+		bits, name := 32, "integer"
+		if t == TInt8 {
+			bits, name = 64, "bigint"
+		}
+		ts := strings.TrimSpace(s)
+		i, err := strconv.ParseInt(ts, 10, bits)
+		if err != nil {
+			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+				return Value{}, errorf(CodeNumericRange, "value %q is out of range for type %s", s, name)
+			}
+			return Value{}, errorf(CodeInvalidText, "invalid input syntax for type %s: %q", name, s)
+		}
+		return Value{T: t, I: i}, nil
+	case TInt4Array:
+		ts := strings.TrimSpace(s)
+		if len(ts) < 2 || ts[0] != '{' || ts[len(ts)-1] != '}' {
+			return Value{}, errorf(CodeInvalidText, "malformed array literal: %q", s)
+		}
+		inner := strings.TrimSpace(ts[1 : len(ts)-1])
+		v := Value{T: TInt4Array, A: []int64{}}
+		if inner == "" {
+			return v, nil
+		}
+		for _, part := range strings.Split(inner, ",") {
+			e, err := ParseText(TInt4, part)
+			if err != nil {
+				return Value{}, err
+			}
+			v.A = append(v.A, e.I)
+		}
+		return v, nil
+	}
+	return Value{}, errorf(CodeInternal, "unknown type %d", t)
+}
+
+func parseBool(s string) (bool, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return false, false
+	}
+	for _, w := range []string{"true", "yes"} {
+		if strings.HasPrefix(w, s) {
+			return true, true
+		}
+	}
+	for _, w := range []string{"false", "no"} {
+		if strings.HasPrefix(w, s) {
+			return false, true
+		}
+	}
+	switch s {
+	case "on", "1":
+		return true, true
+	case "off", "of", "0":
+		return false, true
+	}
+	return false, false
+}
+
+// ParseBinary converts the binary form b to a value of type t.
+func ParseBinary(t Type, b []byte) (Value, error) {
+	bad := func() (Value, error) {
+		return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type %s", t)
+	}
+	switch t {
+	case TBool:
+		if len(b) != 1 {
+			return bad()
+		}
+		return Bool(b[0] != 0), nil
+	case TInt4:
+		if len(b) != 4 {
+			return bad()
+		}
+		return Int4(int32(binary.BigEndian.Uint32(b))), nil
+	case TInt8:
+		if len(b) != 8 {
+			return bad()
+		}
+		return Int8(int64(binary.BigEndian.Uint64(b))), nil
+	case TText, TUnknown:
+		return Text(string(b)), nil
+	case TInt4Array:
+		if len(b) < 12 {
+			return bad()
+		}
+		ndim := binary.BigEndian.Uint32(b)
+		v := Value{T: TInt4Array, A: []int64{}}
+		if ndim == 0 {
+			return v, nil
+		}
+		if ndim != 1 || len(b) < 20 {
+			return bad()
+		}
+		n := int(binary.BigEndian.Uint32(b[12:]))
+		p := b[20:]
+		if n < 0 || len(p) != n*8 {
+			return bad()
+		}
+		for i := 0; i < n; i++ {
+			if binary.BigEndian.Uint32(p) != 4 {
+				return bad()
+			}
+			v.A = append(v.A, int64(int32(binary.BigEndian.Uint32(p[4:]))))
+			p = p[8:]
+		}
+		return v, nil
+	}
+	return bad()
+}
+
+// appendKey appends the order-preserving encoding of the non-NULL key v:
+// integers big-endian with the sign bit flipped, text its bytes, bool one
+// byte. Byte order of the encodings is the SQL order of the values.
+func appendKey(dst []byte, v Value) []byte {
+	switch v.T {
+	case TInt4:
+		return binary.BigEndian.AppendUint32(dst, uint32(int32(v.I))^(1<<31))
+	case TInt8:
+		return binary.BigEndian.AppendUint64(dst, uint64(v.I)^(1<<63))
+	case TBool:
+		return append(dst, byte(v.I))
+	}
+	return append(dst, v.S...)
+}
+
+// decodeKey is appendKey's inverse.
+func decodeKey(t Type, b []byte) (Value, error) {
+	switch t {
+	case TInt4:
+		if len(b) != 4 {
+			return Value{}, errCorrupt
+		}
+		return Int4(int32(binary.BigEndian.Uint32(b) ^ (1 << 31))), nil
+	case TInt8:
+		if len(b) != 8 {
+			return Value{}, errCorrupt
+		}
+		return Int8(int64(binary.BigEndian.Uint64(b) ^ (1 << 63))), nil
+	case TBool:
+		if len(b) != 1 {
+			return Value{}, errCorrupt
+		}
+		return Bool(b[0] != 0), nil
+	}
+	return Text(string(b)), nil
+}
+
+var errCorrupt = errorf(CodeDataCorrupted, "stored row does not match the table's columns")
+
+// encodeRow encodes the non-key columns of row: a NULL bitmap (one bit per
+// non-key column), then each non-NULL column (int: 4 or 8 bytes big-endian,
+// bool: 1 byte, text: uvarint length + bytes).
+func encodeRow(t *Table, row []Value) []byte {
+	n := len(t.Cols) - 1
+	out := make([]byte, (n+7)/8, (n+7)/8+8*n)
+	j := 0
+	for i, c := range t.Cols {
+		if i == t.Key {
+			continue
+		}
+		v := row[i]
+		if v.Null {
+			out[j/8] |= 1 << (j % 8)
+			j++
+			continue
+		}
+		j++
+		switch c.Type {
+		case TInt4:
+			out = binary.BigEndian.AppendUint32(out, uint32(int32(v.I)))
+		case TInt8:
+			out = binary.BigEndian.AppendUint64(out, uint64(v.I))
+		case TBool:
+			out = append(out, byte(v.I))
+		default:
+			out = binary.AppendUvarint(out, uint64(len(v.S)))
+			out = append(out, v.S...)
+		}
+	}
+	return out
+}
+
+// decodeRow decodes a stored row (key and value) into dst (len(t.Cols)).
+func decodeRow(t *Table, key, val []byte, dst []Value) error {
+	kv, err := decodeKey(t.Cols[t.Key].Type, key)
+	if err != nil {
+		return err
+	}
+	dst[t.Key] = kv
+	n := len(t.Cols) - 1
+	nb := (n + 7) / 8
+	if len(val) < nb {
+		return errCorrupt
+	}
+	bitmap, p := val[:nb], val[nb:]
+	j := 0
+	for i, c := range t.Cols {
+		if i == t.Key {
+			continue
+		}
+		if bitmap[j/8]&(1<<(j%8)) != 0 {
+			dst[i] = Null(c.Type)
+			j++
+			continue
+		}
+		j++
+		switch c.Type {
+		case TInt4:
+			if len(p) < 4 {
+				return errCorrupt
+			}
+			dst[i] = Int4(int32(binary.BigEndian.Uint32(p)))
+			p = p[4:]
+		case TInt8:
+			if len(p) < 8 {
+				return errCorrupt
+			}
+			dst[i] = Int8(int64(binary.BigEndian.Uint64(p)))
+			p = p[8:]
+		case TBool:
+			if len(p) < 1 {
+				return errCorrupt
+			}
+			dst[i] = Bool(p[0] != 0)
+			p = p[1:]
+		default:
+			l, k := binary.Uvarint(p)
+			if k <= 0 || uint64(len(p)-k) < l {
+				return errCorrupt
+			}
+			dst[i] = Text(string(p[k : k+int(l)]))
+			p = p[k+int(l):]
+		}
+	}
+	if len(p) != 0 {
+		return errCorrupt
+	}
+	return nil
+}
+
+func (v Value) debug() string { return fmt.Sprintf("%s:%s", v.T, v.String()) }

@@ -1,0 +1,170 @@
+package sqlfe
+
+import (
+	"context"
+	"encoding/hex"
+	"sort"
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled"
+)
+
+// pg_locks: a subset of PostgreSQL's columns, from db.Locks(). relation is
+// the SQL table's name (not an OID); tuple is the row's primary key.
+var pgLocksCols = []Column{
+	{Name: "locktype", Type: TText},
+	{Name: "relation", Type: TText},
+	{Name: "tuple", Type: TText},
+	{Name: "transactionid", Type: TInt8},
+	{Name: "virtualtransaction", Type: TText},
+	{Name: "pid", Type: TInt4},
+	{Name: "mode", Type: TText},
+	{Name: "granted", Type: TBool},
+	{Name: "waitstart", Type: TText},
+}
+
+// keyText renders an engine key of SQL table engine name e.
+func (s *Session) keyText(engine string, key []byte) (string, string) {
+	name := s.eng.cat.sqlName(engine)
+	if name == "" {
+		return engine, hex.EncodeToString(key)
+	}
+	t, _ := s.eng.cat.get(name)
+	if t == nil {
+		return name, hex.EncodeToString(key)
+	}
+	v, err := decodeKey(t.Cols[t.Key].Type, key)
+	if err != nil {
+		return name, hex.EncodeToString(key)
+	}
+	return name, v.String()
+}
+
+func pgLocks(_ context.Context, s *Session) ([][]Value, error) {
+	pids := s.eng.pidsByTx()
+	var rows [][]Value
+	for _, l := range s.eng.db.Locks() {
+		row := []Value{Null(TText), Null(TText), Null(TText), Null(TInt8), Text(strconv.FormatUint(l.TxID, 10)), Null(TInt4), Text(l.Mode), Bool(l.Granted), Null(TText)}
+		switch {
+		case strings.HasPrefix(l.Tag, "transaction "):
+			row[0] = Text("transactionid")
+			if id, err := strconv.ParseInt(strings.TrimPrefix(l.Tag, "transaction "), 10, 64); err == nil {
+				row[3] = Int8(id)
+			}
+		case strings.HasPrefix(l.Tag, "tuple "):
+			row[0] = Text("tuple")
+			rest := strings.TrimPrefix(l.Tag, "tuple ")
+			if i := strings.LastIndexByte(rest, '/'); i >= 0 {
+				key, err := hex.DecodeString(rest[i+1:])
+				rel, k := rest[:i], rest[i+1:]
+				if err == nil {
+					rel, k = s.keyText(rest[:i], key)
+				}
+				row[1], row[2] = Text(rel), Text(k)
+			}
+		default:
+			row[0] = Text(l.Tag)
+		}
+		if pid, ok := pids[l.TxID]; ok {
+			row[5] = Int4(pid)
+		}
+		if !l.Granted && !l.WaitStart.IsZero() {
+			row[8] = Text(l.WaitStart.UTC().Format("2006-01-02 15:04:05.999999+00"))
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// pgrowlocks('t'): PostgreSQL's columns, with the primary key in locked_row
+// (not a ctid) and the arrays rendered as text.
+var pgRowLocksCols = []Column{
+	{Name: "locked_row", Type: TText},
+	{Name: "locker", Type: TInt8},
+	{Name: "multi", Type: TBool},
+	{Name: "xids", Type: TText},
+	{Name: "modes", Type: TText},
+	{Name: "pids", Type: TText},
+}
+
+var rowLockModes = map[tupled.LockStrength]string{
+	tupled.ForKeyShare: "For Key Share", tupled.ForShare: "For Share",
+	tupled.ForNoKeyUpdate: "For No Key Update", tupled.ForUpdate: "For Update",
+}
+
+func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context.Context, *Session) ([][]Value, error), []Column, string, error) {
+	if rf.Lateral || rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
+		return nil, nil, "", notSupported("this function in FROM is not supported")
+	}
+	items := rf.Functions[0].GetList().GetItems()
+	if len(items) == 0 || items[0].GetFuncCall() == nil {
+		return nil, nil, "", notSupported("this function in FROM is not supported")
+	}
+	fc := items[0].GetFuncCall()
+	names := strs(fc.Funcname)
+	name := names[len(names)-1]
+	if name != "pgrowlocks" || (len(names) == 2 && names[0] != "public") {
+		return nil, nil, "", notSupported("function %s() in FROM is not supported", strings.Join(names, ".")).at(fc.Location)
+	}
+	if len(fc.Args) != 1 {
+		return nil, nil, "", errorf(CodeUndefinedFunction, "function pgrowlocks with %d arguments does not exist", len(fc.Args)).at(fc.Location)
+	}
+	arg, err := c.compile(fc.Args[0], TText)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if arg.typ() != TText {
+		return nil, nil, "", errorf(CodeUndefinedFunction, "function pgrowlocks(%s) does not exist", arg.typ()).at(fc.Location)
+	}
+	rel := "pgrowlocks"
+	if rf.Alias != nil {
+		rel = rf.Alias.Aliasname
+	}
+	virt := func(ctx context.Context, s *Session) ([][]Value, error) {
+		v, err := arg.eval(&env{ctx: ctx, s: s})
+		if err != nil {
+			return nil, err
+		}
+		t := s.lookupTable(v.S)
+		if t == nil {
+			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", v.S)
+		}
+		locks, err := s.eng.db.RowLocks(ctx, t.Engine)
+		if err != nil {
+			return nil, engineError(err, t)
+		}
+		pids := s.eng.pidsByTx()
+		var rows [][]Value
+		for _, rl := range locks {
+			k, err := decodeKey(t.Cols[t.Key].Type, rl.Key)
+			if err != nil {
+				return nil, err
+			}
+			var xids, modes, ps []string
+			idx := make([]int, len(rl.Lockers))
+			for i := range idx {
+				idx[i] = i
+			}
+			sort.Slice(idx, func(a, b int) bool { return rl.Lockers[idx[a]] < rl.Lockers[idx[b]] })
+			for _, i := range idx {
+				xids = append(xids, strconv.FormatUint(rl.Lockers[i], 10))
+				modes = append(modes, `"`+rowLockModes[rl.Modes[i]]+`"`)
+				if pid, ok := pids[rl.Lockers[i]]; ok {
+					ps = append(ps, strconv.Itoa(int(pid)))
+				} else {
+					ps = append(ps, "NULL")
+				}
+			}
+			locker := Null(TInt8)
+			if len(rl.Lockers) == 1 {
+				locker = Int8(int64(rl.Lockers[0]))
+			}
+			rows = append(rows, []Value{Text(k.String()), locker, Bool(rl.Multi),
+				Text("{" + strings.Join(xids, ",") + "}"), Text("{" + strings.Join(modes, ",") + "}"), Text("{" + strings.Join(ps, ",") + "}")})
+		}
+		return rows, nil
+	}
+	return virt, pgRowLocksCols, rel, nil
+}
