@@ -126,3 +126,5 @@ func ensureTable(ctx context.Context, db *tupled.DB, table string, rows int, val
 	}
 	return time.Since(t0), nil
 }
+
+func isExists(err error) bool { return errors.Is(err, tupled.ErrTableExists) }

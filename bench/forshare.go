@@ -135,6 +135,7 @@ func (w *forShare) Prepare(ctx context.Context, cfg *Config, variant string) (*P
 			return
 		}
 		r.AddExtra("multixacts created per transaction", float64(s.MultiXactsCreated-before.MultiXactsCreated)/n)
+		r.AddExtra("locks through a multixact per transaction", float64(s.LocksMultiXact-before.LocksMultiXact)/n)
 		r.AddExtra("WAL fsyncs per transaction", float64(s.WALFsyncs-before.WALFsyncs)/n)
 	}
 	return p, nil
