@@ -18,19 +18,21 @@
 //
 // Expand copies only members that can still matter (running, or a committed
 // updater), as PostgreSQL's MultiXactIdExpand does, so a hot row's multixact
-// stays as small as its live lockers. Identical member sets are interned in a
-// small cache, so a transaction locking many rows beside the same partner
-// reuses one multixact (PostgreSQL's per-backend MXact cache, shared here).
+// stays as small as its live lockers; it copies once, in order, with one
+// allocation. Identical member sets are interned in a fixed-size,
+// direct-mapped cache (sharded, no key allocation), so a transaction locking
+// many rows beside the same partner reuses one multixact (PostgreSQL's
+// per-backend MXact cache, shared here).
 //
 // # Reclamation
 //
-// Tuples hold their multixact by pointer as well as by id. The id registry
-// holds only weak pointers: once vacuum has replaced every xmax that named a
-// multixact no transaction can still need (no running member and no
-// committed updater, or a committed updater frozen to a plain xid), and no
-// waiter holds it, the Go garbage collector reclaims it and the registry
-// entry is dropped. Get returns nil for a reclaimed id, which callers treat as
-// "not running" (PostgreSQL's allow_old lookups of truncated multixacts).
+// Tuples hold their multixact by pointer; there is no id → multixact
+// registry. Once vacuum has replaced every xmax that named a multixact no
+// transaction can still need (no running member and no committed updater,
+// or a committed updater frozen to a plain xid), no waiter holds it and the
+// intern cache slot has been reused, the Go garbage collector reclaims it.
+// PostgreSQL keeps members in SLRU pages and must truncate them; here memory
+// follows references. Stats.Live is what vacuum last counted (SetLive).
 //
 // Callers: package tuplelock (create/expand when writing xmax), heap
 // (visibility: the update xid of a multi) and vacuum. Safe for concurrent use.

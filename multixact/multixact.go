@@ -1,13 +1,10 @@
 package multixact
 
 import (
-	"encoding/binary"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
-	"weak"
 )
 
 // ID is a 64-bit MultiXactId.
@@ -101,39 +98,43 @@ type XidStatus interface {
 type Stats struct {
 	Created uint64 // new multixacts made
 	Reused  uint64 // Create/Expand answered from the intern cache or an existing member
-	Live    uint64 // registry entries not yet reclaimed
+	Live    uint64 // multixacts referenced by tuples when vacuum last counted (SetLive)
 }
 
+// The intern cache: cacheShards shards of cacheWays direct-mapped slots,
+// indexed by a hash of the member set. A slot holds the last multixact
+// created with a set of that hash; a lookup compares members, so a
+// collision only costs a miss. The shard mutex makes concurrent creations
+// of one set yield one multixact.
 const (
-	regShards = 32
-	cacheSize = 4096
+	cacheShards = 64
+	cacheWays   = 64
+	cacheSize   = cacheShards * cacheWays
 )
 
-type regShard struct {
-	mu sync.Mutex
-	m  map[ID]weak.Pointer[MultiXact]
+type cacheShard struct {
+	mu    sync.Mutex
+	slots [cacheWays]*MultiXact
+	_     [40]byte
 }
 
 // Store hands out multixact ids and interns member sets.
+//
+// There is no id → multixact registry: tuples hold their multixact by
+// pointer, so a multixact lives exactly as long as some tuple, waiter or
+// cache slot refers to it, and the Go garbage collector reclaims it after
+// vacuum has replaced the last xmax naming it (PostgreSQL needs the SLRU
+// and its truncation for this; see doc.go).
 type Store struct {
 	next    atomic.Uint64
 	created atomic.Uint64
 	reused  atomic.Uint64
-	live    atomic.Int64
-	reg     [regShards]regShard
-
-	cacheMu sync.Mutex
-	cache   map[string]*MultiXact
+	live    atomic.Uint64
+	cache   [cacheShards]cacheShard
 }
 
 // NewStore returns an empty store whose first id is 1.
-func NewStore() *Store {
-	s := &Store{cache: make(map[string]*MultiXact)}
-	for i := range s.reg {
-		s.reg[i].m = make(map[ID]weak.Pointer[MultiXact])
-	}
-	return s
-}
+func NewStore() *Store { return &Store{} }
 
 // AdvanceID makes the next new multixact get at least next (after
 // recovery: ids never go backwards across a restart). Call it before any
@@ -147,94 +148,71 @@ func (s *Store) AdvanceID(next ID) {
 // NextID is the id the next new multixact will get.
 func (s *Store) NextID() ID { return s.next.Load() + 1 }
 
-// Get returns the multixact with this id, or nil if it was never created or
-// has been reclaimed.
-func (s *Store) Get(id ID) *MultiXact {
-	sh := &s.reg[id%regShards]
-	sh.mu.Lock()
-	wp, ok := sh.m[id]
-	sh.mu.Unlock()
-	if !ok {
-		return nil
-	}
-	return wp.Value()
-}
+// SetLive records how many distinct multixacts tuples refer to (vacuum
+// counts them as it goes over every row that has an xmax).
+func (s *Store) SetLive(n uint64) { s.live.Store(n) }
 
 // Stats returns counters.
 func (s *Store) Stats() Stats {
-	return Stats{Created: s.created.Load(), Reused: s.reused.Load(), Live: uint64(s.live.Load())}
+	return Stats{Created: s.created.Load(), Reused: s.reused.Load(), Live: s.live.Load()}
 }
 
-func cacheKey(members []Member) string {
-	b := make([]byte, 0, len(members)*9)
-	for _, m := range members {
-		b = binary.LittleEndian.AppendUint64(b, m.Xid)
-		b = append(b, byte(m.Status))
+func compareMembers(a, b Member) int {
+	if a.Xid != b.Xid {
+		if a.Xid < b.Xid {
+			return -1
+		}
+		return 1
 	}
-	return string(b)
+	return int(a.Status) - int(b.Status)
 }
 
 // Create makes (or reuses an identical) multixact from members, as
 // MultiXactIdCreateFromMembers. It returns an error if more than one member
-// is an updater.
+// is an updater. members is not modified.
 func (s *Store) Create(members []Member) (*MultiXact, error) {
 	ms := slices.Clone(members)
-	slices.SortFunc(ms, func(a, b Member) int {
-		if a.Xid != b.Xid {
-			if a.Xid < b.Xid {
-				return -1
-			}
-			return 1
-		}
-		return int(a.Status) - int(b.Status)
-	})
-	ms = slices.Compact(ms)
+	slices.SortFunc(ms, compareMembers)
+	return s.create(slices.Compact(ms))
+}
+
+// create interns ms, which is sorted, free of duplicates and owned by the
+// callee from now on.
+func (s *Store) create(ms []Member) (*MultiXact, error) {
 	updaters := 0
+	h := uint64(14695981039346656037)
 	for _, m := range ms {
 		if m.Status.IsUpdate() {
 			updaters++
 		}
+		h = (h ^ m.Xid) * 1099511628211
+		h = (h ^ uint64(m.Status)) * 1099511628211
 	}
 	if updaters > 1 {
 		return nil, fmt.Errorf("multixact: new multixact has more than one updating member")
 	}
-	key := cacheKey(ms)
-	s.cacheMu.Lock()
-	if m, ok := s.cache[key]; ok {
-		s.cacheMu.Unlock()
+	h ^= h >> 29
+	sh := &s.cache[h%cacheShards]
+	slot := &sh.slots[(h/cacheShards)%cacheWays]
+	sh.mu.Lock()
+	if m := *slot; m != nil && slices.Equal(m.Members, ms) {
+		sh.mu.Unlock()
 		s.reused.Add(1)
 		return m, nil
 	}
 	m := &MultiXact{ID: s.next.Add(1), Members: ms}
-	// Register the id before the multixact can be handed out from the
-	// cache, so Get never misses a multixact some tuple already names.
-	sh := &s.reg[m.ID%regShards]
-	sh.mu.Lock()
-	sh.m[m.ID] = weak.Make(m)
+	*slot = m
 	sh.mu.Unlock()
-	s.live.Add(1)
 	s.created.Add(1)
-	runtime.AddCleanup(m, s.forget, m.ID)
-	if len(s.cache) >= cacheSize {
-		clear(s.cache)
-	}
-	s.cache[key] = m
-	s.cacheMu.Unlock()
 	return m, nil
-}
-
-func (s *Store) forget(id ID) {
-	sh := &s.reg[id%regShards]
-	sh.mu.Lock()
-	delete(sh.m, id)
-	sh.mu.Unlock()
-	s.live.Add(-1)
 }
 
 // Expand returns a multixact with the members of m that can still matter
 // plus (xid, status), as MultiXactIdExpand: m itself if (xid, status) is
 // already a member; otherwise a new one containing the members that are
-// still running or are a committed updater.
+// still running or are a committed updater. It copies once, in order: the
+// hot-row path (a new locker beside n live ones) costs O(n) with one
+// allocation.
 func (s *Store) Expand(m *MultiXact, xid uint64, status Status, st XidStatus) (*MultiXact, error) {
 	for _, mb := range m.Members {
 		if mb.Xid == xid && mb.Status == status {
@@ -242,14 +220,23 @@ func (s *Store) Expand(m *MultiXact, xid uint64, status Status, st XidStatus) (*
 			return m, nil
 		}
 	}
+	add := Member{Xid: xid, Status: status}
 	keep := make([]Member, 0, len(m.Members)+1)
+	added := false
 	for _, mb := range m.Members {
-		if st.IsInProgress(mb.Xid) || (mb.Status.IsUpdate() && st.DidCommit(mb.Xid)) {
-			keep = append(keep, mb)
+		if !st.IsInProgress(mb.Xid) && !(mb.Status.IsUpdate() && st.DidCommit(mb.Xid)) {
+			continue
 		}
+		if !added && compareMembers(add, mb) < 0 {
+			keep = append(keep, add)
+			added = true
+		}
+		keep = append(keep, mb)
 	}
-	keep = append(keep, Member{Xid: xid, Status: status})
-	return s.Create(keep)
+	if !added {
+		keep = append(keep, add)
+	}
+	return s.create(keep)
 }
 
 // IsRunning reports whether any member is still in progress

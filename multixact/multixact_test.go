@@ -42,10 +42,7 @@ func TestCreateSortsAndDeduplicates(t *testing.T) {
 	assert.Equal(t, []Member{{3, ForKeyShare}, {3, Update}, {4, ForKeyShare}, {5, ForShare}}, m.Members,
 		"sorted by (xid, status), duplicates dropped; one xid may keep two statuses")
 	assert.Equal(t, orig, in, "the caller's slice is not modified")
-	assert.Same(t, m, s.Get(m.ID))
-	assert.Nil(t, s.Get(99), "never created")
-	assert.Nil(t, s.Get(InvalidID))
-	assert.Equal(t, Stats{Created: 1, Live: 1}, s.Stats())
+	assert.Equal(t, Stats{Created: 1}, s.Stats())
 }
 
 func TestCreateRejectsTwoUpdaters(t *testing.T) {
@@ -76,7 +73,7 @@ func TestCreateInternsIdenticalMemberSets(t *testing.T) {
 	c := mustCreate(t, s, Member{7, ForShare}, Member{9, ForShare})
 	assert.NotSame(t, a, c, "a different status is a different set")
 	assert.NotEqual(t, a.ID, c.ID)
-	assert.Equal(t, Stats{Created: 2, Reused: 1, Live: 2}, s.Stats())
+	assert.Equal(t, Stats{Created: 2, Reused: 1}, s.Stats())
 }
 
 func TestConcurrentCreateOfOneSetYieldsOneMultixact(t *testing.T) {
@@ -235,37 +232,52 @@ func TestUpdateXid(t *testing.T) {
 }
 
 // TestReclamation drops every reference to a multixact (the intern cache
-// included) and waits for the garbage collector: the registry entry goes
-// away, Get returns nil and Live falls. A multixact still referenced stays.
+// included): the garbage collector reclaims it, as nothing else (no id
+// registry) holds it. A multixact still referenced stays, and its member set
+// is not resurrected under the old id.
 func TestReclamation(t *testing.T) {
 	s := NewStore()
 	var gone ID
+	reclaimed := make(chan struct{})
 	func() {
 		m := mustCreate(t, s, Member{1, ForShare}, Member{2, ForShare})
 		gone = m.ID
+		runtime.AddCleanup(m, func(chan struct{}) { close(reclaimed) }, reclaimed)
 	}()
 	kept := mustCreate(t, s, Member{1, ForKeyShare}, Member{2, ForKeyShare})
-
-	// The intern cache holds strong references to up to cacheSize sets;
-	// this many new sets flush the two above out of it.
-	for i := range cacheSize {
+	// Flush the intern cache: every slot gets another set.
+	for i := range 8 * cacheSize {
 		mustCreate(t, s, Member{uint64(100 + i), ForKeyShare})
 	}
-	before := s.Stats().Live
-	require.Equal(t, uint64(cacheSize+2), before)
-
 	deadline := time.Now().Add(5 * time.Second)
-	for s.Get(gone) != nil || s.Stats().Live >= before {
-		require.True(t, time.Now().Before(deadline), "multixact %d not reclaimed (live %d)", gone, s.Stats().Live)
+	for done := false; !done; {
 		runtime.GC()
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-reclaimed:
+			done = true
+		case <-time.After(5 * time.Millisecond):
+			require.True(t, time.Now().Before(deadline), "multixact %d not reclaimed", gone)
+		}
 	}
-	assert.Nil(t, s.Get(gone))
-	assert.Less(t, s.Stats().Live, before)
-	assert.Same(t, kept, s.Get(kept.ID), "a referenced multixact survives")
-	runtime.KeepAlive(kept)
-
-	// Its member set is not resurrected under the old id.
+	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}}, kept.Members)
 	again := mustCreate(t, s, Member{1, ForShare}, Member{2, ForShare})
 	assert.NotEqual(t, gone, again.ID)
+}
+
+func TestExpandKeepsOrder(t *testing.T) {
+	s := NewStore()
+	st := fates{1: "running", 3: "running", 5: "committed", 7: "running", 4: "running"}
+	m := mustCreate(t, s, Member{1, ForKeyShare}, Member{3, ForShare}, Member{5, ForShare}, Member{7, ForKeyShare})
+	e, err := s.Expand(m, 4, ForKeyShare, st)
+	require.NoError(t, err)
+	assert.Equal(t, []Member{{1, ForKeyShare}, {3, ForShare}, {4, ForKeyShare}, {7, ForKeyShare}}, e.Members)
+	e2, err := s.Expand(m, 4, ForKeyShare, st)
+	require.NoError(t, err)
+	assert.Same(t, e, e2, "the same expansion is interned")
+	e3, err := s.Expand(m, 9, ForKeyShare, st)
+	require.NoError(t, err)
+	assert.Equal(t, []Member{{1, ForKeyShare}, {3, ForShare}, {7, ForKeyShare}, {9, ForKeyShare}}, e3.Members)
+	e4, err := s.Expand(m, 0, ForKeyShare, st)
+	require.NoError(t, err)
+	assert.Equal(t, Member{0, ForKeyShare}, e4.Members[0])
 }
