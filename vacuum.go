@@ -2,11 +2,13 @@ package tupled
 
 import (
 	"time"
+
+	"github.com/tupled/tupled/multixact"
 )
 
 // VacuumResult reports one DB.Vacuum pass.
 type VacuumResult struct {
-	Rows            int    // rows examined
+	Rows            int    // rows examined (those written since they were last found with nothing to do)
 	VersionsRemoved int    // dead tuple versions reclaimed
 	RowsUnlinked    int    // keys with no version left, removed from their table
 	ClogTruncatedTo uint64 // commit-status entries below this xid were dropped
@@ -26,8 +28,16 @@ func (db *DB) Vacuum() VacuumResult {
 	cutoff := db.xacts.FreezeCutoff(horizon)
 	var res VacuumResult
 	minRef := cutoff
+	var multis map[*multixact.MultiXact]struct{} // interned sets may be shared across tables
 	for _, t := range db.heap.Tables() {
 		r := t.Vacuum(horizon, cutoff)
+		if multis == nil {
+			multis = r.Multis
+		} else {
+			for m := range r.Multis {
+				multis[m] = struct{}{}
+			}
+		}
 		res.Rows += r.Rows
 		res.VersionsRemoved += r.Removed
 		res.RowsUnlinked += r.RowsUnlinked
@@ -35,6 +45,7 @@ func (db *DB) Vacuum() VacuumResult {
 			minRef = r.MinXidRef
 		}
 	}
+	db.multi.SetLive(uint64(len(multis)))
 	db.xacts.TruncateClog(minRef)
 	res.ClogTruncatedTo = minRef
 	db.vacuumRuns.Add(1)

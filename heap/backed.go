@@ -327,23 +327,3 @@ func (t *Table) Evict(keep int) int {
 	}
 	return n
 }
-
-// ascendMemory visits the rows in memory only (for a persistent table, the
-// cached rows: what is only in the backend is clean, frozen and has nothing
-// for vacuum to do), without holding the store's lock during fn.
-func (t *Table) ascendMemory(fn func(*Row) bool) {
-	s, ok := t.store.(*backedStore)
-	if !ok {
-		t.Ascend(nil, nil, fn)
-		return
-	}
-	var rows []*Row
-	s.mem.mu.RLock()
-	s.mem.bt.Ascend(func(r *Row) bool { rows = append(rows, r); return true })
-	s.mem.mu.RUnlock()
-	for _, r := range rows {
-		if !fn(r) {
-			return
-		}
-	}
-}

@@ -81,6 +81,26 @@ type Table struct {
 
 	dirtyMu   sync.Mutex
 	dirtyRows map[*Row]struct{} // persistent tables: rows written since the last checkpoint
+
+	// vacList is the vacuum worklist (PostgreSQL's visibility map, inverted):
+	// every row that may hold something for vacuum to do — more than one
+	// version, an unfrozen xmin, an xmax — is in it, entered by Apply.
+	// A row not in it is one frozen version with no xmax, so vacuum skips
+	// it: its cost follows the rows written since it last ran, not the size
+	// of the table. Row.inVac (under the row latch) says "listed".
+	vacMu   sync.Mutex
+	vacList []*Row
+}
+
+// noteVacuum puts r on the vacuum worklist. Row latch held.
+func (t *Table) noteVacuum(r *Row) {
+	if r.inVac {
+		return
+	}
+	r.inVac = true
+	t.vacMu.Lock()
+	t.vacList = append(t.vacList, r)
+	t.vacMu.Unlock()
 }
 
 // CreateTable adds an empty in-memory table.
@@ -199,6 +219,7 @@ func (t *Table) Apply(r *Row, c Change) {
 		hc := c // only this path pays for a heap copy
 		t.heap.hook(t.Name, r.key, &hc)
 	}
+	t.noteVacuum(r)
 	switch c.Kind {
 	case ChangeInsert:
 		t.markDirty(r)

@@ -45,6 +45,8 @@ type Row struct {
 	writes uint64
 	// pins counts operations using the row; eviction skips pinned rows.
 	pins atomic.Int32
+	// inVac: the row is on its table's vacuum worklist (Table.vacList).
+	inVac bool
 }
 
 // Pin marks the row in use, so eviction leaves it in memory; Unpin undoes it.

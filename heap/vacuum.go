@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"github.com/tupled/tupled/multixact"
 	"github.com/tupled/tupled/xact"
 )
 
@@ -94,6 +95,8 @@ type VacuumResult struct {
 	// MinXidRef is the smallest xid still referenced unfrozen by a tuple of
 	// the table (xmin, xmax or a multixact member); ^0 if none.
 	MinXidRef uint64
+	// Multis are the distinct multixacts the table's tuples still name.
+	Multis map[*multixact.MultiXact]struct{}
 }
 
 // Vacuum removes dead versions (horizon is a CSN from xact.Horizon), freezes
@@ -107,42 +110,73 @@ func (t *Table) Vacuum(horizon uint64, freezeBelow uint64) VacuumResult {
 			res.MinXidRef = x
 		}
 	}
-	h := t.heap
-	t.ascendMemory(func(r *Row) bool {
+	t.vacMu.Lock()
+	list := t.vacList
+	t.vacList = nil
+	t.vacMu.Unlock()
+	var again []*Row
+	for _, r := range list {
 		r.Lock()
-		defer r.Unlock()
-		if r.removed {
-			return true
+		if t.vacuumRow(r, horizon, freezeBelow, &res, ref) {
+			again = append(again, r)
+		} else {
+			r.inVac = false
 		}
-		res.Rows++
-		res.Removed += t.pruneWith(r, horizon)
-		for _, v := range r.versions {
-			if v.Infomask&XminFrozen != XminFrozen {
-				if v.Xmin < freezeBelow && v.Infomask&XminCommitted != 0 {
-					v.Infomask |= XminFrozen
-				} else {
-					ref(v.Xmin)
-				}
-			}
-			h.freezeXmax(v)
-			if v.Infomask&XmaxInvalid == 0 && v.Xmax != 0 {
-				if v.Infomask&XmaxIsMulti != 0 {
-					for _, m := range v.Multi.Members {
-						ref(m.Xid)
-					}
-				} else {
-					ref(v.Xmax)
-				}
+		r.Unlock()
+	}
+	if len(again) > 0 {
+		t.vacMu.Lock()
+		t.vacList = append(t.vacList, again...)
+		t.vacMu.Unlock()
+	}
+	return res
+}
+
+// vacuumRow vacuums one row of the worklist (latch held) and reports whether
+// it must stay on the list: anything left that a later vacuum may do.
+func (t *Table) vacuumRow(r *Row, horizon, freezeBelow uint64, res *VacuumResult, ref func(uint64)) bool {
+	h := t.heap
+	if r.removed {
+		return false
+	}
+	res.Rows++
+	res.Removed += t.pruneWith(r, horizon)
+	pending := len(r.versions) > 1
+	for _, v := range r.versions {
+		if v.Infomask&XminFrozen != XminFrozen {
+			if v.Xmin < freezeBelow && v.Infomask&XminCommitted != 0 {
+				v.Infomask |= XminFrozen
+			} else {
+				ref(v.Xmin)
+				pending = true
 			}
 		}
-		if len(r.versions) == 0 && !r.dirty && r.pins.Load() == 0 {
+		h.freezeXmax(v)
+		if v.Infomask&XmaxInvalid == 0 && v.Xmax != 0 {
+			pending = true
+			if v.Infomask&XmaxIsMulti != 0 {
+				if res.Multis == nil {
+					res.Multis = make(map[*multixact.MultiXact]struct{})
+				}
+				res.Multis[v.Multi] = struct{}{}
+				for _, m := range v.Multi.Members {
+					ref(m.Xid)
+				}
+			} else {
+				ref(v.Xmax)
+			}
+		}
+	}
+	if len(r.versions) == 0 {
+		if !r.dirty && r.pins.Load() == 0 {
 			r.removed = true
 			t.store.Remove(r)
 			res.RowsUnlinked++
+			return false
 		}
-		return true
-	})
-	return res
+		return true // unlinked by a later pass, once clean and unpinned
+	}
+	return pending
 }
 
 // freezeXmax drops an xmax that no longer means anything. Latch held.
