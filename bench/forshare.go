@@ -113,6 +113,7 @@ func (w *forShare) Prepare(ctx context.Context, cfg *Config, variant string) (*P
 			return err
 		}
 		for range 3 {
+			c.RoundTrip()
 			k := key4(1 + c.Rand.IntN(rows))
 			var v []byte
 			if lock {
@@ -126,6 +127,7 @@ func (w *forShare) Prepare(ctx context.Context, cfg *Config, variant string) (*P
 			}
 			_ = balanceOf(v)
 		}
+		c.RoundTrip()
 		return tx.Commit()
 	}
 	p.After = func(r *Result) {

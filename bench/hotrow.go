@@ -44,6 +44,7 @@ func (w *hotRow) Prepare(ctx context.Context, cfg *Config, variant string) (*Pre
 			return err
 		}
 		k := key4(1 + c.ID%hot)
+		c.RoundTrip()
 		if lock {
 			_, err = tx.Lock(ctx, "parent", k, strength, tupled.Wait)
 		} else {
@@ -53,6 +54,7 @@ func (w *hotRow) Prepare(ctx context.Context, cfg *Config, variant string) (*Pre
 			_ = tx.Rollback()
 			return err
 		}
+		c.RoundTrip()
 		return tx.Commit()
 	}
 	p.After = func(r *Result) {

@@ -83,6 +83,15 @@ type Client struct {
 	State any // owned by the workload (Prepared.Setup)
 }
 
+// RoundTrip marks a statement boundary: where a pgbench client would send
+// the next statement and its backend would wait on the socket. Workloads
+// call it between the statements of a transaction (BEGIN, each SELECT or
+// UPDATE, COMMIT), so that transactions overlap as they do when clients
+// talk to a server — the hot-row workload needs many lockers alive at once,
+// which goroutines that never block would not give it on two cores. It is
+// the same for every variant, so ratios compare the engine's work only.
+func (c *Client) RoundTrip() { runtime.Gosched() }
+
 // Result is what one variant measured.
 type Result struct {
 	Workload string  `json:"workload"`
@@ -249,7 +258,7 @@ func RunVariant(ctx context.Context, cfg *Config, workload, variant string, p *P
 				// Yielding here keeps the scheduler fair among clients that
 				// never block, so a latency tail measures the engine, not
 				// a goroutine parked in the global run queue.
-				runtime.Gosched()
+				c.RoundTrip()
 			}
 		}()
 	}

@@ -62,7 +62,8 @@ func (w *tpcb) Prepare(ctx context.Context, cfg *Config, variant string) (*Prepa
 	}
 	run := cfg.Seed // history keys are unique per run and client
 	before := db.Stats()
-	add := func(ctx context.Context, tx *tupled.Tx, table string, key []byte, delta int64) (int64, error) {
+	add := func(ctx context.Context, c *Client, tx *tupled.Tx, table string, key []byte, delta int64) (int64, error) {
+		c.RoundTrip()
 		v, err := tx.Lock(ctx, table, key, tupled.ForNoKeyUpdate, tupled.Wait)
 		if err != nil {
 			return 0, err
@@ -81,16 +82,17 @@ func (w *tpcb) Prepare(ctx context.Context, cfg *Config, variant string) (*Prepa
 			return err
 		}
 		err = func() error {
-			if _, err := add(ctx, tx, "pgbench_accounts", key4(aid), delta); err != nil {
+			if _, err := add(ctx, c, tx, "pgbench_accounts", key4(aid), delta); err != nil {
 				return err
 			}
+			c.RoundTrip()
 			if _, err := tx.Get(ctx, "pgbench_accounts", key4(aid)); err != nil {
 				return err
 			}
-			if _, err := add(ctx, tx, "pgbench_tellers", key4(tid), delta); err != nil {
+			if _, err := add(ctx, c, tx, "pgbench_tellers", key4(tid), delta); err != nil {
 				return err
 			}
-			if _, err := add(ctx, tx, "pgbench_branches", key4(bid), delta); err != nil {
+			if _, err := add(ctx, c, tx, "pgbench_branches", key4(bid), delta); err != nil {
 				return err
 			}
 			st.seq++
@@ -103,12 +105,14 @@ func (w *tpcb) Prepare(ctx context.Context, cfg *Config, variant string) (*Prepa
 			binary.BigEndian.PutUint32(hv[4:], uint32(bid))
 			binary.BigEndian.PutUint32(hv[8:], uint32(aid))
 			binary.BigEndian.PutUint64(hv[12:], uint64(delta))
+			c.RoundTrip()
 			return tx.Insert(ctx, "pgbench_history", hk, hv)
 		}()
 		if err != nil {
 			_ = tx.Rollback()
 			return err
 		}
+		c.RoundTrip()
 		return tx.Commit()
 	}
 	p.After = func(r *Result) {
