@@ -1,0 +1,15 @@
+-- tpcb-like (bench/tpcb.go): pgbench 15's built-in "tpcb-like" script, copied
+-- verbatim so that the same file can be run against any server (pgbench -b
+-- tpcb-like runs the identical text on PostgreSQL). Tables: pgbench -i -s SCALE
+-- (tupled's default is scale 1: 100,000 accounts, 10 tellers, 1 branch).
+\set aid random(1, 100000 * :scale)
+\set bid random(1, 1 * :scale)
+\set tid random(1, 10 * :scale)
+\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
