@@ -184,10 +184,9 @@ func pinned(get func([]byte) *Row, key []byte) *Row {
 			return nil
 		}
 		r.Pin()
-		r.Lock()
-		removed := r.removed
-		r.Unlock()
-		if !removed {
+		// Pin, then check removed; markRemoved sets removed, then
+		// checks pins: one of the two sees the other (see markRemoved).
+		if !r.removed.Load() {
 			return r
 		}
 		r.Unpin()
@@ -316,9 +315,9 @@ func (t *Table) Evict(keep int) int {
 			break
 		}
 		r.Lock()
-		if !r.dirty && !r.removed && r.pins.Load() == 0 && len(r.versions) == 1 &&
-			r.versions[0].Infomask&XminFrozen == XminFrozen && r.versions[0].Infomask&XmaxInvalid != 0 {
-			r.removed = true
+		if !r.dirty && !r.removed.Load() && r.pins.Load() == 0 && len(r.versions) == 1 &&
+			r.versions[0].Infomask&XminFrozen == XminFrozen && r.versions[0].Infomask&XmaxInvalid != 0 &&
+			r.markRemoved() {
 			s.mem.Remove(r)
 			t.heap.tuplesLive.Add(-1)
 			n++

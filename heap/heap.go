@@ -171,7 +171,7 @@ func (t *Table) RowForInsert(key []byte) *Row {
 	for {
 		r := t.store.GetOrCreate(key)
 		r.Lock()
-		if !r.removed {
+		if !r.removed.Load() {
 			return r
 		}
 		r.Unlock()

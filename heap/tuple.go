@@ -37,7 +37,7 @@ type Row struct {
 	// Next; a key deleted and inserted again starts a new chain in the same
 	// row (as a unique index would hold two heap tuples).
 	versions []*Tuple
-	removed  bool // vacuum or eviction unlinked this row from its table: look it up again
+	removed  atomic.Bool // vacuum or eviction unlinked this row from its table: look it up again (set under the latch)
 	// dirty: a write since the last checkpoint (persistent tables only).
 	dirty bool
 	// writes counts markDirty calls: a checkpoint marks a row clean only
@@ -52,6 +52,21 @@ type Row struct {
 // Pin marks the row in use, so eviction leaves it in memory; Unpin undoes it.
 func (r *Row) Pin()   { r.pins.Add(1) }
 func (r *Row) Unpin() { r.pins.Add(-1) }
+
+// markRemoved marks the row removed, before vacuum or eviction unlinks it,
+// unless someone pinned it. Latch held. pinned() increments pins and then
+// loads removed without the latch; this stores removed and then loads pins.
+// Both are sequentially consistent atomics, so at least one side sees the
+// other's write: either pinned() sees removed (and looks the key up again)
+// or this sees the pin (and backs off).
+func (r *Row) markRemoved() bool {
+	r.removed.Store(true)
+	if r.pins.Load() != 0 {
+		r.removed.Store(false)
+		return false
+	}
+	return true
+}
 
 // Lock takes the row latch.
 func (r *Row) Lock() { r.mu.Lock() }
@@ -68,4 +83,4 @@ func (r *Row) Versions() []*Tuple { return r.versions }
 
 // Removed reports whether vacuum unlinked the (empty) row; the latch must be
 // held. A caller that finds it removed looks the key up again.
-func (r *Row) Removed() bool { return r.removed }
+func (r *Row) Removed() bool { return r.removed.Load() }

@@ -136,7 +136,7 @@ func (t *Table) Vacuum(horizon uint64, freezeBelow uint64) VacuumResult {
 // it must stay on the list: anything left that a later vacuum may do.
 func (t *Table) vacuumRow(r *Row, horizon, freezeBelow uint64, res *VacuumResult, ref func(uint64)) bool {
 	h := t.heap
-	if r.removed {
+	if r.removed.Load() {
 		return false
 	}
 	res.Rows++
@@ -168,8 +168,7 @@ func (t *Table) vacuumRow(r *Row, horizon, freezeBelow uint64, res *VacuumResult
 		}
 	}
 	if len(r.versions) == 0 {
-		if !r.dirty && r.pins.Load() == 0 {
-			r.removed = true
+		if !r.dirty && r.pins.Load() == 0 && r.markRemoved() {
 			t.store.Remove(r)
 			res.RowsUnlinked++
 			return false

@@ -176,6 +176,19 @@ func (e *Engine) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 			return heap.TMOk, err
 		}
 		xwait, im, im2, multi := tup.Xmax, tup.Infomask, tup.Infomask2, tup.Multi
+		if first && res == heap.TMBeingModified && heap.IsLockedOnly(im) &&
+			((mode == KeyShare && im2&heap.KeysUpdated == 0) || (mode == Share && !heap.IsExclLocked(im))) {
+			// Only lockers, none of them conflicting: no sleep, no update
+			// chain to follow. Decide and write under this one latch
+			// hold, as heap_lock_tuple does without releasing the buffer
+			// lock (the hot-row path: a key-share locker beside others).
+			var err error
+			if held, _ := alreadyHeld(xwait, im, im2, multi, me, mode); !held {
+				err = e.writeXmax(tbl, r, tup, me, mode)
+			}
+			r.Unlock()
+			return heap.TMOk, err
+		}
 		r.Unlock()
 		isMulti := im&heap.XmaxIsMulti != 0
 		lockOnly := heap.IsLockedOnly(im)
@@ -183,36 +196,13 @@ func (e *Engine) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 		if first {
 			// Already hold at least this strength? Then nothing to do.
 			first = false
-			if isMulti && multi != nil {
-				for _, mb := range multi.Members {
-					if mb.Xid != me {
-						continue
-					}
-					if Mode(mb.Status.LockMode()) >= mode {
-						return heap.TMOk, nil
-					}
-					// A weaker lock of ours: do not queue on the tuple
-					// lock behind waiters that wait for us (de87a084).
-					skipTupleLock = true
-				}
-			} else if xwait == me && lockOnly {
-				switch mode {
-				case KeyShare:
-					return heap.TMOk, nil
-				case Share:
-					if heap.IsShrLocked(im) || heap.IsExclLocked(im) {
-						return heap.TMOk, nil
-					}
-				case NoKeyExclusive:
-					if heap.IsExclLocked(im) {
-						return heap.TMOk, nil
-					}
-				case Exclusive:
-					if heap.IsExclLocked(im) && im2&heap.KeysUpdated != 0 {
-						return heap.TMOk, nil
-					}
-				}
+			held, weaker := alreadyHeld(xwait, im, im2, multi, me, mode)
+			if held {
+				return heap.TMOk, nil
 			}
+			// A weaker lock of ours in a multixact: do not queue on the
+			// tuple lock behind waiters that wait for us (de87a084).
+			skipTupleLock = weaker
 		}
 
 		// Try to avoid sleeping.
@@ -329,6 +319,41 @@ func (e *Engine) afterSleep(tup *heap.Tuple) heap.TMResult {
 		return heap.TMUpdated
 	}
 	return heap.TMDeleted
+}
+
+// alreadyHeld reports whether me already holds mode (or stronger) on a
+// tuple whose xmax is (xwait, im, im2, multi): heap_lock_tuple's early exit.
+// weaker: me is a member of the multixact with a weaker lock only.
+func alreadyHeld(xwait uint64, im, im2 uint16, multi *multixact.MultiXact, me uint64, mode Mode) (held, weaker bool) {
+	if im&heap.XmaxIsMulti != 0 {
+		if multi == nil {
+			return false, false
+		}
+		for _, mb := range multi.Members {
+			if mb.Xid != me {
+				continue
+			}
+			if Mode(mb.Status.LockMode()) >= mode {
+				return true, false
+			}
+			weaker = true
+		}
+		return false, weaker
+	}
+	if xwait != me || !heap.IsLockedOnly(im) {
+		return false, false
+	}
+	switch mode {
+	case KeyShare:
+		return true, false
+	case Share:
+		return heap.IsShrLocked(im) || heap.IsExclLocked(im), false
+	case NoKeyExclusive:
+		return heap.IsExclLocked(im), false
+	case Exclusive:
+		return heap.IsExclLocked(im) && im2&heap.KeysUpdated != 0, false
+	}
+	return false, false
 }
 
 // memberList returns the (xid, status) entries of t's xmax. Latch held.
