@@ -1,16 +1,25 @@
-// Package bench holds tupled's benchmarks. For now these are the engine's
-// micro-benchmarks (go test -bench . ./bench), which measure the design
-// budget of the row-locking core:
+// Package bench replays the seed experiments: `tupled bench <workload>` (see
+// README.md) runs a workload's variants with pgbench-like clients and
+// reports tps, latency percentiles (HDR histogram), failures by SQLSTATE,
+// per-second series (JSON, PNG plot) and ratios between variants.
 //
-//   - BenchmarkGet vs BenchmarkLockFastPath: a transaction that reads a row
-//     vs one that locks it FOR SHARE. An uncontended row lock is one xmax
-//     write on the tuple (no multixact, nothing in the lock manager), so the
-//     two should cost about the same.
-//   - BenchmarkLockMultiXact: the second sharer of a row must record a
-//     multixact (the 2012 seed's slow path); BenchmarkLockFastPathOff forces
-//     that for every lock (Options.ShareFastPathOff, the pre-9.3 situation).
-//   - BenchmarkLocks1000Waiters: DB.Locks() with 1000 transactions waiting.
+// Layout: runner.go is the harness (clients, progress lines, histograms),
+// report.go the summaries, ratio table, JSON and plot; each workload has a
+// file (forshare.go, hotrow.go, storm.go, manyrows.go, tpcb.go) implementing
+// Workload. bench/pg/ runs the same workloads against PostgreSQL 15.
 //
-// The seed workloads (forshare, hotrow, storm, manyrows, tpcb-like) and the
-// side-by-side comparison with PostgreSQL arrive with `tupled bench`.
+// Invariants: a variant's figures come from one run of the same clients for
+// the same duration; ratios are only ever computed between variants of one
+// invocation (absolute times drift on a shared machine). Workloads use the
+// public tupled API only.
+//
+// The package's tests also hold the engine's micro-benchmarks
+// (go test -bench . ./bench): an uncontended row lock costs about what a
+// read does (BenchmarkLockFastPath vs BenchmarkGet), a second sharer costs a
+// multixact (BenchmarkLockMultiXact, BenchmarkLockFastPathOff), DB.Locks()
+// with 1000 waiters (BenchmarkLocks1000Waiters), and the durability
+// benchmarks of durable_test.go (fsyncs per commit, recovery time, a 10M-row
+// table's open time and memory).
+//
+// Callers: cmd/tupled (the bench subcommand).
 package bench
