@@ -137,13 +137,18 @@ func (e *Engine) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me uin
 	if err != nil {
 		return err
 	}
+	e.installXmax(tbl, r, tup, me, nx)
+	return nil
+}
+
+// installXmax writes the decided xmax into tup. Latch held.
+func (e *Engine) installXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me uint64, nx newXmax) {
 	if nx.viaMulti {
 		e.locksMulti.Add(1)
 	} else {
 		e.locksSingleXid.Add(1)
 	}
 	tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: me, Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2})
-	return nil
 }
 
 // LockTuple is heap_lock_tuple: lock version tup of row r in mode for tx.
@@ -179,15 +184,31 @@ func (e *Engine) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 		if first && res == heap.TMBeingModified && heap.IsLockedOnly(im) &&
 			((mode == KeyShare && im2&heap.KeysUpdated == 0) || (mode == Share && !heap.IsExclLocked(im))) {
 			// Only lockers, none of them conflicting: no sleep, no update
-			// chain to follow. Decide and write under this one latch
-			// hold, as heap_lock_tuple does without releasing the buffer
-			// lock (the hot-row path: a key-share locker beside others).
-			var err error
-			if held, _ := alreadyHeld(xwait, im, im2, multi, me, mode); !held {
-				err = e.writeXmax(tbl, r, tup, me, mode)
+			// chain to follow (the hot-row path: a key-share locker beside
+			// others). PostgreSQL decides this without releasing the
+			// buffer lock. We build the new multixact — the O(members)
+			// part — outside the latch, from the xmax fields read under
+			// it, and install it if they are unchanged, else start over:
+			// on a hot row the latch is then held for a compare and a
+			// store, not for a copy of thirty members.
+			if held, _ := alreadyHeld(xwait, im, im2, multi, me, mode); held {
+				r.Unlock()
+				return heap.TMOk, nil
 			}
 			r.Unlock()
-			return heap.TMOk, err
+			nx, err := e.computeNewXmaxFrom(xwait, im, im2, multi, me, mode, false)
+			if err != nil {
+				return 0, err
+			}
+			r.Lock()
+			if tup.Xmax != xwait || tup.Multi != multi ||
+				tup.Infomask&heap.XmaxBits != im&heap.XmaxBits || tup.Infomask2&heap.KeysUpdated != im2&heap.KeysUpdated {
+				r.Unlock()
+				continue
+			}
+			e.installXmax(tbl, r, tup, me, nx)
+			r.Unlock()
+			return heap.TMOk, nil
 		}
 		r.Unlock()
 		isMulti := im&heap.XmaxIsMulti != 0

@@ -113,7 +113,13 @@ type newXmax struct {
 // table of tuplelock/README.md, evaluated top-down; "restart" re-evaluates
 // as if the old xmax were invalid (label l5 in PostgreSQL).
 func (e *Engine) computeNewXmax(tup *heap.Tuple, me uint64, mode Mode, isUpdate bool) (newXmax, error) {
-	oldXmax, oldIm, oldIm2, oldMulti := tup.Xmax, tup.Infomask, tup.Infomask2, tup.Multi
+	return e.computeNewXmaxFrom(tup.Xmax, tup.Infomask, tup.Infomask2, tup.Multi, me, mode, isUpdate)
+}
+
+// computeNewXmaxFrom is computeNewXmax on a copy of the xmax fields: it reads
+// nothing else of the tuple, so it may run without the latch on fields read
+// under it (the caller re-checks them before writing).
+func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMulti *multixact.MultiXact, me uint64, mode Mode, isUpdate bool) (newXmax, error) {
 	x := e.Xacts
 	for {
 		// 1. No (live) xmax: a single xid.
