@@ -78,11 +78,16 @@ type Wait struct {
 	// cycle defers to an unchecked member with an earlier deadline.
 	checked atomic.Bool
 
-	// deadline: the default strategy's heap key (guarded by its mutex), or for
+	// deadline: the default strategy's check deadline (set by Arm), or for
 	// per-waiter strategies when the timer fires next (guarded by tmu). Either
 	// way the check is evaluated as of Start + timeout, not as of a re-armed
 	// firing time.
 	deadline time.Time
+	// default strategy: the deadline as the central queue keeps it, and the
+	// link of its incoming stack (written by Arm before the CAS that
+	// publishes the wait, then owned by the detector goroutine).
+	dueAt   int64
+	armNext *Wait
 
 	// Per-waiter strategies: the wait's own timer. Guarded by tmu.
 	tmu      sync.Mutex

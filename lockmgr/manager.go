@@ -36,8 +36,11 @@ import (
 // detector follow "T waits for xid X" to "X's transaction is itself waiting for
 // ...", and what Locks() reads to list transaction waits. Registry shards have
 // their own mutexes, which are leaves (nothing is acquired while one is held);
-// they are only modified while some partition mutex is also held, so taking
-// every partition lock freezes the registry too.
+// with the strategies that take every partition lock (the classic family,
+// Manager.freeze) they are only modified while some partition mutex is also
+// held, so taking every partition lock freezes the registry too. With the
+// others (default, off) a transaction wait is published and withdrawn under
+// the waiter's registry shard alone (WaitXacts).
 //
 // # Waiting
 //
@@ -55,6 +58,10 @@ type Manager struct {
 	mask  uint64
 	seed  maphash.Seed
 	det   *deadlock.Detector
+	// freeze: the strategy takes every partition lock to freeze the graph
+	// (classic, shared-first, single-checker, single-memo), so every
+	// publication must happen under a partition mutex.
+	freeze bool
 
 	lockWaits       atomic.Uint64
 	simpleDeadlocks atomic.Uint64
@@ -129,6 +136,11 @@ func New(opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("lockmgr: %w", err)
 	}
 	m.det = det
+	switch det.Strategy() {
+	case deadlock.StrategyDefault, deadlock.StrategyOff:
+	default:
+		m.freeze = true
+	}
 	return m, nil
 }
 
@@ -189,15 +201,27 @@ func (m *Manager) regOf(xid uint64) *regShard { return &m.reg[mix(xid)&m.mask] }
 func (m *Manager) regAdd(p *Proc) {
 	s := m.regOf(p.xid)
 	s.mu.Lock()
+	s.add(p)
+	s.mu.Unlock()
+}
+
+// add enters p in the shard (caller holds s.mu).
+func (s *regShard) add(p *Proc) {
 	p.regNext = s.procs[p.xid]
 	s.procs[p.xid] = p
-	s.mu.Unlock()
 }
 
 // regRemove removes p from the waiting registry (a no-op if it is not there).
 func (m *Manager) regRemove(p *Proc) {
 	s := m.regOf(p.xid)
 	s.mu.Lock()
+	s.remove(p)
+	s.mu.Unlock()
+}
+
+// remove takes p out of the shard (caller holds s.mu; a no-op if p is not
+// there).
+func (s *regShard) remove(p *Proc) {
 	head := s.procs[p.xid]
 	if head == p {
 		if p.regNext == nil {
@@ -214,5 +238,4 @@ func (m *Manager) regRemove(p *Proc) {
 		}
 	}
 	p.regNext = nil
-	s.mu.Unlock()
 }
