@@ -20,7 +20,7 @@ import (
 // Workloads lists every workload by name, in the order `tupled bench` shows
 // them.
 func Workloads() []Workload {
-	return []Workload{&forShare{}, &hotRow{}}
+	return []Workload{&forShare{}, &hotRow{}, &storm{}, &manyRows{}, &tpcb{}}
 }
 
 // Lookup returns the workload called name.
