@@ -408,4 +408,4 @@ side_label=tupled
 [ "$target" != tupled-serve ] || side_label=tupled-serve
 echo
 echo "PostgreSQL 15 vs $side_label: $(nproc) cores, -T $duration, synchronous_commit=$sync_commit, $(date -u +%Y-%m-%dT%H:%MZ)"
-python3 "$here/table.py" "$results" "tupled_side=$side_label" "storm_dt=$storm_dt" "off_dt=$off_dt"
+python3 "$here/table.py" "$results" "tupled_side=$side_label" "storm_dt=$storm_dt" "off_dt=$off_dt" "duration=$duration"
