@@ -36,11 +36,8 @@ import (
 // detector follow "T waits for xid X" to "X's transaction is itself waiting for
 // ...", and what Locks() reads to list transaction waits. Registry shards have
 // their own mutexes, which are leaves (nothing is acquired while one is held);
-// with the strategies that take every partition lock (the classic family,
-// Manager.freeze) they are only modified while some partition mutex is also
-// held, so taking every partition lock freezes the registry too. With the
-// others (default, off) a transaction wait is published and withdrawn under
-// the waiter's registry shard alone (WaitXacts).
+// they are only modified while some partition mutex is also held, so taking
+// every partition lock freezes the registry too.
 //
 // # Waiting
 //
@@ -58,10 +55,6 @@ type Manager struct {
 	mask  uint64
 	seed  maphash.Seed
 	det   *deadlock.Detector
-	// freeze: the strategy takes every partition lock to freeze the graph
-	// (classic, shared-first, single-checker, single-memo), so every
-	// publication must happen under a partition mutex.
-	freeze bool
 
 	lockWaits       atomic.Uint64
 	simpleDeadlocks atomic.Uint64
@@ -136,11 +129,6 @@ func New(opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("lockmgr: %w", err)
 	}
 	m.det = det
-	switch det.Strategy() {
-	case deadlock.StrategyDefault, deadlock.StrategyOff:
-	default:
-		m.freeze = true
-	}
 	return m, nil
 }
 

@@ -61,31 +61,15 @@ func (m *Manager) WaitXacts(ctx context.Context, p *Proc, xs []Xact, w Wait) err
 	}
 
 	// Publish under the partition of the first awaited xid, as PostgreSQL
-	// takes that partition's lock to queue for ShareLock on the xid — when
-	// the detector takes every partition lock to freeze the graph (the
-	// classic family). Otherwise nothing under that partition lock changes:
-	// what makes a transaction wait visible is the waiting registry, so it
-	// is published under p's own registry shard only. That matters in a
-	// storm: every waiter for one hot transaction would queue on the same
-	// partition mutex twice per wait (publish, clean-up), a convoy all the
-	// other locks of that partition are stuck behind.
+	// takes that partition's lock to queue for ShareLock on the xid.
 	pt := m.partOf(m.hash(Tag{Kind: TagTransaction, Xid: pending[0].Xid}))
 	wr := &waiter{proc: p, part: pt, mode: ShareLock, xacts: pending}
 	wr.dw.Init(wr)
-	if m.freeze {
-		pt.mu.Lock()
-		m.det.Publish(&wr.dw)
-		p.cur.Store(wr)
-		m.regAdd(p)
-		pt.mu.Unlock()
-	} else {
-		s := m.regOf(p.xid)
-		s.mu.Lock()
-		m.det.Publish(&wr.dw)
-		p.cur.Store(wr)
-		s.add(p)
-		s.mu.Unlock()
-	}
+	pt.mu.Lock()
+	m.det.Publish(&wr.dw)
+	p.cur.Store(wr)
+	m.regAdd(p)
+	pt.mu.Unlock()
 	m.lockWaits.Add(1)
 	m.det.Arm(&wr.dw)
 
@@ -115,18 +99,10 @@ wait:
 	} else {
 		wr.dw.Resolve(deadlock.Aborted)
 	}
-	if m.freeze {
-		pt.mu.Lock()
-		m.regRemove(p)
-		p.cur.CompareAndSwap(wr, nil)
-		pt.mu.Unlock()
-	} else {
-		s := m.regOf(p.xid)
-		s.mu.Lock()
-		s.remove(p)
-		p.cur.CompareAndSwap(wr, nil)
-		s.mu.Unlock()
-	}
+	pt.mu.Lock()
+	m.regRemove(p)
+	p.cur.CompareAndSwap(wr, nil)
+	pt.mu.Unlock()
 	m.det.Disarm(&wr.dw)
 	switch wr.dw.State() {
 	case deadlock.Granted:
