@@ -197,7 +197,8 @@ type injector struct {
 	rate float64
 	off  bool // strategy off: nothing detects; a lock timeout ends the pair
 	// timeout is the DB's DeadlockTimeout: a pair still deadlocked at the
-	// end of the run counts as undetected only if it is older than that.
+	// end of the run counts as undetected only if it is older than that
+	// plus 100 ms.
 	timeout time.Duration
 
 	mu        sync.Mutex
@@ -205,7 +206,7 @@ type injector struct {
 	injected  int                     // pairs whose cycle closed
 	detected  int                     // ... ended by a deadlock error
 	timedOut  int                     // ... ended by the lock timeout (off)
-	open      int                     // ... still deadlocked when the run ended (older than the timeout)
+	open      int                     // ... still deadlocked when the run ended (older than timeout + 100 ms)
 	skipped   int                     // no free slot, or the pair could not be set up
 	otherErrs int                     // a pair ended with an unexpected error
 	firstErr  error
@@ -364,18 +365,23 @@ func (inj *injector) injectPair(ctx context.Context, slot int) {
 	case isLT(resA.err) || isLT(resB.err):
 		inj.timedOut++
 	case ctx.Err() != nil:
-		// The run ended first. A pair younger than the deadlock timeout was
-		// not due for detection yet (not counted); an older one stayed
-		// undetected for at least this long: counted, and recorded as that
-		// lower bound (never under "off", which detects nothing).
-		inj.injected--
-		if age := resB.at.Sub(closed); age > inj.timeout && !inj.off {
-			inj.injected++
+		// The run ended first. A pair whose cycle closed less than
+		// DeadlockTimeout + 100 ms (goal P6's bound) before that cannot be
+		// judged: not counted. An older one stayed undetected for at least
+		// its age: counted, and recorded as that lower bound (never under
+		// "off", which detects nothing).
+		age := resA.at.Sub(closed)
+		if b := resB.at.Sub(closed); b < age {
+			age = b
+		}
+		switch {
+		case inj.off:
+			inj.open++
+		case age > inj.timeout+100*time.Millisecond:
 			inj.open++
 			inj.record(age)
-		} else if inj.off {
-			inj.injected++
-			inj.open++
+		default:
+			inj.injected--
 		}
 	default:
 		inj.otherErrs++
