@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // PostgreSQL's own tools, at their standard Debian paths (CI machines have
@@ -48,7 +49,10 @@ func TestIsolationSpecs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("no expected output (run testdata/isolation/oracle.sh): %v", err)
 			}
-			ts := startServer(t, nil) // deadlock_timeout 100ms, as oracle.sh's PostgreSQL
+			// deadlock_timeout 1s, as oracle.sh's PostgreSQL: long enough that
+			// under load both still see the waits of a deadlock begin "close
+			// together", so the first waiter is the victim, as in expected/.
+			ts := startServerDT(t, time.Second, nil)
 			h, p := ts.hostPort()
 			in, err := os.Open(spec)
 			if err != nil {

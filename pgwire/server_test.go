@@ -30,12 +30,17 @@ type testServer struct {
 }
 
 func startServer(t testing.TB, mod func(*Config)) *testServer {
+	return startServerDT(t, 100*time.Millisecond, mod)
+}
+
+// startServerDT starts a server whose database has deadlock timeout dt.
+func startServerDT(t testing.TB, dt time.Duration, mod func(*Config)) *testServer {
 	t.Helper()
-	db, err := tupled.Open("", &tupled.Options{DeadlockTimeout: 100 * time.Millisecond, VacuumInterval: -1})
+	db, err := tupled.Open("", &tupled.Options{DeadlockTimeout: dt, VacuumInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := sqlfe.NewEngine(context.Background(), db, &sqlfe.EngineOptions{DeadlockTimeout: 100 * time.Millisecond})
+	eng, err := sqlfe.NewEngine(context.Background(), db, &sqlfe.EngineOptions{DeadlockTimeout: dt})
 	if err != nil {
 		t.Fatal(err)
 	}

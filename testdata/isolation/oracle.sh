@@ -1,7 +1,7 @@
 #!/bin/bash
 # Regenerates expected/*.out: each spec run by PostgreSQL's isolationtester
-# against a throw-away PostgreSQL 15 (deadlock_timeout 100ms), then the same
-# spec against tupled serve (deadlock timeout 100ms), printing any difference.
+# against a throw-away PostgreSQL 15 (deadlock_timeout 1s), then the same
+# spec against tupled serve (deadlock timeout 1s), printing any difference.
 # The Go test (pgwire TestIsolationSpecs) checks tupled against these files.
 #
 #   testdata/isolation/oracle.sh [SPEC...]     (as root: PostgreSQL runs as postgres)
@@ -21,9 +21,9 @@ specs=("$@")
 D=$(mktemp -d); chown postgres "$D"
 runuser -u postgres -- "$PGBIN/initdb" -D "$D/data" -A trust -U postgres >/dev/null
 runuser -u postgres -- "$PGBIN/pg_ctl" -D "$D/data" -l "$D/log" -w \
-  -o "-c port=$PGPORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$D -c deadlock_timeout=100ms" start >/dev/null
+  -o "-c port=$PGPORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$D -c deadlock_timeout=1s" start >/dev/null
 (cd ../.. && go build -o "$D/tupled" ./cmd/tupled)
-"$D/tupled" serve --listen "127.0.0.1:$TPORT" --deadlock-timeout 100ms --log-level warn >/dev/null 2>"$D/tupled.log" &
+"$D/tupled" serve --listen "127.0.0.1:$TPORT" --deadlock-timeout 1s --log-level warn >/dev/null 2>"$D/tupled.log" &
 TPID=$!
 trap 'kill $TPID 2>/dev/null; runuser -u postgres -- "$PGBIN/pg_ctl" -D "$D/data" stop -m fast >/dev/null; rm -rf "$D"' EXIT
 sleep 1
