@@ -145,6 +145,12 @@ type Stats struct {
 	LockWaits         uint64
 	DeadlockChecks    uint64
 	DeadlocksFound    uint64
+	// DeadlockCheckTime is the time spent in deadlock checks; the longest
+	// delay between a wait's check deadline (its start + DeadlockTimeout)
+	// and the start of its check is DeadlockCheckMaxLateness (the default
+	// strategy's single detector; zero for the others).
+	DeadlockCheckTime        time.Duration
+	DeadlockCheckMaxLateness time.Duration
 
 	Commits          uint64
 	Aborts           uint64

@@ -280,23 +280,26 @@ func (db *DB) RowLocks(ctx context.Context, table string) ([]RowLock, error) {
 func (db *DB) Stats() Stats {
 	single, multi := db.eng.Counters()
 	ls := db.locks.Stats()
+	ds := db.locks.DetectorStats()
 	ms := db.multi.Stats()
 	s := Stats{
-		LocksSingleXid:    single,
-		LocksMultiXact:    multi,
-		MultiXactsCreated: ms.Created,
-		LockWaits:         ls.LockWaits,
-		DeadlockChecks:    ls.DeadlockChecks,
-		DeadlocksFound:    ls.DeadlocksFound,
-		Commits:           db.commits.Load(),
-		Aborts:            db.aborts.Load(),
-		TuplesLive:        uint64(max(db.heap.TuplesLive(), 0)),
-		TuplesReclaimed:   db.heap.TuplesReclaimed(),
-		MultiXactsLive:    ms.Live,
-		VacuumRuns:        db.vacuumRuns.Load(),
-		CommitLogEntries:  db.xacts.ClogEntries(),
-		NextXid:           db.xacts.NextXid(),
-		NextMultiXactID:   db.multi.NextID(),
+		LocksSingleXid:           single,
+		LocksMultiXact:           multi,
+		MultiXactsCreated:        ms.Created,
+		LockWaits:                ls.LockWaits,
+		DeadlockChecks:           ls.DeadlockChecks,
+		DeadlocksFound:           ls.DeadlocksFound,
+		DeadlockCheckTime:        time.Duration(ds.TotalCheckNs),
+		DeadlockCheckMaxLateness: ds.MaxLateness,
+		Commits:                  db.commits.Load(),
+		Aborts:                   db.aborts.Load(),
+		TuplesLive:               uint64(max(db.heap.TuplesLive(), 0)),
+		TuplesReclaimed:          db.heap.TuplesReclaimed(),
+		MultiXactsLive:           ms.Live,
+		VacuumRuns:               db.vacuumRuns.Load(),
+		CommitLogEntries:         db.xacts.ClogEntries(),
+		NextXid:                  db.xacts.NextXid(),
+		NextMultiXactID:          db.multi.NextID(),
 	}
 	if d := db.dur; d != nil {
 		ws := d.wal.Stats()

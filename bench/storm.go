@@ -182,6 +182,12 @@ func (w *storm) Prepare(ctx context.Context, cfg *Config, variant string) (*Prep
 		if r.Seconds > 0 {
 			r.AddExtra("deadlock checks per second", float64(s.DeadlockChecks-before.DeadlockChecks)/r.Seconds)
 		}
+		if c := s.DeadlockChecks - before.DeadlockChecks; c > 0 {
+			r.AddExtra("deadlock check average µs", float64(s.DeadlockCheckTime-before.DeadlockCheckTime)/float64(c)/1e3)
+		}
+		if strategy == deadlock.StrategyDefault {
+			r.AddExtra("detector's max lateness ms", float64(s.DeadlockCheckMaxLateness)/1e6)
+		}
 		r.AddExtra("deadlocks found", float64(s.DeadlocksFound-before.DeadlocksFound))
 		if inj != nil {
 			inj.report(r)
