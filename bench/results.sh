@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# bench/results.sh: run the issue's goal measurements (P1-P8) on the embedded
+# engine, one after another, keeping each run's JSON (and the forshare and
+# storm plots) in bench/results/, and print the goals table. The figures in
+# bench/RESULTS.md come from this script; PostgreSQL's side comes from
+# bench/pg/run.sh. Takes ~5 minutes (plus loading 10M rows for P7).
+#
+#   bench/results.sh            # everything
+#   bench/results.sh P1 P4      # some goals
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+out="$here/results"
+mkdir -p "$out"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$repo"
+go build -o "$tmp/tupled" ./cmd/tupled
+T=${T:-10}
+
+run() { # name, then tupled bench arguments
+	local name=$1
+	shift
+	echo "== $name: tupled bench $*"
+	"$tmp/tupled" bench "$@" -T "$T" -P 0 --json "$out/$name.json" | grep -E '^[a-z/-]+ +[0-9.]+ +[0-9.]+ms|^ratio|per second|growth|per commit|detection|=== ' || true
+}
+
+goals=("$@")
+[ ${#goals[@]} -eq 0 ] && goals=(P1 P2 P4 P5 P7 P8)
+for g in "${goals[@]}"; do
+	case $g in
+	P1) run forshare-P1 forshare -c 30 --variants plain,keyshare,share,nokeyupdate,update --data "$tmp/fs" --plot "$out/forshare.png" ;;
+	P2) run forshare-P2 forshare -c 30 --share-fastpath both --variants share,share/fastpath-off --data "$tmp/fs" ;;
+	P4) run hotrow-P4 hotrow -c 30 ;;
+	P5 | P6) run storm-P5 storm -c 1000 --deadlock-timeout 10ms --inject-deadlocks 20/s --plot "$out/storm.png" ;;
+	P7) run manyrows-P7 manyrows -c 1 ;;
+	P8) run tpcb-P8 tpcb-like -c 30 -s 1000000 --data "$tmp/tpcb" ;;
+	*) echo "unknown goal $g" >&2; exit 2 ;;
+	esac
+done
+
+python3 - "$out" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+def load(n):
+    p = os.path.join(out, n + ".json")
+    return json.load(open(p)) if os.path.exists(p) else None
+def tps(rep, v):
+    for r in rep["results"]:
+        if r["variant"] == v:
+            return r
+    return None
+rows = []
+fs = load("forshare-P1")
+if fs:
+    rows.append(("P1", "forshare share/plain, 30 clients, sync commit on", tps(fs, "share")["tps"] / tps(fs, "plain")["tps"], ">= 0.90"))
+f2 = load("forshare-P2")
+if f2:
+    rows.append(("P2", "share fast path on / off", tps(f2, "share")["tps"] / tps(f2, "share/fastpath-off")["tps"], ">= 2.0"))
+h = load("hotrow-P4")
+if h:
+    rows.append(("P4", "hotrow keyshare/plain, 30 clients", tps(h, "keyshare")["tps"] / tps(h, "plain")["tps"], ">= 0.80"))
+s = load("storm-P5")
+if s and tps(s, "default") and tps(s, "off"):
+    d = tps(s, "default")
+    rows.append(("P5", "storm default/off, 1000 clients, 10 ms (zero-tps seconds: %d)" % d["seconds_with_zero_tps"], d["tps"] / tps(s, "off")["tps"], ">= 0.97; none"))
+    ex = d.get("extra") or {}
+    for k, v in ex.items():
+        if "p99" in k:
+            rows.append(("P6", k, v, "<= 110 ms"))
+m = load("manyrows-P7")
+if m:
+    ex = m["results"][0]["extra"]
+    rows.append(("P7", "manyrows rows/s; heap growth %.3f MB" % ex["heap growth while holding the locks (MB)"], ex["rows locked per second"], ">= 500k; <= 1 MB"))
+t = load("tpcb-P8")
+if t:
+    rows.append(("P8", "tpcb-like WAL fsyncs per commit, 30 writers", t["results"][0]["extra"]["WAL fsyncs per commit"], "<= 0.2"))
+print("\n| id | measure | tupled | goal |\n|---|---|---|---|")
+for r in rows:
+    print("| %s | %s | %s | %s |" % (r[0], r[1], ("%.3f" % r[2]) if r[2] < 1000 else "%.0f" % r[2], r[3]))
+PY
