@@ -17,12 +17,13 @@ import (
 // and runs its statements; other goroutines only cancel the running
 // statement (CancelRequest, shutdown, the client-check timer).
 type conn struct {
-	srv    *Server
-	nc     net.Conn
-	be     *pgproto3.Backend
-	pid    int32
-	secret []byte
-	sess   *sqlfe.Session
+	srv      *Server
+	nc       net.Conn
+	be       *pgproto3.Backend
+	pid      int32
+	secret   []byte
+	sess     *sqlfe.Session
+	admitted bool // holds a slot in srv.sessions
 
 	mu        sync.Mutex
 	ctx       context.Context // cancelled at shutdown
@@ -74,15 +75,18 @@ func (c *conn) serve() {
 	}
 	c.be = pgproto3.NewBackend(c.nc, c.nc)
 	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageSize)
+	defer func() {
+		if c.admitted {
+			c.srv.sessions.Add(-1)
+		}
+	}()
 	if !c.startup() {
 		return
 	}
 	m := c.srv.cfg.Metrics
-	c.srv.sessions.Add(1)
 	m.connOpened()
 	defer func() {
 		c.sess.Close()
-		c.srv.sessions.Add(-1)
 		m.connClosed()
 	}()
 	c.loop()
@@ -129,7 +133,10 @@ func (c *conn) startup() bool {
 		c.fatal("28000", "no PostgreSQL user name specified in startup packet")
 		return false
 	}
-	if int(c.srv.sessions.Load()) >= c.srv.cfg.MaxConns {
+	// The slot is taken here, before the client can see ReadyForQuery, so
+	// Sessions() never lags behind what a client observes and concurrent
+	// startups cannot overshoot MaxConns.
+	if c.admitted = c.srv.admit(); !c.admitted {
 		c.srv.cfg.Metrics.rejected()
 		c.srv.log.Warn("too many clients", "max", c.srv.cfg.MaxConns, "remote", c.nc.RemoteAddr().String())
 		c.fatal("53300", "sorry, too many clients already")

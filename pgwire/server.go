@@ -194,5 +194,19 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
-// Sessions is the number of established sessions.
+// admit takes a session slot unless MaxConns are taken.
+func (s *Server) admit() bool {
+	for {
+		n := s.sessions.Load()
+		if int(n) >= s.cfg.MaxConns {
+			return false
+		}
+		if s.sessions.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// Sessions is the number of established sessions (counting those whose
+// startup has passed the connection limit).
 func (s *Server) Sessions() int { return int(s.sessions.Load()) }
