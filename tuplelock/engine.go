@@ -48,6 +48,11 @@ type Engine struct {
 
 	locksSingleXid atomic.Uint64
 	locksMulti     atomic.Uint64
+
+	// testAfterXmaxStatus, if set, runs in computeNewXmaxFrom right after
+	// the status of a plain xmax was read: a test ends that transaction
+	// there to check that the decision uses one reading of it.
+	testAfterXmaxStatus func(xmax uint64)
 }
 
 // Counters returns (row locks recorded as a plain xid, row locks that made

@@ -844,3 +844,43 @@ func TestConcurrentLockersAndUpdatersNeverConflict(t *testing.T) {
 	assert.Positive(t, r.lm.Stats().LockWaits, "there was contention")
 	assert.Empty(t, r.lm.Locks())
 }
+
+// TestKeyShareWhileUpdaterCommits: a key-share locker decides the new xmax
+// of a version whose plain updater commits at that very moment. The
+// decision must rest on one reading of the updater's status: read "in
+// progress" and then "not in progress" (and so, wrongly, "a finished
+// locker or an aborted updater"), it dropped the committed update from
+// xmax, and the old version came back to life — a lost update that the
+// crash tests' bank total caught once in several hundred runs.
+func TestKeyShareWhileUpdaterCommits(t *testing.T) {
+	r := newRig(t)
+	row, v1 := r.committedRow("k")
+	t1, t2 := r.begin(), r.begin()
+	res, err := r.e.Update(r.ctx, t1, r.tbl, row, v1, []byte("v2"), false)
+	require.NoError(t, err)
+	require.Equal(t, heap.TMOk, res)
+	v2 := r.versions(row)[1]
+
+	var once sync.Once
+	r.e.testAfterXmaxStatus = func(xmax uint64) {
+		if xmax == t1.ID() {
+			once.Do(func() { r.commit(t1) })
+		}
+	}
+	require.Equal(t, heap.TMOk, r.lock(t2, row, v1, KeyShare))
+	r.e.testAfterXmaxStatus = nil
+	require.False(t, r.x.IsInProgress(t1.ID()), "the hook ran: t1 committed mid-decision")
+
+	h1 := r.header(row, v1)
+	require.NotNil(t, h1.multi, "the updater stays in xmax beside the locker: %s", h1.bits())
+	assert.Equal(t, []multixact.Member{{Xid: t1.ID(), Status: multixact.NoKeyUpdate}, {Xid: t2.ID(), Status: multixact.ForKeyShare}}, h1.multi.Members)
+
+	// A later writer must find v1 updated, not lockable.
+	t3 := r.begin()
+	res, err = r.e.Update(r.ctx, t3, r.tbl, row, v1, []byte("stale"), false)
+	require.NoError(t, err)
+	assert.Equal(t, heap.TMUpdated, res, "v1 was updated by a committed transaction")
+	assert.Same(t, v2, r.e.LatestVersion(row, v1))
+	r.commit(t2)
+	r.abort(t3)
+}

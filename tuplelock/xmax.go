@@ -3,6 +3,7 @@ package tuplelock
 import (
 	"github.com/tupled/tupled/heap"
 	"github.com/tupled/tupled/multixact"
+	"github.com/tupled/tupled/xact"
 )
 
 // Mode is PostgreSQL's LockTupleMode.
@@ -163,22 +164,33 @@ func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMul
 			im, im2 := multiHintBits(m)
 			return newXmax{xmax: m.ID, multi: m, im: im, im2: im2, viaMulti: true}, nil
 		}
-		// 3./5. A committed plain updater must be preserved in a multixact.
-		committedUpdater := oldIm&heap.XmaxCommitted != 0 ||
-			(!heap.IsLockedOnly(oldIm) && !x.IsInProgress(oldXmax) && x.DidCommit(oldXmax))
-		if committedUpdater {
-			return e.pair(oldXmax, oldStatus(oldIm, oldIm2), me, status(mode, isUpdate))
+		// 3.-5. A plain xid. Its status is read once: read twice, a
+		// transaction that commits in between looks "running" to the
+		// first test and "not running" to the second, and a committed
+		// updater would be dropped as if it had been a finished locker
+		// (PostgreSQL tests TransactionIdIsInProgress first and
+		// TransactionIdDidCommit second for the same reason: a
+		// transaction leaves the in-progress state only once its outcome
+		// is final).
+		st := xact.Committed
+		if oldIm&heap.XmaxCommitted == 0 {
+			st, _ = x.Status(oldXmax)
 		}
-		// 4. A plain xid in progress.
-		if x.IsInProgress(oldXmax) {
-			if oldXmax == me {
-				// Our own lock: keep a single xid with the stronger mode.
-				if om := Mode(oldStatus(oldIm, oldIm2).LockMode()); om > mode {
-					mode = om
-				}
-				oldIm |= heap.XmaxInvalid
-				continue
+		if e.testAfterXmaxStatus != nil {
+			e.testAfterXmaxStatus(oldXmax)
+		}
+		switch {
+		case st == xact.Committed && !heap.IsLockedOnly(oldIm):
+			// A committed updater must be preserved in a multixact.
+			return e.pair(oldXmax, oldStatus(oldIm, oldIm2), me, status(mode, isUpdate))
+		case st == xact.InProgress && oldXmax == me:
+			// Our own lock: keep a single xid with the stronger mode.
+			if om := Mode(oldStatus(oldIm, oldIm2).LockMode()); om > mode {
+				mode = om
 			}
+			oldIm |= heap.XmaxInvalid
+			continue
+		case st == xact.InProgress:
 			return e.pair(oldXmax, oldStatus(oldIm, oldIm2), me, status(mode, isUpdate))
 		}
 		// 6. The locker finished or the updater aborted.
