@@ -2,8 +2,10 @@ package pgwire
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"syscall"
@@ -17,8 +19,15 @@ import (
 // and runs its statements; other goroutines only cancel the running
 // statement (CancelRequest, shutdown, the client-check timer).
 type conn struct {
-	srv      *Server
-	nc       net.Conn
+	srv *Server
+	// nc is the TCP connection: deadlines, the client check and a forced
+	// close act on it, TLS or not.
+	nc net.Conn
+	// plain counts the bytes read from nc before TLS (see startTLS).
+	plain countingReader
+	// tls is the TLS connection over nc once negotiated; the backend
+	// (be) then reads and writes through it.
+	tls      *tls.Conn
 	be       *pgproto3.Backend
 	pid      int32
 	secret   []byte
@@ -66,6 +75,11 @@ func (c *conn) cancelStatement() {
 func (c *conn) serve() {
 	defer c.srv.removeConn(c)
 	defer c.nc.Close()
+	defer func() {
+		if c.tls != nil {
+			_ = c.tls.Close() // close_notify, then nc
+		}
+	}()
 	c.mu.Lock()
 	c.ctx, c.cancelCtx = context.WithCancel(context.Background())
 	c.mu.Unlock()
@@ -73,7 +87,8 @@ func (c *conn) serve() {
 	if c.srv.shutting.Load() {
 		return
 	}
-	c.be = pgproto3.NewBackend(c.nc, c.nc)
+	c.plain.r = c.nc
+	c.be = pgproto3.NewBackend(&c.plain, c.nc)
 	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageSize)
 	defer func() {
 		if c.admitted {
@@ -84,7 +99,7 @@ func (c *conn) serve() {
 		return
 	}
 	m := c.srv.cfg.Metrics
-	m.connOpened()
+	m.connOpened(c.tls != nil)
 	defer func() {
 		c.sess.Close()
 		m.connClosed()
@@ -99,16 +114,33 @@ func (c *conn) fatal(code, msg string) {
 
 // startup runs the startup and authentication phase.
 func (c *conn) startup() bool {
-	_ = c.nc.SetReadDeadline(time.Now().Add(time.Minute)) // authentication_timeout
+	_ = c.nc.SetReadDeadline(time.Now().Add(time.Minute)) // authentication_timeout, TLS handshake included
 	var sm *pgproto3.StartupMessage
+	// As PostgreSQL: one SSLRequest and one GSSENCRequest at most, and none
+	// after TLS is in use; negotiated counts their bytes (8 each).
+	sslDone, gssDone, negotiated := false, false, int64(0)
 	for sm == nil {
 		msg, err := c.be.ReceiveStartupMessage()
 		if err != nil {
-			c.srv.log.Debug("bad startup packet", "remote", c.nc.RemoteAddr().String(), "err", err)
+			c.srv.log.Debug("bad startup packet", "remote", c.nc.RemoteAddr().String(), "tls", c.tls != nil, "err", err)
 			return false
 		}
 		switch m := msg.(type) {
-		case *pgproto3.SSLRequest, *pgproto3.GSSEncRequest:
+		case *pgproto3.SSLRequest:
+			if sslDone {
+				c.fatal("0A000", "unsupported frontend protocol 1234.5679: server supports 3.0 to 3.0")
+				return false
+			}
+			sslDone, negotiated = true, negotiated+8
+			if !c.answerSSL(negotiated) {
+				return false
+			}
+		case *pgproto3.GSSEncRequest:
+			if gssDone || c.tls != nil {
+				c.fatal("0A000", "unsupported frontend protocol 1234.5680: server supports 3.0 to 3.0")
+				return false
+			}
+			gssDone, negotiated = true, negotiated+8
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
 				return false
 			}
@@ -131,6 +163,20 @@ func (c *conn) startup() bool {
 	user := sm.Parameters["user"]
 	if user == "" {
 		c.fatal("28000", "no PostgreSQL user name specified in startup packet")
+		return false
+	}
+	if c.srv.cfg.TLSRequired && c.tls == nil {
+		db := sm.Parameters["database"]
+		if db == "" {
+			db = user
+		}
+		host, _, err := net.SplitHostPort(c.nc.RemoteAddr().String())
+		if err != nil {
+			host = c.nc.RemoteAddr().String()
+		}
+		c.srv.cfg.Metrics.refusedNoTLS()
+		c.srv.log.Info("connection without TLS refused", "user", user, "database", db, "remote", c.nc.RemoteAddr().String())
+		c.fatal("28000", fmt.Sprintf("no pg_hba.conf entry for host \"%s\", user \"%s\", database \"%s\", no encryption", host, user, db))
 		return false
 	}
 	// The slot is taken here, before the client can see ReadyForQuery, so
@@ -179,8 +225,60 @@ func (c *conn) startup() bool {
 	}
 	c.stmts = map[string]*sqlfe.Stmt{}
 	c.portals = map[string]*portal{}
-	c.srv.log.Debug("session started", "pid", c.pid, "user", user, "remote", c.nc.RemoteAddr().String(), "application_name", params["application_name"])
+	tlsVersion := "off"
+	if c.tls != nil {
+		tlsVersion = tls.VersionName(c.tls.ConnectionState().Version)
+	}
+	c.srv.log.Debug("session started", "pid", c.pid, "user", user, "remote", c.nc.RemoteAddr().String(), "application_name", params["application_name"], "tls", tlsVersion)
 	return true
+}
+
+// answerSSL answers an SSLRequest: 'N' without TLS configured; else 'S',
+// the TLS handshake (under the startup deadline and the connection's
+// context), and a backend over the TLS connection. False: the connection
+// is to be closed.
+func (c *conn) answerSSL(negotiated int64) bool {
+	cfg := c.srv.cfg.TLS
+	if cfg == nil {
+		_, err := c.nc.Write([]byte{'N'})
+		return err == nil
+	}
+	if c.plain.n > negotiated {
+		// Bytes after the SSLRequest sit in the plain backend's buffer: a
+		// client must wait for 'S' before its handshake, and whatever it sent
+		// unencrypted must not pass for TLS data (PostgreSQL's check,
+		// CVE-2021-23214). Sent in plain text, as PostgreSQL does.
+		c.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: sqlfe.CodeProtocolViolation,
+			Message: "received unencrypted data after SSL request",
+			Detail:  "This could be either a client-software bug or evidence of an attempted man-in-the-middle attack."})
+		_ = c.be.Flush()
+		return false
+	}
+	if _, err := c.nc.Write([]byte{'S'}); err != nil {
+		return false
+	}
+	tc := tls.Server(c.nc, cfg)
+	if err := tc.HandshakeContext(c.ctx); err != nil {
+		c.srv.cfg.Metrics.tlsHandshakeFailed()
+		c.srv.log.Debug("TLS handshake failed", "remote", c.nc.RemoteAddr().String(), "err", err)
+		return false
+	}
+	c.tls = tc
+	c.be = pgproto3.NewBackend(tc, tc)
+	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageSize)
+	return true
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.n += int64(n)
+	return n, err
 }
 
 func (c *conn) loop() {

@@ -12,6 +12,9 @@ type Metrics struct {
 	conns      prometheus.Gauge
 	connsTotal prometheus.Counter
 	rejects    prometheus.Counter
+	tlsConns   prometheus.Counter
+	tlsErrors  prometheus.Counter
+	noTLS      prometheus.Counter
 	errors     *prometheus.CounterVec
 	stmts      prometheus.Histogram
 }
@@ -23,18 +26,36 @@ func NewMetrics(reg prometheus.Registerer, db *tupled.DB) *Metrics {
 		conns:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "tupled_connections", Help: "Client sessions currently established."}),
 		connsTotal: prometheus.NewCounter(prometheus.CounterOpts{Name: "tupled_connections_total", Help: "Client sessions established since start."}),
 		rejects:    prometheus.NewCounter(prometheus.CounterOpts{Name: "tupled_connections_rejected_total", Help: "Connections refused with 53300 (too many clients)."}),
+		tlsConns:   prometheus.NewCounter(prometheus.CounterOpts{Name: "tupled_connections_tls_total", Help: "Client sessions established over TLS since start."}),
+		tlsErrors:  prometheus.NewCounter(prometheus.CounterOpts{Name: "tupled_tls_handshake_errors_total", Help: "TLS handshakes that failed (the connection was closed)."}),
+		noTLS:      prometheus.NewCounter(prometheus.CounterOpts{Name: "tupled_connections_without_tls_refused_total", Help: "Connections refused with 28000 because TLS is required and they did not use it."}),
 		errors:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tupled_statement_errors_total", Help: "Failed statements (each aborts its transaction) by SQLSTATE."}, []string{"sqlstate"}),
 		stmts: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tupled_statement_duration_seconds", Help: "Statement execution time, lock waits included.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
 	}
-	reg.MustRegister(m.conns, m.connsTotal, m.rejects, m.errors, m.stmts, &statsCollector{db: db})
+	reg.MustRegister(m.conns, m.connsTotal, m.rejects, m.tlsConns, m.tlsErrors, m.noTLS, m.errors, m.stmts, &statsCollector{db: db})
 	return m
 }
 
-func (m *Metrics) connOpened() {
+func (m *Metrics) connOpened(overTLS bool) {
 	if m != nil {
 		m.conns.Inc()
 		m.connsTotal.Inc()
+		if overTLS {
+			m.tlsConns.Inc()
+		}
+	}
+}
+
+func (m *Metrics) tlsHandshakeFailed() {
+	if m != nil {
+		m.tlsErrors.Inc()
+	}
+}
+
+func (m *Metrics) refusedNoTLS() {
+	if m != nil {
+		m.noTLS.Inc()
 	}
 }
 

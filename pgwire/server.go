@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -24,6 +25,15 @@ type Config struct {
 	// SCRAM-SHA-256 (any user name). Empty: trust (allowed only on loopback:
 	// the serve command refuses a non-loopback listener without one).
 	Password string
+	// TLS, when set, is offered to clients: an SSLRequest is answered 'S'
+	// and the connection continues over TLS (tls.Server with this config).
+	// Nil: SSLRequest is answered 'N' and clients stay on plain TCP.
+	TLS *tls.Config
+	// TLSRequired refuses a session whose StartupMessage did not arrive over
+	// TLS with FATAL 28000, worded as PostgreSQL's for a pg_hba.conf with
+	// only hostssl lines. A CancelRequest is still accepted over plain TCP
+	// (libpq sends it so). Requires TLS: without it every client is refused.
+	TLSRequired bool
 	// MaxConns bounds concurrent sessions (default 2000); beyond it a client
 	// gets FATAL 53300 "sorry, too many clients already".
 	MaxConns int

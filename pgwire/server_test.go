@@ -132,6 +132,31 @@ func waiters(db *tupled.DB) int {
 	return n
 }
 
+// lockRow creates t (k int PRIMARY KEY, v int) with rows k = v = 1..n and
+// leaves c in a transaction holding k = 1 FOR UPDATE.
+func lockRow(t testing.TB, c *pgx.Conn, n int) {
+	t.Helper()
+	exec(t, c, "CREATE TABLE t (k int PRIMARY KEY, v int)")
+	for k := 1; k <= n; k++ {
+		exec(t, c, "INSERT INTO t VALUES ($1, $1)", k)
+	}
+	exec(t, c, "BEGIN")
+	exec(t, c, "SELECT * FROM t WHERE k = 1 FOR UPDATE")
+}
+
+// execBlocked runs sql on c in a goroutine, waits until it waits for a
+// lock, and returns where its error will arrive.
+func (ts *testServer) execBlocked(t testing.TB, c *pgx.Conn, sql string) <-chan error {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Exec(context.Background(), sql)
+		errc <- err
+	}()
+	waitFor(t, "a lock wait of "+sql, func() bool { return waiters(ts.db) > 0 })
+	return errc
+}
+
 func TestSimpleAndExtendedProtocol(t *testing.T) {
 	ts := startServer(t, nil)
 	c := ts.connect(t)
@@ -338,16 +363,8 @@ func TestCancelWaitingLock(t *testing.T) {
 	ts := startServer(t, nil)
 	c1, c2 := ts.connect(t), ts.connect(t)
 	ctx := context.Background()
-	exec(t, c1, "CREATE TABLE t (k int PRIMARY KEY, v int)")
-	exec(t, c1, "INSERT INTO t VALUES (1, 1)")
-	exec(t, c1, "BEGIN")
-	exec(t, c1, "SELECT * FROM t WHERE k = 1 FOR UPDATE")
-	errc := make(chan error, 1)
-	go func() {
-		_, err := c2.Exec(ctx, "UPDATE t SET v = 2 WHERE k = 1")
-		errc <- err
-	}()
-	waitFor(t, "c2 to wait", func() bool { return waiters(ts.db) > 0 })
+	lockRow(t, c1, 1)
+	errc := ts.execBlocked(t, c2, "UPDATE t SET v = 2 WHERE k = 1")
 	// pg_isolation_test_session_is_blocked sees it, from a third session
 	c3 := ts.connect(t)
 	var blocked bool
@@ -378,10 +395,7 @@ func TestStatementTimeoutAndClientGone(t *testing.T) {
 	ts := startServer(t, nil)
 	c1, c2 := ts.connect(t), ts.connect(t)
 	ctx := context.Background()
-	exec(t, c1, "CREATE TABLE t (k int PRIMARY KEY, v int)")
-	exec(t, c1, "INSERT INTO t VALUES (1, 1)")
-	exec(t, c1, "BEGIN")
-	exec(t, c1, "SELECT * FROM t WHERE k = 1 FOR UPDATE")
+	lockRow(t, c1, 1)
 	exec(t, c2, "SET statement_timeout = '50ms'")
 	_, err := c2.Exec(ctx, "SELECT * FROM t WHERE k = 1 FOR SHARE")
 	if pe := pgErr(t, err, "57014"); pe.Message != "canceling statement due to statement timeout" {
@@ -409,10 +423,7 @@ func TestNowaitSkipLockedDeadlock(t *testing.T) {
 	ts := startServer(t, nil)
 	c1, c2 := ts.connect(t), ts.connect(t)
 	ctx := context.Background()
-	exec(t, c1, "CREATE TABLE t (k int PRIMARY KEY, v int)")
-	exec(t, c1, "INSERT INTO t VALUES (1, 1), (2, 2), (3, 3)")
-	exec(t, c1, "BEGIN")
-	exec(t, c1, "SELECT * FROM t WHERE k = 1 FOR UPDATE")
+	lockRow(t, c1, 3)
 	_, err := c2.Exec(ctx, "SELECT * FROM t WHERE k = 1 FOR SHARE NOWAIT")
 	if pe := pgErr(t, err, "55P03"); pe.Message != `could not obtain lock on row in relation "t"` {
 		t.Fatal(pe.Message)
@@ -426,12 +437,7 @@ func TestNowaitSkipLockedDeadlock(t *testing.T) {
 	exec(t, c2, "SELECT * FROM t WHERE k = 2 FOR KEY SHARE")
 	exec(t, c1, "UPDATE t SET v = 20 WHERE k = 2")
 	// ... but a key update waits: observe the wait, then end it
-	errc := make(chan error, 1)
-	go func() {
-		_, err := c1.Exec(ctx, "UPDATE t SET k = 22 WHERE k = 2")
-		errc <- err
-	}()
-	waitFor(t, "the key update to wait", func() bool { return waiters(ts.db) > 0 })
+	errc := ts.execBlocked(t, c1, "UPDATE t SET k = 22 WHERE k = 2")
 	// deadlock: c2 now waits for c1's row 1
 	_, err = c2.Exec(ctx, "SELECT * FROM t WHERE k = 1 FOR SHARE")
 	var err1 error = <-errc
@@ -536,12 +542,7 @@ func TestGracefulShutdown(t *testing.T) {
 	exec(t, c1, "INSERT INTO t VALUES (1, 1)")
 	exec(t, c1, "BEGIN")
 	exec(t, c1, "UPDATE t SET v = 2 WHERE k = 1")
-	errc := make(chan error, 1)
-	go func() {
-		_, err := c2.Exec(ctx, "SELECT * FROM t WHERE k = 1 FOR UPDATE")
-		errc <- err
-	}()
-	waitFor(t, "c2 to wait", func() bool { return waiters(ts.db) > 0 })
+	errc := ts.execBlocked(t, c2, "SELECT * FROM t WHERE k = 1 FOR UPDATE")
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := ts.srv.Shutdown(sctx); err != nil {

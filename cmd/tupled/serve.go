@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,7 @@ func init() {
 	register(&command{
 		name:    "serve",
 		summary: "serve the PostgreSQL wire protocol over a database",
-		usage:   "[--data DIR] [--listen ADDR] [--metrics ADDR] [--password PW] [flags]",
+		usage:   "[--data DIR] [--listen ADDR] [--metrics ADDR] [--password PW] [--tls-cert FILE --tls-key FILE [--tls-required]] [flags]",
 		help: `
 Serve opens the database in --data (in memory when empty) and speaks the
 PostgreSQL protocol on --listen, so psql, pgbench, isolationtester and any
@@ -42,9 +43,12 @@ Anything else fails with SQLSTATE 0A000.
 
 Without --password (or TUPLED_PASSWORD) clients are trusted, which is only
 allowed on a loopback address; with it every client authenticates with
-SCRAM-SHA-256. SIGTERM or SIGINT shuts down gracefully: stop accepting, roll
-back open transactions, checkpoint and close the database. --metrics serves
-Prometheus metrics at /metrics.`,
+SCRAM-SHA-256. With --tls-cert and --tls-key (PEM files) clients may use TLS
+(sslmode=require, verify-ca, verify-full); --tls-required refuses those that
+do not (28000), as a pg_hba.conf with only hostssl lines would. SIGTERM or
+SIGINT shuts down gracefully: stop accepting, roll back open transactions,
+checkpoint and close the database. --metrics serves Prometheus metrics at
+/metrics.`,
 		run: runServe,
 	})
 }
@@ -76,6 +80,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxMsg := fs.Int("max-message-size", 16<<20, "largest protocol message accepted (bytes)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	logFormat := fs.String("log-format", "text", "text or json")
+	tlsCert := fs.String("tls-cert", "", "PEM certificate (chain) file: offer TLS to clients (with --tls-key)")
+	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
+	tlsRequired := fs.Bool("tls-required", false, "refuse clients that do not use TLS (28000); needs --tls-cert and --tls-key")
 	if err := parseFlags(c, fs, args, stdout); err != nil {
 		return err
 	}
@@ -108,6 +115,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *password == "" && !isLoopback(*listen) {
 		return usagef("listening on %s, beyond loopback, requires --password (SCRAM-SHA-256)", *listen)
 	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return usagef("--tls-cert and --tls-key go together")
+	}
+	if *tlsRequired && *tlsCert == "" {
+		return usagef("--tls-required needs --tls-cert and --tls-key")
+	}
+	var tlsConfig *tls.Config
+	tlsMode := "off"
+	if *tlsCert != "" {
+		pair, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
+		if err != nil {
+			return fmt.Errorf("loading --tls-cert %s and --tls-key %s: %w", *tlsCert, *tlsKey, err)
+		}
+		// TLS 1.2 at least, as PostgreSQL's ssl_min_protocol_version
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+		tlsMode = map[bool]string{true: "required", false: "on"}[*tlsRequired]
+	}
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -131,7 +155,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := pgwire.NewMetrics(reg, db)
-	srv := pgwire.New(pgwire.Config{Engine: eng, Password: *password, MaxConns: *maxConns, MaxMessageSize: *maxMsg, Logger: log.With("component", "pgwire"), Metrics: metrics})
+	srv := pgwire.New(pgwire.Config{Engine: eng, Password: *password, TLS: tlsConfig, TLSRequired: *tlsRequired, MaxConns: *maxConns, MaxMessageSize: *maxMsg, Logger: log.With("component", "pgwire"), Metrics: metrics})
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -160,7 +184,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if where == "" {
 		where = "(in memory)"
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "data", where, "auth", map[bool]string{true: "scram-sha-256", false: "trust"}[*password != ""])
+	log.Info("serving", "addr", ln.Addr().String(), "data", where, "auth", map[bool]string{true: "scram-sha-256", false: "trust"}[*password != ""], "tls", tlsMode)
 	fmt.Fprintf(stdout, "tupled serve: listening on %s\n", ln.Addr())
 
 	errc := make(chan error, 1)

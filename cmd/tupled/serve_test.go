@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/tupled/tupled/internal/testcert"
 	"go.uber.org/goleak"
 )
 
@@ -172,5 +176,49 @@ func TestServeMetrics(t *testing.T) {
 	cancel()
 	if c := <-code; c != 0 {
 		t.Fatalf("exit %d", c)
+	}
+}
+
+// TestServeTLS: --tls-cert/--tls-key offer TLS, --tls-required refuses
+// plain clients with 28000, and the flags are checked before serving.
+func TestServeTLS(t *testing.T) {
+	cert := testcert.New(t, "127.0.0.1")
+	ca, crt, key := cert.WriteFiles(t, t.TempDir())
+	for _, bad := range [][]string{
+		{"--tls-cert", crt},
+		{"--tls-key", key},
+		{"--tls-required"},
+		{"--tls-cert", key, "--tls-key", crt},
+	} {
+		var out, errb strings.Builder
+		if code := run(context.Background(), append([]string{"serve", "--listen", "127.0.0.1:0"}, bad...), &out, &errb); code == 0 || !strings.Contains(errb.String(), "tls") {
+			t.Fatalf("%v: exit %d: %s", bad, code, errb.String())
+		}
+	}
+
+	addr, stop := startServe(t, "--tls-cert", crt, "--tls-key", key, "--tls-required")
+	host, port, _ := strings.Cut(addr, ":")
+	ctx := context.Background()
+	conn := func(sslmode string) (*pgx.Conn, error) {
+		return pgx.Connect(ctx, fmt.Sprintf("host=%s port=%s user=me dbname=tupled sslmode=%s sslrootcert=%s", host, port, sslmode, ca))
+	}
+	c, err := conn("verify-full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.PgConn().Conn().(*tls.Conn); !ok {
+		t.Fatalf("connection is %T, not TLS", c.PgConn().Conn())
+	}
+	var one int
+	if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("SELECT 1: %d %v", one, err)
+	}
+	c.Close(ctx)
+	var pe *pgconn.PgError
+	if _, err := conn("disable"); !errors.As(err, &pe) || pe.Code != "28000" {
+		t.Fatalf("plain client: %v", err)
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("exit %d", code)
 	}
 }
