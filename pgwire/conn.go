@@ -363,8 +363,17 @@ func (c *conn) exec(st *sqlfe.Stmt, params []sqlfe.Value) (*sqlfe.Result, error)
 	c.running = nil
 	c.mu.Unlock()
 	c.srv.cfg.Metrics.statement(time.Since(start))
-	if err != nil && c.srv.shutting.Load() && sqlfe.ToError(err).Code == sqlfe.CodeQueryCanceled {
-		err = &sqlfe.Error{Severity: "FATAL", Code: "57P01", Message: "terminating connection due to administrator command"}
+	if c.srv.shutting.Load() && ctx.Err() != nil {
+		// Shutdown interrupted the statement. It may have finished anyway
+		// (its lock was granted as the holder's session was rolled back);
+		// like PostgreSQL's pending die interrupt, the shutdown still wins:
+		// the work is rolled back and the session ends with 57P01.
+		if err == nil {
+			c.sess.Abort()
+		}
+		if err == nil || sqlfe.ToError(err).Code == sqlfe.CodeQueryCanceled {
+			res, err = nil, &sqlfe.Error{Severity: "FATAL", Code: "57P01", Message: "terminating connection due to administrator command"}
+		}
 	}
 	return res, err
 }

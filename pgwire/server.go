@@ -184,6 +184,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for ln := range s.lns {
 		ln.Close()
 	}
+	// Running statements are cancelled before any idle session is woken:
+	// an idle session's rollback would otherwise grant a lock to a waiter
+	// not yet told to stop.
+	for c := range s.conns {
+		c.cancelStatement()
+	}
 	for c := range s.conns {
 		c.interrupt()
 	}
