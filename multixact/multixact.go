@@ -75,17 +75,35 @@ type Member struct {
 type MultiXact struct {
 	ID      ID
 	Members []Member // sorted; never modified after creation
+
+	// Summaries of Members, computed once by create (the hot path asks
+	// for them on every lock; see Summary and UpdateXid).
+	updater   int32 // 1 + index of the updating member, 0 if lock-only
+	strongest int8  // highest Status.LockMode of a member
+	keysUpd   bool  // a member is ForUpdate or Update
 }
 
 // UpdateXid returns the updater member's xid (0 if lock-only), as
 // MultiXactIdGetUpdateXid.
 func (m *MultiXact) UpdateXid() (uint64, Status) {
-	for _, mb := range m.Members {
-		if mb.Status.IsUpdate() {
-			return mb.Xid, mb.Status
-		}
+	if m.updater == 0 {
+		return 0, 0
 	}
-	return 0, 0
+	mb := m.Members[m.updater-1]
+	return mb.Xid, mb.Status
+}
+
+// Summary returns what GetMultiXactIdHintBits needs: the strongest member
+// lock mode (0..3), whether a member is ForUpdate or Update (the key may
+// change) and whether a member is an updater.
+func (m *MultiXact) Summary() (strongest int, keysUpdated, hasUpdate bool) {
+	return int(m.strongest), m.keysUpd, m.updater != 0
+}
+
+// Contains reports whether (xid, status) is a member (binary search).
+func (m *MultiXact) Contains(xid uint64, status Status) bool {
+	_, found := slices.BinarySearchFunc(m.Members, Member{Xid: xid, Status: status}, compareMembers)
+	return found
 }
 
 // XidStatus tells the liveness of transactions (implemented by xact.Manager).
@@ -112,9 +130,17 @@ const (
 	cacheSize   = cacheShards * cacheWays
 )
 
+// A slot keeps the hash beside the pointer: a lookup that misses — every
+// lookup of a hot row's new set, which holds a new xid — then costs one
+// load from the slot array, not a walk to a cold multixact and its members.
+type cacheSlot struct {
+	hash uint64
+	m    *MultiXact
+}
+
 type cacheShard struct {
 	mu    sync.Mutex
-	slots [cacheWays]*MultiXact
+	slots [cacheWays]cacheSlot
 	_     [40]byte
 }
 
@@ -179,32 +205,39 @@ func (s *Store) Create(members []Member) (*MultiXact, error) {
 // create interns ms, which is sorted, free of duplicates and owned by the
 // callee from now on.
 func (s *Store) create(ms []Member) (*MultiXact, error) {
-	updaters := 0
+	nm := &MultiXact{Members: ms}
 	h := uint64(14695981039346656037)
-	for _, m := range ms {
+	for i, m := range ms {
 		if m.Status.IsUpdate() {
-			updaters++
+			if nm.updater != 0 {
+				return nil, fmt.Errorf("multixact: new multixact has more than one updating member")
+			}
+			nm.updater = int32(i) + 1
+		}
+		if lm := int8(m.Status.LockMode()); lm > nm.strongest {
+			nm.strongest = lm
+		}
+		if m.Status == ForUpdate || m.Status == Update {
+			nm.keysUpd = true
 		}
 		h = (h ^ m.Xid) * 1099511628211
 		h = (h ^ uint64(m.Status)) * 1099511628211
-	}
-	if updaters > 1 {
-		return nil, fmt.Errorf("multixact: new multixact has more than one updating member")
 	}
 	h ^= h >> 29
 	sh := &s.cache[h%cacheShards]
 	slot := &sh.slots[(h/cacheShards)%cacheWays]
 	sh.mu.Lock()
-	if m := *slot; m != nil && slices.Equal(m.Members, ms) {
+	if slot.hash == h && slot.m != nil && slices.Equal(slot.m.Members, ms) {
+		m := slot.m
 		sh.mu.Unlock()
 		s.reused.Add(1)
 		return m, nil
 	}
-	m := &MultiXact{ID: s.next.Add(1), Members: ms}
-	*slot = m
+	nm.ID = s.next.Add(1)
+	*slot = cacheSlot{hash: h, m: nm}
 	sh.mu.Unlock()
 	s.created.Add(1)
-	return m, nil
+	return nm, nil
 }
 
 // Expand returns a multixact with the members of m that can still matter
@@ -214,11 +247,9 @@ func (s *Store) create(ms []Member) (*MultiXact, error) {
 // hot-row path (a new locker beside n live ones) costs O(n) with one
 // allocation.
 func (s *Store) Expand(m *MultiXact, xid uint64, status Status, st XidStatus) (*MultiXact, error) {
-	for _, mb := range m.Members {
-		if mb.Xid == xid && mb.Status == status {
-			s.reused.Add(1)
-			return m, nil
-		}
+	if m.Contains(xid, status) {
+		s.reused.Add(1)
+		return m, nil
 	}
 	add := Member{Xid: xid, Status: status}
 	keep := make([]Member, 0, len(m.Members)+1)

@@ -53,18 +53,9 @@ func lockBits(m Mode) (im, im2 uint16) {
 // no member is an updater.
 func multiHintBits(m *multixact.MultiXact) (im, im2 uint16) {
 	im = heap.XmaxIsMulti
-	strongest := -1
-	hasUpdate := false
-	for _, mb := range m.Members {
-		if mb.Status.LockMode() > strongest {
-			strongest = mb.Status.LockMode()
-		}
-		if mb.Status == multixact.ForUpdate || mb.Status == multixact.Update {
-			im2 |= heap.KeysUpdated
-		}
-		if mb.Status.IsUpdate() {
-			hasUpdate = true
-		}
+	strongest, keysUpdated, hasUpdate := m.Summary()
+	if keysUpdated {
+		im2 |= heap.KeysUpdated
 	}
 	switch strongest {
 	case 0:

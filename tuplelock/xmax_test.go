@@ -340,7 +340,9 @@ func TestMultiHintBits(t *testing.T) {
 		{multixact.NoKeyUpdate, "XMAX_IS_MULTI XMAX_EXCL_LOCK"},
 		{multixact.Update, "XMAX_IS_MULTI XMAX_EXCL_LOCK KEYS_UPDATED"},
 	} {
-		im, im2 := multiHintBits(&multixact.MultiXact{Members: []multixact.Member{{Xid: 1, Status: c.s}}})
+		m, err := multixact.NewStore().Create([]multixact.Member{{Xid: 1, Status: c.s}})
+		require.NoError(t, err)
+		im, im2 := multiHintBits(m)
 		assert.Equal(t, c.bits, formatBits(im, im2), c.s.String())
 	}
 }
