@@ -217,6 +217,7 @@ func (tx *Tx) Lock(ctx context.Context, table string, key []byte, strength LockS
 // heapam_tuple_lock.
 func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplelock.Mode, policy tuplelock.WaitPolicy) ([]byte, error) {
 	eng := tx.db.eng
+	defer eng.ReleaseCarried(&tx.txn)
 	for {
 		res, err := eng.LockTuple(ctx, &tx.txn, tbl, r, tup, mode, policy, true)
 		if err != nil {
@@ -305,6 +306,7 @@ func (tx *Tx) write(ctx context.Context, table string, key, value []byte, isDele
 // REPEATABLE READ it is a serialization failure.
 func (tx *Tx) writeVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete bool) error {
 	eng := tx.db.eng
+	defer eng.ReleaseCarried(&tx.txn)
 	for {
 		res, err := eng.Update(ctx, &tx.txn, tbl, r, tup, value, isDelete)
 		if err != nil {

@@ -29,6 +29,51 @@ type Txn struct {
 	X           *xact.Xact
 	Proc        *lockmgr.Proc
 	LockTimeout time.Duration
+
+	// carried is a heavyweight tuple lock kept when LockTuple or Update
+	// returned TMUpdated: the caller follows the update chain (READ
+	// COMMITTED) and calls again for the newer version of the same row,
+	// which adopts it, so waiters queued behind us cannot overtake us
+	// between the two calls. The caller ends a chain walk with
+	// ReleaseCarried.
+	carried     lockmgr.Tag
+	carriedMode lockmgr.LockMode
+	carrying    bool
+}
+
+// adoptCarried returns the carried tuple lock if it is the one this call
+// would take (same row, same mode); any other carried lock is released.
+func (e *Engine) adoptCarried(tx *Txn, tbl *heap.Table, r *heap.Row, m lockmgr.LockMode) (lockmgr.Tag, bool) {
+	if !tx.carrying {
+		return lockmgr.Tag{}, false
+	}
+	tx.carrying = false
+	if tag := tupleTag(tbl, r); tag == tx.carried && m == tx.carriedMode {
+		return tag, true
+	}
+	e.Locks.Unlock(tx.Proc, tx.carried, tx.carriedMode)
+	return lockmgr.Tag{}, false
+}
+
+// endTupleLock releases the tuple lock taken by a LockTuple or Update call,
+// or carries it to the next call when res says the caller will follow the
+// update chain.
+func (e *Engine) endTupleLock(tx *Txn, tag lockmgr.Tag, m lockmgr.LockMode, res heap.TMResult, err error) {
+	if err == nil && res == heap.TMUpdated {
+		tx.carried, tx.carriedMode, tx.carrying = tag, m, true
+		return
+	}
+	e.Locks.Unlock(tx.Proc, tag, m)
+}
+
+// ReleaseCarried releases a tuple lock carried past a TMUpdated result
+// (see Txn.carried). Callers that follow update chains call it when their
+// walk ends, however it ends.
+func (e *Engine) ReleaseCarried(tx *Txn) {
+	if tx.carrying {
+		tx.carrying = false
+		e.Locks.Unlock(tx.Proc, tx.carried, tx.carriedMode)
+	}
 }
 
 // ID is the transaction's xid.
@@ -162,13 +207,12 @@ func (e *Engine) installXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me u
 // conflicting update or delete made the version obsolete, TMInvisible when
 // the version does not exist for tx. An error is a failed wait (deadlock,
 // lock timeout, ctx) or an internal failure.
-func (e *Engine) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool) (heap.TMResult, error) {
+func (e *Engine) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool) (result heap.TMResult, err error) {
 	me := tx.ID()
-	var tag lockmgr.Tag // built only when we must queue
-	haveTupleLock := false
+	tag, haveTupleLock := e.adoptCarried(tx, tbl, r, hwMode(mode)) // tag built only when we must queue
 	defer func() {
 		if haveTupleLock {
-			e.Locks.Unlock(tx.Proc, tag, hwMode(mode))
+			e.endTupleLock(tx, tag, hwMode(mode), result, err)
 		}
 	}()
 	first := true

@@ -884,3 +884,80 @@ func TestKeyShareWhileUpdaterCommits(t *testing.T) {
 	r.commit(t2)
 	r.abort(t3)
 }
+
+// TestTupleLockCarriedAcrossChainFollow: three updaters of one row queue up
+// (rc-update-chain). When the first commits, the second gets TMUpdated and
+// follows the chain; it keeps the tuple lock while doing so, so the third,
+// queued on that lock, cannot overtake it on the new version.
+func TestTupleLockCarriedAcrossChainFollow(t *testing.T) {
+	r := newRig(t)
+	row, v1 := r.committedRow("k")
+	tag := lockmgr.Tag{Kind: lockmgr.TagTuple, Rel: "t", Key: "k"}
+	holds := func(tx *Txn) bool {
+		for _, li := range r.lm.Locks() {
+			if li.Granted && li.Xid == tx.ID() && li.Tag == tag {
+				return true
+			}
+		}
+		return false
+	}
+	t1, t2, t3 := r.begin(), r.begin(), r.begin()
+	res, err := r.e.Update(r.ctx, t1, r.tbl, row, v1, []byte("b"), false)
+	require.NoError(t, err)
+	require.Equal(t, heap.TMOk, res)
+
+	update := func(tx *Txn, value string) <-chan tmResult {
+		return async(func() tmResult {
+			res, err := r.e.Update(r.ctx, tx, r.tbl, row, v1, []byte(value), false)
+			return tmResult{res, err}
+		})
+	}
+	d2 := update(t2, "c")
+	r.eventually("t2 waits for t1", func() bool { return r.waitingFor(t2, t1) })
+	d3 := update(t3, "d")
+	r.eventually("t3 queues on the tuple lock", func() bool {
+		for _, li := range r.lm.Locks() {
+			if !li.Granted && li.Xid == t3.ID() && li.Tag == tag {
+				return true
+			}
+		}
+		return false
+	})
+
+	r.commit(t1)
+	got := receive(t, d2)
+	require.NoError(t, got.err)
+	require.Equal(t, heap.TMUpdated, got.res)
+	assert.True(t, holds(t2), "t2 carries the tuple lock to the new version: %v", r.lm.Locks())
+	assert.True(t, pending(d3), "t3 still queued")
+
+	// t2 follows the chain, adopts the lock, updates, and releases it.
+	v2 := r.e.LatestVersion(row, v1)
+	res, err = r.e.Update(r.ctx, t2, r.tbl, row, v2, []byte("c"), false)
+	require.NoError(t, err)
+	require.Equal(t, heap.TMOk, res)
+	assert.False(t, holds(t2), "released after the update")
+
+	// t3 now finds v1 updated (it carries the lock in turn) and, on v2,
+	// waits for t2.
+	got = receive(t, d3)
+	require.NoError(t, got.err)
+	require.Equal(t, heap.TMUpdated, got.res)
+	assert.Same(t, v2, r.e.LatestVersion(row, v1), "t2's version is not committed yet: v2 is the newest t3 can follow to")
+	d3 = async(func() tmResult {
+		res, err := r.e.Update(r.ctx, t3, r.tbl, row, v2, []byte("d"), false)
+		return tmResult{res, err}
+	})
+	r.eventually("t3 waits for t2", func() bool { return r.waitingFor(t3, t2) })
+	r.commit(t2)
+	got = receive(t, d3)
+	require.NoError(t, got.err)
+	require.Equal(t, heap.TMUpdated, got.res)
+	v3 := r.e.LatestVersion(row, v2)
+	res, err = r.e.Update(r.ctx, t3, r.tbl, row, v3, []byte("d"), false)
+	require.NoError(t, err)
+	require.Equal(t, heap.TMOk, res)
+	r.commit(t3)
+	r.e.ReleaseCarried(t3) // nothing carried: a no-op
+	assert.Empty(t, r.lm.Locks())
+}

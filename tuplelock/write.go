@@ -22,17 +22,16 @@ import (
 // xmax, and carries them onto the new version's xmax, so a later DELETE of
 // the new version still waits for them (multixact-no-forget,
 // propagate-lock-delete).
-func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete bool) (heap.TMResult, error) {
+func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete bool) (result heap.TMResult, err error) {
 	me := tx.ID()
 	mode := NoKeyExclusive
 	if isDelete {
 		mode = Exclusive
 	}
-	var tag lockmgr.Tag // built only when we must queue
-	haveTupleLock := false
+	tag, haveTupleLock := e.adoptCarried(tx, tbl, r, hwMode(mode)) // tag built only when we must queue
 	defer func() {
 		if haveTupleLock {
-			e.Locks.Unlock(tx.Proc, tag, hwMode(mode))
+			e.endTupleLock(tx, tag, hwMode(mode), result, err)
 		}
 	}()
 	acquire := func() error {
