@@ -280,4 +280,3 @@ func sendCancel(t testing.TB, nc net.Conn, pid uint32, secret []byte) error {
 	_, err := io.ReadAll(nc)
 	return err
 }
-
