@@ -142,9 +142,12 @@ type Stats struct {
 	LocksSingleXid    uint64 // row locks recorded directly in xmax (fast path, no multixact)
 	LocksMultiXact    uint64 // row locks that created or extended a multixact
 	MultiXactsCreated uint64
-	LockWaits         uint64
-	DeadlockChecks    uint64
-	DeadlocksFound    uint64
+	// MultiXactsAppended counts the created multixacts that extended their
+	// predecessor's member array in place (the hot row's O(1) path).
+	MultiXactsAppended uint64
+	LockWaits          uint64
+	DeadlockChecks     uint64
+	DeadlocksFound     uint64
 	// DeadlockCheckTime is the time spent in deadlock checks; the longest
 	// delay between a wait's check deadline (its start + DeadlockTimeout)
 	// and the start of its check is DeadlockCheckMaxLateness (the default

@@ -286,6 +286,7 @@ func (db *DB) Stats() Stats {
 		LocksSingleXid:           single,
 		LocksMultiXact:           multi,
 		MultiXactsCreated:        ms.Created,
+		MultiXactsAppended:       ms.Appended,
 		LockWaits:                ls.LockWaits,
 		DeadlockChecks:           ls.DeadlockChecks,
 		DeadlocksFound:           ls.DeadlocksFound,

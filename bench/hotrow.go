@@ -61,6 +61,7 @@ func (w *hotRow) Prepare(ctx context.Context, cfg *Config, variant string) (*Pre
 		s := db.Stats()
 		if n := float64(r.Transactions); n > 0 {
 			r.AddExtra("multixacts created per transaction", float64(s.MultiXactsCreated-before.MultiXactsCreated)/n)
+			r.AddExtra("of them appended in place (no copy)", float64(s.MultiXactsAppended-before.MultiXactsAppended)/n)
 			r.AddExtra("locks through a multixact per transaction", float64(s.LocksMultiXact-before.LocksMultiXact)/n)
 		}
 	}

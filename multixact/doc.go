@@ -9,20 +9,29 @@
 //     makes a new multixact; the tuple's xmax is then switched to it under the
 //     row latch.
 //   - At most one member is an updater (NoKeyUpdate or Update).
-//   - Members are sorted by (xid, status); the same xid may appear with two
-//     statuses (a lock and a later update or stronger lock of one transaction
-//     while another member exists).
+//   - Members hold no duplicate (xid, status); the same xid may appear with
+//     two statuses (a lock and a later update or stronger lock of one
+//     transaction while another member exists). Create sorts its members;
+//     Expand adds the newcomer last, so a hot row's set is in order of
+//     locking and an append needs no copy. Display sorts (see
+//     tuplelock.Engine.Members).
 //   - Ids are 64-bit and never wrap; InvalidID is 0.
 //
 // # The hot path
 //
-// Expand copies only members that can still matter (running, or a committed
-// updater), as PostgreSQL's MultiXactIdExpand does, so a hot row's multixact
-// stays as small as its live lockers; it copies once, in order, with one
-// allocation. Identical member sets are interned in a fixed-size,
-// direct-mapped cache (sharded, no key allocation), so a transaction locking
-// many rows beside the same partner reuses one multixact (PostgreSQL's
-// per-backend MXact cache, shared here).
+// A new locker beside a lock-only set is appended in place: the new
+// multixact's Members extend its predecessor's backing array by one element
+// that the appender claimed (an atomic counter shared along the array), so
+// neither the predecessor nor any other expansion of it can ever see that
+// element. Finished lockers stay until the array is full; then Expand copies
+// only the members that can still matter (running, or a committed updater),
+// as PostgreSQL's MultiXactIdExpand does, into an array twice their number
+// plus four. A hot row's set thus holds at most about twice its live
+// lockers, and the O(n) copy and liveness checks are paid once per ~n
+// appends instead of on every lock. Sets made by Create or by a copy are
+// interned in a fixed-size, direct-mapped cache (sharded, no key
+// allocation), so a transaction locking many rows beside the same partner
+// reuses one multixact (PostgreSQL's per-backend MXact cache, shared here).
 //
 // # Reclamation
 //

@@ -74,13 +74,19 @@ type Member struct {
 // MultiXact is an immutable member set.
 type MultiXact struct {
 	ID      ID
-	Members []Member // sorted; never modified after creation
+	Members []Member // no duplicates, in order of addition (Create sorts); never modified after creation
 
 	// Summaries of Members, computed once by create (the hot path asks
 	// for them on every lock; see Summary and UpdateXid).
 	updater   int32 // 1 + index of the updating member, 0 if lock-only
 	strongest int8  // highest Status.LockMode of a member
 	keysUpd   bool  // a member is ForUpdate or Update
+
+	// claimed, when not nil, is shared by the multixacts whose Members are
+	// prefixes of one backing array with spare capacity: it counts the
+	// elements handed out. Expand appends a locker in place (no copy) by
+	// claiming the next element; see Expand.
+	claimed *atomic.Int32
 }
 
 // UpdateXid returns the updater member's xid (0 if lock-only), as
@@ -100,10 +106,14 @@ func (m *MultiXact) Summary() (strongest int, keysUpdated, hasUpdate bool) {
 	return int(m.strongest), m.keysUpd, m.updater != 0
 }
 
-// Contains reports whether (xid, status) is a member (binary search).
+// Contains reports whether (xid, status) is a member.
 func (m *MultiXact) Contains(xid uint64, status Status) bool {
-	_, found := slices.BinarySearchFunc(m.Members, Member{Xid: xid, Status: status}, compareMembers)
-	return found
+	for _, mb := range m.Members {
+		if mb.Xid == xid && mb.Status == status {
+			return true
+		}
+	}
+	return false
 }
 
 // XidStatus tells the liveness of transactions (implemented by xact.Manager).
@@ -114,9 +124,10 @@ type XidStatus interface {
 
 // Stats are counters since NewStore.
 type Stats struct {
-	Created uint64 // new multixacts made
-	Reused  uint64 // Create/Expand answered from the intern cache or an existing member
-	Live    uint64 // multixacts referenced by tuples when vacuum last counted (SetLive)
+	Created  uint64 // new multixacts made
+	Reused   uint64 // Create/Expand answered from the intern cache or an existing member
+	Appended uint64 // of Created: made by Expand appending in place, without a copy
+	Live     uint64 // multixacts referenced by tuples when vacuum last counted (SetLive)
 }
 
 // The intern cache: cacheShards shards of cacheWays direct-mapped slots,
@@ -152,11 +163,12 @@ type cacheShard struct {
 // vacuum has replaced the last xmax naming it (PostgreSQL needs the SLRU
 // and its truncation for this; see doc.go).
 type Store struct {
-	next    atomic.Uint64
-	created atomic.Uint64
-	reused  atomic.Uint64
-	live    atomic.Uint64
-	cache   [cacheShards]cacheShard
+	next     atomic.Uint64
+	created  atomic.Uint64
+	reused   atomic.Uint64
+	appended atomic.Uint64
+	live     atomic.Uint64
+	cache    [cacheShards]cacheShard
 }
 
 // NewStore returns an empty store whose first id is 1.
@@ -180,7 +192,7 @@ func (s *Store) SetLive(n uint64) { s.live.Store(n) }
 
 // Stats returns counters.
 func (s *Store) Stats() Stats {
-	return Stats{Created: s.created.Load(), Reused: s.reused.Load(), Live: s.live.Load()}
+	return Stats{Created: s.created.Load(), Reused: s.reused.Load(), Appended: s.appended.Load(), Live: s.live.Load()}
 }
 
 func compareMembers(a, b Member) int {
@@ -202,24 +214,15 @@ func (s *Store) Create(members []Member) (*MultiXact, error) {
 	return s.create(slices.Compact(ms))
 }
 
-// create interns ms, which is sorted, free of duplicates and owned by the
+// create interns ms, which is free of duplicates and owned by the
 // callee from now on.
 func (s *Store) create(ms []Member) (*MultiXact, error) {
-	nm := &MultiXact{Members: ms}
+	nm, err := s.summarize(ms)
+	if err != nil {
+		return nil, err
+	}
 	h := uint64(14695981039346656037)
-	for i, m := range ms {
-		if m.Status.IsUpdate() {
-			if nm.updater != 0 {
-				return nil, fmt.Errorf("multixact: new multixact has more than one updating member")
-			}
-			nm.updater = int32(i) + 1
-		}
-		if lm := int8(m.Status.LockMode()); lm > nm.strongest {
-			nm.strongest = lm
-		}
-		if m.Status == ForUpdate || m.Status == Update {
-			nm.keysUpd = true
-		}
+	for _, m := range ms {
 		h = (h ^ m.Xid) * 1099511628211
 		h = (h ^ uint64(m.Status)) * 1099511628211
 	}
@@ -234,47 +237,90 @@ func (s *Store) create(ms []Member) (*MultiXact, error) {
 		return m, nil
 	}
 	nm.ID = s.next.Add(1)
+	if cap(ms) > len(ms) {
+		nm.claimed = new(atomic.Int32)
+		nm.claimed.Store(int32(len(ms)))
+	}
 	*slot = cacheSlot{hash: h, m: nm}
 	sh.mu.Unlock()
 	s.created.Add(1)
 	return nm, nil
 }
 
-// Expand returns a multixact with the members of m that can still matter
-// plus (xid, status), as MultiXactIdExpand: m itself if (xid, status) is
-// already a member; otherwise a new one containing the members that are
-// still running or are a committed updater. It copies once, in order: the
-// hot-row path (a new locker beside n live ones) costs O(n) with one
-// allocation.
+// summarize returns an id-less multixact of ms (no duplicates)
+// with its summaries; an error if more than one member is an updater.
+func (s *Store) summarize(ms []Member) (*MultiXact, error) {
+	nm := &MultiXact{Members: ms}
+	for i, m := range ms {
+		if m.Status.IsUpdate() {
+			if nm.updater != 0 {
+				return nil, fmt.Errorf("multixact: new multixact has more than one updating member")
+			}
+			nm.updater = int32(i) + 1
+		}
+		if lm := int8(m.Status.LockMode()); lm > nm.strongest {
+			nm.strongest = lm
+		}
+		if m.Status == ForUpdate || m.Status == Update {
+			nm.keysUpd = true
+		}
+	}
+	return nm, nil
+}
+
+// Expand returns a multixact with the members of m plus (xid, status), as
+// MultiXactIdExpand: m itself if (xid, status) is already a member.
+//
+// The hot row (a new locker beside n others) costs O(1): when m is
+// lock-only, the newcomer is a locker, and m's backing array has an
+// unclaimed element, the
+// new multixact is m's members plus that element — nothing is copied and no
+// member's liveness is checked. Finished lockers then stay in the set for
+// a while; they never conflict (every conflict test asks whether a member
+// is running), and Members filters them for display. Otherwise Expand
+// copies only the members that can still matter (running, or a committed
+// updater), in their order, into an array with room for as many appends again
+// plus four: so a set holds at most about twice its live members plus
+// four, and the O(n) copy and liveness checks are paid once per n appends.
+// Copies are interned (a transaction locking many rows beside the same
+// partners shares one set); appends are not.
 func (s *Store) Expand(m *MultiXact, xid uint64, status Status, st XidStatus) (*MultiXact, error) {
 	if m.Contains(xid, status) {
 		s.reused.Add(1)
 		return m, nil
 	}
 	add := Member{Xid: xid, Status: status}
-	keep := make([]Member, 0, len(m.Members)+1)
-	added := false
+	if n := len(m.Members); m.claimed != nil && m.updater == 0 && !status.IsUpdate() && n < cap(m.Members) &&
+		m.claimed.CompareAndSwap(int32(n), int32(n+1)) {
+		ms := m.Members[:n+1]
+		ms[n] = add // ours alone: claimed, and beyond every len handed out
+		nm := &MultiXact{ID: s.next.Add(1), Members: ms, strongest: max(m.strongest, int8(status.LockMode())),
+			keysUpd: m.keysUpd || status == ForUpdate, claimed: m.claimed}
+		s.created.Add(1)
+		s.appended.Add(1)
+		return nm, nil
+	}
+	// Filter into a stack buffer (a hot row's set fits), then allocate
+	// room for the survivors twice over.
+	var buf [64]Member
+	keep := buf[:0]
 	for _, mb := range m.Members {
-		if !st.IsInProgress(mb.Xid) && !(mb.Status.IsUpdate() && st.DidCommit(mb.Xid)) {
-			continue
+		if st.IsInProgress(mb.Xid) || (mb.Status.IsUpdate() && st.DidCommit(mb.Xid)) {
+			keep = append(keep, mb)
 		}
-		if !added && compareMembers(add, mb) < 0 {
-			keep = append(keep, add)
-			added = true
-		}
-		keep = append(keep, mb)
 	}
-	if !added {
-		keep = append(keep, add)
-	}
-	return s.create(keep)
+	keep = append(keep, add)
+	ms := make([]Member, len(keep), 2*len(keep)+4)
+	copy(ms, keep)
+	return s.create(ms)
 }
 
 // IsRunning reports whether any member is still in progress
 // (MultiXactIdIsRunning).
 func IsRunning(m *MultiXact, st XidStatus) bool {
-	for _, mb := range m.Members {
-		if st.IsInProgress(mb.Xid) {
+	// Newest first: finished lockers collect at the front (see Expand).
+	for i := len(m.Members) - 1; i >= 0; i-- {
+		if st.IsInProgress(m.Members[i].Xid) {
 			return true
 		}
 	}

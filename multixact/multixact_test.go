@@ -264,20 +264,120 @@ func TestReclamation(t *testing.T) {
 	assert.NotEqual(t, gone, again.ID)
 }
 
-func TestExpandKeepsOrder(t *testing.T) {
+func TestExpandAddsLast(t *testing.T) {
 	s := NewStore()
 	st := fates{1: "running", 3: "running", 5: "committed", 7: "running", 4: "running"}
 	m := mustCreate(t, s, Member{1, ForKeyShare}, Member{3, ForShare}, Member{5, ForShare}, Member{7, ForKeyShare})
 	e, err := s.Expand(m, 4, ForKeyShare, st)
 	require.NoError(t, err)
-	assert.Equal(t, []Member{{1, ForKeyShare}, {3, ForShare}, {4, ForKeyShare}, {7, ForKeyShare}}, e.Members)
+	assert.Equal(t, []Member{{1, ForKeyShare}, {3, ForShare}, {7, ForKeyShare}, {4, ForKeyShare}}, e.Members,
+		"survivors in their order, the newcomer last")
 	e2, err := s.Expand(m, 4, ForKeyShare, st)
 	require.NoError(t, err)
-	assert.Same(t, e, e2, "the same expansion is interned")
+	assert.Same(t, e, e2, "the same copy is interned")
 	e3, err := s.Expand(m, 9, ForKeyShare, st)
 	require.NoError(t, err)
 	assert.Equal(t, []Member{{1, ForKeyShare}, {3, ForShare}, {7, ForKeyShare}, {9, ForKeyShare}}, e3.Members)
-	e4, err := s.Expand(m, 0, ForKeyShare, st)
+}
+
+// TestExpandAppendsInPlace: the hot row's newest locker is appended to its
+// predecessor's backing array — no copy, no liveness checks — and neither
+// the predecessor nor a sibling expansion ever sees it.
+func TestExpandAppendsInPlace(t *testing.T) {
+	s := NewStore()
+	st := fates{1: "running", 2: "running", 3: "running", 4: "running", 5: "running"}
+	m := mustCreate(t, s, Member{1, ForKeyShare}, Member{2, ForKeyShare})
+	c, err := s.Expand(m, 3, ForKeyShare, st) // a copy with room to grow
 	require.NoError(t, err)
-	assert.Equal(t, Member{0, ForKeyShare}, e4.Members[0])
+	require.Greater(t, cap(c.Members), len(c.Members))
+	before := s.Stats()
+
+	st[1] = "committed" // a finished locker: an append keeps it
+	a, err := s.Expand(c, 4, ForShare, st)
+	require.NoError(t, err)
+	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}}, a.Members)
+	assert.Same(t, &c.Members[0], &a.Members[0], "appended in place")
+	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}}, c.Members, "the predecessor never changes")
+	assert.Equal(t, uint64(1), s.Stats().Appended-before.Appended)
+	strongest, keysUpdated, hasUpdate := a.Summary()
+	assert.Equal(t, []any{ForShare.LockMode(), false, false}, []any{strongest, keysUpdated, hasUpdate})
+
+	// A second expansion of c cannot take the element a took: it copies,
+	// and the copy drops the finished locker.
+	b, err := s.Expand(c, 5, ForKeyShare, st)
+	require.NoError(t, err)
+	assert.Equal(t, []Member{{2, ForKeyShare}, {3, ForKeyShare}, {5, ForKeyShare}}, b.Members)
+	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}}, a.Members, "a is untouched")
+
+	// An updater is never appended: the copy prunes, so an aborted
+	// updater cannot stay beside a new one.
+	u, err := s.Expand(a, 5, NoKeyUpdate, st)
+	require.NoError(t, err)
+	assert.NotSame(t, &a.Members[0], &u.Members[0])
+	assert.Equal(t, []Member{{2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}, {5, NoKeyUpdate}}, u.Members)
+	// A newcomer with an older xid (it began earlier, locks later) is
+	// appended too: the order is the order of locking.
+	o, err := s.Expand(a, 0, ForKeyShare, st)
+	require.NoError(t, err)
+	assert.Same(t, &a.Members[0], &o.Members[0])
+	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}, {0, ForKeyShare}}, o.Members)
+	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}}, a.Members)
+}
+
+// TestHotRowSetStaysBounded: lockers come and go on one row for a long
+// time; the row's set never holds more than about twice its live members,
+// and most expansions are appends.
+func TestHotRowSetStaysBounded(t *testing.T) {
+	s := NewStore()
+	st := fates{}
+	const window = 30
+	st[1] = "running"
+	m := mustCreate(t, s, Member{1, ForKeyShare}, Member{2, ForKeyShare})
+	st[2] = "running"
+	for xid := uint64(3); xid < 100_000; xid++ {
+		st[xid] = "running"
+		if xid > window {
+			st[xid-window] = "committed"
+		}
+		var err error
+		m, err = s.Expand(m, xid, ForKeyShare, st)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(m.Members), 2*(window+1)+4, "xid %d", xid)
+		require.Equal(t, Member{xid, ForKeyShare}, m.Members[len(m.Members)-1])
+	}
+	stats := s.Stats()
+	assert.Greater(t, float64(stats.Appended)/float64(stats.Created), 0.9, "%+v", stats)
+}
+
+// TestConcurrentExpandsOfOneSet: many goroutines expand one multixact at
+// once (the racing lockers of a hot row); exactly one appends in place,
+// every result holds the parent's members plus its own newcomer. Run with
+// -race: an element is written only by the goroutine that claimed it.
+func TestConcurrentExpandsOfOneSet(t *testing.T) {
+	s := NewStore()
+	st := fates{}
+	for x := uint64(1); x <= 100; x++ {
+		st[x] = "running"
+	}
+	m := mustCreate(t, s, Member{1, ForKeyShare})
+	m, err := s.Expand(m, 2, ForKeyShare, st)
+	require.NoError(t, err)
+	before := s.Stats()
+	var wg sync.WaitGroup
+	got := make([]*MultiXact, 50)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e, err := s.Expand(m, uint64(50+i), ForKeyShare, st)
+			assert.NoError(t, err)
+			got[i] = e
+		}()
+	}
+	wg.Wait()
+	for i, e := range got {
+		assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {uint64(50 + i), ForKeyShare}}, e.Members)
+	}
+	assert.Equal(t, uint64(1), s.Stats().Appended-before.Appended)
+	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}}, m.Members)
 }

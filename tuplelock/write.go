@@ -1,7 +1,9 @@
 package tuplelock
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/tupled/tupled/heap"
 	"github.com/tupled/tupled/lockmgr"
@@ -203,5 +205,10 @@ func (e *Engine) Members(t *heap.Tuple) (multi bool, live []multixact.Member) {
 			live = append(live, mb)
 		}
 	}
+	// in (xid, status) order: a multixact keeps its members in order of
+	// addition
+	slices.SortFunc(live, func(a, b multixact.Member) int {
+		return cmp.Or(cmp.Compare(a.Xid, b.Xid), cmp.Compare(a.Status, b.Status))
+	})
 	return t.Infomask&heap.XmaxIsMulti != 0, live
 }

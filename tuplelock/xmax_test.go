@@ -309,7 +309,7 @@ func TestComputeNewXmax(t *testing.T) {
 				want, err := w.parseMembers(strings.Join(f[1:], " "))
 				require.NoError(t, err, at)
 				require.NotNil(t, nx.multi, "%s: want a multixact, got xid %d", at, nx.xmax)
-				assert.Equal(t, want, nx.multi.Members, "%s: members", at)
+				assert.ElementsMatch(t, want, nx.multi.Members, "%s: members", at)
 				assert.Equal(t, nx.multi.ID, nx.xmax, "%s: xmax is the multixact id", at)
 				assert.True(t, nx.viaMulti, at)
 				if tup.Multi != nil {
