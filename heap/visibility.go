@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"github.com/tupled/tupled/multixact"
 	"github.com/tupled/tupled/xact"
 )
 
@@ -178,12 +179,7 @@ func updatedOrDeleted(t *Tuple) TMResult {
 }
 
 func (h *Heap) multiRunning(t *Tuple) bool {
-	for _, m := range t.Multi.Members {
-		if h.Xacts.IsInProgress(m.Xid) {
-			return true
-		}
-	}
-	return false
+	return multixact.IsRunning(t.Multi, h.Xacts)
 }
 
 // IsRunningXmax reports whether t's xmax names a transaction (or multixact

@@ -235,25 +235,17 @@ func (e *Engine) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 			// Only lockers, none of them conflicting: no sleep, no update
 			// chain to follow (the hot-row path: a key-share locker beside
 			// others). PostgreSQL decides this without releasing the
-			// buffer lock. We build the new multixact — the O(members)
-			// part — outside the latch, from the xmax fields read under
-			// it, and install it if they are unchanged, else start over:
-			// on a hot row the latch is then held for a compare and a
-			// store, not for a copy of thirty members.
+			// buffer lock, and so do we: adding a locker to a lock-only
+			// multixact is an O(1) append (multixact.Store.Expand), so one
+			// latch hold covers the decision and the install.
 			if held, _ := alreadyHeld(xwait, im, im2, multi, me, mode); held {
 				r.Unlock()
 				return heap.TMOk, nil
 			}
-			r.Unlock()
 			nx, err := e.computeNewXmaxFrom(xwait, im, im2, multi, me, mode, false)
 			if err != nil {
-				return 0, err
-			}
-			r.Lock()
-			if tup.Xmax != xwait || tup.Multi != multi ||
-				tup.Infomask&heap.XmaxBits != im&heap.XmaxBits || tup.Infomask2&heap.KeysUpdated != im2&heap.KeysUpdated {
 				r.Unlock()
-				continue
+				return 0, err
 			}
 			e.installXmax(tbl, r, tup, me, nx)
 			r.Unlock()
