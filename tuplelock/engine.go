@@ -207,14 +207,27 @@ func (e *Engine) installXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me u
 // conflicting update or delete made the version obsolete, TMInvisible when
 // the version does not exist for tx. An error is a failed wait (deadlock,
 // lock timeout, ctx) or an internal failure.
-func (e *Engine) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool) (result heap.TMResult, err error) {
+func (e *Engine) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool) (heap.TMResult, error) {
+	var tl tupleLock
+	tl.tag, tl.have = e.adoptCarried(tx, tbl, r, hwMode(mode)) // tag built only when we must queue
+	res, err := e.lockTuple(ctx, tx, tbl, r, tup, mode, policy, followUpdates, &tl)
+	if tl.have {
+		e.endTupleLock(tx, tl.tag, hwMode(mode), res, err)
+	}
+	return res, err
+}
+
+// tupleLock is the heavyweight tuple lock a LockTuple call holds, if any.
+type tupleLock struct {
+	tag  lockmgr.Tag
+	have bool
+}
+
+// lockTuple is LockTuple's body; the caller releases (or carries) tl. No
+// defer here: with this many returns it would not be open-coded, and the
+// hot-row path would pay for it on every lock.
+func (e *Engine) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool, tl *tupleLock) (heap.TMResult, error) {
 	me := tx.ID()
-	tag, haveTupleLock := e.adoptCarried(tx, tbl, r, hwMode(mode)) // tag built only when we must queue
-	defer func() {
-		if haveTupleLock {
-			e.endTupleLock(tx, tag, hwMode(mode), result, err)
-		}
-	}()
 	first := true
 	skipTupleLock := false
 	for {
@@ -304,16 +317,16 @@ func (e *Engine) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 
 		// Sleep: first the tuple lock (fixes our place in line), then the
 		// transaction(s) in xmax.
-		if !skipTupleLock && !haveTupleLock {
-			tag = tupleTag(tbl, r)
-			err := e.Locks.Lock(ctx, tx.Proc, tag, hwMode(mode), lockmgr.Wait{NoWait: policy != Block, Timeout: tx.LockTimeout})
+		if !skipTupleLock && !tl.have {
+			tl.tag = tupleTag(tbl, r)
+			err := e.Locks.Lock(ctx, tx.Proc, tl.tag, hwMode(mode), lockmgr.Wait{NoWait: policy != Block, Timeout: tx.LockTimeout})
 			if errors.Is(err, lockmgr.ErrWouldBlock) {
 				return heap.TMWouldBlock, nil
 			}
 			if err != nil {
 				return 0, err
 			}
-			haveTupleLock = true
+			tl.have = true
 		}
 		var targets []uint64
 		if isMulti {
