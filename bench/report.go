@@ -46,8 +46,11 @@ type Report struct {
 		Args       string  `json:"args,omitempty"`
 	} `json:"config"`
 	Baseline string    `json:"baseline,omitempty"`
-	Results  []*Result `json:"results"`
+	Results  []*Result `json:"results"` // of the last round
 	Ratios   []Ratio   `json:"ratios,omitempty"`
+	// With --rounds N > 1: every round's ratios; Ratios are their medians.
+	Rounds      int       `json:"rounds,omitempty"`
+	RoundRatios [][]Ratio `json:"round_ratios,omitempty"`
 }
 
 // Ratio is one line of the ratio table.
@@ -79,20 +82,44 @@ func Run(ctx context.Context, w Workload, cfg *Config) (*Report, error) {
 	rep := &Report{Workload: w.Name(), Started: time.Now().UTC()}
 	rep.Config.Clients, rep.Config.Seconds, rep.Config.Data, rep.Config.SyncCommit =
 		cfg.Clients, cfg.Duration.Seconds(), cfg.DataDir, cfg.SyncCommit
-	for _, v := range variants {
-		fmt.Fprintf(cfg.Out, "== %s: %s (%d clients, %s)\n", w.Name(), v, cfg.Clients, cfg.Duration)
-		p, err := w.Prepare(ctx, cfg, v)
-		if err != nil {
-			return nil, fmt.Errorf("%s/%s: %w", w.Name(), v, err)
+	rounds := max(cfg.Rounds, 1)
+	for round := 1; round <= rounds; round++ {
+		rep.Results = rep.Results[:0]
+		for _, v := range variants {
+			what := fmt.Sprintf("%d clients, %s", cfg.Clients, cfg.Duration)
+			if rounds > 1 {
+				what += fmt.Sprintf(", round %d of %d", round, rounds)
+			}
+			fmt.Fprintf(cfg.Out, "== %s: %s (%s)\n", w.Name(), v, what)
+			p, err := w.Prepare(ctx, cfg, v)
+			if err != nil {
+				return nil, fmt.Errorf("%s/%s: %w", w.Name(), v, err)
+			}
+			res, err := RunVariant(ctx, cfg, w.Name(), v, p)
+			if err != nil {
+				return nil, fmt.Errorf("%s/%s: %w", w.Name(), v, err)
+			}
+			rep.Config.Rows = res.Rows
+			rep.Results = append(rep.Results, res)
+			PrintSummary(cfg.Out, res)
 		}
-		res, err := RunVariant(ctx, cfg, w.Name(), v, p)
-		if err != nil {
-			return nil, fmt.Errorf("%s/%s: %w", w.Name(), v, err)
+		rep.Ratios = ratios(w, cfg, rep)
+		if rounds > 1 {
+			rep.RoundRatios = append(rep.RoundRatios, rep.Ratios)
 		}
-		rep.Config.Rows = res.Rows
-		rep.Results = append(rep.Results, res)
-		PrintSummary(cfg.Out, res)
 	}
+	if rounds > 1 {
+		rep.Rounds = rounds
+		rep.Ratios = medianRatios(rep.RoundRatios)
+	}
+	PrintTable(cfg.Out, rep)
+	return rep, nil
+}
+
+// ratios computes the ratio table of rep's results: each variant against
+// the workload's baseline, then the workload's own ratios.
+func ratios(w Workload, cfg *Config, rep *Report) []Ratio {
+	var out []Ratio
 	if b := w.Baseline(cfg); b != "" {
 		rep.Baseline = b
 		var base *Result
@@ -103,15 +130,34 @@ func Run(ctx context.Context, w Workload, cfg *Config) (*Report, error) {
 		}
 		if base != nil && base.TPS > 0 {
 			for _, r := range rep.Results {
-				rep.Ratios = append(rep.Ratios, Ratio{Variant: r.Variant, Baseline: b, TPS: r.TPS / base.TPS})
+				out = append(out, Ratio{Variant: r.Variant, Baseline: b, TPS: r.TPS / base.TPS})
 			}
 		}
 	}
 	if x, ok := w.(interface{ Ratios(*Report) []Ratio }); ok {
-		rep.Ratios = append(rep.Ratios, x.Ratios(rep)...)
+		out = append(out, x.Ratios(rep)...)
 	}
-	PrintTable(cfg.Out, rep)
-	return rep, nil
+	return out
+}
+
+// medianRatios returns, for each ratio of the first round, the median of
+// that ratio over the rounds (the lower middle one of an even count).
+func medianRatios(rounds [][]Ratio) []Ratio {
+	if len(rounds) == 0 {
+		return nil
+	}
+	out := slices.Clone(rounds[0])
+	for i := range out {
+		var vs []float64
+		for _, rr := range rounds {
+			if i < len(rr) && rr[i].Variant == out[i].Variant && rr[i].Baseline == out[i].Baseline {
+				vs = append(vs, rr[i].TPS)
+			}
+		}
+		slices.Sort(vs)
+		out[i].TPS = vs[(len(vs)-1)/2]
+	}
+	return out
 }
 
 // PrintSummary prints pgbench's end-of-run summary for one variant.
@@ -175,6 +221,21 @@ func PrintTable(w io.Writer, rep *Report) {
 	for _, x := range rep.Ratios {
 		if x.Baseline != rep.Baseline {
 			fmt.Fprintf(w, "ratio %s / %s = %.3f\n", x.Variant, x.Baseline, x.TPS)
+		}
+	}
+	if len(rep.RoundRatios) > 1 {
+		fmt.Fprintf(w, "median over %d rounds (tps and latencies above are the last round's; the /%s column is the median):\n", len(rep.RoundRatios), rep.Baseline)
+		for i, x := range rep.Ratios {
+			if x.Variant == x.Baseline {
+				continue
+			}
+			var each []string
+			for _, rr := range rep.RoundRatios {
+				if i < len(rr) {
+					each = append(each, fmt.Sprintf("%.3f", rr[i].TPS))
+				}
+			}
+			fmt.Fprintf(w, "ratio %s / %s = %.3f (rounds: %s)\n", x.Variant, x.Baseline, x.TPS, strings.Join(each, " "))
 		}
 	}
 }

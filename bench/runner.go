@@ -28,7 +28,11 @@ type Config struct {
 	Backend    tupled.Backend
 	SyncCommit bool     // --sync-commit (default on, as PostgreSQL's synchronous_commit)
 	Variants   []string // --variants: subset of the workload's variants (nil: its defaults)
-	Seed       uint64
+	// Rounds (--rounds) runs the variants that many times, alternating
+	// (a b a b ...): machine drift then hits every variant alike, and each
+	// ratio is the median of the rounds' ratios. 0 or 1: one round.
+	Rounds int
+	Seed   uint64
 
 	// Workload-specific knobs (flags of `tupled bench`).
 	ShareFastPath   string        // forshare: "on" (default), "off" or "both"

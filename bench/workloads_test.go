@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +123,36 @@ func TestUnknownVariant(t *testing.T) {
 	_, err := Run(context.Background(), w, &Config{Variants: []string{"sideways"}, Out: &bytes.Buffer{}})
 	if err == nil || !strings.Contains(err.Error(), `no variant "sideways"`) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestRounds: --rounds alternates the variants and reports the median of
+// the rounds' ratios.
+func TestRounds(t *testing.T) {
+	rep, out := smoke(t, "hotrow", Config{Clients: 4, Rounds: 3, Duration: 100 * time.Millisecond})
+	if rep.Rounds != 3 || len(rep.RoundRatios) != 3 {
+		t.Fatalf("rounds %d, %d round ratio sets", rep.Rounds, len(rep.RoundRatios))
+	}
+	if strings.Count(out, "== hotrow: keyshare") != 3 || !strings.Contains(out, "round 2 of 3") {
+		t.Fatalf("variants not run three times:\n%s", out)
+	}
+	var each []float64
+	for _, rr := range rep.RoundRatios {
+		each = append(each, rr[1].TPS)
+	}
+	slices.Sort(each)
+	if got := rep.Ratios[1]; got.Variant != "keyshare" || got.TPS != each[1] {
+		t.Fatalf("ratio %+v, want the median of %v", got, each)
+	}
+	if !strings.Contains(out, "median over 3 rounds") {
+		t.Fatalf("no median line:\n%s", out)
+	}
+}
+
+func TestMedianRatios(t *testing.T) {
+	r := func(v float64) []Ratio { return []Ratio{{"plain", "plain", 1}, {"keyshare", "plain", v}} }
+	got := medianRatios([][]Ratio{r(0.9), r(0.5), r(0.7), r(0.8)})
+	if got[0].TPS != 1 || got[1].TPS != 0.7 {
+		t.Fatalf("%+v", got)
 	}
 }

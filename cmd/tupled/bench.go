@@ -129,6 +129,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if cfg.Clients < 0 {
 		return usagef("-c must be positive")
 	}
+	if cfg.Rounds < 1 {
+		return usagef("--rounds must be at least 1")
+	}
 	switch cfg.ShareFastPath {
 	case "on", "off", "both":
 	default:
@@ -225,6 +228,7 @@ func benchFlags(cfg *bench.Config, o *benchOut) *flag.FlagSet {
 	o.sync = true
 	fs.Var(&o.sync, "sync-commit", "on: a writing commit waits for its WAL fsync (off: bounded loss window)")
 	fs.StringVar(&o.variants, "variants", "", "comma-separated variants to run (default: the workload's)")
+	fs.IntVar(&cfg.Rounds, "rounds", 1, "run the variants this many times, alternating; ratios are the median of the rounds' ratios")
 	fs.StringVar(&o.json, "json", "", "write the summary and per-interval series to this JSON file")
 	fs.StringVar(&o.plot, "plot", "", "draw tps per second of every variant into this PNG (or .svg)")
 	fs.StringVar(&cfg.ShareFastPath, "share-fastpath", "on", "forshare: on, off (a multixact for every lock) or both")
