@@ -82,11 +82,20 @@ type MultiXact struct {
 	strongest int8  // highest Status.LockMode of a member
 	keysUpd   bool  // a member is ForUpdate or Update
 
-	// claimed, when not nil, is shared by the multixacts whose Members are
-	// prefixes of one backing array with spare capacity: it counts the
-	// elements handed out. Expand appends a locker in place (no copy) by
-	// claiming the next element; see Expand.
-	claimed *atomic.Int32
+	// arena, when not nil, is shared by the multixacts whose Members are
+	// prefixes of one backing array with spare capacity. Expand appends a
+	// locker in place (no copy) by claiming the next element; see Expand.
+	arena *arena
+}
+
+// An arena is the growth room of one member array: claimed counts the
+// elements handed out, and heads[i-base] is the multixact whose last member
+// is element i (base: the length of the array's first multixact), so an
+// append allocates nothing.
+type arena struct {
+	claimed atomic.Int32
+	base    int
+	heads   []MultiXact
 }
 
 // UpdateXid returns the updater member's xid (0 if lock-only), as
@@ -238,8 +247,8 @@ func (s *Store) create(ms []Member) (*MultiXact, error) {
 	}
 	nm.ID = s.next.Add(1)
 	if cap(ms) > len(ms) {
-		nm.claimed = new(atomic.Int32)
-		nm.claimed.Store(int32(len(ms)))
+		nm.arena = &arena{base: len(ms), heads: make([]MultiXact, cap(ms)-len(ms))}
+		nm.arena.claimed.Store(int32(len(ms)))
 	}
 	*slot = cacheSlot{hash: h, m: nm}
 	sh.mu.Unlock()
@@ -290,12 +299,15 @@ func (s *Store) Expand(m *MultiXact, xid uint64, status Status, st XidStatus) (*
 		return m, nil
 	}
 	add := Member{Xid: xid, Status: status}
-	if n := len(m.Members); m.claimed != nil && m.updater == 0 && !status.IsUpdate() && n < cap(m.Members) &&
-		m.claimed.CompareAndSwap(int32(n), int32(n+1)) {
+	if n := len(m.Members); m.arena != nil && m.updater == 0 && !status.IsUpdate() && n < cap(m.Members) &&
+		m.arena.claimed.CompareAndSwap(int32(n), int32(n+1)) {
+		// Element n of the members and its head are ours alone: claimed,
+		// and beyond every len handed out.
 		ms := m.Members[:n+1]
-		ms[n] = add // ours alone: claimed, and beyond every len handed out
-		nm := &MultiXact{ID: s.next.Add(1), Members: ms, strongest: max(m.strongest, int8(status.LockMode())),
-			keysUpd: m.keysUpd || status == ForUpdate, claimed: m.claimed}
+		ms[n] = add
+		nm := &m.arena.heads[n-m.arena.base]
+		*nm = MultiXact{ID: s.next.Add(1), Members: ms, strongest: max(m.strongest, int8(status.LockMode())),
+			keysUpd: m.keysUpd || status == ForUpdate, arena: m.arena}
 		s.created.Add(1)
 		s.appended.Add(1)
 		return nm, nil
