@@ -172,12 +172,14 @@ type cacheShard struct {
 // vacuum has replaced the last xmax naming it (PostgreSQL needs the SLRU
 // and its truncation for this; see doc.go).
 type Store struct {
-	next     atomic.Uint64
-	created  atomic.Uint64
-	reused   atomic.Uint64
-	appended atomic.Uint64
-	live     atomic.Uint64
-	cache    [cacheShards]cacheShard
+	// next is the last id handed out: the one counter an append touches
+	// (Stats derives Created from it, and Appended from made).
+	next   atomic.Uint64
+	base   atomic.Uint64 // next as of NewStore or AdvanceID
+	made   atomic.Uint64 // multixacts made by create (not appended)
+	reused atomic.Uint64
+	live   atomic.Uint64
+	cache  [cacheShards]cacheShard
 }
 
 // NewStore returns an empty store whose first id is 1.
@@ -189,6 +191,7 @@ func NewStore() *Store { return &Store{} }
 func (s *Store) AdvanceID(next ID) {
 	if next > s.next.Load()+1 {
 		s.next.Store(next - 1)
+		s.base.Store(next - 1)
 	}
 }
 
@@ -201,7 +204,9 @@ func (s *Store) SetLive(n uint64) { s.live.Store(n) }
 
 // Stats returns counters.
 func (s *Store) Stats() Stats {
-	return Stats{Created: s.created.Load(), Reused: s.reused.Load(), Appended: s.appended.Load(), Live: s.live.Load()}
+	made := s.made.Load()
+	created := max(s.next.Load()-s.base.Load(), made)
+	return Stats{Created: created, Reused: s.reused.Load(), Appended: created - made, Live: s.live.Load()}
 }
 
 func compareMembers(a, b Member) int {
@@ -252,7 +257,7 @@ func (s *Store) create(ms []Member) (*MultiXact, error) {
 	}
 	*slot = cacheSlot{hash: h, m: nm}
 	sh.mu.Unlock()
-	s.created.Add(1)
+	s.made.Add(1)
 	return nm, nil
 }
 
@@ -308,8 +313,6 @@ func (s *Store) Expand(m *MultiXact, xid uint64, status Status, st XidStatus) (*
 		nm := &m.arena.heads[n-m.arena.base]
 		*nm = MultiXact{ID: s.next.Add(1), Members: ms, strongest: max(m.strongest, int8(status.LockMode())),
 			keysUpd: m.keysUpd || status == ForUpdate, arena: m.arena}
-		s.created.Add(1)
-		s.appended.Add(1)
 		return nm, nil
 	}
 	// Filter into a stack buffer (a hot row's set fits), then allocate
