@@ -31,7 +31,7 @@ for g in "${goals[@]}"; do
 	case $g in
 	P1) run forshare-P1 forshare -c 30 --variants plain,keyshare,share,nokeyupdate,update --data "$tmp/fs" --plot "$out/forshare.png" ;;
 	P2) run forshare-P2 forshare -c 30 --share-fastpath both --variants share,share/fastpath-off --data "$tmp/fs" ;;
-	P4) run hotrow-P4 hotrow -c 30 --rounds 5 ;; # alternated: this machine's speed drifts by 2x between seconds
+	P4) run hotrow-P4 hotrow -c 30 --rounds 10 ;; # alternated: this machine's speed drifts by 2x between seconds
 	P5 | P6) run storm-P5 storm -c 1000 --deadlock-timeout 10ms --inject-deadlocks 20/s --plot "$out/storm.png" ;;
 	P7) run manyrows-P7 manyrows -c 1 ;;
 	P8) run tpcb-P8 tpcb-like -c 30 -s 1000000 --data "$tmp/tpcb" ;;
