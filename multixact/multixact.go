@@ -287,17 +287,17 @@ func (s *Store) summarize(ms []Member) (*MultiXact, error) {
 //
 // The hot row (a new locker beside n others) costs O(1): when m is
 // lock-only, the newcomer is a locker, and m's backing array has an
-// unclaimed element, the
-// new multixact is m's members plus that element — nothing is copied and no
-// member's liveness is checked. Finished lockers then stay in the set for
-// a while; they never conflict (every conflict test asks whether a member
-// is running), and Members filters them for display. Otherwise Expand
-// copies only the members that can still matter (running, or a committed
-// updater), in their order, into an array with room for as many appends again
-// plus four: so a set holds at most about twice its live members plus
-// four, and the O(n) copy and liveness checks are paid once per n appends.
-// Copies are interned (a transaction locking many rows beside the same
-// partners shares one set); appends are not.
+// unclaimed element, the new multixact is m's members plus that element,
+// its header preallocated in the arena — nothing is copied or allocated
+// and no member's liveness is checked. Finished lockers then stay in the
+// set for a while; they never conflict (every conflict test asks whether a
+// member is running), and tuplelock's Members filters them for display.
+// Otherwise Expand copies only the members that can still matter (running,
+// or a committed updater), in their order, into an array with room for as
+// many appends again plus four: a set holds at most about twice its live
+// members plus four, and the O(n) copy and liveness checks are paid once
+// per ~n appends. Copies are interned (a transaction locking many rows
+// beside the same partners shares one set); appends are not.
 func (s *Store) Expand(m *MultiXact, xid uint64, status Status, st XidStatus) (*MultiXact, error) {
 	if m.Contains(xid, status) {
 		s.reused.Add(1)
