@@ -23,7 +23,8 @@
 // multixact's Members extend its predecessor's backing array by one element
 // that the appender claimed (an atomic counter shared along the array), so
 // neither the predecessor nor any other expansion of it can ever see that
-// element. Finished lockers stay until the array is full; then Expand copies
+// element; the new multixact's header is preallocated in the same arena, so
+// an append allocates nothing. Finished lockers stay until the array is full; then Expand copies
 // only the members that can still matter (running, or a committed updater),
 // as PostgreSQL's MultiXactIdExpand does, into an array twice their number
 // plus four. A hot row's set thus holds at most about twice its live
