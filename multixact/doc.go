@@ -24,12 +24,16 @@
 // that the appender claimed (an atomic counter shared along the array), so
 // neither the predecessor nor any other expansion of it can ever see that
 // element; the new multixact's header is preallocated in the same arena, so
-// an append allocates nothing. Finished lockers stay until the array is full; then Expand copies
+// an append allocates nothing, and its id was reserved with the arena.
+// Finished lockers stay until the array is full; then Expand copies
 // only the members that can still matter (running, or a committed updater),
-// as PostgreSQL's MultiXactIdExpand does, into an array twice their number
-// plus four. A hot row's set thus holds at most about twice its live
-// lockers, and the O(n) copy and liveness checks are paid once per ~n
-// appends instead of on every lock. Sets made by Create or by a copy are
+// as PostgreSQL's MultiXactIdExpand does, into an array with room for as
+// many appends again plus four; when the appends filled the old array (the
+// row is hot), twice the old room, up to maxRoom (128). A hot row's set thus
+// holds its live lockers plus at most ~maxRoom finished ones, and the O(n)
+// copy and liveness checks are paid once per up to 128 appends instead of
+// on every lock. The appender does not look for itself in the set: its
+// caller knows (tuplelock skips the scan for a transaction's first lock). Sets made by Create or by a copy are
 // interned in a fixed-size, direct-mapped cache (sharded, no key
 // allocation), so a transaction locking many rows beside the same partner
 // reuses one multixact (PostgreSQL's per-backend MXact cache, shared here).

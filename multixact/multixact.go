@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/tupled/tupled/internal/stripe"
 )
 
 // ID is a 64-bit MultiXactId.
@@ -91,10 +93,13 @@ type MultiXact struct {
 // An arena is the growth room of one member array: claimed counts the
 // elements handed out, and heads[i-base] is the multixact whose last member
 // is element i (base: the length of the array's first multixact), so an
-// append allocates nothing.
+// append allocates nothing. The ids of the heads were reserved with the
+// array's first multixact: heads[j] is firstID+j, so an append touches no
+// counter shared beyond the arena.
 type arena struct {
 	claimed atomic.Int32
 	base    int
+	firstID ID
 	heads   []MultiXact
 }
 
@@ -172,14 +177,15 @@ type cacheShard struct {
 // vacuum has replaced the last xmax naming it (PostgreSQL needs the SLRU
 // and its truncation for this; see doc.go).
 type Store struct {
-	// next is the last id handed out: the one counter an append touches
-	// (Stats derives Created from it, and Appended from made).
+	// next is the last id handed out or reserved for an arena's heads.
 	next   atomic.Uint64
-	base   atomic.Uint64 // next as of NewStore or AdvanceID
 	made   atomic.Uint64 // multixacts made by create (not appended)
 	reused atomic.Uint64
 	live   atomic.Uint64
-	cache  [cacheShards]cacheShard
+	// appended counts appends, striped by the appending xid: on a hot
+	// row every lock appends, from every core.
+	appended stripe.Counter
+	cache    [cacheShards]cacheShard
 }
 
 // NewStore returns an empty store whose first id is 1.
@@ -191,7 +197,6 @@ func NewStore() *Store { return &Store{} }
 func (s *Store) AdvanceID(next ID) {
 	if next > s.next.Load()+1 {
 		s.next.Store(next - 1)
-		s.base.Store(next - 1)
 	}
 }
 
@@ -204,9 +209,8 @@ func (s *Store) SetLive(n uint64) { s.live.Store(n) }
 
 // Stats returns counters.
 func (s *Store) Stats() Stats {
-	made := s.made.Load()
-	created := max(s.next.Load()-s.base.Load(), made)
-	return Stats{Created: created, Reused: s.reused.Load(), Appended: created - made, Live: s.live.Load()}
+	made, appended := s.made.Load(), s.appended.Load()
+	return Stats{Created: made + appended, Reused: s.reused.Load(), Appended: appended, Live: s.live.Load()}
 }
 
 func compareMembers(a, b Member) int {
@@ -225,7 +229,7 @@ func compareMembers(a, b Member) int {
 func (s *Store) Create(members []Member) (*MultiXact, error) {
 	ms := slices.Clone(members)
 	slices.SortFunc(ms, compareMembers)
-	return s.create(slices.Compact(ms))
+	return s.create(slices.Clip(slices.Compact(ms))) // no arena: see Add
 }
 
 // create interns ms, which is free of duplicates and owned by the
@@ -250,10 +254,12 @@ func (s *Store) create(ms []Member) (*MultiXact, error) {
 		s.reused.Add(1)
 		return m, nil
 	}
-	nm.ID = s.next.Add(1)
-	if cap(ms) > len(ms) {
-		nm.arena = &arena{base: len(ms), heads: make([]MultiXact, cap(ms)-len(ms))}
+	if room := cap(ms) - len(ms); room > 0 {
+		nm.ID = s.next.Add(uint64(1+room)) - uint64(room)
+		nm.arena = &arena{base: len(ms), firstID: nm.ID + 1, heads: make([]MultiXact, room)}
 		nm.arena.claimed.Store(int32(len(ms)))
+	} else {
+		nm.ID = s.next.Add(1)
 	}
 	*slot = cacheSlot{hash: h, m: nm}
 	sh.mu.Unlock()
@@ -294,15 +300,23 @@ func (s *Store) summarize(ms []Member) (*MultiXact, error) {
 // member is running), and tuplelock's Members filters them for display.
 // Otherwise Expand copies only the members that can still matter (running,
 // or a committed updater), in their order, into an array with room for as
-// many appends again plus four: a set holds at most about twice its live
-// members plus four, and the O(n) copy and liveness checks are paid once
-// per ~n appends. Copies are interned (a transaction locking many rows
-// beside the same partners shares one set); appends are not.
+// many appends again plus four, or for twice the appends the old array
+// took if they filled it (at most maxRoom): a set holds at most its live
+// members plus about maxRoom, and the O(n) copy and liveness checks are
+// paid once per up to maxRoom appends. Copies are interned (a transaction
+// locking many rows beside the same partners shares one set); appends are
+// not.
 func (s *Store) Expand(m *MultiXact, xid uint64, status Status, st XidStatus) (*MultiXact, error) {
 	if m.Contains(xid, status) {
 		s.reused.Add(1)
 		return m, nil
 	}
+	return s.Add(m, xid, status, st)
+}
+
+// Add is Expand for a caller that knows xid is no member of m (it has
+// just looked, as heap_lock_tuple does before it decides to add a locker).
+func (s *Store) Add(m *MultiXact, xid uint64, status Status, st XidStatus) (*MultiXact, error) {
 	add := Member{Xid: xid, Status: status}
 	if n := len(m.Members); m.arena != nil && m.updater == 0 && !status.IsUpdate() && n < cap(m.Members) &&
 		m.arena.claimed.CompareAndSwap(int32(n), int32(n+1)) {
@@ -310,13 +324,21 @@ func (s *Store) Expand(m *MultiXact, xid uint64, status Status, st XidStatus) (*
 		// and beyond every len handed out.
 		ms := m.Members[:n+1]
 		ms[n] = add
-		nm := &m.arena.heads[n-m.arena.base]
-		*nm = MultiXact{ID: s.next.Add(1), Members: ms, strongest: max(m.strongest, int8(status.LockMode())),
+		j := n - m.arena.base
+		nm := &m.arena.heads[j]
+		*nm = MultiXact{ID: m.arena.firstID + ID(j), Members: ms, strongest: max(m.strongest, int8(status.LockMode())),
 			keysUpd: m.keysUpd || status == ForUpdate, arena: m.arena}
+		s.appended.Add(xid, 1)
 		return nm, nil
 	}
 	// Filter into a stack buffer (a hot row's set fits), then allocate
-	// room for the survivors twice over.
+	// room for appends: as many as the survivors plus four, or, when m
+	// filled its own room by appending (a hot row), twice that room up to
+	// maxRoom, so the copies on a hot row get rarer as it stays hot.
+	room := 0
+	if m.arena != nil && len(m.Members) == cap(m.Members) {
+		room = min(2*(cap(m.Members)-m.arena.base), maxRoom)
+	}
 	var buf [64]Member
 	keep := buf[:0]
 	for _, mb := range m.Members {
@@ -325,10 +347,15 @@ func (s *Store) Expand(m *MultiXact, xid uint64, status Status, st XidStatus) (*
 		}
 	}
 	keep = append(keep, add)
-	ms := make([]Member, len(keep), 2*len(keep)+4)
+	room = max(room, len(keep)+4)
+	ms := make([]Member, len(keep), len(keep)+room)
 	copy(ms, keep)
 	return s.create(ms)
 }
+
+// maxRoom bounds the appends an array makes room for (its heads and
+// members: 64 bytes each).
+const maxRoom = 128
 
 // IsRunning reports whether any member is still in progress
 // (MultiXactIdIsRunning).

@@ -325,8 +325,9 @@ func TestExpandAppendsInPlace(t *testing.T) {
 }
 
 // TestHotRowSetStaysBounded: lockers come and go on one row for a long
-// time; the row's set never holds more than about twice its live members,
-// and most expansions are appends.
+// time; the row's set never holds more than its live members plus maxRoom,
+// and as the row stays hot the copies get rare (the room doubles while the
+// appends keep filling it).
 func TestHotRowSetStaysBounded(t *testing.T) {
 	s := NewStore()
 	st := fates{}
@@ -342,11 +343,11 @@ func TestHotRowSetStaysBounded(t *testing.T) {
 		var err error
 		m, err = s.Expand(m, xid, ForKeyShare, st)
 		require.NoError(t, err)
-		require.LessOrEqual(t, len(m.Members), 2*(window+1)+4, "xid %d", xid)
+		require.LessOrEqual(t, len(m.Members), window+1+maxRoom, "xid %d", xid)
 		require.Equal(t, Member{xid, ForKeyShare}, m.Members[len(m.Members)-1])
 	}
 	stats := s.Stats()
-	assert.Greater(t, float64(stats.Appended)/float64(stats.Created), 0.9, "%+v", stats)
+	assert.Greater(t, float64(stats.Appended)/float64(stats.Created), 0.99, "%+v", stats)
 }
 
 // TestConcurrentExpandsOfOneSet: many goroutines expand one multixact at

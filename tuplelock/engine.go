@@ -3,10 +3,10 @@ package tuplelock
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"time"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/stripe"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/multixact"
 	"github.com/tupled/tupled/xact"
@@ -39,6 +39,14 @@ type Txn struct {
 	carried     lockmgr.Tag
 	carriedMode lockmgr.LockMode
 	carrying    bool
+
+	// mayBeMember is set by the first LockTuple or Update call. Before
+	// it the transaction has put its xid into no xmax, so it is a member
+	// of no multixact (only a transaction adds itself to a set; copies
+	// carry over members that were added before), and the hot-row path
+	// need not scan the set for it: a scan that would cost as much as the
+	// rest of the lock on a set of dozens of lockers.
+	mayBeMember bool
 }
 
 // adoptCarried returns the carried tuple lock if it is the one this call
@@ -91,8 +99,11 @@ type Engine struct {
 	// situation the 2012 seed measured).
 	ShareFastPathOff bool
 
-	locksSingleXid atomic.Uint64
-	locksMulti     atomic.Uint64
+	// Counters of every row lock, striped by xid: a single counter would
+	// be a cache line all cores write on every lock, and it shared its
+	// line with the pointers above, which every lock reads.
+	locksSingleXid stripe.Counter
+	locksMulti     stripe.Counter
 
 	// testAfterXmaxStatus, if set, runs in computeNewXmaxFrom right after
 	// the status of a plain xmax was read: a test ends that transaction
@@ -194,9 +205,9 @@ func (e *Engine) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me uin
 // installXmax writes the decided xmax into tup. Latch held.
 func (e *Engine) installXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me uint64, nx newXmax) {
 	if nx.viaMulti {
-		e.locksMulti.Add(1)
+		e.locksMulti.Add(me, 1)
 	} else {
-		e.locksSingleXid.Add(1)
+		e.locksSingleXid.Add(me, 1)
 	}
 	tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: me, Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2})
 }
@@ -210,7 +221,9 @@ func (e *Engine) installXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me u
 func (e *Engine) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool) (heap.TMResult, error) {
 	var tl tupleLock
 	tl.tag, tl.have = e.adoptCarried(tx, tbl, r, hwMode(mode)) // tag built only when we must queue
-	res, err := e.lockTuple(ctx, tx, tbl, r, tup, mode, policy, followUpdates, &tl)
+	member := tx.mayBeMember
+	tx.mayBeMember = true
+	res, err := e.lockTuple(ctx, tx, tbl, r, tup, mode, policy, followUpdates, &tl, member)
 	if tl.have {
 		e.endTupleLock(tx, tl.tag, hwMode(mode), res, err)
 	}
@@ -226,7 +239,10 @@ type tupleLock struct {
 // lockTuple is LockTuple's body; the caller releases (or carries) tl. No
 // defer here: with this many returns it would not be open-coded, and the
 // hot-row path would pay for it on every lock.
-func (e *Engine) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool, tl *tupleLock) (heap.TMResult, error) {
+//
+// member false says tx has written no xmax before this call (see
+// Txn.mayBeMember).
+func (e *Engine) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool, tl *tupleLock, member bool) (heap.TMResult, error) {
 	me := tx.ID()
 	first := true
 	skipTupleLock := false
@@ -251,11 +267,27 @@ func (e *Engine) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 			// buffer lock, and so do we: adding a locker to a lock-only
 			// multixact is an O(1) append (multixact.Store.Expand), so one
 			// latch hold covers the decision and the install.
-			if held, _ := alreadyHeld(xwait, im, im2, multi, me, mode); held {
-				r.Unlock()
-				return heap.TMOk, nil
+			if member {
+				if held, _ := alreadyHeld(xwait, im, im2, multi, me, mode); held {
+					r.Unlock()
+					return heap.TMOk, nil
+				}
 			}
-			nx, err := e.computeNewXmaxFrom(xwait, im, im2, multi, me, mode, false)
+			var nx newXmax
+			var err error
+			if im&heap.XmaxIsMulti != 0 && multi != nil {
+				// computeNewXmax's multixact case, minus what this
+				// latch hold has already established: a member runs
+				// (SatisfiesUpdate) and we are not one of this
+				// strength (alreadyHeld). Should every member have
+				// ended since, the set we make still says the same.
+				var m *multixact.MultiXact
+				if m, err = e.Multi.Add(multi, me, status(mode, false), e.Xacts); err == nil {
+					nx = viaMulti(m)
+				}
+			} else {
+				nx, err = e.computeNewXmaxFrom(xwait, im, im2, multi, me, mode, false)
+			}
 			if err != nil {
 				r.Unlock()
 				return 0, err

@@ -26,6 +26,7 @@ import (
 // propagate-lock-delete).
 func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete bool) (result heap.TMResult, err error) {
 	me := tx.ID()
+	tx.mayBeMember = true
 	mode := NoKeyExclusive
 	if isDelete {
 		mode = Exclusive

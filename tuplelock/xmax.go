@@ -129,8 +129,7 @@ func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMul
 				if err != nil {
 					return newXmax{}, err
 				}
-				im, im2 := multiHintBits(m)
-				return newXmax{xmax: m.ID, multi: m, im: im, im2: im2, viaMulti: true}, nil
+				return viaMulti(m), nil
 			}
 			im, im2 := lockBits(mode)
 			return newXmax{xmax: me, im: im, im2: im2}, nil
@@ -152,8 +151,7 @@ func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMul
 			if err != nil {
 				return newXmax{}, err
 			}
-			im, im2 := multiHintBits(m)
-			return newXmax{xmax: m.ID, multi: m, im: im, im2: im2, viaMulti: true}, nil
+			return viaMulti(m), nil
 		}
 		// 3.-5. A plain xid. Its status is read once: read twice, a
 		// transaction that commits in between looks "running" to the
@@ -194,6 +192,11 @@ func (e *Engine) pair(x1 uint64, s1 multixact.Status, x2 uint64, s2 multixact.St
 	if err != nil {
 		return newXmax{}, err
 	}
+	return viaMulti(m), nil
+}
+
+// viaMulti is the header naming multixact m.
+func viaMulti(m *multixact.MultiXact) newXmax {
 	im, im2 := multiHintBits(m)
-	return newXmax{xmax: m.ID, multi: m, im: im, im2: im2, viaMulti: true}, nil
+	return newXmax{xmax: m.ID, multi: m, im: im, im2: im2, viaMulti: true}
 }
