@@ -22,6 +22,19 @@ const (
 
 type clogPage [clogPageSize]atomic.Uint64
 
+// clogStripes consecutive xids go to different cache lines of a page:
+// transactions that run side by side on different cores have neighbouring
+// xids, and with their entries on one line each commit would take the line
+// from the other core and each status lookup of a neighbour would miss.
+const clogStripes = 8
+
+// clogSlot is the index of xid's entry in its page: entries of xids i and
+// i+1 are clogPageSize/clogStripes entries apart.
+func clogSlot(xid XID) uint64 {
+	i := xid & (clogPageSize - 1)
+	return (i&(clogStripes-1))*(clogPageSize/clogStripes) + i/clogStripes
+}
+
 type clogTable struct {
 	base  uint64 // first page number present; xids below base<<shift are frozen
 	pages []*clogPage
@@ -69,7 +82,7 @@ func (c *clog) get(xid XID) uint64 {
 	if p-t.base >= uint64(len(t.pages)) {
 		return clogInProgress
 	}
-	return t.pages[p-t.base][xid&(clogPageSize-1)].Load()
+	return t.pages[p-t.base][clogSlot(xid)].Load()
 }
 
 func (c *clog) set(xid XID, v uint64) {
@@ -78,7 +91,7 @@ func (c *clog) set(xid XID, v uint64) {
 		c.ensure(xid)
 		pg = c.page(xid)
 	}
-	pg[xid&(clogPageSize-1)].Store(v)
+	pg[clogSlot(xid)].Store(v)
 }
 
 func (c *clog) truncatedBelow() XID { return c.pages.Load().base << clogPageShift }

@@ -66,17 +66,29 @@ const liveShards = 64
 type liveShard struct {
 	mu sync.Mutex
 	m  map[XID]*Xact
-	_  [40]byte
+	_  [48]byte // one cache line per shard
 }
 
 // Manager hands out xids, records fates and takes snapshots.
+//
+// Its fields are grouped by who writes them, one cache line per group:
+// Begin writes nextXid and nlive, a commit writes commitMu and lastCSN, and
+// every status lookup reads clog's page table. Sharing a line, each begin
+// and commit on one core would make the next status lookup on the other
+// core miss.
 type Manager struct {
-	nextXid  atomic.Uint64
+	nextXid atomic.Uint64
+	nlive   atomic.Int64
+	_       [48]byte
+
 	commitMu sync.Mutex
 	lastCSN  atomic.Uint64
-	clog     clog
-	live     [liveShards]liveShard
-	nlive    atomic.Int64
+	_        [48]byte
+
+	clog clog
+	_    [48]byte
+
+	live [liveShards]liveShard
 }
 
 // NewManager returns a manager whose first xid is 1.
