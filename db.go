@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/stripe"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/multixact"
 	"github.com/tupled/tupled/tuplelock"
@@ -33,8 +34,11 @@ type DB struct {
 	ddlMu sync.Mutex
 	dur   *durable // nil for an in-memory database
 
-	commits    atomic.Uint64
-	aborts     atomic.Uint64
+	// commits and aborts are striped by xid: every transaction ends with
+	// one increment, and a plain counter would drag the pointers above
+	// (read by every call) from core to core with it.
+	commits    stripe.Counter
+	aborts     stripe.Counter
 	vacuumRuns atomic.Uint64
 	vacuumMu   sync.Mutex
 

@@ -119,7 +119,7 @@ func (tx *Tx) fail(ctx context.Context, err error) error {
 func (tx *Tx) abortLocked() {
 	tx.state = txAborted
 	tx.db.xacts.Abort(tx.txn.X)
-	tx.db.aborts.Add(1)
+	tx.db.aborts.Add(tx.txn.X.ID, 1)
 }
 
 func (tx *Tx) table(name string) (*heap.Table, error) { return tx.db.table(name) }
@@ -421,7 +421,7 @@ func (tx *Tx) Commit() error {
 	}
 	tx.state = txDone
 	tx.writes = nil
-	tx.db.commits.Add(1)
+	tx.db.commits.Add(tx.txn.X.ID, 1)
 	return nil
 }
 
