@@ -29,8 +29,11 @@ goals=("$@")
 [ ${#goals[@]} -eq 0 ] && goals=(P1 P2 P4 P5 P7 P8)
 for g in "${goals[@]}"; do
 	case $g in
-	P1) run forshare-P1 forshare -c 30 --variants plain,keyshare,share,nokeyupdate,update --data "$tmp/fs" --plot "$out/forshare.png" ;;
-	P2) run forshare-P2 forshare -c 30 --share-fastpath both --variants share,share/fastpath-off --data "$tmp/fs" ;;
+	P1) run forshare-P1 forshare -c 30 --variants plain,keyshare,share,nokeyupdate,update --rounds 3 --data "$tmp/fs" --plot "$out/forshare.png" ;;
+	# P2 in memory: the two variants need different engine options, so each
+	# round reopens the database, and on disk the rows would then come cold
+	# from pebble and the reads would swamp what is measured.
+	P2) run forshare-P2 forshare -c 30 --share-fastpath both --variants share,share/fastpath-off --rounds 6 ;;
 	P4) run hotrow-P4 hotrow -c 30 --rounds 10 ;; # alternated: this machine's speed drifts by 2x between seconds
 	P5 | P6) run storm-P5 storm -c 1000 --deadlock-timeout 10ms --inject-deadlocks 20/s --plot "$out/storm.png" ;;
 	P7) run manyrows-P7 manyrows -c 1 ;;
@@ -53,10 +56,14 @@ def tps(rep, v):
 rows = []
 fs = load("forshare-P1")
 if fs:
-    rows.append(("P1", "forshare share/plain, 30 clients, sync commit on", tps(fs, "share")["tps"] / tps(fs, "plain")["tps"], ">= 0.90"))
+    r1 = [r["tps_ratio"] for r in fs.get("ratios") or [] if r["variant"] == "share"]
+    p1 = r1[0] if r1 else tps(fs, "share")["tps"] / tps(fs, "plain")["tps"]
+    rows.append(("P1", "forshare share/plain, 30 clients, sync commit on (median of %d alternated rounds)" % fs.get("rounds", 1), p1, ">= 0.90"))
 f2 = load("forshare-P2")
 if f2:
-    rows.append(("P2", "share fast path on / off", tps(f2, "share")["tps"] / tps(f2, "share/fastpath-off")["tps"], ">= 2.0"))
+    r2 = [r["tps_ratio"] for r in f2.get("ratios") or [] if r["variant"] == "share"]
+    p2 = r2[0] if r2 else tps(f2, "share")["tps"] / tps(f2, "share/fastpath-off")["tps"]
+    rows.append(("P2", "share fast path on / off, in memory (median of %d alternated rounds)" % f2.get("rounds", 1), p2, ">= 2.0"))
 h = load("hotrow-P4")
 if h:
     ks = [r["tps_ratio"] for r in h["ratios"] if r["variant"] == "keyshare"][0]
