@@ -32,7 +32,8 @@ type Config struct {
 	// TLSRequired refuses a session whose StartupMessage did not arrive over
 	// TLS with FATAL 28000, worded as PostgreSQL's for a pg_hba.conf with
 	// only hostssl lines. A CancelRequest is still accepted over plain TCP
-	// (libpq sends it so). Requires TLS: without it every client is refused.
+	// (libpq sends it so). Requires TLS: Serve rejects a Config with
+	// TLSRequired and no TLS, which would refuse every client.
 	TLSRequired bool
 	// MaxConns bounds concurrent sessions (default 2000); beyond it a client
 	// gets FATAL 53300 "sorry, too many clients already".
@@ -83,9 +84,26 @@ func New(cfg Config) *Server {
 	return s
 }
 
+// errTLSRequiredWithoutTLS is Serve's error for a Config with TLSRequired
+// and no TLS.
+var errTLSRequiredWithoutTLS = errors.New("pgwire: Config.TLSRequired is set without Config.TLS: every client would be refused")
+
+// validate reports a Config that cannot serve any client.
+func (cfg *Config) validate() error {
+	if cfg.TLSRequired && cfg.TLS == nil {
+		return errTLSRequiredWithoutTLS
+	}
+	return nil
+}
+
 // Serve accepts connections on ln until Shutdown (then it returns
-// ErrServerClosed) or an accept error.
+// ErrServerClosed) or an accept error. An invalid Config (TLSRequired
+// without TLS) is reported at once: ln is closed, no connection accepted.
 func (s *Server) Serve(ln net.Listener) error {
+	if err := s.cfg.validate(); err != nil {
+		ln.Close()
+		return err
+	}
 	s.mu.Lock()
 	if s.shutting.Load() {
 		s.mu.Unlock()

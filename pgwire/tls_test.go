@@ -3,9 +3,11 @@ package pgwire
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,6 +130,42 @@ func TestTLSOffWithoutConfig(t *testing.T) {
 	_, err := pgx.Connect(context.Background(), ts.connString("sslmode=require"))
 	if err == nil {
 		t.Fatal("sslmode=require connected to a server without TLS")
+	}
+}
+
+// TestTLSRequiredWithoutTLS: a Config with TLSRequired and no TLS would
+// refuse every client; Serve rejects it at once, accepting nothing.
+func TestTLSRequiredWithoutTLS(t *testing.T) {
+	srv := New(Config{TLSRequired: true})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second): // a guard against the bug, not a wait
+		_ = srv.Shutdown(context.Background())
+		<-done
+		t.Fatal("Serve accepted TLSRequired without TLS")
+	}
+	if !errors.Is(err, errTLSRequiredWithoutTLS) {
+		t.Fatalf("Serve: %v, want %v", err, errTLSRequiredWithoutTLS)
+	}
+	if !strings.Contains(err.Error(), "TLSRequired") {
+		t.Fatalf("unclear error %q", err)
+	}
+	// the listener was closed: no client is left in its backlog
+	if nc, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {
+		if nc != nil {
+			nc.Close()
+		}
+		t.Fatalf("listener still open after the rejected Config: %v", err)
+	}
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 
