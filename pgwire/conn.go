@@ -347,6 +347,11 @@ func (c *conn) sendError(err error) {
 	c.srv.cfg.Metrics.statementError(e.Code)
 }
 
+// testHookExecuted, set by tests only (before the server starts), is called
+// by the session's goroutine as a statement has finished executing, before
+// the shutdown check and the sending of its result; ctx is the statement's.
+var testHookExecuted func(ctx context.Context, pid int32)
+
 // exec runs a statement under a context the CancelRequest, shutdown and
 // the client-connection check can cancel.
 func (c *conn) exec(st *sqlfe.Stmt, params []sqlfe.Value) (*sqlfe.Result, error) {
@@ -358,6 +363,9 @@ func (c *conn) exec(st *sqlfe.Stmt, params []sqlfe.Value) (*sqlfe.Result, error)
 	stop := c.watchClient(cancel)
 	start := time.Now()
 	res, err := c.sess.Execute(ctx, st, params)
+	if testHookExecuted != nil {
+		testHookExecuted(ctx, c.pid)
+	}
 	stop()
 	c.mu.Lock()
 	c.running = nil

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -566,5 +567,92 @@ func TestGracefulShutdown(t *testing.T) {
 	tx.Rollback()
 	if _, err := pgx.Connect(ctx, ts.connString("connect_timeout=2")); err == nil {
 		t.Fatal("connected after shutdown")
+	}
+}
+
+// TestShutdownAfterStatementFinished forces the ordering TestGracefulShutdown
+// meets only by chance: a statement finishes executing, then shutdown
+// interrupts it before its result is sent. The shutdown wins, as
+// PostgreSQL's pending die interrupt: the client gets 57P01 and the
+// statement's work (an autocommit INSERT, which would commit at the end
+// of its group) is rolled back.
+func TestShutdownAfterStatementFinished(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []any // none: pgx uses the simple protocol
+	}{
+		{"simple", nil},
+		{"extended", []any{2, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var srv *Server         // read by the hook after target's store
+			var target atomic.Int32 // the pid whose next statement is held
+			executed := make(chan struct{})
+			interrupted := make(chan bool, 1) // whether shutdown had begun
+			release := make(chan struct{})    // a guard for a failing test
+			testHookExecuted = func(ctx context.Context, pid int32) {
+				if pid == 0 || !target.CompareAndSwap(pid, 0) {
+					return
+				}
+				close(executed)
+				select {
+				case <-ctx.Done():
+				case <-release:
+				}
+				interrupted <- srv.shutting.Load()
+			}
+			t.Cleanup(func() { testHookExecuted = nil }) // after the server stops
+			ts := startServer(t, nil)
+			srv = ts.srv
+			c := ts.connect(t)
+			t.Cleanup(func() { close(release) }) // before the server stops
+			ctx := context.Background()
+			exec(t, c, "CREATE TABLE t (k int PRIMARY KEY, v int)")
+			exec(t, c, "INSERT INTO t VALUES (1, 1)")
+
+			target.Store(int32(c.PgConn().PID()))
+			errc := make(chan error, 1)
+			sql := "INSERT INTO t VALUES (2, 2)"
+			if tc.args != nil {
+				sql = "INSERT INTO t VALUES ($1, $2)"
+			}
+			go func() {
+				_, err := c.Exec(ctx, sql, tc.args...)
+				errc <- err
+			}()
+			select {
+			case <-executed:
+			case <-time.After(20 * time.Second): // a guard, not a wait
+				t.Fatal("the INSERT never finished executing")
+			}
+			// the INSERT has finished and its result is not sent yet
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if err := ts.srv.Shutdown(sctx); err != nil {
+				t.Fatal(err)
+			}
+			if !<-interrupted {
+				t.Fatal("the statement was released before shutdown began")
+			}
+			pgErr(t, <-errc, "57P01")
+			if n := ts.srv.Sessions(); n != 0 {
+				t.Fatalf("%d sessions after shutdown", n)
+			}
+			// the INSERT was rolled back: no lock left, no row 2
+			if locks := ts.db.Locks(); len(locks) != 0 {
+				t.Fatalf("locks after shutdown: %+v", locks)
+			}
+			tx, err := ts.db.Begin(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			if v, err := tx.Get(ctx, "t", []byte{0x80, 0, 0, 2}); !errors.Is(err, tupled.ErrNotFound) {
+				t.Fatalf("row 2 after shutdown: %x %v", v, err)
+			}
+			if _, err := tx.Get(ctx, "t", []byte{0x80, 0, 0, 1}); err != nil {
+				t.Fatalf("row 1: %v", err)
+			}
+		})
 	}
 }
