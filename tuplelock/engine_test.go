@@ -415,6 +415,53 @@ func TestInsertWaitsForInProgressInserter(t *testing.T) {
 	}
 }
 
+// TestInsertersQueueOnTheKey: several transactions insert a key whose
+// inserter is still running. Only the first waits for that xid; the others
+// queue behind it on the key's tuple lock, and each end wakes one of them,
+// in order of arrival. (PostgreSQL's waiters all wait for the xid, wake
+// together, and all but the winner wait again.)
+func TestInsertersQueueOnTheKey(t *testing.T) {
+	r := newRig(t)
+	t1 := r.begin()
+	require.NoError(t, r.e.Insert(r.ctx, t1, r.tbl, []byte("k"), []byte("a")))
+	tag := lockmgr.Tag{Kind: lockmgr.TagTuple, Rel: "t", Key: "k"}
+	queued := func(tx *Txn) bool {
+		for _, li := range r.lm.Locks() {
+			if !li.Granted && li.Xid == tx.ID() && li.Tag == tag {
+				return true
+			}
+		}
+		return false
+	}
+	waiters := []*Txn{r.begin(), r.begin(), r.begin()}
+	var done []<-chan error
+	for i, w := range waiters {
+		done = append(done, async(func() error { return r.e.Insert(r.ctx, w, r.tbl, []byte("k"), []byte{'b' + byte(i)}) }))
+		if i == 0 {
+			r.eventually("the first waiter waits for the inserter", func() bool { return r.waitingFor(w, t1) })
+		} else {
+			r.eventually("a later waiter queues on the key", func() bool { return queued(w) })
+		}
+	}
+	assert.False(t, r.waitingFor(waiters[1], t1), "only the head of the line waits for the xid")
+	assert.False(t, r.waitingFor(waiters[2], t1))
+
+	// Each abort lets exactly the next one in line insert.
+	r.abort(t1)
+	require.NoError(t, receive(t, done[0]))
+	r.eventually("the second waiter waits for the first", func() bool { return r.waitingFor(waiters[1], waiters[0]) })
+	assert.True(t, queued(waiters[2]))
+	r.abort(waiters[0])
+	require.NoError(t, receive(t, done[1]))
+	r.eventually("the third waiter waits for the second", func() bool { return r.waitingFor(waiters[2], waiters[1]) })
+
+	// A commit makes the last one a duplicate.
+	r.commit(waiters[1])
+	assert.ErrorIs(t, receive(t, done[2]), ErrDuplicateKey)
+	assert.Empty(t, r.lm.Locks(), "the tuple lock is released however the insert ends")
+	assert.LessOrEqual(t, r.lm.Stats().LockWaits, uint64(5), "one xid wait per waiter plus the queue")
+}
+
 func TestInsertDuplicateAndReinsert(t *testing.T) {
 	r := newRig(t)
 	row, v := r.committedRow("k")

@@ -143,12 +143,33 @@ func (e *Engine) applyUpdate(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me u
 	return nil
 }
 
+// insertLockMode is the tuple-lock mode of a waiting inserter: that of a
+// non-key update, which conflicts with itself, so inserters of one key
+// queue one behind the other.
+var insertLockMode = hwMode(NoKeyExclusive)
+
 // Insert adds a row version for key, enforcing primary-key uniqueness like
 // _bt_check_unique: it waits for an in-progress inserter or deleter of the
 // key and then re-checks; a live version (even one the caller's snapshot
 // cannot see) is ErrDuplicateKey.
-func (e *Engine) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, value []byte) error {
+//
+// Unlike _bt_check_unique, a waiter first queues on the key's tuple lock
+// (the heavyweight lock updaters queue on, in ExclusiveLock mode) and keeps
+// it until it has inserted or failed, so only the head of the line waits
+// for the transaction in the way. PostgreSQL's waiters all wait for that
+// xid: when it ends they all wake, one inserts, and the rest wait again for
+// the winner — with n waiters on a key each insert costs O(n) wakeups (the
+// 2018 seed's contended inserts ran at ~44 lock waits per transaction).
+// Queued, they are woken one at a time, in order of arrival.
+func (e *Engine) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, value []byte) (err error) {
 	me := tx.ID()
+	var tag lockmgr.Tag
+	haveTupleLock := false
+	defer func() {
+		if haveTupleLock {
+			e.Locks.Unlock(tx.Proc, tag, insertLockMode)
+		}
+	}()
 	for {
 		r := tbl.RowForInsert(key)
 		wait, dup := e.uniqueCheck(r, me)
@@ -158,6 +179,14 @@ func (e *Engine) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, valu
 		}
 		if wait != 0 {
 			r.Unlock()
+			if !haveTupleLock {
+				tag = tupleTag(tbl, r)
+				if err := e.Locks.Lock(ctx, tx.Proc, tag, insertLockMode, lockmgr.Wait{Timeout: tx.LockTimeout}); err != nil {
+					return err
+				}
+				haveTupleLock = true
+				continue // whoever held it may have inserted meanwhile: look again
+			}
 			if _, err := e.waitXacts(ctx, tx, []uint64{wait}, Block); err != nil {
 				return err
 			}
