@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -141,6 +142,7 @@ func (w *storm) Prepare(ctx context.Context, cfg *Config, variant string) (*Prep
 	val := accountValue(1)
 	before := db.Stats()
 	p := &Prepared{DB: db}
+	var inserts, updates atomic.Uint64 // committed transactions of each kind
 	p.Txn = func(ctx context.Context, c *Client) error {
 		tx, err := db.Begin(ctx, nil)
 		if err != nil {
@@ -149,7 +151,8 @@ func (w *storm) Prepare(ctx context.Context, cfg *Config, variant string) (*Prep
 		// pgbench's storm-update.sql / storm-insert.sql (bench/pg): one
 		// round trip per statement.
 		c.RoundTrip()
-		if c.Rand.IntN(2) == 0 {
+		isUpdate := c.Rand.IntN(2) == 0
+		if isUpdate {
 			err = tx.Update(ctx, stormTable, key4(1+c.Rand.IntN(hot)), val)
 		} else {
 			k := key4(1 + c.Rand.IntN(insKeys))
@@ -164,7 +167,15 @@ func (w *storm) Prepare(ctx context.Context, cfg *Config, variant string) (*Prep
 			return err
 		}
 		c.RoundTrip()
-		return tx.Commit()
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		if isUpdate {
+			updates.Add(1)
+		} else {
+			inserts.Add(1)
+		}
+		return nil
 	}
 
 	var inj *injector
@@ -178,6 +189,11 @@ func (w *storm) Prepare(ctx context.Context, cfg *Config, variant string) (*Prep
 		r.AddExtra("deadlock_timeout_ms", float64(timeout)/float64(time.Millisecond))
 		if n := float64(r.Transactions); n > 0 {
 			r.AddExtra("lock waits per transaction", float64(s.LockWaits-before.LockWaits)/n)
+		}
+		// Half the clients' transactions are inserts; a share far from
+		// 0.5 means one kind starved the other.
+		if i, u := inserts.Load(), updates.Load(); i+u > 0 {
+			r.AddExtra("insert share of committed transactions", float64(i)/float64(i+u))
 		}
 		if r.Seconds > 0 {
 			r.AddExtra("deadlock checks per second", float64(s.DeadlockChecks-before.DeadlockChecks)/r.Seconds)
