@@ -11,21 +11,26 @@ import (
 	"github.com/tupled/tupled"
 )
 
-// dbCache keeps one open database per set of engine options across the
-// variants of a run, so that variants that can share data load it once.
+// dbCache keeps the databases of a run open across its variants, one per
+// set of engine options (key), so that variants that can share data load it
+// once. In memory every key's database stays open until close: variants
+// run alternately (--rounds) then find their data where they left it, and
+// no round pays for collecting the garbage of another's. On disk only one
+// can be open (they share cfg.DataDir); opening another key closes it.
 type dbCache struct {
-	db  *tupled.DB
-	key string
+	dbs map[string]*tupled.DB
 }
 
 // open returns a database with opts for cfg (in-memory, or cfg.DataDir),
-// reusing the open one if it was opened with the same key.
+// reusing the open one of the same key; fresh says it was just opened.
 func (c *dbCache) open(cfg *Config, key string, opts tupled.Options) (db *tupled.DB, fresh bool, err error) {
-	if c.db != nil && c.key == key {
-		return c.db, false, nil
+	if db := c.dbs[key]; db != nil {
+		return db, false, nil
 	}
-	if err := c.close(); err != nil {
-		return nil, false, err
+	if cfg.DataDir != "" {
+		if err := c.close(); err != nil {
+			return nil, false, err
+		}
 	}
 	sync := cfg.SyncCommit
 	opts.SyncCommit = &sync
@@ -34,17 +39,21 @@ func (c *dbCache) open(cfg *Config, key string, opts tupled.Options) (db *tupled
 	if err != nil {
 		return nil, false, err
 	}
-	c.db, c.key = db, key
+	if c.dbs == nil {
+		c.dbs = make(map[string]*tupled.DB)
+	}
+	c.dbs[key] = db
 	return db, true, nil
 }
 
+// close closes every open database.
 func (c *dbCache) close() error {
-	if c.db == nil {
-		return nil
+	var errs []error
+	for k, db := range c.dbs {
+		errs = append(errs, db.Close())
+		delete(c.dbs, k)
 	}
-	err := c.db.Close()
-	c.db = nil
-	return err
+	return errors.Join(errs...)
 }
 
 // key4 is row i's key: 4 bytes big-endian, so keys sort by number (the
