@@ -16,10 +16,12 @@ type VacuumResult struct {
 
 // Vacuum reclaims what no snapshot can need: tuple versions deleted or
 // updated by transactions that committed before every live snapshot,
-// versions of aborted transactions, finished lockers in xmax, multixacts no
-// transaction can need (they are then garbage-collected), empty keys, and
-// commit-status entries below the oldest xid still referenced. It runs in
-// the background every Options.VacuumInterval; calling it directly is safe.
+// versions of aborted transactions, finished lockers in xmax (of the rows
+// it visits: a single locker's xid on an otherwise settled row is left for
+// the next visitor, see heap.Table), multixacts no transaction can need
+// (they are then garbage-collected), empty keys, and commit-status entries
+// below the oldest xid still referenced. It runs in the background every
+// Options.VacuumInterval; calling it directly is safe.
 func (db *DB) Vacuum() VacuumResult {
 	db.vacuumMu.Lock()
 	defer db.vacuumMu.Unlock()

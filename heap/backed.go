@@ -295,7 +295,8 @@ func (t *Table) DirtyRows() int {
 
 // Evict drops clean rows from memory until at most keep rows remain (or no
 // more can go): rows that are not dirty, not pinned, and hold exactly one
-// frozen version without xmax. It returns how many it dropped.
+// frozen version without xmax, or with only a finished locker's xid (which
+// vacuum leaves alone; see Table.vacList). It returns how many it dropped.
 func (t *Table) Evict(keep int) int {
 	s, ok := t.store.(*backedStore)
 	if !ok || s.mem.Len() <= keep {
@@ -316,7 +317,7 @@ func (t *Table) Evict(keep int) int {
 		}
 		r.Lock()
 		if !r.dirty && !r.removed.Load() && r.pins.Load() == 0 && len(r.versions) == 1 &&
-			r.versions[0].Infomask&XminFrozen == XminFrozen && r.versions[0].Infomask&XmaxInvalid != 0 &&
+			r.versions[0].Infomask&XminFrozen == XminFrozen && t.heap.noLiveXmax(r.versions[0]) &&
 			r.markRemoved() {
 			s.mem.Remove(r)
 			t.heap.tuplesLive.Add(-1)
@@ -325,4 +326,17 @@ func (t *Table) Evict(keep int) int {
 		r.Unlock()
 	}
 	return n
+}
+
+// noLiveXmax reports whether v's xmax is empty or a finished plain locker
+// (then cleared, as the next visitor would). Latch held.
+func (h *Heap) noLiveXmax(v *Tuple) bool {
+	if v.Infomask&XmaxInvalid != 0 || v.Xmax == 0 {
+		return true
+	}
+	if v.Infomask&XmaxIsMulti != 0 || !IsLockedOnly(v.Infomask) || h.Xacts.IsInProgress(v.Xmax) {
+		return false
+	}
+	h.freezeXmax(v)
+	return true
 }

@@ -100,7 +100,8 @@ type VacuumResult struct {
 }
 
 // Vacuum removes dead versions (horizon is a CSN from xact.Horizon), freezes
-// xmins below freezeBelow, clears finished lockers from xmax, replaces
+// xmins below freezeBelow, clears finished lockers from xmax (of the rows on
+// the worklist: Apply leaves a single locker's xid off it), replaces
 // multixacts that no transaction can need (FreezeMultiXactId: invalidate, or
 // keep just a committed updater), and unlinks empty rows.
 func (t *Table) Vacuum(horizon uint64, freezeBelow uint64) VacuumResult {

@@ -256,7 +256,9 @@ func (m *Manager) FreezeCutoff(horizon uint64) XID {
 }
 
 // TruncateClog drops commit-status entries of xids below cutoff; the caller
-// guarantees no tuple or multixact still refers to them unfrozen.
+// guarantees no tuple or multixact still refers to them unfrozen, except as
+// a finished single locker (lock-only xmax): a dropped entry reads as
+// committed, and of a locker every reader asks only "still running?".
 func (m *Manager) TruncateClog(cutoff XID) { m.clog.truncate(cutoff) }
 
 // ClogEntries is the number of commit-status entries currently kept.
