@@ -68,6 +68,7 @@ func (db *DB) vacuumLoop(interval time.Duration) {
 			return
 		case now := <-tick.C:
 			db.heap.SetPruneHorizon(db.xacts.Horizon())
+			db.xacts.RefreshFinished()
 			if interval > 0 && now.Sub(last) >= interval {
 				db.Vacuum()
 				last = now

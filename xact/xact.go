@@ -86,7 +86,12 @@ type Manager struct {
 	_        [48]byte
 
 	clog clog
-	_    [48]byte
+	// finishedBelow: every xid below it has ended (RefreshFinished), so
+	// IsInProgress answers for it without touching the clog — the lookup a
+	// lock pays for the finished locker it finds in a row's xmax, on a
+	// page the cache has long lost. Written rarely, read by every lookup.
+	finishedBelow atomic.Uint64
+	_             [40]byte
 
 	live [liveShards]liveShard
 }
@@ -163,7 +168,33 @@ func (m *Manager) Status(xid XID) (Status, uint64) {
 }
 
 // IsInProgress reports whether xid is still running.
-func (m *Manager) IsInProgress(xid XID) bool { return m.clog.get(xid) == clogInProgress }
+func (m *Manager) IsInProgress(xid XID) bool {
+	if xid < m.finishedBelow.Load() && xid != InvalidXID {
+		return false
+	}
+	return m.clog.get(xid) == clogInProgress
+}
+
+// RefreshFinished advances the bound below which IsInProgress needs no
+// clog lookup: past every xid whose fate the clog already records, up to
+// the first still in progress. That is the clog's word, not the live set's,
+// so a transaction between taking its xid and registering as live (whose
+// entry is still "in progress") stops it. Cheap enough to call every few
+// milliseconds: each call reads the entries of the xids that ended since
+// the last.
+func (m *Manager) RefreshFinished() {
+	x := max(m.finishedBelow.Load(), m.clog.truncatedBelow(), 1)
+	end := m.NextXid()
+	for x < end && m.clog.get(x) != clogInProgress {
+		x++
+	}
+	for {
+		old := m.finishedBelow.Load()
+		if x <= old || m.finishedBelow.CompareAndSwap(old, x) {
+			return
+		}
+	}
+}
 
 // DidCommit reports whether xid committed.
 func (m *Manager) DidCommit(xid XID) bool { return m.clog.get(xid) >= FrozenCSN }

@@ -477,3 +477,33 @@ func TestTruncateClog(t *testing.T) {
 	st, _ = m.Status(last)
 	assert.Equal(t, Committed, st)
 }
+
+// TestRefreshFinished: IsInProgress answers for xids below the refreshed
+// bound without the clog, and the bound never passes a transaction whose
+// entry still says "in progress" — even one that ended after a later one.
+func TestRefreshFinished(t *testing.T) {
+	m := NewManager()
+	a, b, c := m.Begin(), m.Begin(), m.Begin()
+	m.Commit(a)
+	m.Commit(c) // b still runs
+	m.RefreshFinished()
+	require.Equal(t, b.ID, m.finishedBelow.Load(), "stops at the first xid still in progress")
+	require.False(t, m.IsInProgress(a.ID))
+	require.True(t, m.IsInProgress(b.ID))
+	require.False(t, m.IsInProgress(c.ID))
+
+	m.Abort(b)
+	m.RefreshFinished()
+	require.Equal(t, c.ID+1, m.finishedBelow.Load())
+	require.False(t, m.IsInProgress(b.ID))
+
+	// The bound holds without the clog: drop the entries and a finished
+	// xid still reads as ended, while a new one runs.
+	d := m.Begin()
+	m.TruncateClog(c.ID + 1)
+	require.False(t, m.IsInProgress(c.ID))
+	require.True(t, m.IsInProgress(d.ID))
+	m.RefreshFinished()
+	require.Equal(t, d.ID, m.finishedBelow.Load())
+	m.Commit(d)
+}
