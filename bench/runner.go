@@ -267,6 +267,10 @@ func RunVariant(ctx context.Context, cfg *Config, workload, variant string, p *P
 		}()
 	}
 	ready.Wait()
+	// Start from a collected heap, as testing.B does before each
+	// benchmark: otherwise the garbage the previous variant (or the load)
+	// left is collected during this one's window and charged to it.
+	runtime.GC()
 	duringDone := make(chan error, 1)
 	if p.During != nil {
 		go func() { duringDone <- p.During(runCtx) }()
