@@ -233,6 +233,13 @@ func (t *Table) Apply(r *Row, c Change) {
 	switch c.Kind {
 	case ChangeInsert:
 		t.markDirty(r)
+		if len(r.versions) > 0 {
+			// A key inserted and deleted over and over (a queue, the
+			// storm's contended unique inserts) collects dead versions
+			// that every unique check walks: prune them here, as an
+			// update does (heap_page_prune runs on any page visit).
+			t.prune(r)
+		}
 		r.versions = append(r.versions, c.New)
 		t.heap.tuplesLive.Add(1)
 	case ChangeUpdate:

@@ -177,6 +177,36 @@ func TestApplyUpdate(t *testing.T) {
 	assert.Equal(t, heap.XminCommitted|heap.Updated, old.Infomask)
 }
 
+// TestApplyInsertPrunesDeadVersions: a key deleted and inserted again over
+// and over (a queue, the storm's contended unique inserts) keeps only the
+// versions a snapshot may still need: each insert prunes the deleted ones
+// below the prune horizon, as an update does.
+func TestApplyInsertPrunesDeadVersions(t *testing.T) {
+	e := newEnv(t)
+	var last *heap.Tuple
+	for i := 0; i < 100; i++ {
+		x := e.x.Begin()
+		last = &heap.Tuple{Xmin: x.ID, Xmax: x.ID, Infomask2: heap.KeysUpdated} // inserted and deleted by x
+		e.insert("k", last)
+		e.x.Commit(x)
+		e.h.SetPruneHorizon(e.x.Horizon())
+	}
+	assert.Equal(t, []*heap.Tuple{last}, e.versions("k"), "only the newest (dead but unpruned) version is left")
+	assert.Equal(t, uint64(99), e.h.TuplesReclaimed())
+
+	// A version a snapshot may still see is kept.
+	reader := e.x.Begin()
+	e.x.TakeSnapshot(reader)
+	x := e.x.Begin()
+	v := &heap.Tuple{Xmin: x.ID, Xmax: x.ID, Infomask2: heap.KeysUpdated}
+	e.insert("k", v)
+	e.x.Commit(x)
+	e.h.SetPruneHorizon(e.x.Horizon())
+	e.insert("k", live(e.committed()))
+	assert.Len(t, e.versions("k"), 2, "v was deleted after the oldest snapshot was taken: not prunable yet")
+	e.x.Commit(reader)
+}
+
 func TestApplyUpdatePrunesDeadVersions(t *testing.T) {
 	e := newEnv(t)
 	x1, x2 := e.committed(), e.x.Begin()

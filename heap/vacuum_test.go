@@ -240,8 +240,8 @@ func TestVacuumMinXidRefEmpty(t *testing.T) {
 func TestPruneCountsWhatItRemoves(t *testing.T) {
 	e := newEnv(t)
 	b := e.x.Begin()
-	e.insert("k", live(e.aborted()))
 	e.insert("k", live(b.ID))
+	e.insert("k", live(e.aborted())) // after b's: an insert prunes what is dead before it
 	require.Equal(t, int64(2), e.h.TuplesLive())
 
 	e.onChange = func(c *heap.Change) {
