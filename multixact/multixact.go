@@ -314,8 +314,9 @@ func (s *Store) Expand(m *MultiXact, xid uint64, status Status, st XidStatus) (*
 	return s.Add(m, xid, status, st)
 }
 
-// Add is Expand for a caller that knows xid is no member of m (it has
-// just looked, as heap_lock_tuple does before it decides to add a locker).
+// Add is Expand for a caller that knows (xid, status) is no member of m
+// (tuplelock's hot path: the transaction has written no xmax yet, or it has
+// just looked, as heap_lock_tuple does before it adds a locker).
 func (s *Store) Add(m *MultiXact, xid uint64, status Status, st XidStatus) (*MultiXact, error) {
 	add := Member{Xid: xid, Status: status}
 	if n := len(m.Members); m.arena != nil && m.updater == 0 && !status.IsUpdate() && n < cap(m.Members) &&
