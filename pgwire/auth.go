@@ -26,15 +26,15 @@ func (c *conn) scramAuth(password string) error {
 	if err := be.Flush(); err != nil {
 		return err
 	}
-	if err := be.SetAuthType(pgproto3.AuthTypeSASL); err != nil {
+	// Each authentication message is bounded by maxAuthMessageLen before
+	// its body is read (backend.auth), as PostgreSQL's
+	// PG_MAX_AUTH_TOKEN_LENGTH: no allocation beyond 64 KiB before the
+	// password is checked.
+	init := &pgproto3.SASLInitialResponse{}
+	if err := be.receiveAuth(init, "SASL"); err != nil {
 		return err
 	}
-	msg, err := be.Receive()
-	if err != nil {
-		return err
-	}
-	init, ok := msg.(*pgproto3.SASLInitialResponse)
-	if !ok || init.AuthMechanism != "SCRAM-SHA-256" {
+	if init.AuthMechanism != "SCRAM-SHA-256" {
 		return errAuth
 	}
 	clientFirst := string(init.Data)
@@ -64,16 +64,9 @@ func (c *conn) scramAuth(password string) error {
 	if err := be.Flush(); err != nil {
 		return err
 	}
-	if err := be.SetAuthType(pgproto3.AuthTypeSASLContinue); err != nil {
+	resp := &pgproto3.SASLResponse{}
+	if err := be.receiveAuth(resp, "SASL"); err != nil {
 		return err
-	}
-	msg, err = be.Receive()
-	if err != nil {
-		return err
-	}
-	resp, ok := msg.(*pgproto3.SASLResponse)
-	if !ok {
-		return errAuth
 	}
 	clientFinal := string(resp.Data)
 	i := strings.LastIndex(clientFinal, ",p=")

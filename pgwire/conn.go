@@ -5,8 +5,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
+	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -18,21 +20,26 @@ import (
 // conn is one client connection. One goroutine (serve) reads its messages
 // and runs its statements; other goroutines only cancel the running
 // statement (CancelRequest, shutdown, the client-check timer).
+//
+// A panic anywhere in that goroutine (a bug, or one that a library raised
+// in a statement) ends the connection, not the process: serve recovers it,
+// logs the stack, sends FATAL XX000 if the connection can still carry it,
+// rolls the session's transaction back and releases its slot.
 type conn struct {
 	srv *Server
 	// nc is the TCP connection: deadlines, the client check and a forced
 	// close act on it, TLS or not.
 	nc net.Conn
-	// plain counts the bytes read from nc before TLS (see startTLS).
-	plain countingReader
 	// tls is the TLS connection over nc once negotiated; the backend
 	// (be) then reads and writes through it.
-	tls      *tls.Conn
-	be       *pgproto3.Backend
-	pid      int32
-	secret   []byte
-	sess     *sqlfe.Session
-	admitted bool // holds a slot in srv.sessions
+	tls        *tls.Conn
+	be         *backend
+	pid        int32
+	secret     []byte
+	sess       *sqlfe.Session
+	sessClosed bool
+	admitted   bool // holds a slot in srv.sessions
+	starting   bool // holds a slot in srv.starting (startup not finished)
 
 	mu        sync.Mutex
 	ctx       context.Context // cancelled at shutdown
@@ -72,6 +79,10 @@ func (c *conn) cancelStatement() {
 	c.mu.Unlock()
 }
 
+// testHookMessage, set by tests only (before the server starts), is called
+// by the session's goroutine before it handles each message.
+var testHookMessage func(c *conn, msg pgproto3.FrontendMessage)
+
 func (c *conn) serve() {
 	defer c.srv.removeConn(c)
 	defer c.nc.Close()
@@ -84,27 +95,74 @@ func (c *conn) serve() {
 	c.ctx, c.cancelCtx = context.WithCancel(context.Background())
 	c.mu.Unlock()
 	defer c.cancelCtx()
-	if c.srv.shutting.Load() {
-		return
-	}
-	c.plain.r = c.nc
-	c.be = pgproto3.NewBackend(&c.plain, c.nc)
-	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageSize)
+	defer c.endStartup()
 	defer func() {
 		if c.admitted {
 			c.srv.sessions.Add(-1)
 		}
 	}()
+	defer c.recoverPanic()
+	if c.srv.shutting.Load() {
+		return
+	}
+	c.be = newBackend(c.nc, c.nc, c.srv.cfg.MaxMessageSize)
 	if !c.startup() {
 		return
 	}
 	m := c.srv.cfg.Metrics
 	m.connOpened(c.tls != nil)
-	defer func() {
-		c.sess.Close()
-		m.connClosed()
-	}()
+	defer m.connClosed()
+	defer c.closeSession()
 	c.loop()
+}
+
+// endStartup releases the connection's slot among those in startup.
+func (c *conn) endStartup() {
+	if c.starting {
+		c.starting = false
+		c.srv.starting.Add(-1)
+	}
+}
+
+// closeSession rolls back the session's transaction and unregisters it,
+// once; a panic in doing so is logged, not raised again.
+func (c *conn) closeSession() {
+	if c.sess == nil || c.sessClosed {
+		return
+	}
+	c.sessClosed = true
+	defer func() {
+		if r := recover(); r != nil {
+			c.srv.log.Error("panic while closing a session", "pid", c.pid, "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	c.sess.Close()
+}
+
+// recoverPanic ends a connection whose goroutine panicked: the stack is
+// logged, the client gets FATAL XX000 (under a short write deadline: a
+// client that does not read cannot hold the goroutine), and the session
+// is closed (its transaction rolled back) if the deferred close did not
+// already run.
+func (c *conn) recoverPanic() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	c.srv.cfg.Metrics.panicked()
+	c.srv.log.Error("panic in a connection; the connection is closed", "pid", c.pid, "remote", c.nc.RemoteAddr().String(), "panic", r, "stack", string(debug.Stack()))
+	c.closeSession()
+	if c.be == nil {
+		return
+	}
+	func() {
+		defer func() { _ = recover() }() // the backend may be what broke
+		_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+		c.be.reset()
+		c.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: sqlfe.CodeInternal,
+			Message: "terminating connection because of an internal error", Detail: fmt.Sprintf("panic: %v", r)})
+		_ = c.be.Flush()
+	}()
 }
 
 func (c *conn) fatal(code, msg string) {
@@ -112,61 +170,85 @@ func (c *conn) fatal(code, msg string) {
 	_ = c.be.Flush()
 }
 
-// startup runs the startup and authentication phase.
+// readFailed handles an error reading a message: a protocol violation gets
+// its FATAL 08P01 before the connection closes; a client gone (EOF, reset,
+// a read deadline) gets nothing, as in PostgreSQL.
+func (c *conn) readFailed(err error, phase string) {
+	var pe *protocolError
+	if errors.As(err, &pe) {
+		c.srv.log.Warn("protocol violation", "phase", phase, "pid", c.pid, "remote", c.nc.RemoteAddr().String(), "err", err)
+		c.fatal(sqlfe.CodeProtocolViolation, pe.msg)
+		return
+	}
+	c.srv.log.Debug("connection read ended", "phase", phase, "pid", c.pid, "remote", c.nc.RemoteAddr().String(), "tls", c.tls != nil, "err", err)
+}
+
+// startup runs the startup and authentication phase, under the
+// authentication timeout (TLS handshake included), and bounded in the
+// messages it reads: a startup packet to maxStartupPacketLen, an
+// authentication message to maxAuthMessageLen.
 func (c *conn) startup() bool {
-	_ = c.nc.SetReadDeadline(time.Now().Add(time.Minute)) // authentication_timeout, TLS handshake included
-	var sm *pgproto3.StartupMessage
+	defer c.endStartup()
+	_ = c.nc.SetDeadline(time.Now().Add(c.srv.cfg.AuthTimeout))
+	var sm *startupPacket
 	// As PostgreSQL: one SSLRequest and one GSSENCRequest at most, and none
-	// after TLS is in use; negotiated counts their bytes (8 each).
-	sslDone, gssDone, negotiated := false, false, int64(0)
+	// after TLS is in use.
+	sslDone, gssDone := false, false
 	for sm == nil {
-		msg, err := c.be.ReceiveStartupMessage()
+		p, err := readStartupPacket(c.be.rd)
 		if err != nil {
-			c.srv.log.Debug("bad startup packet", "remote", c.nc.RemoteAddr().String(), "tls", c.tls != nil, "err", err)
+			c.readFailed(err, "startup")
 			return false
 		}
-		switch m := msg.(type) {
-		case *pgproto3.SSLRequest:
+		switch p.code {
+		case sslRequestCode:
 			if sslDone {
 				c.fatal("0A000", "unsupported frontend protocol 1234.5679: server supports 3.0 to 3.0")
 				return false
 			}
-			sslDone, negotiated = true, negotiated+8
-			if !c.answerSSL(negotiated) {
+			sslDone = true
+			if !c.answerSSL() {
 				return false
 			}
-		case *pgproto3.GSSEncRequest:
+		case gssEncRequestCode:
 			if gssDone || c.tls != nil {
 				c.fatal("0A000", "unsupported frontend protocol 1234.5680: server supports 3.0 to 3.0")
 				return false
 			}
-			gssDone, negotiated = true, negotiated+8
+			gssDone = true
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
 				return false
 			}
-		case *pgproto3.CancelRequest:
-			c.srv.cancel(m.ProcessID, m.SecretKey)
+		case cancelRequestCode:
+			c.srv.cancel(p.pid, p.secret)
 			return false
-		case *pgproto3.StartupMessage:
-			sm = m
+		default:
+			if p.code>>16 != 3 {
+				c.unsupportedProtocol(p.code)
+				return false
+			}
+			sm = p
 		}
 	}
-	if sm.ProtocolVersion != pgproto3.ProtocolVersion30 {
-		var unknown []string
-		for k := range sm.Parameters {
-			if len(k) > 4 && k[:4] == "_pq_" {
-				unknown = append(unknown, k)
-			}
+	// PostgreSQL 15 speaks 3.0: a newer minor version, or _pq_ protocol
+	// options, get NegotiateProtocolVersion (newest minor 0 and the options
+	// not recognised, which is all of them) and the session goes on in 3.0.
+	var unknown []string
+	for _, k := range sm.order {
+		if strings.HasPrefix(k, "_pq_.") {
+			unknown = append(unknown, k)
 		}
+	}
+	if sm.code&0xffff > 0 || len(unknown) > 0 {
 		c.be.Send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: unknown})
 	}
-	user := sm.Parameters["user"]
+	user := sm.params["user"]
 	if user == "" {
 		c.fatal("28000", "no PostgreSQL user name specified in startup packet")
 		return false
 	}
 	if c.srv.cfg.TLSRequired && c.tls == nil {
-		db := sm.Parameters["database"]
+		db := sm.params["database"]
 		if db == "" {
 			db = user
 		}
@@ -177,6 +259,14 @@ func (c *conn) startup() bool {
 		c.srv.cfg.Metrics.refusedNoTLS()
 		c.srv.log.Info("connection without TLS refused", "user", user, "database", db, "remote", c.nc.RemoteAddr().String())
 		c.fatal("28000", fmt.Sprintf("no pg_hba.conf entry for host \"%s\", user \"%s\", database \"%s\", no encryption", host, user, db))
+		return false
+	}
+	// The options switches are checked before authentication: a malformed
+	// one ends the connection however the password goes.
+	opts, err := parseOptions(sm.params["options"])
+	if err != nil {
+		c.sendError(err)
+		_ = c.be.Flush()
 		return false
 	}
 	// The slot is taken here, before the client can see ReadyForQuery, so
@@ -190,25 +280,49 @@ func (c *conn) startup() bool {
 	}
 	if pw := c.srv.cfg.Password; pw != "" {
 		if err := c.scramAuth(pw); err != nil {
-			c.srv.log.Info("authentication failed", "user", user, "remote", c.nc.RemoteAddr().String(), "err", err)
-			c.fatal("28P01", fmt.Sprintf("password authentication failed for user %q", user))
+			var pe *protocolError
+			switch {
+			case errors.As(err, &pe):
+				c.readFailed(err, "authentication")
+			case errors.Is(err, errAuth):
+				c.srv.log.Info("authentication failed", "user", user, "remote", c.nc.RemoteAddr().String(), "err", err)
+				c.fatal("28P01", fmt.Sprintf("password authentication failed for user %q", user))
+			default:
+				c.srv.log.Debug("authentication ended", "user", user, "remote", c.nc.RemoteAddr().String(), "err", err)
+			}
 			return false
 		}
 	}
-	_ = c.nc.SetReadDeadline(time.Time{})
+	c.be.auth = false
+	_ = c.nc.SetDeadline(time.Time{})
+	c.endStartup()
 	if c.srv.shutting.Load() {
 		c.fatal("57P03", "the database system is shutting down")
 		return false
 	}
 	c.srv.register(c)
 	c.be.Send(&pgproto3.AuthenticationOk{})
-	params := map[string]string{}
-	for k, v := range sm.Parameters {
-		if len(k) < 4 || k[:4] != "_pq_" {
-			params[k] = v
+	c.sess = c.srv.cfg.Engine.NewSession(c.pid, user, nil)
+	// As PostgreSQL's process_startup_options: the options switches, then
+	// the other startup parameters, each applied as SET would, after
+	// AuthenticationOk; a value SET refuses ends the connection.
+	for _, kv := range opts {
+		if !c.startupSetting(kv[0], kv[1]) {
+			return false
 		}
 	}
-	c.sess = c.srv.cfg.Engine.NewSession(c.pid, user, params)
+	appName := ""
+	for _, k := range sm.order {
+		switch {
+		case k == "user", k == "database", k == "options", k == "replication", strings.HasPrefix(k, "_pq_."):
+			continue
+		case k == "application_name":
+			appName = sm.params[k]
+		}
+		if !c.startupSetting(k, sm.params[k]) {
+			return false
+		}
+	}
 	c.sess.Notice = func(e *sqlfe.Error) {
 		c.be.Send(&pgproto3.NoticeResponse{Severity: e.Severity, SeverityUnlocalized: e.Severity, Code: e.Code, Message: e.Message, Detail: e.Detail, Hint: e.Hint})
 	}
@@ -229,22 +343,74 @@ func (c *conn) startup() bool {
 	if c.tls != nil {
 		tlsVersion = tls.VersionName(c.tls.ConnectionState().Version)
 	}
-	c.srv.log.Debug("session started", "pid", c.pid, "user", user, "remote", c.nc.RemoteAddr().String(), "application_name", params["application_name"], "tls", tlsVersion)
+	c.srv.log.Debug("session started", "pid", c.pid, "user", user, "remote", c.nc.RemoteAddr().String(), "application_name", appName, "tls", tlsVersion)
 	return true
 }
+
+// unsupportedProtocol refuses a StartupMessage of a protocol major version
+// other than 3, worded as PostgreSQL 15's; to a 1.x or 2.x client in the
+// old protocol's error format ('E', then a NUL-terminated text), as
+// PostgreSQL does.
+func (c *conn) unsupportedProtocol(code uint32) {
+	msg := fmt.Sprintf("unsupported frontend protocol %d.%d: server supports 3.0 to 3.0", code>>16, code&0xffff)
+	c.srv.log.Info("unsupported frontend protocol", "remote", c.nc.RemoteAddr().String(), "version", fmt.Sprintf("%d.%d", code>>16, code&0xffff))
+	if code>>16 < 3 {
+		_, _ = c.nc.Write(append([]byte("EFATAL:  "+msg+"\n"), 0))
+		return
+	}
+	c.fatal(sqlfe.CodeFeatureNotSupp, msg)
+}
+
+// startupSetting applies a startup parameter or an options switch as
+// "SET name TO 'value'" would. A parameter tupled does not implement
+// (0A000) is ignored, as it was before options were applied: drivers send
+// parameters of their own; any other error (an invalid value, 22023) is
+// FATAL, as in PostgreSQL.
+func (c *conn) startupSetting(name, value string) bool {
+	err := c.set(name, value)
+	if err == nil {
+		return true
+	}
+	e := sqlfe.ToError(err)
+	if e.Code == sqlfe.CodeFeatureNotSupp {
+		c.srv.log.Info("startup parameter ignored", "pid", c.pid, "name", name, "err", e.Message)
+		return true
+	}
+	c.sendError(&sqlfe.Error{Severity: "FATAL", Code: e.Code, Message: e.Message, Detail: e.Detail, Hint: e.Hint})
+	_ = c.be.Flush()
+	return false
+}
+
+// set runs SET name TO 'value' on the session, in a group of its own.
+func (c *conn) set(name, value string) error {
+	sts, err := sqlfe.Parse("SET " + quoteIdent(name) + " TO " + quoteLiteral(value))
+	if err != nil {
+		return err
+	}
+	for _, st := range sts {
+		if _, err := c.sess.Execute(c.ctx, st, nil); err != nil {
+			c.sess.Abort()
+			return err
+		}
+	}
+	return c.sess.EndGroup()
+}
+
+func quoteIdent(s string) string   { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // answerSSL answers an SSLRequest: 'N' without TLS configured; else 'S',
 // the TLS handshake (under the startup deadline and the connection's
 // context), and a backend over the TLS connection. False: the connection
 // is to be closed.
-func (c *conn) answerSSL(negotiated int64) bool {
+func (c *conn) answerSSL() bool {
 	cfg := c.srv.cfg.TLS
 	if cfg == nil {
 		_, err := c.nc.Write([]byte{'N'})
 		return err == nil
 	}
-	if c.plain.n > negotiated {
-		// Bytes after the SSLRequest sit in the plain backend's buffer: a
+	if c.be.rd.Buffered() > 0 {
+		// Bytes after the SSLRequest sit in the plain reader's buffer: a
 		// client must wait for 'S' before its handshake, and whatever it sent
 		// unencrypted must not pass for TLS data (PostgreSQL's check,
 		// CVE-2021-23214). Sent in plain text, as PostgreSQL does.
@@ -264,36 +430,45 @@ func (c *conn) answerSSL(negotiated int64) bool {
 		return false
 	}
 	c.tls = tc
-	c.be = pgproto3.NewBackend(tc, tc)
-	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageSize)
+	c.be = newBackend(tc, tc, c.srv.cfg.MaxMessageSize)
 	return true
-}
-
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (r *countingReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	r.n += int64(n)
-	return n, err
 }
 
 func (c *conn) loop() {
 	for {
 		msg, err := c.be.Receive()
 		if err != nil {
-			var tooLong *pgproto3.ExceededMaxBodyLenErr
+			var pe *protocolError
 			switch {
 			case c.srv.shutting.Load():
 				c.fatal("57P01", "terminating connection due to administrator command")
-			case errors.As(err, &tooLong):
-				c.srv.log.Warn("message too long", "pid", c.pid, "err", err)
-				c.fatal(sqlfe.CodeProtocolViolation, "invalid message length")
+			case errors.As(err, &pe) && !pe.fatal:
+				// A malformed body whose length was right: an ERROR, and the
+				// session goes on (PostgreSQL's pq_getmsg* errors). Within
+				// the extended protocol, messages up to Sync are skipped.
+				if c.ignoreTillSync && pe.typ != 'S' {
+					continue
+				}
+				c.srv.log.Warn("malformed message", "pid", c.pid, "type", string(pe.typ), "err", err)
+				switch pe.typ {
+				case 'Q', 'F', 'S':
+					c.ignoreTillSync = false
+					c.sess.Abort()
+					c.sendError(&sqlfe.Error{Code: sqlfe.CodeProtocolViolation, Message: pe.msg})
+					c.ready()
+				case 'd', 'c', 'f':
+					// ignored outside COPY, malformed or not
+				default:
+					c.extError(&sqlfe.Error{Code: sqlfe.CodeProtocolViolation, Message: pe.msg})
+				}
+				continue
+			default:
+				c.readFailed(err, "session")
 			}
 			return
+		}
+		if testHookMessage != nil {
+			testHookMessage(c, msg)
 		}
 		if c.ignoreTillSync {
 			switch msg.(type) {
@@ -325,15 +500,42 @@ func (c *conn) loop() {
 			}
 		case *pgproto3.Terminate:
 			return
-		default:
-			c.fatal(sqlfe.CodeProtocolViolation, fmt.Sprintf("unexpected message type %T", msg))
+		case *pgproto3.FunctionCall:
+			c.sess.Abort()
+			c.sendError(&sqlfe.Error{Code: sqlfe.CodeFeatureNotSupp, Message: "fastpath function calls are not supported"})
+			c.ready()
+		case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
+			// Outside COPY these are ignored, as PostgreSQL does: a client
+			// may still be sending data after a COPY failed.
+		}
+		if err := c.be.encErr; err != nil {
+			// A message could not be encoded (a limit checked too late):
+			// the output stream would be inconsistent. End the session.
+			c.srv.log.Error("cannot encode a message", "pid", c.pid, "err", err)
+			c.be.reset()
+			c.fatal(sqlfe.CodeInternal, "could not encode a protocol message: "+err.Error())
 			return
 		}
 	}
 }
 
-func (c *conn) sendError(err error) {
+// wireError is the ErrorResponse for err: sqlfe's mapping, which keeps
+// an engine error's SQLSTATE (53100 disk full among them) as it is; an
+// error that reached the wire without one but is a full disk (ENOSPC,
+// EDQUOT) is 53100 as in PostgreSQL, not an internal error.
+func wireError(err error) *sqlfe.Error {
 	e := sqlfe.ToError(err)
+	if e.Code == sqlfe.CodeInternal && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) {
+		return &sqlfe.Error{Severity: e.Severity, Code: codeDiskFull, Message: e.Message, Hint: "Check free disk space."}
+	}
+	return e
+}
+
+// codeDiskFull is PostgreSQL's disk_full.
+const codeDiskFull = "53100"
+
+func (c *conn) sendError(err error) {
+	e := wireError(err)
 	sev := e.Severity
 	if sev == "" {
 		sev = "ERROR"
@@ -440,6 +642,47 @@ func peerClosed(raw syscall.RawConn) bool {
 	return closed
 }
 
+// maxTargetList is PostgreSQL's MaxTupleAttributeNumber: a result may have
+// at most 1664 columns. sqlfe refuses wider select lists when it compiles
+// them; this is the wire's own check, so that a RowDescription or DataRow
+// (whose field count is 16 bits) is never written truncated or not at all.
+const maxTargetList = 1664
+
+var errTooManyColumns = &sqlfe.Error{Code: "54011", Message: fmt.Sprintf("target lists can have at most %d entries", maxTargetList)}
+
+func checkColumns(n int) error {
+	if n > maxTargetList {
+		return errTooManyColumns
+	}
+	return nil
+}
+
+// checkFormats validates the format codes of a Bind: each 0 (text) or 1
+// (binary), as PostgreSQL ("unsupported format code: 7", 22023).
+func checkFormats(formats []int16) error {
+	for _, f := range formats {
+		if f != 0 && f != 1 {
+			return &sqlfe.Error{Code: sqlfe.CodeInvalidParamValue, Message: fmt.Sprintf("unsupported format code: %d", f)}
+		}
+	}
+	return nil
+}
+
+// tagWithCount is a command tag whose row count is n: the rows of the
+// batch an Execute sent, as PostgreSQL reports a portal run in batches
+// ("SELECT 2" for the last 2 of 10 rows), or the tag as it is if it
+// carries no count.
+func tagWithCount(tag string, n int) string {
+	i := strings.LastIndexByte(tag, ' ')
+	if i < 0 {
+		return tag
+	}
+	if _, err := strconv.Atoi(tag[i+1:]); err != nil {
+		return tag
+	}
+	return tag[:i+1] + strconv.Itoa(n)
+}
+
 func fieldDescs(cols []sqlfe.Column, formats []int16) []pgproto3.FieldDescription {
 	fds := make([]pgproto3.FieldDescription, len(cols))
 	for i, col := range cols {
@@ -505,6 +748,12 @@ func (c *conn) simpleQuery(sql string) {
 			break
 		}
 		if res.Cols != nil {
+			if err := checkColumns(len(res.Cols)); err != nil {
+				c.sess.Abort()
+				c.sendError(err)
+				failed = true
+				break
+			}
 			c.be.Send(&pgproto3.RowDescription{Fields: fieldDescs(res.Cols, nil)})
 			c.sendRows(res.Rows, nil)
 		}
@@ -563,6 +812,12 @@ func (c *conn) bind(m *pgproto3.Bind) {
 		c.extError(&sqlfe.Error{Code: sqlfe.CodeProtocolViolation, Message: fmt.Sprintf("bind message has %d parameter formats but %d parameters", n, len(m.Parameters))})
 		return
 	}
+	if len(m.Parameters) > 0 {
+		if err := checkFormats(m.ParameterFormatCodes); err != nil {
+			c.extError(err)
+			return
+		}
+	}
 	params := make([]sqlfe.Value, len(m.Parameters))
 	for i, p := range m.Parameters {
 		if p == nil {
@@ -585,6 +840,14 @@ func (c *conn) bind(m *pgproto3.Bind) {
 			return
 		}
 		params[i] = v
+	}
+	if n := len(m.ResultFormatCodes); n > 1 && st != nil {
+		// PostgreSQL's PortalSetResultFormat: one code for all columns, or
+		// one per column, for a statement that returns rows
+		if cols, err := c.sess.Describe(st); err == nil && cols != nil && n != len(cols) {
+			c.extError(&sqlfe.Error{Code: sqlfe.CodeProtocolViolation, Message: fmt.Sprintf("bind message has %d result formats but query has %d columns", n, len(cols))})
+			return
+		}
 	}
 	c.portals[m.DestinationPortal] = &portal{st: st, params: params, formats: append([]int16(nil), m.ResultFormatCodes...)}
 	c.be.Send(&pgproto3.BindComplete{})
@@ -632,6 +895,10 @@ func (c *conn) describe(m *pgproto3.Describe) {
 		c.be.Send(&pgproto3.NoData{})
 		return
 	}
+	if err := checkColumns(len(cols)); err != nil {
+		c.extError(err)
+		return
+	}
 	c.be.Send(&pgproto3.RowDescription{Fields: fieldDescs(cols, formats)})
 }
 
@@ -653,18 +920,36 @@ func (c *conn) execute(m *pgproto3.Execute) {
 		}
 		p.res = res
 	}
+	if p.res.Cols == nil {
+		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(p.res.Tag)})
+		return
+	}
+	if err := checkColumns(len(p.res.Cols)); err != nil {
+		c.extError(err)
+		return
+	}
 	rows := p.res.Rows[p.pos:]
-	if m.MaxRows > 0 && len(rows) > int(m.MaxRows) {
-		c.sendRows(rows[:m.MaxRows], p.formats)
-		p.pos += int(m.MaxRows)
+	// As PostgreSQL: a batch that fills the row limit ends in
+	// PortalSuspended (whether rows remain is not known until the next
+	// Execute); the batch that ends the portal reports its own rows.
+	suspend := m.MaxRows > 0 && len(rows) >= int(m.MaxRows)
+	if suspend {
+		rows = rows[:m.MaxRows]
+	}
+	if len(rows) > 0 {
+		// PostgreSQL checks the result format codes as it sends the first row
+		if err := checkFormats(p.formats); err != nil {
+			c.extError(err)
+			return
+		}
+	}
+	c.sendRows(rows, p.formats)
+	p.pos += len(rows)
+	if suspend {
 		c.be.Send(&pgproto3.PortalSuspended{})
 		return
 	}
-	if p.res.Cols != nil {
-		c.sendRows(rows, p.formats)
-	}
-	p.pos = len(p.res.Rows)
-	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(p.res.Tag)})
+	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tagWithCount(p.res.Tag, len(rows)))})
 }
 
 func (c *conn) closeMsg(m *pgproto3.Close) {

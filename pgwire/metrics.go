@@ -17,6 +17,8 @@ type Metrics struct {
 	noTLS      prometheus.Counter
 	errors     *prometheus.CounterVec
 	stmts      prometheus.Histogram
+	panics     prometheus.Counter
+	acceptErrs prometheus.Counter
 }
 
 // NewMetrics registers the server's metrics, and a collector of db.Stats()
@@ -32,8 +34,10 @@ func NewMetrics(reg prometheus.Registerer, db *tupled.DB) *Metrics {
 		errors:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tupled_statement_errors_total", Help: "Failed statements (each aborts its transaction) by SQLSTATE."}, []string{"sqlstate"}),
 		stmts: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tupled_statement_duration_seconds", Help: "Statement execution time, lock waits included.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
+		panics:     prometheus.NewCounter(prometheus.CounterOpts{Name: "tupled_connection_panics_total", Help: "Connections ended by a recovered panic (FATAL XX000; the stack is in the log)."}),
+		acceptErrs: prometheus.NewCounter(prometheus.CounterOpts{Name: "tupled_accept_errors_total", Help: "Failed accepts that were retried after a back-off (EMFILE, ENFILE, ...)."}),
 	}
-	reg.MustRegister(m.conns, m.connsTotal, m.rejects, m.tlsConns, m.tlsErrors, m.noTLS, m.errors, m.stmts, &statsCollector{db: db})
+	reg.MustRegister(m.conns, m.connsTotal, m.rejects, m.tlsConns, m.tlsErrors, m.noTLS, m.errors, m.stmts, m.panics, m.acceptErrs, &statsCollector{db: db})
 	return m
 }
 
@@ -44,6 +48,18 @@ func (m *Metrics) connOpened(overTLS bool) {
 		if overTLS {
 			m.tlsConns.Inc()
 		}
+	}
+}
+
+func (m *Metrics) panicked() {
+	if m != nil {
+		m.panics.Inc()
+	}
+}
+
+func (m *Metrics) acceptFailed() {
+	if m != nil {
+		m.acceptErrs.Inc()
 	}
 }
 

@@ -6,12 +6,15 @@ import (
 	"crypto/subtle"
 	"crypto/tls"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/tupled/tupled/sqlfe"
 )
 
@@ -38,9 +41,26 @@ type Config struct {
 	// MaxConns bounds concurrent sessions (default 2000); beyond it a client
 	// gets FATAL 53300 "sorry, too many clients already".
 	MaxConns int
-	// MaxMessageSize bounds one protocol message's body (default 16 MiB):
-	// the per-connection input buffer never grows beyond it.
+	// MaxMessageSize bounds the body of a Query, Parse, Bind (default
+	// 16 MiB). Other messages are bounded as in PostgreSQL: a startup
+	// packet to 10000 bytes, an authentication message to 65535, Sync,
+	// Execute, Describe, Close, Flush and Terminate to 10000. Every limit
+	// is checked on the length word, before the body is read; a body's
+	// buffer grows only as its bytes arrive, and a connection keeps no
+	// input or output buffer above 8 KiB between messages.
 	MaxMessageSize int
+	// AuthTimeout bounds the startup phase of a connection: the TLS
+	// handshake, the startup packet and authentication must be done
+	// within it, or the connection is closed (PostgreSQL's
+	// authentication_timeout; default 60s).
+	AuthTimeout time.Duration
+	// MaxStartupConns bounds the connections still in their startup phase
+	// (not yet authenticated), which do not hold a MaxConns slot until
+	// their startup packet is read (default MaxConns, so that at most
+	// 2*MaxConns connections are open, as PostgreSQL's postmaster caps
+	// its children). Beyond it a new connection gets FATAL 53300 at once
+	// and is closed.
+	MaxStartupConns int
 	// ClientCheckInterval is how often a running statement checks that its
 	// client is still connected (PostgreSQL's client_connection_check_interval);
 	// default 1s, negative disables.
@@ -60,6 +80,8 @@ type Server struct {
 	byPID    map[int32]*conn
 	shutting atomic.Bool
 	sessions atomic.Int64
+	starting atomic.Int64 // connections in their startup phase
+	refusing atomic.Int64 // goroutines refusing a connection (refuse)
 	nextPID  atomic.Int32
 	wg       sync.WaitGroup
 }
@@ -71,6 +93,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.MaxMessageSize <= 0 {
 		cfg.MaxMessageSize = 16 << 20
+	}
+	if cfg.AuthTimeout <= 0 {
+		cfg.AuthTimeout = time.Minute
+	}
+	if cfg.MaxStartupConns <= 0 {
+		cfg.MaxStartupConns = cfg.MaxConns
 	}
 	if cfg.ClientCheckInterval == 0 {
 		cfg.ClientCheckInterval = time.Second
@@ -97,8 +125,16 @@ func (cfg *Config) validate() error {
 }
 
 // Serve accepts connections on ln until Shutdown (then it returns
-// ErrServerClosed) or an accept error. An invalid Config (TLSRequired
-// without TLS) is reported at once: ln is closed, no connection accepted.
+// ErrServerClosed) or an accept error that retrying cannot cure. An
+// invalid Config (TLSRequired without TLS) is reported at once: ln is
+// closed, no connection accepted.
+//
+// A failed accept that can pass (no file descriptor left, EMFILE/ENFILE;
+// no buffer or memory; a connection aborted before it was accepted; a
+// timeout) is retried after a back-off, as net/http's Server does: 5ms,
+// doubling to 1s, reset by the next accepted connection. The server goes
+// on serving its sessions meanwhile and accepts again once descriptors
+// are freed.
 func (s *Server) Serve(ln net.Listener) error {
 	if err := s.cfg.validate(); err != nil {
 		ln.Close()
@@ -124,19 +160,29 @@ func (s *Server) Serve(ln net.Listener) error {
 			if s.shutting.Load() {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
+			if retryableAccept(err) {
 				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				s.cfg.Metrics.acceptFailed()
+				s.log.Warn("accept failed; retrying", "err", err, "delay", delay, "sessions", s.sessions.Load(), "starting", s.starting.Load())
+				if testHookAcceptRetry != nil {
+					testHookAcceptRetry(err)
+				}
 				time.Sleep(delay)
 				continue
 			}
 			return err
 		}
 		delay = 0
-		c := &conn{srv: s, nc: nc}
+		if s.starting.Add(1) > int64(s.cfg.MaxStartupConns) {
+			s.starting.Add(-1)
+			s.refuse(nc)
+			continue
+		}
+		c := &conn{srv: s, nc: nc, starting: true}
 		s.mu.Lock()
 		if s.shutting.Load() {
 			s.mu.Unlock()
+			s.starting.Add(-1)
 			nc.Close()
 			return ErrServerClosed
 		}
@@ -145,6 +191,59 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.mu.Unlock()
 		go c.serve()
 	}
+}
+
+// testHookAcceptRetry, set by tests only, is called as Serve retries a
+// failed accept.
+var testHookAcceptRetry func(err error)
+
+// retryableAccept reports an accept error that a later accept may not
+// have: net/http's Temporary errors, named.
+func retryableAccept(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED, syscall.ECONNRESET, syscall.EINTR, syscall.EAGAIN, syscall.EPROTO} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxRefusing bounds the goroutines that answer refused connections; past
+// it a refused connection is closed without an answer.
+const maxRefusing = 64
+
+// refuse answers a connection beyond MaxStartupConns with FATAL 53300 and
+// closes it. The message is written at once (the client reads it as the
+// answer to its startup packet); the rest of what the client sends is
+// drained for at most a second so that closing does not reset the
+// connection before the client has read the message.
+func (s *Server) refuse(nc net.Conn) {
+	s.cfg.Metrics.rejected()
+	s.log.Warn("too many connections in startup", "max", s.cfg.MaxStartupConns, "remote", nc.RemoteAddr().String())
+	if s.refusing.Add(1) > maxRefusing {
+		s.refusing.Add(-1)
+		nc.Close()
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer s.refusing.Add(-1)
+		defer nc.Close()
+		_ = nc.SetDeadline(time.Now().Add(time.Second))
+		msg, _ := (&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "53300", Message: "sorry, too many clients already"}).Encode(nil)
+		if _, err := nc.Write(msg); err != nil {
+			return
+		}
+		if cw, ok := nc.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(nc, 64<<10))
+	}()
 }
 
 func (s *Server) removeConn(c *conn) {
