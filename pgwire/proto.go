@@ -160,6 +160,9 @@ func (b *backend) limitFor(typ byte) int {
 // allocating for it.
 func (b *backend) readMessage() (byte, []byte, error) {
 	if _, err := io.ReadFull(b.rd, b.hdr[:]); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return 0, nil, unexpectedEOF(err)
+		}
 		return 0, nil, err
 	}
 	typ := b.hdr[0]
@@ -189,9 +192,12 @@ func (b *backend) readMessage() (byte, []byte, error) {
 	return typ, buf.Bytes(), nil
 }
 
+// unexpectedEOF turns the end of the stream inside a message into a
+// protocol violation (the client half-closed mid-message; it may still
+// read the FATAL). Other read errors pass as they are.
 func unexpectedEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return &protocolError{fatal: true, msg: "incomplete message from client"}
 	}
 	return err
 }
@@ -282,6 +288,9 @@ type startupPacket struct {
 func readStartupPacket(rd io.Reader) (*startupPacket, error) {
 	var lw [4]byte
 	if _, err := io.ReadFull(rd, lw[:]); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, unexpectedEOF(err)
+		}
 		return nil, err
 	}
 	n := int64(int32(binary.BigEndian.Uint32(lw[:]))) - 4

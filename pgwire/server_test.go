@@ -37,6 +37,12 @@ func startServer(t testing.TB, mod func(*Config)) *testServer {
 // startServerDT starts a server whose database has deadlock timeout dt.
 func startServerDT(t testing.TB, dt time.Duration, mod func(*Config)) *testServer {
 	t.Helper()
+	return startServerLn(t, dt, nil, mod)
+}
+
+// startServerLn is startServerDT serving on wrap(ln) (wrap may be nil).
+func startServerLn(t testing.TB, dt time.Duration, wrap func(net.Listener) net.Listener, mod func(*Config)) *testServer {
+	t.Helper()
 	db, err := tupled.Open("", &tupled.Options{DeadlockTimeout: dt, VacuumInterval: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +62,9 @@ func startServerDT(t testing.TB, dt time.Duration, mod func(*Config)) *testServe
 		t.Fatal(err)
 	}
 	ts.addr = ln.Addr().String()
+	if wrap != nil {
+		ln = wrap(ln)
+	}
 	go func() { ts.done <- ts.srv.Serve(ln) }()
 	t.Cleanup(func() { ts.stop(t) })
 	return ts
