@@ -169,12 +169,13 @@ func TestPanicInConnection(t *testing.T) {
 // when the process has no file descriptor left.
 type emfileListener struct {
 	net.Listener
-	n atomic.Int32
+	errno syscall.Errno
+	n     atomic.Int32
 }
 
 func (l *emfileListener) Accept() (net.Conn, error) {
 	if l.n.Add(-1) >= 0 {
-		return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.Addr(), Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.Addr(), Err: os.NewSyscallError("accept4", l.errno)}
 	}
 	return l.Listener.Accept()
 }
@@ -186,18 +187,24 @@ func TestAcceptEMFILE(t *testing.T) {
 		t.Run(errno.Error(), func(t *testing.T) {
 			var retries atomic.Int32
 			testHookAcceptRetry = func(err error) {
-				if !errors.Is(err, syscall.EMFILE) {
+				if !errors.Is(err, errno) {
 					t.Errorf("retried %v", err)
 				}
 				retries.Add(1)
 			}
 			t.Cleanup(func() { testHookAcceptRetry = nil })
 			ts := startServerLn(t, 100*time.Millisecond, func(ln net.Listener) net.Listener {
-				l := &emfileListener{Listener: ln}
+				l := &emfileListener{Listener: ln, errno: errno}
 				l.n.Store(4)
 				return l
 			}, nil)
-			c := ts.connect(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a guard
+			defer cancel()
+			c, err := pgx.Connect(ctx, ts.connString(""))
+			if err != nil {
+				t.Fatalf("connect after EMFILE: %v", err)
+			}
+			defer c.Close(ctx)
 			exec(t, c, "SELECT 1")
 			if got := retries.Load(); got != 4 {
 				t.Fatalf("%d retries, want 4", got)
@@ -460,7 +467,7 @@ func TestStartupOptions(t *testing.T) {
 	for name, want := range map[string]string{"lock_timeout": "1s", "statement_timeout": "2s", "application_name": "x y"} {
 		var got string
 		if err := c.QueryRow(ctx, "SHOW "+name).Scan(&got); err != nil || got != want {
-			t.Errorf("%s = %q (%v), want %q", name, got, err, want)
+			t.Fatalf("%s = %q (%v), want %q", name, got, err, want)
 		}
 	}
 	if got := c.PgConn().ParameterStatus("application_name"); got != "x y" {
