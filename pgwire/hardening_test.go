@@ -459,12 +459,12 @@ func TestMalformedMessages(t *testing.T) {
 func TestStartupOptions(t *testing.T) {
 	ts := startServer(t, nil)
 	ctx := context.Background()
-	c, err := pgx.Connect(ctx, ts.connString(`options='-c lock_timeout=1s --statement-timeout=2s -capplication_name=x\\ y'`))
+	c, err := pgx.Connect(ctx, ts.connString(`options='-c lock_timeout=50ms --statement-timeout=2s -capplication_name=x\\ y'`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
-	for name, want := range map[string]string{"lock_timeout": "1s", "statement_timeout": "2s", "application_name": "x y"} {
+	for name, want := range map[string]string{"lock_timeout": "50ms", "statement_timeout": "2s", "application_name": "x y"} {
 		var got string
 		if err := c.QueryRow(ctx, "SHOW "+name).Scan(&got); err != nil || got != want {
 			t.Fatalf("%s = %q (%v), want %q", name, got, err, want)
@@ -473,7 +473,7 @@ func TestStartupOptions(t *testing.T) {
 	if got := c.PgConn().ParameterStatus("application_name"); got != "x y" {
 		t.Errorf("application_name reported as %q", got)
 	}
-	// the lock timeout is in force: a locked row fails after 1s with 55P03
+	// the lock timeout is in force: a locked row fails with 55P03
 	c2 := ts.connect(t)
 	lockRow(t, c2, 1)
 	_, err = c.Exec(ctx, "SELECT * FROM t WHERE k = 1 FOR UPDATE")
