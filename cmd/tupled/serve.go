@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,7 +30,7 @@ func init() {
 	register(&command{
 		name:    "serve",
 		summary: "serve the PostgreSQL wire protocol over a database",
-		usage:   "[--data DIR] [--listen ADDR] [--metrics ADDR] [--password PW] [--tls-cert FILE --tls-key FILE [--tls-required]] [flags]",
+		usage:   "[--data DIR] [--listen ADDR] [--metrics ADDR [--metrics-insecure]] [--password-file FILE] [--tls-cert FILE --tls-key FILE [--tls-required]] [flags]",
 		help: `
 Serve opens the database in --data (in memory when empty) and speaks the
 PostgreSQL protocol on --listen, so psql, pgbench, isolationtester and any
@@ -41,14 +45,27 @@ table, FOR KEY SHARE|SHARE|NO KEY UPDATE|UPDATE [NOWAIT|SKIP LOCKED]), UPDATE,
 DELETE; BEGIN/COMMIT/ROLLBACK; SET/SHOW; pg_locks and pgrowlocks('t').
 Anything else fails with SQLSTATE 0A000.
 
-Without --password (or TUPLED_PASSWORD) clients are trusted, which is only
-allowed on a loopback address; with it every client authenticates with
-SCRAM-SHA-256. With --tls-cert and --tls-key (PEM files) clients may use TLS
+Without a password clients are trusted, which is only allowed on a loopback
+address; with one every client authenticates with SCRAM-SHA-256. Give the
+password in a file (--password-file, its first line) or in the environment
+(TUPLED_PASSWORD); --password on the command line still works but is
+deprecated: other users of the machine see it in ps. With --tls-cert and --tls-key (PEM files) clients may use TLS
 (sslmode=require, verify-ca, verify-full); --tls-required refuses those that
 do not (28000), as a pg_hba.conf with only hostssl lines would. SIGTERM or
 SIGINT shuts down gracefully: stop accepting, roll back open transactions,
 checkpoint and close the database. --metrics serves Prometheus metrics at
-/metrics.`,
+/metrics: beyond loopback only with a password (then scrapers authenticate
+with HTTP basic auth, any user name and the password) or with
+--metrics-insecure (no authentication: anyone who reaches the address reads
+the metrics).
+
+Limits: a startup packet is at most 10000 bytes, an authentication message
+65535, a Query, Parse or Bind --max-message-size; a connection must finish
+its startup (TLS handshake and authentication) within
+--authentication-timeout, and at most --max-startup-connections may be in
+their startup at once (beyond: 53300). Accept errors such as EMFILE are
+retried with a back-off; at start the soft limit of open files is raised to
+the hard limit.`,
 		run: runServe,
 	})
 }
@@ -65,19 +82,89 @@ func isLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// resolvePassword picks the server password: --password-file (its first
+// line), else --password, else $TUPLED_PASSWORD; source names where it
+// came from (for the log, never the value).
+func resolvePassword(flagValue string, flagSet bool, file string) (pw, source string, err error) {
+	switch {
+	case file != "" && flagSet:
+		return "", "", usagef("--password and --password-file exclude each other")
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", "", fmt.Errorf("reading --password-file: %w", err)
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" {
+			return "", "", usagef("--password-file %s: the first line is empty", file)
+		}
+		return line, "file", nil
+	case flagSet:
+		if flagValue == "" {
+			return "", "", usagef("--password is empty")
+		}
+		return flagValue, "command line", nil
+	}
+	if env := os.Getenv("TUPLED_PASSWORD"); env != "" {
+		return env, "TUPLED_PASSWORD", nil
+	}
+	return "", "none", nil
+}
+
+// basicAuth requires HTTP basic authentication with password (any user
+// name) before h.
+func basicAuth(h http.Handler, password string) http.Handler {
+	want := sha256.Sum256([]byte(password))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, got, ok := r.BasicAuth()
+		sum := sha256.Sum256([]byte(got))
+		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Basic realm="tupled metrics"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// raiseFileLimit raises the soft limit of open files (RLIMIT_NOFILE) to
+// the hard limit, so that connections are bounded by --max-connections
+// rather than by a small default soft limit, and returns the limit now in
+// force. (Go raises it too when package os starts; this does not rely on
+// that.)
+func raiseFileLimit() (uint64, error) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 0, err
+	}
+	if rl.Cur < rl.Max {
+		rl.Cur = rl.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+			return 0, err
+		}
+	}
+	return rl.Cur, nil
+}
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c := commands["serve"]
 	fs := newFlagSet(c)
 	data := fs.String("data", "", "database directory (empty: in memory)")
 	listen := fs.String("listen", "127.0.0.1:5433", "address to serve the PostgreSQL protocol on")
 	metricsAddr := fs.String("metrics", "", "address to serve Prometheus /metrics on (empty: off)")
-	password := fs.String("password", os.Getenv("TUPLED_PASSWORD"), "require SCRAM-SHA-256 with this password (default $TUPLED_PASSWORD)")
+	metricsInsecure := fs.Bool("metrics-insecure", false, "allow --metrics beyond loopback without a password (no authentication)")
+	// The default is not shown in --help: it would print $TUPLED_PASSWORD.
+	password := fs.String("password", "", "require SCRAM-SHA-256 with this password (deprecated: visible in ps; use --password-file or $TUPLED_PASSWORD)")
+	passwordFile := fs.String("password-file", "", "require SCRAM-SHA-256 with the password on the first line of this file")
 	maxConns := fs.Int("max-connections", 2000, "maximum concurrent sessions (beyond: 53300)")
+	maxStartup := fs.Int("max-startup-connections", 0, "maximum connections still in startup/authentication (0: --max-connections; beyond: 53300)")
+	authTimeout := fs.Duration("authentication-timeout", time.Minute, "time a connection has to finish TLS, startup and authentication")
 	deadlockTimeout := fs.Duration("deadlock-timeout", time.Second, "deadlock_timeout of the database (fixed at start)")
 	lockTimeout := fs.Duration("lock-timeout", 0, "default lock_timeout (0: none)")
 	backend := fs.String("backend", "pebble", "storage backend of an on-disk database: pebble or bbolt")
 	syncCommit := fs.Bool("sync-commit", true, "commit returns after the WAL is fsynced")
-	maxMsg := fs.Int("max-message-size", 16<<20, "largest protocol message accepted (bytes)")
+	maxMsg := fs.Int("max-message-size", 16<<20, "largest Query, Parse or Bind message accepted (bytes; other messages have PostgreSQL's smaller limits)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	logFormat := fs.String("log-format", "text", "text or json")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate (chain) file: offer TLS to clients (with --tls-key)")
@@ -112,8 +199,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	default:
 		return usagef("bad --backend %q", *backend)
 	}
-	if *password == "" && !isLoopback(*listen) {
-		return usagef("listening on %s, beyond loopback, requires --password (SCRAM-SHA-256)", *listen)
+	passwordOnCommandLine := false
+	fs.Visit(func(f *flag.Flag) { passwordOnCommandLine = passwordOnCommandLine || f.Name == "password" })
+	pw, pwSource, err := resolvePassword(*password, passwordOnCommandLine, *passwordFile)
+	if err != nil {
+		return err
+	}
+	if pw == "" && !isLoopback(*listen) {
+		return usagef("listening on %s, beyond loopback, requires a password (--password-file or TUPLED_PASSWORD; SCRAM-SHA-256)", *listen)
+	}
+	if *metricsAddr != "" && !isLoopback(*metricsAddr) && pw == "" && !*metricsInsecure {
+		return usagef("--metrics on %s, beyond loopback, requires a password (scrapers then use HTTP basic auth) or --metrics-insecure", *metricsAddr)
+	}
+	if *authTimeout <= 0 {
+		return usagef("bad --authentication-timeout %s: must be positive", *authTimeout)
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return usagef("--tls-cert and --tls-key go together")
@@ -131,6 +230,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// TLS 1.2 at least, as PostgreSQL's ssl_min_protocol_version
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 		tlsMode = map[bool]string{true: "required", false: "on"}[*tlsRequired]
+	}
+
+	if passwordOnCommandLine {
+		log.Warn("--password on the command line is visible to other users of the machine (ps); use --password-file or TUPLED_PASSWORD")
+	}
+	nofile, err := raiseFileLimit()
+	if err != nil {
+		log.Warn("could not raise the open files limit", "err", err)
+	} else if want := uint64(2*(*maxConns) + 64); nofile < want {
+		log.Warn("the open files limit is below what --max-connections may need; accept will back off when it runs out", "nofile", nofile, "want", want)
+	} else {
+		log.Debug("open files limit", "nofile", nofile)
 	}
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
@@ -155,7 +266,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := pgwire.NewMetrics(reg, db)
-	srv := pgwire.New(pgwire.Config{Engine: eng, Password: *password, TLS: tlsConfig, TLSRequired: *tlsRequired, MaxConns: *maxConns, MaxMessageSize: *maxMsg, Logger: log.With("component", "pgwire"), Metrics: metrics})
+	srv := pgwire.New(pgwire.Config{Engine: eng, Password: pw, TLS: tlsConfig, TLSRequired: *tlsRequired, MaxConns: *maxConns, MaxStartupConns: *maxStartup,
+		AuthTimeout: *authTimeout, MaxMessageSize: *maxMsg, Logger: log.With("component", "pgwire"), Metrics: metrics})
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -171,7 +283,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		var h http.Handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+		if pw != "" && !isLoopback(*metricsAddr) {
+			h = basicAuth(h, pw)
+		}
+		mux.Handle("/metrics", h)
 		msrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := msrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -184,7 +300,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if where == "" {
 		where = "(in memory)"
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "data", where, "auth", map[bool]string{true: "scram-sha-256", false: "trust"}[*password != ""], "tls", tlsMode)
+	log.Info("serving", "addr", ln.Addr().String(), "data", where, "auth", map[bool]string{true: "scram-sha-256", false: "trust"}[pw != ""], "password", pwSource, "tls", tlsMode)
 	fmt.Fprintf(stdout, "tupled serve: listening on %s\n", ln.Addr())
 
 	errc := make(chan error, 1)

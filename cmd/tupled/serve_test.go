@@ -7,9 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,12 +29,20 @@ import (
 // returns the exit status.
 func startServe(t *testing.T, args ...string) (string, func() int) {
 	t.Helper()
+	addr, stop, _ := startServeLog(t, args...)
+	return addr, stop
+}
+
+// startServeLog is startServe that also returns the server's log (at
+// level warn unless args say otherwise).
+func startServeLog(t *testing.T, args ...string) (string, func() int, *syncBuffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	var stderr syncBuffer
+	stderr := &syncBuffer{}
 	code := make(chan int, 1)
 	go func() {
-		code <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "warn"}, args...), pw, &stderr)
+		code <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "warn"}, args...), pw, stderr)
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
@@ -48,7 +61,7 @@ func startServe(t *testing.T, args ...string) (string, func() int) {
 			t.Fatal("serve did not stop")
 			return -1
 		}
-	}
+	}, stderr
 }
 
 // syncBuffer is a log sink safe to read while the server writes.
@@ -127,7 +140,7 @@ func TestServeRestartKeepsTables(t *testing.T) {
 
 func TestServeRefusesTrustBeyondLoopback(t *testing.T) {
 	var out, errb strings.Builder
-	if code := run(context.Background(), []string{"serve", "--listen", "0.0.0.0:0"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "requires --password") {
+	if code := run(context.Background(), []string{"serve", "--listen", "0.0.0.0:0"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "requires a password") {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 }
@@ -221,4 +234,277 @@ func TestServeTLS(t *testing.T) {
 	if code := stop(); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
+}
+
+// TestServeSecrets: --help never shows $TUPLED_PASSWORD; the password comes
+// from --password-file, $TUPLED_PASSWORD or (deprecated, with a warning)
+// --password; the log never shows it.
+func TestServeSecrets(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	const secret = "env-s3cret-value"
+	t.Setenv("TUPLED_PASSWORD", secret)
+	code, out, errs := runCLI("serve", "--help")
+	if code != 0 || strings.Contains(out+errs, secret) {
+		t.Fatalf("serve --help (exit %d) shows the password:\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{"--password-file", "-metrics-insecure", "-authentication-timeout", "-max-startup-connections"} {
+		if !strings.Contains(out, strings.TrimPrefix(want, "-")) {
+			t.Errorf("help lacks %s", want)
+		}
+	}
+	ctx := context.Background()
+	connect := func(addr, pw string) error {
+		c, err := pgx.Connect(ctx, "postgres://me:"+pw+"@"+addr+"/tupled?sslmode=disable")
+		if err == nil {
+			c.Close(ctx)
+		}
+		return err
+	}
+	wantAuth := func(addr, good string) {
+		t.Helper()
+		if err := connect(addr, good); err != nil {
+			t.Fatalf("right password: %v", err)
+		}
+		var pe *pgconn.PgError
+		if err := connect(addr, "wrong"); !errors.As(err, &pe) || pe.Code != "28P01" {
+			t.Fatalf("wrong password: %v", err)
+		}
+	}
+	// from the environment
+	addr, stop, logs := startServeLog(t, "--log-level", "info")
+	wantAuth(addr, secret)
+	if code := stop(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if l := logs.String(); strings.Contains(l, secret) || !strings.Contains(l, "password=TUPLED_PASSWORD") {
+		t.Fatalf("log: %s", l)
+	}
+	// from a file (its first line; it wins over the environment)
+	file := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(file, []byte("file-pw\r\nignored\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr, stop, logs = startServeLog(t, "--password-file", file, "--log-level", "info")
+	wantAuth(addr, "file-pw")
+	if code := stop(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if l := logs.String(); strings.Contains(l, "file-pw") || strings.Contains(l, "--password on the command line") {
+		t.Fatalf("log: %s", l)
+	}
+	// on the command line: works, with a warning
+	addr, stop, logs = startServeLog(t, "--password", "cli-pw")
+	wantAuth(addr, "cli-pw")
+	if code := stop(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if l := logs.String(); !strings.Contains(l, "--password on the command line is visible") || strings.Contains(l, "cli-pw") {
+		t.Fatalf("log: %s", l)
+	}
+	for _, bad := range [][]string{
+		{"--password", "x", "--password-file", file},
+		{"--password-file", filepath.Join(t.TempDir(), "missing")},
+		{"--password", ""},
+	} {
+		if code, _, errs := runCLI(append([]string{"serve", "--listen", "127.0.0.1:0"}, bad...)...); code == 0 || !strings.Contains(errs, "password") {
+			t.Errorf("%v: exit %d: %s", bad, code, errs)
+		}
+	}
+	empty := filepath.Join(t.TempDir(), "empty")
+	os.WriteFile(empty, []byte("\nx\n"), 0o600)
+	if code, _, errs := runCLI("serve", "--listen", "127.0.0.1:0", "--password-file", empty); code != 2 || !strings.Contains(errs, "empty") {
+		t.Errorf("empty first line: exit %d: %s", code, errs)
+	}
+}
+
+// TestServeMetricsBeyondLoopback: --metrics on a non-loopback address needs
+// a password (then /metrics wants HTTP basic auth with it) or
+// --metrics-insecure.
+func TestServeMetricsBeyondLoopback(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	t.Setenv("TUPLED_PASSWORD", "")
+	code, _, errs := runCLI("serve", "--listen", "127.0.0.1:0", "--metrics", "0.0.0.0:0")
+	if code != 2 || !strings.Contains(errs, "--metrics-insecure") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	metricsAddr := func(logs *syncBuffer) string {
+		l := logs.String()
+		i := strings.Index(l, "msg=metrics addr=")
+		if i < 0 {
+			t.Fatalf("no metrics address in logs: %s", l)
+		}
+		_, port, _ := strings.Cut(strings.Fields(l[i+len("msg=metrics addr="):])[0], "]:")
+		return "127.0.0.1:" + port
+	}
+	get := func(addr, user, pw string) int {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
+		if pw != "" {
+			req.SetBasicAuth(user, pw)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	_, stop, logs := startServeLog(t, "--metrics", "0.0.0.0:0", "--metrics-insecure", "--log-level", "info")
+	if got := get(metricsAddr(logs), "", ""); got != 200 {
+		t.Fatalf("insecure metrics: %d", got)
+	}
+	stop()
+	_, stop, logs = startServeLog(t, "--metrics", "0.0.0.0:0", "--password", "m-pw", "--log-level", "info")
+	ma := metricsAddr(logs)
+	for _, tc := range []struct {
+		user, pw string
+		want     int
+	}{{"", "", 401}, {"prom", "wrong", 401}, {"prom", "m-pw", 200}} {
+		if got := get(ma, tc.user, tc.pw); got != tc.want {
+			t.Errorf("metrics with %q/%q: %d, want %d", tc.user, tc.pw, got, tc.want)
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
+	stop()
+}
+
+// TestServeHelperProcess is not a test: it is "tupled serve" in a child
+// process (TestServeFileLimit), with the open files limit that
+// TUPLED_TEST_NOFILE ("soft:hard") sets before serve starts.
+func TestServeHelperProcess(t *testing.T) {
+	lim := os.Getenv("TUPLED_TEST_NOFILE")
+	if lim == "" {
+		return
+	}
+	var rl syscall.Rlimit
+	if _, err := fmt.Sscanf(lim, "%d:%d", &rl.Cur, &rl.Max); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	os.Exit(run(context.Background(), []string{"serve", "--listen", "127.0.0.1:0", "--log-level", "info", "--max-connections", "1000"}, os.Stdout, os.Stderr))
+}
+
+// serveChild starts "tupled serve" in a child process under the open
+// files limit nofile ("soft:hard"); stop sends SIGTERM and returns the
+// exit status.
+func serveChild(t *testing.T, nofile string) (addr string, logs *syncBuffer, stop func() int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServeHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "TUPLED_TEST_NOFILE="+nofile, "TUPLED_PASSWORD=")
+	logs = &syncBuffer{}
+	cmd.Stderr = logs
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan int, 1)
+	br := bufio.NewReader(out)
+	line, err := br.ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child did not start: %v\n%s", err, logs.String())
+	}
+	go func() {
+		io.Copy(io.Discard, br)
+		cmd.Wait()
+		exited <- cmd.ProcessState.ExitCode()
+	}()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return strings.TrimSpace(strings.TrimPrefix(line, "tupled serve: listening on ")), logs, func() int {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case c := <-exited:
+			return c
+		case <-time.After(30 * time.Second):
+			t.Fatal("the child did not stop")
+			return -1
+		}
+	}
+}
+
+// TestServeFileLimit runs "tupled serve" in a child process with a small
+// open files limit. With soft < hard, serve raises the soft limit and
+// serves more clients than the soft limit allows. With soft = hard, the
+// clients that exhaust the descriptors make accept fail with EMFILE: serve
+// backs off and retries instead of exiting, and serves again once they
+// are gone.
+func TestServeFileLimit(t *testing.T) {
+	ctx := context.Background()
+	connect := func(addr string) (*pgconn.PgConn, error) {
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Second) // a guard
+		defer cancel()
+		return pgconn.Connect(cctx, "postgres://me@"+addr+"/tupled?sslmode=disable")
+	}
+	t.Run("raise", func(t *testing.T) {
+		addr, logs, stop := serveChild(t, "40:1024")
+		var conns []*pgconn.PgConn
+		for i := range 60 {
+			c, err := connect(addr)
+			if err != nil {
+				t.Fatalf("connection %d: %v\n%s", i, err, logs.String())
+			}
+			conns = append(conns, c)
+		}
+		for _, c := range conns {
+			if _, err := c.Exec(ctx, "SELECT 1").ReadAll(); err != nil {
+				t.Fatal(err)
+			}
+			c.Close(ctx)
+		}
+		if strings.Contains(logs.String(), "accept failed") {
+			t.Fatalf("accept failed though the limit could be raised:\n%s", logs.String())
+		}
+		if code := stop(); code != 0 {
+			t.Fatalf("exit %d\n%s", code, logs.String())
+		}
+	})
+	t.Run("EMFILE", func(t *testing.T) {
+		addr, logs, stop := serveChild(t, "40:40")
+		// idle clients (never authenticating) until accept runs out of
+		// descriptors: each holds one in the child
+		var idle []net.Conn
+		defer func() {
+			for _, c := range idle {
+				c.Close()
+			}
+		}()
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(logs.String(), "accept failed; retrying") {
+			if time.Now().After(deadline) || len(idle) > 200 {
+				t.Fatalf("no EMFILE after %d connections:\n%s", len(idle), logs.String())
+			}
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			idle = append(idle, c)
+			time.Sleep(5 * time.Millisecond)
+		}
+		if !strings.Contains(logs.String(), "too many open files") {
+			t.Fatalf("accept failed otherwise:\n%s", logs.String())
+		}
+		for _, c := range idle {
+			c.Close()
+		}
+		idle = nil
+		c, err := connect(addr)
+		if err != nil {
+			t.Fatalf("after EMFILE: %v\n%s", err, logs.String())
+		}
+		if _, err := c.Exec(ctx, "SELECT 1").ReadAll(); err != nil {
+			t.Fatal(err)
+		}
+		c.Close(ctx)
+		if code := stop(); code != 0 {
+			t.Fatalf("exit %d\n%s", code, logs.String())
+		}
+	})
 }
