@@ -582,9 +582,15 @@ func TestWideSelectList(t *testing.T) {
 	if rows.Err() != nil {
 		t.Fatal(rows.Err())
 	}
-	for _, n := range []int{maxTargetList + 1, 65536} {
-		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeDescribeExec, pgx.QueryExecModeExec} {
-			_, err := c.Exec(ctx, list(n), mode)
+	for _, tc := range []struct {
+		n     int
+		modes []pgx.QueryExecMode
+	}{
+		{maxTargetList + 1, []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeDescribeExec, pgx.QueryExecModeExec}},
+		{65536, []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol}},
+	} {
+		for _, mode := range tc.modes {
+			_, err := c.Exec(ctx, list(tc.n), mode)
 			if pe := pgErr(t, err, "54011"); pe.Message != "target lists can have at most 1664 entries" {
 				t.Fatal(pe.Message)
 			}
