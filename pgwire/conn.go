@@ -102,6 +102,7 @@ func (c *conn) serve() {
 		}
 	}()
 	defer c.recoverPanic()
+	defer c.closeSession() // a session refused during startup too
 	if c.srv.shutting.Load() {
 		return
 	}
@@ -112,7 +113,6 @@ func (c *conn) serve() {
 	m := c.srv.cfg.Metrics
 	m.connOpened(c.tls != nil)
 	defer m.connClosed()
-	defer c.closeSession()
 	c.loop()
 }
 
@@ -261,14 +261,6 @@ func (c *conn) startup() bool {
 		c.fatal("28000", fmt.Sprintf("no pg_hba.conf entry for host \"%s\", user \"%s\", database \"%s\", no encryption", host, user, db))
 		return false
 	}
-	// The options switches are checked before authentication: a malformed
-	// one ends the connection however the password goes.
-	opts, err := parseOptions(sm.params["options"])
-	if err != nil {
-		c.sendError(err)
-		_ = c.be.Flush()
-		return false
-	}
 	// The slot is taken here, before the client can see ReadyForQuery, so
 	// Sessions() never lags behind what a client observes and concurrent
 	// startups cannot overshoot MaxConns.
@@ -302,10 +294,17 @@ func (c *conn) startup() bool {
 	}
 	c.srv.register(c)
 	c.be.Send(&pgproto3.AuthenticationOk{})
+	// As PostgreSQL's process_startup_options, after AuthenticationOk: the
+	// options switches (a malformed one is FATAL 42601), then the other
+	// startup parameters, each applied as SET would; a value SET refuses
+	// ends the connection.
+	opts, err := parseOptions(sm.params["options"])
+	if err != nil {
+		c.sendError(err)
+		_ = c.be.Flush()
+		return false
+	}
 	c.sess = c.srv.cfg.Engine.NewSession(c.pid, user, nil)
-	// As PostgreSQL's process_startup_options: the options switches, then
-	// the other startup parameters, each applied as SET would, after
-	// AuthenticationOk; a value SET refuses ends the connection.
 	for _, kv := range opts {
 		if !c.startupSetting(kv[0], kv[1]) {
 			return false
