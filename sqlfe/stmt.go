@@ -38,12 +38,26 @@ type plan struct {
 
 // Parse splits sql into statements with PostgreSQL's parser. An empty query
 // gives no statements.
+//
+// The text is checked first (checkText): invalid encoding gives 22021 and
+// nesting deeper than maxExprDepth gives 54001 without calling the C parser,
+// which would overflow its stack on it.
 func Parse(sql string) ([]*Stmt, error) {
+	if e := checkText(sql); e != nil {
+		return nil, e
+	}
 	tree, err := pg.Parse(sql)
 	if err != nil {
 		var pe *parser.Error
 		if errors.As(err, &pe) {
-			return nil, &Error{Code: CodeSyntax, Message: pe.Message, Position: int32(pe.Cursorpos)}
+			code := CodeSyntax
+			if strings.HasPrefix(pe.Message, "invalid byte sequence for encoding") {
+				code = CodeCharacterNotInRepertoire // E'\x00', E'\xff'
+			}
+			return nil, &Error{Code: code, Message: pe.Message, Position: int32(pe.Cursorpos)}
+		}
+		if strings.Contains(err.Error(), "exceeded maximum recursion depth") {
+			return nil, errStackDepth() // the Go protobuf decoder's own limit
 		}
 		return nil, errorf(CodeSyntax, "%v", err)
 	}
