@@ -51,6 +51,7 @@ const (
 	CodeUndefinedParameter       = "42P02"
 	CodeInvalidRowCount          = "2201W"
 	CodeInvalidOffset            = "2201X"
+	CodeTooManyArguments         = "54023"
 )
 
 // Error is a PostgreSQL error or notice: what an ErrorResponse or
