@@ -1,8 +1,11 @@
 package sqlfe
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/tupled/tupled"
 )
 
 // Every expected outcome below is what PostgreSQL 15.18 answered.
@@ -186,4 +189,47 @@ func TestSQLStates(t *testing.T) {
 	if err.Hint == "" || err.Position != 8 {
 		t.Fatalf("hint %q position %d", err.Hint, err.Position)
 	}
+}
+
+// Errors of the engine keep their SQLSTATE and message through the front
+// end (the engine's size limits, 54000, arrive this way).
+func TestEngineSQLStatePassThrough(t *testing.T) {
+	_, s := newTestSession(t)
+	mustRun(t, s, "CREATE TABLE t (k int PRIMARY KEY, v int)", "CREATE TABLE")
+	mustRun(t, s, "BEGIN READ ONLY", "BEGIN")
+	mustFail(t, s, "INSERT INTO t VALUES (1, 1)", "25006", tupled.ErrReadOnly.Error())
+	mustRun(t, s, "ROLLBACK", "ROLLBACK")
+	for _, err := range []error{tupled.ErrIO, tupled.ErrInvalid, tupled.ErrReadOnly, tupled.ErrSerialization} {
+		wrapped := fmt.Errorf("key of 40000 bytes: %w", err)
+		tbl := &Table{Name: "t"}
+		for _, e := range []*Error{ToError(wrapped), engineError(wrapped, tbl), ToError(dupKeyError(wrapped, tbl, Int4(1)))} {
+			if e.Code != tupled.SQLState(err) || e.Message != wrapped.Error() {
+				t.Fatalf("%v: got %s %q", err, e.Code, e.Message)
+			}
+		}
+	}
+}
+
+// A simple query has no parameters: $n is 42P02, naming the first one, as
+// PostgreSQL says (not the extended protocol's 08P01 about Bind).
+func TestSimpleQueryParameter(t *testing.T) {
+	_, s := newTestSession(t)
+	mustFail(t, s, "SELECT 1, $2, $1", CodeUndefinedParameter, "there is no parameter $2")
+	_, err := run(t, s, "SELECT 1; SELECT 1, $2, $1")
+	if err.Position != 21 {
+		t.Fatalf("position %d", err.Position)
+	}
+	// positions count from the start of the query string, not of the statement
+	if _, err := run(t, s, "SELECT 1; SELECT 1::foo"); err.Position != 21 {
+		t.Fatalf("position %d", err.Position)
+	}
+	st, perr := s.Prepare("SELECT $1::int + 1", nil)
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	res, xerr := s.Execute(t.Context(), st, []Value{Int4(41)})
+	if xerr != nil || res.Rows[0][0].I != 42 {
+		t.Fatal(res, xerr)
+	}
+	s.EndGroup()
 }
