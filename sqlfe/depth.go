@@ -260,10 +260,13 @@ func scanDepth(sql string, stop int) int {
 				case 'e', 'E':
 					i = skipQuoted(sql, j, true)
 					continue
-				case 'b', 'B', 'x', 'X', 'n', 'N':
+				case 'b', 'B', 'x', 'X':
 					i = skipQuoted(sql, j, false)
 					continue
 				}
+				// N'…' is the keyword NCHAR (a cast: one level) and a
+				// standard string: counted as the word, then the string
+				// below
 			}
 			i = j
 			switch {
