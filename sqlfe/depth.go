@@ -236,8 +236,13 @@ func scanDepth(sql string, stop int) int {
 				i++
 			}
 		case isDigit(c) || c == '.' && i+1 < n && isDigit(sql[i+1]):
-			for i < n && (isDigit(sql[i]) || sql[i] == '_' || sql[i] == '.') {
+			// digits, at most one '.' (not "..": 1..2 is 1, "..", 2)
+			for i < n && (isDigit(sql[i]) || sql[i] == '_') {
 				i++
+			}
+			if i < n && sql[i] == '.' && !(i+1 < n && sql[i+1] == '.') {
+				for i++; i < n && (isDigit(sql[i]) || sql[i] == '_'); i++ {
+				}
 			}
 			if i < n && (sql[i] == 'e' || sql[i] == 'E') {
 				j := i + 1
