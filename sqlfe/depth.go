@@ -394,8 +394,9 @@ func skipQuoted(s string, i int, esc bool) int {
 }
 
 // quoteContinues reports whether a string literal ending before i continues
-// (scan.l's quotecontinue: horizontal space, a newline, then spaces, newlines
-// or -- comments ended by a newline, then a quote) and where its quote is.
+// and where its quote is: horizontal space, a newline, any space, a quote
+// ('a' <newline> 'b' is 'ab'). Comments do not continue a literal in the
+// scanner pg_query_go runs (PostgreSQL 17's): FuzzDepthBound found it.
 func quoteContinues(s string, i int) (int, bool) {
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\f' || s[i] == '\v') {
 		i++
@@ -403,22 +404,11 @@ func quoteContinues(s string, i int) (int, bool) {
 	if i >= len(s) || (s[i] != '\n' && s[i] != '\r') {
 		return 0, false
 	}
-	for i < len(s) {
-		switch {
-		case isSpace(s[i]):
-			i++
-		case s[i] == '-' && i+1 < len(s) && s[i+1] == '-':
-			for i < len(s) && s[i] != '\n' && s[i] != '\r' {
-				i++
-			}
-			if i >= len(s) {
-				return 0, false
-			}
-		case s[i] == '\'':
-			return i, true
-		default:
-			return 0, false
-		}
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	if i < len(s) && s[i] == '\'' {
+		return i, true
 	}
 	return 0, false
 }

@@ -67,9 +67,11 @@ func TestDepthBoundLexer(t *testing.T) {
 		{"SELECT E'\\'" + deep + "'", false},
 		{"SELECT 'a\\'" + deep, true}, // standard strings have no backslash escapes
 		{"SELECT E'a'\n'\\'" + deep + "'", false},
-		{"SELECT E'a' '\\'" + deep, true}, // no newline: no continuation
-		{"SELECT E'a' -- c\n'\\'" + deep, true},
-		{"SELECT E'a'\n -- c\n'\\'" + deep + "'", false},
+		{"SELECT E'a' '\\'" + deep, true},          // no newline: no continuation
+		{"SELECT E'a' -- c\n'\\'" + deep, true},    // comments do not continue a literal
+		{"SELECT E'a' /* c */\n'\\'" + deep, true}, // a block comment does not
+		{"SELECT E'a'\n -- c\n'\\'" + deep, true},
+		{"SELECT E'a'\n \n\t'\\'" + deep + "'", false},
 		{"SELECT $$" + deep + "$$", false},
 		{"SELECT $a$ $b$ " + deep + "$a$", false},
 		{"SELECT a$b$" + deep, true}, // a$b$ is an identifier
