@@ -33,6 +33,8 @@ import (
 //   - "," and AND, OR, WHEN, THEN, ELSE end an element (list members and the
 //     arguments of PostgreSQL's flattened AND/OR are siblings), ";" ends the
 //     statement;
+//   - UNION, INTERSECT, EXCEPT and JOIN chain statements left-deep across
+//     commas and AND/OR: they count in a frame's chain, which never resets;
 //   - literals, quoted identifiers and parameters add nothing.
 //
 // Every level of the real tree needs at least one token that is counted, so
@@ -148,6 +150,7 @@ type depthCounter struct {
 
 type depthFrame struct {
 	base, run, maxRun int
+	chain             int // set operations and joins: never reset
 	isCase            bool
 }
 
@@ -159,23 +162,28 @@ func (d *depthCounter) cur() *depthFrame {
 }
 
 func (d *depthCounter) note(f *depthFrame) {
-	if f.run > f.maxRun {
-		f.maxRun = f.run
+	if f.chain+f.run > f.maxRun {
+		f.maxRun = f.chain + f.run
 	}
-	if f.base+f.run > d.max {
-		d.max = f.base + f.run
+	if f.base+f.chain+f.run > d.max {
+		d.max = f.base + f.chain + f.run
 	}
 }
 
 // level: an operator character or a word.
 func (d *depthCounter) level() { f := d.cur(); f.run++; d.note(f) }
 
+// chainLevel: UNION, INTERSECT, EXCEPT, JOIN. They nest the statement
+// left-deep across commas and AND/OR (SELECT 1, 2 UNION SELECT 1, 2 …;
+// a JOIN b ON x AND y JOIN …), so their count never resets within a frame.
+func (d *depthCounter) chainLevel() { f := d.cur(); f.chain++; d.note(f) }
+
 // sibling: the element being built ends ("," AND OR WHEN THEN ELSE).
 func (d *depthCounter) sibling() { d.cur().run = 0 }
 
 func (d *depthCounter) open(isCase bool) {
 	f := d.cur()
-	d.frames = append(d.frames, depthFrame{base: f.base + f.run + 1, isCase: isCase})
+	d.frames = append(d.frames, depthFrame{base: f.base + f.chain + f.run + 1, isCase: isCase})
 	d.note(&d.frames[len(d.frames)-1])
 }
 
@@ -278,6 +286,8 @@ func scanDepth(sql string, stop int) int {
 			case eqFold(w, "and"), eqFold(w, "or"), eqFold(w, "when"), eqFold(w, "then"), eqFold(w, "else"):
 				d.level()
 				d.sibling()
+			case eqFold(w, "union"), eqFold(w, "intersect"), eqFold(w, "except"), eqFold(w, "join"):
+				d.chainLevel()
 			case eqFold(w, "case"):
 				d.level()
 				d.open(true)

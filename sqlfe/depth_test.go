@@ -88,6 +88,9 @@ func TestDepthBoundLexer(t *testing.T) {
 		{"SELECT x" + strings.Repeat("[1]", 1000), true},
 		{"SELECT " + strings.Repeat("NOT ", 1500) + "true", true},
 		{"SELECT 1" + strings.Repeat("+-", 600) + "1", true},
+		{strings.Repeat("SELECT 1, 2 WHERE true AND true UNION ", 1000) + "SELECT 1, 2", true},
+		{"SELECT * FROM t" + strings.Repeat(" JOIN t ON true AND true", 1000), true},
+		{"SELECT * FROM (SELECT 1, 2" + strings.Repeat(" EXCEPT SELECT 1, 2", 1000) + ") s", true},
 	} {
 		if got := scanDepth(c.sql, math.MaxInt) > defaultMaxExprDepth; got != c.deep {
 			t.Errorf("%.60q…: deep %v, want %v (bound %d)", c.sql, got, c.deep, scanDepth(c.sql, math.MaxInt))
@@ -129,6 +132,8 @@ func refDepth(sql string) (int, bool) {
 				case "and", "or", "when", "then", "else":
 					d.level()
 					d.sibling()
+				case "union", "intersect", "except", "join":
+					d.chainLevel()
 				case "case":
 					d.level()
 					d.open(true)
@@ -196,7 +201,7 @@ func TestDepthLimitBelowCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, kind := range []string{"plus", "cast", "sub", "func", "array", "not", "union", "case", "join", "crash"} {
+	for _, kind := range []string{"plus", "cast", "sub", "func", "array", "not", "union", "case", "join", "joinon", "unionlist", "crash"} {
 		cmd := exec.Command("sh", "-c", `ulimit -s 1024 && exec "$0" -test.run '^TestDepthLimitBelowCrash$' -test.v`, exe)
 		cmd.Env = append(os.Environ(), "TUPLED_DEPTH_CHILD="+kind)
 		out, err := cmd.CombinedOutput()
@@ -240,6 +245,10 @@ func deepestAccepted(kind string) string {
 			return "SELECT " + strings.Repeat("CASE WHEN true THEN ", n) + "1" + strings.Repeat(" END", n)
 		case "join":
 			return "SELECT * FROM t" + strings.Repeat(" JOIN t USING (k)", n)
+		case "joinon":
+			return "SELECT * FROM t" + strings.Repeat(" JOIN t ON true AND true", n)
+		case "unionlist":
+			return strings.Repeat("SELECT 1, 2 WHERE true OR true UNION ", n) + "SELECT 1, 2"
 		}
 		panic(kind)
 	}
