@@ -20,7 +20,13 @@ type Column struct {
 	Name    string `json:"name"`
 	Type    Type   `json:"type"`
 	NotNull bool   `json:"not_null,omitempty"`
+	// the declared type's modifier: smallint is stored as an integer
+	// checked to 16 bits, varchar(n) as a text of at most n characters
+	Int2   bool `json:"int2,omitempty"`
+	MaxLen int  `json:"max_len,omitempty"`
 }
+
+func (c Column) mod() typeMod { return typeMod{Int2: c.Int2, MaxLen: c.MaxLen} }
 
 // Table is a SQL table: its columns, which one is the primary key, and the
 // engine table holding its rows (key: the encoded primary key, value: the

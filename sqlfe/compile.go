@@ -2,6 +2,7 @@ package sqlfe
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -84,9 +85,15 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 		case *pg.A_Const_Ival:
 			return &constExpr{Int4(v.Ival.Ival)}, nil
 		case *pg.A_Const_Fval:
+			// an integer beyond int4 (or a negated constant: the grammar
+			// folds -2147483648 into one): int4 if it fits, as
+			// PostgreSQL's make_const does, else int8
 			i, err := strconv.ParseInt(v.Fval.Fval, 10, 64)
 			if err != nil {
 				return nil, notSupported("numeric literals (%s) are not supported", v.Fval.Fval).at(k.Location)
+			}
+			if i >= math.MinInt32 && i <= math.MaxInt32 {
+				return &constExpr{Int4(int32(i))}, nil
 			}
 			return &constExpr{Int8(i)}, nil
 		case *pg.A_Const_Boolval:
@@ -100,30 +107,58 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 	case n.GetParamRef() != nil:
 		p := n.GetParamRef()
 		if p.Number < 1 || p.Number > 65535 {
-			return nil, errorf(CodeUndefinedObject, "there is no parameter $%d", p.Number).at(p.Location)
+			return nil, errorf(CodeUndefinedParameter, "there is no parameter $%d", p.Number).at(p.Location)
 		}
 		return c.param(int(p.Number)), nil
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
-		t, err := typeOf(tc.TypeName)
+		t, m, err := typeOfMod(tc.TypeName)
 		if err != nil {
 			return nil, err
 		}
-		arg, err := c.compile(tc.Arg, t)
+		want := t
+		if m.Int2 {
+			want = TUnknown // '40000'::smallint names the text in its error
+		}
+		arg, err := c.compile(tc.Arg, want)
 		if err != nil {
 			return nil, err
 		}
-		if arg.typ() == t {
+		if arg.typ() == TUnknown && want == TUnknown {
+			if _, ok := arg.(*paramExpr); ok {
+				if arg, err = c.coerce(arg, t); err != nil {
+					return nil, err
+				}
+			}
+		}
+		var am typeMod
+		if me, ok := arg.(*modExpr); ok {
+			am = me.m
+		}
+		if !canCast(arg.typ(), am, t, m) {
+			return nil, errorf(CodeCannotCoerce, "cannot cast type %s to %s", am.name(arg.typ()), m.name(t)).at(tc.Location)
+		}
+		var x expr
+		switch {
+		case m != (typeMod{}):
+			x = &modExpr{arg: arg, t: t, m: m, explicit: true}
+		case arg.typ() == t:
 			return arg, nil
+		default:
+			x = &castExpr{arg: arg, t: t}
 		}
 		if k, ok := arg.(*constExpr); ok {
-			v, err := castValue(k.v, t)
+			v, err := x.eval(&env{})
 			if err != nil {
-				return nil, err
+				e := ToError(err)
+				if ac := tc.Arg.GetAConst(); ac != nil && k.v.T == TUnknown {
+					e = e.at(ac.Location) // the input function failed on the literal
+				}
+				return nil, e
 			}
 			return &constExpr{v}, nil
 		}
-		return &castExpr{arg: arg, t: t}, nil
+		return x, nil
 	case n.GetBoolExpr() != nil:
 		b := n.GetBoolExpr()
 		out := &boolExpr{op: b.Boolop}
@@ -208,6 +243,33 @@ func (c *compiler) binary(l, r *pg.Node) (expr, expr, error) {
 	return x, y, nil
 }
 
+// concat compiles a || b: text || text, or text with any non-array value
+// (PostgreSQL's anynonarray || text and text || anynonarray); an untyped
+// side is text.
+func (c *compiler) concat(a *pg.A_Expr) (expr, error) {
+	l, err := c.compile1(a.Lexpr, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.compile1(a.Rexpr, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	lt, rt := l.typ(), r.typ()
+	bad := lt == TInt4Array || rt == TInt4Array || (lt != TText && lt != TUnknown && rt != TText && rt != TUnknown)
+	if bad {
+		return nil, &Error{Code: CodeUndefinedFunction, Message: fmt.Sprintf("operator does not exist: %s || %s", lt, rt),
+			Hint: "No operator matches the given name and argument types. You might need to add explicit type casts.", Position: a.Location + 1}
+	}
+	if l, err = c.coerce(l, TText); err != nil {
+		return nil, err
+	}
+	if r, err = c.coerce(r, TText); err != nil {
+		return nil, err
+	}
+	return &concatExpr{l, r}, nil
+}
+
 func comparable(a, b Type) bool {
 	return a == b || (isInt(a) && isInt(b))
 }
@@ -234,13 +296,20 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			if op == "+" {
 				return x, nil
 			}
-			if k, ok := x.(*constExpr); ok && !k.v.Null {
-				return &constExpr{Value{T: k.v.T, I: -k.v.I}}, nil
+			if k, ok := x.(*constExpr); ok {
+				v, err := negate(k.v)
+				if err != nil {
+					return nil, err
+				}
+				return &constExpr{v}, nil
 			}
 			return &negExpr{x}, nil
 		}
 		if a.Rexpr == nil {
 			return nil, notSupported("postfix operator %s is not supported", op).at(a.Location)
+		}
+		if op == "||" {
+			return c.concat(a)
 		}
 		l, r, err := c.binary(a.Lexpr, a.Rexpr)
 		if err != nil {
@@ -264,11 +333,6 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 				t = TInt8
 			}
 			return &arithExpr{op: op[0], l: l, r: r, t: t}, nil
-		case "||":
-			if l.typ() != TText && r.typ() != TText {
-				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s || %s", l.typ(), r.typ()).at(a.Location)
-			}
-			return &concatExpr{l, r}, nil
 		}
 		return nil, notSupported("operator %s is not supported", op).at(a.Location)
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
@@ -349,18 +413,47 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 
 // typeOf maps a type name of the parse tree to a Type.
 func typeOf(tn *pg.TypeName) (Type, error) {
+	t, _, err := typeOfMod(tn)
+	return t, err
+}
+
+var pgTypes = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range strings.Fields(pgTypeNames) {
+		m[n] = true
+	}
+	for _, n := range []string{"int", "integer", "smallint", "bigint", "boolean", "real", "decimal", "dec", "float", "character", "char"} {
+		m[n] = true
+	}
+	return m
+}()
+
+// typeOfMod maps a type name of the parse tree to a Type and its modifier.
+// A name PostgreSQL does not know is 42704; one it knows that tupled does
+// not implement is 0A000.
+func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 	names := strs(tn.Names)
 	name := ""
 	if len(names) > 0 {
 		name = names[len(names)-1]
 	}
-	if len(names) == 2 && names[0] != "pg_catalog" {
-		return 0, errorf(CodeUndefinedObject, "type %q does not exist", strings.Join(names, ".")).at(tn.Location)
+	undefined := func() (Type, typeMod, error) {
+		full := strings.Join(names, ".")
+		if len(tn.ArrayBounds) > 0 {
+			full += "[]"
+		}
+		return 0, typeMod{}, errorf(CodeUndefinedObject, "type %q does not exist", full).at(tn.Location)
+	}
+	if len(names) > 2 || (len(names) == 2 && names[0] != "pg_catalog") {
+		return undefined()
 	}
 	var t Type
+	var m typeMod
 	switch name {
-	case "int4", "integer", "int", "int2", "smallint":
+	case "int4", "integer", "int":
 		t = TInt4
+	case "int2", "smallint":
+		t, m.Int2 = TInt4, true
 	case "int8", "bigint":
 		t = TInt8
 	case "text", "varchar", "name":
@@ -368,18 +461,36 @@ func typeOf(tn *pg.TypeName) (Type, error) {
 	case "bool", "boolean":
 		t = TBool
 	default:
-		return 0, notSupported("type %s is not supported", name).at(tn.Location)
+		if !pgTypes[strings.TrimPrefix(name, "_")] {
+			return undefined()
+		}
+		return 0, m, notSupported("type %s is not supported", name).at(tn.Location)
 	}
 	if len(tn.ArrayBounds) > 0 {
-		if t != TInt4 || len(tn.ArrayBounds) > 1 {
-			return 0, notSupported("array type %s[] is not supported", name).at(tn.Location)
+		if t != TInt4 || m.Int2 || len(tn.ArrayBounds) > 1 {
+			return 0, m, notSupported("array type %s[] is not supported", name).at(tn.Location)
 		}
 		t = TInt4Array
 	}
-	if len(tn.Typmods) > 0 && name != "varchar" {
-		return 0, notSupported("type modifiers on %s are not supported", name).at(tn.Location)
+	if len(tn.Typmods) > 0 {
+		if name != "varchar" || len(tn.Typmods) != 1 {
+			return 0, m, notSupported("type modifiers on %s are not supported", name).at(tn.Location)
+		}
+		k := tn.Typmods[0].GetAConst()
+		iv, ok := k.GetVal().(*pg.A_Const_Ival)
+		if !ok {
+			return 0, m, errorf(CodeSyntax, "type modifiers must be simple constants or identifiers").at(tn.Location)
+		}
+		n := iv.Ival.Ival
+		switch {
+		case n < 1:
+			return 0, m, errorf(CodeInvalidParamValue, "length for type varchar must be at least 1").at(tn.Location)
+		case n > 10485760:
+			return 0, m, errorf(CodeInvalidParamValue, "length for type varchar cannot exceed 10485760").at(tn.Location)
+		}
+		m.MaxLen = int(n)
 	}
-	return t, nil
+	return t, m, nil
 }
 
 // defaultName is the output column name PostgreSQL gives an expression.
@@ -397,8 +508,14 @@ func defaultName(n *pg.Node) string {
 			return d
 		}
 		names := strs(tc.TypeName.Names)
-		t, err := typeOf(tc.TypeName)
+		t, m, err := typeOfMod(tc.TypeName)
 		if err == nil {
+			switch {
+			case m.Int2:
+				return "int2"
+			case m.MaxLen > 0:
+				return "varchar"
+			}
 			switch t {
 			case TInt4:
 				return "int4"

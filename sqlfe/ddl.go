@@ -94,14 +94,14 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			if cd.CollClause != nil || cd.RawDefault != nil || cd.Identity != "" || cd.Generated != "" || len(cd.Fdwoptions) > 0 || cd.Compression != "" || cd.StorageName != "" {
 				return nil, notSupported("column options other than PRIMARY KEY and NOT NULL are not supported").at(cd.Location)
 			}
-			typ, err := typeOf(cd.TypeName)
+			typ, m, err := typeOfMod(cd.TypeName)
 			if err != nil {
 				return nil, err
 			}
 			if typ == TInt4Array {
 				return nil, notSupported("array columns are not supported").at(cd.Location)
 			}
-			t.Cols = append(t.Cols, Column{Name: cd.Colname, Type: typ, NotNull: cd.IsNotNull})
+			t.Cols = append(t.Cols, Column{Name: cd.Colname, Type: typ, NotNull: cd.IsNotNull, Int2: m.Int2, MaxLen: m.MaxLen})
 			for _, cn := range cd.Constraints {
 				if err := constraint(cn.GetConstraint(), cd.Colname); err != nil {
 					return nil, err

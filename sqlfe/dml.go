@@ -165,6 +165,9 @@ func (s *Session) planSelect(st *pg.SelectStmt, params *[]Type) (*plan, error) {
 		}
 		tgts = append(tgts, tgt{name, x})
 	}
+	if len(tgts) > maxTargetListEntries {
+		return nil, errorf(CodeTooManyColumns, "target lists can have at most %d entries", maxTargetListEntries)
+	}
 	for _, t := range tgts {
 		typ := t.x.typ()
 		if typ == TUnknown {
@@ -326,7 +329,11 @@ func evalCount(x expr, e *env, what string) (int64, bool, error) {
 		return 0, false, nil
 	}
 	if v.I < 0 {
-		return 0, false, errorf("2201W", "%s must not be negative", what)
+		code := CodeInvalidRowCount
+		if what == "OFFSET" {
+			code = CodeInvalidOffset
+		}
+		return 0, false, errorf(code, "%s must not be negative", what)
 	}
 	return v.I, true, nil
 }
@@ -615,6 +622,16 @@ func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
 	if n.GetSetToDefault() != nil {
 		return &constExpr{Null(col.Type)}, nil
 	}
+	if k := n.GetAConst(); k != nil && col.Int2 {
+		if sv, ok := k.Val.(*pg.A_Const_Sval); ok {
+			// a literal goes through smallint's input function
+			v, err := castMod(unknown(sv.Sval.Sval), col.Type, col.mod(), false)
+			if err != nil {
+				return nil, ToError(err).at(k.Location)
+			}
+			return &constExpr{v}, nil
+		}
+	}
 	x, err := c.compile(n, col.Type)
 	if err != nil {
 		return nil, err
@@ -629,7 +646,19 @@ func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
 		Hint: "You will need to rewrite or cast the expression."}
 }
 
+// checkRow brings row to its columns' modifiers (smallint range: 22003;
+// varchar length: 22001, trailing spaces beyond it are cut) and checks NOT
+// NULL, in that order, as PostgreSQL does.
 func checkRow(t *Table, row []Value) error {
+	for i, c := range t.Cols {
+		if c.Int2 || c.MaxLen > 0 {
+			v, err := applyMod(row[i], c.mod(), false)
+			if err != nil {
+				return err
+			}
+			row[i] = v
+		}
+	}
 	for i, c := range t.Cols {
 		if row[i].Null && (c.NotNull || i == t.Key) {
 			vals := make([]string, len(row))
@@ -654,6 +683,11 @@ func dupKeyError(err error, t *Table, key Value) error {
 	}
 	return e
 }
+
+// maxTargetListEntries is PostgreSQL's MaxTupleAttributeNumber: a select or
+// RETURNING list has at most this many entries (54011), which keeps a
+// RowDescription within its 16-bit field count.
+const maxTargetListEntries = 1664
 
 func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
 	var xs []expr
@@ -686,6 +720,9 @@ func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
 		}
 		xs = append(xs, x)
 		cols = append(cols, Column{Name: name, Type: t})
+	}
+	if len(xs) > maxTargetListEntries {
+		return nil, nil, errorf(CodeTooManyColumns, "target lists can have at most %d entries", maxTargetListEntries)
 	}
 	return xs, cols, nil
 }

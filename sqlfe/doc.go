@@ -34,7 +34,17 @@
 //     Query message, or extended-protocol messages up to Sync) are rolled
 //     back together, as PostgreSQL's implicit transaction blocks are.
 //   - Whatever is not supported fails with 0A000 naming the construct;
-//     nothing is silently ignored.
+//     nothing is silently ignored. A type or function PostgreSQL does not
+//     have either is 42704 / 42883, as PostgreSQL says (pgnames.go).
+//   - No text reaches pg_query's C parser before checkText bounded its
+//     nesting depth (depth.go): the C code walks the parse tree recursively
+//     and would overflow its thread stack, killing the process; deeper than
+//     maxExprDepth is 54001. Query text and text parameters are valid UTF-8
+//     without NUL (22021).
+//   - Values are checked where PostgreSQL checks them: integer overflow in
+//     arithmetic, negation, folding and casts (22003), smallint and
+//     varchar(n) columns at assignment (22003, 22001), select and RETURNING
+//     lists of at most 1664 entries (54011).
 //   - lock_timeout applies from the next transaction on (it is a
 //     TxOptions.LockTimeout); deadlock_timeout is the DB's, fixed at start:
 //     SET accepts only that value (else 55P02).

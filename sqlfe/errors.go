@@ -42,6 +42,16 @@ const (
 	CodeInvalidCursor      = "34000"
 	CodeDuplicatePrepared  = "42P05"
 	CodeInvalidParamNumber = "08P01"
+
+	CodeStackDepth               = "54001"
+	CodeTooManyColumns           = "54011"
+	CodeStringTooLong            = "22001"
+	CodeCharacterNotInRepertoire = "22021"
+	CodeCannotCoerce             = "42846"
+	CodeUndefinedParameter       = "42P02"
+	CodeInvalidRowCount          = "2201W"
+	CodeInvalidOffset            = "2201X"
+	CodeTooManyArguments         = "54023"
 )
 
 // Error is a PostgreSQL error or notice: what an ErrorResponse or

@@ -2,8 +2,11 @@ package sqlfe
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
@@ -96,7 +99,7 @@ func castValue(v Value, t Type) (Value, error) {
 	}
 	switch {
 	case t == TText:
-		return Text(v.String()), nil
+		return Text(textOut(v)), nil
 	case v.T == TText || v.T == TUnknown:
 		return ParseText(t, v.S)
 	case isInt(v.T) && isInt(t):
@@ -106,8 +109,129 @@ func castValue(v Value, t Type) (Value, error) {
 	case v.T == TBool && t == TInt4:
 		return Int4(int32(v.I)), nil
 	}
-	return Value{}, errorf(CodeDatatypeMismatch, "cannot cast type %s to %s", v.T, t)
+	return Value{}, errorf(CodeCannotCoerce, "cannot cast type %s to %s", v.T, t)
 }
+
+// canCast reports whether PostgreSQL has a cast from a to b among our types
+// (bool to and from integer, not bigint or smallint; anything to and from
+// text).
+func canCast(a Type, am typeMod, b Type, bm typeMod) bool {
+	switch {
+	case a == b && a != TBool && !isInt(a):
+		return true
+	case a == TUnknown || a == TText || b == TText:
+		return true
+	case isInt(a) && isInt(b):
+		return true
+	case a == TBool && b == TBool:
+		return true
+	case a == TBool && b == TInt4:
+		return !bm.Int2
+	case a == TInt4 && b == TBool:
+		return !am.Int2
+	}
+	return false
+}
+
+// textOut is the text a value converts to in a cast to text or in ||:
+// booleans give "true" and "false" (PostgreSQL's booltext), unlike their
+// output format "t" and "f".
+func textOut(v Value) string {
+	if v.T == TBool {
+		if v.I != 0 {
+			return "true"
+		}
+		return "false"
+	}
+	return v.String()
+}
+
+// typeMod narrows a Type: smallint is an integer checked to 16 bits,
+// varchar(n) a text of at most n characters.
+type typeMod struct {
+	Int2   bool
+	MaxLen int
+}
+
+func (m typeMod) name(t Type) string {
+	switch {
+	case m.Int2:
+		return "smallint"
+	case m.MaxLen > 0:
+		return fmt.Sprintf("character varying(%d)", m.MaxLen)
+	}
+	return t.String()
+}
+
+// castMod converts v to type t with modifier m: explicit for a cast (which
+// truncates a varchar silently), else an assignment (which refuses to cut
+// anything but spaces: 22001).
+func castMod(v Value, t Type, m typeMod, explicit bool) (Value, error) {
+	if v.Null {
+		return Null(t), nil
+	}
+	if m.Int2 && (v.T == TText || v.T == TUnknown) {
+		i, err := strconv.ParseInt(strings.TrimSpace(v.S), 10, 64)
+		if err != nil {
+			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+				return Value{}, errorf(CodeNumericRange, "value %q is out of range for type smallint", v.S)
+			}
+			return Value{}, errorf(CodeInvalidText, "invalid input syntax for type smallint: %q", v.S)
+		}
+		if i < math.MinInt16 || i > math.MaxInt16 {
+			return Value{}, errorf(CodeNumericRange, "value %q is out of range for type smallint", v.S)
+		}
+		return Int4(int32(i)), nil
+	}
+	v, err := castValue(v, t)
+	if err != nil {
+		return v, err
+	}
+	return applyMod(v, m, explicit)
+}
+
+// applyMod checks (or, for a varchar, truncates) a value of the right type
+// against modifier m.
+func applyMod(v Value, m typeMod, explicit bool) (Value, error) {
+	if v.Null {
+		return v, nil
+	}
+	if m.Int2 && (v.I < math.MinInt16 || v.I > math.MaxInt16) {
+		return Value{}, errorf(CodeNumericRange, "smallint out of range")
+	}
+	if m.MaxLen > 0 && len(v.S) > m.MaxLen && utf8.RuneCountInString(v.S) > m.MaxLen {
+		cut, n := 0, 0
+		for cut = range v.S {
+			if n == m.MaxLen {
+				break
+			}
+			n++
+		}
+		if !explicit && strings.TrimRight(v.S[cut:], " ") != "" {
+			return Value{}, errorf(CodeStringTooLong, "value too long for type character varying(%d)", m.MaxLen)
+		}
+		v.S = v.S[:cut]
+	}
+	return v, nil
+}
+
+// modExpr is a cast to a type with a modifier (smallint, varchar(n)).
+type modExpr struct {
+	arg      expr
+	t        Type
+	m        typeMod
+	explicit bool
+}
+
+func (c *modExpr) eval(e *env) (Value, error) {
+	v, err := c.arg.eval(e)
+	if err != nil {
+		return v, err
+	}
+	return castMod(v, c.t, c.m, c.explicit)
+}
+func (c *modExpr) typ() Type    { return c.t }
+func (c *modExpr) kids() []expr { return []expr{c.arg} }
 
 func intResult(i int64, t Type) (Value, error) {
 	if t == TInt4 && (i < math.MinInt32 || i > math.MaxInt32) {
@@ -266,7 +390,17 @@ func (n *negExpr) eval(e *env) (Value, error) {
 	if err != nil || v.Null {
 		return v, err
 	}
-	if v.I == math.MinInt64 || (v.T == TInt4 && v.I == math.MinInt32) {
+	return negate(v)
+}
+
+// negate is integer negation (int4um, int8um): -(-2147483648) overflows.
+func negate(v Value) (Value, error) {
+	switch {
+	case v.Null:
+		return v, nil
+	case v.T == TInt8 && v.I == math.MinInt64:
+		return Value{}, errorf(CodeNumericRange, "bigint out of range")
+	case v.T == TInt4 && v.I == math.MinInt32:
 		return Value{}, errorf(CodeNumericRange, "integer out of range")
 	}
 	v.I = -v.I
@@ -289,7 +423,7 @@ func (c *concatExpr) eval(e *env) (Value, error) {
 	if a.Null || b.Null {
 		return Null(TText), nil
 	}
-	return Text(a.String() + b.String()), nil
+	return Text(textOut(a) + textOut(b)), nil
 }
 
 type boolExpr struct {

@@ -1,6 +1,7 @@
 package sqlfe
 
 import (
+	"fmt"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -67,8 +68,12 @@ func init() {
 func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 	names := strs(f.Funcname)
 	name := names[len(names)-1]
-	if len(names) > 2 || (len(names) == 2 && names[0] != "pg_catalog") {
+	if len(names) > 2 {
 		return nil, errorf(CodeUndefinedFunction, "function %s does not exist", strings.Join(names, ".")).at(f.Location)
+	}
+	elsewhere := len(names) == 2 && names[0] != "pg_catalog" // no such schema here
+	if len(f.Args) > 100 {
+		return nil, errorf(CodeTooManyArguments, "cannot pass more than 100 arguments to a function").at(f.Location)
 	}
 	switch {
 	case f.AggStar || f.AggDistinct || len(f.AggOrder) > 0 || f.AggFilter != nil:
@@ -79,15 +84,32 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 		return nil, notSupported("VARIADIC is not supported").at(f.Location)
 	}
 	b, ok := builtins[name]
-	if !ok {
+	if elsewhere {
+		ok = false
+	} else if !ok {
 		switch name {
 		case "count", "sum", "min", "max", "avg":
 			return nil, notSupported("aggregate function %s is not supported", name).at(f.Location)
 		}
-		return nil, notSupported("function %s() is not supported", name).at(f.Location)
+		if pgFunctions[name] {
+			return nil, notSupported("function %s() is not supported", name).at(f.Location)
+		}
 	}
-	if len(f.Args) != len(b.args) {
-		return nil, errorf(CodeUndefinedFunction, "function %s with %d arguments does not exist", name, len(f.Args)).at(f.Location)
+	// PostgreSQL's message names the argument types it looked for
+	noSuch := func() (expr, error) {
+		var types []string
+		for _, a := range f.Args {
+			x, err := c.compile1(a, TUnknown)
+			if err != nil {
+				return nil, err
+			}
+			types = append(types, x.typ().String())
+		}
+		return nil, &Error{Code: CodeUndefinedFunction, Message: fmt.Sprintf("function %s(%s) does not exist", strings.Join(names, "."), strings.Join(types, ", ")),
+			Hint: "No function matches the given name and argument types. You might need to add explicit type casts.", Position: f.Location + 1}
+	}
+	if !ok || len(f.Args) != len(b.args) {
+		return noSuch()
 	}
 	out := &funcExpr{name: name, t: b.ret, fn: b.fn}
 	for i, a := range f.Args {
@@ -99,10 +121,18 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 			if isInt(x.typ()) && isInt(b.args[i]) {
 				x = &castExpr{arg: x, t: b.args[i]}
 			} else {
-				return nil, errorf(CodeUndefinedFunction, "function %s(%s) does not exist", name, x.typ()).at(f.Location)
+				return noSuch()
 			}
 		}
 		out.args = append(out.args, x)
 	}
 	return out, nil
 }
+
+var pgFunctions = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range strings.Fields(pgFunctionNames) {
+		m[n] = true
+	}
+	return m
+}()

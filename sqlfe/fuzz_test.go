@@ -2,6 +2,7 @@ package sqlfe
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -46,5 +47,98 @@ func FuzzSQL(f *testing.F) {
 			}
 		}
 		s.EndGroup()
+	})
+}
+
+// FuzzExtended runs a statement through the extended protocol's path, as
+// pgwire does: Prepare (Parse) with parameter type OIDs, Bind parameters in
+// text or binary format (ParseText / ParseBinary), Describe, Execute. Every
+// outcome is a result or an *Error with a SQLSTATE, never a panic or an
+// XX000; rows have as many values as the description has columns; and the
+// session is usable afterwards.
+func FuzzExtended(f *testing.F) {
+	for _, c := range []struct {
+		sql    string
+		oid    byte
+		p1     string
+		p2     []byte
+		format byte
+	}{
+		{"SELECT $1::int + 1", 0, "41", nil, 0},
+		{"SELECT k, v FROM t WHERE k = $1", 3, "1", []byte{0, 0, 0, 1}, 1},
+		{"INSERT INTO t VALUES ($1, $2, 'a', true)", 3, "7", []byte{0, 0, 0, 0, 0, 0, 0, 9}, 2},
+		{"UPDATE t SET s = $2 WHERE k = $1 RETURNING s", 3, "2", []byte("\xff"), 2},
+		{"SELECT $1 || 'x', $2", 4, "a\x00b", []byte("é"), 0},
+		{"SELECT * FROM t LIMIT $1 OFFSET $2", 2, "-1", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 3},
+		{"SELECT pg_isolation_test_session_is_blocked($1, $2)", 3, "1", []byte("{1,2}"), 0},
+		{"SELECT $1::varchar(2), $1::smallint", 0, "40000", nil, 0},
+		{"SELECT 1" + strings.Repeat("+1", 2000), 0, "", nil, 0},
+		{"SELECT $0", 0, "", nil, 0},
+	} {
+		f.Add(c.sql, c.oid, c.p1, c.p2, c.format)
+	}
+	oids := []uint32{0, OIDBool, OIDInt8, OIDInt4, OIDText, 21, 1043, OIDInt4Array, 1700}
+	f.Fuzz(func(t *testing.T, sql string, oid byte, p1 string, p2 []byte, format byte) {
+		_, s := newTestSession(t)
+		if _, err := run(t, s, "CREATE TABLE t (k int PRIMARY KEY, v bigint, s varchar(5), b boolean); INSERT INTO t VALUES (1, 1, 'x', true), (2, 4, NULL, false)"); err != nil {
+			t.Fatal(err)
+		}
+		check := func(what string, err error) {
+			if err == nil {
+				return
+			}
+			if e := ToError(err); len(e.Code) != 5 || e.Code == CodeInternal {
+				t.Fatalf("%s %q: internal or code-less error: %v", what, sql, err)
+			}
+		}
+		st, err := s.Prepare(sql, []uint32{oids[int(oid)%len(oids)], oids[int(oid/16)%len(oids)]})
+		check("Prepare", err)
+		if err != nil || st == nil {
+			return
+		}
+		cols, err := s.Describe(st)
+		check("Describe", err)
+		if err != nil {
+			return
+		}
+		var params []Value
+		for i, typ := range st.ParamTypes() {
+			raw := []byte(p1)
+			if i%2 == 1 {
+				raw = p2
+			}
+			var v Value
+			switch {
+			case format&(1<<(i%4)) != 0 && i < 4:
+				v, err = ParseBinary(typ, raw)
+			case format&0x80 != 0:
+				v = Null(typ)
+			default:
+				v, err = ParseText(typ, string(raw))
+			}
+			check("Bind", err)
+			if err != nil {
+				return
+			}
+			params = append(params, v)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		res, err := s.Execute(ctx, st, params)
+		cancel()
+		check("Execute", err)
+		if err == nil && res.Cols != nil {
+			if cols != nil && len(res.Cols) != len(cols) {
+				t.Fatalf("%q: described %d columns, executed %d", sql, len(cols), len(res.Cols))
+			}
+			for _, r := range res.Rows {
+				if len(r) != len(res.Cols) {
+					t.Fatalf("%q: a row of %d values for %d columns", sql, len(r), len(res.Cols))
+				}
+			}
+		}
+		s.EndGroup()
+		if _, err := run(t, s, "ROLLBACK; SELECT 1"); err != nil && err.Code != CodeActiveTx {
+			t.Fatalf("%q: the session is unusable afterwards: %s %s", sql, err.Code, err.Message)
+		}
 	})
 }

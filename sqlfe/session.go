@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -270,15 +271,23 @@ func formatDuration(d time.Duration) string {
 	return strconv.FormatInt(ms, 10) + "ms"
 }
 
-func parseDuration(name, v string) (time.Duration, error) {
+// parseDuration parses the value of a timeout parameter as PostgreSQL's
+// parse_int does for a GUC in milliseconds: a number (fractions round to the
+// nearest millisecond), an optional unit, then the range check of the
+// parameter: min .. INT_MAX milliseconds (22023 beyond it).
+func parseDuration(name, v string, min int64) (time.Duration, error) {
 	s := strings.TrimSpace(v)
 	i := 0
-	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.' || (i == 0 && s[i] == '-')) {
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.' || (i == 0 && (s[i] == '-' || s[i] == '+'))) {
 		i++
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') && i+1 < len(s) && (s[i+1] >= '0' && s[i+1] <= '9' || s[i+1] == '-' || s[i+1] == '+') {
+		for i += 2; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		}
 	}
 	num, unit := s[:i], strings.TrimSpace(s[i:])
 	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || f < 0 {
+	if err != nil || math.IsNaN(f) {
 		return 0, errorf(CodeInvalidParamValue, "invalid value for parameter %q: %q", name, v)
 	}
 	mult := map[string]float64{"": 1, "ms": 1, "us": 0.001, "s": 1000, "min": 60000, "h": 3600000, "d": 86400000}
@@ -286,7 +295,14 @@ func parseDuration(name, v string) (time.Duration, error) {
 	if !ok {
 		return 0, &Error{Code: CodeInvalidParamValue, Message: fmt.Sprintf("invalid value for parameter %q: %q", name, v), Hint: `Valid units for this parameter are "us", "ms", "s", "min", "h", and "d".`}
 	}
-	return time.Duration(f * m * float64(time.Millisecond)), nil
+	ms := math.RoundToEven(f * m)
+	if ms > math.MaxInt32 || ms < math.MinInt32 {
+		return 0, &Error{Code: CodeInvalidParamValue, Message: fmt.Sprintf("invalid value for parameter %q: %q", name, v), Hint: "Value exceeds integer range."}
+	}
+	if int64(ms) < min {
+		return 0, errorf(CodeInvalidParamValue, "%d ms is outside the valid range for parameter %q (%d .. %d)", int64(ms), name, min, math.MaxInt32)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 func parseIso(v string) (tupled.IsolationLevel, error) {
@@ -344,7 +360,7 @@ func (s *Session) setSetting(name, value string, local bool) error {
 	}
 	switch key {
 	case "deadlock_timeout":
-		d, err := parseDuration(name, value)
+		d, err := parseDuration(key, value, 1)
 		if err != nil {
 			return err
 		}
@@ -354,14 +370,14 @@ func (s *Session) setSetting(name, value string, local bool) error {
 		}
 		return nil
 	case "lock_timeout":
-		d, err := parseDuration(name, value)
+		d, err := parseDuration(key, value, 0)
 		if err != nil {
 			return err
 		}
 		s.lockTimeout = d
 		return nil
 	case "statement_timeout":
-		d, err := parseDuration(name, value)
+		d, err := parseDuration(key, value, 0)
 		if err != nil {
 			return err
 		}
@@ -407,10 +423,16 @@ func (s *Session) setSetting(name, value string, local bool) error {
 			return notSupported("standard_conforming_strings can only be on")
 		}
 		value = "on"
+	case "idle_in_transaction_session_timeout":
+		d, err := parseDuration(key, value, 0)
+		if err != nil {
+			return err
+		}
+		value = formatDuration(d)
 	case "server_version", "server_encoding", "integer_datetimes", "is_superuser", "max_identifier_length":
 		return errorf(CodeCantChangeRuntime, "parameter %q cannot be changed", name)
 	case "application_name", "datestyle", "timezone", "intervalstyle", "extra_float_digits", "search_path",
-		"client_min_messages", "session_authorization", "synchronous_commit", "idle_in_transaction_session_timeout",
+		"client_min_messages", "session_authorization", "synchronous_commit",
 		"row_security", "bytea_output", "geqo", "jit", "enable_seqscan", "enable_indexscan", "enable_bitmapscan",
 		"work_mem", "log_statement", "lc_messages", "lc_monetary", "lc_numeric", "lc_time":
 	default:

@@ -29,6 +29,7 @@ func run(t testing.TB, s *Session, sql string) (string, *Error) {
 	t.Helper()
 	sts, err := Parse(sql)
 	if err != nil {
+		s.Abort() // as pgwire does
 		return "", ToError(err)
 	}
 	var out []string

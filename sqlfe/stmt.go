@@ -7,6 +7,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/pganalyze/pg_query_go/v6/parser"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Stmt is one parsed statement, prepared for execution: its parameter types
@@ -19,6 +20,7 @@ type Stmt struct {
 	params []Type
 	p      *plan
 	gen    uint64
+	simple bool // from Parse, not Prepare: no parameter can be bound
 }
 
 // Result is what a statement returns.
@@ -38,12 +40,26 @@ type plan struct {
 
 // Parse splits sql into statements with PostgreSQL's parser. An empty query
 // gives no statements.
+//
+// The text is checked first (checkText): invalid encoding gives 22021 and
+// nesting deeper than maxExprDepth gives 54001 without calling the C parser,
+// which would overflow its stack on it.
 func Parse(sql string) ([]*Stmt, error) {
+	if e := checkText(sql); e != nil {
+		return nil, e
+	}
 	tree, err := pg.Parse(sql)
 	if err != nil {
 		var pe *parser.Error
 		if errors.As(err, &pe) {
-			return nil, &Error{Code: CodeSyntax, Message: pe.Message, Position: int32(pe.Cursorpos)}
+			code := CodeSyntax
+			if strings.HasPrefix(pe.Message, "invalid byte sequence for encoding") {
+				code = CodeCharacterNotInRepertoire // E'\x00', E'\xff'
+			}
+			return nil, &Error{Code: code, Message: pe.Message, Position: int32(pe.Cursorpos)}
+		}
+		if strings.Contains(err.Error(), "exceeded maximum recursion depth") {
+			return nil, errStackDepth() // the Go protobuf decoder's own limit
 		}
 		return nil, errorf(CodeSyntax, "%v", err)
 	}
@@ -55,7 +71,7 @@ func Parse(sql string) ([]*Stmt, error) {
 		} else if int(rs.StmtLocation) <= len(sql) {
 			text = sql[rs.StmtLocation:]
 		}
-		out = append(out, &Stmt{SQL: strings.TrimSpace(text), node: rs.Stmt, loc: rs.StmtLocation})
+		out = append(out, &Stmt{SQL: strings.TrimSpace(text), node: rs.Stmt, loc: rs.StmtLocation, simple: true})
 	}
 	return out, nil
 }
@@ -74,6 +90,7 @@ func (s *Session) Prepare(sql string, paramOIDs []uint32) (*Stmt, error) {
 		return nil, nil
 	}
 	st := sts[0]
+	st.simple = false
 	for _, oid := range paramOIDs {
 		st.params = append(st.params, TypeForOID(oid))
 	}
@@ -104,11 +121,12 @@ func (s *Session) planFor(st *Stmt) (*plan, error) {
 	params := append([]Type(nil), st.params...)
 	p, err := s.analyze(st.node, &params)
 	if err != nil {
-		var e *Error
-		if errors.As(err, &e) && e.Position > 0 {
-			e.Position += st.loc
-		}
-		return nil, err
+		return nil, err // parse-tree locations are offsets in the whole query string already
+	}
+	if st.simple && len(params) > 0 {
+		// a simple query has no parameters: $n is an error of analysis
+		n, loc := firstParamRef(st.node.ProtoReflect())
+		return nil, errorf(CodeUndefinedParameter, "there is no parameter $%d", n).at(loc)
 	}
 	for i, t := range params {
 		if t == TUnknown {
@@ -117,6 +135,33 @@ func (s *Session) planFor(st *Stmt) (*plan, error) {
 	}
 	st.params, st.p, st.gen = params, p, gen
 	return p, nil
+}
+
+// firstParamRef finds the $n that comes first in the statement's text.
+func firstParamRef(m protoreflect.Message) (num, loc int32) {
+	loc = -1
+	var walk func(m protoreflect.Message)
+	walk = func(m protoreflect.Message) {
+		if p, ok := m.Interface().(*pg.ParamRef); ok {
+			if loc < 0 || p.Location < loc {
+				num, loc = p.Number, p.Location
+			}
+			return
+		}
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.IsList() && fd.Message() != nil:
+				for i := 0; i < v.List().Len(); i++ {
+					walk(v.List().Get(i).Message())
+				}
+			case fd.Message() != nil && !fd.IsMap():
+				walk(v.Message())
+			}
+			return true
+		})
+	}
+	walk(m)
+	return num, loc
 }
 
 func isTxnExit(n *pg.Node) bool {

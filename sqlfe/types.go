@@ -187,7 +187,13 @@ func (v Value) AppendBinary(dst []byte) []byte {
 
 // ParseText converts the text form s to a value of type t (TUnknown keeps s
 // as an unknown literal).
+//
+// The text must be valid UTF-8 without NUL bytes (22021), as PostgreSQL
+// checks every text-format parameter.
 func ParseText(t Type, s string) (Value, error) {
+	if err := checkEncoding(s); err != nil {
+		return Value{}, err
+	}
 	switch t {
 	case TUnknown:
 		return unknown(s), nil
@@ -281,6 +287,9 @@ func ParseBinary(t Type, b []byte) (Value, error) {
 		}
 		return Int8(int64(binary.BigEndian.Uint64(b))), nil
 	case TText, TUnknown:
+		if err := checkEncoding(string(b)); err != nil {
+			return Value{}, err
+		}
 		return Text(string(b)), nil
 	case TInt4Array:
 		if len(b) < 12 {

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package sqlfe
+
+func stackDepthLimit() int { return depthLimitForStack(0) }
