@@ -49,6 +49,10 @@ type Options struct {
 	// versions, finished multixacts and commit-status pages. Default 1s;
 	// negative disables the background vacuum (DB.Vacuum still works).
 	VacuumInterval time.Duration
+
+	// walSegmentSize overrides the WAL's segment size (0: the WAL's
+	// default); tests use a small one to exercise streamed commits.
+	walSegmentSize int64
 }
 
 // IsolationLevel of a transaction.

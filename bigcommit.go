@@ -255,6 +255,9 @@ func (r *fragReader) bytes() []byte {
 		r.err = errBadRecord
 		return nil
 	}
+	if n == 0 {
+		return []byte{}
+	}
 	f := r.cur()
 	if n <= uint64(len(f)) {
 		v := f[:n:n]

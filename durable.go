@@ -181,7 +181,7 @@ func openDurable(db *DB, dir string, o *Options) (*durable, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tupled: open %s backend: %w", kind, err)
 	}
-	wopts := wal.Options{FS: fs, Dir: fs.PathJoin(dir, "wal"), Logger: db.log}
+	wopts := wal.Options{FS: fs, Dir: fs.PathJoin(dir, "wal"), Logger: db.log, SegmentSize: o.walSegmentSize}
 	if !*o.SyncCommit {
 		wopts.SyncInterval = 20 * time.Millisecond
 	}
