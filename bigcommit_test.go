@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -159,4 +160,131 @@ func mustGet(t *testing.T, db *tupled.DB, k string) string {
 	v, ok := get(t, db, k)
 	require.True(t, ok, "key %q", k)
 	return v
+}
+
+// copyTree copies the directory src to dst: with no checkpoint running and
+// every commit fsynced, the image of a crash.
+func copyTree(dst, src string) error {
+	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		return copyFile(filepath.Join(dst, rel), path)
+	})
+}
+
+// peakHeap samples the heap in use until stop is called and returns the
+// largest value seen.
+func peakHeap() (stop func() uint64) {
+	done, res := make(chan struct{}), make(chan uint64)
+	go func() {
+		var peak uint64
+		var ms runtime.MemStats
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+			select {
+			case <-done:
+				res <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 { close(done); return <-res }
+}
+
+// BenchmarkCommit1GB commits one transaction of 1 GiB (16384 rows of 64
+// KiB), recovers it from the WAL after a crash, then closes (the
+// checkpoint writes it to the backend) and reopens; and, as the second
+// case, one value of exactly MaxValueSize. It is a benchmark, not a test,
+// because each run moves gigabytes; run it with
+//
+//	go test -run '^$' -bench Commit1GB -benchtime 1x .
+//
+// and read the phases it reports (seconds, peak heap in MiB).
+func BenchmarkCommit1GB(b *testing.B) {
+	shapes := []struct {
+		name       string
+		rows, size int
+	}{{"16384x64KiB", 16384, 64 << 10}, {"1xMaxValueSize", 1, tupled.MaxValueSize}}
+	for _, be := range backends {
+		for _, sh := range shapes {
+			b.Run(be.name+"/"+sh.name, func(b *testing.B) {
+				for range b.N {
+					bench1GB(b, be.b, sh.rows, sh.size)
+				}
+			})
+		}
+	}
+}
+
+func bench1GB(b *testing.B, be tupled.Backend, rows, size int) {
+	dir := filepath.Join(b.TempDir(), "db")
+	opts := &tupled.Options{Backend: be, VacuumInterval: -1, CheckpointInterval: time.Hour, CheckpointWALSize: -1}
+	db, err := tupled.Open(dir, opts)
+	require.NoError(b, err)
+	require.NoError(b, db.CreateTable(bg, "t"))
+	val := func(i int) []byte {
+		v := make([]byte, size)
+		for j := 0; j < size; j += 4096 {
+			v[j] = byte(i + j>>12)
+		}
+		return v
+	}
+	runtime.GC()
+	stopPeak := peakHeap()
+	start := time.Now()
+	tx, err := db.Begin(bg, nil)
+	require.NoError(b, err)
+	for i := 0; i < rows; i++ {
+		require.NoError(b, tx.Insert(bg, "t", rowKey(i), val(i)))
+	}
+	inserted := time.Now()
+	b.ReportMetric(inserted.Sub(start).Seconds(), "insert-s")
+	require.NoError(b, tx.Commit())
+	committed := time.Now()
+	b.ReportMetric(committed.Sub(inserted).Seconds(), "commit-s")
+	b.ReportMetric(float64(stopPeak()>>20), "commit-peak-MiB")
+
+	crashed := filepath.Join(b.TempDir(), "crashed")
+	require.NoError(b, copyTree(crashed, dir))
+	require.NoError(b, db.Close())
+	runtime.GC()
+	stopPeak = peakHeap()
+	start = time.Now()
+	db, err = tupled.Open(crashed, opts) // replays the 1 GiB commit
+	require.NoError(b, err)
+	b.ReportMetric(time.Since(start).Seconds(), "recover-s")
+	b.ReportMetric(float64(stopPeak()>>20), "recover-peak-MiB")
+	tx, err = db.Begin(bg, nil)
+	require.NoError(b, err)
+	n := 0
+	require.NoError(b, tx.Scan(bg, "t", tupled.ScanOptions{}, func(k, v []byte) error {
+		if n == 0 || n == rows-1 {
+			require.True(b, bytes.Equal(val(n), v), "row %d", n)
+		}
+		n++
+		return nil
+	}))
+	require.Equal(b, rows, n)
+	require.NoError(b, tx.Commit())
+	runtime.GC()
+	stopPeak = peakHeap()
+	start = time.Now()
+	require.NoError(b, db.Close()) // the checkpoint writes it to the backend
+	b.ReportMetric(time.Since(start).Seconds(), "checkpoint-s")
+	b.ReportMetric(float64(stopPeak()>>20), "checkpoint-peak-MiB")
+	db, err = tupled.Open(crashed, opts)
+	require.NoError(b, err)
+	require.NoError(b, db.Close())
 }
