@@ -26,17 +26,19 @@ const (
 	// key or Scan bound any operation accepts. PostgreSQL's B-tree refuses
 	// index entries over 2704 bytes (54000, "index row size N exceeds btree
 	// version 4 maximum 2704"); tupled allows 8 KiB, which leaves the row
-	// key in the backend (a prefix of 2+MaxTableNameLen bytes and the key)
+	// key in the backend (a prefix of 3+MaxTableNameLen bytes and the key)
 	// far inside storage.MaxKeySize.
 	MaxKeySize = 8 << 10
 	// MaxValueSize is the largest value (bytes) Insert and Update store:
 	// PostgreSQL's limit of one field, 1 GB (MaxAllocSize, 2^30-1).
 	MaxValueSize = 1<<30 - 1
 	// MaxTableNameLen is the longest table name (bytes) CreateTable
-	// accepts: PostgreSQL's NAMEDATALEN-1. PostgreSQL truncates a longer
-	// identifier with a notice; the API refuses it (42622, name_too_long)
-	// rather than silently naming the table something else.
-	MaxTableNameLen = 63
+	// accepts; a longer one is refused (42622, name_too_long) rather than
+	// truncated. A SQL identifier is at most NAMEDATALEN-1 = 63 bytes (the
+	// parser truncates longer ones, as PostgreSQL does); the SQL front end
+	// names engine tables after them plus a generation suffix ("t#2" for
+	// a table dropped and created again), so the engine allows more.
+	MaxTableNameLen = 255
 )
 
 var (
