@@ -213,8 +213,8 @@ func peakHeap() (stop func() uint64) {
 }
 
 // BenchmarkCommit1GB commits one transaction of 1 GiB (16384 rows of 64
-// KiB), recovers it from the WAL after a crash, then closes (the
-// checkpoint writes it to the backend) and reopens; and, as the second
+// KiB), closes (the checkpoint writes it to the backend) and recovers it
+// from the WAL of a crash image taken before the Close; and, as the second
 // case, one value of exactly MaxValueSize. It is a benchmark, not a test,
 // because each run moves gigabytes; run it with
 //

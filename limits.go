@@ -30,8 +30,16 @@ const (
 	// far inside storage.MaxKeySize.
 	MaxKeySize = 8 << 10
 	// MaxValueSize is the largest value (bytes) Insert and Update store:
-	// PostgreSQL's limit of one field, 1 GB (MaxAllocSize, 2^30-1).
-	MaxValueSize = 1<<30 - 1
+	// 256 MiB. PostgreSQL allows 1 GB in one field, which it TOASTs into
+	// 2 kB chunks; tupled hands a value to the backend whole, and both
+	// backends handle one huge value poorly: pebble keeps it inside one
+	// data block (decompressed whole by any read of a neighbouring key),
+	// bbolt in one run of overflow pages. Measured with a 1 GiB value
+	// (BenchmarkCommit1GB), checkpoint and recovery peaked at 6 GiB of
+	// heap on bbolt and 12 GiB on pebble: enough to keep a smaller machine
+	// from ever reopening the database. At 256 MiB the peak is a quarter
+	// of that. Larger data belongs in several rows.
+	MaxValueSize = 256 << 20
 	// MaxTableNameLen is the longest table name (bytes) CreateTable
 	// accepts; a longer one is refused (42622, name_too_long) rather than
 	// truncated. A SQL identifier is at most NAMEDATALEN-1 = 63 bytes (the

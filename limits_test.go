@@ -101,7 +101,7 @@ func TestLimits(t *testing.T) {
 			}))
 			if dir == "" && !testing.Short() {
 				// One value of exactly MaxValueSize, marked at both ends. On
-				// disk it moves gigabytes (BenchmarkCommit1GB measures it).
+				// disk, BenchmarkCommit1GB stores, checkpoints and recovers it.
 				valueAt := make([]byte, tupled.MaxValueSize)
 				valueAt[0], valueAt[len(valueAt)-1] = 'a', 'z'
 				tx := begin(t, db, nil)
