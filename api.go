@@ -49,6 +49,10 @@ type Options struct {
 	// versions, finished multixacts and commit-status pages. Default 1s;
 	// negative disables the background vacuum (DB.Vacuum still works).
 	VacuumInterval time.Duration
+
+	// walSegmentSize overrides the WAL's segment size (0: the WAL's
+	// default); tests use a small one to exercise streamed commits.
+	walSegmentSize int64
 }
 
 // IsolationLevel of a transaction.
@@ -169,4 +173,9 @@ type Stats struct {
 	WALRecords  uint64 // records appended to the WAL (commit records, catalog, xid reservations)
 	WALFsyncs   uint64 // fsyncs of the WAL (group commit shares one among many commits)
 	Checkpoints uint64
+	// RecoverySkippedWrites counts the logged writes (and table creations)
+	// the last recovery skipped because the backend cannot store them: a
+	// key or table name over the limits, accepted by a version that did
+	// not check them. Each is logged at Error level. 0 normally.
+	RecoverySkippedWrites uint64
 }

@@ -134,6 +134,9 @@ func (db *DB) CreateTable(ctx context.Context, name string) error {
 	if name == "" {
 		return &opError{sentinel: ErrInvalid, msg: "tupled: empty table name"}
 	}
+	if err := checkTableName(name); err != nil {
+		return err
+	}
 	db.ddlMu.Lock()
 	defer db.ddlMu.Unlock()
 	if _, err := db.heap.Table(name); err == nil {
@@ -309,6 +312,7 @@ func (db *DB) Stats() Stats {
 	if d := db.dur; d != nil {
 		ws := d.wal.Stats()
 		s.WALRecords, s.WALFsyncs, s.Checkpoints = ws.Records, ws.Fsyncs, d.checkpoints.Load()
+		s.RecoverySkippedWrites = d.skippedAtRecovery.Load()
 	}
 	return s
 }

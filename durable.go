@@ -20,7 +20,9 @@ import (
 //
 // A writing transaction's changes live only in memory until it commits.
 // Commit appends ONE WAL record with its write set (table, key, new value or
-// delete, in the order they were made), waits until the record is durable
+// delete, in the order they were made) — or, for a write set larger than a
+// record can hold, a stream of parts ended by one record that commits them
+// (bigcommit.go) — waits until the record is durable
 // (group commit; skipped with SyncCommit off), and only then makes the
 // transaction committed and releases its row locks. A transaction that
 // wrote nothing — one that only read and locked rows — appends nothing and
@@ -103,49 +105,16 @@ func encodeCommit(xid uint64, ws []writeOp) []byte {
 
 var errBadRecord = errors.New("tupled: malformed WAL record")
 
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.err = errBadRecord
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) bytes() []byte {
-	n := r.uvarint()
-	if r.err != nil || uint64(len(r.b)) < n {
-		r.err = errBadRecord
-		return nil
-	}
-	v := r.b[:n:n]
-	r.b = r.b[n:]
-	return v
-}
-
+// decodeCommit decodes a recCommit record (see decodeCommitStream).
 func decodeCommit(data []byte) (xid uint64, ws []writeOp, err error) {
-	r := &reader{b: data}
-	xid = r.uvarint()
-	n := r.uvarint()
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		if len(r.b) == 0 {
-			return 0, nil, errBadRecord
-		}
-		op := r.b[0]
-		r.b = r.b[1:]
-		w := writeOp{table: string(r.bytes()), key: r.bytes(), delete: op == 2}
-		if op != 2 {
-			w.value = r.bytes()
-		}
+	xid, err = decodeCommitStream([][]byte{data}, func(w writeOp) error {
 		ws = append(ws, w)
+		return nil
+	})
+	if err != nil {
+		return 0, nil, err
 	}
-	return xid, ws, r.err
+	return xid, ws, nil
 }
 
 // durable is the persistence of an on-disk DB.
@@ -170,6 +139,10 @@ type durable struct {
 	lastCkptLSN atomic.Uint64
 	fatal       atomic.Pointer[error]
 	checkpoints atomic.Uint64
+
+	// skippedAtRecovery: logged writes the last recovery could not store
+	// (see redoer).
+	skippedAtRecovery atomic.Uint64
 }
 
 func (d *durable) fail(err error) error {
@@ -208,7 +181,7 @@ func openDurable(db *DB, dir string, o *Options) (*durable, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tupled: open %s backend: %w", kind, err)
 	}
-	wopts := wal.Options{FS: fs, Dir: fs.PathJoin(dir, "wal"), Logger: db.log}
+	wopts := wal.Options{FS: fs, Dir: fs.PathJoin(dir, "wal"), Logger: db.log, SegmentSize: o.walSegmentSize}
 	if !*o.SyncCommit {
 		wopts.SyncInterval = 20 * time.Millisecond
 	}
@@ -261,33 +234,26 @@ func (d *durable) recover() error {
 	}); err != nil {
 		return err
 	}
-	b := d.be.NewBatch()
+	rd := d.newRedoer(nextXid)
+	b := rd.b
 	replayed := 0
 	err = d.wal.Replay(wal.LSN(redo), func(lsn wal.LSN, rec wal.Record) error {
 		replayed++
 		switch rec.Type {
 		case recCommit:
-			xid, ws, err := decodeCommit(rec.Data)
-			if err != nil {
-				return fmt.Errorf("record at %d: %w", lsn, err)
-			}
-			nextXid = max(nextXid, xid+1)
-			for _, w := range ws {
-				if w.delete {
-					b.Delete(heap.RowKey(w.table, w.key))
-				} else {
-					b.Set(heap.RowKey(w.table, w.key), w.value)
-				}
-			}
+			return rd.commit(lsn, rec.Data)
+		case recCommitPart, recCommitEnd:
+			return rd.part(lsn, rec.Data, rec.Type == recCommitEnd)
 		case recCreateTable:
-			tables[string(rec.Data)] = true
-			b.Set(catalogKey(string(rec.Data)), nil)
+			if rd.createTable(lsn, string(rec.Data)) {
+				tables[string(rec.Data)] = true
+			}
 		case recXidReserve:
 			x, n := binary.Uvarint(rec.Data)
 			if n <= 0 {
 				return fmt.Errorf("record at %d: %w", lsn, errBadRecord)
 			}
-			nextXid = max(nextXid, x)
+			rd.nextXid = max(rd.nextXid, x)
 		default:
 			return fmt.Errorf("tupled: unknown WAL record type %d at %d", rec.Type, lsn)
 		}
@@ -296,6 +262,8 @@ func (d *durable) recover() error {
 	if err != nil {
 		return fmt.Errorf("tupled: recovery: %w", err)
 	}
+	rd.finish()
+	nextXid = rd.nextXid
 	nextXid = max(nextXid, 1)
 	end := d.wal.EndLSN()
 	b.Set(metaRedo, binary.AppendUvarint(nil, uint64(end)))
@@ -369,14 +337,10 @@ func (d *durable) commit(tx *Tx) error {
 		return err
 	}
 	x := tx.txn.X
-	d.inflightMu.Lock()
-	lsn, err := d.wal.Append(wal.Record{Type: recCommit, Data: encodeCommit(x.ID, tx.writes)})
+	lsn, err := d.logCommit(x.ID, tx.writes) // registers x in inflight
 	if err != nil {
-		d.inflightMu.Unlock()
-		return d.fail(err)
+		return err
 	}
-	d.inflight[x.ID] = lsn
-	d.inflightMu.Unlock()
 	if d.sync {
 		if err := d.wal.Sync(context.Background(), lsn); err != nil {
 			d.inflightMu.Lock()
@@ -430,7 +394,7 @@ func (d *durable) checkpoint() error {
 			} else {
 				b.Delete(heap.RowKey(t.Name, key))
 			}
-			return nil
+			return d.flushIfLarge(b) // see "Memory" in bigcommit.go
 		})
 		if err != nil {
 			return err

@@ -150,6 +150,9 @@ func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error)
 		return nil, err
 	}
 	tbl, err := tx.table(table)
+	if err == nil {
+		err = checkKey(table, key)
+	}
 	if err != nil {
 		return nil, tx.fail(ctx, err)
 	}
@@ -195,6 +198,9 @@ func (tx *Tx) Lock(ctx context.Context, table string, key []byte, strength LockS
 		return nil, tx.fail(ctx, &opError{sentinel: ErrInvalid, msg: fmt.Sprintf("tupled: invalid lock strength %d or wait policy %d", strength, wait)})
 	}
 	tbl, err := tx.table(table)
+	if err == nil {
+		err = checkKey(table, key)
+	}
 	if err != nil {
 		return nil, tx.fail(ctx, err)
 	}
@@ -254,6 +260,12 @@ func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error
 		return err
 	}
 	tbl, err := tx.table(table)
+	if err == nil {
+		err = checkKey(table, key)
+	}
+	if err == nil {
+		err = checkValue(value)
+	}
 	if err != nil {
 		return tx.fail(ctx, err)
 	}
@@ -270,7 +282,7 @@ func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error
 
 // Update replaces the value of key (a no-key update).
 func (tx *Tx) Update(ctx context.Context, table string, key, value []byte) error {
-	return tx.write(ctx, table, key, bytes.Clone(value), false)
+	return tx.write(ctx, table, key, value, false)
 }
 
 // Delete removes key (a key-changing write).
@@ -284,8 +296,17 @@ func (tx *Tx) write(ctx context.Context, table string, key, value []byte, isDele
 		return err
 	}
 	tbl, err := tx.table(table)
+	if err == nil {
+		err = checkKey(table, key)
+	}
+	if err == nil {
+		err = checkValue(value)
+	}
 	if err != nil {
 		return tx.fail(ctx, err)
+	}
+	if !isDelete {
+		value = bytes.Clone(value) // checked first: a refused value is never copied
 	}
 	r, tup := tx.visible(tbl, key, snap)
 	if r != nil {
@@ -349,6 +370,12 @@ func (tx *Tx) Scan(ctx context.Context, table string, opts ScanOptions, fn func(
 		mode, policy = m, p
 	}
 	tbl, err := tx.table(table)
+	if err == nil {
+		err = checkKey(table, opts.Start)
+	}
+	if err == nil {
+		err = checkKey(table, opts.End)
+	}
 	if err != nil {
 		return tx.fail(ctx, err)
 	}

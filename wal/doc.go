@@ -38,8 +38,11 @@
 //   - Exactly one goroutine, the writer, writes and fsyncs segment files once
 //     Open has returned. Appenders only encode into a buffer under a mutex;
 //     Sync callers queue and wait on a channel.
-//   - A record never spans segments. A segment that has a successor was
-//     fsynced in full before the successor was created, so only the last
+//   - A record never spans segments (at most MaxRecordSize bytes of
+//     payload); a caller with more streams it as several records whose
+//     meaning it defines itself, pacing itself with WaitWritten (large.go).
+//     A segment that has a successor was fsynced in full before the
+//     successor was created, so only the last
 //     segment can have a torn tail. A new segment's header is fsynced and
 //     its directory entry fsynced before any record is written into it.
 //   - Every record header carries its own LSN, so bytes from any other

@@ -1,0 +1,317 @@
+package tupled
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tupled/tupled/wal"
+)
+
+var ctx = context.Background()
+
+func randomWriteSet(rng *rand.Rand) []writeOp {
+	tables := []string{"t", "accounts", ""}
+	ws := make([]writeOp, rng.IntN(20))
+	for i := range ws {
+		w := writeOp{table: tables[rng.IntN(len(tables))], key: randBytes(rng, rng.IntN(40)), delete: rng.IntN(4) == 0}
+		if !w.delete {
+			n := rng.IntN(50)
+			if rng.IntN(8) == 0 {
+				n = rng.IntN(5000)
+			}
+			w.value = randBytes(rng, n)
+		}
+		ws[i] = w
+	}
+	return ws
+}
+
+func randBytes(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
+func sameWrites(t *testing.T, want, got []writeOp, what string) {
+	t.Helper()
+	require.Len(t, got, len(want), what)
+	for i := range want {
+		require.Equal(t, want[i].table, got[i].table, "%s: write %d", what, i)
+		require.True(t, bytes.Equal(want[i].key, got[i].key), "%s: write %d key", what, i)
+		require.Equal(t, want[i].delete, got[i].delete, "%s: write %d", what, i)
+		require.True(t, bytes.Equal(want[i].value, got[i].value), "%s: write %d value", what, i)
+	}
+}
+
+// TestStreamCommitRoundTrip: a commit cut into parts of any size is the
+// byte stream of encodeCommit, each record within the part size and
+// prefixed by the xid, and decodes to the write set whatever the cuts.
+func TestStreamCommitRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 300; i++ {
+		xid := rng.Uint64() >> rng.IntN(64)
+		ws := randomWriteSet(rng)
+		whole := encodeCommit(xid, ws)
+		require.LessOrEqual(t, len(whole), commitSizeBound(ws))
+		gotXid, got, err := decodeCommit(whole)
+		require.NoError(t, err)
+		require.Equal(t, xid, gotXid)
+		sameWrites(t, ws, got, "single record")
+
+		prefix := binary.AppendUvarint(nil, xid)
+		partSize := len(prefix) + 1 + rng.IntN(300)
+		var frags [][]byte
+		lasts := 0
+		require.NoError(t, streamCommit(xid, ws, partSize, func(data []byte, last bool) error {
+			require.LessOrEqual(t, len(data), partSize)
+			require.True(t, bytes.HasPrefix(data, prefix))
+			if last {
+				lasts++
+			}
+			frags = append(frags, bytes.Clone(data[len(prefix):]))
+			return nil
+		}))
+		require.Equal(t, 1, lasts)
+		require.Equal(t, whole, bytes.Join(frags, nil), "the parts are encodeCommit's bytes")
+		got = nil
+		gotXid, err = decodeCommitStream(frags, func(w writeOp) error {
+			w.key, w.value = bytes.Clone(w.key), bytes.Clone(w.value)
+			got = append(got, w)
+			return nil
+		})
+		require.NoError(t, err)
+		require.Equal(t, xid, gotXid)
+		sameWrites(t, ws, got, fmt.Sprintf("%d parts of %d bytes", len(frags), partSize))
+	}
+}
+
+// smallSegments opens an on-disk database on fs whose WAL segments are 4
+// KiB, so that every commit of more than about 4 KiB is streamed and
+// crosses segments.
+func smallSegments(t *testing.T, fs vfs.FS) *DB {
+	t.Helper()
+	db, err := Open("db", &Options{FS: fs, VacuumInterval: -1, CheckpointInterval: time.Hour, CheckpointWALSize: -1, walSegmentSize: 4096})
+	require.NoError(t, err)
+	return db
+}
+
+func getValue(t *testing.T, db *DB, table, key string) ([]byte, error) {
+	t.Helper()
+	tx, err := db.Begin(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	return tx.Get(ctx, table, []byte(key))
+}
+
+// TestStreamedCommitSurvivesCrash: a commit streamed over many records and
+// segments is replayed whole after a crash, and again after a clean
+// reopen.
+func TestStreamedCommitSurvivesCrash(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	db := smallSegments(t, fs)
+	require.NoError(t, db.CreateTable(ctx, "t"))
+	want := map[string][]byte{}
+	before := db.Stats().WALRecords
+	require.NoError(t, db.RunTx(ctx, nil, func(tx *Tx) error {
+		for i := 0; i < 300; i++ {
+			k, v := fmt.Sprintf("k%03d", i), bytes.Repeat([]byte{byte(i)}, 100)
+			want[k] = v
+			if err := tx.Insert(ctx, "t", []byte(k), v); err != nil {
+				return err
+			}
+		}
+		want["big"] = bytes.Repeat([]byte("0123456789"), 2000) // five segments' worth
+		return tx.Insert(ctx, "t", []byte("big"), want["big"])
+	}))
+	require.Greater(t, db.Stats().WALRecords-before, uint64(10))
+	check := func(db *DB, what string) {
+		for k, v := range want {
+			got, err := getValue(t, db, "t", k)
+			require.NoError(t, err, "%s: %s", what, k)
+			require.True(t, bytes.Equal(v, got), "%s: %s", what, k)
+		}
+	}
+	check(db, "before the crash")
+	clone := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	require.NoError(t, db.Close())
+	db = smallSegments(t, clone)
+	check(db, "after the crash")
+	require.NoError(t, db.Close())
+	db = smallSegments(t, clone)
+	check(db, "after a clean reopen")
+	require.NoError(t, db.Close())
+}
+
+// appendRaw appends records to the WAL of the closed database "db" on fs,
+// as a previous version (or a crash in the middle of a stream) left them.
+func appendRaw(t *testing.T, fs vfs.FS, recs ...wal.Record) {
+	t.Helper()
+	w, err := wal.Open(wal.Options{FS: fs, Dir: fs.PathJoin("db", "wal")})
+	require.NoError(t, err)
+	lsn, err := w.Append(recs...)
+	require.NoError(t, err)
+	require.NoError(t, w.Sync(ctx, lsn))
+	require.NoError(t, w.Close())
+}
+
+func withXid(xid uint64, frag []byte) []byte {
+	return append(binary.AppendUvarint(nil, xid), frag...)
+}
+
+// TestStreamedCommitWithoutEndIsDropped: parts of two commits interleave;
+// the one whose end record is there is replayed, the one cut off before
+// its end (a crash while it was logged: never acknowledged) is dropped.
+func TestStreamedCommitWithoutEndIsDropped(t *testing.T) {
+	fs := vfs.NewMem()
+	db := smallSegments(t, fs)
+	require.NoError(t, db.CreateTable(ctx, "t"))
+	require.NoError(t, db.Close())
+	a := encodeCommit(1000, []writeOp{{table: "t", key: []byte("a1"), value: []byte("A1")}, {table: "t", key: []byte("a2"), value: []byte("A2")}})
+	b := encodeCommit(1001, []writeOp{{table: "t", key: []byte("b1"), value: []byte("B1")}})
+	appendRaw(t, fs,
+		wal.Record{Type: recCommitPart, Data: withXid(1000, a[:5])},
+		wal.Record{Type: recCommitPart, Data: withXid(1001, b[:7])},
+		wal.Record{Type: recCommitPart, Data: withXid(1000, a[5:12])},
+		wal.Record{Type: recCommitEnd, Data: withXid(1000, a[12:])},
+		wal.Record{Type: recCommitPart, Data: withXid(1001, b[7:])},
+	)
+	db = smallSegments(t, fs)
+	for _, k := range []string{"a1", "a2"} {
+		v, err := getValue(t, db, "t", k)
+		require.NoError(t, err, k)
+		require.Equal(t, "A"+k[1:], string(v))
+	}
+	_, err := getValue(t, db, "t", "b1")
+	require.ErrorIs(t, err, ErrNotFound, "a commit without its end record never committed")
+	require.Greater(t, db.Stats().NextXid, uint64(1000))
+	require.NoError(t, db.Close())
+}
+
+// TestRecoverySkipsUnstorableWrites: a WAL written before there were
+// limits may hold a key, or a table name, longer than the backend can
+// store. Recovery used to fail on it for ever ("recovery: storage: key
+// longer than 32768 bytes"); now it skips those writes (logged at Error
+// level and counted in Stats), keeps everything else, and the database
+// works, checkpoints and reopens.
+func TestRecoverySkipsUnstorableWrites(t *testing.T) {
+	fs := vfs.NewMem()
+	db := smallSegments(t, fs)
+	require.NoError(t, db.CreateTable(ctx, "t"))
+	require.NoError(t, db.Close())
+	longKey := bytes.Repeat([]byte{'k'}, 40000)
+	longName := string(bytes.Repeat([]byte{'n'}, 40000))
+	appendRaw(t, fs,
+		wal.Record{Type: recCommit, Data: encodeCommit(700, []writeOp{
+			{table: "t", key: []byte("ok"), value: []byte("kept")},
+			{table: "t", key: longKey, value: []byte("x")},
+		})},
+		wal.Record{Type: recCreateTable, Data: []byte(longName)},
+		wal.Record{Type: recCommit, Data: encodeCommit(701, []writeOp{{table: longName, key: []byte("k"), value: []byte("x")}})},
+	)
+	db = smallSegments(t, fs)
+	require.Equal(t, uint64(3), db.Stats().RecoverySkippedWrites)
+	v, err := getValue(t, db, "t", "ok")
+	require.NoError(t, err)
+	require.Equal(t, "kept", string(v))
+	require.NoError(t, db.RunTx(ctx, nil, func(tx *Tx) error { return tx.Insert(ctx, "t", []byte("new"), []byte("n")) }))
+	require.NoError(t, db.Close())
+	db = smallSegments(t, fs)
+	require.Equal(t, uint64(0), db.Stats().RecoverySkippedWrites, "the checkpoint left nothing to skip")
+	v, err = getValue(t, db, "t", "new")
+	require.NoError(t, err)
+	require.Equal(t, "n", string(v))
+	require.NoError(t, db.Close())
+}
+
+// TestFailedAppendDoesNotPoison: only a WAL I/O failure fails the
+// database; a record the WAL refuses fails that commit alone.
+func TestFailedAppendDoesNotPoison(t *testing.T) {
+	db := smallSegments(t, vfs.NewMem())
+	defer db.Close()
+	d := db.dur
+	err := d.appendFailed(fmt.Errorf("x: %w", wal.ErrRecordTooLarge))
+	require.Equal(t, "54000", SQLState(err))
+	require.NoError(t, d.fatalErr())
+	require.ErrorIs(t, d.appendFailed(wal.ErrClosed), ErrClosed)
+	require.NoError(t, d.fatalErr())
+	err = d.appendFailed(fmt.Errorf("%w: disk on fire", wal.ErrFatal))
+	require.Equal(t, "58030", SQLState(err))
+	require.Error(t, d.fatalErr())
+}
+
+// TestStreamedCommitsAndCheckpoints: streamed commits run concurrently
+// with each other (their parts interleave in the WAL) and with
+// checkpoints; after a crash every acknowledged commit is there whole. A
+// checkpoint must not choose a redo point past the first part of a commit
+// still being streamed.
+func TestStreamedCommitsAndCheckpoints(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	db := smallSegments(t, fs)
+	require.NoError(t, db.CreateTable(ctx, "t"))
+	const writers, commits, rows = 4, 6, 20
+	value := func(w, c, r int) []byte { return bytes.Repeat([]byte{byte(w*commits*rows + c*rows + r)}, 300) }
+	stop := make(chan struct{})
+	ckptDone := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				ckptDone <- nil
+				return
+			default:
+			}
+			if err := db.Checkpoint(); err != nil {
+				ckptDone <- err
+				return
+			}
+		}
+	}()
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		go func() {
+			for c := 0; c < commits; c++ {
+				err := db.RunTx(ctx, nil, func(tx *Tx) error {
+					for r := 0; r < rows; r++ {
+						if err := tx.Insert(ctx, "t", []byte(fmt.Sprintf("w%d c%d r%02d", w, c, r)), value(w, c, r)); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for w := 0; w < writers; w++ {
+		require.NoError(t, <-errs)
+	}
+	close(stop)
+	require.NoError(t, <-ckptDone)
+	clone := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	require.NoError(t, db.Close())
+	db = smallSegments(t, clone)
+	defer db.Close()
+	for w := 0; w < writers; w++ {
+		for c := 0; c < commits; c++ {
+			for r := 0; r < rows; r++ {
+				v, err := getValue(t, db, "t", fmt.Sprintf("w%d c%d r%02d", w, c, r))
+				require.NoError(t, err, "writer %d commit %d row %d", w, c, r)
+				require.Equal(t, value(w, c, r), v)
+			}
+		}
+	}
+}
