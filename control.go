@@ -44,7 +44,15 @@ import (
 // Layout (little endian), controlSize bytes:
 //
 //	magic "TUPLEDCF" | version uint32 | data format uint32 | backend uint8 |
-//	checkpoint uint64 | redo LSN uint64 | CRC32C of the preceding bytes
+//	checkpoint uint64 | redo LSN uint64 | MANIFEST number uint64 |
+//	MANIFEST size uint64 | CRC32C of the preceding bytes
+//
+// The MANIFEST fields (pebble only) name pebble's current MANIFEST and its
+// size as the checkpoint left them: pebble never shortens a MANIFEST and
+// starts a new one, with a higher number, at every Open. A MANIFEST that is
+// older (lower number) or shorter at Open lost edits: tables pebble would
+// silently leave out (see storage/manifest.go). It is checked before pebble
+// opens the store, since opening it writes a new MANIFEST.
 //
 // Format versions. dataFormat 1: every backend value is sealed by
 // storage.Seal, and the backend holds mformat = 1. A database written
@@ -56,7 +64,7 @@ const (
 	controlMagic   = "TUPLEDCF"
 	controlVersion = 1
 	dataFormat     = 1
-	controlSize    = 8 + 4 + 4 + 1 + 8 + 8 + 4
+	controlSize    = 8 + 4 + 4 + 1 + 8 + 8 + 8 + 8 + 4
 )
 
 var (
@@ -74,11 +82,59 @@ type controlData struct {
 	// WAL, and a crash may legitimately leave the WAL ending there. The WAL
 	// must reach this LSN at Open, and the backend's redo point too.
 	redo uint64
+	// manifestNum and manifestSize: pebble's current MANIFEST (0 for bbolt).
+	manifestNum, manifestSize uint64
 }
 
-// controlAt is the control data of checkpoint n with redo point redo.
-func (d *durable) controlAt(n uint64, redo wal.LSN) controlData {
-	return controlData{backend: d.ctlBackend, checkpoint: n, redo: uint64(min(redo, d.wal.FlushedLSN()))}
+// controlAt is the control data of checkpoint n with redo point redo,
+// written after the checkpoint's backend batch is durable.
+func (d *durable) controlAt(n uint64, redo wal.LSN) (controlData, error) {
+	c := controlData{backend: d.ctlBackend, checkpoint: n, redo: uint64(min(redo, d.wal.FlushedLSN()))}
+	if num, size, ok := storage.ManifestState(d.be); ok {
+		c.manifestNum, c.manifestSize = num, uint64(size)
+	}
+	return c, nil
+}
+
+// writeCheckpointControl writes the control file of checkpoint n.
+func (d *durable) writeCheckpointControl(n uint64, redo wal.LSN) error {
+	c, err := d.controlAt(n, redo)
+	if err != nil {
+		return err
+	}
+	return writeControl(d.fs, d.dir, c)
+}
+
+// checkManifest runs before the pebble backend is opened: its MANIFEST
+// must be the one the control file names, at least as long (see above).
+func checkManifest(fs vfs.FS, dir string, o *Options) error {
+	if backendCode(o) != backendPebble {
+		return nil
+	}
+	ctl, ok, err := readControl(fs, dir)
+	if err != nil || !ok || ctl.backend != backendPebble {
+		return err // a bad control file is reported by checkFormat
+	}
+	data := fs.PathJoin(dir, "data")
+	num, size, found, err := storage.PebbleManifest(fs, data)
+	if err != nil {
+		return asCorrupted(err)
+	}
+	switch {
+	case !found:
+		return corruptf("the pebble store %s has no MANIFEST but the control file names MANIFEST-%06d: backend files were lost", data, ctl.manifestNum)
+	case num < ctl.manifestNum:
+		return corruptf("the pebble store %s is at MANIFEST-%06d, older than MANIFEST-%06d named by the control file: backend files rolled back", data, num, ctl.manifestNum)
+	case num == ctl.manifestNum && uint64(size) < ctl.manifestSize:
+		return corruptf("MANIFEST-%06d in %s is %d bytes, shorter than the %d bytes the control file recorded: it was cut", num, data, size, ctl.manifestSize)
+	case num == ctl.manifestNum:
+		// The bytes the control file recorded were durable: any damage
+		// in them is damage, not a torn tail.
+		if err := storage.CheckPebbleManifest(fs, data, num, int64(ctl.manifestSize)); err != nil {
+			return asCorrupted(err)
+		}
+	}
+	return nil
 }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -91,6 +147,8 @@ func (c controlData) encode() []byte {
 	b = append(b, c.backend)
 	b = binary.LittleEndian.AppendUint64(b, c.checkpoint)
 	b = binary.LittleEndian.AppendUint64(b, c.redo)
+	b = binary.LittleEndian.AppendUint64(b, c.manifestNum)
+	b = binary.LittleEndian.AppendUint64(b, c.manifestSize)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
 }
 
@@ -114,9 +172,11 @@ func decodeControl(path string, b []byte) (controlData, error) {
 		return bad("data format %d, this tupled reads format %d", f, dataFormat)
 	}
 	return controlData{
-		backend:    b[16],
-		checkpoint: binary.LittleEndian.Uint64(b[17:]),
-		redo:       binary.LittleEndian.Uint64(b[25:]),
+		backend:      b[16],
+		checkpoint:   binary.LittleEndian.Uint64(b[17:]),
+		redo:         binary.LittleEndian.Uint64(b[25:]),
+		manifestNum:  binary.LittleEndian.Uint64(b[33:]),
+		manifestSize: binary.LittleEndian.Uint64(b[41:]),
 	}, nil
 }
 
@@ -188,11 +248,16 @@ func asCorrupted(err error) error {
 	return err
 }
 
+const (
+	backendPebble = 1
+	backendBbolt  = 2
+)
+
 func backendCode(o *Options) uint8 {
 	if o.Backend == Bbolt {
-		return 2
+		return backendBbolt
 	}
-	return 1
+	return backendPebble
 }
 
 // checkFormat runs before recovery. It reads the control file and checks
@@ -292,4 +357,13 @@ func (tx *Tx) readFailed(ctx context.Context) error {
 		return tx.fail(ctx, asCorrupted(err))
 	}
 	return nil
+}
+
+// openFailed is the error of a backend or WAL that could not be opened:
+// ErrCorrupted for damage, else ErrIO (58030).
+func openFailed(err error) error {
+	if c := asCorrupted(err); c != err {
+		return c
+	}
+	return &opError{sentinel: ErrIO, msg: err.Error(), cause: err}
 }

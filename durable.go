@@ -210,9 +210,12 @@ func openDurable(db *DB, dir string, o *Options) (*durable, error) {
 		kind = storage.KindBbolt
 		sopts.FS = nil
 	}
+	if err := checkManifest(fs, dir, o); err != nil {
+		return nil, err
+	}
 	be, err := storage.Open(kind, fs.PathJoin(dir, "data"), sopts)
 	if err != nil {
-		return nil, asCorrupted(fmt.Errorf("tupled: open %s backend: %w", kind, err))
+		return nil, openFailed(fmt.Errorf("tupled: open %s backend: %w", kind, err))
 	}
 	be = storage.WithChecksums(be)
 	wopts := wal.Options{FS: fs, Dir: fs.PathJoin(dir, "wal"), Logger: db.log}
@@ -222,7 +225,7 @@ func openDurable(db *DB, dir string, o *Options) (*durable, error) {
 	w, err := wal.Open(wopts)
 	if err != nil {
 		be.Close()
-		return nil, asCorrupted(fmt.Errorf("tupled: open WAL: %w", err))
+		return nil, openFailed(fmt.Errorf("tupled: open WAL: %w", err))
 	}
 	d := &durable{db: db, fs: fs, be: be, wal: w, sync: *o.SyncCommit, inflight: make(map[uint64]wal.LSN),
 		dir: dir, ctlBackend: backendCode(o)}
@@ -328,7 +331,7 @@ func (d *durable) recover(ctl controlData, hasCtl bool) (err error) {
 	if err := d.be.Commit(b, true); err != nil {
 		return fmt.Errorf("tupled: recovery: %w", err)
 	}
-	if err := writeControl(d.fs, d.dir, d.controlAt(ckptNo, end)); err != nil {
+	if err := d.writeCheckpointControl(ckptNo, end); err != nil {
 		return err
 	}
 	d.ckptNo = ckptNo
@@ -476,7 +479,7 @@ func (d *durable) checkpoint() error {
 	}
 	// The control file names the checkpoint before any WAL it makes
 	// unnecessary is removed (control.go).
-	if err := writeControl(d.fs, d.dir, d.controlAt(ckptNo, redo)); err != nil {
+	if err := d.writeCheckpointControl(ckptNo, redo); err != nil {
 		return d.fail(err)
 	}
 	d.ckptNo = ckptNo

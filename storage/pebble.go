@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -33,6 +34,14 @@ type pebbleBackend struct {
 	unsafeState atomic.Bool
 	// final holds the Stats taken by Close.
 	final atomic.Pointer[Stats]
+
+	// MANIFEST writers in progress (flushes, compactions, ingestions) and
+	// how many have begun, for ManifestState; manifest is its last reading.
+	fs       vfs.FS
+	dir      string
+	mwActive atomic.Int64
+	mwGen    atomic.Uint64
+	manifest atomic.Pointer[manifestReading]
 }
 
 // OpenPebble opens (creating if needed) a pebble store in dir on opts.FS.
@@ -54,7 +63,9 @@ func OpenPebble(dir string, opts Options) (_ Backend, err error) {
 	if cache <= 0 {
 		cache = DefaultCacheSize
 	}
-	p := &pebbleBackend{g: newGuard(), log: opts.logger().With("backend", KindPebble)}
+	p := &pebbleBackend{g: newGuard(), log: opts.logger().With("backend", KindPebble), fs: fs, dir: dir}
+	mwBegin := func() { p.mwGen.Add(1); p.mwActive.Add(1) }
+	mwEnd := func() { p.mwActive.Add(-1) }
 	po := &pebble.Options{
 		FS:                 fs,
 		CacheSize:          cache,
@@ -81,6 +92,10 @@ func OpenPebble(dir string, opts Options) (_ Backend, err error) {
 				p.log.Error("pebble found on-disk corruption; backend failed", "path", info.Path, "err", info.Details)
 				p.fail.set(&CorruptionError{What: "file " + info.Path, Detail: "pebble found a damaged block", Cause: info.Details})
 			},
+			FlushBegin:      func(pebble.FlushInfo) { mwBegin() },
+			FlushEnd:        func(pebble.FlushInfo) { mwEnd() },
+			CompactionBegin: func(pebble.CompactionInfo) { mwBegin() },
+			CompactionEnd:   func(pebble.CompactionInfo) { mwEnd() },
 			DiskSlow: func(info pebble.DiskSlowInfo) {
 				p.log.Warn("pebble disk slow", "info", info.String())
 			},
@@ -95,6 +110,9 @@ func OpenPebble(dir string, opts Options) (_ Backend, err error) {
 			}
 		}
 	}()
+	if err := checkManifest(fs, dir); err != nil {
+		return nil, openError(dir, err)
+	}
 	db, err = pebble.Open(dir, po)
 	if err != nil {
 		return nil, openError(dir, err)
@@ -105,16 +123,25 @@ func OpenPebble(dir string, opts Options) (_ Backend, err error) {
 		return nil, openError(dir, ferr)
 	}
 	p.db = db
+	p.manifestState() // what Open wrote and synced, if no flush began yet
 	return p, nil
 }
 
 // openError wraps an error of pebble.Open: corruption (a damaged or missing
 // MANIFEST, CURRENT or table) keeps ErrCorrupted.
 func openError(dir string, err error) error {
-	if pebble.IsCorruptionError(err) && !errors.Is(err, ErrCorrupted) {
+	if !errors.Is(err, ErrCorrupted) && (pebble.IsCorruptionError(err) || missingFile(err)) {
 		err = &CorruptionError{What: "pebble store " + dir, Cause: err}
 	}
 	return fmt.Errorf("storage: open pebble %q: %w", dir, err)
+}
+
+// missingFile reports an Open error about a file the MANIFEST names that is
+// not there or not whole (a lost or cut table, a lost MANIFEST).
+func missingFile(err error) bool {
+	msg := err.Error()
+	return errors.Is(err, os.ErrNotExist) || strings.Contains(msg, "size mismatch") ||
+		strings.Contains(msg, "unknown to the objstorage provider") || strings.Contains(msg, "no such file")
 }
 
 func closeQuietly(db *pebble.DB) {
