@@ -29,6 +29,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/storage"
 )
 
 const matrixTable = "t"
@@ -380,5 +382,164 @@ func TestCorruptionMatrix(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDamagedRowIsXX001 is finding 2 at the API: a flipped byte in a row
+// value in data.bbolt (bbolt has no data checksums) was served as the
+// row's value. Now the read fails with XX001 naming the key, and no later
+// operation serves anything until the database is reopened.
+func TestDamagedRowIsXX001(t *testing.T) {
+	dir := t.TempDir()
+	db, err := tupled.Open(dir, matrixOpts(tupled.Bbolt))
+	require.NoError(t, err)
+	require.NoError(t, db.CreateTable(bg, matrixTable))
+	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+		for i := range 50 {
+			v := matrixValue(i, 1)
+			if i == 7 {
+				v = "the-damaged-one"
+			}
+			if err := tx.Insert(bg, matrixTable, []byte(matrixKey(i)), []byte(v)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	require.NoError(t, db.Close())
+	path := filepath.Join(dir, "data", "data.bbolt")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	i := bytes.Index(data, []byte("the-damaged-one"))
+	require.Positive(t, i)
+	data[i+4] ^= 0x01
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+
+	db, err = tupled.Open(dir, matrixOpts(tupled.Bbolt))
+	require.NoError(t, err)
+	defer db.Close()
+	get := func(k string) (v []byte, err error) {
+		err = db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+			v, err = tx.Get(bg, matrixTable, []byte(k))
+			return err
+		})
+		return v, err
+	}
+	v, err := get(matrixKey(3))
+	require.NoError(t, err)
+	require.Equal(t, matrixValue(3, 1), string(v))
+	_, err = get(matrixKey(7))
+	require.Error(t, err)
+	require.NotErrorIs(t, err, tupled.ErrNotFound)
+	require.ErrorIs(t, err, tupled.ErrCorrupted)
+	require.Equal(t, "XX001", tupled.SQLState(err))
+	require.Contains(t, err.Error(), matrixKey(7))
+	err = db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+		return tx.Scan(bg, matrixTable, tupled.ScanOptions{}, func(k, v []byte) error { return nil })
+	})
+	require.Equal(t, "XX001", tupled.SQLState(err))
+}
+
+// TestDamagedRowScanIsXX001: a Scan over a damaged row fails; it used to
+// skip the row (the load failed, the row looked absent) and return nil.
+func TestDamagedRowScanIsXX001(t *testing.T) {
+	dir := t.TempDir()
+	db, err := tupled.Open(dir, matrixOpts(tupled.Bbolt))
+	require.NoError(t, err)
+	require.NoError(t, db.CreateTable(bg, matrixTable))
+	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+		for i := range 50 {
+			if err := tx.Insert(bg, matrixTable, []byte(matrixKey(i)), []byte(fmt.Sprintf("value-%03d-xyz", i))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	require.NoError(t, db.Close())
+	path := filepath.Join(dir, "data", "data.bbolt")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	i := bytes.Index(data, []byte("value-020-xyz"))
+	require.Positive(t, i)
+	data[i+10] ^= 0x01
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	db, err = tupled.Open(dir, matrixOpts(tupled.Bbolt))
+	require.NoError(t, err)
+	defer db.Close()
+	n := 0
+	err = db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+		return tx.Scan(bg, matrixTable, tupled.ScanOptions{}, func(k, v []byte) error {
+			require.Equal(t, fmt.Sprintf("value-%03d-xyz", n), string(v))
+			n++
+			return nil
+		})
+	})
+	require.ErrorIs(t, err, tupled.ErrCorrupted)
+	require.Less(t, n, 50)
+}
+
+// TestControlFile: a database whose control file is gone, or whose backend
+// is older than the control file, does not open; it says why.
+func TestControlFile(t *testing.T) {
+	for _, be := range []tupled.Backend{tupled.Pebble, tupled.Bbolt} {
+		base := t.TempDir()
+		dir, older := filepath.Join(base, "db"), filepath.Join(base, "older")
+		want, _ := matrixDB(t, be, dir, older)
+		require.NotEmpty(t, want)
+		// Missing control file.
+		nc := filepath.Join(base, "nocontrol")
+		require.NoError(t, os.CopyFS(nc, os.DirFS(dir)))
+		require.NoError(t, os.Remove(filepath.Join(nc, "control")))
+		_, err := tupled.Open(nc, matrixOpts(be))
+		require.Equal(t, "XX001", tupled.SQLState(err), "%v", err)
+		require.Contains(t, err.Error(), "control file")
+		require.Contains(t, err.Error(), "tupled verify")
+		// The backend of the older copy under the current control file.
+		rb := filepath.Join(base, "rolledback")
+		require.NoError(t, os.CopyFS(rb, os.DirFS(dir)))
+		require.NoError(t, os.RemoveAll(filepath.Join(rb, "data")))
+		require.NoError(t, os.CopyFS(filepath.Join(rb, "data"), os.DirFS(filepath.Join(older, "data"))))
+		_, err = tupled.Open(rb, matrixOpts(be))
+		require.Equal(t, "XX001", tupled.SQLState(err), "%v", err)
+		require.Contains(t, err.Error(), "rolled back")
+	}
+}
+
+// TestMigrateUnchecksummed: a database written before checksums (values
+// stored bare, no control file, no format marker) is migrated at Open.
+func TestMigrateUnchecksummed(t *testing.T) {
+	for _, be := range []tupled.Backend{tupled.Pebble, tupled.Bbolt} {
+		dir := t.TempDir()
+		kind := storage.KindPebble
+		if be == tupled.Bbolt {
+			kind = storage.KindBbolt
+		}
+		raw, err := storage.Open(kind, filepath.Join(dir, "data"), storage.Options{})
+		require.NoError(t, err)
+		b := raw.NewBatch()
+		b.Set([]byte("c"+matrixTable), nil)
+		b.Set(heap.RowKey(matrixTable, []byte("k1")), []byte("old value 1"))
+		b.Set(heap.RowKey(matrixTable, []byte("k2")), []byte("old value 2"))
+		b.Set([]byte("mnextxid"), []byte{10})
+		b.Set([]byte("mincarnation"), []byte{1})
+		require.NoError(t, raw.Commit(b, true))
+		require.NoError(t, raw.Close())
+		db, err := tupled.Open(dir, matrixOpts(be))
+		require.NoError(t, err)
+		require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+			v, err := tx.Get(bg, matrixTable, []byte("k2"))
+			require.NoError(t, err)
+			require.Equal(t, "old value 2", string(v))
+			return tx.Insert(bg, matrixTable, []byte("k3"), []byte("new"))
+		}))
+		require.NoError(t, db.Close())
+		db, err = tupled.Open(dir, matrixOpts(be))
+		require.NoError(t, err)
+		n := 0
+		require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+			return tx.Scan(bg, matrixTable, tupled.ScanOptions{}, func(k, v []byte) error { n++; return nil })
+		}))
+		require.Equal(t, 3, n)
+		require.NoError(t, db.Close())
 	}
 }
