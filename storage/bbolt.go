@@ -58,7 +58,11 @@ func OpenBbolt(path string, opts Options) (_ Backend, err error) {
 		return nil, errors.New("storage: bbolt: empty path")
 	}
 	dir := filepath.Dir(path)
-	if err := mkdirAllAndSyncParents(dir); err != nil {
+	if opts.ReadOnly {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("storage: open bbolt %q: %w", path, err)
+		}
+	} else if err := mkdirAllAndSyncParents(dir); err != nil {
 		return nil, fmt.Errorf("storage: open bbolt %q: %w", path, err)
 	}
 	// bbolt panics on some damage (a page of the wrong type, a freelist
@@ -80,6 +84,7 @@ func OpenBbolt(path string, opts Options) (_ Backend, err error) {
 		// transaction — a long Scan would stall every Commit. 1 GiB of
 		// address space costs no memory.
 		InitialMmapSize: bboltInitialMmap,
+		ReadOnly:        opts.ReadOnly,
 		// Never NoSync (see above). No Logger: a bbolt logger is called
 		// for every Put; failures reach us as errors and we log them.
 	})
@@ -91,6 +96,9 @@ func OpenBbolt(path string, opts Options) (_ Backend, err error) {
 			err = &CorruptionError{What: "file " + path, Cause: err}
 		}
 		return nil, fmt.Errorf("storage: open bbolt %q: %w", path, err)
+	}
+	if opts.ReadOnly {
+		return &bboltBackend{db: db, path: path, g: newGuard(), log: opts.logger().With("backend", KindBbolt), pageSize: db.Info().PageSize}, nil
 	}
 	// The file may be new: make its directory entry durable.
 	if err := syncDir(dir); err != nil {

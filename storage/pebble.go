@@ -71,6 +71,7 @@ func OpenPebble(dir string, opts Options) (_ Backend, err error) {
 		CacheSize:          cache,
 		MemTableSize:       pebbleMemTableSize,
 		FormatMajorVersion: pebble.FormatNewest,
+		ReadOnly:           opts.ReadOnly,
 		Logger:             pebbleLogger{log: p.log, fail: &p.fail},
 		EventListener: &pebble.EventListener{
 			// A background error that is corruption (a compaction or the
