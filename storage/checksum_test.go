@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -184,4 +185,44 @@ func TestPebbleDamagedTableIsAnError(t *testing.T) {
 	_, _, err = be.Get([]byte("k0001"))
 	require.ErrorIs(t, err, ErrCorrupted)
 	require.True(t, be.Stats().Failed)
+}
+
+// TestPebbleCompactionOverDamageFailsBackend is the other half of finding
+// 3: a compaction reading a damaged table ended the process from pebble's
+// background goroutine (on every reopen, since the compaction is picked
+// again). Now the backend enters the failed state with ErrCorrupted.
+func TestPebbleCompactionOverDamageFailsBackend(t *testing.T) {
+	dir := t.TempDir()
+	be, err := OpenPebble(dir, Options{Logger: quietLogger()})
+	require.NoError(t, err)
+	for round := range 3 {
+		commit(t, be, true, func(x Batch) {
+			for i := range 300 {
+				x.Set(fmt.Appendf(nil, "k%04d", i), bytes.Repeat([]byte{byte(i + round)}, 100))
+			}
+		})
+		require.NoError(t, be.(*pebbleBackend).db.Flush())
+	}
+	require.NoError(t, be.Close())
+	ssts, err := filepath.Glob(filepath.Join(dir, "*.sst"))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(ssts), 2)
+	data, err := os.ReadFile(ssts[0])
+	require.NoError(t, err)
+	data[100] ^= 0xff
+	require.NoError(t, os.WriteFile(ssts[0], data, 0o600))
+
+	be, err = OpenPebble(dir, Options{Logger: quietLogger()})
+	if err != nil {
+		require.ErrorIs(t, err, ErrCorrupted)
+		return
+	}
+	defer be.Close()
+	p := be.(*pebbleBackend)
+	cerr := p.db.Compact(context.Background(), []byte("k"), []byte("l"), true)
+	require.Error(t, cerr)
+	require.True(t, be.Stats().Failed)
+	_, _, err = be.Get([]byte("k0001"))
+	require.ErrorIs(t, err, ErrCorrupted)
+	require.Contains(t, err.Error(), ".sst")
 }
