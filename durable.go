@@ -39,6 +39,13 @@ import (
 // their records are in commit order; replaying records the checkpoint
 // already contains only rewrites values that a later record then sets again.
 //
+// Damage: the backend is wrapped in storage.WithChecksums (every value
+// sealed with CRC32C over key and value), and each checkpoint is numbered
+// in the backend and in the control file outside it (control.go), written
+// after the backend batch and before WAL segments are removed; Open refuses
+// a backend behind the control file, a WAL ending before its redo point, or
+// damaged files, with ErrCorrupted (XX001).
+//
 // No transaction is in progress after recovery, so no xmax, lock or
 // multixact survives: every row comes back as one frozen version. Xids are
 // reserved in the WAL in ranges before they are handed out, so no id a
