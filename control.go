@@ -279,6 +279,11 @@ func (d *durable) checkFormat(dir string, o *Options) (ctl controlData, ok bool,
 	}
 	if !ok {
 		if hasFormat {
+			// A crash during the first Open, after the backend's first
+			// checkpoint and before its control file, leaves exactly this.
+			if ck, err := getUvarint(d.be, metaCheckpoint); err == nil && ck <= 1 {
+				return controlData{}, false, ck, nil
+			}
 			return controlData{}, false, 0, corruptf("control file %s is missing, but the %s backend holds checksummed data", d.fs.PathJoin(dir, controlName), d.be.Name())
 		}
 		if err := d.migrate(); err != nil {
