@@ -41,6 +41,13 @@ import (
 // their records are in commit order; replaying records the checkpoint
 // already contains only rewrites values that a later record then sets again.
 //
+// Damage: the backend is wrapped in storage.WithChecksums (every value
+// sealed with CRC32C over key and value), and each checkpoint is numbered
+// in the backend and in the control file outside it (control.go), written
+// after the backend batch and before WAL segments are removed; Open refuses
+// a backend behind the control file, a WAL ending before its redo point, or
+// damaged files, with ErrCorrupted (XX001).
+//
 // No transaction is in progress after recovery, so no xmax, lock or
 // multixact survives: every row comes back as one frozen version. Xids are
 // reserved in the WAL in ranges before they are handed out, so no id a
@@ -136,6 +143,9 @@ type durable struct {
 	reserved  atomic.Uint64 // xids below it are reserved in the WAL
 
 	ckMu        sync.Mutex
+	dir         string
+	ckptNo      uint64 // checkpoint number in the backend and the control file (control.go); ckMu
+	ctlBackend  uint8
 	lastCkptLSN atomic.Uint64
 	fatal       atomic.Pointer[error]
 	checkpoints atomic.Uint64
@@ -153,6 +163,9 @@ func (d *durable) fail(err error) error {
 // fatalErr is the error every write gets once the WAL or backend failed.
 func (d *durable) fatalErr() error {
 	if p := d.fatal.Load(); p != nil {
+		if errors.Is(*p, storage.ErrCorrupted) {
+			return asCorrupted(*p)
+		}
 		return &opError{sentinel: ErrIO, msg: "tupled: database refuses writes after an I/O failure: " + (*p).Error(), cause: *p}
 	}
 	return nil
@@ -177,10 +190,14 @@ func openDurable(db *DB, dir string, o *Options) (*durable, error) {
 		kind = storage.KindBbolt
 		sopts.FS = nil
 	}
+	if err := checkManifest(fs, dir, o); err != nil {
+		return nil, err
+	}
 	be, err := storage.Open(kind, fs.PathJoin(dir, "data"), sopts)
 	if err != nil {
-		return nil, fmt.Errorf("tupled: open %s backend: %w", kind, err)
+		return nil, openFailed(fmt.Errorf("tupled: open %s backend: %w", kind, err))
 	}
+	be = storage.WithChecksums(be)
 	wopts := wal.Options{FS: fs, Dir: fs.PathJoin(dir, "wal"), Logger: db.log, SegmentSize: o.walSegmentSize}
 	if !*o.SyncCommit {
 		wopts.SyncInterval = 20 * time.Millisecond
@@ -188,10 +205,16 @@ func openDurable(db *DB, dir string, o *Options) (*durable, error) {
 	w, err := wal.Open(wopts)
 	if err != nil {
 		be.Close()
-		return nil, fmt.Errorf("tupled: open WAL: %w", err)
+		return nil, openFailed(fmt.Errorf("tupled: open WAL: %w", err))
 	}
-	d := &durable{db: db, fs: fs, be: be, wal: w, sync: *o.SyncCommit, inflight: make(map[uint64]wal.LSN)}
-	if err := d.recover(); err != nil {
+	d := &durable{db: db, fs: fs, be: be, wal: w, sync: *o.SyncCommit, inflight: make(map[uint64]wal.LSN),
+		dir: dir, ctlBackend: backendCode(o)}
+	ctl, hasCtl, ckpt, err := d.checkFormat(dir, o)
+	if err == nil {
+		d.ckptNo = ckpt
+		err = d.recover(ctl, hasCtl)
+	}
+	if err != nil {
 		w.Close()
 		be.Close()
 		return nil, err
@@ -206,14 +229,17 @@ func getUvarint(be storage.Backend, key []byte) (uint64, error) {
 	}
 	x, n := binary.Uvarint(v)
 	if n <= 0 {
-		return 0, fmt.Errorf("tupled: corrupt meta key %q", key)
+		return 0, corruptf("meta key %q of the %s backend is not a number", key, be.Name())
 	}
 	return x, nil
 }
 
 // recover replays the WAL after the last checkpoint into the backend, loads
 // the catalog and checkpoints.
-func (d *durable) recover() error {
+// ctl is the control file's data (hasCtl false for a new database), which
+// checkFormat found consistent with the backend.
+func (d *durable) recover(ctl controlData, hasCtl bool) (err error) {
+	defer func() { err = asCorrupted(err) }()
 	redo, err := getUvarint(d.be, metaRedo)
 	if err != nil {
 		return err
@@ -259,6 +285,9 @@ func (d *durable) recover() error {
 		}
 		return nil
 	})
+	if errors.Is(err, wal.ErrRemoved) {
+		return corruptf("recovery: the WAL in %s no longer holds the backend's redo point %d: %v", d.fs.PathJoin(d.dir, "wal"), redo, err)
+	}
 	if err != nil {
 		return fmt.Errorf("tupled: recovery: %w", err)
 	}
@@ -266,12 +295,21 @@ func (d *durable) recover() error {
 	nextXid = rd.nextXid
 	nextXid = max(nextXid, 1)
 	end := d.wal.EndLSN()
+	if hasCtl && uint64(end) < ctl.redo {
+		return corruptf("recovery: the WAL in %s ends at LSN %d, before the control file's redo point %d: WAL segments were lost or cut short", d.fs.PathJoin(d.dir, "wal"), end, ctl.redo)
+	}
+	ckptNo := d.ckptNo + 1
+	b.Set(metaCheckpoint, binary.AppendUvarint(nil, ckptNo))
 	b.Set(metaRedo, binary.AppendUvarint(nil, uint64(end)))
 	b.Set(metaNextXid, binary.AppendUvarint(nil, nextXid))
 	b.Set(metaIncarnation, binary.AppendUvarint(nil, incarnation))
 	if err := d.be.Commit(b, true); err != nil {
 		return fmt.Errorf("tupled: recovery: %w", err)
 	}
+	if err := d.writeCheckpointControl(ckptNo, end); err != nil {
+		return err
+	}
+	d.ckptNo = ckptNo
 	d.db.multi.AdvanceID(incarnation << multiIDShift)
 	if err := d.wal.RemoveBefore(end); err != nil {
 		return fmt.Errorf("tupled: recovery: %w", err)
@@ -405,9 +443,17 @@ func (d *durable) checkpoint() error {
 	// the redo point: the reservation records before redo are dropped.
 	b.Set(metaRedo, binary.AppendUvarint(nil, uint64(redo)))
 	b.Set(metaNextXid, binary.AppendUvarint(nil, d.reserved.Load()))
+	ckptNo := d.ckptNo + 1
+	b.Set(metaCheckpoint, binary.AppendUvarint(nil, ckptNo))
 	if err := d.be.Commit(b, true); err != nil {
 		return d.fail(err)
 	}
+	// The control file names the checkpoint before any WAL it makes
+	// unnecessary is removed (control.go).
+	if err := d.writeCheckpointControl(ckptNo, redo); err != nil {
+		return d.fail(err)
+	}
+	d.ckptNo = ckptNo
 	// Only now may the rows written be evicted or unlinked: a load before
 	// the commit would have read the backend's previous copy.
 	for _, clean := range cleans {

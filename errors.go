@@ -26,6 +26,11 @@ var (
 	// until it is reopened (recovery decides the fate of the commit that
 	// was in flight).
 	ErrIO = newStateError("58030", "I/O error")
+	// ErrCorrupted: stored data is damaged (a value failing its checksum,
+	// a backend or WAL file that is damaged, rolled back or missing, a bad
+	// control file). The message names what is damaged; nothing damaged is
+	// ever returned as data. PostgreSQL's data_corrupted.
+	ErrCorrupted = newStateError("XX001", "data corrupted")
 )
 
 // stateError is a sentinel that carries a SQLSTATE.

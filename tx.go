@@ -72,7 +72,7 @@ func (tx *Tx) start(ctx context.Context, write bool) (xact.Snapshot, error) {
 	if d := tx.db.dur; d != nil {
 		err := d.fatalErr()
 		if err == nil {
-			err = tx.db.heap.BackendError()
+			err = asCorrupted(tx.db.heap.BackendError())
 		}
 		if err != nil {
 			tx.abortLocked()
@@ -161,6 +161,9 @@ func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error)
 		defer r.Unpin()
 	}
 	if tup == nil {
+		if err := tx.readFailed(ctx); err != nil {
+			return nil, err
+		}
 		return nil, ErrNotFound
 	}
 	return bytes.Clone(tup.Value), nil
@@ -209,6 +212,9 @@ func (tx *Tx) Lock(ctx context.Context, table string, key []byte, strength LockS
 		defer r.Unpin()
 	}
 	if tup == nil {
+		if err := tx.readFailed(ctx); err != nil {
+			return nil, err
+		}
 		return nil, ErrNotFound
 	}
 	v, err := tx.lockVersion(ctx, tbl, r, tup, mode, policy)
@@ -272,6 +278,12 @@ func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error
 	key, value = bytes.Clone(key), bytes.Clone(value)
 	err = tx.db.eng.Insert(ctx, &tx.txn, tbl, key, value)
 	if err == nil {
+		// The key's stored row could not be read: it may exist.
+		if ferr := tx.readFailed(ctx); ferr != nil {
+			return ferr
+		}
+	}
+	if err == nil {
 		tx.logWrite(table, key, value, false)
 	}
 	if errors.Is(err, tuplelock.ErrDuplicateKey) {
@@ -313,6 +325,9 @@ func (tx *Tx) write(ctx context.Context, table string, key, value []byte, isDele
 		defer r.Unpin()
 	}
 	if tup == nil {
+		if err := tx.readFailed(ctx); err != nil {
+			return err
+		}
 		return ErrNotFound
 	}
 	err = tx.writeVersion(ctx, tbl, r, tup, value, isDelete)
@@ -416,6 +431,10 @@ func (tx *Tx) Scan(ctx context.Context, table string, opts ScanOptions, fn func(
 		n++
 		return opts.Limit == 0 || n < opts.Limit
 	})
+	if scanErr == nil {
+		// Rows the backend could not read were skipped.
+		scanErr = tx.readFailed(ctx)
+	}
 	return scanErr
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,7 +50,7 @@ type bboltBackend struct {
 // that points at them, so a power loss could leave a meta page pointing at
 // pages never written — a corrupt file, not merely a lost batch. See
 // README.md.
-func OpenBbolt(path string, opts Options) (Backend, error) {
+func OpenBbolt(path string, opts Options) (_ Backend, err error) {
 	if err := checkBboltFS(opts.FS); err != nil {
 		return nil, err
 	}
@@ -57,10 +58,25 @@ func OpenBbolt(path string, opts Options) (Backend, error) {
 		return nil, errors.New("storage: bbolt: empty path")
 	}
 	dir := filepath.Dir(path)
-	if err := mkdirAllAndSyncParents(dir); err != nil {
+	if opts.ReadOnly {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("storage: open bbolt %q: %w", path, err)
+		}
+	} else if err := mkdirAllAndSyncParents(dir); err != nil {
 		return nil, fmt.Errorf("storage: open bbolt %q: %w", path, err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
+	// bbolt panics on some damage (a page of the wrong type, a freelist
+	// that points outside the file): that is a corrupt file, not a crash.
+	var db *bolt.DB
+	defer func() {
+		if r := recover(); r != nil {
+			if db != nil {
+				func() { defer func() { _ = recover() }(); _ = db.Close() }()
+			}
+			err = fmt.Errorf("storage: open bbolt %q: %w", path, &CorruptionError{What: "file " + path, Detail: "bbolt panicked while opening it", Cause: panicError(r)})
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{
 		Timeout:      bboltLockTimeout,
 		FreelistType: bolt.FreelistMapType,
 		// Reserve address space up front: bbolt remaps when the file
@@ -68,6 +84,7 @@ func OpenBbolt(path string, opts Options) (Backend, error) {
 		// transaction — a long Scan would stall every Commit. 1 GiB of
 		// address space costs no memory.
 		InitialMmapSize: bboltInitialMmap,
+		ReadOnly:        opts.ReadOnly,
 		// Never NoSync (see above). No Logger: a bbolt logger is called
 		// for every Put; failures reach us as errors and we log them.
 	})
@@ -75,7 +92,13 @@ func OpenBbolt(path string, opts Options) (Backend, error) {
 		return nil, fmt.Errorf("storage: open bbolt %q: file is locked (by another process, or by a backend of this process that is not closed): %w", path, err)
 	}
 	if err != nil {
+		if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrChecksum) || errors.Is(err, bolt.ErrVersionMismatch) || errors.Is(err, bolt.ErrInvalidMapping) {
+			err = &CorruptionError{What: "file " + path, Cause: err}
+		}
 		return nil, fmt.Errorf("storage: open bbolt %q: %w", path, err)
+	}
+	if opts.ReadOnly {
+		return &bboltBackend{db: db, path: path, g: newGuard(), log: opts.logger().With("backend", KindBbolt), pageSize: db.Info().PageSize}, nil
 	}
 	// The file may be new: make its directory entry durable.
 	if err := syncDir(dir); err != nil {
@@ -83,7 +106,14 @@ func OpenBbolt(path string, opts Options) (Backend, error) {
 		return nil, fmt.Errorf("storage: open bbolt %q: %w", path, err)
 	}
 	if err := db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bboltBucket)
+		if tx.Bucket(bboltBucket) != nil {
+			return nil
+		}
+		// A file that holds pages but lost its bucket is damaged, not new.
+		if tx.Size() > int64(4*db.Info().PageSize) {
+			return &CorruptionError{What: "file " + path, Detail: fmt.Sprintf("bucket %q is missing", bboltBucket)}
+		}
+		_, err := tx.CreateBucket(bboltBucket)
 		return err
 	}); err != nil {
 		_ = db.Close()
@@ -107,6 +137,21 @@ func checkBboltFS(fs vfs.FS) error {
 
 func (bb *bboltBackend) Name() string { return KindBbolt }
 
+// recoverRead turns a panic out of bbolt (it asserts on damaged pages)
+// into the failed state. bbolt's View and Update roll their transaction back
+// on a panic, so its locks are released.
+func (bb *bboltBackend) recoverRead(op string, errp *error) {
+	if r := recover(); r != nil {
+		bb.readPanic(op, r, errp)
+	}
+}
+
+func (bb *bboltBackend) readPanic(op string, r any, errp *error) {
+	cause := panicError(r)
+	bb.log.Error("panic inside bbolt; backend failed", "op", op, "err", cause, "stack", string(debug.Stack()))
+	*errp = bb.fail.set(&CorruptionError{What: "file " + bb.path, Detail: "bbolt panicked during " + op, Cause: cause})
+}
+
 func (bb *bboltBackend) Get(key []byte) (value []byte, ok bool, err error) {
 	if err := validKey(key); err != nil {
 		return nil, false, err
@@ -118,6 +163,7 @@ func (bb *bboltBackend) Get(key []byte) (value []byte, ok bool, err error) {
 	if err := bb.fail.get(); err != nil {
 		return nil, false, err
 	}
+	defer bb.recoverRead("get", &err)
 	err = bb.db.View(func(tx *bolt.Tx) error {
 		// A cursor rather than Bucket.Get, whose nil result does not tell
 		// an absent key from an empty value.
@@ -135,7 +181,7 @@ func (bb *bboltBackend) Get(key []byte) (value []byte, ok bool, err error) {
 	return value, ok, nil
 }
 
-func (bb *bboltBackend) Scan(start, end []byte, fn func(key, value []byte) error) error {
+func (bb *bboltBackend) Scan(start, end []byte, fn func(key, value []byte) error) (err error) {
 	if fn == nil {
 		return errors.New("storage: Scan with nil fn")
 	}
@@ -149,6 +195,17 @@ func (bb *bboltBackend) Scan(start, end []byte, fn func(key, value []byte) error
 	if len(start) > 0 && len(end) > 0 && string(start) >= string(end) {
 		return nil
 	}
+	// A panic out of bbolt becomes the failed state; one out of fn is
+	// fn's and is passed on.
+	inFn := false
+	defer func() {
+		if inFn {
+			return
+		}
+		if r := recover(); r != nil {
+			bb.readPanic("scan", r, &err)
+		}
+	}()
 	// fn's error comes back from View unchanged.
 	return bb.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bboltBucket).Cursor()
@@ -162,9 +219,11 @@ func (bb *bboltBackend) Scan(start, end []byte, fn func(key, value []byte) error
 			if len(end) > 0 && bytes.Compare(k, end) >= 0 {
 				return nil
 			}
+			inFn = true
 			if err := fn(k, v); err != nil {
 				return err
 			}
+			inFn = false
 		}
 		return nil
 	})
@@ -174,7 +233,7 @@ func (bb *bboltBackend) NewBatch() Batch {
 	return &bboltBatch{owner: bb}
 }
 
-func (bb *bboltBackend) Commit(b Batch, sync bool) error {
+func (bb *bboltBackend) Commit(b Batch, sync bool) (err error) {
 	if b == nil {
 		return ErrNilBatch
 	}
@@ -210,10 +269,13 @@ func (bb *bboltBackend) Commit(b Batch, sync bool) error {
 		bb.ctr.committed(0, sync)
 		return nil
 	}
+	// A panic out of bbolt (a damaged page met while updating) fails the
+	// backend; Update rolled the transaction back.
+	defer bb.recoverRead("commit", &err)
 	// Update, not Batch: bolt's Batch may run the function more than once
 	// and coalesces callers into one transaction, so one caller's failure
 	// would be retried alone — we want exactly one transaction per Commit.
-	err := bb.db.Update(func(tx *bolt.Tx) error {
+	err = bb.db.Update(func(tx *bolt.Tx) error {
 		bk := tx.Bucket(bboltBucket)
 		for i := range x.ops {
 			op := &x.ops[i]

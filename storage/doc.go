@@ -47,10 +47,22 @@
 // the OS before the fsync failed). A failed Commit is never an
 // acknowledgement. The only remedy is Close and reopen, which recovers the
 // last durable state; the engine treats the failure as fatal, as
-// PostgreSQL treats a failed fsync since 2018. Two pebble failures end the
-// process instead (pebble's own design; recovery on restart is the same):
-// failing to create or close a WAL file when a full memtable rotates, and a
-// MANIFEST write failing during a background flush or compaction.
+// PostgreSQL treats a failed fsync since 2018. One pebble failure may still
+// leave pebble's locks held (failing to create or close a WAL file when a
+// full memtable rotates panics inside its commit pipeline): the backend is
+// then failed and Close leaves pebble's files locked until the process
+// exits. Any other "fatal" pebble error (a MANIFEST write failing during a
+// background flush or compaction) records the failed state instead of
+// ending the process.
+//
+// Damage: WithChecksums seals every value with a CRC32C over key and value
+// and checks it on every read; a mismatch is ErrCorrupted naming the key.
+// Damage a backend meets itself — a pebble block failing its checksum (in a
+// read or a background compaction: pebble's DataCorruption event), a
+// MANIFEST with damage followed by intact records (checked before pebble
+// opens), a bbolt page assertion (a panic, recovered) — is ErrCorrupted and
+// puts the backend in the failed state; a read that met it never returns
+// data. Nothing read from a damaged store is ever returned as a value.
 //
 // Concurrency: every Backend method is safe for concurrent use; a Batch is
 // not. Scan reads one snapshot. Close waits for the calls in flight; a call

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -33,6 +34,14 @@ type pebbleBackend struct {
 	unsafeState atomic.Bool
 	// final holds the Stats taken by Close.
 	final atomic.Pointer[Stats]
+
+	// MANIFEST writers in progress (flushes, compactions, ingestions) and
+	// how many have begun, for ManifestState; manifest is its last reading.
+	fs       vfs.FS
+	dir      string
+	mwActive atomic.Int64
+	mwGen    atomic.Uint64
+	manifest atomic.Pointer[manifestReading]
 }
 
 // OpenPebble opens (creating if needed) a pebble store in dir on opts.FS.
@@ -54,33 +63,120 @@ func OpenPebble(dir string, opts Options) (_ Backend, err error) {
 	if cache <= 0 {
 		cache = DefaultCacheSize
 	}
-	p := &pebbleBackend{g: newGuard(), log: opts.logger().With("backend", KindPebble)}
+	p := &pebbleBackend{g: newGuard(), log: opts.logger().With("backend", KindPebble), fs: fs, dir: dir}
+	mwBegin := func() { p.mwGen.Add(1); p.mwActive.Add(1) }
+	mwEnd := func() { p.mwActive.Add(-1) }
 	po := &pebble.Options{
 		FS:                 fs,
 		CacheSize:          cache,
 		MemTableSize:       pebbleMemTableSize,
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             pebbleLogger{p.log},
+		ReadOnly:           opts.ReadOnly,
+		Logger:             pebbleLogger{log: p.log, fail: &p.fail},
 		EventListener: &pebble.EventListener{
+			// A background error that is corruption (a compaction or the
+			// table-stats loader reading a damaged table) fails the backend:
+			// pebble would otherwise retry it for ever, and every read of
+			// the damaged range fails anyway. Other background errors (a
+			// flush hitting ENOSPC) are retried by pebble.
 			BackgroundError: func(err error) {
 				p.log.Error("pebble background error", "err", err)
+				if pebble.IsCorruptionError(err) {
+					p.fail.set(&CorruptionError{What: "pebble store " + dir, Detail: "background work found damage", Cause: err})
+				}
 			},
+			// pebble's default reports corruption with Logger.Fatalf, which
+			// must not return: it would end the process from whichever
+			// goroutine read the damaged block. We record it instead (the
+			// read itself gets the error) and fail the backend.
+			DataCorruption: func(info pebble.DataCorruptionInfo) {
+				p.log.Error("pebble found on-disk corruption; backend failed", "path", info.Path, "err", info.Details)
+				p.fail.set(&CorruptionError{What: "file " + info.Path, Detail: "pebble found a damaged block", Cause: info.Details})
+			},
+			FlushBegin:      func(pebble.FlushInfo) { mwBegin() },
+			FlushEnd:        func(pebble.FlushInfo) { mwEnd() },
+			CompactionBegin: func(pebble.CompactionInfo) { mwBegin() },
+			CompactionEnd:   func(pebble.CompactionInfo) { mwEnd() },
 			DiskSlow: func(info pebble.DiskSlowInfo) {
 				p.log.Warn("pebble disk slow", "info", info.String())
 			},
 		},
 	}
+	var db *pebble.DB
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("storage: open pebble %q: %w", dir, panicError(r))
+			err = openError(dir, &CorruptionError{What: "pebble store " + dir, Detail: "pebble panicked while opening it", Cause: panicError(r)})
+			if db != nil {
+				closeQuietly(db)
+			}
 		}
 	}()
-	db, err := pebble.Open(dir, po)
+	if err := checkManifest(fs, dir); err != nil {
+		return nil, openError(dir, err)
+	}
+	db, err = pebble.Open(dir, po)
 	if err != nil {
-		return nil, fmt.Errorf("storage: open pebble %q: %w", dir, err)
+		return nil, openError(dir, err)
+	}
+	if ferr := p.fail.get(); ferr != nil {
+		// Open met damage that pebble reported without failing Open.
+		closeQuietly(db)
+		return nil, openError(dir, ferr)
 	}
 	p.db = db
+	p.manifestState() // what Open wrote and synced, if no flush began yet
 	return p, nil
+}
+
+// openError wraps an error of pebble.Open: corruption (a damaged or missing
+// MANIFEST, CURRENT or table) keeps ErrCorrupted.
+func openError(dir string, err error) error {
+	if !errors.Is(err, ErrCorrupted) && (pebble.IsCorruptionError(err) || missingFile(err)) {
+		err = &CorruptionError{What: "pebble store " + dir, Cause: err}
+	}
+	return fmt.Errorf("storage: open pebble %q: %w", dir, err)
+}
+
+// missingFile reports an Open error about a file the MANIFEST names that is
+// not there or not whole (a lost or cut table, a lost MANIFEST).
+func missingFile(err error) bool {
+	msg := err.Error()
+	return errors.Is(err, os.ErrNotExist) || strings.Contains(msg, "size mismatch") ||
+		strings.Contains(msg, "unknown to the objstorage provider") || strings.Contains(msg, "no such file")
+}
+
+func closeQuietly(db *pebble.DB) {
+	defer func() { _ = recover() }()
+	_ = db.Close()
+}
+
+// readError wraps an error of a pebble read, turning pebble's corruption
+// errors into ErrCorrupted and reporting the failed state if damage found
+// during the read (or in the background) put the backend in it.
+func (p *pebbleBackend) readError(op string, err error) error {
+	if ferr := p.fail.get(); ferr != nil {
+		return ferr
+	}
+	if pebble.IsCorruptionError(err) {
+		return p.fail.set(&CorruptionError{What: "pebble store", Detail: op, Cause: err})
+	}
+	return fmt.Errorf("storage: pebble %s: %w", op, err)
+}
+
+// recoverRead turns a panic out of a pebble read into the failed state (a
+// panic there is damage pebble did not expect, or a bug: its state is
+// suspect, so Close will not call into it).
+func (p *pebbleBackend) recoverRead(op string, errp *error) {
+	if r := recover(); r != nil {
+		p.readPanic(op, r, errp)
+	}
+}
+
+func (p *pebbleBackend) readPanic(op string, r any, errp *error) {
+	p.unsafeState.Store(true)
+	cause := panicError(r)
+	p.log.Error("panic inside pebble read; backend failed", "op", op, "err", cause, "stack", string(debug.Stack()))
+	*errp = p.fail.set(&CorruptionError{What: "pebble store", Detail: "pebble panicked during " + op, Cause: cause})
 }
 
 func (p *pebbleBackend) Name() string { return KindPebble }
@@ -96,16 +192,25 @@ func (p *pebbleBackend) Get(key []byte) (value []byte, ok bool, err error) {
 	if err := p.fail.get(); err != nil {
 		return nil, false, err
 	}
+	defer p.recoverRead("get", &err)
 	v, closer, err := p.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
+		// A damaged block met on the way reports itself through the
+		// failed state, not always through err.
+		if ferr := p.fail.get(); ferr != nil {
+			return nil, false, ferr
+		}
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("storage: pebble get: %w", err)
+		return nil, false, p.readError("get", err)
 	}
 	value = append(make([]byte, 0, len(v)), v...)
 	if err := closer.Close(); err != nil {
-		return nil, false, fmt.Errorf("storage: pebble get: %w", err)
+		return nil, false, p.readError("get", err)
+	}
+	if ferr := p.fail.get(); ferr != nil {
+		return nil, false, ferr
 	}
 	return value, true, nil
 }
@@ -130,28 +235,48 @@ func (p *pebbleBackend) Scan(start, end []byte, fn func(key, value []byte) error
 	if start != nil && end != nil && string(start) >= string(end) {
 		return nil
 	}
+	// A panic out of pebble becomes the failed state; one out of fn is
+	// fn's and is passed on.
+	inFn := false
+	defer func() {
+		if inFn {
+			return // fn's panic: not ours to stop
+		}
+		if r := recover(); r != nil {
+			p.readPanic("scan", r, &err)
+		}
+	}()
 	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
 	if err != nil {
-		return fmt.Errorf("storage: pebble scan: %w", err)
+		return p.readError("scan", err)
 	}
 	// The iterator is closed exactly once, here, whatever fn does
 	// (including panicking).
 	defer func() {
 		if cerr := it.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("storage: pebble scan: %w", cerr)
+			err = p.readError("scan", cerr)
+		}
+		if ferr := p.fail.get(); ferr != nil && err == nil {
+			err = ferr
 		}
 	}()
 	for valid := it.First(); valid; valid = it.Next() {
 		v, verr := it.ValueAndErr()
 		if verr != nil {
-			return fmt.Errorf("storage: pebble scan: %w", verr)
+			return p.readError("scan", verr)
 		}
+		inFn = true
 		if err := fn(it.Key(), v); err != nil {
+			inFn = false
 			return err
 		}
+		inFn = false
 	}
 	if err := it.Error(); err != nil {
-		return fmt.Errorf("storage: pebble scan: %w", err)
+		return p.readError("scan", err)
+	}
+	if ferr := p.fail.get(); ferr != nil {
+		return ferr
 	}
 	return nil
 }
@@ -339,8 +464,12 @@ type fatalError struct {
 func (e *fatalError) Error() string { return e.msg }
 func (e *fatalError) Unwrap() error { return e.cause }
 
-// pebbleLogger adapts slog to pebble's Logger.
-type pebbleLogger struct{ log *slog.Logger }
+// pebbleLogger adapts slog to pebble's Logger; fail is its backend's failed
+// state (see Fatalf).
+type pebbleLogger struct {
+	log  *slog.Logger
+	fail *failure
+}
 
 func (l pebbleLogger) Infof(format string, args ...any) {
 	if l.log.Enabled(context.Background(), slog.LevelDebug) {
@@ -352,11 +481,19 @@ func (l pebbleLogger) Errorf(format string, args ...any) {
 	l.log.Error(fmt.Sprintf(format, args...))
 }
 
-// Fatalf must not return (pebble's contract). It panics: on a committing
-// goroutine the backend recovers and enters the failed state; on one of
-// pebble's background goroutines (a MANIFEST write failing during a flush
-// or compaction) the panic ends the process, as pebble's default logger
-// (os.Exit) would, and the engine recovers on restart.
+// Fatalf is pebble's "cannot go on". pebble's contract says it does not
+// return, but a panic on one of pebble's background goroutines (a table
+// found shorter than the MANIFEST says by the table-stats loader, a MANIFEST
+// write failing during a flush or compaction) would end the process. So:
+//
+//   - the commit pipeline's fatal error (a WAL write or fsync failing) is
+//     raised on the committing goroutine, inside Commit, which recovers it:
+//     Fatalf panics with fatalError and the backend enters the failed state;
+//   - every other Fatalf records the failed state, with the message as the
+//     cause, and returns. pebble goes on as if nothing happened, but the
+//     backend refuses every later call (reads included), and every read in
+//     flight checks the failed state before it returns, so nothing pebble
+//     does after the fatal error reaches the engine.
 func (l pebbleLogger) Fatalf(format string, args ...any) {
 	fe := &fatalError{
 		msg:    fmt.Sprintf(format, args...),
@@ -369,7 +506,14 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 		}
 	}
 	l.log.Error(fe.msg, "fatal", true)
-	panic(fe)
+	if fe.commit || l.fail == nil {
+		panic(fe)
+	}
+	if fe.cause != nil && pebble.IsCorruptionError(fe.cause) || strings.Contains(fe.msg, "corrupt") || strings.Contains(fe.msg, "size mismatch") {
+		l.fail.set(&CorruptionError{What: "pebble store", Detail: fe.msg, Cause: fe.cause})
+		return
+	}
+	l.fail.set(fe)
 }
 
 // pebbleBatch wraps a pebble batch made by its backend's DB.

@@ -138,6 +138,9 @@ type Options struct {
 	// Logger receives the backend's log lines (pebble's informational
 	// lines at Debug level). nil means slog.Default().
 	Logger *slog.Logger
+	// ReadOnly opens an existing store without writing to it (tupled
+	// verify and salvage); Commit and Sync then fail.
+	ReadOnly bool
 }
 
 const (
