@@ -21,12 +21,19 @@ var (
 	ErrTableExists      = newStateError("42P07", "relation already exists")
 	ErrNoTable          = newStateError("42P01", "relation does not exist")
 	ErrClosed           = errors.New("tupled: database is closed")
-	ErrInvalid          = newStateError("22023", "invalid parameter value")
+	// ErrTxBusy: a call on a Tx while another call on it is running (from
+	// another goroutine). A Tx is one session: see Tx.
+	ErrTxBusy  = newStateError("55000", "tupled: transaction is in use by another call (a Tx must not be used concurrently)")
+	ErrInvalid = newStateError("22023", "invalid parameter value")
 	// ErrIO: the WAL or the backend failed; the database refuses writes
 	// until it is reopened (recovery decides the fate of the commit that
 	// was in flight).
 	ErrIO = newStateError("58030", "I/O error")
 )
+
+// errAdminShutdown gives a wait ended by Close its SQLSTATE (the error also
+// matches ErrClosed).
+var errAdminShutdown = newStateError("57P01", "terminating connection due to administrator command")
 
 // stateError is a sentinel that carries a SQLSTATE.
 type stateError struct {

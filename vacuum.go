@@ -23,6 +23,10 @@ type VacuumResult struct {
 // below the oldest xid still referenced. It runs in the background every
 // Options.VacuumInterval; calling it directly is safe.
 func (db *DB) Vacuum() VacuumResult {
+	if db.enter() != nil {
+		return VacuumResult{}
+	}
+	defer db.exit()
 	db.vacuumMu.Lock()
 	defer db.vacuumMu.Unlock()
 	horizon := db.xacts.Horizon()
@@ -94,9 +98,10 @@ func (db *DB) vacuumLoop(interval time.Duration) {
 // its backend and removes the WAL that is no longer needed. A no-op for an
 // in-memory database.
 func (db *DB) Checkpoint() error {
-	if db.closed.Load() {
-		return ErrClosed
+	if err := db.enter(); err != nil {
+		return err
 	}
+	defer db.exit()
 	if db.dur == nil {
 		return nil
 	}
