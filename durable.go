@@ -153,6 +153,11 @@ type durable struct {
 	db   *DB
 	fs   vfs.FS
 	be   storage.Backend
+	// dataFS and dataDir are where the backend's files are (bbolt's are
+	// on the OS file system whatever fs is), for the checkpoint's check of
+	// free space.
+	dataFS  vfs.FS
+	dataDir string
 	wal  *wal.WAL
 	sync bool
 
@@ -174,6 +179,36 @@ type durable struct {
 
 func (d *durable) fail(err error) error {
 	d.fatal.CompareAndSwap(nil, &err)
+	return d.fatalErr()
+}
+
+// walFailed is the error of a failed WAL Append or Sync: ErrDiskFull when
+// the WAL ran out of space (it voided the records, see wal.Options.
+// RetryNoSpace, and goes on), else the database fails.
+func (d *durable) walFailed(err error) error {
+	if errors.Is(err, wal.ErrNoSpace) {
+		return diskFull(err)
+	}
+	return d.fail(err)
+}
+
+func diskFull(err error) error {
+	return &opError{sentinel: ErrDiskFull, msg: "tupled: disk full: " + err.Error(), cause: err}
+}
+
+// readable is the error a read gets on an on-disk database, if any. With
+// SyncCommit on every commit readers can see is durable, so a failed WAL
+// or backend write leaves reads working. With SyncCommit off, a WAL that
+// died may have taken acknowledged, visible commits with it: as PostgreSQL
+// PANICs, the database then refuses reads too, so that no one sees commits
+// a reopen will not bring back.
+func (d *durable) readable() error {
+	if d.sync {
+		return nil
+	}
+	if err := d.wal.Err(); err != nil {
+		return d.fail(err)
+	}
 	return d.fatalErr()
 }
 
@@ -211,6 +246,11 @@ func openDurable(db *DB, dir string, o *Options) (*durable, error) {
 	wopts := wal.Options{FS: fs, Dir: fs.PathJoin(dir, "wal"), Logger: db.log}
 	if !*o.SyncCommit {
 		wopts.SyncInterval = 20 * time.Millisecond
+	} else {
+		// Nothing is acknowledged before its Sync: a record the WAL could
+		// not write for lack of space can be voided (the commit fails with
+		// 53100) and the database go on.
+		wopts.RetryNoSpace = true
 	}
 	w, err := wal.Open(wopts)
 	if err != nil {
@@ -218,6 +258,10 @@ func openDurable(db *DB, dir string, o *Options) (*durable, error) {
 		return nil, fmt.Errorf("tupled: open WAL: %w", err)
 	}
 	d := &durable{db: db, fs: fs, be: be, wal: w, sync: *o.SyncCommit, inflight: make(map[uint64]wal.LSN)}
+	d.dataFS, d.dataDir = fs, fs.PathJoin(dir, "data")
+	if sopts.FS == nil {
+		d.dataFS = vfs.Default
+	}
 	if err := d.recover(); err != nil {
 		w.Close()
 		be.Close()
@@ -341,7 +385,7 @@ func (d *durable) reserveXid(xid uint64) error {
 		err = d.wal.Sync(context.Background(), lsn)
 	}
 	if err != nil {
-		return d.fail(err)
+		return d.walFailed(err)
 	}
 	d.reserved.Store(upTo)
 	return nil
@@ -357,7 +401,7 @@ func (d *durable) createTable(name string) error {
 		err = d.wal.Sync(context.Background(), lsn)
 	}
 	if err != nil {
-		return d.fail(err)
+		return d.walFailed(err)
 	}
 	return nil
 }
@@ -373,7 +417,7 @@ func (d *durable) commit(tx *Tx) error {
 	lsn, err := d.wal.Append(wal.Record{Type: recCommit, Data: encodeCommit(x.ID, tx.writes)})
 	if err != nil {
 		d.inflightMu.Unlock()
-		return d.fail(err)
+		return d.walFailed(err)
 	}
 	d.inflight[x.ID] = lsn
 	d.inflightMu.Unlock()
@@ -382,7 +426,9 @@ func (d *durable) commit(tx *Tx) error {
 			d.inflightMu.Lock()
 			delete(d.inflight, x.ID)
 			d.inflightMu.Unlock()
-			return d.fail(err)
+			// Out of space: the record is void, never replayed, and the
+			// transaction is rolled back.
+			return d.walFailed(err)
 		}
 	}
 	d.inflightMu.Lock()
@@ -413,6 +459,13 @@ func (d *durable) checkpoint() error {
 		redo = min(redo, l-1)
 	}
 	end := d.wal.EndLSN()
+	if d.sync {
+		// Records past the flushed end are in-flight commits (counted
+		// above) or records voided for lack of space that may never reach
+		// the disk: a redo point past the durable end would make a later
+		// recovery skip records appended after a restart at those LSNs.
+		redo = min(redo, d.wal.FlushedLSN())
+	}
 	d.inflightMu.Unlock()
 	if !d.sync {
 		// Commits included in snap may not be durable yet.
@@ -441,8 +494,11 @@ func (d *durable) checkpoint() error {
 	// the redo point: the reservation records before redo are dropped.
 	b.Set(metaRedo, binary.AppendUvarint(nil, uint64(redo)))
 	b.Set(metaNextXid, binary.AppendUvarint(nil, d.reserved.Load()))
+	if err := d.checkpointSpace(b.Size()); err != nil {
+		return err
+	}
 	if err := d.be.Commit(b, true); err != nil {
-		return d.fail(err)
+		return d.fail(err) // the backend refuses every call now, see checkpointSpace
 	}
 	// Only now may the rows written be evicted or unlinked: a load before
 	// the commit would have read the backend's previous copy.
@@ -454,6 +510,29 @@ func (d *durable) checkpoint() error {
 	}
 	d.lastCkptLSN.Store(uint64(redo))
 	d.checkpoints.Add(1)
+	return nil
+}
+
+// checkpointSpace refuses, with ErrDiskFull, a checkpoint of size bytes
+// that the backend may not have room for. A backend that runs out of space
+// in the middle of a commit is failed for good (pebble cannot go on after a
+// failed write of its own log, and the storage layer refuses every call
+// after a failed commit), while refusing here keeps it whole: the WAL keeps
+// everything since the last checkpoint and a later checkpoint tries again.
+// The margin, four times the batch and 8 MiB, covers the backend's log
+// copy of the batch, its flush to a table and the log it rotates to
+// (pebble needed about three times a 16 MiB checkpoint on a tmpfs; see
+// TestDiskFullTmpfs). A file system that cannot tell its free space (an
+// in-memory one) is not checked.
+func (d *durable) checkpointSpace(size int) error {
+	u, err := d.dataFS.GetDiskUsage(d.dataDir)
+	if err != nil {
+		return nil
+	}
+	need := 4*uint64(size) + 8<<20
+	if u.AvailBytes < need {
+		return diskFull(fmt.Errorf("checkpoint of %d bytes needs about %d bytes free in %s, %d are", size, need, d.dataDir, u.AvailBytes))
+	}
 	return nil
 }
 

@@ -25,6 +25,11 @@ var (
 	// another goroutine). A Tx is one session: see Tx.
 	ErrTxBusy  = newStateError("55000", "tupled: transaction is in use by another call (a Tx must not be used concurrently)")
 	ErrInvalid = newStateError("22023", "invalid parameter value")
+	// ErrDiskFull: a write found no space left on the device. Nothing of
+	// the call that got it was made durable (a commit that gets it is rolled
+	// back) and the database goes on: reads work, and writes work again as
+	// soon as space is freed. See Options.SyncCommit for the exception.
+	ErrDiskFull = newStateError("53100", "could not write: no space left on device")
 	// ErrIO: the WAL or the backend failed; the database refuses writes
 	// until it is reopened (recovery decides the fate of the commit that
 	// was in flight).

@@ -105,7 +105,10 @@ func (tx *Tx) start(ctx context.Context, write bool) (xact.Snapshot, error) {
 		return xact.Snapshot{}, ErrReadOnly
 	}
 	if d := tx.db.dur; d != nil {
-		err := d.fatalErr()
+		err := d.readable()
+		if err == nil && write {
+			err = d.fatalErr()
+		}
 		if err == nil {
 			err = tx.db.heap.BackendError()
 		}
