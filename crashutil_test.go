@@ -329,7 +329,7 @@ type workload struct {
 	failedSeen   atomic.Uint64 // I/O errors seen so far (commits, operations, checkpoints)
 	diskFullSeen atomic.Uint64 // ErrDiskFull errors seen (with ioErrOK): not fatal
 	diskFullAcks atomic.Uint64 // commits acknowledged after the first ErrDiskFull
-	firstErr   atomic.Pointer[error]
+	firstErr     atomic.Pointer[error]
 }
 
 // tag returns a unique value tag.

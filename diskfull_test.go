@@ -240,8 +240,6 @@ func TestDiskFullTmpfs(t *testing.T) {
 	}
 }
 
-
-
 // TestDiskFullCheckpoint: a checkpoint the backend may not have room for
 // is refused with 53100 before the backend is touched (a backend that runs
 // out of space mid-commit is failed for good); commits go on in the WAL,
@@ -249,7 +247,9 @@ func TestDiskFullTmpfs(t *testing.T) {
 // checkpoint, writes everything.
 func TestDiskFullCheckpoint(t *testing.T) {
 	mem := vfs.NewMem()
-	avail := func(n uint64) { mem.TestingSetDiskUsage(vfs.DiskUsage{AvailBytes: n, TotalBytes: 1 << 40, UsedBytes: 1<<40 - n}) }
+	avail := func(n uint64) {
+		mem.TestingSetDiskUsage(vfs.DiskUsage{AvailBytes: n, TotalBytes: 1 << 40, UsedBytes: 1<<40 - n})
+	}
 	avail(1 << 20)
 	opts := &tupled.Options{FS: mem, VacuumInterval: -1, CheckpointInterval: time.Hour}
 	db, err := tupled.Open("db", opts)
