@@ -278,3 +278,28 @@ func TestDiskFullCheckpoint(t *testing.T) {
 	require.Equal(t, want, readAll(t, db2, "t"), "the WAL kept what the last checkpoint did not write")
 	require.NoError(t, db2.Close())
 }
+
+// TestDiskFullClose: Close on a disk still full reports 53100 (it could
+// not write the voided records of failed commits) and loses nothing
+// acknowledged.
+func TestDiskFullClose(t *testing.T) {
+	f := newFaultFS()
+	db, err := tupled.Open("db", &tupled.Options{FS: f, VacuumInterval: -1, CheckpointInterval: time.Hour})
+	require.NoError(t, err)
+	require.NoError(t, db.CreateTable(bg, "t"))
+	want := map[string]string{}
+	for i := range 5 {
+		k := fmt.Sprintf("k%d", i)
+		require.NoError(t, commitOne(db, "t", k, k))
+		want[k] = k
+	}
+	r := onPath("/wal/", syscall.ENOSPC, faultWriteOps...)
+	f.rule.Store(&r)
+	requireDiskFull(t, commitOne(db, "t", "failed", "v"), "commit on a full disk")
+	requireDiskFull(t, db.Close(), "Close on a full disk")
+	f.disarm()
+	db2, err := tupled.Open("db", reopenOpts(f, tupled.Pebble))
+	require.NoError(t, err)
+	require.Equal(t, want, readAll(t, db2, "t"))
+	require.NoError(t, db2.Close())
+}

@@ -539,6 +539,11 @@ func (d *durable) checkpointSpace(size int) error {
 func (d *durable) close() error {
 	err := d.checkpoint()
 	if e := d.wal.Close(); err == nil {
+		if errors.Is(e, wal.ErrNoSpace) {
+			// Only records voided for lack of space (failed commits) were
+			// left unwritten: nothing acknowledged is lost.
+			e = diskFull(e)
+		}
 		err = e
 	}
 	if e := d.be.Close(); err == nil {

@@ -66,6 +66,7 @@ func (db *DB) vacuumLoop(interval time.Duration) {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	last, lastCkpt := time.Now(), time.Now()
+	var ckptRetry time.Time // after a failed checkpoint (a full disk): no WAL-size trigger before it
 	for {
 		select {
 		case <-db.stop:
@@ -80,9 +81,10 @@ func (db *DB) vacuumLoop(interval time.Duration) {
 			if d := db.dur; d != nil {
 				walSize := int64(uint64(d.wal.EndLSN()) - d.lastCkptLSN.Load())
 				if now.Sub(lastCkpt) >= db.opts.CheckpointInterval ||
-					(db.opts.CheckpointWALSize > 0 && walSize >= db.opts.CheckpointWALSize) {
+					(db.opts.CheckpointWALSize > 0 && walSize >= db.opts.CheckpointWALSize && now.After(ckptRetry)) {
 					if err := d.checkpoint(); err != nil {
 						db.log.Error("checkpoint failed", "err", err)
+						ckptRetry = now.Add(time.Second)
 					}
 					lastCkpt = now
 				}
