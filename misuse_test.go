@@ -274,3 +274,27 @@ func TestScanNeverExposesStoredMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestScanStopsWhenCallbackEndsTx: a Scan callback may call the Tx's
+// methods; if it ends the transaction, the Scan stops at once instead of
+// locking more rows for a finished transaction.
+func TestScanStopsWhenCallbackEndsTx(t *testing.T) {
+	db := openDB(t, nil, map[string]string{"a": "1", "b": "2", "c": "3"})
+	tx := begin(t, db, nil)
+	n := 0
+	err := tx.Scan(bg, "t", tupled.ScanOptions{Lock: tupled.ForUpdate}, func(k, v []byte) error {
+		n++
+		require.NoError(t, tx.Update(bg, "t", k, []byte("x")), "the callback may write through tx")
+		return tx.Commit()
+	})
+	require.ErrorIs(t, err, tupled.ErrTxDone)
+	require.Equal(t, 1, n)
+	other := begin(t, db, nil)
+	for _, k := range []string{"b", "c"} {
+		_, err := other.Lock(bg, "t", []byte(k), tupled.ForUpdate, tupled.NoWait)
+		require.NoError(t, err, "row %s is not locked by the finished transaction", k)
+	}
+	v, err := other.Get(bg, "t", []byte("a"))
+	require.NoError(t, err)
+	require.Equal(t, "x", string(v))
+}

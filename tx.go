@@ -465,8 +465,10 @@ func (tx *Tx) Scan(ctx context.Context, table string, opts ScanOptions, fn func(
 			return false
 		}
 		held = true
-		if err == nil && tx.db.closed.Load() {
-			err = ErrClosed
+		if err == nil {
+			// The callback (or, meanwhile, another goroutine) may have
+			// ended the transaction, or Close may have begun.
+			err = tx.stillActive()
 		}
 		if err != nil {
 			scanErr = err
@@ -476,6 +478,23 @@ func (tx *Tx) Scan(ctx context.Context, table string, opts ScanOptions, fn func(
 		return opts.Limit == 0 || n < opts.Limit
 	})
 	return scanErr
+}
+
+// stillActive is the error a running operation stops with once the
+// transaction ended or the database began closing under it.
+func (tx *Tx) stillActive() error {
+	if tx.db.closed.Load() {
+		return ErrClosed
+	}
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	switch tx.state {
+	case txDone:
+		return ErrTxDone
+	case txAborted:
+		return ErrTxAborted
+	}
+	return nil
 }
 
 // Commit commits the transaction. A transaction that only read and locked
