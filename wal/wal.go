@@ -183,8 +183,7 @@ type WAL struct {
 	// of space, until a write succeeds again, and the voided ranges.
 	retryNoSpace bool
 	noSpace      error
-	voids        []voidRange
-	hasVoids     atomic.Bool
+	voids        atomic.Pointer[[]voidRange] // copied on write (under mu), read lock-free by Sync
 
 	fatal   atomic.Pointer[error]
 	flushed atomic.Uint64 // everything before it is durable
@@ -473,17 +472,13 @@ func (w *WAL) enqueue(upTo LSN, sync bool) (chan error, error) {
 
 // voided returns the error of the void range holding upTo, or nil.
 func (w *WAL) voided(upTo LSN) error {
-	if !w.hasVoids.Load() {
+	p := w.voids.Load()
+	if p == nil {
 		return nil
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.voidedLocked(upTo)
-}
-
-func (w *WAL) voidedLocked(upTo LSN) error {
-	for i := len(w.voids) - 1; i >= 0; i-- {
-		if v := w.voids[i]; v.from < upTo && upTo <= v.to {
+	vs := *p
+	for i := len(vs) - 1; i >= 0; i-- {
+		if v := vs[i]; v.from < upTo && upTo <= v.to {
 			return v.err
 		}
 	}
@@ -649,19 +644,17 @@ func (w *WAL) run() {
 func (w *WAL) answer(waiters []waiter, err error) {
 	stalled := err != nil && w.fatal.Load() == nil
 	flushed, written := LSN(w.flushed.Load()), LSN(w.written.Load())
-	if stalled || w.hasVoids.Load() {
-		w.mu.Lock()
+	if stalled || w.voids.Load() != nil {
 		for i, wt := range waiters {
 			e := err
 			if stalled && ((wt.sync && wt.upTo <= flushed) || (!wt.sync && wt.upTo <= written)) {
 				e = nil
 			}
 			if e == nil {
-				e = w.voidedLocked(wt.upTo)
+				e = w.voided(wt.upTo)
 			}
 			waiters[i].ch <- e
 		}
-		w.mu.Unlock()
 		return
 	}
 	for _, wt := range waiters {
@@ -797,12 +790,16 @@ func (w *WAL) stall(kept []chunk, cause error, needSync bool) error {
 	for _, c := range w.pending {
 		voidRecords(c.data)
 	}
-	if k := len(w.voids); k > 0 && w.voids[k-1].from == written {
-		w.voids[k-1].to, w.voids[k-1].err = w.end, err
-	} else {
-		w.voids = append(w.voids, voidRange{from: written, to: w.end, err: err})
+	var vs []voidRange
+	if p := w.voids.Load(); p != nil {
+		vs = slices.Clone(*p)
 	}
-	w.hasVoids.Store(true)
+	if k := len(vs); k > 0 && vs[k-1].from == written {
+		vs[k-1].to, vs[k-1].err = w.end, err
+	} else {
+		vs = append(vs, voidRange{from: written, to: w.end, err: err})
+	}
+	w.voids.Store(&vs)
 	w.pending = append(slices.Clone(kept), w.pending...)
 	w.pendingBytes += n
 	first := w.noSpace == nil
