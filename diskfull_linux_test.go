@@ -93,4 +93,3 @@ func TestDiskFullTmpfs(t *testing.T) {
 		})
 	}
 }
-
