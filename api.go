@@ -20,18 +20,8 @@ type Options struct {
 	Backend         Backend       // Pebble (default) or Bbolt: where tuples, multixacts and commit status persist
 	DeadlockTimeout time.Duration // default 1s: how long a wait lasts before it may be checked for deadlock (PostgreSQL's deadlock_timeout)
 	LockTimeout     time.Duration // default 0 = no limit (PostgreSQL's lock_timeout); a TxOptions value overrides it
-	// SyncCommit, default true: Commit returns only after its WAL is
-	// durable (group commit). It also decides what a full disk does. On:
-	// a commit whose WAL record finds no space fails with ErrDiskFull
-	// (53100) and is rolled back (its record is voided, never replayed),
-	// reads go on, and commits succeed again by themselves once space is
-	// freed. Off: commits are acknowledged before they are durable, so a
-	// failed WAL write (full disk or any other) may lose acknowledged,
-	// visible commits; the database then fails as PostgreSQL PANICs —
-	// every call, reads included, returns ErrIO (58030) until it is
-	// reopened, and the reopen recovers what was durable.
-	SyncCommit *bool
-	Logger     *slog.Logger // nil = discard
+	SyncCommit      *bool         // default true: Commit returns only after its WAL is durable (group commit)
+	Logger          *slog.Logger  // nil = discard
 
 	// DeadlockStrategy names the deadlock-detection strategy (see package
 	// deadlock): "default", "classic", "shared-first", "single-checker",

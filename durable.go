@@ -150,16 +150,11 @@ func decodeCommit(data []byte) (xid uint64, ws []writeOp, err error) {
 
 // durable is the persistence of an on-disk DB.
 type durable struct {
-	db *DB
-	fs vfs.FS
-	be storage.Backend
-	// dataFS and dataDir are where the backend's files are (bbolt's are
-	// on the OS file system whatever fs is), for the checkpoint's check of
-	// free space.
-	dataFS  vfs.FS
-	dataDir string
-	wal     *wal.WAL
-	sync    bool
+	db   *DB
+	fs   vfs.FS
+	be   storage.Backend
+	wal  *wal.WAL
+	sync bool
 
 	// inflight: LSNs of commit records whose transactions have no commit
 	// number yet (they wait for the fsync). Guarded by inflightMu, which also
@@ -175,6 +170,12 @@ type durable struct {
 	lastCkptLSN atomic.Uint64
 	fatal       atomic.Pointer[error]
 	checkpoints atomic.Uint64
+
+	// dataFS and dataDir are where the backend's files are (bbolt's are
+	// on the OS file system whatever fs is), for the checkpoint's check of
+	// free space.
+	dataFS  vfs.FS
+	dataDir string
 }
 
 func (d *durable) fail(err error) error {

@@ -21,19 +21,25 @@ var (
 	ErrTableExists      = newStateError("42P07", "relation already exists")
 	ErrNoTable          = newStateError("42P01", "relation does not exist")
 	ErrClosed           = errors.New("tupled: database is closed")
-	// ErrTxBusy: a call on a Tx while another call on it is running (from
-	// another goroutine). A Tx is one session: see Tx.
-	ErrTxBusy  = newStateError("55000", "tupled: transaction is in use by another call (a Tx must not be used concurrently)")
-	ErrInvalid = newStateError("22023", "invalid parameter value")
-	// ErrDiskFull: a write found no space left on the device. Nothing of
-	// the call that got it was made durable (a commit that gets it is rolled
-	// back) and the database goes on: reads work, and writes work again as
-	// soon as space is freed. See Options.SyncCommit for the exception.
-	ErrDiskFull = newStateError("53100", "could not write: no space left on device")
+	ErrInvalid          = newStateError("22023", "invalid parameter value")
 	// ErrIO: the WAL or the backend failed; the database refuses writes
 	// until it is reopened (recovery decides the fate of the commit that
 	// was in flight).
 	ErrIO = newStateError("58030", "I/O error")
+	// ErrTxBusy: a call on a Tx while another call on it is running (from
+	// another goroutine). A Tx is one session: see Tx.
+	ErrTxBusy = newStateError("55000", "tupled: transaction is in use by another call (a Tx must not be used concurrently)")
+	// ErrDiskFull: a write found no space left on the device (with
+	// SyncCommit on, the default). Nothing of the call that got it was
+	// made durable (a commit that gets it is rolled back: its WAL record
+	// is voided, never replayed) and the database goes on: reads work,
+	// and writes work again by themselves once space is freed. With
+	// SyncCommit off commits are acknowledged before they are durable, so
+	// a failed WAL write (full disk or any other) may have lost
+	// acknowledged, visible commits: the database then fails as
+	// PostgreSQL PANICs, every call, reads included, returns ErrIO until
+	// it is reopened, and the reopen recovers what was durable.
+	ErrDiskFull = newStateError("53100", "could not write: no space left on device")
 )
 
 // errAdminShutdown gives a wait ended by Close its SQLSTATE (the error also

@@ -229,16 +229,16 @@ func Open(opts Options) (*WAL, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	w := &WAL{
-		fs:           opts.FS,
-		dirname:      opts.Dir,
-		segSize:      opts.SegmentSize,
-		log:          opts.Logger.With("component", "wal", "dir", opts.Dir),
-		syncIvl:      opts.SyncInterval,
-		retryNoSpace: opts.RetryNoSpace,
-		kick:         make(chan struct{}, 1),
-		closing:      make(chan struct{}),
-		writerDone:   make(chan struct{}),
+		fs:         opts.FS,
+		dirname:    opts.Dir,
+		segSize:    opts.SegmentSize,
+		log:        opts.Logger.With("component", "wal", "dir", opts.Dir),
+		syncIvl:    opts.SyncInterval,
+		kick:       make(chan struct{}, 1),
+		closing:    make(chan struct{}),
+		writerDone: make(chan struct{}),
 	}
+	w.retryNoSpace = opts.RetryNoSpace
 	start := time.Now()
 	if err := w.makeDir(); err != nil {
 		return nil, err
