@@ -450,6 +450,10 @@ func (d *durable) checkpoint() error {
 	db := d.db
 	x := db.xacts.Begin() // holds the horizon while we read
 	defer db.xacts.Abort(x)
+	// reserveMu: a reservation record is either after the redo point or
+	// already counted in reserved, never dropped with neither (xids handed
+	// out from it would be given again after a crash).
+	d.reserveMu.Lock()
 	d.inflightMu.Lock()
 	snap := db.xacts.TakeSnapshot(x)
 	redo := d.wal.EndLSN()
@@ -467,7 +471,9 @@ func (d *durable) checkpoint() error {
 		// recovery skip records appended after a restart at those LSNs.
 		redo = min(redo, d.wal.FlushedLSN())
 	}
+	nextXid := d.reserved.Load()
 	d.inflightMu.Unlock()
+	d.reserveMu.Unlock()
 	if !d.sync {
 		// Commits included in snap may not be durable yet.
 		if err := d.wal.Sync(context.Background(), end); err != nil {
@@ -494,7 +500,7 @@ func (d *durable) checkpoint() error {
 	// The bound must cover xids handed out in ranges not yet reserved past
 	// the redo point: the reservation records before redo are dropped.
 	b.Set(metaRedo, binary.AppendUvarint(nil, uint64(redo)))
-	b.Set(metaNextXid, binary.AppendUvarint(nil, d.reserved.Load()))
+	b.Set(metaNextXid, binary.AppendUvarint(nil, nextXid))
 	if err := d.checkpointSpace(b.Size()); err != nil {
 		return err
 	}
