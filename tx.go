@@ -394,10 +394,13 @@ func (tx *Tx) Scan(ctx context.Context, table string, opts ScanOptions, fn func(
 	if err := tx.enter(); err != nil {
 		return err
 	}
+	// While fn runs the Tx is released (held false) but the call still
+	// counts as running: Close waits for the callback too.
 	held := true
 	defer func() {
+		tx.db.active.Add(tx.txn.X.ID, ^uint64(0))
 		if held {
-			tx.exit()
+			tx.busy.Store(false)
 		}
 	}()
 	locking := opts.Lock != NoLock
@@ -454,12 +457,12 @@ func (tx *Tx) Scan(ctx context.Context, table string, opts ScanOptions, fn func(
 		buf := make([]byte, len(k)+len(value))
 		copy(buf, k)
 		copy(buf[len(k):], value)
-		tx.exit()
+		tx.busy.Store(false)
 		held = false
 		err := fn(buf[:len(k):len(k)], buf[len(k):])
-		if e := tx.enter(); e != nil {
+		if !tx.busy.CompareAndSwap(false, true) {
 			if err == nil {
-				err = e
+				err = ErrTxBusy
 			}
 			scanErr = err
 			return false
