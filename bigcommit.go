@@ -133,6 +133,8 @@ func (d *durable) appendFailed(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, wal.ErrNoSpace):
+		return diskFull(err)
 	case errors.Is(err, wal.ErrFatal):
 		return d.fail(err)
 	case errors.Is(err, wal.ErrClosed):

@@ -154,6 +154,14 @@ func (l *ledger) ack(seq int64) {
 	}
 }
 
+// drop forgets a commit that failed without any doubt (its WAL record was
+// voided): its writes must not be in any recovered state.
+func (l *ledger) drop(seq int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.inflight, seq)
+}
+
 func (l *ledger) ackLocked(seq int64) {
 	for _, w := range l.inflight[seq] {
 		k := lkey(w.table, w.key)
@@ -317,9 +325,11 @@ type workload struct {
 	ckptEvery time.Duration
 	ckptMu    *sync.Mutex // held around each checkpoint, if set
 
-	commitErrs atomic.Uint64
-	failedSeen atomic.Uint64 // I/O errors seen so far (commits, operations, checkpoints)
-	firstErr   atomic.Pointer[error]
+	commitErrs   atomic.Uint64
+	failedSeen   atomic.Uint64 // I/O errors seen so far (commits, operations, checkpoints)
+	diskFullSeen atomic.Uint64 // ErrDiskFull errors seen (with ioErrOK): not fatal
+	diskFullAcks atomic.Uint64 // commits acknowledged after the first ErrDiskFull
+	firstErr     atomic.Pointer[error]
 }
 
 // tag returns a unique value tag.
@@ -341,6 +351,9 @@ func (w *workload) expected(err error) bool {
 		return true
 	case w.ioErrOK && errors.Is(err, tupled.ErrIO):
 		w.failedSeen.Add(1)
+		return true
+	case w.ioErrOK && errors.Is(err, tupled.ErrDiskFull):
+		w.diskFullSeen.Add(1)
 		return true
 	}
 	return false
@@ -371,15 +384,29 @@ func (w *workload) begin(ctx context.Context) (*tupled.Tx, error) {
 func (w *workload) commit(tx *tupled.Tx, ws []lwrite) error {
 	seq := w.l.register(ws)
 	afterFailure := w.failedSeen.Load() > 0
+	afterDiskFull := w.diskFullSeen.Load() > 0
 	err := tx.Commit()
 	if err == nil {
 		if afterFailure {
 			w.report(errors.New("a writing Commit started after an I/O error returned nil"))
 		}
+		if afterDiskFull {
+			w.diskFullAcks.Add(1)
+		}
 		w.l.ack(seq)
 		return nil
 	}
 	w.commitErrs.Add(1)
+	if w.ioErrOK && errors.Is(err, tupled.ErrDiskFull) {
+		// Not fatal, and the commit's record was voided: it must never
+		// come back, not even after a crash.
+		w.diskFullSeen.Add(1)
+		if tupled.SQLState(err) != "53100" {
+			w.report(fmt.Errorf("commit failed with SQLSTATE %q, want 53100: %w", tupled.SQLState(err), err))
+		}
+		w.l.drop(seq)
+		return err
+	}
 	w.failedSeen.Add(1)
 	if !(w.ioErrOK && errors.Is(err, tupled.ErrIO)) && !errors.Is(err, tupled.ErrClosed) {
 		w.report(fmt.Errorf("commit: %w", err))

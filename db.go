@@ -41,6 +41,9 @@ type DB struct {
 	aborts     stripe.Counter
 	vacuumRuns atomic.Uint64
 	vacuumMu   sync.Mutex
+	// active counts the API calls running (striped like commits): Close
+	// waits for it to drain before it closes the storage.
+	active stripe.Counter
 
 	stop     chan struct{}
 	bgDone   sync.WaitGroup
@@ -108,11 +111,25 @@ func Open(dir string, opts *Options) (*DB, error) {
 
 // Close stops background work and releases the database. Transactions still
 // open are rolled back implicitly (their later calls fail with ErrClosed).
+//
+// Close first refuses new calls (they fail with ErrClosed), then ends every
+// lock wait: a call blocked in Lock, Update, Delete, Insert or a locking
+// Scan returns an error that matches ErrClosed with SQLSTATE 57P01
+// (admin_shutdown) and rolls its transaction back. It then waits until every
+// running call has returned — including a Scan callback still running,
+// which must therefore not call Close itself — and only then checkpoints
+// and closes the storage.
 func (db *DB) Close() error {
 	db.closeMu.Lock()
 	defer db.closeMu.Unlock()
 	if db.closed.Swap(true) {
 		return db.closeErr
+	}
+	db.locks.Shutdown()
+	// Polling: the calls left are ending (their waits were just ended),
+	// and keeping a wait channel per call would cost every call.
+	for d := 10 * time.Microsecond; db.active.Load() != 0; d = min(2*d, time.Millisecond) {
+		time.Sleep(d)
 	}
 	close(db.stop)
 	db.bgDone.Wait()
@@ -123,11 +140,25 @@ func (db *DB) Close() error {
 	return db.closeErr
 }
 
-// CreateTable creates an empty table.
-func (db *DB) CreateTable(ctx context.Context, name string) error {
+// enter counts a DB-level call as running (see Tx.enter); ErrClosed after
+// Close began.
+func (db *DB) enter() error {
+	db.active.Add(0, 1)
 	if db.closed.Load() {
+		db.exit()
 		return ErrClosed
 	}
+	return nil
+}
+
+func (db *DB) exit() { db.active.Add(0, ^uint64(0)) }
+
+// CreateTable creates an empty table.
+func (db *DB) CreateTable(ctx context.Context, name string) error {
+	if err := db.enter(); err != nil {
+		return err
+	}
+	defer db.exit()
 	if err := ctx.Err(); err != nil {
 		return &canceledError{cause: err}
 	}
@@ -156,9 +187,10 @@ func (db *DB) CreateTable(ctx context.Context, name string) error {
 // Begin starts a transaction. Its id is assigned at once; its snapshot is
 // taken at its first operation.
 func (db *DB) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
-	if db.closed.Load() {
-		return nil, ErrClosed
+	if err := db.enter(); err != nil {
+		return nil, err
 	}
+	defer db.exit()
 	if err := ctx.Err(); err != nil {
 		return nil, &canceledError{cause: err}
 	}
@@ -190,7 +222,9 @@ func (db *DB) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
 
 // RunTx runs fn in a transaction and commits it, retrying the whole
 // transaction (at most 10 attempts, with jittered exponential backoff) while
-// the error is retryable (IsRetryable).
+// the error is retryable (IsRetryable). If fn panics (or calls
+// runtime.Goexit) the transaction is rolled back, releasing its locks, and
+// the panic goes on.
 func (db *DB) RunTx(ctx context.Context, opts *TxOptions, fn func(tx *Tx) error) error {
 	const attempts = 10
 	backoff := time.Millisecond
@@ -201,7 +235,7 @@ func (db *DB) RunTx(ctx context.Context, opts *TxOptions, fn func(tx *Tx) error)
 		if err != nil {
 			return err
 		}
-		err = fn(tx)
+		err = runFn(tx, fn)
 		if err == nil {
 			err = tx.Commit()
 		} else {
@@ -225,6 +259,19 @@ func (db *DB) RunTx(ctx context.Context, opts *TxOptions, fn func(tx *Tx) error)
 	return err
 }
 
+// runFn calls fn(tx), rolling tx back if fn does not return.
+func runFn(tx *Tx, fn func(tx *Tx) error) error {
+	returned := false
+	defer func() {
+		if !returned {
+			_ = tx.Rollback()
+		}
+	}()
+	err := fn(tx)
+	returned = true
+	return err
+}
+
 // Locks returns the heavyweight locks held and awaited, like pg_locks: tuple
 // locks (held briefly while a row lock is acquired, and queued waiters),
 // waits for transactions, and every running transaction's lock on its own id.
@@ -245,9 +292,10 @@ func (db *DB) Locks() []LockInfo {
 // RowLocks returns, like pgrowlocks, the rows of table whose current version
 // has live lockers (or a running updater) in its xmax, in key order.
 func (db *DB) RowLocks(ctx context.Context, table string) ([]RowLock, error) {
-	if db.closed.Load() {
-		return nil, ErrClosed
+	if err := db.enter(); err != nil {
+		return nil, err
 	}
+	defer db.exit()
 	tbl, err := db.table(table)
 	if err != nil {
 		return nil, err

@@ -153,10 +153,46 @@ type durable struct {
 	// skippedAtRecovery: logged writes the last recovery could not store
 	// (see redoer).
 	skippedAtRecovery atomic.Uint64
+
+	// dataFS and dataDir are where the backend's files are (bbolt's are
+	// on the OS file system whatever fs is), for the checkpoint's check of
+	// free space.
+	dataFS  vfs.FS
+	dataDir string
 }
 
 func (d *durable) fail(err error) error {
 	d.fatal.CompareAndSwap(nil, &err)
+	return d.fatalErr()
+}
+
+// walFailed is the error of a failed WAL Append or Sync: ErrDiskFull when
+// the WAL ran out of space (it voided the records, see wal.Options.
+// RetryNoSpace, and goes on), else the database fails.
+func (d *durable) walFailed(err error) error {
+	if errors.Is(err, wal.ErrNoSpace) {
+		return diskFull(err)
+	}
+	return d.fail(err)
+}
+
+func diskFull(err error) error {
+	return &opError{sentinel: ErrDiskFull, msg: "tupled: disk full: " + err.Error(), cause: err}
+}
+
+// readable is the error a read gets on an on-disk database, if any. With
+// SyncCommit on every commit readers can see is durable, so a failed WAL
+// or backend write leaves reads working. With SyncCommit off, a WAL that
+// died may have taken acknowledged, visible commits with it: as PostgreSQL
+// PANICs, the database then refuses reads too, so that no one sees commits
+// a reopen will not bring back.
+func (d *durable) readable() error {
+	if d.sync {
+		return nil
+	}
+	if err := d.wal.Err(); err != nil {
+		return d.fail(err)
+	}
 	return d.fatalErr()
 }
 
@@ -201,6 +237,11 @@ func openDurable(db *DB, dir string, o *Options) (*durable, error) {
 	wopts := wal.Options{FS: fs, Dir: fs.PathJoin(dir, "wal"), Logger: db.log, SegmentSize: o.walSegmentSize}
 	if !*o.SyncCommit {
 		wopts.SyncInterval = 20 * time.Millisecond
+	} else {
+		// Nothing is acknowledged before its Sync: a record the WAL could
+		// not write for lack of space can be voided (the commit fails with
+		// 53100) and the database go on.
+		wopts.RetryNoSpace = true
 	}
 	w, err := wal.Open(wopts)
 	if err != nil {
@@ -209,6 +250,10 @@ func openDurable(db *DB, dir string, o *Options) (*durable, error) {
 	}
 	d := &durable{db: db, fs: fs, be: be, wal: w, sync: *o.SyncCommit, inflight: make(map[uint64]wal.LSN),
 		dir: dir, ctlBackend: backendCode(o)}
+	d.dataFS, d.dataDir = fs, fs.PathJoin(dir, "data")
+	if sopts.FS == nil {
+		d.dataFS = vfs.Default
+	}
 	ctl, hasCtl, ckpt, err := d.checkFormat(dir, o)
 	if err == nil {
 		d.ckptNo = ckpt
@@ -347,7 +392,7 @@ func (d *durable) reserveXid(xid uint64) error {
 		err = d.wal.Sync(context.Background(), lsn)
 	}
 	if err != nil {
-		return d.fail(err)
+		return d.walFailed(err)
 	}
 	d.reserved.Store(upTo)
 	return nil
@@ -363,7 +408,7 @@ func (d *durable) createTable(name string) error {
 		err = d.wal.Sync(context.Background(), lsn)
 	}
 	if err != nil {
-		return d.fail(err)
+		return d.walFailed(err)
 	}
 	return nil
 }
@@ -384,7 +429,9 @@ func (d *durable) commit(tx *Tx) error {
 			d.inflightMu.Lock()
 			delete(d.inflight, x.ID)
 			d.inflightMu.Unlock()
-			return d.fail(err)
+			// Out of space: the record is void, never replayed, and the
+			// transaction is rolled back.
+			return d.walFailed(err)
 		}
 	}
 	d.inflightMu.Lock()
@@ -405,6 +452,10 @@ func (d *durable) checkpoint() error {
 	db := d.db
 	x := db.xacts.Begin() // holds the horizon while we read
 	defer db.xacts.Abort(x)
+	// reserveMu: a reservation record is either after the redo point or
+	// already counted in reserved, never dropped with neither (xids handed
+	// out from it would be given again after a crash).
+	d.reserveMu.Lock()
 	d.inflightMu.Lock()
 	snap := db.xacts.TakeSnapshot(x)
 	redo := d.wal.EndLSN()
@@ -415,7 +466,16 @@ func (d *durable) checkpoint() error {
 		redo = min(redo, l-1)
 	}
 	end := d.wal.EndLSN()
+	if d.sync {
+		// Records past the flushed end are in-flight commits (counted
+		// above) or records voided for lack of space that may never reach
+		// the disk: a redo point past the durable end would make a later
+		// recovery skip records appended after a restart at those LSNs.
+		redo = min(redo, d.wal.FlushedLSN())
+	}
+	nextXid := d.reserved.Load()
 	d.inflightMu.Unlock()
+	d.reserveMu.Unlock()
 	if !d.sync {
 		// Commits included in snap may not be durable yet.
 		if err := d.wal.Sync(context.Background(), end); err != nil {
@@ -442,11 +502,14 @@ func (d *durable) checkpoint() error {
 	// The bound must cover xids handed out in ranges not yet reserved past
 	// the redo point: the reservation records before redo are dropped.
 	b.Set(metaRedo, binary.AppendUvarint(nil, uint64(redo)))
-	b.Set(metaNextXid, binary.AppendUvarint(nil, d.reserved.Load()))
+	b.Set(metaNextXid, binary.AppendUvarint(nil, nextXid))
 	ckptNo := d.ckptNo + 1
 	b.Set(metaCheckpoint, binary.AppendUvarint(nil, ckptNo))
+	if err := d.checkpointSpace(b.Size()); err != nil {
+		return err
+	}
 	if err := d.be.Commit(b, true); err != nil {
-		return d.fail(err)
+		return d.fail(err) // the backend refuses every call now, see checkpointSpace
 	}
 	// The control file names the checkpoint before any WAL it makes
 	// unnecessary is removed (control.go).
@@ -467,9 +530,37 @@ func (d *durable) checkpoint() error {
 	return nil
 }
 
+// checkpointSpace refuses, with ErrDiskFull, a checkpoint of size bytes
+// that the backend may not have room for. A backend that runs out of space
+// in the middle of a commit is failed for good (pebble cannot go on after a
+// failed write of its own log, and the storage layer refuses every call
+// after a failed commit), while refusing here keeps it whole: the WAL keeps
+// everything since the last checkpoint and a later checkpoint tries again.
+// The margin, four times the batch and 8 MiB, covers the backend's log
+// copy of the batch, its flush to a table and the log it rotates to
+// (pebble needed about three times a 16 MiB checkpoint on a tmpfs; see
+// TestDiskFullTmpfs). A file system that cannot tell its free space (an
+// in-memory one) is not checked.
+func (d *durable) checkpointSpace(size int) error {
+	u, err := d.dataFS.GetDiskUsage(d.dataDir)
+	if err != nil {
+		return nil
+	}
+	need := 4*uint64(size) + 8<<20
+	if u.AvailBytes < need {
+		return diskFull(fmt.Errorf("checkpoint of %d bytes needs about %d bytes free in %s, %d are", size, need, d.dataDir, u.AvailBytes))
+	}
+	return nil
+}
+
 func (d *durable) close() error {
 	err := d.checkpoint()
 	if e := d.wal.Close(); err == nil {
+		if errors.Is(e, wal.ErrNoSpace) {
+			// Only records voided for lack of space (failed commits) were
+			// left unwritten: nothing acknowledged is lost.
+			e = diskFull(e)
+		}
 		err = e
 	}
 	if e := d.be.Close(); err == nil {

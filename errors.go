@@ -31,7 +31,25 @@ var (
 	// control file). The message names what is damaged; nothing damaged is
 	// ever returned as data. PostgreSQL's data_corrupted.
 	ErrCorrupted = newStateError("XX001", "data corrupted")
+	// ErrTxBusy: a call on a Tx while another call on it is running (from
+	// another goroutine). A Tx is one session: see Tx.
+	ErrTxBusy = newStateError("55000", "tupled: transaction is in use by another call (a Tx must not be used concurrently)")
+	// ErrDiskFull: a write found no space left on the device (with
+	// SyncCommit on, the default). Nothing of the call that got it was
+	// made durable (a commit that gets it is rolled back: its WAL record
+	// is voided, never replayed) and the database goes on: reads work,
+	// and writes work again by themselves once space is freed. With
+	// SyncCommit off commits are acknowledged before they are durable, so
+	// a failed WAL write (full disk or any other) may have lost
+	// acknowledged, visible commits: the database then fails as
+	// PostgreSQL PANICs, every call, reads included, returns ErrIO until
+	// it is reopened, and the reopen recovers what was durable.
+	ErrDiskFull = newStateError("53100", "could not write: no space left on device")
 )
+
+// errAdminShutdown gives a wait ended by Close its SQLSTATE (the error also
+// matches ErrClosed).
+var errAdminShutdown = newStateError("57P01", "terminating connection due to administrator command")
 
 // stateError is a sentinel that carries a SQLSTATE.
 type stateError struct {

@@ -146,13 +146,16 @@ type faultCase struct {
 	err   error
 	kinds []errorfs.OpKind
 	short bool
+	// diskFull: with SyncCommit on, the fault is not fatal: commits fail
+	// with 53100 (ErrDiskFull) while it lasts, and go on once it is gone.
+	diskFull bool
 }
 
 var faultCases = []faultCase{
 	{name: "wal-fsync-EIO", part: "/wal/", err: syscall.EIO, kinds: faultSyncOps},
 	{name: "wal-write-EIO", part: "/wal/", err: syscall.EIO, kinds: faultWriteOps},
-	{name: "wal-write-ENOSPC", part: "/wal/", err: syscall.ENOSPC, kinds: faultWriteOps},
-	{name: "wal-short-write", part: "/wal/", short: true},
+	{name: "wal-write-ENOSPC", part: "/wal/", err: syscall.ENOSPC, kinds: faultWriteOps, diskFull: true},
+	{name: "wal-short-write", part: "/wal/", short: true, diskFull: true},
 	{name: "wal-create-ENOSPC", part: "/wal/", err: syscall.ENOSPC, kinds: []errorfs.OpKind{errorfs.OpCreate}},
 	{name: "backend-fsync-EIO", part: "/data/", err: syscall.EIO, kinds: faultSyncOps},
 	{name: "backend-write-ENOSPC", part: "/data/", err: syscall.ENOSPC, kinds: faultWriteOps},
@@ -208,6 +211,11 @@ func runFault(t *testing.T, be tupled.Backend, fc faultCase, seed, stream uint64
 		f.rule.Store(&r)
 	}
 	deadline := time.Now().Add(10 * time.Second)
+	if fc.diskFull {
+		runDiskFullFault(t, db, f, w, l, dir, be, what, stop, deadline)
+		closed = true
+		return
+	}
 	for w.failedSeen.Load() == 0 && time.Now().Before(deadline) && w.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
@@ -265,4 +273,42 @@ func runFault(t *testing.T, be tupled.Backend, fc faultCase, seed, stream uint64
 	require.NoError(t, db2.RunTx(bg, nil, func(tx *tupled.Tx) error {
 		return tx.Update(bg, bankTable, []byte(acctKey(0)), []byte(fmt.Sprintf("%d:reopened", initBalance)))
 	}), "%s: the reopened database accepts commits", what)
+}
+
+// runDiskFullFault continues runFault for a disk-full case: the workload
+// sees ErrDiskFull and never ErrIO, and once the disk is back its commits
+// succeed again without a reopen; the synced data and a reopen hold every
+// acknowledged commit and none of those that failed with 53100.
+func runDiskFullFault(t *testing.T, db *tupled.DB, f *faultFS, w *workload, l *ledger, dir string, be tupled.Backend, what string, stop func(), deadline time.Time) {
+	for w.diskFullSeen.Load() == 0 && time.Now().Before(deadline) && w.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	require.NotZero(t, w.diskFullSeen.Load(), "%s: the fault never surfaced as 53100 (%d injections)", what, f.hits.Load())
+	f.disarm()
+	for w.diskFullAcks.Load() < 10 && time.Now().Before(deadline.Add(10*time.Second)) && w.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+	require.NoError(t, w.Err(), what)
+	require.Zero(t, w.failedSeen.Load(), "%s: disk full is not fatal", what)
+	require.GreaterOrEqual(t, w.diskFullAcks.Load(), uint64(10), "%s: commits resume once space is back", what)
+	require.NoError(t, db.Close(), what)
+	s := l.snapshotLocked()
+	t.Logf("%s: %d commits acknowledged, %d failed, %d disk-full errors, %d injections", what, l.nAcked, w.commitErrs.Load(), w.diskFullSeen.Load(), f.hits.Load())
+	var bboltFile string
+	var bboltData []byte
+	var err error
+	if be == tupled.Bbolt {
+		bboltFile = filepath.Join(dir, "data", storage.BboltFile)
+		bboltData, err = os.ReadFile(bboltFile)
+		require.NoError(t, err, what)
+	}
+	verifyClone(t, f.mem.CrashClone(vfs.CrashCloneCfg{}), dir, be, s, what+" (synced data only)")
+	if be == tupled.Bbolt {
+		require.NoError(t, os.WriteFile(bboltFile, bboltData, 0o600), what)
+	}
+	db2, err := tupled.Open(dir, reopenOpts(f, be))
+	require.NoError(t, err, "%s: reopen", what)
+	defer func() { require.NoError(t, db2.Close(), what) }()
+	checkRecovered(t, db2, s, what+" (reopened)")
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tupled/tupled/heap"
 	"github.com/tupled/tupled/lockmgr"
@@ -26,11 +27,27 @@ const (
 // lock, cancel the context it was given (the operation then fails with
 // SQLSTATE 57014 and the transaction is rolled back), rather than calling
 // Rollback from another goroutine.
+//
+// Concurrent use is detected and refused, not serialized: every method
+// (Rollback and Commit included) marks the Tx in use for its duration, and a
+// call that finds it in use by another call returns ErrTxBusy (SQLSTATE
+// 55000) at once, without touching the transaction — the call that holds
+// it goes on undisturbed, and its write set stays whole. A Scan callback
+// may call the Tx's methods (the mark is released while the callback runs);
+// Scan fails with ErrTxBusy if another goroutine holds the Tx when the
+// callback returns. Serializing instead (a mutex) would let a second
+// goroutine queue behind a lock wait of the first, outside its context, and
+// would still interleave the two goroutines' statements in an order neither
+// chose.
 type Tx struct {
 	db       *DB
 	txn      tuplelock.Txn
 	iso      IsolationLevel
 	readOnly bool
+
+	// busy is set for the duration of each call (see above); a per-Tx flag,
+	// so the check costs one uncontended compare-and-swap.
+	busy atomic.Bool
 
 	mu       sync.Mutex // guards state, snap, haveSnap
 	state    txState
@@ -46,20 +63,38 @@ type Tx struct {
 // life. LockInfo.TxID and RowLock.Lockers name it.
 func (tx *Tx) ID() uint64 { return tx.txn.X.ID }
 
+// enter marks tx in use by the calling method (ErrTxBusy if another call
+// holds it) and counts the call as running for DB.Close; exit undoes both.
+// The count is taken before the caller checks db.closed, so Close, which
+// sets closed before it waits for the count to drain, either sees the call
+// or the call sees closed.
+func (tx *Tx) enter() error {
+	if !tx.busy.CompareAndSwap(false, true) {
+		return ErrTxBusy
+	}
+	tx.db.active.Add(tx.txn.X.ID, 1)
+	return nil
+}
+
+func (tx *Tx) exit() {
+	tx.db.active.Add(tx.txn.X.ID, ^uint64(0))
+	tx.busy.Store(false)
+}
+
 // start checks that tx can run an operation and returns its snapshot for
 // this operation (READ COMMITTED: a fresh one; REPEATABLE READ: the one
 // taken at the first operation).
 func (tx *Tx) start(ctx context.Context, write bool) (xact.Snapshot, error) {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
+	if tx.db.closed.Load() {
+		return xact.Snapshot{}, ErrClosed
+	}
 	switch tx.state {
 	case txDone:
 		return xact.Snapshot{}, ErrTxDone
 	case txAborted:
 		return xact.Snapshot{}, ErrTxAborted
-	}
-	if tx.db.closed.Load() {
-		return xact.Snapshot{}, ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
 		tx.abortLocked()
@@ -70,7 +105,10 @@ func (tx *Tx) start(ctx context.Context, write bool) (xact.Snapshot, error) {
 		return xact.Snapshot{}, ErrReadOnly
 	}
 	if d := tx.db.dur; d != nil {
-		err := d.fatalErr()
+		err := d.readable()
+		if err == nil && write {
+			err = d.fatalErr()
+		}
 		if err == nil {
 			err = asCorrupted(tx.db.heap.BackendError())
 		}
@@ -101,6 +139,8 @@ func (tx *Tx) fail(ctx context.Context, err error) error {
 		err = ErrDeadlock
 	case errors.Is(err, lockmgr.ErrLockTimeout):
 		err = ErrLockTimeout
+	case errors.Is(err, lockmgr.ErrShutdown):
+		err = &opError{sentinel: ErrClosed, msg: "terminating connection due to administrator command: the database is closing", cause: errAdminShutdown}
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		cause := ctx.Err()
 		if cause == nil {
@@ -145,6 +185,10 @@ func (tx *Tx) logWrite(table string, key, value []byte, isDelete bool) {
 
 // Get returns the value visible to the transaction's snapshot.
 func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error) {
+	if err := tx.enter(); err != nil {
+		return nil, err
+	}
+	defer tx.exit()
 	snap, err := tx.start(ctx, false)
 	if err != nil {
 		return nil, err
@@ -191,6 +235,10 @@ func waitPolicy(w WaitPolicy) (tuplelock.WaitPolicy, bool) {
 // Lock is SELECT value FROM table WHERE key = key FOR <strength> [NOWAIT |
 // SKIP LOCKED]; see API.md.
 func (tx *Tx) Lock(ctx context.Context, table string, key []byte, strength LockStrength, wait WaitPolicy) ([]byte, error) {
+	if err := tx.enter(); err != nil {
+		return nil, err
+	}
+	defer tx.exit()
 	snap, err := tx.start(ctx, true)
 	if err != nil {
 		return nil, err
@@ -262,6 +310,10 @@ func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup
 // Insert adds a row; ErrDuplicateKey if a live row has the key (after
 // waiting for an in-progress inserter or deleter of it).
 func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error {
+	if err := tx.enter(); err != nil {
+		return err
+	}
+	defer tx.exit()
 	if _, err := tx.start(ctx, true); err != nil {
 		return err
 	}
@@ -303,6 +355,10 @@ func (tx *Tx) Delete(ctx context.Context, table string, key []byte) error {
 }
 
 func (tx *Tx) write(ctx context.Context, table string, key, value []byte, isDelete bool) error {
+	if err := tx.enter(); err != nil {
+		return err
+	}
+	defer tx.exit()
 	snap, err := tx.start(ctx, true)
 	if err != nil {
 		return err
@@ -367,8 +423,22 @@ func (tx *Tx) writeVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tu
 	}
 }
 
-// Scan calls fn for each qualifying row in key order (see API.md).
+// Scan calls fn for each qualifying row in key order (see API.md). key and
+// value are fn's own copies: the engine never hands out the memory a row is
+// stored in. fn may call tx's methods.
 func (tx *Tx) Scan(ctx context.Context, table string, opts ScanOptions, fn func(key, value []byte) error) error {
+	if err := tx.enter(); err != nil {
+		return err
+	}
+	// While fn runs the Tx is released (held false) but the call still
+	// counts as running: Close waits for the callback too.
+	held := true
+	defer func() {
+		tx.db.active.Add(tx.txn.X.ID, ^uint64(0))
+		if held {
+			tx.busy.Store(false)
+		}
+	}()
 	locking := opts.Lock != NoLock
 	snap, err := tx.start(ctx, locking)
 	if err != nil {
@@ -424,7 +494,28 @@ func (tx *Tx) Scan(ctx context.Context, table string, opts ScanOptions, fn func(
 			}
 			value = v
 		}
-		if err := fn(r.Key(), value); err != nil {
+		// One allocation holds both copies.
+		k := r.Key()
+		buf := make([]byte, len(k)+len(value))
+		copy(buf, k)
+		copy(buf[len(k):], value)
+		tx.busy.Store(false)
+		held = false
+		err := fn(buf[:len(k):len(k)], buf[len(k):])
+		if !tx.busy.CompareAndSwap(false, true) {
+			if err == nil {
+				err = ErrTxBusy
+			}
+			scanErr = err
+			return false
+		}
+		held = true
+		if err == nil {
+			// The callback (or, meanwhile, another goroutine) may have
+			// ended the transaction, or Close may have begun.
+			err = tx.stillActive()
+		}
+		if err != nil {
 			scanErr = err
 			return false
 		}
@@ -438,10 +529,31 @@ func (tx *Tx) Scan(ctx context.Context, table string, opts ScanOptions, fn func(
 	return scanErr
 }
 
+// stillActive is the error a running operation stops with once the
+// transaction ended or the database began closing under it.
+func (tx *Tx) stillActive() error {
+	if tx.db.closed.Load() {
+		return ErrClosed
+	}
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	switch tx.state {
+	case txDone:
+		return ErrTxDone
+	case txAborted:
+		return ErrTxAborted
+	}
+	return nil
+}
+
 // Commit commits the transaction. A transaction that only read and locked
 // rows has nothing to make durable: its commit is one clog write and the
 // closing of its Done channel, which makes all its row locks vanish at once.
 func (tx *Tx) Commit() error {
+	if err := tx.enter(); err != nil {
+		return err
+	}
+	defer tx.exit()
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
 	switch tx.state {
@@ -471,8 +583,14 @@ func (tx *Tx) Commit() error {
 	return nil
 }
 
-// Rollback aborts the transaction; a no-op on a finished one.
+// Rollback aborts the transaction; a no-op on a finished one. It fails with
+// ErrTxBusy, doing nothing, while another call on tx runs (cancel that
+// call's context instead).
 func (tx *Tx) Rollback() error {
+	if err := tx.enter(); err != nil {
+		return err
+	}
+	defer tx.exit()
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
 	if tx.state == txActive {

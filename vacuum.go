@@ -23,6 +23,10 @@ type VacuumResult struct {
 // below the oldest xid still referenced. It runs in the background every
 // Options.VacuumInterval; calling it directly is safe.
 func (db *DB) Vacuum() VacuumResult {
+	if db.enter() != nil {
+		return VacuumResult{}
+	}
+	defer db.exit()
 	db.vacuumMu.Lock()
 	defer db.vacuumMu.Unlock()
 	horizon := db.xacts.Horizon()
@@ -62,6 +66,7 @@ func (db *DB) vacuumLoop(interval time.Duration) {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	last, lastCkpt := time.Now(), time.Now()
+	var ckptRetry time.Time // after a failed checkpoint (a full disk): no WAL-size trigger before it
 	for {
 		select {
 		case <-db.stop:
@@ -76,9 +81,10 @@ func (db *DB) vacuumLoop(interval time.Duration) {
 			if d := db.dur; d != nil {
 				walSize := int64(uint64(d.wal.EndLSN()) - d.lastCkptLSN.Load())
 				if now.Sub(lastCkpt) >= db.opts.CheckpointInterval ||
-					(db.opts.CheckpointWALSize > 0 && walSize >= db.opts.CheckpointWALSize) {
+					(db.opts.CheckpointWALSize > 0 && walSize >= db.opts.CheckpointWALSize && now.After(ckptRetry)) {
 					if err := d.checkpoint(); err != nil {
 						db.log.Error("checkpoint failed", "err", err)
+						ckptRetry = now.Add(time.Second)
 					}
 					lastCkpt = now
 				}
@@ -94,9 +100,10 @@ func (db *DB) vacuumLoop(interval time.Duration) {
 // its backend and removes the WAL that is no longer needed. A no-op for an
 // in-memory database.
 func (db *DB) Checkpoint() error {
-	if db.closed.Load() {
-		return ErrClosed
+	if err := db.enter(); err != nil {
+		return err
 	}
+	defer db.exit()
 	if db.dur == nil {
 		return nil
 	}

@@ -25,6 +25,7 @@ var (
 	ErrWouldBlock  = errors.New("lockmgr: lock not available")                 // nowait request could not be granted at once
 	ErrDeadlock    = errors.New("lockmgr: deadlock detected")                  // this waiter's check found a cycle through it
 	ErrLockTimeout = errors.New("lockmgr: canceling wait due to lock timeout") // Wait.Timeout expired
+	ErrShutdown    = errors.New("lockmgr: shutting down")                      // Shutdown was called: no wait blocks any more
 )
 
 // TagKind says what a Tag names.

@@ -294,6 +294,8 @@ func (m *Manager) sleep(ctx context.Context, wr *waiter, timeout time.Duration) 
 		cause = fmt.Errorf("lockmgr: waiting for %s on %s: %w", wr.mode, wr.lock.tag, ctx.Err())
 	case <-tc:
 		cause = ErrLockTimeout
+	case <-m.shutdown:
+		cause = fmt.Errorf("lockmgr: waiting for %s on %s: %w", wr.mode, wr.lock.tag, ErrShutdown)
 	}
 	if cause != nil {
 		wr.dw.Resolve(deadlock.Aborted) // loses if a grant or the detector got there first

@@ -428,3 +428,44 @@ func TestHashCollisionChain(t *testing.T) {
 		t.Fatalf("%d map entries left", len(pt.locks))
 	}
 }
+
+// TestShutdownEndsWaits: Shutdown wakes a blocked Lock and a blocked
+// WaitXacts with ErrShutdown, leaves no waiter behind, and later requests
+// that would block fail at once (those that can be granted still are).
+func TestShutdownEndsWaits(t *testing.T) {
+	m := newManager(t, "default", time.Second)
+	ctx := context.Background()
+	holder, w1, w2 := m.NewProc(1), m.NewProc(2), m.NewProc(3)
+	if err := m.Lock(ctx, holder, tup("a"), AccessExclusiveLock, Wait{}); err != nil {
+		t.Fatal(err)
+	}
+	running := make(chan struct{}) // transaction 1 never ends
+	e1 := make(chan error, 1)
+	go func() { e1 <- m.Lock(ctx, w1, tup("a"), AccessExclusiveLock, Wait{}) }()
+	e2 := make(chan error, 1)
+	go func() { e2 <- m.WaitXacts(ctx, w2, []Xact{{Xid: 1, Done: running}}, Wait{}) }()
+	eventually(t, "both wait", func() bool {
+		_, ok1 := waitingAny(m, 2)
+		_, ok2 := waitingAny(m, 3)
+		return ok1 && ok2
+	})
+	m.Shutdown()
+	for i, ch := range []chan error{e1, e2} {
+		if err := <-ch; !errors.Is(err, ErrShutdown) {
+			t.Fatalf("waiter %d: got %v, want ErrShutdown", i, err)
+		}
+	}
+	if n := countWaiters(m); n != 0 {
+		t.Fatalf("%d waiters left after Shutdown", n)
+	}
+	if err := m.Lock(ctx, w1, tup("a"), AccessExclusiveLock, Wait{}); !errors.Is(err, ErrShutdown) {
+		t.Fatalf("a later blocking Lock: got %v, want ErrShutdown", err)
+	}
+	if err := m.WaitXacts(ctx, w2, []Xact{{Xid: 1, Done: running}}, Wait{}); !errors.Is(err, ErrShutdown) {
+		t.Fatalf("a later WaitXacts: got %v, want ErrShutdown", err)
+	}
+	if err := m.Lock(ctx, w1, tup("b"), AccessExclusiveLock, Wait{}); err != nil {
+		t.Fatalf("a grantable Lock after Shutdown: %v", err)
+	}
+	m.Shutdown() // idempotent
+}

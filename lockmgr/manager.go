@@ -44,8 +44,8 @@ import (
 // A blocked request is a *waiter whose embedded deadlock.Wait moves out of the
 // Waiting state exactly once (compare-and-swap): Granted by the releaser that
 // grants it (under the partition mutex), Victim by the deadlock detector,
-// Aborted by its own goroutine on ctx, lock timeout or close. The goroutine
-// sleeps in a select on the Wait's Done channel, ctx.Done and its lock-timeout
+// Aborted by its own goroutine on ctx, lock timeout or Shutdown. The goroutine
+// sleeps in a select on the Wait's Done channel, ctx.Done, Shutdown and its lock-timeout
 // timer — never polling. Whatever ends the wait removes it from the queue, from
 // the registry, and wakes the waiters that may now proceed, under the
 // partition mutex, before the call returns.
@@ -60,6 +60,8 @@ type Manager struct {
 	simpleDeadlocks atomic.Uint64
 	locksHint       atomic.Int64 // capacity for the next Locks() result
 	closeOnce       sync.Once
+	shutdownOnce    sync.Once
+	shutdown        chan struct{} // closed by Shutdown: every wait ends with ErrShutdown
 
 	// testAfterGrant, when set (by tests, before any use), runs in wakeup
 	// right after a waiter's wait was resolved Granted, with the partition
@@ -119,6 +121,8 @@ func New(opts Options) (*Manager, error) {
 		reg:   make([]regShard, n),
 		mask:  uint64(n - 1),
 		seed:  maphash.MakeSeed(),
+
+		shutdown: make(chan struct{}),
 	}
 	for i := range m.parts {
 		m.parts[i].locks = make(map[uint64]*lock)
@@ -136,6 +140,13 @@ func New(opts Options) (*Manager, error) {
 // It is idempotent. Locks keep working afterwards, without deadlock detection;
 // waiters still blocked are not woken (they still honour ctx and Timeout).
 func (m *Manager) Close() { m.closeOnce.Do(m.det.Close) }
+
+// Shutdown ends every wait, now and later, with ErrShutdown: blocked Lock
+// and WaitXacts calls return (leaving their queues as on a cancellation) and
+// later requests that would block fail at once. Requests that can be
+// granted at once still are. The database calls it from Close before it
+// waits for running calls, so that none of them sleeps for ever. Idempotent.
+func (m *Manager) Shutdown() { m.shutdownOnce.Do(func() { close(m.shutdown) }) }
 
 // NewProc returns the Proc of transaction xid. Xids of live procs should be
 // distinct (two waiting procs with one xid are both found, but a transaction

@@ -92,6 +92,9 @@ wait:
 		case <-tc:
 			cause = ErrLockTimeout
 			break wait
+		case <-m.shutdown:
+			cause = fmt.Errorf("lockmgr: waiting for transaction %d: %w", x.Xid, ErrShutdown)
+			break wait
 		}
 	}
 	if cause == nil {

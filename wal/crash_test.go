@@ -111,7 +111,7 @@ func verifyCrash(t *testing.T, cp crashPoint, full []entry, segSize int64) {
 	require.NoError(t, err)
 	require.Equal(t, int64(end-last), fi.Size(), "%s: the torn tail must be cut from the file", cp.desc)
 
-	marker := Record{Type: 255, Data: []byte(fmt.Sprintf("marker %d %d", 1<<62, len(got)))}
+	marker := Record{Type: 254, Data: []byte(fmt.Sprintf("marker %d %d", 1<<62, len(got)))}
 	lsn, err := w.Append(marker)
 	require.NoError(t, err)
 	require.NoError(t, w.Sync(context.Background(), lsn))

@@ -34,7 +34,13 @@
 //   - Sync(ctx, lsn) returns nil only if lsn <= FlushedLSN. After the first
 //     failed write or fsync the WAL is dead: Append, Sync, Replay and
 //     RemoveBefore return an error wrapping ErrFatal and that first cause,
-//     for ever; no fsync is retried.
+//     for ever; no fsync is retried. The one exception, with
+//     Options.RetryNoSpace: a write (of records or of a new segment) that
+//     fails with ENOSPC voids every record not yet written — type 0xff,
+//     same length, same LSN, so LSNs are never reused; Replay skips them
+//     and a Sync covering one returns ErrNoSpace for ever — and the writer
+//     writes them again at its next round, so the log goes on once space
+//     is freed.
 //   - Exactly one goroutine, the writer, writes and fsyncs segment files once
 //     Open has returned. Appenders only encode into a buffer under a mutex;
 //     Sync callers queue and wait on a channel.

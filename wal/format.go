@@ -130,6 +130,22 @@ func appendRecord(buf []byte, lsn, synced LSN, r Record) []byte {
 	return buf
 }
 
+// voidType marks a record voided after a write of it failed for lack of
+// space (see Options.RetryNoSpace): it keeps its bytes and LSN, so the log
+// stays contiguous, but Replay never shows it. Engines must not use it.
+const voidType RecordType = 0xff
+
+// voidRecords turns every record of buf — whole records back to back, as a
+// pending chunk holds them — into a void record, in place.
+func voidRecords(buf []byte) {
+	for len(buf) >= recHeaderSize {
+		n := recHeaderSize + int(binary.LittleEndian.Uint32(buf[4:8]))
+		buf[8] = byte(voidType)
+		binary.LittleEndian.PutUint32(buf[0:4], crc32.Checksum(buf[4:n], castagnoli))
+		buf = buf[n:]
+	}
+}
+
 // recHeader is a decoded record header.
 type recHeader struct {
 	crc    uint32

@@ -110,6 +110,10 @@ func (w *WAL) replaySegment(base, limit, from LSN, fn func(LSN, Record) error) e
 		if err := checkRecordCRC(h, rh, payload); err != nil {
 			return w.corrupt(base, off, "%v", err)
 		}
+		if rh.typ == voidType { // a record whose write failed for lack of space
+			off = next
+			continue
+		}
 		if err := fn(lsn, Record{Type: rh.typ, Data: payload}); err != nil {
 			return err
 		}

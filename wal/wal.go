@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -52,6 +54,21 @@ type Options struct {
 	// 0 means records are written only when Sync (or Close, or Replay)
 	// asks, or when 1 MiB is buffered, and fsynced only by Sync and Close.
 	SyncInterval time.Duration
+	// RetryNoSpace makes a write that fails with ENOSPC — of records, or of
+	// a new segment's file — survivable instead of fatal, for callers that
+	// acknowledge nothing before Sync returned nil. The records not yet
+	// written at that moment (every record appended and not written) are
+	// voided: they keep their place in the log, so LSNs are never reused,
+	// but Replay never shows them, and every Sync for an LSN among them
+	// returns an error wrapping ErrNoSpace, now and later. The writer keeps
+	// them queued and writes them again (as void records) at the next
+	// round, so the log goes on as soon as space is freed. What was written
+	// before the failure is fsynced as usual. A failed fsync stays fatal
+	// (after it the kernel's page cache state is unknown), and so does every
+	// other write error. A caller that acknowledges records before Sync
+	// (SyncInterval with the engine's SyncCommit off) must leave it off: a
+	// voided record would be an acknowledged one lost.
+	RetryNoSpace bool
 }
 
 // Sentinel errors; test them with errors.Is.
@@ -69,6 +86,11 @@ var (
 	// segment, or damage in the last segment that a later intact record
 	// proves was already durable.
 	ErrCorrupt = errors.New("wal: corrupt log")
+	// ErrNoSpace wraps the ENOSPC of a failed write under RetryNoSpace: the
+	// records covered were voided (they are never replayed) and the log
+	// goes on. Append returns it too while a write is failing and much is
+	// already queued, rather than queueing more.
+	ErrNoSpace = errors.New("wal: no space left on device")
 	// ErrRecordTooLarge is returned by Append for a record that cannot fit
 	// in one segment.
 	ErrRecordTooLarge = errors.New("wal: record larger than a segment can hold")
@@ -107,11 +129,23 @@ type chunk struct {
 }
 
 // waiter is a Sync (sync=true) or Replay (sync=false) waiting for the
-// writer to have fsynced (or written) everything appended before it queued.
+// writer to have fsynced (or written) everything up to upTo.
 type waiter struct {
 	sync bool
+	upTo LSN
 	ch   chan error // buffered: the writer never blocks on a waiter that gave up
 }
+
+// voidRange is (from, to]: the records ending in it were voided after a
+// write failed for lack of space (see Options.RetryNoSpace).
+type voidRange struct {
+	from, to LSN
+	err      error // what Sync returns for them
+}
+
+// maxStalled is how many bytes may be queued while writes fail for lack of
+// space before Append refuses more (with ErrNoSpace).
+const maxStalled = 4 * writeThreshold
 
 // segFile is the segment the writer appends to.
 type segFile struct {
@@ -144,6 +178,12 @@ type WAL struct {
 	waiters      []waiter
 	closed       bool
 	segs         []LSN // bases of the live segments, ascending
+
+	// Under RetryNoSpace: the error of the last write that failed for lack
+	// of space, until a write succeeds again, and the voided ranges.
+	retryNoSpace bool
+	noSpace      error
+	voids        atomic.Pointer[[]voidRange] // copied on write (under mu), read lock-free by Sync
 
 	fatal   atomic.Pointer[error]
 	flushed atomic.Uint64 // everything before it is durable
@@ -198,6 +238,7 @@ func Open(opts Options) (*WAL, error) {
 		closing:    make(chan struct{}),
 		writerDone: make(chan struct{}),
 	}
+	w.retryNoSpace = opts.RetryNoSpace
 	start := time.Now()
 	if err := w.makeDir(); err != nil {
 		return nil, err
@@ -276,8 +317,8 @@ func (w *WAL) segPath(base LSN) string { return w.fs.PathJoin(w.dirname, segment
 func (w *WAL) Append(recs ...Record) (LSN, error) {
 	maxPayload := w.segSize - segHeaderSize - recHeaderSize
 	for i, r := range recs {
-		if r.Type == 0 {
-			return 0, fmt.Errorf("%w (record %d)", ErrInvalidRecord, i)
+		if r.Type == 0 || r.Type == voidType {
+			return 0, fmt.Errorf("%w (record %d has type %d)", ErrInvalidRecord, i, r.Type)
 		}
 		if int64(len(r.Data)) > maxPayload {
 			return 0, fmt.Errorf("%w: record %d has %d bytes, at most %d fit", ErrRecordTooLarge, i, len(r.Data), maxPayload)
@@ -286,6 +327,12 @@ func (w *WAL) Append(recs ...Record) (LSN, error) {
 	w.mu.Lock()
 	if err := w.usableLocked(); err != nil {
 		w.mu.Unlock()
+		return 0, err
+	}
+	if w.noSpace != nil && w.pendingBytes >= maxStalled {
+		err := w.noSpace
+		w.mu.Unlock()
+		w.kickWriter() // try again: space may have been freed
 		return 0, err
 	}
 	if len(recs) == 0 {
@@ -368,6 +415,9 @@ func (w *WAL) Sync(ctx context.Context, upTo LSN) error {
 	if p := w.fatal.Load(); p != nil {
 		return *p
 	}
+	if err := w.voided(upTo); err != nil {
+		return err
+	}
 	if upTo <= LSN(w.flushed.Load()) {
 		return nil
 	}
@@ -414,10 +464,33 @@ func (w *WAL) enqueue(upTo LSN, sync bool) (chan error, error) {
 		return nil, nil
 	}
 	ch := make(chan error, 1)
-	w.waiters = append(w.waiters, waiter{sync: sync, ch: ch})
+	w.waiters = append(w.waiters, waiter{sync: sync, upTo: upTo, ch: ch})
 	w.mu.Unlock()
 	w.kickWriter()
 	return ch, nil
+}
+
+// voided returns the error of the void range holding upTo, or nil.
+func (w *WAL) voided(upTo LSN) error {
+	p := w.voids.Load()
+	if p == nil {
+		return nil
+	}
+	vs := *p
+	for i := len(vs) - 1; i >= 0; i-- {
+		if v := vs[i]; v.from < upTo && upTo <= v.to {
+			return v.err
+		}
+	}
+	return nil
+}
+
+// Err returns the fatal error once the log died (see ErrFatal), else nil.
+func (w *WAL) Err() error {
+	if p := w.fatal.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // FlushedLSN is the durable end of the log: every record whose LSN is at
@@ -529,11 +602,12 @@ func (w *WAL) run() {
 			needSync = needSync || wt.sync
 		}
 		var err error
+		done := len(chunks)
 		if p := w.fatal.Load(); p != nil {
 			err = *p
 		} else {
 			var took time.Duration
-			took, err = w.writeOut(chunks, end, needSync)
+			took, done, err = w.writeOut(chunks, end, needSync)
 			if took > 0 {
 				fsyncTime = (3*fsyncTime + took) / 4
 				lastGroup = 0
@@ -544,10 +618,11 @@ func (w *WAL) run() {
 				}
 			}
 		}
-		w.recycle(chunks)
-		for _, wt := range waiters {
-			wt.ch <- err
+		w.recycle(chunks[:done])
+		if err != nil && closing && w.fatal.Load() == nil {
+			err = w.die(err) // Close reports what it could not write
 		}
+		w.answer(waiters, err)
 		if closing {
 			// Appends and Syncs after closed was set are refused, so
 			// nothing can be queued behind this last round.
@@ -559,6 +634,31 @@ func (w *WAL) run() {
 			}
 			return
 		}
+	}
+}
+
+// answer gives each waiter of a round its result: err, except that after a
+// write that failed for lack of space (not fatal) a waiter whose records
+// got out before the failure succeeds, and a waiter whose records were
+// voided fails whatever this round did.
+func (w *WAL) answer(waiters []waiter, err error) {
+	stalled := err != nil && w.fatal.Load() == nil
+	flushed, written := LSN(w.flushed.Load()), LSN(w.written.Load())
+	if stalled || w.voids.Load() != nil {
+		for i, wt := range waiters {
+			e := err
+			if stalled && ((wt.sync && wt.upTo <= flushed) || (!wt.sync && wt.upTo <= written)) {
+				e = nil
+			}
+			if e == nil {
+				e = w.voided(wt.upTo)
+			}
+			waiters[i].ch <- e
+		}
+		return
+	}
+	for _, wt := range waiters {
+		wt.ch <- err
 	}
 }
 
@@ -601,12 +701,17 @@ func (w *WAL) gather(want int, maxWait time.Duration) {
 }
 
 // writeOut writes chunks (which end at end) and, if needSync, fsyncs; it
-// returns how long the fsync took (0 if none). Any failure kills the WAL.
-func (w *WAL) writeOut(chunks []chunk, end LSN, needSync bool) (time.Duration, error) {
-	for _, c := range chunks {
+// returns how long the fsync took (0 if none) and how many chunks it wrote.
+// Any failure kills the WAL, but for a write that fails for lack of space
+// under RetryNoSpace (see stall).
+func (w *WAL) writeOut(chunks []chunk, end LSN, needSync bool) (time.Duration, int, error) {
+	for i, c := range chunks {
 		if c.base != w.cur.base {
 			if err := w.rotate(c.base); err != nil {
-				return 0, w.die(err)
+				if w.retryable(err) {
+					return 0, i, w.stall(chunks[i:], err, needSync)
+				}
+				return 0, i, w.die(err)
 			}
 		}
 		n, err := w.cur.f.WriteAt(c.data, w.cur.off)
@@ -614,26 +719,98 @@ func (w *WAL) writeOut(chunks []chunk, end LSN, needSync bool) (time.Duration, e
 			err = io.ErrShortWrite
 		}
 		if err != nil {
-			return 0, w.die(fmt.Errorf("write %s at offset %d: %w", w.segPath(w.cur.base), w.cur.off, err))
+			err = fmt.Errorf("write %s at offset %d: %w", w.segPath(w.cur.base), w.cur.off, err)
+			if w.retryable(err) {
+				// The bytes that got out are a prefix of c.data, which
+				// the next round writes again at the same offset.
+				return 0, i, w.stall(chunks[i:], err, needSync)
+			}
+			return 0, i, w.die(err)
 		}
 		w.cur.off += int64(n)
 		w.written.Store(uint64(w.cur.base) + uint64(w.cur.off))
 	}
 	if got := LSN(w.written.Load()); got != end {
-		return 0, w.die(fmt.Errorf("internal error: wrote up to %d, log ends at %d", got, end))
+		return 0, len(chunks), w.die(fmt.Errorf("internal error: wrote up to %d, log ends at %d", got, end))
+	}
+	if w.retryNoSpace {
+		w.mu.Lock()
+		if w.noSpace != nil {
+			w.noSpace = nil
+			w.log.Info("wal writes resumed after running out of space", "written", end)
+		}
+		w.mu.Unlock()
 	}
 	if !needSync || LSN(w.flushed.Load()) >= end {
-		return 0, nil
+		return 0, len(chunks), nil
 	}
 	start := time.Now()
 	err := w.cur.f.SyncData()
 	took := max(time.Since(start), 1)
 	w.fsyncs.Add(1)
 	if err != nil {
-		return took, w.die(fmt.Errorf("fsync %s: %w", w.segPath(w.cur.base), err))
+		return took, len(chunks), w.die(fmt.Errorf("fsync %s: %w", w.segPath(w.cur.base), err))
 	}
 	w.flushed.Store(uint64(end))
-	return took, nil
+	return took, len(chunks), nil
+}
+
+// errSyncFailed marks an fsync failure inside an error that may also say
+// ENOSPC: an fsync failure is never retried.
+var errSyncFailed = errors.New("fsync failed")
+
+// retryable reports whether a failed write is one RetryNoSpace survives.
+func (w *WAL) retryable(err error) bool {
+	return w.retryNoSpace && errors.Is(err, syscall.ENOSPC) && !errors.Is(err, errSyncFailed)
+}
+
+// stall handles a write that failed for lack of space under RetryNoSpace.
+// kept are the chunks not written. What was written before is fsynced if
+// a waiter needs it (a failure is fatal). Every record not written — kept,
+// and appended since the round began — is voided and queued again ahead
+// of later appends, and their LSNs are remembered, so that their Syncs fail
+// for ever and Replay skips them even once the next round writes them.
+func (w *WAL) stall(kept []chunk, cause error, needSync bool) error {
+	written := LSN(w.written.Load())
+	if needSync && w.cur.f != nil && LSN(w.flushed.Load()) < written {
+		err := w.cur.f.SyncData()
+		w.fsyncs.Add(1)
+		if err != nil {
+			return w.die(fmt.Errorf("fsync %s: %w", w.segPath(w.cur.base), err))
+		}
+		w.flushed.Store(uint64(written))
+	}
+	err := fmt.Errorf("%w: %w", ErrNoSpace, cause)
+	w.mu.Lock()
+	n := 0
+	for _, c := range kept {
+		voidRecords(c.data)
+		n += len(c.data)
+	}
+	for _, c := range w.pending {
+		voidRecords(c.data)
+	}
+	var vs []voidRange
+	if p := w.voids.Load(); p != nil {
+		vs = slices.Clone(*p)
+	}
+	if k := len(vs); k > 0 && vs[k-1].from == written {
+		vs[k-1].to, vs[k-1].err = w.end, err
+	} else {
+		vs = append(vs, voidRange{from: written, to: w.end, err: err})
+	}
+	w.voids.Store(&vs)
+	w.pending = append(slices.Clone(kept), w.pending...)
+	w.pendingBytes += n
+	first := w.noSpace == nil
+	w.noSpace = err
+	end := w.end
+	w.mu.Unlock()
+	if first {
+		w.log.Warn("wal write failed for lack of space; the records not written are void, writes go on when space is freed",
+			"err", cause, "written", written, "voided_up_to", end)
+	}
+	return err
 }
 
 // recycle keeps a few written-out buffers for later appends.
@@ -653,16 +830,18 @@ func (w *WAL) rotate(base LSN) error {
 	if want := w.cur.base + LSN(w.cur.off); base != want {
 		return fmt.Errorf("internal error: next segment at %d, current one ends at %d", base, want)
 	}
-	err := w.cur.f.SyncData()
-	w.fsyncs.Add(1)
-	if err != nil {
-		return fmt.Errorf("fsync %s before starting the next segment: %w", w.segPath(w.cur.base), err)
+	if w.cur.f != nil { // nil: sealed already by a rotation that failed to create the next one
+		err := w.cur.f.SyncData()
+		w.fsyncs.Add(1)
+		if err != nil {
+			return fmt.Errorf("fsync %s before starting the next segment: %w: %w", w.segPath(w.cur.base), errSyncFailed, err)
+		}
+		w.flushed.Store(uint64(base))
+		if err := w.cur.f.Close(); err != nil {
+			return fmt.Errorf("close %s: %w", w.segPath(w.cur.base), err)
+		}
+		w.cur.f = nil
 	}
-	w.flushed.Store(uint64(base))
-	if err := w.cur.f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", w.segPath(w.cur.base), err)
-	}
-	w.cur.f = nil
 	f, err := w.createSegment(base)
 	if err != nil {
 		return err
@@ -685,6 +864,9 @@ func (w *WAL) createSegment(base LSN) (vfs.File, error) {
 	}
 	fail := func(err error) (vfs.File, error) {
 		_ = f.Close()
+		// A headerless file must not be left where the next segment goes
+		// (best effort: a crash now leaves it, and Open copes with that).
+		_ = w.fs.Remove(name)
 		return nil, err
 	}
 	hdr := encodeSegmentHeader(base)
@@ -697,7 +879,7 @@ func (w *WAL) createSegment(base LSN) (vfs.File, error) {
 	err = f.Sync()
 	w.fsyncs.Add(1)
 	if err != nil {
-		return fail(fmt.Errorf("fsync %s: %w", name, err))
+		return fail(fmt.Errorf("fsync %s: %w: %w", name, errSyncFailed, err))
 	}
 	if err := w.syncDir(); err != nil {
 		return fail(err)
@@ -712,7 +894,7 @@ func (w *WAL) syncDir() error {
 	err := w.dir.Sync()
 	w.dirSyncs.Add(1)
 	if err != nil {
-		return fmt.Errorf("fsync directory %s: %w", w.dirname, err)
+		return fmt.Errorf("fsync directory %s: %w: %w", w.dirname, errSyncFailed, err)
 	}
 	return nil
 }
