@@ -14,6 +14,7 @@ require (
 	go.etcd.io/bbolt v1.4.3
 	go.uber.org/goleak v1.3.0
 	gonum.org/v1/plot v0.15.2
+	google.golang.org/protobuf v1.36.8
 	pgregory.net/rapid v1.2.0
 )
 
@@ -58,6 +59,5 @@ require (
 	golang.org/x/image v0.24.0 // indirect
 	golang.org/x/sys v0.35.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
-	google.golang.org/protobuf v1.36.8 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
