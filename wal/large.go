@@ -37,15 +37,5 @@ func (w *WAL) WaitWritten(ctx context.Context, upTo LSN) error {
 	if ch == nil {
 		return err
 	}
-	select {
-	case err := <-ch:
-		return err
-	case <-ctx.Done():
-		select {
-		case err := <-ch:
-			return err
-		default:
-			return ctx.Err()
-		}
-	}
+	return awaitWriter(ctx, ch)
 }

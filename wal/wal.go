@@ -429,6 +429,12 @@ func (w *WAL) Sync(ctx context.Context, upTo LSN) error {
 		return err
 	}
 	w.syncWaits.Add(1)
+	return awaitWriter(ctx, ch)
+}
+
+// awaitWriter waits for the writer's answer on ch, or for ctx; an answer
+// that is already there wins over a context that ended meanwhile.
+func awaitWriter(ctx context.Context, ch chan error) error {
 	select {
 	case err := <-ch:
 		return err
