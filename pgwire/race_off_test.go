@@ -1,0 +1,5 @@
+//go:build !race
+
+package pgwire
+
+const raceEnabled = false
