@@ -320,7 +320,7 @@ func (db *DB) RowLocks(ctx context.Context, table string) ([]RowLock, error) {
 		rl := RowLock{Key: append([]byte(nil), r.Key()...), Multi: multi}
 		for _, m := range live {
 			rl.Lockers = append(rl.Lockers, m.Xid)
-			rl.Modes = append(rl.Modes, LockStrength(m.Status.LockMode()+1))
+			rl.Modes = append(rl.Modes, lockStrength(m.Status.LockMode()))
 		}
 		out = append(out, rl)
 		return true

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/tuplemode"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/tuplelock"
 	"github.com/tupled/tupled/xact"
@@ -213,11 +214,31 @@ func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error)
 	return bytes.Clone(tup.Value), nil
 }
 
-func tupleMode(s LockStrength) (tuplelock.Mode, bool) {
-	if s < ForKeyShare || s > ForUpdate {
-		return 0, false
+// tupleMode is the row-lock mode of a lock strength; false for NoLock and
+// for values outside the enumeration.
+func tupleMode(s LockStrength) (tuplemode.Mode, bool) {
+	switch s {
+	case ForKeyShare:
+		return tuplemode.KeyShare, true
+	case ForShare:
+		return tuplemode.Share, true
+	case ForNoKeyUpdate:
+		return tuplemode.NoKeyExclusive, true
+	case ForUpdate:
+		return tuplemode.Exclusive, true
 	}
-	return tuplelock.Mode(s - ForKeyShare), true
+	return 0, false
+}
+
+// lockStrength is the public strength of a row-lock mode (a member's
+// LockMode: an updater shows as the lock its update implies).
+func lockStrength(m tuplemode.Mode) LockStrength {
+	return [tuplemode.NumModes]LockStrength{
+		tuplemode.KeyShare:       ForKeyShare,
+		tuplemode.Share:          ForShare,
+		tuplemode.NoKeyExclusive: ForNoKeyUpdate,
+		tuplemode.Exclusive:      ForUpdate,
+	}[m]
 }
 
 func waitPolicy(w WaitPolicy) (tuplelock.WaitPolicy, bool) {

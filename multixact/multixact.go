@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tupled/tupled/internal/stripe"
+	"github.com/tupled/tupled/internal/tuplemode"
 )
 
 // ID is a 64-bit MultiXactId.
@@ -30,19 +31,46 @@ const (
 // IsUpdate is ISUPDATE_from_mxstatus.
 func (s Status) IsUpdate() bool { return s > ForUpdate }
 
-// LockMode is TUPLOCK_from_mxstatus as an int: 0 KeyShare, 1 Share,
-// 2 NoKeyExclusive, 3 Exclusive (the order of tupled.LockStrength minus one).
-func (s Status) LockMode() int {
-	switch s {
-	case ForKeyShare:
-		return 0
-	case ForShare:
-		return 1
-	case ForNoKeyUpdate, NoKeyUpdate:
-		return 2
-	default:
-		return 3
+// statusMode is TUPLOCK_from_mxstatus: the row-lock mode a member holds.
+var statusMode = [...]tuplemode.Mode{
+	ForKeyShare:    tuplemode.KeyShare,
+	ForShare:       tuplemode.Share,
+	ForNoKeyUpdate: tuplemode.NoKeyExclusive,
+	ForUpdate:      tuplemode.Exclusive,
+	NoKeyUpdate:    tuplemode.NoKeyExclusive,
+	Update:         tuplemode.Exclusive,
+}
+
+// LockMode is TUPLOCK_from_mxstatus: the row-lock mode the member holds.
+func (s Status) LockMode() tuplemode.Mode { return statusMode[s] }
+
+// lockerStatus and updaterStatus are get_mxact_status_for_lock (heapam.c):
+// the member status of a locker, or of an updater, of each mode.
+var (
+	lockerStatus = [tuplemode.NumModes]Status{
+		tuplemode.KeyShare:       ForKeyShare,
+		tuplemode.Share:          ForShare,
+		tuplemode.NoKeyExclusive: ForNoKeyUpdate,
+		tuplemode.Exclusive:      ForUpdate,
 	}
+	updaterStatus = [tuplemode.NumModes]Status{
+		tuplemode.NoKeyExclusive: NoKeyUpdate,
+		tuplemode.Exclusive:      Update,
+	}
+)
+
+// StatusFor is get_mxact_status_for_lock: the member status of a locker of
+// mode m, or with isUpdate of an updater (only NoKeyExclusive, an update
+// that keeps the key, and Exclusive, a delete or key update, are update
+// modes; the others are a caller's bug and panic).
+func StatusFor(m tuplemode.Mode, isUpdate bool) Status {
+	if isUpdate {
+		if m != tuplemode.NoKeyExclusive && m != tuplemode.Exclusive {
+			panic(fmt.Sprintf("multixact: %v is not an update mode", m))
+		}
+		return updaterStatus[m]
+	}
+	return lockerStatus[m]
 }
 
 func (s Status) String() string {
@@ -63,10 +91,6 @@ func (s Status) String() string {
 	return fmt.Sprintf("Status(%d)", s)
 }
 
-// ModesConflict is the row-lock conflict table over lock modes 0..3
-// (KeyShare, Share, NoKeyExclusive, Exclusive).
-func ModesConflict(a, b int) bool { return a+b >= 3 }
-
 // Member is one (xid, status) entry.
 type Member struct {
 	Xid    uint64
@@ -80,9 +104,9 @@ type MultiXact struct {
 
 	// Summaries of Members, computed once by create (the hot path asks
 	// for them on every lock; see Summary and UpdateXid).
-	updater   int32 // 1 + index of the updating member, 0 if lock-only
-	strongest int8  // highest Status.LockMode of a member
-	keysUpd   bool  // a member is ForUpdate or Update
+	updater   int32          // 1 + index of the updating member, 0 if lock-only
+	strongest tuplemode.Mode // highest Status.LockMode of a member
+	keysUpd   bool           // a member is ForUpdate or Update
 
 	// arena, when not nil, is shared by the multixacts whose Members are
 	// prefixes of one backing array with spare capacity. Expand appends a
@@ -116,8 +140,8 @@ func (m *MultiXact) UpdateXid() (uint64, Status) {
 // Summary returns what GetMultiXactIdHintBits needs: the strongest member
 // lock mode (0..3), whether a member is ForUpdate or Update (the key may
 // change) and whether a member is an updater.
-func (m *MultiXact) Summary() (strongest int, keysUpdated, hasUpdate bool) {
-	return int(m.strongest), m.keysUpd, m.updater != 0
+func (m *MultiXact) Summary() (strongest tuplemode.Mode, keysUpdated, hasUpdate bool) {
+	return m.strongest, m.keysUpd, m.updater != 0
 }
 
 // Contains reports whether (xid, status) is a member.
@@ -278,7 +302,7 @@ func (s *Store) summarize(ms []Member) (*MultiXact, error) {
 			}
 			nm.updater = int32(i) + 1
 		}
-		if lm := int8(m.Status.LockMode()); lm > nm.strongest {
+		if lm := m.Status.LockMode(); lm > nm.strongest {
 			nm.strongest = lm
 		}
 		if m.Status == ForUpdate || m.Status == Update {
@@ -327,7 +351,7 @@ func (s *Store) Add(m *MultiXact, xid uint64, status Status, st XidStatus) (*Mul
 		ms[n] = add
 		j := n - m.arena.base
 		nm := &m.arena.heads[j]
-		*nm = MultiXact{ID: m.arena.firstID + ID(j), Members: ms, strongest: max(m.strongest, int8(status.LockMode())),
+		*nm = MultiXact{ID: m.arena.firstID + ID(j), Members: ms, strongest: max(m.strongest, status.LockMode()),
 			keysUpd: m.keysUpd || status == ForUpdate, arena: m.arena}
 		s.appended.Add(xid, 1)
 		return nm, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tupled/tupled/internal/tuplemode"
 	"github.com/tupled/tupled/xact"
 )
 
@@ -174,46 +175,24 @@ func TestIsRunning(t *testing.T) {
 func TestStatusTable(t *testing.T) {
 	for _, c := range []struct {
 		s        Status
-		mode     int
+		mode     tuplemode.Mode
 		isUpdate bool
 		name     string
 	}{
-		{ForKeyShare, 0, false, "ForKeyShare"},
-		{ForShare, 1, false, "ForShare"},
-		{ForNoKeyUpdate, 2, false, "ForNoKeyUpdate"},
-		{ForUpdate, 3, false, "ForUpdate"},
-		{NoKeyUpdate, 2, true, "NoKeyUpdate"},
-		{Update, 3, true, "Update"},
+		{ForKeyShare, tuplemode.KeyShare, false, "ForKeyShare"},
+		{ForShare, tuplemode.Share, false, "ForShare"},
+		{ForNoKeyUpdate, tuplemode.NoKeyExclusive, false, "ForNoKeyUpdate"},
+		{ForUpdate, tuplemode.Exclusive, false, "ForUpdate"},
+		{NoKeyUpdate, tuplemode.NoKeyExclusive, true, "NoKeyUpdate"},
+		{Update, tuplemode.Exclusive, true, "Update"},
 	} {
 		assert.Equal(t, c.mode, c.s.LockMode(), "%v.LockMode", c.s)
 		assert.Equal(t, c.isUpdate, c.s.IsUpdate(), "%v.IsUpdate", c.s)
 		assert.Equal(t, c.name, c.s.String())
+		assert.Equal(t, c.s, StatusFor(c.mode, c.isUpdate), "StatusFor(%v, %v)", c.mode, c.isUpdate)
 	}
 	assert.Equal(t, "Status(9)", Status(9).String())
-}
-
-// TestModesConflict checks all 16 pairs against the conflict table of
-// tuplelock/README.md (requested × held).
-func TestModesConflict(t *testing.T) {
-	const (
-		keyShare = iota
-		share
-		noKeyExclusive
-		exclusive
-	)
-	want := [4][4]bool{
-		//            KeyShare Share  NoKeyExcl Excl
-		keyShare:       {false, false, false, true},
-		share:          {false, false, true, true},
-		noKeyExclusive: {false, true, true, true},
-		exclusive:      {true, true, true, true},
-	}
-	for a := range 4 {
-		for b := range 4 {
-			assert.Equal(t, want[a][b], ModesConflict(a, b), "ModesConflict(%d, %d)", a, b)
-			assert.Equal(t, ModesConflict(a, b), ModesConflict(b, a), "symmetric")
-		}
-	}
+	assert.Panics(t, func() { StatusFor(tuplemode.Share, true) }, "a FOR SHARE update")
 }
 
 func TestUpdateXid(t *testing.T) {

@@ -119,9 +119,7 @@ func (e *Engine) Counters() (single, multi uint64) {
 
 // hwMode is the heavyweight tuple-lock mode of each row-lock mode
 // (tupleLockExtraInfo in heapam.c).
-func hwMode(m Mode) lockmgr.LockMode {
-	return [...]lockmgr.LockMode{lockmgr.AccessShareLock, lockmgr.RowShareLock, lockmgr.ExclusiveLock, lockmgr.AccessExclusiveLock}[m]
-}
+func hwMode(m Mode) lockmgr.LockMode { return m.HeavyweightLock() }
 
 func tupleTag(tbl *heap.Table, r *heap.Row) lockmgr.Tag {
 	return lockmgr.Tag{Kind: lockmgr.TagTuple, Rel: tbl.Name, Key: string(r.Key())}
@@ -160,7 +158,7 @@ func (e *Engine) conflictingMembers(m *multixact.MultiXact, me uint64, mode Mode
 	}
 	var out []uint64
 	for _, mb := range m.Members {
-		if mb.Xid == me || !conflicts(Mode(mb.Status.LockMode()), mode) {
+		if mb.Xid == me || !conflicts(mb.Status.LockMode(), mode) {
 			continue
 		}
 		if e.Xacts.IsInProgress(mb.Xid) {
@@ -178,7 +176,7 @@ func (e *Engine) multiConflicts(m *multixact.MultiXact, me uint64, mode Mode) bo
 		return false
 	}
 	for _, mb := range m.Members {
-		if mb.Xid == me || !conflicts(Mode(mb.Status.LockMode()), mode) {
+		if mb.Xid == me || !conflicts(mb.Status.LockMode(), mode) {
 			continue
 		}
 		st, _ := e.Xacts.Status(mb.Xid)
@@ -440,7 +438,7 @@ func alreadyHeld(xwait uint64, im, im2 uint16, multi *multixact.MultiXact, me ui
 			if mb.Xid != me {
 				continue
 			}
-			if Mode(mb.Status.LockMode()) >= mode {
+			if mb.Status.LockMode() >= mode {
 				return true, false
 			}
 			weaker = true
@@ -505,7 +503,7 @@ func (e *Engine) lockUpdatedTuple(ctx context.Context, tx *Txn, tbl *heap.Table,
 				break
 			}
 			st, _ := e.Xacts.Status(mb.Xid)
-			c := conflicts(Mode(mb.Status.LockMode()), mode)
+			c := conflicts(mb.Status.LockMode(), mode)
 			switch {
 			case st == xact.InProgress && c:
 				wait = mb.Xid

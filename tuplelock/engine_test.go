@@ -734,11 +734,11 @@ func TestConcurrentLockersNeverConflict(t *testing.T) {
 		}
 		held := false
 		for i, a := range live {
-			if a.Xid == tx.ID() && a.Status.LockMode() >= int(mode) {
+			if a.Xid == tx.ID() && a.Status.LockMode() >= mode {
 				held = true
 			}
 			for _, b := range live[i+1:] {
-				if a.Xid != b.Xid && conflicts(Mode(a.Status.LockMode()), Mode(b.Status.LockMode())) {
+				if a.Xid != b.Xid && conflicts(a.Status.LockMode(), b.Status.LockMode()) {
 					t.Errorf("running %v and %v both hold the row", a, b)
 				}
 			}
@@ -817,7 +817,7 @@ func TestConcurrentLockersAndUpdatersNeverConflict(t *testing.T) {
 			}
 			for i, a := range live {
 				for _, b := range live[i+1:] {
-					if a.Xid != b.Xid && conflicts(Mode(a.Status.LockMode()), Mode(b.Status.LockMode())) {
+					if a.Xid != b.Xid && conflicts(a.Status.LockMode(), b.Status.LockMode()) {
 						t.Errorf("running %v and %v both hold a version", a, b)
 					}
 				}

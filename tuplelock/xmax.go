@@ -2,37 +2,27 @@ package tuplelock
 
 import (
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/tuplemode"
 	"github.com/tupled/tupled/multixact"
 	"github.com/tupled/tupled/xact"
 )
 
-// Mode is PostgreSQL's LockTupleMode.
-type Mode int
+// Mode is PostgreSQL's LockTupleMode (internal/tuplemode holds the type
+// and its tables; the names are repeated here for this package's callers).
+type Mode = tuplemode.Mode
 
 const (
-	KeyShare       Mode = iota // LockTupleKeyShare: FOR KEY SHARE
-	Share                      // LockTupleShare: FOR SHARE
-	NoKeyExclusive             // LockTupleNoKeyExclusive: FOR NO KEY UPDATE, non-key UPDATE
-	Exclusive                  // LockTupleExclusive: FOR UPDATE, DELETE
+	KeyShare       = tuplemode.KeyShare       // LockTupleKeyShare: FOR KEY SHARE
+	Share          = tuplemode.Share          // LockTupleShare: FOR SHARE
+	NoKeyExclusive = tuplemode.NoKeyExclusive // LockTupleNoKeyExclusive: FOR NO KEY UPDATE, non-key UPDATE
+	Exclusive      = tuplemode.Exclusive      // LockTupleExclusive: FOR UPDATE, DELETE
 )
 
-func (m Mode) String() string {
-	return [...]string{"LockTupleKeyShare", "LockTupleShare", "LockTupleNoKeyExclusive", "LockTupleExclusive"}[m]
-}
-
 // conflicts is the row-lock conflict table.
-func conflicts(a, b Mode) bool { return multixact.ModesConflict(int(a), int(b)) }
+func conflicts(a, b Mode) bool { return tuplemode.Conflicts(a, b) }
 
 // status maps a mode to the multixact member status of a locker or updater.
-func status(m Mode, isUpdate bool) multixact.Status {
-	if isUpdate {
-		if m == Exclusive {
-			return multixact.Update
-		}
-		return multixact.NoKeyUpdate
-	}
-	return multixact.Status(m) // ForKeyShare..ForUpdate share the numbering
-}
+func status(m Mode, isUpdate bool) multixact.Status { return multixact.StatusFor(m, isUpdate) }
 
 // lockBits are the infomask bits of a single-xid locker of mode m.
 func lockBits(m Mode) (im, im2 uint16) {
@@ -58,9 +48,9 @@ func multiHintBits(m *multixact.MultiXact) (im, im2 uint16) {
 		im2 |= heap.KeysUpdated
 	}
 	switch strongest {
-	case 0:
+	case KeyShare:
 		im |= heap.XmaxKeyShrLock
-	case 1:
+	case Share:
 		im |= heap.XmaxShrLock
 	default:
 		im |= heap.XmaxExclLock
@@ -174,7 +164,7 @@ func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMul
 			return e.pair(oldXmax, oldStatus(oldIm, oldIm2), me, status(mode, isUpdate))
 		case st == xact.InProgress && oldXmax == me:
 			// Our own lock: keep a single xid with the stronger mode.
-			if om := Mode(oldStatus(oldIm, oldIm2).LockMode()); om > mode {
+			if om := oldStatus(oldIm, oldIm2).LockMode(); om > mode {
 				mode = om
 			}
 			oldIm |= heap.XmaxInvalid

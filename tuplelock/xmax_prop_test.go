@@ -67,7 +67,7 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 						continue
 					}
 				case fate[xid] == "running" || fate[xid] == "committed" && st.IsUpdate():
-					if conflicts(Mode(st.LockMode()), mode) || isUpdate && st.IsUpdate() {
+					if conflicts(st.LockMode(), mode) || isUpdate && st.IsUpdate() {
 						continue
 					}
 				}
@@ -114,12 +114,12 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 		// What must survive: other running members and a committed
 		// updater. ownOld is the strength of our own plain lock, if any.
 		var mustKeep []multixact.Member
-		ownOld := -1
+		ownOld, hasOwnOld := Mode(0), false
 		for _, m := range old {
 			switch {
 			case m.Xid == me:
 				if tup.Multi == nil {
-					ownOld = m.Status.LockMode()
+					ownOld, hasOwnOld = m.Status.LockMode(), true
 				}
 			case fate[m.Xid] == "running" || fate[m.Xid] == "committed" && m.Status.IsUpdate():
 				mustKeep = append(mustKeep, m)
@@ -143,8 +143,8 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 				rt.Fatalf("ShareFastPathOff lock recorded as a plain xid")
 			}
 			eff := mode
-			if ownOld > int(eff) {
-				eff = Mode(ownOld)
+			if hasOwnOld && ownOld > eff {
+				eff = ownOld
 			}
 			wantIm, wantIm2 := lockBits(eff)
 			if isUpdate {
@@ -170,7 +170,7 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 		}
 		recorded := false
 		for _, m := range got {
-			if m.Xid == me && (m.Status == want || !isUpdate && !m.Status.IsUpdate() && m.Status.LockMode() >= int(mode)) {
+			if m.Xid == me && (m.Status == want || !isUpdate && !m.Status.IsUpdate() && m.Status.LockMode() >= mode) {
 				recorded = true
 			}
 		}
