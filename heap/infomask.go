@@ -1,5 +1,7 @@
 package heap
 
+import "github.com/tupled/tupled/internal/tuplemode"
+
 // Infomask bits, with PostgreSQL's values and meaning (htup_details.h). The
 // Go names drop the HEAP_ prefix: XmaxKeyShrLock is HEAP_XMAX_KEYSHR_LOCK.
 const (
@@ -40,17 +42,17 @@ func IsExclLocked(infomask uint16) bool { return infomask&LockMask == XmaxExclLo
 // IsKeyShrLocked is HEAP_XMAX_IS_KEYSHR_LOCKED.
 func IsKeyShrLocked(infomask uint16) bool { return infomask&LockMask == XmaxKeyShrLock }
 
-// LockModeOfBits returns the row-lock mode (0 KeyShare .. 3 Exclusive) a
-// single-xid locker's bits record.
-func LockModeOfBits(infomask, infomask2 uint16) int {
+// LockModeOfBits returns the row-lock mode a
+// single-xid lock-only xmax with these bits holds (meaningless otherwise).
+func LockModeOfBits(infomask, infomask2 uint16) tuplemode.Mode {
 	switch {
 	case IsKeyShrLocked(infomask):
-		return 0
+		return tuplemode.KeyShare
 	case IsShrLocked(infomask):
-		return 1
+		return tuplemode.Share
 	case IsExclLocked(infomask) && infomask2&KeysUpdated != 0:
-		return 3
+		return tuplemode.Exclusive
 	default:
-		return 2
+		return tuplemode.NoKeyExclusive
 	}
 }

@@ -6,23 +6,24 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/tuplemode"
 )
 
 // TestInfomaskHelpers checks the macros against every xmax encoding of the
 // table in tuplelock/README.md ("Infomask encoding").
 func TestInfomaskHelpers(t *testing.T) {
-	const none = -1 // LockModeOfBits is meaningless for non-lockers
+	const none = tuplemode.Mode(255) // LockModeOfBits is meaningless for non-lockers
 	for _, c := range []struct {
 		state                    string
 		im, im2                  uint16
 		lockedOnly, shr, excl, k bool
-		mode                     int
+		mode                     tuplemode.Mode
 	}{
 		{"no xmax", heap.XmaxInvalid, 0, false, false, false, false, none},
-		{"one FOR KEY SHARE locker", heap.XmaxLockOnly | heap.XmaxKeyShrLock, 0, true, false, false, true, 0},
-		{"one FOR SHARE locker", heap.XmaxLockOnly | heap.XmaxShrLock, 0, true, true, false, false, 1},
-		{"one FOR NO KEY UPDATE locker", heap.XmaxLockOnly | heap.XmaxExclLock, 0, true, false, true, false, 2},
-		{"one FOR UPDATE locker", heap.XmaxLockOnly | heap.XmaxExclLock, heap.KeysUpdated, true, false, true, false, 3},
+		{"one FOR KEY SHARE locker", heap.XmaxLockOnly | heap.XmaxKeyShrLock, 0, true, false, false, true, tuplemode.KeyShare},
+		{"one FOR SHARE locker", heap.XmaxLockOnly | heap.XmaxShrLock, 0, true, true, false, false, tuplemode.Share},
+		{"one FOR NO KEY UPDATE locker", heap.XmaxLockOnly | heap.XmaxExclLock, 0, true, false, true, false, tuplemode.NoKeyExclusive},
+		{"one FOR UPDATE locker", heap.XmaxLockOnly | heap.XmaxExclLock, heap.KeysUpdated, true, false, true, false, tuplemode.Exclusive},
 		{"non-key updater", 0, 0, false, false, false, false, none},
 		{"deleter", 0, heap.KeysUpdated, false, false, false, false, none},
 		{"lock-only multixact, strongest FOR SHARE", heap.XmaxIsMulti | heap.XmaxLockOnly | heap.XmaxShrLock, 0, true, true, false, false, none},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tupled/tupled/heap"
 	"github.com/tupled/tupled/internal/stripe"
+	"github.com/tupled/tupled/internal/tuplemode"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/multixact"
 	"github.com/tupled/tupled/xact"
@@ -117,9 +118,18 @@ func (e *Engine) Counters() (single, multi uint64) {
 	return e.locksSingleXid.Load(), e.locksMulti.Load()
 }
 
-// hwMode is the heavyweight tuple-lock mode of each row-lock mode
-// (tupleLockExtraInfo in heapam.c).
-func hwMode(m Mode) lockmgr.LockMode { return m.HeavyweightLock() }
+// heavyweight is tupleLockExtraInfo's hwlock column (heapam.c): the lock
+// manager mode a waiter takes on the tuple, so waiters of conflicting
+// modes queue in order and compatible ones do not queue behind each other.
+var heavyweight = [tuplemode.NumModes]lockmgr.LockMode{
+	KeyShare:       lockmgr.AccessShareLock,
+	Share:          lockmgr.RowShareLock,
+	NoKeyExclusive: lockmgr.ExclusiveLock,
+	Exclusive:      lockmgr.AccessExclusiveLock,
+}
+
+// hwMode is the heavyweight tuple-lock mode of a row-lock mode.
+func hwMode(m Mode) lockmgr.LockMode { return heavyweight[m] }
 
 func tupleTag(tbl *heap.Table, r *heap.Row) lockmgr.Tag {
 	return lockmgr.Tag{Kind: lockmgr.TagTuple, Rel: tbl.Name, Key: string(r.Key())}

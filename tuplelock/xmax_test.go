@@ -353,7 +353,7 @@ func TestOldStatusRoundTrip(t *testing.T) {
 	for m := KeyShare; m <= Exclusive; m++ {
 		im, im2 := lockBits(m)
 		assert.Equal(t, status(m, false), oldStatus(im, im2), m.String())
-		assert.Equal(t, int(m), heap.LockModeOfBits(im, im2), m.String())
+		assert.Equal(t, m, heap.LockModeOfBits(im, im2), m.String())
 	}
 	assert.Equal(t, multixact.NoKeyUpdate, oldStatus(0, 0))
 	assert.Equal(t, multixact.Update, oldStatus(0, heap.KeysUpdated))
@@ -367,6 +367,17 @@ func TestConflictsMatchHeavyweightModes(t *testing.T) {
 	for a := KeyShare; a <= Exclusive; a++ {
 		for b := KeyShare; b <= Exclusive; b++ {
 			assert.Equal(t, conflicts(a, b), lockmgr.Conflicts(hwMode(a), hwMode(b)), "%v × %v", a, b)
+		}
+	}
+}
+
+// TestHeavyweightTable: the tuple locks of two modes conflict in the lock
+// manager exactly when the row locks do, so waiters queue behind exactly
+// the waiters they could not run beside.
+func TestHeavyweightTable(t *testing.T) {
+	for a := KeyShare; a <= Exclusive; a++ {
+		for b := KeyShare; b <= Exclusive; b++ {
+			assert.Equal(t, conflicts(a, b), lockmgr.Conflicts(hwMode(a), hwMode(b)), "%v (%v) / %v (%v)", a, hwMode(a), b, hwMode(b))
 		}
 	}
 }

@@ -9,17 +9,13 @@
 //	tupled.LockStrength     the public API (NoLock, ForKeyShare … ForUpdate)   tupled: lockStrengthMode, modeLockStrength
 //	tuplemode.Mode          LockTupleMode: what a locker asks for              (this package)
 //	multixact.Status        MultiXactStatus: what a member did (lock or update) multixact: Status.LockMode, StatusFor
-//	lockmgr.LockMode        the heavyweight lock on the tuple while waiting    Mode.HeavyweightLock
+//	lockmgr.LockMode        the heavyweight lock on the tuple while waiting    tuplelock: hwMode
 //
-// Engine machinery: imported by multixact, tuplelock and the root package
-// only.
+// Engine machinery, a leaf: imported by heap, multixact, tuplelock and the
+// root package only.
 package tuplemode
 
-import (
-	"fmt"
-
-	"github.com/tupled/tupled/lockmgr"
-)
+import "fmt"
 
 // Mode is PostgreSQL's LockTupleMode. The order is the strength order:
 // a stronger mode conflicts with everything a weaker one does.
@@ -57,16 +53,3 @@ var conflictTable = [NumModes][NumModes]bool{
 // Conflicts reports whether a lock of mode a and one of mode b on the same
 // row, held by different transactions, conflict.
 func Conflicts(a, b Mode) bool { return conflictTable[a][b] }
-
-// heavyweight is tupleLockExtraInfo's hwlock column (heapam.c): the lock
-// manager mode a waiter takes on the tuple, so waiters of conflicting
-// modes queue in order and compatible ones do not queue behind each other.
-var heavyweight = [NumModes]lockmgr.LockMode{
-	KeyShare:       lockmgr.AccessShareLock,
-	Share:          lockmgr.RowShareLock,
-	NoKeyExclusive: lockmgr.ExclusiveLock,
-	Exclusive:      lockmgr.AccessExclusiveLock,
-}
-
-// HeavyweightLock is the lock manager mode of a tuple lock of mode m.
-func (m Mode) HeavyweightLock() lockmgr.LockMode { return heavyweight[m] }

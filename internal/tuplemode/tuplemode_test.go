@@ -1,10 +1,6 @@
 package tuplemode
 
-import (
-	"testing"
-
-	"github.com/tupled/tupled/lockmgr"
-)
+import "testing"
 
 // TestConflictTable: the table is symmetric, and each mode conflicts with
 // exactly the modes PostgreSQL's documentation lists for it.
@@ -28,16 +24,10 @@ func TestConflictTable(t *testing.T) {
 	}
 }
 
-// TestHeavyweightLocks: the tuple locks of two modes conflict in the lock
-// manager exactly when the row locks do, so waiters queue behind exactly
-// the waiters they could not run beside.
-func TestHeavyweightLocks(t *testing.T) {
-	for a := range Mode(NumModes) {
-		for b := range Mode(NumModes) {
-			if hw := lockmgr.Conflicts(a.HeavyweightLock(), b.HeavyweightLock()); hw != Conflicts(a, b) {
-				t.Errorf("%v/%v: heavyweight %v vs %v conflict %v, row locks %v", a, b, a.HeavyweightLock(), b.HeavyweightLock(), hw, Conflicts(a, b))
-			}
-		}
+// TestString: every mode names itself as PostgreSQL does; others say what they are.
+func TestString(t *testing.T) {
+	if s := Exclusive.String(); s != "LockTupleExclusive" {
+		t.Errorf("Exclusive: %q", s)
 	}
 	if s := Mode(7).String(); s != "Mode(7)" {
 		t.Errorf("String of an invalid mode: %q", s)
