@@ -216,7 +216,7 @@ type Stats struct {
 	// On-disk databases only.
 	WALRecords  uint64 // records appended to the WAL (commit records, catalog, xid reservations)
 	WALFsyncs   uint64 // fsyncs of the WAL (group commit shares one among many commits)
-	Checkpoints uint64 // checkpoints completed (background, DB.Checkpoint, Close, recovery)
+	Checkpoints uint64 // checkpoints completed (periodic, after CheckpointWALSize of WAL, DB.Checkpoint)
 	// RecoverySkippedWrites counts the logged writes (and table creations)
 	// the last recovery skipped because the backend cannot store them: a
 	// key or table name over the limits, accepted by a version that did
