@@ -59,7 +59,7 @@ type DB struct {
 // checkpoint is replayed, no transaction of the previous process survives
 // (every row comes back unlocked), and transaction ids continue above any
 // handed out before. A directory is open in one DB at a time: a second Open
-// of it fails until the first DB is closed. Errors: ErrInvalid (22023) for
+// of it fails (ErrIO) until the first DB is closed. Errors: ErrInvalid (22023) for
 // bad Options, ErrCorrupted (XX001) for damaged files (see Verify), ErrIO
 // (58030) for any other failure to open.
 func Open(dir string, opts *Options) (*DB, error) {
