@@ -302,9 +302,11 @@
 //
 // # Reading the source
 //
-// Dependencies point one way: this package → tuplelock → heap, multixact,
-// lockmgr (→ deadlock), xact; durability (durable.go, bigcommit.go,
-// control.go) uses wal and storage. Start with tuplelock/README.md (the
+// Dependencies point one way, from this package down: tuplelock (the
+// locking protocol) → heap, multixact, lockmgr (→ deadlock), xact. This
+// package also reads heap, xact, multixact and lockmgr directly (reads,
+// catalog, vacuum, introspection), and its durability code (durable.go,
+// bigcommit.go, control.go) uses wal and storage. Start with tuplelock/README.md (the
 // algorithm), then xact (ids, CSN snapshots), heap (tuples, visibility,
 // vacuum), multixact, lockmgr and deadlock/README.md.
 package tupled
