@@ -7,7 +7,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// Backend selects where a database with a directory persists its state.
+// Backend selects the store of an on-disk database's tables (Options.Backend).
+// A database is reopened with the backend it was created with.
 type Backend int
 
 const (
@@ -15,13 +16,39 @@ const (
 	Bbolt                 // go.etcd.io/bbolt
 )
 
-// Options configure a DB. The zero value (or nil) means the defaults.
+// Options configure a DB. The zero value (or nil) means the defaults; a
+// negative DeadlockTimeout or LockTimeout, or an unknown Backend, makes Open
+// fail with ErrInvalid (22023).
 type Options struct {
-	Backend         Backend       // Pebble (default) or Bbolt: where tuples, multixacts and commit status persist
-	DeadlockTimeout time.Duration // default 1s: how long a wait lasts before it may be checked for deadlock (PostgreSQL's deadlock_timeout)
-	LockTimeout     time.Duration // default 0 = no limit (PostgreSQL's lock_timeout); a TxOptions value overrides it
-	SyncCommit      *bool         // default true: Commit returns only after its WAL is durable (group commit)
-	Logger          *slog.Logger  // nil = discard
+	// Backend is where an on-disk database keeps its tables: Pebble
+	// (default) or Bbolt. The backend holds each row's committed value as
+	// of the last checkpoint and the catalog; no lock, multixact or
+	// transaction status is ever stored, since none survives a restart.
+	// Ignored by an in-memory database.
+	Backend Backend
+	// DeadlockTimeout (default 1s) is how long a lock wait lasts before it
+	// is checked for a deadlock, PostgreSQL's deadlock_timeout: each wait
+	// is checked once, then, and the first waiter whose check finds a
+	// cycle through itself gets ErrDeadlock (40P01).
+	DeadlockTimeout time.Duration
+	// LockTimeout (default 0: no limit) ends any single lock wait that lasts
+	// longer with ErrLockTimeout (55P03), PostgreSQL's lock_timeout. A
+	// TxOptions.LockTimeout overrides it for one transaction.
+	LockTimeout time.Duration
+	// SyncCommit (default true; nil means the default) makes Commit of a
+	// writing transaction on an on-disk database return only once its WAL
+	// record is durable (group commit shares one fsync among the commits
+	// waiting together). With false, as PostgreSQL's synchronous_commit =
+	// off, Commit returns before the fsync, which follows within 20 ms: a
+	// crash can lose the commits of those last milliseconds, never part of
+	// one. It is a pointer so that false can be told from unset:
+	//
+	//	off := false
+	//	opts := &tupled.Options{SyncCommit: &off}
+	SyncCommit *bool
+	// Logger receives the engine's log (deadlocks detected, recovery,
+	// failed checkpoints; vacuum passes at Debug level); nil discards it.
+	Logger *slog.Logger
 
 	// DeadlockStrategy names the deadlock-detection strategy (see package
 	// deadlock): "default", "classic", "shared-first", "single-checker",
@@ -55,7 +82,8 @@ type Options struct {
 	walSegmentSize int64
 }
 
-// IsolationLevel of a transaction.
+// IsolationLevel of a transaction (TxOptions.Isolation), as PostgreSQL's
+// transaction_isolation. SERIALIZABLE is not supported.
 type IsolationLevel int
 
 const (
@@ -73,14 +101,21 @@ func (l IsolationLevel) String() string {
 	return "unknown"
 }
 
-// TxOptions configure one transaction.
+// TxOptions configure one transaction; nil means the zero value: READ
+// COMMITTED, read-write, the DB's LockTimeout. An unknown Isolation or a
+// negative LockTimeout makes Begin fail with ErrInvalid (22023).
 type TxOptions struct {
 	Isolation   IsolationLevel
-	ReadOnly    bool          // writes and locks fail with ErrReadOnly
-	LockTimeout time.Duration // 0 = the DB's LockTimeout
+	ReadOnly    bool          // writes and locks fail with ErrReadOnly (25006), which aborts the transaction
+	LockTimeout time.Duration // 0 = the DB's LockTimeout; else the limit of each lock wait (ErrLockTimeout, 55P03)
 }
 
 // LockStrength is PostgreSQL's LockTupleMode, plus NoLock for plain reads.
+// The four strengths conflict as in PostgreSQL (see the package
+// documentation's table): FOR KEY SHARE conflicts only with FOR UPDATE,
+// FOR SHARE with the two update strengths, FOR NO KEY UPDATE with all but
+// FOR KEY SHARE, FOR UPDATE with all. A value outside NoLock..ForUpdate is
+// refused with ErrInvalid (22023).
 type LockStrength int
 
 const (
@@ -107,7 +142,10 @@ func (s LockStrength) String() string {
 	return "unknown"
 }
 
-// WaitPolicy says what a lock request does when the row is locked.
+// WaitPolicy says what a lock request does when the row is locked in a
+// conflicting strength by another transaction (PostgreSQL's default,
+// NOWAIT and SKIP LOCKED). A value outside Wait..SkipLocked is refused with
+// ErrInvalid (22023).
 type WaitPolicy int
 
 const (
@@ -116,7 +154,8 @@ const (
 	SkipLocked                   // return ErrSkipped at once (Scan: leave the row out)
 )
 
-// ScanOptions configure Tx.Scan.
+// ScanOptions configure Tx.Scan. The zero value scans the whole table
+// without locking.
 type ScanOptions struct {
 	Start, End []byte       // the range [Start, End); nil = unbounded on that side
 	Limit      int          // 0 = no limit; counts rows returned (skipped rows do not count)
@@ -124,7 +163,9 @@ type ScanOptions struct {
 	Wait       WaitPolicy   // with Lock != NoLock; SkipLocked makes queue consumers possible
 }
 
-// LockInfo is one heavyweight lock held or awaited, like a row of pg_locks.
+// LockInfo is one heavyweight lock held or awaited, like a row of pg_locks
+// (DB.Locks). An entry with Granted false is a call blocked in a lock wait;
+// it is gone within milliseconds of the wait ending.
 type LockInfo struct {
 	Tag       string    // "tuple <table>/<hex key>", "transaction <Tx.ID>", or another kind for engine-internal locks
 	Mode      string    // lock mode name
@@ -133,7 +174,8 @@ type LockInfo struct {
 	WaitStart time.Time // zero when granted
 }
 
-// RowLock is a row whose xmax holds live lockers, like a row of pgrowlocks.
+// RowLock is a row whose current version's xmax holds live lockers (or a
+// running updater), like a row of the pgrowlocks extension (DB.RowLocks).
 type RowLock struct {
 	Key     []byte
 	Multi   bool           // xmax is a multixact
@@ -141,17 +183,19 @@ type RowLock struct {
 	Modes   []LockStrength // parallel to Lockers; an updater shows as ForNoKeyUpdate or ForUpdate
 }
 
-// Stats are engine counters since Open.
+// Stats are engine counters since Open (DB.Stats): cumulative counts
+// unless said otherwise (TuplesLive, MultiXactsLive, CommitLogEntries,
+// NextXid and NextMultiXactID are current values).
 type Stats struct {
 	LocksSingleXid    uint64 // row locks recorded directly in xmax (fast path, no multixact)
 	LocksMultiXact    uint64 // row locks that created or extended a multixact
-	MultiXactsCreated uint64
+	MultiXactsCreated uint64 // multixacts made (by a lock or an update beside another transaction's lock)
 	// MultiXactsAppended counts the created multixacts that extended their
 	// predecessor's member array in place (the hot row's O(1) path).
 	MultiXactsAppended uint64
-	LockWaits          uint64
-	DeadlockChecks     uint64
-	DeadlocksFound     uint64
+	LockWaits          uint64 // waits that blocked: for a heavyweight tuple lock or for a transaction to end (one row lock may count both)
+	DeadlockChecks     uint64 // deadlock checks run (one per wait that lasted DeadlockTimeout)
+	DeadlocksFound     uint64 // checks that found a cycle: ErrDeadlock returned to a victim
 	// DeadlockCheckTime is the time spent in deadlock checks; the longest
 	// delay between a wait's check deadline (its start + DeadlockTimeout)
 	// and the start of its check is DeadlockCheckMaxLateness (the default
@@ -159,12 +203,12 @@ type Stats struct {
 	DeadlockCheckTime        time.Duration
 	DeadlockCheckMaxLateness time.Duration
 
-	Commits          uint64
-	Aborts           uint64
+	Commits          uint64 // transactions committed
+	Aborts           uint64 // transactions rolled back or aborted by an error
 	TuplesLive       uint64 // tuple versions currently in the heap (all tables)
 	TuplesReclaimed  uint64 // versions removed by pruning and vacuum
 	MultiXactsLive   uint64 // multixacts still reachable (not yet reclaimed)
-	VacuumRuns       uint64
+	VacuumRuns       uint64 // vacuum passes (background and DB.Vacuum)
 	CommitLogEntries uint64 // commit-status entries still kept
 	NextXid          uint64 // the id the next transaction gets
 	NextMultiXactID  uint64 // the id the next new multixact gets
@@ -172,7 +216,7 @@ type Stats struct {
 	// On-disk databases only.
 	WALRecords  uint64 // records appended to the WAL (commit records, catalog, xid reservations)
 	WALFsyncs   uint64 // fsyncs of the WAL (group commit shares one among many commits)
-	Checkpoints uint64
+	Checkpoints uint64 // checkpoints completed (periodic, after CheckpointWALSize of WAL, DB.Checkpoint)
 	// RecoverySkippedWrites counts the logged writes (and table creations)
 	// the last recovery skipped because the backend cannot store them: a
 	// key or table name over the limits, accepted by a version that did

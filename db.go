@@ -20,7 +20,8 @@ import (
 	"github.com/tupled/tupled/xact"
 )
 
-// DB is an open database. All methods are safe for concurrent use.
+// DB is an open database (see Open). All methods are safe for concurrent
+// use; a Tx it begins is not (see Tx).
 type DB struct {
 	opts   Options
 	log    *slog.Logger
@@ -53,6 +54,14 @@ type DB struct {
 
 // Open opens or creates a database in dir. dir == "" opens a purely
 // in-memory database (no WAL, nothing on disk). opts may be nil (defaults).
+//
+// Opening an existing on-disk database recovers it: the WAL after the last
+// checkpoint is replayed, no transaction of the previous process survives
+// (every row comes back unlocked), and transaction ids continue above any
+// handed out before. A directory is open in one DB at a time: a second Open
+// of it fails (ErrIO) until the first DB is closed. Errors: ErrInvalid (22023) for
+// bad Options, ErrCorrupted (XX001) for damaged files (see Verify), ErrIO
+// (58030) for any other failure to open.
 func Open(dir string, opts *Options) (*DB, error) {
 	var o Options
 	if opts != nil {
@@ -109,8 +118,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 	return db, nil
 }
 
-// Close stops background work and releases the database. Transactions still
-// open are rolled back implicitly (their later calls fail with ErrClosed).
+// Close stops background work and releases the database (and its
+// directory: the same process may Open it again once Close returns).
+// Transactions still open are rolled back implicitly (their later calls
+// fail with ErrClosed).
 //
 // Close first refuses new calls (they fail with ErrClosed), then ends every
 // lock wait: a call blocked in Lock, Update, Delete, Insert or a locking
@@ -118,7 +129,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 // (admin_shutdown) and rolls its transaction back. It then waits until every
 // running call has returned — including a Scan callback still running,
 // which must therefore not call Close itself — and only then checkpoints
-// and closes the storage.
+// and closes the storage. A second Close returns the first one's result.
 func (db *DB) Close() error {
 	db.closeMu.Lock()
 	defer db.closeMu.Unlock()
@@ -153,7 +164,10 @@ func (db *DB) enter() error {
 
 func (db *DB) exit() { db.active.Add(0, ^uint64(0)) }
 
-// CreateTable creates an empty table.
+// CreateTable creates an empty table, durable when it returns (it is not
+// part of any transaction). ErrTableExists (42P07) if the name is taken;
+// ErrInvalid (22023) for an empty name, ErrNameTooLong (42622) for one
+// longer than MaxTableNameLen.
 func (db *DB) CreateTable(ctx context.Context, name string) error {
 	if err := db.enter(); err != nil {
 		return err
@@ -184,8 +198,11 @@ func (db *DB) CreateTable(ctx context.Context, name string) error {
 	return nil
 }
 
-// Begin starts a transaction. Its id is assigned at once; its snapshot is
-// taken at its first operation.
+// Begin starts a transaction with opts (nil: READ COMMITTED, read-write).
+// Its id (Tx.ID) is assigned at once; its snapshot is taken at its first
+// operation. The caller must end it with Commit or Rollback: an open
+// transaction holds its locks and keeps vacuum from reclaiming the
+// versions its snapshot may need. ErrInvalid (22023) for bad opts.
 func (db *DB) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
 	if err := db.enter(); err != nil {
 		return nil, err
@@ -220,11 +237,25 @@ func (db *DB) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
 	return tx, nil
 }
 
-// RunTx runs fn in a transaction and commits it, retrying the whole
-// transaction (at most 10 attempts, with jittered exponential backoff) while
-// the error is retryable (IsRetryable). If fn panics (or calls
-// runtime.Goexit) the transaction is rolled back, releasing its locks, and
-// the panic goes on.
+// RunTx runs fn in a transaction begun with opts and commits it, retrying
+// the whole transaction while the error (fn's or Commit's) is retryable
+// (IsRetryable: a deadlock victim, 40P01, or a serialization failure,
+// 40001): at most 10 attempts, with jittered exponential backoff (about
+// 1 ms before the second attempt, doubling up to about 250 ms). It returns nil once a commit succeeded; fn's
+// first non-retryable error (after rolling the transaction back), Commit's
+// error, the last retryable error after the 10th attempt, or, if ctx ends
+// during a backoff, an error matching ctx.Err() with SQLSTATE 57014.
+//
+// fn may therefore run several times, each time in a new transaction, and
+// must be written for it: compute everything from what it reads through
+// tx; reset, at its start, any state it captures from outside (counters,
+// slices it appends to, results assigned to outer variables), since a
+// failed attempt leaves them stale; and keep effects outside the database
+// (messages, payments) until RunTx has returned nil. fn must not call
+// Commit or Rollback on tx (RunTx does) nor use tx after it returns.
+//
+// If fn panics (or calls runtime.Goexit) the transaction is rolled back,
+// releasing its locks, and the panic goes on.
 func (db *DB) RunTx(ctx context.Context, opts *TxOptions, fn func(tx *Tx) error) error {
 	const attempts = 10
 	backoff := time.Millisecond
@@ -275,6 +306,17 @@ func runFn(tx *Tx, fn func(tx *Tx) error) error {
 // Locks returns the heavyweight locks held and awaited, like pg_locks: tuple
 // locks (held briefly while a row lock is acquired, and queued waiters),
 // waits for transactions, and every running transaction's lock on its own id.
+//
+// Row locks themselves are not here (they live in the tuples: see
+// RowLocks). A call blocked in a lock wait shows as an entry with Granted
+// false, TxID its Tx.ID and Tag the row ("tuple <table>/<hex key>") or the
+// transaction it waits for ("transaction <id>"), from the moment it blocks
+// until its wait is cleaned up, before the blocked call returns. That is
+// how a program or a test tells that a transaction is blocked. Mode is the
+// PostgreSQL lock mode name (ShareLock, ExclusiveLock, ...). It does not
+// stop the engine: partitions of the lock table are read one at a time, so
+// the result is not one instant's picture (nor is pg_locks'). The order of
+// entries is unspecified.
 func (db *DB) Locks() []LockInfo {
 	ls := db.locks.Locks()
 	out := make([]LockInfo, 0, len(ls)+db.xacts.NumLive())
@@ -290,7 +332,11 @@ func (db *DB) Locks() []LockInfo {
 }
 
 // RowLocks returns, like pgrowlocks, the rows of table whose current version
-// has live lockers (or a running updater) in its xmax, in key order.
+// has live lockers (or a running updater) in its xmax, in key order, with
+// each locker's Tx.ID and strength. ErrNoTable (42P01) if there is no such
+// table; ctx's error (57014) if ctx ends first. It takes no lock and reads
+// each row under its latch only, so the result is a consistent view of
+// each row, not of the table at one instant.
 func (db *DB) RowLocks(ctx context.Context, table string) ([]RowLock, error) {
 	if err := db.enter(); err != nil {
 		return nil, err
@@ -331,7 +377,9 @@ func (db *DB) RowLocks(ctx context.Context, table string) ([]RowLock, error) {
 	return out, nil
 }
 
-// Stats returns engine counters.
+// Stats returns the engine's counters (see Stats). Safe to call at any
+// time while the database is open; each counter is read atomically, the
+// set is not one instant's.
 func (db *DB) Stats() Stats {
 	single, multi := db.eng.Counters()
 	ls := db.locks.Stats()

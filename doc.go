@@ -6,39 +6,307 @@
 // infomask bits, with multixacts when several transactions must be
 // remembered.
 //
-// # Using it
+// This comment is the manual; the doc comment of each name is its
+// contract. Where PostgreSQL semantics are named, PostgreSQL 15 is the
+// oracle: the same schedule of operations has the same outcome (the tests
+// replay each schedule of testdata/spec against the output PostgreSQL 15
+// printed for its SQL twin). The runnable examples show the common
+// patterns: a bank transfer ([DB.RunTx]), a SKIP LOCKED job queue, a
+// foreign-key parent lock, NOWAIT, and a REPEATABLE READ retry.
 //
-//	db, err := tupled.Open("", nil) // in-memory
-//	err = db.CreateTable(ctx, "accounts")
-//	err = db.RunTx(ctx, nil, func(tx *tupled.Tx) error {
-//		v, err := tx.Lock(ctx, "accounts", key, tupled.ForUpdate, tupled.Wait)
-//		if err != nil {
-//			return err
-//		}
-//		return tx.Update(ctx, "accounts", key, newValue(v))
-//	})
+// # Opening a database
 //
-// Every error that PostgreSQL would report with a SQLSTATE answers
-// SQLState(err) with the same code; IsRetryable tells deadlock victims and
-// serialization failures, which RunTx retries.
+// [Open] with an empty directory name opens a purely in-memory database (no
+// write-ahead log, nothing on disk); with a directory it opens or creates an
+// on-disk database there. [Options] may be nil for the defaults:
 //
-// # Semantics
+//	db, err := tupled.Open("/var/lib/app", nil) // or tupled.Open("", nil)
+//	if err != nil {
+//		return err
+//	}
+//	defer db.Close()
 //
-// Behaviour follows PostgreSQL 15, which is the oracle of the tests (see
-// testdata/spec: each schedule there has a SQL twin and its expected output
-// is what PostgreSQL 15 printed). In short: READ COMMITTED takes a snapshot
-// per operation and follows a concurrent update to the newest version when
-// locking or writing; REPEATABLE READ takes one snapshot at the first
-// operation and fails with ErrSerialization (40001) when a row it locks or
-// writes was changed by a transaction its snapshot cannot see (for FOR KEY
-// SHARE only a delete conflicts). Waiters for a row queue in arrival order
-// on a heavyweight tuple lock; a deadlock is detected DeadlockTimeout after
-// a wait began and the victim is chosen as PostgreSQL chooses it.
+// An on-disk database keeps a write-ahead log in dir/wal and its tables in
+// dir/data, in pebble (the default) or bbolt ([Options].Backend). A
+// directory is open in one [DB] at a time; [DB.Close] releases it and the
+// same process may open it again. Close refuses new calls, ends every lock
+// wait, waits for the calls still running, then checkpoints. See
+// [DB.Checkpoint], [DB.Vacuum], [Verify] and [Salvage] for maintenance.
+//
+// # Tables and rows
+//
+// A table ([DB.CreateTable]) holds rows: a key and a value, both []byte,
+// ordered by [bytes.Compare]. Keys are the primary key: [Tx.Insert] refuses
+// a key that is present, [Tx.Update] and [Tx.Delete] change or remove the
+// row of a key, [Tx.Get] and [Tx.Lock] read one row, [Tx.Scan] reads a key
+// range in order. Slices passed in are copied before the call returns, and
+// slices handed out (by Get, Lock and to a Scan callback) are the caller's
+// own: the engine never shares the memory a row is stored in.
+//
+// # Transactions and isolation
+//
+// Every operation runs in a transaction: [DB.Begin] starts one, [Tx.Commit]
+// or [Tx.Rollback] ends it, and [DB.RunTx] does all three around a function
+// and retries it when that may help. [TxOptions] choose the isolation level
+// and a read-only transaction.
+//
+// [ReadCommitted] (the default) takes a fresh snapshot for each operation:
+// each Get or Scan sees what had committed when it started. When such a
+// transaction locks, updates or deletes a row that a concurrent transaction has updated and
+// committed meanwhile, it waits if need be and then acts on the newest
+// version (PostgreSQL's EvalPlanQual): [Tx.Lock] returns the value of the
+// version it locked, and [Tx.Update] replaces that version. An Update
+// computed from an earlier Get can therefore overwrite a concurrent change;
+// lock the row first ([Tx.Lock] with [ForNoKeyUpdate]) and compute from the
+// value Lock returns.
+//
+// [RepeatableRead] takes one snapshot, at the transaction's first operation
+// (not at Begin), as PostgreSQL does. A lock, update or delete of a row that
+// a transaction invisible to that snapshot has changed (in a way that
+// conflicts with the lock) fails with [ErrSerialization] (SQLSTATE 40001);
+// the whole transaction must be retried, which [DB.RunTx] does.
+//
+// An error aborts the transaction, as any error aborts a PostgreSQL
+// transaction: its locks are released when the failing call returns, and
+// every later call but Rollback fails with [ErrTxAborted] (25P02). There
+// are no savepoints. The exceptions are [ErrNotFound] and [ErrSkipped],
+// which report an absent or skipped row, and [ErrTxBusy]: they leave the
+// transaction usable. See Errors below.
+//
+// # Row locks
+//
+// [Tx.Lock] is SELECT value FROM table WHERE key = key FOR strength; a
+// locking [Tx.Scan] ([ScanOptions].Lock) locks every row it returns. The
+// four [LockStrength] values are PostgreSQL's, and conflict as in
+// PostgreSQL (X = the two conflict):
+//
+//	                 ForKeyShare  ForShare  ForNoKeyUpdate  ForUpdate
+//	ForKeyShare                                                 X
+//	ForShare                                      X             X
+//	ForNoKeyUpdate                   X            X             X
+//	ForUpdate             X          X            X             X
+//
+// [Tx.Update] takes the ForNoKeyUpdate strength (it is a no-key update: it
+// never changes the key) and [Tx.Delete] the ForUpdate strength, so a
+// writer conflicts with lockers exactly as the table says: a FOR KEY SHARE
+// lock — the lock PostgreSQL's foreign-key check takes on the parent row —
+// blocks Delete but not Update.
+//
+// Locks are held until the transaction ends, and are released all at once
+// when it commits or aborts. A transaction never conflicts with itself:
+// asking again for a weaker or equal strength is a no-op, a stronger one
+// upgrades the lock. A row lock costs no memory outside the row: it lives
+// in the tuple's header (a plain transaction id, or a multixact when
+// several transactions lock the row).
+//
+// # Wait policies
+//
+// A lock request that conflicts with another transaction's lock or write
+// does what its [WaitPolicy] says:
+//
+//   - [Wait] blocks until the lock is granted, the context is done
+//     (57014, and errors.Is(err, ctx.Err()) holds), the lock timeout
+//     expires ([ErrLockTimeout], 55P03; [Options].LockTimeout or
+//     [TxOptions].LockTimeout, PostgreSQL's lock_timeout, per wait), the
+//     transaction is chosen as a deadlock victim ([ErrDeadlock], 40P01),
+//     or the database closes (an error matching [ErrClosed], 57P01).
+//     Each of these ends the transaction.
+//   - [NoWait] fails at once with [ErrLockNotAvailable] (55P03), which
+//     aborts the transaction, as SELECT ... NOWAIT does.
+//   - [SkipLocked] returns [ErrSkipped] at once, which does not abort the
+//     transaction; a locking Scan leaves the row out, as SELECT ... SKIP
+//     LOCKED does.
+//
+// Update, Delete and Insert always wait. Insert waits, as a unique index
+// does, for a transaction that is inserting or deleting the same key and
+// has not yet ended, then fails with [ErrDuplicateKey] (23505) or goes on.
+//
+// While a call waits, [DB.Locks] shows it as an entry with Granted false and
+// TxID the waiter's [Tx.ID] from the moment it blocks (and the entry is
+// gone by the time the blocked call returns): this is how a program or a test observes that a
+// transaction is blocked, never by sleeping. Waiters for the same row are
+// served in arrival order (PostgreSQL's tuple-lock queue), except where
+// PostgreSQL lets a lock upgrade or a compatible lock go first.
+//
+// # Job queues with SKIP LOCKED
+//
+// A queue is a table of pending jobs. A worker claims a job with a locking
+// scan that skips rows other workers hold, processes it in the same
+// transaction, and deletes it before committing:
+//
+//	opts := tupled.ScanOptions{Limit: 1, Lock: tupled.ForUpdate, Wait: tupled.SkipLocked}
+//	err := tx.Scan(ctx, "jobs", opts, func(key, value []byte) error { ... })
+//
+// Limit counts the rows handed to the callback, not the rows skipped. A
+// locking scan locks each row before the callback sees it, so keep only
+// pending jobs in the queue table (delete a job when it is done, or move
+// it) rather than marking them done in place. A worker that fails or rolls
+// back releases its job for the next one. See the example of [Tx.Scan].
+//
+// # NOWAIT
+//
+// A request with [NoWait] tells "locked by someone else" apart at once:
+//
+//	_, err := tx.Lock(ctx, "t", key, tupled.ForUpdate, tupled.NoWait)
+//	if errors.Is(err, tupled.ErrLockNotAvailable) { // SQLState(err) == "55P03"
+//		// tx is aborted: roll it back, and retry later or report "busy".
+//	}
+//
+// [ErrLockTimeout] has the same SQLSTATE (55P03) but a different sentinel.
+//
+// # Deadlocks, serialization failures and retries
+//
+// A deadlock is detected as in PostgreSQL: each waiter checks for a cycle
+// once, [Options].DeadlockTimeout (default 1s, PostgreSQL's
+// deadlock_timeout) after its own wait began; the first waiter whose check
+// finds a cycle through itself fails with [ErrDeadlock] (40P01) and the
+// others go on. When the waits began more than DeadlockTimeout apart the
+// victim is the transaction that closed the cycle; when they began close
+// together it is the first waiter. A waiter does not check again later.
+// Taking locks in a fixed order (for example by key) avoids deadlocks.
+//
+// [ErrDeadlock] and [ErrSerialization] are the retryable errors
+// ([IsRetryable]): the same transaction, run again from the start, may
+// succeed. [DB.RunTx] does this: it begins a transaction, calls fn,
+// commits, and on a retryable error rolls back and runs fn again in a new
+// transaction, with jittered exponential backoff, up to 10 attempts. So fn
+// must be safe to run more than once:
+//
+//   - fn must compute everything it writes from what it reads inside its
+//     own transaction;
+//   - fn must reset any state it captures from outside (counters,
+//     appended slices, maps, results assigned to outer variables) at its
+//     start, since a failed attempt's state is stale;
+//   - fn must not have effects outside the database (sending a message,
+//     charging a card) that cannot be repeated; do those after RunTx
+//     returns nil.
+//
+// # Durability
+//
+// For an on-disk database, a transaction that wrote (Insert, Update,
+// Delete) is durable when [Tx.Commit] returns nil: its write set is one
+// write-ahead log record, fsynced by group commit (one fsync shared by the
+// commits that wait at the same time), and only then do its changes become
+// visible and its row locks vanish. [Options].SyncCommit set to false (as
+// PostgreSQL's synchronous_commit = off) makes Commit return before the
+// fsync, which follows within 20 ms: a crash may then lose the commits of
+// those last milliseconds, never part of one. To set it:
+//
+//	off := false
+//	db, err := tupled.Open(dir, &tupled.Options{SyncCommit: &off})
+//
+// A transaction that only read and locked rows writes nothing and never
+// waits for the disk: after a crash no transaction survives, so no row lock
+// can matter. [DB.CreateTable] is durable when it returns. Checkpoints
+// ([Options].CheckpointInterval) write the committed state to the backend
+// and drop the log before it; recovery at [Open] replays the log after the
+// last checkpoint.
+//
+// After a failed write or fsync of the log or the backend the database
+// refuses every later write with [ErrIO] (58030) and never acknowledges a
+// commit it could not make durable; reopening recovers. A full disk is not
+// fatal: the call gets [ErrDiskFull] (53100), nothing of it is durable, and
+// writes work again once space is freed (with SyncCommit off, see
+// [ErrDiskFull]). Damaged files are [ErrCorrupted] (XX001): nothing damaged
+// is ever returned as data.
+//
+// # Errors
+//
+// Errors are sentinels, tested with [errors.Is]; the error returned may
+// carry more text (the relation, the key) but still matches its sentinel.
+// Every error that PostgreSQL reports with a SQLSTATE answers [SQLState]
+// with the same code:
+//
+//	error                      SQLSTATE  aborts the transaction
+//	ErrNotFound                -         no
+//	ErrSkipped                 -         no
+//	ErrDuplicateKey            23505     yes
+//	ErrDeadlock                40P01     yes (retryable)
+//	ErrSerialization           40001     yes (retryable)
+//	ErrLockNotAvailable        55P03     yes
+//	ErrLockTimeout             55P03     yes
+//	ErrTxAborted               25P02     - (every call on an aborted transaction but Rollback)
+//	ErrTxDone                  -         - (a call after Commit or Rollback)
+//	ErrReadOnly                25006     yes
+//	ErrNoTable                 42P01     yes
+//	ErrTableExists             42P07     - (CreateTable)
+//	ctx's error while waiting  57014     yes
+//	ErrInvalid                 22023     yes (an invalid option or argument)
+//	ErrProgramLimitExceeded    54000     yes (a key or value too large)
+//	ErrNameTooLong             42622     - (CreateTable)
+//	ErrTxBusy                  55000     no (a concurrent call on one Tx: nothing was done)
+//	ErrClosed                  -         - (57P01 when it ended a wait)
+//	ErrDiskFull                53100     yes
+//	ErrIO                      58030     yes
+//	ErrCorrupted               XX001     yes
+//
+// [IsRetryable] is true for ErrDeadlock and ErrSerialization. An aborted
+// transaction has already released its locks when the failing call
+// returns. SQLState returns "" for nil or an error without a SQLSTATE. A
+// wait ended by its context returns an error for which errors.Is(err,
+// ctx.Err()) holds, with SQLSTATE 57014 (query_canceled).
+//
+// # Introspection
+//
+// [DB.Locks] lists the heavyweight locks held and awaited, like pg_locks:
+// the brief tuple locks that order the waiters of a row, the waits for
+// other transactions, and every running transaction's lock on its own id.
+// [DB.RowLocks] lists the rows of a table whose current version holds live
+// lockers, like the pgrowlocks extension. [DB.Stats] returns counters:
+// row locks taken with and without a multixact, waits, deadlock checks,
+// commits, vacuum and WAL activity. None of them stops the engine: each
+// reads the lock table partition by partition, or the rows one at a time,
+// so its result is consistent per lock or per row but not one instant's
+// picture of the whole (PostgreSQL's pg_locks and pgrowlocks are not
+// either).
+//
+// # Limits
+//
+// A key (and a Scan bound) is at most [MaxKeySize] bytes (8 KiB), a value
+// at most [MaxValueSize] (256 MiB), a table name at most [MaxTableNameLen]
+// bytes (255). Beyond them a call fails with [ErrProgramLimitExceeded]
+// (54000) or [ErrNameTooLong] (42622) before anything changes, and the
+// database stays fully usable. A transaction's write set is limited only
+// by memory.
+//
+// # Concurrency
+//
+// A [DB] is safe for concurrent use by any number of goroutines. A [Tx] is
+// one session: it is used by one goroutine at a time. Concurrent use is
+// detected, not serialized: a call on a Tx while another call on it runs
+// returns [ErrTxBusy] (55000) at once and changes nothing. To abandon a
+// call blocked in a lock wait, cancel the context it was given (the call
+// then fails with 57014 and the transaction is rolled back), rather than
+// calling Rollback from another goroutine. A Scan callback may call its
+// own Tx's methods (a queue consumer deleting the job it took); if it
+// commits or rolls back, the scan stops. A Scan callback must not call
+// [DB.Close].
+//
+// # What is not supported
+//
+//   - SERIALIZABLE isolation (predicate locks, SSI): only READ COMMITTED and
+//     REPEATABLE READ.
+//   - Savepoints and subtransactions: an error aborts the whole
+//     transaction.
+//   - Secondary indexes, foreign keys, and checks: the program keeps them,
+//     with the locks above (see the foreign-key example of [Tx.Lock]).
+//   - Changing a row's key in place: a key change is Delete plus Insert
+//     (which conflicts as FOR UPDATE, as a key update does in PostgreSQL).
+//   - Locks on ranges or absent keys (gap or predicate locks): a locking
+//     scan locks the rows it returns, not the range; a row inserted into
+//     the range later is not blocked. Table locks and advisory locks.
+//   - Several processes on one directory: a directory is open in one DB.
+//   - SQL: the tupled serve command (package pgwire, over package sqlfe)
+//     speaks PostgreSQL's wire protocol and a subset of its SQL over this
+//     API.
 //
 // # Reading the source
 //
-// Dependencies point one way: this package → tuplelock → heap, multixact,
-// lockmgr (→ deadlock), xact. Start with tuplelock/README.md (the
+// Dependencies point one way, from this package down: tuplelock (the
+// locking protocol) → heap, multixact, lockmgr (→ deadlock), xact. This
+// package also reads heap, xact, multixact and lockmgr directly (reads,
+// catalog, vacuum, introspection), and its durability code (durable.go,
+// bigcommit.go, control.go) uses wal and storage. Start with tuplelock/README.md (the
 // algorithm), then xact (ids, CSN snapshots), heap (tuples, visibility,
 // vacuum), multixact, lockmgr and deadlock/README.md.
 package tupled

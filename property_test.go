@@ -16,7 +16,8 @@ import (
 	"github.com/tupled/tupled"
 )
 
-// conflicts is the row-lock conflict table of API.md.
+// conflicts is the row-lock conflict table of the package documentation
+// (go doc github.com/tupled/tupled, "Row locks").
 func conflicts(a, b tupled.LockStrength) bool { return int(a-1)+int(b-1) >= 3 }
 
 // TestRowLockModel drives random lock/commit/rollback sequences of several

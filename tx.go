@@ -184,7 +184,11 @@ func (tx *Tx) logWrite(table string, key, value []byte, isDelete bool) {
 	}
 }
 
-// Get returns the value visible to the transaction's snapshot.
+// Get returns the value of key visible to the transaction's snapshot (READ
+// COMMITTED: taken now; REPEATABLE READ: the transaction's), without
+// locking or waiting: SELECT value FROM table WHERE key = key. ErrNotFound
+// if no version is visible; ErrNoTable (42P01) if the table does not exist.
+// The value is the caller's own copy.
 func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error) {
 	if err := tx.enter(); err != nil {
 		return nil, err
@@ -254,7 +258,26 @@ func waitPolicy(w WaitPolicy) (tuplelock.WaitPolicy, bool) {
 }
 
 // Lock is SELECT value FROM table WHERE key = key FOR <strength> [NOWAIT |
-// SKIP LOCKED]; see API.md.
+// SKIP LOCKED]: it locks the row and returns the value of the version it
+// locked, exactly as PostgreSQL's heap_lock_tuple does. Under READ
+// COMMITTED it follows a concurrent update to the newest version (waiting
+// for the updater if it is still running) and locks that one. Under
+// REPEATABLE READ a concurrent committed change that conflicts with the
+// strength is ErrSerialization (40001); for ForKeyShare only a delete or
+// key change conflicts: over a no-key update it locks and returns the
+// snapshot's version, without waiting even while that update is in
+// progress. ErrNotFound when no row qualifies (none visible, or deleted
+// concurrently under READ COMMITTED).
+//
+// When another transaction holds a conflicting lock, wait says what
+// happens (see WaitPolicy): Wait blocks — shown in DB.Locks() as an
+// ungranted entry — until granted or until ErrDeadlock (40P01),
+// ErrLockTimeout (55P03) or ctx's error (57014) ends the wait; NoWait
+// fails with ErrLockNotAvailable (55P03); SkipLocked returns ErrSkipped.
+// Strength NoLock is ErrInvalid (22023); a read-only transaction gets
+// ErrReadOnly (25006). The lock is held until the transaction ends;
+// locking a row again with a weaker or equal strength is a no-op, with a
+// stronger one an upgrade.
 func (tx *Tx) Lock(ctx context.Context, table string, key []byte, strength LockStrength, wait WaitPolicy) ([]byte, error) {
 	if err := tx.enter(); err != nil {
 		return nil, err
@@ -328,8 +351,10 @@ func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup
 	}
 }
 
-// Insert adds a row; ErrDuplicateKey if a live row has the key (after
-// waiting for an in-progress inserter or deleter of it).
+// Insert adds a row. Like a unique index, it waits for a transaction that
+// is inserting or deleting the same key and has not ended, then fails with
+// ErrDuplicateKey (23505) if a live row has the key. The new row is visible
+// to other transactions when this one commits. key and value are copied.
 func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error {
 	if err := tx.enter(); err != nil {
 		return err
@@ -365,12 +390,22 @@ func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error
 	return tx.fail(ctx, err)
 }
 
-// Update replaces the value of key (a no-key update).
+// Update replaces the value of key's row: a no-key update, which conflicts
+// with other transactions' locks as FOR NO KEY UPDATE does (it does not
+// conflict with FOR KEY SHARE) and waits for them. Under READ COMMITTED a
+// concurrent committed update is followed and the newest version replaced
+// (lock the row with Lock first to compute the new value from it); under
+// REPEATABLE READ it is ErrSerialization (40001). ErrNotFound if no row
+// of key is visible, or it was deleted concurrently. value is copied.
 func (tx *Tx) Update(ctx context.Context, table string, key, value []byte) error {
 	return tx.write(ctx, table, key, value, false)
 }
 
-// Delete removes key (a key-changing write).
+// Delete removes key's row: a key-changing write, which conflicts with
+// other transactions' locks as FOR UPDATE does (with every strength,
+// FOR KEY SHARE included) and waits for them. Concurrent updates are
+// handled as in Update (REPEATABLE READ: a concurrent delete is 40001
+// too); ErrNotFound if no row of key is visible.
 func (tx *Tx) Delete(ctx context.Context, table string, key []byte) error {
 	return tx.write(ctx, table, key, nil, true)
 }
@@ -444,9 +479,18 @@ func (tx *Tx) writeVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tu
 	}
 }
 
-// Scan calls fn for each qualifying row in key order (see API.md). key and
-// value are fn's own copies: the engine never hands out the memory a row is
-// stored in. fn may call tx's methods.
+// Scan calls fn for each row of table in [opts.Start, opts.End) visible to
+// the snapshot, in key order, until opts.Limit rows were passed to fn; fn's
+// error stops the scan and is returned. key and value are fn's own copies:
+// the engine never hands out the memory a row is stored in. fn may call
+// tx's methods (see Tx); if it ends the transaction, the scan stops.
+//
+// With opts.Lock != NoLock, each row is locked as Lock would lock it (with
+// opts.Wait) before fn sees it, and fn gets the value of the version
+// locked: SELECT ... FOR <strength> [NOWAIT | SKIP LOCKED] LIMIT n. Rows
+// skipped with SkipLocked, and rows deleted concurrently under READ
+// COMMITTED, are left out and not counted. A lock error (ErrDeadlock,
+// ErrLockNotAvailable, ...) stops the scan and aborts the transaction.
 func (tx *Tx) Scan(ctx context.Context, table string, opts ScanOptions, fn func(key, value []byte) error) error {
 	if err := tx.enter(); err != nil {
 		return err
@@ -567,9 +611,27 @@ func (tx *Tx) stillActive() error {
 	return nil
 }
 
-// Commit commits the transaction. A transaction that only read and locked
-// rows has nothing to make durable: its commit is one clog write and the
-// closing of its Done channel, which makes all its row locks vanish at once.
+// Commit commits the transaction and ends it: its changes become visible
+// and all its row locks are released at once. The transaction is over
+// whatever Commit returns, except with ErrTxBusy.
+//
+// nil means committed: on an on-disk database with SyncCommit on (the
+// default), a transaction that wrote is also durable (see
+// Options.SyncCommit); one that only read and locked rows has nothing to
+// make durable and never waits for the disk.
+//
+// ErrTxAborted (25P02) means an earlier failed operation had aborted the
+// transaction; it is now rolled back and nothing of it is committed.
+// ErrTxDone: it had already ended. ErrClosed: the database is closed; it
+// is rolled back. ErrTxBusy (55000): another call on tx is running;
+// nothing was done.
+//
+// ErrDiskFull (53100): the commit record found no space; the transaction
+// is rolled back and the database goes on. Any other error (ErrIO, 58030)
+// is an I/O failure: the transaction is not visible, the database refuses
+// further writes until it is reopened, and whether the transaction
+// survives is decided by recovery then (its record may have reached the
+// disk). A failed Commit is never an acknowledgement.
 func (tx *Tx) Commit() error {
 	if err := tx.enter(); err != nil {
 		return err
@@ -604,9 +666,10 @@ func (tx *Tx) Commit() error {
 	return nil
 }
 
-// Rollback aborts the transaction; a no-op on a finished one. It fails with
-// ErrTxBusy, doing nothing, while another call on tx runs (cancel that
-// call's context instead).
+// Rollback aborts the transaction, discarding its changes and releasing
+// its locks, and returns nil; a no-op on a finished one (so it can be
+// deferred). It fails with ErrTxBusy, doing nothing, while another call on
+// tx runs (cancel that call's context instead).
 func (tx *Tx) Rollback() error {
 	if err := tx.enter(); err != nil {
 		return err

@@ -10,9 +10,14 @@
 //     (Row.Lock). The latch is never held while waiting for a transaction or
 //     a heavyweight lock, nor while calling into another row.
 //   - Every mutation of a header or a version list goes through Table.Apply
-//     (a Change), the single place the write-ahead log will hook into.
-//     Exceptions, as in PostgreSQL: hint bits, and pruning/freezing by
-//     vacuum, which report a ChangeVacuum.
+//     (a Change). Apply also marks a persistent table's row dirty (for the
+//     next checkpoint), notes the row for vacuum, and shows the Change to
+//     the Heap's optional ChangeHook (tests use it; the root package passes
+//     none). Exceptions, as in PostgreSQL: hint bits, and pruning/freezing
+//     by vacuum, which report a ChangeVacuum. The write-ahead log does not
+//     hook in here: the root package logs each writing transaction's write
+//     set once, at commit (logical redo, durable.go), and a checkpoint
+//     writes the dirty rows' committed values to the backend.
 //   - A version whose Next is non-nil was updated; the successor's Xmin is
 //     the predecessor's update xid (callers verify it, as PostgreSQL checks
 //     t_xmin against the prior xmax when following t_ctid).
@@ -25,8 +30,14 @@
 //
 // # Storage
 //
-// Rows live in a Store (an in-memory B-tree now). Tables are looked up by
-// name in the Heap's catalog.
+// Rows live in a Store. An in-memory database's tables keep all their rows
+// in memory (a B-tree for ordered scans beside a hash index, store.go). An
+// on-disk database's tables are persistent (backed.go): the storage.Backend
+// holds one committed value per key as of the last checkpoint, and memory
+// holds a bounded cache of the rows in use; a row missing from memory is
+// loaded on demand as one frozen version, and a clean, unpinned row whose
+// only version is frozen and carries no xmax can be evicted again. Tables are looked up by name in the Heap's
+// catalog.
 //
 // Callers: package tuplelock (which decides what to write) and the root
 // package (reads, catalog, vacuum).

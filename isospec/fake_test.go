@@ -13,8 +13,9 @@ import (
 
 // fakeEngine is a deliberately small row-lock engine used to test the
 // runner's scheduling on its own: no MVCC (writes are visible at once), row
-// locks with the conflict table of API.md, waiters shown in Locks(), lock
-// timeouts, and optional hooks to misbehave (panic, ignore cancellation).
+// locks with the conflict table of package tupled's documentation, waiters
+// shown in Locks(), lock timeouts, and optional hooks to misbehave (panic,
+// ignore cancellation).
 type fakeEngine struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced whenever a lock is released

@@ -4,10 +4,12 @@
 //
 // # Callers
 //
-// The engine's durability layer only: checkpoints write changed tuples,
-// multixacts that can still matter, commit status and the catalog here, and
-// recovery reads them back before replaying the engine's own WAL (package
-// wal). Nothing else should write to a Backend; the engine's key layout and
+// The engine's durability layer only: checkpoints write here the committed
+// value of every row changed since the previous checkpoint, the catalog, and
+// a few meta keys (redo point, xid bound, checkpoint number); heap reads rows
+// back on demand, and recovery replays the engine's own WAL (package wal)
+// into the backend. No tuple header, lock, multixact or commit status is
+// stored: none survives a restart. Nothing else should write to a Backend; the engine's key layout and
 // its redo/checkpoint protocol live above this package, which knows nothing
 // of tuples or transactions.
 //
