@@ -234,6 +234,29 @@ func TestScanWhereFiltersBeforeLocking(t *testing.T) {
 	}))
 }
 
+// TestScanWherePanics: a panic in Where (on the snapshot's version) ends
+// the scan and passes on; the rows locked before stay locked, no
+// lock-manager entry is left, and the Tx goes on.
+func TestScanWherePanics(t *testing.T) {
+	db := openDB(t, nil, map[string]string{"1": "a", "2": "b", "3": "boom", "4": "c"})
+	tx := begin(t, db, nil)
+	func() {
+		defer func() { require.Equal(t, "where: boom", recover()) }()
+		_ = tx.Scan(bg, "t", tupled.ScanOptions{Lock: tupled.ForUpdate, Where: func(k, v []byte) bool {
+			if string(v) == "boom" {
+				panic("where: boom")
+			}
+			return true
+		}}, func(k, v []byte) error { return nil })
+	}()
+	for _, l := range db.Locks() {
+		require.False(t, l.TxID == tx.ID() && !strings.HasPrefix(l.Tag, "transaction"), "lock-manager entry left behind: %+v", l)
+	}
+	require.Equal(t, []string{"1", "2"}, lockedBy(t, db, "t", tx))
+	require.Equal(t, []string{"4"}, scanKeys(t, tx, tupled.ScanOptions{Start: []byte("4"), Lock: tupled.ForUpdate}), "the Tx is usable")
+	require.NoError(t, tx.Commit())
+}
+
 // TestScanWhereRecheck is the EvalPlanQual schedule checked on PostgreSQL
 // 15 (see scan.go): the row a waiting claim locks after its updater commits
 // fails the recheck, so the claim returns the next row, and keeps the lock
