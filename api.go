@@ -161,6 +161,27 @@ type ScanOptions struct {
 	Limit      int          // 0 = no limit; counts rows returned (skipped rows do not count)
 	Lock       LockStrength // NoLock = plain snapshot reads
 	Wait       WaitPolicy   // with Lock != NoLock; SkipLocked makes queue consumers possible
+
+	// Prefix restricts the scan to keys that begin with it (nil or empty:
+	// no restriction). With Start or End too, the scan covers the keys in
+	// both: [Start, End) intersected with the prefix's keys.
+	Prefix []byte
+	// Reverse visits the same range in decreasing key order (ORDER BY key
+	// DESC); Limit then keeps the highest keys.
+	Reverse bool
+	// Where, if not nil, is the scan's qualification (a WHERE clause): a
+	// row is returned only if Where reports true for it. It is checked on
+	// the version the snapshot sees, before the row is locked; a locking
+	// scan under READ COMMITTED that locks a newer version (a concurrent
+	// update committed) checks it again on that version, as PostgreSQL's
+	// EvalPlanQual does. A row that fails is not returned and does not
+	// count toward Limit; it is not locked — except one that fails only the
+	// recheck, which stays locked, as in PostgreSQL. key and value are
+	// copies valid only during the call: Where must not retain them. Where
+	// runs while the scan holds the Tx, so it must not call tx's methods
+	// (they fail with ErrTxBusy); a panic in Where ends the scan and passes
+	// on, leaving the Tx usable.
+	Where func(key, value []byte) bool
 }
 
 // LockInfo is one heavyweight lock held or awaited, like a row of pg_locks

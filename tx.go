@@ -309,17 +309,17 @@ func (tx *Tx) Lock(ctx context.Context, table string, key []byte, strength LockS
 		}
 		return nil, ErrNotFound
 	}
-	v, err := tx.lockVersion(ctx, tbl, r, tup, mode, policy)
+	locked, err := tx.lockVersion(ctx, tbl, r, tup, mode, policy)
 	if err != nil {
 		return nil, tx.fail(ctx, err)
 	}
-	return bytes.Clone(v), nil
+	return bytes.Clone(locked.Value), nil
 }
 
 // lockVersion locks tup (or, under READ COMMITTED, the newest version of its
 // update chain) and returns the locked version's value: ExecLockRows plus
 // heapam_tuple_lock.
-func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplelock.Mode, policy tuplelock.WaitPolicy) ([]byte, error) {
+func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplelock.Mode, policy tuplelock.WaitPolicy) (*heap.Tuple, error) {
 	eng := tx.db.eng
 	defer eng.ReleaseCarried(&tx.txn)
 	for {
@@ -329,7 +329,7 @@ func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup
 		}
 		switch res {
 		case heap.TMOk:
-			return tup.Value, nil
+			return tup, nil
 		case heap.TMWouldBlock:
 			if policy == tuplelock.Skip {
 				return nil, ErrSkipped
@@ -398,7 +398,7 @@ func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error
 // REPEATABLE READ it is ErrSerialization (40001). ErrNotFound if no row
 // of key is visible, or it was deleted concurrently. value is copied.
 func (tx *Tx) Update(ctx context.Context, table string, key, value []byte) error {
-	return tx.write(ctx, table, key, value, false)
+	return tx.write(ctx, table, key, value, false, Wait)
 }
 
 // Delete removes key's row: a key-changing write, which conflicts with
@@ -407,10 +407,10 @@ func (tx *Tx) Update(ctx context.Context, table string, key, value []byte) error
 // handled as in Update (REPEATABLE READ: a concurrent delete is 40001
 // too); ErrNotFound if no row of key is visible.
 func (tx *Tx) Delete(ctx context.Context, table string, key []byte) error {
-	return tx.write(ctx, table, key, nil, true)
+	return tx.write(ctx, table, key, nil, true, Wait)
 }
 
-func (tx *Tx) write(ctx context.Context, table string, key, value []byte, isDelete bool) error {
+func (tx *Tx) write(ctx context.Context, table string, key, value []byte, isDelete bool, wait WaitPolicy) error {
 	if err := tx.enter(); err != nil {
 		return err
 	}
@@ -425,6 +425,9 @@ func (tx *Tx) write(ctx context.Context, table string, key, value []byte, isDele
 	}
 	if err == nil {
 		err = checkValue(value)
+	}
+	if err == nil {
+		err = checkWait(wait)
 	}
 	if err != nil {
 		return tx.fail(ctx, err)
@@ -441,6 +444,11 @@ func (tx *Tx) write(ctx context.Context, table string, key, value []byte, isDele
 			return err
 		}
 		return ErrNotFound
+	}
+	if wait != Wait {
+		if err := tx.lockForWrite(ctx, tbl, r, tup, isDelete, wait); err != nil {
+			return tx.fail(ctx, err)
+		}
 	}
 	err = tx.writeVersion(ctx, tbl, r, tup, value, isDelete)
 	if err == nil {
@@ -492,106 +500,7 @@ func (tx *Tx) writeVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tu
 // COMMITTED, are left out and not counted. A lock error (ErrDeadlock,
 // ErrLockNotAvailable, ...) stops the scan and aborts the transaction.
 func (tx *Tx) Scan(ctx context.Context, table string, opts ScanOptions, fn func(key, value []byte) error) error {
-	if err := tx.enter(); err != nil {
-		return err
-	}
-	// While fn runs the Tx is released (held false) but the call still
-	// counts as running: Close waits for the callback too.
-	held := true
-	defer func() {
-		tx.db.active.Add(tx.txn.X.ID, ^uint64(0))
-		if held {
-			tx.busy.Store(false)
-		}
-	}()
-	locking := opts.Lock != NoLock
-	snap, err := tx.start(ctx, locking)
-	if err != nil {
-		return err
-	}
-	var mode tuplelock.Mode
-	var policy tuplelock.WaitPolicy
-	if locking {
-		m, ok := tupleMode(opts.Lock)
-		p, ok2 := waitPolicy(opts.Wait)
-		if !ok || !ok2 || opts.Limit < 0 {
-			return tx.fail(ctx, &opError{sentinel: ErrInvalid, msg: "tupled: invalid ScanOptions"})
-		}
-		mode, policy = m, p
-	}
-	tbl, err := tx.table(table)
-	if err == nil {
-		err = checkKey(table, opts.Start)
-	}
-	if err == nil {
-		err = checkKey(table, opts.End)
-	}
-	if err != nil {
-		return tx.fail(ctx, err)
-	}
-	n := 0
-	var scanErr error
-	tbl.Ascend(opts.Start, opts.End, func(r *heap.Row) bool {
-		if err := ctx.Err(); err != nil {
-			scanErr = tx.fail(ctx, err)
-			return false
-		}
-		r = tbl.PinRow(r.Key()) // the row as it is now (it may have been evicted and reloaded)
-		if r == nil {
-			return true
-		}
-		defer r.Unpin()
-		r.Lock()
-		tup := visibleVersion(tx.db.heap, r, snap)
-		r.Unlock()
-		if tup == nil {
-			return true
-		}
-		value := tup.Value
-		if locking {
-			v, err := tx.lockVersion(ctx, tbl, r, tup, mode, policy)
-			if errors.Is(err, ErrNotFound) || errors.Is(err, ErrSkipped) {
-				return true
-			}
-			if err != nil {
-				scanErr = tx.fail(ctx, err)
-				return false
-			}
-			value = v
-		}
-		// One allocation holds both copies.
-		k := r.Key()
-		buf := make([]byte, len(k)+len(value))
-		copy(buf, k)
-		copy(buf[len(k):], value)
-		tx.busy.Store(false)
-		held = false
-		err := fn(buf[:len(k):len(k)], buf[len(k):])
-		if !tx.busy.CompareAndSwap(false, true) {
-			if err == nil {
-				err = ErrTxBusy
-			}
-			scanErr = err
-			return false
-		}
-		held = true
-		if err == nil {
-			// The callback (or, meanwhile, another goroutine) may have
-			// ended the transaction, or Close may have begun.
-			err = tx.stillActive()
-		}
-		if err != nil {
-			scanErr = err
-			return false
-		}
-		n++
-		return opts.Limit == 0 || n < opts.Limit
-	})
-	if scanErr == nil {
-		// Rows the backend could not read were skipped.
-		scanErr = tx.readFailed(ctx)
-	}
-	return scanErr
+	return tx.scan(ctx, table, opts, fn)
 }
 
 // stillActive is the error a running operation stops with once the

@@ -157,6 +157,67 @@ func (s *backedStore) Ascend(start, end []byte, fn func(*Row) bool) {
 	}
 }
 
+// Descend is Ascend backwards: each batch is the backend's next keys below
+// the cursor, merged into memory, then memory is walked down to the batch's
+// lowest key.
+func (s *backedStore) Descend(start, end []byte, fn func(*Row) bool) {
+	const batch = 64
+	cursor := end
+	lo := append(bytes.Clone(s.prefix), start...)
+	for {
+		var keys [][]byte
+		var hi []byte
+		if cursor != nil {
+			hi = append(bytes.Clone(s.prefix), cursor...)
+		} else {
+			hi = prefixEnd(s.prefix)
+		}
+		errStop := fmt.Errorf("stop")
+		err := s.be.ReverseScan(lo, hi, func(k, _ []byte) error {
+			keys = append(keys, bytes.Clone(k[len(s.prefix):]))
+			if len(keys) == batch {
+				return errStop
+			}
+			return nil
+		})
+		if err != nil && err != errStop {
+			s.heap.backendFailed(err)
+			return
+		}
+		pinned := make([]*Row, 0, len(keys))
+		for _, k := range keys {
+			if r := s.loadPinned(k); r != nil {
+				pinned = append(pinned, r)
+			}
+		}
+		unpin := func() {
+			for _, r := range pinned {
+				r.Unpin()
+			}
+		}
+		if len(keys) < batch {
+			s.mem.Descend(start, cursor, fn)
+			unpin()
+			return
+		}
+		// Visit memory down to and including the lowest backend key.
+		last := keys[len(keys)-1]
+		stopped := false
+		s.mem.Descend(last, cursor, func(r *Row) bool {
+			if !fn(r) {
+				stopped = true
+				return false
+			}
+			return true
+		})
+		unpin()
+		if stopped {
+			return
+		}
+		cursor = last
+	}
+}
+
 func (s *backedStore) Len() int { return s.mem.Len() }
 
 // prefixEnd is the smallest key greater than every key with prefix p.

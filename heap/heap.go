@@ -220,6 +220,30 @@ func (t *Table) Ascend(start, end []byte, fn func(*Row) bool) {
 	}
 }
 
+// Descend visits rows in decreasing key order in [start, end), in batches
+// like Ascend: the callback runs without any table lock held.
+func (t *Table) Descend(start, end []byte, fn func(*Row) bool) {
+	const batch = 64
+	next := end
+	for {
+		rows := make([]*Row, 0, batch)
+		t.store.Descend(start, next, func(r *Row) bool {
+			rows = append(rows, r)
+			return len(rows) < batch
+		})
+		for _, r := range rows {
+			if !fn(r) {
+				return
+			}
+		}
+		if len(rows) < batch {
+			return
+		}
+		// The end is exclusive: the next batch starts below the last row.
+		next = rows[len(rows)-1].key
+	}
+}
+
 // Apply performs c on row r, whose latch the caller holds. It is the single
 // entry point for heap mutations (see Change).
 func (t *Table) Apply(r *Row, c Change) {

@@ -24,6 +24,8 @@ type Store interface {
 	// in key order until fn returns false. fn must not call back into the
 	// store.
 	Ascend(start, end []byte, fn func(*Row) bool)
+	// Descend is Ascend in decreasing key order, over the same range.
+	Descend(start, end []byte, fn func(*Row) bool)
 	// Len is the number of rows.
 	Len() int
 }
@@ -100,6 +102,27 @@ func (s *memStore) Ascend(start, end []byte, fn func(*Row) bool) {
 		s.bt.Ascend(iter)
 	} else {
 		s.bt.AscendGreaterOrEqual(&Row{key: start}, iter)
+	}
+}
+
+func (s *memStore) Descend(start, end []byte, fn func(*Row) bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	iter := func(r *Row) bool {
+		if start != nil && bytes.Compare(r.key, start) < 0 {
+			return false
+		}
+		return fn(r)
+	}
+	if end == nil {
+		s.bt.Descend(iter)
+	} else {
+		s.bt.DescendLessOrEqual(&Row{key: end}, func(r *Row) bool {
+			if bytes.Equal(r.key, end) {
+				return true // the end is excluded
+			}
+			return iter(r)
+		})
 	}
 }
 

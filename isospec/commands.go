@@ -60,6 +60,12 @@ type Command struct {
 	From, To       string
 	HasFrom, HasTo bool
 	Limit          int
+	// scan where V: only rows whose value is V (ScanOptions.Where; WHERE v
+	// = V); prefix P: keys beginning with P (ScanOptions.Prefix);
+	// reverse: descending key order (ScanOptions.Reverse; ORDER BY k DESC).
+	Where, Prefix       string
+	HasWhere, HasPrefix bool
+	Reverse             bool
 
 	// sleep, set lock_timeout
 	Duration time.Duration
@@ -384,9 +390,9 @@ func parseCommand(toks []ctok, text string) (*Command, error) {
 }
 
 func parseScan(c *Command, head ctok, args []ctok) error {
-	usage := cmdErr(head, "usage: scan [TABLE] [from KEY] [to KEY] [limit N] [lock STRENGTH [nowait|skip locked]]")
+	usage := cmdErr(head, "usage: scan [TABLE] [from KEY] [to KEY] [prefix P] [where VALUE] [reverse] [limit N] [lock STRENGTH [nowait|skip locked]]")
 	isKw := func(t ctok) bool {
-		return t.is("from") || t.is("to") || t.is("limit") || t.is("lock")
+		return t.is("from") || t.is("to") || t.is("limit") || t.is("lock") || t.is("where") || t.is("prefix") || t.is("reverse")
 	}
 	if len(args) > 0 && !isKw(args[0]) {
 		if err := checkName(args[0], "table"); err != nil {
@@ -406,6 +412,11 @@ func parseScan(c *Command, head ctok, args []ctok) error {
 			return cmdErr(kw, "scan: %s given twice", name)
 		}
 		seen[name] = true
+		if name == "reverse" {
+			c.Reverse = true
+			args = args[1:]
+			continue
+		}
 		if len(args) < 2 {
 			return usage
 		}
@@ -416,6 +427,10 @@ func parseScan(c *Command, head ctok, args []ctok) error {
 			c.From, c.HasFrom = val.text, true
 		case "to":
 			c.To, c.HasTo = val.text, true
+		case "where":
+			c.Where, c.HasWhere = val.text, true
+		case "prefix":
+			c.Prefix, c.HasPrefix = val.text, true
 		case "limit":
 			n, err := strconv.Atoi(val.text)
 			if err != nil || n <= 0 {

@@ -205,6 +205,7 @@ setup { create t; insert 1 'it''s' }
 session s1
 setup { set lock_timeout 0; begin repeatable read read only }
 step a { lock 1 nokeyupdate skip locked; scan from 1 to 5 limit 2 lock keyshare nowait; sleep 1500; rowlocks }
+step b { scan prefix j where 'it''s' reverse limit 1 lock update skip locked }
 teardown { rollback }
 permutation a(*)
 `)
@@ -220,6 +221,7 @@ permutation a(*)
 		"teardown\n{\n  DROP TABLE IF EXISTS t;\n}",
 		"setup { SET deadlock_timeout = '250ms'; SET lock_timeout = '1000ms'; SET lock_timeout = 0; BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; }",
 		"step a { SELECT v FROM t WHERE k = '1' FOR NO KEY UPDATE SKIP LOCKED; SELECT k, v FROM t WHERE k >= '1' AND k < '5' ORDER BY k LIMIT 2 FOR KEY SHARE NOWAIT; SELECT pg_sleep(1.5); SELECT * FROM rowlocks('t'); }",
+		"step b { SELECT k, v FROM t WHERE starts_with(k, 'j') AND v = 'it''s' ORDER BY k DESC LIMIT 1 FOR UPDATE SKIP LOCKED; }",
 		"teardown { ROLLBACK; }",
 		"permutation a(*)\n",
 	} {

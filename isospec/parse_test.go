@@ -117,6 +117,8 @@ func TestParseErrors(t *testing.T) {
 		{"session s1\nstep a { sleep forever }\n", `e.spec:2: bad duration "forever"`},
 		{"session s1\nstep a { scan limit 0 }\n", `e.spec:2: scan: bad limit "0"`},
 		{"session s1\nstep a { scan t t }\n", `e.spec:2: scan: unexpected "t"`},
+		{"session s1\nstep a { scan where }\n", `e.spec:2: usage: scan`},
+		{"session s1\nstep a { scan reverse reverse }\n", `e.spec:2: scan: reverse given twice`},
 		{"session s1\nstep a { begin serializable }\n", "e.spec:2: usage: begin"},
 		{"session s1\nstep a { get bad-table 1 }\n", `e.spec:2: bad table name "bad-table"`},
 		{"session s1\nsession s1\n", `e.spec:2: duplicate session name "s1"`},

@@ -302,6 +302,14 @@ func (s *session) data(ctx context.Context, tx Txn, c *Command) ([]string, error
 		if c.HasTo {
 			opts.End = []byte(c.To)
 		}
+		if c.HasPrefix {
+			opts.Prefix = []byte(c.Prefix)
+		}
+		if c.HasWhere {
+			want := c.Where
+			opts.Where = func(k, v []byte) bool { return string(v) == want }
+		}
+		opts.Reverse = c.Reverse
 		var rows []KV
 		err := tx.Scan(ctx, c.Table, opts, func(k, v []byte) error {
 			rows = append(rows, KV{string(k), string(v)})

@@ -94,11 +94,20 @@ func SQL(c *Command) string {
 		if c.HasTo {
 			where = append(where, "k < "+sqlText(c.To))
 		}
+		if c.HasPrefix {
+			where = append(where, "starts_with(k, "+sqlText(c.Prefix)+")")
+		}
+		if c.HasWhere {
+			where = append(where, "v = "+sqlText(c.Where))
+		}
 		s := "SELECT k, v FROM " + t
 		if len(where) > 0 {
 			s += " WHERE " + strings.Join(where, " AND ")
 		}
 		s += " ORDER BY k"
+		if c.Reverse {
+			s += " DESC"
+		}
 		if c.Limit > 0 {
 			s += fmt.Sprintf(" LIMIT %d", c.Limit)
 		}

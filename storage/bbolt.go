@@ -181,9 +181,17 @@ func (bb *bboltBackend) Get(key []byte) (value []byte, ok bool, err error) {
 	return value, ok, nil
 }
 
-func (bb *bboltBackend) Scan(start, end []byte, fn func(key, value []byte) error) (err error) {
+func (bb *bboltBackend) Scan(start, end []byte, fn func(key, value []byte) error) error {
+	return bb.scan(start, end, false, fn)
+}
+
+func (bb *bboltBackend) ReverseScan(start, end []byte, fn func(key, value []byte) error) error {
+	return bb.scan(start, end, true, fn)
+}
+
+func (bb *bboltBackend) scan(start, end []byte, reverse bool, fn func(key, value []byte) error) (err error) {
 	if fn == nil {
-		return errors.New("storage: Scan with nil fn")
+		return errors.New("storage: scan with nil fn")
 	}
 	if err := bb.g.enter(); err != nil {
 		return err
@@ -210,6 +218,30 @@ func (bb *bboltBackend) Scan(start, end []byte, fn func(key, value []byte) error
 	return bb.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bboltBucket).Cursor()
 		var k, v []byte
+		if reverse {
+			// Seek finds the first key >= end; the one before it is the
+			// last key of the range.
+			if len(end) > 0 {
+				if k, _ = c.Seek(end); k != nil {
+					k, v = c.Prev()
+				} else {
+					k, v = c.Last()
+				}
+			} else {
+				k, v = c.Last()
+			}
+			for ; k != nil; k, v = c.Prev() {
+				if len(start) > 0 && bytes.Compare(k, start) < 0 {
+					return nil
+				}
+				inFn = true
+				if err := fn(k, v); err != nil {
+					return err
+				}
+				inFn = false
+			}
+			return nil
+		}
 		if len(start) > 0 {
 			k, v = c.Seek(start)
 		} else {

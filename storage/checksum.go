@@ -144,6 +144,19 @@ func (c *checkedBackend) Scan(start, end []byte, fn func(key, value []byte) erro
 	})
 }
 
+func (c *checkedBackend) ReverseScan(start, end []byte, fn func(key, value []byte) error) error {
+	if fn == nil {
+		return errors.New("storage: ReverseScan with nil fn")
+	}
+	return c.inner.ReverseScan(start, end, func(k, v []byte) error {
+		val, err := Unseal(k, v)
+		if err != nil {
+			return fmt.Errorf("%w (%s backend)", err, c.inner.Name())
+		}
+		return fn(k, val)
+	})
+}
+
 func (c *checkedBackend) NewBatch() Batch { return &checkedBatch{owner: c, inner: c.inner.NewBatch()} }
 
 func (c *checkedBackend) Commit(b Batch, sync bool) error {

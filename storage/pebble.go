@@ -215,9 +215,17 @@ func (p *pebbleBackend) Get(key []byte) (value []byte, ok bool, err error) {
 	return value, true, nil
 }
 
-func (p *pebbleBackend) Scan(start, end []byte, fn func(key, value []byte) error) (err error) {
+func (p *pebbleBackend) Scan(start, end []byte, fn func(key, value []byte) error) error {
+	return p.scan(start, end, false, fn)
+}
+
+func (p *pebbleBackend) ReverseScan(start, end []byte, fn func(key, value []byte) error) error {
+	return p.scan(start, end, true, fn)
+}
+
+func (p *pebbleBackend) scan(start, end []byte, reverse bool, fn func(key, value []byte) error) (err error) {
 	if fn == nil {
-		return errors.New("storage: Scan with nil fn")
+		return errors.New("storage: scan with nil fn")
 	}
 	if err := p.g.enter(); err != nil {
 		return err
@@ -260,7 +268,11 @@ func (p *pebbleBackend) Scan(start, end []byte, fn func(key, value []byte) error
 			err = ferr
 		}
 	}()
-	for valid := it.First(); valid; valid = it.Next() {
+	first, next := it.First, it.Next
+	if reverse {
+		first, next = it.Last, it.Prev
+	}
+	for valid := first(); valid; valid = next() {
 		v, verr := it.ValueAndErr()
 		if verr != nil {
 			return p.readError("scan", verr)

@@ -32,6 +32,10 @@ type Backend interface {
 	// scan's included).
 	Scan(start, end []byte, fn func(key, value []byte) error) error
 
+	// ReverseScan is Scan in decreasing key order: the same range [start,
+	// end), the same snapshot and callback rules.
+	ReverseScan(start, end []byte, fn func(key, value []byte) error) error
+
 	// NewBatch returns an empty batch for this backend. A batch is not safe
 	// for concurrent use.
 	NewBatch() Batch

@@ -28,7 +28,8 @@ Steps are commands over the embedded API (default table t):
   get [TABLE] K
   lock [TABLE] K keyshare|share|nokeyupdate|update [nowait|skip locked]
   insert [TABLE] K V     update [TABLE] K V     delete [TABLE] K
-  scan [TABLE] [from K] [to K] [limit N] [lock STRENGTH [nowait|skip locked]]
+  scan [TABLE] [from K] [to K] [prefix P] [where V] [reverse] [limit N]
+       [lock STRENGTH [nowait|skip locked]]
   sleep MS     set lock_timeout MS     rowlocks [TABLE]     create TABLE
 
 A command outside a transaction runs as its own transaction. Keys and values
