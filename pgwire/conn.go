@@ -685,7 +685,7 @@ func tagWithCount(tag string, n int) string {
 func fieldDescs(cols []sqlfe.Column, formats []int16) []pgproto3.FieldDescription {
 	fds := make([]pgproto3.FieldDescription, len(cols))
 	for i, col := range cols {
-		fds[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: col.Type.OID(), DataTypeSize: col.Type.Size(), TypeModifier: -1, Format: formatOf(formats, i)}
+		fds[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: col.Type.OID(), DataTypeSize: col.Type.Size(), TypeModifier: col.TypeModifier(), Format: formatOf(formats, i)}
 	}
 	return fds
 }
