@@ -47,6 +47,10 @@
 //     varchar(n) and character(n) columns at assignment (22003, 22001;
 //     a character(n) is blank-padded to n), select and RETURNING
 //     lists of at most 1664 entries (54011).
+//   - Configuration parameters are known by PostgreSQL 15's list
+//     (pgsettings.go, generated from pg_settings by gen_pgsettings.go): an
+//     unknown name is 42704, a dotted one a custom placeholder; see
+//     pgSetting for the rules.
 //   - lock_timeout applies from the next transaction on (it is a
 //     TxOptions.LockTimeout); deadlock_timeout is the DB's, fixed at start:
 //     SET accepts only that value (else 55P02).
