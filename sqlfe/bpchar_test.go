@@ -153,3 +153,16 @@ func TestCharReopen(t *testing.T) {
 	mustFail(t, s, "INSERT INTO r VALUES ('e', 'vwxyz')", CodeStringTooLong, "value too long for type character(4)")
 	mustFail(t, s, "INSERT INTO r VALUES ('abcd', 'v')", CodeStringTooLong, "value too long for type character(3)")
 }
+
+// A bpchar primary key without a length keeps the trailing spaces it was
+// written with (PostgreSQL stores the value as given), though they do not
+// count for uniqueness.
+func TestBpcharUnlimitedKey(t *testing.T) {
+	_, s := newTestSession(t)
+	mustRun(t, s, "CREATE TABLE b (k bpchar PRIMARY KEY, v int)", "CREATE TABLE")
+	mustRun(t, s, "INSERT INTO b VALUES ('ab  ', 1), ('c', 2), ('', 3) RETURNING k, k || '|'", "ab  |ab|\nc|c|\n||\nINSERT 0 3")
+	mustFail(t, s, "INSERT INTO b VALUES ('ab', 4)", CodeUniqueViolation, "")
+	mustRun(t, s, "SELECT k || '|', length(k), k, v FROM b WHERE k = 'ab' ORDER BY k", "ab||2|ab  |1\nSELECT 1")
+	mustRun(t, s, "UPDATE b SET k = 'c   ' WHERE v = 2 RETURNING k", "c   \nUPDATE 1")
+	mustRun(t, s, "SELECT * FROM b", "|3\nab  |1\nc   |2\nSELECT 3")
+}

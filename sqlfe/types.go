@@ -366,8 +366,8 @@ func appendKey(dst []byte, v Value) []byte {
 }
 
 // decodeKey is appendKey's inverse for key column c: a character(n) key
-// gets its padding back. (An unlimited bpchar key comes back without the
-// trailing spaces it was inserted with.)
+// gets its padding back. (A bpchar key without a length comes back without
+// trailing spaces: decodeRow restores them from the row value.)
 func decodeKey(c Column, b []byte) (Value, error) {
 	switch c.Type {
 	case TBpchar:
@@ -395,7 +395,9 @@ var errCorrupt = errorf(CodeDataCorrupted, "stored row does not match the table'
 
 // encodeRow encodes the non-key columns of row: a NULL bitmap (one bit per
 // non-key column), then each non-NULL column (int: 4 or 8 bytes big-endian,
-// bool: 1 byte, text: uvarint length + bytes).
+// bool: 1 byte, text: uvarint length + bytes), then, when the key is a
+// bpchar without a length, the number of trailing spaces its key encoding
+// dropped (uvarint), so that it reads back as it was written.
 func encodeRow(t *Table, row []Value) []byte {
 	n := len(t.Cols) - 1
 	out := make([]byte, (n+7)/8, (n+7)/8+8*n)
@@ -423,7 +425,18 @@ func encodeRow(t *Table, row []Value) []byte {
 			out = append(out, v.S...)
 		}
 	}
+	if unpaddedKey(t) {
+		k := row[t.Key].S
+		out = binary.AppendUvarint(out, uint64(len(k)-len(bpcharTrim(k))))
+	}
 	return out
+}
+
+// unpaddedKey reports whether t's key is a bpchar without a length: its
+// trailing spaces are not implied by the key and live in the row value.
+func unpaddedKey(t *Table) bool {
+	c := t.Cols[t.Key]
+	return c.Type == TBpchar && c.MaxLen == 0
 }
 
 // decodeRow decodes a stored row (key and value) into dst (len(t.Cols)).
@@ -477,6 +490,14 @@ func decodeRow(t *Table, key, val []byte, dst []Value) error {
 			dst[i] = Value{T: c.Type, S: string(p[k : k+int(l)])}
 			p = p[k+int(l):]
 		}
+	}
+	if unpaddedKey(t) {
+		l, k := binary.Uvarint(p)
+		if k <= 0 || l > maxCharLength {
+			return errCorrupt
+		}
+		dst[t.Key].S += strings.Repeat(" ", int(l))
+		p = p[k:]
 	}
 	if len(p) != 0 {
 		return errCorrupt
