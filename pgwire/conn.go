@@ -361,17 +361,25 @@ func (c *conn) unsupportedProtocol(code uint32) {
 }
 
 // startupSetting applies a startup parameter or an options switch as
-// "SET name TO 'value'" would. A parameter tupled does not implement
-// (0A000) is ignored, as it was before options were applied: drivers send
-// parameters of their own; any other error (an invalid value, 22023) is
-// FATAL, as in PostgreSQL.
+// "SET name TO 'value'" would, and answers as PostgreSQL's
+// process_startup_options: a name PostgreSQL does not have is FATAL 42704,
+// an invalid value FATAL 22023, a parameter that cannot change in a session
+// (max_connections, log_timezone, block_size) FATAL 55P02. What PostgreSQL
+// accepts but tupled does not implement is ignored (logged): a parameter
+// SET refuses with 0A000 (enable_hashjoin, client_encoding other than
+// UTF8), and one PostgreSQL allows only at connection start (the backend
+// contexts: log_connections), which tupled has no use for.
 func (c *conn) startupSetting(name, value string) bool {
 	err := c.set(name, value)
 	if err == nil {
 		return true
 	}
 	e := sqlfe.ToError(err)
-	if e.Code == sqlfe.CodeFeatureNotSupp {
+	backendOnly := func() bool {
+		ctx := sqlfe.SettingContext(name)
+		return e.Code == sqlfe.CodeCantChangeRuntime && (ctx == "backend" || ctx == "superuser-backend")
+	}
+	if e.Code == sqlfe.CodeFeatureNotSupp || backendOnly() {
 		c.srv.log.Info("startup parameter ignored", "pid", c.pid, "name", name, "err", e.Message)
 		return true
 	}
@@ -685,7 +693,7 @@ func tagWithCount(tag string, n int) string {
 func fieldDescs(cols []sqlfe.Column, formats []int16) []pgproto3.FieldDescription {
 	fds := make([]pgproto3.FieldDescription, len(cols))
 	for i, col := range cols {
-		fds[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: col.Type.OID(), DataTypeSize: col.Type.Size(), TypeModifier: -1, Format: formatOf(formats, i)}
+		fds[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: col.Type.OID(), DataTypeSize: col.Type.Size(), TypeModifier: col.TypeModifier(), Format: formatOf(formats, i)}
 	}
 	return fds
 }

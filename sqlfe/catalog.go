@@ -21,12 +21,22 @@ type Column struct {
 	Type    Type   `json:"type"`
 	NotNull bool   `json:"not_null,omitempty"`
 	// the declared type's modifier: smallint is stored as an integer
-	// checked to 16 bits, varchar(n) as a text of at most n characters
+	// checked to 16 bits, varchar(n) as a text of at most n characters,
+	// character(n) as a TBpchar of MaxLen n (0: bpchar, no length)
 	Int2   bool `json:"int2,omitempty"`
 	MaxLen int  `json:"max_len,omitempty"`
 }
 
 func (c Column) mod() typeMod { return typeMod{Int2: c.Int2, MaxLen: c.MaxLen} }
+
+// TypeModifier is the column's type modifier as PostgreSQL reports it in a
+// RowDescription (atttypmod): n+4 for a character(n), else -1.
+func (c Column) TypeModifier() int32 {
+	if c.Type == TBpchar && c.MaxLen > 0 {
+		return int32(c.MaxLen) + 4
+	}
+	return -1
+}
 
 // Table is a SQL table: its columns, which one is the primary key, and the
 // engine table holding its rows (key: the encoded primary key, value: the

@@ -156,6 +156,10 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 				}
 				return nil, e
 			}
+			if t == TBpchar && m.MaxLen > 0 {
+				// folded, but keeping the length a RowDescription reports
+				return &modExpr{arg: &constExpr{v}, t: t, m: m, explicit: true}, nil
+			}
 			return &constExpr{v}, nil
 		}
 		return x, nil
@@ -212,7 +216,7 @@ func (c *compiler) column(cr *pg.ColumnRef) (expr, error) {
 	}
 	for i, col := range c.cols {
 		if col.Name == name {
-			return &colExpr{idx: i, t: col.Type}, nil
+			return &colExpr{idx: i, t: col.Type, m: col.mod()}, nil
 		}
 	}
 	return nil, errorf(CodeUndefinedColumn, "column %q does not exist", name).at(cr.Location)
@@ -240,6 +244,14 @@ func (c *compiler) binary(l, r *pg.Node) (expr, expr, error) {
 			return nil, nil, err
 		}
 	}
+	// character(n) against text compares as text (PostgreSQL resolves to
+	// text = text, text being the preferred type): the bpchar side loses
+	// its trailing spaces
+	if x.typ() == TBpchar && y.typ() == TText {
+		x = &castExpr{arg: x, t: TText}
+	} else if y.typ() == TBpchar && x.typ() == TText {
+		y = &castExpr{arg: y, t: TText}
+	}
 	return x, y, nil
 }
 
@@ -254,6 +266,14 @@ func (c *compiler) concat(a *pg.A_Expr) (expr, error) {
 	r, err := c.compile1(a.Rexpr, TUnknown)
 	if err != nil {
 		return nil, err
+	}
+	// character(n) is never one of || 's anynonarray operands: it is cast
+	// to text (losing its trailing spaces)
+	if l.typ() == TBpchar {
+		l = &castExpr{arg: l, t: TText}
+	}
+	if r.typ() == TBpchar {
+		r = &castExpr{arg: r, t: TText}
 	}
 	lt, rt := l.typ(), r.typ()
 	bad := lt == TInt4Array || rt == TInt4Array || (lt != TText && lt != TUnknown && rt != TText && rt != TUnknown)
@@ -428,6 +448,10 @@ var pgTypes = func() map[string]bool {
 	return m
 }()
 
+// maxCharLength is PostgreSQL's MaxAttrSize in characters: the largest n of
+// varchar(n) and character(n).
+const maxCharLength = 10485760
+
 // typeOfMod maps a type name of the parse tree to a Type and its modifier.
 // A name PostgreSQL does not know is 42704; one it knows that tupled does
 // not implement is 0A000.
@@ -458,6 +482,8 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 		t = TInt8
 	case "text", "varchar", "name":
 		t = TText
+	case "bpchar": // char(n), character(n); the grammar makes a bare char char(1)
+		t = TBpchar
 	case "bool", "boolean":
 		t = TBool
 	default:
@@ -473,7 +499,7 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 		t = TInt4Array
 	}
 	if len(tn.Typmods) > 0 {
-		if name != "varchar" || len(tn.Typmods) != 1 {
+		if (name != "varchar" && name != "bpchar") || len(tn.Typmods) != 1 {
 			return 0, m, notSupported("type modifiers on %s are not supported", name).at(tn.Location)
 		}
 		k := tn.Typmods[0].GetAConst()
@@ -482,11 +508,15 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 			return 0, m, errorf(CodeSyntax, "type modifiers must be simple constants or identifiers").at(tn.Location)
 		}
 		n := iv.Ival.Ival
+		short := name // PostgreSQL's anychar_typmodin names char, not bpchar
+		if name == "bpchar" {
+			short = "char"
+		}
 		switch {
 		case n < 1:
-			return 0, m, errorf(CodeInvalidParamValue, "length for type varchar must be at least 1").at(tn.Location)
-		case n > 10485760:
-			return 0, m, errorf(CodeInvalidParamValue, "length for type varchar cannot exceed 10485760").at(tn.Location)
+			return 0, m, errorf(CodeInvalidParamValue, "length for type %s must be at least 1", short).at(tn.Location)
+		case n > maxCharLength:
+			return 0, m, errorf(CodeInvalidParamValue, "length for type %s cannot exceed %d", short, maxCharLength).at(tn.Location)
 		}
 		m.MaxLen = int(n)
 	}
@@ -513,10 +543,12 @@ func defaultName(n *pg.Node) string {
 			switch {
 			case m.Int2:
 				return "int2"
-			case m.MaxLen > 0:
+			case m.MaxLen > 0 && t == TText:
 				return "varchar"
 			}
 			switch t {
+			case TBpchar:
+				return "bpchar"
 			case TInt4:
 				return "int4"
 			case TInt8:

@@ -356,7 +356,15 @@ func (s *Session) planSet(st *pg.VariableSetStmt) (*plan, error) {
 			def, ok = formatDuration(s.eng.deadlockTimeout), true
 		}
 		if !ok {
-			return nil, notSupported("RESET %s is not supported", st.Name)
+			key := strings.ToLower(st.Name)
+			switch {
+			case isCustomSetting(key):
+				def = "" // a placeholder's reset value
+			case SettingContext(key) == "user" || SettingContext(key) == "superuser":
+				return nil, notSupported("RESET %s is not supported", st.Name)
+			default:
+				return nil, unimplementedSetting(st.Name) // 42704 or PostgreSQL's 55P02
+			}
 		}
 		apply = func(s *Session) error { return s.setSetting(st.Name, def, st.IsLocal) }
 	case pg.VariableSetKind_VAR_RESET_ALL:
@@ -364,6 +372,11 @@ func (s *Session) planSet(st *pg.VariableSetStmt) (*plan, error) {
 			for _, k := range []string{"lock_timeout", "statement_timeout", "application_name", "default_transaction_isolation"} {
 				if err := s.setSetting(k, settingDefaults[k], false); err != nil {
 					return err
+				}
+			}
+			for k := range s.settings {
+				if isCustomSetting(k) {
+					s.settings[k] = ""
 				}
 			}
 			return nil
@@ -406,11 +419,15 @@ func (s *Session) planSet(st *pg.VariableSetStmt) (*plan, error) {
 	default:
 		return nil, notSupported("this form of SET is not supported")
 	}
+	tag := "SET"
+	if st.Kind == pg.VariableSetKind_VAR_RESET || st.Kind == pg.VariableSetKind_VAR_RESET_ALL {
+		tag = "RESET" // PostgreSQL's command tag for RESET
+	}
 	return &plan{run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
 		if err := apply(s); err != nil {
 			return nil, err
 		}
-		return &Result{Tag: "SET"}, nil
+		return &Result{Tag: tag}, nil
 	}}, nil
 }
 
@@ -422,7 +439,7 @@ func (s *Session) planShow(st *pg.VariableShowStmt) (*plan, error) {
 	if _, err := s.getSetting(name); err != nil {
 		return nil, err
 	}
-	cols := []Column{{Name: name, Type: TText}}
+	cols := []Column{{Name: showName(name), Type: TText}}
 	return &plan{cols: cols, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
 		v, err := s.getSetting(name)
 		if err != nil {

@@ -29,7 +29,9 @@ import (
 //   - every operator character, every word (keyword or identifier) adds one
 //     level to the element being built (a "run"): 1+1+1 is a run of 2;
 //   - "(" or "[" or CASE opens a frame nested at the current depth; its
-//     closing adds the deepest run inside it, plus one, to the enclosing run;
+//     closing adds the deepest run inside it, plus one, to the enclosing run
+//     (not plus one for a redundant pair of parentheses, the inner one of
+//     ((x)): see openParen);
 //   - "," and AND, OR, WHEN, THEN, ELSE end an element (list members and the
 //     arguments of PostgreSQL's flattened AND/OR are siblings), ";" ends the
 //     statement;
@@ -152,6 +154,11 @@ type depthFrame struct {
 	base, run, maxRun int
 	chain             int // set operations and joins: never reset
 	isCase            bool
+	// redundant parentheses (see openParen): cand is a "(" right after a
+	// "("; own is set by any counted token or sibling at this frame's own
+	// level; nested counts the frames closed inside it
+	paren, cand, own bool
+	nested           int
 }
 
 func (d *depthCounter) cur() *depthFrame {
@@ -171,19 +178,44 @@ func (d *depthCounter) note(f *depthFrame) {
 }
 
 // level: an operator character or a word.
-func (d *depthCounter) level() { f := d.cur(); f.run++; d.note(f) }
+func (d *depthCounter) level() { f := d.cur(); f.run++; f.own = true; d.note(f) }
 
 // chainLevel: UNION, INTERSECT, EXCEPT, JOIN. They nest the statement
 // left-deep across commas and AND/OR (SELECT 1, 2 UNION SELECT 1, 2 …;
 // a JOIN b ON x AND y JOIN …), so their count never resets within a frame.
-func (d *depthCounter) chainLevel() { f := d.cur(); f.chain++; d.note(f) }
+func (d *depthCounter) chainLevel() { f := d.cur(); f.chain++; f.own = true; d.note(f) }
 
 // sibling: the element being built ends ("," AND OR WHEN THEN ELSE).
-func (d *depthCounter) sibling() { d.cur().run = 0 }
+func (d *depthCounter) sibling() { f := d.cur(); f.run = 0; f.own = true }
 
+// open: "[" or CASE (isCase); the frame adds a level when it closes.
 func (d *depthCounter) open(isCase bool) {
 	f := d.cur()
 	d.frames = append(d.frames, depthFrame{base: f.base + f.chain + f.run + 1, isCase: isCase})
+	d.note(&d.frames[len(d.frames)-1])
+}
+
+// openParen: "(". A pair of parentheses directly inside another, around
+// nothing but literals and at most one further parenthesised element —
+// the inner pair of ((x)) — is redundant: the grammar returns what it
+// encloses ('(' a_expr ')' and '(' select_with_parens ')' make no node),
+// so it adds no level. Such a frame is a candidate when it opens (its
+// enclosing "(" has seen nothing yet) and opens at its enclosing frame's
+// base; if it turns out not to be redundant (a word, an operator, a comma
+// at its level: a row, a subquery, an expression), its level is added when
+// it closes. This lets PostgreSQL's pure parenthesis nesting through (it is
+// bounded by the parser's own stack of 10000 states, "memory exhausted",
+// 42601, as in PostgreSQL) without letting anything deeper through: every
+// frame that can be a node still counts, function calls and subqueries
+// included.
+func (d *depthCounter) openParen() {
+	f := d.cur()
+	cand := f.paren && !f.own && f.nested == 0
+	base := f.base + f.chain + f.run + 1
+	if cand {
+		base-- // f.chain and f.run are 0: nothing counted in f yet
+	}
+	d.frames = append(d.frames, depthFrame{base: base, paren: true, cand: cand})
 	d.note(&d.frames[len(d.frames)-1])
 }
 
@@ -196,7 +228,12 @@ func (d *depthCounter) close(isCase bool) bool {
 	in := d.frames[len(d.frames)-1]
 	d.frames = d.frames[:len(d.frames)-1]
 	f := d.cur()
-	f.run += in.maxRun + 1
+	add := in.maxRun + 1
+	if in.cand && !in.own && in.nested <= 1 {
+		add-- // redundant parentheses
+	}
+	f.run += add
+	f.nested++
 	d.note(f)
 	return true
 }
@@ -298,7 +335,10 @@ func scanDepth(sql string, stop int) int {
 			default:
 				d.level()
 			}
-		case c == '(' || c == '[':
+		case c == '(':
+			d.openParen()
+			i++
+		case c == '[':
 			d.open(false)
 			i++
 		case c == ')' || c == ']':

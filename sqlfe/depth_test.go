@@ -24,7 +24,22 @@ func TestNestingDepthLimit(t *testing.T) {
 	if _, err := s.Prepare(sum, nil); err == nil || ToError(err).Code != CodeStackDepth {
 		t.Fatalf("Prepare: %v", err)
 	}
-	mustFail(t, s, "SELECT "+strings.Repeat("(", 10000)+"1"+strings.Repeat(")", 10000), CodeStackDepth, "stack depth limit exceeded")
+	// redundant parentheses make no parse-tree level: they are bounded by
+	// the parser's own stack, as in PostgreSQL 15.18 (9993 accepted, then
+	// 42601 "memory exhausted", the same words), not by the depth guard
+	parens := func(n int, inner string) string {
+		return "SELECT " + strings.Repeat("(", n) + inner + strings.Repeat(")", n)
+	}
+	mustRun(t, s, parens(9993, "1"), "1\nSELECT 1")
+	mustFail(t, s, parens(9994, "1"), CodeSyntax, `memory exhausted at or near ")"`)
+	mustFail(t, s, parens(100000, "1"), CodeSyntax, `memory exhausted at or near "("`)
+	mustRun(t, s, "SELECT k FROM t WHERE "+strings.Repeat("(", 5000)+"k = 1"+strings.Repeat(")", 5000), "SELECT 0")
+	mustRun(t, s, parens(5000, "1"+strings.Repeat("+1", maxExprDepth-4)), strconv.Itoa(maxExprDepth-3)+"\nSELECT 1")
+	mustFail(t, s, parens(5000, "1"+strings.Repeat("+1", maxExprDepth)), CodeStackDepth, "stack depth limit exceeded")
+	// parentheses that do make a level still count
+	mustFail(t, s, "SELECT "+strings.Repeat("(1+", 2000)+"1"+strings.Repeat(")", 2000), CodeStackDepth, "")
+	mustFail(t, s, "SELECT "+strings.Repeat("(1, ", 2000)+"1"+strings.Repeat(")", 2000), CodeStackDepth, "")
+	mustFail(t, s, "SELECT "+strings.Repeat("((SELECT ", 1000)+"1"+strings.Repeat("))", 1000), CodeStackDepth, "")
 	mustFail(t, s, strings.Repeat("SELECT 1 UNION ", 20000)+"SELECT 1", CodeStackDepth, "")
 	mustFail(t, s, "SELECT 1"+strings.Repeat("::int", 20000), CodeStackDepth, "")
 	mustFail(t, s, "SELECT 'a'"+strings.Repeat(" || 'a'", 20000), CodeStackDepth, "")
@@ -91,6 +106,21 @@ func TestDepthBoundLexer(t *testing.T) {
 		{strings.Repeat("SELECT 1, 2 WHERE true AND true UNION ", 1000) + "SELECT 1, 2", true},
 		{"SELECT * FROM t" + strings.Repeat(" JOIN t ON true AND true", 1000), true},
 		{"SELECT * FROM (SELECT 1, 2" + strings.Repeat(" EXCEPT SELECT 1, 2", 1000) + ") s", true},
+		// redundant parentheses (the inner pair of ((x))) add nothing; any
+		// other pair does
+		{"SELECT " + strings.Repeat("(", 9000) + "1" + strings.Repeat(")", 9000), false},
+		{"SELECT " + strings.Repeat("(", 5000) + "1" + strings.Repeat("+1", 990) + strings.Repeat(")", 5000), false},
+		{"SELECT " + strings.Repeat("(", 5000) + "1" + strings.Repeat("+1", 1000) + strings.Repeat(")", 5000), true},
+		{"SELECT " + strings.Repeat("(", 5000) + "x" + strings.Repeat(")", 5000) + strings.Repeat("::int", 999), true},
+		{"SELECT " + strings.Repeat("(((1)+", 600) + "1" + strings.Repeat(")", 600), true},
+		{"SELECT " + strings.Repeat("(1, ", 1100) + "1" + strings.Repeat(")", 1100), true},
+		{"SELECT " + strings.Repeat("((1, ", 600) + "1" + strings.Repeat("))", 600), true},
+		{"SELECT " + strings.Repeat("((SELECT ", 600) + "1" + strings.Repeat("))", 600), true},
+		{"SELECT " + strings.Repeat("f((", 600) + "1" + strings.Repeat("))", 600), true},
+		{"SELECT " + strings.Repeat("((", 600) + "x" + strings.Repeat(")).a", 600), true},
+		{"SELECT " + strings.Repeat("((", 600) + "x" + strings.Repeat(")[1])", 600), true},
+		{"SELECT " + strings.Repeat("((CASE WHEN true THEN ", 600) + "1" + strings.Repeat(" END))", 600), true},
+		{"SELECT " + strings.Repeat("CASE WHEN true THEN ((", 600) + "1" + strings.Repeat(")) END", 600), true},
 	} {
 		if got := scanDepth(c.sql, math.MaxInt) > defaultMaxExprDepth; got != c.deep {
 			t.Errorf("%.60q…: deep %v, want %v (bound %d)", c.sql, got, c.deep, scanDepth(c.sql, math.MaxInt))
@@ -112,7 +142,9 @@ func refDepth(sql string) (int, bool) {
 	for _, tk := range r.Tokens {
 		text := sql[tk.Start:tk.End]
 		switch tk.Token {
-		case pg.Token_ASCII_40, pg.Token_ASCII_91:
+		case pg.Token_ASCII_40:
+			d.openParen()
+		case pg.Token_ASCII_91:
 			d.open(false)
 		case pg.Token_ASCII_41, pg.Token_ASCII_93:
 			d.close(false)
@@ -183,7 +215,10 @@ func FuzzDepthBound(f *testing.F) {
 // stack: in a child process with a 1 MB stack limit (maxExprDepth is then
 // still 1000), the deepest statement of each kind the guard lets through is
 // parsed without the guard. The same child dies on the 30,000-term sum, so
-// the harness does see a crash.
+// the harness does see a crash. The kinds with redundant parentheses wrap
+// 5,000 of them around the deepest chain, or add them at every level of a
+// nesting (the guard does not count them): the parser's stack is on the
+// heap and the tree gets no level from them.
 func TestDepthLimitBelowCrash(t *testing.T) {
 	if kind := os.Getenv("TUPLED_DEPTH_CHILD"); kind != "" {
 		sql := deepestAccepted(kind)
@@ -201,7 +236,7 @@ func TestDepthLimitBelowCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, kind := range []string{"plus", "cast", "sub", "func", "array", "not", "union", "case", "join", "joinon", "unionlist", "crash"} {
+	for _, kind := range []string{"plus", "cast", "sub", "func", "array", "not", "union", "case", "join", "joinon", "unionlist", "parens", "parensplus", "parenssub", "parensfunc", "parensrow", "parensfield", "parenssubscript", "crash"} {
 		cmd := exec.Command("sh", "-c", `ulimit -s 1024 && exec "$0" -test.run '^TestDepthLimitBelowCrash$' -test.v`, exe)
 		cmd.Env = append(os.Environ(), "TUPLED_DEPTH_CHILD="+kind)
 		out, err := cmd.CombinedOutput()
@@ -249,8 +284,23 @@ func deepestAccepted(kind string) string {
 			return "SELECT * FROM t" + strings.Repeat(" JOIN t ON true AND true", n)
 		case "unionlist":
 			return strings.Repeat("SELECT 1, 2 WHERE true OR true UNION ", n) + "SELECT 1, 2"
+		case "parensplus":
+			return "SELECT " + strings.Repeat("(", 5000) + "1" + strings.Repeat("+1", n) + strings.Repeat(")", 5000)
+		case "parenssub":
+			return strings.Repeat("SELECT ((((", n) + "1" + strings.Repeat("))))", n)
+		case "parensfunc":
+			return "SELECT " + strings.Repeat("f(((", n) + "1" + strings.Repeat(")))", n)
+		case "parensfield": // (("x").a), nested: A_Indirection on a parenthesised frame
+			return "SELECT " + strings.Repeat("((", n) + `"x"` + strings.Repeat(").a)", n)
+		case "parenssubscript":
+			return "SELECT " + strings.Repeat("((", n) + `"x"` + strings.Repeat(")[1])", n)
+		case "parensrow":
+			return "SELECT " + strings.Repeat("(((1, ", n) + "1" + strings.Repeat(")))", n)
 		}
 		panic(kind)
+	}
+	if kind == "parens" {
+		return "SELECT " + strings.Repeat("(", 9993) + "1" + strings.Repeat(")", 9993) // the parser's own limit
 	}
 	n := 1
 	for scanDepth(build(n+1), math.MaxInt) <= maxExprDepth {

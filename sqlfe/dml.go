@@ -150,7 +150,7 @@ func (s *Session) planSelect(st *pg.SelectStmt, params *[]Type) (*plan, error) {
 					return nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).at(cr.Location)
 				}
 				for i, col := range c.cols {
-					tgts = append(tgts, tgt{col.Name, &colExpr{idx: i, t: col.Type}})
+					tgts = append(tgts, tgt{col.Name, &colExpr{idx: i, t: col.Type, m: col.mod()}})
 				}
 				continue
 			}
@@ -173,7 +173,7 @@ func (s *Session) planSelect(st *pg.SelectStmt, params *[]Type) (*plan, error) {
 		if typ == TUnknown {
 			typ = TText
 		}
-		cols = append(cols, Column{Name: t.name, Type: typ})
+		cols = append(cols, resultColumn(t.name, typ, t.x))
 		sp.targets = append(sp.targets, t.x)
 	}
 	if cols == nil {
@@ -639,7 +639,7 @@ func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
 	switch {
 	case x.typ() == col.Type:
 		return x, nil
-	case isInt(x.typ()) && isInt(col.Type), col.Type == TText && x.typ() != TInt4Array:
+	case isInt(x.typ()) && isInt(col.Type), isString(col.Type) && x.typ() != TInt4Array:
 		return &castExpr{arg: x, t: col.Type}, nil
 	}
 	return nil, &Error{Code: CodeDatatypeMismatch, Message: fmt.Sprintf("column %q is of type %s but expression is of type %s", col.Name, col.Type, x.typ()),
@@ -684,6 +684,17 @@ func dupKeyError(err error, t *Table, key Value) error {
 	return e
 }
 
+// resultColumn describes an output column of type t computed by x; a
+// character(n) keeps its length, which RowDescription reports as the type
+// modifier.
+func resultColumn(name string, t Type, x expr) Column {
+	c := Column{Name: name, Type: t}
+	if t == TBpchar {
+		c.MaxLen = exprMod(x).MaxLen
+	}
+	return c
+}
+
 // maxTargetListEntries is PostgreSQL's MaxTupleAttributeNumber: a select or
 // RETURNING list has at most this many entries (54011), which keeps a
 // RowDescription within its 16-bit field count.
@@ -700,7 +711,7 @@ func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
 		if cr := rt.Val.GetColumnRef(); cr != nil {
 			if f := strs(cr.Fields); f[len(f)-1] == "*" {
 				for i, col := range c.cols {
-					xs = append(xs, &colExpr{idx: i, t: col.Type})
+					xs = append(xs, &colExpr{idx: i, t: col.Type, m: col.mod()})
 					cols = append(cols, col)
 				}
 				continue
@@ -719,7 +730,7 @@ func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
 			t = TText
 		}
 		xs = append(xs, x)
-		cols = append(cols, Column{Name: name, Type: t})
+		cols = append(cols, resultColumn(name, t, x))
 	}
 	if len(xs) > maxTargetListEntries {
 		return nil, nil, errorf(CodeTooManyColumns, "target lists can have at most %d entries", maxTargetListEntries)

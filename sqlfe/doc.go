@@ -18,8 +18,9 @@
 //     fresh engine table (name#2, name#3, ...).
 //   - Every table has a one-column primary key. The engine key is its
 //     order-preserving encoding (int/bigint big-endian with the sign bit
-//     flipped, text its bytes — C collation —, boolean one byte), so key
-//     ranges are tx.Scan ranges. The value is the other columns: a NULL
+//     flipped, text its bytes — C collation —, character(n) its bytes
+//     without trailing spaces, boolean one byte), so key ranges are
+//     tx.Scan ranges and 'ab' and 'ab  ' are one character(n) key. The value is the other columns: a NULL
 //     bitmap, then each non-NULL column.
 //   - Statements follow PostgreSQL's executor: a SELECT ... FOR <strength>,
 //     UPDATE and DELETE read the snapshot, then lock each qualifying row
@@ -43,8 +44,13 @@
 //     without NUL (22021).
 //   - Values are checked where PostgreSQL checks them: integer overflow in
 //     arithmetic, negation, folding and casts (22003), smallint and
-//     varchar(n) columns at assignment (22003, 22001), select and RETURNING
+//     varchar(n) and character(n) columns at assignment (22003, 22001;
+//     a character(n) is blank-padded to n), select and RETURNING
 //     lists of at most 1664 entries (54011).
+//   - Configuration parameters are known by PostgreSQL 15's list
+//     (pgsettings.go, generated from pg_settings by gen_pgsettings.go): an
+//     unknown name is 42704, a dotted one a custom placeholder; see
+//     pgSetting for the rules.
 //   - lock_timeout applies from the next transaction on (it is a
 //     TxOptions.LockTimeout); deadlock_timeout is the DB's, fixed at start:
 //     SET accepts only that value (else 55P02).

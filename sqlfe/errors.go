@@ -16,6 +16,7 @@ const (
 	CodeUndefinedColumn    = "42703"
 	CodeUndefinedFunction  = "42883"
 	CodeUndefinedObject    = "42704"
+	CodeInvalidName        = "42602"
 	CodeAmbiguousColumn    = "42702"
 	CodeDatatypeMismatch   = "42804"
 	CodeIndeterminateType  = "42P18"

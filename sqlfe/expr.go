@@ -49,6 +49,19 @@ func (c *constExpr) kids() []expr             { return nil }
 type colExpr struct {
 	idx int
 	t   Type
+	m   typeMod // the column's declared modifier
+}
+
+// exprMod is the type modifier x's values are known to have: a column's
+// declared one, a cast's.
+func exprMod(x expr) typeMod {
+	switch y := x.(type) {
+	case *colExpr:
+		return y.m
+	case *modExpr:
+		return y.m
+	}
+	return typeMod{}
 }
 
 func (c *colExpr) eval(e *env) (Value, error) { return e.row[c.idx], nil }
@@ -98,9 +111,13 @@ func castValue(v Value, t Type) (Value, error) {
 		return v, nil
 	}
 	switch {
-	case t == TText:
-		return Text(textOut(v)), nil
-	case v.T == TText || v.T == TUnknown:
+	case t == TText && v.T == TBpchar:
+		return Text(bpcharTrim(v.S)), nil // PostgreSQL's rtrim1
+	case isString(t) && !isString(v.T) && v.T != TUnknown:
+		return Value{T: t, S: textOut(v)}, nil
+	case isString(t) && isString(v.T), v.T == TUnknown:
+		return ParseText(t, v.S)
+	case v.T == TText || v.T == TBpchar:
 		return ParseText(t, v.S)
 	case isInt(v.T) && isInt(t):
 		return intResult(v.I, t)
@@ -119,7 +136,7 @@ func canCast(a Type, am typeMod, b Type, bm typeMod) bool {
 	switch {
 	case a == b && a != TBool && !isInt(a):
 		return true
-	case a == TUnknown || a == TText || b == TText:
+	case a == TUnknown || isString(a) || isString(b):
 		return true
 	case isInt(a) && isInt(b):
 		return true
@@ -147,7 +164,8 @@ func textOut(v Value) string {
 }
 
 // typeMod narrows a Type: smallint is an integer checked to 16 bits,
-// varchar(n) a text of at most n characters.
+// varchar(n) a text of at most n characters, character(n) (a TBpchar) one of
+// exactly n, blank-padded.
 type typeMod struct {
 	Int2   bool
 	MaxLen int
@@ -157,10 +175,23 @@ func (m typeMod) name(t Type) string {
 	switch {
 	case m.Int2:
 		return "smallint"
+	case m.MaxLen > 0 && t == TBpchar:
+		return fmt.Sprintf("character(%d)", m.MaxLen)
 	case m.MaxLen > 0:
 		return fmt.Sprintf("character varying(%d)", m.MaxLen)
 	}
 	return t.String()
+}
+
+// bpcharPad blank-pads s to n characters (n = 0: unlimited, s unchanged).
+func bpcharPad(s string, n int) string {
+	if n == 0 || len(s) >= 4*n {
+		return s
+	}
+	if c := utf8.RuneCountInString(s); c < n {
+		return s + strings.Repeat(" ", n-c)
+	}
+	return s
 }
 
 // castMod converts v to type t with modifier m: explicit for a cast (which
@@ -170,7 +201,7 @@ func castMod(v Value, t Type, m typeMod, explicit bool) (Value, error) {
 	if v.Null {
 		return Null(t), nil
 	}
-	if m.Int2 && (v.T == TText || v.T == TUnknown) {
+	if m.Int2 && (isString(v.T) || v.T == TUnknown) {
 		i, err := strconv.ParseInt(strings.TrimSpace(v.S), 10, 64)
 		if err != nil {
 			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
@@ -190,8 +221,9 @@ func castMod(v Value, t Type, m typeMod, explicit bool) (Value, error) {
 	return applyMod(v, m, explicit)
 }
 
-// applyMod checks (or, for a varchar, truncates) a value of the right type
-// against modifier m.
+// applyMod checks (or, for a varchar or character, truncates) a value of
+// the right type against modifier m, and blank-pads a character(n), as
+// PostgreSQL's varchar() and bpchar() length coercions do.
 func applyMod(v Value, m typeMod, explicit bool) (Value, error) {
 	if v.Null {
 		return v, nil
@@ -208,9 +240,12 @@ func applyMod(v Value, m typeMod, explicit bool) (Value, error) {
 			n++
 		}
 		if !explicit && strings.TrimRight(v.S[cut:], " ") != "" {
-			return Value{}, errorf(CodeStringTooLong, "value too long for type character varying(%d)", m.MaxLen)
+			return Value{}, errorf(CodeStringTooLong, "value too long for type %s", m.name(v.T))
 		}
 		v.S = v.S[:cut]
+	}
+	if v.T == TBpchar {
+		v.S = bpcharPad(v.S, m.MaxLen)
 	}
 	return v, nil
 }
@@ -251,6 +286,8 @@ func cmpValues(a, b Value) int {
 			return 1
 		}
 		return 0
+	case a.T == TBpchar || b.T == TBpchar:
+		return strings.Compare(bpcharTrim(a.S), bpcharTrim(b.S)) // bpcharcmp
 	}
 	return strings.Compare(a.S, b.S)
 }

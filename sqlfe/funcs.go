@@ -3,6 +3,7 @@ package sqlfe
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
@@ -50,6 +51,15 @@ func init() {
 			}
 			v, err := e.s.getSetting(a[0].S)
 			return Text(v), err
+		}},
+		// length(text); on a character(n) it counts the characters
+		// without the trailing spaces, as PostgreSQL's bpcharlen, since
+		// the argument is cast to text
+		"length": {[]Type{TText}, TInt4, func(_ *env, a []Value) (Value, error) {
+			if a[0].Null {
+				return Null(TInt4), nil
+			}
+			return Int4(int32(utf8.RuneCountInString(a[0].S))), nil
 		}},
 		"version": {nil, TText, func(*env, []Value) (Value, error) {
 			return Text("PostgreSQL " + ServerVersion + " (tupled)"), nil
@@ -118,7 +128,7 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 			return nil, err
 		}
 		if x.typ() != b.args[i] {
-			if isInt(x.typ()) && isInt(b.args[i]) {
+			if (isInt(x.typ()) && isInt(b.args[i])) || (x.typ() == TBpchar && b.args[i] == TText) {
 				x = &castExpr{arg: x, t: b.args[i]}
 			} else {
 				return noSuch()

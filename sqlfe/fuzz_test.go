@@ -19,6 +19,8 @@ func FuzzSQL(f *testing.F) {
 		"SELECT * FROM pg_locks", "SELECT * FROM pgrowlocks('t')", "SELECT 2147483647 + 1", "SELECT -9223372036854775807 - 2",
 		"CREATE TABLE u (a text PRIMARY KEY, b bigint NOT NULL); DROP TABLE u", "SELECT $1", "SELECT 'a' || 1 || true",
 		"SELECT k FROM t WHERE k > 'x'", "SELECT * FROM t ORDER BY 5", "SELECT * FROM t LIMIT -1",
+		"CREATE TABLE c (k char(3) PRIMARY KEY, v bpchar); INSERT INTO c VALUES ('a', 'b  ') RETURNING k || v, length(k); SELECT * FROM c WHERE k = 'a  ' ORDER BY v",
+		"SELECT 'abcdef'::char(3), 'ab'::character(5) = 'ab', 1::char || s FROM t", "SET myapp.x = 1; SHOW myapp.x; SHOW foo",
 	} {
 		f.Add(s)
 	}
@@ -74,10 +76,11 @@ func FuzzExtended(f *testing.F) {
 		{"SELECT $1::varchar(2), $1::smallint", 0, "40000", nil, 0},
 		{"SELECT 1" + strings.Repeat("+1", 2000), 0, "", nil, 0},
 		{"SELECT $0", 0, "", nil, 0},
+		{"SELECT $1::char(3) = $2, $2 || 'x'", 9, "ab", []byte("ab  "), 0},
 	} {
 		f.Add(c.sql, c.oid, c.p1, c.p2, c.format)
 	}
-	oids := []uint32{0, OIDBool, OIDInt8, OIDInt4, OIDText, 21, 1043, OIDInt4Array, 1700}
+	oids := []uint32{0, OIDBool, OIDInt8, OIDInt4, OIDText, 21, 1043, OIDInt4Array, 1700, OIDBpchar}
 	f.Fuzz(func(t *testing.T, sql string, oid byte, p1 string, p2 []byte, format byte) {
 		_, s := newTestSession(t)
 		if _, err := run(t, s, "CREATE TABLE t (k int PRIMARY KEY, v bigint, s varchar(5), b boolean); INSERT INTO t VALUES (1, 1, 'x', true), (2, 4, NULL, false)"); err != nil {

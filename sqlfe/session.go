@@ -116,6 +116,7 @@ func (e *Engine) NewSession(pid int32, user string, startup map[string]string) *
 		"is_superuser":                "on",
 		"session_authorization":       user,
 		"max_identifier_length":       "63",
+		"server_version_num":          serverVersionNum(),
 	}}
 	for k, v := range startup {
 		switch k {
@@ -337,10 +338,11 @@ func (s *Session) getSetting(name string) (string, error) {
 	case "default_transaction_read_only", "in_hot_standby":
 		return "off", nil
 	}
-	if v, ok := s.settings[strings.ToLower(name)]; ok {
+	key := strings.ToLower(name)
+	if v, ok := s.settings[key]; ok {
 		return v, nil
 	}
-	return "", errorf(CodeUndefinedObject, "unrecognized configuration parameter %q", name)
+	return unimplementedShow(name, key)
 }
 
 // setSetting implements SET name = value (local: SET LOCAL, undone at the
@@ -349,6 +351,9 @@ func (s *Session) setSetting(name, value string, local bool) error {
 	key := strings.ToLower(name)
 	if local && s.block == blkExplicit {
 		old, err := s.getSetting(key)
+		if err != nil && isCustomSetting(key) {
+			old, err = "", nil // a new placeholder is '' after the transaction
+		}
 		if err == nil {
 			if s.localUndo == nil {
 				s.localUndo = map[string]string{}
@@ -429,14 +434,19 @@ func (s *Session) setSetting(name, value string, local bool) error {
 			return err
 		}
 		value = formatDuration(d)
-	case "server_version", "server_encoding", "integer_datetimes", "is_superuser", "max_identifier_length":
-		return errorf(CodeCantChangeRuntime, "parameter %q cannot be changed", name)
+	case "server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser", "max_identifier_length":
+		return errorf(CodeCantChangeRuntime, "parameter %q cannot be changed", key)
 	case "application_name", "datestyle", "timezone", "intervalstyle", "extra_float_digits", "search_path",
 		"client_min_messages", "session_authorization", "synchronous_commit",
 		"row_security", "bytea_output", "geqo", "jit", "enable_seqscan", "enable_indexscan", "enable_bitmapscan",
 		"work_mem", "log_statement", "lc_messages", "lc_monetary", "lc_numeric", "lc_time":
 	default:
-		return notSupported("configuration parameter %q is not supported", name)
+		if !isCustomSetting(key) {
+			return unimplementedSetting(name)
+		}
+		if err := checkCustomName(name); err != nil {
+			return err
+		}
 	}
 	s.settings[key] = value
 	if rep, ok := reportedParams[key]; ok && s.ParamStatus != nil {

@@ -17,6 +17,11 @@ const (
 	TInt8                  // bigint
 	TText                  // text
 	TInt4Array             // integer[] (only as a function argument)
+	// TBpchar is character(n) (PostgreSQL's bpchar): a text blank-padded to
+	// n characters whose trailing spaces are insignificant in comparisons
+	// and keys. The values of this enumeration are stored in the catalog:
+	// new types go at the end.
+	TBpchar
 )
 
 // OIDs of the types, as PostgreSQL numbers them.
@@ -27,6 +32,7 @@ const (
 	OIDText      = 25
 	OIDUnknown   = 705
 	OIDInt4Array = 1007
+	OIDBpchar    = 1042
 )
 
 // OID returns the PostgreSQL type OID of t.
@@ -42,6 +48,8 @@ func (t Type) OID() uint32 {
 		return OIDText
 	case TInt4Array:
 		return OIDInt4Array
+	case TBpchar:
+		return OIDBpchar
 	}
 	return OIDText // unknown results are sent as text, as PostgreSQL does for unknown literals
 }
@@ -60,6 +68,8 @@ func TypeForOID(oid uint32) Type {
 		return TText
 	case OIDInt4Array:
 		return TInt4Array
+	case OIDBpchar:
+		return TBpchar
 	}
 	return TUnknown
 }
@@ -89,11 +99,22 @@ func (t Type) String() string {
 		return "text"
 	case TInt4Array:
 		return "integer[]"
+	case TBpchar:
+		return "character"
 	}
 	return "unknown"
 }
 
 func isInt(t Type) bool { return t == TInt4 || t == TInt8 }
+
+// isString reports whether t is of PostgreSQL's string category (text,
+// character(n)): any value converts to it through its output function.
+func isString(t Type) bool { return t == TText || t == TBpchar }
+
+// bpcharTrim is a character(n) value without its trailing spaces, the form
+// in which it compares, converts to text and is encoded as a key
+// (PostgreSQL's bcTruelen).
+func bpcharTrim(s string) string { return strings.TrimRight(s, " ") }
 
 // Value is one SQL datum. Bools and integers live in I, text in S.
 type Value struct {
@@ -154,7 +175,7 @@ func (v Value) AppendText(dst []byte) []byte {
 	switch v.T {
 	case TInt4, TInt8:
 		return strconv.AppendInt(dst, v.I, 10)
-	case TText, TUnknown:
+	case TText, TUnknown, TBpchar:
 		return append(dst, v.S...)
 	}
 	return append(dst, v.String()...)
@@ -199,6 +220,8 @@ func ParseText(t Type, s string) (Value, error) {
 		return unknown(s), nil
 	case TText:
 		return Text(s), nil
+	case TBpchar:
+		return Value{T: TBpchar, S: s}, nil
 	case TBool:
 		b, ok := parseBool(s)
 		if !ok {
@@ -286,9 +309,12 @@ func ParseBinary(t Type, b []byte) (Value, error) {
 			return bad()
 		}
 		return Int8(int64(binary.BigEndian.Uint64(b))), nil
-	case TText, TUnknown:
+	case TText, TUnknown, TBpchar:
 		if err := checkEncoding(string(b)); err != nil {
 			return Value{}, err
+		}
+		if t == TBpchar {
+			return Value{T: TBpchar, S: string(b)}, nil
 		}
 		return Text(string(b)), nil
 	case TInt4Array:
@@ -322,9 +348,13 @@ func ParseBinary(t Type, b []byte) (Value, error) {
 
 // appendKey appends the order-preserving encoding of the non-NULL key v:
 // integers big-endian with the sign bit flipped, text its bytes, bool one
-// byte. Byte order of the encodings is the SQL order of the values.
+// byte, character(n) its bytes without trailing spaces (so that 'ab' and
+// 'ab  ' are one key, as bpchar's btree opclass has it). Byte order of the
+// encodings is the SQL order of the values.
 func appendKey(dst []byte, v Value) []byte {
 	switch v.T {
+	case TBpchar:
+		return append(dst, bpcharTrim(v.S)...)
 	case TInt4:
 		return binary.BigEndian.AppendUint32(dst, uint32(int32(v.I))^(1<<31))
 	case TInt8:
@@ -335,9 +365,13 @@ func appendKey(dst []byte, v Value) []byte {
 	return append(dst, v.S...)
 }
 
-// decodeKey is appendKey's inverse.
-func decodeKey(t Type, b []byte) (Value, error) {
-	switch t {
+// decodeKey is appendKey's inverse for key column c: a character(n) key
+// gets its padding back. (A bpchar key without a length comes back without
+// trailing spaces: decodeRow restores them from the row value.)
+func decodeKey(c Column, b []byte) (Value, error) {
+	switch c.Type {
+	case TBpchar:
+		return Value{T: TBpchar, S: bpcharPad(string(b), c.MaxLen)}, nil
 	case TInt4:
 		if len(b) != 4 {
 			return Value{}, errCorrupt
@@ -361,7 +395,9 @@ var errCorrupt = errorf(CodeDataCorrupted, "stored row does not match the table'
 
 // encodeRow encodes the non-key columns of row: a NULL bitmap (one bit per
 // non-key column), then each non-NULL column (int: 4 or 8 bytes big-endian,
-// bool: 1 byte, text: uvarint length + bytes).
+// bool: 1 byte, text: uvarint length + bytes), then, when the key is a
+// bpchar without a length, the number of trailing spaces its key encoding
+// dropped (uvarint), so that it reads back as it was written.
 func encodeRow(t *Table, row []Value) []byte {
 	n := len(t.Cols) - 1
 	out := make([]byte, (n+7)/8, (n+7)/8+8*n)
@@ -389,12 +425,23 @@ func encodeRow(t *Table, row []Value) []byte {
 			out = append(out, v.S...)
 		}
 	}
+	if unpaddedKey(t) {
+		k := row[t.Key].S
+		out = binary.AppendUvarint(out, uint64(len(k)-len(bpcharTrim(k))))
+	}
 	return out
+}
+
+// unpaddedKey reports whether t's key is a bpchar without a length: its
+// trailing spaces are not implied by the key and live in the row value.
+func unpaddedKey(t *Table) bool {
+	c := t.Cols[t.Key]
+	return c.Type == TBpchar && c.MaxLen == 0
 }
 
 // decodeRow decodes a stored row (key and value) into dst (len(t.Cols)).
 func decodeRow(t *Table, key, val []byte, dst []Value) error {
-	kv, err := decodeKey(t.Cols[t.Key].Type, key)
+	kv, err := decodeKey(t.Cols[t.Key], key)
 	if err != nil {
 		return err
 	}
@@ -440,9 +487,17 @@ func decodeRow(t *Table, key, val []byte, dst []Value) error {
 			if k <= 0 || uint64(len(p)-k) < l {
 				return errCorrupt
 			}
-			dst[i] = Text(string(p[k : k+int(l)]))
+			dst[i] = Value{T: c.Type, S: string(p[k : k+int(l)])}
 			p = p[k+int(l):]
 		}
+	}
+	if unpaddedKey(t) {
+		l, k := binary.Uvarint(p)
+		if k <= 0 || l > maxCharLength {
+			return errCorrupt
+		}
+		dst[t.Key].S += strings.Repeat(" ", int(l))
+		p = p[k:]
 	}
 	if len(p) != 0 {
 		return errCorrupt
