@@ -85,9 +85,9 @@ func analyzeAccess(where expr, key int) access {
 	return a
 }
 
-// keyBytes encodes v as a key of type kt; ok is false when v cannot equal
-// any key of that type (NULL, or out of an int4 key's range).
-func keyBytes(v Value, kt Type) ([]byte, bool) {
+// keyBytes encodes v as a key of t, of type kt; ok is false when v cannot
+// equal any key of that type (NULL, or out of an int4 key's range).
+func keyBytes(v Value, t *Table, kt Type) ([]byte, bool) {
 	if v.Null {
 		return nil, false
 	}
@@ -95,19 +95,20 @@ func keyBytes(v Value, kt Type) ([]byte, bool) {
 		return nil, false
 	}
 	v.T = kt
-	return appendKey(nil, v), true
+	return appendKey(nil, t, v), true
 }
 
 // bounds evaluates the access for one execution: the sorted, distinct point
 // keys, or the scan range [start, end); empty when nothing can qualify.
-func (a *access) bounds(e *env, kt Type) (points [][]byte, start, end []byte, empty bool, err error) {
+func (a *access) bounds(e *env, t *Table) (points [][]byte, start, end []byte, empty bool, err error) {
+	kt := t.Cols[t.Key].Type
 	if a.points != nil {
 		for _, x := range a.points {
 			v, err := x.eval(e)
 			if err != nil {
 				return nil, nil, nil, false, err
 			}
-			if k, ok := keyBytes(v, kt); ok {
+			if k, ok := keyBytes(v, t, kt); ok {
 				points = append(points, k)
 			}
 		}
@@ -131,7 +132,7 @@ func (a *access) bounds(e *env, kt Type) (points [][]byte, start, end []byte, em
 		case kt == TInt4 && v.I < math.MinInt32:
 		default:
 			v.T = kt
-			start = appendKey(nil, v)
+			start = appendKey(nil, t, v)
 			if !a.loIncl {
 				start = append(start, 0)
 			}
@@ -148,7 +149,7 @@ func (a *access) bounds(e *env, kt Type) (points [][]byte, start, end []byte, em
 		case kt == TInt4 && v.I > math.MaxInt32:
 		default:
 			v.T = kt
-			end = appendKey(nil, v)
+			end = appendKey(nil, t, v)
 			if a.hiIncl {
 				end = append(end, 0)
 			}

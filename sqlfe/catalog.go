@@ -46,7 +46,24 @@ type Table struct {
 	Engine string   `json:"engine"`
 	Cols   []Column `json:"cols"`
 	Key    int      `json:"key"`
+	// KeyFormat is how the primary key is encoded in the engine's keys:
+	// keyFormatTuple (package keys) for tables created since it exists,
+	// keyFormatRaw for older ones, which keep theirs.
+	KeyFormat keyFormat `json:"key_format,omitempty"`
 }
+
+// keyFormat names a primary-key encoding (see appendKey).
+type keyFormat uint8
+
+const (
+	// keyFormatRaw: integers big-endian with the sign bit flipped, text
+	// its bytes, bool one byte (tables created before package keys).
+	keyFormatRaw keyFormat = iota
+	// keyFormatTuple: the key as a one-element tuple of package keys, the
+	// encoding programs use for their own keys (and the one that makes
+	// composite keys possible).
+	keyFormatTuple
+)
 
 func (t *Table) col(name string) int {
 	for i, c := range t.Cols {

@@ -37,7 +37,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{Name: name, Key: -1}
+	t := &Table{Name: name, Key: -1, KeyFormat: keyFormatTuple}
 	setKey := func(col string, loc int32) error {
 		i := t.col(col)
 		if i < 0 {

@@ -346,7 +346,7 @@ type candidate struct {
 // scanRows calls fn for each row of t that the access may select and that
 // satisfies where, reading the transaction's snapshot. fn may return errStop.
 func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *Table, acc *access, where expr, e *env, fn func(key []byte, row []Value) error) error {
-	points, start, end, empty, err := acc.bounds(e, t.Cols[t.Key].Type)
+	points, start, end, empty, err := acc.bounds(e, t)
 	if err != nil || empty {
 		return err
 	}
@@ -525,7 +525,7 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Res
 		t := sp.t
 		if sp.lock != tupled.NoLock && sp.acc.exact {
 			// WHERE key = x / key IN (...): lock each key directly.
-			points, _, _, _, err := sp.acc.bounds(e, t.Cols[t.Key].Type)
+			points, _, _, _, err := sp.acc.bounds(e, t)
 			if err != nil {
 				return nil, err
 			}
@@ -853,7 +853,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 			if err := checkRow(t, row); err != nil {
 				return nil, err
 			}
-			key := appendKey(nil, row[t.Key])
+			key := appendKey(nil, t, row[t.Key])
 			if err := tx.Insert(ctx, t.Engine, key, encodeRow(t, row)); err != nil {
 				return nil, dupKeyError(err, t, row[t.Key])
 			}
@@ -960,7 +960,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 		}
 		var targets []target
 		if acc.exact && !keyChange {
-			points, _, _, _, err := acc.bounds(e, t.Cols[t.Key].Type)
+			points, _, _, _, err := acc.bounds(e, t)
 			if err != nil {
 				return nil, err
 			}
@@ -975,7 +975,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 					if err != nil {
 						return err
 					}
-					if !bytes.Equal(appendKey(nil, nr[t.Key]), k) {
+					if !bytes.Equal(appendKey(nil, t, nr[t.Key]), k) {
 						strength = tupled.ForUpdate
 					}
 				}
@@ -1000,7 +1000,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			if err != nil {
 				return nil, err
 			}
-			nk := appendKey(nil, row[t.Key])
+			nk := appendKey(nil, t, row[t.Key])
 			if bytes.Equal(nk, tg.key) {
 				err = tx.Update(ctx, t.Engine, tg.key, encodeRow(t, row))
 				if errors.Is(err, tupled.ErrNotFound) {
@@ -1072,7 +1072,7 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 		res := &Result{}
 		n := 0
 		if acc.exact && ret == nil {
-			points, _, _, _, err := acc.bounds(e, t.Cols[t.Key].Type)
+			points, _, _, _, err := acc.bounds(e, t)
 			if err != nil {
 				return nil, err
 			}

@@ -7,11 +7,12 @@ import (
 )
 
 // fuzzTables are the column layouts FuzzDecodeRow decodes stored rows with:
-// every key type, and non-key columns of every storable type.
+// every key type in both key formats, and non-key columns of every
+// storable type.
 var fuzzTables = []*Table{
-	{Name: "i", Cols: []Column{{Name: "k", Type: TInt4}, {Name: "a", Type: TText}, {Name: "b", Type: TInt8}, {Name: "c", Type: TBool}}},
+	{Name: "i", KeyFormat: keyFormatTuple, Cols: []Column{{Name: "k", Type: TInt4}, {Name: "a", Type: TText}, {Name: "b", Type: TInt8}, {Name: "c", Type: TBool}}},
 	{Name: "l", Cols: []Column{{Name: "a", Type: TBool}, {Name: "k", Type: TInt8}, {Name: "b", Type: TInt4}}, Key: 1},
-	{Name: "t", Cols: []Column{{Name: "k", Type: TText}, {Name: "a", Type: TText}, {Name: "b", Type: TText}, {Name: "c", Type: TInt4}, {Name: "d", Type: TInt4}, {Name: "e", Type: TInt4}, {Name: "f", Type: TInt4}, {Name: "g", Type: TInt4}, {Name: "h", Type: TInt4}, {Name: "j", Type: TInt4}}},
+	{Name: "t", KeyFormat: keyFormatTuple, Cols: []Column{{Name: "k", Type: TText}, {Name: "a", Type: TText}, {Name: "b", Type: TText}, {Name: "c", Type: TInt4}, {Name: "d", Type: TInt4}, {Name: "e", Type: TInt4}, {Name: "f", Type: TInt4}, {Name: "g", Type: TInt4}, {Name: "h", Type: TInt4}, {Name: "j", Type: TInt4}}},
 	{Name: "b", Cols: []Column{{Name: "k", Type: TBool}}},
 }
 
@@ -35,7 +36,7 @@ func FuzzDecodeRow(f *testing.F) {
 				row[i] = Text("value")
 			}
 		}
-		key := appendKey(nil, row[t.Key])
+		key := appendKey(nil, t, row[t.Key])
 		f.Add(uint8(ti), key, encodeRow(t, row))
 		row[(t.Key+1)%len(row)] = Null(t.Cols[(t.Key+1)%len(row)].Type)
 		f.Add(uint8(ti), key, encodeRow(t, row))
@@ -51,7 +52,7 @@ func FuzzDecodeRow(f *testing.F) {
 			}
 			return
 		}
-		key2, val2 := appendKey(nil, dst[tbl.Key]), encodeRow(tbl, dst)
+		key2, val2 := appendKey(nil, tbl, dst[tbl.Key]), encodeRow(tbl, dst)
 		again := make([]Value, len(tbl.Cols))
 		if err := decodeRow(tbl, key2, val2, again); err != nil {
 			t.Fatalf("a decoded row re-encodes to one that does not decode: %v", err)

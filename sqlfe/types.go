@@ -3,8 +3,11 @@ package sqlfe
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tupled/tupled/keys"
 )
 
 // Type is a SQL type the front end knows.
@@ -346,12 +349,25 @@ func ParseBinary(t Type, b []byte) (Value, error) {
 	return bad()
 }
 
-// appendKey appends the order-preserving encoding of the non-NULL key v:
-// integers big-endian with the sign bit flipped, text its bytes, bool one
-// byte, character(n) its bytes without trailing spaces (so that 'ab' and
-// 'ab  ' are one key, as bpchar's btree opclass has it). Byte order of the
-// encodings is the SQL order of the values.
-func appendKey(dst []byte, v Value) []byte {
+// appendKey appends the order-preserving encoding of t's non-NULL key v in
+// t's key format: keys.AppendInt for integers, keys.AppendString for text,
+// keys.AppendBool (keyFormatTuple); or integers big-endian with the sign
+// bit flipped, text its bytes, bool one byte (keyFormatRaw). A character(n)
+// key is encoded without its trailing spaces, so that 'ab' and 'ab  ' are
+// one key, as bpchar's btree opclass has it. Byte order of the encodings
+// is the SQL order of the values.
+func appendKey(dst []byte, t *Table, v Value) []byte {
+	if t.KeyFormat == keyFormatTuple {
+		switch v.T {
+		case TBpchar:
+			return keys.AppendString(dst, bpcharTrim(v.S))
+		case TInt4, TInt8:
+			return keys.AppendInt(dst, v.I)
+		case TBool:
+			return keys.AppendBool(dst, v.I != 0)
+		}
+		return keys.AppendString(dst, v.S)
+	}
 	switch v.T {
 	case TBpchar:
 		return append(dst, bpcharTrim(v.S)...)
@@ -365,10 +381,14 @@ func appendKey(dst []byte, v Value) []byte {
 	return append(dst, v.S...)
 }
 
-// decodeKey is appendKey's inverse for key column c: a character(n) key
+// decodeKey is appendKey's inverse for t's key column: a character(n) key
 // gets its padding back. (A bpchar key without a length comes back without
 // trailing spaces: decodeRow restores them from the row value.)
-func decodeKey(c Column, b []byte) (Value, error) {
+func decodeKey(t *Table, b []byte) (Value, error) {
+	c := t.Cols[t.Key]
+	if t.KeyFormat == keyFormatTuple {
+		return decodeTupleKey(c, b)
+	}
 	switch c.Type {
 	case TBpchar:
 		return Value{T: TBpchar, S: bpcharPad(string(b), c.MaxLen)}, nil
@@ -389,6 +409,45 @@ func decodeKey(c Column, b []byte) (Value, error) {
 		return Bool(b[0] != 0), nil
 	}
 	return Text(string(b)), nil
+}
+
+func decodeTupleKey(c Column, b []byte) (Value, error) {
+	r := keys.NewReader(b)
+	var v Value
+	switch c.Type {
+	case TInt4:
+		n, err := r.Int()
+		if err != nil || n < math.MinInt32 || n > math.MaxInt32 {
+			return Value{}, errCorrupt
+		}
+		v = Int4(int32(n))
+	case TInt8:
+		n, err := r.Int()
+		if err != nil {
+			return Value{}, errCorrupt
+		}
+		v = Int8(n)
+	case TBool:
+		x, err := r.Bool()
+		if err != nil {
+			return Value{}, errCorrupt
+		}
+		v = Bool(x)
+	default:
+		s, err := r.String()
+		if err != nil {
+			return Value{}, errCorrupt
+		}
+		if c.Type == TBpchar {
+			v = Value{T: TBpchar, S: bpcharPad(s, c.MaxLen)}
+		} else {
+			v = Text(s)
+		}
+	}
+	if !r.Done() {
+		return Value{}, errCorrupt
+	}
+	return v, nil
 }
 
 var errCorrupt = errorf(CodeDataCorrupted, "stored row does not match the table's columns")
@@ -441,7 +500,7 @@ func unpaddedKey(t *Table) bool {
 
 // decodeRow decodes a stored row (key and value) into dst (len(t.Cols)).
 func decodeRow(t *Table, key, val []byte, dst []Value) error {
-	kv, err := decodeKey(t.Cols[t.Key], key)
+	kv, err := decodeKey(t, key)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func (s *Session) keyText(engine string, key []byte) (string, string) {
 	if t == nil {
 		return name, hex.EncodeToString(key)
 	}
-	v, err := decodeKey(t.Cols[t.Key], key)
+	v, err := decodeKey(t, key)
 	if err != nil {
 		return name, hex.EncodeToString(key)
 	}
@@ -138,7 +138,7 @@ func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context
 		pids := s.eng.pidsByTx()
 		var rows [][]Value
 		for _, rl := range locks {
-			k, err := decodeKey(t.Cols[t.Key], rl.Key)
+			k, err := decodeKey(t, rl.Key)
 			if err != nil {
 				return nil, err
 			}

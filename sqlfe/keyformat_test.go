@@ -1,0 +1,91 @@
+package sqlfe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/keys"
+)
+
+// TestKeyFormatTuple: a table made by CREATE TABLE stores its primary keys
+// as package keys tuples, so a program reading the engine table with the
+// embedded API decodes them with keys.Unpack, in SQL order.
+func TestKeyFormatTuple(t *testing.T) {
+	eng, s := newTestSession(t)
+	mustRun(t, s, "CREATE TABLE n (id bigint PRIMARY KEY, v text)", "CREATE TABLE")
+	mustRun(t, s, "INSERT INTO n VALUES (5, 'a'), (-3, 'b'), (9223372036854775807, 'c'), (-9223372036854775808, 'd'), (0, 'e')", "INSERT 0 5")
+	tbl, _ := eng.cat.get("n")
+	if tbl.KeyFormat != keyFormatTuple {
+		t.Fatalf("a new table's key format is %d", tbl.KeyFormat)
+	}
+	var got []int64
+	err := eng.db.RunTx(context.Background(), nil, func(tx *tupled.Tx) error {
+		got = got[:0]
+		return tx.Scan(context.Background(), tbl.Engine, tupled.ScanOptions{}, func(k, _ []byte) error {
+			r := keys.NewReader(k)
+			n, err := r.Int()
+			if err != nil || !r.Done() {
+				t.Fatalf("engine key %x is not a one-integer tuple: %v", k, err)
+			}
+			got = append(got, n)
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{math.MinInt64, -3, 0, 5, math.MaxInt64}
+	if len(got) != len(want) {
+		t.Fatalf("keys %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("keys %v, want %v", got, want)
+		}
+	}
+	mustRun(t, s, "SELECT id FROM n WHERE id > -3 AND id <= 5 ORDER BY id", "0\n5\nSELECT 2")
+}
+
+// TestKeyFormats: in both formats, the encoding of keys orders them as SQL
+// does and decodes back; a catalog entry written before key formats
+// existed (no key_format) is read as the raw format it was written in.
+func TestKeyFormats(t *testing.T) {
+	cases := []struct {
+		col  Column
+		vals []Value // in SQL order
+	}{
+		{Column{Type: TInt4}, []Value{Int4(math.MinInt32), Int4(-1), Int4(0), Int4(1), Int4(math.MaxInt32)}},
+		{Column{Type: TInt8}, []Value{Int8(math.MinInt64), Int8(-256), Int8(-255), Int8(0), Int8(255), Int8(256), Int8(math.MaxInt64)}},
+		{Column{Type: TBool}, []Value{Bool(false), Bool(true)}},
+		{Column{Type: TText}, []Value{Text(""), Text("a"), Text("a\u0001"), Text("ab"), Text("b"), Text("é")}},
+		{Column{Type: TBpchar, MaxLen: 3}, []Value{{T: TBpchar, S: "   "}, {T: TBpchar, S: "a  "}, {T: TBpchar, S: "ab "}, {T: TBpchar, S: "b  "}}},
+	}
+	for _, f := range []keyFormat{keyFormatRaw, keyFormatTuple} {
+		for _, c := range cases {
+			tbl := &Table{Cols: []Column{c.col}, KeyFormat: f}
+			var prev []byte
+			for i, v := range c.vals {
+				k := appendKey(nil, tbl, v)
+				if i > 0 && bytes.Compare(prev, k) >= 0 {
+					t.Errorf("format %d, %s: %s encodes at or below the value before it", f, c.col.Type, v.debug())
+				}
+				back, err := decodeKey(tbl, k)
+				if err != nil || back.debug() != v.debug() {
+					t.Errorf("format %d: %s decodes to %s, %v", f, v.debug(), back.debug(), err)
+				}
+				prev = k
+			}
+		}
+	}
+	var old Table
+	if err := json.Unmarshal([]byte(`{"name":"t","engine":"sql_t","cols":[{"name":"k","type":1}],"key":0}`), &old); err != nil || old.KeyFormat != keyFormatRaw {
+		t.Fatalf("an old catalog entry: format %d, %v", old.KeyFormat, err)
+	}
+	if _, err := decodeKey(&Table{Cols: []Column{{Type: TInt4}}, KeyFormat: keyFormatTuple}, keys.MustPack(int64(math.MaxInt32)+1)); err == nil {
+		t.Error("an int4 key past its range decoded")
+	}
+}
