@@ -38,10 +38,18 @@
 // A table ([DB.CreateTable]) holds rows: a key and a value, both []byte,
 // ordered by [bytes.Compare]. Keys are the primary key: [Tx.Insert] refuses
 // a key that is present, [Tx.Update] and [Tx.Delete] change or remove the
-// row of a key, [Tx.Get] and [Tx.Lock] read one row, [Tx.Scan] reads a key
-// range in order. Slices passed in are copied before the call returns, and
-// slices handed out (by Get, Lock and to a Scan callback) are the caller's
-// own: the engine never shares the memory a row is stored in.
+// row of a key, [Tx.Get] and [Tx.Lock] read one row, [Tx.Scan] and
+// [Tx.Rows] read a key range in order (ScanOptions.Reverse: descending;
+// ScanOptions.Prefix: the keys with a prefix). Slices passed in are copied
+// before the call returns, and slices handed out (by Get, Lock, Rows and to
+// a Scan callback) are the caller's own: the engine never shares the
+// memory a row is stored in.
+//
+// Package [github.com/tupled/tupled/keys] builds keys from integers,
+// strings and composite tuples so that their byte order is the tuples'
+// order: keys.MustPack("orders", customer, id) keeps a customer's orders
+// together, and ScanOptions{Prefix: keys.MustPack("orders", customer)}
+// reads them. SQL tables made by tupled serve key their rows the same way.
 //
 // # Transactions and isolation
 //
@@ -117,7 +125,10 @@
 //     transaction; a locking Scan leaves the row out, as SELECT ... SKIP
 //     LOCKED does.
 //
-// Update, Delete and Insert always wait. Insert waits, as a unique index
+// [Tx.Update] and [Tx.Delete] wait; [Tx.UpdateWait] and [Tx.DeleteWait]
+// take a policy ("delete unless locked" is DeleteWait with SkipLocked, as
+// DELETE ... WHERE k IN (SELECT ... FOR UPDATE SKIP LOCKED)). Insert
+// always waits: it waits, as a unique index
 // does, for a transaction that is inserting or deleting the same key and
 // has not yet ended, then fails with [ErrDuplicateKey] (23505) or goes on.
 //
@@ -130,18 +141,27 @@
 //
 // # Job queues with SKIP LOCKED
 //
-// A queue is a table of pending jobs. A worker claims a job with a locking
-// scan that skips rows other workers hold, processes it in the same
-// transaction, and deletes it before committing:
+// A queue is a table of jobs. A worker claims the first job not done that
+// no other worker holds — SELECT ... WHERE NOT done ORDER BY id LIMIT 1
+// FOR UPDATE SKIP LOCKED — with a locking scan and a qualification,
+// processes it in the same transaction, and marks it done (or deletes it)
+// before committing:
 //
-//	opts := tupled.ScanOptions{Limit: 1, Lock: tupled.ForUpdate, Wait: tupled.SkipLocked}
-//	err := tx.Scan(ctx, "jobs", opts, func(key, value []byte) error { ... })
+//	claim := tupled.ScanOptions{
+//		Where: func(key, value []byte) bool { return string(value) == "todo" },
+//		Lock:  tupled.ForUpdate, Wait: tupled.SkipLocked, Limit: 1,
+//	}
+//	for job, err := range tx.Rows(ctx, "jobs", claim) { ... }
 //
-// Limit counts the rows handed to the callback, not the rows skipped. A
-// locking scan locks each row before the callback sees it, so keep only
-// pending jobs in the queue table (delete a job when it is done, or move
-// it) rather than marking them done in place. A worker that fails or rolls
-// back releases its job for the next one. See the example of [Tx.Scan].
+// Where is checked on the version the snapshot sees before the row is
+// locked, so jobs already done are neither locked nor counted toward
+// Limit; when the lock lands on a newer version (a concurrent update,
+// READ COMMITTED) Where is checked again on that version, as PostgreSQL's
+// EvalPlanQual does, and a row that fails then stays locked but is not
+// returned (PostgreSQL keeps that lock too). Limit counts the rows
+// returned, not the rows skipped. A worker that fails or rolls back
+// releases its job for the next one. See the examples of [Tx.Rows] and
+// [Tx.Scan], and examples/jobqueue.
 //
 // # NOWAIT
 //
