@@ -15,16 +15,17 @@ import (
 // and the table list.
 //
 // DROP TABLE in PostgreSQL takes an AccessExclusiveLock on the relation and
-// waits for every transaction that touched it. Tables here have no
-// relation-level lock (a Tx never announces which tables it uses until it
-// writes or locks a row), so DropTable does not wait: it fails with
-// ErrObjectInUse (SQLSTATE 55006, object_in_use) when any row of the table
-// holds a version written, deleted or locked by a transaction still in
-// progress — what PostgreSQL reports for DROP TABLE under lock_timeout =
-// 0 is 55P03, but 55006 is its code for "the object is in use", which is
-// what the caller must act on (wait for those transactions, then retry).
-// Such state exists only on rows held in memory (eviction refuses them),
-// so the check reads no backend.
+// waits for every transaction that holds a lock on it (checked on
+// PostgreSQL 15 with isolationtester: after s1's SELECT ... FOR SHARE, s2's
+// DROP TABLE waits until s1 commits). Tables here have no relation-level
+// lock — a Tx announces a table only when it writes or locks a row — so
+// DropTable does not wait: it fails with ErrObjectInUse (SQLSTATE 55006,
+// object_in_use, PostgreSQL's code for "cannot DROP TABLE because it is
+// being used by active queries") when any row of the table holds a version
+// written, deleted or locked by a transaction still in progress, and
+// leaves the table whole; the caller waits for those transactions and
+// retries. Such state exists only on rows held in memory (eviction refuses
+// them), so the check reads no backend.
 //
 // Once dropped, the table is gone for every transaction: a later call
 // naming it fails with ErrNoTable (42P01), and a transaction that wrote to
