@@ -323,7 +323,7 @@ func (db *DB) Locks() []LockInfo {
 	for _, l := range ls {
 		out = append(out, LockInfo{Tag: l.Tag.String(), Mode: l.Mode.String(), TxID: l.Xid, Granted: l.Granted, WaitStart: l.WaitStart})
 	}
-	live := db.xacts.Live()
+	live := db.xacts.LiveUser() // not the checkpoint's (BeginInternal)
 	sort.Slice(live, func(i, j int) bool { return live[i] < live[j] })
 	for _, x := range live {
 		out = append(out, LockInfo{Tag: fmt.Sprintf("transaction %d", x), Mode: lockmgr.ExclusiveLock.String(), TxID: x, Granted: true})
@@ -349,7 +349,8 @@ func (db *DB) RowLocks(ctx context.Context, table string) ([]RowLock, error) {
 	// A throw-away snapshot of "everything committed now".
 	snap := xact.Snapshot{CSN: db.xacts.LastCSN()}
 	var out []RowLock
-	tbl.Ascend(nil, nil, func(r *heap.Row) bool {
+	// Only cached rows: lock state lives nowhere else (heap.Table.AscendCached).
+	tbl.AscendCached(nil, nil, func(r *heap.Row) bool {
 		if ctx.Err() != nil {
 			return false
 		}

@@ -143,6 +143,7 @@ type durable struct {
 	reserved  atomic.Uint64 // xids below it are reserved in the WAL
 
 	ckMu        sync.Mutex
+	dropMu      sync.RWMutex // DROP TABLE (exclusive) vs commits logging (shared), see tables.go
 	dir         string
 	ckptNo      uint64 // checkpoint number in the backend and the control file (control.go); ckMu
 	ctlBackend  uint8
@@ -319,6 +320,9 @@ func (d *durable) recover(ctl controlData, hasCtl bool) (err error) {
 			if rd.createTable(lsn, string(rec.Data)) {
 				tables[string(rec.Data)] = true
 			}
+		case recDropTable:
+			rd.dropTable(string(rec.Data))
+			delete(tables, string(rec.Data))
 		case recXidReserve:
 			x, n := binary.Uvarint(rec.Data)
 			if n <= 0 {
@@ -419,8 +423,16 @@ func (d *durable) commit(tx *Tx) error {
 	if err := d.fatalErr(); err != nil {
 		return err
 	}
+	// dropMu (shared): no DROP TABLE record between the check that every
+	// table written still exists and this commit's record (tables.go).
+	d.dropMu.RLock()
+	if err := d.checkTablesExist(tx.writes); err != nil {
+		d.dropMu.RUnlock()
+		return err
+	}
 	x := tx.txn.X
 	lsn, err := d.logCommit(x.ID, tx.writes) // registers x in inflight
+	d.dropMu.RUnlock()
 	if err != nil {
 		return err
 	}
@@ -450,7 +462,7 @@ func (d *durable) checkpoint() error {
 		return err
 	}
 	db := d.db
-	x := db.xacts.Begin() // holds the horizon while we read
+	x := db.xacts.BeginInternal() // holds the horizon while we read; not in Locks()
 	defer db.xacts.Abort(x)
 	// reserveMu: a reservation record is either after the redo point or
 	// already counted in reserved, never dropped with neither (xids handed

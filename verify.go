@@ -285,7 +285,7 @@ func verifyWAL(fs vfs.FS, dir string, redo uint64, haveRedo, hasCtl bool, ctlRed
 			if _, _, err := decodeCommit(rec.Data); err != nil {
 				return fmt.Errorf("record at LSN %d: %w", lsn, err)
 			}
-		case recCreateTable, recXidReserve:
+		case recCreateTable, recDropTable, recXidReserve:
 		default:
 			return fmt.Errorf("record at LSN %d: unknown type %d", lsn, rec.Type)
 		}
@@ -466,6 +466,17 @@ func Salvage(dir, out string, w io.Writer) (*SalvageResult, error) {
 				walErr = err
 				return err
 			}
+		case recDropTable:
+			res.WALRecords++
+			if err := flush(); err != nil {
+				walErr = err
+				return err
+			}
+			if err := dst.DropTable(ctx, string(rec.Data), &DropTableOptions{IfExists: true}); err != nil {
+				walErr = err
+				return err
+			}
+			delete(tables, string(rec.Data))
 		}
 		return nil
 	})

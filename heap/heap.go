@@ -186,9 +186,6 @@ func (t *Table) RowForInsert(key []byte) *Row {
 	}
 }
 
-// Len is the number of rows (keys with at least one version).
-func (t *Table) Len() int { return t.store.Len() }
-
 // Ascend visits rows in key order in [start, end); the callback runs without
 // any table lock held (rows are collected in batches), so it may block.
 func (t *Table) Ascend(start, end []byte, fn func(*Row) bool) {

@@ -119,14 +119,14 @@ func TestApplyInsert(t *testing.T) {
 	assert.Equal(t, []byte("k"), r.Key())
 	assert.Same(t, r, e.tbl.Row([]byte("k")))
 	assert.Equal(t, []*heap.Tuple{v}, e.versions("k"))
-	assert.Equal(t, 1, e.tbl.Len())
+	assert.Equal(t, 1, e.tbl.CachedRows())
 	assert.Equal(t, int64(1), e.h.TuplesLive())
 
 	// A second chain in the same row (delete, then insert again).
 	w := live(e.committed())
 	e.insert("k", w)
 	assert.Equal(t, []*heap.Tuple{v, w}, e.versions("k"), "oldest first")
-	assert.Equal(t, 1, e.tbl.Len())
+	assert.Equal(t, 1, e.tbl.CachedRows())
 	assert.Equal(t, int64(2), e.h.TuplesLive())
 
 	require.Len(t, e.changes, 2)

@@ -75,7 +75,7 @@ func TestVacuumRemovesAbortedVersionsAndUnlinksEmptyRows(t *testing.T) {
 	assert.Equal(t, 1, res.RowsUnlinked)
 
 	assert.Nil(t, e.tbl.Row([]byte("gone")), "the empty row is unlinked")
-	assert.Equal(t, 1, e.tbl.Len())
+	assert.Equal(t, 1, e.tbl.CachedRows())
 	assert.Equal(t, []*heap.Tuple{v1}, e.versions("k"))
 	assert.Nil(t, v1.Next, "no link to the removed successor")
 	assert.Zero(t, v1.Xmax, "the aborted updater is cleared from xmax")

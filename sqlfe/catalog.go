@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 
 	"github.com/tupled/tupled"
@@ -82,6 +81,12 @@ type catalog struct {
 	tables map[string]*Table
 	byEng  map[string]*Table
 	gen    uint64
+	// creating: engine tables created by a transaction still open (not in
+	// byEng yet), which reclaim must leave alone (reclaim.go).
+	creating map[string]bool
+	// orphans: engine tables of dropped SQL tables and of CREATEs rolled
+	// back, to be dropped (reclaim.go).
+	orphans map[string]bool
 }
 
 func (c *catalog) load(ctx context.Context, db *tupled.DB) error {
@@ -129,6 +134,9 @@ func (c *catalog) apply(changes map[string]*Table) {
 	for name, t := range changes {
 		if old := c.tables[name]; old != nil {
 			delete(c.byEng, old.Engine)
+			if t == nil || t.Engine != old.Engine {
+				c.orphan(old.Engine)
+			}
 		}
 		if t == nil {
 			delete(c.tables, name)
@@ -138,23 +146,4 @@ func (c *catalog) apply(changes map[string]*Table) {
 		c.byEng[t.Engine] = t
 	}
 	c.gen++
-}
-
-// newEngineTable creates a fresh engine table for SQL table name: name
-// itself if free, else name#2, name#3, ... (the engine has no DropTable, so a
-// dropped table's engine table stays; its data is not reclaimed yet).
-func newEngineTable(ctx context.Context, db *tupled.DB, name string) (string, error) {
-	for i := 1; ; i++ {
-		e := name
-		if i > 1 {
-			e = name + "#" + strconv.Itoa(i)
-		}
-		err := db.CreateTable(ctx, e)
-		if err == nil {
-			return e, nil
-		}
-		if !errors.Is(err, tupled.ErrTableExists) {
-			return "", err
-		}
-	}
 }

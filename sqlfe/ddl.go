@@ -145,9 +145,10 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		}
 		nt := *t
 		nt.Cols = append([]Column(nil), t.Cols...)
-		if nt.Engine, err = newEngineTable(ctx, s.eng.db, name); err != nil {
+		if nt.Engine, err = s.eng.cat.newEngineTable(ctx, s.eng.db, name); err != nil {
 			return nil, err
 		}
+		s.created = append(s.created, nt.Engine)
 		data, err := json.Marshal(&nt)
 		if err != nil {
 			return nil, err

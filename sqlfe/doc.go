@@ -12,10 +12,12 @@
 //   - The catalog lives in the engine table "_tupled_catalog" (SQL table name
 //     → JSON Table) and, committed, in memory. DDL is transactional: CREATE
 //     and DROP write the catalog row through the session's transaction and
-//     the in-memory catalog changes when that transaction commits. A dropped
-//     table's engine table is not removed (the engine has no DropTable): its
-//     data is not reclaimed yet, and a new table of the same name gets a
-//     fresh engine table (name#2, name#3, ...).
+//     the in-memory catalog changes when that transaction commits. The
+//     engine table of a dropped SQL table (or of a rolled-back CREATE) is
+//     dropped with tupled.DB.DropTable once that transaction is over; one
+//     another transaction still uses (55006) is retried at the next DDL
+//     (reclaim.go). A new table gets the engine table of its own name if
+//     free, else name#2, name#3, ...
 //   - Every table has a one-column primary key. The engine key is its
 //     order-preserving encoding (int/bigint big-endian with the sign bit
 //     flipped, text its bytes — C collation —, character(n) its bytes

@@ -80,6 +80,7 @@ type Session struct {
 	txID    atomic.Uint64 // tx's id while tx != nil, else 0
 	block   blockState
 	pending map[string]*Table // DDL of the open transaction (nil value: dropped)
+	created []string          // engine tables the open transaction created (reclaim.go)
 
 	// the next/current transaction's characteristics
 	txIso      tupled.IsolationLevel
@@ -191,6 +192,7 @@ func (s *Session) endTx() {
 	s.tx = nil
 	s.txID.Store(0)
 	s.pending = nil
+	s.created = nil
 	s.txIso = s.defaultIso
 	s.txReadOnly = false
 	s.txStarted = false
@@ -204,21 +206,25 @@ func (s *Session) rollback() {
 	if s.tx != nil {
 		_ = s.tx.Rollback()
 	}
+	created, ddl := s.created, s.pending != nil
 	s.endTx()
+	s.eng.cat.settle(s.eng.db, created, ddl)
 }
 
 func (s *Session) commit() error {
-	tx, pending := s.tx, s.pending
+	tx, pending, created := s.tx, s.pending, s.created
 	s.endTx()
 	if tx == nil {
 		return nil
 	}
 	if err := tx.Commit(); err != nil {
+		s.eng.cat.settle(s.eng.db, created, pending != nil)
 		return err
 	}
 	if pending != nil {
 		s.eng.cat.apply(pending)
 	}
+	s.eng.cat.settle(s.eng.db, created, pending != nil)
 	return nil
 }
 

@@ -49,6 +49,9 @@ type Xact struct {
 	// snapCSN is the CSN of the snapshot this transaction currently reads
 	// with (0 = none yet); it holds back the horizon.
 	snapCSN atomic.Uint64
+	// internal marks a transaction the engine runs for itself (see
+	// BeginInternal); fixed before the transaction is published.
+	internal bool
 }
 
 // Done is closed when the transaction has committed or aborted.

@@ -1,0 +1,29 @@
+package xact
+
+// BeginInternal starts a transaction the engine runs for itself (a
+// checkpoint holding the horizon while it reads). It behaves as Begin in
+// every respect but one: LiveUser leaves it out, so introspection meant
+// for users (the root package's Locks, like pg_locks) does not show a
+// transaction no caller started and none can end.
+func (m *Manager) BeginInternal() *Xact {
+	x := &Xact{ID: m.nextXid.Add(1), done: make(chan struct{}), internal: true}
+	m.clog.ensure(x.ID)
+	s := &m.live[x.ID%liveShards]
+	s.mu.Lock()
+	s.m[x.ID] = x
+	s.mu.Unlock()
+	m.nlive.Add(1)
+	return x
+}
+
+// LiveUser returns the ids of the running transactions other than the
+// engine's own (BeginInternal).
+func (m *Manager) LiveUser() []XID {
+	out := make([]XID, 0, m.nlive.Load())
+	m.forLive(func(x *Xact) {
+		if !x.internal {
+			out = append(out, x.ID)
+		}
+	})
+	return out
+}
