@@ -318,13 +318,13 @@ func decodeCommitStream(frags [][]byte, fn func(writeOp) error) (xid uint64, err
 type redoer struct {
 	d       *durable
 	b       storage.Batch
-	parts   map[uint64][][]byte // xid -> fragments of a streamed commit not yet ended
+	parts   streamedCommits
 	nextXid uint64
 	skipped int // writes the backend could not hold (see storable)
 }
 
 func (d *durable) newRedoer(nextXid uint64) *redoer {
-	return &redoer{d: d, b: d.be.NewBatch(), parts: map[uint64][][]byte{}, nextXid: nextXid}
+	return &redoer{d: d, b: d.be.NewBatch(), parts: streamedCommits{}, nextXid: nextXid}
 }
 
 // commit redoes a recCommit record.
@@ -335,17 +335,32 @@ func (rd *redoer) commit(lsn wal.LSN, data []byte) error {
 // part keeps a recCommitPart record's fragment; end redoes the whole
 // streamed commit.
 func (rd *redoer) part(lsn wal.LSN, data []byte, end bool) error {
+	frags, done, err := rd.parts.add(data, end)
+	if err != nil || !done {
+		return err
+	}
+	return rd.apply(lsn, frags)
+}
+
+// streamedCommits gathers the fragments of streamed commits as the WAL is
+// read: recovery, verify and salvage all read them through add.
+type streamedCommits map[uint64][][]byte // xid -> fragments of a commit not yet ended
+
+// add keeps a recCommitPart (end false) or recCommitEnd (end true)
+// record's fragment; at the end it returns the commit's fragments, for
+// decodeCommitStream.
+func (sc streamedCommits) add(data []byte, end bool) (frags [][]byte, done bool, err error) {
 	xid, n := binary.Uvarint(data)
 	if n <= 0 {
-		return fmt.Errorf("record at %d: %w", lsn, errBadRecord)
+		return nil, false, errBadRecord
 	}
-	frags := append(rd.parts[xid], data[n:])
+	frags = append(sc[xid], data[n:])
 	if !end {
-		rd.parts[xid] = frags
-		return nil
+		sc[xid] = frags
+		return nil, false, nil
 	}
-	delete(rd.parts, xid)
-	return rd.apply(lsn, frags)
+	delete(sc, xid)
+	return frags, true, nil
 }
 
 func (rd *redoer) apply(lsn wal.LSN, frags [][]byte) error {

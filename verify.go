@@ -278,11 +278,20 @@ func readWAL(fs vfs.FS, dir string, redo uint64, haveRedo bool, fn func(wal.LSN,
 
 func verifyWAL(fs vfs.FS, dir string, redo uint64, haveRedo, hasCtl bool, ctlRedo uint64) (int, error) {
 	n := 0
+	parts := streamedCommits{}
 	end, err := readWAL(fs, dir, redo, haveRedo, func(lsn wal.LSN, rec wal.Record) error {
 		n++
 		switch rec.Type {
 		case recCommit:
 			if _, _, err := decodeCommit(rec.Data); err != nil {
+				return fmt.Errorf("record at LSN %d: %w", lsn, err)
+			}
+		case recCommitPart, recCommitEnd:
+			frags, done, err := parts.add(rec.Data, rec.Type == recCommitEnd)
+			if err == nil && done {
+				_, err = decodeCommitStream(frags, func(writeOp) error { return nil })
+			}
+			if err != nil {
 				return fmt.Errorf("record at LSN %d: %w", lsn, err)
 			}
 		case recCreateTable, recDropTable, recXidReserve:
@@ -442,20 +451,32 @@ func Salvage(dir, out string, w io.Writer) (*SalvageResult, error) {
 		}
 	}
 	var walErr error
+	parts := streamedCommits{}
 	_, err = readWAL(fs, fs.PathJoin(dir, "wal"), redo, haveRedo, func(lsn wal.LSN, rec wal.Record) error {
 		switch rec.Type {
-		case recCommit:
-			_, ws, err := decodeCommit(rec.Data)
-			if err != nil {
-				return fmt.Errorf("record at LSN %d: %w", lsn, err)
+		case recCommit, recCommitPart, recCommitEnd:
+			frags, done := [][]byte{rec.Data}, true
+			if rec.Type != recCommit {
+				var err error
+				if frags, done, err = parts.add(rec.Data, rec.Type == recCommitEnd); err != nil {
+					return fmt.Errorf("record at LSN %d: %w", lsn, err)
+				}
 			}
 			res.WALRecords++
-			for _, x := range ws {
+			if !done {
+				return nil
+			}
+			_, err := decodeCommitStream(frags, func(x writeOp) error {
 				if err := add(op{table: x.table, key: x.key, val: x.value, del: x.delete}); err != nil {
 					walErr = err
 					return err
 				}
+				return nil
+			})
+			if err != nil && walErr == nil {
+				return fmt.Errorf("record at LSN %d: %w", lsn, err)
 			}
+			return err
 		case recCreateTable:
 			res.WALRecords++
 			if err := flush(); err != nil {
