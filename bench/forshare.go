@@ -173,9 +173,9 @@ func (w *forShare) Prepare(ctx context.Context, cfg *Config, variant string) (*P
 
 func (w *forShare) Close() error { return w.dbs.close() }
 
-// Defaults: goal P1's case, on disk with synchronous commit, as six
+// Defaults: goal P1's case, on disk with synchronous commit, as five
 // alternated rounds of 2 s (with the bulk load and PostgreSQL's rounds,
-// the whole main job takes about a minute on 2 cores).
+// the whole main job takes about a minute on a quiet 2-core machine).
 func (*forShare) Defaults() Defaults {
-	return Defaults{Rounds: 6, Duration: 2 * time.Second, OnDisk: true}
+	return Defaults{Rounds: 5, Duration: 2 * time.Second, OnDisk: true}
 }

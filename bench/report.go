@@ -220,6 +220,12 @@ func Run(ctx context.Context, w Workload, cfg *Config) (*Report, error) {
 		}
 	}
 	if pg != nil {
+		// tupled's databases close first: nothing of theirs (pebble's
+		// compactions, the vacuum loop, a gigabyte of heap for the
+		// collector) may run beside PostgreSQL's rounds.
+		if err := w.Close(); err != nil {
+			return nil, err
+		}
 		pgRounds := cfg.PGRounds
 		if pgRounds <= 0 {
 			pgRounds = min(rounds, 3)
@@ -446,7 +452,7 @@ type Defaults struct {
 }
 
 // DefaultsOf returns w's defaults: forshare runs goal P1's case (on disk,
-// synchronous commit, 6 alternated rounds of 2 s); every other workload one
+// synchronous commit, 5 alternated rounds of 2 s); every other workload one
 // round of 5 s in memory.
 func DefaultsOf(w Workload) Defaults {
 	if d, ok := w.(interface{ Defaults() Defaults }); ok {

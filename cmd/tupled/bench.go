@@ -30,7 +30,7 @@ workload's baseline. Latencies come from an HDR histogram.
 Workloads (bench/README.md explains each and the seed it replays):
 
   forshare   the 2012 seed: 3 random rows of 1M locked per transaction.
-             By default goal P1's case: plain vs share alternated over 6
+             By default goal P1's case: plain vs share alternated over 5
              rounds of 2 s, on disk (a temp dir) with synchronous commit,
              PostgreSQL 15 measured beside it when installed (--pg), and
              the ratio printed beside the seed's and PostgreSQL's with the
@@ -265,7 +265,7 @@ func benchFlags(cfg *bench.Config, o *benchOut) *flag.FlagSet {
 	o.sync = true
 	fs.Var(&o.sync, "sync-commit", "on: a writing commit waits for its WAL fsync (off: bounded loss window)")
 	fs.StringVar(&o.variants, "variants", "", "comma-separated variants to run (default: the workload's)")
-	fs.IntVar(&cfg.Rounds, "rounds", 0, "run the variants this many times, alternating; ratios are the median of the rounds' ratios (default: forshare 6, others 1)")
+	fs.IntVar(&cfg.Rounds, "rounds", 0, "run the variants this many times, alternating; ratios are the median of the rounds' ratios (default: forshare 5, others 1)")
 	fs.StringVar(&o.json, "json", "", "write the summary and per-interval series to this JSON file")
 	fs.StringVar(&o.plot, "plot", "", "draw tps per second of every variant, and the ratios per round, into this PNG (or .svg)")
 	fs.StringVar(&cfg.ShareFastPath, "share-fastpath", "on", "forshare: on, off (a multixact for every lock) or both")

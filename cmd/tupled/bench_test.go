@@ -57,7 +57,7 @@ func TestBenchForShareDefaults(t *testing.T) {
 		if err := json.Unmarshal(b, &rep); err != nil {
 			t.Fatal(err)
 		}
-		if rep.Config.Backend != c.backend || rep.Config.SyncCommit != c.sync || rep.Config.DirRemoved != (c.backend != "memory") || rep.Rounds != 6 {
+		if rep.Config.Backend != c.backend || rep.Config.SyncCommit != c.sync || rep.Config.DirRemoved != (c.backend != "memory") || rep.Rounds != 5 {
 			t.Errorf("tupled %v: %+v (rounds %d)", args, rep.Config, rep.Rounds)
 		}
 		if !strings.Contains(out, "goal P1 (≥ 0.90): ") {
