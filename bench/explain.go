@@ -173,6 +173,7 @@ func printExplained(w io.Writer, rep *Report) {
 				if ps, ok := pg.spread(s.Variant, s.Baseline); ok {
 					fmt.Fprintf(w, "  PostgreSQL 15, this run:   %s, %s\n", ps, pg.How)
 				}
+				fmt.Fprintf(w, "  PostgreSQL 15, earlier:    %.2f, %s\n", ref.PGRecorded, ref.PGRecordedWhen)
 			} else {
 				why := ""
 				if pg != nil && pg.Note != "" {

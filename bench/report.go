@@ -160,7 +160,7 @@ func Run(ctx context.Context, w Workload, cfg *Config) (*Report, error) {
 		}
 	}
 
-	var start time.Time // when the first variant started measuring
+	var start time.Time // when the first variant started measuring (the time line's 0)
 	for round := 1; round <= rounds; round++ {
 		var results []*Result
 		for _, v := range variants {
@@ -179,15 +179,14 @@ func Run(ctx context.Context, w Workload, cfg *Config) (*Report, error) {
 					return nil, err
 				}
 			}
-			if start.IsZero() {
-				start = time.Now()
-			}
-			at := time.Since(start).Seconds()
 			res, err := RunVariant(ctx, cfg, w.Name(), v, p)
 			if err != nil {
 				return nil, fmt.Errorf("%s/%s: %w", w.Name(), v, err)
 			}
-			res.Start = at
+			if start.IsZero() {
+				start = res.began
+			}
+			res.Start = res.began.Sub(start).Seconds()
 			if rounds > 1 {
 				res.Round = round
 				printRoundLine(cfg.Out, res, rounds)

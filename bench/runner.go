@@ -137,6 +137,8 @@ type Result struct {
 	// ExtraHelp says, per extra figure, what it counts and what value to
 	// expect (printed under the ratio table).
 	ExtraHelp map[string]string `json:"-"`
+
+	began time.Time // when the clients were let go (after the collection)
 }
 
 // Failed is the number of failed transactions.
@@ -315,6 +317,7 @@ func RunVariant(ctx context.Context, cfg *Config, workload, variant string, p *P
 
 	res := &Result{Workload: workload, Variant: variant, Clients: cfg.Clients, Rows: cfg.Rows}
 	start := time.Now()
+	res.began = start
 	close(startGate)
 	tick := time.Second
 	if cfg.Progress > 0 && cfg.Progress < tick {
