@@ -119,7 +119,7 @@ func (w *forShare) Prepare(ctx context.Context, cfg *Config, variant string) (*P
 		if d > 0 {
 			how := "in memory"
 			if cfg.DataDir != "" {
-				how = fmt.Sprintf("%d transaction(s) of up to %s rows, then a checkpoint", (rows+loadBatch-1)/loadBatch, thousands(loadBatch))
+				how = fmt.Sprintf("%d transactions side by side, then a checkpoint", loadTxns(rows))
 			}
 			fmt.Fprintf(cfg.Out, "loaded %s rows in %.1f s (%s)\n", thousands(rows), d.Seconds(), how)
 		}
