@@ -254,3 +254,18 @@ tps = 8667.862208 (without initial connection time)
 		t.Error("a PostgreSQL script for a tupled-only variant")
 	}
 }
+
+func TestSecondsTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range (secondsTicks{}).Ticks(0, 28) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := strings.Join(labels, " "); got != "0 5 10 15 20 25" {
+		t.Fatalf("labels %q", got)
+	}
+	if n := len((secondsTicks{}).Ticks(0, 3.5)); n != 4 {
+		t.Fatalf("%d ticks on 0..3.5 s, want one a second", n)
+	}
+}

@@ -3,8 +3,10 @@ package bench
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -116,6 +118,7 @@ func tpsPanel(rep *Report) (*plot.Plot, plot.Legend, error) {
 	}
 	p := newPanel(title, "time since the first variant started (s)", "transactions per second (tps)")
 	p.X.Min, p.Y.Min = 0, 0
+	p.X.Tick.Marker = secondsTicks{}
 	leg := newLegend()
 	idx := map[string]int{}
 	var order []string
@@ -232,4 +235,36 @@ func thousands(n int) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// secondsTicks labels a time axis in whole seconds, a label every 1, 2, 5,
+// 10, 20, 50... seconds so that there are at most a dozen, with unlabelled
+// ticks every second in between when they fit.
+type secondsTicks struct{}
+
+func (secondsTicks) Ticks(min, max float64) []plot.Tick {
+	step := 1.0
+	for mag := 1.0; ; mag *= 10 {
+		found := false
+		for _, m := range []float64{1, 2, 5} {
+			if (max-min)/(m*mag) <= 12 {
+				step, found = m*mag, true
+				break
+			}
+		}
+		if found {
+			break
+		}
+	}
+	var ts []plot.Tick
+	for v := math.Ceil(min); v <= max; v++ {
+		t := plot.Tick{Value: v}
+		if math.Mod(v, step) == 0 {
+			t.Label = strconv.FormatFloat(v, 'f', -1, 64)
+		} else if (max - min) > 60 {
+			continue // no minor tick every second on a long axis
+		}
+		ts = append(ts, t)
+	}
+	return ts
 }
