@@ -150,7 +150,9 @@ func Run(ctx context.Context, w Workload, cfg *Config) (*Report, error) {
 	var pg *pgSide
 	if r, ok := w.(referencer); ok {
 		rep.Reference = r.Reference()
-		if cfg.PG == "auto" || cfg.PG == "on" {
+		// PostgreSQL runs only for the headline ratio's two variants.
+		headline := slices.Contains(variants, rep.Reference.Variant) && slices.Contains(variants, rep.Reference.Baseline)
+		if (cfg.PG == "auto" || cfg.PG == "on") && headline {
 			var err error
 			if pg, err = startPG(ctx, cfg.PG, cfg.Rows); err != nil {
 				return nil, err
