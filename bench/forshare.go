@@ -158,8 +158,9 @@ func (w *forShare) Prepare(ctx context.Context, cfg *Config, variant string) (*P
 		clients := float64(cfg.Clients)
 		mx := "multixacts created per transaction"
 		r.AddExtra(mx, float64(s.MultiXactsCreated-before.MultiXactsCreated)/n)
-		r.Explain(mx, fmt.Sprintf("a multixact is made only when a row is locked while another live transaction holds it: "+
-			"0 for plain reads; for a lock, about (rows the other clients hold) / rows per lock, at most 3 × 3 × %d / %s = %.2g; "+
+		r.Explain(mx, fmt.Sprintf("a multixact is made only when a row is share-locked while another live transaction holds a lock on it: "+
+			"0 for plain reads, and for nokeyupdate and update (a second locker waits instead); for keyshare and share, about "+
+			"(rows the other clients hold) / rows per lock, at most 3 × 3 × %d / %s = %.2g; "+
 			"about 1 with the fast path off (a transaction's set {me} is interned: made once for its 3 locks)", cfg.Clients, thousands(rows), 9*clients/float64(rows)))
 		lm := "locks through a multixact per transaction"
 		r.AddExtra(lm, float64(s.LocksMultiXact-before.LocksMultiXact)/n)

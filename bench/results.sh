@@ -34,7 +34,7 @@ for g in "${goals[@]}"; do
 	# round gives every variant's figure and the plot.
 	P1)
 		run forshare-P1 forshare -c 30 --variants plain,share --rounds 8 --data "$tmp/fs" --pg off --plot "$out/forshare-P1.png"
-		run forshare-all forshare -c 30 --variants plain,keyshare,share,nokeyupdate,update --rounds 1 --data "$tmp/fs-all" --pg off --plot "$out/forshare.png" # its own load: a reopened table starts cold
+		run forshare-all forshare -c 30 --variants plain,keyshare,share,nokeyupdate,update --rounds 3 --data "$tmp/fs-all" --pg off --plot "$out/forshare.png" # its own load: a reopened table starts cold
 		;;
 	# P2 in memory: the two variants need different engine options, so each
 	# round reopens the database, and on disk the rows would then come cold
