@@ -110,8 +110,10 @@ type Verdict struct {
 // judge decides whether s meets threshold. The middle half of the rounds
 // decides, not the median alone: a goal is met when even the lower
 // quartile reaches the threshold, missed when even the upper quartile does
-// not, and inconclusive when the middle half straddles it. One round has
-// no spread: judged by its value, and said so.
+// not, and inconclusive when the middle half straddles it — or when it
+// reaches further above 1.0 than the goal's margin below 1.0 (a lock
+// cannot make reads faster, so that much noise could hide a miss). One
+// round has no spread: judged by its value, and said so.
 func judge(goal string, s Spread, threshold float64) Verdict {
 	v := Verdict{Goal: goal, Threshold: threshold}
 	switch {
@@ -121,6 +123,12 @@ func judge(goal string, s Spread, threshold float64) Verdict {
 			v.State = "met"
 		}
 		v.Why = fmt.Sprintf("%d round(s) only: no spread to tell the result from noise (run --rounds 5 or more)", len(s.Rounds))
+	case s.Q3-1 > 1-threshold:
+		// A lock cannot make reads faster: whatever of the middle half
+		// lies above 1.0 is noise, and here it is wider than the goal's
+		// margin, so the noise may as well hide a miss.
+		v.State = "inconclusive"
+		v.Why = fmt.Sprintf("the middle half of the rounds (%.3f–%.3f) reaches %.0f%% above 1.0, which only noise can do, more than the goal's margin of %.0f%%; rerun on a quieter machine or with more rounds", s.Q1, s.Q3, 100*(s.Q3-1), 100*(1-threshold))
 	case s.Q1 >= threshold:
 		v.State = "met"
 		v.Why = fmt.Sprintf("the middle half of the rounds (%.3f–%.3f) is at or above %.2f", s.Q1, s.Q3, threshold)

@@ -194,6 +194,9 @@ func TestJudge(t *testing.T) {
 		{s(0.95, 0.92, 0.97, 0.99, 0.93), "met"},
 		{s(0.5, 0.6, 0.55, 0.58, 0.62), "not met"},
 		{s(0.8, 0.95, 0.85, 1.0, 0.88, 0.93), "inconclusive"},
+		{s(1.27, 1.23, 1.5, 0.59, 2.17), "inconclusive"}, // "faster" than plain: noise
+		{s(0.93, 1.08, 0.90, 1.09, 0.70), "met"},         // a little above 1.0, less than the margin
+
 		{s(0.95), "met"},
 		{s(0.5, 0.6), "not met"},
 	} {
