@@ -22,7 +22,7 @@ run() { # name, then tupled bench arguments
 	local name=$1
 	shift
 	echo "== $name: tupled bench $*"
-	"$tmp/tupled" bench "$@" -T "$T" -P 0 --json "$out/$name.json" | grep -E '^[a-z/-]+ +[0-9.]+ +[0-9.]+ms|^ratio|^median|per second|growth|per commit|detection|zero tps|=== ' || true
+	"$tmp/tupled" bench "$@" -T "$T" -P 0 --json "$out/$name.json" | grep -E '^[a-z/-]+ +[0-9.]+ +[0-9.]+ms|^ratio|^median|^  (tupled|goal|noise)|per second|growth|per commit|detection|zero tps|=== ' || true
 }
 
 goals=("$@")
@@ -33,13 +33,13 @@ for g in "${goals[@]}"; do
 	# single rounds on this machine range over +-25%. A second run of one
 	# round gives every variant's figure and the plot.
 	P1)
-		run forshare-P1 forshare -c 30 --variants plain,share --rounds 8 --data "$tmp/fs"
-		run forshare-all forshare -c 30 --variants plain,keyshare,share,nokeyupdate,update --data "$tmp/fs-all" --plot "$out/forshare.png" # its own load: a reopened table starts cold
+		run forshare-P1 forshare -c 30 --variants plain,share --rounds 8 --data "$tmp/fs" --pg off --plot "$out/forshare-P1.png"
+		run forshare-all forshare -c 30 --variants plain,keyshare,share,nokeyupdate,update --rounds 3 --data "$tmp/fs-all" --pg off --plot "$out/forshare.png" # its own load: a reopened table starts cold
 		;;
 	# P2 in memory: the two variants need different engine options, so each
 	# round reopens the database, and on disk the rows would then come cold
 	# from pebble and the reads would swamp what is measured.
-	P2) run forshare-P2 forshare -c 30 --share-fastpath both --variants share,share/fastpath-off --rounds 6 ;;
+	P2) run forshare-P2 forshare -c 30 --share-fastpath both --variants share,share/fastpath-off --rounds 6 --memory --pg off ;;
 	P4) run hotrow-P4 hotrow -c 30 --rounds 10 ;; # alternated: this machine's speed drifts by 2x between seconds
 	# P5 is the seed's storm as it was: no deadlock exists, so every check
 	# is overhead. P6 adds real deadlocks; under "off" nothing ends them but

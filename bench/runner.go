@@ -20,11 +20,14 @@ import (
 // Config is what `tupled bench` was asked for; pgbench's flags where there is
 // one (-c, -T, -P, -s).
 type Config struct {
-	Clients    int           // -c: concurrent clients (goroutines, one transaction at a time each); 0: the workload's default
-	Duration   time.Duration // -T: how long each variant runs
-	Progress   time.Duration // -P: progress line interval (0: no progress lines; the per-second series is kept anyway)
-	Rows       int           // -s: rows in the table (workloads define their own default when 0)
-	DataDir    string        // --data: on-disk database (empty: in-memory)
+	Clients  int           // -c: concurrent clients (goroutines, one transaction at a time each); 0: the workload's default
+	Duration time.Duration // -T: how long each variant runs
+	Progress time.Duration // -P: progress line interval (0: no progress lines; the per-second series is kept anyway)
+	Rows     int           // -s: rows in the table (workloads define their own default when 0)
+	DataDir  string        // --data: on-disk database (empty: in-memory, unless TempData)
+	// TempData: with DataDir empty, run on disk in a temp dir that Run
+	// removes afterwards (`tupled bench forshare`'s default).
+	TempData   bool
 	Backend    tupled.Backend
 	SyncCommit bool     // --sync-commit (default on, as PostgreSQL's synchronous_commit)
 	Variants   []string // --variants: subset of the workload's variants (nil: its defaults)
@@ -33,6 +36,13 @@ type Config struct {
 	// ratio is the median of the rounds' ratios. 0 or 1: one round.
 	Rounds int
 	Seed   uint64
+	// PG: measure PostgreSQL 15's side of a workload that has a Reference
+	// (forshare) in the same run, on a throw-away cluster as bench/pg does:
+	// "on" (fail if it cannot), "auto" (if PostgreSQL is installed; else
+	// the recorded figure), "off" or "" (the recorded figure). PGRounds:
+	// its alternated rounds (0: min(Rounds, 3)).
+	PG       string
+	PGRounds int
 
 	// Workload-specific knobs (flags of `tupled bench`).
 	ShareFastPath   string        // forshare: "on" (default), "off" or "both"
@@ -75,6 +85,9 @@ type Prepared struct {
 	During func(ctx context.Context) error
 	// After, if set, adds figures to the result once the clients stopped.
 	After func(r *Result)
+	// LoadSeconds: how long Prepare took to load the data (0 when it was
+	// already there).
+	LoadSeconds float64
 	// Once: the variant runs a single transaction per client and ends when
 	// all have finished (manyrows), not after Config.Duration.
 	Once bool
@@ -103,6 +116,11 @@ type Result struct {
 	Clients  int     `json:"clients"`
 	Rows     int     `json:"rows"`
 	Seconds  float64 `json:"seconds"`
+	// Round is the round (1..Rounds) of an alternated run; Start is when
+	// the variant started, in seconds since the run's first variant did
+	// (where its series sits on the run's time line).
+	Round int     `json:"round,omitempty"`
+	Start float64 `json:"start_s"`
 
 	Transactions uint64             `json:"transactions"`
 	Failures     map[string]uint64  `json:"failures_by_sqlstate,omitempty"`
@@ -116,6 +134,11 @@ type Result struct {
 	Series       []Interval         `json:"series"`
 	Extra        map[string]float64 `json:"extra,omitempty"`
 	ExtraOrder   []string           `json:"-"`
+	// ExtraHelp says, per extra figure, what it counts and what value to
+	// expect (printed under the ratio table).
+	ExtraHelp map[string]string `json:"-"`
+
+	began time.Time // when the clients were let go (after the collection)
 }
 
 // Failed is the number of failed transactions.
@@ -139,7 +162,19 @@ func (r *Result) AddExtra(name string, v float64) {
 	r.Extra[name] = v
 }
 
+// Explain records what an extra figure counts and why it has the value it
+// has; PrintTable prints it beside the figure.
+func (r *Result) Explain(name, help string) {
+	if r.ExtraHelp == nil {
+		r.ExtraHelp = map[string]string{}
+	}
+	r.ExtraHelp[name] = help
+}
+
 // Interval is one point of the per-second series (or of the -P interval).
+// The series holds whole intervals only: the partial one cut by the end of
+// the run counts toward the totals but is not a point (a tenth of a second
+// would plot as a fall or a spike that did not happen).
 type Interval struct {
 	At          float64 `json:"t"` // seconds since the start of the variant, end of the interval
 	TPS         float64 `json:"tps"`
@@ -282,6 +317,7 @@ func RunVariant(ctx context.Context, cfg *Config, workload, variant string, p *P
 
 	res := &Result{Workload: workload, Variant: variant, Clients: cfg.Clients, Rows: cfg.Rows}
 	start := time.Now()
+	res.began = start
 	close(startGate)
 	tick := time.Second
 	if cfg.Progress > 0 && cfg.Progress < tick {
@@ -296,7 +332,9 @@ func RunVariant(ctx context.Context, cfg *Config, workload, variant string, p *P
 	}
 	var prog progressAcc
 	lastTick := start
-	sample := func(now time.Time) {
+	// sample closes the interval since the previous sample; last marks the
+	// one at the end of the run, a point of the series only if it is whole.
+	sample := func(now time.Time, last bool) {
 		var n, failed uint64
 		var sum, sumsq float64
 		for _, s := range shards {
@@ -308,9 +346,11 @@ func RunVariant(ctx context.Context, cfg *Config, workload, variant string, p *P
 		if secs <= 0 {
 			return
 		}
-		iv := Interval{At: now.Sub(start).Seconds(), TPS: float64(n) / secs, Failed: failed}
-		iv.LatAvgMs, iv.LatStddevMs = meanStddev(n, sum, sumsq)
-		res.Series = append(res.Series, iv)
+		if !last || wholeInterval(secs, tick) {
+			iv := Interval{At: now.Sub(start).Seconds(), TPS: float64(n) / secs, Failed: failed}
+			iv.LatAvgMs, iv.LatStddevMs = meanStddev(n, sum, sumsq)
+			res.Series = append(res.Series, iv)
+		}
 		prog.add(n, failed, sum, sumsq, secs)
 		if cfg.Progress > 0 && now.Sub(prog.since) >= cfg.Progress-tick/10 {
 			prog.print(cfg.Out, now.Sub(start))
@@ -322,7 +362,7 @@ loop:
 	for {
 		select {
 		case now := <-ticker.C:
-			sample(now)
+			sample(now, false)
 		case <-end:
 			break loop
 		case <-clientsDone:
@@ -335,7 +375,7 @@ loop:
 	cancel()
 	<-clientsDone
 	elapsed := time.Since(start)
-	sample(time.Now())
+	sample(time.Now(), true)
 	if err := <-duringDone; err != nil && !errors.Is(err, context.Canceled) {
 		fatal.set(err)
 	}
@@ -369,9 +409,9 @@ loop:
 		if p.Once {
 			break // one long transaction per client: seconds without a commit are expected
 		}
-		// A stall shows as a whole second without a single commit; the
-		// last, partial interval is not counted.
-		if iv.TPS == 0 && iv.At <= res.Seconds-0.5 {
+		// A stall shows as a whole second without a single commit (the
+		// series holds whole intervals only).
+		if iv.TPS == 0 {
 			res.ZeroSeconds++
 		}
 	}
@@ -379,6 +419,13 @@ loop:
 		p.After(res)
 	}
 	return res, nil
+}
+
+// wholeInterval says whether an interval of secs seconds, sampled every
+// tick, is a whole one (a ticker fires a little late or early, never by a
+// tenth of its period on a machine that is not stalled).
+func wholeInterval(secs float64, tick time.Duration) bool {
+	return secs >= 0.9*tick.Seconds()
 }
 
 func meanStddev(n uint64, sum, sumsq float64) (mean, stddev float64) {

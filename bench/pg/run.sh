@@ -367,7 +367,21 @@ run_embedded() {
 	fi
 	[ -z "$variants" ] || args+=(--variants "$variants")
 	case "$w" in
-	forshare) c=${clients:-30}; args+=(-s "$((scale * 100000))" --share-fastpath "$share_fastpath") ;;
+	forshare)
+		c=${clients:-30}
+		# One round of every variant, PostgreSQL measured here, not by tupled bench.
+		args+=(-s "$((scale * 100000))" --share-fastpath "$share_fastpath" --rounds 1 --pg off)
+		if [ -z "$variants" ]; then
+			local locks=(keyshare share nokeyupdate update) vs=(plain) l
+			for l in "${locks[@]}"; do
+				[ "$share_fastpath" = off ] || vs+=("$l")
+			done
+			for l in "${locks[@]}"; do
+				[ "$share_fastpath" = on ] || vs+=("$l/fastpath-off")
+			done
+			args+=(--variants "$(IFS=,; echo "${vs[*]}")")
+		fi
+		;;
 	hotrow) c=${clients:-30}; args+=(--hot-rows "${hot_rows:-1}") ;;
 	storm) c=${clients:-1000}; args+=(--hot-rows "${hot_rows:-10}" --deadlock-timeout "$storm_dt") ;;
 	tpcb-like) c=${clients:-30}; args+=(-s "$((tpcb_scale * 100000))") ;;

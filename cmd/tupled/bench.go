@@ -29,9 +29,14 @@ workload's baseline. Latencies come from an HDR histogram.
 
 Workloads (bench/README.md explains each and the seed it replays):
 
-  forshare   the 2012 seed: 3 random rows of 1M locked per transaction;
-             variants plain, keyshare, share, nokeyupdate, update;
-             --share-fastpath off|both replays the pre-9.3 multixact-per-lock
+  forshare   the 2012 seed: 3 random rows of 1M locked per transaction.
+             By default goal P1's case: plain vs share alternated over 5
+             rounds of 2 s, on disk (a temp dir) with synchronous commit,
+             PostgreSQL 15 measured beside it when installed (--pg), and
+             the ratio printed beside the seed's and PostgreSQL's with the
+             goal's verdict. Other strengths: --variants
+             plain,keyshare,share,nokeyupdate,update; --share-fastpath
+             off|both replays the pre-9.3 multixact-per-lock
   hotrow     every client locks one row FOR KEY SHARE (a multixact every
              time) vs plainly reading it
   storm      the 2018 seed: 1000 clients on 10 hot rows and contended
@@ -40,8 +45,10 @@ Workloads (bench/README.md explains each and the seed it replays):
   manyrows   one transaction locks every row (10M) FOR SHARE
   tpcb-like  pgbench's TPC-B-like write mix: commit throughput, fsyncs/commit
 
-Without --data the database is in memory; with it, on disk (pebble unless
---backend bbolt), and the loaded rows are reused by later runs.`,
+Storage: with --data DIR on disk (pebble unless --backend bbolt), and the
+loaded rows are reused by later runs; with --memory in memory (no WAL);
+with neither, forshare runs on disk in a temp dir removed afterwards and
+the other workloads in memory.`,
 		run: runBench,
 	})
 }
@@ -129,8 +136,30 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if cfg.Clients < 0 {
 		return usagef("-c must be positive")
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	def := bench.DefaultsOf(w)
+	if !set["rounds"] {
+		cfg.Rounds = def.Rounds
+	}
 	if cfg.Rounds < 1 {
 		return usagef("--rounds must be at least 1")
+	}
+	if !set["T"] {
+		out.duration = seconds(def.Duration)
+	}
+	if !set["P"] && cfg.Rounds > 1 {
+		out.progress = 0 // one line per variant and round instead
+	}
+	if out.memory && cfg.DataDir != "" {
+		return usagef("--memory and --data exclude each other")
+	}
+	cfg.TempData = def.OnDisk && !out.memory && cfg.DataDir == ""
+	switch out.pg {
+	case "auto", "on", "off":
+		cfg.PG = out.pg
+	default:
+		return usagef("--pg must be auto, on or off")
 	}
 	switch cfg.ShareFastPath {
 	case "on", "off", "both":
@@ -203,6 +232,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", out.plot)
 	}
+	if out.plot == "" && out.json == "" {
+		fmt.Fprintln(stdout, "\n(--plot FILE.png draws tps per second and the ratio per round; --json FILE keeps every figure)")
+	}
 	return nil
 }
 
@@ -213,24 +245,29 @@ type benchOut struct {
 	duration, progress            seconds
 	sync                          onOff
 	inject                        rate
+	memory                        bool
+	pg                            string
 }
 
 func benchFlags(cfg *bench.Config, o *benchOut) *flag.FlagSet {
 	fs := newFlagSet(commands["bench"])
 	fs.IntVar(&cfg.Clients, "c", 0, "number of concurrent clients (0: the workload's default, 30; storm 1000)")
 	o.duration = seconds(5 * time.Second)
-	fs.Var(&o.duration, "T", "duration of each variant, in seconds (or a Go duration)")
+	fs.Var(&o.duration, "T", "duration of each variant in each round, in seconds or a Go duration (default: forshare 2, others 5)")
 	o.progress = seconds(time.Second)
-	fs.Var(&o.progress, "P", "progress line every so many seconds (0: none)")
+	fs.Var(&o.progress, "P", "progress line every so many seconds (0: none; default 1, or none with several rounds)")
 	fs.IntVar(&cfg.Rows, "s", 0, "rows in the table (0: the workload's default)")
-	fs.StringVar(&cfg.DataDir, "data", "", "directory of an on-disk database (empty: in memory)")
+	fs.StringVar(&cfg.DataDir, "data", "", "directory of an on-disk database, kept (default: forshare a temp dir, others in memory)")
+	fs.BoolVar(&o.memory, "memory", false, "run in memory (no WAL, no disk), forshare's old default")
+	fs.StringVar(&o.pg, "pg", "auto", "forshare: measure PostgreSQL 15 beside tupled as bench/pg does: auto (when installed), on, off (show the recorded figure)")
+	fs.IntVar(&cfg.PGRounds, "pg-rounds", 0, "forshare: PostgreSQL's alternated rounds (0: min(--rounds, 3))")
 	fs.StringVar(&o.backend, "backend", "pebble", "backend of an on-disk database: pebble or bbolt")
 	o.sync = true
 	fs.Var(&o.sync, "sync-commit", "on: a writing commit waits for its WAL fsync (off: bounded loss window)")
 	fs.StringVar(&o.variants, "variants", "", "comma-separated variants to run (default: the workload's)")
-	fs.IntVar(&cfg.Rounds, "rounds", 1, "run the variants this many times, alternating; ratios are the median of the rounds' ratios")
+	fs.IntVar(&cfg.Rounds, "rounds", 0, "run the variants this many times, alternating; ratios are the median of the rounds' ratios (default: forshare 5, others 1)")
 	fs.StringVar(&o.json, "json", "", "write the summary and per-interval series to this JSON file")
-	fs.StringVar(&o.plot, "plot", "", "draw tps per second of every variant into this PNG (or .svg)")
+	fs.StringVar(&o.plot, "plot", "", "draw tps per second of every variant, and the ratios per round, into this PNG (or .svg)")
 	fs.StringVar(&cfg.ShareFastPath, "share-fastpath", "on", "forshare: on, off (a multixact for every lock) or both")
 	fs.DurationVar(&cfg.DeadlockTimeout, "deadlock-timeout", 0, "storm: the database's deadlock_timeout (0: the workload's default, 10ms)")
 	fs.Var(&o.inject, "inject-deadlocks", "storm: real 2-way deadlocks to create per second (like 20/s)")

@@ -1,0 +1,274 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tupled/tupled"
+)
+
+// TestForShareMainJobOnDisk is the main job's default in short: on disk in
+// a temp dir with synchronous commit, P1's two variants alternated over
+// rounds, the ratio beside the seed's and PostgreSQL's recorded figures,
+// a verdict line, every counter explained, and a JSON that says where it
+// ran. The temp dir is gone afterwards.
+func TestForShareMainJobOnDisk(t *testing.T) {
+	var out bytes.Buffer
+	w, _ := Lookup("forshare")
+	cfg := &Config{Clients: 4, Rows: 2000, Duration: 300 * time.Millisecond, Progress: 100 * time.Millisecond,
+		Rounds: 3, TempData: true, SyncCommit: true, PG: "off", Seed: 1, Out: &out}
+	rep, err := Run(context.Background(), w, cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	text := out.String()
+	ref := forShareReference
+	for _, want := range []string{
+		"data: on disk (pebble, ",
+		"synchronous commit on",
+		"3 rounds of 300ms per variant, alternating plain, share",
+		"round 3/3  share ",
+		"median over 3 rounds:",
+		"share / plain: " + ref.Meaning,
+		"  tupled, this run:          ",
+		"  PostgreSQL 15, here:       0.43, recorded 2026-12-02 in bench/RESULTS.md",
+		"  the seed:                  0.355, 2012 seed: 8986 / 25307 tps",
+		"  goal P1 (≥ 0.90): ",
+		"columns: tps = committed transactions per second",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	v := rep.Verdict
+	if v == nil || v.Goal != "P1" || v.Threshold != 0.90 {
+		t.Fatalf("verdict %+v", v)
+	}
+	if !strings.Contains(text, "  goal P1 (≥ 0.90): "+strings.ToUpper(v.State)+" — ") {
+		t.Errorf("no verdict line for state %q:\n%s", v.State, text)
+	}
+	// Every counter printed has its explanation under it.
+	for _, k := range rep.Results[1].ExtraOrder {
+		i := strings.Index(text, "  "+k+": plain ")
+		if i < 0 {
+			t.Fatalf("counter %q not printed:\n%s", k, text)
+		}
+		next := text[i:]
+		lines := strings.SplitN(next, "\n", 3)
+		if len(lines) < 2 || !strings.HasPrefix(lines[1], "      ") || len(strings.TrimSpace(lines[1])) < 40 {
+			t.Errorf("counter %q has no explanation line: %q", k, lines)
+		}
+	}
+	// The JSON tells what ran.
+	js := filepath.Join(t.TempDir(), "r.json")
+	if err := WriteJSON(js, rep); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Config struct {
+			Backend    string `json:"backend"`
+			Dir        string `json:"dir"`
+			DirRemoved bool   `json:"dir_removed"`
+			SyncCommit bool   `json:"sync_commit"`
+		} `json:"config"`
+		Rounds       int         `json:"rounds"`
+		RoundResults [][]*Result `json:"round_results"`
+		Spreads      []Spread    `json:"ratio_spread"`
+		Reference    *Reference  `json:"reference"`
+	}
+	b, _ := os.ReadFile(js)
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	c := back.Config
+	if c.Backend != "pebble" || c.Dir == "" || !c.DirRemoved || !c.SyncCommit {
+		t.Fatalf("JSON config %+v, want pebble in a removed temp dir with sync commit", c)
+	}
+	if !strings.Contains(text, c.Dir) {
+		t.Errorf("the output does not name the data directory %s", c.Dir)
+	}
+	if _, err := os.Stat(c.Dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("temp dir %s still there after the run: %v", c.Dir, err)
+	}
+	if back.Rounds != 3 || len(back.RoundResults) != 3 || len(back.Spreads) != 2 || len(back.Spreads[1].Rounds) != 3 {
+		t.Fatalf("rounds %d, round results %d, spreads %+v", back.Rounds, len(back.RoundResults), back.Spreads)
+	}
+	if back.Reference == nil || back.Reference.Seed != ref.Seed || back.Reference.PGRecorded != 0.43 {
+		t.Fatalf("reference %+v", back.Reference)
+	}
+	// Rounds alternate: round r's variants start after round r-1's.
+	last := -1.0
+	for _, round := range back.RoundResults {
+		for _, r := range round {
+			if r.Start <= last {
+				t.Fatalf("variant %s of round %d starts at %v, before the previous one (%v)", r.Variant, r.Round, r.Start, last)
+			}
+			last = r.Start
+		}
+	}
+	png := filepath.Join(t.TempDir(), "r.png")
+	if err := WritePlot(png, rep); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(png); err != nil || st.Size() < 1000 {
+		t.Fatalf("plot not written: %v %v", st, err)
+	}
+}
+
+// TestReportStorageTruth: the JSON's backend, dir and sync_commit say what
+// ran — in memory there is no WAL, so no synchronous commit whatever was
+// asked; with --data the directory is kept.
+func TestReportStorageTruth(t *testing.T) {
+	w, _ := Lookup("forshare")
+	run := func(cfg Config) *Report {
+		t.Helper()
+		var out bytes.Buffer
+		cfg.Clients, cfg.Rows, cfg.Duration, cfg.Out, cfg.PG = 2, 500, 150*time.Millisecond, &out, "off"
+		cfg.SyncCommit = true
+		rep, err := Run(context.Background(), w, &cfg)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		return rep
+	}
+	mem := run(Config{})
+	if c := mem.Config; c.Backend != "memory" || c.Dir != "" || c.SyncCommit || c.DirRemoved {
+		t.Fatalf("in memory: %+v", c)
+	}
+	dir := filepath.Join(t.TempDir(), "db")
+	bb := run(Config{DataDir: dir, Backend: tupled.Bbolt})
+	if c := bb.Config; c.Backend != "bbolt" || c.Dir != dir || !c.SyncCommit || c.DirRemoved {
+		t.Fatalf("--data with bbolt: %+v", c)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("--data directory removed: %v", err)
+	}
+}
+
+// TestSeriesWholeIntervals: the per-interval series holds whole intervals
+// only; the partial one cut by the end of the run is not a point (it
+// would plot as a fall, which is how a stall looks).
+func TestSeriesWholeIntervals(t *testing.T) {
+	tick := 100 * time.Millisecond
+	if wholeInterval(0.02, tick) || !wholeInterval(0.1, tick) || !wholeInterval(0.095, tick) {
+		t.Fatal("wholeInterval misjudges")
+	}
+	cfg := &Config{Clients: 2, Duration: 350 * time.Millisecond, Progress: tick, Out: &bytes.Buffer{}}
+	p := &Prepared{Txn: func(ctx context.Context, c *Client) error { c.RoundTrip(); return nil }}
+	res, err := RunVariant(context.Background(), cfg, "test", "noop", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Series) == 0 {
+		t.Fatal("no series")
+	}
+	prev := 0.0
+	for _, iv := range res.Series {
+		if d := iv.At - prev; d < 0.9*tick.Seconds() {
+			t.Fatalf("a point after %.3f s, a partial interval: %+v", d, res.Series)
+		}
+		if iv.TPS == 0 {
+			t.Fatalf("a point with no transaction: %+v", res.Series)
+		}
+		prev = iv.At
+	}
+	if prev > res.Seconds+1e-9 {
+		t.Fatalf("series ends at %v after the run's %v s", prev, res.Seconds)
+	}
+}
+
+func TestJudge(t *testing.T) {
+	s := func(vs ...float64) Spread { return spreadOf("share", "plain", vs) }
+	for _, c := range []struct {
+		s     Spread
+		state string
+	}{
+		{s(0.95, 0.92, 0.97, 0.99, 0.93), "met"},
+		{s(0.5, 0.6, 0.55, 0.58, 0.62), "not met"},
+		{s(0.8, 0.95, 0.85, 1.0, 0.88, 0.93), "inconclusive"},
+		{s(1.27, 1.23, 1.5, 0.59, 2.17), "inconclusive"}, // "faster" than plain: noise
+		{s(0.93, 1.08, 0.90, 1.09, 0.70), "met"},         // a little above 1.0, less than the margin
+
+		{s(0.95), "met"},
+		{s(0.5, 0.6), "not met"},
+	} {
+		v := judge("P1", c.s, 0.90)
+		if v.State != c.state || v.Why == "" {
+			t.Errorf("%v: %+v, want %s", c.s.Rounds, v, c.state)
+		}
+	}
+	if v := judge("P1", s(0.95), 0.9); !strings.Contains(v.Why, "no spread") {
+		t.Errorf("one round judged without a word on noise: %+v", v)
+	}
+	if n := noiseNote(s(1.1, 1.2, 1.05, 1.3)); !strings.Contains(n, "faster than plain") || !strings.Contains(n, "noise") {
+		t.Errorf("a lock faster than plain reads not called noise: %q", n)
+	}
+	if n := noiseNote(s(0.97, 1.02, 0.99, 1.01)); !strings.Contains(n, "within this run's noise") {
+		t.Errorf("1.0 inside the middle half not flagged: %q", n)
+	}
+	if n := noiseNote(s(0.5, 1.0, 0.9, 0.95)); !strings.Contains(n, "range over") {
+		t.Errorf("a wide range not flagged: %q", n)
+	}
+	if n := noiseNote(s(0.93, 0.94, 0.95, 0.94)); n != "" {
+		t.Errorf("a tight result flagged: %q", n)
+	}
+	sp := s(4, 1, 3, 2)
+	if sp.Median != 2.5 || sp.Q1 != 1.75 || sp.Q3 != 3.25 || sp.Min != 1 || sp.Max != 4 {
+		t.Errorf("spread %+v", sp)
+	}
+}
+
+func TestParsePgbenchTPS(t *testing.T) {
+	out := `pgbench (15.18 (Debian 15.18-1.pgdg120+1))
+transaction type: /tmp/x/forshare-share.sql
+scaling factor: 10
+query mode: prepared
+number of clients: 30
+number of threads: 30
+maximum number of tries: 1
+duration: 2 s
+number of transactions actually processed: 17230
+number of failed transactions: 0 (0.000%)
+latency average = 3.461 ms
+initial connection time = 27.114 ms
+tps = 8667.862208 (without initial connection time)
+`
+	got, err := parsePgbenchTPS(out)
+	if err != nil || got != 8667.862208 {
+		t.Fatalf("%v %v", got, err)
+	}
+	if _, err := parsePgbenchTPS("pgbench: error: connection refused"); err == nil {
+		t.Fatal("no error without a tps line")
+	}
+	for _, v := range []string{"plain", "share", "keyshare", "nokeyupdate", "update"} {
+		if !hasScript(v) {
+			t.Errorf("no embedded bench/pg script for %s", v)
+		}
+	}
+	if hasScript("share/fastpath-off") {
+		t.Error("a PostgreSQL script for a tupled-only variant")
+	}
+}
+
+func TestSecondsTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range (secondsTicks{}).Ticks(0, 28) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := strings.Join(labels, " "); got != "0 5 10 15 20 25" {
+		t.Fatalf("labels %q", got)
+	}
+	if n := len((secondsTicks{}).Ticks(0, 3.5)); n != 4 {
+		t.Fatalf("%d ticks on 0..3.5 s, want one a second", n)
+	}
+}
