@@ -180,7 +180,9 @@ func TestSeriesWholeIntervals(t *testing.T) {
 		}
 		prev = iv.At
 	}
-	if prev > res.Seconds+1e-9 {
+	// The last tick and the run's end may be the same instant read from
+	// the clock twice (a tick that fires as the run stops): allow 1 ms.
+	if prev > res.Seconds+1e-3 {
 		t.Fatalf("series ends at %v after the run's %v s", prev, res.Seconds)
 	}
 }
