@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/keys"
 	"github.com/tupled/tupled/sqlfe"
 	"go.uber.org/goleak"
 )
@@ -570,7 +571,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.Lock(ctx, "t", []byte{0x80, 0, 0, 1}, tupled.ForUpdate, tupled.NoWait); err != nil {
+	if _, err := tx.Lock(ctx, "t", keys.MustPack(1), tupled.ForUpdate, tupled.NoWait); err != nil {
 		t.Fatalf("row still locked after shutdown: %v", err)
 	}
 	tx.Rollback()
@@ -656,10 +657,10 @@ func TestShutdownAfterStatementFinished(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tx.Rollback()
-			if v, err := tx.Get(ctx, "t", []byte{0x80, 0, 0, 2}); !errors.Is(err, tupled.ErrNotFound) {
+			if v, err := tx.Get(ctx, "t", keys.MustPack(2)); !errors.Is(err, tupled.ErrNotFound) {
 				t.Fatalf("row 2 after shutdown: %x %v", v, err)
 			}
-			if _, err := tx.Get(ctx, "t", []byte{0x80, 0, 0, 1}); err != nil {
+			if _, err := tx.Get(ctx, "t", keys.MustPack(1)); err != nil {
 				t.Fatalf("row 1: %v", err)
 			}
 		})
