@@ -167,7 +167,8 @@ func (db *DB) exit() { db.active.Add(0, ^uint64(0)) }
 // CreateTable creates an empty table, durable when it returns (it is not
 // part of any transaction). ErrTableExists (42P07) if the name is taken;
 // ErrInvalid (22023) for an empty name, ErrNameTooLong (42622) for one
-// longer than MaxTableNameLen.
+// longer than MaxTableNameLen. CreateTableIfNotExists leaves an existing
+// table alone; DropTable removes one.
 func (db *DB) CreateTable(ctx context.Context, name string) error {
 	if err := db.enter(); err != nil {
 		return err
@@ -305,7 +306,9 @@ func runFn(tx *Tx, fn func(tx *Tx) error) error {
 
 // Locks returns the heavyweight locks held and awaited, like pg_locks: tuple
 // locks (held briefly while a row lock is acquired, and queued waiters),
-// waits for transactions, and every running transaction's lock on its own id.
+// waits for transactions, and every running user transaction's lock on its
+// own id (the engine's own transactions, such as a checkpoint's, are not
+// listed: no caller can act on them).
 //
 // Row locks themselves are not here (they live in the tuples: see
 // RowLocks). A call blocked in a lock wait shows as an entry with Granted
