@@ -30,7 +30,9 @@ const (
 // Change is one logical heap mutation. Every mutation of a tuple header or of
 // a row's version list (apart from hint bits and vacuum, which PostgreSQL
 // does not WAL-log as such either) is described by a Change and applied by
-// Table.Apply: this is the single place where the write-ahead log hooks in.
+// Table.Apply, the single place where header and version-list changes
+// happen. (The write-ahead log does not hook in here: it logs each
+// transaction's write set at commit, see the root package's durable.go.)
 type Change struct {
 	Kind ChangeKind
 	Xid  uint64 // the acting transaction
@@ -44,8 +46,9 @@ type Change struct {
 	Infomask2 uint16 // only KeysUpdated is applied
 }
 
-// ChangeHook observes every Change before it is applied (the future WAL
-// writer). It runs under the row latch and must not block on other rows.
+// ChangeHook observes every Change before it is applied (tests use it; the
+// engine passes nil). It runs under the row latch and must not block on
+// other rows.
 type ChangeHook func(table string, key []byte, c *Change)
 
 // Heap is the catalog of tables plus the services visibility needs.

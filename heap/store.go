@@ -7,9 +7,9 @@ import (
 	"github.com/google/btree"
 )
 
-// Store is where a table's rows live, ordered by key. The in-memory
-// implementation is a B-tree; the durability work puts a persistent backend
-// behind the same interface (with a bounded cache of hot rows).
+// Store is where a table's rows live, ordered by key. NewMemStore keeps
+// them in memory (a B-tree); a persistent table's store (backed.go) keeps
+// a bounded cache of hot rows in front of a storage.Backend.
 //
 // Implementations are safe for concurrent use; they never call back into the
 // heap and never take row latches.
