@@ -39,8 +39,9 @@ PostgreSQL driver can use it:
   tupled serve --data /var/lib/tupled
   psql "host=127.0.0.1 port=5433 user=me dbname=tupled"
 
-The SQL is a small subset (see README): CREATE/DROP TABLE with int, bigint,
-text and boolean columns and a one-column primary key; INSERT, SELECT (one
+The SQL is a small subset (see README): CREATE/DROP TABLE with smallint,
+int, bigint, text, varchar(n), char(n) and boolean columns and a one-column
+primary key; INSERT, SELECT (one
 table, FOR KEY SHARE|SHARE|NO KEY UPDATE|UPDATE [NOWAIT|SKIP LOCKED]), UPDATE,
 DELETE; BEGIN/COMMIT/ROLLBACK; SET/SHOW; pg_locks and pgrowlocks('t').
 Anything else fails with SQLSTATE 0A000.
