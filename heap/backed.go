@@ -94,60 +94,68 @@ func (s *backedStore) GetOrCreate(key []byte) *Row {
 
 func (s *backedStore) Remove(r *Row) { s.mem.Remove(r) }
 
+// backendBatch is one batch of a scan: up to backendBatchSize keys of the
+// table from scan (the backend's Scan or ReverseScan) over the backend keys
+// [lo, hi), with their rows loaded into memory and pinned, so eviction
+// cannot drop a row between loading and visiting it; unpin releases them.
+// ok is false when the backend failed (reported to the heap).
+func (s *backedStore) backendBatch(scan func(lo, hi []byte, fn func(k, v []byte) error) error, lo, hi []byte) (keys [][]byte, unpin func(), ok bool) {
+	errStop := fmt.Errorf("stop")
+	err := scan(lo, hi, func(k, _ []byte) error {
+		keys = append(keys, bytes.Clone(k[len(s.prefix):]))
+		if len(keys) == backendBatchSize {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && err != errStop {
+		s.heap.backendFailed(err)
+		return nil, nil, false
+	}
+	pinned := make([]*Row, 0, len(keys))
+	for _, k := range keys {
+		if r := s.loadPinned(k); r != nil {
+			pinned = append(pinned, r)
+		}
+	}
+	return keys, func() {
+		for _, r := range pinned {
+			r.Unpin()
+		}
+	}, true
+}
+
+const backendBatchSize = 64
+
+// backendKey is the backend key of the table's key k; nil k is the end of
+// the table's keys.
+func (s *backedStore) backendKey(k []byte) []byte {
+	if k == nil {
+		return prefixEnd(s.prefix)
+	}
+	return append(bytes.Clone(s.prefix), k...)
+}
+
 // Ascend merges the backend's keys into memory batch by batch, then walks
 // memory: every row in range is visited once, in key order.
 func (s *backedStore) Ascend(start, end []byte, fn func(*Row) bool) {
-	const batch = 64
 	cursor := start
 	for {
-		var keys [][]byte
-		lo := append(bytes.Clone(s.prefix), cursor...)
-		var hi []byte
-		if end != nil {
-			hi = append(bytes.Clone(s.prefix), end...)
-		} else {
-			hi = prefixEnd(s.prefix)
-		}
-		errStop := fmt.Errorf("stop")
-		err := s.be.Scan(lo, hi, func(k, _ []byte) error {
-			keys = append(keys, bytes.Clone(k[len(s.prefix):]))
-			if len(keys) == batch {
-				return errStop
-			}
-			return nil
-		})
-		if err != nil && err != errStop {
-			s.heap.backendFailed(err)
+		keys, unpin, ok := s.backendBatch(s.be.Scan, append(bytes.Clone(s.prefix), cursor...), s.backendKey(end))
+		if !ok {
 			return
 		}
-		// Pin what we load until it has been visited, so eviction cannot
-		// drop a row between loading and visiting it.
-		pinned := make([]*Row, 0, len(keys))
-		for _, k := range keys {
-			if r := s.loadPinned(k); r != nil {
-				pinned = append(pinned, r)
-			}
-		}
-		unpin := func() {
-			for _, r := range pinned {
-				r.Unpin()
-			}
-		}
-		if len(keys) < batch {
+		if len(keys) < backendBatchSize {
 			s.mem.Ascend(cursor, end, fn)
 			unpin()
 			return
 		}
 		// Visit memory up to and including the last backend key.
-		last := keys[len(keys)-1]
-		next := append(bytes.Clone(last), 0)
+		next := append(bytes.Clone(keys[len(keys)-1]), 0)
 		stopped := false
 		s.mem.Ascend(cursor, next, func(r *Row) bool {
-			if !fn(r) {
-				stopped = true
-				return false
-			}
-			return true
+			stopped = !fn(r)
+			return !stopped
 		})
 		unpin()
 		if stopped {
@@ -161,41 +169,14 @@ func (s *backedStore) Ascend(start, end []byte, fn func(*Row) bool) {
 // the cursor, merged into memory, then memory is walked down to the batch's
 // lowest key.
 func (s *backedStore) Descend(start, end []byte, fn func(*Row) bool) {
-	const batch = 64
 	cursor := end
 	lo := append(bytes.Clone(s.prefix), start...)
 	for {
-		var keys [][]byte
-		var hi []byte
-		if cursor != nil {
-			hi = append(bytes.Clone(s.prefix), cursor...)
-		} else {
-			hi = prefixEnd(s.prefix)
-		}
-		errStop := fmt.Errorf("stop")
-		err := s.be.ReverseScan(lo, hi, func(k, _ []byte) error {
-			keys = append(keys, bytes.Clone(k[len(s.prefix):]))
-			if len(keys) == batch {
-				return errStop
-			}
-			return nil
-		})
-		if err != nil && err != errStop {
-			s.heap.backendFailed(err)
+		keys, unpin, ok := s.backendBatch(s.be.ReverseScan, lo, s.backendKey(cursor))
+		if !ok {
 			return
 		}
-		pinned := make([]*Row, 0, len(keys))
-		for _, k := range keys {
-			if r := s.loadPinned(k); r != nil {
-				pinned = append(pinned, r)
-			}
-		}
-		unpin := func() {
-			for _, r := range pinned {
-				r.Unpin()
-			}
-		}
-		if len(keys) < batch {
+		if len(keys) < backendBatchSize {
 			s.mem.Descend(start, cursor, fn)
 			unpin()
 			return
@@ -204,11 +185,8 @@ func (s *backedStore) Descend(start, end []byte, fn func(*Row) bool) {
 		last := keys[len(keys)-1]
 		stopped := false
 		s.mem.Descend(last, cursor, func(r *Row) bool {
-			if !fn(r) {
-				stopped = true
-				return false
-			}
-			return true
+			stopped = !fn(r)
+			return !stopped
 		})
 		unpin()
 		if stopped {
