@@ -2,54 +2,24 @@ package tupled
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/tupled/tupled/heap"
-	"github.com/tupled/tupled/internal/stripe"
-	"github.com/tupled/tupled/lockmgr"
-	"github.com/tupled/tupled/multixact"
-	"github.com/tupled/tupled/tuplelock"
-	"github.com/tupled/tupled/xact"
+	"github.com/tupled/tupled/engine"
+	"github.com/tupled/tupled/internal/errs"
+	"github.com/tupled/tupled/storage"
 )
 
 // DB is an open database (see Open). All methods are safe for concurrent
-// use; a Tx it begins is not (see Tx).
+// use; a Tx it begins is not (see Tx). It is the API over one
+// engine.Engine, which owns the machinery (heap, lock manager, multixacts,
+// transactions, durability): DB checks arguments, counts calls for Close
+// and converts between the API's types and the engine's.
 type DB struct {
-	opts   Options
-	log    *slog.Logger
-	xacts  *xact.Manager
-	multi  *multixact.Store
-	heap   *heap.Heap
-	locks  *lockmgr.Manager
-	eng    *tuplelock.Engine
-	closed atomic.Bool
-
-	ddlMu sync.Mutex
-	dur   *durable // nil for an in-memory database
-
-	// commits and aborts are striped by xid: every transaction ends with
-	// one increment, and a plain counter would drag the pointers above
-	// (read by every call) from core to core with it.
-	commits    stripe.Counter
-	aborts     stripe.Counter
-	vacuumRuns atomic.Uint64
-	vacuumMu   sync.Mutex
-	// active counts the API calls running (striped like commits): Close
-	// waits for it to drain before it closes the storage.
-	active stripe.Counter
-
-	stop     chan struct{}
-	bgDone   sync.WaitGroup
-	closeErr error
-	closeMu  sync.Mutex
+	eng *engine.Engine
 }
 
 // Open opens or creates a database in dir. dir == "" opens a purely
@@ -68,54 +38,48 @@ func Open(dir string, opts *Options) (*DB, error) {
 		o = *opts
 	}
 	if o.Backend != Pebble && o.Backend != Bbolt {
-		return nil, &opError{sentinel: ErrInvalid, msg: fmt.Sprintf("tupled: unknown backend %d", o.Backend)}
+		return nil, errs.Op(ErrInvalid, fmt.Sprintf("tupled: unknown backend %d", o.Backend))
 	}
 	if o.DeadlockTimeout < 0 || o.LockTimeout < 0 {
-		return nil, &opError{sentinel: ErrInvalid, msg: "tupled: negative DeadlockTimeout or LockTimeout"}
+		return nil, errs.Op(ErrInvalid, "tupled: negative DeadlockTimeout or LockTimeout")
 	}
-	if o.DeadlockTimeout == 0 {
-		o.DeadlockTimeout = time.Second
+	cfg := engine.Config{
+		Dir: dir, FS: o.FS, Kind: storage.KindPebble, SyncCommit: true,
+		WALSegmentSize: o.walSegmentSize, CheckpointInterval: o.CheckpointInterval,
+		CheckpointWALSize: o.CheckpointWALSize, CacheRows: o.CacheRows,
+		DeadlockTimeout: o.DeadlockTimeout, DeadlockStrategy: o.DeadlockStrategy,
+		LockTimeout: o.LockTimeout, ShareFastPathOff: o.ShareFastPathOff,
+		VacuumInterval: o.VacuumInterval, Logger: o.Logger,
 	}
-	if o.SyncCommit == nil {
-		t := true
-		o.SyncCommit = &t
+	if o.Backend == Bbolt {
+		cfg.Kind = storage.KindBbolt
 	}
-	if o.VacuumInterval == 0 {
-		o.VacuumInterval = time.Second
+	if o.SyncCommit != nil {
+		cfg.SyncCommit = *o.SyncCommit
 	}
-	if o.CacheRows <= 0 {
-		o.CacheRows = 1 << 20
+	if cfg.DeadlockTimeout == 0 {
+		cfg.DeadlockTimeout = time.Second
 	}
-	if o.CheckpointInterval <= 0 {
-		o.CheckpointInterval = 30 * time.Second
+	if cfg.VacuumInterval == 0 {
+		cfg.VacuumInterval = time.Second
 	}
-	if o.CheckpointWALSize == 0 {
-		o.CheckpointWALSize = 64 << 20
+	if cfg.CacheRows <= 0 {
+		cfg.CacheRows = 1 << 20
 	}
-	lg := o.Logger
-	if lg == nil {
-		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.CheckpointInterval <= 0 {
+		cfg.CheckpointInterval = 30 * time.Second
 	}
-	lm, err := lockmgr.New(lockmgr.Options{DeadlockTimeout: o.DeadlockTimeout, Strategy: o.DeadlockStrategy})
+	if cfg.CheckpointWALSize == 0 {
+		cfg.CheckpointWALSize = 64 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	e, err := engine.Open(cfg)
 	if err != nil {
-		return nil, &opError{sentinel: ErrInvalid, msg: "tupled: " + err.Error()}
+		return nil, err
 	}
-	db := &DB{opts: o, log: lg, xacts: xact.NewManager(), multi: multixact.NewStore(), locks: lm, stop: make(chan struct{})}
-	db.heap = heap.New(db.xacts, db.multi, nil)
-	db.eng = &tuplelock.Engine{Heap: db.heap, Xacts: db.xacts, Multi: db.multi, Locks: lm, ShareFastPathOff: o.ShareFastPathOff}
-	if dir != "" {
-		d, err := openDurable(db, dir, &o)
-		if err != nil {
-			lm.Close()
-			return nil, err
-		}
-		db.dur = d
-	}
-	if o.VacuumInterval > 0 || db.dur != nil {
-		db.bgDone.Add(1)
-		go db.vacuumLoop(o.VacuumInterval)
-	}
-	return db, nil
+	return &DB{eng: e}, nil
 }
 
 // Close stops background work and releases the database (and its
@@ -130,39 +94,20 @@ func Open(dir string, opts *Options) (*DB, error) {
 // running call has returned — including a Scan callback still running,
 // which must therefore not call Close itself — and only then checkpoints
 // and closes the storage. A second Close returns the first one's result.
-func (db *DB) Close() error {
-	db.closeMu.Lock()
-	defer db.closeMu.Unlock()
-	if db.closed.Swap(true) {
-		return db.closeErr
-	}
-	db.locks.Shutdown()
-	// Polling: the calls left are ending (their waits were just ended),
-	// and keeping a wait channel per call would cost every call.
-	for d := 10 * time.Microsecond; db.active.Load() != 0; d = min(2*d, time.Millisecond) {
-		time.Sleep(d)
-	}
-	close(db.stop)
-	db.bgDone.Wait()
-	db.locks.Close()
-	if db.dur != nil {
-		db.closeErr = db.dur.close()
-	}
-	return db.closeErr
-}
+func (db *DB) Close() error { return db.eng.Close() }
 
 // enter counts a DB-level call as running (see Tx.enter); ErrClosed after
 // Close began.
 func (db *DB) enter() error {
-	db.active.Add(0, 1)
-	if db.closed.Load() {
+	db.eng.Enter(0)
+	if db.eng.Closing() {
 		db.exit()
 		return ErrClosed
 	}
 	return nil
 }
 
-func (db *DB) exit() { db.active.Add(0, ^uint64(0)) }
+func (db *DB) exit() { db.eng.Exit(0) }
 
 // CreateTable creates an empty table, durable when it returns (it is not
 // part of any transaction). ErrTableExists (42P07) if the name is taken;
@@ -175,28 +120,9 @@ func (db *DB) CreateTable(ctx context.Context, name string) error {
 	}
 	defer db.exit()
 	if err := ctx.Err(); err != nil {
-		return &canceledError{cause: err}
+		return errs.Canceled(err)
 	}
-	if name == "" {
-		return &opError{sentinel: ErrInvalid, msg: "tupled: empty table name"}
-	}
-	if err := checkTableName(name); err != nil {
-		return err
-	}
-	db.ddlMu.Lock()
-	defer db.ddlMu.Unlock()
-	if _, err := db.heap.Table(name); err == nil {
-		return &opError{sentinel: ErrTableExists, msg: fmt.Sprintf("relation %q already exists", name)}
-	}
-	if db.dur != nil {
-		if err := db.dur.createTable(name); err != nil {
-			return err
-		}
-	}
-	if _, err := db.heap.CreateTable(name); err != nil {
-		return &opError{sentinel: ErrTableExists, msg: fmt.Sprintf("relation %q already exists", name)}
-	}
-	return nil
+	return db.eng.CreateTable(name)
 }
 
 // Begin starts a transaction with opts (nil: READ COMMITTED, read-write).
@@ -210,32 +136,23 @@ func (db *DB) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
 	}
 	defer db.exit()
 	if err := ctx.Err(); err != nil {
-		return nil, &canceledError{cause: err}
+		return nil, errs.Canceled(err)
 	}
 	var o TxOptions
 	if opts != nil {
 		o = *opts
 	}
 	if o.Isolation != ReadCommitted && o.Isolation != RepeatableRead {
-		return nil, &opError{sentinel: ErrInvalid, msg: fmt.Sprintf("tupled: unknown isolation level %d", o.Isolation)}
+		return nil, errs.Op(ErrInvalid, fmt.Sprintf("tupled: unknown isolation level %d", o.Isolation))
 	}
 	if o.LockTimeout < 0 {
-		return nil, &opError{sentinel: ErrInvalid, msg: "tupled: negative LockTimeout"}
+		return nil, errs.Op(ErrInvalid, "tupled: negative LockTimeout")
 	}
-	lt := o.LockTimeout
-	if lt == 0 {
-		lt = db.opts.LockTimeout
+	t, err := db.eng.Begin(engine.TxOptions{RepeatableRead: o.Isolation == RepeatableRead, ReadOnly: o.ReadOnly, LockTimeout: o.LockTimeout})
+	if err != nil {
+		return nil, err
 	}
-	x := db.xacts.Begin()
-	if db.dur != nil {
-		if err := db.dur.reserveXid(x.ID); err != nil {
-			db.xacts.Abort(x)
-			return nil, err
-		}
-	}
-	tx := &Tx{db: db, iso: o.Isolation, readOnly: o.ReadOnly}
-	tx.txn = tuplelock.Txn{X: x, Proc: db.locks.NewProc(x.ID), LockTimeout: lt}
-	return tx, nil
+	return &Tx{db: db, t: t}, nil
 }
 
 // RunTx runs fn in a transaction begun with opts and commits it, retrying
@@ -281,7 +198,7 @@ func (db *DB) RunTx(ctx context.Context, opts *TxOptions, fn func(tx *Tx) error)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return &canceledError{cause: ctx.Err()}
+			return errs.Canceled(ctx.Err())
 		case <-t.C:
 		}
 		if backoff < 200*time.Millisecond {
@@ -321,15 +238,10 @@ func runFn(tx *Tx, fn func(tx *Tx) error) error {
 // the result is not one instant's picture (nor is pg_locks'). The order of
 // entries is unspecified.
 func (db *DB) Locks() []LockInfo {
-	ls := db.locks.Locks()
-	out := make([]LockInfo, 0, len(ls)+db.xacts.NumLive())
-	for _, l := range ls {
-		out = append(out, LockInfo{Tag: l.Tag.String(), Mode: l.Mode.String(), TxID: l.Xid, Granted: l.Granted, WaitStart: l.WaitStart})
-	}
-	live := db.xacts.LiveUser() // not the checkpoint's (BeginInternal)
-	sort.Slice(live, func(i, j int) bool { return live[i] < live[j] })
-	for _, x := range live {
-		out = append(out, LockInfo{Tag: fmt.Sprintf("transaction %d", x), Mode: lockmgr.ExclusiveLock.String(), TxID: x, Granted: true})
+	ls := db.eng.Locks()
+	out := make([]LockInfo, len(ls))
+	for i, l := range ls {
+		out[i] = LockInfo(l)
 	}
 	return out
 }
@@ -345,38 +257,24 @@ func (db *DB) RowLocks(ctx context.Context, table string) ([]RowLock, error) {
 		return nil, err
 	}
 	defer db.exit()
-	tbl, err := db.table(table)
+	rls, err := db.eng.RowLocks(table, func() error {
+		if err := ctx.Err(); err != nil {
+			return errs.Canceled(err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	// A throw-away snapshot of "everything committed now".
-	snap := xact.Snapshot{CSN: db.xacts.LastCSN()}
-	var out []RowLock
-	// Only cached rows: lock state lives nowhere else (heap.Table.AscendCached).
-	tbl.AscendCached(nil, nil, func(r *heap.Row) bool {
-		if ctx.Err() != nil {
-			return false
-		}
-		r.Lock()
-		defer r.Unlock()
-		tup := visibleVersion(db.heap, r, snap)
-		if tup == nil {
-			return true
-		}
-		multi, live := db.eng.Members(tup)
-		if len(live) == 0 {
-			return true
-		}
-		rl := RowLock{Key: append([]byte(nil), r.Key()...), Multi: multi}
-		for _, m := range live {
-			rl.Lockers = append(rl.Lockers, m.Xid)
-			rl.Modes = append(rl.Modes, lockStrength(m.Status.LockMode()))
-		}
-		out = append(out, rl)
-		return true
-	})
 	if err := ctx.Err(); err != nil {
-		return nil, &canceledError{cause: err}
+		return nil, errs.Canceled(err)
+	}
+	out := make([]RowLock, len(rls))
+	for i, rl := range rls {
+		out[i] = RowLock{Key: rl.Key, Multi: rl.Multi, Lockers: rl.Lockers, Modes: make([]LockStrength, len(rl.Modes))}
+		for j, m := range rl.Modes {
+			out[i].Modes[j] = lockStrength(m)
+		}
 	}
 	return out, nil
 }
@@ -384,54 +282,4 @@ func (db *DB) RowLocks(ctx context.Context, table string) ([]RowLock, error) {
 // Stats returns the engine's counters (see Stats). Safe to call at any
 // time while the database is open; each counter is read atomically, the
 // set is not one instant's.
-func (db *DB) Stats() Stats {
-	single, multi := db.eng.Counters()
-	ls := db.locks.Stats()
-	ds := db.locks.DetectorStats()
-	ms := db.multi.Stats()
-	s := Stats{
-		LocksSingleXid:           single,
-		LocksMultiXact:           multi,
-		MultiXactsCreated:        ms.Created,
-		MultiXactsAppended:       ms.Appended,
-		LockWaits:                ls.LockWaits,
-		DeadlockChecks:           ls.DeadlockChecks,
-		DeadlocksFound:           ls.DeadlocksFound,
-		DeadlockCheckTime:        time.Duration(ds.TotalCheckNs),
-		DeadlockCheckMaxLateness: ds.MaxLateness,
-		Commits:                  db.commits.Load(),
-		Aborts:                   db.aborts.Load(),
-		TuplesLive:               uint64(max(db.heap.TuplesLive(), 0)),
-		TuplesReclaimed:          db.heap.TuplesReclaimed(),
-		MultiXactsLive:           ms.Live,
-		VacuumRuns:               db.vacuumRuns.Load(),
-		CommitLogEntries:         db.xacts.ClogEntries(),
-		NextXid:                  db.xacts.NextXid(),
-		NextMultiXactID:          db.multi.NextID(),
-	}
-	if d := db.dur; d != nil {
-		ws := d.wal.Stats()
-		s.WALRecords, s.WALFsyncs, s.Checkpoints = ws.Records, ws.Fsyncs, d.checkpoints.Load()
-		s.RecoverySkippedWrites = d.skippedAtRecovery.Load()
-	}
-	return s
-}
-
-func (db *DB) table(name string) (*heap.Table, error) {
-	t, err := db.heap.Table(name)
-	if errors.Is(err, heap.ErrNoTable) {
-		return nil, &opError{sentinel: ErrNoTable, msg: fmt.Sprintf("relation %q does not exist", name)}
-	}
-	return t, err
-}
-
-// visibleVersion returns the version of r visible to snap (latch held).
-func visibleVersion(h *heap.Heap, r *heap.Row, snap xact.Snapshot) *heap.Tuple {
-	vs := r.Versions()
-	for i := len(vs) - 1; i >= 0; i-- {
-		if h.SatisfiesMVCC(vs[i], snap) {
-			return vs[i]
-		}
-	}
-	return nil
-}
+func (db *DB) Stats() Stats { return Stats(db.eng.Stats()) }

@@ -1,26 +1,16 @@
 package tupled
 
 import (
-	"encoding/binary"
-	"fmt"
-
-	"github.com/tupled/tupled/storage"
+	"github.com/tupled/tupled/engine"
+	"github.com/tupled/tupled/internal/errs"
 )
 
-// Limits.
-//
-// Everything the engine accepts it must be able to log, checkpoint into
-// either backend and recover; so every size is checked when it is asked
-// for, before anything is changed, and refused with PostgreSQL's SQLSTATE
-// (the transaction is aborted, as PostgreSQL aborts it on any error; the
-// database stays fully usable). A key longer than MaxKeySize, or a table
-// name longer than MaxTableNameLen, would otherwise be acknowledged and
-// then break the checkpoint that writes it to the backend (bbolt refuses
-// keys over 32 KiB, storage.MaxKeySize) and every recovery after it.
-//
-// A transaction's write set has no limit of its own beyond memory: a commit
-// record larger than a WAL segment is logged as several records (see
-// logCommit in bigcommit.go).
+// Limits. Every size is checked when a call asks for it, before anything
+// is changed, and refused with PostgreSQL's SQLSTATE (the transaction is
+// aborted; the database stays fully usable): everything the engine
+// accepts it must be able to log, checkpoint into either backend and
+// recover. A transaction's write set has no limit of its own beyond
+// memory.
 const (
 	// MaxKeySize is the longest key (bytes) Insert stores, and the longest
 	// key or Scan bound any operation accepts. PostgreSQL's B-tree refuses
@@ -28,7 +18,7 @@ const (
 	// version 4 maximum 2704"); tupled allows 8 KiB, which leaves the row
 	// key in the backend (a prefix of 3+MaxTableNameLen bytes and the key)
 	// far inside storage.MaxKeySize.
-	MaxKeySize = 8 << 10
+	MaxKeySize = engine.MaxKeySize
 	// MaxValueSize is the largest value (bytes) Insert and Update store:
 	// 256 MiB. PostgreSQL allows 1 GB in one field, which it TOASTs into
 	// 2 kB chunks; tupled hands a value to the backend whole, and both
@@ -39,64 +29,21 @@ const (
 	// heap on bbolt and 12 GiB on pebble: enough to keep a smaller machine
 	// from ever reopening the database. At 256 MiB the peak is a quarter
 	// of that. Larger data belongs in several rows.
-	MaxValueSize = 256 << 20
+	MaxValueSize = engine.MaxValueSize
 	// MaxTableNameLen is the longest table name (bytes) CreateTable
 	// accepts; a longer one is refused (42622, name_too_long) rather than
 	// truncated. A SQL identifier is at most NAMEDATALEN-1 = 63 bytes (the
 	// parser truncates longer ones, as PostgreSQL does); the SQL front end
 	// names engine tables after them plus a generation suffix ("t#2" for
 	// a table dropped and created again), so the engine allows more.
-	MaxTableNameLen = 255
+	MaxTableNameLen = engine.MaxTableNameLen
 )
 
 var (
 	// ErrProgramLimitExceeded: a key or value is larger than the engine
 	// stores (SQLSTATE 54000, program_limit_exceeded).
-	ErrProgramLimitExceeded = newStateError("54000", "program limit exceeded")
+	ErrProgramLimitExceeded = errs.ErrProgramLimitExceeded
 	// ErrNameTooLong: a table name is longer than MaxTableNameLen
 	// (SQLSTATE 42622, name_too_long).
-	ErrNameTooLong = newStateError("42622", "identifier too long")
+	ErrNameTooLong = errs.ErrNameTooLong
 )
-
-// rowKeyLen is len(heap.RowKey(table, key)) without building it.
-func rowKeyLen(table string, keyLen int) int {
-	var b [binary.MaxVarintLen64]byte
-	return 1 + binary.PutUvarint(b[:], uint64(len(table))) + len(table) + keyLen
-}
-
-// checkKey refuses a key (or Scan bound) longer than MaxKeySize, and one
-// whose row key in the backend would be too long for it (possible only in
-// a table with a name longer than MaxTableNameLen, created before there
-// was a limit).
-func checkKey(table string, key []byte) error {
-	if len(key) > MaxKeySize || rowKeyLen(table, len(key)) > storage.MaxKeySize {
-		return &opError{sentinel: ErrProgramLimitExceeded,
-			msg: fmt.Sprintf("key size %d exceeds maximum %d for table %q", len(key), MaxKeySize, table)}
-	}
-	return nil
-}
-
-// checkValue refuses a value longer than MaxValueSize.
-func checkValue(value []byte) error {
-	if len(value) > MaxValueSize {
-		return &opError{sentinel: ErrProgramLimitExceeded,
-			msg: fmt.Sprintf("value size %d exceeds maximum %d", len(value), MaxValueSize)}
-	}
-	return nil
-}
-
-// checkTableName refuses a table name longer than MaxTableNameLen.
-func checkTableName(name string) error {
-	if len(name) > MaxTableNameLen {
-		return &opError{sentinel: ErrNameTooLong,
-			msg: fmt.Sprintf("table name of %d bytes is too long (maximum %d)", len(name), MaxTableNameLen)}
-	}
-	return nil
-}
-
-// storable reports whether the backend can hold a row (table, key, value):
-// recovery skips a logged write it cannot (one the engine accepted before
-// there were limits) rather than failing on it for ever.
-func storable(table string, key, value []byte) bool {
-	return rowKeyLen(table, len(key)) <= storage.MaxKeySize && len(value) <= storage.MaxValueSize
-}

@@ -1,14 +1,11 @@
 package tupled
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"iter"
 
-	"github.com/tupled/tupled/heap"
-	"github.com/tupled/tupled/tuplelock"
+	"github.com/tupled/tupled/engine"
 )
 
 // Scans for queues.
@@ -84,35 +81,9 @@ func (tx *Tx) Rows(ctx context.Context, table string, opts ScanOptions) iter.Seq
 	}
 }
 
-// prefixEnd is the smallest key greater than every key that begins with p,
-// or nil when there is none (p empty or all 0xFF).
-func prefixEnd(p []byte) []byte {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] != 0xff {
-			e := bytes.Clone(p[:i+1])
-			e[i]++
-			return e
-		}
-	}
-	return nil
-}
-
-// scanRange is the range [lo, hi) of opts: [Start, End) intersected with
-// the keys that begin with Prefix; empty reports a range with no key in it.
-func scanRange(opts *ScanOptions) (lo, hi []byte, empty bool) {
-	lo, hi = opts.Start, opts.End
-	if len(opts.Prefix) > 0 {
-		if lo == nil || bytes.Compare(opts.Prefix, lo) > 0 {
-			lo = opts.Prefix
-		}
-		if pe := prefixEnd(opts.Prefix); pe != nil && (hi == nil || bytes.Compare(pe, hi) < 0) {
-			hi = pe
-		}
-	}
-	return lo, hi, lo != nil && hi != nil && bytes.Compare(lo, hi) >= 0
-}
-
-// scan is Scan and Rows (see the comment at the top of this file).
+// scan is Scan and Rows (see the comment at the top of this file): the
+// engine's scan (engine.Tx.Scan, where the steps above are written once),
+// with the Tx released while fn runs.
 func (tx *Tx) scan(ctx context.Context, table string, opts ScanOptions, fn func(key, value []byte) error) error {
 	if err := tx.enter(); err != nil {
 		return err
@@ -121,129 +92,29 @@ func (tx *Tx) scan(ctx context.Context, table string, opts ScanOptions, fn func(
 	// counts as running: Close waits for the callback too.
 	held := true
 	defer func() {
-		tx.db.active.Add(tx.txn.X.ID, ^uint64(0))
+		tx.db.eng.Exit(tx.t.ID())
 		if held {
 			tx.busy.Store(false)
 		}
 	}()
-	locking := opts.Lock != NoLock
-	snap, err := tx.start(ctx, locking)
-	if err != nil {
-		return err
+	spec := engine.ScanSpec{Start: opts.Start, End: opts.End, Prefix: opts.Prefix, Reverse: opts.Reverse, Limit: opts.Limit, Where: opts.Where}
+	if opts.Lock != NoLock {
+		spec.Lock = true
+		spec.Mode, spec.Policy = lockArgs(opts.Lock, opts.Wait)
 	}
-	var mode tuplelock.Mode
-	var policy tuplelock.WaitPolicy
-	if opts.Limit < 0 {
-		return tx.fail(ctx, &opError{sentinel: ErrInvalid, msg: fmt.Sprintf("tupled: invalid ScanOptions: negative Limit %d", opts.Limit)})
-	}
-	if locking {
-		m, ok := tupleMode(opts.Lock)
-		p, ok2 := waitPolicy(opts.Wait)
-		if !ok || !ok2 {
-			return tx.fail(ctx, &opError{sentinel: ErrInvalid, msg: fmt.Sprintf("tupled: invalid ScanOptions: lock strength %d, wait policy %d", opts.Lock, opts.Wait)})
-		}
-		mode, policy = m, p
-	}
-	tbl, err := tx.table(table)
-	if err == nil {
-		err = checkKey(table, opts.Start)
-	}
-	if err == nil {
-		err = checkKey(table, opts.End)
-	}
-	if err == nil {
-		err = checkKey(table, opts.Prefix)
-	}
-	if err != nil {
-		return tx.fail(ctx, err)
-	}
-	lo, hi, empty := scanRange(&opts)
-	if empty {
-		return nil
-	}
-	// where runs opts.Where on copies of key and value in one buffer
-	// reused from row to row: Where can neither change a stored row nor
-	// keep one alive, and a filtering scan allocates once, not per row.
-	var scratch []byte
-	where := func(key, value []byte) bool {
-		if opts.Where == nil {
-			return true
-		}
-		scratch = append(append(scratch[:0], key...), value...)
-		return opts.Where(scratch[:len(key):len(key)], scratch[len(key):])
-	}
-	n := 0
-	var scanErr error
-	visit := func(r *heap.Row) bool {
-		if err := ctx.Err(); err != nil {
-			scanErr = tx.fail(ctx, err)
-			return false
-		}
-		r = tbl.PinRow(r.Key()) // the row as it is now (it may have been evicted and reloaded)
-		if r == nil {
-			return true
-		}
-		defer r.Unpin()
-		r.Lock()
-		tup := visibleVersion(tx.db.heap, r, snap)
-		r.Unlock()
-		if tup == nil || !where(r.Key(), tup.Value) {
-			return true
-		}
-		if locking {
-			locked, err := tx.lockVersion(ctx, tbl, r, tup, mode, policy)
-			if errors.Is(err, ErrNotFound) || errors.Is(err, ErrSkipped) {
-				return true
-			}
-			if err != nil {
-				scanErr = tx.fail(ctx, err)
-				return false
-			}
-			// EvalPlanQual: the version locked is a newer one; it must
-			// still qualify. If not, the row is left out but stays locked.
-			if locked != tup && !where(r.Key(), locked.Value) {
-				return true
-			}
-			tup = locked
-		}
-		// One allocation holds both copies.
-		k, value := r.Key(), tup.Value
-		buf := make([]byte, len(k)+len(value))
-		copy(buf, k)
-		copy(buf[len(k):], value)
+	return tx.t.Scan(ctx, table, spec, func(key, value []byte) error {
 		tx.busy.Store(false)
 		held = false
-		err := fn(buf[:len(k):len(k)], buf[len(k):])
+		err := fn(key, value)
 		if !tx.busy.CompareAndSwap(false, true) {
 			if err == nil {
 				err = ErrTxBusy
 			}
-			scanErr = err
-			return false
+			return err
 		}
 		held = true
-		if err == nil {
-			// The callback (or, meanwhile, another goroutine) may have
-			// ended the transaction, or Close may have begun.
-			err = tx.stillActive()
-		}
-		if err != nil {
-			scanErr = err
-			return false
-		}
-		n++
-		return opts.Limit == 0 || n < opts.Limit
-	}
-	if opts.Reverse {
-		tbl.Descend(lo, hi, visit)
-	} else {
-		tbl.Ascend(lo, hi, visit)
-	}
-	if scanErr == nil {
-		// Rows the backend could not read were skipped.
-		scanErr = tx.readFailed(ctx)
-	}
-	return scanErr
+		return err
+	})
 }
 
 // UpdateWait is Update with a wait policy for the row's lock: with Wait it
@@ -273,27 +144,4 @@ func (tx *Tx) UpdateWait(ctx context.Context, table string, key, value []byte, w
 // row is locked.
 func (tx *Tx) DeleteWait(ctx context.Context, table string, key []byte, wait WaitPolicy) error {
 	return tx.write(ctx, table, key, nil, true, wait)
-}
-
-// checkWait refuses a WaitPolicy that is not one of the three.
-func checkWait(w WaitPolicy) error {
-	if _, ok := waitPolicy(w); !ok {
-		return &opError{sentinel: ErrInvalid, msg: fmt.Sprintf("tupled: invalid wait policy %d", w)}
-	}
-	return nil
-}
-
-// lockForWrite takes the lock a write of tup will need, with a wait policy
-// other than Wait: the sub-select FOR [NO KEY] UPDATE NOWAIT / SKIP LOCKED
-// of PostgreSQL's "write unless locked". The write that follows finds the
-// row locked by its own transaction and does not wait.
-func (tx *Tx) lockForWrite(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, isDelete bool, wait WaitPolicy) error {
-	strength := ForNoKeyUpdate
-	if isDelete {
-		strength = ForUpdate
-	}
-	mode, _ := tupleMode(strength)
-	policy, _ := waitPolicy(wait)
-	_, err := tx.lockVersion(ctx, tbl, r, tup, mode, policy)
-	return err
 }

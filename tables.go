@@ -3,12 +3,8 @@ package tupled
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sort"
 
-	"github.com/tupled/tupled/heap"
-	"github.com/tupled/tupled/storage"
-	"github.com/tupled/tupled/wal"
+	"github.com/tupled/tupled/internal/errs"
 )
 
 // Table management: CREATE TABLE IF NOT EXISTS, DROP TABLE [IF EXISTS],
@@ -30,28 +26,14 @@ import (
 // Once dropped, the table is gone for every transaction: a later call
 // naming it fails with ErrNoTable (42P01), and a transaction that wrote to
 // it in the instant between its lookup and the drop cannot commit those
-// writes (its Commit fails with 42P01 and rolls back): durable.commit
-// checks, under dropMu shared, that every table it logs still exists, and
-// DropTable logs its record under dropMu exclusive. A read-only or
+// writes (its Commit fails with 42P01 and rolls back). A read-only or
 // lock-only transaction that still holds the table from before the drop
-// sees it as it was; it never touches the backend's (now deleted) range
-// for a row it has not cached, and those reads find nothing.
-//
-// Durability: DropTable appends a recDropTable record and waits until it
-// is durable, then deletes the catalog key and the table's whole row range
-// (heap.RowKey(name, nil) up to its prefix end) from the backend in one
-// synchronous batch; recovery replays the record the same way, so a crash
-// at any point after the record is durable ends with the table gone and
-// its data reclaimed, and a crash before leaves it whole. The checkpoint
-// is kept out (ckMu) from the unlink to the delete, so it cannot write a
-// dropped table's rows back.
-
-// recDropTable: the table name; the table and its rows are gone.
-const recDropTable wal.RecordType = 6
+// sees it as it was. On disk the drop is logged and the table's data
+// deleted from the backend before DropTable returns (durable/drop.go).
 
 // ErrObjectInUse is returned by DropTable when a running transaction has
 // written, deleted or locked a row of the table (SQLSTATE 55006).
-var ErrObjectInUse = newStateError("55006", "object is in use")
+var ErrObjectInUse = errs.ErrObjectInUse
 
 // DropTableOptions modifies DropTable.
 type DropTableOptions struct {
@@ -93,15 +75,9 @@ func (db *DB) ListTables(ctx context.Context) ([]string, error) {
 	}
 	defer db.exit()
 	if err := ctx.Err(); err != nil {
-		return nil, &canceledError{cause: err}
+		return nil, errs.Canceled(err)
 	}
-	ts := db.heap.Tables()
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = t.Name
-	}
-	sort.Strings(out)
-	return out, nil
+	return db.eng.Tables(), nil
 }
 
 // DropTable removes the table and all its rows (DROP TABLE), on disk too:
@@ -120,84 +96,7 @@ func (db *DB) DropTable(ctx context.Context, name string, opts *DropTableOptions
 	}
 	defer db.exit()
 	if err := ctx.Err(); err != nil {
-		return &canceledError{cause: err}
+		return errs.Canceled(err)
 	}
-	if err := checkTableName(name); err != nil {
-		return err
-	}
-	db.ddlMu.Lock()
-	defer db.ddlMu.Unlock()
-	d := db.dur
-	if d != nil {
-		if err := d.fatalErr(); err != nil {
-			return err
-		}
-		d.ckMu.Lock()
-		defer d.ckMu.Unlock()
-		d.dropMu.Lock()
-		defer d.dropMu.Unlock()
-	}
-	tbl, err := db.heap.DropTable(name)
-	switch {
-	case errors.Is(err, heap.ErrNoTable):
-		if opts != nil && opts.IfExists {
-			return nil
-		}
-		return &opError{sentinel: ErrNoTable, msg: fmt.Sprintf("table %q does not exist", name)}
-	case errors.Is(err, heap.ErrTableInUse):
-		return &opError{sentinel: ErrObjectInUse, msg: fmt.Sprintf("cannot drop table %q because it is being used by active transactions", name)}
-	case err != nil:
-		return err
-	}
-	if d == nil {
-		return nil
-	}
-	lsn, err := d.wal.Append(wal.Record{Type: recDropTable, Data: []byte(name)})
-	if err == nil {
-		err = d.wal.Sync(context.Background(), lsn)
-	}
-	if err != nil {
-		// Not durable: the table stays (undo the unlink).
-		db.heap.RestoreTable(tbl)
-		return d.walFailed(err)
-	}
-	b := d.be.NewBatch()
-	deleteTableRange(b, name)
-	if err := d.be.Commit(b, true); err != nil {
-		// The record is durable, so recovery finishes the delete.
-		return d.fail(err)
-	}
-	return nil
-}
-
-// deleteTableRange adds to b the deletion of table name's catalog entry
-// and rows.
-func deleteTableRange(b storage.Batch, name string) {
-	b.Delete(catalogKey(name))
-	lo := heap.RowKey(name, nil)
-	b.DeleteRange(lo, heap.PrefixEnd(lo))
-}
-
-// dropTable redoes a recDropTable record.
-func (rd *redoer) dropTable(name string) {
-	if len(catalogKey(name)) > storage.MaxKeySize {
-		return // never created (see createTable)
-	}
-	deleteTableRange(rd.b, name)
-}
-
-// checkTablesExist fails with ErrNoTable if a write names a dropped table.
-// dropMu held (shared).
-func (d *durable) checkTablesExist(ws []writeOp) error {
-	last := ""
-	for _, w := range ws {
-		if w.table == last {
-			continue
-		}
-		if _, err := d.db.table(w.table); err != nil {
-			return err
-		}
-		last = w.table
-	}
-	return nil
+	return db.eng.DropTable(name, opts != nil && opts.IfExists)
 }

@@ -1,26 +1,11 @@
 package tupled
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"sync"
 	"sync/atomic"
 
-	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/engine"
 	"github.com/tupled/tupled/internal/tuplemode"
-	"github.com/tupled/tupled/lockmgr"
-	"github.com/tupled/tupled/tuplelock"
-	"github.com/tupled/tupled/xact"
-)
-
-type txState uint8
-
-const (
-	txActive txState = iota
-	txAborted
-	txDone
 )
 
 // Tx is a transaction. Like a PostgreSQL session, a Tx is used by one
@@ -41,147 +26,31 @@ const (
 // would still interleave the two goroutines' statements in an order neither
 // chose.
 type Tx struct {
-	db       *DB
-	txn      tuplelock.Txn
-	iso      IsolationLevel
-	readOnly bool
+	db *DB
+	t  *engine.Tx
 
 	// busy is set for the duration of each call (see above); a per-Tx flag,
 	// so the check costs one uncontended compare-and-swap.
 	busy atomic.Bool
-
-	mu       sync.Mutex // guards state, snap, haveSnap
-	state    txState
-	snap     xact.Snapshot
-	haveSnap bool
-
-	// writes is the write set of an on-disk database's transaction, logged
-	// at commit (see durable.go).
-	writes []writeOp
 }
 
 // ID is the transaction's id: unique, valid from Begin on, stable for its
 // life. LockInfo.TxID and RowLock.Lockers name it.
-func (tx *Tx) ID() uint64 { return tx.txn.X.ID }
+func (tx *Tx) ID() uint64 { return tx.t.ID() }
 
 // enter marks tx in use by the calling method (ErrTxBusy if another call
 // holds it) and counts the call as running for DB.Close; exit undoes both.
-// The count is taken before the caller checks db.closed, so Close, which
-// sets closed before it waits for the count to drain, either sees the call
-// or the call sees closed.
 func (tx *Tx) enter() error {
 	if !tx.busy.CompareAndSwap(false, true) {
 		return ErrTxBusy
 	}
-	tx.db.active.Add(tx.txn.X.ID, 1)
+	tx.db.eng.Enter(tx.t.ID())
 	return nil
 }
 
 func (tx *Tx) exit() {
-	tx.db.active.Add(tx.txn.X.ID, ^uint64(0))
+	tx.db.eng.Exit(tx.t.ID())
 	tx.busy.Store(false)
-}
-
-// start checks that tx can run an operation and returns its snapshot for
-// this operation (READ COMMITTED: a fresh one; REPEATABLE READ: the one
-// taken at the first operation).
-func (tx *Tx) start(ctx context.Context, write bool) (xact.Snapshot, error) {
-	tx.mu.Lock()
-	defer tx.mu.Unlock()
-	if tx.db.closed.Load() {
-		return xact.Snapshot{}, ErrClosed
-	}
-	switch tx.state {
-	case txDone:
-		return xact.Snapshot{}, ErrTxDone
-	case txAborted:
-		return xact.Snapshot{}, ErrTxAborted
-	}
-	if err := ctx.Err(); err != nil {
-		tx.abortLocked()
-		return xact.Snapshot{}, &canceledError{cause: err}
-	}
-	if write && tx.readOnly {
-		tx.abortLocked()
-		return xact.Snapshot{}, ErrReadOnly
-	}
-	if d := tx.db.dur; d != nil {
-		err := d.readable()
-		if err == nil && write {
-			err = d.fatalErr()
-		}
-		if err == nil {
-			err = asCorrupted(tx.db.heap.BackendError())
-		}
-		if err != nil {
-			tx.abortLocked()
-			return xact.Snapshot{}, err
-		}
-	}
-	if tx.iso == RepeatableRead {
-		if !tx.haveSnap {
-			tx.snap = tx.db.xacts.TakeSnapshot(tx.txn.X)
-			tx.haveSnap = true
-		}
-		return tx.snap, nil
-	}
-	return tx.db.xacts.TakeSnapshot(tx.txn.X), nil
-}
-
-// fail converts an engine error into the API's, aborting the transaction
-// unless the error leaves it usable (ErrNotFound, ErrSkipped).
-func (tx *Tx) fail(ctx context.Context, err error) error {
-	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrSkipped) {
-		return err
-	}
-	switch {
-	case errors.Is(err, lockmgr.ErrDeadlock):
-		tx.db.log.Info("deadlock detected", "tx", tx.ID(), "detail", err.Error())
-		err = ErrDeadlock
-	case errors.Is(err, lockmgr.ErrLockTimeout):
-		err = ErrLockTimeout
-	case errors.Is(err, lockmgr.ErrShutdown):
-		err = &opError{sentinel: ErrClosed, msg: "terminating connection due to administrator command: the database is closing", cause: errAdminShutdown}
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		cause := ctx.Err()
-		if cause == nil {
-			cause = err
-		}
-		err = &canceledError{cause: cause}
-	}
-	tx.mu.Lock()
-	if tx.state == txActive {
-		tx.abortLocked()
-	}
-	tx.mu.Unlock()
-	return err
-}
-
-func (tx *Tx) abortLocked() {
-	tx.state = txAborted
-	tx.db.xacts.Abort(tx.txn.X)
-	tx.db.aborts.Add(tx.txn.X.ID, 1)
-}
-
-func (tx *Tx) table(name string) (*heap.Table, error) { return tx.db.table(name) }
-
-// visible returns the row of key, pinned (the caller unpins it), and its
-// version visible to snap.
-func (tx *Tx) visible(tbl *heap.Table, key []byte, snap xact.Snapshot) (*heap.Row, *heap.Tuple) {
-	r := tbl.PinRow(key)
-	if r == nil {
-		return nil, nil
-	}
-	r.Lock()
-	defer r.Unlock()
-	return r, visibleVersion(tx.db.heap, r, snap)
-}
-
-// logWrite remembers a write of an on-disk database's transaction.
-func (tx *Tx) logWrite(table string, key, value []byte, isDelete bool) {
-	if tx.db.dur != nil {
-		tx.writes = append(tx.writes, writeOp{table: table, key: key, value: value, delete: isDelete})
-	}
 }
 
 // Get returns the value of key visible to the transaction's snapshot (READ
@@ -194,28 +63,7 @@ func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error)
 		return nil, err
 	}
 	defer tx.exit()
-	snap, err := tx.start(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	tbl, err := tx.table(table)
-	if err == nil {
-		err = checkKey(table, key)
-	}
-	if err != nil {
-		return nil, tx.fail(ctx, err)
-	}
-	r, tup := tx.visible(tbl, key, snap)
-	if r != nil {
-		defer r.Unpin()
-	}
-	if tup == nil {
-		if err := tx.readFailed(ctx); err != nil {
-			return nil, err
-		}
-		return nil, ErrNotFound
-	}
-	return bytes.Clone(tup.Value), nil
+	return tx.t.Get(ctx, table, key)
 }
 
 // tupleMode is the row-lock mode of a lock strength; false for NoLock and
@@ -245,16 +93,33 @@ func lockStrength(m tuplemode.Mode) LockStrength {
 	}[m]
 }
 
-func waitPolicy(w WaitPolicy) (tuplelock.WaitPolicy, bool) {
+// waitPolicy is the engine's wait policy of w; false for a value outside
+// the enumeration.
+func waitPolicy(w WaitPolicy) (engine.WaitPolicy, bool) {
 	switch w {
 	case Wait:
-		return tuplelock.Block, true
+		return engine.Block, true
 	case NoWait:
-		return tuplelock.Error, true
+		return engine.Error, true
 	case SkipLocked:
-		return tuplelock.Skip, true
+		return engine.Skip, true
 	}
 	return 0, false
+}
+
+// lockArgs converts a strength and a wait policy; a value outside its
+// enumeration becomes one the engine refuses with ErrInvalid (22023),
+// once the transaction has been checked, as every argument is.
+func lockArgs(s LockStrength, w WaitPolicy) (tuplemode.Mode, engine.WaitPolicy) {
+	m, ok := tupleMode(s)
+	if !ok {
+		m = tuplemode.NumModes
+	}
+	p, ok := waitPolicy(w)
+	if !ok {
+		p = -1
+	}
+	return m, p
 }
 
 // Lock is SELECT value FROM table WHERE key = key FOR <strength> [NOWAIT |
@@ -283,72 +148,8 @@ func (tx *Tx) Lock(ctx context.Context, table string, key []byte, strength LockS
 		return nil, err
 	}
 	defer tx.exit()
-	snap, err := tx.start(ctx, true)
-	if err != nil {
-		return nil, err
-	}
-	mode, ok := tupleMode(strength)
-	policy, ok2 := waitPolicy(wait)
-	if !ok || !ok2 {
-		return nil, tx.fail(ctx, &opError{sentinel: ErrInvalid, msg: fmt.Sprintf("tupled: invalid lock strength %d or wait policy %d", strength, wait)})
-	}
-	tbl, err := tx.table(table)
-	if err == nil {
-		err = checkKey(table, key)
-	}
-	if err != nil {
-		return nil, tx.fail(ctx, err)
-	}
-	r, tup := tx.visible(tbl, key, snap)
-	if r != nil {
-		defer r.Unpin()
-	}
-	if tup == nil {
-		if err := tx.readFailed(ctx); err != nil {
-			return nil, err
-		}
-		return nil, ErrNotFound
-	}
-	locked, err := tx.lockVersion(ctx, tbl, r, tup, mode, policy)
-	if err != nil {
-		return nil, tx.fail(ctx, err)
-	}
-	return bytes.Clone(locked.Value), nil
-}
-
-// lockVersion locks tup (or, under READ COMMITTED, the newest version of its
-// update chain) and returns the locked version's value: ExecLockRows plus
-// heapam_tuple_lock.
-func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplelock.Mode, policy tuplelock.WaitPolicy) (*heap.Tuple, error) {
-	eng := tx.db.eng
-	defer eng.ReleaseCarried(&tx.txn)
-	for {
-		res, err := eng.LockTuple(ctx, &tx.txn, tbl, r, tup, mode, policy, true)
-		if err != nil {
-			return nil, err
-		}
-		switch res {
-		case heap.TMOk:
-			return tup, nil
-		case heap.TMWouldBlock:
-			if policy == tuplelock.Skip {
-				return nil, ErrSkipped
-			}
-			return nil, &opError{sentinel: ErrLockNotAvailable, msg: fmt.Sprintf("could not obtain lock on row in relation %q", tbl.Name)}
-		case heap.TMUpdated:
-			if tx.iso == RepeatableRead {
-				return nil, ErrSerialization
-			}
-			tup = eng.LatestVersion(r, tup)
-		case heap.TMDeleted:
-			if tx.iso == RepeatableRead {
-				return nil, ErrSerialization
-			}
-			return nil, ErrNotFound
-		default:
-			return nil, ErrNotFound
-		}
-	}
+	mode, policy := lockArgs(strength, wait)
+	return tx.t.Lock(ctx, table, key, mode, policy)
 }
 
 // Insert adds a row. Like a unique index, it waits for a transaction that
@@ -360,34 +161,7 @@ func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error
 		return err
 	}
 	defer tx.exit()
-	if _, err := tx.start(ctx, true); err != nil {
-		return err
-	}
-	tbl, err := tx.table(table)
-	if err == nil {
-		err = checkKey(table, key)
-	}
-	if err == nil {
-		err = checkValue(value)
-	}
-	if err != nil {
-		return tx.fail(ctx, err)
-	}
-	key, value = bytes.Clone(key), bytes.Clone(value)
-	err = tx.db.eng.Insert(ctx, &tx.txn, tbl, key, value)
-	if err == nil {
-		// The key's stored row could not be read: it may exist.
-		if ferr := tx.readFailed(ctx); ferr != nil {
-			return ferr
-		}
-	}
-	if err == nil {
-		tx.logWrite(table, key, value, false)
-	}
-	if errors.Is(err, tuplelock.ErrDuplicateKey) {
-		err = &opError{sentinel: ErrDuplicateKey, msg: fmt.Sprintf("duplicate key value violates unique constraint \"%s_pkey\"", table)}
-	}
-	return tx.fail(ctx, err)
+	return tx.t.Insert(ctx, table, key, value)
 }
 
 // Update replaces the value of key's row: a no-key update, which conflicts
@@ -415,76 +189,8 @@ func (tx *Tx) write(ctx context.Context, table string, key, value []byte, isDele
 		return err
 	}
 	defer tx.exit()
-	snap, err := tx.start(ctx, true)
-	if err != nil {
-		return err
-	}
-	tbl, err := tx.table(table)
-	if err == nil {
-		err = checkKey(table, key)
-	}
-	if err == nil {
-		err = checkValue(value)
-	}
-	if err == nil {
-		err = checkWait(wait)
-	}
-	if err != nil {
-		return tx.fail(ctx, err)
-	}
-	if !isDelete {
-		value = bytes.Clone(value) // checked first: a refused value is never copied
-	}
-	r, tup := tx.visible(tbl, key, snap)
-	if r != nil {
-		defer r.Unpin()
-	}
-	if tup == nil {
-		if err := tx.readFailed(ctx); err != nil {
-			return err
-		}
-		return ErrNotFound
-	}
-	if wait != Wait {
-		if err := tx.lockForWrite(ctx, tbl, r, tup, isDelete, wait); err != nil {
-			return tx.fail(ctx, err)
-		}
-	}
-	err = tx.writeVersion(ctx, tbl, r, tup, value, isDelete)
-	if err == nil {
-		tx.logWrite(table, bytes.Clone(key), value, isDelete)
-	}
-	return tx.fail(ctx, err)
-}
-
-// writeVersion is ExecUpdate/ExecDelete: under READ COMMITTED a concurrent
-// committed update is followed to the newest version (EvalPlanQual); under
-// REPEATABLE READ it is a serialization failure.
-func (tx *Tx) writeVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete bool) error {
-	eng := tx.db.eng
-	defer eng.ReleaseCarried(&tx.txn)
-	for {
-		res, err := eng.Update(ctx, &tx.txn, tbl, r, tup, value, isDelete)
-		if err != nil {
-			return err
-		}
-		switch res {
-		case heap.TMOk:
-			return nil
-		case heap.TMUpdated:
-			if tx.iso == RepeatableRead {
-				return ErrSerialization
-			}
-			tup = eng.LatestVersion(r, tup)
-		case heap.TMDeleted:
-			if tx.iso == RepeatableRead {
-				return &opError{sentinel: ErrSerialization, msg: "could not serialize access due to concurrent delete"}
-			}
-			return ErrNotFound
-		default:
-			return ErrNotFound
-		}
-	}
+	_, policy := lockArgs(ForUpdate, wait)
+	return tx.t.Write(ctx, table, key, value, isDelete, policy)
 }
 
 // Scan calls fn for each row of table in [opts.Start, opts.End) visible to
@@ -501,23 +207,6 @@ func (tx *Tx) writeVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tu
 // ErrLockNotAvailable, ...) stops the scan and aborts the transaction.
 func (tx *Tx) Scan(ctx context.Context, table string, opts ScanOptions, fn func(key, value []byte) error) error {
 	return tx.scan(ctx, table, opts, fn)
-}
-
-// stillActive is the error a running operation stops with once the
-// transaction ended or the database began closing under it.
-func (tx *Tx) stillActive() error {
-	if tx.db.closed.Load() {
-		return ErrClosed
-	}
-	tx.mu.Lock()
-	defer tx.mu.Unlock()
-	switch tx.state {
-	case txDone:
-		return ErrTxDone
-	case txAborted:
-		return ErrTxAborted
-	}
-	return nil
 }
 
 // Commit commits the transaction and ends it: its changes become visible
@@ -546,33 +235,7 @@ func (tx *Tx) Commit() error {
 		return err
 	}
 	defer tx.exit()
-	tx.mu.Lock()
-	defer tx.mu.Unlock()
-	switch tx.state {
-	case txDone:
-		return ErrTxDone
-	case txAborted:
-		tx.state = txDone
-		return ErrTxAborted
-	}
-	if tx.db.closed.Load() {
-		tx.abortLocked()
-		tx.state = txDone
-		return ErrClosed
-	}
-	if tx.db.dur != nil && len(tx.writes) > 0 {
-		if err := tx.db.dur.commit(tx); err != nil {
-			tx.abortLocked()
-			tx.state = txDone
-			return err
-		}
-	} else {
-		tx.db.xacts.Commit(tx.txn.X)
-	}
-	tx.state = txDone
-	tx.writes = nil
-	tx.db.commits.Add(tx.txn.X.ID, 1)
-	return nil
+	return tx.t.Commit()
 }
 
 // Rollback aborts the transaction, discarding its changes and releasing
@@ -584,11 +247,6 @@ func (tx *Tx) Rollback() error {
 		return err
 	}
 	defer tx.exit()
-	tx.mu.Lock()
-	defer tx.mu.Unlock()
-	if tx.state == txActive {
-		tx.abortLocked()
-	}
-	tx.state = txDone
+	tx.t.Rollback()
 	return nil
 }

@@ -1,11 +1,5 @@
 package tupled
 
-import (
-	"time"
-
-	"github.com/tupled/tupled/multixact"
-)
-
 // VacuumResult reports one DB.Vacuum pass.
 type VacuumResult struct {
 	Rows            int    // rows examined (those written since they were last found with nothing to do)
@@ -27,73 +21,7 @@ func (db *DB) Vacuum() VacuumResult {
 		return VacuumResult{}
 	}
 	defer db.exit()
-	db.vacuumMu.Lock()
-	defer db.vacuumMu.Unlock()
-	horizon := db.xacts.Horizon()
-	db.heap.SetPruneHorizon(horizon)
-	cutoff := db.xacts.FreezeCutoff(horizon)
-	var res VacuumResult
-	minRef := cutoff
-	var multis map[*multixact.MultiXact]struct{} // interned sets may be shared across tables
-	for _, t := range db.heap.Tables() {
-		r := t.Vacuum(horizon, cutoff)
-		if multis == nil {
-			multis = r.Multis
-		} else {
-			for m := range r.Multis {
-				multis[m] = struct{}{}
-			}
-		}
-		res.Rows += r.Rows
-		res.VersionsRemoved += r.Removed
-		res.RowsUnlinked += r.RowsUnlinked
-		if r.MinXidRef < minRef {
-			minRef = r.MinXidRef
-		}
-	}
-	db.multi.SetLive(uint64(len(multis)))
-	db.xacts.TruncateClog(minRef)
-	res.ClogTruncatedTo = minRef
-	db.vacuumRuns.Add(1)
-	db.log.Debug("vacuum", "rows", res.Rows, "versions_removed", res.VersionsRemoved, "rows_unlinked", res.RowsUnlinked, "clog_truncated_to", res.ClogTruncatedTo, "horizon_csn", horizon)
-	return res
-}
-
-// vacuumLoop refreshes the prune horizon often (so updates prune their
-// row's dead versions as they go) and runs a full vacuum every interval.
-func (db *DB) vacuumLoop(interval time.Duration) {
-	defer db.bgDone.Done()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	last, lastCkpt := time.Now(), time.Now()
-	var ckptRetry time.Time // after a failed checkpoint (a full disk): no WAL-size trigger before it
-	for {
-		select {
-		case <-db.stop:
-			return
-		case now := <-tick.C:
-			db.heap.SetPruneHorizon(db.xacts.Horizon())
-			db.xacts.RefreshFinished()
-			if interval > 0 && now.Sub(last) >= interval {
-				db.Vacuum()
-				last = now
-			}
-			if d := db.dur; d != nil {
-				walSize := int64(uint64(d.wal.EndLSN()) - d.lastCkptLSN.Load())
-				if now.Sub(lastCkpt) >= db.opts.CheckpointInterval ||
-					(db.opts.CheckpointWALSize > 0 && walSize >= db.opts.CheckpointWALSize && now.After(ckptRetry)) {
-					if err := d.checkpoint(); err != nil {
-						db.log.Error("checkpoint failed", "err", err)
-						ckptRetry = now.Add(time.Second)
-					}
-					lastCkpt = now
-				}
-				for _, t := range db.heap.Tables() {
-					t.Evict(db.opts.CacheRows)
-				}
-			}
-		}
-	}
+	return VacuumResult(db.eng.Vacuum())
 }
 
 // Checkpoint writes the current committed state of an on-disk database to
@@ -104,8 +32,5 @@ func (db *DB) Checkpoint() error {
 		return err
 	}
 	defer db.exit()
-	if db.dur == nil {
-		return nil
-	}
-	return db.dur.checkpoint()
+	return db.eng.Checkpoint()
 }

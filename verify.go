@@ -2,32 +2,17 @@ package tupled
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"path/filepath"
-	"sort"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
+	"github.com/tupled/tupled/durable"
 	"github.com/tupled/tupled/storage"
-	"github.com/tupled/tupled/wal"
 )
 
 // Verify and Salvage: the way forward from ErrCorrupted (tupled verify,
-// tupled salvage).
-//
-// Verify reads a closed database without changing it — the backend is
-// opened read-only and the WAL is read from an in-memory copy — and reports
-// every problem it finds: the control file, pebble's MANIFEST, the backend's
-// own structure (bbolt's Tx.Check, pebble's CheckLevels), every stored value
-// against its checksum, the format marker and checkpoint number against the
-// control file, and every WAL record from the redo point on. Salvage copies
-// every intact row, and then every intact WAL record after the backend's
-// redo point, into a new database, and lists what it could not copy.
+// tupled salvage). The reading of damaged files is package durable's.
 
 // VerifyResult is what Verify found.
 type VerifyResult struct {
@@ -39,277 +24,23 @@ type VerifyResult struct {
 	WALRecords int
 }
 
-// detectBackend returns the backend of the database in dir.
-func detectBackend(dir string) Backend {
-	if ctl, ok, err := readControl(vfs.Default, dir); err == nil && ok {
-		if ctl.backend == backendBbolt {
-			return Bbolt
-		}
-		return Pebble
-	}
-	if _, err := os.Stat(filepath.Join(dir, "data", storage.BboltFile)); err == nil {
-		return Bbolt
-	}
-	return Pebble
-}
-
-func kindOf(be Backend) string {
-	if be == Bbolt {
-		return storage.KindBbolt
-	}
-	return storage.KindPebble
-}
-
-// parseRowKey splits a backend row key into table and key.
-func parseRowKey(k []byte) (table string, key []byte, ok bool) {
-	if len(k) < 2 || k[0] != 'r' {
-		return "", nil, false
-	}
-	n, w := binary.Uvarint(k[1:])
-	if w <= 0 || uint64(len(k)-1-w) < n {
-		return "", nil, false
-	}
-	return string(k[1+w : 1+w+int(n)]), k[1+w+int(n):], true
-}
-
-// scanResuming scans the whole raw backend, resuming after the last key it
-// read when the scan fails (damage met by the backend itself), and reports
-// each failure to bad. It stops when a resumed scan makes no progress.
-func scanResuming(be storage.Backend, fn func(k, v []byte), bad func(after []byte, err error)) {
-	var start []byte
-	for attempts := 0; attempts < 10000; attempts++ {
-		progressed := false
-		err := be.Scan(start, nil, func(k, v []byte) error {
-			fn(k, v)
-			start = append(append(start[:0], k...), 0)
-			progressed = true
-			return nil
-		})
-		if err == nil {
-			return
-		}
-		bad(start, err)
-		if !progressed {
-			return
-		}
-	}
-}
-
-// Verify checks the database in dir (closed: not open in any process) and
-// writes a report to w. It returns an error only if it could not run.
+// Verify checks the database in dir (closed: not open in any process)
+// without changing it — the backend is opened read-only and the WAL read
+// from an in-memory copy — and writes a report to w: the control file,
+// pebble's MANIFEST, the backend's own structure (bbolt's Tx.Check,
+// pebble's CheckLevels), every stored value against its checksum, the
+// format marker and checkpoint number against the control file, and every
+// WAL record from the redo point on. It returns an error only if it could
+// not run.
 func Verify(dir string, w io.Writer) (*VerifyResult, error) {
-	if _, err := os.Stat(dir); err != nil {
+	r, err := durable.Verify(dir, w)
+	if r == nil {
 		return nil, err
 	}
-	res := &VerifyResult{Rows: map[string]int{}}
-	problem := func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		res.Problems = append(res.Problems, msg)
-		fmt.Fprintf(w, "DAMAGED  %s\n", msg)
-	}
-	okf := func(format string, args ...any) { fmt.Fprintf(w, "ok       %s\n", fmt.Sprintf(format, args...)) }
-	fs := vfs.Default
-	be := detectBackend(dir)
-	o := &Options{Backend: be}
-	fmt.Fprintf(w, "verifying %s (%s backend)\n", dir, kindOf(be))
-
-	ctl, hasCtl, err := readControl(fs, dir)
-	switch {
-	case err != nil:
-		problem("%v", err)
-	case !hasCtl:
-		problem("control file %s is missing", fs.PathJoin(dir, controlName))
-	default:
-		okf("control file: checkpoint %d, redo LSN %d", ctl.checkpoint, ctl.redo)
-		if err := checkManifest(fs, dir, o); err != nil {
-			problem("%v", err)
-		} else if be == Pebble {
-			okf("pebble MANIFEST-%06d (at least %d bytes durable)", ctl.manifestNum, ctl.manifestSize)
-		}
-	}
-
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	raw, err := storage.Open(kindOf(be), fs.PathJoin(dir, "data"), storage.Options{ReadOnly: true, Logger: quiet})
-	var redo uint64
-	haveRedo := false
-	if err != nil {
-		problem("backend does not open: %v", err)
-	} else {
-		defer raw.Close()
-		if probs := storage.CheckConsistency(raw); len(probs) > 0 {
-			for _, p := range probs {
-				problem("backend structure: %v", p)
-			}
-		} else {
-			okf("backend structure (%s)", map[Backend]string{Pebble: "pebble CheckLevels", Bbolt: "bbolt Tx.Check"}[be])
-		}
-		damaged, total := 0, 0
-		meta := map[string]uint64{}
-		scanResuming(raw, func(k, v []byte) {
-			total++
-			val, err := storage.Unseal(k, v)
-			if err != nil {
-				damaged++
-				if damaged <= 20 {
-					problem("%v", err)
-				}
-				return
-			}
-			switch {
-			case k[0] == 'r':
-				if t, _, ok := parseRowKey(k); ok {
-					res.Rows[t]++
-				} else {
-					problem("malformed row key %q", k)
-				}
-			case k[0] == 'm':
-				x, n := binary.Uvarint(val)
-				if n > 0 {
-					meta[string(k)] = x
-				}
-			}
-		}, func(after []byte, err error) {
-			problem("backend read failed after key %q: %v", after, err)
-		})
-		if damaged > 20 {
-			problem("... %d damaged values in all", damaged)
-		}
-		if damaged == 0 {
-			okf("%d stored values pass their checksums", total)
-		}
-		if _, ok := meta[string(metaFormat)]; !ok && total > 0 {
-			problem("backend has no format marker (written before checksums, or damaged)")
-		}
-		if hasCtl {
-			ck := meta[string(metaCheckpoint)]
-			switch {
-			case ck < ctl.checkpoint:
-				problem("backend is at checkpoint %d, behind the control file's %d: backend files rolled back or lost", ck, ctl.checkpoint)
-			case ck > ctl.checkpoint+1:
-				problem("backend is at checkpoint %d, the control file names %d: the control file is stale", ck, ctl.checkpoint)
-			default:
-				okf("backend checkpoint %d matches the control file", ck)
-			}
-		}
-		redo, haveRedo = meta[string(metaRedo)], true
-	}
-	if !haveRedo && hasCtl {
-		redo, haveRedo = ctl.redo, true
-	}
-	n, err := verifyWAL(fs, fs.PathJoin(dir, "wal"), redo, haveRedo, hasCtl, ctl.redo)
-	res.WALRecords = n
-	if err != nil {
-		problem("%v", err)
-	} else {
-		okf("WAL: %d records after redo LSN %d", n, redo)
-	}
-	tables := make([]string, 0, len(res.Rows))
-	for t := range res.Rows {
-		tables = append(tables, t)
-	}
-	sort.Strings(tables)
-	for _, t := range tables {
-		fmt.Fprintf(w, "table %q: %d intact rows in the backend\n", t, res.Rows[t])
-	}
-	if len(res.Problems) == 0 {
-		fmt.Fprintln(w, "no damage found")
-	} else {
-		fmt.Fprintf(w, "%d problems found; `tupled salvage %s NEWDIR` copies every intact row to a new database\n", len(res.Problems), dir)
-	}
-	return res, nil
+	return (*VerifyResult)(r), err
 }
 
-// copyWAL copies the WAL directory into a fresh in-memory filesystem, so
-// that reading it (wal.Open cuts a torn tail) changes nothing on disk.
-func copyWAL(fs vfs.FS, dir string) (vfs.FS, error) {
-	mem := vfs.NewMem()
-	if err := mem.MkdirAll("/wal", 0o755); err != nil {
-		return nil, err
-	}
-	names, err := fs.List(dir)
-	if err != nil {
-		return nil, err
-	}
-	for _, name := range names {
-		f, err := fs.Open(fs.PathJoin(dir, name))
-		if err != nil {
-			return nil, err
-		}
-		data, err := io.ReadAll(f)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		out, err := mem.Create("/wal/"+name, vfs.WriteCategoryUnspecified)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := out.Write(data); err != nil {
-			return nil, err
-		}
-		out.Close()
-	}
-	return mem, nil
-}
-
-// readWAL opens a copy of the WAL and replays it from redo (from the
-// oldest record if !haveRedo).
-func readWAL(fs vfs.FS, dir string, redo uint64, haveRedo bool, fn func(wal.LSN, wal.Record) error) (end wal.LSN, err error) {
-	mem, err := copyWAL(fs, dir)
-	if err != nil {
-		return 0, fmt.Errorf("WAL %s: %w", dir, err)
-	}
-	w, err := wal.Open(wal.Options{FS: mem, Dir: "/wal"})
-	if err != nil {
-		return 0, fmt.Errorf("WAL %s: %w", dir, err)
-	}
-	defer w.Close()
-	if !haveRedo {
-		redo = 0
-		if err := w.Replay(0, func(wal.LSN, wal.Record) error { return nil }); errors.Is(err, wal.ErrRemoved) {
-			return 0, fmt.Errorf("WAL %s: no redo point known and the oldest records were removed: %w", dir, err)
-		}
-	}
-	if err := w.Replay(wal.LSN(redo), fn); err != nil {
-		return 0, fmt.Errorf("WAL %s: %w", dir, err)
-	}
-	return w.EndLSN(), nil
-}
-
-func verifyWAL(fs vfs.FS, dir string, redo uint64, haveRedo, hasCtl bool, ctlRedo uint64) (int, error) {
-	n := 0
-	parts := streamedCommits{}
-	end, err := readWAL(fs, dir, redo, haveRedo, func(lsn wal.LSN, rec wal.Record) error {
-		n++
-		switch rec.Type {
-		case recCommit:
-			if _, _, err := decodeCommit(rec.Data); err != nil {
-				return fmt.Errorf("record at LSN %d: %w", lsn, err)
-			}
-		case recCommitPart, recCommitEnd:
-			frags, done, err := parts.add(rec.Data, rec.Type == recCommitEnd)
-			if err == nil && done {
-				_, err = decodeCommitStream(frags, func(writeOp) error { return nil })
-			}
-			if err != nil {
-				return fmt.Errorf("record at LSN %d: %w", lsn, err)
-			}
-		case recCreateTable, recDropTable, recXidReserve:
-		default:
-			return fmt.Errorf("record at LSN %d: unknown type %d", lsn, rec.Type)
-		}
-		return nil
-	})
-	if err != nil {
-		return n, err
-	}
-	if hasCtl && uint64(end) < ctlRedo {
-		return n, fmt.Errorf("WAL %s ends at LSN %d, before the control file's redo point %d: segments lost or cut", dir, end, ctlRedo)
-	}
-	return n, nil
-}
-
-// SalvageResult is what Salvage copied.
+// SalvageResult is what Salvage copied and what it could not.
 type SalvageResult struct {
 	Tables, Rows, WALRecords int
 	// Lost lists what could not be copied (damaged values, unreadable
@@ -319,9 +50,10 @@ type SalvageResult struct {
 
 // Salvage copies every intact row of the database in dir, then replays its
 // intact WAL records after the backend's redo point, into a new database
-// at out (which must not exist), and writes a report to w. The source is
-// not changed. Rows whose stored value is damaged, and whatever the backend
-// or WAL cannot read, are listed in Lost, not copied.
+// at out (which must not exist; it gets the source's backend), and writes
+// a report to w. The source is not changed. Rows whose stored value is
+// damaged, and whatever the backend or WAL cannot read, are listed in
+// Lost, not copied.
 func Salvage(dir, out string, w io.Writer) (*SalvageResult, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, err
@@ -329,196 +61,61 @@ func Salvage(dir, out string, w io.Writer) (*SalvageResult, error) {
 	if _, err := os.Stat(out); err == nil {
 		return nil, fmt.Errorf("tupled: salvage: %s already exists", out)
 	}
-	fs := vfs.Default
-	be := detectBackend(dir)
-	res := &SalvageResult{}
-	lost := func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		res.Lost = append(res.Lost, msg)
-		fmt.Fprintf(w, "LOST     %s\n", msg)
+	be := Pebble
+	if durable.DetectBackend(dir) == storage.KindBbolt {
+		be = Bbolt
 	}
 	dst, err := Open(out, &Options{Backend: be, VacuumInterval: -1})
 	if err != nil {
 		return nil, err
 	}
-	ctx := context.Background()
-	tables := map[string]bool{}
-	ensureTable := func(t string) error {
-		if tables[t] {
-			return nil
-		}
-		if err := dst.CreateTable(ctx, t); err != nil && !errors.Is(err, ErrTableExists) {
-			return err
-		}
-		tables[t] = true
-		return nil
+	r, err := durable.Salvage(dir, salvageTarget{dst}, w)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
 	}
-	// upsert writes (table, key) = value, or deletes it, in its own
-	// transaction batch.
-	type op struct {
-		table    string
-		key, val []byte
-		del      bool
+	if r == nil {
+		return nil, err
 	}
-	var pending []op
-	flush := func() error {
-		if len(pending) == 0 {
-			return nil
+	if err == nil {
+		fmt.Fprintf(w, "salvaged %d tables, %d rows from the backend, %d WAL records into %s\n", r.Tables, r.Rows, r.WALRecords, out)
+		if len(r.Lost) > 0 {
+			fmt.Fprintf(w, "%d things could not be copied (listed above)\n", len(r.Lost))
 		}
-		err := dst.RunTx(ctx, nil, func(tx *Tx) error {
-			for _, o := range pending {
-				if err := ensureTable(o.table); err != nil {
-					return err
-				}
-				if o.del {
-					if err := tx.Delete(ctx, o.table, o.key); err != nil && !errors.Is(err, ErrNotFound) {
-						return err
-					}
-					continue
-				}
-				err := tx.Update(ctx, o.table, o.key, o.val)
-				if errors.Is(err, ErrNotFound) {
-					err = tx.Insert(ctx, o.table, o.key, o.val)
-				}
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		pending = pending[:0]
-		return err
 	}
-	add := func(o op) error {
-		pending = append(pending, o)
-		if len(pending) >= 1000 {
-			return flush()
-		}
-		return nil
-	}
+	return (*SalvageResult)(r), err
+}
 
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	var redo uint64
-	haveRedo := false
-	raw, err := storage.Open(kindOf(be), fs.PathJoin(dir, "data"), storage.Options{ReadOnly: true, Logger: quiet})
-	if err != nil {
-		lost("the backend does not open, only the WAL is copied: %v", err)
-	} else {
-		var addErr error
-		scanResuming(raw, func(k, v []byte) {
-			if addErr != nil {
-				return
-			}
-			val, err := storage.Unseal(k, v)
-			if err != nil {
-				lost("%v", err)
-				return
-			}
-			switch k[0] {
-			case 'c':
-				addErr = ensureTable(string(k[1:]))
-			case 'm':
-				if string(k) == string(metaRedo) {
-					if x, n := binary.Uvarint(val); n > 0 {
-						redo, haveRedo = x, true
-					}
-				}
-			case 'r':
-				t, key, ok := parseRowKey(k)
-				if !ok {
-					lost("malformed row key %q", k)
-					return
-				}
-				res.Rows++
-				addErr = add(op{table: t, key: append([]byte(nil), key...), val: append([]byte(nil), val...)})
-			}
-		}, func(after []byte, err error) {
-			lost("backend range after key %q: %v", after, err)
-		})
-		raw.Close()
-		if addErr != nil {
-			dst.Close()
-			return res, addErr
-		}
-	}
-	if err := flush(); err != nil {
-		dst.Close()
-		return res, err
-	}
-	if !haveRedo {
-		if ctl, ok, err := readControl(fs, dir); err == nil && ok {
-			redo, haveRedo = ctl.redo, true
-		}
-	}
-	var walErr error
-	parts := streamedCommits{}
-	_, err = readWAL(fs, fs.PathJoin(dir, "wal"), redo, haveRedo, func(lsn wal.LSN, rec wal.Record) error {
-		switch rec.Type {
-		case recCommit, recCommitPart, recCommitEnd:
-			frags, done := [][]byte{rec.Data}, true
-			if rec.Type != recCommit {
-				var err error
-				if frags, done, err = parts.add(rec.Data, rec.Type == recCommitEnd); err != nil {
-					return fmt.Errorf("record at LSN %d: %w", lsn, err)
-				}
-			}
-			res.WALRecords++
-			if !done {
-				return nil
-			}
-			_, err := decodeCommitStream(frags, func(x writeOp) error {
-				if err := add(op{table: x.table, key: x.key, val: x.value, del: x.delete}); err != nil {
-					walErr = err
+// salvageTarget writes Salvage's copy through the API.
+type salvageTarget struct{ db *DB }
+
+var ctxSalvage = context.Background()
+
+func (s salvageTarget) EnsureTable(name string) error {
+	return s.db.CreateTableIfNotExists(ctxSalvage, name)
+}
+
+func (s salvageTarget) DropTable(name string) error {
+	return s.db.DropTable(ctxSalvage, name, &DropTableOptions{IfExists: true})
+}
+
+func (s salvageTarget) Apply(ws []durable.Write) error {
+	ctx := ctxSalvage
+	return s.db.RunTx(ctx, nil, func(tx *Tx) error {
+		for _, o := range ws {
+			if o.Delete {
+				if err := tx.Delete(ctx, o.Table, o.Key); err != nil && !errors.Is(err, ErrNotFound) {
 					return err
 				}
-				return nil
-			})
-			if err != nil && walErr == nil {
-				return fmt.Errorf("record at LSN %d: %w", lsn, err)
+				continue
 			}
-			return err
-		case recCreateTable:
-			res.WALRecords++
-			if err := flush(); err != nil {
-				walErr = err
+			err := tx.Update(ctx, o.Table, o.Key, o.Value)
+			if errors.Is(err, ErrNotFound) {
+				err = tx.Insert(ctx, o.Table, o.Key, o.Value)
+			}
+			if err != nil {
 				return err
 			}
-			if err := ensureTable(string(rec.Data)); err != nil {
-				walErr = err
-				return err
-			}
-		case recDropTable:
-			res.WALRecords++
-			if err := flush(); err != nil {
-				walErr = err
-				return err
-			}
-			if err := dst.DropTable(ctx, string(rec.Data), &DropTableOptions{IfExists: true}); err != nil {
-				walErr = err
-				return err
-			}
-			delete(tables, string(rec.Data))
 		}
 		return nil
 	})
-	if walErr != nil {
-		dst.Close()
-		return res, walErr
-	}
-	if err != nil {
-		lost("WAL records from the damage on (commits after the last checkpoint may be missing): %v", err)
-	}
-	if err := flush(); err != nil {
-		dst.Close()
-		return res, err
-	}
-	res.Tables = len(tables)
-	if err := dst.Close(); err != nil {
-		return res, err
-	}
-	fmt.Fprintf(w, "salvaged %d tables, %d rows from the backend, %d WAL records into %s\n", res.Tables, res.Rows, res.WALRecords, out)
-	if len(res.Lost) > 0 {
-		fmt.Fprintf(w, "%d things could not be copied (listed above)\n", len(res.Lost))
-	}
-	return res, nil
 }

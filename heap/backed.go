@@ -38,6 +38,13 @@ func RowKey(table string, key []byte) []byte {
 	return append(b, key...)
 }
 
+// RowKeyLen is len(RowKey(table, key)) for a key of keyLen bytes, without
+// building it.
+func RowKeyLen(table string, keyLen int) int {
+	var b [binary.MaxVarintLen64]byte
+	return 1 + binary.PutUvarint(b[:], uint64(len(table))) + len(table) + keyLen
+}
+
 // backedStore is a memStore in front of a backend range.
 type backedStore struct {
 	mem    *memStore

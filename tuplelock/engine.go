@@ -27,9 +27,9 @@ var ErrDuplicateKey = errors.New("tuplelock: duplicate key")
 
 // Txn is what tuplelock needs to know of the acting transaction.
 type Txn struct {
-	X           *xact.Xact
-	Proc        *lockmgr.Proc
-	LockTimeout time.Duration
+	x           *xact.Xact
+	proc        *lockmgr.Proc
+	lockTimeout time.Duration // 0: none
 
 	// carried is a heavyweight tuple lock kept when LockTuple or Update
 	// returned TMUpdated: the caller follows the update chain (READ
@@ -60,7 +60,7 @@ func (e *Engine) adoptCarried(tx *Txn, tbl *heap.Table, r *heap.Row, m lockmgr.L
 	if tag := tupleTag(tbl, r); tag == tx.carried && m == tx.carriedMode {
 		return tag, true
 	}
-	e.Locks.Unlock(tx.Proc, tx.carried, tx.carriedMode)
+	e.locks.Unlock(tx.proc, tx.carried, tx.carriedMode)
 	return lockmgr.Tag{}, false
 }
 
@@ -72,7 +72,7 @@ func (e *Engine) endTupleLock(tx *Txn, tag lockmgr.Tag, m lockmgr.LockMode, res 
 		tx.carried, tx.carriedMode, tx.carrying = tag, m, true
 		return
 	}
-	e.Locks.Unlock(tx.Proc, tag, m)
+	e.locks.Unlock(tx.proc, tag, m)
 }
 
 // ReleaseCarried releases a tuple lock carried past a TMUpdated result
@@ -81,24 +81,34 @@ func (e *Engine) endTupleLock(tx *Txn, tag lockmgr.Tag, m lockmgr.LockMode, res 
 func (e *Engine) ReleaseCarried(tx *Txn) {
 	if tx.carrying {
 		tx.carrying = false
-		e.Locks.Unlock(tx.Proc, tx.carried, tx.carriedMode)
+		e.locks.Unlock(tx.proc, tx.carried, tx.carriedMode)
 	}
 }
 
 // ID is the transaction's xid.
-func (t *Txn) ID() uint64 { return t.X.ID }
+func (t *Txn) ID() uint64 { return t.x.ID }
+
+// NewTxn is the lock-acquiring state of transaction x: proc is its
+// lock-manager process (lockmgr.Manager.NewProc(x.ID)), lockTimeout the
+// limit of each of its lock waits (0: none).
+func NewTxn(x *xact.Xact, proc *lockmgr.Proc, lockTimeout time.Duration) Txn {
+	return Txn{x: x, proc: proc, lockTimeout: lockTimeout}
+}
+
+// Xact is the transaction t acquires locks for.
+func (t *Txn) Xact() *xact.Xact { return t.x }
 
 // Engine locks, updates, deletes and inserts tuples. It holds no state of
 // its own beyond counters: all lock state is in tuple headers (xmax,
 // infomask), multixacts and the lock manager's queues.
 type Engine struct {
-	Heap  *heap.Heap
-	Xacts *xact.Manager
-	Multi *multixact.Store
-	Locks *lockmgr.Manager
-	// ShareFastPathOff forces a multixact for every row lock (the pre-9.3
+	heap  *heap.Heap
+	xacts *xact.Manager
+	multi *multixact.Store
+	locks *lockmgr.Manager
+	// shareFastPathOff forces a multixact for every row lock (the pre-9.3
 	// situation the 2012 seed measured).
-	ShareFastPathOff bool
+	shareFastPathOff bool
 
 	// Counters of every row lock, striped by xid: a single counter would
 	// be a cache line all cores write on every lock, and it shared its
@@ -110,6 +120,13 @@ type Engine struct {
 	// the status of a plain xmax was read: a test ends that transaction
 	// there to check that the decision uses one reading of it.
 	testAfterXmaxStatus func(xmax uint64)
+}
+
+// NewEngine is the tuple-lock engine over a heap h, its transactions x,
+// multixacts m and lock manager lm (shareFastPathOff: every row lock
+// through a multixact, the pre-9.3 situation the 2012 seed measured).
+func NewEngine(h *heap.Heap, x *xact.Manager, m *multixact.Store, lm *lockmgr.Manager, shareFastPathOff bool) *Engine {
+	return &Engine{heap: h, xacts: x, multi: m, locks: lm, shareFastPathOff: shareFastPathOff}
 }
 
 // Counters returns (row locks recorded as a plain xid, row locks that made
@@ -146,14 +163,14 @@ func xmaxChanged(t *heap.Tuple, xwait uint64, im uint16) bool {
 func (e *Engine) waitXacts(ctx context.Context, tx *Txn, xids []uint64, policy WaitPolicy) (bool, error) {
 	var xs []lockmgr.Xact
 	for _, id := range xids {
-		if x := e.Xacts.Lookup(id); x != nil {
+		if x := e.xacts.Lookup(id); x != nil {
 			xs = append(xs, lockmgr.Xact{Xid: id, Done: x.Done()})
 		}
 	}
 	if len(xs) == 0 {
 		return true, nil
 	}
-	err := e.Locks.WaitXacts(ctx, tx.Proc, xs, lockmgr.Wait{NoWait: policy != Block, Timeout: tx.LockTimeout})
+	err := e.locks.WaitXacts(ctx, tx.proc, xs, lockmgr.Wait{NoWait: policy != Block, Timeout: tx.lockTimeout})
 	if errors.Is(err, lockmgr.ErrWouldBlock) {
 		return false, nil
 	}
@@ -171,7 +188,7 @@ func (e *Engine) conflictingMembers(m *multixact.MultiXact, me uint64, mode Mode
 		if mb.Xid == me || !conflicts(mb.Status.LockMode(), mode) {
 			continue
 		}
-		if e.Xacts.IsInProgress(mb.Xid) {
+		if e.xacts.IsInProgress(mb.Xid) {
 			out = append(out, mb.Xid)
 		}
 	}
@@ -189,7 +206,7 @@ func (e *Engine) multiConflicts(m *multixact.MultiXact, me uint64, mode Mode) bo
 		if mb.Xid == me || !conflicts(mb.Status.LockMode(), mode) {
 			continue
 		}
-		st, _ := e.Xacts.Status(mb.Xid)
+		st, _ := e.xacts.Status(mb.Xid)
 		if mb.Status.IsUpdate() {
 			if st != xact.Aborted {
 				return true
@@ -256,7 +273,7 @@ func (e *Engine) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 	skipTupleLock := false
 	for {
 		r.Lock()
-		res := e.Heap.SatisfiesUpdate(tup, me)
+		res := e.heap.SatisfiesUpdate(tup, me)
 		switch res {
 		case heap.TMInvisible, heap.TMSelfModified:
 			r.Unlock()
@@ -290,7 +307,7 @@ func (e *Engine) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 				// strength (alreadyHeld). Should every member have
 				// ended since, the set we make still says the same.
 				var m *multixact.MultiXact
-				if m, err = e.Multi.Add(multi, me, status(mode, false), e.Xacts); err == nil {
+				if m, err = e.multi.Add(multi, me, status(mode, false), e.xacts); err == nil {
 					nx = viaMulti(m)
 				}
 			} else {
@@ -359,7 +376,7 @@ func (e *Engine) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 		// transaction(s) in xmax.
 		if !skipTupleLock && !tl.have {
 			tl.tag = tupleTag(tbl, r)
-			err := e.Locks.Lock(ctx, tx.Proc, tl.tag, hwMode(mode), lockmgr.Wait{NoWait: policy != Block, Timeout: tx.LockTimeout})
+			err := e.locks.Lock(ctx, tx.proc, tl.tag, hwMode(mode), lockmgr.Wait{NoWait: policy != Block, Timeout: tx.lockTimeout})
 			if errors.Is(err, lockmgr.ErrWouldBlock) {
 				return heap.TMWouldBlock, nil
 			}
@@ -421,7 +438,7 @@ func (e *Engine) afterSleep(tup *heap.Tuple) heap.TMResult {
 	if upd == 0 {
 		return heap.TMOk
 	}
-	switch st, _ := e.Xacts.Status(upd); st {
+	switch st, _ := e.xacts.Status(upd); st {
 	case xact.Aborted:
 		if tup.Infomask&heap.XmaxIsMulti == 0 {
 			tup.Infomask |= heap.XmaxInvalid
@@ -501,7 +518,7 @@ func (e *Engine) lockUpdatedTuple(ctx context.Context, tx *Txn, tbl *heap.Table,
 			r.Unlock()
 			return heap.TMOk, nil
 		}
-		if st, _ := e.Xacts.Status(v.Xmin); st == xact.Aborted {
+		if st, _ := e.xacts.Status(v.Xmin); st == xact.Aborted {
 			r.Unlock()
 			return heap.TMOk, nil
 		}
@@ -512,7 +529,7 @@ func (e *Engine) lockUpdatedTuple(ctx context.Context, tx *Txn, tbl *heap.Table,
 				skip = true // already locked this version
 				break
 			}
-			st, _ := e.Xacts.Status(mb.Xid)
+			st, _ := e.xacts.Status(mb.Xid)
 			c := conflicts(mb.Status.LockMode(), mode)
 			switch {
 			case st == xact.InProgress && c:
@@ -567,7 +584,7 @@ func (e *Engine) LatestVersion(r *heap.Row, tup *heap.Tuple) *heap.Tuple {
 		if upd == 0 || next.Xmin != upd {
 			return tup
 		}
-		if st, _ := e.Xacts.Status(upd); st != xact.Committed {
+		if st, _ := e.xacts.Status(upd); st != xact.Committed {
 			return tup
 		}
 		tup = next

@@ -46,7 +46,7 @@ func newRig(t *testing.T) *rig {
 	require.NoError(t, err)
 	t.Cleanup(lm.Close)
 	r.lm = lm
-	r.e = &Engine{Heap: r.h, Xacts: r.x, Multi: r.ms, Locks: lm}
+	r.e = NewEngine(r.h, r.x, r.ms, lm, false)
 	r.tbl, err = r.h.CreateTable("t")
 	require.NoError(t, err)
 	// A wait that never ends fails the test instead of hanging it.
@@ -58,11 +58,11 @@ func newRig(t *testing.T) *rig {
 
 func (r *rig) begin() *Txn {
 	x := r.x.Begin()
-	return &Txn{X: x, Proc: r.lm.NewProc(x.ID)}
+	return func() *Txn { t := NewTxn(x, r.lm.NewProc(x.ID), 0); return &t }()
 }
 
-func (r *rig) commit(tx *Txn) { r.x.Commit(tx.X) }
-func (r *rig) abort(tx *Txn)  { r.x.Abort(tx.X) }
+func (r *rig) commit(tx *Txn) { r.x.Commit(tx.x) }
+func (r *rig) abort(tx *Txn)  { r.x.Abort(tx.x) }
 
 func (r *rig) numChanges() int {
 	r.mu.Lock()

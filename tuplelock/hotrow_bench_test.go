@@ -26,7 +26,7 @@ func BenchmarkHotRowKeyShare(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer lm.Close()
-			e := &Engine{Heap: h, Xacts: x, Multi: ms, Locks: lm}
+			e := NewEngine(h, x, ms, lm, false)
 			tbl, err := h.CreateTable("t")
 			if err != nil {
 				b.Fatal(err)
@@ -34,13 +34,13 @@ func BenchmarkHotRowKeyShare(b *testing.B) {
 			ctx := context.Background()
 			begin := func() *Txn {
 				xx := x.Begin()
-				return &Txn{X: xx, Proc: lm.NewProc(xx.ID)}
+				return func() *Txn { t := NewTxn(xx, lm.NewProc(xx.ID), 0); return &t }()
 			}
 			ins := begin()
 			if err := e.Insert(ctx, ins, tbl, []byte("k"), []byte("v")); err != nil {
 				b.Fatal(err)
 			}
-			x.Commit(ins.X)
+			x.Commit(ins.x)
 			row := tbl.Row([]byte("k"))
 			row.Lock()
 			tup := row.Versions()[0]
@@ -59,13 +59,13 @@ func BenchmarkHotRowKeyShare(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				x.Commit(window[0].X)
+				x.Commit(window[0].x)
 				window = append(window[:0], window[1:]...)
 				lock()
 			}
 			b.StopTimer()
 			for _, tx := range window {
-				x.Commit(tx.X)
+				x.Commit(tx.x)
 			}
 		})
 	}

@@ -42,7 +42,7 @@ func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.R
 			return nil
 		}
 		tag = tupleTag(tbl, r)
-		if err := e.Locks.Lock(ctx, tx.Proc, tag, hwMode(mode), lockmgr.Wait{Timeout: tx.LockTimeout}); err != nil {
+		if err := e.locks.Lock(ctx, tx.proc, tag, hwMode(mode), lockmgr.Wait{Timeout: tx.lockTimeout}); err != nil {
 			return err
 		}
 		haveTupleLock = true
@@ -50,7 +50,7 @@ func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.R
 	}
 	for {
 		r.Lock()
-		res := e.Heap.SatisfiesUpdate(tup, me)
+		res := e.heap.SatisfiesUpdate(tup, me)
 		if res == heap.TMInvisible || res == heap.TMSelfModified {
 			r.Unlock()
 			return res, nil
@@ -80,7 +80,7 @@ func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.R
 				// No conflicting member: remaining members survive.
 				lockerRemains = true
 				if upd, _ := multi.UpdateXid(); upd != 0 && !heap.IsLockedOnly(im) {
-					if st, _ := e.Xacts.Status(upd); st == xact.Committed {
+					if st, _ := e.xacts.Status(upd); st == xact.Committed {
 						res = heap.TMUpdated
 						if tup.Next == nil {
 							res = heap.TMDeleted
@@ -167,7 +167,7 @@ func (e *Engine) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, valu
 	haveTupleLock := false
 	defer func() {
 		if haveTupleLock {
-			e.Locks.Unlock(tx.Proc, tag, insertLockMode)
+			e.locks.Unlock(tx.proc, tag, insertLockMode)
 		}
 	}()
 	for {
@@ -181,7 +181,7 @@ func (e *Engine) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, valu
 			r.Unlock()
 			if !haveTupleLock {
 				tag = tupleTag(tbl, r)
-				if err := e.Locks.Lock(ctx, tx.Proc, tag, insertLockMode, lockmgr.Wait{Timeout: tx.LockTimeout}); err != nil {
+				if err := e.locks.Lock(ctx, tx.proc, tag, insertLockMode, lockmgr.Wait{Timeout: tx.lockTimeout}); err != nil {
 					return err
 				}
 				haveTupleLock = true
@@ -202,7 +202,7 @@ func (e *Engine) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, valu
 func (e *Engine) uniqueCheck(r *heap.Row, me uint64) (wait uint64, dup bool) {
 	for _, v := range r.Versions() {
 		if v.Infomask&heap.XminFrozen != heap.XminFrozen && v.Xmin != me {
-			switch st, _ := e.Xacts.Status(v.Xmin); st {
+			switch st, _ := e.xacts.Status(v.Xmin); st {
 			case xact.Aborted:
 				continue
 			case xact.InProgress:
@@ -216,7 +216,7 @@ func (e *Engine) uniqueCheck(r *heap.Row, me uint64) (wait uint64, dup bool) {
 		if upd == me {
 			continue
 		}
-		switch st, _ := e.Xacts.Status(upd); st {
+		switch st, _ := e.xacts.Status(upd); st {
 		case xact.InProgress:
 			return upd, false
 		case xact.Aborted:
@@ -231,7 +231,7 @@ func (e *Engine) uniqueCheck(r *heap.Row, me uint64) (wait uint64, dup bool) {
 // for pgrowlocks-style introspection. Latch held.
 func (e *Engine) Members(t *heap.Tuple) (multi bool, live []multixact.Member) {
 	for _, mb := range memberList(t) {
-		if e.Xacts.IsInProgress(mb.Xid) {
+		if e.xacts.IsInProgress(mb.Xid) {
 			live = append(live, mb)
 		}
 	}

@@ -102,7 +102,7 @@ func (e *Engine) computeNewXmax(tup *heap.Tuple, me uint64, mode Mode, isUpdate 
 // nothing else of the tuple, so it may run without the latch on fields read
 // under it (the caller re-checks them before writing).
 func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMulti *multixact.MultiXact, me uint64, mode Mode, isUpdate bool) (newXmax, error) {
-	x := e.Xacts
+	x := e.xacts
 	for {
 		// 1. No (live) xmax: a single xid.
 		if oldIm&heap.XmaxInvalid != 0 || oldXmax == 0 {
@@ -113,9 +113,9 @@ func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMul
 				}
 				return newXmax{xmax: me, im2: im2}, nil
 			}
-			if e.ShareFastPathOff {
+			if e.shareFastPathOff {
 				// Pre-9.3 behaviour: every lock goes through a multixact.
-				m, err := e.Multi.Create([]multixact.Member{{Xid: me, Status: status(mode, false)}})
+				m, err := e.multi.Create([]multixact.Member{{Xid: me, Status: status(mode, false)}})
 				if err != nil {
 					return newXmax{}, err
 				}
@@ -137,7 +137,7 @@ func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMul
 					continue
 				}
 			}
-			m, err := e.Multi.Expand(oldMulti, me, status(mode, isUpdate), x)
+			m, err := e.multi.Expand(oldMulti, me, status(mode, isUpdate), x)
 			if err != nil {
 				return newXmax{}, err
 			}
@@ -178,7 +178,7 @@ func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMul
 }
 
 func (e *Engine) pair(x1 uint64, s1 multixact.Status, x2 uint64, s2 multixact.Status) (newXmax, error) {
-	m, err := e.Multi.Create([]multixact.Member{{Xid: x1, Status: s1}, {Xid: x2, Status: s2}})
+	m, err := e.multi.Create([]multixact.Member{{Xid: x1, Status: s1}, {Xid: x2, Status: s2}})
 	if err != nil {
 		return newXmax{}, err
 	}

@@ -27,13 +27,12 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 	statuses := []multixact.Status{multixact.ForKeyShare, multixact.ForShare, multixact.ForNoKeyUpdate,
 		multixact.ForUpdate, multixact.NoKeyUpdate, multixact.Update}
 	rapid.Check(t, func(rt *rapid.T) {
-		e := &Engine{Xacts: xact.NewManager(), Multi: multixact.NewStore(),
-			ShareFastPathOff: rapid.Bool().Draw(rt, "shareFastPathOff")}
+		e := NewEngine(nil, xact.NewManager(), multixact.NewStore(), nil, rapid.Bool().Draw(rt, "shareFastPathOff"))
 		// Transactions 1..n; me is one of them and is running.
 		n := rapid.IntRange(1, 5).Draw(rt, "n")
 		xs := make([]*xact.Xact, n)
 		for i := range xs {
-			xs[i] = e.Xacts.Begin()
+			xs[i] = e.xacts.Begin()
 		}
 		meIdx := rapid.IntRange(0, n-1).Draw(rt, "me")
 		me := xs[meIdx].ID
@@ -45,9 +44,9 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 			fate[x.ID] = rapid.SampledFrom([]string{"running", "committed", "aborted"}).Draw(rt, "fate")
 			switch fate[x.ID] {
 			case "committed":
-				e.Xacts.Commit(x)
+				e.xacts.Commit(x)
 			case "aborted":
-				e.Xacts.Abort(x)
+				e.xacts.Abort(x)
 			}
 		}
 		mode := Mode(rapid.IntRange(0, 3).Draw(rt, "mode"))
@@ -100,7 +99,7 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 			for range k {
 				old = append(old, member(xs[rapid.IntRange(0, n-1).Draw(rt, "member")].ID))
 			}
-			m, err := e.Multi.Create(old)
+			m, err := e.multi.Create(old)
 			if err != nil {
 				rt.Skip("two updaters")
 			}
@@ -139,7 +138,7 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 			if nx.xmax != me {
 				rt.Fatalf("single xmax %d, want me %d", nx.xmax, me)
 			}
-			if e.ShareFastPathOff && !isUpdate {
+			if e.shareFastPathOff && !isUpdate {
 				rt.Fatalf("ShareFastPathOff lock recorded as a plain xid")
 			}
 			eff := mode
@@ -181,7 +180,7 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 		if nx.im != im || nx.im2 != im2 {
 			rt.Fatalf("bits %s, want %s for %v", formatBits(nx.im, nx.im2), formatBits(im, im2), got)
 		}
-		if tup.Multi == nil && len(mustKeep) == 0 && !(e.ShareFastPathOff && !isUpdate) {
+		if tup.Multi == nil && len(mustKeep) == 0 && !(e.shareFastPathOff && !isUpdate) {
 			rt.Fatalf("a multixact %v for nothing to remember (old %v)", got, old)
 		}
 	})

@@ -157,7 +157,7 @@ func (w *xmaxWorld) parseXacts(s string) error {
 	})
 	live := map[string]*xact.Xact{}
 	for _, f := range byNum {
-		x := w.e.Xacts.Begin()
+		x := w.e.xacts.Begin()
 		w.xid[f.name] = x.ID
 		live[f.name] = x
 	}
@@ -165,9 +165,9 @@ func (w *xmaxWorld) parseXacts(s string) error {
 		switch f.status {
 		case "running":
 		case "committed":
-			w.e.Xacts.Commit(live[f.name])
+			w.e.xacts.Commit(live[f.name])
 		case "aborted":
-			w.e.Xacts.Abort(live[f.name])
+			w.e.xacts.Abort(live[f.name])
 		default:
 			return fmt.Errorf("bad fate %q", f.status)
 		}
@@ -229,7 +229,7 @@ func (w *xmaxWorld) parseOld(s string) (*heap.Tuple, error) {
 		if err != nil {
 			return nil, err
 		}
-		m, err := w.e.Multi.Create(members)
+		m, err := w.e.multi.Create(members)
 		if err != nil {
 			return nil, err
 		}
@@ -260,13 +260,13 @@ func TestComputeNewXmax(t *testing.T) {
 				require.Contains(t, c.fields, k, "%s: missing %s", at, k)
 			}
 			w := &xmaxWorld{
-				e:   &Engine{Xacts: xact.NewManager(), Multi: multixact.NewStore()},
+				e:   NewEngine(nil, xact.NewManager(), multixact.NewStore(), nil, false),
 				xid: map[string]uint64{},
 			}
 			switch opt := c.fields["options"]; opt {
 			case "":
 			case "ShareFastPathOff":
-				w.e.ShareFastPathOff = true
+				w.e.shareFastPathOff = true
 			default:
 				t.Fatalf("%s: unknown option %q", at, opt)
 			}

@@ -1,4 +1,4 @@
-package tupled
+package durable
 
 import (
 	"context"
@@ -7,24 +7,25 @@ import (
 	"fmt"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/errs"
 	"github.com/tupled/tupled/storage"
 	"github.com/tupled/tupled/wal"
 )
 
 // Large transactions.
 //
-// A commit record holds the whole write set (encodeCommit), but a WAL record
+// A commit record holds the whole write set (EncodeCommit), but a WAL record
 // never spans segments (64 MiB by default). A write set whose encoding does
 // not fit in one record — a million rows, a 100 MB value, a gigabyte — is
 // logged as a stream instead:
 //
-//	recCommitPart  xid, bytes of the encoded write set   (zero or more)
-//	recCommitEnd   xid, the last bytes of it
+//	RecCommitPart  xid, bytes of the encoded write set   (zero or more)
+//	RecCommitEnd   xid, the last bytes of it
 //
-// The parts are cut from encodeCommit's byte stream at commitPartSize bytes,
+// The parts are cut from EncodeCommit's byte stream at commitPartSize bytes,
 // so a value may run across any number of parts, and the concatenation of
 // one xid's fragments in LSN order is exactly the payload a single
-// recCommit would have carried. Only recCommitEnd commits: recovery keeps
+// RecCommit would have carried. Only RecCommitEnd commits: recovery keeps
 // an xid's parts until its end record, and drops parts that no end record
 // follows (a crash while streaming; the transaction never committed). Parts
 // of concurrent commits may interleave; the xid tells them apart.
@@ -55,30 +56,30 @@ const (
 
 // WAL record types of a commit logged as a stream (see above).
 const (
-	recCommitPart wal.RecordType = 4 // xid, part of the encoded write set
-	recCommitEnd  wal.RecordType = 5 // xid, last part: the transaction committed
+	RecCommitPart wal.RecordType = 4 // xid, part of the encoded write set
+	RecCommitEnd  wal.RecordType = 5 // xid, last part: the transaction committed
 )
 
-// commitSizeBound is at least len(encodeCommit(xid, ws)).
-func commitSizeBound(ws []writeOp) int {
+// commitSizeBound is at least len(EncodeCommit(xid, ws)).
+func commitSizeBound(ws []Write) int {
 	n := 2 * binary.MaxVarintLen64
 	for _, w := range ws {
-		n += 1 + 3*binary.MaxVarintLen32 + len(w.table) + len(w.key) + len(w.value)
+		n += 1 + 3*binary.MaxVarintLen32 + len(w.Table) + len(w.Key) + len(w.Value)
 	}
 	return n
 }
 
-// logCommit appends the commit of xid — one recCommit record, or a stream
+// logCommit appends the commit of xid — one RecCommit record, or a stream
 // of parts when it does not fit in one — and registers xid in inflight
 // from the first record on. It returns the LSN of the last record. A
 // failure that is not a WAL I/O failure (the WAL was closed, a record was
 // refused) fails this commit only; the records appended before it are
 // parts without an end, which recovery drops.
-func (d *durable) logCommit(xid uint64, ws []writeOp) (wal.LSN, error) {
+func (d *Store) logCommit(xid uint64, ws []Write) (wal.LSN, error) {
 	maxRec := d.wal.MaxRecordSize()
 	if commitSizeBound(ws) <= maxRec {
 		d.inflightMu.Lock()
-		lsn, err := d.wal.Append(wal.Record{Type: recCommit, Data: encodeCommit(xid, ws)})
+		lsn, err := d.wal.Append(wal.Record{Type: RecCommit, Data: EncodeCommit(xid, ws)})
 		if err == nil {
 			d.inflight[xid] = lsn
 		}
@@ -89,9 +90,9 @@ func (d *durable) logCommit(xid uint64, ws []writeOp) (wal.LSN, error) {
 	registered := false
 	sinceWait := 0
 	err := streamCommit(xid, ws, min(commitPartSize, maxRec), func(data []byte, last bool) error {
-		rec := wal.Record{Type: recCommitPart, Data: data}
+		rec := wal.Record{Type: RecCommitPart, Data: data}
 		if last {
-			rec.Type = recCommitEnd
+			rec.Type = RecCommitEnd
 		}
 		if !registered {
 			d.inflightMu.Lock()
@@ -129,7 +130,7 @@ func (d *durable) logCommit(xid uint64, ws []writeOp) (wal.LSN, error) {
 // appendFailed decides what a failed append means: a WAL I/O failure
 // fails the database (the WAL is dead anyway); anything else fails only
 // the commit that met it.
-func (d *durable) appendFailed(err error) error {
+func (d *Store) appendFailed(err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -138,18 +139,18 @@ func (d *durable) appendFailed(err error) error {
 	case errors.Is(err, wal.ErrFatal):
 		return d.fail(err)
 	case errors.Is(err, wal.ErrClosed):
-		return ErrClosed
+		return errs.ErrClosed
 	case errors.Is(err, wal.ErrRecordTooLarge):
-		return &opError{sentinel: ErrProgramLimitExceeded, msg: "tupled: commit record too large: " + err.Error(), cause: err}
+		return &errs.OpError{Sentinel: errs.ErrProgramLimitExceeded, Msg: "tupled: commit record too large: " + err.Error(), Cause: err}
 	}
 	return fmt.Errorf("tupled: commit not logged: %w", err)
 }
 
-// streamCommit encodes the commit of xid as encodeCommit does, cut into
+// streamCommit encodes the commit of xid as EncodeCommit does, cut into
 // records of at most partSize bytes that each start with uvarint(xid):
 // emit gets each record's payload (valid only during the call), last=true
 // for the final one.
-func streamCommit(xid uint64, ws []writeOp, partSize int, emit func(data []byte, last bool) error) error {
+func streamCommit(xid uint64, ws []Write, partSize int, emit func(data []byte, last bool) error) error {
 	prefix := binary.AppendUvarint(nil, xid)
 	buf := make([]byte, 0, partSize)
 	buf = append(buf, prefix...)
@@ -171,18 +172,18 @@ func streamCommit(xid uint64, ws []writeOp, partSize int, emit func(data []byte,
 	uvarint(xid)
 	uvarint(uint64(len(ws)))
 	for _, w := range ws {
-		if w.delete {
+		if w.Delete {
 			write([]byte{2})
 		} else {
 			write([]byte{1})
 		}
-		uvarint(uint64(len(w.table)))
-		write([]byte(w.table))
-		uvarint(uint64(len(w.key)))
-		write(w.key)
-		if !w.delete {
-			uvarint(uint64(len(w.value)))
-			write(w.value)
+		uvarint(uint64(len(w.Table)))
+		write([]byte(w.Table))
+		uvarint(uint64(len(w.Key)))
+		write(w.Key)
+		if !w.Delete {
+			uvarint(uint64(len(w.Value)))
+			write(w.Value)
 		}
 	}
 	if err != nil {
@@ -191,7 +192,7 @@ func streamCommit(xid uint64, ws []writeOp, partSize int, emit func(data []byte,
 	return emit(buf, true)
 }
 
-// fragReader reads encodeCommit's format from a sequence of fragments. A
+// fragReader reads EncodeCommit's format from a sequence of fragments. A
 // length is checked against the bytes left before anything is allocated
 // for it, so a damaged length cannot cause a huge allocation.
 type fragReader struct {
@@ -280,10 +281,10 @@ func (r *fragReader) bytes() []byte {
 	return v
 }
 
-// decodeCommitStream decodes encodeCommit's format from fragments, calling
+// decodeCommitStream decodes EncodeCommit's format from fragments, calling
 // fn for each write in order. The table strings of consecutive writes to
 // one table are shared.
-func decodeCommitStream(frags [][]byte, fn func(writeOp) error) (xid uint64, err error) {
+func decodeCommitStream(frags [][]byte, fn func(Write) error) (xid uint64, err error) {
 	r := newFragReader(frags)
 	xid = r.uvarint()
 	n := r.uvarint()
@@ -297,9 +298,9 @@ func decodeCommitStream(frags [][]byte, fn func(writeOp) error) (xid uint64, err
 		if string(tb) != table {
 			table = string(tb)
 		}
-		w := writeOp{table: table, key: r.bytes(), delete: op == 2}
+		w := Write{Table: table, Key: r.bytes(), Delete: op == 2}
 		if op == 1 {
-			w.value = r.bytes()
+			w.Value = r.bytes()
 		}
 		if r.err != nil {
 			break
@@ -316,23 +317,23 @@ func decodeCommitStream(frags [][]byte, fn func(writeOp) error) (xid uint64, err
 
 // redoer applies the WAL's records to the backend during recovery.
 type redoer struct {
-	d       *durable
+	d       *Store
 	b       storage.Batch
 	parts   streamedCommits
 	nextXid uint64
 	skipped int // writes the backend could not hold (see storable)
 }
 
-func (d *durable) newRedoer(nextXid uint64) *redoer {
+func (d *Store) newRedoer(nextXid uint64) *redoer {
 	return &redoer{d: d, b: d.be.NewBatch(), parts: streamedCommits{}, nextXid: nextXid}
 }
 
-// commit redoes a recCommit record.
+// commit redoes a RecCommit record.
 func (rd *redoer) commit(lsn wal.LSN, data []byte) error {
 	return rd.apply(lsn, [][]byte{data})
 }
 
-// part keeps a recCommitPart record's fragment; end redoes the whole
+// part keeps a RecCommitPart record's fragment; end redoes the whole
 // streamed commit.
 func (rd *redoer) part(lsn wal.LSN, data []byte, end bool) error {
 	frags, done, err := rd.parts.add(data, end)
@@ -346,7 +347,7 @@ func (rd *redoer) part(lsn wal.LSN, data []byte, end bool) error {
 // read: recovery, verify and salvage all read them through add.
 type streamedCommits map[uint64][][]byte // xid -> fragments of a commit not yet ended
 
-// add keeps a recCommitPart (end false) or recCommitEnd (end true)
+// add keeps a RecCommitPart (end false) or RecCommitEnd (end true)
 // record's fragment; at the end it returns the commit's fragments, for
 // decodeCommitStream.
 func (sc streamedCommits) add(data []byte, end bool) (frags [][]byte, done bool, err error) {
@@ -364,19 +365,19 @@ func (sc streamedCommits) add(data []byte, end bool) (frags [][]byte, done bool,
 }
 
 func (rd *redoer) apply(lsn wal.LSN, frags [][]byte) error {
-	xid, err := decodeCommitStream(frags, func(w writeOp) error {
-		if !storable(w.table, w.key, w.value) {
+	xid, err := decodeCommitStream(frags, func(w Write) error {
+		if !storable(w.Table, w.Key, w.Value) {
 			// Accepted before there were limits; the backend cannot hold
 			// it, and refusing to recover would lose the whole database.
 			rd.skipped++
-			rd.d.db.log.Error("recovery: skipping a logged write the backend cannot store",
-				"lsn", lsn, "table", truncated(w.table), "key_len", len(w.key), "value_len", len(w.value))
+			rd.d.log.Error("recovery: skipping a logged write the backend cannot store",
+				"lsn", lsn, "table", truncated(w.Table), "key_len", len(w.Key), "value_len", len(w.Value))
 			return nil
 		}
-		if w.delete {
-			rd.b.Delete(heap.RowKey(w.table, w.key))
+		if w.Delete {
+			rd.b.Delete(heap.RowKey(w.Table, w.Key))
 		} else {
-			rd.b.Set(heap.RowKey(w.table, w.key), w.value)
+			rd.b.Set(heap.RowKey(w.Table, w.Key), w.Value)
 		}
 		return rd.d.flushIfLarge(rd.b)
 	})
@@ -387,12 +388,12 @@ func (rd *redoer) apply(lsn wal.LSN, frags [][]byte) error {
 	return nil
 }
 
-// createTable redoes a recCreateTable record; false if the name cannot be
+// createTable redoes a RecCreateTable record; false if the name cannot be
 // stored (a name the engine accepted before there were limits).
 func (rd *redoer) createTable(lsn wal.LSN, name string) bool {
 	if len(catalogKey(name)) > storage.MaxKeySize {
 		rd.skipped++
-		rd.d.db.log.Error("recovery: skipping a logged table whose name the backend cannot store",
+		rd.d.log.Error("recovery: skipping a logged table whose name the backend cannot store",
 			"lsn", lsn, "table", truncated(name), "name_len", len(name))
 		return false
 	}
@@ -407,18 +408,18 @@ func (rd *redoer) finish() {
 		for _, f := range frags {
 			n += len(f)
 		}
-		rd.d.db.log.Info("recovery: dropping a commit cut off while it was logged", "xid", xid, "bytes", n)
+		rd.d.log.Info("recovery: dropping a commit cut off while it was logged", "xid", xid, "bytes", n)
 	}
 	rd.parts = nil
 	if rd.skipped > 0 {
-		rd.d.db.log.Error("recovery: skipped logged writes the backend cannot store", "count", rd.skipped)
+		rd.d.log.Error("recovery: skipped logged writes the backend cannot store", "count", rd.skipped)
 	}
 	rd.d.skippedAtRecovery.Store(uint64(rd.skipped))
 }
 
 // flushIfLarge commits b without sync once it holds backendChunk bytes,
 // and empties it (see "Memory" above).
-func (d *durable) flushIfLarge(b storage.Batch) error {
+func (d *Store) flushIfLarge(b storage.Batch) error {
 	if b.Size() < backendChunk {
 		return nil
 	}

@@ -1,7 +1,6 @@
-package tupled
+package durable
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/tupled/tupled/internal/errs"
 	"github.com/tupled/tupled/storage"
 	"github.com/tupled/tupled/wal"
 )
@@ -37,9 +37,9 @@ import (
 // crash between the backend commit and the control file; the backend is
 // then the newer, and the WAL still holds everything after either redo
 // point since nothing was removed). Behind the control file means the
-// backend rolled back or lost data: Open fails with ErrCorrupted rather than
+// backend rolled back or lost data: Open fails with errs.ErrCorrupted rather than
 // serve it. A WAL that ends before the control file's redo point lost
-// segments or was cut short: ErrCorrupted too.
+// segments or was cut short: errs.ErrCorrupted too.
 //
 // Layout (little endian), controlSize bytes:
 //
@@ -88,7 +88,7 @@ type controlData struct {
 
 // controlAt is the control data of checkpoint n with redo point redo,
 // written after the checkpoint's backend batch is durable.
-func (d *durable) controlAt(n uint64, redo wal.LSN) (controlData, error) {
+func (d *Store) controlAt(n uint64, redo wal.LSN) (controlData, error) {
 	c := controlData{backend: d.ctlBackend, checkpoint: n, redo: uint64(min(redo, d.wal.FlushedLSN()))}
 	if num, size, ok := storage.ManifestState(d.be); ok {
 		c.manifestNum, c.manifestSize = num, uint64(size)
@@ -97,7 +97,7 @@ func (d *durable) controlAt(n uint64, redo wal.LSN) (controlData, error) {
 }
 
 // writeCheckpointControl writes the control file of checkpoint n.
-func (d *durable) writeCheckpointControl(n uint64, redo wal.LSN) error {
+func (d *Store) writeCheckpointControl(n uint64, redo wal.LSN) error {
 	c, err := d.controlAt(n, redo)
 	if err != nil {
 		return err
@@ -107,8 +107,8 @@ func (d *durable) writeCheckpointControl(n uint64, redo wal.LSN) error {
 
 // checkManifest runs before the pebble backend is opened: its MANIFEST
 // must be the one the control file names, at least as long (see above).
-func checkManifest(fs vfs.FS, dir string, o *Options) error {
-	if backendCode(o) != backendPebble {
+func checkManifest(fs vfs.FS, dir string, kind string) error {
+	if backendCode(kind) != backendPebble {
 		return nil
 	}
 	ctl, ok, err := readControl(fs, dir)
@@ -118,7 +118,7 @@ func checkManifest(fs vfs.FS, dir string, o *Options) error {
 	data := fs.PathJoin(dir, "data")
 	num, size, found, err := storage.PebbleManifest(fs, data)
 	if err != nil {
-		return asCorrupted(err)
+		return AsCorrupted(err)
 	}
 	switch {
 	case !found:
@@ -131,7 +131,7 @@ func checkManifest(fs vfs.FS, dir string, o *Options) error {
 		// The bytes the control file recorded were durable: any damage
 		// in them is damage, not a torn tail.
 		if err := storage.CheckPebbleManifest(fs, data, num, int64(ctl.manifestSize)); err != nil {
-			return asCorrupted(err)
+			return AsCorrupted(err)
 		}
 	}
 	return nil
@@ -188,12 +188,12 @@ func readControl(fs vfs.FS, dir string) (c controlData, ok bool, err error) {
 		if errors.Is(err, os.ErrNotExist) {
 			return controlData{}, false, nil
 		}
-		return controlData{}, false, &opError{sentinel: ErrIO, msg: fmt.Sprintf("tupled: read control file %s: %v", path, err), cause: err}
+		return controlData{}, false, &errs.OpError{Sentinel: errs.ErrIO, Msg: fmt.Sprintf("tupled: read control file %s: %v", path, err), Cause: err}
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, controlSize+1))
 	if err != nil {
-		return controlData{}, false, &opError{sentinel: ErrIO, msg: fmt.Sprintf("tupled: read control file %s: %v", path, err), cause: err}
+		return controlData{}, false, &errs.OpError{Sentinel: errs.ErrIO, Msg: fmt.Sprintf("tupled: read control file %s: %v", path, err), Cause: err}
 	}
 	c, err = decodeControl(path, b)
 	return c, err == nil, err
@@ -226,24 +226,24 @@ func writeControl(fs vfs.FS, dir string, c controlData) error {
 	return nil
 }
 
-// corruptf is an ErrCorrupted (XX001) error whose message names the damage
+// corruptf is an errs.ErrCorrupted (XX001) error whose message names the damage
 // and the way forward.
 func corruptf(format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
-	return &opError{sentinel: ErrCorrupted, msg: "tupled: data corrupted: " + msg + corruptHint}
+	return &errs.OpError{Sentinel: errs.ErrCorrupted, Msg: "tupled: data corrupted: " + msg + corruptHint}
 }
 
 const corruptHint = " (run `tupled verify DIR` for a report; `tupled salvage DIR NEWDIR` copies every intact row to a new database)"
 
-// asCorrupted turns an error that reports damage (a value failing its
-// checksum, a backend that found damage, a damaged WAL) into ErrCorrupted,
+// AsCorrupted turns an error that reports damage (a value failing its
+// checksum, a backend that found damage, a damaged WAL) into errs.ErrCorrupted,
 // keeping the original for errors.Is; other errors are returned as they are.
-func asCorrupted(err error) error {
-	if err == nil || errors.Is(err, ErrCorrupted) {
+func AsCorrupted(err error) error {
+	if err == nil || errors.Is(err, errs.ErrCorrupted) {
 		return err
 	}
 	if errors.Is(err, storage.ErrCorrupted) || errors.Is(err, wal.ErrCorrupt) {
-		return &opError{sentinel: ErrCorrupted, msg: "tupled: data corrupted: " + err.Error() + corruptHint, cause: err}
+		return &errs.OpError{Sentinel: errs.ErrCorrupted, Msg: "tupled: data corrupted: " + err.Error() + corruptHint, Cause: err}
 	}
 	return err
 }
@@ -253,8 +253,8 @@ const (
 	backendBbolt  = 2
 )
 
-func backendCode(o *Options) uint8 {
-	if o.Backend == Bbolt {
+func backendCode(kind string) uint8 {
+	if kind == storage.KindBbolt {
 		return backendBbolt
 	}
 	return backendPebble
@@ -265,17 +265,17 @@ func backendCode(o *Options) uint8 {
 // more: see the comment at the top of this file); it migrates a database
 // written before checksums. It returns the control data (ok=false for a new
 // or migrated database) and the backend's checkpoint number.
-func (d *durable) checkFormat(dir string, o *Options) (ctl controlData, ok bool, ckpt uint64, err error) {
+func (d *Store) checkFormat(dir string, kind string) (ctl controlData, ok bool, ckpt uint64, err error) {
 	ctl, ok, err = readControl(d.fs, dir)
 	if err != nil {
 		return controlData{}, false, 0, err
 	}
-	if ok && ctl.backend != backendCode(o) {
-		return controlData{}, false, 0, &opError{sentinel: ErrInvalid, msg: fmt.Sprintf("tupled: %s was created with the other backend (control file says backend %d)", dir, ctl.backend)}
+	if ok && ctl.backend != backendCode(kind) {
+		return controlData{}, false, 0, &errs.OpError{Sentinel: errs.ErrInvalid, Msg: fmt.Sprintf("tupled: %s was created with the other backend (control file says backend %d)", dir, ctl.backend)}
 	}
 	_, hasFormat, err := d.be.Get(metaFormat)
 	if err != nil {
-		return controlData{}, false, 0, asCorrupted(err)
+		return controlData{}, false, 0, AsCorrupted(err)
 	}
 	if !ok {
 		if hasFormat {
@@ -296,11 +296,11 @@ func (d *durable) checkFormat(dir string, o *Options) (ctl controlData, ok bool,
 	}
 	ckpt, err = getUvarint(d.be, metaCheckpoint)
 	if err != nil {
-		return controlData{}, false, 0, asCorrupted(err)
+		return controlData{}, false, 0, AsCorrupted(err)
 	}
 	redo, err := getUvarint(d.be, metaRedo)
 	if err != nil {
-		return controlData{}, false, 0, asCorrupted(err)
+		return controlData{}, false, 0, AsCorrupted(err)
 	}
 	switch {
 	case ckpt < ctl.checkpoint:
@@ -316,7 +316,7 @@ func (d *durable) checkFormat(dir string, o *Options) (ctl controlData, ok bool,
 // migrate makes a database written before checksums (no control file, no
 // format marker) checksummed: every value is sealed, in one atomic batch
 // together with the format marker. An empty backend is a new database.
-func (d *durable) migrate() error {
+func (d *Store) migrate() error {
 	raw := storage.Raw(d.be)
 	type kv struct{ k, v []byte }
 	var all []kv
@@ -329,7 +329,7 @@ func (d *durable) migrate() error {
 		return nil
 	})
 	if err != nil {
-		return asCorrupted(err)
+		return AsCorrupted(err)
 	}
 	b := d.be.NewBatch()
 	if len(all) > 0 {
@@ -338,7 +338,7 @@ func (d *durable) migrate() error {
 			// version: the control file and the format marker were lost.
 			return corruptf("the %s backend has no format marker and no control file, but %d of its %d values carry checksums: the control file was lost", d.be.Name(), sealed, len(all))
 		}
-		d.db.log.Warn("migrating a database written before checksums", "keys", len(all))
+		d.log.Warn("migrating a database written before checksums", "keys", len(all))
 		for _, e := range all {
 			b.Set(e.k, e.v)
 		}
@@ -350,25 +350,11 @@ func (d *durable) migrate() error {
 	return nil
 }
 
-// readFailed is the error of an operation during which a backend read
-// failed (a row could not be loaded: it might exist, or hold another value),
-// or nil. A read that fails loads nothing, so without this check the
-// operation would report a row as absent, or a scan would skip it.
-func (tx *Tx) readFailed(ctx context.Context) error {
-	if tx.db.dur == nil {
-		return nil
-	}
-	if err := tx.db.heap.BackendError(); err != nil {
-		return tx.fail(ctx, asCorrupted(err))
-	}
-	return nil
-}
-
 // openFailed is the error of a backend or WAL that could not be opened:
-// ErrCorrupted for damage, else ErrIO (58030).
+// errs.ErrCorrupted for damage, else errs.ErrIO (58030).
 func openFailed(err error) error {
-	if c := asCorrupted(err); c != err {
+	if c := AsCorrupted(err); c != err {
 		return c
 	}
-	return &opError{sentinel: ErrIO, msg: err.Error(), cause: err}
+	return &errs.OpError{Sentinel: errs.ErrIO, Msg: err.Error(), Cause: err}
 }

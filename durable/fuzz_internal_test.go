@@ -1,4 +1,4 @@
-package tupled
+package durable
 
 import (
 	"bytes"
@@ -19,9 +19,9 @@ func totalAlloc() uint64 {
 // however the record is cut into streamed parts, and what it accepts
 // re-encodes to a record that decodes to the same writes.
 func FuzzDecodeCommit(f *testing.F) {
-	f.Add(encodeCommit(1, nil), uint16(0), uint16(0))
-	f.Add(encodeCommit(42, []writeOp{{table: "t", key: []byte("k"), value: []byte("v")}, {table: "t", key: []byte("d"), delete: true}}), uint16(3), uint16(9))
-	f.Add(encodeCommit(1<<40, []writeOp{{table: "accounts", key: bytes.Repeat([]byte{'k'}, 300), value: bytes.Repeat([]byte{'v'}, 1000)}}), uint16(100), uint16(700))
+	f.Add(EncodeCommit(1, nil), uint16(0), uint16(0))
+	f.Add(EncodeCommit(42, []Write{{Table: "t", Key: []byte("k"), Value: []byte("v")}, {Table: "t", Key: []byte("d"), Delete: true}}), uint16(3), uint16(9))
+	f.Add(EncodeCommit(1<<40, []Write{{Table: "accounts", Key: bytes.Repeat([]byte{'k'}, 300), Value: bytes.Repeat([]byte{'v'}, 1000)}}), uint16(100), uint16(700))
 	f.Add([]byte{}, uint16(0), uint16(0))
 	f.Add([]byte{1, 0xff, 0xff, 0xff, 0xff, 0x0f}, uint16(1), uint16(2))                                                     // a billion writes announced, none there
 	f.Add(append([]byte{1, 1, 1, 1, 't'}, binary.AppendUvarint(nil, 1<<62)...), uint16(2), uint16(5))                        // a huge key length
@@ -36,8 +36,8 @@ func FuzzDecodeCommit(f *testing.F) {
 		// The same bytes cut into three streamed fragments.
 		a, b := int(cut1)%(len(data)+1), int(cut2)%(len(data)+1)
 		a, b = min(a, b), max(a, b)
-		var ws2 []writeOp
-		xid2, err2 := decodeCommitStream([][]byte{data[:a], data[a:b], data[b:]}, func(w writeOp) error {
+		var ws2 []Write
+		xid2, err2 := decodeCommitStream([][]byte{data[:a], data[a:b], data[b:]}, func(w Write) error {
 			ws2 = append(ws2, w)
 			return nil
 		})
@@ -51,16 +51,16 @@ func FuzzDecodeCommit(f *testing.F) {
 			t.Fatalf("whole: xid %d, %d writes; fragments: xid %d, %d writes", xid, len(ws), xid2, len(ws2))
 		}
 		for i := range ws {
-			if ws[i].table != ws2[i].table || !bytes.Equal(ws[i].key, ws2[i].key) || !bytes.Equal(ws[i].value, ws2[i].value) || ws[i].delete != ws2[i].delete {
+			if ws[i].Table != ws2[i].Table || !bytes.Equal(ws[i].Key, ws2[i].Key) || !bytes.Equal(ws[i].Value, ws2[i].Value) || ws[i].Delete != ws2[i].Delete {
 				t.Fatalf("write %d differs when the record is cut", i)
 			}
 		}
-		xid3, ws3, err := decodeCommit(encodeCommit(xid, ws))
+		xid3, ws3, err := decodeCommit(EncodeCommit(xid, ws))
 		if err != nil || xid3 != xid || len(ws3) != len(ws) {
 			t.Fatalf("re-encoding: %v", err)
 		}
 		for i := range ws {
-			if ws[i].table != ws3[i].table || !bytes.Equal(ws[i].key, ws3[i].key) || !bytes.Equal(ws[i].value, ws3[i].value) || ws[i].delete != ws3[i].delete {
+			if ws[i].Table != ws3[i].Table || !bytes.Equal(ws[i].Key, ws3[i].Key) || !bytes.Equal(ws[i].Value, ws3[i].Value) || ws[i].Delete != ws3[i].Delete {
 				t.Fatalf("write %d differs after re-encoding", i)
 			}
 		}

@@ -1,99 +1,25 @@
 package tupled
 
+// Streamed commits (durable/bigcommit.go) through the API, on a WAL with
+// small segments (Options.walSegmentSize, unexported: only these tests set
+// it).
+
 import (
 	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
-	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tupled/tupled/durable"
 	"github.com/tupled/tupled/wal"
 )
 
 var ctx = context.Background()
-
-func randomWriteSet(rng *rand.Rand) []writeOp {
-	tables := []string{"t", "accounts", ""}
-	ws := make([]writeOp, rng.IntN(20))
-	for i := range ws {
-		w := writeOp{table: tables[rng.IntN(len(tables))], key: randBytes(rng, rng.IntN(40)), delete: rng.IntN(4) == 0}
-		if !w.delete {
-			n := rng.IntN(50)
-			if rng.IntN(8) == 0 {
-				n = rng.IntN(5000)
-			}
-			w.value = randBytes(rng, n)
-		}
-		ws[i] = w
-	}
-	return ws
-}
-
-func randBytes(rng *rand.Rand, n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(rng.Uint32())
-	}
-	return b
-}
-
-func sameWrites(t *testing.T, want, got []writeOp, what string) {
-	t.Helper()
-	require.Len(t, got, len(want), what)
-	for i := range want {
-		require.Equal(t, want[i].table, got[i].table, "%s: write %d", what, i)
-		require.True(t, bytes.Equal(want[i].key, got[i].key), "%s: write %d key", what, i)
-		require.Equal(t, want[i].delete, got[i].delete, "%s: write %d", what, i)
-		require.True(t, bytes.Equal(want[i].value, got[i].value), "%s: write %d value", what, i)
-	}
-}
-
-// TestStreamCommitRoundTrip: a commit cut into parts of any size is the
-// byte stream of encodeCommit, each record within the part size and
-// prefixed by the xid, and decodes to the write set whatever the cuts.
-func TestStreamCommitRoundTrip(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < 300; i++ {
-		xid := rng.Uint64() >> rng.IntN(64)
-		ws := randomWriteSet(rng)
-		whole := encodeCommit(xid, ws)
-		require.LessOrEqual(t, len(whole), commitSizeBound(ws))
-		gotXid, got, err := decodeCommit(whole)
-		require.NoError(t, err)
-		require.Equal(t, xid, gotXid)
-		sameWrites(t, ws, got, "single record")
-
-		prefix := binary.AppendUvarint(nil, xid)
-		partSize := len(prefix) + 1 + rng.IntN(300)
-		var frags [][]byte
-		lasts := 0
-		require.NoError(t, streamCommit(xid, ws, partSize, func(data []byte, last bool) error {
-			require.LessOrEqual(t, len(data), partSize)
-			require.True(t, bytes.HasPrefix(data, prefix))
-			if last {
-				lasts++
-			}
-			frags = append(frags, bytes.Clone(data[len(prefix):]))
-			return nil
-		}))
-		require.Equal(t, 1, lasts)
-		require.Equal(t, whole, bytes.Join(frags, nil), "the parts are encodeCommit's bytes")
-		got = nil
-		gotXid, err = decodeCommitStream(frags, func(w writeOp) error {
-			w.key, w.value = bytes.Clone(w.key), bytes.Clone(w.value)
-			got = append(got, w)
-			return nil
-		})
-		require.NoError(t, err)
-		require.Equal(t, xid, gotXid)
-		sameWrites(t, ws, got, fmt.Sprintf("%d parts of %d bytes", len(frags), partSize))
-	}
-}
 
 // smallSegments opens an on-disk database on fs whose WAL segments are 4
 // KiB, so that every commit of more than about 4 KiB is streamed and
@@ -176,14 +102,14 @@ func TestStreamedCommitWithoutEndIsDropped(t *testing.T) {
 	db := smallSegments(t, fs)
 	require.NoError(t, db.CreateTable(ctx, "t"))
 	require.NoError(t, db.Close())
-	a := encodeCommit(1000, []writeOp{{table: "t", key: []byte("a1"), value: []byte("A1")}, {table: "t", key: []byte("a2"), value: []byte("A2")}})
-	b := encodeCommit(1001, []writeOp{{table: "t", key: []byte("b1"), value: []byte("B1")}})
+	a := durable.EncodeCommit(1000, []durable.Write{{Table: "t", Key: []byte("a1"), Value: []byte("A1")}, {Table: "t", Key: []byte("a2"), Value: []byte("A2")}})
+	b := durable.EncodeCommit(1001, []durable.Write{{Table: "t", Key: []byte("b1"), Value: []byte("B1")}})
 	appendRaw(t, fs,
-		wal.Record{Type: recCommitPart, Data: withXid(1000, a[:5])},
-		wal.Record{Type: recCommitPart, Data: withXid(1001, b[:7])},
-		wal.Record{Type: recCommitPart, Data: withXid(1000, a[5:12])},
-		wal.Record{Type: recCommitEnd, Data: withXid(1000, a[12:])},
-		wal.Record{Type: recCommitPart, Data: withXid(1001, b[7:])},
+		wal.Record{Type: durable.RecCommitPart, Data: withXid(1000, a[:5])},
+		wal.Record{Type: durable.RecCommitPart, Data: withXid(1001, b[:7])},
+		wal.Record{Type: durable.RecCommitPart, Data: withXid(1000, a[5:12])},
+		wal.Record{Type: durable.RecCommitEnd, Data: withXid(1000, a[12:])},
+		wal.Record{Type: durable.RecCommitPart, Data: withXid(1001, b[7:])},
 	)
 	db = smallSegments(t, fs)
 	for _, k := range []string{"a1", "a2"} {
@@ -211,12 +137,12 @@ func TestRecoverySkipsUnstorableWrites(t *testing.T) {
 	longKey := bytes.Repeat([]byte{'k'}, 40000)
 	longName := string(bytes.Repeat([]byte{'n'}, 40000))
 	appendRaw(t, fs,
-		wal.Record{Type: recCommit, Data: encodeCommit(700, []writeOp{
-			{table: "t", key: []byte("ok"), value: []byte("kept")},
-			{table: "t", key: longKey, value: []byte("x")},
+		wal.Record{Type: durable.RecCommit, Data: durable.EncodeCommit(700, []durable.Write{
+			{Table: "t", Key: []byte("ok"), Value: []byte("kept")},
+			{Table: "t", Key: longKey, Value: []byte("x")},
 		})},
-		wal.Record{Type: recCreateTable, Data: []byte(longName)},
-		wal.Record{Type: recCommit, Data: encodeCommit(701, []writeOp{{table: longName, key: []byte("k"), value: []byte("x")}})},
+		wal.Record{Type: durable.RecCreateTable, Data: []byte(longName)},
+		wal.Record{Type: durable.RecCommit, Data: durable.EncodeCommit(701, []durable.Write{{Table: longName, Key: []byte("k"), Value: []byte("x")}})},
 	)
 	db = smallSegments(t, fs)
 	require.Equal(t, uint64(3), db.Stats().RecoverySkippedWrites)
@@ -231,22 +157,6 @@ func TestRecoverySkipsUnstorableWrites(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "n", string(v))
 	require.NoError(t, db.Close())
-}
-
-// TestFailedAppendDoesNotPoison: only a WAL I/O failure fails the
-// database; a record the WAL refuses fails that commit alone.
-func TestFailedAppendDoesNotPoison(t *testing.T) {
-	db := smallSegments(t, vfs.NewMem())
-	defer db.Close()
-	d := db.dur
-	err := d.appendFailed(fmt.Errorf("x: %w", wal.ErrRecordTooLarge))
-	require.Equal(t, "54000", SQLState(err))
-	require.NoError(t, d.fatalErr())
-	require.ErrorIs(t, d.appendFailed(wal.ErrClosed), ErrClosed)
-	require.NoError(t, d.fatalErr())
-	err = d.appendFailed(fmt.Errorf("%w: disk on fire", wal.ErrFatal))
-	require.Equal(t, "58030", SQLState(err))
-	require.Error(t, d.fatalErr())
 }
 
 // TestStreamedCommitsAndCheckpoints: streamed commits run concurrently

@@ -12,7 +12,7 @@ import (
 )
 
 // TestVerifyAndSalvageStreamedCommit: a transaction too large for one WAL
-// record is logged as recCommitPart records and a recCommitEnd. verify
+// record is logged as RecCommitPart records and a RecCommitEnd. verify
 // must accept them (it refused them as "unknown type") and salvage must
 // replay them (it dropped them silently, losing the transaction's rows).
 func TestVerifyAndSalvageStreamedCommit(t *testing.T) {

@@ -1,10 +1,11 @@
-package tupled
+package durable
 
 import (
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,8 +13,11 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/errs"
+	"github.com/tupled/tupled/multixact"
 	"github.com/tupled/tupled/storage"
 	"github.com/tupled/tupled/wal"
+	"github.com/tupled/tupled/xact"
 )
 
 // Durability: commit-time logical redo.
@@ -46,7 +50,7 @@ import (
 // in the backend and in the control file outside it (control.go), written
 // after the backend batch and before WAL segments are removed; Open refuses
 // a backend behind the control file, a WAL ending before its redo point, or
-// damaged files, with ErrCorrupted (XX001).
+// damaged files, with errs.ErrCorrupted (XX001).
 //
 // No transaction is in progress after recovery, so no xmax, lock or
 // multixact survives: every row comes back as one frozen version. Xids are
@@ -55,9 +59,9 @@ import (
 
 // WAL record types.
 const (
-	recCommit      wal.RecordType = 1 // xid, write set
-	recCreateTable wal.RecordType = 2 // table name
-	recXidReserve  wal.RecordType = 3 // xids below this value may have been handed out
+	RecCommit      wal.RecordType = 1 // xid, write set
+	RecCreateTable wal.RecordType = 2 // table name
+	RecXidReserve  wal.RecordType = 3 // xids below this value may have been handed out
 )
 
 const xidReserveChunk = 1 << 16
@@ -77,34 +81,36 @@ const multiIDShift = 40 // 2^40 multixacts per incarnation, 2^24 incarnations
 
 func catalogKey(name string) []byte { return append([]byte("c"), name...) }
 
-type writeOp struct {
-	table  string
-	key    []byte
-	value  []byte
-	delete bool
+// Write is one change of a transaction's write set, as its commit record
+// logs it: Value is the new value, or Delete removes the key's row.
+type Write struct {
+	Table  string
+	Key    []byte
+	Value  []byte
+	Delete bool
 }
 
-func encodeCommit(xid uint64, ws []writeOp) []byte {
+func EncodeCommit(xid uint64, ws []Write) []byte {
 	n := 2 * binary.MaxVarintLen64
 	for _, w := range ws {
-		n += 1 + 3*binary.MaxVarintLen32 + len(w.table) + len(w.key) + len(w.value)
+		n += 1 + 3*binary.MaxVarintLen32 + len(w.Table) + len(w.Key) + len(w.Value)
 	}
 	b := make([]byte, 0, n)
 	b = binary.AppendUvarint(b, xid)
 	b = binary.AppendUvarint(b, uint64(len(ws)))
 	for _, w := range ws {
 		op := byte(1)
-		if w.delete {
+		if w.Delete {
 			op = 2
 		}
 		b = append(b, op)
-		b = binary.AppendUvarint(b, uint64(len(w.table)))
-		b = append(b, w.table...)
-		b = binary.AppendUvarint(b, uint64(len(w.key)))
-		b = append(b, w.key...)
-		if !w.delete {
-			b = binary.AppendUvarint(b, uint64(len(w.value)))
-			b = append(b, w.value...)
+		b = binary.AppendUvarint(b, uint64(len(w.Table)))
+		b = append(b, w.Table...)
+		b = binary.AppendUvarint(b, uint64(len(w.Key)))
+		b = append(b, w.Key...)
+		if !w.Delete {
+			b = binary.AppendUvarint(b, uint64(len(w.Value)))
+			b = append(b, w.Value...)
 		}
 	}
 	return b
@@ -112,9 +118,9 @@ func encodeCommit(xid uint64, ws []writeOp) []byte {
 
 var errBadRecord = errors.New("tupled: malformed WAL record")
 
-// decodeCommit decodes a recCommit record (see decodeCommitStream).
-func decodeCommit(data []byte) (xid uint64, ws []writeOp, err error) {
-	xid, err = decodeCommitStream([][]byte{data}, func(w writeOp) error {
+// decodeCommit decodes a RecCommit record (see decodeCommitStream).
+func decodeCommit(data []byte) (xid uint64, ws []Write, err error) {
+	xid, err = decodeCommitStream([][]byte{data}, func(w Write) error {
 		ws = append(ws, w)
 		return nil
 	})
@@ -124,9 +130,18 @@ func decodeCommit(data []byte) (xid uint64, ws []writeOp, err error) {
 	return xid, ws, nil
 }
 
-// durable is the persistence of an on-disk DB.
-type durable struct {
-	db   *DB
+// Store is the persistence of an on-disk database: its WAL, its backend
+// and its control file (see the package comment). Open recovers it; the
+// engine then calls ReserveXid before handing out a transaction id, Commit
+// for every transaction that wrote, CreateTable and DropTable for DDL,
+// Maintain from its background loop, and Close.
+type Store struct {
+	xacts *xact.Manager
+	multi *multixact.Store
+	heap  *heap.Heap
+	log   *slog.Logger
+	cfg   Config
+
 	fs   vfs.FS
 	be   storage.Backend
 	wal  *wal.WAL
@@ -151,6 +166,9 @@ type durable struct {
 	fatal       atomic.Pointer[error]
 	checkpoints atomic.Uint64
 
+	// Maintain's state (only the engine's background loop calls it).
+	lastMaintain, lastCkptAt, ckptRetry time.Time
+
 	// skippedAtRecovery: logged writes the last recovery could not store
 	// (see redoer).
 	skippedAtRecovery atomic.Uint64
@@ -162,15 +180,15 @@ type durable struct {
 	dataDir string
 }
 
-func (d *durable) fail(err error) error {
+func (d *Store) fail(err error) error {
 	d.fatal.CompareAndSwap(nil, &err)
-	return d.fatalErr()
+	return d.FatalErr()
 }
 
-// walFailed is the error of a failed WAL Append or Sync: ErrDiskFull when
+// walFailed is the error of a failed WAL Append or Sync: errs.ErrDiskFull when
 // the WAL ran out of space (it voided the records, see wal.Options.
 // RetryNoSpace, and goes on), else the database fails.
-func (d *durable) walFailed(err error) error {
+func (d *Store) walFailed(err error) error {
 	if errors.Is(err, wal.ErrNoSpace) {
 		return diskFull(err)
 	}
@@ -178,38 +196,68 @@ func (d *durable) walFailed(err error) error {
 }
 
 func diskFull(err error) error {
-	return &opError{sentinel: ErrDiskFull, msg: "tupled: disk full: " + err.Error(), cause: err}
+	return &errs.OpError{Sentinel: errs.ErrDiskFull, Msg: "tupled: disk full: " + err.Error(), Cause: err}
 }
 
-// readable is the error a read gets on an on-disk database, if any. With
+// Readable is the error a read gets on an on-disk database, if any. With
 // SyncCommit on every commit readers can see is durable, so a failed WAL
 // or backend write leaves reads working. With SyncCommit off, a WAL that
 // died may have taken acknowledged, visible commits with it: as PostgreSQL
 // PANICs, the database then refuses reads too, so that no one sees commits
 // a reopen will not bring back.
-func (d *durable) readable() error {
+func (d *Store) Readable() error {
 	if d.sync {
 		return nil
 	}
 	if err := d.wal.Err(); err != nil {
 		return d.fail(err)
 	}
-	return d.fatalErr()
+	return d.FatalErr()
 }
 
-// fatalErr is the error every write gets once the WAL or backend failed.
-func (d *durable) fatalErr() error {
+// FatalErr is the error every write gets once the WAL or backend failed.
+func (d *Store) FatalErr() error {
 	if p := d.fatal.Load(); p != nil {
 		if errors.Is(*p, storage.ErrCorrupted) {
-			return asCorrupted(*p)
+			return AsCorrupted(*p)
 		}
-		return &opError{sentinel: ErrIO, msg: "tupled: database refuses writes after an I/O failure: " + (*p).Error(), cause: *p}
+		return &errs.OpError{Sentinel: errs.ErrIO, Msg: "tupled: database refuses writes after an I/O failure: " + (*p).Error(), Cause: *p}
 	}
 	return nil
 }
 
-func openDurable(db *DB, dir string, o *Options) (*durable, error) {
-	fs := o.FS
+// Config says how Open opens a Store.
+type Config struct {
+	FS         vfs.FS       // nil: the OS file system
+	Kind       string       // storage.KindPebble or storage.KindBbolt
+	SyncCommit bool         // Commit waits for the WAL's fsync
+	Logger     *slog.Logger // required
+	// WALSegmentSize overrides the WAL's segment size (0: its default);
+	// tests use small segments.
+	WALSegmentSize int64
+	// CheckpointInterval and CheckpointWALSize trigger checkpoints from
+	// Maintain (CheckpointWALSize <= 0: no size trigger); CacheRows is
+	// the number of rows per table eviction keeps cached.
+	CheckpointInterval time.Duration
+	CheckpointWALSize  int64
+	CacheRows          int
+}
+
+// Machinery is the engine state a Store persists and recovers into.
+type Machinery struct {
+	Xacts *xact.Manager
+	Multi *multixact.Store
+	Heap  *heap.Heap
+}
+
+// Open opens the database in dir, creating it if needed, and recovers it
+// into m (the WAL after the last checkpoint is replayed into the backend,
+// the catalog loaded into m.Heap, transaction and multixact ids advanced
+// past any handed out before) and checkpoints. Errors: errs.ErrCorrupted
+// for damaged files, errs.ErrInvalid for a directory of the other backend,
+// errs.ErrIO for any other failure to open.
+func Open(dir string, cfg Config, m Machinery) (*Store, error) {
+	fs := cfg.FS
 	if fs == nil {
 		fs = vfs.Default
 	}
@@ -222,12 +270,12 @@ func openDurable(db *DB, dir string, o *Options) (*durable, error) {
 		return nil, fmt.Errorf("tupled: sync %s: %w", dir, err)
 	}
 	kind := storage.KindPebble
-	sopts := storage.Options{FS: fs, Logger: db.log}
-	if o.Backend == Bbolt {
+	sopts := storage.Options{FS: fs, Logger: cfg.Logger}
+	if cfg.Kind == storage.KindBbolt {
 		kind = storage.KindBbolt
 		sopts.FS = nil
 	}
-	if err := checkManifest(fs, dir, o); err != nil {
+	if err := checkManifest(fs, dir, kind); err != nil {
 		return nil, err
 	}
 	be, err := storage.Open(kind, fs.PathJoin(dir, "data"), sopts)
@@ -235,8 +283,8 @@ func openDurable(db *DB, dir string, o *Options) (*durable, error) {
 		return nil, openFailed(fmt.Errorf("tupled: open %s backend: %w", kind, err))
 	}
 	be = storage.WithChecksums(be)
-	wopts := wal.Options{FS: fs, Dir: fs.PathJoin(dir, "wal"), Logger: db.log, SegmentSize: o.walSegmentSize}
-	if !*o.SyncCommit {
+	wopts := wal.Options{FS: fs, Dir: fs.PathJoin(dir, "wal"), Logger: cfg.Logger, SegmentSize: cfg.WALSegmentSize}
+	if !cfg.SyncCommit {
 		wopts.SyncInterval = 20 * time.Millisecond
 	} else {
 		// Nothing is acknowledged before its Sync: a record the WAL could
@@ -249,13 +297,14 @@ func openDurable(db *DB, dir string, o *Options) (*durable, error) {
 		be.Close()
 		return nil, openFailed(fmt.Errorf("tupled: open WAL: %w", err))
 	}
-	d := &durable{db: db, fs: fs, be: be, wal: w, sync: *o.SyncCommit, inflight: make(map[uint64]wal.LSN),
-		dir: dir, ctlBackend: backendCode(o)}
+	d := &Store{xacts: m.Xacts, multi: m.Multi, heap: m.Heap, log: cfg.Logger, cfg: cfg,
+		fs: fs, be: be, wal: w, sync: cfg.SyncCommit, inflight: make(map[uint64]wal.LSN),
+		dir: dir, ctlBackend: backendCode(kind)}
 	d.dataFS, d.dataDir = fs, fs.PathJoin(dir, "data")
 	if sopts.FS == nil {
 		d.dataFS = vfs.Default
 	}
-	ctl, hasCtl, ckpt, err := d.checkFormat(dir, o)
+	ctl, hasCtl, ckpt, err := d.checkFormat(dir, kind)
 	if err == nil {
 		d.ckptNo = ckpt
 		err = d.recover(ctl, hasCtl)
@@ -284,8 +333,8 @@ func getUvarint(be storage.Backend, key []byte) (uint64, error) {
 // the catalog and checkpoints.
 // ctl is the control file's data (hasCtl false for a new database), which
 // checkFormat found consistent with the backend.
-func (d *durable) recover(ctl controlData, hasCtl bool) (err error) {
-	defer func() { err = asCorrupted(err) }()
+func (d *Store) recover(ctl controlData, hasCtl bool) (err error) {
+	defer func() { err = AsCorrupted(err) }()
 	redo, err := getUvarint(d.be, metaRedo)
 	if err != nil {
 		return err
@@ -312,18 +361,18 @@ func (d *durable) recover(ctl controlData, hasCtl bool) (err error) {
 	err = d.wal.Replay(wal.LSN(redo), func(lsn wal.LSN, rec wal.Record) error {
 		replayed++
 		switch rec.Type {
-		case recCommit:
+		case RecCommit:
 			return rd.commit(lsn, rec.Data)
-		case recCommitPart, recCommitEnd:
-			return rd.part(lsn, rec.Data, rec.Type == recCommitEnd)
-		case recCreateTable:
+		case RecCommitPart, RecCommitEnd:
+			return rd.part(lsn, rec.Data, rec.Type == RecCommitEnd)
+		case RecCreateTable:
 			if rd.createTable(lsn, string(rec.Data)) {
 				tables[string(rec.Data)] = true
 			}
-		case recDropTable:
+		case RecDropTable:
 			rd.dropTable(string(rec.Data))
 			delete(tables, string(rec.Data))
-		case recXidReserve:
+		case RecXidReserve:
 			x, n := binary.Uvarint(rec.Data)
 			if n <= 0 {
 				return fmt.Errorf("record at %d: %w", lsn, errBadRecord)
@@ -359,26 +408,28 @@ func (d *durable) recover(ctl controlData, hasCtl bool) (err error) {
 		return err
 	}
 	d.ckptNo = ckptNo
-	d.db.multi.AdvanceID(incarnation << multiIDShift)
+	d.multi.AdvanceID(incarnation << multiIDShift)
 	if err := d.wal.RemoveBefore(end); err != nil {
 		return fmt.Errorf("tupled: recovery: %w", err)
 	}
 	d.lastCkptLSN.Store(uint64(end))
-	d.db.xacts.AdvanceXid(nextXid)
+	d.xacts.AdvanceXid(nextXid)
 	d.reserved.Store(nextXid)
-	d.db.heap.SetBackend(d.be)
+	d.heap.SetBackend(d.be)
 	for name := range tables {
-		if _, err := d.db.heap.CreateTable(name); err != nil {
+		if _, err := d.heap.CreateTable(name); err != nil {
 			return err
 		}
 	}
-	d.db.log.Info("recovered", "records_replayed", replayed, "redo_lsn", redo, "end_lsn", end, "tables", len(tables), "next_xid", nextXid)
+	d.log.Info("recovered", "records_replayed", replayed, "redo_lsn", redo, "end_lsn", end, "tables", len(tables), "next_xid", nextXid)
 	return nil
 }
 
-// reserveXid makes sure xid is below the reserved bound, writing a
-// reservation record (and waiting for it) when it is not.
-func (d *durable) reserveXid(xid uint64) error {
+// ReserveXid makes sure xid is below the reserved bound, writing a
+// reservation record (and waiting for it) when it is not: no id a previous
+// incarnation may have shown is handed out again after a crash. The engine
+// calls it before a transaction id is used.
+func (d *Store) ReserveXid(xid uint64) error {
 	if xid < d.reserved.Load() {
 		return nil
 	}
@@ -387,11 +438,11 @@ func (d *durable) reserveXid(xid uint64) error {
 	if xid < d.reserved.Load() {
 		return nil
 	}
-	if err := d.fatalErr(); err != nil {
+	if err := d.FatalErr(); err != nil {
 		return err
 	}
 	upTo := xid + xidReserveChunk
-	lsn, err := d.wal.Append(wal.Record{Type: recXidReserve, Data: binary.AppendUvarint(nil, upTo)})
+	lsn, err := d.wal.Append(wal.Record{Type: RecXidReserve, Data: binary.AppendUvarint(nil, upTo)})
 	if err == nil {
 		err = d.wal.Sync(context.Background(), lsn)
 	}
@@ -402,12 +453,13 @@ func (d *durable) reserveXid(xid uint64) error {
 	return nil
 }
 
-// createTable logs a new table and waits until the record is durable.
-func (d *durable) createTable(name string) error {
-	if err := d.fatalErr(); err != nil {
+// CreateTable logs a new table and waits until the record is durable; the
+// caller then creates it in the heap.
+func (d *Store) CreateTable(name string) error {
+	if err := d.FatalErr(); err != nil {
 		return err
 	}
-	lsn, err := d.wal.Append(wal.Record{Type: recCreateTable, Data: []byte(name)})
+	lsn, err := d.wal.Append(wal.Record{Type: RecCreateTable, Data: []byte(name)})
 	if err == nil {
 		err = d.wal.Sync(context.Background(), lsn)
 	}
@@ -417,21 +469,24 @@ func (d *durable) createTable(name string) error {
 	return nil
 }
 
-// commit makes tx's writes durable and then commits it (see the comment at
-// the top of this file).
-func (d *durable) commit(tx *Tx) error {
-	if err := d.fatalErr(); err != nil {
+// Commit makes the write set ws of transaction x durable and then commits
+// x (see the package comment): errs.ErrNoTable if ws names a table dropped
+// meanwhile, errs.ErrDiskFull when the WAL found no space (x is not
+// committed, the database goes on), errs.ErrIO after any other failure
+// (the database refuses writes from then on). x is committed only when it
+// returns nil; the caller aborts it otherwise.
+func (d *Store) Commit(x *xact.Xact, ws []Write) error {
+	if err := d.FatalErr(); err != nil {
 		return err
 	}
 	// dropMu (shared): no DROP TABLE record between the check that every
 	// table written still exists and this commit's record (tables.go).
 	d.dropMu.RLock()
-	if err := d.checkTablesExist(tx.writes); err != nil {
+	if err := d.checkTablesExist(ws); err != nil {
 		d.dropMu.RUnlock()
 		return err
 	}
-	x := tx.txn.X
-	lsn, err := d.logCommit(x.ID, tx.writes) // registers x in inflight
+	lsn, err := d.logCommit(x.ID, ws) // registers x in inflight
 	d.dropMu.RUnlock()
 	if err != nil {
 		return err
@@ -447,29 +502,28 @@ func (d *durable) commit(tx *Tx) error {
 		}
 	}
 	d.inflightMu.Lock()
-	tx.db.xacts.Commit(x)
+	d.xacts.Commit(x)
 	delete(d.inflight, x.ID)
 	d.inflightMu.Unlock()
 	return nil
 }
 
-// checkpoint writes the state as of a fresh snapshot to the backend and
+// Checkpoint writes the state as of a fresh snapshot to the backend and
 // drops the WAL before the redo point.
-func (d *durable) checkpoint() error {
+func (d *Store) Checkpoint() error {
 	d.ckMu.Lock()
 	defer d.ckMu.Unlock()
-	if err := d.fatalErr(); err != nil {
+	if err := d.FatalErr(); err != nil {
 		return err
 	}
-	db := d.db
-	x := db.xacts.BeginInternal() // holds the horizon while we read; not in Locks()
-	defer db.xacts.Abort(x)
+	x := d.xacts.BeginInternal() // holds the horizon while we read; not in Locks()
+	defer d.xacts.Abort(x)
 	// reserveMu: a reservation record is either after the redo point or
 	// already counted in reserved, never dropped with neither (xids handed
 	// out from it would be given again after a crash).
 	d.reserveMu.Lock()
 	d.inflightMu.Lock()
-	snap := db.xacts.TakeSnapshot(x)
+	snap := d.xacts.TakeSnapshot(x)
 	redo := d.wal.EndLSN()
 	for _, l := range d.inflight {
 		// l is the LSN just past the commit record, and replay starts with
@@ -496,7 +550,7 @@ func (d *durable) checkpoint() error {
 	}
 	b := d.be.NewBatch()
 	var cleans []func()
-	for _, t := range db.heap.Tables() {
+	for _, t := range d.heap.Tables() {
 		b.Set(catalogKey(t.Name), nil)
 		clean, err := t.CheckpointRows(snap, func(key, value []byte, ok bool) error {
 			if ok {
@@ -542,7 +596,7 @@ func (d *durable) checkpoint() error {
 	return nil
 }
 
-// checkpointSpace refuses, with ErrDiskFull, a checkpoint of size bytes
+// checkpointSpace refuses, with errs.ErrDiskFull, a checkpoint of size bytes
 // that the backend may not have room for. A backend that runs out of space
 // in the middle of a commit is failed for good (pebble cannot go on after a
 // failed write of its own log, and the storage layer refuses every call
@@ -553,7 +607,7 @@ func (d *durable) checkpoint() error {
 // (pebble needed about three times a 16 MiB checkpoint on a tmpfs; see
 // TestDiskFullTmpfs). A file system that cannot tell its free space (an
 // in-memory one) is not checked.
-func (d *durable) checkpointSpace(size int) error {
+func (d *Store) checkpointSpace(size int) error {
 	u, err := d.dataFS.GetDiskUsage(d.dataDir)
 	if err != nil {
 		return nil
@@ -565,8 +619,10 @@ func (d *durable) checkpointSpace(size int) error {
 	return nil
 }
 
-func (d *durable) close() error {
-	err := d.checkpoint()
+// Close checkpoints and closes the WAL and the backend. The engine calls it
+// once no call is running.
+func (d *Store) Close() error {
+	err := d.Checkpoint()
 	if e := d.wal.Close(); err == nil {
 		if errors.Is(e, wal.ErrNoSpace) {
 			// Only records voided for lack of space (failed commits) were

@@ -1,0 +1,185 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/errs"
+	"github.com/tupled/tupled/internal/tuplemode"
+)
+
+// Scans: PostgreSQL's SELECT ... FROM table WHERE <Where> [ORDER BY key
+// [DESC]] [LIMIT n] [FOR <mode> [NOWAIT | SKIP LOCKED]] over a key range,
+// run as ExecLockRows runs it above a scan node (package tupled's scan.go
+// tells the steps and what PostgreSQL 15 does in each):
+//
+//  1. visit the range in key order (or reverse) and take each key's
+//     version the snapshot sees;
+//  2. check Where on it: a row that fails is left alone (not locked, not
+//     returned, not counted);
+//  3. with a lock mode, lock it (lockVersion: under READ COMMITTED the
+//     newest version of an update chain, under REPEATABLE READ
+//     ErrSerialization), and when the version locked is not the one Where
+//     saw, check Where again on it (EvalPlanQual): failing the recheck
+//     leaves the row out, locked;
+//  4. pass copies of key and value to fn; count toward Limit.
+//
+// This is the only EvalPlanQual recheck in the module: the API's Scan and
+// Rows, and the SQL front end's locking SELECT, UPDATE and DELETE, all go
+// through it.
+
+// ScanSpec is a scan's range, order, limit, lock and qualification.
+type ScanSpec struct {
+	Start, End []byte // [Start, End); nil: unbounded
+	Prefix     []byte // only keys that begin with it (nil or empty: all)
+	Reverse    bool   // decreasing key order
+	Limit      int    // 0: none; rows passed to fn
+	Lock       bool   // lock each row in Mode with Policy
+	Mode       tuplemode.Mode
+	Policy     WaitPolicy
+	// Where is the qualification (nil: every row). It gets copies valid
+	// during the call only.
+	Where func(key, value []byte) bool
+}
+
+// prefixEnd is the smallest key greater than every key that begins with p,
+// or nil when there is none (p empty or all 0xFF).
+func prefixEnd(p []byte) []byte {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] != 0xff {
+			e := bytes.Clone(p[:i+1])
+			e[i]++
+			return e
+		}
+	}
+	return nil
+}
+
+// scanRange is the range [lo, hi) of s: [Start, End) intersected with the
+// keys that begin with Prefix; empty reports a range with no key in it.
+func scanRange(s *ScanSpec) (lo, hi []byte, empty bool) {
+	lo, hi = s.Start, s.End
+	if len(s.Prefix) > 0 {
+		if lo == nil || bytes.Compare(s.Prefix, lo) > 0 {
+			lo = s.Prefix
+		}
+		if pe := prefixEnd(s.Prefix); pe != nil && (hi == nil || bytes.Compare(pe, hi) < 0) {
+			hi = pe
+		}
+	}
+	return lo, hi, lo != nil && hi != nil && bytes.Compare(lo, hi) >= 0
+}
+
+// Scan runs the scan s over table (see the comment above), calling fn with
+// each row's key and value (the caller's own copies, in one allocation)
+// until s.Limit rows were passed; fn's error stops the scan and is
+// returned as it is. fn may call the transaction's methods; after fn
+// returns the scan stops with StillActive's error if the transaction
+// ended.
+func (tx *Tx) Scan(ctx context.Context, table string, s ScanSpec, fn func(key, value []byte) error) error {
+	snap, err := tx.start(ctx, s.Lock)
+	if err != nil {
+		return err
+	}
+	if s.Limit < 0 {
+		return tx.Fail(ctx, errs.Op(errs.ErrInvalid, fmt.Sprintf("tupled: invalid ScanOptions: negative Limit %d", s.Limit)))
+	}
+	if s.Lock {
+		if err := checkLock(s.Mode, s.Policy); err != nil {
+			return tx.Fail(ctx, err)
+		}
+	}
+	tbl, err := tx.e.table(table)
+	if err == nil {
+		err = checkKey(table, s.Start)
+	}
+	if err == nil {
+		err = checkKey(table, s.End)
+	}
+	if err == nil {
+		err = checkKey(table, s.Prefix)
+	}
+	if err != nil {
+		return tx.Fail(ctx, err)
+	}
+	lo, hi, empty := scanRange(&s)
+	if empty {
+		return nil
+	}
+	// where runs s.Where on copies of key and value in one buffer reused
+	// from row to row: Where can neither change a stored row nor keep one
+	// alive, and a filtering scan allocates once, not per row.
+	var scratch []byte
+	where := func(key, value []byte) bool {
+		if s.Where == nil {
+			return true
+		}
+		scratch = append(append(scratch[:0], key...), value...)
+		return s.Where(scratch[:len(key):len(key)], scratch[len(key):])
+	}
+	n := 0
+	var scanErr error
+	visit := func(r *heap.Row) bool {
+		if err := ctx.Err(); err != nil {
+			scanErr = tx.Fail(ctx, err)
+			return false
+		}
+		r = tbl.PinRow(r.Key()) // the row as it is now (it may have been evicted and reloaded)
+		if r == nil {
+			return true
+		}
+		defer r.Unpin()
+		r.Lock()
+		tup := tx.e.visibleVersion(r, snap)
+		r.Unlock()
+		if tup == nil || !where(r.Key(), tup.Value) {
+			return true
+		}
+		if s.Lock {
+			locked, err := tx.lockVersion(ctx, tbl, r, tup, s.Mode, s.Policy)
+			if errors.Is(err, errs.ErrNotFound) || errors.Is(err, errs.ErrSkipped) {
+				return true
+			}
+			if err != nil {
+				scanErr = tx.Fail(ctx, err)
+				return false
+			}
+			// EvalPlanQual: the version locked is a newer one; it must
+			// still qualify. If not, the row is left out but stays locked.
+			if locked != tup && !where(r.Key(), locked.Value) {
+				return true
+			}
+			tup = locked
+		}
+		// One allocation holds both copies.
+		k, value := r.Key(), tup.Value
+		buf := make([]byte, len(k)+len(value))
+		copy(buf, k)
+		copy(buf[len(k):], value)
+		err := fn(buf[:len(k):len(k)], buf[len(k):])
+		if err == nil {
+			// The callback (or, meanwhile, another goroutine) may have
+			// ended the transaction, or Close may have begun.
+			err = tx.StillActive()
+		}
+		if err != nil {
+			scanErr = err
+			return false
+		}
+		n++
+		return s.Limit == 0 || n < s.Limit
+	}
+	if s.Reverse {
+		tbl.Descend(lo, hi, visit)
+	} else {
+		tbl.Ascend(lo, hi, visit)
+	}
+	if scanErr == nil {
+		// Rows the backend could not read were skipped.
+		scanErr = tx.readFailed(ctx)
+	}
+	return scanErr
+}

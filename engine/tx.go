@@ -1,0 +1,497 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tupled/tupled/durable"
+	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/errs"
+	"github.com/tupled/tupled/internal/tuplemode"
+	"github.com/tupled/tupled/lockmgr"
+	"github.com/tupled/tupled/tuplelock"
+	"github.com/tupled/tupled/xact"
+)
+
+// WaitPolicy is what a lock request does when the row is locked in a
+// conflicting mode: PostgreSQL's LockWaitPolicy.
+type WaitPolicy = tuplelock.WaitPolicy
+
+// The wait policies.
+const (
+	Block = tuplelock.Block // wait (LockWaitBlock)
+	Skip  = tuplelock.Skip  // SKIP LOCKED (LockWaitSkip)
+	Error = tuplelock.Error // NOWAIT (LockWaitError)
+)
+
+// TxOptions configure Begin.
+type TxOptions struct {
+	RepeatableRead bool          // one snapshot for the transaction; else READ COMMITTED
+	ReadOnly       bool          // writes and locks fail with errs.ErrReadOnly
+	LockTimeout    time.Duration // 0: Config.LockTimeout
+}
+
+type txState uint8
+
+const (
+	txActive txState = iota
+	txAborted
+	txDone
+)
+
+// Tx is one transaction of the engine. Its methods are the operations of
+// package tupled's Tx, with that contract (errors and all); package tupled
+// adds the check that a Tx is used by one call at a time, and Enter/Exit
+// around each call. Every method here assumes that: one call at a time.
+type Tx struct {
+	e        *Engine
+	txn      tuplelock.Txn
+	rr       bool // REPEATABLE READ
+	readOnly bool
+
+	mu       sync.Mutex // guards state, snap, haveSnap (Rollback may come from Close's victims)
+	state    txState
+	snap     xact.Snapshot
+	haveSnap bool
+
+	// writes is the write set of an on-disk engine's transaction, logged
+	// at commit (durable.Store.Commit).
+	writes []durable.Write
+}
+
+// Begin starts a transaction: its id is assigned (and, on disk, reserved
+// in the WAL) at once, its snapshot at its first operation.
+func (e *Engine) Begin(o TxOptions) (*Tx, error) {
+	lt := o.LockTimeout
+	if lt == 0 {
+		lt = e.cfg.LockTimeout
+	}
+	x := e.xacts.Begin()
+	if e.dur != nil {
+		if err := e.dur.ReserveXid(x.ID); err != nil {
+			e.xacts.Abort(x)
+			return nil, err
+		}
+	}
+	tx := &Tx{e: e, rr: o.RepeatableRead, readOnly: o.ReadOnly}
+	tx.txn = tuplelock.NewTxn(x, e.locks.NewProc(x.ID), lt)
+	return tx, nil
+}
+
+// ID is the transaction's id (its xid).
+func (tx *Tx) ID() uint64 { return tx.txn.ID() }
+
+// start checks that tx can run an operation and returns its snapshot for
+// this operation (READ COMMITTED: a fresh one; REPEATABLE READ: the one
+// taken at the first operation).
+func (tx *Tx) start(ctx context.Context, write bool) (xact.Snapshot, error) {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if tx.e.closed.Load() {
+		return xact.Snapshot{}, errs.ErrClosed
+	}
+	switch tx.state {
+	case txDone:
+		return xact.Snapshot{}, errs.ErrTxDone
+	case txAborted:
+		return xact.Snapshot{}, errs.ErrTxAborted
+	}
+	if err := ctx.Err(); err != nil {
+		tx.abortLocked()
+		return xact.Snapshot{}, errs.Canceled(err)
+	}
+	if write && tx.readOnly {
+		tx.abortLocked()
+		return xact.Snapshot{}, errs.ErrReadOnly
+	}
+	if d := tx.e.dur; d != nil {
+		err := d.Readable()
+		if err == nil && write {
+			err = d.FatalErr()
+		}
+		if err == nil {
+			err = d.BackendError()
+		}
+		if err != nil {
+			tx.abortLocked()
+			return xact.Snapshot{}, err
+		}
+	}
+	if tx.rr {
+		if !tx.haveSnap {
+			tx.snap = tx.e.xacts.TakeSnapshot(tx.txn.Xact())
+			tx.haveSnap = true
+		}
+		return tx.snap, nil
+	}
+	return tx.e.xacts.TakeSnapshot(tx.txn.Xact()), nil
+}
+
+// Fail aborts the transaction with err (an engine or argument error),
+// unless err leaves it usable (errs.ErrNotFound, errs.ErrSkipped), and
+// returns err as the API reports it: the lock manager's deadlock, lock
+// timeout and shutdown as errs' sentinels, a context's end as 57014.
+func (tx *Tx) Fail(ctx context.Context, err error) error {
+	if err == nil || errors.Is(err, errs.ErrNotFound) || errors.Is(err, errs.ErrSkipped) {
+		return err
+	}
+	switch {
+	case errors.Is(err, lockmgr.ErrDeadlock):
+		tx.e.log.Info("deadlock detected", "tx", tx.ID(), "detail", err.Error())
+		err = errs.ErrDeadlock
+	case errors.Is(err, lockmgr.ErrLockTimeout):
+		err = errs.ErrLockTimeout
+	case errors.Is(err, lockmgr.ErrShutdown):
+		err = &errs.OpError{Sentinel: errs.ErrClosed, Msg: "terminating connection due to administrator command: the database is closing", Cause: errs.ErrAdminShutdown}
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		cause := ctx.Err()
+		if cause == nil {
+			cause = err
+		}
+		err = errs.Canceled(cause)
+	}
+	tx.mu.Lock()
+	if tx.state == txActive {
+		tx.abortLocked()
+	}
+	tx.mu.Unlock()
+	return err
+}
+
+func (tx *Tx) abortLocked() {
+	tx.state = txAborted
+	tx.e.xacts.Abort(tx.txn.Xact())
+	tx.e.aborts.Add(tx.ID(), 1)
+}
+
+// readFailed is the error of an operation during which a backend read
+// failed (a row could not be loaded: it might exist, or hold another
+// value), or nil. A read that fails loads nothing, so without this check
+// the operation would report a row as absent, or a scan would skip it.
+func (tx *Tx) readFailed(ctx context.Context) error {
+	if tx.e.dur == nil {
+		return nil
+	}
+	if err := tx.e.dur.BackendError(); err != nil {
+		return tx.Fail(ctx, err)
+	}
+	return nil
+}
+
+// visible returns the row of key, pinned (the caller unpins it), and its
+// version visible to snap.
+func (tx *Tx) visible(tbl *heap.Table, key []byte, snap xact.Snapshot) (*heap.Row, *heap.Tuple) {
+	r := tbl.PinRow(key)
+	if r == nil {
+		return nil, nil
+	}
+	r.Lock()
+	defer r.Unlock()
+	return r, tx.e.visibleVersion(r, snap)
+}
+
+// logWrite remembers a write of an on-disk engine's transaction.
+func (tx *Tx) logWrite(table string, key, value []byte, isDelete bool) {
+	if tx.e.dur != nil {
+		tx.writes = append(tx.writes, durable.Write{Table: table, Key: key, Value: value, Delete: isDelete})
+	}
+}
+
+// Get returns a copy of the value of key's version visible to the
+// snapshot, without locking or waiting; errs.ErrNotFound if none is.
+func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error) {
+	snap, err := tx.start(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := tx.e.table(table)
+	if err == nil {
+		err = checkKey(table, key)
+	}
+	if err != nil {
+		return nil, tx.Fail(ctx, err)
+	}
+	r, tup := tx.visible(tbl, key, snap)
+	if r != nil {
+		defer r.Unpin()
+	}
+	if tup == nil {
+		if err := tx.readFailed(ctx); err != nil {
+			return nil, err
+		}
+		return nil, errs.ErrNotFound
+	}
+	return bytes.Clone(tup.Value), nil
+}
+
+// checkLock refuses a mode or wait policy outside their enumerations.
+func checkLock(mode tuplemode.Mode, policy WaitPolicy) error {
+	if mode >= tuplemode.NumModes || policy < Block || policy > Error {
+		return errs.Op(errs.ErrInvalid, fmt.Sprintf("tupled: invalid lock strength or wait policy (mode %d, policy %d)", mode, policy))
+	}
+	return nil
+}
+
+// Lock locks key's row in mode, as SELECT ... FOR <mode> with policy, and
+// returns a copy of the locked version's value (EvalPlanQual's newest
+// version under READ COMMITTED).
+func (tx *Tx) Lock(ctx context.Context, table string, key []byte, mode tuplemode.Mode, policy WaitPolicy) ([]byte, error) {
+	snap, err := tx.start(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLock(mode, policy); err != nil {
+		return nil, tx.Fail(ctx, err)
+	}
+	tbl, err := tx.e.table(table)
+	if err == nil {
+		err = checkKey(table, key)
+	}
+	if err != nil {
+		return nil, tx.Fail(ctx, err)
+	}
+	r, tup := tx.visible(tbl, key, snap)
+	if r != nil {
+		defer r.Unpin()
+	}
+	if tup == nil {
+		if err := tx.readFailed(ctx); err != nil {
+			return nil, err
+		}
+		return nil, errs.ErrNotFound
+	}
+	locked, err := tx.lockVersion(ctx, tbl, r, tup, mode, policy)
+	if err != nil {
+		return nil, tx.Fail(ctx, err)
+	}
+	return bytes.Clone(locked.Value), nil
+}
+
+// lockVersion locks tup (or, under READ COMMITTED, the newest version of
+// its update chain) and returns the version locked: ExecLockRows plus
+// heapam_tuple_lock. Its caller rechecks its qualification on the version
+// returned when that is not tup (EvalPlanQual).
+func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplemode.Mode, policy WaitPolicy) (*heap.Tuple, error) {
+	eng := tx.e.tl
+	defer eng.ReleaseCarried(&tx.txn)
+	for {
+		res, err := eng.LockTuple(ctx, &tx.txn, tbl, r, tup, mode, policy, true)
+		if err != nil {
+			return nil, err
+		}
+		switch res {
+		case heap.TMOk:
+			return tup, nil
+		case heap.TMWouldBlock:
+			if policy == Skip {
+				return nil, errs.ErrSkipped
+			}
+			return nil, errs.Op(errs.ErrLockNotAvailable, fmt.Sprintf("could not obtain lock on row in relation %q", tbl.Name))
+		case heap.TMUpdated:
+			if tx.rr {
+				return nil, errs.ErrSerialization
+			}
+			tup = eng.LatestVersion(r, tup)
+		case heap.TMDeleted:
+			if tx.rr {
+				return nil, errs.ErrSerialization
+			}
+			return nil, errs.ErrNotFound
+		default:
+			return nil, errs.ErrNotFound
+		}
+	}
+}
+
+// Insert adds a row (key and value are copied), waiting like a unique
+// index for an in-progress inserter or deleter of key;
+// errs.ErrDuplicateKey if a live row has it.
+func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error {
+	if _, err := tx.start(ctx, true); err != nil {
+		return err
+	}
+	tbl, err := tx.e.table(table)
+	if err == nil {
+		err = checkKey(table, key)
+	}
+	if err == nil {
+		err = checkValue(value)
+	}
+	if err != nil {
+		return tx.Fail(ctx, err)
+	}
+	key, value = bytes.Clone(key), bytes.Clone(value)
+	err = tx.e.tl.Insert(ctx, &tx.txn, tbl, key, value)
+	if err == nil {
+		// The key's stored row could not be read: it may exist.
+		if ferr := tx.readFailed(ctx); ferr != nil {
+			return ferr
+		}
+		tx.logWrite(table, key, value, false)
+	}
+	if errors.Is(err, tuplelock.ErrDuplicateKey) {
+		err = errs.Op(errs.ErrDuplicateKey, fmt.Sprintf("duplicate key value violates unique constraint \"%s_pkey\"", table))
+	}
+	return tx.Fail(ctx, err)
+}
+
+// Write updates (value) or deletes key's row. With policy Block it waits
+// for conflicting lockers; with Error or Skip it first takes the lock the
+// write needs (FOR NO KEY UPDATE, or FOR UPDATE for a delete) with that
+// policy: "write unless locked".
+func (tx *Tx) Write(ctx context.Context, table string, key, value []byte, isDelete bool, policy WaitPolicy) error {
+	snap, err := tx.start(ctx, true)
+	if err != nil {
+		return err
+	}
+	tbl, err := tx.e.table(table)
+	if err == nil {
+		err = checkKey(table, key)
+	}
+	if err == nil {
+		err = checkValue(value)
+	}
+	if err == nil {
+		err = checkLock(0, policy)
+	}
+	if err != nil {
+		return tx.Fail(ctx, err)
+	}
+	if !isDelete {
+		value = bytes.Clone(value) // checked first: a refused value is never copied
+	}
+	r, tup := tx.visible(tbl, key, snap)
+	if r != nil {
+		defer r.Unpin()
+	}
+	if tup == nil {
+		if err := tx.readFailed(ctx); err != nil {
+			return err
+		}
+		return errs.ErrNotFound
+	}
+	if policy != Block {
+		mode := tuplemode.NoKeyExclusive
+		if isDelete {
+			mode = tuplemode.Exclusive
+		}
+		// The write that follows finds the row locked by its own
+		// transaction and does not wait.
+		if _, err := tx.lockVersion(ctx, tbl, r, tup, mode, policy); err != nil {
+			return tx.Fail(ctx, err)
+		}
+	}
+	err = tx.writeVersion(ctx, tbl, r, tup, value, isDelete)
+	if err == nil {
+		tx.logWrite(table, bytes.Clone(key), value, isDelete)
+	}
+	return tx.Fail(ctx, err)
+}
+
+// writeVersion is ExecUpdate/ExecDelete: under READ COMMITTED a concurrent
+// committed update is followed to the newest version (EvalPlanQual); under
+// REPEATABLE READ it is a serialization failure.
+func (tx *Tx) writeVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete bool) error {
+	eng := tx.e.tl
+	defer eng.ReleaseCarried(&tx.txn)
+	for {
+		res, err := eng.Update(ctx, &tx.txn, tbl, r, tup, value, isDelete)
+		if err != nil {
+			return err
+		}
+		switch res {
+		case heap.TMOk:
+			return nil
+		case heap.TMUpdated:
+			if tx.rr {
+				return errs.ErrSerialization
+			}
+			tup = eng.LatestVersion(r, tup)
+		case heap.TMDeleted:
+			if tx.rr {
+				return errs.Op(errs.ErrSerialization, "could not serialize access due to concurrent delete")
+			}
+			return errs.ErrNotFound
+		default:
+			return errs.ErrNotFound
+		}
+	}
+}
+
+// StillActive is the error a running operation stops with once the
+// transaction ended or the engine began closing under it.
+func (tx *Tx) StillActive() error {
+	if tx.e.closed.Load() {
+		return errs.ErrClosed
+	}
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	switch tx.state {
+	case txDone:
+		return errs.ErrTxDone
+	case txAborted:
+		return errs.ErrTxAborted
+	}
+	return nil
+}
+
+// Commit commits the transaction and ends it (on disk, a transaction that
+// wrote is logged first: durable.Store.Commit). See package tupled's
+// Tx.Commit for the errors.
+func (tx *Tx) Commit() error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	switch tx.state {
+	case txDone:
+		return errs.ErrTxDone
+	case txAborted:
+		tx.state = txDone
+		return errs.ErrTxAborted
+	}
+	if tx.e.closed.Load() {
+		tx.abortLocked()
+		tx.state = txDone
+		return errs.ErrClosed
+	}
+	if tx.e.dur != nil && len(tx.writes) > 0 {
+		if err := tx.e.dur.Commit(tx.txn.Xact(), tx.writes); err != nil {
+			if errors.Is(err, heap.ErrNoTable) {
+				err = tx.droppedTable()
+			}
+			tx.abortLocked()
+			tx.state = txDone
+			return err
+		}
+	} else {
+		tx.e.xacts.Commit(tx.txn.Xact())
+	}
+	tx.state = txDone
+	tx.writes = nil
+	tx.e.commits.Add(tx.ID(), 1)
+	return nil
+}
+
+// droppedTable is the error of a commit whose write set names a table
+// dropped meanwhile: errs.ErrNoTable naming the first such table.
+func (tx *Tx) droppedTable() error {
+	for _, w := range tx.writes {
+		if _, err := tx.e.heap.Table(w.Table); err != nil {
+			return noTable(w.Table)
+		}
+	}
+	return errs.ErrNoTable
+}
+
+// Rollback aborts the transaction unless it ended, and ends it.
+func (tx *Tx) Rollback() {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if tx.state == txActive {
+		tx.abortLocked()
+	}
+	tx.state = txDone
+}
