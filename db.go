@@ -10,7 +10,6 @@ import (
 
 	"github.com/tupled/tupled/engine"
 	"github.com/tupled/tupled/internal/errs"
-	"github.com/tupled/tupled/storage"
 )
 
 // DB is an open database (see Open). All methods are safe for concurrent
@@ -44,15 +43,12 @@ func Open(dir string, opts *Options) (*DB, error) {
 		return nil, errs.Op(ErrInvalid, "tupled: negative DeadlockTimeout or LockTimeout")
 	}
 	cfg := engine.Config{
-		Dir: dir, FS: o.FS, Kind: storage.KindPebble, SyncCommit: true,
+		Dir: dir, FS: o.FS, Bbolt: o.Backend == Bbolt, SyncCommit: true,
 		WALSegmentSize: o.walSegmentSize, CheckpointInterval: o.CheckpointInterval,
 		CheckpointWALSize: o.CheckpointWALSize, CacheRows: o.CacheRows,
 		DeadlockTimeout: o.DeadlockTimeout, DeadlockStrategy: o.DeadlockStrategy,
 		LockTimeout: o.LockTimeout, ShareFastPathOff: o.ShareFastPathOff,
 		VacuumInterval: o.VacuumInterval, Logger: o.Logger,
-	}
-	if o.Backend == Bbolt {
-		cfg.Kind = storage.KindBbolt
 	}
 	if o.SyncCommit != nil {
 		cfg.SyncCommit = *o.SyncCommit

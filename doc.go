@@ -322,11 +322,14 @@
 //
 // # Reading the source
 //
-// Dependencies point one way, from this package down: tuplelock (the
-// locking protocol) → heap, multixact, lockmgr (→ deadlock), xact. This
-// package also reads heap, xact, multixact and lockmgr directly (reads,
-// catalog, vacuum, introspection), and its durability code (durable.go,
-// bigcommit.go, control.go) uses wal and storage. Start with tuplelock/README.md (the
-// algorithm), then xact (ids, CSN snapshots), heap (tuples, visibility,
-// vacuum), multixact, lockmgr and deadlock/README.md.
+// Dependencies point one way, from this package down. This package is
+// the API only: it talks to one engine.Engine (package engine, the facade
+// that owns the machinery) and reads closed databases through package
+// durable (Verify, Salvage). Below the facade: tuplelock (the locking
+// protocol) → heap, multixact, lockmgr (→ deadlock), xact; and durable
+// (WAL record codec, checkpoints, recovery, control file) → wal, storage.
+// README.md's package map is generated from go list. Start with
+// engine's package doc, then tuplelock/README.md (the algorithm), xact
+// (ids, CSN snapshots), heap (tuples, visibility, vacuum), multixact,
+// lockmgr and deadlock/README.md, and durable's package doc.
 package tupled

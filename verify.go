@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/tupled/tupled/durable"
-	"github.com/tupled/tupled/storage"
 )
 
 // Verify and Salvage: the way forward from ErrCorrupted (tupled verify,
@@ -62,7 +61,7 @@ func Salvage(dir, out string, w io.Writer) (*SalvageResult, error) {
 		return nil, fmt.Errorf("tupled: salvage: %s already exists", out)
 	}
 	be := Pebble
-	if durable.DetectBackend(dir) == storage.KindBbolt {
+	if durable.UsesBbolt(dir) {
 		be = Bbolt
 	}
 	dst, err := Open(out, &Options{Backend: be, VacuumInterval: -1})

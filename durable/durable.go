@@ -20,43 +20,6 @@ import (
 	"github.com/tupled/tupled/xact"
 )
 
-// Durability: commit-time logical redo.
-//
-// A writing transaction's changes live only in memory until it commits.
-// Commit appends ONE WAL record with its write set (table, key, new value or
-// delete, in the order they were made) — or, for a write set larger than a
-// record can hold, a stream of parts ended by one record that commits them
-// (bigcommit.go) — waits until the record is durable
-// (group commit; skipped with SyncCommit off), and only then makes the
-// transaction committed and releases its row locks. A transaction that
-// wrote nothing — one that only read and locked rows — appends nothing and
-// never waits for the disk: its row locks are meaningless after a crash,
-// since every transaction of the crashed process is over.
-//
-// The backend holds the state of the last checkpoint: one committed value per
-// key. A checkpoint takes a snapshot S and a redo point R — the smallest LSN
-// of a commit record whose transaction has not yet been given its commit
-// number, or the end of the WAL — writes for every row written since the
-// previous checkpoint its version visible to S, records R, and then drops
-// WAL segments before R. Recovery loads nothing into memory: it replays
-// every commit record after R into the backend, in LSN order, and
-// checkpoints. Replay is idempotent and order-correct: two transactions that
-// wrote the same key did so one after the other's commit (the row lock), so
-// their records are in commit order; replaying records the checkpoint
-// already contains only rewrites values that a later record then sets again.
-//
-// Damage: the backend is wrapped in storage.WithChecksums (every value
-// sealed with CRC32C over key and value), and each checkpoint is numbered
-// in the backend and in the control file outside it (control.go), written
-// after the backend batch and before WAL segments are removed; Open refuses
-// a backend behind the control file, a WAL ending before its redo point, or
-// damaged files, with errs.ErrCorrupted (XX001).
-//
-// No transaction is in progress after recovery, so no xmax, lock or
-// multixact survives: every row comes back as one frozen version. Xids are
-// reserved in the WAL in ranges before they are handed out, so no id a
-// previous incarnation showed is handed out again.
-
 // WAL record types.
 const (
 	RecCommit      wal.RecordType = 1 // xid, write set
@@ -158,7 +121,7 @@ type Store struct {
 	reserved  atomic.Uint64 // xids below it are reserved in the WAL
 
 	ckMu        sync.Mutex
-	dropMu      sync.RWMutex // DROP TABLE (exclusive) vs commits logging (shared), see tables.go
+	dropMu      sync.RWMutex // DROP TABLE (exclusive) vs commits logging (shared), see drop.go
 	dir         string
 	ckptNo      uint64 // checkpoint number in the backend and the control file (control.go); ckMu
 	ctlBackend  uint8
@@ -480,7 +443,7 @@ func (d *Store) Commit(x *xact.Xact, ws []Write) error {
 		return err
 	}
 	// dropMu (shared): no DROP TABLE record between the check that every
-	// table written still exists and this commit's record (tables.go).
+	// table written still exists and this commit's record (drop.go).
 	d.dropMu.RLock()
 	if err := d.checkTablesExist(ws); err != nil {
 		d.dropMu.RUnlock()

@@ -38,6 +38,10 @@ type VerifyResult struct {
 	WALRecords int
 }
 
+// UsesBbolt reports whether the database in dir has the bbolt backend
+// (DetectBackend).
+func UsesBbolt(dir string) bool { return DetectBackend(dir) == storage.KindBbolt }
+
 // DetectBackend returns the backend kind (storage.KindPebble or
 // storage.KindBbolt) of the database in dir: the one its control file
 // names, else the one whose files are there.

@@ -18,6 +18,7 @@ import (
 	"github.com/tupled/tupled/internal/tuplemode"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/multixact"
+	"github.com/tupled/tupled/storage"
 	"github.com/tupled/tupled/tuplelock"
 	"github.com/tupled/tupled/xact"
 )
@@ -28,10 +29,11 @@ type Config struct {
 	// Dir is the database directory; "" is an in-memory engine (no
 	// durable.Store).
 	Dir string
-	// FS, Kind, SyncCommit, WALSegmentSize, CheckpointInterval,
-	// CheckpointWALSize and CacheRows configure the durable.Store.
+	// FS, Bbolt (else pebble), SyncCommit, WALSegmentSize,
+	// CheckpointInterval, CheckpointWALSize and CacheRows configure the
+	// durable.Store.
 	FS                 vfs.FS
-	Kind               string
+	Bbolt              bool
 	SyncCommit         bool
 	WALSegmentSize     int64
 	CheckpointInterval time.Duration
@@ -94,8 +96,12 @@ func Open(cfg Config) (*Engine, error) {
 	e.heap = heap.New(e.xacts, e.multi, nil)
 	e.tl = tuplelock.NewEngine(e.heap, e.xacts, e.multi, lm, cfg.ShareFastPathOff)
 	if cfg.Dir != "" {
+		kind := storage.KindPebble
+		if cfg.Bbolt {
+			kind = storage.KindBbolt
+		}
 		d, err := durable.Open(cfg.Dir, durable.Config{
-			FS: cfg.FS, Kind: cfg.Kind, SyncCommit: cfg.SyncCommit, Logger: cfg.Logger,
+			FS: cfg.FS, Kind: kind, SyncCommit: cfg.SyncCommit, Logger: cfg.Logger,
 			WALSegmentSize: cfg.WALSegmentSize, CheckpointInterval: cfg.CheckpointInterval,
 			CheckpointWALSize: cfg.CheckpointWALSize, CacheRows: cfg.CacheRows,
 		}, durable.Machinery{Xacts: e.xacts, Multi: e.multi, Heap: e.heap})

@@ -15,14 +15,9 @@ type VacuumResult struct {
 	ClogTruncatedTo uint64
 }
 
-// Vacuum reclaims what no snapshot can need: tuple versions deleted or
-// updated by transactions that committed before every live snapshot,
-// versions of aborted transactions, finished lockers in xmax (of the rows
-// it visits: a single locker's xid on an otherwise settled row is left for
-// the next visitor, see heap.Table), multixacts no transaction can need
-// (they are then garbage-collected), empty keys, and commit-status entries
-// below the oldest xid still referenced. It runs in the background every
-// Options.VacuumInterval; calling it directly is safe.
+// Vacuum runs one vacuum pass over every table (heap.Table.Vacuum) at the
+// current horizon, then garbage-collects multixacts and truncates the
+// commit log below the oldest xid still referenced. Passes are serialized.
 func (e *Engine) Vacuum() VacuumResult {
 	e.vacuumMu.Lock()
 	defer e.vacuumMu.Unlock()

@@ -12,11 +12,11 @@
 //   - Every mutation of a header or a version list goes through Table.Apply
 //     (a Change). Apply also marks a persistent table's row dirty (for the
 //     next checkpoint), notes the row for vacuum, and shows the Change to
-//     the Heap's optional ChangeHook (tests use it; the root package passes
+//     the Heap's optional ChangeHook (tests use it; package engine passes
 //     none). Exceptions, as in PostgreSQL: hint bits, and pruning/freezing
 //     by vacuum, which report a ChangeVacuum. The write-ahead log does not
-//     hook in here: the root package logs each writing transaction's write
-//     set once, at commit (logical redo, durable.go), and a checkpoint
+//     hook in here: package durable logs each writing transaction's write
+//     set once, at commit (logical redo, durable/doc.go), and a checkpoint
 //     writes the dirty rows' committed values to the backend.
 //   - A version whose Next is non-nil was updated; the successor's Xmin is
 //     the predecessor's update xid (callers verify it, as PostgreSQL checks

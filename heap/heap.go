@@ -32,7 +32,7 @@ const (
 // does not WAL-log as such either) is described by a Change and applied by
 // Table.Apply, the single place where header and version-list changes
 // happen. (The write-ahead log does not hook in here: it logs each
-// transaction's write set at commit, see the root package's durable.go.)
+// transaction's write set at commit, see package durable.)
 type Change struct {
 	Kind ChangeKind
 	Xid  uint64 // the acting transaction

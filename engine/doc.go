@@ -1,0 +1,44 @@
+// Package engine is tupled's one engine facade: an Engine is one open
+// database, with its machinery wired together behind it, and a Tx is one
+// of its transactions. Package tupled (the embedded API) is its only
+// caller: it checks what only the API knows about (a Tx used by one call
+// at a time, option defaults, the public enumerations) and converts types;
+// everything else — snapshots, visibility, row locks, EvalPlanQual, limits,
+// durability — happens here or below. Applications use package tupled;
+// the SQL front end and the wire server use package tupled too.
+//
+// # What an Engine owns
+//
+//	xact.Manager      transaction ids, commit status, snapshots
+//	multixact.Store   multixacts (several lockers of one row)
+//	heap.Heap         tables of rows, each row's versions with xmin/xmax/infomask
+//	lockmgr.Manager   heavyweight locks that order waiters, and the deadlock detector
+//	tuplelock.Engine  heap_lock_tuple, heap_update, heap_delete, insert
+//	durable.Store     WAL, backend, checkpoints, recovery (on-disk engines only)
+//
+// and a background goroutine that refreshes the prune horizon, runs vacuum
+// passes and lets the Store checkpoint and evict.
+//
+// # Dependencies
+//
+// They point one way: tupled → engine → tuplelock → heap, multixact,
+// lockmgr, xact; engine → durable → heap, storage, wal. No package below
+// engine imports it, and none of them is meant to be called by an
+// application: each one's doc says who calls it.
+//
+// # Invariants the Engine keeps
+//
+//   - Every API call is counted (Enter/Exit) while it runs, and Close
+//     waits for the count to drain after ending every lock wait: the
+//     storage is closed under no running call.
+//   - An operation on a Tx first checks the transaction (start: ended,
+//     aborted, context done, read-only, storage failed), then its
+//     arguments, then acts; any error but ErrNotFound and ErrSkipped
+//     aborts the transaction (Fail), releasing its locks at once.
+//   - A row is pinned while an operation holds it, and read or changed
+//     under its latch only.
+//   - A writing transaction on disk is committed only once
+//     durable.Store.Commit has logged its write set.
+//   - Scans are the one place where a qualification is checked and
+//     rechecked on a newer locked version (EvalPlanQual; scan.go).
+package engine
