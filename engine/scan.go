@@ -134,9 +134,14 @@ func (tx *Tx) Scan(ctx context.Context, table string, s ScanSpec, fn func(key, v
 		defer r.Unpin()
 		r.Lock()
 		tup := tx.e.visibleVersion(r, snap)
+		changed := tup != nil && s.Lock && tx.rr && tx.e.olderVersionChanged(r, tup, snap)
 		r.Unlock()
 		if tup == nil || !where(r.Key(), tup.Value) {
 			return true
+		}
+		if changed { // see visibleToChange
+			scanErr = tx.Fail(ctx, errs.ErrSerialization)
+			return false
 		}
 		if s.Lock {
 			locked, err := tx.lockVersion(ctx, tbl, r, tup, s.Mode, s.Policy)

@@ -194,6 +194,51 @@ func (tx *Tx) visible(tbl *heap.Table, key []byte, snap xact.Snapshot) (*heap.Ro
 	return r, tx.e.visibleVersion(r, snap)
 }
 
+// visibleToChange is visible for an operation that will lock or write the
+// version it returns. Under REPEATABLE READ it fails with
+// errs.ErrSerialization when an older version of the row is visible to the
+// snapshot too and was updated or deleted by a transaction that committed
+// meanwhile: that happens when this transaction inserted the key anew
+// after a concurrent delete of the row its snapshot still sees.
+// PostgreSQL keeps both heap tuples under the key; its index scan finds
+// the older one first, and locking or updating it fails with 40001
+// (testdata/spec/rr-reinsert-lock.spec). Here the key holds one row, so
+// the check is explicit.
+func (tx *Tx) visibleToChange(tbl *heap.Table, key []byte, snap xact.Snapshot) (*heap.Row, *heap.Tuple, error) {
+	r, tup := tx.visible(tbl, key, snap)
+	if tup == nil || !tx.rr {
+		return r, tup, nil
+	}
+	r.Lock()
+	changed := tx.e.olderVersionChanged(r, tup, snap)
+	r.Unlock()
+	if changed {
+		r.Unpin()
+		return nil, nil, errs.ErrSerialization
+	}
+	return r, tup, nil
+}
+
+// olderVersionChanged reports whether a version of r older than tup is
+// visible to snap and was updated or deleted by a committed transaction
+// (see visibleToChange). Latch held.
+func (e *Engine) olderVersionChanged(r *heap.Row, tup *heap.Tuple, snap xact.Snapshot) bool {
+	for _, v := range r.Versions() {
+		if v == tup {
+			return false
+		}
+		if !e.heap.SatisfiesMVCC(v, snap) {
+			continue
+		}
+		if upd := heap.UpdateXid(v); upd != 0 {
+			if st, _ := e.xacts.Status(upd); st == xact.Committed {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // logWrite remembers a write of an on-disk engine's transaction.
 func (tx *Tx) logWrite(table string, key, value []byte, isDelete bool) {
 	if tx.e.dur != nil {
@@ -254,7 +299,10 @@ func (tx *Tx) Lock(ctx context.Context, table string, key []byte, mode tuplemode
 	if err != nil {
 		return nil, tx.Fail(ctx, err)
 	}
-	r, tup := tx.visible(tbl, key, snap)
+	r, tup, err := tx.visibleToChange(tbl, key, snap)
+	if err != nil {
+		return nil, tx.Fail(ctx, err)
+	}
 	if r != nil {
 		defer r.Unpin()
 	}
@@ -364,7 +412,10 @@ func (tx *Tx) Write(ctx context.Context, table string, key, value []byte, isDele
 	if !isDelete {
 		value = bytes.Clone(value) // checked first: a refused value is never copied
 	}
-	r, tup := tx.visible(tbl, key, snap)
+	r, tup, err := tx.visibleToChange(tbl, key, snap)
+	if err != nil {
+		return tx.Fail(ctx, err)
+	}
 	if r != nil {
 		defer r.Unpin()
 	}
