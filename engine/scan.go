@@ -136,7 +136,7 @@ func (tx *Tx) Scan(ctx context.Context, table string, s ScanSpec, fn func(key, v
 		tup := tx.e.visibleVersion(r, snap)
 		changed := tup != nil && s.Lock && tx.rr && tx.e.olderVersionChanged(r, tup, snap)
 		r.Unlock()
-		if tup == nil || !where(r.Key(), tup.Value) {
+		if tup == nil || !where(r.Key(), tup.Value()) {
 			return true
 		}
 		if changed { // see visibleToChange
@@ -154,13 +154,13 @@ func (tx *Tx) Scan(ctx context.Context, table string, s ScanSpec, fn func(key, v
 			}
 			// EvalPlanQual: the version locked is a newer one; it must
 			// still qualify. If not, the row is left out but stays locked.
-			if locked != tup && !where(r.Key(), locked.Value) {
+			if locked != tup && !where(r.Key(), locked.Value()) {
 				return true
 			}
 			tup = locked
 		}
 		// One allocation holds both copies.
-		k, value := r.Key(), tup.Value
+		k, value := r.Key(), tup.Value()
 		buf := make([]byte, len(k)+len(value))
 		copy(buf, k)
 		copy(buf[len(k):], value)

@@ -270,7 +270,7 @@ func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error)
 		}
 		return nil, errs.ErrNotFound
 	}
-	return bytes.Clone(tup.Value), nil
+	return bytes.Clone(tup.Value()), nil
 }
 
 // checkLock refuses a mode or wait policy outside their enumerations.
@@ -316,7 +316,7 @@ func (tx *Tx) Lock(ctx context.Context, table string, key []byte, mode tuplemode
 	if err != nil {
 		return nil, tx.Fail(ctx, err)
 	}
-	return bytes.Clone(locked.Value), nil
+	return bytes.Clone(locked.Value()), nil
 }
 
 // lockVersion locks tup (or, under READ COMMITTED, the newest version of

@@ -59,7 +59,9 @@ func (h *Heap) newBackedStore(table string, be storage.Backend) *backedStore {
 }
 
 func frozenVersion(value []byte) *Tuple {
-	return &Tuple{Value: value, Infomask: XminFrozen | XmaxInvalid}
+	t := NewFrozenTuple(value)
+	t.applied = true
+	return t
 }
 
 // load returns the row for key, reading it from the backend if it is not in
@@ -285,7 +287,7 @@ func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, o
 		vs := r.versions
 		for i := len(vs) - 1; i >= 0; i-- {
 			if t.heap.SatisfiesMVCC(vs[i], snap) {
-				val, found = vs[i].Value, true
+				val, found = vs[i].value, true
 				break
 			}
 		}
@@ -316,8 +318,8 @@ func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, o
 // deleted was so, by transactions committed at or below csn. Latch held.
 func (h *Heap) settledAt(r *Row, csn uint64) bool {
 	for _, v := range r.versions {
-		if v.Infomask&XminFrozen != XminFrozen {
-			st, c := h.Xacts.Status(v.Xmin)
+		if v.infomask&XminFrozen != XminFrozen {
+			st, c := h.Xacts.Status(v.xmin)
 			if st == xact.InProgress || (st == xact.Committed && c > csn) {
 				return false
 			}
@@ -363,7 +365,7 @@ func (t *Table) Evict(keep int) int {
 		}
 		r.Lock()
 		if !r.dirty && !r.removed.Load() && r.pins.Load() == 0 && len(r.versions) == 1 &&
-			r.versions[0].Infomask&XminFrozen == XminFrozen && t.heap.noLiveXmax(r.versions[0]) &&
+			r.versions[0].infomask&XminFrozen == XminFrozen && t.heap.noLiveXmax(r.versions[0]) &&
 			r.markRemoved() {
 			s.mem.Remove(r)
 			t.heap.tuplesLive.Add(-1)
@@ -377,10 +379,10 @@ func (t *Table) Evict(keep int) int {
 // noLiveXmax reports whether v's xmax is empty or a finished plain locker
 // (then cleared, as the next visitor would). Latch held.
 func (h *Heap) noLiveXmax(v *Tuple) bool {
-	if v.Infomask&XmaxInvalid != 0 || v.Xmax == 0 {
+	if v.infomask&XmaxInvalid != 0 || v.xmax == 0 {
 		return true
 	}
-	if v.Infomask&XmaxIsMulti != 0 || !IsLockedOnly(v.Infomask) || h.Xacts.IsInProgress(v.Xmax) {
+	if v.infomask&XmaxIsMulti != 0 || !IsLockedOnly(v.infomask) || h.Xacts.IsInProgress(v.xmax) {
 		return false
 	}
 	h.freezeXmax(v)

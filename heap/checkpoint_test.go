@@ -33,7 +33,7 @@ func TestCheckpointRowsKeepsRowsDirtyUntilDurable(t *testing.T) {
 	insert := func(key string) {
 		tx := x.Begin()
 		r := tbl.RowForInsert([]byte(key))
-		tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: tx.ID, New: &heap.Tuple{Xmin: tx.ID, Value: []byte("v"), Infomask: heap.XmaxInvalid}})
+		tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: tx.ID, New: heap.MakeTuple(heap.TupleHeader{Xmin: tx.ID, Value: []byte("v"), Infomask: heap.XmaxInvalid})})
 		r.Unlock()
 		x.Commit(tx)
 	}

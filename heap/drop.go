@@ -51,7 +51,7 @@ func (t *Table) inUse() bool {
 		r.Lock()
 		defer r.Unlock()
 		for _, v := range r.versions {
-			if v.Infomask&XminFrozen != XminFrozen && t.heap.Xacts.IsInProgress(v.Xmin) {
+			if v.infomask&XminFrozen != XminFrozen && t.heap.Xacts.IsInProgress(v.xmin) {
 				busy = true
 			} else if t.heap.IsRunningXmax(v) {
 				busy = true

@@ -264,12 +264,14 @@ func (t *Table) Apply(r *Row, c Change) {
 			// update does (heap_page_prune runs on any page visit).
 			t.prune(r)
 		}
+		c.New.applied = true
 		r.versions = append(r.versions, c.New)
 		t.heap.tuplesLive.Add(1)
 	case ChangeUpdate:
 		t.markDirty(r)
 		setXmax(c.Old, &c)
-		c.Old.Next = c.New
+		c.Old.next = c.New
+		c.New.applied = true
 		r.versions = append(r.versions, c.New)
 		t.heap.tuplesLive.Add(1)
 		t.prune(r)
@@ -281,14 +283,14 @@ func (t *Table) Apply(r *Row, c Change) {
 		if c.Infomask&XmaxLockOnly != 0 {
 			// A lock-only xmax never keeps a ctid link: the update
 			// that made it aborted (heap_lock_tuple sets t_ctid = self).
-			c.Old.Next = nil
+			c.Old.next = nil
 		}
 	}
 }
 
 func setXmax(tup *Tuple, c *Change) {
-	tup.Xmax = c.Xmax
-	tup.Multi = c.Multi
-	tup.Infomask = tup.Infomask&^XmaxBits | c.Infomask&XmaxBits
-	tup.Infomask2 = tup.Infomask2&^KeysUpdated | c.Infomask2&KeysUpdated
+	tup.xmax = c.Xmax
+	tup.multi = c.Multi
+	tup.infomask = tup.infomask&^XmaxBits | c.Infomask&XmaxBits
+	tup.infomask2 = tup.infomask2&^KeysUpdated | c.Infomask2&KeysUpdated
 }

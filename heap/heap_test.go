@@ -78,7 +78,7 @@ func (e *env) seenKinds() []heap.ChangeKind {
 // insert adds v as a new version of key through Table.Apply.
 func (e *env) insert(key string, v *heap.Tuple) *heap.Row {
 	r := e.tbl.RowForInsert([]byte(key))
-	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: v.Xmin, New: v})
+	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: v.Xmin(), New: v})
 	r.Unlock()
 	return r
 }
@@ -94,7 +94,7 @@ func (e *env) versions(key string) []*heap.Tuple {
 	return append([]*heap.Tuple(nil), r.Versions()...)
 }
 
-func live(xmin uint64) *heap.Tuple { return &heap.Tuple{Xmin: xmin, Infomask: heap.XmaxInvalid} }
+func live(xmin uint64) *heap.Tuple { return heap.MakeTuple(heap.TupleHeader{Xmin: xmin, Infomask: heap.XmaxInvalid}) }
 
 func TestCatalog(t *testing.T) {
 	e := newEnv(t)
@@ -138,13 +138,13 @@ func TestApplyInsert(t *testing.T) {
 func TestApplyUpdate(t *testing.T) {
 	e := newEnv(t)
 	x1 := e.committed()
-	old := &heap.Tuple{Xmin: x1, Infomask: heap.XminCommitted | heap.Updated | heap.XmaxInvalid}
+	old := heap.MakeTuple(heap.TupleHeader{Xmin: x1, Infomask: heap.XminCommitted | heap.Updated | heap.XmaxInvalid})
 	r := e.insert("k", old)
 
 	upd := e.x.Begin()
 	m, err := e.ms.Create([]multixact.Member{{Xid: 99, Status: multixact.ForKeyShare}, {Xid: upd.ID, Status: multixact.NoKeyUpdate}})
 	require.NoError(t, err)
-	nv := &heap.Tuple{Xmin: upd.ID, Infomask: heap.Updated | heap.XmaxInvalid, Value: []byte("v2")}
+	nv := heap.MakeTuple(heap.TupleHeader{Xmin: upd.ID, Infomask: heap.Updated | heap.XmaxInvalid, Value: []byte("v2")})
 	r.Lock()
 	e.tbl.Apply(r, heap.Change{
 		Kind: heap.ChangeUpdate, Xid: upd.ID, Old: old, New: nv,
@@ -156,12 +156,12 @@ func TestApplyUpdate(t *testing.T) {
 	})
 	r.Unlock()
 
-	assert.Equal(t, m.ID, old.Xmax)
-	assert.Same(t, m, old.Multi)
-	assert.Equal(t, heap.XminCommitted|heap.Updated|heap.XmaxIsMulti|heap.XmaxExclLock, old.Infomask,
+	assert.Equal(t, m.ID, old.Xmax())
+	assert.Same(t, m, old.Multi())
+	assert.Equal(t, heap.XminCommitted|heap.Updated|heap.XmaxIsMulti|heap.XmaxExclLock, old.Infomask(),
 		"xmax bits replaced (XMAX_INVALID cleared), other bits kept")
-	assert.Equal(t, heap.KeysUpdated, old.Infomask2)
-	assert.Same(t, nv, old.Next, "t_ctid points to the new version")
+	assert.Equal(t, heap.KeysUpdated, old.Infomask2())
+	assert.Same(t, nv, old.Next(), "t_ctid points to the new version")
 	assert.Equal(t, []*heap.Tuple{old, nv}, e.versions("k"))
 	assert.Equal(t, int64(2), e.h.TuplesLive())
 	assert.Equal(t, []heap.ChangeKind{heap.ChangeInsert, heap.ChangeUpdate}, e.seenKinds())
@@ -172,9 +172,9 @@ func TestApplyUpdate(t *testing.T) {
 	r.Lock()
 	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: upd.ID, Old: old, Xmax: upd.ID})
 	r.Unlock()
-	assert.Zero(t, old.Infomask2)
-	assert.Nil(t, old.Multi)
-	assert.Equal(t, heap.XminCommitted|heap.Updated, old.Infomask)
+	assert.Zero(t, old.Infomask2())
+	assert.Nil(t, old.Multi())
+	assert.Equal(t, heap.XminCommitted|heap.Updated, old.Infomask())
 }
 
 // TestApplyInsertPrunesDeadVersions: a key deleted and inserted again over
@@ -186,7 +186,7 @@ func TestApplyInsertPrunesDeadVersions(t *testing.T) {
 	var last *heap.Tuple
 	for i := 0; i < 100; i++ {
 		x := e.x.Begin()
-		last = &heap.Tuple{Xmin: x.ID, Xmax: x.ID, Infomask2: heap.KeysUpdated} // inserted and deleted by x
+		last = heap.MakeTuple(heap.TupleHeader{Xmin: x.ID, Xmax: x.ID, Infomask2: heap.KeysUpdated}) // inserted and deleted by x
 		e.insert("k", last)
 		e.x.Commit(x)
 		e.h.SetPruneHorizon(e.x.Horizon())
@@ -198,7 +198,7 @@ func TestApplyInsertPrunesDeadVersions(t *testing.T) {
 	reader := e.x.Begin()
 	e.x.TakeSnapshot(reader)
 	x := e.x.Begin()
-	v := &heap.Tuple{Xmin: x.ID, Xmax: x.ID, Infomask2: heap.KeysUpdated}
+	v := heap.MakeTuple(heap.TupleHeader{Xmin: x.ID, Xmax: x.ID, Infomask2: heap.KeysUpdated})
 	e.insert("k", v)
 	e.x.Commit(x)
 	e.h.SetPruneHorizon(e.x.Horizon())
@@ -210,12 +210,12 @@ func TestApplyInsertPrunesDeadVersions(t *testing.T) {
 func TestApplyUpdatePrunesDeadVersions(t *testing.T) {
 	e := newEnv(t)
 	x1, x2 := e.committed(), e.x.Begin()
-	v1 := &heap.Tuple{Xmin: x1, Xmax: x2.ID}
+	v1 := heap.MakeTuple(heap.TupleHeader{Xmin: x1, Xmax: x2.ID})
 	e.insert("k", v1)
 	v2 := live(x2.ID)
 	r := e.tbl.Row([]byte("k"))
 	r.Lock()
-	v1.Next = v2
+	heap.SetNext(v1, v2)
 	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, New: v2})
 	r.Unlock()
 	e.x.Commit(x2)
@@ -232,7 +232,7 @@ func TestApplyUpdatePrunesDeadVersions(t *testing.T) {
 	assert.Equal(t, uint64(1), e.h.TuplesReclaimed())
 	assert.Equal(t, []heap.ChangeKind{heap.ChangeInsert, heap.ChangeInsert, heap.ChangeUpdate, heap.ChangeVacuum}, e.seenKinds(),
 		"the update is seen, then the pruning it triggers")
-	assert.Same(t, v3, v2.Next)
+	assert.Same(t, v3, v2.Next())
 }
 
 func TestApplyXmax(t *testing.T) {
@@ -247,31 +247,31 @@ func TestApplyXmax(t *testing.T) {
 	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: locker.ID, Old: v, Xmax: locker.ID,
 		Infomask: heap.XmaxLockOnly | heap.XmaxExclLock, Infomask2: heap.KeysUpdated})
 	r.Unlock()
-	assert.Equal(t, locker.ID, v.Xmax)
-	assert.Equal(t, heap.XmaxLockOnly|heap.XmaxExclLock, v.Infomask)
-	assert.Equal(t, heap.KeysUpdated, v.Infomask2)
+	assert.Equal(t, locker.ID, v.Xmax())
+	assert.Equal(t, heap.XmaxLockOnly|heap.XmaxExclLock, v.Infomask())
+	assert.Equal(t, heap.KeysUpdated, v.Infomask2())
 	assert.Equal(t, []*heap.Tuple{v}, e.versions("k"), "no new version")
 	assert.Equal(t, int64(1), e.h.TuplesLive())
 
 	// A version whose update aborted still links to the dead successor; a
 	// lock-only xmax written over it resets t_ctid.
-	dead := &heap.Tuple{Xmin: e.aborted(), Infomask: heap.XmaxInvalid}
-	v.Next = dead
+	dead := heap.MakeTuple(heap.TupleHeader{Xmin: e.aborted(), Infomask: heap.XmaxInvalid})
+	heap.SetNext(v, dead)
 	r.Lock()
 	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: locker.ID, Old: v, Xmax: locker.ID,
 		Infomask: heap.XmaxLockOnly | heap.XmaxKeyShrLock})
 	r.Unlock()
-	assert.Nil(t, v.Next, "a lock-only xmax never keeps a ctid link")
-	assert.Zero(t, v.Infomask2)
+	assert.Nil(t, v.Next(), "a lock-only xmax never keeps a ctid link")
+	assert.Zero(t, v.Infomask2())
 
 	// A delete (not lock-only) leaves Next alone.
-	v.Next = dead
+	heap.SetNext(v, dead)
 	r.Lock()
 	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: locker.ID, Old: v, Xmax: locker.ID, Infomask2: heap.KeysUpdated})
 	r.Unlock()
-	assert.Same(t, dead, v.Next)
-	assert.Equal(t, uint16(0), v.Infomask&heap.XmaxBits)
-	assert.Equal(t, heap.KeysUpdated, v.Infomask2)
+	assert.Same(t, dead, v.Next())
+	assert.Equal(t, uint16(0), v.Infomask()&heap.XmaxBits)
+	assert.Equal(t, heap.KeysUpdated, v.Infomask2())
 
 	// ChangeVacuum through Apply only reaches the hook.
 	r.Lock()

@@ -10,20 +10,88 @@ import (
 // Tuple is one version of a row: PostgreSQL's HeapTupleHeader reduced to what
 // row locking and MVCC need.
 //
-// Every field but Xmin, Value and Key is guarded by the latch of the Row the
-// tuple belongs to; Xmin and Value never change after the version is made.
+// Its header is the heap's to change: a version is made by NewTuple or
+// NewFrozenTuple, gets its initial xmax (the lockers an update carries
+// over) by SetInitialXmax before it is applied, and from then on changes
+// only through Table.Apply (a Change: xmax, infomask, t_ctid) and the
+// heap's own hint bits, pruning and freezing. Outside packages read it
+// through the accessors below. Every field but xmin and value is guarded
+// by the latch of the Row the tuple belongs to; xmin and value never
+// change after the version is made.
 type Tuple struct {
-	Xmin uint64 // inserting (or updating) transaction
-	// Xmax is the deleting/updating transaction, a locker, or — when
-	// Infomask&XmaxIsMulti — a MultiXactId, whose members Multi points to.
-	Xmax      uint64
-	Multi     *multixact.MultiXact
-	Infomask  uint16
-	Infomask2 uint16
-	// Next is t_ctid: the successor version made by an update; nil means the
+	xmin uint64 // inserting (or updating) transaction
+	// xmax is the deleting/updating transaction, a locker, or — when
+	// infomask&XmaxIsMulti — a MultiXactId, whose members multi points to.
+	xmax      uint64
+	multi     *multixact.MultiXact
+	infomask  uint16
+	infomask2 uint16
+	// next is t_ctid: the successor version made by an update; nil means the
 	// ctid points to the tuple itself (never updated, deleted, or only locked).
-	Next  *Tuple
-	Value []byte
+	next    *Tuple
+	value   []byte
+	applied bool // Table.Apply published it (SetInitialXmax refuses then)
+}
+
+// NewTuple is a version made by transaction xmin with value, no xmax yet;
+// updated marks the new version of an UPDATE (HEAP_UPDATED).
+func NewTuple(xmin uint64, value []byte, updated bool) *Tuple {
+	t := &Tuple{xmin: xmin, value: value, infomask: XmaxInvalid}
+	if updated {
+		t.infomask |= Updated
+	}
+	return t
+}
+
+// NewFrozenTuple is a version visible to every transaction (xmin frozen,
+// no xmax): a row loaded from the backend, or a test's fixture.
+func NewFrozenTuple(value []byte) *Tuple {
+	return &Tuple{value: value, infomask: XminFrozen | XmaxInvalid}
+}
+
+// SetInitialXmax gives a version not yet applied the xmax it starts with:
+// the lockers that survive an update lock its new version too (a plain
+// locker's xid with the infomask bits of its lock, or a multixact with
+// its hint bits). It panics on a version Table.Apply has published.
+func (t *Tuple) SetInitialXmax(xmax uint64, m *multixact.MultiXact, infomask, infomask2 uint16) {
+	if t.applied {
+		panic("heap: SetInitialXmax on a published tuple")
+	}
+	t.xmax, t.multi = xmax, m
+	t.infomask = t.infomask&^(XmaxBits|XmaxInvalid) | infomask
+	t.infomask2 |= infomask2
+}
+
+// Xmin is the inserting (or updating) transaction.
+func (t *Tuple) Xmin() uint64 { return t.xmin }
+
+// Xmax is the deleting or updating transaction, a locker, or, when
+// Infomask()&XmaxIsMulti, a MultiXactId whose members Multi() holds. Latch
+// held.
+func (t *Tuple) Xmax() uint64 { return t.xmax }
+
+// Multi is the multixact of a multi xmax (nil otherwise). Latch held.
+func (t *Tuple) Multi() *multixact.MultiXact { return t.multi }
+
+// Infomask is t_infomask (the Xmin*/Xmax* bits). Latch held.
+func (t *Tuple) Infomask() uint16 { return t.infomask }
+
+// Infomask2 is t_infomask2 (KeysUpdated). Latch held.
+func (t *Tuple) Infomask2() uint16 { return t.infomask2 }
+
+// Next is t_ctid: the successor an update made, or nil. Latch held.
+func (t *Tuple) Next() *Tuple { return t.next }
+
+// Value is the version's value; the caller must not modify it.
+func (t *Tuple) Value() []byte { return t.value }
+
+// SetXmaxInvalidHint sets the XmaxInvalid hint bit of a version whose
+// plain (not multi) xmax aborted, as a visitor that found it so does.
+// Latch held.
+func SetXmaxInvalidHint(t *Tuple) {
+	if t.infomask&XmaxIsMulti == 0 {
+		t.infomask |= XmaxInvalid
+	}
 }
 
 // Row is every version stored under one primary key, guarded by a short

@@ -13,19 +13,19 @@ func (h *Heap) SetPruneHorizon(csn uint64) { h.pruneHorizon.Store(csn) }
 // dead reports whether no snapshot can ever see t again: its inserter
 // aborted, or its updater/deleter committed at or below horizon.
 func (h *Heap) dead(t *Tuple, horizon uint64) bool {
-	if t.Infomask&XminFrozen != XminFrozen {
-		if t.Infomask&XminInvalid != 0 {
+	if t.infomask&XminFrozen != XminFrozen {
+		if t.infomask&XminInvalid != 0 {
 			return true
 		}
-		if t.Infomask&XminCommitted == 0 {
-			switch st, _ := h.Xacts.Status(t.Xmin); st {
+		if t.infomask&XminCommitted == 0 {
+			switch st, _ := h.Xacts.Status(t.xmin); st {
 			case xact.Aborted:
-				t.Infomask |= XminInvalid
+				t.infomask |= XminInvalid
 				return true
 			case xact.InProgress:
 				return false
 			}
-			t.Infomask |= XminCommitted
+			t.infomask |= XminCommitted
 		}
 	}
 	if horizon == 0 {
@@ -79,8 +79,8 @@ func (t *Table) pruneWith(r *Row, horizon uint64) int {
 	// updater: drop the link so the dead version can be reclaimed.
 	for _, v := range kept {
 		for _, d := range removed {
-			if v.Next == d {
-				v.Next = nil
+			if v.next == d {
+				v.next = nil
 			}
 		}
 	}
@@ -144,27 +144,27 @@ func (t *Table) vacuumRow(r *Row, horizon, freezeBelow uint64, res *VacuumResult
 	res.Removed += t.pruneWith(r, horizon)
 	pending := len(r.versions) > 1
 	for _, v := range r.versions {
-		if v.Infomask&XminFrozen != XminFrozen {
-			if v.Xmin < freezeBelow && v.Infomask&XminCommitted != 0 {
-				v.Infomask |= XminFrozen
+		if v.infomask&XminFrozen != XminFrozen {
+			if v.xmin < freezeBelow && v.infomask&XminCommitted != 0 {
+				v.infomask |= XminFrozen
 			} else {
-				ref(v.Xmin)
+				ref(v.xmin)
 				pending = true
 			}
 		}
 		h.freezeXmax(v)
-		if v.Infomask&XmaxInvalid == 0 && v.Xmax != 0 {
+		if v.infomask&XmaxInvalid == 0 && v.xmax != 0 {
 			pending = true
-			if v.Infomask&XmaxIsMulti != 0 {
+			if v.infomask&XmaxIsMulti != 0 {
 				if res.Multis == nil {
 					res.Multis = make(map[*multixact.MultiXact]struct{})
 				}
-				res.Multis[v.Multi] = struct{}{}
-				for _, m := range v.Multi.Members {
+				res.Multis[v.multi] = struct{}{}
+				for _, m := range v.multi.Members {
 					ref(m.Xid)
 				}
 			} else {
-				ref(v.Xmax)
+				ref(v.xmax)
 			}
 		}
 	}
@@ -181,41 +181,41 @@ func (t *Table) vacuumRow(r *Row, horizon, freezeBelow uint64, res *VacuumResult
 
 // freezeXmax drops an xmax that no longer means anything. Latch held.
 func (h *Heap) freezeXmax(v *Tuple) {
-	if v.Infomask&XmaxInvalid != 0 || v.Xmax == 0 {
+	if v.infomask&XmaxInvalid != 0 || v.xmax == 0 {
 		return
 	}
 	clearXmax := func() {
-		v.Xmax, v.Multi = 0, nil
-		v.Infomask = v.Infomask&^XmaxBits | XmaxInvalid
-		v.Infomask2 &^= KeysUpdated
+		v.xmax, v.multi = 0, nil
+		v.infomask = v.infomask&^XmaxBits | XmaxInvalid
+		v.infomask2 &^= KeysUpdated
 	}
-	if v.Infomask&XmaxIsMulti != 0 {
-		if v.Multi != nil && h.multiRunning(v) {
+	if v.infomask&XmaxIsMulti != 0 {
+		if v.multi != nil && h.multiRunning(v) {
 			return
 		}
 		upd, status := uint64(0), uint8(0)
-		if v.Multi != nil {
-			u, s := v.Multi.UpdateXid()
+		if v.multi != nil {
+			u, s := v.multi.UpdateXid()
 			upd, status = u, uint8(s)
 		}
-		if upd != 0 && !IsLockedOnly(v.Infomask) && h.Xacts.DidCommit(upd) {
+		if upd != 0 && !IsLockedOnly(v.infomask) && h.Xacts.DidCommit(upd) {
 			// RETURN_IS_XID: keep just the committed updater.
-			v.Xmax, v.Multi = upd, nil
-			v.Infomask = v.Infomask&^XmaxBits | XmaxCommitted
+			v.xmax, v.multi = upd, nil
+			v.infomask = v.infomask&^XmaxBits | XmaxCommitted
 			if status == 5 { // multixact.Update
-				v.Infomask2 |= KeysUpdated
+				v.infomask2 |= KeysUpdated
 			} else {
-				v.Infomask2 &^= KeysUpdated
+				v.infomask2 &^= KeysUpdated
 			}
 			return
 		}
 		clearXmax()
 		return
 	}
-	if h.Xacts.IsInProgress(v.Xmax) {
+	if h.Xacts.IsInProgress(v.xmax) {
 		return
 	}
-	if IsLockedOnly(v.Infomask) || !h.Xacts.DidCommit(v.Xmax) {
+	if IsLockedOnly(v.infomask) || !h.Xacts.DidCommit(v.xmax) {
 		clearXmax()
 	}
 }

@@ -15,8 +15,8 @@ import (
 func (e *env) chain(key string, v1, v2 *heap.Tuple) *heap.Row {
 	r := e.insert(key, v1)
 	r.Lock()
-	v1.Next = v2
-	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: v2.Xmin, New: v2})
+	heap.SetNext(v1, v2)
+	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: v2.Xmin(), New: v2})
 	r.Unlock()
 	return r
 }
@@ -25,7 +25,7 @@ func TestVacuumRemovesVersionsDeadBelowHorizon(t *testing.T) {
 	e := newEnv(t)
 	ins := e.committed()
 	updater := e.x.Begin()
-	v1 := &heap.Tuple{Xmin: ins, Xmax: updater.ID}
+	v1 := heap.MakeTuple(heap.TupleHeader{Xmin: ins, Xmax: updater.ID})
 	v2 := live(updater.ID)
 	e.chain("k", v1, v2)
 
@@ -50,7 +50,7 @@ func TestVacuumRemovesVersionsDeadBelowHorizon(t *testing.T) {
 
 	// Horizon 0 prunes nothing that needs a horizon.
 	deleter := e.x.Begin()
-	v2.Xmax, v2.Infomask, v2.Infomask2 = deleter.ID, 0, heap.KeysUpdated
+	heap.SetXmax(v2, deleter.ID, 0, heap.KeysUpdated)
 	e.x.Commit(deleter)
 	assert.Zero(t, e.tbl.Vacuum(0, 0).Removed)
 	assert.Equal(t, 1, e.tbl.Vacuum(e.x.Horizon(), 0).Removed)
@@ -64,7 +64,7 @@ func TestVacuumRemovesAbortedVersionsAndUnlinksEmptyRows(t *testing.T) {
 	// An aborted update: v1 stays (its xmax is cleared), v2 goes, and v1
 	// no longer links to it.
 	ins, abortedUpd := e.committed(), e.aborted()
-	v1 := &heap.Tuple{Xmin: ins, Xmax: abortedUpd}
+	v1 := heap.MakeTuple(heap.TupleHeader{Xmin: ins, Xmax: abortedUpd})
 	v2 := live(abortedUpd)
 	e.chain("k", v1, v2)
 
@@ -77,9 +77,9 @@ func TestVacuumRemovesAbortedVersionsAndUnlinksEmptyRows(t *testing.T) {
 	assert.Nil(t, e.tbl.Row([]byte("gone")), "the empty row is unlinked")
 	assert.Equal(t, 1, e.tbl.CachedRows())
 	assert.Equal(t, []*heap.Tuple{v1}, e.versions("k"))
-	assert.Nil(t, v1.Next, "no link to the removed successor")
-	assert.Zero(t, v1.Xmax, "the aborted updater is cleared from xmax")
-	assert.NotZero(t, v1.Infomask&heap.XmaxInvalid)
+	assert.Nil(t, v1.Next(), "no link to the removed successor")
+	assert.Zero(t, v1.Xmax(), "the aborted updater is cleared from xmax")
+	assert.NotZero(t, v1.Infomask()&heap.XmaxInvalid)
 
 	// Inserting the key again makes a fresh row.
 	r := e.tbl.RowForInsert([]byte("gone"))
@@ -110,13 +110,13 @@ func TestVacuumFreezesXminBelowCutoff(t *testing.T) {
 	cutoff := e.x.FreezeCutoff(e.x.Horizon())
 	require.Equal(t, running.ID, cutoff)
 	res := e.tbl.Vacuum(e.x.Horizon(), x2) // freeze below x2 only
-	assert.Equal(t, heap.XminFrozen, v1.Infomask&heap.XminFrozen, "x1 < cutoff: frozen")
-	assert.Equal(t, heap.XminCommitted, v2.Infomask&heap.XminFrozen, "x2 not below the cutoff: only hinted")
-	assert.Zero(t, v3.Infomask&heap.XminFrozen, "running inserter: untouched")
+	assert.Equal(t, heap.XminFrozen, v1.Infomask()&heap.XminFrozen, "x1 < cutoff: frozen")
+	assert.Equal(t, heap.XminCommitted, v2.Infomask()&heap.XminFrozen, "x2 not below the cutoff: only hinted")
+	assert.Zero(t, v3.Infomask()&heap.XminFrozen, "running inserter: untouched")
 	assert.Equal(t, x2, res.MinXidRef, "frozen xmins are no longer referenced")
 
 	res = e.tbl.Vacuum(e.x.Horizon(), cutoff)
-	assert.Equal(t, heap.XminFrozen, v2.Infomask&heap.XminFrozen)
+	assert.Equal(t, heap.XminFrozen, v2.Infomask()&heap.XminFrozen)
 	assert.Equal(t, running.ID, res.MinXidRef)
 
 	// A frozen version stays visible after the clog is truncated past it.
@@ -131,9 +131,9 @@ func TestVacuumClearsFinishedLockers(t *testing.T) {
 	ins := e.committed()
 	lockerDone, lockerAborted := e.committed(), e.aborted()
 	running := e.x.Begin()
-	done := &heap.Tuple{Xmin: ins, Xmax: lockerDone, Infomask: heap.XmaxLockOnly | heap.XmaxExclLock, Infomask2: heap.KeysUpdated}
-	abt := &heap.Tuple{Xmin: ins, Xmax: lockerAborted, Infomask: heap.XmaxLockOnly | heap.XmaxKeyShrLock}
-	held := &heap.Tuple{Xmin: ins, Xmax: running.ID, Infomask: heap.XmaxLockOnly | heap.XmaxShrLock}
+	done := heap.MakeTuple(heap.TupleHeader{Xmin: ins, Xmax: lockerDone, Infomask: heap.XmaxLockOnly | heap.XmaxExclLock, Infomask2: heap.KeysUpdated})
+	abt := heap.MakeTuple(heap.TupleHeader{Xmin: ins, Xmax: lockerAborted, Infomask: heap.XmaxLockOnly | heap.XmaxKeyShrLock})
+	held := heap.MakeTuple(heap.TupleHeader{Xmin: ins, Xmax: running.ID, Infomask: heap.XmaxLockOnly | heap.XmaxShrLock})
 	e.insert("a", done)
 	e.insert("b", abt)
 	e.insert("c", held)
@@ -141,13 +141,13 @@ func TestVacuumClearsFinishedLockers(t *testing.T) {
 	res := e.tbl.Vacuum(e.x.Horizon(), 0)
 	assert.Zero(t, res.Removed, "a locked version is not dead")
 	for _, v := range []*heap.Tuple{done, abt} {
-		assert.Zero(t, v.Xmax)
-		assert.Nil(t, v.Multi)
-		assert.Equal(t, heap.XmaxInvalid, v.Infomask&heap.XmaxBits, "lock bits gone, XMAX_INVALID set")
-		assert.Zero(t, v.Infomask2&heap.KeysUpdated)
+		assert.Zero(t, v.Xmax())
+		assert.Nil(t, v.Multi())
+		assert.Equal(t, heap.XmaxInvalid, v.Infomask()&heap.XmaxBits, "lock bits gone, XMAX_INVALID set")
+		assert.Zero(t, v.Infomask2()&heap.KeysUpdated)
 	}
-	assert.Equal(t, running.ID, held.Xmax, "a running locker stays")
-	assert.Equal(t, heap.XmaxLockOnly|heap.XmaxShrLock, held.Infomask&heap.XmaxBits)
+	assert.Equal(t, running.ID, held.Xmax(), "a running locker stays")
+	assert.Equal(t, heap.XmaxLockOnly|heap.XmaxShrLock, held.Infomask()&heap.XmaxBits)
 	assert.Equal(t, ins, res.MinXidRef, "xmins are not frozen (cutoff 0) and still referenced")
 
 	res = e.tbl.Vacuum(e.x.Horizon(), running.ID)
@@ -174,9 +174,9 @@ func TestVacuumMultixacts(t *testing.T) {
 	e.x.Commit(noKeyUpd)
 
 	deleted := withMulti(ins, mk(mb(lockerDone, multixact.ForKeyShare), mb(keyUpd.ID, multixact.Update)), multiUpd)
-	deleted.Infomask2 = heap.KeysUpdated
+	heap.SetInfomask2(deleted, heap.KeysUpdated)
 	updated := withMulti(ins, mk(mb(lockerDone, multixact.ForKeyShare), mb(noKeyUpd.ID, multixact.NoKeyUpdate)), multiUpd)
-	updated.Infomask2 = heap.KeysUpdated // must be cleared: a no-key update
+	heap.SetInfomask2(updated, heap.KeysUpdated) // must be cleared: a no-key update
 	locksDone := withMulti(ins, mk(mb(lockerDone, multixact.ForShare), mb(abortedUpd, multixact.ForShare)), multiLock)
 	abortedU := withMulti(ins, mk(mb(lockerDone, multixact.ForKeyShare), mb(abortedUpd, multixact.NoKeyUpdate)), multiUpd)
 	stillRunning := withMulti(ins, mk(mb(lockerDone, multixact.ForShare), mb(running.ID, multixact.ForShare)), multiLock)
@@ -188,27 +188,27 @@ func TestVacuumMultixacts(t *testing.T) {
 	assert.Zero(t, res.Removed)
 
 	// A committed updater replaces the multixact (RETURN_IS_XID).
-	assert.Equal(t, keyUpd.ID, deleted.Xmax)
-	assert.Nil(t, deleted.Multi)
-	assert.Equal(t, heap.XmaxCommitted, deleted.Infomask&heap.XmaxBits)
-	assert.Equal(t, heap.KeysUpdated, deleted.Infomask2, "Update keeps KEYS_UPDATED")
-	assert.Equal(t, noKeyUpd.ID, updated.Xmax)
-	assert.Nil(t, updated.Multi)
-	assert.Equal(t, heap.XmaxCommitted, updated.Infomask&heap.XmaxBits)
-	assert.Zero(t, updated.Infomask2, "NoKeyUpdate has no KEYS_UPDATED")
+	assert.Equal(t, keyUpd.ID, deleted.Xmax())
+	assert.Nil(t, deleted.Multi())
+	assert.Equal(t, heap.XmaxCommitted, deleted.Infomask()&heap.XmaxBits)
+	assert.Equal(t, heap.KeysUpdated, deleted.Infomask2(), "Update keeps KEYS_UPDATED")
+	assert.Equal(t, noKeyUpd.ID, updated.Xmax())
+	assert.Nil(t, updated.Multi())
+	assert.Equal(t, heap.XmaxCommitted, updated.Infomask()&heap.XmaxBits)
+	assert.Zero(t, updated.Infomask2(), "NoKeyUpdate has no KEYS_UPDATED")
 	assert.Equal(t, keyUpd.ID, heap.UpdateXid(deleted))
 
 	// Nothing anyone needs: the xmax is invalidated.
 	for _, v := range []*heap.Tuple{locksDone, abortedU} {
-		assert.Zero(t, v.Xmax)
-		assert.Nil(t, v.Multi)
-		assert.Equal(t, heap.XmaxInvalid, v.Infomask&heap.XmaxBits)
+		assert.Zero(t, v.Xmax())
+		assert.Nil(t, v.Multi())
+		assert.Equal(t, heap.XmaxInvalid, v.Infomask()&heap.XmaxBits)
 	}
 
 	// A multixact with a running member is left alone, and its members
 	// are referenced.
-	assert.NotNil(t, stillRunning.Multi)
-	assert.Equal(t, heap.XmaxIsMulti|multiLock, stillRunning.Infomask&heap.XmaxBits)
+	assert.NotNil(t, stillRunning.Multi())
+	assert.Equal(t, heap.XmaxIsMulti|multiLock, stillRunning.Infomask()&heap.XmaxBits)
 	assert.Equal(t, ins, res.MinXidRef)
 	res = e.tbl.Vacuum(e.x.Horizon(), running.ID)
 	assert.Equal(t, lockerDone, res.MinXidRef, "the finished member of a live multixact still counts")

@@ -27,22 +27,22 @@ func (r TMResult) String() string {
 // It returns false when the version does not exist for self (aborted or
 // still-running inserter other than self).
 func (h *Heap) xminOK(t *Tuple, self uint64) bool {
-	im := t.Infomask
+	im := t.infomask
 	if im&XminFrozen == XminFrozen || im&XminCommitted != 0 {
 		return true
 	}
 	if im&XminInvalid != 0 {
 		return false
 	}
-	if t.Xmin == self {
+	if t.xmin == self {
 		return true
 	}
-	switch st, _ := h.Xacts.Status(t.Xmin); st {
+	switch st, _ := h.Xacts.Status(t.xmin); st {
 	case xact.Committed:
-		t.Infomask |= XminCommitted
+		t.infomask |= XminCommitted
 		return true
 	case xact.Aborted:
-		t.Infomask |= XminInvalid
+		t.infomask |= XminInvalid
 		return false
 	}
 	return false
@@ -51,17 +51,17 @@ func (h *Heap) xminOK(t *Tuple, self uint64) bool {
 // UpdateXid returns the transaction that updated or deleted t (0 if its xmax
 // is only a lock or empty): HeapTupleHeaderGetUpdateXid.
 func UpdateXid(t *Tuple) uint64 {
-	if t.Infomask&XmaxInvalid != 0 || IsLockedOnly(t.Infomask) || t.Xmax == 0 {
+	if t.infomask&XmaxInvalid != 0 || IsLockedOnly(t.infomask) || t.xmax == 0 {
 		return 0
 	}
-	if t.Infomask&XmaxIsMulti != 0 {
-		if t.Multi == nil {
+	if t.infomask&XmaxIsMulti != 0 {
+		if t.multi == nil {
 			return 0
 		}
-		x, _ := t.Multi.UpdateXid()
+		x, _ := t.multi.UpdateXid()
 		return x
 	}
-	return t.Xmax
+	return t.xmax
 }
 
 // SatisfiesMVCC is HeapTupleSatisfiesMVCC: is version t visible to snap?
@@ -70,19 +70,19 @@ func (h *Heap) SatisfiesMVCC(t *Tuple, snap xact.Snapshot) bool {
 	if !h.xminOK(t, snap.Self) {
 		return false
 	}
-	if t.Infomask&XminFrozen != XminFrozen && t.Xmin != snap.Self {
-		if _, csn := h.Xacts.Status(t.Xmin); csn > snap.CSN {
+	if t.infomask&XminFrozen != XminFrozen && t.xmin != snap.Self {
+		if _, csn := h.Xacts.Status(t.xmin); csn > snap.CSN {
 			return false // committed after the snapshot was taken
 		}
 	}
-	if t.Infomask&XmaxInvalid != 0 {
+	if t.infomask&XmaxInvalid != 0 {
 		return true
 	}
-	if t.Infomask&XmaxCommitted != 0 {
-		if t.Xmax == snap.Self {
+	if t.infomask&XmaxCommitted != 0 {
+		if t.xmax == snap.Self {
 			return false
 		}
-		_, csn := h.Xacts.Status(t.Xmax)
+		_, csn := h.Xacts.Status(t.xmax)
 		return csn > snap.CSN
 	}
 	upd := UpdateXid(t)
@@ -97,13 +97,13 @@ func (h *Heap) SatisfiesMVCC(t *Tuple, snap xact.Snapshot) bool {
 	case xact.InProgress:
 		return true
 	case xact.Aborted:
-		if t.Infomask&XmaxIsMulti == 0 {
-			t.Infomask |= XmaxInvalid
+		if t.infomask&XmaxIsMulti == 0 {
+			t.infomask |= XmaxInvalid
 		}
 		return true
 	}
-	if t.Infomask&XmaxIsMulti == 0 {
-		t.Infomask |= XmaxCommitted
+	if t.infomask&XmaxIsMulti == 0 {
+		t.infomask |= XmaxCommitted
 	}
 	return csn > snap.CSN
 }
@@ -114,8 +114,8 @@ func (h *Heap) SatisfiesUpdate(t *Tuple, self uint64) TMResult {
 	if !h.xminOK(t, self) {
 		return TMInvisible
 	}
-	im := t.Infomask
-	if im&XmaxInvalid != 0 || t.Xmax == 0 {
+	im := t.infomask
+	if im&XmaxInvalid != 0 || t.xmax == 0 {
 		return TMOk
 	}
 	if im&XmaxCommitted != 0 {
@@ -123,24 +123,24 @@ func (h *Heap) SatisfiesUpdate(t *Tuple, self uint64) TMResult {
 	}
 	if IsLockedOnly(im) {
 		if im&XmaxIsMulti != 0 {
-			if t.Multi != nil && h.multiRunning(t) {
+			if t.multi != nil && h.multiRunning(t) {
 				return TMBeingModified
 			}
-			t.Infomask |= XmaxInvalid
+			t.infomask |= XmaxInvalid
 			return TMOk
 		}
-		if h.Xacts.IsInProgress(t.Xmax) {
+		if h.Xacts.IsInProgress(t.xmax) {
 			return TMBeingModified // includes our own lock (since 9.5)
 		}
-		t.Infomask |= XmaxInvalid
+		t.infomask |= XmaxInvalid
 		return TMOk
 	}
 	if im&XmaxIsMulti != 0 {
-		if t.Multi == nil {
-			t.Infomask |= XmaxInvalid // reclaimed: nobody can be running
+		if t.multi == nil {
+			t.infomask |= XmaxInvalid // reclaimed: nobody can be running
 			return TMOk
 		}
-		upd, _ := t.Multi.UpdateXid()
+		upd, _ := t.multi.UpdateXid()
 		if upd == self {
 			return TMInvisible // we updated it in an earlier command
 		}
@@ -154,42 +154,42 @@ func (h *Heap) SatisfiesUpdate(t *Tuple, self uint64) TMResult {
 		if h.multiRunning(t) {
 			return TMBeingModified
 		}
-		t.Infomask |= XmaxInvalid
+		t.infomask |= XmaxInvalid
 		return TMOk
 	}
-	if t.Xmax == self {
+	if t.xmax == self {
 		return TMInvisible
 	}
-	switch st, _ := h.Xacts.Status(t.Xmax); st {
+	switch st, _ := h.Xacts.Status(t.xmax); st {
 	case xact.InProgress:
 		return TMBeingModified
 	case xact.Committed:
-		t.Infomask |= XmaxCommitted
+		t.infomask |= XmaxCommitted
 		return updatedOrDeleted(t)
 	}
-	t.Infomask |= XmaxInvalid
+	t.infomask |= XmaxInvalid
 	return TMOk
 }
 
 func updatedOrDeleted(t *Tuple) TMResult {
-	if t.Next != nil {
+	if t.next != nil {
 		return TMUpdated
 	}
 	return TMDeleted
 }
 
 func (h *Heap) multiRunning(t *Tuple) bool {
-	return multixact.IsRunning(t.Multi, h.Xacts)
+	return multixact.IsRunning(t.multi, h.Xacts)
 }
 
 // IsRunningXmax reports whether t's xmax names a transaction (or multixact
 // member) still in progress.
 func (h *Heap) IsRunningXmax(t *Tuple) bool {
-	if t.Infomask&XmaxInvalid != 0 || t.Xmax == 0 {
+	if t.infomask&XmaxInvalid != 0 || t.xmax == 0 {
 		return false
 	}
-	if t.Infomask&XmaxIsMulti != 0 {
-		return t.Multi != nil && h.multiRunning(t)
+	if t.infomask&XmaxIsMulti != 0 {
+		return t.multi != nil && h.multiRunning(t)
 	}
-	return h.Xacts.IsInProgress(t.Xmax)
+	return h.Xacts.IsInProgress(t.xmax)
 }

@@ -52,7 +52,7 @@ func mb(xid uint64, s multixact.Status) multixact.Member {
 
 // withMulti makes a tuple inserted by xmin whose xmax is m, with IS_MULTI and im.
 func withMulti(xmin uint64, m *multixact.MultiXact, im uint16) *heap.Tuple {
-	return &heap.Tuple{Xmin: xmin, Xmax: m.ID, Multi: m, Infomask: heap.XmaxIsMulti | im}
+	return heap.MakeTuple(heap.TupleHeader{Xmin: xmin, Xmax: m.ID, Multi: m, Infomask: heap.XmaxIsMulti | im})
 }
 
 const (
@@ -76,36 +76,36 @@ func TestSatisfiesMVCC(t *testing.T) {
 		{"inserter committed after the snapshot (hinted, still invisible)", func(w *world) *heap.Tuple { return live(w.late) }, false, xmaxInv | xminC},
 		{"own insert", func(w *world) *heap.Tuple { return live(w.me) }, true, xmaxInv},
 		{"XMIN_INVALID hint", func(w *world) *heap.Tuple {
-			return &heap.Tuple{Xmin: w.ins, Infomask: xmaxInv | heap.XminInvalid}
+			return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Infomask: xmaxInv | heap.XminInvalid})
 		}, false, xmaxInv | heap.XminInvalid},
 		{"frozen xmin is visible to every snapshot", func(w *world) *heap.Tuple {
-			return &heap.Tuple{Xmin: w.late, Infomask: xmaxInv | heap.XminFrozen}
+			return heap.MakeTuple(heap.TupleHeader{Xmin: w.late, Infomask: xmaxInv | heap.XminFrozen})
 		}, true, xmaxInv | heap.XminFrozen},
 		{"locked by a running xid", func(w *world) *heap.Tuple {
-			return &heap.Tuple{Xmin: w.ins, Xmax: w.run, Infomask: lockOnly | heap.XmaxExclLock}
+			return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.run, Infomask: lockOnly | heap.XmaxExclLock})
 		}, true, xminC | lockOnly | heap.XmaxExclLock},
 		{"locked by a committed xid", func(w *world) *heap.Tuple {
-			return &heap.Tuple{Xmin: w.ins, Xmax: w.old, Infomask: lockOnly | heap.XmaxKeyShrLock}
+			return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.old, Infomask: lockOnly | heap.XmaxKeyShrLock})
 		}, true, xminC | lockOnly | heap.XmaxKeyShrLock},
 		{"own lock", func(w *world) *heap.Tuple {
-			return &heap.Tuple{Xmin: w.ins, Xmax: w.me, Infomask: lockOnly | heap.XmaxExclLock}
+			return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.me, Infomask: lockOnly | heap.XmaxExclLock})
 		}, true, xminC | lockOnly | heap.XmaxExclLock},
-		{"updater running", func(w *world) *heap.Tuple { return &heap.Tuple{Xmin: w.ins, Xmax: w.run} }, true, xminC},
+		{"updater running", func(w *world) *heap.Tuple { return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.run}) }, true, xminC},
 		{"updater committed before the snapshot", func(w *world) *heap.Tuple {
-			return &heap.Tuple{Xmin: w.ins, Xmax: w.old}
+			return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.old})
 		}, false, xminC | heap.XmaxCommitted},
 		{"updater committed after the snapshot", func(w *world) *heap.Tuple {
-			return &heap.Tuple{Xmin: w.ins, Xmax: w.late}
+			return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.late})
 		}, true, xminC | heap.XmaxCommitted},
 		{"XMAX_COMMITTED hint, committed after the snapshot", func(w *world) *heap.Tuple {
-			return &heap.Tuple{Xmin: w.ins, Xmax: w.late, Infomask: xminC | heap.XmaxCommitted}
+			return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.late, Infomask: xminC | heap.XmaxCommitted})
 		}, true, xminC | heap.XmaxCommitted},
 		{"XMAX_COMMITTED hint, committed before the snapshot", func(w *world) *heap.Tuple {
-			return &heap.Tuple{Xmin: w.ins, Xmax: w.old, Infomask: xminC | heap.XmaxCommitted}
+			return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.old, Infomask: xminC | heap.XmaxCommitted})
 		}, false, xminC | heap.XmaxCommitted},
-		{"updater aborted", func(w *world) *heap.Tuple { return &heap.Tuple{Xmin: w.ins, Xmax: w.abt} }, true, xminC | xmaxInv},
-		{"own update", func(w *world) *heap.Tuple { return &heap.Tuple{Xmin: w.ins, Xmax: w.me} }, false, xminC},
-		{"own insert, own delete", func(w *world) *heap.Tuple { return &heap.Tuple{Xmin: w.me, Xmax: w.me} }, false, 0},
+		{"updater aborted", func(w *world) *heap.Tuple { return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.abt}) }, true, xminC | xmaxInv},
+		{"own update", func(w *world) *heap.Tuple { return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.me}) }, false, xminC},
+		{"own insert, own delete", func(w *world) *heap.Tuple { return heap.MakeTuple(heap.TupleHeader{Xmin: w.me, Xmax: w.me}) }, false, 0},
 		{"lock-only multixact", func(w *world) *heap.Tuple {
 			return withMulti(w.ins, w.multi(mb(w.run, multixact.ForShare), mb(w.me, multixact.ForShare)), multiLock)
 		}, true, xminC | heap.XmaxIsMulti | multiLock},
@@ -129,7 +129,7 @@ func TestSatisfiesMVCC(t *testing.T) {
 			w := newWorld(t)
 			tup := c.tup(w)
 			assert.Equal(t, c.visible, w.h.SatisfiesMVCC(tup, w.snap))
-			assert.Equal(t, c.after, tup.Infomask, "infomask after (hint bits): got %#x want %#x", tup.Infomask, c.after)
+			assert.Equal(t, c.after, tup.Infomask(), "infomask after (hint bits): got %#x want %#x", tup.Infomask(), c.after)
 			// Asking again (now from the hint bits) gives the same answer.
 			assert.Equal(t, c.visible, w.h.SatisfiesMVCC(tup, w.snap), "second call")
 		})
@@ -137,7 +137,7 @@ func TestSatisfiesMVCC(t *testing.T) {
 }
 
 func TestSatisfiesUpdate(t *testing.T) {
-	withNext := func(tp *heap.Tuple) *heap.Tuple { tp.Next = &heap.Tuple{Xmin: tp.Xmax}; return tp }
+	withNext := func(tp *heap.Tuple) *heap.Tuple { heap.SetNext(tp, heap.MakeTuple(heap.TupleHeader{Xmin: tp.Xmax()})); return tp }
 	for _, c := range []struct {
 		name  string
 		tup   func(w *world) *heap.Tuple
@@ -150,38 +150,38 @@ func TestSatisfiesUpdate(t *testing.T) {
 		{"own insert", func(w *world) *heap.Tuple { return live(w.me) }, heap.TMOk, xmaxInv},
 		{"committed after my snapshot: still TM_Ok (not a snapshot test)", func(w *world) *heap.Tuple { return live(w.late) }, heap.TMOk, xmaxInv | xminC},
 		// no xmax
-		{"xmax 0", func(w *world) *heap.Tuple { return &heap.Tuple{Xmin: w.ins} }, heap.TMOk, xminC},
+		{"xmax 0", func(w *world) *heap.Tuple { return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins}) }, heap.TMOk, xminC},
 		{"XMAX_INVALID hint over a stale xmax", func(w *world) *heap.Tuple {
-			return &heap.Tuple{Xmin: w.ins, Xmax: w.run, Infomask: xmaxInv}
+			return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.run, Infomask: xmaxInv})
 		}, heap.TMOk, xminC | xmaxInv},
 		// plain lock-only xmax
 		{"locked by a running xid", func(w *world) *heap.Tuple {
-			return &heap.Tuple{Xmin: w.ins, Xmax: w.run, Infomask: lockOnly | heap.XmaxShrLock}
+			return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.run, Infomask: lockOnly | heap.XmaxShrLock})
 		}, heap.TMBeingModified, xminC | lockOnly | heap.XmaxShrLock},
 		{"own lock is TM_BeingModified", func(w *world) *heap.Tuple {
-			return &heap.Tuple{Xmin: w.ins, Xmax: w.me, Infomask: lockOnly | heap.XmaxKeyShrLock}
+			return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.me, Infomask: lockOnly | heap.XmaxKeyShrLock})
 		}, heap.TMBeingModified, xminC | lockOnly | heap.XmaxKeyShrLock},
 		{"locker committed: lock gone", func(w *world) *heap.Tuple {
-			return &heap.Tuple{Xmin: w.ins, Xmax: w.old, Infomask: lockOnly | heap.XmaxExclLock}
+			return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.old, Infomask: lockOnly | heap.XmaxExclLock})
 		}, heap.TMOk, xminC | lockOnly | heap.XmaxExclLock | xmaxInv},
 		{"locker aborted: lock gone", func(w *world) *heap.Tuple {
-			return &heap.Tuple{Xmin: w.ins, Xmax: w.abt, Infomask: lockOnly | heap.XmaxKeyShrLock}
+			return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.abt, Infomask: lockOnly | heap.XmaxKeyShrLock})
 		}, heap.TMOk, xminC | lockOnly | heap.XmaxKeyShrLock | xmaxInv},
 		// plain updater
-		{"updater running", func(w *world) *heap.Tuple { return &heap.Tuple{Xmin: w.ins, Xmax: w.run} }, heap.TMBeingModified, xminC},
+		{"updater running", func(w *world) *heap.Tuple { return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.run}) }, heap.TMBeingModified, xminC},
 		{"updater committed, successor exists", func(w *world) *heap.Tuple {
-			return withNext(&heap.Tuple{Xmin: w.ins, Xmax: w.old})
+			return withNext(heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.old}))
 		}, heap.TMUpdated, xminC | heap.XmaxCommitted},
 		{"deleter committed", func(w *world) *heap.Tuple {
-			return &heap.Tuple{Xmin: w.ins, Xmax: w.late, Infomask2: heap.KeysUpdated}
+			return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.late, Infomask2: heap.KeysUpdated})
 		}, heap.TMDeleted, xminC | heap.XmaxCommitted},
 		{"XMAX_COMMITTED hint", func(w *world) *heap.Tuple {
-			return &heap.Tuple{Xmin: w.ins, Xmax: w.old, Infomask: xminC | heap.XmaxCommitted}
+			return heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.old, Infomask: xminC | heap.XmaxCommitted})
 		}, heap.TMDeleted, xminC | heap.XmaxCommitted},
 		{"updater aborted", func(w *world) *heap.Tuple {
-			return withNext(&heap.Tuple{Xmin: w.ins, Xmax: w.abt})
+			return withNext(heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.abt}))
 		}, heap.TMOk, xminC | xmaxInv},
-		{"own update", func(w *world) *heap.Tuple { return withNext(&heap.Tuple{Xmin: w.ins, Xmax: w.me}) }, heap.TMInvisible, xminC},
+		{"own update", func(w *world) *heap.Tuple { return withNext(heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.me})) }, heap.TMInvisible, xminC},
 		// multixact, lock-only
 		{"lock-only multixact with a running member", func(w *world) *heap.Tuple {
 			return withMulti(w.ins, w.multi(mb(w.old, multixact.ForShare), mb(w.run, multixact.ForShare)), multiLock)
@@ -207,7 +207,7 @@ func TestSatisfiesUpdate(t *testing.T) {
 		}, heap.TMUpdated, xminC | heap.XmaxIsMulti | multiUpd},
 		{"multixact, deleter committed", func(w *world) *heap.Tuple {
 			tp := withMulti(w.ins, w.multi(mb(w.late, multixact.Update), mb(w.run, multixact.ForKeyShare)), multiUpd)
-			tp.Infomask2 = heap.KeysUpdated
+			heap.SetInfomask2(tp, heap.KeysUpdated)
 			return tp
 		}, heap.TMDeleted, xminC | heap.XmaxIsMulti | multiUpd},
 		{"multixact, own update", func(w *world) *heap.Tuple {
@@ -219,7 +219,7 @@ func TestSatisfiesUpdate(t *testing.T) {
 			tup := c.tup(w)
 			got := w.h.SatisfiesUpdate(tup, w.me)
 			assert.Equal(t, c.want, got, "got %v want %v", got, c.want)
-			assert.Equal(t, c.after, tup.Infomask, "infomask after (hint bits): got %#x want %#x", tup.Infomask, c.after)
+			assert.Equal(t, c.after, tup.Infomask(), "infomask after (hint bits): got %#x want %#x", tup.Infomask(), c.after)
 			assert.Equal(t, c.want, w.h.SatisfiesUpdate(tup, w.me), "second call, from the hint bits")
 		})
 	}
@@ -230,20 +230,20 @@ func TestHintBitsFollowLaterFates(t *testing.T) {
 	// the lock gone. A running multixact member likewise.
 	w := newWorld(t)
 	locker := w.x.Begin()
-	tup := &heap.Tuple{Xmin: w.ins, Xmax: locker.ID, Infomask: lockOnly | heap.XmaxKeyShrLock}
+	tup := heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: locker.ID, Infomask: lockOnly | heap.XmaxKeyShrLock})
 	assert.Equal(t, heap.TMBeingModified, w.h.SatisfiesUpdate(tup, w.me))
-	assert.Zero(t, tup.Infomask&xmaxInv)
+	assert.Zero(t, tup.Infomask()&xmaxInv)
 	w.x.Commit(locker)
 	assert.Equal(t, heap.TMOk, w.h.SatisfiesUpdate(tup, w.me))
-	assert.NotZero(t, tup.Infomask&xmaxInv)
+	assert.NotZero(t, tup.Infomask()&xmaxInv)
 
 	updater := w.x.Begin()
 	tup = withMulti(w.ins, w.multi(mb(w.abt, multixact.ForShare), mb(updater.ID, multixact.Update)), multiUpd)
 	assert.Equal(t, heap.TMBeingModified, w.h.SatisfiesUpdate(tup, w.me))
 	w.x.Abort(updater)
 	assert.Equal(t, heap.TMOk, w.h.SatisfiesUpdate(tup, w.me))
-	assert.NotZero(t, tup.Infomask&xmaxInv, "no member runs and the updater aborted: now hinted invalid")
-	assert.Zero(t, tup.Infomask&heap.XmaxCommitted)
+	assert.NotZero(t, tup.Infomask()&xmaxInv, "no member runs and the updater aborted: now hinted invalid")
+	assert.Zero(t, tup.Infomask()&heap.XmaxCommitted)
 }
 
 func TestUpdateXid(t *testing.T) {
@@ -255,13 +255,13 @@ func TestUpdateXid(t *testing.T) {
 		want uint64
 	}{
 		{"no xmax", live(w.ins), 0},
-		{"xmax 0 without hint", &heap.Tuple{Xmin: w.ins}, 0},
-		{"invalid hint", &heap.Tuple{Xmin: w.ins, Xmax: w.old, Infomask: xmaxInv}, 0},
-		{"lock only", &heap.Tuple{Xmin: w.ins, Xmax: w.old, Infomask: lockOnly | heap.XmaxExclLock}, 0},
-		{"plain updater", &heap.Tuple{Xmin: w.ins, Xmax: w.old}, w.old},
+		{"xmax 0 without hint", heap.MakeTuple(heap.TupleHeader{Xmin: w.ins}), 0},
+		{"invalid hint", heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.old, Infomask: xmaxInv}), 0},
+		{"lock only", heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.old, Infomask: lockOnly | heap.XmaxExclLock}), 0},
+		{"plain updater", heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.old}), w.old},
 		{"multixact updater", withMulti(w.ins, m, multiUpd), w.old},
 		{"lock-only multixact", withMulti(w.ins, m, multiLock), 0},
-		{"multixact pointer missing", &heap.Tuple{Xmin: w.ins, Xmax: 7, Infomask: heap.XmaxIsMulti}, 0},
+		{"multixact pointer missing", heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: 7, Infomask: heap.XmaxIsMulti}), 0},
 	} {
 		assert.Equal(t, c.want, heap.UpdateXid(c.tup), c.name)
 	}
@@ -270,14 +270,14 @@ func TestUpdateXid(t *testing.T) {
 func TestIsRunningXmax(t *testing.T) {
 	w := newWorld(t)
 	assert.False(t, w.h.IsRunningXmax(live(w.ins)))
-	assert.False(t, w.h.IsRunningXmax(&heap.Tuple{Xmin: w.ins}))
-	assert.True(t, w.h.IsRunningXmax(&heap.Tuple{Xmin: w.ins, Xmax: w.run, Infomask: lockOnly | heap.XmaxKeyShrLock}))
-	assert.True(t, w.h.IsRunningXmax(&heap.Tuple{Xmin: w.ins, Xmax: w.run}))
-	assert.False(t, w.h.IsRunningXmax(&heap.Tuple{Xmin: w.ins, Xmax: w.old}))
-	assert.False(t, w.h.IsRunningXmax(&heap.Tuple{Xmin: w.ins, Xmax: w.run, Infomask: xmaxInv}))
+	assert.False(t, w.h.IsRunningXmax(heap.MakeTuple(heap.TupleHeader{Xmin: w.ins})))
+	assert.True(t, w.h.IsRunningXmax(heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.run, Infomask: lockOnly | heap.XmaxKeyShrLock})))
+	assert.True(t, w.h.IsRunningXmax(heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.run})))
+	assert.False(t, w.h.IsRunningXmax(heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.old})))
+	assert.False(t, w.h.IsRunningXmax(heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: w.run, Infomask: xmaxInv})))
 	assert.True(t, w.h.IsRunningXmax(withMulti(w.ins, w.multi(mb(w.old, multixact.ForShare), mb(w.run, multixact.ForShare)), multiLock)))
 	assert.False(t, w.h.IsRunningXmax(withMulti(w.ins, w.multi(mb(w.old, multixact.ForShare), mb(w.abt, multixact.ForShare)), multiLock)))
-	assert.False(t, w.h.IsRunningXmax(&heap.Tuple{Xmin: w.ins, Xmax: 7, Infomask: heap.XmaxIsMulti}), "reclaimed multixact")
+	assert.False(t, w.h.IsRunningXmax(heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: 7, Infomask: heap.XmaxIsMulti})), "reclaimed multixact")
 }
 
 func TestTMResultString(t *testing.T) {

@@ -155,7 +155,7 @@ func tupleTag(tbl *heap.Table, r *heap.Row) lockmgr.Tag {
 // xmaxChanged is xmax_infomask_changed plus the raw xmax comparison.
 func xmaxChanged(t *heap.Tuple, xwait uint64, im uint16) bool {
 	const mask = heap.XmaxIsMulti | heap.XmaxLockOnly | heap.LockMask
-	return t.Xmax != xwait || t.Infomask&mask != im&mask
+	return t.Xmax() != xwait || t.Infomask()&mask != im&mask
 }
 
 // waitXacts waits (per policy) for the running transactions among xids.
@@ -283,7 +283,7 @@ func (e *Engine) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 			r.Unlock()
 			return heap.TMOk, err
 		}
-		xwait, im, im2, multi := tup.Xmax, tup.Infomask, tup.Infomask2, tup.Multi
+		xwait, im, im2, multi := tup.Xmax(), tup.Infomask(), tup.Infomask2(), tup.Multi()
 		if first && res == heap.TMBeingModified && heap.IsLockedOnly(im) &&
 			((mode == KeyShare && im2&heap.KeysUpdated == 0) || (mode == Share && !heap.IsExclLocked(im))) {
 			// Only lockers, none of them conflicting: no sleep, no update
@@ -431,7 +431,7 @@ func (e *Engine) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 // invalid, only a lock, or an update that aborted; TMUpdated/TMDeleted if
 // the update committed. Latch held.
 func (e *Engine) afterSleep(tup *heap.Tuple) heap.TMResult {
-	if tup.Infomask&heap.XmaxInvalid != 0 || heap.IsLockedOnly(tup.Infomask) {
+	if tup.Infomask()&heap.XmaxInvalid != 0 || heap.IsLockedOnly(tup.Infomask()) {
 		return heap.TMOk
 	}
 	upd := heap.UpdateXid(tup)
@@ -440,14 +440,12 @@ func (e *Engine) afterSleep(tup *heap.Tuple) heap.TMResult {
 	}
 	switch st, _ := e.xacts.Status(upd); st {
 	case xact.Aborted:
-		if tup.Infomask&heap.XmaxIsMulti == 0 {
-			tup.Infomask |= heap.XmaxInvalid
-		}
+		heap.SetXmaxInvalidHint(tup)
 		return heap.TMOk
 	case xact.InProgress:
 		return heap.TMBeingModified
 	}
-	if tup.Next != nil {
+	if tup.Next() != nil {
 		return heap.TMUpdated
 	}
 	return heap.TMDeleted
@@ -490,16 +488,16 @@ func alreadyHeld(xwait uint64, im, im2 uint16, multi *multixact.MultiXact, me ui
 
 // memberList returns the (xid, status) entries of t's xmax. Latch held.
 func memberList(t *heap.Tuple) []multixact.Member {
-	if t.Infomask&heap.XmaxInvalid != 0 || t.Xmax == 0 {
+	if t.Infomask()&heap.XmaxInvalid != 0 || t.Xmax() == 0 {
 		return nil
 	}
-	if t.Infomask&heap.XmaxIsMulti != 0 {
-		if t.Multi == nil {
+	if t.Infomask()&heap.XmaxIsMulti != 0 {
+		if t.Multi() == nil {
 			return nil
 		}
-		return t.Multi.Members
+		return t.Multi().Members
 	}
-	return []multixact.Member{{Xid: t.Xmax, Status: oldStatus(t.Infomask, t.Infomask2)}}
+	return []multixact.Member{{Xid: t.Xmax(), Status: oldStatus(t.Infomask(), t.Infomask2())}}
 }
 
 // lockUpdatedTuple is heap_lock_updated_tuple: lock every newer version of
@@ -510,15 +508,15 @@ func (e *Engine) lockUpdatedTuple(ctx context.Context, tx *Txn, tbl *heap.Table,
 	me := tx.ID()
 	r.Lock()
 	prior := heap.UpdateXid(tup)
-	v := tup.Next
+	v := tup.Next()
 	r.Unlock()
 	for v != nil && prior != 0 {
 		r.Lock()
-		if v.Xmin != prior {
+		if v.Xmin() != prior {
 			r.Unlock()
 			return heap.TMOk, nil
 		}
-		if st, _ := e.xacts.Status(v.Xmin); st == xact.Aborted {
+		if st, _ := e.xacts.Status(v.Xmin()); st == xact.Aborted {
 			r.Unlock()
 			return heap.TMOk, nil
 		}
@@ -536,7 +534,7 @@ func (e *Engine) lockUpdatedTuple(ctx context.Context, tx *Txn, tbl *heap.Table,
 				wait = mb.Xid
 			case st == xact.Committed && mb.Status.IsUpdate() && c:
 				res := heap.TMDeleted
-				if v.Next != nil {
+				if v.Next() != nil {
 					res = heap.TMUpdated
 				}
 				r.Unlock()
@@ -559,12 +557,12 @@ func (e *Engine) lockUpdatedTuple(ctx context.Context, tx *Txn, tbl *heap.Table,
 				return 0, err
 			}
 		}
-		if v.Infomask&heap.XmaxInvalid != 0 || v.Next == nil || heap.IsLockedOnly(v.Infomask) {
+		if v.Infomask()&heap.XmaxInvalid != 0 || v.Next() == nil || heap.IsLockedOnly(v.Infomask()) {
 			r.Unlock()
 			return heap.TMOk, nil
 		}
 		prior = heap.UpdateXid(v)
-		v = v.Next
+		v = v.Next()
 		r.Unlock()
 	}
 	return heap.TMOk, nil
@@ -576,12 +574,12 @@ func (e *Engine) LatestVersion(r *heap.Row, tup *heap.Tuple) *heap.Tuple {
 	r.Lock()
 	defer r.Unlock()
 	for {
-		next := tup.Next
+		next := tup.Next()
 		if next == nil {
 			return tup
 		}
 		upd := heap.UpdateXid(tup)
-		if upd == 0 || next.Xmin != upd {
+		if upd == 0 || next.Xmin() != upd {
 			return tup
 		}
 		if st, _ := e.xacts.Status(upd); st != xact.Committed {

@@ -97,7 +97,7 @@ type header struct {
 func (r *rig) header(row *heap.Row, tup *heap.Tuple) header {
 	row.Lock()
 	defer row.Unlock()
-	return header{tup.Xmax, tup.Multi, tup.Infomask & heap.XmaxBits, tup.Infomask2 & heap.KeysUpdated}
+	return header{tup.Xmax(), tup.Multi(), tup.Infomask() & heap.XmaxBits, tup.Infomask2() & heap.KeysUpdated}
 }
 
 func (h header) bits() string { return formatBits(h.im, h.im2) }
@@ -264,7 +264,7 @@ func TestKeyShareOverInProgressNonKeyUpdate(t *testing.T) {
 	vs := r.versions(row)
 	require.Len(t, vs, 2)
 	v2 := vs[1]
-	require.Same(t, v2, v1.Next)
+	require.Same(t, v2, v1.Next())
 
 	require.Equal(t, heap.TMOk, r.lock(t2, row, v1, KeyShare))
 	assert.Zero(t, r.lm.Stats().LockWaits, "no wait")
@@ -341,8 +341,8 @@ func TestUpdateKeepsKeyShareLocker(t *testing.T) {
 		assert.Equal(t, "XMAX_IS_MULTI XMAX_EXCL_LOCK", h1.bits())
 
 		v2 := r.versions(row)[1]
-		assert.Equal(t, updater.ID(), v2.Xmin)
-		assert.Equal(t, []byte("v2"), v2.Value)
+		assert.Equal(t, updater.ID(), v2.Xmin())
+		assert.Equal(t, []byte("v2"), v2.Value())
 		h2 := r.header(row, v2)
 		assert.Equal(t, locker.ID(), h2.xmax, "the locker is carried to the new version")
 		assert.Equal(t, "XMAX_LOCK_ONLY XMAX_KEYSHR_LOCK", h2.bits())
@@ -409,8 +409,8 @@ func TestInsertWaitsForInProgressInserter(t *testing.T) {
 			require.NoError(t, receive(t, done))
 			vs := r.versions(r.tbl.Row([]byte("k")))
 			require.Len(t, vs, 1, "the aborted insert's version is pruned by the next insert")
-			assert.Equal(t, t2.ID(), vs[0].Xmin)
-			assert.Equal(t, []byte("b"), vs[0].Value)
+			assert.Equal(t, t2.ID(), vs[0].Xmin())
+			assert.Equal(t, []byte("b"), vs[0].Value())
 		})
 	}
 }
@@ -830,7 +830,7 @@ func TestConcurrentLockersAndUpdatersNeverConflict(t *testing.T) {
 		vs := row.Versions()
 		var first *heap.Tuple
 		for _, v := range vs {
-			if st, _ := r.x.Status(v.Xmin); st == xact.Committed || v.Xmin == tx.ID() {
+			if st, _ := r.x.Status(v.Xmin()); st == xact.Committed || v.Xmin() == tx.ID() {
 				first = v
 				break
 			}

@@ -57,7 +57,7 @@ func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.R
 		}
 		lockerRemains := false
 		if res == heap.TMBeingModified {
-			xwait, im, multi := tup.Xmax, tup.Infomask, tup.Multi
+			xwait, im, multi := tup.Xmax(), tup.Infomask(), tup.Multi()
 			if im&heap.XmaxIsMulti != 0 {
 				if e.multiConflicts(multi, me, mode) {
 					currentIsMember := false
@@ -82,7 +82,7 @@ func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.R
 				if upd, _ := multi.UpdateXid(); upd != 0 && !heap.IsLockedOnly(im) {
 					if st, _ := e.xacts.Status(upd); st == xact.Committed {
 						res = heap.TMUpdated
-						if tup.Next == nil {
+						if tup.Next() == nil {
 							res = heap.TMDeleted
 						}
 					}
@@ -123,18 +123,14 @@ func (e *Engine) applyUpdate(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me u
 		tbl.Apply(r, c)
 		return nil
 	}
-	nt := &heap.Tuple{Xmin: me, Value: value, Infomask: heap.Updated | heap.XmaxInvalid}
-	if lockerRemains && tup.Infomask&heap.XmaxInvalid == 0 && tup.Xmax != 0 {
+	nt := heap.NewTuple(me, value, true)
+	if lockerRemains && tup.Infomask()&heap.XmaxInvalid == 0 && tup.Xmax() != 0 {
 		// The lockers that survive the update lock the new version too.
-		nt.Xmax = tup.Xmax
-		nt.Infomask &^= heap.XmaxInvalid
-		if tup.Infomask&heap.XmaxIsMulti != 0 {
-			nt.Multi = tup.Multi
-			im, im2 := multiHintBits(tup.Multi)
-			nt.Infomask |= im
-			nt.Infomask2 |= im2
+		if tup.Infomask()&heap.XmaxIsMulti != 0 {
+			im, im2 := multiHintBits(tup.Multi())
+			nt.SetInitialXmax(tup.Xmax(), tup.Multi(), heap.XmaxIsMulti|im, im2)
 		} else {
-			nt.Infomask |= heap.XmaxKeyShrLock | heap.XmaxLockOnly
+			nt.SetInitialXmax(tup.Xmax(), nil, heap.XmaxKeyShrLock|heap.XmaxLockOnly, 0)
 		}
 	}
 	c.Kind = heap.ChangeUpdate
@@ -192,7 +188,7 @@ func (e *Engine) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, valu
 			}
 			continue
 		}
-		tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: me, New: &heap.Tuple{Xmin: me, Value: value, Infomask: heap.XmaxInvalid}})
+		tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: me, New: heap.NewTuple(me, value, false)})
 		r.Unlock()
 		return nil
 	}
@@ -201,12 +197,12 @@ func (e *Engine) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, valu
 // uniqueCheck looks at every version of the key with a "dirty snapshot".
 func (e *Engine) uniqueCheck(r *heap.Row, me uint64) (wait uint64, dup bool) {
 	for _, v := range r.Versions() {
-		if v.Infomask&heap.XminFrozen != heap.XminFrozen && v.Xmin != me {
-			switch st, _ := e.xacts.Status(v.Xmin); st {
+		if v.Infomask()&heap.XminFrozen != heap.XminFrozen && v.Xmin() != me {
+			switch st, _ := e.xacts.Status(v.Xmin()); st {
 			case xact.Aborted:
 				continue
 			case xact.InProgress:
-				return v.Xmin, false
+				return v.Xmin(), false
 			}
 		}
 		upd := heap.UpdateXid(v)
@@ -240,5 +236,5 @@ func (e *Engine) Members(t *heap.Tuple) (multi bool, live []multixact.Member) {
 	slices.SortFunc(live, func(a, b multixact.Member) int {
 		return cmp.Or(cmp.Compare(a.Xid, b.Xid), cmp.Compare(a.Status, b.Status))
 	})
-	return t.Infomask&heap.XmaxIsMulti != 0, live
+	return t.Infomask()&heap.XmaxIsMulti != 0, live
 }

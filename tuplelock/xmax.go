@@ -95,7 +95,7 @@ type newXmax struct {
 // table of tuplelock/README.md, evaluated top-down; "restart" re-evaluates
 // as if the old xmax were invalid (label l5 in PostgreSQL).
 func (e *Engine) computeNewXmax(tup *heap.Tuple, me uint64, mode Mode, isUpdate bool) (newXmax, error) {
-	return e.computeNewXmaxFrom(tup.Xmax, tup.Infomask, tup.Infomask2, tup.Multi, me, mode, isUpdate)
+	return e.computeNewXmaxFrom(tup.Xmax(), tup.Infomask(), tup.Infomask2(), tup.Multi(), me, mode, isUpdate)
 }
 
 // computeNewXmaxFrom is computeNewXmax on a copy of the xmax fields: it reads

@@ -79,21 +79,20 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 		}
 
 		// The old xmax: none, a plain xid, or a multixact.
-		tup := &heap.Tuple{Infomask: heap.XminFrozen}
+		tup := heap.NewFrozenTuple(nil) // xmax invalid
 		var old []multixact.Member
 		switch kind := rapid.IntRange(0, 2).Draw(rt, "kind"); kind {
 		case 0:
-			tup.Infomask |= heap.XmaxInvalid
 		case 1:
 			m := member(xs[rapid.IntRange(0, n-1).Draw(rt, "xmax")].ID)
 			old = []multixact.Member{m}
-			tup.Xmax = m.Xid
+			var im, im2 uint16
 			if !m.Status.IsUpdate() {
-				tup.Infomask, tup.Infomask2 = lockBits(Mode(m.Status))
-				tup.Infomask |= heap.XminFrozen
+				im, im2 = lockBits(Mode(m.Status))
 			} else if m.Status == multixact.Update {
-				tup.Infomask2 = heap.KeysUpdated
+				im2 = heap.KeysUpdated
 			}
+			tup.SetInitialXmax(m.Xid, nil, im, im2)
 		default:
 			k := rapid.IntRange(1, 4).Draw(rt, "members")
 			for range k {
@@ -104,10 +103,8 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 				rt.Skip("two updaters")
 			}
 			old = m.Members
-			tup.Xmax, tup.Multi = m.ID, m
 			im, im2 := multiHintBits(m)
-			tup.Infomask |= im
-			tup.Infomask2 = im2
+			tup.SetInitialXmax(m.ID, m, im, im2)
 		}
 
 		// What must survive: other running members and a committed
@@ -117,7 +114,7 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 		for _, m := range old {
 			switch {
 			case m.Xid == me:
-				if tup.Multi == nil {
+				if tup.Multi() == nil {
 					ownOld, hasOwnOld = m.Status.LockMode(), true
 				}
 			case fate[m.Xid] == "running" || fate[m.Xid] == "committed" && m.Status.IsUpdate():
@@ -180,7 +177,7 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 		if nx.im != im || nx.im2 != im2 {
 			rt.Fatalf("bits %s, want %s for %v", formatBits(nx.im, nx.im2), formatBits(im, im2), got)
 		}
-		if tup.Multi == nil && len(mustKeep) == 0 && !(e.shareFastPathOff && !isUpdate) {
+		if tup.Multi() == nil && len(mustKeep) == 0 && !(e.shareFastPathOff && !isUpdate) {
 			rt.Fatalf("a multixact %v for nothing to remember (old %v)", got, old)
 		}
 	})

@@ -201,9 +201,8 @@ func (w *xmaxWorld) parseMembers(s string) ([]multixact.Member, error) {
 
 // parseOld builds the version whose xmax the case describes.
 func (w *xmaxWorld) parseOld(s string) (*heap.Tuple, error) {
-	tup := &heap.Tuple{Xmin: 0, Infomask: heap.XminFrozen}
+	tup := heap.NewFrozenTuple(nil) // xmax invalid
 	if s == "none" {
-		tup.Infomask |= heap.XmaxInvalid
 		return tup, nil
 	}
 	what, bits, ok := strings.Cut(s, "|")
@@ -214,16 +213,16 @@ func (w *xmaxWorld) parseOld(s string) (*heap.Tuple, error) {
 	if err != nil {
 		return nil, err
 	}
-	tup.Infomask |= im
-	tup.Infomask2 = im2
+	var xmax uint64
+	var multi *multixact.MultiXact
 	f := strings.Fields(what)
 	switch {
 	case len(f) == 2 && f[0] == "xid":
-		if tup.Xmax, err = w.xidOf(f[1]); err != nil {
+		if xmax, err = w.xidOf(f[1]); err != nil {
 			return nil, err
 		}
 	case len(f) == 2 && f[0] == "multi" && f[1] == "reclaimed":
-		tup.Xmax = 12345 // an id whose multixact is gone
+		xmax = 12345 // an id whose multixact is gone
 	case len(f) >= 2 && f[0] == "multi":
 		members, err := w.parseMembers(strings.Join(f[1:], " "))
 		if err != nil {
@@ -233,10 +232,11 @@ func (w *xmaxWorld) parseOld(s string) (*heap.Tuple, error) {
 		if err != nil {
 			return nil, err
 		}
-		tup.Xmax, tup.Multi = m.ID, m
+		xmax, multi = m.ID, m
 	default:
 		return nil, fmt.Errorf("bad old %q", s)
 	}
+	tup.SetInitialXmax(xmax, multi, im, im2)
 	return tup, nil
 }
 
@@ -302,9 +302,9 @@ func TestComputeNewXmax(t *testing.T) {
 				assert.Nil(t, nx.multi, "%s: want a plain xid, got multixact %v", at, nx.multi)
 				assert.False(t, nx.viaMulti, at)
 			case len(f) == 2 && f[0] == "same" && f[1] == "multi":
-				require.NotNil(t, tup.Multi, at)
-				assert.Same(t, tup.Multi, nx.multi, "%s: want the old multixact itself", at)
-				assert.Equal(t, tup.Xmax, nx.xmax, at)
+				require.NotNil(t, tup.Multi(), at)
+				assert.Same(t, tup.Multi(), nx.multi, "%s: want the old multixact itself", at)
+				assert.Equal(t, tup.Xmax(), nx.xmax, at)
 			case len(f) >= 2 && f[0] == "multi":
 				want, err := w.parseMembers(strings.Join(f[1:], " "))
 				require.NoError(t, err, at)
@@ -312,8 +312,8 @@ func TestComputeNewXmax(t *testing.T) {
 				assert.ElementsMatch(t, want, nx.multi.Members, "%s: members", at)
 				assert.Equal(t, nx.multi.ID, nx.xmax, "%s: xmax is the multixact id", at)
 				assert.True(t, nx.viaMulti, at)
-				if tup.Multi != nil {
-					assert.NotSame(t, tup.Multi, nx.multi, "%s: a new multixact (the old one never changes)", at)
+				if tup.Multi() != nil {
+					assert.NotSame(t, tup.Multi(), nx.multi, "%s: a new multixact (the old one never changes)", at)
 				}
 			default:
 				t.Fatalf("%s: bad want %q", at, c.fields["want"])
