@@ -94,7 +94,9 @@ func (e *env) versions(key string) []*heap.Tuple {
 	return append([]*heap.Tuple(nil), r.Versions()...)
 }
 
-func live(xmin uint64) *heap.Tuple { return heap.MakeTuple(heap.TupleHeader{Xmin: xmin, Infomask: heap.XmaxInvalid}) }
+func live(xmin uint64) *heap.Tuple {
+	return heap.MakeTuple(heap.TupleHeader{Xmin: xmin, Infomask: heap.XmaxInvalid})
+}
 
 func TestCatalog(t *testing.T) {
 	e := newEnv(t)

@@ -137,7 +137,10 @@ func TestSatisfiesMVCC(t *testing.T) {
 }
 
 func TestSatisfiesUpdate(t *testing.T) {
-	withNext := func(tp *heap.Tuple) *heap.Tuple { heap.SetNext(tp, heap.MakeTuple(heap.TupleHeader{Xmin: tp.Xmax()})); return tp }
+	withNext := func(tp *heap.Tuple) *heap.Tuple {
+		heap.SetNext(tp, heap.MakeTuple(heap.TupleHeader{Xmin: tp.Xmax()}))
+		return tp
+	}
 	for _, c := range []struct {
 		name  string
 		tup   func(w *world) *heap.Tuple
