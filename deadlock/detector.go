@@ -30,6 +30,7 @@ type Stats struct {
 	Deferred     uint64        // timer re-arms (single-checker busy, single-memo recently visited)
 	Retries      uint64        // cycles found on stale observations that failed validation
 	LeftToPeer   uint64        // per-waiter checks that found a cycle but left it to an earlier member's pending check
+	Helped       uint64        // default: checks run by an arming waiter because the detector goroutine was late
 	MaxCheck     time.Duration // longest single check (search time, plus lock wait for stop-the-world strategies)
 	MaxLateness  time.Duration // default: longest delay between a check's deadline and its start
 	TotalCheckNs uint64        // sum of check durations
@@ -52,8 +53,8 @@ type Detector struct {
 
 	epoch atomic.Uint64 // publication counter; an edge appears only with a publication
 
-	checks, found, memo, deferred, retries, deferredTo atomic.Uint64
-	maxCheck, maxLate, totalNs                         atomic.Int64
+	checks, found, memo, deferred, retries, deferredTo, helped atomic.Uint64
+	maxCheck, maxLate, totalNs                                 atomic.Int64
 
 	// per-waiter strategies
 	mu      sync.Mutex
@@ -68,6 +69,11 @@ type Detector struct {
 // New returns a detector running strategy ("" = default) with the given
 // deadlock timeout over g.
 func New(strategy string, timeout time.Duration, g Graph) (*Detector, error) {
+	return newDetector(strategy, timeout, g, nil)
+}
+
+// newDetector is New; stall (tests) holds the default strategy's goroutine.
+func newDetector(strategy string, timeout time.Duration, g Graph, stall chan struct{}) (*Detector, error) {
 	if strategy == "" {
 		strategy = StrategyDefault
 	}
@@ -77,7 +83,7 @@ func New(strategy string, timeout time.Duration, g Graph) (*Detector, error) {
 	d := &Detector{kind: strategy, timeout: timeout, g: g}
 	switch strategy {
 	case StrategyDefault:
-		d.c = newCentral(d)
+		d.c = newCentral(d, stall)
 	case StrategyClassic, StrategySharedFirst, StrategySingleChecker, StrategySingleMemo, StrategyOff:
 	default:
 		return nil, fmt.Errorf("deadlock: unknown strategy %q (want one of %v)", strategy, Strategies())
@@ -155,6 +161,7 @@ func (d *Detector) Stats() Stats {
 		Deferred:     d.deferred.Load(),
 		Retries:      d.retries.Load(),
 		LeftToPeer:   d.deferredTo.Load(),
+		Helped:       d.helped.Load(),
 		MaxCheck:     time.Duration(d.maxCheck.Load()),
 		MaxLateness:  time.Duration(d.maxLate.Load()),
 		TotalCheckNs: uint64(d.totalNs.Load()),
