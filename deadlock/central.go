@@ -6,24 +6,32 @@ import (
 	"time"
 )
 
-// central is the default strategy: one detector goroutine owns every check.
+// central is the default strategy: one detector goroutine runs the checks,
+// and waiters lend a hand when it falls behind.
 //
-// Waiters never check anything themselves. Arm pushes the wait on a lock-free
-// stack that the goroutine moves into its queue ordered by check deadline (Start + timeout; see dueQueue) and the waiter
-// simply goes on waiting; Disarm is a no-op (finished waits are dropped when
-// they come due, so the queue holds at most the waits of the last timeout
-// interval). The goroutine sleeps until the earliest deadline (rounded up to
-// its granule, so that a storm of waits costs one wake-up per granule, not one
-// per wait), pops every wait that is due, and checks them one after another in
-// deadline order:
+// Arm pushes the wait on a lock-free stack that is moved into a queue ordered
+// by check deadline (Start + timeout; see dueQueue), and the waiter goes on
+// waiting; Disarm is a no-op (finished waits are dropped when they come due,
+// so the queue holds at most the waits of the last timeout interval). The
+// goroutine sleeps until the earliest deadline (rounded up to its granule, so
+// that a storm of waits costs one wake-up per granule, not one per wait),
+// then takes the due waits out of the queue one at a time, in deadline order,
+// and checks each. If the next check is more than a granule overdue (the
+// goroutine is not being run, or is stuck in a check), the next waiter to
+// arm takes up to helpBudget due checks out of the same queue and runs them
+// itself before it goes to sleep (help). The queue is guarded by a token
+// held only to move waits in and out of it, never during a check.
 //
 //   - no stop-the-world: the Walker reads one lock partition at a time, under
 //     its read lock, briefly, and caches the snapshot for as long as no new
 //     wait is published (edges only appear with publications, see Graph);
 //   - deadline order + "as of deadline" evaluation keep PostgreSQL's victim
-//     rule exactly, even when the goroutine runs behind: check k sees only the
-//     waits that had begun by its deadline, and check k+1 (later deadline) runs
-//     after check k's verdict is final;
+//     rule exactly, even when checks run late: check k sees only the waits
+//     that had begun by its deadline; checks start in deadline order, and one
+//     that finds a cycle while an earlier member's check is still pending
+//     (running elsewhere, or not taken yet) leaves the cycle to it
+//     (Detector.leaveTo), so the victim is the one PostgreSQL's timers would
+//     have picked even when two checks overlap;
 //   - a found cycle is validated (stillWaiting) before the victim is resolved,
 //     because the observations were not taken at one instant;
 //   - summary first: a search that only has to prove "no cycle" reads each
@@ -32,6 +40,8 @@ import (
 //   - memo stamps (a check that proved its waiter lies on no cycle at epoch E
 //     stamps it; later searches at epoch E prune it) make a quiescent pile of
 //     1000 chained waiters cost O(1) per check after the first instead of O(n).
+//     A stamp stays sound with overlapping checks: it is a fact about the
+//     graph at epoch E, and a concurrent victim only removes edges.
 type central struct {
 	d    *Detector
 	base time.Time // deadlines are kept as nanoseconds since base (monotonic)
@@ -99,7 +109,7 @@ func newCentral(d *Detector, stall chan struct{}) *central {
 	c.due.Store(noDue)
 	c.s = newSearcher(d.g.NewWalker(Unlocked))
 	for i := range c.helpers {
-		c.helpers[i].s = newSearcher(d.g.NewWalker(Unlocked))
+		c.helpers[i].s = newSearcher(d.g.NewWalker(UnlockedNoWait))
 	}
 	go c.loop()
 	return c
@@ -121,6 +131,18 @@ func (c *central) wakeAt(at int64) int64 {
 func (c *central) arm(w *Wait, deadline time.Time) {
 	w.deadline = deadline
 	w.dueAt = int64(deadline.Sub(c.base))
+	c.push(w)
+	if c.idle.Load() && c.idle.CompareAndSwap(true, false) {
+		select {
+		case c.kick <- struct{}{}:
+		default:
+		}
+	}
+	c.help(int64(w.Start.Sub(c.base)))
+}
+
+// push puts w (deadline set) on the incoming stack and lowers due to it.
+func (c *central) push(w *Wait) {
 	for {
 		old := c.incoming.Load()
 		w.armNext = old
@@ -135,13 +157,6 @@ func (c *central) arm(w *Wait, deadline time.Time) {
 			break
 		}
 	}
-	if c.idle.Load() && c.idle.CompareAndSwap(true, false) {
-		select {
-		case c.kick <- struct{}{}:
-		default:
-		}
-	}
-	c.help(int64(w.Start.Sub(c.base)))
 }
 
 // help runs overdue checks in the caller's goroutine: a waiter that has just
@@ -185,7 +200,15 @@ func (c *central) help(now int64) {
 		if w == nil {
 			return
 		}
-		c.check(slot.s, w)
+		if !c.check(slot.s, w) {
+			// A partition lock was busy: a helper never waits for one
+			// (it would park, and a parked helper is as late as the
+			// goroutine it stands in for). The check is back in the
+			// queue, first in line; leave it to the goroutine or the
+			// next helper.
+			c.d.yielded.Add(1)
+			return
+		}
 		c.d.helped.Add(1)
 	}
 }
@@ -239,12 +262,21 @@ func (c *central) next(now int64) (w *Wait, busy bool) {
 // pending (Detector.leaveTo, as the per-waiter strategies do): that member's
 // check, evaluated as of its own deadline when the cycle was already
 // complete, makes it the victim, which is PostgreSQL's rule.
-func (c *central) check(s *searcher, w *Wait) {
+//
+// It reports false if the check was inconclusive (a helper's walker found a
+// partition lock busy and would not wait): w then goes back to the incoming
+// stack, unchecked, and is popped again before any later deadline.
+func (c *central) check(s *searcher, w *Wait) bool {
 	begin := time.Now()
 	atomicMax(&c.d.maxLate, int64(begin.Sub(w.deadline)))
 	c.d.decide(s, w, w.deadline, true, true)
+	if s.incomplete {
+		c.push(w)
+		return false
+	}
 	w.checked.Store(true)
 	c.d.noteCheck(time.Since(begin))
+	return true
 }
 
 // drain moves the incoming waits into the deadline queue, in arrival order.

@@ -78,6 +78,53 @@ func TestDefaultHelpWhenGoroutineStalled(t *testing.T) {
 	x.Resolve(Aborted)
 }
 
+// A helper whose walker finds a lock busy does not wait: the check goes back
+// to the queue, unchecked and first in line, the helper stops, and the next
+// helper (or the goroutine) runs it with the same verdict.
+func TestDefaultHelperYieldsOnBusyLock(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	g := newFake()
+	stall := make(chan struct{})
+	d, err := newDetector(StrategyDefault, timeout, g, stall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	g.mu.Lock()
+	a, b := g.node("a"), g.node("b")
+	g.edges[a], g.edges[b] = []*Wait{b}, []*Wait{a}
+	d.Publish(a)
+	d.Publish(b)
+	g.mu.Unlock()
+	now := time.Now()
+	a.Start = now.Add(-3 * timeout)
+	b.Start = now.Add(-5 * timeout / 2)
+	d.Arm(a)
+	d.Arm(b)
+	bystander := func(name string) *Wait {
+		g.mu.Lock()
+		x := g.node(name)
+		d.Publish(x)
+		g.mu.Unlock()
+		d.Arm(x)
+		return x
+	}
+
+	g.busy.Store(true)
+	x := bystander("x")
+	if s := d.Stats(); s.Yielded != 1 || s.Helped != 0 || s.Checks != 0 || a.State() != Waiting || a.checked.Load() {
+		t.Fatalf("busy lock: stats %+v, a %v (checked %v); want one yield, a unchecked and waiting", s, a.State(), a.checked.Load())
+	}
+	g.busy.Store(false)
+	y := bystander("y")
+	if s := d.Stats(); s.Helped != 2 || s.Found != 1 || a.State() != Victim || b.State() != Waiting {
+		t.Fatalf("lock free: stats %+v, a %v, b %v; want a the victim, found by the next helper", s, a.State(), b.State())
+	}
+	for _, w := range []*Wait{b, x, y} {
+		w.Resolve(Aborted)
+	}
+}
+
 // Helpers and the goroutine share one queue under one token: with waiters
 // arming all the time (so helping happens whenever the goroutine is late),
 // every injected 2-cycle gets exactly one victim, the one PostgreSQL's rule
