@@ -36,7 +36,10 @@ func TestWalkerNoWaitGivesUp(t *testing.T) {
 	for _, c := range []struct {
 		what string
 		w    *waiter
-		mu   interface{ Lock(); Unlock() }
+		mu   interface {
+			Lock()
+			Unlock()
+		}
 	}{
 		{"tuple wait, partition busy", tupleWaiter.p.cur.Load(), &m.partOf(m.hash(L)).mu},
 		{"transaction wait, registry shard busy", xactWaiter.p.cur.Load(), &m.regOf(inner.p.Xid()).mu},
