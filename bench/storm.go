@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,6 +64,10 @@ const (
 )
 
 var stormTimeouts = []string{"10ms", "1s"}
+
+// StormInjectRate is the rate of injected deadlocks (per second) that
+// "tupled bench storm" uses unless told otherwise: goal P6's (issue 12).
+const StormInjectRate float64 = 5
 
 func (*storm) Name() string        { return "storm" }
 func (*storm) DefaultClients() int { return 1000 }
@@ -141,6 +147,7 @@ func (w *storm) Prepare(ctx context.Context, cfg *Config, variant string) (*Prep
 
 	val := accountValue(1)
 	before := db.Stats()
+	schedBefore := schedLatencies()
 	p := &Prepared{DB: db}
 	var inserts, updates atomic.Uint64 // committed transactions of each kind
 	p.Txn = func(ctx context.Context, c *Client) error {
@@ -205,6 +212,13 @@ func (w *storm) Prepare(ctx context.Context, cfg *Config, variant string) (*Prep
 			r.AddExtra("detector's max lateness ms", float64(s.DeadlockCheckMaxLateness)/1e6)
 		}
 		r.AddExtra("deadlocks found", float64(s.DeadlocksFound-before.DeadlocksFound))
+		// How long runnable goroutines waited for a P during the run, all
+		// of them (the storm's clients yield at every round trip): the
+		// floor under any wake-up, the detector's and its victims' included.
+		if p99, top, ok := schedQuantiles(schedBefore, schedLatencies(), 0.99); ok {
+			r.AddExtra("Go scheduler latency p99 ms", p99*1e3)
+			r.AddExtra("Go scheduler latency max ms (bucket floor)", top*1e3)
+		}
 		if inj != nil {
 			inj.report(r)
 		}
@@ -413,6 +427,55 @@ func (inj *injector) injectPair(ctx context.Context, slot int) {
 	}
 }
 
+// schedLatencies reads the Go runtime's histogram of how long goroutines
+// were runnable before they ran (nil if the runtime does not have it).
+func schedLatencies() *metrics.Float64Histogram {
+	s := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return nil
+	}
+	return s[0].Value.Float64Histogram()
+}
+
+// schedQuantiles returns quantile q (the upper bound of its bucket, or the
+// lower one for the open last bucket) and the lower bound of the highest
+// non-empty bucket of the histogram's growth from before to after, in
+// seconds; ok is false when there is nothing to report.
+func schedQuantiles(before, after *metrics.Float64Histogram, q float64) (quant, top float64, ok bool) {
+	if before == nil || after == nil || len(before.Counts) != len(after.Counts) {
+		return 0, 0, false
+	}
+	d := make([]uint64, len(after.Counts))
+	var total uint64
+	for i := range d {
+		d[i] = after.Counts[i] - before.Counts[i]
+		total += d[i]
+	}
+	if total == 0 {
+		return 0, 0, false
+	}
+	bound := func(i int, upper bool) float64 {
+		if upper && !math.IsInf(after.Buckets[i+1], 1) {
+			return after.Buckets[i+1]
+		}
+		return max(after.Buckets[i], 0)
+	}
+	want := uint64(math.Ceil(q * float64(total)))
+	var seen uint64
+	quant = -1
+	for i, n := range d {
+		seen += n
+		if quant < 0 && seen >= want {
+			quant = bound(i, true)
+		}
+		if n > 0 {
+			top = bound(i, false)
+		}
+	}
+	return quant, top, true
+}
+
 func (inj *injector) record(d time.Duration) {
 	us := max(d.Microseconds(), histMinUs)
 	_ = inj.hist.RecordValue(min(us, histMaxUs))
@@ -450,6 +513,7 @@ func (inj *injector) report(r *Result) {
 		r.AddExtra("deadlock detection latency p50 ms", ms(inj.hist.ValueAtQuantile(50)))
 		r.AddExtra("deadlock detection latency p99 ms", ms(inj.hist.ValueAtQuantile(99)))
 		r.AddExtra("deadlock detection latency max ms", ms(inj.hist.Max()))
+		r.AddExtra("deadlock detection latencies measured", float64(inj.hist.TotalCount()))
 	}
 	if inj.firstErr != nil && inj.out != nil {
 		// Not fatal (the storm's figures stand), but visible.

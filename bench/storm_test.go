@@ -53,6 +53,9 @@ func TestStormSmoke(t *testing.T) {
 		if r.Extra["deadlock_timeout_ms"] != 5 {
 			t.Errorf("%s: deadlock_timeout_ms = %v, want 5", r.Variant, r.Extra["deadlock_timeout_ms"])
 		}
+		if _, ok := r.Extra["Go scheduler latency p99 ms"]; !ok {
+			t.Errorf("%s: no scheduler latency reported", r.Variant)
+		}
 		if r.Extra["injected deadlocks"] == 0 {
 			t.Errorf("%s: no deadlock was injected\n%s", r.Variant, out.String())
 		}
@@ -65,7 +68,14 @@ func TestStormSmoke(t *testing.T) {
 			if !ok || p99 <= 0 {
 				t.Errorf("default: no detection latency reported: %v", r.Extra)
 			}
+			// Every detected pair is one latency of the distribution.
+			if n := r.Extra["deadlock detection latencies measured"]; n != r.Extra["injected deadlocks detected"] {
+				t.Errorf("default: %v latencies measured for %v detected deadlocks", n, r.Extra["injected deadlocks detected"])
+			}
 		case "off":
+			if _, ok := r.Extra["deadlock detection latencies measured"]; ok {
+				t.Errorf("off reports detection latencies")
+			}
 			if n := r.Extra["injected deadlocks detected"]; n != 0 {
 				t.Errorf("off detected %v deadlocks", n)
 			}

@@ -17,11 +17,12 @@ type fakeGraph struct {
 	mu       sync.RWMutex
 	edges    map[*Wait][]*Wait
 	lockAlls atomic.Int64
+	busy     atomic.Bool // UnlockedNoWait walkers find every lock busy
 }
 
 func newFake() *fakeGraph { return &fakeGraph{edges: map[*Wait][]*Wait{}} }
 
-func (g *fakeGraph) NewWalker(l Locking) Walker { return fakeWalker{g, l} }
+func (g *fakeGraph) NewWalker(l Locking) Walker { return &fakeWalker{g: g, l: l} }
 func (g *fakeGraph) LockAll(excl bool) {
 	g.lockAlls.Add(1)
 	if excl {
@@ -46,14 +47,20 @@ func (g *fakeGraph) node(name string, to ...*Wait) *Wait {
 }
 
 type fakeWalker struct {
-	g *fakeGraph
-	l Locking
+	g          *fakeGraph
+	l          Locking
+	incomplete bool
 }
 
-func (fakeWalker) Begin(uint64, *Wait, Expansion) {}
-func (fakeWalker) Release()                       {}
-func (w fakeWalker) Successors(n *Wait, visit func(*Wait) bool) bool {
-	if w.l == Unlocked { // like lockmgr: one brief read lock per lookup
+func (w *fakeWalker) Begin(uint64, *Wait, Expansion) { w.incomplete = false }
+func (*fakeWalker) Release()                         {}
+func (w *fakeWalker) Incomplete() bool               { return w.incomplete }
+func (w *fakeWalker) Successors(n *Wait, visit func(*Wait) bool) bool {
+	if w.l.Unlocked() { // like lockmgr: one brief read lock per lookup
+		if w.l == UnlockedNoWait && w.g.busy.Load() {
+			w.incomplete = true // lockmgr's walker when a partition is busy
+			return false
+		}
 		w.g.mu.RLock()
 		defer w.g.mu.RUnlock()
 	}
@@ -82,7 +89,7 @@ func TestSearchCycleThroughStartOnly(t *testing.T) {
 	g.edges[a] = []*Wait{b}
 	g.edges[b] = []*Wait{d, c}
 	g.edges[c] = []*Wait{a}
-	s := newSearcher(fakeWalker{g, LockedExclusive})
+	s := newSearcher(&fakeWalker{g: g, l: LockedExclusive})
 	p := s.find(a, false, time.Time{}, 0)
 	if len(p) < 3 || p[0] != a {
 		t.Fatalf("path %v", names(p))
@@ -118,7 +125,7 @@ func TestSearchAsOfAndStamps(t *testing.T) {
 	d.Publish(a)
 	d.Publish(b)
 	b.Start = a.Start.Add(time.Second)
-	s := newSearcher(fakeWalker{g, LockedExclusive})
+	s := newSearcher(&fakeWalker{g: g, l: LockedExclusive})
 	if p := s.find(a, true, a.Start.Add(500*time.Millisecond), 0); p != nil {
 		t.Fatal("b began after the check's instant and must be ignored")
 	}

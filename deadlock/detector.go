@@ -30,6 +30,8 @@ type Stats struct {
 	Deferred     uint64        // timer re-arms (single-checker busy, single-memo recently visited)
 	Retries      uint64        // cycles found on stale observations that failed validation
 	LeftToPeer   uint64        // per-waiter checks that found a cycle but left it to an earlier member's pending check
+	Helped       uint64        // default: checks run by an arming waiter because the detector goroutine was late
+	Yielded      uint64        // default: helpers' checks put back in the queue because a partition lock was busy
 	MaxCheck     time.Duration // longest single check (search time, plus lock wait for stop-the-world strategies)
 	MaxLateness  time.Duration // default: longest delay between a check's deadline and its start
 	TotalCheckNs uint64        // sum of check durations
@@ -44,7 +46,9 @@ type Stats struct {
 //
 // Concurrency: Publish, Arm and Disarm may be called from any goroutine;
 // Publish must be called while holding the lock that makes the wait visible to
-// the Graph, Arm and Disarm without holding any partition lock.
+// the Graph, Arm and Disarm without holding any partition lock. Under the
+// default strategy Arm may run overdue checks in the caller's goroutine (at
+// most 32, see central.help) before it returns.
 type Detector struct {
 	kind    string
 	timeout time.Duration
@@ -52,8 +56,8 @@ type Detector struct {
 
 	epoch atomic.Uint64 // publication counter; an edge appears only with a publication
 
-	checks, found, memo, deferred, retries, deferredTo atomic.Uint64
-	maxCheck, maxLate, totalNs                         atomic.Int64
+	checks, found, memo, deferred, retries, deferredTo, helped, yielded atomic.Uint64
+	maxCheck, maxLate, totalNs                                          atomic.Int64
 
 	// per-waiter strategies
 	mu      sync.Mutex
@@ -68,6 +72,11 @@ type Detector struct {
 // New returns a detector running strategy ("" = default) with the given
 // deadlock timeout over g.
 func New(strategy string, timeout time.Duration, g Graph) (*Detector, error) {
+	return newDetector(strategy, timeout, g, nil)
+}
+
+// newDetector is New; stall (tests) holds the default strategy's goroutine.
+func newDetector(strategy string, timeout time.Duration, g Graph, stall chan struct{}) (*Detector, error) {
 	if strategy == "" {
 		strategy = StrategyDefault
 	}
@@ -77,7 +86,7 @@ func New(strategy string, timeout time.Duration, g Graph) (*Detector, error) {
 	d := &Detector{kind: strategy, timeout: timeout, g: g}
 	switch strategy {
 	case StrategyDefault:
-		d.c = newCentral(d)
+		d.c = newCentral(d, stall)
 	case StrategyClassic, StrategySharedFirst, StrategySingleChecker, StrategySingleMemo, StrategyOff:
 	default:
 		return nil, fmt.Errorf("deadlock: unknown strategy %q (want one of %v)", strategy, Strategies())
@@ -101,7 +110,12 @@ func (d *Detector) Publish(w *Wait) {
 	w.epoch = d.epoch.Add(1)
 }
 
-// Arm schedules w's check at w.Start + timeout.
+// Arm schedules w's check at w.Start + timeout. Under the default strategy,
+// if the detector's next check is more than a granule overdue, Arm first runs
+// up to 32 due checks of other waits itself: its caller is about to sleep on
+// w and holds no partition lock, and runs on a P that is making progress,
+// which the detector goroutine, one runnable goroutine among thousands, may
+// not (README.md, "The tail under the storm").
 func (d *Detector) Arm(w *Wait) {
 	deadline := w.Start.Add(d.timeout)
 	switch d.kind {
@@ -155,6 +169,8 @@ func (d *Detector) Stats() Stats {
 		Deferred:     d.deferred.Load(),
 		Retries:      d.retries.Load(),
 		LeftToPeer:   d.deferredTo.Load(),
+		Helped:       d.helped.Load(),
+		Yielded:      d.yielded.Load(),
 		MaxCheck:     time.Duration(d.maxCheck.Load()),
 		MaxLateness:  time.Duration(d.maxLate.Load()),
 		TotalCheckNs: uint64(d.totalNs.Load()),
@@ -215,6 +231,9 @@ func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo, defere
 	}
 	s.w.Begin(e0, start, first)
 	if s.find(start, false, asOf, pe) == nil {
+		if s.incomplete {
+			return false // inconclusive: the caller sees s.incomplete
+		}
 		if memo && d.epoch.Load() == e0 {
 			start.stamp.Store(e0)
 		}
@@ -228,7 +247,7 @@ func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo, defere
 		s.w.Begin(e, start, second)
 		path := s.find(start, true, asOf, pe)
 		if path == nil {
-			return false
+			return false // no cycle as of asOf, or inconclusive (s.incomplete)
 		}
 		if stillWaiting(path) {
 			if deference && d.leaveTo(path) {

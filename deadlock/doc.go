@@ -27,6 +27,14 @@
 //     one epoch.
 //   - A cycle found on observations made at different times is acted on only
 //     after every wait on it has been re-read as still Waiting.
-//   - The default strategy never holds more than one partition lock, and that
-//     only briefly; the classic family takes them all, by design.
+//   - The default strategy never holds more than one partition lock per
+//     checker, and that only briefly; the classic family takes them all, by
+//     design.
+//   - Under the default strategy Arm may run checks: when the next check is
+//     more than a granule overdue (the detector goroutine is not being run),
+//     the arming waiter runs up to 32 due checks, in deadline order, before
+//     it returns. Arm is therefore called holding no lock a Walker takes, and
+//     only by a goroutine about to sleep on its wait; checks that overlap
+//     this way defer to an earlier pending member of a cycle they find, which
+//     keeps the victim rule.
 package deadlock

@@ -13,7 +13,18 @@ const (
 	// LockedExclusive: the caller holds every partition lock exclusively
 	// (classic, single-checker, single-memo, shared-first's re-check).
 	LockedExclusive
+	// UnlockedNoWait: as Unlocked, but the caller must not block (a waiter
+	// helping the default strategy's goroutine): the Walker takes a
+	// partition lock only if it gets it after a short spin; otherwise it
+	// stops the enumeration (Successors returns false) and Incomplete
+	// reports it until the next Begin. The search is then inconclusive and
+	// the check is left to someone else.
+	UnlockedNoWait
 )
+
+// Unlocked reports whether a Walker with this Locking takes partition locks
+// itself (Unlocked or UnlockedNoWait).
+func (l Locking) Unlocked() bool { return l == Unlocked || l == UnlockedNoWait }
 
 // Graph is the lock manager seen by the detector: it can enumerate the
 // out-edges of a wait and stop the world.
@@ -72,4 +83,8 @@ type Walker interface {
 	Successors(w *Wait, visit func(*Wait) bool) bool
 	// Release drops everything cached (called when the detector goes idle).
 	Release()
+	// Incomplete reports whether the search begun last was cut short
+	// because an UnlockedNoWait walker could not take a lock without
+	// waiting. Always false for the other Lockings.
+	Incomplete() bool
 }

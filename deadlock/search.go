@@ -31,7 +31,10 @@ type searcher struct {
 	asOf     time.Time
 	epoch    uint64 // stamps equal to this prune; 0 = no stamp pruning
 	pruned   uint64 // nodes pruned by stamps (for Stats)
-	visitFn  func(*Wait) bool
+	// incomplete: the last find was cut short by a walker that would not
+	// wait for a lock; its "no cycle" proves nothing.
+	incomplete bool
+	visitFn    func(*Wait) bool
 }
 
 func newSearcher(w Walker) *searcher {
@@ -47,6 +50,7 @@ func newSearcher(w Walker) *searcher {
 func (s *searcher) find(start *Wait, filtered bool, asOf time.Time, epoch uint64) []*Wait {
 	clear(s.parent)
 	s.stack = s.stack[:0]
+	s.incomplete = false
 	s.start, s.found, s.filtered, s.asOf, s.epoch = start, nil, filtered, asOf, epoch
 	s.parent[start] = nil
 	s.stack = append(s.stack, start)
@@ -58,6 +62,7 @@ func (s *searcher) find(start *Wait, filtered bool, asOf time.Time, epoch uint64
 	}
 	s.cur = nil
 	if s.found == nil {
+		s.incomplete = s.w.Incomplete()
 		return nil
 	}
 	var path []*Wait

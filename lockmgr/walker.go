@@ -1,6 +1,10 @@
 package lockmgr
 
-import "github.com/tupled/tupled/deadlock"
+import (
+	"sync"
+
+	"github.com/tupled/tupled/deadlock"
+)
 
 // graph is the Manager as the deadlock detector sees it (deadlock.Graph).
 type graph struct{ m *Manager }
@@ -76,7 +80,37 @@ type walker struct {
 	procs   []*Proc
 	start   *deadlock.Wait     // of the current search
 	x       deadlock.Expansion // of the current search
+	// incomplete: an UnlockedNoWait walker found a lock busy during the
+	// current search and stopped (see rlock).
+	incomplete bool
 }
+
+func (wk *walker) Incomplete() bool { return wk.incomplete }
+
+// rlock takes mu's read lock. An UnlockedNoWait walker (a waiter helping the
+// detector) never blocks: it spins on TryRLock for a few microseconds — a
+// partition's writers hold it that long, and between two of them TryRLock
+// gets in (the next writer must first be scheduled to take the mutex) — and
+// otherwise gives up, marking the search incomplete. A reader that blocks
+// parks, and in the storm a parked goroutine waits behind hundreds of
+// runnable ones: instrumented, helpers that blocked here stalled 3–68 ms
+// mid-check, and with every helper slot stalled nobody helped at all.
+func (wk *walker) rlock(mu *sync.RWMutex) bool {
+	if wk.locking != deadlock.UnlockedNoWait {
+		mu.RLock()
+		return true
+	}
+	for range rlockSpins {
+		if mu.TryRLock() {
+			return true
+		}
+	}
+	wk.incomplete = true
+	return false
+}
+
+// rlockSpins bounds an UnlockedNoWait walker's tries of TryRLock.
+const rlockSpins = 100
 
 type lockSnap struct {
 	epoch   uint64 // publication epoch when taken
@@ -91,7 +125,8 @@ type lockSnap struct {
 func (wk *walker) Begin(epoch uint64, start *deadlock.Wait, x deadlock.Expansion) {
 	wk.gen++
 	wk.start, wk.x = start, x
-	if wk.locking != deadlock.Unlocked || epoch != wk.epoch {
+	wk.incomplete = false
+	if !wk.locking.Unlocked() || epoch != wk.epoch {
 		wk.Release()
 		wk.epoch = epoch
 	}
@@ -100,7 +135,7 @@ func (wk *walker) Begin(epoch uint64, start *deadlock.Wait, x deadlock.Expansion
 func (wk *walker) Release() {
 	for l, s := range wk.snaps {
 		delete(wk.snaps, l)
-		if wk.locking == deadlock.Unlocked {
+		if wk.locking.Unlocked() {
 			clear(s.holders)
 			clear(s.queue)
 			s.holders, s.queue = s.holders[:0], s.queue[:0]
@@ -126,8 +161,11 @@ func (wk *walker) snap(l *lock, pt *partition) *lockSnap {
 	} else {
 		s = &lockSnap{}
 	}
-	if wk.locking == deadlock.Unlocked {
-		pt.mu.RLock()
+	if wk.locking.Unlocked() {
+		if !wk.rlock(&pt.mu) {
+			wk.spare = append(wk.spare, s)
+			return nil
+		}
 		s.epoch = wk.m.det.Epoch()
 		s.holders = append(s.holders[:0], l.holders...)
 		s.queue = append(s.queue[:0], l.queue...)
@@ -171,6 +209,9 @@ func (wk *walker) Successors(dw *deadlock.Wait, visit func(*deadlock.Wait) bool)
 		return wk.xactSuccessors(w, visit)
 	}
 	s := wk.snap(w.lock, w.part)
+	if s == nil {
+		return false // UnlockedNoWait and the partition was busy
+	}
 	pos := s.pos(w)
 	if pos < 0 {
 		return true // no longer queued on this lock
@@ -250,7 +291,9 @@ func (wk *walker) xactSuccessors(w *waiter, visit func(*deadlock.Wait) bool) boo
 		}
 		sh := wk.m.regOf(x.Xid)
 		wk.procs = wk.procs[:0]
-		sh.mu.RLock()
+		if !wk.rlock(&sh.mu) {
+			return false
+		}
 		for p := sh.procs[x.Xid]; p != nil; p = p.regNext {
 			wk.procs = append(wk.procs, p)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,6 +63,41 @@ func TestBenchForShareDefaults(t *testing.T) {
 		}
 		if !strings.Contains(out, "goal P1 (≥ 0.90): ") {
 			t.Errorf("no verdict:\n%s", out)
+		}
+	}
+}
+
+// TestBenchStormInjectsByDefault: storm injects deadlocks at
+// bench.StormInjectRate without the flag and reports their latency;
+// --inject-deadlocks 0 turns that off.
+func TestBenchStormInjectsByDefault(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		extra []string
+		want  bool
+	}{
+		{nil, true},
+		{[]string{"--inject-deadlocks", "0"}, false},
+	} {
+		js := filepath.Join(dir, fmt.Sprint(len(c.extra), ".json"))
+		args := append([]string{"bench", "storm", "-c", "8", "-T", "1200ms", "-P", "0", "--variants", "default", "--json", js}, c.extra...)
+		code, out, errs := runCLI(args...)
+		if code != 0 {
+			t.Fatalf("tupled %v: exit %d\n%s\n%s", args, code, out, errs)
+		}
+		var rep struct {
+			Results []struct {
+				Extra map[string]float64 `json:"extra"`
+			} `json:"results"`
+		}
+		b, _ := os.ReadFile(js)
+		if err := json.Unmarshal(b, &rep); err != nil || len(rep.Results) != 1 {
+			t.Fatalf("%v: %v", err, string(b))
+		}
+		x := rep.Results[0].Extra
+		_, hasP99 := x["deadlock detection latency p99 ms"]
+		if got := x["injected deadlocks"] > 0 && hasP99 && x["deadlock detection latencies measured"] > 0; got != c.want {
+			t.Errorf("tupled %v: injected and measured %v, want %v: %v", args, got, c.want, x)
 		}
 	}
 }
