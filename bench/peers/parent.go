@@ -225,7 +225,9 @@ func (h *harness) child(sys, workload, dir string, round int) (*result, error) {
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
 	runErr := cmd.Run()
+	wall := time.Since(start).Seconds()
 	what := fmt.Sprintf("%s %s round %d", sys, workload, round)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("%s: child killed after %v", what, h.timeout)
@@ -244,6 +246,7 @@ func (h *harness) child(sys, workload, dir string, round int) (*result, error) {
 	if res.Extra == nil {
 		res.Extra = map[string]float64{}
 	}
+	res.Extra["wall_s"] = wall // the child's life: start, open, load, run, close
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		res.MaxRSSKiB = ru.Maxrss // KiB on Linux
 	}
