@@ -34,11 +34,11 @@ func sizeFlags(fs *flag.FlagSet, c *config) {
 	fs.IntVar(&c.ValueSize, "value", 100, "bytes per kv value (at least 8)")
 	fs.IntVar(&c.Accounts, "accounts", 100_000, "bank accounts")
 	fs.Int64Var(&c.Balance, "balance", 1000, "each account's starting balance")
-	fs.IntVar(&c.Jobs, "jobs", 3000, "jobs the queue drains (the issue's figure: 10000)")
+	fs.IntVar(&c.Jobs, "jobs", 5000, "jobs the queue drains (the issue's figure: 10000)")
 	fs.IntVar(&c.Bucket, "bucket", 1000, "jobs per point of the queue's jobs/s curve (first vs last)")
 	fs.IntVar(&c.Clients, "clients", 30, "concurrent clients (reads, bank) and queue workers")
-	fs.DurationVar(&c.Duration, "duration", 2*time.Second, "how long each read and bank round runs")
-	fs.IntVar(&c.Writes, "writes", 300, "durable single-row writes, one after the other (write workload)")
+	fs.DurationVar(&c.Duration, "duration", time.Second, "how long each read and bank round runs")
+	fs.IntVar(&c.Writes, "writes", 500, "durable single-row writes, one after the other (write workload)")
 	fs.DurationVar(&c.QueueMax, "queue-max", 30*time.Second, "the queue's time limit; a drain past it is reported unfinished (DNF)")
 }
 
