@@ -57,11 +57,13 @@ var workloads = []string{"cold", "warm", "queue", "bank", "scan", "write"}
 // runChild opens system in dir and runs workload; fresh says dir starts
 // empty (queue and write load their own data there).
 func runChild(ctx context.Context, sysName, workload, dir string, cfg config) (*result, error) {
+	opened := time.Now()
 	s, err := openSystem(sysName, dir)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", sysName, err)
 	}
 	res := &result{System: sysName, Workload: workload, Finished: true, Extra: map[string]float64{}}
+	res.Extra["open_s"] = time.Since(opened).Seconds()
 	var runErr error
 	switch workload {
 	case "load":
@@ -91,9 +93,11 @@ func runChild(ctx context.Context, sysName, workload, dir string, cfg config) (*
 	default:
 		runErr = fmt.Errorf("unknown workload %q (want one of %v)", workload, workloads)
 	}
+	t := time.Now()
 	if err := s.close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("close %s: %w", sysName, err)
 	}
+	res.Extra["close_s"] = time.Since(t).Seconds()
 	if runErr != nil {
 		return nil, runErr
 	}
