@@ -449,7 +449,7 @@ func (d *Store) Commit(x *xact.Xact, ws []Write) error {
 		d.dropMu.RUnlock()
 		return err
 	}
-	lsn, err := d.logCommit(x.ID, ws) // registers x in inflight
+	lsn, err := d.logCommit(x.ID(), ws) // registers x in inflight
 	d.dropMu.RUnlock()
 	if err != nil {
 		return err
@@ -457,7 +457,7 @@ func (d *Store) Commit(x *xact.Xact, ws []Write) error {
 	if d.sync {
 		if err := d.wal.Sync(context.Background(), lsn); err != nil {
 			d.inflightMu.Lock()
-			delete(d.inflight, x.ID)
+			delete(d.inflight, x.ID())
 			d.inflightMu.Unlock()
 			// Out of space: the record is void, never replayed, and the
 			// transaction is rolled back.
@@ -466,7 +466,7 @@ func (d *Store) Commit(x *xact.Xact, ws []Write) error {
 	}
 	d.inflightMu.Lock()
 	d.xacts.Commit(x)
-	delete(d.inflight, x.ID)
+	delete(d.inflight, x.ID())
 	d.inflightMu.Unlock()
 	return nil
 }

@@ -286,7 +286,7 @@ func (e *Engine) RowLocks(table string, stop func() error) ([]RowLock, error) {
 		return nil, err
 	}
 	// A throw-away snapshot of "everything committed now".
-	snap := xact.Snapshot{CSN: e.xacts.LastCSN()}
+	snap := e.xacts.CommittedNow()
 	var out []RowLock
 	var stopErr error
 	tbl.AscendCached(nil, nil, func(r *heap.Row) bool {

@@ -72,13 +72,13 @@ func (e *Engine) Begin(o TxOptions) (*Tx, error) {
 	}
 	x := e.xacts.Begin()
 	if e.dur != nil {
-		if err := e.dur.ReserveXid(x.ID); err != nil {
+		if err := e.dur.ReserveXid(x.ID()); err != nil {
 			e.xacts.Abort(x)
 			return nil, err
 		}
 	}
 	tx := &Tx{e: e, rr: o.RepeatableRead, readOnly: o.ReadOnly}
-	tx.txn = tuplelock.NewTxn(x, e.locks.NewProc(x.ID), lt)
+	tx.txn = tuplelock.NewTxn(x, e.locks.NewProc(x.ID()), lt)
 	return tx, nil
 }
 

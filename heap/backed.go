@@ -292,7 +292,7 @@ func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, o
 			}
 		}
 		err := put(r.key, val, found)
-		if err == nil && t.heap.settledAt(r, snap.CSN) {
+		if err == nil && t.heap.settledAt(r, snap.CSN()) {
 			done = append(done, settled{r, r.writes})
 		}
 		r.Unlock()

@@ -33,7 +33,7 @@ func TestCheckpointRowsKeepsRowsDirtyUntilDurable(t *testing.T) {
 	insert := func(key string) {
 		tx := x.Begin()
 		r := tbl.RowForInsert([]byte(key))
-		tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: tx.ID, New: heap.MakeTuple(heap.TupleHeader{Xmin: tx.ID, Value: []byte("v"), Infomask: heap.XmaxInvalid})})
+		tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: tx.ID(), New: heap.MakeTuple(heap.TupleHeader{Xmin: tx.ID(), Value: []byte("v"), Infomask: heap.XmaxInvalid})})
 		r.Unlock()
 		x.Commit(tx)
 	}
@@ -53,7 +53,7 @@ func TestCheckpointRowsKeepsRowsDirtyUntilDurable(t *testing.T) {
 	// b is written again before the checkpoint is durable: it stays dirty.
 	tx := x.Begin()
 	r := tbl.RowForInsert([]byte("b"))
-	tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: tx.ID, Old: r.Versions()[0], Xmax: tx.ID})
+	tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: tx.ID(), Old: r.Versions()[0], Xmax: tx.ID()})
 	r.Unlock()
 	x.Commit(tx)
 

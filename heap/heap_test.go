@@ -56,13 +56,13 @@ func newEnv(t *testing.T) *env {
 func (e *env) committed() uint64 {
 	x := e.x.Begin()
 	e.x.Commit(x)
-	return x.ID
+	return x.ID()
 }
 
 func (e *env) aborted() uint64 {
 	x := e.x.Begin()
 	e.x.Abort(x)
-	return x.ID
+	return x.ID()
 }
 
 func (e *env) seenKinds() []heap.ChangeKind {
@@ -144,12 +144,12 @@ func TestApplyUpdate(t *testing.T) {
 	r := e.insert("k", old)
 
 	upd := e.x.Begin()
-	m, err := e.ms.Create([]multixact.Member{{Xid: 99, Status: multixact.ForKeyShare}, {Xid: upd.ID, Status: multixact.NoKeyUpdate}})
+	m, err := e.ms.Create([]multixact.Member{{Xid: 99, Status: multixact.ForKeyShare}, {Xid: upd.ID(), Status: multixact.NoKeyUpdate}})
 	require.NoError(t, err)
-	nv := heap.MakeTuple(heap.TupleHeader{Xmin: upd.ID, Infomask: heap.Updated | heap.XmaxInvalid, Value: []byte("v2")})
+	nv := heap.MakeTuple(heap.TupleHeader{Xmin: upd.ID(), Infomask: heap.Updated | heap.XmaxInvalid, Value: []byte("v2")})
 	r.Lock()
 	e.tbl.Apply(r, heap.Change{
-		Kind: heap.ChangeUpdate, Xid: upd.ID, Old: old, New: nv,
+		Kind: heap.ChangeUpdate, Xid: upd.ID(), Old: old, New: nv,
 		Xmax: m.ID, Multi: m,
 		// Only the xmax bits and KEYS_UPDATED are applied: the xmin
 		// hint bit in this Change must not reach the tuple.
@@ -172,7 +172,7 @@ func TestApplyUpdate(t *testing.T) {
 
 	// Replacing the xmax again clears KEYS_UPDATED when the change has none.
 	r.Lock()
-	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: upd.ID, Old: old, Xmax: upd.ID})
+	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: upd.ID(), Old: old, Xmax: upd.ID()})
 	r.Unlock()
 	assert.Zero(t, old.Infomask2())
 	assert.Nil(t, old.Multi())
@@ -188,7 +188,7 @@ func TestApplyInsertPrunesDeadVersions(t *testing.T) {
 	var last *heap.Tuple
 	for i := 0; i < 100; i++ {
 		x := e.x.Begin()
-		last = heap.MakeTuple(heap.TupleHeader{Xmin: x.ID, Xmax: x.ID, Infomask2: heap.KeysUpdated}) // inserted and deleted by x
+		last = heap.MakeTuple(heap.TupleHeader{Xmin: x.ID(), Xmax: x.ID(), Infomask2: heap.KeysUpdated}) // inserted and deleted by x
 		e.insert("k", last)
 		e.x.Commit(x)
 		e.h.SetPruneHorizon(e.x.Horizon())
@@ -200,7 +200,7 @@ func TestApplyInsertPrunesDeadVersions(t *testing.T) {
 	reader := e.x.Begin()
 	e.x.TakeSnapshot(reader)
 	x := e.x.Begin()
-	v := heap.MakeTuple(heap.TupleHeader{Xmin: x.ID, Xmax: x.ID, Infomask2: heap.KeysUpdated})
+	v := heap.MakeTuple(heap.TupleHeader{Xmin: x.ID(), Xmax: x.ID(), Infomask2: heap.KeysUpdated})
 	e.insert("k", v)
 	e.x.Commit(x)
 	e.h.SetPruneHorizon(e.x.Horizon())
@@ -212,9 +212,9 @@ func TestApplyInsertPrunesDeadVersions(t *testing.T) {
 func TestApplyUpdatePrunesDeadVersions(t *testing.T) {
 	e := newEnv(t)
 	x1, x2 := e.committed(), e.x.Begin()
-	v1 := heap.MakeTuple(heap.TupleHeader{Xmin: x1, Xmax: x2.ID})
+	v1 := heap.MakeTuple(heap.TupleHeader{Xmin: x1, Xmax: x2.ID()})
 	e.insert("k", v1)
-	v2 := live(x2.ID)
+	v2 := live(x2.ID())
 	r := e.tbl.Row([]byte("k"))
 	r.Lock()
 	heap.SetNext(v1, v2)
@@ -225,9 +225,9 @@ func TestApplyUpdatePrunesDeadVersions(t *testing.T) {
 
 	// An update of v2 prunes v1, whose updater committed below the horizon.
 	x3 := e.x.Begin()
-	v3 := live(x3.ID)
+	v3 := live(x3.ID())
 	r.Lock()
-	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeUpdate, Xid: x3.ID, Old: v2, New: v3, Xmax: x3.ID})
+	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeUpdate, Xid: x3.ID(), Old: v2, New: v3, Xmax: x3.ID()})
 	r.Unlock()
 	assert.Equal(t, []*heap.Tuple{v2, v3}, e.versions("k"))
 	assert.Equal(t, int64(2), e.h.TuplesLive())
@@ -246,10 +246,10 @@ func TestApplyXmax(t *testing.T) {
 
 	// A lock: xmax and lock bits.
 	r.Lock()
-	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: locker.ID, Old: v, Xmax: locker.ID,
+	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: locker.ID(), Old: v, Xmax: locker.ID(),
 		Infomask: heap.XmaxLockOnly | heap.XmaxExclLock, Infomask2: heap.KeysUpdated})
 	r.Unlock()
-	assert.Equal(t, locker.ID, v.Xmax())
+	assert.Equal(t, locker.ID(), v.Xmax())
 	assert.Equal(t, heap.XmaxLockOnly|heap.XmaxExclLock, v.Infomask())
 	assert.Equal(t, heap.KeysUpdated, v.Infomask2())
 	assert.Equal(t, []*heap.Tuple{v}, e.versions("k"), "no new version")
@@ -260,7 +260,7 @@ func TestApplyXmax(t *testing.T) {
 	dead := heap.MakeTuple(heap.TupleHeader{Xmin: e.aborted(), Infomask: heap.XmaxInvalid})
 	heap.SetNext(v, dead)
 	r.Lock()
-	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: locker.ID, Old: v, Xmax: locker.ID,
+	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: locker.ID(), Old: v, Xmax: locker.ID(),
 		Infomask: heap.XmaxLockOnly | heap.XmaxKeyShrLock})
 	r.Unlock()
 	assert.Nil(t, v.Next(), "a lock-only xmax never keeps a ctid link")
@@ -269,7 +269,7 @@ func TestApplyXmax(t *testing.T) {
 	// A delete (not lock-only) leaves Next alone.
 	heap.SetNext(v, dead)
 	r.Lock()
-	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: locker.ID, Old: v, Xmax: locker.ID, Infomask2: heap.KeysUpdated})
+	e.tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: locker.ID(), Old: v, Xmax: locker.ID(), Infomask2: heap.KeysUpdated})
 	r.Unlock()
 	assert.Same(t, dead, v.Next())
 	assert.Equal(t, uint16(0), v.Infomask()&heap.XmaxBits)

@@ -25,8 +25,8 @@ func TestVacuumRemovesVersionsDeadBelowHorizon(t *testing.T) {
 	e := newEnv(t)
 	ins := e.committed()
 	updater := e.x.Begin()
-	v1 := heap.MakeTuple(heap.TupleHeader{Xmin: ins, Xmax: updater.ID})
-	v2 := live(updater.ID)
+	v1 := heap.MakeTuple(heap.TupleHeader{Xmin: ins, Xmax: updater.ID()})
+	v2 := live(updater.ID())
 	e.chain("k", v1, v2)
 
 	// A reader whose snapshot predates the update's commit still sees v1.
@@ -50,7 +50,7 @@ func TestVacuumRemovesVersionsDeadBelowHorizon(t *testing.T) {
 
 	// Horizon 0 prunes nothing that needs a horizon.
 	deleter := e.x.Begin()
-	heap.SetXmax(v2, deleter.ID, 0, heap.KeysUpdated)
+	heap.SetXmax(v2, deleter.ID(), 0, heap.KeysUpdated)
 	e.x.Commit(deleter)
 	assert.Zero(t, e.tbl.Vacuum(0, 0).Removed)
 	assert.Equal(t, 1, e.tbl.Vacuum(e.x.Horizon(), 0).Removed)
@@ -102,13 +102,13 @@ func TestVacuumFreezesXminBelowCutoff(t *testing.T) {
 	e := newEnv(t)
 	x1, x2 := e.committed(), e.committed()
 	running := e.x.Begin()
-	v1, v2, v3 := live(x1), live(x2), live(running.ID)
+	v1, v2, v3 := live(x1), live(x2), live(running.ID())
 	e.insert("a", v1)
 	e.insert("b", v2)
 	e.insert("c", v3)
 
 	cutoff := e.x.FreezeCutoff(e.x.Horizon())
-	require.Equal(t, running.ID, cutoff)
+	require.Equal(t, running.ID(), cutoff)
 	res := e.tbl.Vacuum(e.x.Horizon(), x2) // freeze below x2 only
 	assert.Equal(t, heap.XminFrozen, v1.Infomask()&heap.XminFrozen, "x1 < cutoff: frozen")
 	assert.Equal(t, heap.XminCommitted, v2.Infomask()&heap.XminFrozen, "x2 not below the cutoff: only hinted")
@@ -117,7 +117,7 @@ func TestVacuumFreezesXminBelowCutoff(t *testing.T) {
 
 	res = e.tbl.Vacuum(e.x.Horizon(), cutoff)
 	assert.Equal(t, heap.XminFrozen, v2.Infomask()&heap.XminFrozen)
-	assert.Equal(t, running.ID, res.MinXidRef)
+	assert.Equal(t, running.ID(), res.MinXidRef)
 
 	// A frozen version stays visible after the clog is truncated past it.
 	e.x.Commit(running)
@@ -133,7 +133,7 @@ func TestVacuumClearsFinishedLockers(t *testing.T) {
 	running := e.x.Begin()
 	done := heap.MakeTuple(heap.TupleHeader{Xmin: ins, Xmax: lockerDone, Infomask: heap.XmaxLockOnly | heap.XmaxExclLock, Infomask2: heap.KeysUpdated})
 	abt := heap.MakeTuple(heap.TupleHeader{Xmin: ins, Xmax: lockerAborted, Infomask: heap.XmaxLockOnly | heap.XmaxKeyShrLock})
-	held := heap.MakeTuple(heap.TupleHeader{Xmin: ins, Xmax: running.ID, Infomask: heap.XmaxLockOnly | heap.XmaxShrLock})
+	held := heap.MakeTuple(heap.TupleHeader{Xmin: ins, Xmax: running.ID(), Infomask: heap.XmaxLockOnly | heap.XmaxShrLock})
 	e.insert("a", done)
 	e.insert("b", abt)
 	e.insert("c", held)
@@ -146,12 +146,12 @@ func TestVacuumClearsFinishedLockers(t *testing.T) {
 		assert.Equal(t, heap.XmaxInvalid, v.Infomask()&heap.XmaxBits, "lock bits gone, XMAX_INVALID set")
 		assert.Zero(t, v.Infomask2()&heap.KeysUpdated)
 	}
-	assert.Equal(t, running.ID, held.Xmax(), "a running locker stays")
+	assert.Equal(t, running.ID(), held.Xmax(), "a running locker stays")
 	assert.Equal(t, heap.XmaxLockOnly|heap.XmaxShrLock, held.Infomask()&heap.XmaxBits)
 	assert.Equal(t, ins, res.MinXidRef, "xmins are not frozen (cutoff 0) and still referenced")
 
-	res = e.tbl.Vacuum(e.x.Horizon(), running.ID)
-	assert.Equal(t, running.ID, res.MinXidRef, "after freezing, only the running locker is referenced")
+	res = e.tbl.Vacuum(e.x.Horizon(), running.ID())
+	assert.Equal(t, running.ID(), res.MinXidRef, "after freezing, only the running locker is referenced")
 }
 
 func TestVacuumMultixacts(t *testing.T) {
@@ -173,13 +173,13 @@ func TestVacuumMultixacts(t *testing.T) {
 	e.x.Commit(keyUpd)
 	e.x.Commit(noKeyUpd)
 
-	deleted := withMulti(ins, mk(mb(lockerDone, multixact.ForKeyShare), mb(keyUpd.ID, multixact.Update)), multiUpd)
+	deleted := withMulti(ins, mk(mb(lockerDone, multixact.ForKeyShare), mb(keyUpd.ID(), multixact.Update)), multiUpd)
 	heap.SetInfomask2(deleted, heap.KeysUpdated)
-	updated := withMulti(ins, mk(mb(lockerDone, multixact.ForKeyShare), mb(noKeyUpd.ID, multixact.NoKeyUpdate)), multiUpd)
+	updated := withMulti(ins, mk(mb(lockerDone, multixact.ForKeyShare), mb(noKeyUpd.ID(), multixact.NoKeyUpdate)), multiUpd)
 	heap.SetInfomask2(updated, heap.KeysUpdated) // must be cleared: a no-key update
 	locksDone := withMulti(ins, mk(mb(lockerDone, multixact.ForShare), mb(abortedUpd, multixact.ForShare)), multiLock)
 	abortedU := withMulti(ins, mk(mb(lockerDone, multixact.ForKeyShare), mb(abortedUpd, multixact.NoKeyUpdate)), multiUpd)
-	stillRunning := withMulti(ins, mk(mb(lockerDone, multixact.ForShare), mb(running.ID, multixact.ForShare)), multiLock)
+	stillRunning := withMulti(ins, mk(mb(lockerDone, multixact.ForShare), mb(running.ID(), multixact.ForShare)), multiLock)
 	for k, v := range map[string]*heap.Tuple{"deleted": deleted, "updated": updated, "locksDone": locksDone, "abortedU": abortedU, "running": stillRunning} {
 		e.insert(k, v)
 	}
@@ -188,15 +188,15 @@ func TestVacuumMultixacts(t *testing.T) {
 	assert.Zero(t, res.Removed)
 
 	// A committed updater replaces the multixact (RETURN_IS_XID).
-	assert.Equal(t, keyUpd.ID, deleted.Xmax())
+	assert.Equal(t, keyUpd.ID(), deleted.Xmax())
 	assert.Nil(t, deleted.Multi())
 	assert.Equal(t, heap.XmaxCommitted, deleted.Infomask()&heap.XmaxBits)
 	assert.Equal(t, heap.KeysUpdated, deleted.Infomask2(), "Update keeps KEYS_UPDATED")
-	assert.Equal(t, noKeyUpd.ID, updated.Xmax())
+	assert.Equal(t, noKeyUpd.ID(), updated.Xmax())
 	assert.Nil(t, updated.Multi())
 	assert.Equal(t, heap.XmaxCommitted, updated.Infomask()&heap.XmaxBits)
 	assert.Zero(t, updated.Infomask2(), "NoKeyUpdate has no KEYS_UPDATED")
-	assert.Equal(t, keyUpd.ID, heap.UpdateXid(deleted))
+	assert.Equal(t, keyUpd.ID(), heap.UpdateXid(deleted))
 
 	// Nothing anyone needs: the xmax is invalidated.
 	for _, v := range []*heap.Tuple{locksDone, abortedU} {
@@ -210,7 +210,7 @@ func TestVacuumMultixacts(t *testing.T) {
 	assert.NotNil(t, stillRunning.Multi())
 	assert.Equal(t, heap.XmaxIsMulti|multiLock, stillRunning.Infomask()&heap.XmaxBits)
 	assert.Equal(t, ins, res.MinXidRef)
-	res = e.tbl.Vacuum(e.x.Horizon(), running.ID)
+	res = e.tbl.Vacuum(e.x.Horizon(), running.ID())
 	assert.Equal(t, lockerDone, res.MinXidRef, "the finished member of a live multixact still counts")
 
 	// The simplified versions are still what they were to the old reader,
@@ -240,12 +240,12 @@ func TestVacuumMinXidRefEmpty(t *testing.T) {
 func TestPruneCountsWhatItRemoves(t *testing.T) {
 	e := newEnv(t)
 	b := e.x.Begin()
-	e.insert("k", live(b.ID))
+	e.insert("k", live(b.ID()))
 	e.insert("k", live(e.aborted())) // after b's: an insert prunes what is dead before it
 	require.Equal(t, int64(2), e.h.TuplesLive())
 
 	e.onChange = func(c *heap.Change) {
-		if c.Kind == heap.ChangeVacuum && e.x.IsInProgress(b.ID) {
+		if c.Kind == heap.ChangeVacuum && e.x.IsInProgress(b.ID()) {
 			e.x.Abort(b) // concurrently, as far as the pruner can tell
 		}
 	}

@@ -26,7 +26,7 @@ func (r TMResult) String() string {
 // xminState classifies a tuple's inserter for the caller, setting hint bits.
 // It returns false when the version does not exist for self (aborted or
 // still-running inserter other than self).
-func (h *Heap) xminOK(t *Tuple, self uint64) bool {
+func (h *Heap) xminOK(t *Tuple, mine bool) bool {
 	im := t.infomask
 	if im&XminFrozen == XminFrozen || im&XminCommitted != 0 {
 		return true
@@ -34,7 +34,7 @@ func (h *Heap) xminOK(t *Tuple, self uint64) bool {
 	if im&XminInvalid != 0 {
 		return false
 	}
-	if t.xmin == self {
+	if mine {
 		return true
 	}
 	switch st, _ := h.Xacts.Status(t.xmin); st {
@@ -67,11 +67,11 @@ func UpdateXid(t *Tuple) uint64 {
 // SatisfiesMVCC is HeapTupleSatisfiesMVCC: is version t visible to snap?
 // The row latch must be held (it may set hint bits).
 func (h *Heap) SatisfiesMVCC(t *Tuple, snap xact.Snapshot) bool {
-	if !h.xminOK(t, snap.Self) {
+	if !h.xminOK(t, snap.IsCurrent(t.xmin)) {
 		return false
 	}
-	if t.infomask&XminFrozen != XminFrozen && t.xmin != snap.Self {
-		if _, csn := h.Xacts.Status(t.xmin); csn > snap.CSN {
+	if t.infomask&XminFrozen != XminFrozen && !snap.IsCurrent(t.xmin) {
+		if _, csn := h.Xacts.Status(t.xmin); csn > snap.CSN() {
 			return false // committed after the snapshot was taken
 		}
 	}
@@ -79,17 +79,17 @@ func (h *Heap) SatisfiesMVCC(t *Tuple, snap xact.Snapshot) bool {
 		return true
 	}
 	if t.infomask&XmaxCommitted != 0 {
-		if t.xmax == snap.Self {
+		if snap.IsCurrent(t.xmax) {
 			return false
 		}
 		_, csn := h.Xacts.Status(t.xmax)
-		return csn > snap.CSN
+		return csn > snap.CSN()
 	}
 	upd := UpdateXid(t)
 	if upd == 0 {
 		return true
 	}
-	if upd == snap.Self {
+	if snap.IsCurrent(upd) {
 		return false
 	}
 	st, csn := h.Xacts.Status(upd)
@@ -105,13 +105,13 @@ func (h *Heap) SatisfiesMVCC(t *Tuple, snap xact.Snapshot) bool {
 	if t.infomask&XmaxIsMulti == 0 {
 		t.infomask |= XmaxCommitted
 	}
-	return csn > snap.CSN
+	return csn > snap.CSN()
 }
 
 // SatisfiesUpdate is HeapTupleSatisfiesUpdate for transaction self. The row
 // latch must be held (it may set hint bits).
-func (h *Heap) SatisfiesUpdate(t *Tuple, self uint64) TMResult {
-	if !h.xminOK(t, self) {
+func (h *Heap) SatisfiesUpdate(t *Tuple, self *xact.Xact) TMResult {
+	if !h.xminOK(t, self.IsCurrent(t.xmin)) {
 		return TMInvisible
 	}
 	im := t.infomask
@@ -141,7 +141,7 @@ func (h *Heap) SatisfiesUpdate(t *Tuple, self uint64) TMResult {
 			return TMOk
 		}
 		upd, _ := t.multi.UpdateXid()
-		if upd == self {
+		if self.IsCurrent(upd) {
 			return TMInvisible // we updated it in an earlier command
 		}
 		switch st, _ := h.Xacts.Status(upd); st {
@@ -157,7 +157,7 @@ func (h *Heap) SatisfiesUpdate(t *Tuple, self uint64) TMResult {
 		t.infomask |= XmaxInvalid
 		return TMOk
 	}
-	if t.xmax == self {
+	if self.IsCurrent(t.xmax) {
 		return TMInvisible
 	}
 	switch st, _ := h.Xacts.Status(t.xmax); st {

@@ -23,6 +23,7 @@ type world struct {
 	ins, old, abt, late uint64
 	run, me             uint64
 	snap                xact.Snapshot
+	meX                 *xact.Xact // the transaction of me
 }
 
 func newWorld(t *testing.T) *world {
@@ -30,13 +31,13 @@ func newWorld(t *testing.T) *world {
 	w.ins = w.committed()
 	w.old = w.committed()
 	w.abt = w.aborted()
-	w.run = w.x.Begin().ID
+	w.run = w.x.Begin().ID()
 	late := w.x.Begin()
 	me := w.x.Begin()
-	w.me = me.ID
+	w.me, w.meX = me.ID(), me
 	w.snap = w.x.TakeSnapshot(me)
 	w.x.Commit(late)
-	w.late = late.ID
+	w.late = late.ID()
 	return w
 }
 
@@ -220,10 +221,10 @@ func TestSatisfiesUpdate(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			w := newWorld(t)
 			tup := c.tup(w)
-			got := w.h.SatisfiesUpdate(tup, w.me)
+			got := w.h.SatisfiesUpdate(tup, w.meX)
 			assert.Equal(t, c.want, got, "got %v want %v", got, c.want)
 			assert.Equal(t, c.after, tup.Infomask(), "infomask after (hint bits): got %#x want %#x", tup.Infomask(), c.after)
-			assert.Equal(t, c.want, w.h.SatisfiesUpdate(tup, w.me), "second call, from the hint bits")
+			assert.Equal(t, c.want, w.h.SatisfiesUpdate(tup, w.meX), "second call, from the hint bits")
 		})
 	}
 }
@@ -233,18 +234,18 @@ func TestHintBitsFollowLaterFates(t *testing.T) {
 	// the lock gone. A running multixact member likewise.
 	w := newWorld(t)
 	locker := w.x.Begin()
-	tup := heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: locker.ID, Infomask: lockOnly | heap.XmaxKeyShrLock})
-	assert.Equal(t, heap.TMBeingModified, w.h.SatisfiesUpdate(tup, w.me))
+	tup := heap.MakeTuple(heap.TupleHeader{Xmin: w.ins, Xmax: locker.ID(), Infomask: lockOnly | heap.XmaxKeyShrLock})
+	assert.Equal(t, heap.TMBeingModified, w.h.SatisfiesUpdate(tup, w.meX))
 	assert.Zero(t, tup.Infomask()&xmaxInv)
 	w.x.Commit(locker)
-	assert.Equal(t, heap.TMOk, w.h.SatisfiesUpdate(tup, w.me))
+	assert.Equal(t, heap.TMOk, w.h.SatisfiesUpdate(tup, w.meX))
 	assert.NotZero(t, tup.Infomask()&xmaxInv)
 
 	updater := w.x.Begin()
-	tup = withMulti(w.ins, w.multi(mb(w.abt, multixact.ForShare), mb(updater.ID, multixact.Update)), multiUpd)
-	assert.Equal(t, heap.TMBeingModified, w.h.SatisfiesUpdate(tup, w.me))
+	tup = withMulti(w.ins, w.multi(mb(w.abt, multixact.ForShare), mb(updater.ID(), multixact.Update)), multiUpd)
+	assert.Equal(t, heap.TMBeingModified, w.h.SatisfiesUpdate(tup, w.meX))
 	w.x.Abort(updater)
-	assert.Equal(t, heap.TMOk, w.h.SatisfiesUpdate(tup, w.me))
+	assert.Equal(t, heap.TMOk, w.h.SatisfiesUpdate(tup, w.meX))
 	assert.NotZero(t, tup.Infomask()&xmaxInv, "no member runs and the updater aborted: now hinted invalid")
 	assert.Zero(t, tup.Infomask()&heap.XmaxCommitted)
 }

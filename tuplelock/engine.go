@@ -86,7 +86,7 @@ func (e *Engine) ReleaseCarried(tx *Txn) {
 }
 
 // ID is the transaction's xid.
-func (t *Txn) ID() uint64 { return t.x.ID }
+func (t *Txn) ID() uint64 { return t.x.ID() }
 
 // NewTxn is the lock-acquiring state of transaction x: proc is its
 // lock-manager process (lockmgr.Manager.NewProc(x.ID)), lockTimeout the
@@ -179,13 +179,13 @@ func (e *Engine) waitXacts(ctx context.Context, tx *Txn, xids []uint64, policy W
 
 // conflictingMembers lists the running members of m, other than me, whose
 // status conflicts with mode (DoesMultiXactIdConflict / MultiXactIdWait).
-func (e *Engine) conflictingMembers(m *multixact.MultiXact, me uint64, mode Mode) []uint64 {
+func (e *Engine) conflictingMembers(m *multixact.MultiXact, me *xact.Xact, mode Mode) []uint64 {
 	if m == nil {
 		return nil
 	}
 	var out []uint64
 	for _, mb := range m.Members {
-		if mb.Xid == me || !conflicts(mb.Status.LockMode(), mode) {
+		if me.IsCurrent(mb.Xid) || !conflicts(mb.Status.LockMode(), mode) {
 			continue
 		}
 		if e.xacts.IsInProgress(mb.Xid) {
@@ -198,12 +198,12 @@ func (e *Engine) conflictingMembers(m *multixact.MultiXact, me uint64, mode Mode
 // multiConflicts is DoesMultiXactIdConflict: does a member other than me
 // hold a conflicting lock (running locker) or a conflicting update (updater
 // that did not abort)?
-func (e *Engine) multiConflicts(m *multixact.MultiXact, me uint64, mode Mode) bool {
+func (e *Engine) multiConflicts(m *multixact.MultiXact, me *xact.Xact, mode Mode) bool {
 	if m == nil {
 		return false
 	}
 	for _, mb := range m.Members {
-		if mb.Xid == me || !conflicts(mb.Status.LockMode(), mode) {
+		if me.IsCurrent(mb.Xid) || !conflicts(mb.Status.LockMode(), mode) {
 			continue
 		}
 		st, _ := e.xacts.Status(mb.Xid)
@@ -218,7 +218,7 @@ func (e *Engine) multiConflicts(m *multixact.MultiXact, me uint64, mode Mode) bo
 	return false
 }
 
-func (e *Engine) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me uint64, mode Mode) error {
+func (e *Engine) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, mode Mode) error {
 	nx, err := e.computeNewXmax(tup, me, mode, false)
 	if err != nil {
 		return err
@@ -228,13 +228,13 @@ func (e *Engine) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me uin
 }
 
 // installXmax writes the decided xmax into tup. Latch held.
-func (e *Engine) installXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me uint64, nx newXmax) {
+func (e *Engine) installXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, nx newXmax) {
 	if nx.viaMulti {
-		e.locksMulti.Add(me, 1)
+		e.locksMulti.Add(me.ID(), 1)
 	} else {
-		e.locksSingleXid.Add(me, 1)
+		e.locksSingleXid.Add(me.ID(), 1)
 	}
-	tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: me, Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2})
+	tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: me.ID(), Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2})
 }
 
 // LockTuple is heap_lock_tuple: lock version tup of row r in mode for tx.
@@ -268,7 +268,7 @@ type tupleLock struct {
 // member false says tx has written no xmax before this call (see
 // Txn.mayBeMember).
 func (e *Engine) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool, tl *tupleLock, member bool) (heap.TMResult, error) {
-	me := tx.ID()
+	me := tx.x
 	first := true
 	skipTupleLock := false
 	for {
@@ -307,7 +307,7 @@ func (e *Engine) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 				// strength (alreadyHeld). Should every member have
 				// ended since, the set we make still says the same.
 				var m *multixact.MultiXact
-				if m, err = e.multi.Add(multi, me, status(mode, false), e.xacts); err == nil {
+				if m, err = e.multi.Add(multi, me.ID(), status(mode, false), e.xacts); err == nil {
 					nx = viaMulti(m)
 				}
 			} else {
@@ -355,7 +355,7 @@ func (e *Engine) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 			requireSleep = false
 		case mode == NoKeyExclusive && !isMulti && lockOnly && heap.IsKeyShrLocked(im):
 			requireSleep = false
-		case !isMulti && xwait == me && lockOnly:
+		case !isMulti && me.IsCurrent(xwait) && lockOnly:
 			requireSleep = false
 		}
 		if !requireSleep {
@@ -454,13 +454,13 @@ func (e *Engine) afterSleep(tup *heap.Tuple) heap.TMResult {
 // alreadyHeld reports whether me already holds mode (or stronger) on a
 // tuple whose xmax is (xwait, im, im2, multi): heap_lock_tuple's early exit.
 // weaker: me is a member of the multixact with a weaker lock only.
-func alreadyHeld(xwait uint64, im, im2 uint16, multi *multixact.MultiXact, me uint64, mode Mode) (held, weaker bool) {
+func alreadyHeld(xwait uint64, im, im2 uint16, multi *multixact.MultiXact, me *xact.Xact, mode Mode) (held, weaker bool) {
 	if im&heap.XmaxIsMulti != 0 {
 		if multi == nil {
 			return false, false
 		}
 		for _, mb := range multi.Members {
-			if mb.Xid != me {
+			if !me.IsCurrent(mb.Xid) {
 				continue
 			}
 			if mb.Status.LockMode() >= mode {
@@ -470,7 +470,7 @@ func alreadyHeld(xwait uint64, im, im2 uint16, multi *multixact.MultiXact, me ui
 		}
 		return false, weaker
 	}
-	if xwait != me || !heap.IsLockedOnly(im) {
+	if !me.IsCurrent(xwait) || !heap.IsLockedOnly(im) {
 		return false, false
 	}
 	switch mode {
@@ -505,7 +505,7 @@ func memberList(t *heap.Tuple) []multixact.Member {
 // wait policy here) for conflicting running members. No tuple locks are
 // taken while walking the chain.
 func (e *Engine) lockUpdatedTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode) (heap.TMResult, error) {
-	me := tx.ID()
+	me := tx.x
 	r.Lock()
 	prior := heap.UpdateXid(tup)
 	v := tup.Next()
@@ -523,7 +523,7 @@ func (e *Engine) lockUpdatedTuple(ctx context.Context, tx *Txn, tbl *heap.Table,
 		var wait uint64
 		skip := false
 		for _, mb := range memberList(v) {
-			if mb.Xid == me {
+			if me.IsCurrent(mb.Xid) {
 				skip = true // already locked this version
 				break
 			}

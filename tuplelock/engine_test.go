@@ -58,7 +58,7 @@ func newRig(t *testing.T) *rig {
 
 func (r *rig) begin() *Txn {
 	x := r.x.Begin()
-	return func() *Txn { t := NewTxn(x, r.lm.NewProc(x.ID), 0); return &t }()
+	return func() *Txn { t := NewTxn(x, r.lm.NewProc(x.ID()), 0); return &t }()
 }
 
 func (r *rig) commit(tx *Txn) { r.x.Commit(tx.x) }

@@ -34,7 +34,7 @@ func BenchmarkHotRowKeyShare(b *testing.B) {
 			ctx := context.Background()
 			begin := func() *Txn {
 				xx := x.Begin()
-				return func() *Txn { t := NewTxn(xx, lm.NewProc(xx.ID), 0); return &t }()
+				return func() *Txn { t := NewTxn(xx, lm.NewProc(xx.ID()), 0); return &t }()
 			}
 			ins := begin()
 			if err := e.Insert(ctx, ins, tbl, []byte("k"), []byte("v")); err != nil {

@@ -25,7 +25,7 @@ import (
 // the new version still waits for them (multixact-no-forget,
 // propagate-lock-delete).
 func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete bool) (result heap.TMResult, err error) {
-	me := tx.ID()
+	me := tx.x
 	tx.mayBeMember = true
 	mode := NoKeyExclusive
 	if isDelete {
@@ -62,7 +62,7 @@ func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.R
 				if e.multiConflicts(multi, me, mode) {
 					currentIsMember := false
 					for _, mb := range multi.Members {
-						if mb.Xid == me {
+						if me.IsCurrent(mb.Xid) {
 							currentIsMember = true
 						}
 					}
@@ -87,7 +87,7 @@ func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.R
 						}
 					}
 				}
-			} else if xwait == me {
+			} else if me.IsCurrent(xwait) {
 				lockerRemains = true // our own lock
 			} else if heap.IsLockedOnly(im) && heap.IsKeyShrLocked(im) && !isDelete {
 				lockerRemains = true // a key-share locker does not block a non-key update
@@ -112,18 +112,18 @@ func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.R
 	}
 }
 
-func (e *Engine) applyUpdate(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me uint64, mode Mode, value []byte, isDelete, lockerRemains bool) error {
+func (e *Engine) applyUpdate(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, mode Mode, value []byte, isDelete, lockerRemains bool) error {
 	nx, err := e.computeNewXmax(tup, me, mode, true)
 	if err != nil {
 		return err
 	}
-	c := heap.Change{Xid: me, Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2}
+	c := heap.Change{Xid: me.ID(), Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2}
 	if isDelete {
 		c.Kind = heap.ChangeXmax
 		tbl.Apply(r, c)
 		return nil
 	}
-	nt := heap.NewTuple(me, value, true)
+	nt := heap.NewTuple(me.ID(), value, true)
 	if lockerRemains && tup.Infomask()&heap.XmaxInvalid == 0 && tup.Xmax() != 0 {
 		// The lockers that survive the update lock the new version too.
 		if tup.Infomask()&heap.XmaxIsMulti != 0 {
@@ -158,7 +158,7 @@ var insertLockMode = hwMode(NoKeyExclusive)
 // 2018 seed's contended inserts ran at ~44 lock waits per transaction).
 // Queued, they are woken one at a time, in order of arrival.
 func (e *Engine) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, value []byte) (err error) {
-	me := tx.ID()
+	me := tx.x
 	var tag lockmgr.Tag
 	haveTupleLock := false
 	defer func() {
@@ -188,16 +188,16 @@ func (e *Engine) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, valu
 			}
 			continue
 		}
-		tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: me, New: heap.NewTuple(me, value, false)})
+		tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: me.ID(), New: heap.NewTuple(me.ID(), value, false)})
 		r.Unlock()
 		return nil
 	}
 }
 
 // uniqueCheck looks at every version of the key with a "dirty snapshot".
-func (e *Engine) uniqueCheck(r *heap.Row, me uint64) (wait uint64, dup bool) {
+func (e *Engine) uniqueCheck(r *heap.Row, me *xact.Xact) (wait uint64, dup bool) {
 	for _, v := range r.Versions() {
-		if v.Infomask()&heap.XminFrozen != heap.XminFrozen && v.Xmin() != me {
+		if v.Infomask()&heap.XminFrozen != heap.XminFrozen && !me.IsCurrent(v.Xmin()) {
 			switch st, _ := e.xacts.Status(v.Xmin()); st {
 			case xact.Aborted:
 				continue
@@ -209,7 +209,7 @@ func (e *Engine) uniqueCheck(r *heap.Row, me uint64) (wait uint64, dup bool) {
 		if upd == 0 {
 			return 0, true // live (possibly locked) version
 		}
-		if upd == me {
+		if me.IsCurrent(upd) {
 			continue
 		}
 		switch st, _ := e.xacts.Status(upd); st {

@@ -94,14 +94,14 @@ type newXmax struct {
 // locker (or the updater, isUpdate) of strength mode. It is the decision
 // table of tuplelock/README.md, evaluated top-down; "restart" re-evaluates
 // as if the old xmax were invalid (label l5 in PostgreSQL).
-func (e *Engine) computeNewXmax(tup *heap.Tuple, me uint64, mode Mode, isUpdate bool) (newXmax, error) {
+func (e *Engine) computeNewXmax(tup *heap.Tuple, me *xact.Xact, mode Mode, isUpdate bool) (newXmax, error) {
 	return e.computeNewXmaxFrom(tup.Xmax(), tup.Infomask(), tup.Infomask2(), tup.Multi(), me, mode, isUpdate)
 }
 
 // computeNewXmaxFrom is computeNewXmax on a copy of the xmax fields: it reads
 // nothing else of the tuple, so it may run without the latch on fields read
 // under it (the caller re-checks them before writing).
-func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMulti *multixact.MultiXact, me uint64, mode Mode, isUpdate bool) (newXmax, error) {
+func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMulti *multixact.MultiXact, me *xact.Xact, mode Mode, isUpdate bool) (newXmax, error) {
 	x := e.xacts
 	for {
 		// 1. No (live) xmax: a single xid.
@@ -111,18 +111,18 @@ func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMul
 				if mode == Exclusive {
 					im2 = heap.KeysUpdated
 				}
-				return newXmax{xmax: me, im2: im2}, nil
+				return newXmax{xmax: me.ID(), im2: im2}, nil
 			}
 			if e.shareFastPathOff {
 				// Pre-9.3 behaviour: every lock goes through a multixact.
-				m, err := e.multi.Create([]multixact.Member{{Xid: me, Status: status(mode, false)}})
+				m, err := e.multi.Create([]multixact.Member{{Xid: me.ID(), Status: status(mode, false)}})
 				if err != nil {
 					return newXmax{}, err
 				}
 				return viaMulti(m), nil
 			}
 			im, im2 := lockBits(mode)
-			return newXmax{xmax: me, im: im, im2: im2}, nil
+			return newXmax{xmax: me.ID(), im: im, im2: im2}, nil
 		}
 		// 2. A multixact.
 		if oldIm&heap.XmaxIsMulti != 0 {
@@ -137,7 +137,7 @@ func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMul
 					continue
 				}
 			}
-			m, err := e.multi.Expand(oldMulti, me, status(mode, isUpdate), x)
+			m, err := e.multi.Expand(oldMulti, me.ID(), status(mode, isUpdate), x)
 			if err != nil {
 				return newXmax{}, err
 			}
@@ -161,8 +161,8 @@ func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMul
 		switch {
 		case st == xact.Committed && !heap.IsLockedOnly(oldIm):
 			// A committed updater must be preserved in a multixact.
-			return e.pair(oldXmax, oldStatus(oldIm, oldIm2), me, status(mode, isUpdate))
-		case st == xact.InProgress && oldXmax == me:
+			return e.pair(oldXmax, oldStatus(oldIm, oldIm2), me.ID(), status(mode, isUpdate))
+		case st == xact.InProgress && me.IsCurrent(oldXmax):
 			// Our own lock: keep a single xid with the stronger mode.
 			if om := oldStatus(oldIm, oldIm2).LockMode(); om > mode {
 				mode = om
@@ -170,7 +170,7 @@ func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMul
 			oldIm |= heap.XmaxInvalid
 			continue
 		case st == xact.InProgress:
-			return e.pair(oldXmax, oldStatus(oldIm, oldIm2), me, status(mode, isUpdate))
+			return e.pair(oldXmax, oldStatus(oldIm, oldIm2), me.ID(), status(mode, isUpdate))
 		}
 		// 6. The locker finished or the updater aborted.
 		oldIm |= heap.XmaxInvalid

@@ -35,14 +35,14 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 			xs[i] = e.xacts.Begin()
 		}
 		meIdx := rapid.IntRange(0, n-1).Draw(rt, "me")
-		me := xs[meIdx].ID
+		me := xs[meIdx].ID()
 		fate := map[uint64]string{me: "running"}
 		for i, x := range xs {
 			if i == meIdx {
 				continue
 			}
-			fate[x.ID] = rapid.SampledFrom([]string{"running", "committed", "aborted"}).Draw(rt, "fate")
-			switch fate[x.ID] {
+			fate[x.ID()] = rapid.SampledFrom([]string{"running", "committed", "aborted"}).Draw(rt, "fate")
+			switch fate[x.ID()] {
 			case "committed":
 				e.xacts.Commit(x)
 			case "aborted":
@@ -84,7 +84,7 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 		switch kind := rapid.IntRange(0, 2).Draw(rt, "kind"); kind {
 		case 0:
 		case 1:
-			m := member(xs[rapid.IntRange(0, n-1).Draw(rt, "xmax")].ID)
+			m := member(xs[rapid.IntRange(0, n-1).Draw(rt, "xmax")].ID())
 			old = []multixact.Member{m}
 			var im, im2 uint16
 			if !m.Status.IsUpdate() {
@@ -96,7 +96,7 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 		default:
 			k := rapid.IntRange(1, 4).Draw(rt, "members")
 			for range k {
-				old = append(old, member(xs[rapid.IntRange(0, n-1).Draw(rt, "member")].ID))
+				old = append(old, member(xs[rapid.IntRange(0, n-1).Draw(rt, "member")].ID()))
 			}
 			m, err := e.multi.Create(old)
 			if err != nil {
@@ -122,7 +122,7 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 			}
 		}
 
-		nx, err := e.computeNewXmax(tup, me, mode, isUpdate)
+		nx, err := e.computeNewXmax(tup, xs[meIdx], mode, isUpdate)
 		if err != nil {
 			rt.Fatalf("computeNewXmax: %v", err)
 		}

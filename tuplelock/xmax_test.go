@@ -128,6 +128,7 @@ func readXmaxCases(t *testing.T, path string) []xmaxCase {
 type xmaxWorld struct {
 	e   *Engine
 	xid map[string]uint64 // "T1" -> xid
+	tx  map[string]*xact.Xact
 }
 
 func (w *xmaxWorld) xidOf(name string) (uint64, error) {
@@ -158,8 +159,12 @@ func (w *xmaxWorld) parseXacts(s string) error {
 	live := map[string]*xact.Xact{}
 	for _, f := range byNum {
 		x := w.e.xacts.Begin()
-		w.xid[f.name] = x.ID
+		w.xid[f.name] = x.ID()
 		live[f.name] = x
+		if w.tx == nil {
+			w.tx = map[string]*xact.Xact{}
+		}
+		w.tx[f.name] = x
 	}
 	for _, f := range fates {
 		switch f.status {
@@ -277,8 +282,9 @@ func TestComputeNewXmax(t *testing.T) {
 
 			req := strings.Fields(c.fields["request"])
 			require.True(t, len(req) == 2 || len(req) == 3 && req[2] == "update", "%s: bad request", at)
-			me, err := w.xidOf(req[0])
+			_, err = w.xidOf(req[0])
 			require.NoError(t, err, at)
+			me := w.tx[req[0]]
 			mode, ok := modeNames[req[1]]
 			require.True(t, ok, "%s: bad mode %q", at, req[1])
 			isUpdate := len(req) == 3

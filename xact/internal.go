@@ -6,11 +6,11 @@ package xact
 // for users (the root package's Locks, like pg_locks) does not show a
 // transaction no caller started and none can end.
 func (m *Manager) BeginInternal() *Xact {
-	x := &Xact{ID: m.nextXid.Add(1), done: make(chan struct{}), internal: true}
-	m.clog.ensure(x.ID)
-	s := &m.live[x.ID%liveShards]
+	x := &Xact{id: m.nextXid.Add(1), done: make(chan struct{}), internal: true}
+	m.clog.ensure(x.id)
+	s := &m.live[x.id%liveShards]
 	s.mu.Lock()
-	s.m[x.ID] = x
+	s.m[x.id] = x
 	s.mu.Unlock()
 	m.nlive.Add(1)
 	return x
@@ -22,7 +22,7 @@ func (m *Manager) LiveUser() []XID {
 	out := make([]XID, 0, m.nlive.Load())
 	m.forLive(func(x *Xact) {
 		if !x.internal {
-			out = append(out, x.ID)
+			out = append(out, x.id)
 		}
 	})
 	return out

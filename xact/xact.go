@@ -44,7 +44,7 @@ const (
 
 // Xact is one transaction's shared record.
 type Xact struct {
-	ID   XID
+	id   XID
 	done chan struct{}
 	// snapCSN is the CSN of the snapshot this transaction currently reads
 	// with (0 = none yet); it holds back the horizon.
@@ -57,12 +57,38 @@ type Xact struct {
 // Done is closed when the transaction has committed or aborted.
 func (x *Xact) Done() <-chan struct{} { return x.done }
 
+// ID is the transaction's id.
+func (x *Xact) ID() XID { return x.id }
+
+// IsCurrent reports whether xid is this transaction's own:
+// TransactionIdIsCurrentTransactionId. See isCurrent.
+func (x *Xact) IsCurrent(xid XID) bool { return isCurrent(x.id, xid) }
+
+// isCurrent is the one test of "is xid the current transaction's own?"
+// — its own id today. Every such test in the engine goes through it (by
+// Xact.IsCurrent or Snapshot.IsCurrent): savepoints will give a
+// transaction subtransaction xids, and this is where they will count as
+// current too (PostgreSQL's TransactionIdIsCurrentTransactionId walks the
+// stack of the transaction's subxids, excluding aborted ones).
+func isCurrent(self, xid XID) bool { return xid == self }
+
 // Snapshot decides visibility: a transaction's effects are visible iff it is
-// Self or it committed with a CSN <= CSN.
+// the snapshot's own transaction (IsCurrent) or it committed with a CSN <=
+// CSN(). A Snapshot is made by Manager.TakeSnapshot (a transaction's) or
+// Manager.CommittedNow (no transaction's); the zero value sees nothing but
+// frozen versions.
 type Snapshot struct {
-	CSN  uint64
-	Self XID
+	csn  uint64
+	self XID
 }
+
+// CSN is the snapshot's commit sequence number: commits at or below it are
+// visible.
+func (s Snapshot) CSN() uint64 { return s.csn }
+
+// IsCurrent reports whether xid is the snapshot's own transaction (see
+// isCurrent).
+func (s Snapshot) IsCurrent(xid XID) bool { return isCurrent(s.self, xid) }
 
 const liveShards = 64
 
@@ -112,11 +138,11 @@ func NewManager() *Manager {
 
 // Begin assigns a new xid and registers the transaction as running.
 func (m *Manager) Begin() *Xact {
-	x := &Xact{ID: m.nextXid.Add(1), done: make(chan struct{})}
-	m.clog.ensure(x.ID)
-	s := &m.live[x.ID%liveShards]
+	x := &Xact{id: m.nextXid.Add(1), done: make(chan struct{})}
+	m.clog.ensure(x.id)
+	s := &m.live[x.id%liveShards]
 	s.mu.Lock()
-	s.m[x.ID] = x
+	s.m[x.id] = x
 	s.mu.Unlock()
 	m.nlive.Add(1)
 	return x
@@ -132,15 +158,15 @@ func (m *Manager) finish(x *Xact, commit bool) {
 	if commit {
 		m.commitMu.Lock()
 		c := m.lastCSN.Load() + 1
-		m.clog.set(x.ID, c)
+		m.clog.set(x.id, c)
 		m.lastCSN.Store(c)
 		m.commitMu.Unlock()
 	} else {
-		m.clog.set(x.ID, clogAborted)
+		m.clog.set(x.id, clogAborted)
 	}
-	s := &m.live[x.ID%liveShards]
+	s := &m.live[x.id%liveShards]
 	s.mu.Lock()
-	delete(s.m, x.ID)
+	delete(s.m, x.id)
 	s.mu.Unlock()
 	m.nlive.Add(-1)
 	x.snapCSN.Store(0)
@@ -216,18 +242,24 @@ func (m *Manager) TakeSnapshot(x *Xact) Snapshot {
 		c := m.lastCSN.Load()
 		x.snapCSN.Store(c)
 		if m.lastCSN.Load() == c {
-			return Snapshot{CSN: c, Self: x.ID}
+			return Snapshot{csn: c, self: x.id}
 		}
 	}
 }
 
+// CommittedNow is a snapshot of everything committed now, owned by no
+// transaction (introspection: pgrowlocks-like views). It is not
+// published, so vacuum may prune versions it would see: read rows under
+// their latch only, as such a view does.
+func (m *Manager) CommittedNow() Snapshot { return Snapshot{csn: m.lastCSN.Load()} }
+
 // Visible reports whether the effects of xid are visible to snap.
 func (m *Manager) Visible(xid XID, snap Snapshot) bool {
-	if xid == snap.Self {
+	if snap.IsCurrent(xid) {
 		return true
 	}
 	v := m.clog.get(xid)
-	return v >= FrozenCSN && v <= snap.CSN
+	return v >= FrozenCSN && v <= snap.csn
 }
 
 // Horizon returns a CSN such that every live or future snapshot has
@@ -246,8 +278,8 @@ func (m *Manager) Horizon() uint64 {
 func (m *Manager) OldestLive() XID {
 	o := m.NextXid()
 	m.forLive(func(x *Xact) {
-		if x.ID < o {
-			o = x.ID
+		if x.id < o {
+			o = x.id
 		}
 	})
 	return o
@@ -256,7 +288,7 @@ func (m *Manager) OldestLive() XID {
 // Live returns the ids of running transactions (unordered).
 func (m *Manager) Live() []XID {
 	out := make([]XID, 0, m.nlive.Load())
-	m.forLive(func(x *Xact) { out = append(out, x.ID) })
+	m.forLive(func(x *Xact) { out = append(out, x.id) })
 	return out
 }
 

@@ -28,10 +28,10 @@ func TestBeginAssignsXidsFromOneInIncreasingOrder(t *testing.T) {
 	var prev XID
 	for i := 1; i <= 5; i++ {
 		x := m.Begin()
-		assert.Equal(t, XID(i), x.ID)
-		assert.Greater(t, x.ID, prev)
-		assert.Equal(t, x.ID+1, m.NextXid())
-		prev = x.ID
+		assert.Equal(t, XID(i), x.ID())
+		assert.Greater(t, x.ID(), prev)
+		assert.Equal(t, x.ID()+1, m.NextXid())
+		prev = x.ID()
 	}
 	assert.NotEqual(t, InvalidXID, prev)
 }
@@ -47,11 +47,11 @@ func TestConcurrentBeginHandsOutDistinctXids(t *testing.T) {
 			for range each {
 				x := m.Begin()
 				// Within one goroutine xids are strictly increasing.
-				if x.ID <= last {
-					t.Errorf("xid %d after %d in one goroutine", x.ID, last)
+				if x.ID() <= last {
+					t.Errorf("xid %d after %d in one goroutine", x.ID(), last)
 				}
-				last = x.ID
-				ids[w] = append(ids[w], x.ID)
+				last = x.ID()
+				ids[w] = append(ids[w], x.ID())
 			}
 		})
 	}
@@ -70,38 +70,38 @@ func TestCommitAndAbortRecordStatusAndCloseDone(t *testing.T) {
 	c, a := m.Begin(), m.Begin()
 
 	for _, x := range []*Xact{c, a} {
-		st, csn := m.Status(x.ID)
+		st, csn := m.Status(x.ID())
 		assert.Equal(t, InProgress, st)
 		assert.Zero(t, csn)
-		assert.True(t, m.IsInProgress(x.ID))
-		assert.False(t, m.DidCommit(x.ID))
+		assert.True(t, m.IsInProgress(x.ID()))
+		assert.False(t, m.DidCommit(x.ID()))
 		assert.False(t, isDone(x))
-		assert.Same(t, x, m.Lookup(x.ID))
+		assert.Same(t, x, m.Lookup(x.ID()))
 	}
 	assert.Equal(t, 2, m.NumLive())
-	assert.ElementsMatch(t, []XID{c.ID, a.ID}, m.Live())
+	assert.ElementsMatch(t, []XID{c.ID(), a.ID()}, m.Live())
 
 	before := m.LastCSN()
 	m.Commit(c)
-	st, csn := m.Status(c.ID)
+	st, csn := m.Status(c.ID())
 	assert.Equal(t, Committed, st)
 	assert.Equal(t, before+1, csn, "a commit gets the next CSN")
 	assert.Equal(t, csn, m.LastCSN())
 	assert.Greater(t, csn, FrozenCSN, "a real commit's CSN is above the frozen CSN")
-	assert.False(t, m.IsInProgress(c.ID))
-	assert.True(t, m.DidCommit(c.ID))
+	assert.False(t, m.IsInProgress(c.ID()))
+	assert.True(t, m.DidCommit(c.ID()))
 	assert.True(t, isDone(c))
-	assert.Nil(t, m.Lookup(c.ID))
+	assert.Nil(t, m.Lookup(c.ID()))
 
 	m.Abort(a)
-	st, csn = m.Status(a.ID)
+	st, csn = m.Status(a.ID())
 	assert.Equal(t, Aborted, st)
 	assert.Zero(t, csn)
 	assert.Equal(t, before+1, m.LastCSN(), "an abort consumes no CSN")
-	assert.False(t, m.IsInProgress(a.ID))
-	assert.False(t, m.DidCommit(a.ID))
+	assert.False(t, m.IsInProgress(a.ID()))
+	assert.False(t, m.DidCommit(a.ID()))
 	assert.True(t, isDone(a))
-	assert.Nil(t, m.Lookup(a.ID))
+	assert.Nil(t, m.Lookup(a.ID()))
 
 	assert.Zero(t, m.NumLive())
 	assert.Empty(t, m.Live())
@@ -121,23 +121,23 @@ func TestSnapshotSeesExactlyWhatCommittedBeforeIt(t *testing.T) {
 	reader := m.Begin()
 
 	snap := m.TakeSnapshot(reader)
-	assert.Equal(t, reader.ID, snap.Self)
-	assert.Equal(t, m.LastCSN(), snap.CSN)
+	assert.True(t, snap.IsCurrent(reader.ID()))
+	assert.Equal(t, m.LastCSN(), snap.CSN())
 	m.Commit(late)
 
-	assert.True(t, m.Visible(early.ID, snap), "committed before the snapshot")
-	assert.True(t, m.Visible(reader.ID, snap), "a transaction sees itself")
-	assert.False(t, m.Visible(aborted.ID, snap), "aborted")
-	assert.False(t, m.Visible(running.ID, snap), "still running")
-	assert.False(t, m.Visible(late.ID, snap), "committed after the snapshot was taken")
+	assert.True(t, m.Visible(early.ID(), snap), "committed before the snapshot")
+	assert.True(t, m.Visible(reader.ID(), snap), "a transaction sees itself")
+	assert.False(t, m.Visible(aborted.ID(), snap), "aborted")
+	assert.False(t, m.Visible(running.ID(), snap), "still running")
+	assert.False(t, m.Visible(late.ID(), snap), "committed after the snapshot was taken")
 
 	m.Commit(running)
-	assert.False(t, m.Visible(running.ID, snap), "a snapshot never changes its mind")
+	assert.False(t, m.Visible(running.ID(), snap), "a snapshot never changes its mind")
 
 	again := m.TakeSnapshot(reader)
-	assert.True(t, m.Visible(late.ID, again))
-	assert.True(t, m.Visible(running.ID, again))
-	assert.False(t, m.Visible(aborted.ID, again))
+	assert.True(t, m.Visible(late.ID(), again))
+	assert.True(t, m.Visible(running.ID(), again))
+	assert.False(t, m.Visible(aborted.ID(), again))
 }
 
 // TestVisibilityModel checks Visible against a model over random schedules:
@@ -161,11 +161,11 @@ func TestVisibilityModel(t *testing.T) {
 			case op == 0 || len(live) == 0:
 				x := m.Begin()
 				live = append(live, x)
-				all = append(all, x.ID)
+				all = append(all, x.ID())
 			case op == 1:
 				i := rapid.IntRange(0, len(live)-1).Draw(t, "commit")
 				m.Commit(live[i])
-				committed[live[i].ID] = true
+				committed[live[i].ID()] = true
 				live = slices.Delete(live, i, i+1)
 			case op == 2:
 				i := rapid.IntRange(0, len(live)-1).Draw(t, "abort")
@@ -178,7 +178,7 @@ func TestVisibilityModel(t *testing.T) {
 		}
 		for _, s := range snaps {
 			for _, xid := range all {
-				want := s.saw[xid] || xid == s.snap.Self
+				want := s.saw[xid] || s.snap.IsCurrent(xid)
 				if got := m.Visible(xid, s.snap); got != want {
 					t.Fatalf("snapshot %+v: Visible(%d) = %v, want %v", s.snap, xid, got, want)
 				}
@@ -207,26 +207,26 @@ func TestHorizonIsHeldBackByLiveSnapshot(t *testing.T) {
 		w := m.Begin()
 		m.Commit(w)
 	}
-	require.Greater(t, m.LastCSN(), snap.CSN)
-	assert.Equal(t, snap.CSN, m.Horizon(), "the live snapshot holds the horizon back")
+	require.Greater(t, m.LastCSN(), snap.CSN())
+	assert.Equal(t, snap.CSN(), m.Horizon(), "the live snapshot holds the horizon back")
 
 	// A new snapshot (READ COMMITTED's next statement) releases the old one.
 	snap2 := m.TakeSnapshot(reader)
-	assert.Equal(t, m.LastCSN(), snap2.CSN)
-	assert.Equal(t, snap2.CSN, m.Horizon())
+	assert.Equal(t, m.LastCSN(), snap2.CSN())
+	assert.Equal(t, snap2.CSN(), m.Horizon())
 
 	w := m.Begin()
 	m.Commit(w)
-	assert.Equal(t, snap2.CSN, m.Horizon())
+	assert.Equal(t, snap2.CSN(), m.Horizon())
 
 	// The oldest of several snapshots wins.
 	other := m.Begin()
 	snap3 := m.TakeSnapshot(other)
-	require.Greater(t, snap3.CSN, snap2.CSN)
-	assert.Equal(t, snap2.CSN, m.Horizon())
+	require.Greater(t, snap3.CSN(), snap2.CSN())
+	assert.Equal(t, snap2.CSN(), m.Horizon())
 
 	m.Commit(reader)
-	assert.Equal(t, snap3.CSN, m.Horizon(), "ending the transaction releases its snapshot")
+	assert.Equal(t, snap3.CSN(), m.Horizon(), "ending the transaction releases its snapshot")
 	m.Abort(other)
 	assert.Equal(t, m.LastCSN(), m.Horizon())
 }
@@ -315,9 +315,9 @@ func TestHorizonNeverPassesPublishedSnapshot(t *testing.T) {
 				for range 3 {
 					u := register()
 					s := m.TakeSnapshot(x)
-					u.csn.Store(s.CSN)
-					if h := m.Horizon(); h > s.CSN {
-						t.Errorf("horizon %d passed the caller's own snapshot %d", h, s.CSN)
+					u.csn.Store(s.CSN())
+					if h := m.Horizon(); h > s.CSN() {
+						t.Errorf("horizon %d passed the caller's own snapshot %d", h, s.CSN())
 					}
 					release(u)
 				}
@@ -343,11 +343,11 @@ func TestOldestLive(t *testing.T) {
 	assert.Equal(t, m.NextXid(), m.OldestLive(), "nothing runs")
 
 	x1, x2, x3 := m.Begin(), m.Begin(), m.Begin()
-	assert.Equal(t, x1.ID, m.OldestLive())
+	assert.Equal(t, x1.ID(), m.OldestLive())
 	m.Commit(x2)
-	assert.Equal(t, x1.ID, m.OldestLive(), "ending a younger transaction changes nothing")
+	assert.Equal(t, x1.ID(), m.OldestLive(), "ending a younger transaction changes nothing")
 	m.Abort(x1)
-	assert.Equal(t, x3.ID, m.OldestLive())
+	assert.Equal(t, x3.ID(), m.OldestLive())
 	m.Commit(x3)
 	assert.Equal(t, m.NextXid(), m.OldestLive())
 }
@@ -362,18 +362,18 @@ func TestFreezeCutoff(t *testing.T) {
 	m.Abort(a2)
 	m.Commit(c4)
 
-	assert.Equal(t, run3.ID, m.FreezeCutoff(m.LastCSN()), "stops at a running xid; aborted xids below are passed")
+	assert.Equal(t, run3.ID(), m.FreezeCutoff(m.LastCSN()), "stops at a running xid; aborted xids below are passed")
 
 	// A reader pins the horizon; run3 then commits above it.
 	reader := m.Begin()
 	snap := m.TakeSnapshot(reader)
 	m.Commit(run3)
-	assert.Equal(t, run3.ID, m.FreezeCutoff(m.Horizon()), "stops at a commit newer than the horizon")
-	assert.Equal(t, snap.CSN, m.Horizon())
+	assert.Equal(t, run3.ID(), m.FreezeCutoff(m.Horizon()), "stops at a commit newer than the horizon")
+	assert.Equal(t, snap.CSN(), m.Horizon())
 
 	// With a horizon that covers run3's commit the cutoff runs on to the
 	// oldest running transaction (the reader).
-	assert.Equal(t, reader.ID, m.FreezeCutoff(m.LastCSN()))
+	assert.Equal(t, reader.ID(), m.FreezeCutoff(m.LastCSN()))
 	m.Commit(reader)
 	assert.Equal(t, m.NextXid(), m.FreezeCutoff(m.Horizon()), "nothing runs: everything can be frozen")
 }
@@ -397,12 +397,12 @@ func TestClogGrowsAcrossPages(t *testing.T) {
 	}
 	lastCSN := uint64(0)
 	for i, x := range xs {
-		st, csn := m.Status(x.ID)
+		st, csn := m.Status(x.ID())
 		if i%3 == 0 {
-			require.Equal(t, Aborted, st, "xid %d", x.ID)
+			require.Equal(t, Aborted, st, "xid %d", x.ID())
 			continue
 		}
-		require.Equal(t, Committed, st, "xid %d", x.ID)
+		require.Equal(t, Committed, st, "xid %d", x.ID())
 		require.Greater(t, csn, lastCSN, "CSNs follow commit order")
 		lastCSN = csn
 	}
@@ -425,7 +425,7 @@ func TestTruncateClog(t *testing.T) {
 			m.Abort(x)
 		} else {
 			m.Commit(x)
-			committed = append(committed, x.ID)
+			committed = append(committed, x.ID())
 		}
 	}
 	require.Equal(t, uint64(2*clogPageSize), m.ClogEntries())
@@ -444,7 +444,7 @@ func TestTruncateClog(t *testing.T) {
 		assert.False(t, m.IsInProgress(xid))
 	}
 	// Visible to every snapshot, even one taken before anything committed.
-	assert.True(t, m.Visible(1, Snapshot{CSN: FrozenCSN}))
+	assert.True(t, m.Visible(1, Snapshot{csn: FrozenCSN}))
 
 	// The kept page still knows its entries, below and above the cutoff.
 	for _, xid := range []XID{clogPageSize, clogPageSize + 1, cutoff + 1} {
@@ -472,7 +472,7 @@ func TestTruncateClog(t *testing.T) {
 		m.Commit(x)
 	}
 	assert.Equal(t, uint64(2*clogPageSize), m.ClogEntries())
-	last := xs[len(xs)-1].ID
+	last := xs[len(xs)-1].ID()
 	require.GreaterOrEqual(t, last, XID(2*clogPageSize))
 	st, _ = m.Status(last)
 	assert.Equal(t, Committed, st)
@@ -487,23 +487,23 @@ func TestRefreshFinished(t *testing.T) {
 	m.Commit(a)
 	m.Commit(c) // b still runs
 	m.RefreshFinished()
-	require.Equal(t, b.ID, m.finishedBelow.Load(), "stops at the first xid still in progress")
-	require.False(t, m.IsInProgress(a.ID))
-	require.True(t, m.IsInProgress(b.ID))
-	require.False(t, m.IsInProgress(c.ID))
+	require.Equal(t, b.ID(), m.finishedBelow.Load(), "stops at the first xid still in progress")
+	require.False(t, m.IsInProgress(a.ID()))
+	require.True(t, m.IsInProgress(b.ID()))
+	require.False(t, m.IsInProgress(c.ID()))
 
 	m.Abort(b)
 	m.RefreshFinished()
-	require.Equal(t, c.ID+1, m.finishedBelow.Load())
-	require.False(t, m.IsInProgress(b.ID))
+	require.Equal(t, c.ID()+1, m.finishedBelow.Load())
+	require.False(t, m.IsInProgress(b.ID()))
 
 	// The bound holds without the clog: drop the entries and a finished
 	// xid still reads as ended, while a new one runs.
 	d := m.Begin()
-	m.TruncateClog(c.ID + 1)
-	require.False(t, m.IsInProgress(c.ID))
-	require.True(t, m.IsInProgress(d.ID))
+	m.TruncateClog(c.ID() + 1)
+	require.False(t, m.IsInProgress(c.ID()))
+	require.True(t, m.IsInProgress(d.ID()))
 	m.RefreshFinished()
-	require.Equal(t, d.ID, m.finishedBelow.Load())
+	require.Equal(t, d.ID(), m.finishedBelow.Load())
 	m.Commit(d)
 }
