@@ -514,12 +514,12 @@ func (d *Store) Checkpoint() error {
 	b := d.be.NewBatch()
 	var cleans []func()
 	for _, t := range d.heap.Tables() {
-		b.Set(catalogKey(t.Name), nil)
+		b.Set(catalogKey(t.Name()), nil)
 		clean, err := t.CheckpointRows(snap, func(key, value []byte, ok bool) error {
 			if ok {
-				b.Set(heap.RowKey(t.Name, key), value)
+				b.Set(heap.RowKey(t.Name(), key), value)
 			} else {
-				b.Delete(heap.RowKey(t.Name, key))
+				b.Delete(heap.RowKey(t.Name(), key))
 			}
 			return d.flushIfLarge(b) // see "Memory" in bigcommit.go
 		})

@@ -232,7 +232,7 @@ func (e *Engine) Tables() []string {
 	ts := e.heap.Tables()
 	out := make([]string, len(ts))
 	for i, t := range ts {
-		out[i] = t.Name
+		out[i] = t.Name()
 	}
 	sort.Strings(out)
 	return out

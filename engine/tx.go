@@ -338,7 +338,7 @@ func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup
 			if policy == Skip {
 				return nil, errs.ErrSkipped
 			}
-			return nil, errs.Op(errs.ErrLockNotAvailable, fmt.Sprintf("could not obtain lock on row in relation %q", tbl.Name))
+			return nil, errs.Op(errs.ErrLockNotAvailable, fmt.Sprintf("could not obtain lock on row in relation %q", tbl.Name()))
 		case heap.TMUpdated:
 			if tx.rr {
 				return nil, errs.ErrSerialization

@@ -319,13 +319,13 @@ func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, o
 func (h *Heap) settledAt(r *Row, csn uint64) bool {
 	for _, v := range r.versions {
 		if v.infomask&XminFrozen != XminFrozen {
-			st, c := h.Xacts.Status(v.xmin)
+			st, c := h.xacts.Status(v.xmin)
 			if st == xact.InProgress || (st == xact.Committed && c > csn) {
 				return false
 			}
 		}
 		if upd := UpdateXid(v); upd != 0 {
-			st, c := h.Xacts.Status(upd)
+			st, c := h.xacts.Status(upd)
 			if st == xact.InProgress || (st == xact.Committed && c > csn) {
 				return false
 			}
@@ -382,7 +382,7 @@ func (h *Heap) noLiveXmax(v *Tuple) bool {
 	if v.infomask&XmaxInvalid != 0 || v.xmax == 0 {
 		return true
 	}
-	if v.infomask&XmaxIsMulti != 0 || !IsLockedOnly(v.infomask) || h.Xacts.IsInProgress(v.xmax) {
+	if v.infomask&XmaxIsMulti != 0 || !IsLockedOnly(v.infomask) || h.xacts.IsInProgress(v.xmax) {
 		return false
 	}
 	h.freezeXmax(v)

@@ -51,7 +51,7 @@ func (t *Table) inUse() bool {
 		r.Lock()
 		defer r.Unlock()
 		for _, v := range r.versions {
-			if v.infomask&XminFrozen != XminFrozen && t.heap.Xacts.IsInProgress(v.xmin) {
+			if v.infomask&XminFrozen != XminFrozen && t.heap.xacts.IsInProgress(v.xmin) {
 				busy = true
 			} else if t.heap.IsRunningXmax(v) {
 				busy = true
@@ -99,7 +99,7 @@ func (t *Table) CachedRows() int { return t.store.Len() }
 // made durable).
 func (h *Heap) RestoreTable(t *Table) {
 	h.mu.Lock()
-	h.tables[t.Name] = t
+	h.tables[t.name] = t
 	h.mu.Unlock()
 	var n int64
 	t.AscendCached(nil, nil, func(r *Row) bool {

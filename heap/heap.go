@@ -53,8 +53,8 @@ type ChangeHook func(table string, key []byte, c *Change)
 
 // Heap is the catalog of tables plus the services visibility needs.
 type Heap struct {
-	Xacts *xact.Manager
-	Multi *multixact.Store
+	xacts *xact.Manager
+	multi *multixact.Store
 	hook  ChangeHook
 
 	mu     sync.RWMutex
@@ -73,12 +73,12 @@ type Heap struct {
 
 // New returns an empty heap.
 func New(x *xact.Manager, m *multixact.Store, hook ChangeHook) *Heap {
-	return &Heap{Xacts: x, Multi: m, hook: hook, tables: make(map[string]*Table)}
+	return &Heap{xacts: x, multi: m, hook: hook, tables: make(map[string]*Table)}
 }
 
 // Table is one table: rows by primary key in a Store.
 type Table struct {
-	Name  string
+	name  string
 	heap  *Heap
 	store Store
 
@@ -104,6 +104,9 @@ type Table struct {
 }
 
 // noteVacuum puts r on the vacuum worklist. Row latch held.
+// Name is the table's name.
+func (t *Table) Name() string { return t.name }
+
 func (t *Table) noteVacuum(r *Row) {
 	if r.inVac {
 		return
@@ -121,7 +124,7 @@ func (h *Heap) CreateTable(name string) (*Table, error) {
 	if _, ok := h.tables[name]; ok {
 		return nil, ErrTableExists
 	}
-	t := &Table{Name: name, heap: h, store: NewMemStore(), dirtyRows: make(map[*Row]struct{})}
+	t := &Table{name: name, heap: h, store: NewMemStore(), dirtyRows: make(map[*Row]struct{})}
 	if h.backend != nil {
 		t.store = h.newBackedStore(name, h.backend)
 	}
@@ -163,7 +166,7 @@ func (h *Heap) Tables() []*Table {
 		out = append(out, t)
 	}
 	h.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }
 
@@ -249,7 +252,7 @@ func (t *Table) Descend(start, end []byte, fn func(*Row) bool) {
 func (t *Table) Apply(r *Row, c Change) {
 	if t.heap.hook != nil {
 		hc := c // only this path pays for a heap copy
-		t.heap.hook(t.Name, r.key, &hc)
+		t.heap.hook(t.name, r.key, &hc)
 	}
 	if c.Kind != ChangeXmax || c.Infomask&XmaxLockOnly == 0 || c.Infomask&XmaxIsMulti != 0 {
 		t.noteVacuum(r) // see Table.vacList for the plain locker's exception

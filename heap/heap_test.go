@@ -150,7 +150,7 @@ func TestApplyUpdate(t *testing.T) {
 	r.Lock()
 	e.tbl.Apply(r, heap.Change{
 		Kind: heap.ChangeUpdate, Xid: upd.ID(), Old: old, New: nv,
-		Xmax: m.ID, Multi: m,
+		Xmax: m.ID(), Multi: m,
 		// Only the xmax bits and KEYS_UPDATED are applied: the xmin
 		// hint bit in this Change must not reach the tuple.
 		Infomask:  heap.XmaxIsMulti | heap.XmaxExclLock | heap.XminInvalid,
@@ -158,7 +158,7 @@ func TestApplyUpdate(t *testing.T) {
 	})
 	r.Unlock()
 
-	assert.Equal(t, m.ID, old.Xmax())
+	assert.Equal(t, m.ID(), old.Xmax())
 	assert.Same(t, m, old.Multi())
 	assert.Equal(t, heap.XminCommitted|heap.Updated|heap.XmaxIsMulti|heap.XmaxExclLock, old.Infomask(),
 		"xmax bits replaced (XMAX_INVALID cleared), other bits kept")

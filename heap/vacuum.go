@@ -18,7 +18,7 @@ func (h *Heap) dead(t *Tuple, horizon uint64) bool {
 			return true
 		}
 		if t.infomask&XminCommitted == 0 {
-			switch st, _ := h.Xacts.Status(t.xmin); st {
+			switch st, _ := h.xacts.Status(t.xmin); st {
 			case xact.Aborted:
 				t.infomask |= XminInvalid
 				return true
@@ -35,7 +35,7 @@ func (h *Heap) dead(t *Tuple, horizon uint64) bool {
 	if upd == 0 {
 		return false
 	}
-	st, csn := h.Xacts.Status(upd)
+	st, csn := h.xacts.Status(upd)
 	return st == xact.Committed && csn <= horizon
 }
 
@@ -62,7 +62,7 @@ func (t *Table) pruneWith(r *Row, horizon uint64) int {
 		return 0
 	}
 	if t.heap.hook != nil {
-		t.heap.hook(t.Name, r.key, &Change{Kind: ChangeVacuum})
+		t.heap.hook(t.name, r.key, &Change{Kind: ChangeVacuum})
 	}
 	kept := r.versions[:0]
 	var removed []*Tuple
@@ -160,7 +160,7 @@ func (t *Table) vacuumRow(r *Row, horizon, freezeBelow uint64, res *VacuumResult
 					res.Multis = make(map[*multixact.MultiXact]struct{})
 				}
 				res.Multis[v.multi] = struct{}{}
-				for _, m := range v.multi.Members {
+				for _, m := range v.multi.Members() {
 					ref(m.Xid)
 				}
 			} else {
@@ -198,7 +198,7 @@ func (h *Heap) freezeXmax(v *Tuple) {
 			u, s := v.multi.UpdateXid()
 			upd, status = u, uint8(s)
 		}
-		if upd != 0 && !IsLockedOnly(v.infomask) && h.Xacts.DidCommit(upd) {
+		if upd != 0 && !IsLockedOnly(v.infomask) && h.xacts.DidCommit(upd) {
 			// RETURN_IS_XID: keep just the committed updater.
 			v.xmax, v.multi = upd, nil
 			v.infomask = v.infomask&^XmaxBits | XmaxCommitted
@@ -212,10 +212,10 @@ func (h *Heap) freezeXmax(v *Tuple) {
 		clearXmax()
 		return
 	}
-	if h.Xacts.IsInProgress(v.xmax) {
+	if h.xacts.IsInProgress(v.xmax) {
 		return
 	}
-	if IsLockedOnly(v.infomask) || !h.Xacts.DidCommit(v.xmax) {
+	if IsLockedOnly(v.infomask) || !h.xacts.DidCommit(v.xmax) {
 		clearXmax()
 	}
 }

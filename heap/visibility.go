@@ -37,7 +37,7 @@ func (h *Heap) xminOK(t *Tuple, mine bool) bool {
 	if mine {
 		return true
 	}
-	switch st, _ := h.Xacts.Status(t.xmin); st {
+	switch st, _ := h.xacts.Status(t.xmin); st {
 	case xact.Committed:
 		t.infomask |= XminCommitted
 		return true
@@ -71,7 +71,7 @@ func (h *Heap) SatisfiesMVCC(t *Tuple, snap xact.Snapshot) bool {
 		return false
 	}
 	if t.infomask&XminFrozen != XminFrozen && !snap.IsCurrent(t.xmin) {
-		if _, csn := h.Xacts.Status(t.xmin); csn > snap.CSN() {
+		if _, csn := h.xacts.Status(t.xmin); csn > snap.CSN() {
 			return false // committed after the snapshot was taken
 		}
 	}
@@ -82,7 +82,7 @@ func (h *Heap) SatisfiesMVCC(t *Tuple, snap xact.Snapshot) bool {
 		if snap.IsCurrent(t.xmax) {
 			return false
 		}
-		_, csn := h.Xacts.Status(t.xmax)
+		_, csn := h.xacts.Status(t.xmax)
 		return csn > snap.CSN()
 	}
 	upd := UpdateXid(t)
@@ -92,7 +92,7 @@ func (h *Heap) SatisfiesMVCC(t *Tuple, snap xact.Snapshot) bool {
 	if snap.IsCurrent(upd) {
 		return false
 	}
-	st, csn := h.Xacts.Status(upd)
+	st, csn := h.xacts.Status(upd)
 	switch st {
 	case xact.InProgress:
 		return true
@@ -129,7 +129,7 @@ func (h *Heap) SatisfiesUpdate(t *Tuple, self *xact.Xact) TMResult {
 			t.infomask |= XmaxInvalid
 			return TMOk
 		}
-		if h.Xacts.IsInProgress(t.xmax) {
+		if h.xacts.IsInProgress(t.xmax) {
 			return TMBeingModified // includes our own lock (since 9.5)
 		}
 		t.infomask |= XmaxInvalid
@@ -144,7 +144,7 @@ func (h *Heap) SatisfiesUpdate(t *Tuple, self *xact.Xact) TMResult {
 		if self.IsCurrent(upd) {
 			return TMInvisible // we updated it in an earlier command
 		}
-		switch st, _ := h.Xacts.Status(upd); st {
+		switch st, _ := h.xacts.Status(upd); st {
 		case xact.InProgress:
 			return TMBeingModified
 		case xact.Committed:
@@ -160,7 +160,7 @@ func (h *Heap) SatisfiesUpdate(t *Tuple, self *xact.Xact) TMResult {
 	if self.IsCurrent(t.xmax) {
 		return TMInvisible
 	}
-	switch st, _ := h.Xacts.Status(t.xmax); st {
+	switch st, _ := h.xacts.Status(t.xmax); st {
 	case xact.InProgress:
 		return TMBeingModified
 	case xact.Committed:
@@ -179,7 +179,7 @@ func updatedOrDeleted(t *Tuple) TMResult {
 }
 
 func (h *Heap) multiRunning(t *Tuple) bool {
-	return multixact.IsRunning(t.multi, h.Xacts)
+	return multixact.IsRunning(t.multi, h.xacts)
 }
 
 // IsRunningXmax reports whether t's xmax names a transaction (or multixact
@@ -191,5 +191,5 @@ func (h *Heap) IsRunningXmax(t *Tuple) bool {
 	if t.infomask&XmaxIsMulti != 0 {
 		return t.multi != nil && h.multiRunning(t)
 	}
-	return h.Xacts.IsInProgress(t.xmax)
+	return h.xacts.IsInProgress(t.xmax)
 }

@@ -53,7 +53,7 @@ func mb(xid uint64, s multixact.Status) multixact.Member {
 
 // withMulti makes a tuple inserted by xmin whose xmax is m, with IS_MULTI and im.
 func withMulti(xmin uint64, m *multixact.MultiXact, im uint16) *heap.Tuple {
-	return heap.MakeTuple(heap.TupleHeader{Xmin: xmin, Xmax: m.ID, Multi: m, Infomask: heap.XmaxIsMulti | im})
+	return heap.MakeTuple(heap.TupleHeader{Xmin: xmin, Xmax: m.ID(), Multi: m, Infomask: heap.XmaxIsMulti | im})
 }
 
 const (

@@ -99,8 +99,8 @@ type Member struct {
 
 // MultiXact is an immutable member set.
 type MultiXact struct {
-	ID      ID
-	Members []Member // no duplicates, in order of addition (Create sorts); never modified after creation
+	id      ID
+	members []Member // no duplicates, in order of addition (Create sorts); never modified after creation
 
 	// Summaries of Members, computed once by create (the hot path asks
 	// for them on every lock; see Summary and UpdateXid).
@@ -113,6 +113,15 @@ type MultiXact struct {
 	// locker in place (no copy) by claiming the next element; see Expand.
 	arena *arena
 }
+
+// ID is the multixact's MultiXactId.
+func (m *MultiXact) ID() ID { return m.id }
+
+// Members are the members, without duplicates, in order of addition
+// (Create sorts them). The slice is the multixact's own and never changes:
+// the caller must not modify it (it is not copied: every row lock and
+// visibility check of a multi xmax reads it).
+func (m *MultiXact) Members() []Member { return m.members }
 
 // An arena is the growth room of one member array: claimed counts the
 // elements handed out, and heads[i-base] is the multixact whose last member
@@ -133,7 +142,7 @@ func (m *MultiXact) UpdateXid() (uint64, Status) {
 	if m.updater == 0 {
 		return 0, 0
 	}
-	mb := m.Members[m.updater-1]
+	mb := m.members[m.updater-1]
 	return mb.Xid, mb.Status
 }
 
@@ -146,7 +155,7 @@ func (m *MultiXact) Summary() (strongest tuplemode.Mode, keysUpdated, hasUpdate 
 
 // Contains reports whether (xid, status) is a member.
 func (m *MultiXact) Contains(xid uint64, status Status) bool {
-	for _, mb := range m.Members {
+	for _, mb := range m.members {
 		if mb.Xid == xid && mb.Status == status {
 			return true
 		}
@@ -272,18 +281,18 @@ func (s *Store) create(ms []Member) (*MultiXact, error) {
 	sh := &s.cache[h%cacheShards]
 	slot := &sh.slots[(h/cacheShards)%cacheWays]
 	sh.mu.Lock()
-	if slot.hash == h && slot.m != nil && slices.Equal(slot.m.Members, ms) {
+	if slot.hash == h && slot.m != nil && slices.Equal(slot.m.members, ms) {
 		m := slot.m
 		sh.mu.Unlock()
 		s.reused.Add(1)
 		return m, nil
 	}
 	if room := cap(ms) - len(ms); room > 0 {
-		nm.ID = s.next.Add(uint64(1+room)) - uint64(room)
-		nm.arena = &arena{base: len(ms), firstID: nm.ID + 1, heads: make([]MultiXact, room)}
+		nm.id = s.next.Add(uint64(1+room)) - uint64(room)
+		nm.arena = &arena{base: len(ms), firstID: nm.id + 1, heads: make([]MultiXact, room)}
 		nm.arena.claimed.Store(int32(len(ms)))
 	} else {
-		nm.ID = s.next.Add(1)
+		nm.id = s.next.Add(1)
 	}
 	*slot = cacheSlot{hash: h, m: nm}
 	sh.mu.Unlock()
@@ -294,7 +303,7 @@ func (s *Store) create(ms []Member) (*MultiXact, error) {
 // summarize returns an id-less multixact of ms (no duplicates)
 // with its summaries; an error if more than one member is an updater.
 func (s *Store) summarize(ms []Member) (*MultiXact, error) {
-	nm := &MultiXact{Members: ms}
+	nm := &MultiXact{members: ms}
 	for i, m := range ms {
 		if m.Status.IsUpdate() {
 			if nm.updater != 0 {
@@ -343,15 +352,15 @@ func (s *Store) Expand(m *MultiXact, xid uint64, status Status, st XidStatus) (*
 // just looked, as heap_lock_tuple does before it adds a locker).
 func (s *Store) Add(m *MultiXact, xid uint64, status Status, st XidStatus) (*MultiXact, error) {
 	add := Member{Xid: xid, Status: status}
-	if n := len(m.Members); m.arena != nil && m.updater == 0 && !status.IsUpdate() && n < cap(m.Members) &&
+	if n := len(m.members); m.arena != nil && m.updater == 0 && !status.IsUpdate() && n < cap(m.members) &&
 		m.arena.claimed.CompareAndSwap(int32(n), int32(n+1)) {
 		// Element n of the members and its head are ours alone: claimed,
 		// and beyond every len handed out.
-		ms := m.Members[:n+1]
+		ms := m.members[:n+1]
 		ms[n] = add
 		j := n - m.arena.base
 		nm := &m.arena.heads[j]
-		*nm = MultiXact{ID: m.arena.firstID + ID(j), Members: ms, strongest: max(m.strongest, status.LockMode()),
+		*nm = MultiXact{id: m.arena.firstID + ID(j), members: ms, strongest: max(m.strongest, status.LockMode()),
 			keysUpd: m.keysUpd || status == ForUpdate, arena: m.arena}
 		s.appended.Add(xid, 1)
 		return nm, nil
@@ -361,12 +370,12 @@ func (s *Store) Add(m *MultiXact, xid uint64, status Status, st XidStatus) (*Mul
 	// filled its own room by appending (a hot row), twice that room up to
 	// maxRoom, so the copies on a hot row get rarer as it stays hot.
 	room := 0
-	if m.arena != nil && len(m.Members) == cap(m.Members) {
-		room = min(2*(cap(m.Members)-m.arena.base), maxRoom)
+	if m.arena != nil && len(m.members) == cap(m.members) {
+		room = min(2*(cap(m.members)-m.arena.base), maxRoom)
 	}
 	var buf [64]Member
 	keep := buf[:0]
-	for _, mb := range m.Members {
+	for _, mb := range m.members {
 		if st.IsInProgress(mb.Xid) || (mb.Status.IsUpdate() && st.DidCommit(mb.Xid)) {
 			keep = append(keep, mb)
 		}
@@ -386,8 +395,8 @@ const maxRoom = 128
 // (MultiXactIdIsRunning).
 func IsRunning(m *MultiXact, st XidStatus) bool {
 	// Newest first: finished lockers collect at the front (see Expand).
-	for i := len(m.Members) - 1; i >= 0; i-- {
-		if st.IsInProgress(m.Members[i].Xid) {
+	for i := len(m.members) - 1; i >= 0; i-- {
+		if st.IsInProgress(m.members[i].Xid) {
 			return true
 		}
 	}

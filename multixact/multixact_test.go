@@ -38,9 +38,9 @@ func TestCreateSortsAndDeduplicates(t *testing.T) {
 	orig := append([]Member(nil), in...)
 
 	m := mustCreate(t, s, in...)
-	assert.Equal(t, ID(1), m.ID, "the first multixact id is 1")
+	assert.Equal(t, ID(1), m.id, "the first multixact id is 1")
 	assert.Equal(t, ID(2), s.NextID())
-	assert.Equal(t, []Member{{3, ForKeyShare}, {3, Update}, {4, ForKeyShare}, {5, ForShare}}, m.Members,
+	assert.Equal(t, []Member{{3, ForKeyShare}, {3, Update}, {4, ForKeyShare}, {5, ForShare}}, m.members,
 		"sorted by (xid, status), duplicates dropped; one xid may keep two statuses")
 	assert.Equal(t, orig, in, "the caller's slice is not modified")
 	assert.Equal(t, Stats{Created: 1}, s.Stats())
@@ -62,7 +62,7 @@ func TestCreateRejectsTwoUpdaters(t *testing.T) {
 
 	// One updater beside lockers, even of its own transaction, is fine.
 	m := mustCreate(t, s, Member{1, ForShare}, Member{1, NoKeyUpdate}, Member{2, ForKeyShare})
-	assert.Len(t, m.Members, 3)
+	assert.Len(t, m.members, 3)
 }
 
 func TestCreateInternsIdenticalMemberSets(t *testing.T) {
@@ -73,7 +73,7 @@ func TestCreateInternsIdenticalMemberSets(t *testing.T) {
 
 	c := mustCreate(t, s, Member{7, ForShare}, Member{9, ForShare})
 	assert.NotSame(t, a, c, "a different status is a different set")
-	assert.NotEqual(t, a.ID, c.ID)
+	assert.NotEqual(t, a.id, c.id)
 	assert.Equal(t, Stats{Created: 2, Reused: 1}, s.Stats())
 }
 
@@ -113,8 +113,8 @@ func TestExpandReturnsSameMultixactWhenAlreadyMember(t *testing.T) {
 	e, err = s.Expand(m, 2, ForUpdate, st)
 	require.NoError(t, err)
 	assert.NotSame(t, m, e)
-	assert.Equal(t, []Member{{1, ForShare}, {2, ForKeyShare}, {2, ForUpdate}}, e.Members)
-	assert.Equal(t, []Member{{1, ForShare}, {2, ForKeyShare}}, m.Members, "the old multixact never changes")
+	assert.Equal(t, []Member{{1, ForShare}, {2, ForKeyShare}, {2, ForUpdate}}, e.members)
+	assert.Equal(t, []Member{{1, ForShare}, {2, ForKeyShare}}, m.members, "the old multixact never changes")
 }
 
 func TestExpandPrunesWhatCannotMatter(t *testing.T) {
@@ -129,13 +129,13 @@ func TestExpandPrunesWhatCannotMatter(t *testing.T) {
 	m := mustCreate(t, s, Member{1, ForShare}, Member{2, ForUpdate}, Member{3, ForKeyShare}, Member{4, NoKeyUpdate})
 	e, err := s.Expand(m, 5, ForKeyShare, st)
 	require.NoError(t, err)
-	assert.Equal(t, []Member{{3, ForKeyShare}, {4, NoKeyUpdate}, {5, ForKeyShare}}, e.Members)
+	assert.Equal(t, []Member{{3, ForKeyShare}, {4, NoKeyUpdate}, {5, ForKeyShare}}, e.members)
 
 	// An aborted updater is pruned, which frees the updater slot.
 	st[4] = "aborted"
 	e, err = s.Expand(m, 5, Update, st)
 	require.NoError(t, err)
-	assert.Equal(t, []Member{{3, ForKeyShare}, {5, Update}}, e.Members)
+	assert.Equal(t, []Member{{3, ForKeyShare}, {5, Update}}, e.members)
 	upd, us := e.UpdateXid()
 	assert.Equal(t, uint64(5), upd)
 	assert.Equal(t, Update, us)
@@ -144,7 +144,7 @@ func TestExpandPrunesWhatCannotMatter(t *testing.T) {
 	st[3] = "committed"
 	e, err = s.Expand(m, 5, ForShare, st)
 	require.NoError(t, err)
-	assert.Equal(t, []Member{{5, ForShare}}, e.Members)
+	assert.Equal(t, []Member{{5, ForShare}}, e.members)
 }
 
 func TestExpandKeepsRunningUpdaterAndRejectsSecond(t *testing.T) {
@@ -161,7 +161,7 @@ func TestExpandKeepsRunningUpdaterAndRejectsSecond(t *testing.T) {
 	st[1] = "aborted"
 	e, err := s.Expand(m, 2, Update, st)
 	require.NoError(t, err)
-	assert.Equal(t, []Member{{2, Update}}, e.Members)
+	assert.Equal(t, []Member{{2, Update}}, e.members)
 }
 
 func TestIsRunning(t *testing.T) {
@@ -220,7 +220,7 @@ func TestReclamation(t *testing.T) {
 	reclaimed := make(chan struct{})
 	func() {
 		m := mustCreate(t, s, Member{1, ForShare}, Member{2, ForShare})
-		gone = m.ID
+		gone = m.id
 		runtime.AddCleanup(m, func(chan struct{}) { close(reclaimed) }, reclaimed)
 	}()
 	kept := mustCreate(t, s, Member{1, ForKeyShare}, Member{2, ForKeyShare})
@@ -238,9 +238,9 @@ func TestReclamation(t *testing.T) {
 			require.True(t, time.Now().Before(deadline), "multixact %d not reclaimed", gone)
 		}
 	}
-	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}}, kept.Members)
+	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}}, kept.members)
 	again := mustCreate(t, s, Member{1, ForShare}, Member{2, ForShare})
-	assert.NotEqual(t, gone, again.ID)
+	assert.NotEqual(t, gone, again.id)
 }
 
 func TestExpandAddsLast(t *testing.T) {
@@ -249,14 +249,14 @@ func TestExpandAddsLast(t *testing.T) {
 	m := mustCreate(t, s, Member{1, ForKeyShare}, Member{3, ForShare}, Member{5, ForShare}, Member{7, ForKeyShare})
 	e, err := s.Expand(m, 4, ForKeyShare, st)
 	require.NoError(t, err)
-	assert.Equal(t, []Member{{1, ForKeyShare}, {3, ForShare}, {7, ForKeyShare}, {4, ForKeyShare}}, e.Members,
+	assert.Equal(t, []Member{{1, ForKeyShare}, {3, ForShare}, {7, ForKeyShare}, {4, ForKeyShare}}, e.members,
 		"survivors in their order, the newcomer last")
 	e2, err := s.Expand(m, 4, ForKeyShare, st)
 	require.NoError(t, err)
 	assert.Same(t, e, e2, "the same copy is interned")
 	e3, err := s.Expand(m, 9, ForKeyShare, st)
 	require.NoError(t, err)
-	assert.Equal(t, []Member{{1, ForKeyShare}, {3, ForShare}, {7, ForKeyShare}, {9, ForKeyShare}}, e3.Members)
+	assert.Equal(t, []Member{{1, ForKeyShare}, {3, ForShare}, {7, ForKeyShare}, {9, ForKeyShare}}, e3.members)
 }
 
 // TestExpandAppendsInPlace: the hot row's newest locker is appended to its
@@ -268,15 +268,15 @@ func TestExpandAppendsInPlace(t *testing.T) {
 	m := mustCreate(t, s, Member{1, ForKeyShare}, Member{2, ForKeyShare})
 	c, err := s.Expand(m, 3, ForKeyShare, st) // a copy with room to grow
 	require.NoError(t, err)
-	require.Greater(t, cap(c.Members), len(c.Members))
+	require.Greater(t, cap(c.members), len(c.members))
 	before := s.Stats()
 
 	st[1] = "committed" // a finished locker: an append keeps it
 	a, err := s.Expand(c, 4, ForShare, st)
 	require.NoError(t, err)
-	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}}, a.Members)
-	assert.Same(t, &c.Members[0], &a.Members[0], "appended in place")
-	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}}, c.Members, "the predecessor never changes")
+	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}}, a.members)
+	assert.Same(t, &c.members[0], &a.members[0], "appended in place")
+	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}}, c.members, "the predecessor never changes")
 	assert.Equal(t, uint64(1), s.Stats().Appended-before.Appended)
 	strongest, keysUpdated, hasUpdate := a.Summary()
 	assert.Equal(t, []any{ForShare.LockMode(), false, false}, []any{strongest, keysUpdated, hasUpdate})
@@ -285,22 +285,22 @@ func TestExpandAppendsInPlace(t *testing.T) {
 	// and the copy drops the finished locker.
 	b, err := s.Expand(c, 5, ForKeyShare, st)
 	require.NoError(t, err)
-	assert.Equal(t, []Member{{2, ForKeyShare}, {3, ForKeyShare}, {5, ForKeyShare}}, b.Members)
-	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}}, a.Members, "a is untouched")
+	assert.Equal(t, []Member{{2, ForKeyShare}, {3, ForKeyShare}, {5, ForKeyShare}}, b.members)
+	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}}, a.members, "a is untouched")
 
 	// An updater is never appended: the copy prunes, so an aborted
 	// updater cannot stay beside a new one.
 	u, err := s.Expand(a, 5, NoKeyUpdate, st)
 	require.NoError(t, err)
-	assert.NotSame(t, &a.Members[0], &u.Members[0])
-	assert.Equal(t, []Member{{2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}, {5, NoKeyUpdate}}, u.Members)
+	assert.NotSame(t, &a.members[0], &u.members[0])
+	assert.Equal(t, []Member{{2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}, {5, NoKeyUpdate}}, u.members)
 	// A newcomer with an older xid (it began earlier, locks later) is
 	// appended too: the order is the order of locking.
 	o, err := s.Expand(a, 0, ForKeyShare, st)
 	require.NoError(t, err)
-	assert.Same(t, &a.Members[0], &o.Members[0])
-	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}, {0, ForKeyShare}}, o.Members)
-	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}}, a.Members)
+	assert.Same(t, &a.members[0], &o.members[0])
+	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}, {0, ForKeyShare}}, o.members)
+	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}}, a.members)
 }
 
 // TestHotRowSetStaysBounded: lockers come and go on one row for a long
@@ -322,8 +322,8 @@ func TestHotRowSetStaysBounded(t *testing.T) {
 		var err error
 		m, err = s.Expand(m, xid, ForKeyShare, st)
 		require.NoError(t, err)
-		require.LessOrEqual(t, len(m.Members), window+1+maxRoom, "xid %d", xid)
-		require.Equal(t, Member{xid, ForKeyShare}, m.Members[len(m.Members)-1])
+		require.LessOrEqual(t, len(m.members), window+1+maxRoom, "xid %d", xid)
+		require.Equal(t, Member{xid, ForKeyShare}, m.members[len(m.members)-1])
 	}
 	stats := s.Stats()
 	assert.Greater(t, float64(stats.Appended)/float64(stats.Created), 0.99, "%+v", stats)
@@ -356,8 +356,8 @@ func TestConcurrentExpandsOfOneSet(t *testing.T) {
 	}
 	wg.Wait()
 	for i, e := range got {
-		assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {uint64(50 + i), ForKeyShare}}, e.Members)
+		assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {uint64(50 + i), ForKeyShare}}, e.members)
 	}
 	assert.Equal(t, uint64(1), s.Stats().Appended-before.Appended)
-	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}}, m.Members)
+	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}}, m.members)
 }

@@ -149,7 +149,7 @@ var heavyweight = [tuplemode.NumModes]lockmgr.LockMode{
 func hwMode(m Mode) lockmgr.LockMode { return heavyweight[m] }
 
 func tupleTag(tbl *heap.Table, r *heap.Row) lockmgr.Tag {
-	return lockmgr.Tag{Kind: lockmgr.TagTuple, Rel: tbl.Name, Key: string(r.Key())}
+	return lockmgr.Tag{Kind: lockmgr.TagTuple, Rel: tbl.Name(), Key: string(r.Key())}
 }
 
 // xmaxChanged is xmax_infomask_changed plus the raw xmax comparison.
@@ -184,7 +184,7 @@ func (e *Engine) conflictingMembers(m *multixact.MultiXact, me *xact.Xact, mode 
 		return nil
 	}
 	var out []uint64
-	for _, mb := range m.Members {
+	for _, mb := range m.Members() {
 		if me.IsCurrent(mb.Xid) || !conflicts(mb.Status.LockMode(), mode) {
 			continue
 		}
@@ -202,7 +202,7 @@ func (e *Engine) multiConflicts(m *multixact.MultiXact, me *xact.Xact, mode Mode
 	if m == nil {
 		return false
 	}
-	for _, mb := range m.Members {
+	for _, mb := range m.Members() {
 		if me.IsCurrent(mb.Xid) || !conflicts(mb.Status.LockMode(), mode) {
 			continue
 		}
@@ -459,7 +459,7 @@ func alreadyHeld(xwait uint64, im, im2 uint16, multi *multixact.MultiXact, me *x
 		if multi == nil {
 			return false, false
 		}
-		for _, mb := range multi.Members {
+		for _, mb := range multi.Members() {
 			if !me.IsCurrent(mb.Xid) {
 				continue
 			}
@@ -495,7 +495,7 @@ func memberList(t *heap.Tuple) []multixact.Member {
 		if t.Multi() == nil {
 			return nil
 		}
-		return t.Multi().Members
+		return t.Multi().Members()
 	}
 	return []multixact.Member{{Xid: t.Xmax(), Status: oldStatus(t.Infomask(), t.Infomask2())}}
 }

@@ -222,13 +222,13 @@ func TestSecondSharerCreatesMultixact(t *testing.T) {
 	require.Equal(t, heap.TMOk, r.lock(t2, row, v, Share))
 	h := r.header(row, v)
 	require.NotNil(t, h.multi)
-	assert.Equal(t, h.multi.ID, h.xmax)
-	assert.Equal(t, []multixact.Member{{Xid: t1.ID(), Status: multixact.ForShare}, {Xid: t2.ID(), Status: multixact.ForShare}}, h.multi.Members)
+	assert.Equal(t, h.multi.ID(), h.xmax)
+	assert.Equal(t, []multixact.Member{{Xid: t1.ID(), Status: multixact.ForShare}, {Xid: t2.ID(), Status: multixact.ForShare}}, h.multi.Members())
 	assert.Equal(t, "XMAX_IS_MULTI XMAX_LOCK_ONLY XMAX_SHR_LOCK", h.bits())
 
 	require.Equal(t, heap.TMOk, r.lock(t3, row, v, KeyShare))
 	h = r.header(row, v)
-	assert.Len(t, h.multi.Members, 3)
+	assert.Len(t, h.multi.Members(), 3)
 	assert.Equal(t, "XMAX_IS_MULTI XMAX_LOCK_ONLY XMAX_SHR_LOCK", h.bits(), "the strongest member decides the bits")
 
 	single, multi = r.e.Counters()
@@ -271,7 +271,7 @@ func TestKeyShareOverInProgressNonKeyUpdate(t *testing.T) {
 
 	h1 := r.header(row, v1)
 	require.NotNil(t, h1.multi, "the old version keeps the updater beside the locker")
-	assert.Equal(t, []multixact.Member{{Xid: t1.ID(), Status: multixact.NoKeyUpdate}, {Xid: t2.ID(), Status: multixact.ForKeyShare}}, h1.multi.Members)
+	assert.Equal(t, []multixact.Member{{Xid: t1.ID(), Status: multixact.NoKeyUpdate}, {Xid: t2.ID(), Status: multixact.ForKeyShare}}, h1.multi.Members())
 	assert.Equal(t, "XMAX_IS_MULTI XMAX_EXCL_LOCK", h1.bits())
 	h2 := r.header(row, v2)
 	assert.Equal(t, t2.ID(), h2.xmax, "the new version is locked too")
@@ -314,7 +314,7 @@ func TestKeyShareOverCommittedNonKeyUpdate(t *testing.T) {
 	assert.Equal(t, heap.TMOk, r.lock(t2, row, v1, KeyShare), "FOR KEY SHARE does not")
 	h1 := r.header(row, v1)
 	require.NotNil(t, h1.multi)
-	assert.Equal(t, []multixact.Member{{Xid: t1.ID(), Status: multixact.NoKeyUpdate}, {Xid: t2.ID(), Status: multixact.ForKeyShare}}, h1.multi.Members,
+	assert.Equal(t, []multixact.Member{{Xid: t1.ID(), Status: multixact.NoKeyUpdate}, {Xid: t2.ID(), Status: multixact.ForKeyShare}}, h1.multi.Members(),
 		"the committed updater is preserved in the multixact")
 	assert.Equal(t, t2.ID(), r.header(row, v2).xmax)
 	assert.Same(t, v2, r.e.LatestVersion(row, v1))
@@ -337,7 +337,7 @@ func TestUpdateKeepsKeyShareLocker(t *testing.T) {
 
 		h1 := r.header(row, v1)
 		require.NotNil(t, h1.multi)
-		assert.Equal(t, []multixact.Member{{Xid: locker.ID(), Status: multixact.ForKeyShare}, {Xid: updater.ID(), Status: multixact.NoKeyUpdate}}, h1.multi.Members)
+		assert.Equal(t, []multixact.Member{{Xid: locker.ID(), Status: multixact.ForKeyShare}, {Xid: updater.ID(), Status: multixact.NoKeyUpdate}}, h1.multi.Members())
 		assert.Equal(t, "XMAX_IS_MULTI XMAX_EXCL_LOCK", h1.bits())
 
 		v2 := r.versions(row)[1]
@@ -376,7 +376,7 @@ func TestUpdateKeepsKeyShareLocker(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, heap.TMOk, res)
 		assert.Zero(t, r.lm.Stats().LockWaits)
-		assert.Len(t, r.header(row, v1).multi.Members, 3)
+		assert.Len(t, r.header(row, v1).multi.Members(), 3)
 
 		h2 := r.header(row, r.versions(row)[1])
 		assert.Same(t, lockers, h2.multi, "the new version carries the lockers' multixact")
@@ -649,8 +649,8 @@ func TestLockTupleTriesNotToSleep(t *testing.T) {
 				return
 			}
 			require.NotNil(t, h.multi)
-			assert.Contains(t, h.multi.Members, multixact.Member{Xid: me.ID(), Status: c.member})
-			assert.Len(t, h.multi.Members, len(c.held)+1, "every locker kept")
+			assert.Contains(t, h.multi.Members(), multixact.Member{Xid: me.ID(), Status: c.member})
+			assert.Len(t, h.multi.Members(), len(c.held)+1, "every locker kept")
 		})
 	}
 }
@@ -679,7 +679,7 @@ func TestLockOverMultixactWithCommittedUpdater(t *testing.T) {
 	res, err = r.e.LockTuple(r.ctx, me, r.tbl, row, v1, KeyShare, Error, true)
 	require.NoError(t, err)
 	assert.Equal(t, heap.TMOk, res)
-	assert.Len(t, r.header(row, v1).multi.Members, 3)
+	assert.Len(t, r.header(row, v1).multi.Members(), 3)
 
 	res, err = r.e.Update(r.ctx, me, r.tbl, row, v1, []byte("v3"), false)
 	require.NoError(t, err)
@@ -709,7 +709,7 @@ func TestSleepWaitsOnlyForConflictingMembers(t *testing.T) {
 	require.Equal(t, heap.TMOk, got.res)
 	h := r.header(row, v)
 	require.NotNil(t, h.multi)
-	assert.Equal(t, []multixact.Member{{Xid: keyShare.ID(), Status: multixact.ForKeyShare}, {Xid: me.ID(), Status: multixact.ForNoKeyUpdate}}, h.multi.Members,
+	assert.Equal(t, []multixact.Member{{Xid: keyShare.ID(), Status: multixact.ForKeyShare}, {Xid: me.ID(), Status: multixact.ForNoKeyUpdate}}, h.multi.Members(),
 		"the finished sharer is pruned, the running key-share locker kept")
 	assert.Equal(t, "XMAX_IS_MULTI XMAX_LOCK_ONLY XMAX_EXCL_LOCK", h.bits())
 }
@@ -920,7 +920,7 @@ func TestKeyShareWhileUpdaterCommits(t *testing.T) {
 
 	h1 := r.header(row, v1)
 	require.NotNil(t, h1.multi, "the updater stays in xmax beside the locker: %s", h1.bits())
-	assert.Equal(t, []multixact.Member{{Xid: t1.ID(), Status: multixact.NoKeyUpdate}, {Xid: t2.ID(), Status: multixact.ForKeyShare}}, h1.multi.Members)
+	assert.Equal(t, []multixact.Member{{Xid: t1.ID(), Status: multixact.NoKeyUpdate}, {Xid: t2.ID(), Status: multixact.ForKeyShare}}, h1.multi.Members())
 
 	// A later writer must find v1 updated, not lockable.
 	t3 := r.begin()

@@ -61,7 +61,7 @@ func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.R
 			if im&heap.XmaxIsMulti != 0 {
 				if e.multiConflicts(multi, me, mode) {
 					currentIsMember := false
-					for _, mb := range multi.Members {
+					for _, mb := range multi.Members() {
 						if me.IsCurrent(mb.Xid) {
 							currentIsMember = true
 						}

@@ -188,5 +188,5 @@ func (e *Engine) pair(x1 uint64, s1 multixact.Status, x2 uint64, s2 multixact.St
 // viaMulti is the header naming multixact m.
 func viaMulti(m *multixact.MultiXact) newXmax {
 	im, im2 := multiHintBits(m)
-	return newXmax{xmax: m.ID, multi: m, im: im, im2: im2, viaMulti: true}
+	return newXmax{xmax: m.ID(), multi: m, im: im, im2: im2, viaMulti: true}
 }

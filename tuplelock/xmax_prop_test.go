@@ -102,9 +102,9 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 			if err != nil {
 				rt.Skip("two updaters")
 			}
-			old = m.Members
+			old = m.Members()
 			im, im2 := multiHintBits(m)
-			tup.SetInitialXmax(m.ID, m, im, im2)
+			tup.SetInitialXmax(m.ID(), m, im, im2)
 		}
 
 		// What must survive: other running members and a committed
@@ -155,9 +155,9 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 			return
 		}
 
-		got := nx.multi.Members
-		if nx.xmax != nx.multi.ID {
-			rt.Fatalf("xmax %d is not the multixact id %d", nx.xmax, nx.multi.ID)
+		got := nx.multi.Members()
+		if nx.xmax != nx.multi.ID() {
+			rt.Fatalf("xmax %d is not the multixact id %d", nx.xmax, nx.multi.ID())
 		}
 		for _, m := range mustKeep {
 			if !slices.Contains(got, m) {

@@ -237,7 +237,7 @@ func (w *xmaxWorld) parseOld(s string) (*heap.Tuple, error) {
 		if err != nil {
 			return nil, err
 		}
-		xmax, multi = m.ID, m
+		xmax, multi = m.ID(), m
 	default:
 		return nil, fmt.Errorf("bad old %q", s)
 	}
@@ -315,8 +315,8 @@ func TestComputeNewXmax(t *testing.T) {
 				want, err := w.parseMembers(strings.Join(f[1:], " "))
 				require.NoError(t, err, at)
 				require.NotNil(t, nx.multi, "%s: want a multixact, got xid %d", at, nx.xmax)
-				assert.ElementsMatch(t, want, nx.multi.Members, "%s: members", at)
-				assert.Equal(t, nx.multi.ID, nx.xmax, "%s: xmax is the multixact id", at)
+				assert.ElementsMatch(t, want, nx.multi.Members(), "%s: members", at)
+				assert.Equal(t, nx.multi.ID(), nx.xmax, "%s: xmax is the multixact id", at)
 				assert.True(t, nx.viaMulti, at)
 				if tup.Multi() != nil {
 					assert.NotSame(t, tup.Multi(), nx.multi, "%s: a new multixact (the old one never changes)", at)
