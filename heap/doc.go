@@ -3,6 +3,14 @@
 // Next) mean what they mean in PostgreSQL, and decides visibility
 // (SatisfiesMVCC, SatisfiesUpdate) from them.
 //
+// # Who calls it
+//
+// It is engine machinery, not an API: package engine (which creates the
+// Heap and its tables and reads rows for scans, reads and introspection),
+// package tuplelock (every change of a tuple header, through Table.Apply)
+// and package durable (checkpoints read dirty rows; recovery creates the
+// tables and sets the backend). Applications use package tupled.
+//
 // # Invariants
 //
 //   - Xmin and Value of a Tuple never change; every other header field, and

@@ -9,9 +9,10 @@
 // Package tuplelock, the way heap_lock_tuple calls LockTuple and
 // XactLockTableWait: one Proc per transaction (NewProc), Lock/Unlock of a
 // tuple lock around the acquisition of a row lock, WaitXacts to wait for the
-// current lockers/updater of a row. The root package creates the Proc of each
-// transaction (NewProc, in DB.Begin), calls Locks and Stats for introspection
-// (DB.Locks, DB.Stats), and New, Shutdown and Close with the DB.
+// current lockers/updater of a row. Package engine creates the Proc of each
+// transaction (NewProc, in Engine.Begin), calls Locks and Stats for
+// introspection (DB.Locks, DB.Stats above it), and New, Shutdown and Close
+// with the Engine. It is engine machinery, not an API.
 //
 // # Invariants
 //

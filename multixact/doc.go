@@ -2,6 +2,14 @@
 // members recorded in a tuple's xmax when more than one transaction must be
 // remembered there (several lockers, or lockers beside an updater).
 //
+// # Who calls it
+//
+// It is engine machinery: package tuplelock creates and extends
+// multixacts as it locks rows, package heap reads their members for
+// visibility and vacuum, and package engine owns the Store (statistics,
+// the live count after vacuum) and durable advances its ids past a
+// previous incarnation's.
+//
 // # Invariants
 //
 //   - A MultiXact never changes after Create returns: a waiter sleeping on the

@@ -4,7 +4,7 @@
 //
 // # Callers
 //
-// The engine's durability layer only: checkpoints write here the committed
+// Package durable (engine machinery, not an API): checkpoints write here the committed
 // value of every row changed since the previous checkpoint, the catalog, and
 // a few meta keys (redo point, xid bound, checkpoint number); heap reads rows
 // back on demand, and recovery replays the engine's own WAL (package wal)

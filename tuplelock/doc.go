@@ -4,6 +4,12 @@
 // insert (Engine.Insert). README.md in this directory explains the
 // algorithm and the xmax/infomask/multixact decision table.
 //
+// # Who calls it
+//
+// It is engine machinery: package engine alone, one Engine per database
+// (NewEngine) and one Txn per transaction (NewTxn), for every row lock,
+// update, delete and insert. Applications use package tupled.
+//
 // # Invariants
 //
 //   - A row lock is state in the tuple header only: xmax plus infomask bits
@@ -19,6 +25,4 @@
 //   - Waits are on transactions (their Done channels, through the lock
 //     manager so the deadlock detector sees them): on the xmax xid, or on
 //     each running, conflicting member of a multixact.
-//
-// Callers: the root package only.
 package tuplelock

@@ -7,7 +7,7 @@
 //
 // # Callers
 //
-// The engine's durability layer only: it appends a record for every change
+// Package durable only (engine machinery, not an API): it appends a record for every change
 // it must be able to redo, calls Sync with the LSN of a commit record before
 // acknowledging the commit (when SyncCommit is on), Replays from the redo
 // point of its last checkpoint at startup, and calls RemoveBefore once a

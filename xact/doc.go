@@ -1,6 +1,15 @@
 // Package xact owns transaction identity and fate: 64-bit transaction ids, the
 // commit-status log (clog), commit sequence numbers (CSNs) and snapshots.
 //
+// # Who calls it
+//
+// It is engine machinery: package engine begins, commits and aborts
+// transactions and takes their snapshots; heap decides visibility from
+// the commit log; tuplelock asks whether lockers are still running and
+// whether an xid is the current transaction's (Xact.IsCurrent, the one
+// place for that test); durable commits a writing transaction once its
+// record is durable and advances ids after recovery.
+//
 // # Transaction ids
 //
 // An XID is a uint64 handed out in increasing order from 1 by Manager.Begin; it
@@ -40,7 +49,6 @@
 // clog pages below an xid the caller (vacuum) guarantees no tuple still
 // references unfrozen; lookups below the truncation point report "frozen".
 //
-// Callers: package heap (visibility), multixact (member liveness), tuplelock
-// and the root package (Begin/Commit/Abort). All methods are safe for
-// concurrent use.
+// Callers: see "Who calls it" above; multixact also asks for member
+// liveness. All methods are safe for concurrent use.
 package xact
