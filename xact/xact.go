@@ -60,35 +60,35 @@ func (x *Xact) Done() <-chan struct{} { return x.done }
 // ID is the transaction's id.
 func (x *Xact) ID() XID { return x.id }
 
-// IsCurrent reports whether xid is this transaction's own:
-// TransactionIdIsCurrentTransactionId. See isCurrent.
-func (x *Xact) IsCurrent(xid XID) bool { return isCurrent(x.id, xid) }
-
-// isCurrent is the one test of "is xid the current transaction's own?"
-// — its own id today. Every such test in the engine goes through it (by
-// Xact.IsCurrent or Snapshot.IsCurrent): savepoints will give a
-// transaction subtransaction xids, and this is where they will count as
-// current too (PostgreSQL's TransactionIdIsCurrentTransactionId walks the
-// stack of the transaction's subxids, excluding aborted ones).
-func isCurrent(self, xid XID) bool { return xid == self }
+// IsCurrent is the one test of "is xid the current transaction's own?",
+// PostgreSQL's TransactionIdIsCurrentTransactionId — its own id today.
+// Every such test in the engine goes through it (directly, or by
+// Snapshot.IsCurrent, which holds the *Xact and asks it): savepoints will
+// give a transaction subtransaction xids, and this is where they will
+// count as current too (PostgreSQL walks the stack of the transaction's
+// subxids, excluding aborted ones). InvalidXID is never current: no
+// transaction has it.
+func (x *Xact) IsCurrent(xid XID) bool { return xid == x.id }
 
 // Snapshot decides visibility: a transaction's effects are visible iff it is
 // the snapshot's own transaction (IsCurrent) or it committed with a CSN <=
 // CSN(). A Snapshot is made by Manager.TakeSnapshot (a transaction's) or
 // Manager.CommittedNow (no transaction's); the zero value sees nothing but
-// frozen versions.
+// frozen versions and has no transaction. It holds its transaction, not
+// that transaction's xid, so that IsCurrent answers as Xact.IsCurrent
+// does (subtransaction xids included, once there are savepoints).
 type Snapshot struct {
 	csn  uint64
-	self XID
+	self *Xact // nil: the snapshot belongs to no transaction
 }
 
 // CSN is the snapshot's commit sequence number: commits at or below it are
 // visible.
 func (s Snapshot) CSN() uint64 { return s.csn }
 
-// IsCurrent reports whether xid is the snapshot's own transaction (see
-// isCurrent).
-func (s Snapshot) IsCurrent(xid XID) bool { return isCurrent(s.self, xid) }
+// IsCurrent reports whether xid is the snapshot's own transaction's
+// (Xact.IsCurrent); never for a snapshot of no transaction.
+func (s Snapshot) IsCurrent(xid XID) bool { return s.self != nil && s.self.IsCurrent(xid) }
 
 const liveShards = 64
 
@@ -242,7 +242,7 @@ func (m *Manager) TakeSnapshot(x *Xact) Snapshot {
 		c := m.lastCSN.Load()
 		x.snapCSN.Store(c)
 		if m.lastCSN.Load() == c {
-			return Snapshot{csn: c, self: x.id}
+			return Snapshot{csn: c, self: x}
 		}
 	}
 }

@@ -507,3 +507,27 @@ func TestRefreshFinished(t *testing.T) {
 	require.Equal(t, d.ID(), m.finishedBelow.Load())
 	m.Commit(d)
 }
+
+// TestIsCurrent: a transaction's own xid is current to it and to its
+// snapshots, nobody else's is, and InvalidXID never is — not even to a
+// snapshot of no transaction (CommittedNow, the zero Snapshot), whose
+// frozen versions carry xmin 0.
+func TestIsCurrent(t *testing.T) {
+	m := NewManager()
+	a, b := m.Begin(), m.Begin()
+	assert.True(t, a.IsCurrent(a.ID()))
+	assert.False(t, a.IsCurrent(b.ID()))
+	assert.False(t, a.IsCurrent(InvalidXID))
+	snap := m.TakeSnapshot(a)
+	assert.True(t, snap.IsCurrent(a.ID()))
+	assert.False(t, snap.IsCurrent(b.ID()))
+	assert.False(t, snap.IsCurrent(InvalidXID))
+	assert.True(t, m.Visible(a.ID(), snap), "own changes are visible while running")
+	assert.False(t, m.Visible(b.ID(), snap))
+	for _, s := range []Snapshot{m.CommittedNow(), {}} {
+		assert.False(t, s.IsCurrent(InvalidXID), "a snapshot of no transaction has no own xid")
+		assert.False(t, s.IsCurrent(a.ID()))
+	}
+	m.Commit(a)
+	assert.True(t, a.IsCurrent(a.ID()), "an xid stays its transaction's after the end")
+}
