@@ -120,8 +120,12 @@ func (m *MultiXact) ID() ID { return m.id }
 // Members are the members, without duplicates, in order of addition
 // (Create sorts them). The slice is the multixact's own and never changes:
 // the caller must not modify it (it is not copied: every row lock and
-// visibility check of a multi xmax reads it).
-func (m *MultiXact) Members() []Member { return m.members }
+// visibility check of a multi xmax reads it). Its capacity is clipped to
+// its length, so an append copies instead of writing into the arena room
+// that later multixacts of the same array are handed (see Store.Add): an
+// unclipped slice would let a caller's append overwrite another
+// multixact's member.
+func (m *MultiXact) Members() []Member { return m.members[:len(m.members):len(m.members)] }
 
 // An arena is the growth room of one member array: claimed counts the
 // elements handed out, and heads[i-base] is the multixact whose last member

@@ -361,3 +361,20 @@ func TestConcurrentExpandsOfOneSet(t *testing.T) {
 	assert.Equal(t, uint64(1), s.Stats().Appended-before.Appended)
 	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}}, m.members)
 }
+
+// TestMembersAppendCopies: a caller appending to Members cannot write into
+// the growth room that an in-place expansion handed to another multixact.
+func TestMembersAppendCopies(t *testing.T) {
+	s := NewStore()
+	st := fates{1: "running", 2: "running", 3: "running", 4: "running"}
+	m := mustCreate(t, s, Member{1, ForKeyShare}, Member{2, ForKeyShare})
+	c, err := s.Expand(m, 3, ForKeyShare, st) // a copy with room to grow
+	require.NoError(t, err)
+	require.Greater(t, cap(c.members), len(c.members))
+	a, err := s.Expand(c, 4, ForShare, st) // appended in place
+	require.NoError(t, err)
+	ms := c.Members()
+	assert.Equal(t, len(ms), cap(ms), "clipped")
+	_ = append(ms, Member{99, Update}) // would overwrite a's last member
+	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}}, a.Members())
+}
