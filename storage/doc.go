@@ -4,14 +4,17 @@
 //
 // # Callers
 //
-// Package durable (engine machinery, not an API): checkpoints write here the committed
-// value of every row changed since the previous checkpoint, the catalog, and
-// a few meta keys (redo point, xid bound, checkpoint number); heap reads rows
-// back on demand, and recovery replays the engine's own WAL (package wal)
-// into the backend. No tuple header, lock, multixact or commit status is
-// stored: none survives a restart. Nothing else should write to a Backend; the engine's key layout and
-// its redo/checkpoint protocol live above this package, which knows nothing
-// of tuples or transactions.
+// It is engine machinery, not an application API. Package durable opens
+// the backend (Open) and is the only writer: checkpoints write the
+// committed value of every row changed since the previous checkpoint, the
+// catalog, and a few meta keys (redo point, xid bound, checkpoint number);
+// recovery replays the engine's own WAL (package wal) into the backend,
+// and DROP TABLE deletes a table's range. Package heap reads rows back on
+// demand (a persistent table's Get and Scan), and package engine picks the
+// backend kind and checks keys against MaxKeySize. No tuple header, lock,
+// multixact or commit status is stored: none survives a restart. The
+// engine's key layout (heap.RowKey) and its redo/checkpoint protocol live
+// above this package, which knows nothing of tuples or transactions.
 //
 // # Invariants
 //
