@@ -55,7 +55,7 @@ type backedStore struct {
 
 // NewBackedStore returns the store of a persistent table.
 func (h *Heap) newBackedStore(table string, be storage.Backend) *backedStore {
-	return &backedStore{mem: NewMemStore().(*memStore), be: be, prefix: RowKey(table, nil), heap: h}
+	return &backedStore{mem: newMemStore(), be: be, prefix: RowKey(table, nil), heap: h}
 }
 
 func frozenVersion(value []byte) *Tuple {

@@ -38,7 +38,7 @@
 //
 // # Storage
 //
-// Rows live in a Store. An in-memory database's tables keep all their rows
+// Rows live in a rowStore. An in-memory database's tables keep all their rows
 // in memory (a B-tree for ordered scans beside a hash index, store.go). An
 // on-disk database's tables are persistent (backed.go): the storage.Backend
 // holds one committed value per key as of the last checkpoint, and memory

@@ -37,7 +37,7 @@ type Change struct {
 	Kind ChangeKind
 	Xid  uint64 // the acting transaction
 	Old  *Tuple // ChangeUpdate, ChangeXmax: the version whose header changes
-	New  *Tuple // ChangeInsert, ChangeUpdate: the version added (header already set)
+	New  *Tuple // ChangeInsert, ChangeUpdate: the version added, made by NewTuple and not yet in any row
 
 	// The new header of Old.
 	Xmax      uint64
@@ -76,11 +76,11 @@ func New(x *xact.Manager, m *multixact.Store, hook ChangeHook) *Heap {
 	return &Heap{xacts: x, multi: m, hook: hook, tables: make(map[string]*Table)}
 }
 
-// Table is one table: rows by primary key in a Store.
+// Table is one table: rows by primary key in a rowStore.
 type Table struct {
 	name  string
 	heap  *Heap
-	store Store
+	store rowStore
 
 	dirtyMu   sync.Mutex
 	dirtyRows map[*Row]struct{} // persistent tables: rows written since the last checkpoint
@@ -124,7 +124,7 @@ func (h *Heap) CreateTable(name string) (*Table, error) {
 	if _, ok := h.tables[name]; ok {
 		return nil, ErrTableExists
 	}
-	t := &Table{name: name, heap: h, store: NewMemStore(), dirtyRows: make(map[*Row]struct{})}
+	t := &Table{name: name, heap: h, store: newMemStore(), dirtyRows: make(map[*Row]struct{})}
 	if h.backend != nil {
 		t.store = h.newBackedStore(name, h.backend)
 	}
@@ -132,7 +132,9 @@ func (h *Heap) CreateTable(name string) (*Table, error) {
 	return t, nil
 }
 
-// SetBackend makes tables created from now on persistent in be.
+// SetBackend makes tables created from now on persistent in be. It is
+// called once, before any table is created (package durable does, when it
+// opens an on-disk engine).
 func (h *Heap) SetBackend(be storage.Backend) { h.backend = be }
 
 func (h *Heap) backendFailed(err error) { h.failed.CompareAndSwap(nil, &err) }

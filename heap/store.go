@@ -7,13 +7,13 @@ import (
 	"github.com/google/btree"
 )
 
-// Store is where a table's rows live, ordered by key. NewMemStore keeps
+// rowStore is where a table's rows live, ordered by key. newMemStore keeps
 // them in memory (a B-tree); a persistent table's store (backed.go) keeps
 // a bounded cache of hot rows in front of a storage.Backend.
 //
 // Implementations are safe for concurrent use; they never call back into the
 // heap and never take row latches.
-type Store interface {
+type rowStore interface {
 	// Get returns the row for key, or nil.
 	Get(key []byte) *Row
 	// GetOrCreate returns the row for key, creating an empty one if needed.
@@ -44,11 +44,7 @@ type memStore struct {
 
 func rowLess(a, b *Row) bool { return bytes.Compare(a.key, b.key) < 0 }
 
-// NewMemStore returns the in-memory B-tree store.
-func NewMemStore() Store {
-	return newMemStore()
-}
-
+// newMemStore returns an empty in-memory B-tree store.
 func newMemStore() *memStore {
 	return &memStore{bt: btree.NewG[*Row](32, rowLess), idx: make(map[string]*Row)}
 }

@@ -117,8 +117,11 @@ type Row struct {
 	inVac bool
 }
 
-// Pin marks the row in use, so eviction leaves it in memory; Unpin undoes it.
-func (r *Row) Pin()   { r.pins.Add(1) }
+// Pin marks the row in use, so eviction leaves it in memory. Every Pin is
+// matched by one Unpin.
+func (r *Row) Pin() { r.pins.Add(1) }
+
+// Unpin undoes one Pin.
 func (r *Row) Unpin() { r.pins.Add(-1) }
 
 // markRemoved marks the row removed, before vacuum or eviction unlinks it,
@@ -142,7 +145,8 @@ func (r *Row) Lock() { r.mu.Lock() }
 // Unlock releases the row latch.
 func (r *Row) Unlock() { r.mu.Unlock() }
 
-// Key is the row's primary key (never modified).
+// Key is the row's primary key. It never changes; it is the row's own
+// slice, which the caller must not modify.
 func (r *Row) Key() []byte { return r.key }
 
 // Versions returns the versions, oldest first; the latch must be held and the
