@@ -122,6 +122,15 @@ func (s *Session) lockRows(ctx context.Context, tx *tupled.Tx, ls *lockScan, acc
 		}
 		return ls.run(ctx, tx, start, end, reverse, limit, fn)
 	}
+	if acc.exact {
+		// WHERE is just key = x / key IN (...): a row found at one of the
+		// points satisfies it, and so does every newer version of it (a
+		// key update is a delete and an insert), so there is nothing to
+		// evaluate or recheck.
+		pl := *ls
+		pl.where = nil
+		ls = &pl
+	}
 	if reverse {
 		for i, j := 0, len(points)-1; i < j; i, j = i+1, j-1 {
 			points[i], points[j] = points[j], points[i]
