@@ -40,6 +40,8 @@ func TestEvalPlanQual(t *testing.T) {
 			"2|10\nSELECT 1", "1:for update 2:for update", "1|3\n2|10\n3|10"},
 		{"select break sorted", begin, brk, "SELECT k, v FROM t WHERE v > 5 ORDER BY v DESC, k LIMIT 1 FOR UPDATE",
 			"2|10\nSELECT 1", "1:for update 2:for update", "1|3\n2|10\n3|10"},
+		{"select break reverse", begin, brk, "SELECT k, v FROM t WHERE v > 5 AND k < 3 ORDER BY k DESC FOR UPDATE",
+			"2|10\nSELECT 1", "1:for update 2:for update", "1|3\n2|10\n3|10"},
 		{"select point keep", begin, keep, "SELECT k, v FROM t WHERE k = 1 AND v > 5 FOR UPDATE",
 			"1|7\nSELECT 1", "1:for update", "1|7\n2|10\n3|10"},
 		{"select point break", begin, brk, "SELECT k, v FROM t WHERE k = 1 AND v > 5 FOR UPDATE",
