@@ -396,29 +396,6 @@ func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *Table, acc *ac
 	return nil
 }
 
-// lockRow locks key (PostgreSQL's LockRows node) and returns the locked
-// version decoded, or nil when the row is gone (or skipped) or no longer
-// satisfies where (EvalPlanQual's recheck).
-func (s *Session) lockRow(ctx context.Context, tx *tupled.Tx, t *Table, key []byte, strength tupled.LockStrength, wait tupled.WaitPolicy, where expr, e *env) ([]Value, error) {
-	v, err := tx.Lock(ctx, t.Engine, key, strength, wait)
-	if errors.Is(err, tupled.ErrNotFound) || errors.Is(err, tupled.ErrSkipped) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, engineError(err, t)
-	}
-	row := make([]Value, len(t.Cols))
-	if err := decodeRow(t, key, v, row); err != nil {
-		return nil, err
-	}
-	e.row = row
-	ok, err := truthy(where, e)
-	if err != nil || !ok {
-		return nil, err
-	}
-	return row, nil
-}
-
 func (sp *selectPlan) sortRows(rows []candidate, e *env) error {
 	if sp.reverse {
 		for i, j := 0, len(rows)-1; i < j; i, j = i+1, j-1 {
@@ -523,33 +500,16 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Res
 			return nil, err
 		}
 		t := sp.t
-		if sp.lock != tupled.NoLock && sp.acc.exact {
-			// WHERE key = x / key IN (...): lock each key directly.
-			points, _, _, _, err := sp.acc.bounds(e, t)
+		if sp.lock != tupled.NoLock && (sp.natural || sp.reverse) {
+			// LockRows over a scan in key order: the locking scan, with
+			// LIMIT + OFFSET as its limit.
+			ls := &lockScan{t: t, where: sp.where, e: e, strength: sp.lock, wait: sp.wait}
+			err := s.lockRows(ctx, tx, ls, &sp.acc, sp.reverse, want, func(k []byte, row []Value) error {
+				rows = append(rows, candidate{key: k, row: row})
+				return nil
+			})
 			if err != nil {
 				return nil, err
-			}
-			if sp.reverse {
-				for i, j := 0, len(points)-1; i < j; i, j = i+1, j-1 {
-					points[i], points[j] = points[j], points[i]
-				}
-			}
-			for _, k := range points {
-				if want >= 0 && int64(len(rows)) >= want {
-					break
-				}
-				row, err := s.lockRow(ctx, tx, t, k, sp.lock, sp.wait, sp.where, e)
-				if err != nil {
-					return nil, err
-				}
-				if row != nil {
-					rows = append(rows, candidate{key: k, row: row})
-				}
-			}
-			if !sp.natural && !sp.reverse {
-				if err := sp.sortRows(rows, e); err != nil {
-					return nil, err
-				}
 			}
 			break
 		}
@@ -568,17 +528,21 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Res
 			return nil, err
 		}
 		if sp.lock != tupled.NoLock {
+			// LockRows above a Sort: lock the sorted rows in their order,
+			// each by a point scan (which rechecks WHERE), until the
+			// limit; a locked row keeps its place, as in PostgreSQL.
+			ls := &lockScan{t: t, where: sp.where, e: e, strength: sp.lock, wait: sp.wait}
 			locked := rows[:0:0]
 			for _, r := range rows {
 				if want >= 0 && int64(len(locked)) >= want {
 					break
 				}
-				row, err := s.lockRow(ctx, tx, t, r.key, sp.lock, sp.wait, sp.where, e)
+				err := ls.point(ctx, tx, r.key, func(k []byte, row []Value) error {
+					locked = append(locked, candidate{key: r.key, row: row})
+					return nil
+				})
 				if err != nil {
 					return nil, err
-				}
-				if row != nil {
-					locked = append(locked, candidate{key: r.key, row: row})
 				}
 			}
 			rows = locked
@@ -894,7 +858,6 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 	}
 	c := &compiler{params: params, cols: t.Cols, rel: rel}
 	var sets []setItem
-	keyChange := false
 	seen := map[int]bool{}
 	for _, n := range st.TargetList {
 		rt := n.GetResTarget()
@@ -912,9 +875,6 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 		x, err := assign(c, rt.Val, t.Cols[i])
 		if err != nil {
 			return nil, err
-		}
-		if i == t.Key {
-			keyChange = true
 		}
 		sets = append(sets, setItem{i, x})
 	}
@@ -954,77 +914,61 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			return nil, err
 		}
 		e := &env{ctx: ctx, s: s, params: params}
-		type target struct {
-			key      []byte
-			strength tupled.LockStrength
-		}
-		var targets []target
-		if acc.exact && !keyChange {
-			points, _, _, _, err := acc.bounds(e, t)
-			if err != nil {
-				return nil, err
-			}
-			for _, k := range points {
-				targets = append(targets, target{k, tupled.ForNoKeyUpdate})
-			}
-		} else {
-			err := s.scanRows(ctx, tx, t, &acc, where, e, func(k []byte, row []Value) error {
-				strength := tupled.ForNoKeyUpdate
-				if keyChange {
-					nr, err := newRow(e, row)
-					if err != nil {
-						return err
-					}
-					if !bytes.Equal(appendKey(nil, t, nr[t.Key]), k) {
-						strength = tupled.ForUpdate
-					}
-				}
-				targets = append(targets, target{k, strength})
-				return nil
-			})
-			if err != nil {
-				return nil, err
-			}
-		}
+		// Each row the locking scan finds (locked FOR NO KEY UPDATE,
+		// WHERE rechecked on the version locked) is updated from the
+		// version locked. A no-key update is written at once, as
+		// ExecModifyTable does; a key update (the new row has another key)
+		// is written after the scan, so that the scan cannot meet the new
+		// row (this engine has no command ids to hide it). Its Delete
+		// upgrades the lock to FOR UPDATE, as heap_update waits for FOR KEY
+		// SHARE lockers only when the key changes.
 		res := &Result{}
 		n := 0
-		for _, tg := range targets {
-			old, err := s.lockRow(ctx, tx, t, tg.key, tg.strength, tupled.Wait, where, e)
-			if err != nil {
-				return nil, err
-			}
-			if old == nil {
-				continue
-			}
-			row, err := newRow(e, old)
-			if err != nil {
-				return nil, err
-			}
-			nk := appendKey(nil, t, row[t.Key])
-			if bytes.Equal(nk, tg.key) {
-				err = tx.Update(ctx, t.Engine, tg.key, encodeRow(t, row))
-				if errors.Is(err, tupled.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return nil, engineError(err, t)
-				}
-			} else {
-				if err := tx.Delete(ctx, t.Engine, tg.key); err != nil && !errors.Is(err, tupled.ErrNotFound) {
-					return nil, engineError(err, t)
-				}
-				if err := tx.Insert(ctx, t.Engine, nk, encodeRow(t, row)); err != nil {
-					return nil, dupKeyError(err, t, row[t.Key])
-				}
-			}
+		emit := func(row []Value) error {
 			n++
 			if ret != nil {
 				e.row = row
 				out, err := project(ret, e)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				res.Rows = append(res.Rows, out)
+			}
+			return nil
+		}
+		var moves []candidate // key updates: the old key, the new row
+		ls := &lockScan{t: t, where: where, e: e, strength: tupled.ForNoKeyUpdate, wait: tupled.Wait}
+		err = s.lockRows(ctx, tx, ls, &acc, false, -1, func(k []byte, old []Value) error {
+			e.row = old
+			row, err := newRow(e, old)
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(appendKey(nil, t, row[t.Key]), k) {
+				moves = append(moves, candidate{key: k, row: row})
+				return nil
+			}
+			err = tx.Update(ctx, t.Engine, k, encodeRow(t, row))
+			if errors.Is(err, tupled.ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return engineError(err, t)
+			}
+			return emit(row)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, mv := range moves {
+			if err := tx.Delete(ctx, t.Engine, mv.key); err != nil && !errors.Is(err, tupled.ErrNotFound) {
+				return nil, engineError(err, t)
+			}
+			if err := tx.Insert(ctx, t.Engine, appendKey(nil, t, mv.row[t.Key]), encodeRow(t, mv.row)); err != nil {
+				return nil, dupKeyError(err, t, mv.row[t.Key])
+			}
+			if err := emit(mv.row); err != nil {
+				return nil, err
 			}
 		}
 		res.Tag = fmt.Sprintf("UPDATE %d", n)
@@ -1089,37 +1033,31 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 			res.Tag = fmt.Sprintf("DELETE %d", n)
 			return res, nil
 		}
-		var keys [][]byte
-		if err := s.scanRows(ctx, tx, t, &acc, where, e, func(k []byte, _ []Value) error {
-			keys = append(keys, k)
-			return nil
-		}); err != nil {
-			return nil, err
-		}
-		for _, k := range keys {
-			old, err := s.lockRow(ctx, tx, t, k, tupled.ForUpdate, tupled.Wait, where, e)
-			if err != nil {
-				return nil, err
-			}
-			if old == nil {
-				continue
-			}
-			err = tx.Delete(ctx, t.Engine, k)
+		// Each row the locking scan finds (locked FOR UPDATE, WHERE
+		// rechecked on the version locked) is deleted at once; RETURNING
+		// sees the version locked.
+		ls := &lockScan{t: t, where: where, e: e, strength: tupled.ForUpdate, wait: tupled.Wait}
+		err = s.lockRows(ctx, tx, ls, &acc, false, -1, func(k []byte, old []Value) error {
+			err := tx.Delete(ctx, t.Engine, k)
 			if errors.Is(err, tupled.ErrNotFound) {
-				continue
+				return nil
 			}
 			if err != nil {
-				return nil, engineError(err, t)
+				return engineError(err, t)
 			}
 			n++
 			if ret != nil {
 				e.row = old
 				out, err := project(ret, e)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				res.Rows = append(res.Rows, out)
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		res.Tag = fmt.Sprintf("DELETE %d", n)
 		return res, nil

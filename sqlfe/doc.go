@@ -24,13 +24,22 @@
 //     without trailing spaces, boolean one byte), so key ranges are
 //     tx.Scan ranges and 'ab' and 'ab  ' are one character(n) key. The value is the other columns: a NULL
 //     bitmap, then each non-NULL column.
-//   - Statements follow PostgreSQL's executor: a SELECT ... FOR <strength>,
-//     UPDATE and DELETE read the snapshot, then lock each qualifying row
-//     (tx.Lock, which follows a concurrent update under READ COMMITTED) and
-//     recheck the WHERE clause on the version they locked (EvalPlanQual).
-//     An UPDATE that changes the primary key is a key update: it locks FOR
-//     UPDATE and is carried out as Delete + Insert; other UPDATEs lock FOR NO
-//     KEY UPDATE and use tx.Update.
+//   - Statements follow PostgreSQL's executor: a SELECT ... FOR <strength>
+//     [NOWAIT | SKIP LOCKED], UPDATE and DELETE find their rows with the
+//     API's locking scan (tupled.Tx.Scan with ScanOptions.Lock and Where,
+//     lockrows.go): WHERE is checked on the snapshot's version, the row is
+//     locked (under READ COMMITTED the newest version of a concurrent
+//     committed update; under REPEATABLE READ that is 40001) and WHERE is
+//     checked again on a newer version locked (EvalPlanQual; a row failing
+//     it is left out but stays locked). That recheck lives only in
+//     engine/scan.go (engine.Tx.Scan); sqlfe has none of its own. A point
+//     lookup is a scan of [key, key+"\x00") with Limit 1, a key range one
+//     range scan; a locking SELECT sorted on other columns reads the
+//     snapshot, sorts, then locks the rows in that order by point scans.
+//     UPDATE locks FOR NO KEY UPDATE and writes each row from the version
+//     locked: with tx.Update, or, when the primary key changes (a key
+//     update), with Delete + Insert after the scan (Delete takes the lock
+//     to FOR UPDATE); DELETE locks FOR UPDATE.
 //   - Any error rolls back the transaction (statements are atomic because
 //     transactions are): inside BEGIN the block becomes failed (25P02 until
 //     ROLLBACK/COMMIT); outside, the statements of the current group (one
