@@ -32,10 +32,10 @@ import (
 // 10). The variants of both systems never run at the same time.
 //
 // Warm-up. Every pgbench run starts C fresh backends, and a fresh backend
-// is slow for its first seconds: each buffer of shared_buffers it touches
-// for the first time costs it a page fault, which is dear on this
-// project's VMs (a 1M-row table is 19k buffers, and a share-lock writes
-// too). run.sh's -T 10 averages that ramp away; a 2-second run measured
+// is slow for its first seconds (measured; the likely cause: each buffer
+// of shared_buffers it touches for the first time costs it a page fault,
+// which is dear on this project's Firecracker/PVM VMs, and a 1M-row table
+// is 19k buffers). run.sh's -T 10 averages that ramp away; a 2-second run measured
 // mostly the ramp (30 clients under load: plain 700–900 tps over -T 2
 // against ~1,000 once warm, share 410–470 against 730–880, so the ratio
 // came out 0.52–0.58 instead of 0.74–0.83). So each run is pgbench -T
