@@ -228,28 +228,71 @@ func TestJudge(t *testing.T) {
 	}
 }
 
-func TestParsePgbenchTPS(t *testing.T) {
+// TestParsePgbenchSteady pins how PostgreSQL's tps is taken in the main
+// job: the mean of pgbench's progress seconds after the warm-up, not its
+// overall tps (which counts fresh backends' slow first seconds).
+func TestParsePgbenchSteady(t *testing.T) {
 	out := `pgbench (15.18 (Debian 15.18-1.pgdg120+1))
-transaction type: /tmp/x/forshare-share.sql
+progress: 1.0 s, 149.9 tps, lat 84.110 ms stddev 98.233, 0 failed
+progress: 2.0 s, 982.9 tps, lat 30.412 ms stddev 7.335, 0 failed
+progress: 3.0 s, 1048.5 tps, lat 28.610 ms stddev 6.044, 0 failed
+progress: 4.0 s, 1051.5 tps, lat 28.420 ms stddev 6.225, 0 failed
+progress: 5.0 s, 1301.0 tps, lat 23.001 ms stddev 6.356, 0 failed
+transaction type: /tmp/x/forshare-plain.sql
 scaling factor: 10
 query mode: prepared
 number of clients: 30
 number of threads: 30
 maximum number of tries: 1
-duration: 2 s
-number of transactions actually processed: 17230
+duration: 4 s
+number of transactions actually processed: 3410
 number of failed transactions: 0 (0.000%)
-latency average = 3.461 ms
-initial connection time = 27.114 ms
-tps = 8667.862208 (without initial connection time)
+latency average = 29.461 ms
+initial connection time = 744.965 ms
+tps = 853.862208 (without initial connection time)
 `
-	got, err := parsePgbenchTPS(out)
-	if err != nil || got != 8667.862208 {
-		t.Fatalf("%v %v", got, err)
+	got, err := parsePgbenchSteady(out, 2, 2)
+	if err != nil || got != 1050 {
+		t.Fatalf("steady tps %v %v, want 1050 (seconds 3 and 4)", got, err)
 	}
-	if _, err := parsePgbenchTPS("pgbench: error: connection refused"); err == nil {
-		t.Fatal("no error without a tps line")
+	if got, err := parsePgbenchSteady(out, 1, 1); err != nil || got != 982.9 {
+		t.Fatalf("warm 1, 1 s: %v %v", got, err)
 	}
+	// A line pgbench skipped (it prints late under load) leaves the mean of
+	// the others.
+	if got, err := parsePgbenchSteady(strings.Replace(out, "progress: 3.0 s", "progress: 2.0 s", 1), 2, 2); err != nil || got != 1051.5 {
+		t.Fatalf("with a line missing: %v %v", got, err)
+	}
+	// pgbench often ends before printing its last second: the rest counts.
+	if got, err := parsePgbenchSteady(strings.Replace(out, "progress: 4.0 s", "progress: 6.0 s", 1), 2, 2); err != nil || got != 1048.5 {
+		t.Fatalf("without the last line: %v %v", got, err)
+	}
+	if _, err := parsePgbenchSteady("pgbench: error: connection refused", 2, 2); err == nil {
+		t.Fatal("no error without progress lines")
+	}
+	if _, err := parsePgbenchSteady("progress: 1.0 s, 10.0 tps, lat 1 ms stddev 1, 0 failed\nprogress: 2.0 s, 10.0 tps, lat 1 ms stddev 1, 0 failed\n", 2, 2); err == nil {
+		t.Fatal("no error with only warm-up lines")
+	}
+}
+
+// TestPgbenchRunArgs pins the pgbench command line of a measured run:
+// run.sh's options, the warm-up added to -T, a progress line a second.
+func TestPgbenchRunArgs(t *testing.T) {
+	c := &pgCluster{dir: "/tmp/pgdir", scale: 10}
+	got := strings.Join(c.pgbenchRunArgs("share", 30, pgWarmSeconds, 2), " ")
+	want := "-n -M prepared -c 30 -j 30 -T 4 -P 1 -s 10 -f /tmp/pgdir/forshare-share.sql"
+	if pgWarmSeconds != 2 || got != want {
+		t.Fatalf("pgbench %s\nwant    %s (warm-up %d s)", got, want, pgWarmSeconds)
+	}
+	if h := pgHow(30, 2, 3); !strings.Contains(h, "-T 4 -P 1, tps of seconds 3–4") || !strings.Contains(h, "3 alternated rounds") {
+		t.Errorf("How: %q", h)
+	}
+	if !strings.Contains(pgPrewarmSQL, "pg_prewarm('pgbench_accounts')") || !strings.Contains(pgPrewarmSQL, "pg_prewarm('pgbench_accounts_pkey')") {
+		t.Errorf("prewarm script %q", pgPrewarmSQL)
+	}
+}
+
+func TestPgScripts(t *testing.T) {
 	for _, v := range []string{"plain", "share", "keyshare", "nokeyupdate", "update"} {
 		if !hasScript(v) {
 			t.Errorf("no embedded bench/pg script for %s", v)
@@ -272,5 +315,49 @@ func TestSecondsTicks(t *testing.T) {
 	}
 	if n := len((secondsTicks{}).Ticks(0, 3.5)); n != 4 {
 		t.Fatalf("%d ticks on 0..3.5 s, want one a second", n)
+	}
+}
+
+// TestPGSideMeasures runs PostgreSQL's side of the main job for real on a
+// small table (2 clients, one round, -T 4): the cluster is
+// set up and prewarmed, each variant's tps comes from the progress seconds
+// after the warm-up, and the ratio is computed. Not in -short (~20 s); it
+// skips only when PostgreSQL 15 is not installed.
+func TestPGSideMeasures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL cluster (~20 s)")
+	}
+	if _, err := findPG(); err != nil {
+		t.Skipf("PostgreSQL 15 is not installed here: %v", err)
+	}
+	ctx := context.Background()
+	s, err := startPG(ctx, "on", 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	if err := s.waitReady("on"); err != nil {
+		t.Fatal(err)
+	}
+	if s.c.prewarmErr != nil {
+		t.Errorf("pg_prewarm failed: %v", s.c.prewarmErr)
+	}
+	var out strings.Builder
+	if err := s.measure(ctx, &out, []string{"plain", "share", "share/fastpath-off"}, "plain", 2, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	if !s.res.Measured || len(s.res.TPS) != 2 || len(s.res.TPS["plain"]) != 1 || len(s.res.TPS["share"]) != 1 {
+		t.Fatalf("result %+v", s.res)
+	}
+	for v, tps := range s.res.TPS {
+		if tps[0] <= 0 {
+			t.Errorf("%s: %v tps", v, tps[0])
+		}
+	}
+	if _, ok := s.res.spread("share", "plain"); !ok {
+		t.Errorf("no share/plain ratio: %+v", s.res.Spreads)
+	}
+	if !strings.Contains(s.res.How, "-T 4 -P 1, tps of seconds 3–4") {
+		t.Errorf("How %q", s.res.How)
 	}
 }

@@ -231,8 +231,8 @@ func Run(ctx context.Context, w Workload, cfg *Config) (*Report, error) {
 		if pgRounds <= 0 {
 			pgRounds = min(rounds, 3)
 		}
-		// pgbench's -T is whole seconds; under 2 its connection setup
-		// and ramp-up dominate.
+		// pgbench's -T is whole seconds, and its last progress second
+		// is often missing: 2 measured seconds leave at least one.
 		secs := max(2, int(math.Round(cfg.Duration.Seconds())))
 		if err := pg.measure(ctx, cfg.Out, variants, w.Baseline(cfg), cfg.Clients, secs, pgRounds); err != nil {
 			if cfg.PG == "on" {
