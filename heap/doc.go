@@ -44,9 +44,7 @@
 // holds one committed value per key as of the last checkpoint, and memory
 // holds a bounded cache of the rows in use; a row missing from memory is
 // loaded on demand as one frozen version, and a clean, unpinned row whose
-// only version is frozen and carries no xmax can be evicted again. Tables are looked up by name in the Heap's
+// only version is frozen and carries no xmax can be evicted again (when:
+// package durable decides). Tables are looked up by name in the Heap's
 // catalog.
-//
-// Callers: package tuplelock (which decides what to write) and the root
-// package (reads, catalog, vacuum).
 package heap
