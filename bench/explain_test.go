@@ -39,7 +39,7 @@ func TestForShareMainJobOnDisk(t *testing.T) {
 		"median over 3 rounds:",
 		"share / plain: " + ref.Meaning,
 		"  tupled, this run:          ",
-		"  PostgreSQL 15, here:       0.43, recorded 2026-12-02 in bench/RESULTS.md",
+		"  PostgreSQL 15, recorded:   0.43, issue 4's figure (8.6k / 20.2k tps, on another machine of the project); bench/pg/run.sh here: 0.60",
 		"  the seed:                  0.355, 2012 seed: 8986 / 25307 tps",
 		"  goal P1 (≥ 0.90): ",
 		"columns: tps = committed transactions per second",

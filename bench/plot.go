@@ -200,7 +200,7 @@ func ratioPanel(rep *Report) (*plot.Plot, plot.Legend, bool, error) {
 	if ref := rep.Reference; ref != nil {
 		hline(ref.Threshold, color.RGBA{R: 200, A: 255}, []vg.Length{vg.Points(6), vg.Points(3)},
 			fmt.Sprintf("goal %s: %s / %s ≥ %.2f", ref.Goal, ref.Variant, ref.Baseline, ref.Threshold))
-		pgv, pgl := ref.PGRecorded, fmt.Sprintf("PostgreSQL 15 here: %.2f (recorded)", ref.PGRecorded)
+		pgv, pgl := ref.PGRecorded, fmt.Sprintf("PostgreSQL 15: %.2f (recorded)", ref.PGRecorded)
 		if pg := rep.PostgreSQL; pg != nil && pg.Measured {
 			if s, ok := pg.spread(ref.Variant, ref.Baseline); ok {
 				pgv, pgl = s.Median, fmt.Sprintf("PostgreSQL 15, this run: %.2f", s.Median)
