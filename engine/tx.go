@@ -253,24 +253,52 @@ func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
+	_, r, tup, err := tx.target(ctx, table, key, snap, false, nil)
+	if r != nil {
+		defer r.Unpin()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(tup.Value()), nil
+}
+
+// target finds the row an operation on (table, key) works on, once the
+// transaction was checked (start): the table (errs.ErrNoTable), the key's
+// size (54000), then check (the operation's other arguments, may be nil),
+// then the row, pinned — the caller unpins r whenever it is not nil, even
+// with an error — and its version visible to snap (visibleToChange when
+// change: the operation locks or writes it). No visible version is
+// errs.ErrNotFound, unless a backend read failed. Every error but
+// ErrNotFound has aborted the transaction (Fail).
+func (tx *Tx) target(ctx context.Context, table string, key []byte, snap xact.Snapshot, change bool, check func() error) (*heap.Table, *heap.Row, *heap.Tuple, error) {
 	tbl, err := tx.e.table(table)
 	if err == nil {
 		err = checkKey(table, key)
 	}
-	if err != nil {
-		return nil, tx.Fail(ctx, err)
+	if err == nil && check != nil {
+		err = check()
 	}
-	r, tup := tx.visible(tbl, key, snap)
-	if r != nil {
-		defer r.Unpin()
+	if err != nil {
+		return nil, nil, nil, tx.Fail(ctx, err)
+	}
+	var r *heap.Row
+	var tup *heap.Tuple
+	if change {
+		r, tup, err = tx.visibleToChange(tbl, key, snap)
+		if err != nil {
+			return nil, nil, nil, tx.Fail(ctx, err)
+		}
+	} else {
+		r, tup = tx.visible(tbl, key, snap)
 	}
 	if tup == nil {
 		if err := tx.readFailed(ctx); err != nil {
-			return nil, err
+			return nil, r, nil, err
 		}
-		return nil, errs.ErrNotFound
+		return nil, r, nil, errs.ErrNotFound
 	}
-	return bytes.Clone(tup.Value()), nil
+	return tbl, r, tup, nil
 }
 
 // checkLock refuses a mode or wait policy outside their enumerations.
@@ -292,25 +320,12 @@ func (tx *Tx) Lock(ctx context.Context, table string, key []byte, mode tuplemode
 	if err := checkLock(mode, policy); err != nil {
 		return nil, tx.Fail(ctx, err)
 	}
-	tbl, err := tx.e.table(table)
-	if err == nil {
-		err = checkKey(table, key)
-	}
-	if err != nil {
-		return nil, tx.Fail(ctx, err)
-	}
-	r, tup, err := tx.visibleToChange(tbl, key, snap)
-	if err != nil {
-		return nil, tx.Fail(ctx, err)
-	}
+	tbl, r, tup, err := tx.target(ctx, table, key, snap, true, nil)
 	if r != nil {
 		defer r.Unpin()
 	}
-	if tup == nil {
-		if err := tx.readFailed(ctx); err != nil {
-			return nil, err
-		}
-		return nil, errs.ErrNotFound
+	if err != nil {
+		return nil, err
 	}
 	locked, err := tx.lockVersion(ctx, tbl, r, tup, mode, policy)
 	if err != nil {
@@ -396,34 +411,20 @@ func (tx *Tx) Write(ctx context.Context, table string, key, value []byte, isDele
 	if err != nil {
 		return err
 	}
-	tbl, err := tx.e.table(table)
-	if err == nil {
-		err = checkKey(table, key)
-	}
-	if err == nil {
-		err = checkValue(value)
-	}
-	if err == nil {
-		err = checkLock(0, policy)
-	}
-	if err != nil {
-		return tx.Fail(ctx, err)
-	}
-	if !isDelete {
-		value = bytes.Clone(value) // checked first: a refused value is never copied
-	}
-	r, tup, err := tx.visibleToChange(tbl, key, snap)
-	if err != nil {
-		return tx.Fail(ctx, err)
-	}
+	tbl, r, tup, err := tx.target(ctx, table, key, snap, true, func() error {
+		if err := checkValue(value); err != nil {
+			return err
+		}
+		return checkLock(0, policy)
+	})
 	if r != nil {
 		defer r.Unpin()
 	}
-	if tup == nil {
-		if err := tx.readFailed(ctx); err != nil {
-			return err
-		}
-		return errs.ErrNotFound
+	if err != nil {
+		return err
+	}
+	if !isDelete {
+		value = bytes.Clone(value) // checked first: a refused value is never copied
 	}
 	if policy != Block {
 		mode := tuplemode.NoKeyExclusive
