@@ -66,27 +66,49 @@ func frozenVersion(value []byte) *Tuple {
 
 // load returns the row for key, reading it from the backend if it is not in
 // memory; nil if it exists nowhere.
+//
+// The backend's value is the row's current state only if the row stayed
+// out of memory from the lookup to the insert: a row loaded meanwhile by
+// another caller, changed, checkpointed and evicted (or unlinked by
+// vacuum) again would leave this caller holding the value from before
+// the change, and inserting it would bring that value back as a frozen
+// version. So load notes mem's removal count before the backend read and
+// inserts only if no row left memory since; otherwise it reads again.
 func (s *backedStore) load(key []byte) *Row {
-	if r := s.mem.Get(key); r != nil {
+	for {
+		s.mem.mu.RLock()
+		r := s.mem.idx[string(key)]
+		removals := s.mem.removals
+		s.mem.mu.RUnlock()
+		if r != nil {
+			return r
+		}
+		v, ok, err := s.be.Get(append(bytes.Clone(s.prefix), key...))
+		if err != nil {
+			s.heap.backendFailed(err)
+			return nil
+		}
+		if hook := s.heap.testAfterBackendGet; hook != nil {
+			hook(key)
+		}
+		if !ok {
+			return nil
+		}
+		s.mem.mu.Lock()
+		if r := s.mem.idx[string(key)]; r != nil {
+			s.mem.mu.Unlock()
+			return r // loaded meanwhile
+		}
+		if s.mem.removals != removals {
+			s.mem.mu.Unlock()
+			continue // a row left memory meanwhile: v may be stale
+		}
+		r = &Row{key: bytes.Clone(key), versions: []*Tuple{frozenVersion(v)}}
+		s.mem.insertLocked(r)
+		s.mem.mu.Unlock()
+		s.heap.tuplesLive.Add(1)
 		return r
 	}
-	v, ok, err := s.be.Get(append(bytes.Clone(s.prefix), key...))
-	if err != nil {
-		s.heap.backendFailed(err)
-		return nil
-	}
-	if !ok {
-		return nil
-	}
-	s.mem.mu.Lock()
-	defer s.mem.mu.Unlock()
-	if r := s.mem.idx[string(key)]; r != nil {
-		return r // loaded meanwhile
-	}
-	r := &Row{key: bytes.Clone(key), versions: []*Tuple{frozenVersion(v)}}
-	s.mem.insertLocked(r)
-	s.heap.tuplesLive.Add(1)
-	return r
 }
 
 func (s *backedStore) Get(key []byte) *Row { return s.load(key) }

@@ -27,3 +27,7 @@ func SetXmax(t *Tuple, xmax uint64, infomask, infomask2 uint16) {
 
 // SetInfomask2 overwrites t_infomask2.
 func SetInfomask2(t *Tuple, im2 uint16) { t.infomask2 = im2 }
+
+// SetAfterBackendGet installs a hook that runs in a persistent table's
+// load right after its backend read.
+func SetAfterBackendGet(h *Heap, f func(key []byte)) { h.testAfterBackendGet = f }

@@ -69,6 +69,10 @@ type Heap struct {
 	// pruneHorizon is the CSN horizon last computed by vacuum; writers use
 	// it to prune a row's dead versions opportunistically (heap_page_prune).
 	pruneHorizon atomic.Uint64
+
+	// testAfterBackendGet, if set, runs in a persistent table's load right
+	// after the backend read (export_test.go): a test changes the row there.
+	testAfterBackendGet func(key []byte)
 }
 
 // New returns an empty heap.

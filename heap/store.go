@@ -40,6 +40,9 @@ type memStore struct {
 	mu  sync.RWMutex
 	bt  *btree.BTreeG[*Row]
 	idx map[string]*Row
+	// removals counts rows Remove unlinked (under mu): a persistent
+	// table's load compares it around its backend read (backedStore.load).
+	removals uint64
 }
 
 func rowLess(a, b *Row) bool { return bytes.Compare(a.key, b.key) < 0 }
@@ -81,6 +84,7 @@ func (s *memStore) Remove(r *Row) {
 	if s.idx[string(r.key)] == r {
 		s.bt.Delete(r)
 		delete(s.idx, string(r.key))
+		s.removals++
 	}
 	s.mu.Unlock()
 }
