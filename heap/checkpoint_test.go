@@ -21,14 +21,7 @@ import (
 // and a read then loaded the deleted value back from the backend (seen with
 // bbolt in the root package's TestCrashRandomPointsBbolt).
 func TestCheckpointRowsKeepsRowsDirtyUntilDurable(t *testing.T) {
-	x, ms := xact.NewManager(), multixact.NewStore()
-	h := heap.New(x, ms, nil)
-	be, err := storage.OpenPebble("db", storage.Options{FS: vfs.NewMem()})
-	require.NoError(t, err)
-	defer be.Close()
-	h.SetBackend(be)
-	tbl, err := h.CreateTable("t")
-	require.NoError(t, err)
+	x, _, _, tbl := persistentTable(t)
 	require.True(t, tbl.Persistent())
 	insert := func(key string) {
 		tx := x.Begin()
@@ -59,4 +52,19 @@ func TestCheckpointRowsKeepsRowsDirtyUntilDurable(t *testing.T) {
 
 	clean()
 	require.Equal(t, 1, tbl.DirtyRows(), "a (settled, unchanged) is clean; b was written again")
+}
+
+// persistentTable is table "t" of a heap whose backend is a pebble store in
+// memory (closed when the test ends).
+func persistentTable(t *testing.T) (*xact.Manager, *heap.Heap, storage.Backend, *heap.Table) {
+	t.Helper()
+	x, ms := xact.NewManager(), multixact.NewStore()
+	h := heap.New(x, ms, nil)
+	be, err := storage.OpenPebble("db", storage.Options{FS: vfs.NewMem()})
+	require.NoError(t, err)
+	t.Cleanup(func() { be.Close() })
+	h.SetBackend(be)
+	tbl, err := h.CreateTable("t")
+	require.NoError(t, err)
+	return x, h, be, tbl
 }

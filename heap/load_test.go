@@ -4,13 +4,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled/heap"
-	"github.com/tupled/tupled/multixact"
-	"github.com/tupled/tupled/storage"
-	"github.com/tupled/tupled/xact"
 )
 
 // TestLoadDoesNotResurrectAnOlderValue: a load reads a row's value from
@@ -21,14 +17,7 @@ import (
 // frozen version, visible to everyone. load must see that a row left memory
 // meanwhile and read again.
 func TestLoadDoesNotResurrectAnOlderValue(t *testing.T) {
-	x, ms := xact.NewManager(), multixact.NewStore()
-	h := heap.New(x, ms, nil)
-	be, err := storage.OpenPebble("db", storage.Options{FS: vfs.NewMem()})
-	require.NoError(t, err)
-	defer be.Close()
-	h.SetBackend(be)
-	tbl, err := h.CreateTable("t")
-	require.NoError(t, err)
+	x, h, be, tbl := persistentTable(t)
 
 	// checkpoint writes the dirty rows' committed values and marks them clean.
 	checkpoint := func() {

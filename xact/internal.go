@@ -5,16 +5,7 @@ package xact
 // every respect but one: LiveUser leaves it out, so introspection meant
 // for users (the root package's Locks, like pg_locks) does not show a
 // transaction no caller started and none can end.
-func (m *Manager) BeginInternal() *Xact {
-	x := &Xact{id: m.nextXid.Add(1), done: make(chan struct{}), internal: true}
-	m.clog.ensure(x.id)
-	s := &m.live[x.id%liveShards]
-	s.mu.Lock()
-	s.m[x.id] = x
-	s.mu.Unlock()
-	m.nlive.Add(1)
-	return x
-}
+func (m *Manager) BeginInternal() *Xact { return m.begin(true) }
 
 // LiveUser returns the ids of the running transactions other than the
 // engine's own (BeginInternal).

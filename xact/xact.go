@@ -137,8 +137,11 @@ func NewManager() *Manager {
 }
 
 // Begin assigns a new xid and registers the transaction as running.
-func (m *Manager) Begin() *Xact {
-	x := &Xact{id: m.nextXid.Add(1), done: make(chan struct{})}
+func (m *Manager) Begin() *Xact { return m.begin(false) }
+
+// begin is Begin, for the engine's own transactions too (BeginInternal).
+func (m *Manager) begin(internal bool) *Xact {
+	x := &Xact{id: m.nextXid.Add(1), done: make(chan struct{}), internal: internal}
 	m.clog.ensure(x.id)
 	s := &m.live[x.id%liveShards]
 	s.mu.Lock()
