@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -123,4 +124,29 @@ func openStore(t *testing.T, fs vfs.FS) *Store {
 		Machinery{Xacts: x, Multi: m, Heap: heap.New(x, m, nil)})
 	require.NoError(t, err)
 	return d
+}
+
+// failingGet is a backend whose reads fail.
+type failingGet struct{ storage.Backend }
+
+func (failingGet) Get([]byte) ([]byte, bool, error) {
+	return nil, false, fmt.Errorf("storage: backend failed after an I/O error; close and reopen: %w", errors.New("no space left on device"))
+}
+
+// TestBackendReadFailureIsIO: a row that could not be loaded fails the
+// operation with ErrIO (58030) and the Store with it, not with the
+// backend's bare error (which carried no SQLSTATE: TestFaults' short
+// backend write surfaced it now and then).
+func TestBackendReadFailureIsIO(t *testing.T) {
+	d := openStore(t, vfs.NewMem())
+	defer d.Close()
+	d.heap.SetBackend(failingGet{d.be})
+	tbl, err := d.heap.CreateTable("t")
+	require.NoError(t, err)
+	require.Nil(t, tbl.PinRow([]byte("k")))
+	err = d.BackendError()
+	require.ErrorIs(t, err, errs.ErrIO)
+	require.Equal(t, "58030", errs.SQLState(err))
+	require.ErrorIs(t, d.FatalErr(), errs.ErrIO, "writes are refused from then on")
+	d.heap.SetBackend(d.be) // Close checkpoints through the heap's backend
 }

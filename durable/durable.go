@@ -524,7 +524,7 @@ func (d *Store) Checkpoint() error {
 			return d.flushIfLarge(b) // see "Memory" in bigcommit.go
 		})
 		if err != nil {
-			return err
+			return d.fail(err) // a batch flushed early failed: the backend refuses every call now
 		}
 		cleans = append(cleans, clean)
 	}

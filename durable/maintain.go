@@ -51,8 +51,15 @@ func (d *Store) Counters() Counters {
 	return Counters{WALRecords: ws.Records, WALFsyncs: ws.Fsyncs, Checkpoints: d.checkpoints.Load(), RecoverySkippedWrites: d.skippedAtRecovery.Load()}
 }
 
-// BackendError is the heap's failed backend read, as errs.ErrCorrupted
-// when it reports damage, or nil: an operation during which a row could
-// not be loaded must fail, since the row might exist or hold another value
-// (a read that fails loads nothing).
-func (d *Store) BackendError() error { return AsCorrupted(d.heap.BackendError()) }
+// BackendError is the error of an operation during which the heap's
+// backend read failed, or nil: an operation during which a row could not
+// be loaded must fail, since the row might exist or hold another value (a
+// read that fails loads nothing). The backend has failed then, so the
+// Store fails with it (fail): errs.ErrCorrupted when the read reported
+// damage, else errs.ErrIO (58030), and writes are refused from then on.
+func (d *Store) BackendError() error {
+	if err := d.heap.BackendError(); err != nil {
+		return d.fail(err)
+	}
+	return nil
+}
