@@ -127,11 +127,24 @@ func (tx *Tx) Scan(ctx context.Context, table string, s ScanSpec, fn func(key, v
 			scanErr = tx.Fail(ctx, err)
 			return false
 		}
-		r = tbl.PinRow(r.Key()) // the row as it is now (it may have been evicted and reloaded)
-		if r == nil {
-			return true
+		if s.Lock {
+			if r.Transient() && s.Where != nil && !where(r.Key(), r.Versions()[0].Value()) {
+				// A copy of a row that is not in memory (its one
+				// version frozen: visible to every snapshot) that
+				// fails Where is left alone without being brought
+				// in: a queue's claim passes many such rows.
+				return true
+			}
+			// The row as it is in memory now: brought in if the scan
+			// passed a copy, looked up again if it left memory since.
+			r = tbl.PinScanned(r)
+			if r == nil {
+				return true
+			}
+			defer r.Unpin()
 		}
-		defer r.Unpin()
+		// A reading scan uses the row it was passed: a copy is the row's
+		// state, and a row that left memory since kept its versions.
 		r.Lock()
 		tup := tx.e.visibleVersion(r, snap)
 		changed := tup != nil && s.Lock && tx.rr && tx.e.olderVersionChanged(r, tup, snap)

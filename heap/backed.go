@@ -3,8 +3,12 @@ package heap
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
+	"errors"
 	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/btree"
 
 	"github.com/tupled/tupled/storage"
 	"github.com/tupled/tupled/xact"
@@ -15,10 +19,55 @@ import (
 // A persistent table keeps its rows in a storage.Backend as of the last
 // checkpoint — one committed value per key, nothing else: no xmin, no xmax,
 // no multixact, because after a checkpoint or a recovery every transaction
-// that could have locked or changed those rows has ended — plus an in-memory
-// B-tree of the rows that are in use (a bounded cache). A row missing from
-// memory is loaded on demand as one frozen version; a clean, unpinned row
-// whose only version is frozen and carries no xmax can be evicted again.
+// that could have locked or changed those rows has ended — and keeps in
+// memory only the rows in use (a bounded cache). A row missing from memory
+// is read from the backend as one frozen version; a clean, unpinned row
+// whose only version is frozen and carries no xmax can leave memory again
+// (Evict).
+//
+// The design follows from one fact: a row that is not in memory has exactly
+// one version, its backend value, and that version is visible to every
+// snapshot that is live now or taken later. Eviction makes it so — it drops
+// only rows that are clean (the backend holds their state) and whose one
+// version is frozen (committed below every live snapshot's horizon) with no
+// live xmax — and the row cannot change while it is out of memory, since
+// every change first brings it in. So:
+//
+//   - Memory holds two structures (backedStore). idx, a hash, finds every
+//     row in memory by key: a point read that misses costs one backend Get
+//     and one hash insert, with no ordered structure to maintain. bt, a
+//     B-tree, orders only the rows that were written (inserted, updated or
+//     deleted) since they entered memory: those are the rows whose state
+//     may differ from the backend's, including keys the backend does not
+//     hold yet. A row loaded and only read or locked (a FOR SHARE lock
+//     changes xmax, not the row's versions) never enters the B-tree.
+//   - A scan merges the two sources in key order, batch by batch (scan):
+//     a run of the backend's keys and values from one iterator, the
+//     B-tree's rows over the same key range, and, for each backend key,
+//     the row in memory if there is one. A key only the backend has is
+//     passed as a transient row (Row.Transient): the backend value as a
+//     frozen version, never inserted anywhere. A full scan therefore costs
+//     about one backend iteration plus a hash probe per key, and leaves the
+//     cache as it found it. A locking scan brings in only the rows it locks
+//     (Table.PinScanned).
+//   - The backend value a scan (or a load) read is the row's state only if
+//     the row stayed out of memory from the read to its use: a row loaded
+//     meanwhile, changed, checkpointed and evicted again would leave the
+//     reader holding a value from before the change. Rows leave memory only
+//     through Remove, which counts them (removals, under mu); a reader
+//     notes the count before its backend read and uses what it read only
+//     if the count has not moved when it looks in memory, else reads again.
+//     Eviction runs in bursts, so a retry is rare.
+//   - A queue's consumers delete from the head of a key range; deleted rows
+//     stay in memory (and in the backend until the next checkpoint, then as
+//     the backend's tombstones until its compaction), and a scan from the
+//     head would walk every one of them on every claim. floor is the key
+//     below which no row is visible to any snapshot, live or future: a scan
+//     that starts at or below it starts at it instead. A scan that starts
+//     at or below the floor moves it up past the rows it finds dead to
+//     every snapshot (Heap.deadToAll), and an insert below it lowers it
+//     (noteInsert). A claim then costs a seek plus the rows it skips
+//     because they are locked, not the rows consumed since the checkpoint.
 //
 // Invariants:
 //   - A row is dirty from the first write (Apply of an insert, update or
@@ -28,6 +77,11 @@ import (
 //   - An operation pins the row it works on (Table.PinRow) for as long as it
 //     holds the *Row; eviction, under the row latch, skips pinned rows and
 //     marks the rows it drops removed, so a lookup that raced with it retries.
+//   - A row written since it entered memory is in bt (markDirty puts it
+//     there under the row latch, before the write is visible); a row in idx
+//     but not in bt holds the backend's value for its key as one frozen
+//     version, with at most lockers in its xmax.
+//   - No row visible to a live or future snapshot has a key below floor.
 
 // RowKey is the backend key of (table, key): 'r', uvarint(len(table)), table, key.
 func RowKey(table string, key []byte) []byte {
@@ -45,17 +99,45 @@ func RowKeyLen(table string, keyLen int) int {
 	return 1 + binary.PutUvarint(b[:], uint64(len(table))) + len(table) + keyLen
 }
 
-// backedStore is a memStore in front of a backend range.
+// backedStore is a persistent table's rows: a backend range plus the rows
+// in memory (see "Persistent tables" above).
 type backedStore struct {
-	mem    *memStore
+	mu  sync.RWMutex
+	idx map[string]*Row     // every row in memory
+	bt  *btree.BTreeG[*Row] // the rows in memory written since they entered it (Row.inTree)
+	// removals counts rows Remove unlinked: readers of the backend compare
+	// it around their read (load, scan, adopt).
+	removals uint64
+
+	// floor: no row with a smaller key is visible to any snapshot (nil:
+	// nothing known). Written under mu; read without it by noteInsert's
+	// fast path. floorScans are the scans that may raise it (registered
+	// under mu; nFloorScans mirrors their number for the fast path).
+	floor       atomic.Pointer[[]byte]
+	floorScans  map[*floorScan]struct{}
+	nFloorScans atomic.Int32
+
 	be     storage.Backend
 	prefix []byte
 	heap   *Heap
 }
 
+// floorScan is a scan that started at or below its table's floor and may
+// raise it to the end of the run of dead rows it found there. lowest is
+// the smallest key inserted while it ran (inserted: any), which caps what
+// it may publish.
+type floorScan struct {
+	lowest   []byte
+	inserted bool
+}
+
 // NewBackedStore returns the store of a persistent table.
 func (h *Heap) newBackedStore(table string, be storage.Backend) *backedStore {
-	return &backedStore{mem: newMemStore(), be: be, prefix: RowKey(table, nil), heap: h}
+	return &backedStore{
+		idx: make(map[string]*Row), bt: btree.NewG[*Row](32, rowLess),
+		floorScans: make(map[*floorScan]struct{}),
+		be:         be, prefix: RowKey(table, nil), heap: h,
+	}
 }
 
 func frozenVersion(value []byte) *Tuple {
@@ -65,21 +147,18 @@ func frozenVersion(value []byte) *Tuple {
 }
 
 // load returns the row for key, reading it from the backend if it is not in
-// memory; nil if it exists nowhere.
+// memory; nil if it exists nowhere. A row it reads enters idx only.
 //
 // The backend's value is the row's current state only if the row stayed
-// out of memory from the lookup to the insert: a row loaded meanwhile by
-// another caller, changed, checkpointed and evicted (or unlinked by
-// vacuum) again would leave this caller holding the value from before
-// the change, and inserting it would bring that value back as a frozen
-// version. So load notes mem's removal count before the backend read and
-// inserts only if no row left memory since; otherwise it reads again.
+// out of memory from the read to the insert (see "Persistent tables"): load
+// notes the removal count before the read and inserts only if it has not
+// moved; otherwise it reads again.
 func (s *backedStore) load(key []byte) *Row {
 	for {
-		s.mem.mu.RLock()
-		r := s.mem.idx[string(key)]
-		removals := s.mem.removals
-		s.mem.mu.RUnlock()
+		s.mu.RLock()
+		r := s.idx[string(key)]
+		removals := s.removals
+		s.mu.RUnlock()
 		if r != nil {
 			return r
 		}
@@ -94,156 +173,416 @@ func (s *backedStore) load(key []byte) *Row {
 		if !ok {
 			return nil
 		}
-		s.mem.mu.Lock()
-		if r := s.mem.idx[string(key)]; r != nil {
-			s.mem.mu.Unlock()
+		s.mu.Lock()
+		if r := s.idx[string(key)]; r != nil {
+			s.mu.Unlock()
 			return r // loaded meanwhile
 		}
-		if s.mem.removals != removals {
-			s.mem.mu.Unlock()
+		if s.removals != removals {
+			s.mu.Unlock()
 			continue // a row left memory meanwhile: v may be stale
 		}
 		r = &Row{key: bytes.Clone(key), versions: []*Tuple{frozenVersion(v)}}
-		s.mem.insertLocked(r)
-		s.mem.mu.Unlock()
+		s.idx[string(r.key)] = r
+		s.mu.Unlock()
 		s.heap.tuplesLive.Add(1)
 		return r
 	}
 }
 
+// adopt returns the row in memory for a transient row's key: the row
+// already there, else the transient row itself made a cached row when no
+// row left memory since the scan read it (its value is still the row's
+// state), else a fresh load.
+func (s *backedStore) adopt(t *Row) *Row {
+	if !t.transient {
+		return s.load(t.key)
+	}
+	s.mu.Lock()
+	if r := s.idx[string(t.key)]; r != nil {
+		s.mu.Unlock()
+		return r
+	}
+	if s.removals != t.readAt {
+		s.mu.Unlock()
+		return s.load(t.key)
+	}
+	// Copies: the scan's key and value live in its batch's buffer.
+	r := &Row{key: bytes.Clone(t.key), versions: []*Tuple{frozenVersion(bytes.Clone(t.versions[0].value))}}
+	s.idx[string(r.key)] = r
+	s.mu.Unlock()
+	s.heap.tuplesLive.Add(1)
+	return r
+}
+
 func (s *backedStore) Get(key []byte) *Row { return s.load(key) }
 
-// loadPinned is load plus Pin (see pinned).
-func (s *backedStore) loadPinned(key []byte) *Row { return pinned(s.load, key) }
-
+// GetOrCreate returns the row for key, loading it or creating an empty one
+// (in bt: its state is not the backend's).
 func (s *backedStore) GetOrCreate(key []byte) *Row {
 	if r := s.load(key); r != nil {
 		return r
 	}
-	return s.mem.GetOrCreate(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.idx[string(key)]; r != nil {
+		return r
+	}
+	r := &Row{key: bytes.Clone(key), inTree: true}
+	s.idx[string(r.key)] = r
+	s.bt.ReplaceOrInsert(r)
+	return r
 }
 
-func (s *backedStore) Remove(r *Row) { s.mem.Remove(r) }
+func (s *backedStore) Remove(r *Row) {
+	s.mu.Lock()
+	if s.idx[string(r.key)] == r {
+		delete(s.idx, string(r.key))
+		if r.inTree {
+			s.bt.Delete(r)
+			r.inTree = false
+		}
+		s.removals++
+	}
+	s.mu.Unlock()
+}
 
-// backendBatch is one batch of a scan: up to backendBatchSize keys of the
-// table from scan (the backend's Scan or ReverseScan) over the backend keys
-// [lo, hi), with their rows loaded into memory and pinned, so eviction
-// cannot drop a row between loading and visiting it; unpin releases them.
-// ok is false when the backend failed (reported to the heap).
-func (s *backedStore) backendBatch(scan func(lo, hi []byte, fn func(k, v []byte) error) error, lo, hi []byte) (keys [][]byte, unpin func(), ok bool) {
-	errStop := fmt.Errorf("stop")
-	err := scan(lo, hi, func(k, _ []byte) error {
-		keys = append(keys, bytes.Clone(k[len(s.prefix):]))
-		if len(keys) == backendBatchSize {
+func (s *backedStore) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.idx)
+}
+
+// written puts r, about to be written, in bt. Row latch held.
+func (s *backedStore) written(r *Row) {
+	s.mu.Lock()
+	if !r.inTree && s.idx[string(r.key)] == r {
+		s.bt.ReplaceOrInsert(r)
+		r.inTree = true
+	}
+	s.mu.Unlock()
+}
+
+// cached returns the rows in memory with keys in [start, end), in key
+// order.
+func (s *backedStore) cached(start, end []byte) []*Row {
+	s.mu.RLock()
+	var rows []*Row
+	for _, r := range s.idx {
+		if (start == nil || bytes.Compare(r.key, start) >= 0) && (end == nil || bytes.Compare(r.key, end) < 0) {
+			rows = append(rows, r)
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(rows, func(a, b *Row) int { return bytes.Compare(a.key, b.key) })
+	return rows
+}
+
+// scanBatch bounds one batch of a scan: backend pairs and bytes copied.
+const (
+	scanBatchRows  = 256
+	scanBatchBytes = 256 << 10
+)
+
+// batch is one run of a scan: the backend's pairs over a key range, copied.
+type batch struct {
+	keys, values [][]byte
+	more         bool // the backend has more keys in the scan's range
+}
+
+// read reads the backend's keys and values (table keys: without the
+// prefix) from [lo, hi) (table keys; nil: unbounded) in the scan's
+// direction, at most one batch; ok is false if the backend failed
+// (reported to the heap).
+func (s *backedStore) read(lo, hi []byte, reverse bool) (b batch, ok bool) {
+	blo := append(bytes.Clone(s.prefix), lo...)
+	bhi := prefixEnd(s.prefix)
+	if hi != nil {
+		bhi = append(bytes.Clone(s.prefix), hi...)
+	}
+	scan := s.be.Scan
+	if reverse {
+		scan = s.be.ReverseScan
+	}
+	var arena []byte
+	errStop := errors.New("stop")
+	err := scan(blo, bhi, func(k, v []byte) error {
+		if len(b.keys) == scanBatchRows || len(arena) >= scanBatchBytes {
+			b.more = true
 			return errStop
 		}
+		k = k[len(s.prefix):]
+		if cap(arena)-len(arena) < len(k)+len(v) {
+			arena = make([]byte, 0, max(scanBatchBytes/4, len(k)+len(v)))
+		}
+		n := len(arena)
+		arena = append(append(arena, k...), v...)
+		b.keys = append(b.keys, arena[n:n+len(k):n+len(k)])
+		b.values = append(b.values, arena[n+len(k):len(arena):len(arena)])
 		return nil
 	})
 	if err != nil && err != errStop {
 		s.heap.backendFailed(err)
-		return nil, nil, false
+		return batch{}, false
 	}
-	pinned := make([]*Row, 0, len(keys))
-	for _, k := range keys {
-		if r := s.loadPinned(k); r != nil {
-			pinned = append(pinned, r)
+	return b, true
+}
+
+// merge returns, in increasing key order, the rows of [lo, hi) for one
+// batch b of backend pairs (ascending) read when the removal count was
+// readAt: bt's rows in the range, and for each backend key the row in
+// memory or else a transient row made of the backend's value. ok is false
+// when a row left memory since the read: the batch must be read again.
+func (s *backedStore) merge(b *batch, lo, hi []byte, readAt uint64) (rows []*Row, ok bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.removals != readAt {
+		return nil, false
+	}
+	return s.mergeLocked(b, lo, hi, readAt, true), true
+}
+
+// mergeLocked is merge under mu; without transients, a backend key with no
+// row in memory is left out.
+func (s *backedStore) mergeLocked(b *batch, lo, hi []byte, readAt uint64, transients bool) []*Row {
+	var written []*Row
+	visit := func(r *Row) bool {
+		if hi != nil && bytes.Compare(r.key, hi) >= 0 {
+			return false
+		}
+		written = append(written, r)
+		return true
+	}
+	if lo == nil {
+		s.bt.Ascend(visit)
+	} else {
+		s.bt.AscendGreaterOrEqual(&Row{key: lo}, visit)
+	}
+	rows := make([]*Row, 0, len(b.keys)+len(written))
+	// Transient rows and their versions, one allocation each per batch.
+	var transient []Row
+	var frozen []Tuple
+	i, j := 0, 0
+	for i < len(b.keys) || j < len(written) {
+		if j < len(written) && (i == len(b.keys) || bytes.Compare(written[j].key, b.keys[i]) <= 0) {
+			if i < len(b.keys) && bytes.Equal(written[j].key, b.keys[i]) {
+				i++
+			}
+			rows = append(rows, written[j])
+			j++
+			continue
+		}
+		k := b.keys[i]
+		i++
+		if r := s.idx[string(k)]; r != nil {
+			rows = append(rows, r)
+			continue
+		}
+		if !transients {
+			continue
+		}
+		if transient == nil {
+			transient = make([]Row, 0, len(b.keys)-i+1)
+			frozen = make([]Tuple, 0, len(b.keys)-i+1)
+		}
+		frozen = append(frozen, Tuple{value: b.values[i-1], infomask: XminFrozen | XmaxInvalid, applied: true})
+		transient = append(transient, Row{key: k, transient: true, readAt: readAt})
+		t := &transient[len(transient)-1]
+		t.versions = []*Tuple{&frozen[len(frozen)-1]}
+		rows = append(rows, t)
+	}
+	return rows
+}
+
+// mergeLoaded is merge's fallback when rows keep leaving memory during a
+// batch: it loads and pins every backend key of the batch (unpin releases
+// them), then merges with nothing left transient.
+func (s *backedStore) mergeLoaded(b *batch, lo, hi []byte) (rows []*Row, unpin func()) {
+	var held []*Row
+	for _, k := range b.keys {
+		if r := pinned(s.load, k); r != nil {
+			held = append(held, r)
 		}
 	}
-	return keys, func() {
-		for _, r := range pinned {
+	s.mu.RLock()
+	rows = s.mergeLocked(b, lo, hi, 0, false)
+	s.mu.RUnlock()
+	return rows, func() {
+		for _, r := range held {
 			r.Unpin()
 		}
-	}, true
-}
-
-const backendBatchSize = 64
-
-// backendKey is the backend key of the table's key k; nil k is the end of
-// the table's keys.
-func (s *backedStore) backendKey(k []byte) []byte {
-	if k == nil {
-		return prefixEnd(s.prefix)
 	}
-	return append(bytes.Clone(s.prefix), k...)
 }
 
-// Ascend merges the backend's keys into memory batch by batch, then walks
-// memory: every row in range is visited once, in key order.
-func (s *backedStore) Ascend(start, end []byte, fn func(*Row) bool) {
-	cursor := start
+// mergeAttempts is how many times a scan reads a batch again because rows
+// left memory meanwhile before it loads the batch's rows instead.
+const mergeAttempts = 3
+
+// scan visits the rows of [start, end) (nil: unbounded) in increasing key
+// order, or decreasing with reverse, until fn returns false; fn runs with
+// no lock held and may block. Rows not in memory are passed transient.
+// An ascending scan that starts at or below the floor starts at it, and
+// raises it past the rows it finds dead to every snapshot there.
+func (s *backedStore) scan(start, end []byte, reverse bool, fn func(*Row) bool) {
+	var fs *floorScan
+	var horizon uint64
+	var candidate []byte
+	if reverse {
+		if f := s.floor.Load(); f != nil && (start == nil || bytes.Compare(start, *f) < 0) {
+			start = *f
+		}
+	} else {
+		s.mu.Lock()
+		f := s.floor.Load()
+		switch {
+		case f != nil && (start == nil || bytes.Compare(start, *f) <= 0):
+			start = *f
+			fallthrough
+		case start == nil:
+			fs = &floorScan{}
+			s.floorScans[fs] = struct{}{}
+			s.nFloorScans.Add(1)
+		}
+		s.mu.Unlock()
+		if fs != nil {
+			defer func() { s.publishFloor(fs, candidate) }()
+			horizon = s.heap.xacts.Horizon()
+		}
+	}
+	if start != nil && end != nil && bytes.Compare(start, end) >= 0 {
+		return
+	}
+	lo, hi := start, end
 	for {
-		keys, unpin, ok := s.backendBatch(s.be.Scan, append(bytes.Clone(s.prefix), cursor...), s.backendKey(end))
-		if !ok {
-			return
+		var (
+			b     batch
+			rows  []*Row
+			unpin func()
+			blo   = lo
+			bhi   = hi
+		)
+		for attempt := 1; ; attempt++ {
+			s.mu.RLock()
+			readAt := s.removals
+			s.mu.RUnlock()
+			var ok bool
+			if b, ok = s.read(lo, hi, reverse); !ok {
+				return
+			}
+			blo, bhi = lo, hi
+			if reverse {
+				slices.Reverse(b.keys)
+				slices.Reverse(b.values)
+				if b.more {
+					blo = b.keys[0]
+				}
+			} else if b.more {
+				bhi = keyAfter(b.keys[len(b.keys)-1])
+			}
+			if attempt == mergeAttempts {
+				rows, unpin = s.mergeLoaded(&b, blo, bhi)
+				break
+			}
+			if rows, ok = s.merge(&b, blo, bhi, readAt); ok {
+				break
+			}
 		}
-		if len(keys) < backendBatchSize {
-			s.mem.Ascend(cursor, end, fn)
-			unpin()
-			return
-		}
-		// Visit memory up to and including the last backend key.
-		next := append(bytes.Clone(keys[len(keys)-1]), 0)
 		stopped := false
-		s.mem.Ascend(cursor, next, func(r *Row) bool {
-			stopped = !fn(r)
-			return !stopped
-		})
-		unpin()
-		if stopped {
+		for n := range rows {
+			r := rows[n]
+			if reverse {
+				r = rows[len(rows)-1-n]
+			}
+			if fs != nil {
+				if !r.transient && s.heap.deadToAll(r, horizon) {
+					candidate = keyAfter(r.key)
+					continue
+				}
+				s.publishFloor(fs, candidate)
+				fs = nil
+			}
+			if !fn(r) {
+				stopped = true
+				break
+			}
+		}
+		if unpin != nil {
+			unpin()
+		}
+		if stopped || !b.more {
 			return
 		}
-		cursor = next
+		if reverse {
+			hi = blo
+		} else {
+			lo = bhi
+		}
 	}
 }
 
-// Descend is Ascend backwards: each batch is the backend's next keys below
-// the cursor, merged into memory, then memory is walked down to the batch's
-// lowest key.
-func (s *backedStore) Descend(start, end []byte, fn func(*Row) bool) {
-	cursor := end
-	lo := append(bytes.Clone(s.prefix), start...)
-	for {
-		keys, unpin, ok := s.backendBatch(s.be.ReverseScan, lo, s.backendKey(cursor))
-		if !ok {
-			return
-		}
-		if len(keys) < backendBatchSize {
-			s.mem.Descend(start, cursor, fn)
-			unpin()
-			return
-		}
-		// Visit memory down to and including the lowest backend key.
-		last := keys[len(keys)-1]
-		stopped := false
-		s.mem.Descend(last, cursor, func(r *Row) bool {
-			stopped = !fn(r)
-			return !stopped
-		})
-		unpin()
-		if stopped {
-			return
-		}
-		cursor = last
+// keyAfter is the smallest key greater than k.
+func keyAfter(k []byte) []byte { return append(bytes.Clone(k), 0) }
+
+// publishFloor ends floor scan fs (once; later calls do nothing): the
+// floor rises to candidate (nil: no dead run found), but not above a key
+// inserted while fs ran.
+func (s *backedStore) publishFloor(fs *floorScan, candidate []byte) {
+	if fs == nil {
+		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.floorScans[fs]; !ok {
+		return
+	}
+	if candidate != nil {
+		if fs.inserted && bytes.Compare(fs.lowest, candidate) < 0 {
+			candidate = fs.lowest
+		}
+		if f := s.floor.Load(); f == nil || bytes.Compare(candidate, *f) > 0 {
+			s.floor.Store(&candidate)
+		}
+	}
+	// After the store: an insert that sees no floor scan sees the floor.
+	delete(s.floorScans, fs)
+	s.nFloorScans.Add(-1)
 }
 
-func (s *backedStore) Len() int { return s.mem.Len() }
-
-// prefixEnd is the smallest key greater than every key with prefix p.
-func prefixEnd(p []byte) []byte {
-	e := bytes.Clone(p)
-	for i := len(e) - 1; i >= 0; i-- {
-		if e[i] != 0xff {
-			e[i]++
-			return e[:i+1]
+// noteInsert lowers the floor below key, about to hold a new version, and
+// tells the running floor scans. Row latch held.
+func (s *backedStore) noteInsert(key []byte) {
+	if s.nFloorScans.Load() == 0 {
+		if f := s.floor.Load(); f == nil || bytes.Compare(key, *f) >= 0 {
+			return
 		}
 	}
-	return nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for fs := range s.floorScans {
+		if !fs.inserted || bytes.Compare(key, fs.lowest) < 0 {
+			fs.lowest, fs.inserted = bytes.Clone(key), true
+		}
+	}
+	if f := s.floor.Load(); f != nil && bytes.Compare(key, *f) < 0 {
+		k := bytes.Clone(key)
+		s.floor.Store(&k)
+	}
 }
 
 // PinRow returns the row for key pinned (see Row.Pin), or nil. The caller
 // must Unpin it when done.
 func (t *Table) PinRow(key []byte) *Row { return pinned(t.store.Get, key) }
+
+// PinScanned returns the row a scan passed as r, as it is in memory now and
+// pinned (see PinRow), or nil if the key has no row any more. For a
+// transient row it brings the row into memory, reusing the scan's copy
+// when no row left memory since the scan read it.
+func (t *Table) PinScanned(r *Row) *Row {
+	if s, ok := t.store.(*backedStore); ok && r.transient {
+		return pinned(func([]byte) *Row { return s.adopt(r) }, r.key)
+	}
+	return t.PinRow(r.key)
+}
 
 // pinned looks key up with get and pins the row, retrying when eviction or
 // vacuum removed it between the lookup and the pin.
@@ -269,7 +608,14 @@ func (t *Table) Persistent() bool { _, ok := t.store.(*backedStore); return ok }
 // markDirty records a write to r. Latch held.
 func (t *Table) markDirty(r *Row) {
 	r.writes++
-	if r.dirty || !t.Persistent() {
+	s, ok := t.store.(*backedStore)
+	if !ok {
+		return
+	}
+	if !r.inTree {
+		s.written(r)
+	}
+	if r.dirty {
 		return
 	}
 	r.dirty = true
@@ -367,19 +713,25 @@ func (t *Table) DirtyRows() int {
 // more can go): rows that are not dirty, not pinned, and hold exactly one
 // frozen version without xmax, or with only a finished locker's xid (which
 // vacuum leaves alone; see Table.vacList). It returns how many it dropped.
+// Victims are taken in the hash's order, which is as good as random.
 func (t *Table) Evict(keep int) int {
 	s, ok := t.store.(*backedStore)
-	if !ok || s.mem.Len() <= keep {
+	if !ok {
 		return 0
 	}
-	over := s.mem.Len() - keep
+	s.mu.RLock()
+	over := len(s.idx) - keep
 	var victims []*Row
-	s.mem.mu.RLock()
-	s.mem.bt.Ascend(func(r *Row) bool {
-		victims = append(victims, r)
-		return len(victims) < 4*over
-	})
-	s.mem.mu.RUnlock()
+	if over > 0 {
+		victims = make([]*Row, 0, min(4*over, len(s.idx)))
+		for _, r := range s.idx {
+			victims = append(victims, r)
+			if len(victims) == cap(victims) {
+				break
+			}
+		}
+	}
+	s.mu.RUnlock()
 	n := 0
 	for _, r := range victims {
 		if n >= over {
@@ -389,7 +741,7 @@ func (t *Table) Evict(keep int) int {
 		if !r.dirty && !r.removed.Load() && r.pins.Load() == 0 && len(r.versions) == 1 &&
 			r.versions[0].infomask&XminFrozen == XminFrozen && t.heap.noLiveXmax(r.versions[0]) &&
 			r.markRemoved() {
-			s.mem.Remove(r)
+			s.Remove(r)
 			t.heap.tuplesLive.Add(-1)
 			n++
 		}
@@ -409,4 +761,16 @@ func (h *Heap) noLiveXmax(v *Tuple) bool {
 	}
 	h.freezeXmax(v)
 	return true
+}
+
+// prefixEnd is the smallest key greater than every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	e := bytes.Clone(p)
+	for i := len(e) - 1; i >= 0; i-- {
+		if e[i] != 0xff {
+			e[i]++
+			return e[:i+1]
+		}
+	}
+	return nil
 }

@@ -68,21 +68,16 @@ func (t *Table) inUse() bool {
 // walk for anything that looks for locks. fn runs without the table's lock
 // held.
 func (t *Table) AscendCached(start, end []byte, fn func(*Row) bool) {
-	var ms *memStore
+	var rows []*Row
 	switch s := t.store.(type) {
 	case *backedStore:
-		ms = s.mem
+		rows = s.cached(start, end)
 	case *memStore:
-		ms = s
-	default:
-		t.Ascend(start, end, fn)
-		return
+		s.Ascend(start, end, func(r *Row) bool {
+			rows = append(rows, r)
+			return true
+		})
 	}
-	var rows []*Row
-	ms.Ascend(start, end, func(r *Row) bool {
-		rows = append(rows, r)
-		return true
-	})
 	for _, r := range rows {
 		if !fn(r) {
 			return

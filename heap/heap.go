@@ -200,13 +200,21 @@ func (t *Table) RowForInsert(key []byte) *Row {
 
 // Ascend visits rows in key order in [start, end); the callback runs without
 // any table lock held (rows are collected in batches), so it may block.
+//
+// A persistent table's rows that are not in memory are passed as transient
+// copies (Row.Transient), never loaded: a caller that locks or changes one
+// gets the row itself with PinScanned.
 func (t *Table) Ascend(start, end []byte, fn func(*Row) bool) {
+	if s, ok := t.store.(*backedStore); ok {
+		s.scan(start, end, false, fn)
+		return
+	}
 	const batch = 64
 	next := start
 	skipFirst := false
 	for {
 		rows := make([]*Row, 0, batch)
-		t.store.Ascend(next, end, func(r *Row) bool {
+		t.store.(*memStore).Ascend(next, end, func(r *Row) bool {
 			if skipFirst {
 				skipFirst = false
 				if string(r.key) == string(next) {
@@ -232,11 +240,15 @@ func (t *Table) Ascend(start, end []byte, fn func(*Row) bool) {
 // Descend visits rows in decreasing key order in [start, end), in batches
 // like Ascend: the callback runs without any table lock held.
 func (t *Table) Descend(start, end []byte, fn func(*Row) bool) {
+	if s, ok := t.store.(*backedStore); ok {
+		s.scan(start, end, true, fn)
+		return
+	}
 	const batch = 64
 	next := end
 	for {
 		rows := make([]*Row, 0, batch)
-		t.store.Descend(start, next, func(r *Row) bool {
+		t.store.(*memStore).Descend(start, next, func(r *Row) bool {
 			rows = append(rows, r)
 			return len(rows) < batch
 		})
@@ -256,6 +268,9 @@ func (t *Table) Descend(start, end []byte, fn func(*Row) bool) {
 // Apply performs c on row r, whose latch the caller holds. It is the single
 // entry point for heap mutations (see Change).
 func (t *Table) Apply(r *Row, c Change) {
+	if r.transient {
+		panic("heap: Apply on a transient row (Table.PinScanned first)")
+	}
 	if t.heap.hook != nil {
 		hc := c // only this path pays for a heap copy
 		t.heap.hook(t.name, r.key, &hc)
@@ -266,6 +281,9 @@ func (t *Table) Apply(r *Row, c Change) {
 	switch c.Kind {
 	case ChangeInsert:
 		t.markDirty(r)
+		if s, ok := t.store.(*backedStore); ok {
+			s.noteInsert(r.key)
+		}
 		if len(r.versions) > 0 {
 			// A key inserted and deleted over and over (a queue, the
 			// storm's contended unique inserts) collects dead versions

@@ -7,9 +7,10 @@ import (
 	"github.com/google/btree"
 )
 
-// rowStore is where a table's rows live, ordered by key. newMemStore keeps
-// them in memory (a B-tree); a persistent table's store (backed.go) keeps
-// a bounded cache of hot rows in front of a storage.Backend.
+// rowStore is where a table's rows live. newMemStore keeps them in memory
+// (a B-tree beside a hash); a persistent table's store (backed.go) keeps the
+// rows in use in front of a storage.Backend. Ordered walks are each store's
+// own (Table.Ascend).
 //
 // Implementations are safe for concurrent use; they never call back into the
 // heap and never take row latches.
@@ -20,13 +21,7 @@ type rowStore interface {
 	GetOrCreate(key []byte) *Row
 	// Remove unlinks r (vacuum, when it has no versions left).
 	Remove(r *Row)
-	// Ascend calls fn for rows with start <= key < end (nil = unbounded)
-	// in key order until fn returns false. fn must not call back into the
-	// store.
-	Ascend(start, end []byte, fn func(*Row) bool)
-	// Descend is Ascend in decreasing key order, over the same range.
-	Descend(start, end []byte, fn func(*Row) bool)
-	// Len is the number of rows.
+	// Len is the number of rows in memory.
 	Len() int
 }
 
@@ -40,9 +35,6 @@ type memStore struct {
 	mu  sync.RWMutex
 	bt  *btree.BTreeG[*Row]
 	idx map[string]*Row
-	// removals counts rows Remove unlinked (under mu): a persistent
-	// table's load compares it around its backend read (backedStore.load).
-	removals uint64
 }
 
 func rowLess(a, b *Row) bool { return bytes.Compare(a.key, b.key) < 0 }
@@ -84,7 +76,6 @@ func (s *memStore) Remove(r *Row) {
 	if s.idx[string(r.key)] == r {
 		s.bt.Delete(r)
 		delete(s.idx, string(r.key))
-		s.removals++
 	}
 	s.mu.Unlock()
 }

@@ -115,7 +115,20 @@ type Row struct {
 	pins atomic.Int32
 	// inVac: the row is on its table's vacuum worklist (Table.vacList).
 	inVac bool
+	// Persistent tables (backed.go). inTree: the row is in its store's
+	// B-tree of written rows (guarded by the store's mu). transient: a
+	// scan's copy of a row that was not in memory, never in any store and
+	// never changed (Table.Apply refuses it); readAt is the store's removal
+	// count when the scan read it from the backend (see backedStore.adopt).
+	inTree    bool
+	transient bool
+	readAt    uint64
 }
+
+// Transient reports whether r is a scan's read-only copy of a row that was
+// not in memory (its one version frozen): a caller that wants to lock or
+// change the row gets the row itself with Table.PinScanned.
+func (r *Row) Transient() bool { return r.transient }
 
 // Pin marks the row in use, so eviction leaves it in memory. Every Pin is
 // matched by one Unpin.

@@ -39,6 +39,20 @@ func (h *Heap) dead(t *Tuple, horizon uint64) bool {
 	return st == xact.Committed && csn <= horizon
 }
 
+// deadToAll reports whether no snapshot, live or future, can see any
+// version of r (each is dead at horizon, a CSN from xact.Horizon). It takes
+// r's latch.
+func (h *Heap) deadToAll(r *Row, horizon uint64) bool {
+	r.Lock()
+	defer r.Unlock()
+	for _, v := range r.versions {
+		if !h.dead(v, horizon) {
+			return false
+		}
+	}
+	return true
+}
+
 // prune removes r's dead versions (heap_page_prune). Latch held.
 func (t *Table) prune(r *Row) int {
 	return t.pruneWith(r, t.heap.pruneHorizon.Load())
