@@ -40,11 +40,17 @@
 //
 // Rows live in a rowStore. An in-memory database's tables keep all their rows
 // in memory (a B-tree for ordered scans beside a hash index, store.go). An
-// on-disk database's tables are persistent (backed.go): the storage.Backend
-// holds one committed value per key as of the last checkpoint, and memory
-// holds a bounded cache of the rows in use; a row missing from memory is
-// loaded on demand as one frozen version, and a clean, unpinned row whose
-// only version is frozen and carries no xmax can be evicted again (when:
-// package durable decides). Tables are looked up by name in the Heap's
-// catalog.
+// on-disk database's tables are persistent (backed.go, whose "Persistent
+// tables" comment is the design): the storage.Backend holds one committed
+// value per key as of the last checkpoint, and memory holds the rows in use
+// — every one in a hash, and those written since they entered memory also
+// in a B-tree. A row missing from memory has one frozen version, visible to
+// every snapshot: a point read loads it into the hash; a scan merges one
+// backend read per batch with the B-tree and passes such rows as transient
+// copies (Row.Transient) without loading them, and a caller that locks one
+// brings it in with Table.PinScanned. A clean, unpinned row whose only
+// version is frozen and carries no xmax can be evicted again (when: package
+// durable decides). A floor per table lets scans start past a head of rows
+// dead to every snapshot (a queue's consumed jobs). Tables are looked up by
+// name in the Heap's catalog.
 package heap
