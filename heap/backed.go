@@ -278,9 +278,13 @@ func (s *backedStore) cached(start, end []byte) []*Row {
 	return rows
 }
 
-// scanBatch bounds one batch of a scan: backend pairs and bytes copied.
+// A scan's batches grow from firstBatchRows backend pairs, doubling, to
+// scanBatchRows (or scanBatchBytes copied): a claim that takes the first
+// row it can lock reads a few pairs, a full scan soon reads many per
+// backend iterator.
 const (
-	scanBatchRows  = 256
+	firstBatchRows = 16
+	scanBatchRows  = 512
 	scanBatchBytes = 256 << 10
 )
 
@@ -294,7 +298,7 @@ type batch struct {
 // prefix) from [lo, hi) (table keys; nil: unbounded) in the scan's
 // direction, at most one batch; ok is false if the backend failed
 // (reported to the heap).
-func (s *backedStore) read(lo, hi []byte, reverse bool) (b batch, ok bool) {
+func (s *backedStore) read(lo, hi []byte, reverse bool, rows int) (b batch, ok bool) {
 	blo := append(bytes.Clone(s.prefix), lo...)
 	bhi := prefixEnd(s.prefix)
 	if hi != nil {
@@ -307,13 +311,13 @@ func (s *backedStore) read(lo, hi []byte, reverse bool) (b batch, ok bool) {
 	var arena []byte
 	errStop := errors.New("stop")
 	err := scan(blo, bhi, func(k, v []byte) error {
-		if len(b.keys) == scanBatchRows || len(arena) >= scanBatchBytes {
+		if len(b.keys) == rows || len(arena) >= scanBatchBytes {
 			b.more = true
 			return errStop
 		}
 		k = k[len(s.prefix):]
 		if cap(arena)-len(arena) < len(k)+len(v) {
-			arena = make([]byte, 0, max(scanBatchBytes/4, len(k)+len(v)))
+			arena = make([]byte, 0, max(min(rows*128, scanBatchBytes/4), len(k)+len(v)))
 		}
 		n := len(arena)
 		arena = append(append(arena, k...), v...)
@@ -333,32 +337,76 @@ func (s *backedStore) read(lo, hi []byte, reverse bool) (b batch, ok bool) {
 // readAt: bt's rows in the range, and for each backend key the row in
 // memory or else a transient row made of the backend's value. ok is false
 // when a row left memory since the read: the batch must be read again.
-func (s *backedStore) merge(b *batch, lo, hi []byte, readAt uint64) (rows []*Row, ok bool) {
+//
+// At most limit of bt's rows are taken: when the range holds more (rows
+// written and not yet in the backend, such as a bulk load before its
+// checkpoint), the range is cut after the last one taken (before, for
+// reverse) and b's keys past the cut are left for the next batch; the
+// range merged is returned as [mlo, mhi), and cut reports the cut.
+func (s *backedStore) merge(b *batch, lo, hi []byte, reverse bool, limit int, readAt uint64) (rows []*Row, mlo, mhi []byte, cut, ok bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.removals != readAt {
-		return nil, false
+		return nil, nil, nil, false, false
 	}
-	return s.mergeLocked(b, lo, hi, readAt, true), true
+	rows, mlo, mhi, cut = s.mergeLocked(b, lo, hi, reverse, limit, readAt, true)
+	return rows, mlo, mhi, cut, true
 }
 
 // mergeLocked is merge under mu; without transients, a backend key with no
 // row in memory is left out.
-func (s *backedStore) mergeLocked(b *batch, lo, hi []byte, readAt uint64, transients bool) []*Row {
+func (s *backedStore) mergeLocked(b *batch, lo, hi []byte, reverse bool, limit int, readAt uint64, transients bool) (rows []*Row, mlo, mhi []byte, cut bool) {
 	var written []*Row
-	visit := func(r *Row) bool {
-		if hi != nil && bytes.Compare(r.key, hi) >= 0 {
-			return false
+	if !reverse {
+		visit := func(r *Row) bool {
+			if hi != nil && bytes.Compare(r.key, hi) >= 0 {
+				return false
+			}
+			if len(written) == limit {
+				cut = true
+				return false
+			}
+			written = append(written, r)
+			return true
 		}
-		written = append(written, r)
-		return true
-	}
-	if lo == nil {
-		s.bt.Ascend(visit)
+		if lo == nil {
+			s.bt.Ascend(visit)
+		} else {
+			s.bt.AscendGreaterOrEqual(&Row{key: lo}, visit)
+		}
+		if cut {
+			hi = keyAfter(written[len(written)-1].key)
+			n, _ := slices.BinarySearchFunc(b.keys, hi, bytes.Compare)
+			b.keys, b.values = b.keys[:n], b.values[:n]
+		}
 	} else {
-		s.bt.AscendGreaterOrEqual(&Row{key: lo}, visit)
+		visit := func(r *Row) bool {
+			if hi != nil && bytes.Compare(r.key, hi) >= 0 {
+				return true // the end is excluded
+			}
+			if lo != nil && bytes.Compare(r.key, lo) < 0 {
+				return false
+			}
+			if len(written) == limit {
+				cut = true
+				return false
+			}
+			written = append(written, r)
+			return true
+		}
+		if hi == nil {
+			s.bt.Descend(visit)
+		} else {
+			s.bt.DescendLessOrEqual(&Row{key: hi}, visit)
+		}
+		slices.Reverse(written)
+		if cut {
+			lo = written[0].key
+			n, _ := slices.BinarySearchFunc(b.keys, lo, bytes.Compare)
+			b.keys, b.values = b.keys[n:], b.values[n:]
+		}
 	}
-	rows := make([]*Row, 0, len(b.keys)+len(written))
+	rows = make([]*Row, 0, len(b.keys)+len(written))
 	// Transient rows and their versions, one allocation each per batch.
 	var transient []Row
 	var frozen []Tuple
@@ -391,13 +439,13 @@ func (s *backedStore) mergeLocked(b *batch, lo, hi []byte, readAt uint64, transi
 		t.versions = []*Tuple{&frozen[len(frozen)-1]}
 		rows = append(rows, t)
 	}
-	return rows
+	return rows, lo, hi, cut
 }
 
 // mergeLoaded is merge's fallback when rows keep leaving memory during a
 // batch: it loads and pins every backend key of the batch (unpin releases
 // them), then merges with nothing left transient.
-func (s *backedStore) mergeLoaded(b *batch, lo, hi []byte) (rows []*Row, unpin func()) {
+func (s *backedStore) mergeLoaded(b *batch, lo, hi []byte, reverse bool, limit int) (rows []*Row, mlo, mhi []byte, cut bool, unpin func()) {
 	var held []*Row
 	for _, k := range b.keys {
 		if r := pinned(s.load, k); r != nil {
@@ -405,9 +453,9 @@ func (s *backedStore) mergeLoaded(b *batch, lo, hi []byte) (rows []*Row, unpin f
 		}
 	}
 	s.mu.RLock()
-	rows = s.mergeLocked(b, lo, hi, 0, false)
+	rows, mlo, mhi, cut = s.mergeLocked(b, lo, hi, reverse, limit, 0, false)
 	s.mu.RUnlock()
-	return rows, func() {
+	return rows, mlo, mhi, cut, func() {
 		for _, r := range held {
 			r.Unpin()
 		}
@@ -453,6 +501,7 @@ func (s *backedStore) scan(start, end []byte, reverse bool, fn func(*Row) bool) 
 		return
 	}
 	lo, hi := start, end
+	batchRows := firstBatchRows
 	for {
 		var (
 			b     batch
@@ -466,7 +515,7 @@ func (s *backedStore) scan(start, end []byte, reverse bool, fn func(*Row) bool) 
 			readAt := s.removals
 			s.mu.RUnlock()
 			var ok bool
-			if b, ok = s.read(lo, hi, reverse); !ok {
+			if b, ok = s.read(lo, hi, reverse, batchRows); !ok {
 				return
 			}
 			blo, bhi = lo, hi
@@ -479,11 +528,14 @@ func (s *backedStore) scan(start, end []byte, reverse bool, fn func(*Row) bool) 
 			} else if b.more {
 				bhi = keyAfter(b.keys[len(b.keys)-1])
 			}
+			var cut bool
 			if attempt == mergeAttempts {
-				rows, unpin = s.mergeLoaded(&b, blo, bhi)
+				rows, blo, bhi, cut, unpin = s.mergeLoaded(&b, blo, bhi, reverse, batchRows)
+				b.more = b.more || cut
 				break
 			}
-			if rows, ok = s.merge(&b, blo, bhi, readAt); ok {
+			if rows, blo, bhi, cut, ok = s.merge(&b, blo, bhi, reverse, batchRows, readAt); ok {
+				b.more = b.more || cut
 				break
 			}
 		}
@@ -512,6 +564,7 @@ func (s *backedStore) scan(start, end []byte, reverse bool, fn func(*Row) bool) 
 		if stopped || !b.more {
 			return
 		}
+		batchRows = min(2*batchRows, scanBatchRows)
 		if reverse {
 			hi = blo
 		} else {
