@@ -2,8 +2,10 @@ package storage
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -65,8 +67,13 @@ func OpenBbolt(path string, opts Options) (_ Backend, err error) {
 	} else if err := mkdirAllAndSyncParents(dir); err != nil {
 		return nil, fmt.Errorf("storage: open bbolt %q: %w", path, err)
 	}
+	if err := checkBboltSize(path); err != nil {
+		return nil, fmt.Errorf("storage: open bbolt %q: %w", path, err)
+	}
 	// bbolt panics on some damage (a page of the wrong type, a freelist
 	// that points outside the file): that is a corrupt file, not a crash.
+	// So does, with faultsPanic, a read of a page past the end of the file.
+	defer faultsPanic()()
 	var db *bolt.DB
 	defer func() {
 		if r := recover(); r != nil {
@@ -128,6 +135,75 @@ func OpenBbolt(path string, opts Options) (_ Backend, err error) {
 	}, nil
 }
 
+// faultsPanic makes a memory fault in this goroutine panic instead of
+// killing the process, until the function it returns restores the previous
+// setting. bbolt reads its file through a mapping larger than the file
+// (bboltInitialMmap): a page number past the end of a truncated file, or a
+// damaged page's pointer, is a read past the end of the file, which the
+// kernel answers with SIGBUS — a fatal error, not a panic, without this.
+// Every call into bbolt that reads pages runs under it and recovers the
+// panic as damage (recoverRead). It costs one runtime call.
+func faultsPanic() (restore func()) {
+	old := debug.SetPanicOnFault(true)
+	return func() { debug.SetPanicOnFault(old) }
+}
+
+// checkBboltSize refuses a file shorter than the pages its newest valid
+// meta page counts (a truncated file), before bbolt opens it: bbolt would
+// read those pages while opening (its freelist), fault, and — the panic
+// coming out of bolt.Open — leave its file lock held with no handle to
+// release it. It reads the two meta pages as bbolt lays them out (page
+// header of 16 bytes, then magic, version, page size, flags, root bucket,
+// freelist, high-water page id, txid and an FNV-64a checksum of the
+// fields before it, in native byte order); a file too short or with no
+// valid meta page is left for bbolt to judge.
+func checkBboltSize(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // a new store
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	const magic = 0xED0CDAED
+	meta := func(off int64) (pageSize, hwm, txid uint64, ok bool) {
+		var b [16 + 64]byte
+		if _, err := f.ReadAt(b[:], off); err != nil {
+			return 0, 0, 0, false
+		}
+		m := b[16:]
+		h := fnv.New64a()
+		h.Write(m[:56])
+		if binary.NativeEndian.Uint32(m[0:]) != magic || binary.NativeEndian.Uint64(m[56:]) != h.Sum64() {
+			return 0, 0, 0, false
+		}
+		return uint64(binary.NativeEndian.Uint32(m[8:])), binary.NativeEndian.Uint64(m[40:]), binary.NativeEndian.Uint64(m[48:]), true
+	}
+	// Meta page 0 gives the page size, and meta page 1 sits one page in;
+	// bbolt trusts the valid one with the larger txid.
+	ps, hwm, tx0, ok := meta(0)
+	if !ok {
+		ps = uint64(os.Getpagesize()) // bbolt's default, for a damaged page 0
+		var ps1 uint64
+		if ps1, hwm, _, ok = meta(int64(ps)); !ok || ps1 != ps {
+			return nil
+		}
+	} else if ps < 512 || ps > 1<<20 {
+		return nil
+	} else if _, hwm1, tx1, ok1 := meta(int64(ps)); ok1 && tx1 > tx0 {
+		hwm = hwm1
+	}
+	if want := hwm * ps; want > uint64(fi.Size()) {
+		return &CorruptionError{What: "file " + path, Detail: fmt.Sprintf("the file is %d bytes but its meta page counts %d bytes of pages (truncated)", fi.Size(), want)}
+	}
+	return nil
+}
+
 func checkBboltFS(fs vfs.FS) error {
 	if fs == nil || fs == vfs.Default {
 		return nil
@@ -164,6 +240,7 @@ func (bb *bboltBackend) Get(key []byte) (value []byte, ok bool, err error) {
 		return nil, false, err
 	}
 	defer bb.recoverRead("get", &err)
+	defer faultsPanic()()
 	err = bb.db.View(func(tx *bolt.Tx) error {
 		// A cursor rather than Bucket.Get, whose nil result does not tell
 		// an absent key from an empty value.
@@ -214,6 +291,7 @@ func (bb *bboltBackend) scan(start, end []byte, reverse bool, fn func(key, value
 			bb.readPanic("scan", r, &err)
 		}
 	}()
+	defer faultsPanic()()
 	// fn's error comes back from View unchanged.
 	return bb.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bboltBucket).Cursor()
@@ -304,6 +382,7 @@ func (bb *bboltBackend) Commit(b Batch, sync bool) (err error) {
 	// A panic out of bbolt (a damaged page met while updating) fails the
 	// backend; Update rolled the transaction back.
 	defer bb.recoverRead("commit", &err)
+	defer faultsPanic()()
 	// Update, not Batch: bolt's Batch may run the function more than once
 	// and coalesces callers into one transaction, so one caller's failure
 	// would be retried alone — we want exactly one transaction per Commit.
