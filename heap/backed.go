@@ -407,9 +407,11 @@ func (s *backedStore) mergeLocked(b *batch, lo, hi []byte, reverse bool, limit i
 		}
 	}
 	rows = make([]*Row, 0, len(b.keys)+len(written))
-	// Transient rows and their versions, one allocation each per batch.
+	// Transient rows, their versions and version lists: one allocation
+	// each per batch.
 	var transient []Row
 	var frozen []Tuple
+	var lists []*Tuple
 	i, j := 0, 0
 	for i < len(b.keys) || j < len(written) {
 		if j < len(written) && (i == len(b.keys) || bytes.Compare(written[j].key, b.keys[i]) <= 0) {
@@ -430,14 +432,14 @@ func (s *backedStore) mergeLocked(b *batch, lo, hi []byte, reverse bool, limit i
 			continue
 		}
 		if transient == nil {
-			transient = make([]Row, 0, len(b.keys)-i+1)
-			frozen = make([]Tuple, 0, len(b.keys)-i+1)
+			n := len(b.keys) - i + 1
+			transient, frozen, lists = make([]Row, 0, n), make([]Tuple, 0, n), make([]*Tuple, 0, n)
 		}
 		frozen = append(frozen, Tuple{value: b.values[i-1], infomask: XminFrozen | XmaxInvalid, applied: true})
-		transient = append(transient, Row{key: k, transient: true, readAt: readAt})
-		t := &transient[len(transient)-1]
-		t.versions = []*Tuple{&frozen[len(frozen)-1]}
-		rows = append(rows, t)
+		lists = append(lists, &frozen[len(frozen)-1])
+		n := len(lists)
+		transient = append(transient, Row{key: k, versions: lists[n-1 : n : n], transient: true, readAt: readAt})
+		rows = append(rows, &transient[len(transient)-1])
 	}
 	return rows, lo, hi, cut
 }
