@@ -282,15 +282,16 @@ func TestSoak(t *testing.T) {
 	require.LessOrEqual(t, last.multis, 2*first.multis+200, "live multixacts grow")
 	require.LessOrEqual(t, last.tuples, 2*first.tuples+2000, "tuple versions grow")
 	require.GreaterOrEqual(t, last.created-s[2].created, uint64(lockTxs), "every pair made a multixact")
-	// CPU per commit DOES grow today, and this bound pins how much: the
-	// SKIP LOCKED consumers scan the queue from its head, and every job
-	// consumed leaves a deleted key that the scan steps over until it is
-	// gone from the backend too (pebble keeps tombstones until a
-	// compaction drops them). Measured on 2 busy cores: 120-150 µs per
-	// commit in the first third, 250-270 µs in the last (x1.7-x2.2); the
-	// same run with the consumers starting their scan near the head
-	// instead (a Start hint) stays flat at about 11-13 µs (x1.2). The
-	// on-disk issue removes the cause; then this bound should become
-	// 1.5.
-	require.LessOrEqual(t, float64(cpu3), 3.5*float64(cpu1), "CPU per commit grows beyond what the queue's tombstones explain")
+	// CPU per commit stays flat. It used to grow x1.7-x2.2 (120-150 µs
+	// per commit in the first third, 250-270 µs in the last, on 2 busy
+	// cores): the SKIP LOCKED consumers scan the queue from its head, and
+	// every job consumed left a deleted key that each scan stepped over
+	// until it was gone from the backend too. Since issue 12 a scan starts
+	// at its table's floor, past the head of rows dead to every snapshot
+	// (heap/backed.go): 5-13 µs per commit, x0.75-x1.4 in four runs of
+	// five and x1.86 in one (GC and the other core's load weigh on a
+	// figure this small). The bound stays loose; what the floor does is
+	// pinned by heap's TestPersistentScanSkipsDeadHead, and the queue's
+	// flat rate is bench/peers' queue workload (first vs last thousand).
+	require.LessOrEqual(t, float64(cpu3), 2.5*float64(cpu1), "CPU per commit grows")
 }
