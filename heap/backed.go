@@ -140,10 +140,23 @@ func (h *Heap) newBackedStore(table string, be storage.Backend) *backedStore {
 	}
 }
 
-func frozenVersion(value []byte) *Tuple {
-	t := NewFrozenTuple(value)
-	t.applied = true
-	return t
+// loadedRow is a row read from the backend with its one version and its
+// version list in one allocation (with the key's copy, two per cold read
+// instead of five).
+type loadedRow struct {
+	row   Row
+	tuple Tuple
+	list  [1]*Tuple
+}
+
+// newLoadedRow is the row of key (copied) holding value (kept) as its one
+// frozen version.
+func newLoadedRow(key, value []byte) *Row {
+	l := &loadedRow{tuple: Tuple{value: value, infomask: XminFrozen | XmaxInvalid, applied: true}}
+	l.list[0] = &l.tuple
+	l.row.key = bytes.Clone(key)
+	l.row.versions = l.list[:]
+	return &l.row
 }
 
 // load returns the row for key, reading it from the backend if it is not in
@@ -182,7 +195,7 @@ func (s *backedStore) load(key []byte) *Row {
 			s.mu.Unlock()
 			continue // a row left memory meanwhile: v may be stale
 		}
-		r = &Row{key: bytes.Clone(key), versions: []*Tuple{frozenVersion(v)}}
+		r = newLoadedRow(key, v)
 		s.idx[string(r.key)] = r
 		s.mu.Unlock()
 		s.heap.tuplesLive.Add(1)
@@ -208,7 +221,7 @@ func (s *backedStore) adopt(t *Row) *Row {
 		return s.load(t.key)
 	}
 	// Copies: the scan's key and value live in its batch's buffer.
-	r := &Row{key: bytes.Clone(t.key), versions: []*Tuple{frozenVersion(bytes.Clone(t.versions[0].value))}}
+	r := newLoadedRow(t.key, bytes.Clone(t.versions[0].value))
 	s.idx[string(r.key)] = r
 	s.mu.Unlock()
 	s.heap.tuplesLive.Add(1)
