@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -383,6 +384,7 @@ func (bb *bboltBackend) Commit(b Batch, sync bool) (err error) {
 	// backend; Update rolled the transaction back.
 	defer bb.recoverRead("commit", &err)
 	defer faultsPanic()()
+	sortPointOps(x.ops)
 	// Update, not Batch: bolt's Batch may run the function more than once
 	// and coalesces callers into one transaction, so one caller's failure
 	// would be retried alone — we want exactly one transaction per Commit.
@@ -428,6 +430,30 @@ func (bb *bboltBackend) Commit(b Batch, sync bool) (err error) {
 	bb.fsyncs.Add(2) // data pages, then the meta page
 	bb.ctr.committed(x.size, sync)
 	return nil
+}
+
+// sortPointOps puts a batch of Sets and Deletes in key order, keeping the
+// order of operations on one key (a stable sort: the batch's outcome is
+// the same). bbolt inserts into one in-memory leaf node per page until the
+// transaction commits and splits it, shifting the node's later entries for
+// every key put before them: a checkpoint writing 200k rows of one table
+// after 100k rows of another whose keys sort after them spent 48 s in that
+// shifting (memmove) in Close. In key order every put appends. A batch
+// with a DeleteRange keeps its order (a Set after a covering DeleteRange
+// must survive it).
+func sortPointOps(ops []bboltOp) {
+	sorted := true
+	for i := range ops {
+		if ops[i].kind == opDeleteRange {
+			return
+		}
+		if i > 0 && sorted && bytes.Compare(ops[i-1].key, ops[i].key) > 0 {
+			sorted = false
+		}
+	}
+	if !sorted {
+		slices.SortStableFunc(ops, func(a, b bboltOp) int { return bytes.Compare(a.key, b.key) })
+	}
 }
 
 func (bb *bboltBackend) Sync() error {
