@@ -369,55 +369,15 @@ func (s *backedStore) merge(b *batch, lo, hi []byte, reverse bool, limit int, re
 // mergeLocked is merge under mu; without transients, a backend key with no
 // row in memory is left out.
 func (s *backedStore) mergeLocked(b *batch, lo, hi []byte, reverse bool, limit int, readAt uint64, transients bool) (rows []*Row, mlo, mhi []byte, cut bool) {
-	var written []*Row
-	if !reverse {
-		visit := func(r *Row) bool {
-			if hi != nil && bytes.Compare(r.key, hi) >= 0 {
-				return false
-			}
-			if len(written) == limit {
-				cut = true
-				return false
-			}
-			written = append(written, r)
-			return true
-		}
-		if lo == nil {
-			s.bt.Ascend(visit)
-		} else {
-			s.bt.AscendGreaterOrEqual(&Row{key: lo}, visit)
-		}
-		if cut {
-			hi = keyAfter(written[len(written)-1].key)
-			n, _ := slices.BinarySearchFunc(b.keys, hi, bytes.Compare)
-			b.keys, b.values = b.keys[:n], b.values[:n]
-		}
-	} else {
-		visit := func(r *Row) bool {
-			if hi != nil && bytes.Compare(r.key, hi) >= 0 {
-				return true // the end is excluded
-			}
-			if lo != nil && bytes.Compare(r.key, lo) < 0 {
-				return false
-			}
-			if len(written) == limit {
-				cut = true
-				return false
-			}
-			written = append(written, r)
-			return true
-		}
-		if hi == nil {
-			s.bt.Descend(visit)
-		} else {
-			s.bt.DescendLessOrEqual(&Row{key: hi}, visit)
-		}
-		slices.Reverse(written)
-		if cut {
-			lo = written[0].key
-			n, _ := slices.BinarySearchFunc(b.keys, lo, bytes.Compare)
-			b.keys, b.values = b.keys[n:], b.values[n:]
-		}
+	written, cut := s.writtenIn(lo, hi, reverse, limit)
+	if cut && reverse {
+		lo = written[0].key
+		n, _ := slices.BinarySearchFunc(b.keys, lo, bytes.Compare)
+		b.keys, b.values = b.keys[n:], b.values[n:]
+	} else if cut {
+		hi = keyAfter(written[len(written)-1].key)
+		n, _ := slices.BinarySearchFunc(b.keys, hi, bytes.Compare)
+		b.keys, b.values = b.keys[:n], b.values[:n]
 	}
 	rows = make([]*Row, 0, len(b.keys)+len(written))
 	// Transient rows, their versions and version lists: one allocation
@@ -455,6 +415,40 @@ func (s *backedStore) mergeLocked(b *batch, lo, hi []byte, reverse bool, limit i
 		rows = append(rows, &transient[len(transient)-1])
 	}
 	return rows, lo, hi, cut
+}
+
+// writtenIn returns bt's rows in [lo, hi), in increasing key order: at most
+// limit of them, taken from the scan's end (the top with reverse); cut
+// reports that the range holds more. Under mu.
+func (s *backedStore) writtenIn(lo, hi []byte, reverse bool, limit int) (rows []*Row, cut bool) {
+	visit := func(r *Row) bool {
+		if hi != nil && bytes.Compare(r.key, hi) >= 0 {
+			return reverse // ascending: done; descending: the end itself, skipped
+		}
+		if lo != nil && bytes.Compare(r.key, lo) < 0 {
+			return false // descending: done
+		}
+		if len(rows) == limit {
+			cut = true
+			return false
+		}
+		rows = append(rows, r)
+		return true
+	}
+	switch {
+	case !reverse && lo == nil:
+		s.bt.Ascend(visit)
+	case !reverse:
+		s.bt.AscendGreaterOrEqual(&Row{key: lo}, visit)
+	case hi == nil:
+		s.bt.Descend(visit)
+	default:
+		s.bt.DescendLessOrEqual(&Row{key: hi}, visit)
+	}
+	if reverse {
+		slices.Reverse(rows)
+	}
+	return rows, cut
 }
 
 // mergeLoaded is merge's fallback when rows keep leaving memory during a
