@@ -65,6 +65,14 @@ type Options struct {
 	// memory when clean (default 1<<20); the rest are read from the backend
 	// on demand.
 	CacheRows int
+	// BlockCacheSize is the pebble backend's block cache, in bytes: the
+	// backend's blocks a read found stay in memory up to this much, so
+	// that a row read again after it left the row cache (CacheRows) costs
+	// no disk read and no decompression. Default 64 MiB; a table that
+	// does not fit reads blocks again. Memory is taken as blocks are read,
+	// not up front. Negative is refused with ErrInvalid. The bbolt backend
+	// ignores it (it reads through the operating system's page cache).
+	BlockCacheSize int64
 	// CheckpointInterval is how often an on-disk database writes its state
 	// to the backend and drops the WAL before it (default 30s; a checkpoint
 	// also runs when 64 MiB of WAL have accumulated, and at Close).

@@ -39,13 +39,16 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if o.Backend != Pebble && o.Backend != Bbolt {
 		return nil, errs.Op(ErrInvalid, fmt.Sprintf("tupled: unknown backend %d", o.Backend))
 	}
+	if o.BlockCacheSize < 0 {
+		return nil, errs.Op(ErrInvalid, fmt.Sprintf("tupled: negative BlockCacheSize %d", o.BlockCacheSize))
+	}
 	if o.DeadlockTimeout < 0 || o.LockTimeout < 0 {
 		return nil, errs.Op(ErrInvalid, "tupled: negative DeadlockTimeout or LockTimeout")
 	}
 	cfg := engine.Config{
 		Dir: dir, FS: o.FS, Bbolt: o.Backend == Bbolt, SyncCommit: true,
 		WALSegmentSize: o.walSegmentSize, CheckpointInterval: o.CheckpointInterval,
-		CheckpointWALSize: o.CheckpointWALSize, CacheRows: o.CacheRows,
+		CheckpointWALSize: o.CheckpointWALSize, CacheRows: o.CacheRows, BlockCacheSize: o.BlockCacheSize,
 		DeadlockTimeout: o.DeadlockTimeout, DeadlockStrategy: o.DeadlockStrategy,
 		LockTimeout: o.LockTimeout, ShareFastPathOff: o.ShareFastPathOff,
 		VacuumInterval: o.VacuumInterval, Logger: o.Logger,

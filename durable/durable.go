@@ -204,6 +204,9 @@ type Config struct {
 	CheckpointInterval time.Duration
 	CheckpointWALSize  int64
 	CacheRows          int
+	// BlockCacheSize is the pebble backend's block cache in bytes (0:
+	// storage.DefaultCacheSize; bbolt reads through the OS page cache).
+	BlockCacheSize int64
 }
 
 // Machinery is the engine state a Store persists and recovers into.
@@ -233,7 +236,7 @@ func Open(dir string, cfg Config, m Machinery) (*Store, error) {
 		return nil, fmt.Errorf("tupled: sync %s: %w", dir, err)
 	}
 	kind := storage.KindPebble
-	sopts := storage.Options{FS: fs, Logger: cfg.Logger}
+	sopts := storage.Options{FS: fs, Logger: cfg.Logger, CacheSize: cfg.BlockCacheSize}
 	if cfg.Kind == storage.KindBbolt {
 		kind = storage.KindBbolt
 		sopts.FS = nil

@@ -30,8 +30,8 @@ type Config struct {
 	// durable.Store).
 	Dir string
 	// FS, Bbolt (else pebble), SyncCommit, WALSegmentSize,
-	// CheckpointInterval, CheckpointWALSize and CacheRows configure the
-	// durable.Store.
+	// CheckpointInterval, CheckpointWALSize, CacheRows and BlockCacheSize
+	// configure the durable.Store.
 	FS                 vfs.FS
 	Bbolt              bool
 	SyncCommit         bool
@@ -39,6 +39,7 @@ type Config struct {
 	CheckpointInterval time.Duration
 	CheckpointWALSize  int64
 	CacheRows          int
+	BlockCacheSize     int64
 
 	DeadlockTimeout  time.Duration // > 0
 	DeadlockStrategy string
@@ -104,6 +105,7 @@ func Open(cfg Config) (*Engine, error) {
 			FS: cfg.FS, Kind: kind, SyncCommit: cfg.SyncCommit, Logger: cfg.Logger,
 			WALSegmentSize: cfg.WALSegmentSize, CheckpointInterval: cfg.CheckpointInterval,
 			CheckpointWALSize: cfg.CheckpointWALSize, CacheRows: cfg.CacheRows,
+			BlockCacheSize: cfg.BlockCacheSize,
 		}, durable.Machinery{Xacts: e.xacts, Multi: e.multi, Heap: e.heap})
 		if err != nil {
 			lm.Close()
