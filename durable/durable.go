@@ -249,7 +249,10 @@ func Open(dir string, cfg Config, m Machinery) (*Store, error) {
 		return nil, openFailed(fmt.Errorf("tupled: open %s backend: %w", kind, err))
 	}
 	be = storage.WithChecksums(be)
-	wopts := wal.Options{FS: fs, Dir: fs.PathJoin(dir, "wal"), Logger: cfg.Logger, SegmentSize: cfg.WALSegmentSize}
+	// Preallocate: a commit's fdatasync then writes inside the segment's
+	// size and commits no size change to the file system's journal (about
+	// a third of a commit's latency on ext4; see wal.Options.Preallocate).
+	wopts := wal.Options{FS: fs, Dir: fs.PathJoin(dir, "wal"), Logger: cfg.Logger, SegmentSize: cfg.WALSegmentSize, Preallocate: true}
 	if !cfg.SyncCommit {
 		wopts.SyncInterval = 20 * time.Millisecond
 	} else {

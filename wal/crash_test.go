@@ -89,9 +89,10 @@ func crash(fs *vfs.MemFS, l *ledger, rng *rand.Rand, rngMu *sync.Mutex, what str
 // there; the torn tail is gone from the file; and the log goes on: a record
 // appended and synced after recovery survives the next crash right behind
 // the recovered records.
-func verifyCrash(t *testing.T, cp crashPoint, full []entry, segSize int64) {
+func verifyCrash(t *testing.T, cp crashPoint, full []entry, o Options) {
 	t.Helper()
-	w, err := Open(Options{FS: cp.fs, Dir: testDir, SegmentSize: segSize})
+	o.FS, o.Dir = cp.fs, testDir
+	w, err := Open(o)
 	require.NoError(t, err, cp.desc)
 	got := replayAll(t, w, 0)
 	requirePrefix(t, full, got)
@@ -107,9 +108,12 @@ func verifyCrash(t *testing.T, cp crashPoint, full []entry, segSize int64) {
 	end := w.EndLSN()
 	require.Equal(t, end, w.FlushedLSN(), cp.desc)
 	last := w.segs[len(w.segs)-1]
-	fi, err := cp.fs.Stat(w.segPath(last))
-	require.NoError(t, err)
-	require.Equal(t, int64(end-last), fi.Size(), "%s: the torn tail must be cut from the file", cp.desc)
+	data := readFileT(t, cp.fs, w.segPath(last))
+	require.GreaterOrEqual(t, len(data), int(end-last), cp.desc)
+	require.True(t, allZero(data[end-last:]), "%s: the torn tail must be cut from the file (zeros past the end are a preallocated segment's room)", cp.desc)
+	if o.Preallocate {
+		require.Equal(t, max(o.SegmentSize, int64(end-last)), int64(len(data)), "%s: the last segment is preallocated after recovery", cp.desc)
+	}
 
 	marker := Record{Type: 254, Data: []byte(fmt.Sprintf("marker %d %d", 1<<62, len(got)))}
 	lsn, err := w.Append(marker)
@@ -117,7 +121,8 @@ func verifyCrash(t *testing.T, cp crashPoint, full []entry, segSize int64) {
 	require.NoError(t, w.Sync(context.Background(), lsn))
 	again := cp.fs.CrashClone(vfs.CrashCloneCfg{})
 	require.NoError(t, w.Close())
-	w, err = Open(Options{FS: again, Dir: testDir, SegmentSize: segSize})
+	o.FS = again
+	w, err = Open(o)
 	require.NoError(t, err, cp.desc)
 	defer w.Close()
 	got2 := replayAll(t, w, 0)
@@ -139,8 +144,9 @@ func TestCrashRandomPoints(t *testing.T) {
 		n := min(perRound, total-done)
 		segSize := []int64{512, 1024, 4096, 64 << 10}[rng.IntN(4)]
 		writers := 1 + rng.IntN(8)
-		t.Run(fmt.Sprintf("round%d-seg%d-writers%d", round, segSize, writers), func(t *testing.T) {
-			crashRound(t, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), segSize, writers, n)
+		o := Options{SegmentSize: segSize, Preallocate: rng.IntN(2) == 0, zeroFill: true}
+		t.Run(fmt.Sprintf("round%d-seg%d-writers%d-prealloc%v", round, segSize, writers, o.Preallocate), func(t *testing.T) {
+			crashRound(t, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), o, writers, n)
 		})
 		done += n
 		if t.Failed() {
@@ -149,9 +155,13 @@ func TestCrashRandomPoints(t *testing.T) {
 	}
 }
 
-func crashRound(t *testing.T, rng *rand.Rand, segSize int64, writers, crashes int) {
+func crashRound(t *testing.T, rng *rand.Rand, o Options, writers, crashes int) {
 	fs := vfs.NewCrashableMem()
-	w := openT(t, fs, segSize)
+	segSize := o.SegmentSize
+	wo := o
+	wo.FS, wo.Dir = fs, testDir
+	w, err := Open(wo)
+	require.NoError(t, err)
 	l := newLedger()
 	var rngMu sync.Mutex
 	var stop atomic.Bool
@@ -195,7 +205,7 @@ func crashRound(t *testing.T, rng *rand.Rand, segSize int64, writers, crashes in
 	require.NoError(t, w.Close())
 	t.Logf("%d records, %d segments, %d crash points", len(full), w.Stats().Segments, len(points))
 	for _, cp := range points {
-		verifyCrash(t, cp, full, segSize)
+		verifyCrash(t, cp, full, o)
 		if t.Failed() {
 			return
 		}
@@ -233,13 +243,20 @@ func newCloningFS(mem *vfs.MemFS, l *ledger, seed uint64) (*cloningFS, vfs.FS) {
 // writer appends one or two records at a time and syncs most of them, in
 // segments small enough to rotate often.
 func TestCrashAtEveryWrite(t *testing.T) {
+	for _, prealloc := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prealloc=%v", prealloc), func(t *testing.T) { crashAtEveryWrite(t, prealloc) })
+	}
+}
+
+func crashAtEveryWrite(t *testing.T, prealloc bool) {
 	seed := testSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	const segSize = 512
 	l := newLedger()
 	c, fs := newCloningFS(vfs.NewCrashableMem(), l, seed)
 	c.armed.Store(true)
-	w, err := Open(Options{FS: fs, Dir: testDir, SegmentSize: segSize})
+	o := Options{FS: fs, Dir: testDir, SegmentSize: segSize, Preallocate: prealloc, zeroFill: true}
+	w, err := Open(o)
 	require.NoError(t, err)
 	for seq := 0; seq < 80; {
 		recs := make([]Record, 1+rng.IntN(2))
@@ -258,7 +275,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 	require.NoError(t, w.Close())
 	c.armed.Store(false)
 	// The full log, read without crashing.
-	w, err = Open(Options{FS: fs, Dir: testDir, SegmentSize: segSize})
+	w, err = Open(o)
 	require.NoError(t, err)
 	full := replayAll(t, w, 0)
 	require.NoError(t, w.Close())
@@ -266,7 +283,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 	t.Logf("%d records, %d segments, %d crash points", len(full), w.Stats().Segments, len(c.points))
 	require.Greater(t, len(c.points), 150)
 	for _, cp := range c.points {
-		verifyCrash(t, cp, full, segSize)
+		verifyCrash(t, cp, full, o)
 		if t.Failed() {
 			return
 		}
@@ -277,11 +294,19 @@ func TestCrashAtEveryWrite(t *testing.T) {
 // Open that must cut a torn tail (and of the appends after it): the cut is
 // itself crash-safe.
 func TestCrashDuringRecovery(t *testing.T) {
+	for _, prealloc := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prealloc=%v", prealloc), func(t *testing.T) { crashDuringRecovery(t, prealloc) })
+	}
+}
+
+func crashDuringRecovery(t *testing.T, prealloc bool) {
 	seed := testSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 2))
 	const segSize = 1024
 	mem := vfs.NewCrashableMem()
-	w := openT(t, mem, segSize)
+	o := Options{FS: mem, Dir: testDir, SegmentSize: segSize, Preallocate: prealloc, zeroFill: true}
+	w, err := Open(o)
+	require.NoError(t, err)
 	l := newLedger()
 	for seq := 0; seq < 40; seq++ {
 		r := randRecord(rng, 0, seq, 100)
@@ -296,12 +321,19 @@ func TestCrashDuringRecovery(t *testing.T) {
 	bases := segmentFiles(t, mem)
 	name := testDir + "/" + segmentName(bases[len(bases)-1])
 	data := readFileT(t, mem, name)
-	torn := appendRecord(nil, bases[len(bases)-1]+LSN(len(data)), full[len(full)-1].LSN, randRecord(rng, 0, 1000, 100))
-	writeFileT(t, mem, name, append(data, torn[:len(torn)/2]...))
+	end := int(full[len(full)-1].LSN - bases[len(bases)-1])
+	torn := appendRecord(nil, full[len(full)-1].LSN, full[len(full)-1].LSN, randRecord(rng, 0, 1000, 100))
+	if end+len(torn)/2 <= len(data) {
+		copy(data[end:], torn[:len(torn)/2]) // into a preallocated segment's room
+	} else {
+		data = append(data[:end], torn[:len(torn)/2]...)
+	}
+	writeFileT(t, mem, name, data)
 
 	c, fs := newCloningFS(mem, l, seed)
 	c.armed.Store(true)
-	w, err := Open(Options{FS: fs, Dir: testDir, SegmentSize: segSize})
+	o.FS = fs
+	w, err = Open(o)
 	require.NoError(t, err)
 	more := randRecord(rng, 0, 2000, 100)
 	lsn, err := w.Append(more)
@@ -314,7 +346,7 @@ func TestCrashDuringRecovery(t *testing.T) {
 	t.Logf("%d crash points", len(c.points))
 	require.Greater(t, len(c.points), 8)
 	for _, cp := range c.points {
-		verifyCrash(t, cp, full, segSize)
+		verifyCrash(t, cp, full, o)
 		if t.Failed() {
 			return
 		}

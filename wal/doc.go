@@ -49,7 +49,9 @@
 //     meaning it defines itself, pacing itself with WaitWritten (large.go).
 //     A segment that has a successor was fsynced in full before the
 //     successor was created, so only the last
-//     segment can have a torn tail. A new segment's header is fsynced and
+//     segment can have a torn tail. A segment ends at its last record;
+//     zeros after it are preallocated room (Options.Preallocate), never
+//     damage and never cut. A new segment's header is fsynced and
 //     its directory entry fsynced before any record is written into it.
 //   - Every record header carries its own LSN, so bytes from any other
 //     position (a recycled file, a cut tail) never pass as a record; and the

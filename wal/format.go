@@ -222,11 +222,16 @@ func decodeRecordAt(data []byte, off int64, base LSN) (recHeader, []byte, error)
 	return rh, payload, nil
 }
 
+// allZero reports whether b holds only zero bytes (a page at a time: Open
+// checks a preallocated segment's free room with it).
 func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
+	var zeros [4096]byte
+	for len(b) > 0 {
+		n := min(len(b), len(zeros))
+		if string(b[:n]) != string(zeros[:n]) {
 			return false
 		}
+		b = b[n:]
 	}
 	return true
 }

@@ -95,11 +95,11 @@ func (w *WAL) recover() error {
 	}
 	slices.Sort(bases)
 	if len(bases) == 0 {
-		f, err := w.createSegment(0)
+		f, room, err := w.createSegment(0)
 		if err != nil {
 			return fmt.Errorf("wal: %w", err)
 		}
-		w.cur = segFile{base: 0, f: f, off: segHeaderSize}
+		w.cur = segFile{base: 0, f: f, off: segHeaderSize, room: room}
 		w.log.Info("wal created")
 		return nil
 	}
@@ -117,11 +117,17 @@ func (w *WAL) recover() error {
 		}
 		res := scanSegment(data, base)
 		records += res.records
+		// Zeros after the last record are a preallocated segment's free
+		// room (Options.Preallocate): the segment ends at its last record.
+		end := int64(len(data))
+		if res.bad != nil && res.valid > 0 && allZero(data[res.valid:]) {
+			end, res.bad = res.valid, nil
+		}
 		if !last {
 			if res.bad != nil {
 				return w.corrupt(base, res.valid, "%v (a segment that has a successor was complete when sealed, so this is not a torn write)", res.bad)
 			}
-			prevEnd = base + LSN(len(data))
+			prevEnd = base + LSN(end)
 			w.segs = append(w.segs, base)
 			continue
 		}
@@ -140,6 +146,7 @@ func (w *WAL) recover() error {
 			}
 			w.log.Warn("wal torn tail cut", "segment", segmentName(base), "offset", res.valid,
 				"lsn", base+LSN(len(keep)), "dropped_bytes", len(data)-len(keep), "reason", res.bad.Error())
+			end = int64(len(keep))
 			data = keep
 		}
 		w.segs = append(w.segs, base)
@@ -147,7 +154,10 @@ func (w *WAL) recover() error {
 		if err != nil {
 			return fmt.Errorf("wal: open %s: %w", w.segPath(base), err)
 		}
-		w.cur = segFile{base: base, f: f, off: int64(len(data))}
+		// A segment cut above, or written without Preallocate, gets its
+		// room now; the fsync below makes its size durable.
+		room := w.preallocate(f, w.segPath(base), int64(len(data)), end+w.step)
+		w.cur = segFile{base: base, f: f, off: end, room: room}
 		// A process crash leaves written but unsynced records in the page
 		// cache, where Open reads them as valid: make them durable before
 		// anyone acts on them.

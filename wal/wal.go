@@ -69,6 +69,27 @@ type Options struct {
 	// (SyncInterval with the engine's SyncCommit off) must leave it off: a
 	// voided record would be an acknowledged one lost.
 	RetryNoSpace bool
+	// Preallocate gives every new segment file its full SegmentSize when
+	// it is created (fallocate), and the last segment when Open finds it
+	// shorter; records then overwrite zeros instead of growing the file.
+	// That is the commit latency: an fdatasync after an append that grew
+	// the file must also commit the new size to the file system's journal,
+	// one after writing inside the file's allocated size need not (ext4
+	// here: p50 ~105 µs against ~155 µs per 143-byte commit; PostgreSQL
+	// zero-fills its segments, pebble recycles its logs, for the same
+	// reason). The zeros past a segment's last record are its free room:
+	// Open neither cuts them nor counts them as damage (see README.md,
+	// "Preallocated segments"). Where the file system cannot preallocate
+	// (a file with no descriptor, such as vfs.MemFS's, or fallocate
+	// refused, say for lack of space) the segment grows by appends as
+	// without this option; nothing else changes.
+	Preallocate bool
+
+	// zeroFill preallocates files without a descriptor by writing zeros
+	// (package tests on vfs.MemFS, with small segments); preallocStep, if
+	// not 0, replaces defaultPreallocStep (tests of the growth).
+	zeroFill     bool
+	preallocStep int64
 }
 
 // Sentinel errors; test them with errors.Is.
@@ -151,7 +172,8 @@ const maxStalled = 4 * writeThreshold
 type segFile struct {
 	base LSN
 	f    vfs.File
-	off  int64 // bytes in the file (header included)
+	off  int64 // bytes of header and records (the segment's end)
+	room int64 // the file's preallocated size: a write past it grows it a step (maxRoom: never)
 }
 
 // WAL is a segmented write-ahead log. Its methods are safe for concurrent
@@ -183,6 +205,9 @@ type WAL struct {
 	// of space, until a write succeeds again, and the voided ranges.
 	retryNoSpace bool
 	noSpace      error
+
+	prealloc, zeroFill bool  // Options.Preallocate and its test knob
+	step               int64 // how far ahead a segment is preallocated
 	voids        atomic.Pointer[[]voidRange] // copied on write (under mu), read lock-free by Sync
 
 	fatal   atomic.Pointer[error]
@@ -207,9 +232,10 @@ type WAL struct {
 // Open opens the log in opts.Dir, creating the directory and a first
 // segment if needed, and recovers it: every segment is read and checked, a
 // torn tail of the last segment (partial header or payload, CRC mismatch,
-// zero fill, stale record) is cut at the last valid record durably (the
-// shortened file replaces the old one by rename, then the directory is
-// fsynced), and damage that cannot be a torn tail is reported as ErrCorrupt
+// stale record, anything but zeros after the first invalid point) is cut
+// at the last valid record durably (the shortened file replaces the old
+// one by rename, then the directory is fsynced), zeros after the last
+// record are left as preallocated room, and damage that cannot be a torn tail is reported as ErrCorrupt
 // without changing anything. After Open, FlushedLSN() == EndLSN(): what
 // Open found is fsynced, so Replay only ever shows durable records.
 func Open(opts Options) (*WAL, error) {
@@ -239,6 +265,10 @@ func Open(opts Options) (*WAL, error) {
 		writerDone: make(chan struct{}),
 	}
 	w.retryNoSpace = opts.RetryNoSpace
+	w.prealloc, w.zeroFill, w.step = opts.Preallocate, opts.zeroFill, opts.preallocStep
+	if w.step <= 0 {
+		w.step = defaultPreallocStep
+	}
 	start := time.Now()
 	if err := w.makeDir(); err != nil {
 		return nil, err
@@ -720,6 +750,9 @@ func (w *WAL) writeOut(chunks []chunk, end LSN, needSync bool) (time.Duration, i
 				return 0, i, w.die(err)
 			}
 		}
+		if end := w.cur.off + int64(len(c.data)); end > w.cur.room {
+			w.cur.room = w.preallocate(w.cur.f, w.segPath(w.cur.base), w.cur.room, end+w.step)
+		}
 		n, err := w.cur.f.WriteAt(c.data, w.cur.off)
 		if err == nil && n != len(c.data) {
 			err = io.ErrShortWrite
@@ -848,11 +881,11 @@ func (w *WAL) rotate(base LSN) error {
 		}
 		w.cur.f = nil
 	}
-	f, err := w.createSegment(base)
+	f, room, err := w.createSegment(base)
 	if err != nil {
 		return err
 	}
-	w.cur = segFile{base: base, f: f, off: segHeaderSize}
+	w.cur = segFile{base: base, f: f, off: segHeaderSize, room: room}
 	w.written.Store(uint64(base) + segHeaderSize)
 	w.flushed.Store(uint64(base) + segHeaderSize)
 	w.log.Debug("wal segment started", "base", base)
@@ -861,19 +894,20 @@ func (w *WAL) rotate(base LSN) error {
 
 // createSegment creates the segment file for base with its header, fsyncs
 // it and the directory (a new file survives a crash only once its directory
-// entry is durable), and adds it to the segment list.
-func (w *WAL) createSegment(base LSN) (vfs.File, error) {
+// entry is durable), and adds it to the segment list. It returns the
+// file and its preallocated size (see segFile.room).
+func (w *WAL) createSegment(base LSN) (vfs.File, int64, error) {
 	name := w.segPath(base)
 	f, err := w.fs.Create(name, vfs.WriteCategoryUnspecified)
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", name, err)
+		return nil, 0, fmt.Errorf("create %s: %w", name, err)
 	}
-	fail := func(err error) (vfs.File, error) {
+	fail := func(err error) (vfs.File, int64, error) {
 		_ = f.Close()
 		// A headerless file must not be left where the next segment goes
 		// (best effort: a crash now leaves it, and Open copes with that).
 		_ = w.fs.Remove(name)
-		return nil, err
+		return nil, 0, err
 	}
 	hdr := encodeSegmentHeader(base)
 	if n, err := f.WriteAt(hdr, 0); err != nil || n != len(hdr) {
@@ -882,6 +916,8 @@ func (w *WAL) createSegment(base LSN) (vfs.File, error) {
 		}
 		return fail(fmt.Errorf("write header of %s: %w", name, err))
 	}
+	// Before the fsync: it makes the new size durable with the header.
+	room := w.preallocate(f, name, segHeaderSize, segHeaderSize+w.step)
 	err = f.Sync()
 	w.fsyncs.Add(1)
 	if err != nil {
@@ -893,7 +929,7 @@ func (w *WAL) createSegment(base LSN) (vfs.File, error) {
 	w.mu.Lock()
 	w.segs = append(w.segs, base)
 	w.mu.Unlock()
-	return f, nil
+	return f, room, nil
 }
 
 func (w *WAL) syncDir() error {
