@@ -206,9 +206,10 @@ type WAL struct {
 	retryNoSpace bool
 	noSpace      error
 
-	prealloc, zeroFill bool                        // Options.Preallocate and its test knob
-	step               int64                       // how far ahead a segment is preallocated
-	voids              atomic.Pointer[[]voidRange] // copied on write (under mu), read lock-free by Sync
+	voids        atomic.Pointer[[]voidRange] // copied on write (under mu), read lock-free by Sync
+
+	prealloc, zeroFill bool  // Options.Preallocate and its test knob
+	step               int64 // how far ahead a segment is preallocated
 
 	fatal   atomic.Pointer[error]
 	flushed atomic.Uint64 // everything before it is durable
