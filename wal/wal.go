@@ -205,7 +205,6 @@ type WAL struct {
 	// of space, until a write succeeds again, and the voided ranges.
 	retryNoSpace bool
 	noSpace      error
-
 	voids        atomic.Pointer[[]voidRange] // copied on write (under mu), read lock-free by Sync
 
 	prealloc, zeroFill bool  // Options.Preallocate and its test knob
