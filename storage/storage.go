@@ -36,6 +36,12 @@ type Backend interface {
 	// end), the same snapshot and callback rules.
 	ReverseScan(start, end []byte, fn func(key, value []byte) error) error
 
+	// NewCursor returns a Cursor over [start, end) (a nil or empty bound is
+	// unbounded), in increasing key order, or decreasing if reverse. The
+	// caller must Close it. While it is open, Close of the backend waits
+	// for it, as for a Scan.
+	NewCursor(start, end []byte, reverse bool) (Cursor, error)
+
 	// NewBatch returns an empty batch for this backend. A batch is not safe
 	// for concurrent use.
 	NewBatch() Batch
@@ -74,6 +80,31 @@ type Backend interface {
 
 	// Stats returns counters since Open.
 	Stats() Stats
+}
+
+// Cursor reads a key range a piece at a time, for a caller that does
+// other work between the pieces (the heap's scans merge each piece with
+// the rows in memory and hand it to the scan's caller). Scan would
+// rebuild its read state for every piece; a cursor keeps it: pebble's is
+// one iterator, positioned, with its blocks and readahead, over one
+// snapshot taken when the cursor was made (a batch committed later is not
+// visible to it). bbolt's cursor is Scan again from where the last piece
+// stopped, each piece over a snapshot of its own: a bbolt read
+// transaction held between pieces would make a commit that must grow the
+// mapped file wait for it. A caller that needs the newest state reopens
+// the cursor at its position.
+//
+// A Cursor is not safe for concurrent use.
+type Cursor interface {
+	// Read calls fn with the cursor's next pairs, in its order, until fn
+	// returns false or the range is exhausted (done is true). The pair fn
+	// returned false for is not consumed: the next Read starts with it.
+	// key and value are valid only during fn and must not be modified; fn
+	// must not call Close on the cursor or the backend. After an error the
+	// cursor is spent (Close it).
+	Read(fn func(key, value []byte) bool) (done bool, err error)
+	// Close releases the cursor. A second Close does nothing.
+	Close() error
 }
 
 // Batch collects writes that Commit applies atomically. Batches are created
