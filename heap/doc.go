@@ -45,8 +45,8 @@
 // value per key as of the last checkpoint, and memory holds the rows in use
 // — every one in a hash, and those written since they entered memory also
 // in a B-tree. A row missing from memory has one frozen version, visible to
-// every snapshot: a point read loads it into the hash; a scan merges one
-// backend read per batch with the B-tree and passes such rows as transient
+// every snapshot: a point read loads it into the hash; a scan merges the
+// batches of one backend cursor with the B-tree and passes such rows as transient
 // copies (Row.Transient) without loading them, and a caller that locks one
 // brings it in with Table.PinScanned. A clean, unpinned row whose only
 // version is frozen and carries no xmax can be evicted again (when: package
