@@ -3,8 +3,10 @@ package storage
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,4 +227,25 @@ func TestPebbleCompactionOverDamageFailsBackend(t *testing.T) {
 	_, _, err = be.Get([]byte("k0001"))
 	require.ErrorIs(t, err, ErrCorrupted)
 	require.Contains(t, err.Error(), ".sst")
+}
+
+// TestValueCRCFormat pins the checksum's definition (values sealed by
+// earlier versions must still verify) at key lengths around the one-byte
+// length boundary, and that unsealing allocates nothing.
+func TestValueCRCFormat(t *testing.T) {
+	value := []byte("some value")
+	for _, n := range []int{0, 1, 8, 127, 128, 129, 300, 70000} {
+		key := bytes.Repeat([]byte{'k'}, n)
+		whole := append(binary.AppendUvarint(nil, uint64(n)), key...)
+		whole = append(whole, value...)
+		require.Equal(t, crc32.Checksum(whole, crc32.MakeTable(crc32.Castagnoli)), valueCRC(key, value), "key length %d", n)
+	}
+	key := []byte("key-0001")
+	stored := Seal(key, value)
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := Unseal(key, stored); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Zero(t, allocs)
 }
