@@ -43,7 +43,7 @@ import (
 //   - A scan merges the two sources in key order, batch by batch (scan):
 //     a run of the backend's keys and values from the scan's one backend
 //     cursor (storage.Cursor: on pebble one iterator, kept between
-//     batches — a fresh iterator per batch cost a full scan 40% more),
+//     batches, its blocks and readahead with it),
 //     the B-tree's rows over the same key range, and, for each backend key,
 //     the row in memory if there is one. A key only the backend has is
 //     passed as a transient row (Row.Transient): the backend value as a
