@@ -196,7 +196,10 @@ func (tx *Tx) write(ctx context.Context, table string, key, value []byte, isDele
 // Scan calls fn for each row of table in [opts.Start, opts.End) visible to
 // the snapshot, in key order, until opts.Limit rows were passed to fn; fn's
 // error stops the scan and is returned. key and value are fn's own copies:
-// the engine never hands out the memory a row is stored in. fn may call
+// the engine never hands out the memory a row is stored in. (A row read
+// from disk may share its allocation with its neighbours', up to 4 KiB:
+// a caller that keeps a few values of a long scan and drops the rest may
+// copy them to let the rest go.) fn may call
 // tx's methods (see Tx); if it ends the transaction, the scan stops.
 //
 // With opts.Lock != NoLock, each row is locked as Lock would lock it (with

@@ -127,7 +127,10 @@ type Row struct {
 
 // Transient reports whether r is a scan's read-only copy of a row that was
 // not in memory (its one version frozen): a caller that wants to lock or
-// change the row gets the row itself with Table.PinScanned.
+// change the row gets the row itself with Table.PinScanned. A transient
+// row's key and value are fresh copies that nothing else refers to once
+// the scan has moved past it, unless PinScanned adopted it: a reading scan
+// may hand them to its caller as they are.
 func (r *Row) Transient() bool { return r.transient }
 
 // Pin marks the row in use, so eviction leaves it in memory. Every Pin is
