@@ -362,6 +362,7 @@ func (s *backedStore) close(cur *cursor) {
 // at most one batch of rows pairs or scanBatchBytes; ok is false if the
 // backend failed (reported to the heap).
 func (s *backedStore) read(cur *cursor, rows int) (b batch, ok bool) {
+	b.keys, b.values = make([][]byte, 0, rows), make([][]byte, 0, rows)
 	var arena []byte
 	done, err := cur.c.Read(func(k, v []byte) bool {
 		if len(b.keys) == rows || len(arena) >= scanBatchBytes {
