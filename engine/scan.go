@@ -144,11 +144,19 @@ func (tx *Tx) Scan(ctx context.Context, table string, s ScanSpec, fn func(key, v
 			defer r.Unpin()
 		}
 		// A reading scan uses the row it was passed: a copy is the row's
-		// state, and a row that left memory since kept its versions.
-		r.Lock()
-		tup := tx.e.visibleVersion(r, snap)
-		changed := tup != nil && s.Lock && tx.rr && tx.e.olderVersionChanged(r, tup, snap)
-		r.Unlock()
+		// state, and a row that left memory since kept its versions. A
+		// copy's one version is frozen, visible to every snapshot (see
+		// heap.Row.Transient), and nobody else holds the copy: no latch.
+		var tup *heap.Tuple
+		changed := false
+		if r.Transient() {
+			tup = r.Versions()[0]
+		} else {
+			r.Lock()
+			tup = tx.e.visibleVersion(r, snap)
+			changed = tup != nil && s.Lock && tx.rr && tx.e.olderVersionChanged(r, tup, snap)
+			r.Unlock()
+		}
 		if tup == nil || !where(r.Key(), tup.Value()) {
 			return true
 		}
