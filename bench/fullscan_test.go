@@ -119,6 +119,8 @@ func BenchmarkFullScan(b *testing.B) {
 	b.ReportMetric(tupledT.Seconds()/n, "tupled-s")
 	b.ReportMetric(pebbleT.Seconds()/n, "pebble-s")
 	b.ReportMetric(ratios[len(ratios)/2], "median-ratio")
+	b.ReportMetric(ratios[0], "min-ratio")
+	b.ReportMetric(ratios[len(ratios)-1], "max-ratio")
 }
 
 // scanTupled opens the database, times one full Scan of kv, closes it.
