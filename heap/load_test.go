@@ -17,35 +17,10 @@ import (
 // frozen version, visible to everyone. load must see that a row left memory
 // meanwhile and read again.
 func TestLoadDoesNotResurrectAnOlderValue(t *testing.T) {
-	x, h, be, tbl := persistentTable(t)
-
-	// checkpoint writes the dirty rows' committed values and marks them clean.
-	checkpoint := func() {
-		reader := x.Begin()
-		snap := x.TakeSnapshot(reader)
-		b := be.NewBatch()
-		clean, err := tbl.CheckpointRows(snap, func(key, value []byte, ok bool) error {
-			if ok {
-				b.Set(heap.RowKey("t", key), value)
-			} else {
-				b.Delete(heap.RowKey("t", key))
-			}
-			return nil
-		})
-		require.NoError(t, err)
-		require.NoError(t, be.Commit(b, true))
-		x.Abort(reader)
-		clean()
-	}
-	// settle prunes and freezes every row (vacuum below the horizon) and
-	// evicts them all.
-	settle := func() {
-		hz := x.Horizon()
-		h.SetPruneHorizon(hz)
-		tbl.Vacuum(hz, x.FreezeCutoff(hz))
-		tbl.Vacuum(hz, x.FreezeCutoff(hz))
-		tbl.Evict(0)
-	}
+	e := newPersistentEnv(t)
+	x, h, tbl := e.x, e.h, e.tbl
+	checkpoint := e.checkpoint
+	settle := func() { e.settle(0) }
 
 	tx := x.Begin()
 	r := tbl.RowForInsert([]byte("k"))
