@@ -63,4 +63,3 @@ func segmentFilesOS(t *testing.T, dir string) []LSN {
 	}
 	return bases
 }
-
