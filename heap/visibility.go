@@ -171,25 +171,6 @@ func (h *Heap) SatisfiesUpdate(t *Tuple, self *xact.Xact) TMResult {
 	return TMOk
 }
 
-// SatisfiesUpdateJoining is SatisfiesUpdate for a locker that joins t's
-// lock-only multixact xmax whatever its members' state, because its mode
-// conflicts with none of them (tuplelock's hot row: FOR KEY SHARE beside
-// other lockers). For such an xmax it reports TMBeingModified without
-// asking whether a member still runs — MultiXactIdIsRunning, a status
-// lookup per member until one runs, the largest single cost of a hot-row
-// lock. A set whose members all ended conflicts with nobody, so joining it
-// is as good as replacing it; its ended members are dropped when the set
-// is next copied (multixact.Store.Add). Any other xmax gets SatisfiesUpdate.
-// Latch held.
-func (h *Heap) SatisfiesUpdateJoining(t *Tuple, self *xact.Xact) TMResult {
-	im := t.infomask
-	if im&XmaxIsMulti != 0 && IsLockedOnly(im) && im&(XmaxInvalid|XmaxCommitted) == 0 && t.multi != nil &&
-		h.xminOK(t, self.IsCurrent(t.xmin)) {
-		return TMBeingModified
-	}
-	return h.SatisfiesUpdate(t, self)
-}
-
 func updatedOrDeleted(t *Tuple) TMResult {
 	if t.next != nil {
 		return TMUpdated

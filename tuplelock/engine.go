@@ -227,16 +227,6 @@ func (e *Engine) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xa
 	return nil
 }
 
-// joinsAny reports whether a first lock attempt in mode would take the hot
-// path beside whatever lockers an xmax with these infomask bits records:
-// FOR KEY SHARE unless the key was updated, FOR SHARE unless someone holds
-// FOR UPDATE or FOR NO KEY UPDATE (lockTuple's hot-path condition, less
-// the members' liveness, which then need not be asked).
-func joinsAny(mode Mode, im, im2 uint16) bool {
-	return heap.IsLockedOnly(im) &&
-		((mode == KeyShare && im2&heap.KeysUpdated == 0) || (mode == Share && !heap.IsExclLocked(im)))
-}
-
 // installXmax writes the decided xmax into tup. Latch held.
 func (e *Engine) installXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, nx newXmax) {
 	if nx.viaMulti {
@@ -283,12 +273,7 @@ func (e *Engine) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 	skipTupleLock := false
 	for {
 		r.Lock()
-		var res heap.TMResult
-		if first && joinsAny(mode, tup.Infomask(), tup.Infomask2()) {
-			res = e.heap.SatisfiesUpdateJoining(tup, me)
-		} else {
-			res = e.heap.SatisfiesUpdate(tup, me)
-		}
+		res := e.heap.SatisfiesUpdate(tup, me)
 		switch res {
 		case heap.TMInvisible, heap.TMSelfModified:
 			r.Unlock()
@@ -317,12 +302,10 @@ func (e *Engine) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 			var err error
 			if im&heap.XmaxIsMulti != 0 && multi != nil {
 				// computeNewXmax's multixact case, minus what this
-				// latch hold has already established: we are not one
-				// of this strength (alreadyHeld). Whether a member
-				// still runs was not asked (SatisfiesUpdateJoining):
-				// with every member ended the set we make says the
-				// same as a fresh one, as it does should they end
-				// since.
+				// latch hold has already established: a member runs
+				// (SatisfiesUpdate) and we are not one of this
+				// strength (alreadyHeld). Should every member have
+				// ended since, the set we make still says the same.
 				var m *multixact.MultiXact
 				if m, err = e.multi.Add(multi, me.ID(), status(mode, false), e.xacts); err == nil {
 					nx = viaMulti(m)

@@ -1008,39 +1008,3 @@ func TestTupleLockCarriedAcrossChainFollow(t *testing.T) {
 	r.e.ReleaseCarried(t3) // nothing carried: a no-op
 	assert.Empty(t, r.lm.Locks())
 }
-
-// TestSharerJoinsEndedLockers: a FOR KEY SHARE locker joins a lock-only
-// multixact without asking whether its members still run
-// (SatisfiesUpdateJoining): it joins a set whose members all ended. The
-// ended members then conflict with nobody: FOR NO KEY UPDATE (which their
-// FOR SHARE would have blocked) goes through without waiting, FOR UPDATE
-// is blocked by the new member alone, and goes through once it ends.
-func TestSharerJoinsEndedLockers(t *testing.T) {
-	r := newRig(t)
-	row, v := r.committedRow("k")
-	t1, t2 := r.begin(), r.begin()
-	require.Equal(t, heap.TMOk, r.lock(t1, row, v, Share))
-	require.Equal(t, heap.TMOk, r.lock(t2, row, v, Share))
-	r.commit(t1)
-	r.abort(t2)
-
-	t3 := r.begin()
-	require.Equal(t, heap.TMOk, r.lock(t3, row, v, KeyShare))
-	h := r.header(row, v)
-	require.NotNil(t, h.multi, "went through the multixact path")
-	assert.Contains(t, h.multi.Members(), multixact.Member{Xid: t3.ID(), Status: multixact.ForKeyShare})
-	for _, m := range h.multi.Members() {
-		if m.Xid != t3.ID() {
-			assert.False(t, r.x.IsInProgress(m.Xid), "only ended lockers beside t3")
-		}
-	}
-
-	t4 := r.begin()
-	res, err := r.e.LockTuple(r.ctx, t4, r.tbl, row, v, Exclusive, Error, true)
-	require.NoError(t, err)
-	assert.Equal(t, heap.TMWouldBlock, res, "t3's FOR KEY SHARE blocks FOR UPDATE")
-	assert.Equal(t, heap.TMOk, r.lock(t4, row, v, NoKeyExclusive), "the ended FOR SHARE members block nothing")
-	r.commit(t3)
-	assert.Equal(t, heap.TMOk, r.lock(t4, row, v, Exclusive))
-	assert.Zero(t, r.lm.Stats().LockWaits)
-}
