@@ -1008,3 +1008,28 @@ func TestTupleLockCarriedAcrossChainFollow(t *testing.T) {
 	r.e.ReleaseCarried(t3) // nothing carried: a no-op
 	assert.Empty(t, r.lm.Locks())
 }
+
+// TestSharerAfterEndedLockersTakesFastPath: once every member of a
+// lock-only multixact has ended, the next FOR KEY SHARE or FOR SHARE
+// locker replaces the set with its plain xid (the fast path) instead of
+// joining it: a row keeps no multixact after a burst of sharers. (Joining
+// without asking whether a member runs was tried for the hot row's sake;
+// rows then kept multixacts for good, and bench's smoke test caught it.)
+func TestSharerAfterEndedLockersTakesFastPath(t *testing.T) {
+	for _, mode := range []Mode{KeyShare, Share} {
+		r := newRig(t)
+		row, v := r.committedRow("k")
+		t1, t2 := r.begin(), r.begin()
+		require.Equal(t, heap.TMOk, r.lock(t1, row, v, Share))
+		require.Equal(t, heap.TMOk, r.lock(t2, row, v, KeyShare))
+		require.NotNil(t, r.header(row, v).multi)
+		r.commit(t1)
+		r.abort(t2)
+
+		t3 := r.begin()
+		require.Equal(t, heap.TMOk, r.lock(t3, row, v, mode))
+		h := r.header(row, v)
+		assert.Nil(t, h.multi, "%v: a plain xid again", mode)
+		assert.Equal(t, t3.ID(), h.xmax, "%v", mode)
+	}
+}
