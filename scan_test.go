@@ -132,16 +132,7 @@ func TestScanReversePrefixEdges(t *testing.T) {
 	})
 	for _, be := range backends {
 		t.Run(be.name, func(t *testing.T) {
-			dir := t.TempDir()
-			opts := &tupled.Options{Backend: be.b, CacheRows: 16}
-			db, err := tupled.Open(dir, opts)
-			require.NoError(t, err)
-			require.NoError(t, db.CreateTable(bg, "t"))
-			fill(t, db)
-			require.NoError(t, db.Close())
-			db, err = tupled.Open(dir, opts)
-			require.NoError(t, err)
-			defer db.Close()
+			db := reopenedOnDisk(t, be.b, func(db *tupled.DB) { fill(t, db) })
 			checkEdges(t, db, keys) // every row from the backend
 
 			// Now some rows only in memory, some deleted in memory only.
@@ -165,6 +156,24 @@ func TestScanReversePrefixEdges(t *testing.T) {
 			checkEdges(t, db, live)
 		})
 	}
+}
+
+// reopenedOnDisk creates table "t" in a new database on backend be with a
+// 16-row cache, fills it, and returns it reopened (closed at the test's
+// end): every row is then on disk and none in memory.
+func reopenedOnDisk(t *testing.T, be tupled.Backend, fill func(*tupled.DB)) *tupled.DB {
+	t.Helper()
+	dir := t.TempDir()
+	opts := &tupled.Options{Backend: be, CacheRows: 16}
+	db, err := tupled.Open(dir, opts)
+	require.NoError(t, err)
+	require.NoError(t, db.CreateTable(bg, "t"))
+	fill(db)
+	require.NoError(t, db.Close())
+	db, err = tupled.Open(dir, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, db.Close()) })
+	return db
 }
 
 // TestScanBadOptions: a prefix one past the key limit, a negative Limit.
@@ -549,26 +558,19 @@ func TestScanCallerOwnsRows(t *testing.T) {
 	const n = 3000 // past the largest batch, so several batches are read
 	for _, be := range backends {
 		t.Run(be.name, func(t *testing.T) {
-			dir := t.TempDir()
-			opts := &tupled.Options{Backend: be.b, CacheRows: 16}
-			db, err := tupled.Open(dir, opts)
-			require.NoError(t, err)
-			require.NoError(t, db.CreateTable(bg, "t"))
 			var want []string
-			require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
-				for i := range n {
-					k := fmt.Sprintf("k%05d", i)
-					want = append(want, k)
-					if err := tx.Insert(bg, "t", []byte(k), []byte("v"+k)); err != nil {
-						return err
+			db := reopenedOnDisk(t, be.b, func(db *tupled.DB) {
+				require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+					for i := range n {
+						k := fmt.Sprintf("k%05d", i)
+						want = append(want, k)
+						if err := tx.Insert(bg, "t", []byte(k), []byte("v"+k)); err != nil {
+							return err
+						}
 					}
-				}
-				return nil
-			}))
-			require.NoError(t, db.Close())
-			db, err = tupled.Open(dir, opts)
-			require.NoError(t, err)
-			defer db.Close()
+					return nil
+				}))
+			})
 			// Rows written since the open are merged from memory into the
 			// batches read from disk.
 			require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {

@@ -191,7 +191,7 @@ func (tx *Tx) Scan(ctx context.Context, table string, s ScanSpec, fn func(key, v
 			copy(buf[len(k):], value)
 			k, value = buf[:len(k):len(k)], buf[len(k):]
 		}
-		err := fn(k[:len(k):len(k)], value[:len(value):len(value)])
+		err := fn(k, value) // both clipped: the batch's arena slices are (heap.backedStore.read)
 		if err == nil {
 			// The callback (or, meanwhile, another goroutine) may have
 			// ended the transaction, or Close may have begun.
