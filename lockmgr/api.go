@@ -34,6 +34,8 @@ type TagKind uint8
 const (
 	TagTuple       TagKind = iota + 1 // a row of a table: queue order among row-lock waiters
 	TagTransaction                    // a transaction id: waiting for it to end
+	TagRelation                       // a table: LOCK TABLE and the locks statements take on it (issue 13)
+	TagAdvisory                       // an advisory lock: pg_advisory_lock and friends (issue 13)
 )
 
 // Tag names a lockable object (PostgreSQL's LOCKTAG).
