@@ -40,8 +40,9 @@ func (tx *Tx) Savepoint(name string) error {
 // before stay. The savepoint stays established, and savepoints
 // established after it are gone. It also makes a transaction that an
 // error aborted under a savepoint usable again. ErrNoSavepoint (3B001)
-// if no open savepoint has that name; ErrTxAborted if an error aborted
-// the transaction outside every savepoint.
+// if no open savepoint has that name — an error like any other, so it
+// aborts the transaction down to its innermost savepoint (or wholly,
+// with none), as in PostgreSQL.
 func (tx *Tx) RollbackTo(name string) error {
 	if err := tx.enter(); err != nil {
 		return err
@@ -53,7 +54,9 @@ func (tx *Tx) RollbackTo(name string) error {
 // Release forgets savepoint name and every savepoint established after it
 // (RELEASE SAVEPOINT name); what was done under them is kept, to commit
 // or roll back with the enclosing level. ErrNoSavepoint (3B001) if no
-// open savepoint has that name; ErrTxAborted in an aborted transaction.
+// open savepoint has that name (aborting the transaction down to its
+// innermost savepoint, as any error does); ErrTxAborted in an aborted
+// transaction.
 func (tx *Tx) Release(name string) error {
 	if err := tx.enter(); err != nil {
 		return err

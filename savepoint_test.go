@@ -80,7 +80,11 @@ func TestSavepointWritesRollBackAndRelease(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "1", string(v), "the update under s1 is undone")
 	require.ErrorIs(t, tx.Release("s2"), tupled.ErrNoSavepoint, "s2 went with the rollback to s1")
+	// An unknown name is an error like any other: aborted down to s1.
+	_, err = tx.Get(bg, "t", []byte("a"))
+	require.ErrorIs(t, err, tupled.ErrTxAborted)
 	require.Equal(t, "3B001", tupled.SQLState(tx.RollbackTo("nope")))
+	require.NoError(t, tx.RollbackTo("s1"))
 	require.NoError(t, tx.Insert(bg, "t", []byte("c"), []byte("33")), "s1 stays established; a new subtransaction writes")
 	require.NoError(t, tx.Commit())
 
@@ -125,7 +129,9 @@ func TestErrorUnderSavepointIsRecoverable(t *testing.T) {
 	// Without a savepoint an error aborts the transaction for good.
 	tx2 := begin(t, db, nil)
 	require.ErrorIs(t, tx2.Insert(bg, "t", []byte("a"), nil), tupled.ErrDuplicateKey)
-	require.ErrorIs(t, tx2.RollbackTo("s"), tupled.ErrTxAborted)
+	require.ErrorIs(t, tx2.RollbackTo("s"), tupled.ErrNoSavepoint, "as PostgreSQL: no such savepoint")
+	_, err = tx2.Get(bg, "t", []byte("a"))
+	require.ErrorIs(t, err, tupled.ErrTxAborted)
 	require.ErrorIs(t, tx2.Commit(), tupled.ErrTxAborted)
 
 	// Commit of a transaction aborted under a savepoint rolls it all back.

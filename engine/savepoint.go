@@ -44,19 +44,20 @@ func (tx *Tx) Savepoint(name string) error {
 // subtransaction and of every savepoint nested in it vanish, the locks and
 // writes from before it stay, and the savepoint stays established. It is
 // also how a transaction whose operation failed under a savepoint becomes
-// usable again. ErrNoSavepoint (3B001) if no open savepoint has that name
-// (a transaction that was aborted without one stays aborted).
+// usable again. ErrNoSavepoint (3B001) if no open savepoint has that name,
+// which, as any error, aborts the transaction down to its innermost
+// savepoint (a transaction aborted outside every savepoint stays aborted).
 func (tx *Tx) RollbackTo(name string) error {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
 	if tx.state == txDone {
 		return errs.ErrTxDone
 	}
-	if tx.state == txAborted && !tx.subAborted {
-		return errs.ErrTxAborted
-	}
 	i := tx.findLocked(name)
 	if i < 0 {
+		if tx.state == txActive {
+			tx.abortLocked()
+		}
 		return noSavepoint(name)
 	}
 	tx.rollbackSubsLocked(i)
@@ -69,7 +70,9 @@ func (tx *Tx) RollbackTo(name string) error {
 // Release forgets savepoint name and every savepoint established after it
 // (RELEASE SAVEPOINT name): what they did becomes the enclosing level's,
 // kept or rolled back with it. ErrNoSavepoint (3B001) if no open savepoint
-// has that name; ErrTxAborted in an aborted transaction.
+// has that name (an error: the transaction is aborted down to its
+// innermost savepoint, as PostgreSQL does); ErrTxAborted in an aborted
+// transaction.
 func (tx *Tx) Release(name string) error {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
@@ -78,6 +81,7 @@ func (tx *Tx) Release(name string) error {
 	}
 	i := tx.findLocked(name)
 	if i < 0 {
+		tx.abortLocked()
 		return noSavepoint(name)
 	}
 	tx.savepoints = tx.savepoints[:i]
