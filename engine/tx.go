@@ -61,6 +61,12 @@ type Tx struct {
 	// writes is the write set of an on-disk engine's transaction, logged
 	// at commit (durable.Store.Commit).
 	writes []durable.Write
+
+	// savepoints are the open savepoints, innermost last (savepoint.go).
+	// subAborted: an error aborted the innermost one's subtransaction,
+	// not the top level (state is txAborted until RollbackTo).
+	savepoints []savepoint
+	subAborted bool
 }
 
 // Begin starts a transaction: its id is assigned (and, on disk, reserved
@@ -108,6 +114,12 @@ func (tx *Tx) start(ctx context.Context, write bool) (xact.Snapshot, error) {
 		tx.abortLocked()
 		return xact.Snapshot{}, errs.ErrReadOnly
 	}
+	if write && len(tx.savepoints) > 0 && tx.savepoints[len(tx.savepoints)-1].sub == nil {
+		if err := tx.assignSubLocked(); err != nil {
+			tx.abortLocked()
+			return xact.Snapshot{}, err
+		}
+	}
 	if d := tx.e.dur; d != nil {
 		err := d.Readable()
 		if err == nil && write {
@@ -123,12 +135,12 @@ func (tx *Tx) start(ctx context.Context, write bool) (xact.Snapshot, error) {
 	}
 	if tx.rr {
 		if !tx.haveSnap {
-			tx.snap = tx.e.xacts.TakeSnapshot(tx.txn.Xact())
+			tx.snap = tx.e.xacts.TakeSnapshot(tx.txn.Top())
 			tx.haveSnap = true
 		}
 		return tx.snap, nil
 	}
-	return tx.e.xacts.TakeSnapshot(tx.txn.Xact()), nil
+	return tx.e.xacts.TakeSnapshot(tx.txn.Top()), nil
 }
 
 // Fail aborts the transaction with err (an engine or argument error),
@@ -162,9 +174,28 @@ func (tx *Tx) Fail(ctx context.Context, err error) error {
 	return err
 }
 
+// abortLocked is what a failed operation does: under a savepoint it
+// rolls back the innermost savepoint's subtransaction (its locks and
+// writes go at once, as PostgreSQL's AbortSubTransaction) and leaves the
+// transaction aborted until RollbackTo or Rollback; without one it aborts
+// the transaction.
 func (tx *Tx) abortLocked() {
+	if n := len(tx.savepoints); n > 0 {
+		tx.state = txAborted
+		tx.subAborted = true
+		tx.rollbackSubsLocked(n - 1)
+		return
+	}
+	tx.abortAllLocked()
+}
+
+// abortAllLocked aborts the top-level transaction, whatever savepoints
+// are open.
+func (tx *Tx) abortAllLocked() {
 	tx.state = txAborted
-	tx.e.xacts.Abort(tx.txn.Xact())
+	tx.subAborted = false
+	tx.savepoints = nil
+	tx.e.xacts.Abort(tx.txn.Top())
 	tx.e.aborts.Add(tx.ID(), 1)
 }
 
@@ -501,25 +532,29 @@ func (tx *Tx) Commit() error {
 	case txDone:
 		return errs.ErrTxDone
 	case txAborted:
+		if tx.subAborted {
+			tx.abortAllLocked()
+		}
 		tx.state = txDone
 		return errs.ErrTxAborted
 	}
 	if tx.e.closed.Load() {
-		tx.abortLocked()
+		tx.abortAllLocked()
 		tx.state = txDone
 		return errs.ErrClosed
 	}
+	tx.savepoints = nil
 	if tx.e.dur != nil && len(tx.writes) > 0 {
-		if err := tx.e.dur.Commit(tx.txn.Xact(), tx.writes); err != nil {
+		if err := tx.e.dur.Commit(tx.txn.Top(), tx.writes); err != nil {
 			if errors.Is(err, heap.ErrNoTable) {
 				err = tx.droppedTable()
 			}
-			tx.abortLocked()
+			tx.abortAllLocked()
 			tx.state = txDone
 			return err
 		}
 	} else {
-		tx.e.xacts.Commit(tx.txn.Xact())
+		tx.e.xacts.Commit(tx.txn.Top())
 	}
 	tx.state = txDone
 	tx.writes = nil
@@ -542,8 +577,8 @@ func (tx *Tx) droppedTable() error {
 func (tx *Tx) Rollback() {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
-	if tx.state == txActive {
-		tx.abortLocked()
+	if tx.state == txActive || tx.subAborted {
+		tx.abortAllLocked()
 	}
 	tx.state = txDone
 }

@@ -26,12 +26,16 @@ const (
 	CmdSetLockTimeout
 	CmdRowLocks
 	CmdCreate
+	CmdSavepoint
+	CmdRelease
+	CmdRollbackTo
 )
 
 var cmdNames = map[CmdKind]string{
 	CmdBegin: "begin", CmdCommit: "commit", CmdRollback: "rollback", CmdGet: "get", CmdLock: "lock",
 	CmdInsert: "insert", CmdUpdate: "update", CmdDelete: "delete", CmdScan: "scan", CmdSleep: "sleep",
 	CmdSetLockTimeout: "set", CmdRowLocks: "rowlocks", CmdCreate: "create",
+	CmdSavepoint: "savepoint", CmdRelease: "release", CmdRollbackTo: "rollback to",
 }
 
 func (k CmdKind) String() string { return cmdNames[k] }
@@ -48,6 +52,7 @@ type Command struct {
 	Table    string
 	Key      string
 	Value    string
+	Name     string              // savepoint, release, rollback to
 	Strength tupled.LockStrength // lock; scan (NoLock = plain read)
 	Wait     tupled.WaitPolicy   // lock; scan with a strength
 
@@ -291,9 +296,22 @@ func parseCommand(toks []ctok, text string) (*Command, error) {
 		}
 	case "rollback", "abort":
 		c.Kind = CmdRollback
-		if len(args) != 0 {
-			return nil, usage("rollback")
+		if len(args) == 2 && args[0].is("to") && head.is("rollback") {
+			c.Kind, c.Name = CmdRollbackTo, args[1].text
+			break
 		}
+		if len(args) != 0 {
+			return nil, usage("rollback | rollback to NAME")
+		}
+	case "savepoint", "release":
+		c.Kind = CmdSavepoint
+		if head.is("release") {
+			c.Kind = CmdRelease
+		}
+		if len(args) != 1 {
+			return nil, usage(head.text + " NAME")
+		}
+		c.Name = args[0].text
 	case "get":
 		c.Kind = CmdGet
 		if len(args) < 1 || len(args) > 2 {
@@ -384,7 +402,7 @@ func parseCommand(toks []ctok, text string) (*Command, error) {
 			return nil, err
 		}
 	default:
-		return nil, cmdErr(head, "unknown command %q (begin, get, lock, insert, update, delete, scan, commit, rollback, sleep, set, rowlocks, create)", head.text)
+		return nil, cmdErr(head, "unknown command %q (begin, get, lock, insert, update, delete, scan, commit, rollback, savepoint, release, rollback to, sleep, set, rowlocks, create)", head.text)
 	}
 	return c, nil
 }

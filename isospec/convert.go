@@ -34,6 +34,8 @@ var pgErrors = []struct {
 	{regexp.MustCompile(`^relation "(.*)" does not exist$`), `relation "$1" does not exist`, "42P01"},
 	{regexp.MustCompile(`^canceling statement due to user request$`), "canceling statement due to user request", "57014"},
 	{regexp.MustCompile(`^canceling statement due to statement timeout$`), "canceling statement due to statement timeout", "57014"},
+	{regexp.MustCompile(`^savepoint "(.*)" does not exist$`), `savepoint "$1" does not exist`, "3B001"},
+	{regexp.MustCompile(`^(SAVEPOINT|RELEASE SAVEPOINT|ROLLBACK TO SAVEPOINT) can only be used in transaction blocks$`), "$1 can only be used in transaction blocks", "25P01"},
 }
 
 // ConvertError maps a PostgreSQL error message to our error line.

@@ -29,6 +29,14 @@ type Txn interface {
 	Rollback() error
 }
 
+// SavepointTxn is the savepoint part of *tupled.Tx, which a Txn may have
+// (the savepoint, release and rollback to commands need it).
+type SavepointTxn interface {
+	Savepoint(name string) error
+	RollbackTo(name string) error
+	Release(name string) error
+}
+
 // Opener opens a fresh engine for one permutation.
 type Opener func(opts *tupled.Options) (Engine, error)
 

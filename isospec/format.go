@@ -107,6 +107,10 @@ func sqlCommandName(c *Command) string {
 		return "SELECT"
 	case CmdCreate:
 		return "CREATE TABLE"
+	case CmdRollbackTo:
+		return "ROLLBACK TO SAVEPOINT"
+	case CmdRelease:
+		return "RELEASE SAVEPOINT"
 	}
 	return strings.ToUpper(c.Kind.String())
 }

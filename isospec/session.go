@@ -176,6 +176,9 @@ func (s *session) exec(ctx context.Context, c *Command) (ev []event, stop bool, 
 		}
 		return lines(), false, nil
 
+	case CmdSavepoint, CmdRelease, CmdRollbackTo:
+		return s.savepoint(c)
+
 	case CmdSleep:
 		if s.tx != nil && s.aborted {
 			return errAbortedLine(c), true, nil
@@ -353,4 +356,42 @@ func (r *runner) rowLockLines(rls []tupled.RowLock) []string {
 		out = append(out, RowLockLine(string(rl.Key), rl.Multi, ls))
 	}
 	return out
+}
+
+// savepoint runs savepoint, release and rollback to as PostgreSQL does
+// in a transaction block: outside one 25P01; in an aborted transaction
+// only rollback to; an error (an unknown name) aborts the transaction down
+// to its innermost savepoint, which the engine does itself.
+func (s *session) savepoint(c *Command) ([]event, bool, error) {
+	what := map[CmdKind]string{CmdSavepoint: "SAVEPOINT", CmdRelease: "RELEASE SAVEPOINT", CmdRollbackTo: "ROLLBACK TO SAVEPOINT"}[c.Kind]
+	if s.tx == nil {
+		return lines(ErrorLine(what+" can only be used in transaction blocks", "25P01")), true, nil
+	}
+	st, ok := s.tx.(SavepointTxn)
+	if !ok {
+		return nil, false, fmt.Errorf("%s: this engine has no savepoints", c.Kind)
+	}
+	var err error
+	switch c.Kind {
+	case CmdSavepoint:
+		if s.aborted {
+			return errAbortedLine(c), true, nil
+		}
+		err = st.Savepoint(c.Name)
+	case CmdRelease:
+		if s.aborted {
+			return errAbortedLine(c), true, nil
+		}
+		err = st.Release(c.Name)
+	default:
+		err = st.RollbackTo(c.Name)
+		if err == nil {
+			s.aborted = false
+		}
+	}
+	if err != nil {
+		s.aborted = true
+		return errorEvent(err, c), true, nil
+	}
+	return lines(), false, nil
 }

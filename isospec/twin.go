@@ -75,6 +75,12 @@ func SQL(c *Command) string {
 		return "COMMIT;"
 	case CmdRollback:
 		return "ROLLBACK;"
+	case CmdSavepoint:
+		return "SAVEPOINT " + c.Name + ";"
+	case CmdRelease:
+		return "RELEASE " + c.Name + ";"
+	case CmdRollbackTo:
+		return "ROLLBACK TO " + c.Name + ";"
 	case CmdGet:
 		return fmt.Sprintf("SELECT v FROM %s WHERE k = %s;", t, k)
 	case CmdLock:

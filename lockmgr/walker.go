@@ -289,12 +289,15 @@ func (wk *walker) xactSuccessors(w *waiter, visit func(*deadlock.Wait) bool) boo
 		if ended(x) {
 			continue
 		}
-		sh := wk.m.regOf(x.Xid)
+		// The node is the transaction that can end x: a subtransaction's
+		// top level (its Proc is registered under the top-level xid).
+		owner := x.owner()
+		sh := wk.m.regOf(owner)
 		wk.procs = wk.procs[:0]
 		if !wk.rlock(&sh.mu) {
 			return false
 		}
-		for p := sh.procs[x.Xid]; p != nil; p = p.regNext {
+		for p := sh.procs[owner]; p != nil; p = p.regNext {
 			wk.procs = append(wk.procs, p)
 		}
 		sh.mu.RUnlock()

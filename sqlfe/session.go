@@ -80,7 +80,9 @@ type Session struct {
 	txID    atomic.Uint64 // tx's id while tx != nil, else 0
 	block   blockState
 	pending map[string]*Table // DDL of the open transaction (nil value: dropped)
-	created []string          // engine tables the open transaction created (reclaim.go)
+	// savepoints are the block's open savepoints, innermost last (savepoint.go).
+	savepoints []sqlSavepoint
+	created    []string // engine tables the open transaction created (reclaim.go)
 
 	// the next/current transaction's characteristics
 	txIso      tupled.IsolationLevel
@@ -190,6 +192,7 @@ func (s *Session) ensureTx(ctx context.Context) (*tupled.Tx, error) {
 
 func (s *Session) endTx() {
 	s.tx = nil
+	s.savepoints = nil
 	s.txID.Store(0)
 	s.pending = nil
 	s.created = nil
@@ -244,6 +247,9 @@ func (s *Session) EndGroup() error {
 // fail handles a statement's error: the transaction is rolled back; inside
 // BEGIN the block becomes failed.
 func (s *Session) fail() {
+	if s.failUnderSavepoint() {
+		return
+	}
 	s.rollback()
 	if s.block == blkExplicit || s.block == blkFailed {
 		s.block = blkFailed
@@ -507,6 +513,12 @@ func (e *Engine) isBlocked(pid int32, interesting []int64) bool {
 		if rest, ok := strings.CutPrefix(l.Tag, "transaction "); ok {
 			if id, err := strconv.ParseUint(rest, 10, 64); err == nil && want[id] {
 				return true
+			}
+			// A subtransaction's xid: held by its transaction.
+			for _, m := range locks {
+				if m.Granted && m.Tag == l.Tag && want[m.TxID] {
+					return true
+				}
 			}
 			continue
 		}

@@ -25,6 +25,7 @@ in-memory database. Without a permutation, every interleaving is run.
 Steps are commands over the embedded API (default table t):
 
   begin [repeatable read|read committed] [read only]   commit   rollback
+  savepoint NAME     release NAME     rollback to NAME
   get [TABLE] K
   lock [TABLE] K keyshare|share|nokeyupdate|update [nowait|skip locked]
   insert [TABLE] K V     update [TABLE] K V     delete [TABLE] K
