@@ -43,6 +43,19 @@
 // (Unlock; tuplelock holds them only briefly) and closing the transaction's
 // Done channel: a Proc holds no other resource and needs no cleanup.
 //
+// # Advisory locks
+//
+// pg_advisory_lock and friends are lock objects of kind TagAdvisory (bigint
+// and int4-pair keys distinct, as PostgreSQL's objsubid 1 and 2), in
+// ExclusiveLock or ShareLock, under the same grant rule, queue and deadlock
+// detector. Their holder is an Owner: a transaction's own Proc (TxOwner), or
+// a Session — PostgreSQL's backend, whose Proc outlives its transactions and
+// holds both its session-level and its transaction-level locks, with the
+// counts per level kept locally as LOCALLOCK does. A session and the
+// transaction it runs are one node of the wait-for graph, as a PGPROC is:
+// see advisory.go. Nothing of this touches tuple locks or transaction waits
+// that involve no advisory lock.
+//
 // The Manager is partitioned (16 partitions by tag hash by default); see the
 // Manager type for the layout and the deadlock package for detection.
 package lockmgr
