@@ -1,8 +1,8 @@
 // Package lockmgr is tupled's heavyweight lock manager: PostgreSQL's lock
 // table (lock.c, proc.c) reduced to what row locking needs — tuple locks that
 // give row-lock waiters a FIFO queue, and waits for transactions to end
-// (XactLockTableWait / MultiXactIdWait) — with the deadlock detector of
-// package deadlock wired in.
+// (XactLockTableWait / MultiXactIdWait), plus advisory locks — with the
+// deadlock detector of package deadlock wired in.
 //
 // # Who calls it
 //
