@@ -61,6 +61,14 @@ type Tx struct {
 	// writes is the write set of an on-disk engine's transaction, logged
 	// at commit (durable.Store.Commit).
 	writes []durable.Write
+
+	// Advisory locks (advisory.go): proc and lockTimeout as given to txn;
+	// sess the Session it was begun through; adv (guarded by mu) the owner
+	// of its advisory locks, set by the first one or by Session.Begin.
+	proc        *lockmgr.Proc
+	lockTimeout time.Duration
+	sess        *Session
+	adv         *lockmgr.Owner
 }
 
 // Begin starts a transaction: its id is assigned (and, on disk, reserved
@@ -77,8 +85,8 @@ func (e *Engine) Begin(o TxOptions) (*Tx, error) {
 			return nil, err
 		}
 	}
-	tx := &Tx{e: e, rr: o.RepeatableRead, readOnly: o.ReadOnly}
-	tx.txn = tuplelock.NewTxn(x, e.locks.NewProc(x.ID()), lt)
+	tx := &Tx{e: e, rr: o.RepeatableRead, readOnly: o.ReadOnly, proc: e.locks.NewProc(x.ID()), lockTimeout: lt}
+	tx.txn = tuplelock.NewTxn(x, tx.proc, lt)
 	return tx, nil
 }
 
@@ -166,6 +174,9 @@ func (tx *Tx) abortLocked() {
 	tx.state = txAborted
 	tx.e.xacts.Abort(tx.txn.Xact())
 	tx.e.aborts.Add(tx.ID(), 1)
+	if tx.adv != nil || tx.sess != nil {
+		tx.endAdvisory()
+	}
 }
 
 // readFailed is the error of an operation during which a backend read
@@ -524,6 +535,9 @@ func (tx *Tx) Commit() error {
 	tx.state = txDone
 	tx.writes = nil
 	tx.e.commits.Add(tx.ID(), 1)
+	if tx.adv != nil || tx.sess != nil {
+		tx.endAdvisory()
+	}
 	return nil
 }
 
