@@ -196,3 +196,19 @@ func TestAdvisoryRowDeadlock(t *testing.T) {
 		require.Equal(t, "40P01", tupled.SQLState(advErr))
 	}
 }
+
+// A Session outlives its DB gracefully: Close after the DB's Close releases
+// nothing twice and panics not; calls fail with ErrClosed.
+func TestAdvisorySessionAfterDBClose(t *testing.T) {
+	db, err := tupled.Open("", nil)
+	require.NoError(t, err)
+	s := db.NewSession()
+	tx, err := s.Begin(bg, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.AdvisoryLock(bg, tupled.AdvisoryKeyInt64(1), false))
+	require.NoError(t, tx.AdvisoryLock(bg, tupled.AdvisoryKeyInt64(2), true))
+	require.NoError(t, db.Close())
+	require.ErrorIs(t, s.AdvisoryLock(bg, tupled.AdvisoryKeyInt64(3), false), tupled.ErrClosed)
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close())
+}

@@ -340,3 +340,34 @@ func TestAdvisoryNoFalseDeadlock(t *testing.T) {
 	s2.UnlockAll(SessionLevel)
 	empty(t, m)
 }
+
+// Two sessions that hold advisory locks outside any transaction and want
+// each other's: the detector follows session procs' own waits.
+func TestAdvisoryDeadlockSessionsOnly(t *testing.T) {
+	m := newManager(t, "default", 20*time.Millisecond)
+	ctx := context.Background()
+	a, b := AdvisoryKeyTag(1), AdvisoryPairTag(1, 1)
+	s1, s2 := m.NewSession(1), m.NewSession(2)
+	for _, x := range []struct {
+		s   *Session
+		tag Tag
+	}{{s1, a}, {s2, b}} {
+		if err := x.s.Lock(ctx, x.tag, ShareLock, SessionLevel, Wait{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checks := m.Stats().DeadlockChecks
+	w1 := async(func() error { return s1.Lock(ctx, b, ExclusiveLock, SessionLevel, Wait{}) })
+	eventually(t, "s1 waits", func() bool { return sessWaiting(m, 1, b) })
+	eventually(t, "s1's check ran", func() bool { return m.Stats().DeadlockChecks > checks })
+	w2 := async(func() error { return s2.Lock(ctx, a, ExclusiveLock, SessionLevel, Wait{}) })
+	if err := result(t, w2, "s2"); !isDeadlock(err) {
+		t.Fatalf("s2: %v, want deadlock", err)
+	}
+	s2.UnlockAll(SessionLevel)
+	if err := result(t, w1, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	s1.UnlockAll(SessionLevel)
+	empty(t, m)
+}

@@ -362,7 +362,7 @@ func (m *Manager) sleep(ctx context.Context, wr *waiter, timeout time.Duration) 
 		pt.release(l)
 		pt.mu.Unlock()
 		if wr.dw.State() == deadlock.Victim {
-			return fmt.Errorf("%w: transaction %d waiting for %s on %s", ErrDeadlock, p.xid, wr.mode, tag)
+			return fmt.Errorf("%w: transaction %d waiting for %s on %s", ErrDeadlock, wr.registered().xid, wr.mode, tag)
 		}
 		return cause
 	}
