@@ -29,7 +29,7 @@ func TestAdvisoryLocksOverTheWire(t *testing.T) {
 	c2 := ts.connect(t)
 
 	var void string
-	if err := c1.QueryRow(ctx, "SELECT pg_advisory_lock($1::bigint)::text", int64(42)).Scan(&void); err != nil || void != "" {
+	if err := c1.QueryRow(ctx, "SELECT pg_advisory_lock($1)::text", int64(42)).Scan(&void); err != nil || void != "" {
 		t.Fatalf("pg_advisory_lock: %q %v", void, err)
 	}
 	try := func() bool {
@@ -41,6 +41,11 @@ func TestAdvisoryLocksOverTheWire(t *testing.T) {
 	}
 	if try() {
 		t.Fatal("c2 got a lock c1 holds")
+	}
+	// parameters take the overload's types: bigint, or integer pairs
+	var pairOK bool
+	if err := c2.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1, $2)", 0, 42).Scan(&pairOK); err != nil || !pairOK {
+		t.Fatalf("the pair (0, 42) is another lock: %v %v", pairOK, err)
 	}
 	var ok bool
 	if err := c1.QueryRow(ctx, "SELECT pg_advisory_unlock_shared(42)").Scan(&ok); err != nil || ok {
