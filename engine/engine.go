@@ -246,6 +246,7 @@ type LockInfo struct {
 	Tag       string
 	Mode      string
 	TxID      uint64
+	Session   uint64
 	Granted   bool
 	WaitStart time.Time
 }
@@ -258,7 +259,7 @@ func (e *Engine) Locks() []LockInfo {
 	ls := e.locks.Locks()
 	out := make([]LockInfo, 0, len(ls)+e.xacts.NumLive())
 	for _, l := range ls {
-		out = append(out, LockInfo{Tag: l.Tag.String(), Mode: l.Mode.String(), TxID: l.Xid, Granted: l.Granted, WaitStart: l.WaitStart})
+		out = append(out, LockInfo{Tag: l.Tag.String(), Mode: l.Mode.String(), TxID: l.Xid, Session: l.Session, Granted: l.Granted, WaitStart: l.WaitStart})
 	}
 	live := e.xacts.LiveUserXacts()
 	sort.Slice(live, func(i, j int) bool { return live[i].ID() < live[j].ID() })

@@ -18,12 +18,14 @@ import (
 // belong to it or to savepoints nested in it — so its row locks and
 // versions die with their xids, and its writes are cut from the write set
 // (writes: the set's length when it was established), so they never reach
-// the commit record.
+// the commit record. Transaction-level advisory locks taken under it are
+// released by its rollback too (adv: how many had been taken before it).
 type savepoint struct {
 	name   string
 	mark   xact.XID
 	sub    *xact.Xact // nil until the subtransaction locks or writes
 	writes int
+	adv    int // len(Tx.advTaken) when established
 }
 
 // Savepoint establishes a savepoint named name (SAVEPOINT name). A name
@@ -35,7 +37,7 @@ func (tx *Tx) Savepoint(name string) error {
 	if err := tx.usableLocked(); err != nil {
 		return err
 	}
-	tx.savepoints = append(tx.savepoints, savepoint{name: name, mark: tx.e.xacts.NextXid(), writes: len(tx.writes)})
+	tx.savepoints = append(tx.savepoints, savepoint{name: name, mark: tx.e.xacts.NextXid(), writes: len(tx.writes), adv: len(tx.advTaken)})
 	return nil
 }
 
@@ -129,6 +131,9 @@ func (tx *Tx) rollbackSubsLocked(i int) {
 	tx.e.xacts.AbortSubsFrom(tx.txn.Top(), sp.mark)
 	clear(tx.writes[sp.writes:])
 	tx.writes = tx.writes[:sp.writes]
+	if len(tx.advTaken) > sp.adv {
+		tx.releaseAdvisoryFrom(sp.adv)
+	}
 	for j := i; j < len(tx.savepoints); j++ {
 		tx.savepoints[j].sub = nil
 	}

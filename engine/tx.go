@@ -67,6 +67,16 @@ type Tx struct {
 	// not the top level (state is txAborted until RollbackTo).
 	savepoints []savepoint
 	subAborted bool
+	// advTaken: transaction-level advisory locks taken under a savepoint
+	// (advisory.go), released by its rollback.
+	advTaken []advTake
+	// Advisory locks (advisory.go): proc and lockTimeout as given to txn;
+	// sess the Session it was begun through; adv (guarded by mu) the owner
+	// of its advisory locks, set by the first one or by Session.Begin.
+	proc        *lockmgr.Proc
+	lockTimeout time.Duration
+	sess        *Session
+	adv         *lockmgr.Owner
 }
 
 // Begin starts a transaction: its id is assigned (and, on disk, reserved
@@ -83,8 +93,8 @@ func (e *Engine) Begin(o TxOptions) (*Tx, error) {
 			return nil, err
 		}
 	}
-	tx := &Tx{e: e, rr: o.RepeatableRead, readOnly: o.ReadOnly}
-	tx.txn = tuplelock.NewTxn(x, e.locks.NewProc(x.ID()), lt)
+	tx := &Tx{e: e, rr: o.RepeatableRead, readOnly: o.ReadOnly, proc: e.locks.NewProc(x.ID()), lockTimeout: lt}
+	tx.txn = tuplelock.NewTxn(x, tx.proc, lt)
 	return tx, nil
 }
 
@@ -194,9 +204,12 @@ func (tx *Tx) abortLocked() {
 func (tx *Tx) abortAllLocked() {
 	tx.state = txAborted
 	tx.subAborted = false
-	tx.savepoints = nil
+	tx.savepoints, tx.advTaken = nil, nil
 	tx.e.xacts.Abort(tx.txn.Top())
 	tx.e.aborts.Add(tx.ID(), 1)
+	if tx.adv != nil || tx.sess != nil {
+		tx.endAdvisory()
+	}
 }
 
 // readFailed is the error of an operation during which a backend read
@@ -543,7 +556,7 @@ func (tx *Tx) Commit() error {
 		tx.state = txDone
 		return errs.ErrClosed
 	}
-	tx.savepoints = nil
+	tx.savepoints, tx.advTaken = nil, nil
 	if tx.e.dur != nil && len(tx.writes) > 0 {
 		if err := tx.e.dur.Commit(tx.txn.Top(), tx.writes); err != nil {
 			if errors.Is(err, heap.ErrNoTable) {
@@ -559,6 +572,9 @@ func (tx *Tx) Commit() error {
 	tx.state = txDone
 	tx.writes = nil
 	tx.e.commits.Add(tx.ID(), 1)
+	if tx.adv != nil || tx.sess != nil {
+		tx.endAdvisory()
+	}
 	return nil
 }
 

@@ -29,6 +29,10 @@ const (
 	CmdSavepoint
 	CmdRelease
 	CmdRollbackTo
+	CmdAdvLock      // advlock KEY [shared] [xact] [nowait]
+	CmdAdvUnlock    // advunlock KEY [shared]
+	CmdAdvUnlockAll // advunlockall
+	CmdAdvLocks     // advlocks
 )
 
 var cmdNames = map[CmdKind]string{
@@ -36,6 +40,7 @@ var cmdNames = map[CmdKind]string{
 	CmdInsert: "insert", CmdUpdate: "update", CmdDelete: "delete", CmdScan: "scan", CmdSleep: "sleep",
 	CmdSetLockTimeout: "set", CmdRowLocks: "rowlocks", CmdCreate: "create",
 	CmdSavepoint: "savepoint", CmdRelease: "release", CmdRollbackTo: "rollback to",
+	CmdAdvLock: "advlock", CmdAdvUnlock: "advunlock", CmdAdvUnlockAll: "advunlockall", CmdAdvLocks: "advlocks",
 }
 
 func (k CmdKind) String() string { return cmdNames[k] }
@@ -74,13 +79,20 @@ type Command struct {
 
 	// sleep, set lock_timeout
 	Duration time.Duration
+
+	// advlock, advunlock: the key ("N" for pg_advisory_lock(bigint), "N,M"
+	// for the integer pair), and shared / transaction-level / try (nowait).
+	AdvKey                     tupled.AdvisoryKey
+	AdvKeyText                 string
+	AdvShared, AdvXact, AdvTry bool
 }
 
 // ProducesResult reports whether the command's PostgreSQL twin returns a result
 // set (and so whether our output shows something for it on success).
 func (c *Command) ProducesResult() bool {
 	switch c.Kind {
-	case CmdGet, CmdLock, CmdScan, CmdUpdate, CmdDelete, CmdSleep, CmdRowLocks:
+	case CmdGet, CmdLock, CmdScan, CmdUpdate, CmdDelete, CmdSleep, CmdRowLocks,
+		CmdAdvLock, CmdAdvUnlock, CmdAdvLocks:
 		return true
 	}
 	return false
@@ -401,8 +413,42 @@ func parseCommand(toks []ctok, text string) (*Command, error) {
 		if err := optTable(1); err != nil {
 			return nil, err
 		}
+	case "advlock", "advunlock":
+		c.Kind = CmdAdvLock
+		u := "advlock KEY [shared] [xact] [nowait]"
+		if strings.EqualFold(head.text, "advunlock") {
+			c.Kind, u = CmdAdvUnlock, "advunlock KEY [shared]"
+		}
+		if len(args) < 1 {
+			return nil, usage(u)
+		}
+		if err := parseAdvKey(c, args[0]); err != nil {
+			return nil, err
+		}
+		for _, a := range args[1:] {
+			switch {
+			case a.is("shared") && !c.AdvShared:
+				c.AdvShared = true
+			case a.is("xact") && c.Kind == CmdAdvLock && !c.AdvXact:
+				c.AdvXact = true
+			case a.is("nowait") && c.Kind == CmdAdvLock && !c.AdvTry:
+				c.AdvTry = true
+			default:
+				return nil, usage(u)
+			}
+		}
+	case "advunlockall":
+		c.Kind = CmdAdvUnlockAll
+		if len(args) != 0 {
+			return nil, usage("advunlockall")
+		}
+	case "advlocks":
+		c.Kind = CmdAdvLocks
+		if len(args) != 0 {
+			return nil, usage("advlocks")
+		}
 	default:
-		return nil, cmdErr(head, "unknown command %q (begin, get, lock, insert, update, delete, scan, commit, rollback, savepoint, release, rollback to, sleep, set, rowlocks, create)", head.text)
+		return nil, cmdErr(head, "unknown command %q (begin, get, lock, insert, update, delete, scan, commit, rollback, savepoint, release, rollback to, sleep, set, rowlocks, create, advlock, advunlock, advunlockall, advlocks)", head.text)
 	}
 	return c, nil
 }
@@ -500,4 +546,26 @@ func parseOptions(file string, b *Block) ([]Option, error) {
 		}
 	}
 	return out, nil
+}
+
+// parseAdvKey reads an advisory lock key: a bigint "N" or an integer pair
+// "N,M" (pg_advisory_lock(bigint) and pg_advisory_lock(int, int)).
+func parseAdvKey(c *Command, t ctok) error {
+	if a, b, pair := strings.Cut(t.text, ","); pair {
+		k1, err1 := strconv.ParseInt(a, 10, 32)
+		k2, err2 := strconv.ParseInt(b, 10, 32)
+		if t.quoted || err1 != nil || err2 != nil {
+			return cmdErr(t, "bad advisory key %q (a bigint N, or two integers N,M)", t.text)
+		}
+		c.AdvKey = tupled.AdvisoryKeyPair(int32(k1), int32(k2))
+		c.AdvKeyText = strconv.FormatInt(k1, 10) + "," + strconv.FormatInt(k2, 10)
+		return nil
+	}
+	k, err := strconv.ParseInt(t.text, 10, 64)
+	if t.quoted || err != nil {
+		return cmdErr(t, "bad advisory key %q (a bigint N, or two integers N,M)", t.text)
+	}
+	c.AdvKey = tupled.AdvisoryKeyInt64(k)
+	c.AdvKeyText = strconv.FormatInt(k, 10)
+	return nil
 }

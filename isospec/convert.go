@@ -480,6 +480,8 @@ func (c *converter) resultSet(header string) error {
 			sort.SliceStable(lockers, func(i, j int) bool { return lockers[i].Session < lockers[j].Session })
 			c.emit(RowLockLine(k, m == "t", lockers))
 		}
+	case CmdAdvLock, CmdAdvUnlock, CmdAdvLocks:
+		return c.convertAdvisory(cmd, cols, rows)
 	default:
 		return fmt.Errorf("step %s: %s does not return rows", c.step.Name, cmd.Kind)
 	}

@@ -52,6 +52,10 @@ type session struct {
 	reqs chan *blockRun
 	exit chan struct{}
 
+	// es owns the session's advisory locks and begins its transactions,
+	// when the engine has sessions (SessionEngine); else nil.
+	es EngineSession
+
 	// owned by the session goroutine
 	tx             Txn
 	aborted        bool
@@ -67,6 +71,9 @@ type session struct {
 
 func (r *runner) newSession(name string) *session {
 	s := &session{name: name, r: r, reqs: make(chan *blockRun), exit: make(chan struct{})}
+	if se, ok := r.eng.(SessionEngine); ok {
+		s.es = se.NewSession()
+	}
 	go s.loop()
 	return s
 }
@@ -100,6 +107,15 @@ func (s *session) runBlock(br *blockRun) {
 
 // finish rolls back what is left open; called after the goroutine has exited.
 func (s *session) finish() (err error) {
+	if s.es != nil {
+		// The connection's end: its open transaction rolls back (below)
+		// and its advisory locks go.
+		defer func() {
+			if cerr := s.es.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("session %s: closing: %v", s.name, cerr)
+			}
+		}()
+	}
 	if s.tx == nil {
 		return nil
 	}
@@ -149,7 +165,7 @@ func (s *session) exec(ctx context.Context, c *Command) (ev []event, stop bool, 
 		}
 		opts.Isolation = c.Isolation
 		opts.ReadOnly = c.ReadOnly
-		tx, berr := s.r.eng.Begin(ctx, opts)
+		tx, berr := s.begin(ctx, opts)
 		if berr != nil {
 			return errorEvent(berr, c), true, nil
 		}
@@ -215,6 +231,9 @@ func (s *session) exec(ctx context.Context, c *Command) (ev []event, stop bool, 
 		}
 		return lines(s.r.rowLockLines(rls)...), false, nil
 
+	case CmdAdvLock, CmdAdvUnlock, CmdAdvUnlockAll, CmdAdvLocks:
+		return s.execAdvisory(ctx, c)
+
 	case CmdCreate:
 		if s.tx != nil && s.aborted {
 			return errAbortedLine(c), true, nil
@@ -236,7 +255,7 @@ func (s *session) exec(ctx context.Context, c *Command) (ev []event, stop bool, 
 		if err != nil {
 			return nil, false, err
 		}
-		t, berr := s.r.eng.Begin(ctx, opts)
+		t, berr := s.begin(ctx, opts)
 		if berr != nil {
 			return errorEvent(berr, c), true, nil
 		}
@@ -265,6 +284,15 @@ func (s *session) exec(ctx context.Context, c *Command) (ev []event, stop bool, 
 		return lines(skippedLine), false, nil
 	}
 	return errorEvent(derr, c), true, nil
+}
+
+// begin begins a transaction of the session: through its EngineSession when
+// it has one.
+func (s *session) begin(ctx context.Context, opts *tupled.TxOptions) (Txn, error) {
+	if s.es != nil {
+		return s.es.Begin(ctx, opts)
+	}
+	return s.r.eng.Begin(ctx, opts)
 }
 
 func (s *session) txOptions() (*tupled.TxOptions, error) {

@@ -129,6 +129,16 @@ func SQL(c *Command) string {
 		return fmt.Sprintf("SELECT * FROM rowlocks(%s);", sqlText(t))
 	case CmdCreate:
 		return TableDDL(t)
+	case CmdAdvLock:
+		return advLockSQL(c)
+	case CmdAdvUnlock:
+		return advUnlockSQL(c)
+	case CmdAdvUnlockAll:
+		// A DO block, so that it returns no rows and may end a session's
+		// teardown (isolationtester prints a teardown's result sets).
+		return "DO $$BEGIN PERFORM pg_advisory_unlock_all(); END$$;"
+	case CmdAdvLocks:
+		return advLocksSQL
 	}
 	panic("unknown command kind")
 }

@@ -73,7 +73,8 @@ func (x Xact) owner() uint64 {
 type LockInfo struct {
 	Tag       Tag
 	Mode      LockMode
-	Xid       uint64 // holder or waiter
+	Xid       uint64 // holder or waiter (a session's lock: the transaction it runs, or 0)
+	Session   uint64 // an advisory lock of a Session: its id; else 0
 	Granted   bool
 	WaitStart time.Time
 }

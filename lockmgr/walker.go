@@ -225,7 +225,7 @@ func (wk *walker) Successors(dw *deadlock.Wait, visit func(*deadlock.Wait) bool)
 		if h.proc == w.proc || h.mask&cm == 0 {
 			continue
 		}
-		if hw := h.proc.cur.Load(); hw != nil && hw.dw.Epoch() <= s.epoch {
+		if hw := h.proc.wait(); hw != nil && hw.dw.Epoch() <= s.epoch {
 			if !visit(&hw.dw) {
 				return false
 			}
@@ -269,7 +269,7 @@ func (wk *walker) summary(w *waiter, s *lockSnap, pos int32, visit func(*deadloc
 		s.gen = wk.gen
 		for i := range s.holders {
 			h := &s.holders[i]
-			if hw := h.proc.cur.Load(); hw != nil && hw.dw.Epoch() <= s.epoch {
+			if hw := h.proc.wait(); hw != nil && hw.dw.Epoch() <= s.epoch {
 				if !visit(&hw.dw) {
 					return false
 				}

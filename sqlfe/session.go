@@ -77,7 +77,8 @@ type Session struct {
 	user string
 
 	tx      *tupled.Tx
-	txID    atomic.Uint64 // tx's id while tx != nil, else 0
+	txID    atomic.Uint64   // tx's id while tx != nil, else 0
+	adv     *tupled.Session // owner of the session's advisory locks (advisory.go)
 	block   blockState
 	pending map[string]*Table // DDL of the open transaction (nil value: dropped)
 	// savepoints are the block's open savepoints, innermost last (savepoint.go).
@@ -103,7 +104,7 @@ type Session struct {
 
 // NewSession registers a session with backend process id pid.
 func (e *Engine) NewSession(pid int32, user string, startup map[string]string) *Session {
-	s := &Session{eng: e, pid: pid, user: user, settings: map[string]string{
+	s := &Session{eng: e, pid: pid, user: user, adv: e.db.NewSession(), settings: map[string]string{
 		"application_name":            "",
 		"client_encoding":             "UTF8",
 		"datestyle":                   "ISO, MDY",
@@ -156,6 +157,7 @@ func (s *Session) PID() int32 { return s.pid }
 // Close rolls back the open transaction and unregisters the session.
 func (s *Session) Close() {
 	s.rollback()
+	_ = s.adv.Close()
 	s.block = blkNone
 	s.eng.mu.Lock()
 	delete(s.eng.sessions, s.pid)
@@ -181,7 +183,7 @@ func (s *Session) ensureTx(ctx context.Context) (*tupled.Tx, error) {
 	if s.tx != nil {
 		return s.tx, nil
 	}
-	tx, err := s.eng.db.Begin(ctx, &tupled.TxOptions{Isolation: s.txIso, ReadOnly: s.txReadOnly, LockTimeout: s.lockTimeout})
+	tx, err := s.adv.Begin(ctx, &tupled.TxOptions{Isolation: s.txIso, ReadOnly: s.txReadOnly, LockTimeout: s.lockTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -490,19 +492,21 @@ func (e *Engine) isBlocked(pid int32, interesting []int64) bool {
 	e.mu.Lock()
 	s := e.sessions[pid]
 	want := map[uint64]bool{}
+	wantSess := map[uint64]bool{} // advisory locks are the sessions'
 	for _, p := range interesting {
 		if o := e.sessions[int32(p)]; o != nil && o != s {
 			if id := o.txID.Load(); id != 0 {
 				want[id] = true
 			}
+			wantSess[o.adv.ID()] = true
 		}
 	}
 	e.mu.Unlock()
 	if s == nil {
 		return false
 	}
-	me := s.txID.Load()
-	if me == 0 || len(want) == 0 {
+	me, mySess := s.txID.Load(), s.adv.ID()
+	if me == 0 || len(wantSess) == 0 {
 		return false
 	}
 	locks := e.db.Locks()
@@ -523,7 +527,14 @@ func (e *Engine) isBlocked(pid int32, interesting []int64) bool {
 			continue
 		}
 		for _, m := range locks {
-			if m.Tag != l.Tag || m.TxID == me || !want[m.TxID] {
+			if m.Tag != l.Tag {
+				continue
+			}
+			if m.Session != 0 {
+				if m.Session == mySess || !wantSess[m.Session] {
+					continue
+				}
+			} else if m.TxID == me || !want[m.TxID] {
 				continue
 			}
 			if m.Granted || m.WaitStart.Before(l.WaitStart) {

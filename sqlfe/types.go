@@ -25,6 +25,9 @@ const (
 	// and keys. The values of this enumeration are stored in the catalog:
 	// new types go at the end.
 	TBpchar
+	// TVoid is void: only the result of a function (pg_advisory_lock),
+	// output as an empty string.
+	TVoid
 )
 
 // OIDs of the types, as PostgreSQL numbers them.
@@ -36,6 +39,7 @@ const (
 	OIDUnknown   = 705
 	OIDInt4Array = 1007
 	OIDBpchar    = 1042
+	OIDVoid      = 2278
 )
 
 // OID returns the PostgreSQL type OID of t.
@@ -53,6 +57,8 @@ func (t Type) OID() uint32 {
 		return OIDInt4Array
 	case TBpchar:
 		return OIDBpchar
+	case TVoid:
+		return OIDVoid
 	}
 	return OIDText // unknown results are sent as text, as PostgreSQL does for unknown literals
 }
@@ -104,6 +110,8 @@ func (t Type) String() string {
 		return "integer[]"
 	case TBpchar:
 		return "character"
+	case TVoid:
+		return "void"
 	}
 	return "unknown"
 }
