@@ -3,10 +3,12 @@ package tupled_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"github.com/tupled/tupled"
 )
@@ -231,4 +233,144 @@ func TestSavepointOnDiskCommitRecordsOnlyKeptWrites(t *testing.T) {
 	_, err = r.Get(bg, "t", []byte("gone"))
 	require.True(t, errors.Is(err, tupled.ErrNotFound))
 	require.NoError(t, r.Commit())
+}
+
+// TestRowLockModelWithSavepoints is TestRowLockModel with savepoints that
+// are established, released and rolled back at random: the model keeps,
+// per transaction, one map of locks per level (level 0 before the first
+// savepoint), and a lock is held at the strongest strength of any level.
+// A rollback to savepoint j drops levels j and up; a release merges them
+// into level j-1; a NOWAIT failure under a savepoint drops the innermost
+// level and leaves the transaction aborted until a rollback to.
+func TestRowLockModelWithSavepoints(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		keys := []string{"a", "b", "c"}
+		db, err := tupled.Open("", &tupled.Options{VacuumInterval: -1})
+		require.NoError(rt, err)
+		defer db.Close()
+		require.NoError(rt, db.CreateTable(bg, "t"))
+		require.NoError(rt, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+			for _, k := range keys {
+				if err := tx.Insert(bg, "t", []byte(k), []byte("v"+k)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		type txState struct {
+			tx      *tupled.Tx
+			levels  []map[string]tupled.LockStrength
+			aborted bool
+		}
+		held := func(s *txState, k string) tupled.LockStrength {
+			var m tupled.LockStrength
+			for _, l := range s.levels {
+				m = max(m, l[k])
+			}
+			return m
+		}
+		spName := func(j int) string { return fmt.Sprintf("sp%d", j) }
+		const slots = 3
+		txs := make([]*txState, slots)
+		check := func() {
+			open := make([]*tupled.Tx, slots)
+			model := make([]map[string]tupled.LockStrength, slots)
+			for i, s := range txs {
+				if s == nil {
+					continue
+				}
+				open[i], model[i] = s.tx, map[string]tupled.LockStrength{}
+				for _, k := range keys {
+					if h := held(s, k); h > 0 {
+						model[i][k] = h
+					}
+				}
+			}
+			checkRowLocks(rt, db, open, model)
+		}
+		for range rapid.IntRange(1, 80).Draw(rt, "steps") {
+			i := rapid.IntRange(0, slots-1).Draw(rt, "slot")
+			s := txs[i]
+			if s == nil {
+				tx, err := db.Begin(bg, nil)
+				require.NoError(rt, err)
+				txs[i] = &txState{tx: tx, levels: []map[string]tupled.LockStrength{{}}}
+				continue
+			}
+			depth := len(s.levels) - 1 // open savepoints
+			op := rapid.IntRange(0, 7).Draw(rt, "op")
+			if s.aborted && op != 1 {
+				op = 4 // only a rollback to (or a rollback) helps
+			}
+			switch op {
+			case 0:
+				require.NoError(rt, s.tx.Commit())
+				txs[i] = nil
+			case 1:
+				require.NoError(rt, s.tx.Rollback())
+				txs[i] = nil
+			case 2:
+				require.NoError(rt, s.tx.Savepoint(spName(depth+1)))
+				s.levels = append(s.levels, map[string]tupled.LockStrength{})
+			case 3:
+				if depth == 0 {
+					continue
+				}
+				j := rapid.IntRange(1, depth).Draw(rt, "release")
+				require.NoError(rt, s.tx.Release(spName(j)))
+				for _, l := range s.levels[j:] {
+					for k, st := range l {
+						s.levels[j-1][k] = max(s.levels[j-1][k], st)
+					}
+				}
+				s.levels = s.levels[:j]
+			case 4:
+				if depth == 0 {
+					require.NoError(rt, s.tx.Rollback())
+					txs[i] = nil
+					break
+				}
+				j := rapid.IntRange(1, depth).Draw(rt, "rollbackTo")
+				require.NoError(rt, s.tx.RollbackTo(spName(j)))
+				s.levels = append(s.levels[:j], map[string]tupled.LockStrength{})
+				s.aborted = false
+			default:
+				k := rapid.SampledFrom(keys).Draw(rt, "key")
+				st := tupled.LockStrength(rapid.IntRange(1, 4).Draw(rt, "strength"))
+				want := true
+				for j, o := range txs {
+					if j != i && o != nil && conflicts(held(o, k), st) && held(o, k) > 0 {
+						want = false
+					}
+				}
+				_, err := s.tx.Lock(bg, "t", []byte(k), st, tupled.NoWait)
+				if want {
+					require.NoError(rt, err, "slot %d lock %s %v", i, k, st)
+					if held(s, k) < st {
+						cur := s.levels[depth]
+						cur[k] = max(cur[k], st)
+					}
+					break
+				}
+				require.ErrorIs(rt, err, tupled.ErrLockNotAvailable, "slot %d lock %s %v", i, k, st)
+				if depth == 0 {
+					require.NoError(rt, s.tx.Rollback())
+					txs[i] = nil
+					break
+				}
+				s.levels[depth] = map[string]tupled.LockStrength{}
+				s.aborted = true
+				_, err = s.tx.Get(bg, "t", []byte(k))
+				require.ErrorIs(rt, err, tupled.ErrTxAborted)
+			}
+			check()
+		}
+		for i, s := range txs {
+			if s != nil {
+				require.NoError(rt, s.tx.Rollback())
+				txs[i] = nil
+			}
+		}
+		check()
+	})
 }
