@@ -418,8 +418,19 @@ func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup
 // index for an in-progress inserter or deleter of key;
 // errs.ErrDuplicateKey if a live row has it.
 func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error {
-	if _, err := tx.start(ctx, true); err != nil {
-		return err
+	_, err := tx.insert(ctx, table, key, value, false)
+	return err
+}
+
+// insert is Insert; speculative (INSERT … ON CONFLICT) reports a
+// conflicting row as (false, nil) instead of failing with 23505 — after
+// waiting, as Insert does, for a transaction inserting or deleting the key
+// to end — and under REPEATABLE READ fails with 40001 when the conflicting
+// row is one the snapshot does not see (PostgreSQL's ExecCheckTIDVisible).
+func (tx *Tx) insert(ctx context.Context, table string, key, value []byte, speculative bool) (bool, error) {
+	snap, err := tx.start(ctx, true)
+	if err != nil {
+		return false, err
 	}
 	tbl, err := tx.e.table(table)
 	if err == nil {
@@ -429,21 +440,37 @@ func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error
 		err = checkValue(value)
 	}
 	if err != nil {
-		return tx.Fail(ctx, err)
+		return false, tx.Fail(ctx, err)
 	}
 	key, value = bytes.Clone(key), bytes.Clone(value)
 	err = tx.e.tl.Insert(ctx, &tx.txn, tbl, key, value)
 	if err == nil {
 		// The key's stored row could not be read: it may exist.
 		if ferr := tx.readFailed(ctx); ferr != nil {
-			return ferr
+			return false, ferr
 		}
 		tx.logWrite(table, key, value, false)
+		return true, nil
 	}
 	if errors.Is(err, tuplelock.ErrDuplicateKey) {
+		if speculative {
+			if tx.rr && !tx.sees(tbl, key, snap) {
+				return false, tx.Fail(ctx, errs.ErrSerialization)
+			}
+			return false, nil
+		}
 		err = errs.Op(errs.ErrDuplicateKey, fmt.Sprintf("duplicate key value violates unique constraint \"%s_pkey\"", table))
 	}
-	return tx.Fail(ctx, err)
+	return false, tx.Fail(ctx, err)
+}
+
+// sees reports whether a version of key is visible to snap.
+func (tx *Tx) sees(tbl *heap.Table, key []byte, snap xact.Snapshot) bool {
+	r, tup := tx.visible(tbl, key, snap)
+	if r != nil {
+		r.Unpin()
+	}
+	return tup != nil
 }
 
 // Write updates (value) or deletes key's row. With policy Block it waits

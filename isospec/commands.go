@@ -29,6 +29,7 @@ const (
 	CmdSavepoint
 	CmdRelease
 	CmdRollbackTo
+	CmdUpsert       // upsert [TABLE] K V [update V2 [where OLD]]
 	CmdAdvLock      // advlock KEY [shared] [xact] [nowait]
 	CmdAdvUnlock    // advunlock KEY [shared]
 	CmdAdvUnlockAll // advunlockall
@@ -39,7 +40,7 @@ var cmdNames = map[CmdKind]string{
 	CmdBegin: "begin", CmdCommit: "commit", CmdRollback: "rollback", CmdGet: "get", CmdLock: "lock",
 	CmdInsert: "insert", CmdUpdate: "update", CmdDelete: "delete", CmdScan: "scan", CmdSleep: "sleep",
 	CmdSetLockTimeout: "set", CmdRowLocks: "rowlocks", CmdCreate: "create",
-	CmdSavepoint: "savepoint", CmdRelease: "release", CmdRollbackTo: "rollback to",
+	CmdSavepoint: "savepoint", CmdRelease: "release", CmdRollbackTo: "rollback to", CmdUpsert: "upsert",
 	CmdAdvLock: "advlock", CmdAdvUnlock: "advunlock", CmdAdvUnlockAll: "advunlockall", CmdAdvLocks: "advlocks",
 }
 
@@ -57,7 +58,9 @@ type Command struct {
 	Table    string
 	Key      string
 	Value    string
-	Name     string              // savepoint, release, rollback to
+	Name     string // savepoint, release, rollback to
+	Set      string // upsert: the value DO UPDATE writes (HasSet)
+	HasSet   bool
 	Strength tupled.LockStrength // lock; scan (NoLock = plain read)
 	Wait     tupled.WaitPolicy   // lock; scan with a strength
 
@@ -91,7 +94,7 @@ type Command struct {
 // set (and so whether our output shows something for it on success).
 func (c *Command) ProducesResult() bool {
 	switch c.Kind {
-	case CmdGet, CmdLock, CmdScan, CmdUpdate, CmdDelete, CmdSleep, CmdRowLocks,
+	case CmdGet, CmdLock, CmdScan, CmdUpdate, CmdDelete, CmdSleep, CmdRowLocks, CmdUpsert,
 		CmdAdvLock, CmdAdvUnlock, CmdAdvLocks:
 		return true
 	}
@@ -363,6 +366,31 @@ func parseCommand(toks []ctok, text string) (*Command, error) {
 			return nil, err
 		}
 		c.Key, c.Value = args[0].text, args[1].text
+	case "upsert":
+		c.Kind = CmdUpsert
+		u := usage("upsert [TABLE] KEY VALUE [update VALUE [where OLD]]")
+		for i, a := range args {
+			if a.is("update") {
+				rest := args[i+1:]
+				switch {
+				case len(rest) == 1:
+				case len(rest) == 3 && rest[1].is("where"):
+					c.Where, c.HasWhere = rest[2].text, true
+				default:
+					return nil, u
+				}
+				c.Set, c.HasSet = rest[0].text, true
+				args = args[:i]
+				break
+			}
+		}
+		if len(args) < 2 || len(args) > 3 {
+			return nil, u
+		}
+		if err := optTable(3); err != nil {
+			return nil, err
+		}
+		c.Key, c.Value = args[0].text, args[1].text
 	case "delete":
 		c.Kind = CmdDelete
 		if len(args) < 1 || len(args) > 2 {
@@ -448,7 +476,7 @@ func parseCommand(toks []ctok, text string) (*Command, error) {
 			return nil, usage("advlocks")
 		}
 	default:
-		return nil, cmdErr(head, "unknown command %q (begin, get, lock, insert, update, delete, scan, commit, rollback, savepoint, release, rollback to, sleep, set, rowlocks, create, advlock, advunlock, advunlockall, advlocks)", head.text)
+		return nil, cmdErr(head, "unknown command %q (begin, get, lock, insert, update, delete, scan, commit, rollback, savepoint, release, rollback to, upsert, sleep, set, rowlocks, create, advlock, advunlock, advunlockall, advlocks)", head.text)
 	}
 	return c, nil
 }

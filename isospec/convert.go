@@ -422,6 +422,19 @@ func (c *converter) resultSet(header string) error {
 			return err
 		}
 		c.emit(ValueLine(v))
+	case CmdUpsert:
+		if err := want(len(rows) <= 1); err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			c.emit(conflictLine)
+			return nil
+		}
+		v, err := col(rows[0], "v")
+		if err != nil {
+			return err
+		}
+		c.emit(ValueLine(v))
 	case CmdUpdate, CmdDelete:
 		if err := want(len(rows) <= 1); err != nil {
 			return err

@@ -37,6 +37,11 @@ type SavepointTxn interface {
 	Release(name string) error
 }
 
+// UpsertTxn is the upsert part of *tupled.Tx (the upsert command).
+type UpsertTxn interface {
+	Upsert(ctx context.Context, table string, key, value []byte, onConflict func([]byte) ([]byte, bool)) (tupled.UpsertOutcome, error)
+}
+
 // Opener opens a fresh engine for one permutation.
 type Opener func(opts *tupled.Options) (Engine, error)
 

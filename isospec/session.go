@@ -325,6 +325,29 @@ func (s *session) data(ctx context.Context, tx Txn, c *Command) ([]string, error
 		return nil, tx.Update(ctx, c.Table, key, []byte(c.Value))
 	case CmdDelete:
 		return nil, tx.Delete(ctx, c.Table, key)
+	case CmdUpsert:
+		ut, ok := tx.(UpsertTxn)
+		if !ok {
+			return nil, fmt.Errorf("upsert: this engine has no upsert")
+		}
+		var onConflict func([]byte) ([]byte, bool)
+		if c.HasSet {
+			onConflict = func(old []byte) ([]byte, bool) {
+				if c.HasWhere && string(old) != c.Where {
+					return nil, false
+				}
+				return []byte(c.Set), true
+			}
+		}
+		switch out, err := ut.Upsert(ctx, c.Table, key, []byte(c.Value), onConflict); {
+		case err != nil:
+			return nil, err
+		case out == tupled.UpsertInserted:
+			return []string{ValueLine(c.Value)}, nil
+		case out == tupled.UpsertUpdated:
+			return []string{ValueLine(c.Set)}, nil
+		}
+		return []string{conflictLine}, nil
 	case CmdScan:
 		opts := tupled.ScanOptions{Limit: c.Limit, Lock: c.Strength, Wait: c.Wait}
 		if c.HasFrom {

@@ -75,6 +75,18 @@ func SQL(c *Command) string {
 		return "COMMIT;"
 	case CmdRollback:
 		return "ROLLBACK;"
+	case CmdUpsert:
+		// RETURNING v: a row when inserted or updated, none on DO NOTHING
+		// or a DO UPDATE whose WHERE failed.
+		s := fmt.Sprintf("INSERT INTO %s VALUES (%s, %s) ON CONFLICT (k) DO ", t, k, sqlText(c.Value))
+		if !c.HasSet {
+			return s + "NOTHING RETURNING v;"
+		}
+		s += "UPDATE SET v = " + sqlText(c.Set)
+		if c.HasWhere {
+			s += fmt.Sprintf(" WHERE %s.v = %s", t, sqlText(c.Where))
+		}
+		return s + " RETURNING v;"
 	case CmdSavepoint:
 		return "SAVEPOINT " + c.Name + ";"
 	case CmdRelease:
