@@ -2,7 +2,6 @@ package tupled
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 
 	"github.com/tupled/tupled/engine"
@@ -128,20 +127,11 @@ func (s *Session) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
 		return nil, err
 	}
 	defer s.exit()
-	if err := ctx.Err(); err != nil {
-		return nil, errs.Canceled(err)
+	eo, err := engineTxOptions(ctx, opts)
+	if err != nil {
+		return nil, err
 	}
-	var o TxOptions
-	if opts != nil {
-		o = *opts
-	}
-	if o.Isolation != ReadCommitted && o.Isolation != RepeatableRead {
-		return nil, errs.Op(ErrInvalid, fmt.Sprintf("tupled: unknown isolation level %d", o.Isolation))
-	}
-	if o.LockTimeout < 0 {
-		return nil, errs.Op(ErrInvalid, "tupled: negative LockTimeout")
-	}
-	t, err := s.s.Begin(engine.TxOptions{RepeatableRead: o.Isolation == RepeatableRead, ReadOnly: o.ReadOnly, LockTimeout: o.LockTimeout})
+	t, err := s.s.Begin(eo)
 	if err != nil {
 		return nil, err
 	}

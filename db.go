@@ -134,24 +134,34 @@ func (db *DB) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
 		return nil, err
 	}
 	defer db.exit()
+	eo, err := engineTxOptions(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	t, err := db.eng.Begin(eo)
+	if err != nil {
+		return nil, err
+	}
+	return &Tx{db: db, t: t}, nil
+}
+
+// engineTxOptions checks Begin's ctx and opts and translates opts for the
+// engine.
+func engineTxOptions(ctx context.Context, opts *TxOptions) (engine.TxOptions, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, errs.Canceled(err)
+		return engine.TxOptions{}, errs.Canceled(err)
 	}
 	var o TxOptions
 	if opts != nil {
 		o = *opts
 	}
 	if o.Isolation != ReadCommitted && o.Isolation != RepeatableRead {
-		return nil, errs.Op(ErrInvalid, fmt.Sprintf("tupled: unknown isolation level %d", o.Isolation))
+		return engine.TxOptions{}, errs.Op(ErrInvalid, fmt.Sprintf("tupled: unknown isolation level %d", o.Isolation))
 	}
 	if o.LockTimeout < 0 {
-		return nil, errs.Op(ErrInvalid, "tupled: negative LockTimeout")
+		return engine.TxOptions{}, errs.Op(ErrInvalid, "tupled: negative LockTimeout")
 	}
-	t, err := db.eng.Begin(engine.TxOptions{RepeatableRead: o.Isolation == RepeatableRead, ReadOnly: o.ReadOnly, LockTimeout: o.LockTimeout})
-	if err != nil {
-		return nil, err
-	}
-	return &Tx{db: db, t: t}, nil
+	return engine.TxOptions{RepeatableRead: o.Isolation == RepeatableRead, ReadOnly: o.ReadOnly, LockTimeout: o.LockTimeout}, nil
 }
 
 // RunTx runs fn in a transaction begun with opts and commits it, retrying

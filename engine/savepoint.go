@@ -98,6 +98,8 @@ func (tx *Tx) Savepoints() int {
 	return len(tx.savepoints)
 }
 
+// usableLocked is ErrTxDone or ErrTxAborted for a transaction that ended
+// or that an error aborted, nil for an active one. tx.mu held.
 func (tx *Tx) usableLocked() error {
 	switch tx.state {
 	case txDone:

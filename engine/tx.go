@@ -553,13 +553,7 @@ func (tx *Tx) StillActive() error {
 	}
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
-	switch tx.state {
-	case txDone:
-		return errs.ErrTxDone
-	case txAborted:
-		return errs.ErrTxAborted
-	}
-	return nil
+	return tx.usableLocked()
 }
 
 // Commit commits the transaction and ends it (on disk, a transaction that

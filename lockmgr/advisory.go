@@ -235,38 +235,24 @@ func (ll *localLock) count(lvl Level, d int64) {
 // holds no session-level lock of that mode on tag (PostgreSQL then warns
 // "you don't own a lock of type <mode>"); transaction-level acquisitions
 // are not released by it.
-func (o *Owner) Unlock(tag Tag, mode LockMode) bool {
-	k := localKey{tag, mode}
-	o.mu.Lock()
-	ll := o.local[k]
-	if ll == nil || ll.session == 0 {
-		o.mu.Unlock()
-		return false
-	}
-	ll.session--
-	last := ll.session == 0 && ll.xact == 0
-	if last {
-		delete(o.local, k)
-	}
-	o.mu.Unlock()
-	if last {
-		o.m.Unlock(o.proc, tag, mode)
-	}
-	return true
-}
+func (o *Owner) Unlock(tag Tag, mode LockMode) bool { return o.unlockOne(tag, mode, SessionLevel) }
 
 // UnlockXact releases one transaction-level acquisition of mode on tag:
 // what a rolled-back savepoint took (PostgreSQL releases a subtransaction's
 // locks at its abort). It reports whether there was one.
-func (o *Owner) UnlockXact(tag Tag, mode LockMode) bool {
+func (o *Owner) UnlockXact(tag Tag, mode LockMode) bool { return o.unlockOne(tag, mode, XactLevel) }
+
+// unlockOne releases one acquisition of mode on tag at level lvl, and the
+// lock itself with its last acquisition at either level.
+func (o *Owner) unlockOne(tag Tag, mode LockMode, lvl Level) bool {
 	k := localKey{tag, mode}
 	o.mu.Lock()
 	ll := o.local[k]
-	if ll == nil || ll.xact == 0 {
+	if ll == nil || (lvl == SessionLevel && ll.session == 0) || (lvl == XactLevel && ll.xact == 0) {
 		o.mu.Unlock()
 		return false
 	}
-	ll.xact--
+	ll.count(lvl, -1)
 	last := ll.session == 0 && ll.xact == 0
 	if last {
 		delete(o.local, k)
