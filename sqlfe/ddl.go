@@ -59,8 +59,16 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			t.Cols[t.col(col)].NotNull = true
 		case pg.ConstrType_CONSTR_NULL:
 		case pg.ConstrType_CONSTR_PRIMARY:
-			if len(c.Including) > 0 || len(c.Options) > 0 || c.Indexspace != "" || c.Deferrable {
+			// INCLUDE (cols) only adds payload columns to PostgreSQL's
+			// index; they are not key columns (an update of them is a
+			// no-key update), so here it changes nothing.
+			if len(c.Options) > 0 || c.Indexspace != "" || c.Deferrable {
 				return notSupported("PRIMARY KEY options are not supported").at(c.Location)
+			}
+			for _, inc := range strs(c.Including) {
+				if t.col(inc) < 0 {
+					return errorf(CodeUndefinedColumn, "column %q named in key does not exist", inc).at(c.Location)
+				}
 			}
 			if col == "" {
 				keys := strs(c.Keys)
