@@ -24,6 +24,9 @@ type Column struct {
 	// character(n) as a TBpchar of MaxLen n (0: bpchar, no length)
 	Int2   bool `json:"int2,omitempty"`
 	MaxLen int  `json:"max_len,omitempty"`
+	// Hidden marks the rowid key of a table without a PRIMARY KEY (see
+	// rowidCounters): no name, SELECT * or INSERT column list reaches it.
+	Hidden bool `json:"hidden,omitempty"`
 }
 
 func (c Column) mod() typeMod { return typeMod{Int2: c.Int2, MaxLen: c.MaxLen} }
@@ -66,7 +69,7 @@ const (
 
 func (t *Table) col(name string) int {
 	for i, c := range t.Cols {
-		if c.Name == name {
+		if c.Name == name && !c.Hidden {
 			return i
 		}
 	}

@@ -215,7 +215,7 @@ func (c *compiler) column(cr *pg.ColumnRef) (expr, error) {
 		return nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).at(cr.Location)
 	}
 	for i, col := range c.cols {
-		if col.Name == name {
+		if col.Name == name && !col.Hidden {
 			return &colExpr{idx: i, t: col.Type, m: col.mod()}, nil
 		}
 	}

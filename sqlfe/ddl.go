@@ -133,7 +133,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		return nil, errorf("54011", "tables can have at most 1600 columns")
 	}
 	if t.Key < 0 {
-		return nil, notSupported("tables without a PRIMARY KEY are not supported")
+		t.addHiddenKey()
 	}
 	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
 		res := &Result{Tag: "CREATE TABLE"}

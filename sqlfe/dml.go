@@ -150,6 +150,9 @@ func (s *Session) planSelect(st *pg.SelectStmt, params *[]Type) (*plan, error) {
 					return nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).at(cr.Location)
 				}
 				for i, col := range c.cols {
+					if col.Hidden {
+						continue
+					}
 					tgts = append(tgts, tgt{col.Name, &colExpr{idx: i, t: col.Type, m: col.mod()}})
 				}
 				continue
@@ -625,12 +628,14 @@ func checkRow(t *Table, row []Value) error {
 	}
 	for i, c := range t.Cols {
 		if row[i].Null && (c.NotNull || i == t.Key) {
-			vals := make([]string, len(row))
+			var vals []string
 			for j, v := range row {
-				if v.Null {
-					vals[j] = "null"
-				} else {
-					vals[j] = v.String()
+				switch {
+				case t.Cols[j].Hidden:
+				case v.Null:
+					vals = append(vals, "null")
+				default:
+					vals = append(vals, v.String())
 				}
 			}
 			return &Error{Code: CodeNotNull, Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name),
@@ -675,6 +680,9 @@ func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
 		if cr := rt.Val.GetColumnRef(); cr != nil {
 			if f := strs(cr.Fields); f[len(f)-1] == "*" {
 				for i, col := range c.cols {
+					if col.Hidden {
+						continue
+					}
 					xs = append(xs, &colExpr{idx: i, t: col.Type, m: col.mod()})
 					cols = append(cols, col)
 				}
@@ -744,8 +752,10 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 	}
 	var target []int
 	if len(st.Cols) == 0 {
-		for i := range t.Cols {
-			target = append(target, i)
+		for i, col := range t.Cols {
+			if !col.Hidden {
+				target = append(target, i)
+			}
 		}
 	} else {
 		seen := map[int]bool{}
@@ -813,6 +823,13 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 						return nil, err
 					}
 				}
+			}
+			if t.hiddenKey() {
+				id, err := s.eng.nextRowid(ctx, t)
+				if err != nil {
+					return nil, err
+				}
+				row[t.Key] = Int8(id)
 			}
 			if err := checkRow(t, row); err != nil {
 				return nil, err

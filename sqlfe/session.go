@@ -29,6 +29,8 @@ type Engine struct {
 
 	mu       sync.Mutex
 	sessions map[int32]*Session
+
+	rowids rowidCounters // tables without a PRIMARY KEY
 }
 
 // EngineOptions configure NewEngine.
