@@ -46,6 +46,9 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		if t.Key >= 0 {
 			return errorf(CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", name).at(loc)
 		}
+		if t.Cols[i].Type == TNumeric {
+			return notSupported("a numeric PRIMARY KEY is not supported").at(loc)
+		}
 		t.Key = i
 		t.Cols[i].NotNull = true
 		return nil

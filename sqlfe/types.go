@@ -25,6 +25,7 @@ const (
 	// and keys. The values of this enumeration are stored in the catalog:
 	// new types go at the end.
 	TBpchar
+	TNumeric // numeric without a modifier (see numeric.go)
 )
 
 // OIDs of the types, as PostgreSQL numbers them.
@@ -36,6 +37,7 @@ const (
 	OIDUnknown   = 705
 	OIDInt4Array = 1007
 	OIDBpchar    = 1042
+	OIDNumeric   = 1700
 )
 
 // OID returns the PostgreSQL type OID of t.
@@ -53,6 +55,8 @@ func (t Type) OID() uint32 {
 		return OIDInt4Array
 	case TBpchar:
 		return OIDBpchar
+	case TNumeric:
+		return OIDNumeric
 	}
 	return OIDText // unknown results are sent as text, as PostgreSQL does for unknown literals
 }
@@ -73,6 +77,8 @@ func TypeForOID(oid uint32) Type {
 		return TInt4Array
 	case OIDBpchar:
 		return TBpchar
+	case OIDNumeric:
+		return TNumeric
 	}
 	return TUnknown
 }
@@ -104,11 +110,17 @@ func (t Type) String() string {
 		return "integer[]"
 	case TBpchar:
 		return "character"
+	case TNumeric:
+		return "numeric"
 	}
 	return "unknown"
 }
 
 func isInt(t Type) bool { return t == TInt4 || t == TInt8 }
+
+// isNumber reports whether t is of PostgreSQL's numeric category among our
+// types (the integers and numeric).
+func isNumber(t Type) bool { return isInt(t) || t == TNumeric }
 
 // isString reports whether t is of PostgreSQL's string category (text,
 // character(n)): any value converts to it through its output function.
@@ -205,6 +217,8 @@ func (v Value) AppendBinary(dst []byte) []byte {
 			dst = binary.BigEndian.AppendUint32(dst, uint32(int32(x)))
 		}
 		return dst
+	case TNumeric:
+		return appendNumericBinary(dst, v.S)
 	}
 	return append(dst, v.S...)
 }
@@ -245,6 +259,12 @@ func ParseText(t Type, s string) (Value, error) {
 			return Value{}, errorf(CodeInvalidText, "invalid input syntax for type %s: %q", name, s)
 		}
 		return Value{T: t, I: i}, nil
+	case TNumeric:
+		d, err := parseNumeric(s)
+		if err != nil {
+			return Value{}, err
+		}
+		return d.value(), nil
 	case TInt4Array:
 		ts := strings.TrimSpace(s)
 		if len(ts) < 2 || ts[0] != '{' || ts[len(ts)-1] != '}' {
@@ -312,6 +332,8 @@ func ParseBinary(t Type, b []byte) (Value, error) {
 			return bad()
 		}
 		return Int8(int64(binary.BigEndian.Uint64(b))), nil
+	case TNumeric:
+		return parseNumericBinary(b)
 	case TText, TUnknown, TBpchar:
 		if err := checkEncoding(string(b)); err != nil {
 			return Value{}, err
