@@ -27,6 +27,11 @@ type Column struct {
 	// Hidden marks the rowid key of a table without a PRIMARY KEY (see
 	// rowidCounters): no name, SELECT * or INSERT column list reaches it.
 	Hidden bool `json:"hidden,omitempty"`
+	// Default is the column's DEFAULT expression as SQL text ("SELECT
+	// expr"), Serial marks a smallserial, serial or bigserial column (see
+	// defaults.go).
+	Default string `json:"default,omitempty"`
+	Serial  bool   `json:"serial,omitempty"`
 }
 
 func (c Column) mod() typeMod { return typeMod{Int2: c.Int2, MaxLen: c.MaxLen} }

@@ -789,9 +789,14 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		}
 		row := make([]expr, len(t.Cols))
 		for i := range row {
-			row[i] = &constExpr{Null(t.Cols[i].Type)}
+			if row[i], err = defaultExpr(t, t.Cols[i]); err != nil {
+				return nil, err
+			}
 		}
 		for j, n := range items {
+			if n.GetSetToDefault() != nil {
+				continue // the default already there
+			}
 			x, err := assign(c, n, t.Cols[target[j]])
 			if err != nil {
 				return nil, err
@@ -889,7 +894,12 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			return nil, errorf(CodeSyntax, "multiple assignments to same column %q", rt.Name).at(rt.Location)
 		}
 		seen[i] = true
-		x, err := assign(c, rt.Val, t.Cols[i])
+		var x expr
+		if rt.Val.GetSetToDefault() != nil {
+			x, err = defaultExpr(t, t.Cols[i])
+		} else {
+			x, err = assign(c, rt.Val, t.Cols[i])
+		}
 		if err != nil {
 			return nil, err
 		}
