@@ -499,6 +499,8 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 		t = TBool
 	case "numeric": // also decimal, dec
 		t = TNumeric
+	case "timestamp": // timestamp without time zone
+		t = TTimestamp
 	default:
 		if !pgTypes[strings.TrimPrefix(name, "_")] {
 			return undefined()

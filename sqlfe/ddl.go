@@ -46,8 +46,8 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		if t.Key >= 0 {
 			return errorf(CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", name).at(loc)
 		}
-		if t.Cols[i].Type == TNumeric {
-			return notSupported("a numeric PRIMARY KEY is not supported").at(loc)
+		if ty := t.Cols[i].Type; ty == TNumeric || ty == TTimestamp {
+			return notSupported("a %s PRIMARY KEY is not supported", ty).at(loc)
 		}
 		t.Key = i
 		t.Cols[i].NotNull = true

@@ -284,6 +284,8 @@ func cmpValues(a, b Value) int {
 	switch {
 	case a.T == TNumeric || b.T == TNumeric:
 		return numericCmp(a, b)
+	case a.T == TTimestamp:
+		return timestampCmp(a, b)
 	case isInt(a.T) || a.T == TBool:
 		switch {
 		case a.I < b.I:

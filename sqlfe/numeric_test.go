@@ -1,6 +1,7 @@
 package sqlfe
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -64,5 +65,38 @@ func TestNumericBinary(t *testing.T) {
 		t.Errorf("0.00: sent %x, want PostgreSQL's 0000000000000002", b)
 	} else if back, err := ParseBinary(TNumeric, b); err != nil || back.String() != "0.00" {
 		t.Errorf("0.00: read back %v %v", back, err)
+	}
+}
+
+// TestTimestamp: timestamp columns, input forms, output, ordering and
+// casts print what PostgreSQL 15 printed for the same statements; the
+// binary format is microseconds since 2000-01-01.
+func TestTimestamp(t *testing.T) {
+	_, s := newTestSession(t)
+	mustRun(t, s, "CREATE TABLE u (id int PRIMARY KEY, name varchar, sometime timestamp)", "CREATE TABLE")
+	mustRun(t, s, "INSERT INTO u (id, name) VALUES (1, 'olivier')", "INSERT 0 1")
+	mustRun(t, s, "UPDATE u SET sometime = '1830-10-04' WHERE id = 1 RETURNING sometime", "1830-10-04 00:00:00\nUPDATE 1")
+	mustRun(t, s, "INSERT INTO u VALUES (2, 'b', '2024-02-29 13:45:01.1234567'), (3, 'c', '2024-02-29T13:45'), (4, 'd', '1999-12-31 23:59:59.5')", "INSERT 0 3")
+	mustRun(t, s, "SELECT id, sometime FROM u ORDER BY sometime",
+		"1|1830-10-04 00:00:00\n4|1999-12-31 23:59:59.5\n3|2024-02-29 13:45:00\n2|2024-02-29 13:45:01.123457\nSELECT 4")
+	mustRun(t, s, "SELECT id FROM u WHERE sometime > '2000-01-01' ORDER BY id", "2\n3\nSELECT 2")
+	mustRun(t, s, "SELECT sometime::text FROM u WHERE id = 1", "1830-10-04 00:00:00\nSELECT 1")
+	mustFail(t, s, "SELECT '2024-13-01'::timestamp", "22008", `date/time field value out of range: "2024-13-01"`)
+	mustFail(t, s, "SELECT 'x'::timestamp", "22P02", `invalid input syntax for type timestamp: "x"`)
+	for _, c := range []struct {
+		s  string
+		us int64
+	}{{"2000-01-01 00:00:00", 0}, {"2000-01-01 00:00:00.000001", 1}, {"1830-10-04 00:00:00", -5340816000000000}} {
+		v, err := ParseText(TTimestamp, c.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := v.AppendBinary(nil)
+		if got := int64(binary.BigEndian.Uint64(b)); got != c.us {
+			t.Errorf("%s: binary %d, want %d", c.s, got, c.us)
+		}
+		if back, err := ParseBinary(TTimestamp, b); err != nil || back.S != c.s {
+			t.Errorf("%s: read back %v %v", c.s, back, err)
+		}
 	}
 }

@@ -25,7 +25,8 @@ const (
 	// and keys. The values of this enumeration are stored in the catalog:
 	// new types go at the end.
 	TBpchar
-	TNumeric // numeric without a modifier (see numeric.go)
+	TNumeric   // numeric without a modifier (see numeric.go)
+	TTimestamp // timestamp without time zone (see timestamp.go)
 )
 
 // OIDs of the types, as PostgreSQL numbers them.
@@ -38,6 +39,7 @@ const (
 	OIDInt4Array = 1007
 	OIDBpchar    = 1042
 	OIDNumeric   = 1700
+	OIDTimestamp = 1114
 )
 
 // OID returns the PostgreSQL type OID of t.
@@ -57,6 +59,8 @@ func (t Type) OID() uint32 {
 		return OIDBpchar
 	case TNumeric:
 		return OIDNumeric
+	case TTimestamp:
+		return OIDTimestamp
 	}
 	return OIDText // unknown results are sent as text, as PostgreSQL does for unknown literals
 }
@@ -79,6 +83,8 @@ func TypeForOID(oid uint32) Type {
 		return TBpchar
 	case OIDNumeric:
 		return TNumeric
+	case OIDTimestamp:
+		return TTimestamp
 	}
 	return TUnknown
 }
@@ -90,7 +96,7 @@ func (t Type) Size() int16 {
 		return 1
 	case TInt4:
 		return 4
-	case TInt8:
+	case TInt8, TTimestamp:
 		return 8
 	}
 	return -1
@@ -112,6 +118,8 @@ func (t Type) String() string {
 		return "character"
 	case TNumeric:
 		return "numeric"
+	case TTimestamp:
+		return "timestamp without time zone"
 	}
 	return "unknown"
 }
@@ -219,6 +227,8 @@ func (v Value) AppendBinary(dst []byte) []byte {
 		return dst
 	case TNumeric:
 		return appendNumericBinary(dst, v.S)
+	case TTimestamp:
+		return appendTimestampBinary(dst, v.S)
 	}
 	return append(dst, v.S...)
 }
@@ -265,6 +275,12 @@ func ParseText(t Type, s string) (Value, error) {
 			return Value{}, err
 		}
 		return d.value(), nil
+	case TTimestamp:
+		v, err := parseTimestamp(s)
+		if err != nil {
+			return Value{}, err
+		}
+		return timestampValue(v), nil
 	case TInt4Array:
 		ts := strings.TrimSpace(s)
 		if len(ts) < 2 || ts[0] != '{' || ts[len(ts)-1] != '}' {
@@ -334,6 +350,8 @@ func ParseBinary(t Type, b []byte) (Value, error) {
 		return Int8(int64(binary.BigEndian.Uint64(b))), nil
 	case TNumeric:
 		return parseNumericBinary(b)
+	case TTimestamp:
+		return parseTimestampBinary(b)
 	case TText, TUnknown, TBpchar:
 		if err := checkEncoding(string(b)); err != nil {
 			return Value{}, err
