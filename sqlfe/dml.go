@@ -739,12 +739,19 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		return nil, err
 	}
 	var vals [][]*pg.Node
+	var selPlan *plan // INSERT ... SELECT: the query whose rows are inserted
 	if st.SelectStmt == nil {
 		vals = [][]*pg.Node{{}} // DEFAULT VALUES
+	} else if sel := st.SelectStmt.GetSelectStmt(); sel != nil && len(sel.ValuesLists) == 0 && len(sel.TargetList) > 0 {
+		if len(sel.LockingClause) > 0 {
+			return nil, notSupported("INSERT ... SELECT ... FOR UPDATE/SHARE is not supported")
+		}
+		if selPlan, err = s.planSelect(sel, params); err != nil {
+			return nil, err
+		}
 	} else {
-		sel := st.SelectStmt.GetSelectStmt()
 		if sel == nil || len(sel.ValuesLists) == 0 || len(sel.TargetList) > 0 || sel.WithClause != nil || len(sel.SortClause) > 0 || sel.LimitCount != nil || sel.LimitOffset != nil || len(sel.LockingClause) > 0 {
-			return nil, notSupported("INSERT ... SELECT is not supported")
+			return nil, notSupported("this form of INSERT is not supported")
 		}
 		for _, l := range sel.ValuesLists {
 			vals = append(vals, l.GetList().Items)
@@ -805,6 +812,12 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		}
 		rows[r] = row
 	}
+	var selRow []expr // INSERT ... SELECT: the row made of a query row
+	if selPlan != nil {
+		if selRow, err = insertSelectRow(t, target, selPlan.cols, len(st.Cols) > 0); err != nil {
+			return nil, err
+		}
+	}
 	rc := &compiler{params: params, cols: t.Cols, rel: t.Name}
 	ret, cols, err := returning(rc, st.ReturningList)
 	if err != nil {
@@ -817,7 +830,23 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		}
 		e := &env{ctx: ctx, s: s, params: params}
 		res := &Result{}
-		for _, xs := range rows {
+		rows := rows
+		var selRows [][]Value
+		if selPlan != nil {
+			sr, err := selPlan.run(ctx, s, params)
+			if err != nil {
+				return nil, err
+			}
+			selRows = sr.Rows
+			rows = make([][]expr, len(selRows))
+			for i := range rows {
+				rows[i] = selRow
+			}
+		}
+		for r, xs := range rows {
+			if selRows != nil {
+				e.row = selRows[r]
+			}
 			row, err := project(xs, e)
 			if err != nil {
 				return nil, err
