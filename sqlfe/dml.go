@@ -69,6 +69,13 @@ type selectPlan struct {
 }
 
 func (s *Session) planSelect(st *pg.SelectStmt, params *[]Type) (*plan, error) {
+	return s.planSelectAs(st, params, false)
+}
+
+// planSelectAs plans a SELECT; with keepUnknown an untyped literal of the
+// select list stays unknown (for INSERT ... SELECT, where the target
+// column's type resolves it, as in PostgreSQL) instead of becoming text.
+func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (*plan, error) {
 	switch {
 	case st.Op != pg.SetOperation_SETOP_NONE:
 		return nil, notSupported("UNION/INTERSECT/EXCEPT is not supported")
@@ -173,7 +180,7 @@ func (s *Session) planSelect(st *pg.SelectStmt, params *[]Type) (*plan, error) {
 	}
 	for _, t := range tgts {
 		typ := t.x.typ()
-		if typ == TUnknown {
+		if typ == TUnknown && !keepUnknown {
 			typ = TText
 		}
 		cols = append(cols, resultColumn(t.name, typ, t.x))
@@ -746,7 +753,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		if len(sel.LockingClause) > 0 {
 			return nil, notSupported("INSERT ... SELECT ... FOR UPDATE/SHARE is not supported")
 		}
-		if selPlan, err = s.planSelect(sel, params); err != nil {
+		if selPlan, err = s.planSelectAs(sel, params, true); err != nil {
 			return nil, err
 		}
 	} else {
