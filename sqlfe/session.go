@@ -83,6 +83,7 @@ type Session struct {
 	block   blockState
 	pending map[string]*Table // DDL of the open transaction (nil value: dropped)
 	created []string          // engine tables the open transaction created (reclaim.go)
+	sqlPrep map[string]*Stmt  // statements of SQL PREPARE (prepare.go)
 
 	// the next/current transaction's characteristics
 	txIso      tupled.IsolationLevel
