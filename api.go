@@ -196,9 +196,10 @@ type ScanOptions struct {
 // (DB.Locks). An entry with Granted false is a call blocked in a lock wait;
 // it is gone within milliseconds of the wait ending.
 type LockInfo struct {
-	Tag       string    // "tuple <table>/<hex key>", "transaction <Tx.ID>", or another kind for engine-internal locks
+	Tag       string    // "tuple <table>/<hex key>", "transaction <Tx.ID>", "advisory <key>" (AdvisoryKey.String), or another kind for engine-internal locks
 	Mode      string    // lock mode name
-	TxID      uint64    // the holder or waiter (Tx.ID)
+	TxID      uint64    // the holder or waiter (Tx.ID); a Session's advisory lock: its open transaction, or 0
+	Session   uint64    // an advisory lock held or awaited by a Session: Session.ID; else 0
 	Granted   bool      // false: waiting
 	WaitStart time.Time // zero when granted
 }

@@ -231,7 +231,11 @@ func runFn(tx *Tx, fn func(tx *Tx) error) error {
 // false, TxID its Tx.ID and Tag the row ("tuple <table>/<hex key>") or the
 // transaction it waits for ("transaction <id>"), from the moment it blocks
 // until its wait is cleaned up, before the blocked call returns. That is
-// how a program or a test tells that a transaction is blocked. Mode is the
+// how a program or a test tells that a transaction is blocked. Advisory
+// locks show held and awaited with Tag AdvisoryKey.String() ("advisory 1",
+// "advisory 0,1"), Mode ExclusiveLock or ShareLock, and, for a Session's,
+// LockInfo.Session (a session-level lock between transactions has TxID 0;
+// a waiting Session without a transaction is found by Session). Mode is the
 // PostgreSQL lock mode name (ShareLock, ExclusiveLock, ...). It does not
 // stop the engine: partitions of the lock table are read one at a time, so
 // the result is not one instant's picture (nor is pg_locks'). The order of

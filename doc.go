@@ -76,10 +76,13 @@
 //
 // An error aborts the transaction, as any error aborts a PostgreSQL
 // transaction: its locks are released when the failing call returns, and
-// every later call but Rollback fails with [ErrTxAborted] (25P02). There
-// are no savepoints. The exceptions are [ErrNotFound] and [ErrSkipped],
-// which report an absent or skipped row, and [ErrTxBusy]: they leave the
-// transaction usable. See Errors below.
+// every later call but Rollback fails with [ErrTxAborted] (25P02). Under a
+// savepoint ([Tx.Savepoint]) an error aborts the transaction only down to
+// the innermost savepoint: its locks and writes go at once, and
+// [Tx.RollbackTo] makes the transaction usable again, with the locks and
+// writes from before the savepoint. The exceptions are [ErrNotFound] and
+// [ErrSkipped], which report an absent or skipped row, and [ErrTxBusy]:
+// they leave the transaction usable. See Errors below.
 //
 // # Row locks
 //
@@ -306,8 +309,6 @@
 //
 //   - SERIALIZABLE isolation (predicate locks, SSI): only READ COMMITTED and
 //     REPEATABLE READ.
-//   - Savepoints and subtransactions: an error aborts the whole
-//     transaction.
 //   - Secondary indexes, foreign keys, and checks: the program keeps them,
 //     with the locks above (see the foreign-key example of [Tx.Lock]).
 //   - Changing a row's key in place: a key change is Delete plus Insert

@@ -37,8 +37,12 @@ var (
 	ErrLockTimeout = errs.ErrLockTimeout
 	// ErrTxAborted: a call on a transaction that an earlier error aborted;
 	// only Rollback (or Commit, which then rolls back and returns this
-	// error) ends it (SQLSTATE 25P02, in_failed_sql_transaction).
+	// error) ends it, or, when the error came under a savepoint, RollbackTo
+	// makes it usable again (SQLSTATE 25P02, in_failed_sql_transaction).
 	ErrTxAborted = errs.ErrTxAborted
+	// ErrNoSavepoint: RollbackTo or Release names no open savepoint
+	// (SQLSTATE 3B001, invalid_savepoint_specification).
+	ErrNoSavepoint = errs.ErrNoSavepoint
 	// ErrTxDone: a call on a transaction after its Commit or Rollback. No
 	// SQLSTATE.
 	ErrTxDone = errs.ErrTxDone

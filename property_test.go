@@ -144,8 +144,22 @@ func checkRowLocks(rt *rapid.T, db *tupled.DB, txs []*tupled.Tx, model []map[str
 // TestBankTransfersConserveTotal: 200 goroutines move money between accounts
 // under READ COMMITTED, locking both rows FOR UPDATE in random order (so
 // deadlocks happen and RunTx retries the victims). The total never changes.
-func TestBankTransfersConserveTotal(t *testing.T) {
-	const accounts, workers, perWorker, initial = 100, 200, 10, 1000
+func TestBankTransfersConserveTotal(t *testing.T) { bankTransfers(t, false) }
+
+// TestBankTransfersWithSavepoints: the same, but each transfer first tries
+// under a savepoint — writes garbage into both accounts, locks a third
+// account (more deadlocks, some of them under the savepoint) — and rolls
+// the try back at random, or releases it after undoing the garbage. A
+// deadlock under the savepoint is survived by rolling back to it. The
+// total never changes, and no rolled-back garbage survives.
+func TestBankTransfersWithSavepoints(t *testing.T) { bankTransfers(t, true) }
+
+func bankTransfers(t *testing.T, savepoints bool) {
+	const accounts, perWorker, initial = 100, 10, 1000
+	workers := 200
+	if savepoints {
+		workers = 100 // each detour locks a third account: deadlocks galore
+	}
 	rows := map[string]string{}
 	for i := 0; i < accounts; i++ {
 		rows[string(key(i))] = fmt.Sprint(initial)
@@ -159,11 +173,12 @@ func TestBankTransfersConserveTotal(t *testing.T) {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(seed, 7))
 			for n := 0; n < perWorker; n++ {
-				a, b := r.IntN(accounts), r.IntN(accounts)
+				a, b, c := r.IntN(accounts), r.IntN(accounts), r.IntN(accounts)
 				if a == b {
 					continue
 				}
 				amount := r.IntN(50)
+				rollback := r.IntN(2) == 0
 				err := db.RunTx(context.Background(), nil, func(tx *tupled.Tx) error {
 					va, err := tx.Lock(bg, "t", key(a), tupled.ForUpdate, tupled.Wait)
 					if err != nil {
@@ -172,6 +187,11 @@ func TestBankTransfersConserveTotal(t *testing.T) {
 					vb, err := tx.Lock(bg, "t", key(b), tupled.ForUpdate, tupled.Wait)
 					if err != nil {
 						return err
+					}
+					if savepoints {
+						if err := tryUnderSavepoint(tx, a, b, c, va, vb, rollback); err != nil {
+							return err
+						}
 					}
 					var ba, bb int
 					fmt.Sscan(string(va), &ba)
@@ -192,7 +212,7 @@ func TestBankTransfersConserveTotal(t *testing.T) {
 	go func() { wg.Wait(); close(finished) }()
 	select {
 	case <-finished:
-	case <-time.After(20 * time.Second):
+	case <-time.After(60 * time.Second):
 		d1 := dumpLocks(db)
 		time.Sleep(time.Second)
 		t.Fatalf("transfers stuck:\n%s\n=== one second later:\n%s", d1, dumpLocks(db))
@@ -205,7 +225,8 @@ func TestBankTransfersConserveTotal(t *testing.T) {
 	tx := begin(t, db, nil)
 	require.NoError(t, tx.Scan(bg, "t", tupled.ScanOptions{}, func(k, v []byte) error {
 		var n int
-		fmt.Sscan(string(v), &n)
+		_, err := fmt.Sscan(string(v), &n)
+		require.NoError(t, err, "account %s holds %q", k, v)
 		total += n
 		return nil
 	}))
@@ -214,6 +235,38 @@ func TestBankTransfersConserveTotal(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, rl)
 	t.Logf("stats: %+v", db.Stats())
+}
+
+// tryUnderSavepoint is a transfer's detour: under savepoint "try" it
+// writes garbage into accounts a and b and locks account c, then rolls the
+// savepoint back, or restores a and b and releases it. A deadlock (or any
+// retryable error) on c aborts the transaction only down to the savepoint:
+// rolling back to it recovers.
+func tryUnderSavepoint(tx *tupled.Tx, a, b, c int, va, vb []byte, rollback bool) error {
+	if err := tx.Savepoint("try"); err != nil {
+		return err
+	}
+	for _, k := range []int{a, b} {
+		if err := tx.Update(bg, "t", key(k), []byte("garbage")); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.Lock(bg, "t", key(c), tupled.ForUpdate, tupled.Wait); err != nil {
+		if !tupled.IsRetryable(err) {
+			return err
+		}
+		return tx.RollbackTo("try")
+	}
+	if rollback {
+		return tx.RollbackTo("try")
+	}
+	if err := tx.Update(bg, "t", key(a), va); err != nil {
+		return err
+	}
+	if err := tx.Update(bg, "t", key(b), vb); err != nil {
+		return err
+	}
+	return tx.Release("try")
 }
 
 // TestMemoryFlatUnderEndlessUpdates runs 1M updates on 1k rows (a quarter of

@@ -41,4 +41,9 @@
 //     durable.Store.Commit has logged its write set.
 //   - Scans are the one place where a qualification is checked and
 //     rechecked on a newer locked version (EvalPlanQual; scan.go).
+//   - Advisory locks (advisory.go): a Tx's transaction-level ones are
+//     released when it commits or aborts; a Session (a connection: the
+//     owner of session-level ones, beginning its transactions) links itself
+//     to its running transaction for the deadlock detector. A Tx that took
+//     none and belongs to no Session does no advisory work at its end.
 package engine

@@ -246,6 +246,7 @@ type LockInfo struct {
 	Tag       string
 	Mode      string
 	TxID      uint64
+	Session   uint64
 	Granted   bool
 	WaitStart time.Time
 }
@@ -258,12 +259,14 @@ func (e *Engine) Locks() []LockInfo {
 	ls := e.locks.Locks()
 	out := make([]LockInfo, 0, len(ls)+e.xacts.NumLive())
 	for _, l := range ls {
-		out = append(out, LockInfo{Tag: l.Tag.String(), Mode: l.Mode.String(), TxID: l.Xid, Granted: l.Granted, WaitStart: l.WaitStart})
+		out = append(out, LockInfo{Tag: l.Tag.String(), Mode: l.Mode.String(), TxID: l.Xid, Session: l.Session, Granted: l.Granted, WaitStart: l.WaitStart})
 	}
-	live := e.xacts.LiveUser()
-	sort.Slice(live, func(i, j int) bool { return live[i] < live[j] })
+	live := e.xacts.LiveUserXacts()
+	sort.Slice(live, func(i, j int) bool { return live[i].ID() < live[j].ID() })
 	for _, x := range live {
-		out = append(out, LockInfo{Tag: fmt.Sprintf("transaction %d", x), Mode: lockmgr.ExclusiveLock.String(), TxID: x, Granted: true})
+		// A subtransaction's xid is held by its transaction (TxID), as
+		// PostgreSQL's pg_locks shows a subxid held by its backend.
+		out = append(out, LockInfo{Tag: fmt.Sprintf("transaction %d", x.ID()), Mode: lockmgr.ExclusiveLock.String(), TxID: x.Top().ID(), Granted: true})
 	}
 	return out
 }
@@ -273,7 +276,7 @@ func (e *Engine) Locks() []LockInfo {
 type RowLock struct {
 	Key     []byte
 	Multi   bool             // xmax is a multixact
-	Lockers []uint64         // live lockers' (or the updater's) xids
+	Lockers []uint64         // live lockers' (or the updater's) transaction ids (a savepoint's: its transaction's, so one may appear twice)
 	Modes   []tuplemode.Mode // parallel to Lockers: the lock each holds or its update implies
 }
 
@@ -307,7 +310,11 @@ func (e *Engine) RowLocks(table string, stop func() error) ([]RowLock, error) {
 		}
 		rl := RowLock{Key: append([]byte(nil), r.Key()...), Multi: multi}
 		for _, m := range live {
-			rl.Lockers = append(rl.Lockers, m.Xid)
+			id := m.Xid
+			if x := e.xacts.Lookup(id); x != nil && x.IsSub() {
+				id = x.Top().ID() // a savepoint's lock is its transaction's (Tx.ID)
+			}
+			rl.Lockers = append(rl.Lockers, id)
 			rl.Modes = append(rl.Modes, m.Status.LockMode())
 		}
 		out = append(out, rl)

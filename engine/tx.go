@@ -61,6 +61,22 @@ type Tx struct {
 	// writes is the write set of an on-disk engine's transaction, logged
 	// at commit (durable.Store.Commit).
 	writes []durable.Write
+
+	// savepoints are the open savepoints, innermost last (savepoint.go).
+	// subAborted: an error aborted the innermost one's subtransaction,
+	// not the top level (state is txAborted until RollbackTo).
+	savepoints []savepoint
+	subAborted bool
+	// advTaken: transaction-level advisory locks taken under a savepoint
+	// (advisory.go), released by its rollback.
+	advTaken []advTake
+	// Advisory locks (advisory.go): proc and lockTimeout as given to txn;
+	// sess the Session it was begun through; adv (guarded by mu) the owner
+	// of its advisory locks, set by the first one or by Session.Begin.
+	proc        *lockmgr.Proc
+	lockTimeout time.Duration
+	sess        *Session
+	adv         *lockmgr.Owner
 }
 
 // Begin starts a transaction: its id is assigned (and, on disk, reserved
@@ -77,8 +93,8 @@ func (e *Engine) Begin(o TxOptions) (*Tx, error) {
 			return nil, err
 		}
 	}
-	tx := &Tx{e: e, rr: o.RepeatableRead, readOnly: o.ReadOnly}
-	tx.txn = tuplelock.NewTxn(x, e.locks.NewProc(x.ID()), lt)
+	tx := &Tx{e: e, rr: o.RepeatableRead, readOnly: o.ReadOnly, proc: e.locks.NewProc(x.ID()), lockTimeout: lt}
+	tx.txn = tuplelock.NewTxn(x, tx.proc, lt)
 	return tx, nil
 }
 
@@ -108,6 +124,12 @@ func (tx *Tx) start(ctx context.Context, write bool) (xact.Snapshot, error) {
 		tx.abortLocked()
 		return xact.Snapshot{}, errs.ErrReadOnly
 	}
+	if write && len(tx.savepoints) > 0 && tx.savepoints[len(tx.savepoints)-1].sub == nil {
+		if err := tx.assignSubLocked(); err != nil {
+			tx.abortLocked()
+			return xact.Snapshot{}, err
+		}
+	}
 	if d := tx.e.dur; d != nil {
 		err := d.Readable()
 		if err == nil && write {
@@ -123,12 +145,12 @@ func (tx *Tx) start(ctx context.Context, write bool) (xact.Snapshot, error) {
 	}
 	if tx.rr {
 		if !tx.haveSnap {
-			tx.snap = tx.e.xacts.TakeSnapshot(tx.txn.Xact())
+			tx.snap = tx.e.xacts.TakeSnapshot(tx.txn.Top())
 			tx.haveSnap = true
 		}
 		return tx.snap, nil
 	}
-	return tx.e.xacts.TakeSnapshot(tx.txn.Xact()), nil
+	return tx.e.xacts.TakeSnapshot(tx.txn.Top()), nil
 }
 
 // Fail aborts the transaction with err (an engine or argument error),
@@ -162,10 +184,32 @@ func (tx *Tx) Fail(ctx context.Context, err error) error {
 	return err
 }
 
+// abortLocked is what a failed operation does: under a savepoint it
+// rolls back the innermost savepoint's subtransaction (its locks and
+// writes go at once, as PostgreSQL's AbortSubTransaction) and leaves the
+// transaction aborted until RollbackTo or Rollback; without one it aborts
+// the transaction.
 func (tx *Tx) abortLocked() {
+	if n := len(tx.savepoints); n > 0 {
+		tx.state = txAborted
+		tx.subAborted = true
+		tx.rollbackSubsLocked(n - 1)
+		return
+	}
+	tx.abortAllLocked()
+}
+
+// abortAllLocked aborts the top-level transaction, whatever savepoints
+// are open.
+func (tx *Tx) abortAllLocked() {
 	tx.state = txAborted
-	tx.e.xacts.Abort(tx.txn.Xact())
+	tx.subAborted = false
+	tx.savepoints, tx.advTaken = nil, nil
+	tx.e.xacts.Abort(tx.txn.Top())
 	tx.e.aborts.Add(tx.ID(), 1)
+	if tx.adv != nil || tx.sess != nil {
+		tx.endAdvisory()
+	}
 }
 
 // readFailed is the error of an operation during which a backend read
@@ -374,8 +418,19 @@ func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup
 // index for an in-progress inserter or deleter of key;
 // errs.ErrDuplicateKey if a live row has it.
 func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error {
-	if _, err := tx.start(ctx, true); err != nil {
-		return err
+	_, err := tx.insert(ctx, table, key, value, false)
+	return err
+}
+
+// insert is Insert; speculative (INSERT … ON CONFLICT) reports a
+// conflicting row as (false, nil) instead of failing with 23505 — after
+// waiting, as Insert does, for a transaction inserting or deleting the key
+// to end — and under REPEATABLE READ fails with 40001 when the conflicting
+// row is one the snapshot does not see (PostgreSQL's ExecCheckTIDVisible).
+func (tx *Tx) insert(ctx context.Context, table string, key, value []byte, speculative bool) (bool, error) {
+	snap, err := tx.start(ctx, true)
+	if err != nil {
+		return false, err
 	}
 	tbl, err := tx.e.table(table)
 	if err == nil {
@@ -385,21 +440,37 @@ func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error
 		err = checkValue(value)
 	}
 	if err != nil {
-		return tx.Fail(ctx, err)
+		return false, tx.Fail(ctx, err)
 	}
 	key, value = bytes.Clone(key), bytes.Clone(value)
 	err = tx.e.tl.Insert(ctx, &tx.txn, tbl, key, value)
 	if err == nil {
 		// The key's stored row could not be read: it may exist.
 		if ferr := tx.readFailed(ctx); ferr != nil {
-			return ferr
+			return false, ferr
 		}
 		tx.logWrite(table, key, value, false)
+		return true, nil
 	}
 	if errors.Is(err, tuplelock.ErrDuplicateKey) {
+		if speculative {
+			if tx.rr && !tx.sees(tbl, key, snap) {
+				return false, tx.Fail(ctx, errs.ErrSerialization)
+			}
+			return false, nil
+		}
 		err = errs.Op(errs.ErrDuplicateKey, fmt.Sprintf("duplicate key value violates unique constraint \"%s_pkey\"", table))
 	}
-	return tx.Fail(ctx, err)
+	return false, tx.Fail(ctx, err)
+}
+
+// sees reports whether a version of key is visible to snap.
+func (tx *Tx) sees(tbl *heap.Table, key []byte, snap xact.Snapshot) bool {
+	r, tup := tx.visible(tbl, key, snap)
+	if r != nil {
+		r.Unpin()
+	}
+	return tup != nil
 }
 
 // Write updates (value) or deletes key's row. With policy Block it waits
@@ -501,29 +572,36 @@ func (tx *Tx) Commit() error {
 	case txDone:
 		return errs.ErrTxDone
 	case txAborted:
+		if tx.subAborted {
+			tx.abortAllLocked()
+		}
 		tx.state = txDone
 		return errs.ErrTxAborted
 	}
 	if tx.e.closed.Load() {
-		tx.abortLocked()
+		tx.abortAllLocked()
 		tx.state = txDone
 		return errs.ErrClosed
 	}
+	tx.savepoints, tx.advTaken = nil, nil
 	if tx.e.dur != nil && len(tx.writes) > 0 {
-		if err := tx.e.dur.Commit(tx.txn.Xact(), tx.writes); err != nil {
+		if err := tx.e.dur.Commit(tx.txn.Top(), tx.writes); err != nil {
 			if errors.Is(err, heap.ErrNoTable) {
 				err = tx.droppedTable()
 			}
-			tx.abortLocked()
+			tx.abortAllLocked()
 			tx.state = txDone
 			return err
 		}
 	} else {
-		tx.e.xacts.Commit(tx.txn.Xact())
+		tx.e.xacts.Commit(tx.txn.Top())
 	}
 	tx.state = txDone
 	tx.writes = nil
 	tx.e.commits.Add(tx.ID(), 1)
+	if tx.adv != nil || tx.sess != nil {
+		tx.endAdvisory()
+	}
 	return nil
 }
 
@@ -542,8 +620,8 @@ func (tx *Tx) droppedTable() error {
 func (tx *Tx) Rollback() {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
-	if tx.state == txActive {
-		tx.abortLocked()
+	if tx.state == txActive || tx.subAborted {
+		tx.abortAllLocked()
 	}
 	tx.state = txDone
 }

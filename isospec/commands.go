@@ -26,12 +26,22 @@ const (
 	CmdSetLockTimeout
 	CmdRowLocks
 	CmdCreate
+	CmdSavepoint
+	CmdRelease
+	CmdRollbackTo
+	CmdUpsert       // upsert [TABLE] K V [update V2 [where OLD]]
+	CmdAdvLock      // advlock KEY [shared] [xact] [nowait]
+	CmdAdvUnlock    // advunlock KEY [shared]
+	CmdAdvUnlockAll // advunlockall
+	CmdAdvLocks     // advlocks
 )
 
 var cmdNames = map[CmdKind]string{
 	CmdBegin: "begin", CmdCommit: "commit", CmdRollback: "rollback", CmdGet: "get", CmdLock: "lock",
 	CmdInsert: "insert", CmdUpdate: "update", CmdDelete: "delete", CmdScan: "scan", CmdSleep: "sleep",
 	CmdSetLockTimeout: "set", CmdRowLocks: "rowlocks", CmdCreate: "create",
+	CmdSavepoint: "savepoint", CmdRelease: "release", CmdRollbackTo: "rollback to", CmdUpsert: "upsert",
+	CmdAdvLock: "advlock", CmdAdvUnlock: "advunlock", CmdAdvUnlockAll: "advunlockall", CmdAdvLocks: "advlocks",
 }
 
 func (k CmdKind) String() string { return cmdNames[k] }
@@ -48,6 +58,9 @@ type Command struct {
 	Table    string
 	Key      string
 	Value    string
+	Name     string // savepoint, release, rollback to
+	Set      string // upsert: the value DO UPDATE writes (HasSet)
+	HasSet   bool
 	Strength tupled.LockStrength // lock; scan (NoLock = plain read)
 	Wait     tupled.WaitPolicy   // lock; scan with a strength
 
@@ -69,13 +82,20 @@ type Command struct {
 
 	// sleep, set lock_timeout
 	Duration time.Duration
+
+	// advlock, advunlock: the key ("N" for pg_advisory_lock(bigint), "N,M"
+	// for the integer pair), and shared / transaction-level / try (nowait).
+	AdvKey                     tupled.AdvisoryKey
+	AdvKeyText                 string
+	AdvShared, AdvXact, AdvTry bool
 }
 
 // ProducesResult reports whether the command's PostgreSQL twin returns a result
 // set (and so whether our output shows something for it on success).
 func (c *Command) ProducesResult() bool {
 	switch c.Kind {
-	case CmdGet, CmdLock, CmdScan, CmdUpdate, CmdDelete, CmdSleep, CmdRowLocks:
+	case CmdGet, CmdLock, CmdScan, CmdUpdate, CmdDelete, CmdSleep, CmdRowLocks, CmdUpsert,
+		CmdAdvLock, CmdAdvUnlock, CmdAdvLocks:
 		return true
 	}
 	return false
@@ -291,9 +311,22 @@ func parseCommand(toks []ctok, text string) (*Command, error) {
 		}
 	case "rollback", "abort":
 		c.Kind = CmdRollback
-		if len(args) != 0 {
-			return nil, usage("rollback")
+		if len(args) == 2 && args[0].is("to") && head.is("rollback") {
+			c.Kind, c.Name = CmdRollbackTo, args[1].text
+			break
 		}
+		if len(args) != 0 {
+			return nil, usage("rollback | rollback to NAME")
+		}
+	case "savepoint", "release":
+		c.Kind = CmdSavepoint
+		if head.is("release") {
+			c.Kind = CmdRelease
+		}
+		if len(args) != 1 {
+			return nil, usage(head.text + " NAME")
+		}
+		c.Name = args[0].text
 	case "get":
 		c.Kind = CmdGet
 		if len(args) < 1 || len(args) > 2 {
@@ -328,6 +361,31 @@ func parseCommand(toks []ctok, text string) (*Command, error) {
 		}
 		if len(args) < 2 || len(args) > 3 {
 			return nil, usage(strings.ToLower(head.text) + " [TABLE] KEY VALUE")
+		}
+		if err := optTable(3); err != nil {
+			return nil, err
+		}
+		c.Key, c.Value = args[0].text, args[1].text
+	case "upsert":
+		c.Kind = CmdUpsert
+		u := usage("upsert [TABLE] KEY VALUE [update VALUE [where OLD]]")
+		for i, a := range args {
+			if a.is("update") {
+				rest := args[i+1:]
+				switch {
+				case len(rest) == 1:
+				case len(rest) == 3 && rest[1].is("where"):
+					c.Where, c.HasWhere = rest[2].text, true
+				default:
+					return nil, u
+				}
+				c.Set, c.HasSet = rest[0].text, true
+				args = args[:i]
+				break
+			}
+		}
+		if len(args) < 2 || len(args) > 3 {
+			return nil, u
 		}
 		if err := optTable(3); err != nil {
 			return nil, err
@@ -383,8 +441,42 @@ func parseCommand(toks []ctok, text string) (*Command, error) {
 		if err := optTable(1); err != nil {
 			return nil, err
 		}
+	case "advlock", "advunlock":
+		c.Kind = CmdAdvLock
+		u := "advlock KEY [shared] [xact] [nowait]"
+		if strings.EqualFold(head.text, "advunlock") {
+			c.Kind, u = CmdAdvUnlock, "advunlock KEY [shared]"
+		}
+		if len(args) < 1 {
+			return nil, usage(u)
+		}
+		if err := parseAdvKey(c, args[0]); err != nil {
+			return nil, err
+		}
+		for _, a := range args[1:] {
+			switch {
+			case a.is("shared") && !c.AdvShared:
+				c.AdvShared = true
+			case a.is("xact") && c.Kind == CmdAdvLock && !c.AdvXact:
+				c.AdvXact = true
+			case a.is("nowait") && c.Kind == CmdAdvLock && !c.AdvTry:
+				c.AdvTry = true
+			default:
+				return nil, usage(u)
+			}
+		}
+	case "advunlockall":
+		c.Kind = CmdAdvUnlockAll
+		if len(args) != 0 {
+			return nil, usage("advunlockall")
+		}
+	case "advlocks":
+		c.Kind = CmdAdvLocks
+		if len(args) != 0 {
+			return nil, usage("advlocks")
+		}
 	default:
-		return nil, cmdErr(head, "unknown command %q (begin, get, lock, insert, update, delete, scan, commit, rollback, sleep, set, rowlocks, create)", head.text)
+		return nil, cmdErr(head, "unknown command %q (begin, get, lock, insert, update, delete, scan, commit, rollback, savepoint, release, rollback to, upsert, sleep, set, rowlocks, create, advlock, advunlock, advunlockall, advlocks)", head.text)
 	}
 	return c, nil
 }
@@ -482,4 +574,26 @@ func parseOptions(file string, b *Block) ([]Option, error) {
 		}
 	}
 	return out, nil
+}
+
+// parseAdvKey reads an advisory lock key: a bigint "N" or an integer pair
+// "N,M" (pg_advisory_lock(bigint) and pg_advisory_lock(int, int)).
+func parseAdvKey(c *Command, t ctok) error {
+	if a, b, pair := strings.Cut(t.text, ","); pair {
+		k1, err1 := strconv.ParseInt(a, 10, 32)
+		k2, err2 := strconv.ParseInt(b, 10, 32)
+		if t.quoted || err1 != nil || err2 != nil {
+			return cmdErr(t, "bad advisory key %q (a bigint N, or two integers N,M)", t.text)
+		}
+		c.AdvKey = tupled.AdvisoryKeyPair(int32(k1), int32(k2))
+		c.AdvKeyText = strconv.FormatInt(k1, 10) + "," + strconv.FormatInt(k2, 10)
+		return nil
+	}
+	k, err := strconv.ParseInt(t.text, 10, 64)
+	if t.quoted || err != nil {
+		return cmdErr(t, "bad advisory key %q (a bigint N, or two integers N,M)", t.text)
+	}
+	c.AdvKey = tupled.AdvisoryKeyInt64(k)
+	c.AdvKeyText = strconv.FormatInt(k, 10)
+	return nil
 }

@@ -34,6 +34,8 @@ var pgErrors = []struct {
 	{regexp.MustCompile(`^relation "(.*)" does not exist$`), `relation "$1" does not exist`, "42P01"},
 	{regexp.MustCompile(`^canceling statement due to user request$`), "canceling statement due to user request", "57014"},
 	{regexp.MustCompile(`^canceling statement due to statement timeout$`), "canceling statement due to statement timeout", "57014"},
+	{regexp.MustCompile(`^savepoint "(.*)" does not exist$`), `savepoint "$1" does not exist`, "3B001"},
+	{regexp.MustCompile(`^(SAVEPOINT|RELEASE SAVEPOINT|ROLLBACK TO SAVEPOINT) can only be used in transaction blocks$`), "$1 can only be used in transaction blocks", "25P01"},
 }
 
 // ConvertError maps a PostgreSQL error message to our error line.
@@ -420,6 +422,19 @@ func (c *converter) resultSet(header string) error {
 			return err
 		}
 		c.emit(ValueLine(v))
+	case CmdUpsert:
+		if err := want(len(rows) <= 1); err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			c.emit(conflictLine)
+			return nil
+		}
+		v, err := col(rows[0], "v")
+		if err != nil {
+			return err
+		}
+		c.emit(ValueLine(v))
 	case CmdUpdate, CmdDelete:
 		if err := want(len(rows) <= 1); err != nil {
 			return err
@@ -478,6 +493,8 @@ func (c *converter) resultSet(header string) error {
 			sort.SliceStable(lockers, func(i, j int) bool { return lockers[i].Session < lockers[j].Session })
 			c.emit(RowLockLine(k, m == "t", lockers))
 		}
+	case CmdAdvLock, CmdAdvUnlock, CmdAdvLocks:
+		return c.convertAdvisory(cmd, cols, rows)
 	default:
 		return fmt.Errorf("step %s: %s does not return rows", c.step.Name, cmd.Kind)
 	}

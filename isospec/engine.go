@@ -29,6 +29,19 @@ type Txn interface {
 	Rollback() error
 }
 
+// SavepointTxn is the savepoint part of *tupled.Tx, which a Txn may have
+// (the savepoint, release and rollback to commands need it).
+type SavepointTxn interface {
+	Savepoint(name string) error
+	RollbackTo(name string) error
+	Release(name string) error
+}
+
+// UpsertTxn is the upsert part of *tupled.Tx (the upsert command).
+type UpsertTxn interface {
+	Upsert(ctx context.Context, table string, key, value []byte, onConflict func([]byte) ([]byte, bool)) (tupled.UpsertOutcome, error)
+}
+
 // Opener opens a fresh engine for one permutation.
 type Opener func(opts *tupled.Options) (Engine, error)
 
@@ -62,3 +75,43 @@ func (d tupledDB) RowLocks(ctx context.Context, table string) ([]tupled.RowLock,
 }
 
 func (d tupledDB) Close() error { return d.db.Close() }
+
+// SessionEngine is an Engine with sessions, the owners of session-level
+// advisory locks (*tupled.Session). The runner gives each spec session one
+// when the engine has them, and begins the session's transactions through
+// it, as a PostgreSQL connection's transactions are its backend's.
+type SessionEngine interface {
+	Engine
+	NewSession() EngineSession
+}
+
+// EngineSession is the part of *tupled.Session the runner uses.
+type EngineSession interface {
+	ID() uint64
+	Begin(ctx context.Context, opts *tupled.TxOptions) (Txn, error)
+	AdvisoryLock(ctx context.Context, key tupled.AdvisoryKey, shared bool) error
+	TryAdvisoryLock(ctx context.Context, key tupled.AdvisoryKey, shared bool) (bool, error)
+	AdvisoryUnlock(key tupled.AdvisoryKey, shared bool) (bool, error)
+	AdvisoryUnlockAll() error
+	Close() error
+}
+
+// AdvisoryTxn is a Txn that takes transaction-level advisory locks
+// (*tupled.Tx).
+type AdvisoryTxn interface {
+	Txn
+	AdvisoryLock(ctx context.Context, key tupled.AdvisoryKey, shared bool) error
+	TryAdvisoryLock(ctx context.Context, key tupled.AdvisoryKey, shared bool) (bool, error)
+}
+
+func (d tupledDB) NewSession() EngineSession { return tupledSession{d.db.NewSession()} }
+
+type tupledSession struct{ *tupled.Session }
+
+func (s tupledSession) Begin(ctx context.Context, opts *tupled.TxOptions) (Txn, error) {
+	tx, err := s.Session.Begin(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return tx, nil
+}

@@ -15,6 +15,7 @@ import (
 const (
 	resultPrefix = "=> "
 	notFoundLine = "=> not found"
+	conflictLine = "=> conflict" // upsert: nothing inserted or updated
 	skippedLine  = "=> skipped"
 	noRowsLine   = "=> (no rows)"
 	noLocksLine  = "=> (no row locks)"
@@ -107,6 +108,12 @@ func sqlCommandName(c *Command) string {
 		return "SELECT"
 	case CmdCreate:
 		return "CREATE TABLE"
+	case CmdUpsert:
+		return "INSERT"
+	case CmdRollbackTo:
+		return "ROLLBACK TO SAVEPOINT"
+	case CmdRelease:
+		return "RELEASE SAVEPOINT"
 	}
 	return strings.ToUpper(c.Kind.String())
 }

@@ -9,7 +9,14 @@ import "fmt"
 // permutation inside a transaction. The check follows begin, commit and
 // rollback through the session's setup and its steps in permutation order (a
 // command skipped after an error is not accounted for).
+//
+// Session-level advisory locks outlive transactions, so they too would pass
+// from one permutation to the next in isolationtester: a session that takes
+// one (advlock without xact) must end with advunlockall in its teardown.
 func LintSpec(s *Spec) error {
+	if err := lintAdvisory(s); err != nil {
+		return err
+	}
 	for pi, perm := range s.Perms() {
 		open := make([]bool, len(s.Sessions))
 		apply := func(i int, b *Block) {
@@ -41,6 +48,39 @@ func LintSpec(s *Spec) error {
 				}
 				return &Error{File: s.Name, Line: line, Msg: fmt.Sprintf("permutation%s leaves session %s in a transaction: end it in every permutation (begin in a step if some permutations leave the session out)", permSteps(perm), sess.Name)}
 			}
+		}
+	}
+	return nil
+}
+
+func lintAdvisory(s *Spec) error {
+	for _, sess := range s.Sessions {
+		blocks := []*Block{}
+		if sess.Setup != nil {
+			blocks = append(blocks, sess.Setup)
+		}
+		for _, st := range sess.Steps {
+			blocks = append(blocks, &st.Block)
+		}
+		var first *Command
+		for _, b := range blocks {
+			for _, c := range b.Cmds {
+				if c.Kind == CmdAdvLock && !c.AdvXact && first == nil {
+					first = c
+				}
+			}
+		}
+		if first == nil {
+			continue
+		}
+		released := false
+		if sess.Teardown != nil {
+			for _, c := range sess.Teardown.Cmds {
+				released = released || c.Kind == CmdAdvUnlockAll
+			}
+		}
+		if !released {
+			return &Error{File: s.Name, Line: first.Line, Msg: fmt.Sprintf("session %s takes session-level advisory locks: end its teardown with advunlockall (isolationtester keeps them from one permutation to the next)", sess.Name)}
 		}
 	}
 	return nil

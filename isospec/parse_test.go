@@ -182,4 +182,45 @@ func TestLintSpec(t *testing.T) {
 	if err := LintSpec(s); err == nil || !strings.Contains(err.Error(), "l.spec:6: permutation a leaves session s1 in a transaction") {
 		t.Errorf("lint: %v", err)
 	}
+	adv := "session s1\nstep a { advlock 1 xact }\nstep b { advlock 2 shared nowait }\n"
+	s, err = Parse("l.spec", adv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := LintSpec(s); err == nil || !strings.Contains(err.Error(), "l.spec:3: session s1 takes session-level advisory locks") {
+		t.Errorf("lint: %v", err)
+	}
+	s, err = Parse("l.spec", adv+"teardown { advunlockall }\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := LintSpec(s); err != nil {
+		t.Errorf("lint: %v", err)
+	}
+}
+
+func TestParseAdvisory(t *testing.T) {
+	s, err := Parse("a.spec", "session s1\nstep a { advlock -5,7 shared xact nowait; advunlock 9223372036854775807 shared; advunlockall; advlocks }\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := s.StepByName("a").Cmds
+	want := []string{
+		"SELECT pg_try_advisory_xact_lock_shared(-5, 7);",
+		"SELECT pg_advisory_unlock_shared(9223372036854775807);",
+		"DO $$BEGIN PERFORM pg_advisory_unlock_all(); END$$;",
+	}
+	for i, w := range want {
+		if got := SQL(cs[i]); got != w {
+			t.Errorf("command %d: %s, want %s", i, got, w)
+		}
+	}
+	if cs[0].AdvKey != tupled.AdvisoryKeyPair(-5, 7) || !cs[0].AdvShared || !cs[0].AdvXact || !cs[0].AdvTry {
+		t.Errorf("parsed %+v", cs[0])
+	}
+	for _, bad := range []string{"advlock", "advlock x", "advlock 1,2,3", "advlock 2147483648,1", "advlock 1 sharedd", "advunlock 1 xact", "advlock 1 shared shared", "advunlockall 1", "advlocks t"} {
+		if _, err := Parse("b.spec", "session s1\nstep a { "+bad+" }\n"); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
 }

@@ -267,11 +267,15 @@ func (r *runner) runSync(sess *session, what string, b *Block, showNotices bool)
 // entry of db.Locks() not granted and held by its transaction.
 func (r *runner) isWaiting(s *session) bool {
 	id := s.txID.Load()
-	if id == 0 {
+	var sess uint64 // a session-level advisory lock may wait outside any transaction
+	if s.es != nil {
+		sess = s.es.ID()
+	}
+	if id == 0 && sess == 0 {
 		return false
 	}
 	for _, l := range r.eng.Locks() {
-		if !l.Granted && l.TxID == id {
+		if !l.Granted && ((id != 0 && l.TxID == id) || (sess != 0 && l.Session == sess)) {
 			return true
 		}
 	}
@@ -369,8 +373,10 @@ func (r *runner) tryCompleteStep(br *blockRun, flags int) (bool, error) {
 
 // printCompletion prints a finished step the way isolationtester does with
 // libpq: notices that arrive before the first command completes, or right
-// after it, come before the step line; a later notice comes before the output
-// of the command it follows.
+// after it when it printed nothing, come before the step line; a later notice
+// comes before the output of the command it follows (PostgreSQL 15 prints
+// "step: SELECT f(); SELECT f()", the first result, the second's warning,
+// the second result: advisory-shared-exclusive.pg.out).
 func (r *runner) printCompletion(br *blockRun, retry bool) {
 	ev := br.events
 	i := 0
@@ -385,7 +391,9 @@ func (r *runner) printCompletion(br *blockRun, retry bool) {
 	if i < len(ev) {
 		first = &ev[i]
 		i++
-		notices()
+		if len(first.lines) == 0 {
+			notices()
+		}
 	}
 	if retry {
 		r.printf("step %s: <... completed>\n", br.name)
@@ -396,9 +404,12 @@ func (r *runner) printCompletion(br *blockRun, retry bool) {
 		r.printLines(first.lines)
 	}
 	for i < len(ev) {
+		notices()
+		if i == len(ev) {
+			break
+		}
 		res := ev[i]
 		i++
-		notices()
 		r.printLines(res.lines)
 	}
 }

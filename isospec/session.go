@@ -52,6 +52,10 @@ type session struct {
 	reqs chan *blockRun
 	exit chan struct{}
 
+	// es owns the session's advisory locks and begins its transactions,
+	// when the engine has sessions (SessionEngine); else nil.
+	es EngineSession
+
 	// owned by the session goroutine
 	tx             Txn
 	aborted        bool
@@ -67,6 +71,9 @@ type session struct {
 
 func (r *runner) newSession(name string) *session {
 	s := &session{name: name, r: r, reqs: make(chan *blockRun), exit: make(chan struct{})}
+	if se, ok := r.eng.(SessionEngine); ok {
+		s.es = se.NewSession()
+	}
 	go s.loop()
 	return s
 }
@@ -100,6 +107,15 @@ func (s *session) runBlock(br *blockRun) {
 
 // finish rolls back what is left open; called after the goroutine has exited.
 func (s *session) finish() (err error) {
+	if s.es != nil {
+		// The connection's end: its open transaction rolls back (below)
+		// and its advisory locks go.
+		defer func() {
+			if cerr := s.es.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("session %s: closing: %v", s.name, cerr)
+			}
+		}()
+	}
 	if s.tx == nil {
 		return nil
 	}
@@ -149,7 +165,7 @@ func (s *session) exec(ctx context.Context, c *Command) (ev []event, stop bool, 
 		}
 		opts.Isolation = c.Isolation
 		opts.ReadOnly = c.ReadOnly
-		tx, berr := s.r.eng.Begin(ctx, opts)
+		tx, berr := s.begin(ctx, opts)
 		if berr != nil {
 			return errorEvent(berr, c), true, nil
 		}
@@ -175,6 +191,9 @@ func (s *session) exec(ctx context.Context, c *Command) (ev []event, stop bool, 
 			return errorEvent(cerr, c), true, nil
 		}
 		return lines(), false, nil
+
+	case CmdSavepoint, CmdRelease, CmdRollbackTo:
+		return s.savepoint(c)
 
 	case CmdSleep:
 		if s.tx != nil && s.aborted {
@@ -212,6 +231,9 @@ func (s *session) exec(ctx context.Context, c *Command) (ev []event, stop bool, 
 		}
 		return lines(s.r.rowLockLines(rls)...), false, nil
 
+	case CmdAdvLock, CmdAdvUnlock, CmdAdvUnlockAll, CmdAdvLocks:
+		return s.execAdvisory(ctx, c)
+
 	case CmdCreate:
 		if s.tx != nil && s.aborted {
 			return errAbortedLine(c), true, nil
@@ -233,7 +255,7 @@ func (s *session) exec(ctx context.Context, c *Command) (ev []event, stop bool, 
 		if err != nil {
 			return nil, false, err
 		}
-		t, berr := s.r.eng.Begin(ctx, opts)
+		t, berr := s.begin(ctx, opts)
 		if berr != nil {
 			return errorEvent(berr, c), true, nil
 		}
@@ -262,6 +284,15 @@ func (s *session) exec(ctx context.Context, c *Command) (ev []event, stop bool, 
 		return lines(skippedLine), false, nil
 	}
 	return errorEvent(derr, c), true, nil
+}
+
+// begin begins a transaction of the session: through its EngineSession when
+// it has one.
+func (s *session) begin(ctx context.Context, opts *tupled.TxOptions) (Txn, error) {
+	if s.es != nil {
+		return s.es.Begin(ctx, opts)
+	}
+	return s.r.eng.Begin(ctx, opts)
 }
 
 func (s *session) txOptions() (*tupled.TxOptions, error) {
@@ -294,6 +325,29 @@ func (s *session) data(ctx context.Context, tx Txn, c *Command) ([]string, error
 		return nil, tx.Update(ctx, c.Table, key, []byte(c.Value))
 	case CmdDelete:
 		return nil, tx.Delete(ctx, c.Table, key)
+	case CmdUpsert:
+		ut, ok := tx.(UpsertTxn)
+		if !ok {
+			return nil, fmt.Errorf("upsert: this engine has no upsert")
+		}
+		var onConflict func([]byte) ([]byte, bool)
+		if c.HasSet {
+			onConflict = func(old []byte) ([]byte, bool) {
+				if c.HasWhere && string(old) != c.Where {
+					return nil, false
+				}
+				return []byte(c.Set), true
+			}
+		}
+		switch out, err := ut.Upsert(ctx, c.Table, key, []byte(c.Value), onConflict); {
+		case err != nil:
+			return nil, err
+		case out == tupled.UpsertInserted:
+			return []string{ValueLine(c.Value)}, nil
+		case out == tupled.UpsertUpdated:
+			return []string{ValueLine(c.Set)}, nil
+		}
+		return []string{conflictLine}, nil
 	case CmdScan:
 		opts := tupled.ScanOptions{Limit: c.Limit, Lock: c.Strength, Wait: c.Wait}
 		if c.HasFrom {
@@ -353,4 +407,42 @@ func (r *runner) rowLockLines(rls []tupled.RowLock) []string {
 		out = append(out, RowLockLine(string(rl.Key), rl.Multi, ls))
 	}
 	return out
+}
+
+// savepoint runs savepoint, release and rollback to as PostgreSQL does
+// in a transaction block: outside one 25P01; in an aborted transaction
+// only rollback to; an error (an unknown name) aborts the transaction down
+// to its innermost savepoint, which the engine does itself.
+func (s *session) savepoint(c *Command) ([]event, bool, error) {
+	what := map[CmdKind]string{CmdSavepoint: "SAVEPOINT", CmdRelease: "RELEASE SAVEPOINT", CmdRollbackTo: "ROLLBACK TO SAVEPOINT"}[c.Kind]
+	if s.tx == nil {
+		return lines(ErrorLine(what+" can only be used in transaction blocks", "25P01")), true, nil
+	}
+	st, ok := s.tx.(SavepointTxn)
+	if !ok {
+		return nil, false, fmt.Errorf("%s: this engine has no savepoints", c.Kind)
+	}
+	var err error
+	switch c.Kind {
+	case CmdSavepoint:
+		if s.aborted {
+			return errAbortedLine(c), true, nil
+		}
+		err = st.Savepoint(c.Name)
+	case CmdRelease:
+		if s.aborted {
+			return errAbortedLine(c), true, nil
+		}
+		err = st.Release(c.Name)
+	default:
+		err = st.RollbackTo(c.Name)
+		if err == nil {
+			s.aborted = false
+		}
+	}
+	if err != nil {
+		s.aborted = true
+		return errorEvent(err, c), true, nil
+	}
+	return lines(), false, nil
 }

@@ -75,6 +75,24 @@ func SQL(c *Command) string {
 		return "COMMIT;"
 	case CmdRollback:
 		return "ROLLBACK;"
+	case CmdUpsert:
+		// RETURNING v: a row when inserted or updated, none on DO NOTHING
+		// or a DO UPDATE whose WHERE failed.
+		s := fmt.Sprintf("INSERT INTO %s VALUES (%s, %s) ON CONFLICT (k) DO ", t, k, sqlText(c.Value))
+		if !c.HasSet {
+			return s + "NOTHING RETURNING v;"
+		}
+		s += "UPDATE SET v = " + sqlText(c.Set)
+		if c.HasWhere {
+			s += fmt.Sprintf(" WHERE %s.v = %s", t, sqlText(c.Where))
+		}
+		return s + " RETURNING v;"
+	case CmdSavepoint:
+		return "SAVEPOINT " + c.Name + ";"
+	case CmdRelease:
+		return "RELEASE " + c.Name + ";"
+	case CmdRollbackTo:
+		return "ROLLBACK TO " + c.Name + ";"
 	case CmdGet:
 		return fmt.Sprintf("SELECT v FROM %s WHERE k = %s;", t, k)
 	case CmdLock:
@@ -123,6 +141,16 @@ func SQL(c *Command) string {
 		return fmt.Sprintf("SELECT * FROM rowlocks(%s);", sqlText(t))
 	case CmdCreate:
 		return TableDDL(t)
+	case CmdAdvLock:
+		return advLockSQL(c)
+	case CmdAdvUnlock:
+		return advUnlockSQL(c)
+	case CmdAdvUnlockAll:
+		// A DO block, so that it returns no rows and may end a session's
+		// teardown (isolationtester prints a teardown's result sets).
+		return "DO $$BEGIN PERFORM pg_advisory_unlock_all(); END$$;"
+	case CmdAdvLocks:
+		return advLocksSQL
 	}
 	panic("unknown command kind")
 }

@@ -1,8 +1,8 @@
 // Package lockmgr is tupled's heavyweight lock manager: PostgreSQL's lock
 // table (lock.c, proc.c) reduced to what row locking needs — tuple locks that
 // give row-lock waiters a FIFO queue, and waits for transactions to end
-// (XactLockTableWait / MultiXactIdWait) — with the deadlock detector of
-// package deadlock wired in.
+// (XactLockTableWait / MultiXactIdWait), plus advisory locks — with the
+// deadlock detector of package deadlock wired in.
 //
 // # Who calls it
 //
@@ -42,6 +42,19 @@
 // Nothing at transaction end beyond releasing the tuple locks it still holds
 // (Unlock; tuplelock holds them only briefly) and closing the transaction's
 // Done channel: a Proc holds no other resource and needs no cleanup.
+//
+// # Advisory locks
+//
+// pg_advisory_lock and friends are lock objects of kind TagAdvisory (bigint
+// and int4-pair keys distinct, as PostgreSQL's objsubid 1 and 2), in
+// ExclusiveLock or ShareLock, under the same grant rule, queue and deadlock
+// detector. Their holder is an Owner: a transaction's own Proc (TxOwner), or
+// a Session — PostgreSQL's backend, whose Proc outlives its transactions and
+// holds both its session-level and its transaction-level locks, with the
+// counts per level kept locally as LOCALLOCK does. A session and the
+// transaction it runs are one node of the wait-for graph, as a PGPROC is:
+// see advisory.go. Nothing of this touches tuple locks or transaction waits
+// that involve no advisory lock.
 //
 // The Manager is partitioned (16 partitions by tag hash by default); see the
 // Manager type for the layout and the deadlock package for detection.

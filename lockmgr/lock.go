@@ -46,10 +46,20 @@ type holder struct {
 type waiter struct {
 	dw    deadlock.Wait
 	proc  *Proc
+	on    *Proc // a session's wait: the transaction it waits on behalf of (nil otherwise; see Session)
 	part  *partition
 	lock  *lock
 	mode  LockMode
 	xacts []Xact
+}
+
+// registered is the proc entered in the waiting registry for w: the
+// transaction a session waits on behalf of, else the waiting proc.
+func (w *waiter) registered() *Proc {
+	if w.on != nil {
+		return w.on
+	}
+	return w.proc
 }
 
 func (pt *partition) lookup(tag Tag, h uint64) *lock {
@@ -210,6 +220,12 @@ func (l *lock) unwait(mode LockMode) {
 // wrapping ctx.Err(). On error nothing is held (a grant that raced with the
 // cancellation is released) and the waiters behind it are woken.
 func (m *Manager) Lock(ctx context.Context, p *Proc, tag Tag, mode LockMode, w Wait) error {
+	return m.acquire(ctx, p, nil, tag, mode, w)
+}
+
+// acquire is Lock; a session's request (advisory.go) passes as on the
+// transaction the session is running, if any, on whose behalf it waits.
+func (m *Manager) acquire(ctx context.Context, p, on *Proc, tag Tag, mode LockMode, w Wait) error {
 	if !mode.valid() {
 		return fmt.Errorf("lockmgr: invalid lock mode %d", int(mode))
 	}
@@ -266,12 +282,15 @@ func (m *Manager) Lock(ctx context.Context, p *Proc, tag Tag, mode LockMode, w W
 		pt.mu.Unlock()
 		return fmt.Errorf("lockmgr: waiting for %s on %s: %w", mode, tag, err)
 	}
-	wr := &waiter{proc: p, part: pt, lock: l, mode: mode}
+	wr := &waiter{proc: p, on: on, part: pt, lock: l, mode: mode}
 	wr.dw.Init(wr)
 	m.det.Publish(&wr.dw)
 	l.enqueue(wr, at)
 	p.cur.Store(wr)
-	m.regAdd(p)
+	if on != nil {
+		on.cur.Store(wr)
+	}
+	m.regAdd(wr.registered())
 	pt.mu.Unlock()
 
 	m.lockWaits.Add(1)
@@ -310,7 +329,10 @@ func (m *Manager) sleep(ctx context.Context, wr *waiter, timeout time.Duration) 
 		// anew, registered again (a second regAdd of a registered Proc would
 		// link it to itself, and the detector's walk of the chain would never
 		// end).
-		m.regRemove(p)
+		m.regRemove(wr.registered())
+		if wr.on != nil {
+			wr.on.cur.CompareAndSwap(wr, nil)
+		}
 		if cause == nil {
 			return nil
 		}
@@ -329,15 +351,18 @@ func (m *Manager) sleep(ctx context.Context, wr *waiter, timeout time.Duration) 
 		tag := l.tag // l may be recycled for another tag once released
 		pt.mu.Lock()
 		l.dequeue(wr)
-		m.regRemove(p)
+		m.regRemove(wr.registered())
 		p.cur.CompareAndSwap(wr, nil)
+		if wr.on != nil {
+			wr.on.cur.CompareAndSwap(wr, nil)
+		}
 		if len(l.queue) > 0 {
 			m.wakeup(l)
 		}
 		pt.release(l)
 		pt.mu.Unlock()
 		if wr.dw.State() == deadlock.Victim {
-			return fmt.Errorf("%w: transaction %d waiting for %s on %s", ErrDeadlock, p.xid, wr.mode, tag)
+			return fmt.Errorf("%w: transaction %d waiting for %s on %s", ErrDeadlock, wr.registered().xid, wr.mode, tag)
 		}
 		return cause
 	}

@@ -19,14 +19,16 @@ func (m *Manager) Locks() []LockInfo {
 		for _, head := range pt.locks {
 			for l := head; l != nil; l = l.next {
 				for _, h := range l.holders {
+					xid, sess := h.proc.ids()
 					for mode := AccessShareLock; mode <= AccessExclusiveLock; mode++ {
 						if h.mask&bit(mode) != 0 {
-							out = append(out, LockInfo{Tag: l.tag, Mode: mode, Xid: h.proc.xid, Granted: true})
+							out = append(out, LockInfo{Tag: l.tag, Mode: mode, Xid: xid, Session: sess, Granted: true})
 						}
 					}
 				}
 				for _, w := range l.queue {
-					out = append(out, LockInfo{Tag: l.tag, Mode: w.mode, Xid: w.proc.xid, WaitStart: w.dw.Start})
+					_, sess := w.proc.ids()
+					out = append(out, LockInfo{Tag: l.tag, Mode: w.mode, Xid: w.registered().xid, Session: sess, WaitStart: w.dw.Start})
 				}
 			}
 		}
@@ -57,4 +59,17 @@ func (m *Manager) Locks() []LockInfo {
 	}
 	m.locksHint.Store(int64(len(out)) + int64(len(out))/8)
 	return out
+}
+
+// ids returns the transaction and session Locks reports for p: a
+// transaction's xid and 0, or a session's current transaction (0 if none)
+// and its id.
+func (p *Proc) ids() (xid, session uint64) {
+	if p.sess == nil {
+		return p.xid, 0
+	}
+	if t := p.sess.xact.Load(); t != nil {
+		xid = t.xid
+	}
+	return xid, p.sess.id
 }

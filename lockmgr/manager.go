@@ -91,7 +91,10 @@ type regShard struct {
 // Creating one registers nothing: it costs one small allocation.
 type Proc struct {
 	xid uint64
-	m   *Manager
+	// sess is the Session whose proc this is, nil for a transaction's
+	// Proc. It replaces a back pointer to the Manager nobody read, so that
+	// a transaction's Proc stays 32 bytes.
+	sess *Session
 	// cur is the wait in progress, or nil. Stored when the wait is published
 	// (under a partition mutex), cleared by whoever ends it. Read lock-free by
 	// the detector and by Locks().
@@ -151,7 +154,7 @@ func (m *Manager) Shutdown() { m.shutdownOnce.Do(func() { close(m.shutdown) }) }
 // NewProc returns the Proc of transaction xid. Xids of live procs should be
 // distinct (two waiting procs with one xid are both found, but a transaction
 // waiting for that xid is then taken to wait for both).
-func (m *Manager) NewProc(xid uint64) *Proc { return &Proc{xid: xid, m: m} }
+func (m *Manager) NewProc(xid uint64) *Proc { return &Proc{xid: xid} }
 
 // Stats returns the counters.
 func (m *Manager) Stats() Stats {

@@ -61,6 +61,8 @@ func (t Tag) String() string {
 		return fmt.Sprintf("tuple %s/%x", t.Rel, t.Key)
 	case TagTransaction:
 		return "transaction " + strconv.FormatUint(t.Xid, 10)
+	case TagAdvisory:
+		return t.advisoryString()
 	}
 	return fmt.Sprintf("tag(kind=%d rel=%q key=%x xid=%d)", t.Kind, t.Rel, t.Key, t.Xid)
 }

@@ -225,7 +225,7 @@ func (wk *walker) Successors(dw *deadlock.Wait, visit func(*deadlock.Wait) bool)
 		if h.proc == w.proc || h.mask&cm == 0 {
 			continue
 		}
-		if hw := h.proc.cur.Load(); hw != nil && hw.dw.Epoch() <= s.epoch {
+		if hw := h.proc.wait(); hw != nil && hw.dw.Epoch() <= s.epoch {
 			if !visit(&hw.dw) {
 				return false
 			}
@@ -269,7 +269,7 @@ func (wk *walker) summary(w *waiter, s *lockSnap, pos int32, visit func(*deadloc
 		s.gen = wk.gen
 		for i := range s.holders {
 			h := &s.holders[i]
-			if hw := h.proc.cur.Load(); hw != nil && hw.dw.Epoch() <= s.epoch {
+			if hw := h.proc.wait(); hw != nil && hw.dw.Epoch() <= s.epoch {
 				if !visit(&hw.dw) {
 					return false
 				}
@@ -289,12 +289,15 @@ func (wk *walker) xactSuccessors(w *waiter, visit func(*deadlock.Wait) bool) boo
 		if ended(x) {
 			continue
 		}
-		sh := wk.m.regOf(x.Xid)
+		// The node is the transaction that can end x: a subtransaction's
+		// top level (its Proc is registered under the top-level xid).
+		owner := x.owner()
+		sh := wk.m.regOf(owner)
 		wk.procs = wk.procs[:0]
 		if !wk.rlock(&sh.mu) {
 			return false
 		}
-		for p := sh.procs[x.Xid]; p != nil; p = p.regNext {
+		for p := sh.procs[owner]; p != nil; p = p.regNext {
 			wk.procs = append(wk.procs, p)
 		}
 		sh.mu.RUnlock()

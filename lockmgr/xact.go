@@ -23,8 +23,8 @@ func ended(x Xact) bool {
 // WaitXacts waits until every transaction of xs has ended (its Done channel
 // is closed): PostgreSQL's XactLockTableWait / MultiXactIdWait.
 //
-// p's own xid in xs is ignored (a transaction never waits for itself), and so
-// is a nil Done channel. If every transaction has already ended it returns nil
+// p's own xid in xs is ignored (a transaction never waits for itself, nor
+// for one of its subtransactions), and so is a nil Done channel. If every transaction has already ended it returns nil
 // at once without touching any lock. With w.NoWait it returns ErrWouldBlock at
 // once if one is still running. Otherwise p blocks, visible in Locks() as one
 // ungranted ShareLock on "transaction <xid>" per awaited transaction still
@@ -37,7 +37,7 @@ func ended(x Xact) bool {
 func (m *Manager) WaitXacts(ctx context.Context, p *Proc, xs []Xact, w Wait) error {
 	n := 0
 	for _, x := range xs {
-		if x.Xid != p.xid && !ended(x) {
+		if x.owner() != p.xid && !ended(x) {
 			n++
 		}
 	}
@@ -49,7 +49,7 @@ func (m *Manager) WaitXacts(ctx context.Context, p *Proc, xs []Xact, w Wait) err
 	}
 	pending := make([]Xact, 0, n)
 	for _, x := range xs {
-		if x.Xid != p.xid && !ended(x) {
+		if x.owner() != p.xid && !ended(x) {
 			pending = append(pending, x)
 		}
 	}

@@ -262,7 +262,7 @@ func TestTransactionStatusAndErrors(t *testing.T) {
 		"SELECT * FROM t, t AS u":                     "0A000",
 		"CREATE INDEX i ON t (v)":                     "0A000",
 		"SELECT v FROM t GROUP BY v":                  "0A000",
-		"SAVEPOINT a":                                 "0A000",
+		"SAVEPOINT a":                                 "25P01", // outside a transaction block
 		"SELEC 1":                                     "42601",
 		"SELECT nope FROM t":                          "42703",
 		"INSERT INTO t VALUES (NULL, 1)":              "23502",

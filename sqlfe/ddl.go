@@ -357,7 +357,7 @@ func (s *Session) planTxn(st *pg.TransactionStmt) (*plan, error) {
 			return &Result{Tag: "ROLLBACK"}, nil
 		}}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT, pg.TransactionStmtKind_TRANS_STMT_RELEASE, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
-		return nil, notSupported("savepoints are not supported")
+		return s.planSavepoint(st)
 	}
 	return nil, notSupported("two-phase commit is not supported")
 }

@@ -8,6 +8,11 @@
 // like a tupled.Tx (only its transaction id is read by other sessions, for
 // pg_locks and pg_isolation_test_session_is_blocked).
 //
+// Each Session owns a tupled.Session, the owner of its session-level
+// advisory locks, and begins every transaction through it; Close (the
+// connection's end) releases them. The pg_advisory_* functions run in the
+// statement's transaction (advisory.go).
+//
 // Invariants:
 //   - The catalog lives in the engine table "_tupled_catalog" (SQL table name
 //     → JSON Table) and, committed, in memory. DDL is transactional: CREATE

@@ -33,6 +33,7 @@ const (
 	CodeInFailedTx         = "25P02"
 	CodeActiveTx           = "25001"
 	CodeNoActiveTx         = "25P01"
+	CodeInvalidSavepoint   = "3B001"
 	CodeInvalidParamValue  = "22023"
 	CodeCantChangeRuntime  = "55P02"
 	CodeQueryCanceled      = "57014"

@@ -94,9 +94,13 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 		return nil, notSupported("VARIADIC is not supported").at(f.Location)
 	}
 	b, ok := builtins[name]
+	alts := advisoryOverloads[name]
+	if alts != nil {
+		b, ok = alts[len(f.Args)]
+	}
 	if elsewhere {
 		ok = false
-	} else if !ok {
+	} else if !ok && alts == nil {
 		switch name {
 		case "count", "sum", "min", "max", "avg":
 			return nil, notSupported("aggregate function %s is not supported", name).at(f.Location)
@@ -128,6 +132,9 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 			return nil, err
 		}
 		if x.typ() != b.args[i] {
+			if alts != nil && x.typ() == TInt8 && b.args[i] == TInt4 {
+				return noSuch() // overloaded: no implicit bigint -> integer
+			}
 			if (isInt(x.typ()) && isInt(b.args[i])) || (x.typ() == TBpchar && b.args[i] == TText) {
 				x = &castExpr{arg: x, t: b.args[i]}
 			} else {

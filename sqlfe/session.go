@@ -79,11 +79,14 @@ type Session struct {
 	user string
 
 	tx      *tupled.Tx
-	txID    atomic.Uint64 // tx's id while tx != nil, else 0
+	txID    atomic.Uint64   // tx's id while tx != nil, else 0
+	adv     *tupled.Session // owner of the session's advisory locks (advisory.go)
 	block   blockState
 	pending map[string]*Table // DDL of the open transaction (nil value: dropped)
-	created []string          // engine tables the open transaction created (reclaim.go)
-	sqlPrep map[string]*Stmt  // statements of SQL PREPARE (prepare.go)
+	// savepoints are the block's open savepoints, innermost last (savepoint.go).
+	savepoints []sqlSavepoint
+	created    []string         // engine tables the open transaction created (reclaim.go)
+	sqlPrep    map[string]*Stmt // statements of SQL PREPARE (prepare.go)
 
 	// the next/current transaction's characteristics
 	txIso      tupled.IsolationLevel
@@ -104,7 +107,7 @@ type Session struct {
 
 // NewSession registers a session with backend process id pid.
 func (e *Engine) NewSession(pid int32, user string, startup map[string]string) *Session {
-	s := &Session{eng: e, pid: pid, user: user, settings: map[string]string{
+	s := &Session{eng: e, pid: pid, user: user, adv: e.db.NewSession(), settings: map[string]string{
 		"application_name":            "",
 		"client_encoding":             "UTF8",
 		"datestyle":                   "ISO, MDY",
@@ -157,6 +160,7 @@ func (s *Session) PID() int32 { return s.pid }
 // Close rolls back the open transaction and unregisters the session.
 func (s *Session) Close() {
 	s.rollback()
+	_ = s.adv.Close()
 	s.block = blkNone
 	s.eng.mu.Lock()
 	delete(s.eng.sessions, s.pid)
@@ -182,7 +186,7 @@ func (s *Session) ensureTx(ctx context.Context) (*tupled.Tx, error) {
 	if s.tx != nil {
 		return s.tx, nil
 	}
-	tx, err := s.eng.db.Begin(ctx, &tupled.TxOptions{Isolation: s.txIso, ReadOnly: s.txReadOnly, LockTimeout: s.lockTimeout})
+	tx, err := s.adv.Begin(ctx, &tupled.TxOptions{Isolation: s.txIso, ReadOnly: s.txReadOnly, LockTimeout: s.lockTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +197,7 @@ func (s *Session) ensureTx(ctx context.Context) (*tupled.Tx, error) {
 
 func (s *Session) endTx() {
 	s.tx = nil
+	s.savepoints = nil
 	s.txID.Store(0)
 	s.pending = nil
 	s.created = nil
@@ -247,6 +252,9 @@ func (s *Session) EndGroup() error {
 // fail handles a statement's error: the transaction is rolled back; inside
 // BEGIN the block becomes failed.
 func (s *Session) fail() {
+	if s.failUnderSavepoint() {
+		return
+	}
 	s.rollback()
 	if s.block == blkExplicit || s.block == blkFailed {
 		s.block = blkFailed
@@ -487,19 +495,21 @@ func (e *Engine) isBlocked(pid int32, interesting []int64) bool {
 	e.mu.Lock()
 	s := e.sessions[pid]
 	want := map[uint64]bool{}
+	wantSess := map[uint64]bool{} // advisory locks are the sessions'
 	for _, p := range interesting {
 		if o := e.sessions[int32(p)]; o != nil && o != s {
 			if id := o.txID.Load(); id != 0 {
 				want[id] = true
 			}
+			wantSess[o.adv.ID()] = true
 		}
 	}
 	e.mu.Unlock()
 	if s == nil {
 		return false
 	}
-	me := s.txID.Load()
-	if me == 0 || len(want) == 0 {
+	me, mySess := s.txID.Load(), s.adv.ID()
+	if me == 0 || len(wantSess) == 0 {
 		return false
 	}
 	locks := e.db.Locks()
@@ -511,10 +521,23 @@ func (e *Engine) isBlocked(pid int32, interesting []int64) bool {
 			if id, err := strconv.ParseUint(rest, 10, 64); err == nil && want[id] {
 				return true
 			}
+			// A subtransaction's xid: held by its transaction.
+			for _, m := range locks {
+				if m.Granted && m.Tag == l.Tag && want[m.TxID] {
+					return true
+				}
+			}
 			continue
 		}
 		for _, m := range locks {
-			if m.Tag != l.Tag || m.TxID == me || !want[m.TxID] {
+			if m.Tag != l.Tag {
+				continue
+			}
+			if m.Session != 0 {
+				if m.Session == mySess || !wantSess[m.Session] {
+					continue
+				}
+			} else if m.TxID == me || !want[m.TxID] {
 				continue
 			}
 			if m.Granted || m.WaitStart.Before(l.WaitStart) {

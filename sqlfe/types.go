@@ -25,6 +25,9 @@ const (
 	// and keys. The values of this enumeration are stored in the catalog:
 	// new types go at the end.
 	TBpchar
+	// TVoid is void: only the result of a function (pg_advisory_lock),
+	// output as an empty string.
+	TVoid
 	TNumeric   // numeric without a modifier (see numeric.go)
 	TTimestamp // timestamp without time zone (see timestamp.go)
 )
@@ -38,6 +41,7 @@ const (
 	OIDUnknown   = 705
 	OIDInt4Array = 1007
 	OIDBpchar    = 1042
+	OIDVoid      = 2278
 	OIDNumeric   = 1700
 	OIDTimestamp = 1114
 )
@@ -57,6 +61,8 @@ func (t Type) OID() uint32 {
 		return OIDInt4Array
 	case TBpchar:
 		return OIDBpchar
+	case TVoid:
+		return OIDVoid
 	case TNumeric:
 		return OIDNumeric
 	case TTimestamp:
@@ -116,6 +122,8 @@ func (t Type) String() string {
 		return "integer[]"
 	case TBpchar:
 		return "character"
+	case TVoid:
+		return "void"
 	case TNumeric:
 		return "numeric"
 	case TTimestamp:

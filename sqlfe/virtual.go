@@ -18,6 +18,9 @@ var pgLocksCols = []Column{
 	{Name: "relation", Type: TText},
 	{Name: "tuple", Type: TText},
 	{Name: "transactionid", Type: TInt8},
+	{Name: "classid", Type: TInt8}, // oid in PostgreSQL: advisory locks' key, unsigned
+	{Name: "objid", Type: TInt8},
+	{Name: "objsubid", Type: TInt4}, // smallint in PostgreSQL: 1 bigint key, 2 integer pair
 	{Name: "virtualtransaction", Type: TText},
 	{Name: "pid", Type: TInt4},
 	{Name: "mode", Type: TText},
@@ -44,10 +47,25 @@ func (s *Session) keyText(engine string, key []byte) (string, string) {
 
 func pgLocks(_ context.Context, s *Session) ([][]Value, error) {
 	pids := s.eng.pidsByTx()
+	spids := s.eng.pidsBySession()
 	var rows [][]Value
 	for _, l := range s.eng.db.Locks() {
-		row := []Value{Null(TText), Null(TText), Null(TText), Null(TInt8), Text(strconv.FormatUint(l.TxID, 10)), Null(TInt4), Text(l.Mode), Bool(l.Granted), Null(TText)}
+		row := []Value{Null(TText), Null(TText), Null(TText), Null(TInt8), Null(TInt8), Null(TInt8), Null(TInt4), Text(strconv.FormatUint(l.TxID, 10)), Null(TInt4), Text(l.Mode), Bool(l.Granted), Null(TText)}
+		const colVXact, colPid, colWaitStart = 7, 8, 11
+		if l.Session != 0 {
+			if l.TxID == 0 {
+				row[colVXact] = Null(TText)
+			}
+			if pid, ok := spids[l.Session]; ok {
+				row[colPid] = Int4(pid)
+			}
+		}
 		switch {
+		case strings.HasPrefix(l.Tag, "advisory "):
+			row[0] = Text("advisory")
+			if c, o, sub, ok := advisoryColumns(strings.TrimPrefix(l.Tag, "advisory ")); ok {
+				row[4], row[5], row[6] = Int8(c), Int8(o), Int4(sub)
+			}
 		case strings.HasPrefix(l.Tag, "transaction "):
 			row[0] = Text("transactionid")
 			if id, err := strconv.ParseInt(strings.TrimPrefix(l.Tag, "transaction "), 10, 64); err == nil {
@@ -67,11 +85,11 @@ func pgLocks(_ context.Context, s *Session) ([][]Value, error) {
 		default:
 			row[0] = Text(l.Tag)
 		}
-		if pid, ok := pids[l.TxID]; ok {
-			row[5] = Int4(pid)
+		if pid, ok := pids[l.TxID]; ok && l.TxID != 0 {
+			row[colPid] = Int4(pid)
 		}
 		if !l.Granted && !l.WaitStart.IsZero() {
-			row[8] = Text(l.WaitStart.UTC().Format("2006-01-02 15:04:05.999999+00"))
+			row[colWaitStart] = Text(l.WaitStart.UTC().Format("2006-01-02 15:04:05.999999+00"))
 		}
 		rows = append(rows, row)
 	}

@@ -85,8 +85,9 @@ func (e *Engine) ReleaseCarried(tx *Txn) {
 	}
 }
 
-// ID is the transaction's xid.
-func (t *Txn) ID() uint64 { return t.x.ID() }
+// ID is the top-level transaction's xid (the one Locks() and the
+// deadlock detector name).
+func (t *Txn) ID() uint64 { return t.x.Top().ID() }
 
 // NewTxn is the lock-acquiring state of transaction x: proc is its
 // lock-manager process (lockmgr.Manager.NewProc(x.ID)), lockTimeout the
@@ -95,8 +96,20 @@ func NewTxn(x *xact.Xact, proc *lockmgr.Proc, lockTimeout time.Duration) Txn {
 	return Txn{x: x, proc: proc, lockTimeout: lockTimeout}
 }
 
-// Xact is the transaction t acquires locks for.
+// Xact is the transaction t acquires locks for: the top-level
+// transaction, or the subtransaction SetCurrent made current. Its xid is
+// the one written into the xmax of what it locks or changes.
 func (t *Txn) Xact() *xact.Xact { return t.x }
+
+// Top is t's top-level transaction (its snapshot's owner, the one that
+// commits or aborts).
+func (t *Txn) Top() *xact.Xact { return t.x.Top() }
+
+// SetCurrent makes x — t's top-level transaction or one of its
+// subtransactions (xact.Manager.BeginSub) — the transaction whose xid t's
+// next locks and writes record (tuplelock/README.md, "Savepoints and
+// subtransactions"). A carried tuple lock stays: it is the top level's.
+func (t *Txn) SetCurrent(x *xact.Xact) { t.x = x }
 
 // Engine locks, updates, deletes and inserts tuples. It holds no state of
 // its own beyond counters: all lock state is in tuple headers (xmax,
@@ -164,7 +177,7 @@ func (e *Engine) waitXacts(ctx context.Context, tx *Txn, xids []uint64, policy W
 	var xs []lockmgr.Xact
 	for _, id := range xids {
 		if x := e.xacts.Lookup(id); x != nil {
-			xs = append(xs, lockmgr.Xact{Xid: id, Done: x.Done()})
+			xs = append(xs, lockmgr.Xact{Xid: id, Top: x.Top().ID(), Done: x.Done()})
 		}
 	}
 	if len(xs) == 0 {

@@ -162,8 +162,12 @@ func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMul
 		case st == xact.Committed && !heap.IsLockedOnly(oldIm):
 			// A committed updater must be preserved in a multixact.
 			return e.pair(oldXmax, oldStatus(oldIm, oldIm2), me.ID(), status(mode, isUpdate))
-		case st == xact.InProgress && me.IsCurrent(oldXmax):
-			// Our own lock: keep a single xid with the stronger mode.
+		case st == xact.InProgress && oldXmax == me.ID():
+			// Our own lock, taken by this very (sub)transaction: keep a
+			// single xid with the stronger mode. A lock of another xid
+			// of ours (the parent's, under a savepoint) is paired with
+			// ours in a multixact below, as PostgreSQL does: should the
+			// subtransaction roll back, the parent's lock is left.
 			if om := oldStatus(oldIm, oldIm2).LockMode(); om > mode {
 				mode = om
 			}

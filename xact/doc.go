@@ -39,6 +39,21 @@
 // is a select on Done; row locks recorded in tuple headers "die with the xid"
 // when Done closes: commit and abort are O(1) whatever was locked.
 //
+// # Subtransactions
+//
+// A savepoint's subtransaction that locks or writes gets an xid of its own
+// (BeginSub): greater than every xid before it, in progress in the clog,
+// with its own Done channel, and current for its top-level transaction
+// (Xact.IsCurrent) until rolled back. ROLLBACK TO is AbortSubsFrom(top,
+// mark), mark being NextXid() when the savepoint was established: every
+// subxid at or above it is set aborted, then its Done closes — the same
+// "locks die with the xid" as a top-level abort. A subtransaction never
+// commits on its own: the top level's Commit gives every subxid it kept
+// the top level's CSN inside the same commitMu hold, so commit atomicity
+// covers them. Snapshots being CSNs, no pg_subtrans is needed to test a
+// subxid against a snapshot. tuplelock/README.md, "Savepoints and
+// subtransactions", has the whole design.
+//
 // # Horizons and truncation
 //
 // Each live transaction publishes the CSN of the snapshot it currently uses

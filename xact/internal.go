@@ -18,3 +18,16 @@ func (m *Manager) LiveUser() []XID {
 	})
 	return out
 }
+
+// LiveUserXacts is LiveUser's transactions with their subtransactions
+// (BeginSub), for pg_locks: each holds its own xid, on behalf of its top
+// level (Xact.Top).
+func (m *Manager) LiveUserXacts() []*Xact {
+	out := make([]*Xact, 0, m.nlive.Load())
+	m.forLive(func(x *Xact) {
+		if !x.internal {
+			out = append(out, x)
+		}
+	})
+	return out
+}

@@ -1,6 +1,8 @@
 package xact
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -52,6 +54,15 @@ type Xact struct {
 	// internal marks a transaction the engine runs for itself (see
 	// BeginInternal); fixed before the transaction is published.
 	internal bool
+	// top is a subtransaction's top-level transaction; nil for a
+	// top-level one. Fixed at BeginSub.
+	top *Xact
+	// subs are a top-level transaction's subtransactions that have not
+	// been rolled back, in increasing xid order (a subxid is always
+	// greater than every xid handed out before it). Read and written only
+	// by the transaction's own goroutine: BeginSub, AbortSubsFrom and
+	// IsCurrent are its calls, and Commit/Abort end it.
+	subs []*Xact
 }
 
 // Done is closed when the transaction has committed or aborted.
@@ -68,7 +79,43 @@ func (x *Xact) ID() XID { return x.id }
 // count as current too (PostgreSQL walks the stack of the transaction's
 // subxids, excluding aborted ones). InvalidXID is never current: no
 // transaction has it.
-func (x *Xact) IsCurrent(xid XID) bool { return xid == x.id }
+//
+// With subtransactions (BeginSub) it answers for the top-level xid and
+// every subxid not rolled back (AbortSubsFrom), whichever of them x is;
+// without, it stays the single comparison. Only the transaction's own
+// goroutine may ask (see Xact.subs).
+func (x *Xact) IsCurrent(xid XID) bool {
+	if x.top == nil && len(x.subs) == 0 {
+		return xid == x.id // x.id is never InvalidXID
+	}
+	return x.isCurrentSub(xid)
+}
+
+// isCurrentSub is IsCurrent for a transaction with subtransactions.
+func (x *Xact) isCurrentSub(xid XID) bool {
+	t := x.Top()
+	if xid == t.id {
+		return true
+	}
+	subs := t.subs
+	if len(subs) == 0 || xid < subs[0].id || xid > subs[len(subs)-1].id {
+		return false
+	}
+	_, found := slices.BinarySearchFunc(subs, xid, func(s *Xact, id XID) int { return cmp.Compare(s.id, id) })
+	return found
+}
+
+// Top is the top-level transaction of a subtransaction, x itself for a
+// top-level one.
+func (x *Xact) Top() *Xact {
+	if x.top != nil {
+		return x.top
+	}
+	return x
+}
+
+// IsSub reports whether x is a subtransaction (BeginSub).
+func (x *Xact) IsSub() bool { return x.top != nil }
 
 // Snapshot decides visibility: a transaction's effects are visible iff it is
 // the snapshot's own transaction (IsCurrent) or it committed with a CSN <=
@@ -142,14 +189,78 @@ func (m *Manager) Begin() *Xact { return m.begin(false) }
 // begin is Begin, for the engine's own transactions too (BeginInternal).
 func (m *Manager) begin(internal bool) *Xact {
 	x := &Xact{id: m.nextXid.Add(1), done: make(chan struct{}), internal: internal}
+	m.register(x)
+	m.nlive.Add(1)
+	return x
+}
+
+// register makes x's clog entry exist ("in progress") and x findable by
+// Lookup.
+func (m *Manager) register(x *Xact) {
 	m.clog.ensure(x.id)
 	s := &m.live[x.id%liveShards]
 	s.mu.Lock()
 	s.m[x.id] = x
 	s.mu.Unlock()
-	m.nlive.Add(1)
+}
+
+// unregister removes x from the live set (Lookup no longer finds it).
+func (m *Manager) unregister(x *Xact) {
+	s := &m.live[x.id%liveShards]
+	s.mu.Lock()
+	delete(s.m, x.id)
+	s.mu.Unlock()
+}
+
+// BeginSub assigns a subtransaction of top its own xid (PostgreSQL's
+// AssignTransactionId for a subtransaction): greater than every xid handed
+// out before, "in progress" in the clog, findable by Lookup, with a Done
+// channel that closes when it is rolled back (AbortSubsFrom) or top ends.
+// From then on top.IsCurrent(subxid) is true. The engine calls it lazily,
+// at a subtransaction's first lock or write; tuplelock/README.md,
+// "Savepoints and subtransactions", has the design. Only top's goroutine
+// may call it; top must be a running top-level transaction.
+//
+// Subtransactions are not counted by NumLive and not listed by Live (they
+// are transactions of their top level's), but OldestLive sees them: a
+// subxid is running until its fate is known.
+func (m *Manager) BeginSub(top *Xact) *Xact {
+	top = top.Top()
+	x := &Xact{id: m.nextXid.Add(1), done: make(chan struct{}), top: top, internal: top.internal}
+	m.register(x)
+	top.subs = append(top.subs, x)
 	return x
 }
+
+// AbortSubsFrom rolls back every subtransaction of top whose xid is at or
+// above mark: ROLLBACK TO a savepoint established when NextXid() was
+// mark. Every subxid assigned since then belongs to that savepoint or to
+// one nested in it (xids only grow, and the savepoint stayed open), so
+// this is the whole of what it rolls back. Their clog entries become
+// "aborted" and then their Done channels close, as Abort does for a
+// transaction: every row lock they recorded is from then on a finished
+// xid, every version they made invisible. Only top's goroutine may call it.
+func (m *Manager) AbortSubsFrom(top *Xact, mark XID) {
+	top = top.Top()
+	i := len(top.subs)
+	for i > 0 && top.subs[i-1].id >= mark {
+		i--
+	}
+	gone := top.subs[i:]
+	for _, x := range gone {
+		m.clog.set(x.id, clogAborted)
+	}
+	for _, x := range gone {
+		m.unregister(x)
+		close(x.done)
+	}
+	clear(gone)
+	top.subs = top.subs[:i]
+}
+
+// Subs is the number of top's subtransactions not rolled back (tests and
+// introspection; only top's goroutine may call it).
+func (m *Manager) Subs(top *Xact) int { return len(top.Top().subs) }
 
 // Commit records x as committed with a fresh CSN, then closes Done.
 func (m *Manager) Commit(x *Xact) { m.finish(x, true) }
@@ -157,20 +268,34 @@ func (m *Manager) Commit(x *Xact) { m.finish(x, true) }
 // Abort records x as aborted, then closes Done.
 func (m *Manager) Abort(x *Xact) { m.finish(x, false) }
 
+// x must be a top-level transaction. Its subtransactions not rolled back
+// share its fate: on commit they get x's CSN in the same commitMu hold,
+// before the CSN is published, so a snapshot sees all of them or none.
 func (m *Manager) finish(x *Xact, commit bool) {
+	if x.top != nil {
+		panic("xact: Commit or Abort of a subtransaction (roll it back with AbortSubsFrom)")
+	}
 	if commit {
 		m.commitMu.Lock()
 		c := m.lastCSN.Load() + 1
+		for _, sub := range x.subs {
+			m.clog.set(sub.id, c)
+		}
 		m.clog.set(x.id, c)
 		m.lastCSN.Store(c)
 		m.commitMu.Unlock()
 	} else {
+		for _, sub := range x.subs {
+			m.clog.set(sub.id, clogAborted)
+		}
 		m.clog.set(x.id, clogAborted)
 	}
-	s := &m.live[x.id%liveShards]
-	s.mu.Lock()
-	delete(s.m, x.id)
-	s.mu.Unlock()
+	for _, sub := range x.subs {
+		m.unregister(sub)
+		close(sub.done)
+	}
+	x.subs = nil
+	m.unregister(x)
 	m.nlive.Add(-1)
 	x.snapCSN.Store(0)
 	close(x.done)
@@ -291,7 +416,11 @@ func (m *Manager) OldestLive() XID {
 // Live returns the ids of running transactions (unordered).
 func (m *Manager) Live() []XID {
 	out := make([]XID, 0, m.nlive.Load())
-	m.forLive(func(x *Xact) { out = append(out, x.id) })
+	m.forLive(func(x *Xact) {
+		if x.top == nil {
+			out = append(out, x.id)
+		}
+	})
 	return out
 }
 

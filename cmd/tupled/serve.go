@@ -43,7 +43,8 @@ The SQL is a small subset (see README): CREATE/DROP TABLE with smallint,
 int, bigint, text, varchar(n), char(n) and boolean columns and an optional
 one-column primary key; INSERT, SELECT (one
 table, FOR KEY SHARE|SHARE|NO KEY UPDATE|UPDATE [NOWAIT|SKIP LOCKED]), UPDATE,
-DELETE; BEGIN/COMMIT/ROLLBACK; SET/SHOW; pg_locks and pgrowlocks('t').
+DELETE; BEGIN/COMMIT/ROLLBACK; SET/SHOW; pg_locks and pgrowlocks('t');
+the pg_advisory_lock family (session and transaction level).
 Anything else fails with SQLSTATE 0A000.
 
 Without a password clients are trusted, which is only allowed on a loopback

@@ -25,12 +25,24 @@ in-memory database. Without a permutation, every interleaving is run.
 Steps are commands over the embedded API (default table t):
 
   begin [repeatable read|read committed] [read only]   commit   rollback
+  savepoint NAME     release NAME     rollback to NAME
   get [TABLE] K
   lock [TABLE] K keyshare|share|nokeyupdate|update [nowait|skip locked]
   insert [TABLE] K V     update [TABLE] K V     delete [TABLE] K
   scan [TABLE] [from K] [to K] [prefix P] [where V] [reverse] [limit N]
        [lock STRENGTH [nowait|skip locked]]
   sleep MS     set lock_timeout MS     rowlocks [TABLE]     create TABLE
+  advlock KEY [shared] [xact] [nowait]     advunlock KEY [shared]
+  advunlockall     advlocks
+
+Advisory locks: KEY is a bigint N or an integer pair N,M (different locks, as
+pg_advisory_lock(1) and pg_advisory_lock(0, 1) are). advlock is
+pg_advisory_lock: session level (kept across commit and rollback, counted,
+released by advunlock, advunlockall or the end of the permutation) unless
+xact (pg_advisory_xact_lock: released at transaction end); shared takes the
+ShareLock form; nowait the pg_try_ form (prints => t or => f). advunlock
+prints => t, or PostgreSQL's warning and => f. advlocks prints the advisory
+locks by key: "=> 1 s1:exclusive s2:shared(waiting)".
 
 A command outside a transaction runs as its own transaction. Keys and values
 are text; quote them with '...' when they hold spaces. An options block sets

@@ -38,6 +38,7 @@ var (
 	ErrProgramLimitExceeded = New("54000", "program limit exceeded")
 	ErrNameTooLong          = New("42622", "identifier too long")
 	ErrObjectInUse          = New("55006", "object is in use")
+	ErrNoSavepoint          = New("3B001", "savepoint does not exist")
 )
 
 // ErrAdminShutdown gives a wait ended by Close its SQLSTATE (the error also

@@ -1,0 +1,116 @@
+package sqlfe
+
+import (
+	"context"
+	"errors"
+	"maps"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tupled/tupled"
+)
+
+// sqlSavepoint is an open savepoint of the session's transaction block:
+// its name and the block's DDL as it stood when it was established
+// (ROLLBACK TO restores it; the catalog rows themselves are rolled back by
+// the engine with the rest of the savepoint's writes).
+type sqlSavepoint struct {
+	name    string
+	pending map[string]*Table
+}
+
+// planSavepoint plans SAVEPOINT, RELEASE [SAVEPOINT] and ROLLBACK TO
+// [SAVEPOINT], with PostgreSQL's errors: outside a transaction block 25P01,
+// an unknown name 3B001 (which, like any error, aborts the block down to
+// the innermost savepoint), in a failed block only ROLLBACK TO.
+func (s *Session) planSavepoint(st *pg.TransactionStmt) (*plan, error) {
+	name := st.SavepointName
+	switch st.Kind {
+	case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+			if s.block != blkExplicit {
+				return nil, s.outsideBlock("SAVEPOINT")
+			}
+			tx, err := s.ensureTx(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if err := tx.Savepoint(name); err != nil {
+				return nil, err
+			}
+			s.savepoints = append(s.savepoints, sqlSavepoint{name: name, pending: maps.Clone(s.pending)})
+			return &Result{Tag: "SAVEPOINT"}, nil
+		}}, nil
+	case pg.TransactionStmtKind_TRANS_STMT_RELEASE:
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+			if s.block != blkExplicit {
+				return nil, s.outsideBlock("RELEASE SAVEPOINT")
+			}
+			i := s.findSavepoint(name)
+			if i < 0 {
+				return nil, noSavepoint(name)
+			}
+			if err := s.tx.Release(name); err != nil {
+				return nil, err
+			}
+			s.savepoints = s.savepoints[:i]
+			return &Result{Tag: "RELEASE"}, nil
+		}}, nil
+	default: // ROLLBACK TO
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+			if s.block != blkExplicit && s.block != blkFailed {
+				return nil, s.outsideBlock("ROLLBACK TO SAVEPOINT")
+			}
+			i := s.findSavepoint(name)
+			if i < 0 {
+				return nil, noSavepoint(name)
+			}
+			if err := s.tx.RollbackTo(name); err != nil {
+				return nil, err
+			}
+			s.pending = s.savepoints[i].pending
+			s.savepoints[i].pending = maps.Clone(s.pending)
+			s.savepoints = s.savepoints[:i+1]
+			s.block = blkExplicit
+			return &Result{Tag: "ROLLBACK"}, nil
+		}}, nil
+	}
+}
+
+func (s *Session) outsideBlock(what string) error {
+	return errorf(CodeNoActiveTx, "%s can only be used in transaction blocks", what)
+}
+
+func noSavepoint(name string) *Error {
+	return errorf(CodeInvalidSavepoint, "savepoint %q does not exist", name)
+}
+
+func (s *Session) findSavepoint(name string) int {
+	for i := len(s.savepoints) - 1; i >= 0; i-- {
+		if s.savepoints[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// failUnderSavepoint is what an error does inside a transaction block
+// with open savepoints: PostgreSQL aborts the innermost subtransaction at
+// once (its locks go now, not at ROLLBACK TO) and leaves the block failed
+// until ROLLBACK TO or ROLLBACK. The engine has already done the abort
+// when the error was its own; for one of the SQL layer's (a bad
+// expression, a missing column) it is done here. It reports whether it
+// applied.
+func (s *Session) failUnderSavepoint() bool {
+	if len(s.savepoints) == 0 || s.tx == nil || (s.block != blkExplicit && s.block != blkFailed) {
+		return false
+	}
+	sp := s.savepoints[len(s.savepoints)-1]
+	if err := s.tx.RollbackTo(sp.name); err != nil && !errors.Is(err, tupled.ErrTxAborted) {
+		return false
+	}
+	s.pending = sp.pending
+	s.savepoints[len(s.savepoints)-1].pending = maps.Clone(s.pending)
+	s.block = blkFailed
+	return true
+}
