@@ -34,6 +34,15 @@ func isKey(x expr, key int) bool {
 	return ok && c.idx == key
 }
 
+func anyNumeric(xs []expr) bool {
+	for _, x := range xs {
+		if x.typ() == TNumeric {
+			return true
+		}
+	}
+	return false
+}
+
 var flipOp = map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 func analyzeAccess(where expr, key int) access {
@@ -46,7 +55,7 @@ func analyzeAccess(where expr, key int) access {
 	for _, c := range cs {
 		switch x := c.(type) {
 		case *inExpr:
-			if !x.not && a.points == nil && isKey(x.l, key) && !usesRow(&boolExpr{args: x.list}) {
+			if !x.not && a.points == nil && isKey(x.l, key) && !usesRow(&boolExpr{args: x.list}) && !anyNumeric(x.list) {
 				a.points = x.list
 				used++
 			}
@@ -58,7 +67,9 @@ func analyzeAccess(where expr, key int) access {
 				}
 				op, other = flipOp[x.op], x.l
 			}
-			if op == "" || usesRow(other) {
+			// a numeric against the (integer) key is left to the filter:
+			// 1.5 equals no key, and its encoding is not an integer's
+			if op == "" || usesRow(other) || other.typ() == TNumeric {
 				continue
 			}
 			switch op {

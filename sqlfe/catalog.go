@@ -24,6 +24,14 @@ type Column struct {
 	// character(n) as a TBpchar of MaxLen n (0: bpchar, no length)
 	Int2   bool `json:"int2,omitempty"`
 	MaxLen int  `json:"max_len,omitempty"`
+	// Hidden marks the rowid key of a table without a PRIMARY KEY (see
+	// rowidCounters): no name, SELECT * or INSERT column list reaches it.
+	Hidden bool `json:"hidden,omitempty"`
+	// Default is the column's DEFAULT expression as SQL text ("SELECT
+	// expr"), Serial marks a smallserial, serial or bigserial column (see
+	// defaults.go).
+	Default string `json:"default,omitempty"`
+	Serial  bool   `json:"serial,omitempty"`
 }
 
 func (c Column) mod() typeMod { return typeMod{Int2: c.Int2, MaxLen: c.MaxLen} }
@@ -66,7 +74,7 @@ const (
 
 func (t *Table) col(name string) int {
 	for i, c := range t.Cols {
-		if c.Name == name {
+		if c.Name == name && !c.Hidden {
 			return i
 		}
 	}

@@ -90,7 +90,12 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 			// PostgreSQL's make_const does, else int8
 			i, err := strconv.ParseInt(v.Fval.Fval, 10, 64)
 			if err != nil {
-				return nil, notSupported("numeric literals (%s) are not supported", v.Fval.Fval).at(k.Location)
+				// a decimal or an integer beyond bigint: numeric
+				d, err := parseNumeric(v.Fval.Fval)
+				if err != nil {
+					return nil, ToError(err).at(k.Location)
+				}
+				return &constExpr{d.value()}, nil
 			}
 			if i >= math.MinInt32 && i <= math.MaxInt32 {
 				return &constExpr{Int4(int32(i))}, nil
@@ -215,7 +220,7 @@ func (c *compiler) column(cr *pg.ColumnRef) (expr, error) {
 		return nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).at(cr.Location)
 	}
 	for i, col := range c.cols {
-		if col.Name == name {
+		if col.Name == name && !col.Hidden {
 			return &colExpr{idx: i, t: col.Type, m: col.mod()}, nil
 		}
 	}
@@ -291,7 +296,7 @@ func (c *compiler) concat(a *pg.A_Expr) (expr, error) {
 }
 
 func comparable(a, b Type) bool {
-	return a == b || (isInt(a) && isInt(b))
+	return a == b || (isNumber(a) && isNumber(b))
 }
 
 func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
@@ -310,7 +315,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !isInt(x.typ()) {
+			if !isNumber(x.typ()) {
 				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s", op, x.typ()).at(a.Location)
 			}
 			if op == "+" {
@@ -345,6 +350,12 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			}
 			return &cmpExpr{op: op, l: l, r: r}, nil
 		case "+", "-", "*", "/", "%":
+			if (l.typ() == TNumeric || r.typ() == TNumeric) && isNumber(l.typ()) && isNumber(r.typ()) {
+				if op == "/" || op == "%" {
+					return nil, notSupported("operator %s on numeric is not supported", op).at(a.Location)
+				}
+				return &arithExpr{op: op[0], l: l, r: r, t: TNumeric}, nil
+			}
 			if !isInt(l.typ()) || !isInt(r.typ()) {
 				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).at(a.Location)
 			}
@@ -486,6 +497,10 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 		t = TBpchar
 	case "bool", "boolean":
 		t = TBool
+	case "numeric": // also decimal, dec
+		t = TNumeric
+	case "timestamp": // timestamp without time zone
+		t = TTimestamp
 	default:
 		if !pgTypes[strings.TrimPrefix(name, "_")] {
 			return undefined()

@@ -46,6 +46,9 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		if t.Key >= 0 {
 			return errorf(CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", name).at(loc)
 		}
+		if ty := t.Cols[i].Type; ty == TNumeric || ty == TTimestamp {
+			return notSupported("a %s PRIMARY KEY is not supported", ty).at(loc)
+		}
 		t.Key = i
 		t.Cols[i].NotNull = true
 		return nil
@@ -59,8 +62,16 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			t.Cols[t.col(col)].NotNull = true
 		case pg.ConstrType_CONSTR_NULL:
 		case pg.ConstrType_CONSTR_PRIMARY:
-			if len(c.Including) > 0 || len(c.Options) > 0 || c.Indexspace != "" || c.Deferrable {
+			// INCLUDE (cols) only adds payload columns to PostgreSQL's
+			// index; they are not key columns (an update of them is a
+			// no-key update), so here it changes nothing.
+			if len(c.Options) > 0 || c.Indexspace != "" || c.Deferrable {
 				return notSupported("PRIMARY KEY options are not supported").at(c.Location)
+			}
+			for _, inc := range strs(c.Including) {
+				if t.col(inc) < 0 {
+					return errorf(CodeUndefinedColumn, "column %q named in key does not exist", inc).at(c.Location)
+				}
 			}
 			if col == "" {
 				keys := strs(c.Keys)
@@ -92,17 +103,29 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 				return nil, errorf(CodeDuplicateColumn, "column %q specified more than once", cd.Colname).at(cd.Location)
 			}
 			if cd.CollClause != nil || cd.RawDefault != nil || cd.Identity != "" || cd.Generated != "" || len(cd.Fdwoptions) > 0 || cd.Compression != "" || cd.StorageName != "" {
-				return nil, notSupported("column options other than PRIMARY KEY and NOT NULL are not supported").at(cd.Location)
+				return nil, notSupported("column options other than PRIMARY KEY, NOT NULL and DEFAULT are not supported").at(cd.Location)
 			}
-			typ, m, err := typeOfMod(cd.TypeName)
-			if err != nil {
-				return nil, err
+			col := Column{Name: cd.Colname, NotNull: cd.IsNotNull}
+			if st, int2, ok := serialType(cd.TypeName); ok {
+				col.Type, col.Int2, col.Serial, col.NotNull = st, int2, true, true
+			} else {
+				typ, m, err := typeOfMod(cd.TypeName)
+				if err != nil {
+					return nil, err
+				}
+				if typ == TInt4Array {
+					return nil, notSupported("array columns are not supported").at(cd.Location)
+				}
+				col.Type, col.Int2, col.MaxLen = typ, m.Int2, m.MaxLen
 			}
-			if typ == TInt4Array {
-				return nil, notSupported("array columns are not supported").at(cd.Location)
-			}
-			t.Cols = append(t.Cols, Column{Name: cd.Colname, Type: typ, NotNull: cd.IsNotNull, Int2: m.Int2, MaxLen: m.MaxLen})
+			t.Cols = append(t.Cols, col)
 			for _, cn := range cd.Constraints {
+				if c := cn.GetConstraint(); c != nil && c.Contype == pg.ConstrType_CONSTR_DEFAULT {
+					if err := columnDefault(name, &t.Cols[len(t.Cols)-1], c); err != nil {
+						return nil, err
+					}
+					continue
+				}
 				if err := constraint(cn.GetConstraint(), cd.Colname); err != nil {
 					return nil, err
 				}
@@ -125,7 +148,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		return nil, errorf("54011", "tables can have at most 1600 columns")
 	}
 	if t.Key < 0 {
-		return nil, notSupported("tables without a PRIMARY KEY are not supported")
+		t.addHiddenKey()
 	}
 	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
 		res := &Result{Tag: "CREATE TABLE"}
@@ -142,6 +165,12 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
 			return nil, err
+		}
+		if t.hasSerial() {
+			// made once, outside any transaction, like the catalog
+			if err := s.eng.db.CreateTableIfNotExists(ctx, SequenceTable); err != nil {
+				return nil, err
+			}
 		}
 		nt := *t
 		nt.Cols = append([]Column(nil), t.Cols...)
@@ -198,6 +227,9 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 					continue
 				}
 				return nil, errorf(CodeUndefinedTable, "table %q does not exist", name)
+			}
+			if err := dropSequences(ctx, tx, s.lookupTable(name)); err != nil {
+				return nil, err
 			}
 			err := tx.Delete(ctx, CatalogTable, []byte(name))
 			if errors.Is(err, tupled.ErrNotFound) {

@@ -69,6 +69,13 @@ type selectPlan struct {
 }
 
 func (s *Session) planSelect(st *pg.SelectStmt, params *[]Type) (*plan, error) {
+	return s.planSelectAs(st, params, false)
+}
+
+// planSelectAs plans a SELECT; with keepUnknown an untyped literal of the
+// select list stays unknown (for INSERT ... SELECT, where the target
+// column's type resolves it, as in PostgreSQL) instead of becoming text.
+func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (*plan, error) {
 	switch {
 	case st.Op != pg.SetOperation_SETOP_NONE:
 		return nil, notSupported("UNION/INTERSECT/EXCEPT is not supported")
@@ -150,6 +157,9 @@ func (s *Session) planSelect(st *pg.SelectStmt, params *[]Type) (*plan, error) {
 					return nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).at(cr.Location)
 				}
 				for i, col := range c.cols {
+					if col.Hidden {
+						continue
+					}
 					tgts = append(tgts, tgt{col.Name, &colExpr{idx: i, t: col.Type, m: col.mod()}})
 				}
 				continue
@@ -170,7 +180,7 @@ func (s *Session) planSelect(st *pg.SelectStmt, params *[]Type) (*plan, error) {
 	}
 	for _, t := range tgts {
 		typ := t.x.typ()
-		if typ == TUnknown {
+		if typ == TUnknown && !keepUnknown {
 			typ = TText
 		}
 		cols = append(cols, resultColumn(t.name, typ, t.x))
@@ -603,7 +613,7 @@ func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
 	switch {
 	case x.typ() == col.Type:
 		return x, nil
-	case isInt(x.typ()) && isInt(col.Type), isString(col.Type) && x.typ() != TInt4Array:
+	case isNumber(x.typ()) && isNumber(col.Type), isString(col.Type) && x.typ() != TInt4Array:
 		return &castExpr{arg: x, t: col.Type}, nil
 	}
 	return nil, &Error{Code: CodeDatatypeMismatch, Message: fmt.Sprintf("column %q is of type %s but expression is of type %s", col.Name, col.Type, x.typ()),
@@ -625,12 +635,14 @@ func checkRow(t *Table, row []Value) error {
 	}
 	for i, c := range t.Cols {
 		if row[i].Null && (c.NotNull || i == t.Key) {
-			vals := make([]string, len(row))
+			var vals []string
 			for j, v := range row {
-				if v.Null {
-					vals[j] = "null"
-				} else {
-					vals[j] = v.String()
+				switch {
+				case t.Cols[j].Hidden:
+				case v.Null:
+					vals = append(vals, "null")
+				default:
+					vals = append(vals, v.String())
 				}
 			}
 			return &Error{Code: CodeNotNull, Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name),
@@ -675,6 +687,9 @@ func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
 		if cr := rt.Val.GetColumnRef(); cr != nil {
 			if f := strs(cr.Fields); f[len(f)-1] == "*" {
 				for i, col := range c.cols {
+					if col.Hidden {
+						continue
+					}
 					xs = append(xs, &colExpr{idx: i, t: col.Type, m: col.mod()})
 					cols = append(cols, col)
 				}
@@ -731,12 +746,19 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		return nil, err
 	}
 	var vals [][]*pg.Node
+	var selPlan *plan // INSERT ... SELECT: the query whose rows are inserted
 	if st.SelectStmt == nil {
 		vals = [][]*pg.Node{{}} // DEFAULT VALUES
+	} else if sel := st.SelectStmt.GetSelectStmt(); sel != nil && len(sel.ValuesLists) == 0 && len(sel.TargetList) > 0 {
+		if len(sel.LockingClause) > 0 {
+			return nil, notSupported("INSERT ... SELECT ... FOR UPDATE/SHARE is not supported")
+		}
+		if selPlan, err = s.planSelectAs(sel, params, true); err != nil {
+			return nil, err
+		}
 	} else {
-		sel := st.SelectStmt.GetSelectStmt()
 		if sel == nil || len(sel.ValuesLists) == 0 || len(sel.TargetList) > 0 || sel.WithClause != nil || len(sel.SortClause) > 0 || sel.LimitCount != nil || sel.LimitOffset != nil || len(sel.LockingClause) > 0 {
-			return nil, notSupported("INSERT ... SELECT is not supported")
+			return nil, notSupported("this form of INSERT is not supported")
 		}
 		for _, l := range sel.ValuesLists {
 			vals = append(vals, l.GetList().Items)
@@ -744,8 +766,10 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 	}
 	var target []int
 	if len(st.Cols) == 0 {
-		for i := range t.Cols {
-			target = append(target, i)
+		for i, col := range t.Cols {
+			if !col.Hidden {
+				target = append(target, i)
+			}
 		}
 	} else {
 		seen := map[int]bool{}
@@ -779,9 +803,14 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		}
 		row := make([]expr, len(t.Cols))
 		for i := range row {
-			row[i] = &constExpr{Null(t.Cols[i].Type)}
+			if row[i], err = defaultExpr(t, t.Cols[i]); err != nil {
+				return nil, err
+			}
 		}
 		for j, n := range items {
+			if n.GetSetToDefault() != nil {
+				continue // the default already there
+			}
 			x, err := assign(c, n, t.Cols[target[j]])
 			if err != nil {
 				return nil, err
@@ -789,6 +818,12 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 			row[target[j]] = x
 		}
 		rows[r] = row
+	}
+	var selRow []expr // INSERT ... SELECT: the row made of a query row
+	if selPlan != nil {
+		if selRow, err = insertSelectRow(t, target, selPlan.cols, len(st.Cols) > 0); err != nil {
+			return nil, err
+		}
 	}
 	rc := &compiler{params: params, cols: t.Cols, rel: t.Name}
 	ret, cols, err := returning(rc, st.ReturningList)
@@ -802,7 +837,23 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		}
 		e := &env{ctx: ctx, s: s, params: params}
 		res := &Result{}
-		for _, xs := range rows {
+		rows := rows
+		var selRows [][]Value
+		if selPlan != nil {
+			sr, err := selPlan.run(ctx, s, params)
+			if err != nil {
+				return nil, err
+			}
+			selRows = sr.Rows
+			rows = make([][]expr, len(selRows))
+			for i := range rows {
+				rows[i] = selRow
+			}
+		}
+		for r, xs := range rows {
+			if selRows != nil {
+				e.row = selRows[r]
+			}
 			row, err := project(xs, e)
 			if err != nil {
 				return nil, err
@@ -813,6 +864,13 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 						return nil, err
 					}
 				}
+			}
+			if t.hiddenKey() {
+				id, err := s.eng.nextRowid(ctx, t)
+				if err != nil {
+					return nil, err
+				}
+				row[t.Key] = Int8(id)
 			}
 			if err := checkRow(t, row); err != nil {
 				return nil, err
@@ -872,7 +930,12 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			return nil, errorf(CodeSyntax, "multiple assignments to same column %q", rt.Name).at(rt.Location)
 		}
 		seen[i] = true
-		x, err := assign(c, rt.Val, t.Cols[i])
+		var x expr
+		if rt.Val.GetSetToDefault() != nil {
+			x, err = defaultExpr(t, t.Cols[i])
+		} else {
+			x, err = assign(c, rt.Val, t.Cols[i])
+		}
 		if err != nil {
 			return nil, err
 		}

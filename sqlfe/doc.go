@@ -23,12 +23,20 @@
 //     another transaction still uses (55006) is retried at the next DDL
 //     (reclaim.go). A new table gets the engine table of its own name if
 //     free, else name#2, name#3, ...
-//   - Every table has a one-column primary key. The engine key is its
+//   - Every table has a one-column primary key: one declared, or, for a
+//     table declared without one, a hidden bigint rowid no SQL name reaches
+//     (rowid.go), numbered per table from an in-memory counter seeded from
+//     the table's highest rowid. The engine key is its
 //     order-preserving encoding (int/bigint big-endian with the sign bit
 //     flipped, text its bytes — C collation —, character(n) its bytes
 //     without trailing spaces, boolean one byte), so key ranges are
 //     tx.Scan ranges and 'ab' and 'ab  ' are one character(n) key. The value is the other columns: a NULL
-//     bitmap, then each non-NULL column.
+//     bitmap, then each non-NULL column (numeric and timestamp as their
+//     text form, which they may not be keys for).
+//   - serial columns' sequences are rows of the engine table
+//     "_tupled_sequences" (made with the first serial column), advanced in
+//     transactions of their own so a value is never handed out twice, and
+//     deleted in the DROP TABLE's transaction (defaults.go).
 //   - Statements follow PostgreSQL's executor: a SELECT ... FOR <strength>
 //     [NOWAIT | SKIP LOCKED], UPDATE and DELETE find their rows with the
 //     API's locking scan (tupled.Tx.Scan with ScanOptions.Lock and Where,

@@ -125,6 +125,10 @@ func castValue(v Value, t Type) (Value, error) {
 		return Bool(v.I != 0), nil
 	case v.T == TBool && t == TInt4:
 		return Int4(int32(v.I)), nil
+	case isInt(v.T) && t == TNumeric:
+		return Value{T: TNumeric, S: strconv.FormatInt(v.I, 10)}, nil
+	case v.T == TNumeric && isInt(t):
+		return numericToInt(v, t)
 	}
 	return Value{}, errorf(CodeCannotCoerce, "cannot cast type %s to %s", v.T, t)
 }
@@ -138,7 +142,7 @@ func canCast(a Type, am typeMod, b Type, bm typeMod) bool {
 		return true
 	case a == TUnknown || isString(a) || isString(b):
 		return true
-	case isInt(a) && isInt(b):
+	case isNumber(a) && isNumber(b):
 		return true
 	case a == TBool && b == TBool:
 		return true
@@ -278,6 +282,10 @@ func intResult(i int64, t Type) (Value, error) {
 // cmpValues compares two non-NULL values of comparable types.
 func cmpValues(a, b Value) int {
 	switch {
+	case a.T == TNumeric || b.T == TNumeric:
+		return numericCmp(a, b)
+	case a.T == TTimestamp:
+		return timestampCmp(a, b)
 	case isInt(a.T) || a.T == TBool:
 		switch {
 		case a.I < b.I:
@@ -380,6 +388,9 @@ func (a *arithExpr) eval(e *env) (Value, error) {
 	if x.Null || y.Null {
 		return Null(a.t), nil
 	}
+	if a.t == TNumeric {
+		return numericArith(a.op, x, y)
+	}
 	i, j := x.I, y.I
 	var r int64
 	overflow := false
@@ -435,6 +446,8 @@ func negate(v Value) (Value, error) {
 	switch {
 	case v.Null:
 		return v, nil
+	case v.T == TNumeric:
+		return numericNeg(v), nil
 	case v.T == TInt8 && v.I == math.MinInt64:
 		return Value{}, errorf(CodeNumericRange, "bigint out of range")
 	case v.T == TInt4 && v.I == math.MinInt32:

@@ -29,6 +29,8 @@ type Engine struct {
 
 	mu       sync.Mutex
 	sessions map[int32]*Session
+
+	rowids rowidCounters // tables without a PRIMARY KEY
 }
 
 // EngineOptions configure NewEngine.
@@ -83,7 +85,8 @@ type Session struct {
 	pending map[string]*Table // DDL of the open transaction (nil value: dropped)
 	// savepoints are the block's open savepoints, innermost last (savepoint.go).
 	savepoints []sqlSavepoint
-	created    []string // engine tables the open transaction created (reclaim.go)
+	created    []string         // engine tables the open transaction created (reclaim.go)
+	sqlPrep    map[string]*Stmt // statements of SQL PREPARE (prepare.go)
 
 	// the next/current transaction's characteristics
 	txIso      tupled.IsolationLevel

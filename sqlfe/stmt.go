@@ -252,6 +252,12 @@ func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
 		return s.planSet(n.GetVariableSetStmt())
 	case n.GetVariableShowStmt() != nil:
 		return s.planShow(n.GetVariableShowStmt())
+	case n.GetPrepareStmt() != nil:
+		return s.planPrepare(n.GetPrepareStmt())
+	case n.GetExecuteStmt() != nil:
+		return s.planExecute(n.GetExecuteStmt(), params)
+	case n.GetDeallocateStmt() != nil:
+		return s.planDeallocate(n.GetDeallocateStmt())
 	}
 	kind := strings.TrimSuffix(nodeName(n), "")
 	if name, ok := stmtNames[kind]; ok {

@@ -28,6 +28,8 @@ const (
 	// TVoid is void: only the result of a function (pg_advisory_lock),
 	// output as an empty string.
 	TVoid
+	TNumeric   // numeric without a modifier (see numeric.go)
+	TTimestamp // timestamp without time zone (see timestamp.go)
 )
 
 // OIDs of the types, as PostgreSQL numbers them.
@@ -40,6 +42,8 @@ const (
 	OIDInt4Array = 1007
 	OIDBpchar    = 1042
 	OIDVoid      = 2278
+	OIDNumeric   = 1700
+	OIDTimestamp = 1114
 )
 
 // OID returns the PostgreSQL type OID of t.
@@ -59,6 +63,10 @@ func (t Type) OID() uint32 {
 		return OIDBpchar
 	case TVoid:
 		return OIDVoid
+	case TNumeric:
+		return OIDNumeric
+	case TTimestamp:
+		return OIDTimestamp
 	}
 	return OIDText // unknown results are sent as text, as PostgreSQL does for unknown literals
 }
@@ -79,6 +87,10 @@ func TypeForOID(oid uint32) Type {
 		return TInt4Array
 	case OIDBpchar:
 		return TBpchar
+	case OIDNumeric:
+		return TNumeric
+	case OIDTimestamp:
+		return TTimestamp
 	}
 	return TUnknown
 }
@@ -90,7 +102,7 @@ func (t Type) Size() int16 {
 		return 1
 	case TInt4:
 		return 4
-	case TInt8:
+	case TInt8, TTimestamp:
 		return 8
 	}
 	return -1
@@ -112,11 +124,19 @@ func (t Type) String() string {
 		return "character"
 	case TVoid:
 		return "void"
+	case TNumeric:
+		return "numeric"
+	case TTimestamp:
+		return "timestamp without time zone"
 	}
 	return "unknown"
 }
 
 func isInt(t Type) bool { return t == TInt4 || t == TInt8 }
+
+// isNumber reports whether t is of PostgreSQL's numeric category among our
+// types (the integers and numeric).
+func isNumber(t Type) bool { return isInt(t) || t == TNumeric }
 
 // isString reports whether t is of PostgreSQL's string category (text,
 // character(n)): any value converts to it through its output function.
@@ -213,6 +233,10 @@ func (v Value) AppendBinary(dst []byte) []byte {
 			dst = binary.BigEndian.AppendUint32(dst, uint32(int32(x)))
 		}
 		return dst
+	case TNumeric:
+		return appendNumericBinary(dst, v.S)
+	case TTimestamp:
+		return appendTimestampBinary(dst, v.S)
 	}
 	return append(dst, v.S...)
 }
@@ -253,6 +277,18 @@ func ParseText(t Type, s string) (Value, error) {
 			return Value{}, errorf(CodeInvalidText, "invalid input syntax for type %s: %q", name, s)
 		}
 		return Value{T: t, I: i}, nil
+	case TNumeric:
+		d, err := parseNumeric(s)
+		if err != nil {
+			return Value{}, err
+		}
+		return d.value(), nil
+	case TTimestamp:
+		v, err := parseTimestamp(s)
+		if err != nil {
+			return Value{}, err
+		}
+		return timestampValue(v), nil
 	case TInt4Array:
 		ts := strings.TrimSpace(s)
 		if len(ts) < 2 || ts[0] != '{' || ts[len(ts)-1] != '}' {
@@ -320,6 +356,10 @@ func ParseBinary(t Type, b []byte) (Value, error) {
 			return bad()
 		}
 		return Int8(int64(binary.BigEndian.Uint64(b))), nil
+	case TNumeric:
+		return parseNumericBinary(b)
+	case TTimestamp:
+		return parseTimestampBinary(b)
 	case TText, TUnknown, TBpchar:
 		if err := checkEncoding(string(b)); err != nil {
 			return Value{}, err

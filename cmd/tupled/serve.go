@@ -40,8 +40,8 @@ PostgreSQL driver can use it:
   psql "host=127.0.0.1 port=5433 user=me dbname=tupled"
 
 The SQL is a small subset (see README): CREATE/DROP TABLE with smallint,
-int, bigint, text, varchar(n), char(n) and boolean columns and a one-column
-primary key; INSERT, SELECT (one
+int, bigint, text, varchar(n), char(n) and boolean columns and an optional
+one-column primary key; INSERT, SELECT (one
 table, FOR KEY SHARE|SHARE|NO KEY UPDATE|UPDATE [NOWAIT|SKIP LOCKED]), UPDATE,
 DELETE; BEGIN/COMMIT/ROLLBACK; SET/SHOW; pg_locks and pgrowlocks('t');
 the pg_advisory_lock family (session and transaction level).

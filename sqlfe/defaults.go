@@ -1,0 +1,181 @@
+package sqlfe
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"math"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled"
+)
+
+// Column defaults and serial columns.
+//
+// A column's DEFAULT is kept in the catalog as SQL text (Column.Default,
+// the expression deparsed) and compiled, like the assignment it stands
+// for, wherever an INSERT leaves the column out or a VALUES or SET list
+// says DEFAULT. It may not refer to columns (42P10 in PostgreSQL: 0A000
+// here names it).
+//
+// smallserial, serial and bigserial columns (Column.Serial) are smallint,
+// integer and bigint NOT NULL columns whose default is the next value of
+// their own sequence, as PostgreSQL's nextval('t_c_seq'). A sequence is a
+// row of the engine table SequenceTable, keyed by the engine table's name
+// and the column's, holding the last value handed out; nextval takes it in
+// a transaction of its own, so that, as in PostgreSQL, a value once handed
+// out is never handed out again, whether the inserting transaction commits
+// or not, and concurrent inserters wait only for that short transaction.
+// DROP TABLE deletes its sequences in its own transaction, so a new table
+// of the same name starts at 1 again.
+
+// SequenceTable is the engine table holding the serial columns' sequences,
+// created with the first table that has one.
+const SequenceTable = "_tupled_sequences"
+
+var serialTypes = map[string]struct {
+	t    Type
+	int2 bool
+	max  int64
+}{
+	"smallserial": {TInt4, true, math.MaxInt16}, "serial2": {TInt4, true, math.MaxInt16},
+	"serial": {TInt4, false, math.MaxInt32}, "serial4": {TInt4, false, math.MaxInt32},
+	"bigserial": {TInt8, false, math.MaxInt64}, "serial8": {TInt8, false, math.MaxInt64},
+}
+
+// serialType reports the serial pseudo-type tn names, if any.
+func serialType(tn *pg.TypeName) (Type, bool, bool) {
+	names := strs(tn.Names)
+	if len(names) != 1 || len(tn.ArrayBounds) > 0 || len(tn.Typmods) > 0 {
+		return 0, false, false
+	}
+	st, ok := serialTypes[names[0]]
+	return st.t, st.int2, ok
+}
+
+// deparseExpr is n's SQL text.
+func deparseExpr(n *pg.Node) (string, error) {
+	sel := &pg.SelectStmt{TargetList: []*pg.Node{pg.MakeResTargetNodeWithVal(n, 0)}}
+	out, err := pg.Deparse(&pg.ParseResult{Stmts: []*pg.RawStmt{{Stmt: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}}}}})
+	if err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// defaultExpr compiles col's default for table t: NULL when it has none.
+func defaultExpr(t *Table, col Column) (expr, error) {
+	switch {
+	case col.Serial:
+		st := serialTypes["serial"]
+		if col.Type == TInt8 {
+			st = serialTypes["bigserial"]
+		} else if col.Int2 {
+			st = serialTypes["smallserial"]
+		}
+		return &nextvalExpr{key: t.Engine + "." + col.Name, t: col.Type, max: st.max, seq: t.Name + "_" + col.Name + "_seq"}, nil
+	case col.Default != "":
+		sts, err := Parse(col.Default)
+		if err != nil {
+			return nil, err
+		}
+		sel := sts[0].node.GetSelectStmt()
+		if sel == nil || len(sel.TargetList) != 1 {
+			return nil, errCorrupt
+		}
+		return assign(&compiler{}, sel.TargetList[0].GetResTarget().Val, col)
+	}
+	return &constExpr{Null(col.Type)}, nil
+}
+
+// nextvalExpr is nextval of a serial column's sequence.
+type nextvalExpr struct {
+	key string
+	seq string // the sequence's name, for the error at its maximum
+	t   Type
+	max int64
+}
+
+func (n *nextvalExpr) typ() Type    { return n.t }
+func (n *nextvalExpr) kids() []expr { return nil }
+func (n *nextvalExpr) eval(e *env) (Value, error) {
+	v, err := nextval(e.ctx, e.s.eng.db, n.key, n.max, n.seq)
+	if err != nil {
+		return Value{}, err
+	}
+	return Value{T: n.t, I: v}, nil
+}
+
+// nextval advances the sequence key in a transaction of its own.
+func nextval(ctx context.Context, db *tupled.DB, key string, maxv int64, name string) (int64, error) {
+	for {
+		var v int64
+		err := db.RunTx(ctx, nil, func(tx *tupled.Tx) error {
+			cur, err := tx.Lock(ctx, SequenceTable, []byte(key), tupled.ForUpdate, tupled.Wait)
+			switch {
+			case errors.Is(err, tupled.ErrNotFound):
+				v = 1
+				return tx.Insert(ctx, SequenceTable, []byte(key), binary.BigEndian.AppendUint64(nil, 1))
+			case err != nil:
+				return err
+			case len(cur) != 8:
+				return errCorrupt
+			}
+			last := int64(binary.BigEndian.Uint64(cur))
+			if last >= maxv {
+				return errorf("2200H", "nextval: reached maximum value of sequence %q (%d)", name, maxv)
+			}
+			v = last + 1
+			return tx.Update(ctx, SequenceTable, []byte(key), binary.BigEndian.AppendUint64(nil, uint64(v)))
+		})
+		if errors.Is(err, tupled.ErrDuplicateKey) {
+			continue // a concurrent first nextval created the row: take the next
+		}
+		return v, err
+	}
+}
+
+// columnDefault checks a column's DEFAULT constraint and records it.
+func columnDefault(table string, col *Column, c *pg.Constraint) error {
+	if col.Serial || col.Default != "" {
+		return errorf(CodeSyntax, "multiple default values specified for column %q of table %q", col.Name, table)
+	}
+	_, err := assign(&compiler{}, c.RawExpr, *col)
+	if e := ToError(err); e != nil && (e.Code == CodeUndefinedColumn || e.Code == CodeUndefinedTable) {
+		// compiled without columns, any column reference fails to resolve
+		return notSupported("cannot use column reference in DEFAULT expression")
+	}
+	if err != nil {
+		return err
+	}
+	sql, err := deparseExpr(c.RawExpr)
+	if err != nil {
+		return err
+	}
+	col.Default = sql
+	return nil
+}
+
+// dropSequences deletes the sequences of t's serial columns in tx (the DROP
+// TABLE's transaction).
+func dropSequences(ctx context.Context, tx *tupled.Tx, t *Table) error {
+	for _, c := range t.Cols {
+		if !c.Serial {
+			continue
+		}
+		err := tx.Delete(ctx, SequenceTable, []byte(t.Engine+"."+c.Name))
+		if err != nil && !errors.Is(err, tupled.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *Table) hasSerial() bool {
+	for _, c := range t.Cols {
+		if c.Serial {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,64 @@
+package sqlfe
+
+import (
+	"context"
+	"sync"
+
+	"github.com/tupled/tupled"
+)
+
+// A table created without a PRIMARY KEY gets a hidden key column, as a
+// PostgreSQL heap gives every row a ctid: a bigint row identifier that no
+// name reaches (its Name is "", which no SQL identifier spells), that
+// SELECT *, RETURNING * and an INSERT without a column list leave out,
+// and that INSERT fills from the table's rowid counter. Rows are keyed, so
+// locked and scanned, by it: a scan returns them in insertion order, as a
+// freshly filled heap does. (PostgreSQL's heap order also changes when an
+// update moves a row; here an update keeps the row's place.)
+//
+// The counter of each such table lives in the Engine: seeded, on the
+// table's first insert after the Engine started, with the highest rowid a
+// fresh snapshot sees, then handed out by one atomic step per row. Rowids
+// are never reused while the Engine runs; an aborted insert's rowid may be
+// reused after a restart, which is harmless since no row holds it.
+type rowidCounters struct {
+	mu   sync.Mutex
+	next map[string]int64 // engine table name -> next rowid
+}
+
+// hiddenKey reports whether t's key is the hidden rowid column.
+func (t *Table) hiddenKey() bool { return t.Key >= 0 && t.Cols[t.Key].Hidden }
+
+// addHiddenKey gives t (which has no PRIMARY KEY) its rowid column.
+func (t *Table) addHiddenKey() {
+	t.Cols = append(t.Cols, Column{Name: "", Type: TInt8, NotNull: true, Hidden: true})
+	t.Key = len(t.Cols) - 1
+}
+
+// nextRowid returns a rowid no row of t has had since the Engine started.
+func (e *Engine) nextRowid(ctx context.Context, t *Table) (int64, error) {
+	e.rowids.mu.Lock()
+	defer e.rowids.mu.Unlock()
+	n, ok := e.rowids.next[t.Engine]
+	if !ok {
+		n = 1
+		err := e.db.RunTx(ctx, &tupled.TxOptions{ReadOnly: true}, func(tx *tupled.Tx) error {
+			return tx.Scan(ctx, t.Engine, tupled.ScanOptions{Reverse: true, Limit: 1}, func(k, _ []byte) error {
+				v, err := decodeKey(t, k)
+				if err != nil {
+					return err
+				}
+				n = v.I + 1
+				return nil
+			})
+		})
+		if err != nil {
+			return 0, err
+		}
+		if e.rowids.next == nil {
+			e.rowids.next = map[string]int64{}
+		}
+	}
+	e.rowids.next[t.Engine] = n + 1
+	return n, nil
+}

@@ -1,0 +1,112 @@
+package sqlfe
+
+import (
+	"context"
+	"fmt"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+)
+
+// maxSeriesRows bounds what generate_series may return: its rows are made
+// in memory (PostgreSQL streams them).
+const maxSeriesRows = 1 << 20
+
+// generateSeries is generate_series(start, stop [, step]) over integer or
+// bigint in FROM: one column, named by the alias (a scalar function's
+// column takes the alias's name, as in PostgreSQL) or generate_series.
+func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(context.Context, *Session) ([][]Value, error), []Column, string, error) {
+	if len(fc.Args) != 2 && len(fc.Args) != 3 {
+		return nil, nil, "", notSupported("generate_series with %d arguments is not supported", len(fc.Args)).at(fc.Location)
+	}
+	var args []expr
+	t := TInt4
+	for _, a := range fc.Args {
+		x, err := c.compile(a, TInt4)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		if !isInt(x.typ()) {
+			return nil, nil, "", notSupported("generate_series over %s is not supported", x.typ()).at(fc.Location)
+		}
+		if x.typ() == TInt8 {
+			t = TInt8
+		}
+		args = append(args, x)
+	}
+	rel, col := "generate_series", "generate_series"
+	if rf.Alias != nil {
+		rel, col = rf.Alias.Aliasname, rf.Alias.Aliasname
+		if cn := strs(rf.Alias.Colnames); len(cn) == 1 {
+			col = cn[0]
+		} else if len(cn) > 1 {
+			return nil, nil, "", errorf("42601", "too many column aliases specified for function generate_series")
+		}
+	}
+	virt := func(ctx context.Context, s *Session) ([][]Value, error) {
+		e := &env{ctx: ctx, s: s}
+		vs := make([]int64, 3)
+		vs[2] = 1
+		for i, a := range args {
+			v, err := a.eval(e)
+			if err != nil {
+				return nil, err
+			}
+			if v.Null {
+				return nil, nil // strict: NULL in, no rows out
+			}
+			vs[i] = v.I
+		}
+		start, stop, step := vs[0], vs[1], vs[2]
+		if step == 0 {
+			return nil, errorf(CodeInvalidParamValue, "step size cannot equal zero")
+		}
+		var rows [][]Value
+		for i := start; (step > 0 && i <= stop) || (step < 0 && i >= stop); i += step {
+			if len(rows) == maxSeriesRows {
+				return nil, notSupported("generate_series of more than %d rows is not supported", maxSeriesRows)
+			}
+			rows = append(rows, []Value{{T: t, I: i}})
+			if (step > 0 && i > stop-step) || (step < 0 && i < stop-step) {
+				break // the next step would pass stop (or overflow)
+			}
+		}
+		return rows, nil
+	}
+	return virt, []Column{{Name: col, Type: t}}, rel, nil
+}
+
+// insertSelectRow is the row INSERT ... SELECT makes of each query row (of
+// columns qcols): the query's columns assigned to the target columns, in
+// order, the table's defaults elsewhere. named tells whether the INSERT
+// listed its columns (without a list, a query narrower than the table
+// fills the first columns).
+func insertSelectRow(t *Table, target []int, qcols []Column, named bool) ([]expr, error) {
+	switch {
+	case len(qcols) > len(target):
+		return nil, errorf(CodeSyntax, "INSERT has more expressions than target columns")
+	case len(qcols) < len(target) && named:
+		return nil, errorf(CodeSyntax, "INSERT has more target columns than expressions")
+	}
+	row := make([]expr, len(t.Cols))
+	for i := range row {
+		x, err := defaultExpr(t, t.Cols[i])
+		if err != nil {
+			return nil, err
+		}
+		row[i] = x
+	}
+	for j, qc := range qcols {
+		col := t.Cols[target[j]]
+		var x expr = &colExpr{idx: j, t: qc.Type, m: qc.mod()}
+		switch {
+		case qc.Type == col.Type:
+		case qc.Type == TUnknown, isNumber(qc.Type) && isNumber(col.Type), isString(col.Type) && qc.Type != TInt4Array:
+			x = &castExpr{arg: x, t: col.Type}
+		default:
+			return nil, &Error{Code: CodeDatatypeMismatch, Message: fmt.Sprintf("column %q is of type %s but expression is of type %s", col.Name, col.Type, qc.Type),
+				Hint: "You will need to rewrite or cast the expression."}
+		}
+		row[target[j]] = x
+	}
+	return row, nil
+}
