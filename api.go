@@ -185,10 +185,11 @@ type ScanOptions struct {
 	// EvalPlanQual does. A row that fails is not returned and does not
 	// count toward Limit; it is not locked — except one that fails only the
 	// recheck, which stays locked, as in PostgreSQL. key and value are
-	// copies valid only during the call: Where must not retain them. Where
-	// runs while the scan holds the Tx, so it must not call tx's methods
-	// (they fail with ErrTxBusy); a panic in Where ends the scan and passes
-	// on, leaving the Tx usable.
+	// copies valid only during the call: Where must not retain them. Like
+	// the scan's callback, Where may call the Tx's methods (a SQL WHERE
+	// calling pg_advisory_xact_lock); if it ends the transaction the scan
+	// stops with its error. A panic in Where ends the scan and passes on,
+	// leaving the Tx usable.
 	Where func(key, value []byte) bool
 }
 

@@ -97,22 +97,36 @@ func (tx *Tx) scan(ctx context.Context, table string, opts ScanOptions, fn func(
 			tx.busy.Store(false)
 		}
 	}()
-	spec := engine.ScanSpec{Start: opts.Start, End: opts.End, Prefix: opts.Prefix, Reverse: opts.Reverse, Limit: opts.Limit, Where: opts.Where}
+	// release runs f with the Tx released, as a callback may use it;
+	// false if another goroutine took the Tx meanwhile.
+	release := func(f func()) bool {
+		tx.busy.Store(false)
+		held = false
+		f()
+		if !tx.busy.CompareAndSwap(false, true) {
+			return false
+		}
+		held = true
+		return true
+	}
+	spec := engine.ScanSpec{Start: opts.Start, End: opts.End, Prefix: opts.Prefix, Reverse: opts.Reverse, Limit: opts.Limit}
+	if opts.Where != nil {
+		spec.Where = func(key, value []byte) (ok bool, err error) {
+			if !release(func() { ok = opts.Where(key, value) }) {
+				return false, ErrTxBusy
+			}
+			return ok, nil
+		}
+	}
 	if opts.Lock != NoLock {
 		spec.Lock = true
 		spec.Mode, spec.Policy = lockArgs(opts.Lock, opts.Wait)
 	}
 	return tx.t.Scan(ctx, table, spec, func(key, value []byte) error {
-		tx.busy.Store(false)
-		held = false
-		err := fn(key, value)
-		if !tx.busy.CompareAndSwap(false, true) {
-			if err == nil {
-				err = ErrTxBusy
-			}
-			return err
+		var err error
+		if !release(func() { err = fn(key, value) }) && err == nil {
+			err = ErrTxBusy
 		}
-		held = true
 		return err
 	})
 }

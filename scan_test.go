@@ -611,3 +611,41 @@ func TestScanCallerOwnsRows(t *testing.T) {
 		})
 	}
 }
+
+// Where may use the Tx, as a SQL WHERE calling pg_advisory_xact_lock does;
+// a Where that ends the transaction stops the scan.
+func TestScanWhereMayUseTheTx(t *testing.T) {
+	db := openDB(t, nil, map[string]string{"a": "1", "b": "2", "c": "3"})
+	tx := begin(t, db, nil)
+	var got []string
+	err := tx.Scan(bg, "t", tupled.ScanOptions{Lock: tupled.ForUpdate, Where: func(k, v []byte) bool {
+		if err := tx.AdvisoryLock(bg, tupled.AdvisoryKeyInt64(int64(k[0])), false); err != nil {
+			t.Errorf("AdvisoryLock in Where: %v", err)
+		}
+		other, err := tx.Get(bg, "t", []byte("a"))
+		return err == nil && string(other) == "1" && string(k) != "b"
+	}}, func(k, v []byte) error {
+		got = append(got, string(k))
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "c"}, got)
+	advisory := 0
+	for _, l := range db.Locks() {
+		if strings.HasPrefix(l.Tag, "advisory") && l.TxID == tx.ID() {
+			advisory++
+		}
+	}
+	require.Equal(t, 3, advisory, "Where ran once per row and its locks are the transaction's")
+	require.NoError(t, tx.Commit())
+
+	tx2 := begin(t, db, nil)
+	err = tx2.Scan(bg, "t", tupled.ScanOptions{Where: func(k, v []byte) bool {
+		require.NoError(t, tx2.Rollback())
+		return true
+	}}, func(k, v []byte) error {
+		t.Fatal("the scan went on after Where ended the transaction")
+		return nil
+	})
+	require.ErrorIs(t, err, tupled.ErrTxDone)
+}

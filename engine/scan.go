@@ -41,8 +41,8 @@ type ScanSpec struct {
 	Mode       tuplemode.Mode
 	Policy     WaitPolicy
 	// Where is the qualification (nil: every row). It gets copies valid
-	// during the call only.
-	Where func(key, value []byte) bool
+	// during the call only; an error from it ends the scan with that error.
+	Where func(key, value []byte) (bool, error)
 }
 
 // prefixEnd is the smallest key greater than every key that begins with p,
@@ -112,17 +112,33 @@ func (tx *Tx) Scan(ctx context.Context, table string, s ScanSpec, fn func(key, v
 	// where runs s.Where on copies of key and value in one buffer reused
 	// from row to row: Where can neither change a stored row nor keep one
 	// alive, and a filtering scan allocates once, not per row.
+	// Where may call the transaction's methods (a SQL WHERE calling
+	// pg_advisory_xact_lock); should it end the transaction, the scan
+	// stops with whereErr, as after a callback that did.
 	var scratch []byte
+	var whereErr error
 	where := func(key, value []byte) bool {
 		if s.Where == nil {
 			return true
 		}
 		scratch = append(append(scratch[:0], key...), value...)
-		return s.Where(scratch[:len(key):len(key)], scratch[len(key):])
+		ok, err := s.Where(scratch[:len(key):len(key)], scratch[len(key):])
+		if err == nil {
+			err = tx.StillActive()
+		}
+		if err != nil {
+			whereErr = err
+			return false
+		}
+		return ok
 	}
 	n := 0
 	var scanErr error
 	visit := func(r *heap.Row) bool {
+		if whereErr != nil {
+			scanErr = whereErr
+			return false
+		}
 		if err := ctx.Err(); err != nil {
 			scanErr = tx.Fail(ctx, err)
 			return false
@@ -208,6 +224,9 @@ func (tx *Tx) Scan(ctx context.Context, table string, s ScanSpec, fn func(key, v
 		tbl.Descend(lo, hi, visit)
 	} else {
 		tbl.Ascend(lo, hi, visit)
+	}
+	if scanErr == nil {
+		scanErr = whereErr
 	}
 	if scanErr == nil {
 		// Rows the backend could not read were skipped.
