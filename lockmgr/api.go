@@ -41,7 +41,7 @@ const (
 // Tag names a lockable object (PostgreSQL's LOCKTAG).
 type Tag struct {
 	Kind TagKind
-	Rel  string // TagTuple: table name
+	Rel  string // TagTuple, TagRelation: table name
 	Key  string // TagTuple: primary key bytes
 	Xid  uint64 // TagTransaction
 }
@@ -65,6 +65,7 @@ type LockInfo struct {
 	Xid       uint64 // holder or waiter
 	Granted   bool
 	WaitStart time.Time
+	FastPath  bool // a weak relation lock held by the fast path (pg_locks.fastpath)
 }
 
 // Stats are counters since New.

@@ -268,6 +268,7 @@ func (m *Manager) Lock(ctx context.Context, p *Proc, tag Tag, mode LockMode, w W
 	}
 	wr := &waiter{proc: p, part: pt, lock: l, mode: mode}
 	wr.dw.Init(wr)
+	wr.dw.Timeout = p.deadlockTimeout
 	m.det.Publish(&wr.dw)
 	l.enqueue(wr, at)
 	p.cur.Store(wr)

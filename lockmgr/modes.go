@@ -53,14 +53,16 @@ func (m LockMode) String() string {
 	return "LockMode(" + strconv.Itoa(int(m)) + ")"
 }
 
-// String describes the tag like pg_locks does: "tuple <table>/<hex key>" or
-// "transaction <xid>".
+// String describes the tag like pg_locks does: "tuple <table>/<hex key>",
+// "transaction <xid>" or "relation <table>".
 func (t Tag) String() string {
 	switch t.Kind {
 	case TagTuple:
 		return fmt.Sprintf("tuple %s/%x", t.Rel, t.Key)
 	case TagTransaction:
 		return "transaction " + strconv.FormatUint(t.Xid, 10)
+	case TagRelation:
+		return "relation " + t.Rel
 	}
 	return fmt.Sprintf("tag(kind=%d rel=%q key=%x xid=%d)", t.Kind, t.Rel, t.Key, t.Xid)
 }
