@@ -144,10 +144,10 @@ func (db *DB) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
 	if o.Isolation != ReadCommitted && o.Isolation != RepeatableRead {
 		return nil, errs.Op(ErrInvalid, fmt.Sprintf("tupled: unknown isolation level %d", o.Isolation))
 	}
-	if o.LockTimeout < 0 {
-		return nil, errs.Op(ErrInvalid, "tupled: negative LockTimeout")
+	if o.LockTimeout < 0 || o.DeadlockTimeout < 0 {
+		return nil, errs.Op(ErrInvalid, "tupled: negative LockTimeout or DeadlockTimeout")
 	}
-	t, err := db.eng.Begin(engine.TxOptions{RepeatableRead: o.Isolation == RepeatableRead, ReadOnly: o.ReadOnly, LockTimeout: o.LockTimeout})
+	t, err := db.eng.Begin(engine.TxOptions{RepeatableRead: o.Isolation == RepeatableRead, ReadOnly: o.ReadOnly, LockTimeout: o.LockTimeout, DeadlockTimeout: o.DeadlockTimeout})
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,10 @@ type TxOptions struct {
 	RepeatableRead bool          // one snapshot for the transaction; else READ COMMITTED
 	ReadOnly       bool          // writes and locks fail with errs.ErrReadOnly
 	LockTimeout    time.Duration // 0: Config.LockTimeout
+	// DeadlockTimeout is this transaction's deadlock_timeout: each of its
+	// lock waits is checked for a deadlock this long after it began.
+	// 0: Config.DeadlockTimeout.
+	DeadlockTimeout time.Duration
 }
 
 type txState uint8
@@ -50,7 +54,9 @@ const (
 type Tx struct {
 	e        *Engine
 	txn      tuplelock.Txn
-	rr       bool // REPEATABLE READ
+	proc     *lockmgr.Proc // its relation locks (rellock.go)
+	lockTO   time.Duration // lock timeout of its waits; 0: none
+	rr       bool          // REPEATABLE READ
 	readOnly bool
 
 	mu       sync.Mutex // guards state, snap, haveSnap (Rollback may come from Close's victims)
@@ -77,8 +83,10 @@ func (e *Engine) Begin(o TxOptions) (*Tx, error) {
 			return nil, err
 		}
 	}
-	tx := &Tx{e: e, rr: o.RepeatableRead, readOnly: o.ReadOnly}
-	tx.txn = tuplelock.NewTxn(x, e.locks.NewProc(x.ID()), lt)
+	tx := &Tx{e: e, rr: o.RepeatableRead, readOnly: o.ReadOnly, lockTO: lt}
+	tx.proc = e.locks.NewProc(x.ID())
+	tx.proc.SetDeadlockTimeout(o.DeadlockTimeout)
+	tx.txn = tuplelock.NewTxn(x, tx.proc, lt)
 	return tx, nil
 }
 
@@ -91,22 +99,54 @@ func (tx *Tx) ID() uint64 { return tx.txn.ID() }
 func (tx *Tx) start(ctx context.Context, write bool) (xact.Snapshot, error) {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
+	if err := tx.checkLocked(ctx, write); err != nil {
+		return xact.Snapshot{}, err
+	}
+	return tx.snapshotLocked(), nil
+}
+
+// startOn is start for an operation on table, which first takes mode on
+// it (the relation lock PostgreSQL's statement takes, see rellock.go) and
+// only then its snapshot, as PostgreSQL locks a statement's tables before
+// it takes the statement's snapshot.
+func (tx *Tx) startOn(ctx context.Context, write bool, table string, mode lockmgr.LockMode) (xact.Snapshot, error) {
+	tx.mu.Lock()
+	if err := tx.checkLocked(ctx, write); err != nil {
+		tx.mu.Unlock()
+		return xact.Snapshot{}, err
+	}
+	if tx.proc.HoldsRelation(table, mode) { // the common case: one mutex round
+		defer tx.mu.Unlock()
+		return tx.snapshotLocked(), nil
+	}
+	tx.mu.Unlock()
+	if err := tx.lockRel(ctx, table, mode, false); err != nil {
+		return xact.Snapshot{}, tx.Fail(ctx, err)
+	}
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	return tx.snapshotLocked(), nil
+}
+
+// checkLocked is start's check that tx can run an operation (tx.mu held);
+// an error has aborted the transaction where it should.
+func (tx *Tx) checkLocked(ctx context.Context, write bool) error {
 	if tx.e.closed.Load() {
-		return xact.Snapshot{}, errs.ErrClosed
+		return errs.ErrClosed
 	}
 	switch tx.state {
 	case txDone:
-		return xact.Snapshot{}, errs.ErrTxDone
+		return errs.ErrTxDone
 	case txAborted:
-		return xact.Snapshot{}, errs.ErrTxAborted
+		return errs.ErrTxAborted
 	}
 	if err := ctx.Err(); err != nil {
 		tx.abortLocked()
-		return xact.Snapshot{}, errs.Canceled(err)
+		return errs.Canceled(err)
 	}
 	if write && tx.readOnly {
 		tx.abortLocked()
-		return xact.Snapshot{}, errs.ErrReadOnly
+		return errs.ErrReadOnly
 	}
 	if d := tx.e.dur; d != nil {
 		err := d.Readable()
@@ -118,17 +158,24 @@ func (tx *Tx) start(ctx context.Context, write bool) (xact.Snapshot, error) {
 		}
 		if err != nil {
 			tx.abortLocked()
-			return xact.Snapshot{}, err
+			return err
 		}
 	}
+	return nil
+}
+
+// snapshotLocked is the operation's snapshot (tx.mu held): READ COMMITTED a
+// fresh one, REPEATABLE READ the transaction's, taken at its first
+// operation.
+func (tx *Tx) snapshotLocked() xact.Snapshot {
 	if tx.rr {
 		if !tx.haveSnap {
 			tx.snap = tx.e.xacts.TakeSnapshot(tx.txn.Xact())
 			tx.haveSnap = true
 		}
-		return tx.snap, nil
+		return tx.snap
 	}
-	return tx.e.xacts.TakeSnapshot(tx.txn.Xact()), nil
+	return tx.e.xacts.TakeSnapshot(tx.txn.Xact())
 }
 
 // Fail aborts the transaction with err (an engine or argument error),
@@ -165,6 +212,7 @@ func (tx *Tx) Fail(ctx context.Context, err error) error {
 func (tx *Tx) abortLocked() {
 	tx.state = txAborted
 	tx.e.xacts.Abort(tx.txn.Xact())
+	tx.releaseRelLocks()
 	tx.e.aborts.Add(tx.ID(), 1)
 }
 
@@ -249,7 +297,7 @@ func (tx *Tx) logWrite(table string, key, value []byte, isDelete bool) {
 // Get returns a copy of the value of key's version visible to the
 // snapshot, without locking or waiting; errs.ErrNotFound if none is.
 func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error) {
-	snap, err := tx.start(ctx, false)
+	snap, err := tx.startOn(ctx, false, table, lockmgr.AccessShareLock)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +361,7 @@ func checkLock(mode tuplemode.Mode, policy WaitPolicy) error {
 // returns a copy of the locked version's value (EvalPlanQual's newest
 // version under READ COMMITTED).
 func (tx *Tx) Lock(ctx context.Context, table string, key []byte, mode tuplemode.Mode, policy WaitPolicy) ([]byte, error) {
-	snap, err := tx.start(ctx, true)
+	snap, err := tx.startOn(ctx, true, table, lockmgr.RowShareLock)
 	if err != nil {
 		return nil, err
 	}
@@ -374,7 +422,7 @@ func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup
 // index for an in-progress inserter or deleter of key;
 // errs.ErrDuplicateKey if a live row has it.
 func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error {
-	if _, err := tx.start(ctx, true); err != nil {
+	if _, err := tx.startOn(ctx, true, table, lockmgr.RowExclusiveLock); err != nil {
 		return err
 	}
 	tbl, err := tx.e.table(table)
@@ -407,7 +455,7 @@ func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error
 // write needs (FOR NO KEY UPDATE, or FOR UPDATE for a delete) with that
 // policy: "write unless locked".
 func (tx *Tx) Write(ctx context.Context, table string, key, value []byte, isDelete bool, policy WaitPolicy) error {
-	snap, err := tx.start(ctx, true)
+	snap, err := tx.startOn(ctx, true, table, lockmgr.RowExclusiveLock)
 	if err != nil {
 		return err
 	}
@@ -521,6 +569,7 @@ func (tx *Tx) Commit() error {
 	} else {
 		tx.e.xacts.Commit(tx.txn.Xact())
 	}
+	tx.releaseRelLocks()
 	tx.state = txDone
 	tx.writes = nil
 	tx.e.commits.Add(tx.ID(), 1)

@@ -86,6 +86,7 @@ func strongMode(mode LockMode) bool { return mode >= ShareLock }
 type relHeld struct {
 	rel  string
 	mask uint16 // modes held, by fast path or in the shared table
+	fast uint16 // scratch of ReleaseAll: the modes still in the fast path
 }
 
 // fpEntry is one table's fast-path modes of a proc (guarded by Proc.fpMu).
@@ -318,21 +319,24 @@ func (m *Manager) ReleaseAll(p *Proc) {
 		}
 		return
 	}
-	fast := make(map[string]uint16, len(p.fp))
 	p.fpMu.Lock()
-	for i := range p.fp {
-		if e := &p.fp[i]; e.mask != 0 {
-			fast[e.rel] = e.mask
-			*e = fpEntry{}
+	for i := range p.held {
+		r := &p.held[i]
+		r.fast = 0
+		for j := range p.fp {
+			if e := &p.fp[j]; e.mask != 0 && e.rel == r.rel {
+				r.fast = e.mask
+			}
 		}
 	}
+	clear(p.fp)
 	p.fp = p.fp[:0]
 	p.fpMu.Unlock()
 	if p.fpRegistered {
 		m.fpUnregister(p)
 	}
 	for _, r := range p.held {
-		shared := r.mask &^ fast[r.rel]
+		shared := r.mask &^ r.fast
 		if shared == 0 {
 			continue
 		}
@@ -342,7 +346,8 @@ func (m *Manager) ReleaseAll(p *Proc) {
 				m.Unlock(p, tag, mode)
 			}
 		}
-		if ctr := m.strongOf(r.rel); true {
+		if r.mask&^(bit(ShareLock)-1) != 0 {
+			ctr := m.strongOf(r.rel)
 			for mode := ShareLock; mode <= AccessExclusiveLock; mode++ {
 				if r.mask&bit(mode) != 0 {
 					ctr.Add(-1)

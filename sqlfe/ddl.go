@@ -124,7 +124,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 	if len(t.Cols) > 1600 {
 		return nil, errorf("54011", "tables can have at most 1600 columns")
 	}
-	if t.Key < 0 {
+	if t.Key < 0 && len(t.Cols) > 0 {
 		return nil, notSupported("tables without a PRIMARY KEY are not supported")
 	}
 	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
@@ -192,12 +192,18 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 			return nil, err
 		}
 		for _, name := range names {
-			if s.lookupTable(name) == nil {
+			t := s.lookupTable(name)
+			if t == nil {
 				if st.MissingOk {
 					s.notice("NOTICE", "00000", "table \""+name+"\" does not exist, skipping")
 					continue
 				}
 				return nil, errorf(CodeUndefinedTable, "table %q does not exist", name)
+			}
+			// PostgreSQL's DROP TABLE takes AccessExclusiveLock: it waits
+			// for every transaction that has used the table.
+			if err := tx.LockTable(ctx, t.Engine, tupled.AccessExclusive, false); err != nil {
+				return nil, engineError(err, t)
 			}
 			err := tx.Delete(ctx, CatalogTable, []byte(name))
 			if errors.Is(err, tupled.ErrNotFound) {

@@ -252,6 +252,8 @@ func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
 		return s.planSet(n.GetVariableSetStmt())
 	case n.GetVariableShowStmt() != nil:
 		return s.planShow(n.GetVariableShowStmt())
+	case n.GetLockStmt() != nil:
+		return s.planLock(n.GetLockStmt())
 	}
 	kind := strings.TrimSuffix(nodeName(n), "")
 	if name, ok := stmtNames[kind]; ok {
