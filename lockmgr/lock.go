@@ -226,6 +226,15 @@ func (m *Manager) Lock(ctx context.Context, p *Proc, tag Tag, mode LockMode, w W
 		return nil
 	}
 
+	if w.NoWait {
+		// LockAcquireExtended fails a dontWait request on any conflict,
+		// before JoinWaitQueue could put it ahead of a waiter it blocks
+		// (PostgreSQL's lock-nowait spec).
+		pt.release(l)
+		pt.mu.Unlock()
+		return ErrWouldBlock
+	}
+
 	// JoinWaitQueue.
 	at := len(l.queue)
 	if hi >= 0 {
