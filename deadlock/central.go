@@ -153,7 +153,20 @@ func (c *central) push(w *Wait) {
 	wake := c.wakeAt(w.dueAt)
 	for {
 		old := c.due.Load()
-		if wake >= old || c.due.CompareAndSwap(old, wake) {
+		if wake >= old {
+			break
+		}
+		if c.due.CompareAndSwap(old, wake) {
+			if old != noDue {
+				// The goroutine may be asleep until old: with one
+				// timeout a later arrival is never due earlier, but a
+				// wait with a shorter timeout of its own (Wait.Timeout)
+				// is. Wake it to re-plan.
+				select {
+				case c.kick <- struct{}{}:
+				default:
+				}
+			}
 			break
 		}
 	}
@@ -305,6 +318,9 @@ func (c *central) loop() {
 		t.Reset(d)
 		select {
 		case <-t.C:
+			return true
+		case <-c.kick: // an earlier deadline was armed (push)
+			t.Stop()
 			return true
 		case <-c.quit:
 			t.Stop()
