@@ -51,12 +51,12 @@ func (m TableLockMode) String() string { return lockmgr.LockMode(m).String() }
 // earlier requests it conflicts with (FIFO), with the transaction's lock
 // timeout and deadlock detection (a cycle through table and row locks is
 // found, 40P01). Errors (each aborts the transaction): ErrNoTable (42P01);
-// ErrInvalid (22023) for a mode outside AccessShare..AccessExclusive;
-// ErrReadOnly (25006) for a mode stronger than RowExclusive in a read-only
-// transaction; with nowait ErrLockNotAvailable (55P03, `could not obtain
+// ErrInvalid (22023) for a mode outside AccessShare..AccessExclusive; with
+// nowait ErrLockNotAvailable (55P03, `could not obtain
 // lock on relation "t"`) if it cannot be granted at once; ErrDeadlock
 // (40P01), ErrLockTimeout (55P03), ctx's error (57014). The lock shows in
-// DB.Locks as "relation <table>". ErrTxBusy while another call on tx runs.
+// DB.Locks as "relation <table>". Allowed in a read-only transaction, in
+// every mode, as in PostgreSQL. ErrTxBusy while another call on tx runs.
 func (tx *Tx) LockTable(ctx context.Context, table string, mode TableLockMode, nowait bool) error {
 	if err := tx.enter(); err != nil {
 		return err

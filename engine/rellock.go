@@ -21,8 +21,7 @@ import (
 
 // LockTable acquires mode on table for the transaction, held until it
 // ends: LOCK TABLE table IN mode MODE [NOWAIT]. Errors: errs.ErrNoTable
-// (42P01); errs.ErrReadOnly (25006) for a mode stronger than
-// RowExclusiveLock in a read-only transaction; with nowait
+// (42P01); with nowait
 // errs.ErrLockNotAvailable (55P03, `could not obtain lock on relation
 // "t"`); a wait's deadlock (40P01), lock timeout (55P03) or ctx's end.
 // Every error aborts the transaction.
@@ -33,7 +32,8 @@ func (tx *Tx) LockTable(ctx context.Context, table string, mode lockmgr.LockMode
 		}
 		return tx.Fail(ctx, errs.Op(errs.ErrInvalid, fmt.Sprintf("tupled: invalid table lock mode %d", int(mode))))
 	}
-	if _, err := tx.start(ctx, mode > lockmgr.RowExclusiveLock); err != nil {
+	// Allowed in a read-only transaction, in every mode (PostgreSQL 15).
+	if _, err := tx.start(ctx, false); err != nil {
 		return err
 	}
 	if _, err := tx.e.table(table); err != nil {

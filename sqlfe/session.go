@@ -93,9 +93,9 @@ type Session struct {
 	// engine's. PostgreSQL's is per backend: each of the session's lock
 	// waits is checked this long after it began.
 	deadlockTimeout time.Duration
-	stmtTimeout time.Duration
-	settings    map[string]string // other settings, reported as given
-	localUndo   map[string]string // SET LOCAL: values to restore at transaction end
+	stmtTimeout     time.Duration
+	settings        map[string]string // other settings, reported as given
+	localUndo       map[string]string // SET LOCAL: values to restore at transaction end
 
 	// Notice receives warnings and notices (may be nil).
 	Notice func(*Error)
