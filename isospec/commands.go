@@ -26,12 +26,13 @@ const (
 	CmdSetLockTimeout
 	CmdRowLocks
 	CmdCreate
+	CmdLockTable
 )
 
 var cmdNames = map[CmdKind]string{
 	CmdBegin: "begin", CmdCommit: "commit", CmdRollback: "rollback", CmdGet: "get", CmdLock: "lock",
 	CmdInsert: "insert", CmdUpdate: "update", CmdDelete: "delete", CmdScan: "scan", CmdSleep: "sleep",
-	CmdSetLockTimeout: "set", CmdRowLocks: "rowlocks", CmdCreate: "create",
+	CmdSetLockTimeout: "set", CmdRowLocks: "rowlocks", CmdCreate: "create", CmdLockTable: "locktable",
 }
 
 func (k CmdKind) String() string { return cmdNames[k] }
@@ -49,7 +50,10 @@ type Command struct {
 	Key      string
 	Value    string
 	Strength tupled.LockStrength // lock; scan (NoLock = plain read)
-	Wait     tupled.WaitPolicy   // lock; scan with a strength
+	// locktable: the table lock mode and NOWAIT
+	TableMode   tupled.TableLockMode
+	TableNoWait bool
+	Wait        tupled.WaitPolicy // lock; scan with a strength
 
 	// begin
 	Isolation    tupled.IsolationLevel
@@ -383,10 +387,43 @@ func parseCommand(toks []ctok, text string) (*Command, error) {
 		if err := optTable(1); err != nil {
 			return nil, err
 		}
+	case "locktable":
+		c.Kind = CmdLockTable
+		if len(args) > 0 && args[len(args)-1].is("nowait") {
+			c.TableNoWait = true
+			args = args[:len(args)-1]
+		}
+		if len(args) < 1 || len(args) > 2 {
+			return nil, usage("locktable [TABLE] accessshare|rowshare|rowexclusive|shareupdateexclusive|share|sharerowexclusive|exclusive|accessexclusive [nowait]")
+		}
+		m, ok := tableModes[strings.ToLower(args[len(args)-1].text)]
+		if !ok {
+			return nil, cmdErr(args[len(args)-1], "unknown table lock mode %q (accessshare, rowshare, rowexclusive, shareupdateexclusive, share, sharerowexclusive, exclusive, accessexclusive)", args[len(args)-1].text)
+		}
+		c.TableMode = m
+		args = args[:len(args)-1]
+		if err := optTable(1); err != nil {
+			return nil, err
+		}
 	default:
-		return nil, cmdErr(head, "unknown command %q (begin, get, lock, insert, update, delete, scan, commit, rollback, sleep, set, rowlocks, create)", head.text)
+		return nil, cmdErr(head, "unknown command %q (begin, get, lock, insert, update, delete, scan, commit, rollback, sleep, set, rowlocks, create, locktable)", head.text)
 	}
 	return c, nil
+}
+
+// tableModes are locktable's mode words, PostgreSQL's LOCK modes without
+// their spaces.
+var tableModes = map[string]tupled.TableLockMode{
+	"accessshare": tupled.AccessShare, "rowshare": tupled.RowShare, "rowexclusive": tupled.RowExclusive,
+	"shareupdateexclusive": tupled.ShareUpdateExclusive, "share": tupled.Share,
+	"sharerowexclusive": tupled.ShareRowExclusive, "exclusive": tupled.Exclusive, "accessexclusive": tupled.AccessExclusive,
+}
+
+// sqlTableModes are the modes as LOCK TABLE spells them.
+var sqlTableModes = map[tupled.TableLockMode]string{
+	tupled.AccessShare: "ACCESS SHARE", tupled.RowShare: "ROW SHARE", tupled.RowExclusive: "ROW EXCLUSIVE",
+	tupled.ShareUpdateExclusive: "SHARE UPDATE EXCLUSIVE", tupled.Share: "SHARE",
+	tupled.ShareRowExclusive: "SHARE ROW EXCLUSIVE", tupled.Exclusive: "EXCLUSIVE", tupled.AccessExclusive: "ACCESS EXCLUSIVE",
 }
 
 func parseScan(c *Command, head ctok, args []ctok) error {

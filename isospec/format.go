@@ -107,6 +107,8 @@ func sqlCommandName(c *Command) string {
 		return "SELECT"
 	case CmdCreate:
 		return "CREATE TABLE"
+	case CmdLockTable:
+		return "LOCK TABLE"
 	}
 	return strings.ToUpper(c.Kind.String())
 }
@@ -116,6 +118,8 @@ func sqlCommandName(c *Command) string {
 func PGError(err error, c *Command) (msg, state string) {
 	state = tupled.SQLState(err)
 	switch {
+	case errors.Is(err, tupled.ErrLockNotAvailable) && c.Kind == CmdLockTable:
+		msg = fmt.Sprintf("could not obtain lock on relation %q", c.Table)
 	case errors.Is(err, tupled.ErrLockNotAvailable):
 		msg = fmt.Sprintf("could not obtain lock on row in relation %q", c.Table)
 	case errors.Is(err, tupled.ErrLockTimeout):
