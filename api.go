@@ -116,6 +116,12 @@ type TxOptions struct {
 	Isolation   IsolationLevel
 	ReadOnly    bool          // writes and locks fail with ErrReadOnly (25006), which aborts the transaction
 	LockTimeout time.Duration // 0 = the DB's LockTimeout; else the limit of each lock wait (ErrLockTimeout, 55P03)
+	// DeadlockTimeout is this transaction's deadlock_timeout (PostgreSQL's
+	// is per session): each of its lock waits is checked for a deadlock
+	// this long after it began, so among the waits of a cycle the one
+	// whose check comes first is the victim. 0 = the DB's
+	// DeadlockTimeout; negative is ErrInvalid (22023).
+	DeadlockTimeout time.Duration
 }
 
 // LockStrength is PostgreSQL's LockTupleMode, plus NoLock for plain reads.
@@ -197,12 +203,13 @@ type ScanOptions struct {
 // (DB.Locks). An entry with Granted false is a call blocked in a lock wait;
 // it is gone within milliseconds of the wait ending.
 type LockInfo struct {
-	Tag       string    // "tuple <table>/<hex key>", "transaction <Tx.ID>", "advisory <key>" (AdvisoryKey.String), or another kind for engine-internal locks
+	Tag       string    // "tuple <table>/<hex key>", "transaction <Tx.ID>", "relation <table>", "advisory <key>" (AdvisoryKey.String), or another kind for engine-internal locks
 	Mode      string    // lock mode name
 	TxID      uint64    // the holder or waiter (Tx.ID); a Session's advisory lock: its open transaction, or 0
 	Session   uint64    // an advisory lock held or awaited by a Session: Session.ID; else 0
 	Granted   bool      // false: waiting
 	WaitStart time.Time // zero when granted
+	FastPath  bool      // a weak table lock held by the fast path (pg_locks.fastpath), not in the shared lock table
 }
 
 // RowLock is a row whose current version's xmax holds live lockers (or a

@@ -158,10 +158,10 @@ func engineTxOptions(ctx context.Context, opts *TxOptions) (engine.TxOptions, er
 	if o.Isolation != ReadCommitted && o.Isolation != RepeatableRead {
 		return engine.TxOptions{}, errs.Op(ErrInvalid, fmt.Sprintf("tupled: unknown isolation level %d", o.Isolation))
 	}
-	if o.LockTimeout < 0 {
-		return engine.TxOptions{}, errs.Op(ErrInvalid, "tupled: negative LockTimeout")
+	if o.LockTimeout < 0 || o.DeadlockTimeout < 0 {
+		return engine.TxOptions{}, errs.Op(ErrInvalid, "tupled: negative LockTimeout or DeadlockTimeout")
 	}
-	return engine.TxOptions{RepeatableRead: o.Isolation == RepeatableRead, ReadOnly: o.ReadOnly, LockTimeout: o.LockTimeout}, nil
+	return engine.TxOptions{RepeatableRead: o.Isolation == RepeatableRead, ReadOnly: o.ReadOnly, LockTimeout: o.LockTimeout, DeadlockTimeout: o.DeadlockTimeout}, nil
 }
 
 // RunTx runs fn in a transaction begun with opts and commits it, retrying

@@ -107,7 +107,9 @@ func TestManyRowsSmoke(t *testing.T) {
 	if got := r.Extra["rows locked"]; got != 20000 {
 		t.Fatalf("locked %v rows, want 20000", got)
 	}
-	if got := r.Extra["lock-manager entries while holding the locks"]; got > 1 {
+	// the transaction's own xid and its table lock (RowShareLock, held by
+	// the fast path): none per row
+	if got := r.Extra["lock-manager entries while holding the locks"]; got > 2 {
 		t.Fatalf("%v lock-manager entries while holding 20000 row locks; row locks live in xmax", got)
 	}
 }

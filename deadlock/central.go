@@ -69,7 +69,7 @@ type central struct {
 	// noDue when nothing is armed. Arm lowers it, so that a wait nobody has
 	// moved into q yet counts too.
 	due atomic.Int64
-	q   dueQueue  // guarded by owner
+	q   dueQueues // guarded by owner
 	s   *searcher // the goroutine's
 	// helpers: searchers for helping waiters, each taken by a
 	// compare-and-swap; with all of them in use, a waiter does not help.
@@ -153,7 +153,20 @@ func (c *central) push(w *Wait) {
 	wake := c.wakeAt(w.dueAt)
 	for {
 		old := c.due.Load()
-		if wake >= old || c.due.CompareAndSwap(old, wake) {
+		if wake >= old {
+			break
+		}
+		if c.due.CompareAndSwap(old, wake) {
+			if old != noDue {
+				// The goroutine may be asleep until old: with one
+				// timeout a later arrival is never due earlier, but a
+				// wait with a shorter timeout of its own (Wait.Timeout)
+				// is. Wake it to re-plan.
+				select {
+				case c.kick <- struct{}{}:
+				default:
+				}
+			}
 			break
 		}
 	}
@@ -292,7 +305,7 @@ func (c *central) drain() {
 	for rev != nil {
 		next := rev.armNext
 		rev.armNext = nil
-		c.q.insert(due{at: rev.dueAt, epoch: rev.epoch, w: rev})
+		c.q.insert(c.d.timeoutOf(rev), due{at: rev.dueAt, epoch: rev.epoch, w: rev})
 		rev = next
 	}
 }
@@ -305,6 +318,9 @@ func (c *central) loop() {
 		t.Reset(d)
 		select {
 		case <-t.C:
+			return true
+		case <-c.kick: // an earlier deadline was armed (push)
+			t.Stop()
 			return true
 		case <-c.quit:
 			t.Stop()
@@ -371,7 +387,80 @@ func (a *due) before(b *due) bool {
 	return a.at < b.at || (a.at == b.at && a.epoch < b.epoch)
 }
 
-// dueQueue is the armed waits in deadline order (ties: publication order).
+// dueQueues is the armed waits in deadline order, as one dueQueue per
+// distinct deadlock timeout (PostgreSQL's deadlock_timeout is per session,
+// Wait.Timeout): within one queue every deadline is Start + the same
+// timeout, so arrivals stay almost sorted and insertion from the tail stays
+// O(1) (see dueQueue); first and pop take the earliest head among the queues.
+// There are as many queues as timeouts in use by armed waits (one, unless
+// sessions set their own): a queue that empties is dropped, unless it is the
+// last one.
+type dueQueues struct {
+	qs []timedQueue
+}
+
+type timedQueue struct {
+	timeout time.Duration
+	q       dueQueue
+}
+
+// insert adds e, whose wait's deadlock timeout is timeout.
+func (qs *dueQueues) insert(timeout time.Duration, e due) {
+	for i := range qs.qs {
+		if qs.qs[i].timeout == timeout {
+			qs.qs[i].q.insert(e)
+			return
+		}
+	}
+	qs.qs = append(qs.qs, timedQueue{timeout: timeout})
+	qs.qs[len(qs.qs)-1].q.insert(e)
+}
+
+// earliest is the index of the queue whose head is due first, or -1.
+func (qs *dueQueues) earliest() int {
+	best := -1
+	for i := range qs.qs {
+		q := &qs.qs[i].q
+		if q.head == len(q.buf) {
+			continue
+		}
+		if best < 0 || q.buf[q.head].before(&qs.qs[best].q.buf[qs.qs[best].q.head]) {
+			best = i
+		}
+	}
+	return best
+}
+
+func (qs *dueQueues) first() (int64, bool) {
+	i := qs.earliest()
+	if i < 0 {
+		return 0, false
+	}
+	return qs.qs[i].q.first()
+}
+
+// pop removes and returns the earliest wait. The queues must not all be
+// empty.
+func (qs *dueQueues) pop() *Wait {
+	i := qs.earliest()
+	w := qs.qs[i].q.pop()
+	if qs.qs[i].q.Len() == 0 && len(qs.qs) > 1 {
+		qs.qs = append(qs.qs[:i], qs.qs[i+1:]...)
+	}
+	return w
+}
+
+// Len is the number of armed waits (tests).
+func (qs *dueQueues) Len() int {
+	n := 0
+	for i := range qs.qs {
+		n += qs.qs[i].q.Len()
+	}
+	return n
+}
+
+// dueQueue is the armed waits of one deadlock timeout in deadline order
+// (ties: publication order).
 //
 // Every deadline is Start + the same timeout, and waits are armed right after
 // they are published, so arrivals come almost sorted: insert appends and

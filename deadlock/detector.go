@@ -32,6 +32,7 @@ type Stats struct {
 	LeftToPeer   uint64        // per-waiter checks that found a cycle but left it to an earlier member's pending check
 	Helped       uint64        // default: checks run by an arming waiter because the detector goroutine was late
 	Yielded      uint64        // default: helpers' checks put back in the queue because a partition lock was busy
+	Rearranged   uint64        // cycles that were soft deadlocks, broken by reordering wait queues (Rearranger)
 	MaxCheck     time.Duration // longest single check (search time, plus lock wait for stop-the-world strategies)
 	MaxLateness  time.Duration // default: longest delay between a check's deadline and its start
 	TotalCheckNs uint64        // sum of check durations
@@ -57,6 +58,7 @@ type Detector struct {
 	epoch atomic.Uint64 // publication counter; an edge appears only with a publication
 
 	checks, found, memo, deferred, retries, deferredTo, helped, yielded atomic.Uint64
+	rearranged                                                          atomic.Uint64
 	maxCheck, maxLate, totalNs                                          atomic.Int64
 
 	// per-waiter strategies
@@ -100,6 +102,17 @@ func (d *Detector) Strategy() string { return d.kind }
 // Timeout returns the deadlock timeout.
 func (d *Detector) Timeout() time.Duration { return d.timeout }
 
+// timeoutOf is w's deadlock timeout: its own, or the detector's.
+func (d *Detector) timeoutOf(w *Wait) time.Duration {
+	if w.Timeout > 0 {
+		return w.Timeout
+	}
+	return d.timeout
+}
+
+// deadlineOf is when w's check is due: Start + its timeout.
+func (d *Detector) deadlineOf(w *Wait) time.Time { return w.Start.Add(d.timeoutOf(w)) }
+
 // Epoch returns the publication counter: the number of waits published so far.
 func (d *Detector) Epoch() uint64 { return d.epoch.Load() }
 
@@ -110,14 +123,15 @@ func (d *Detector) Publish(w *Wait) {
 	w.epoch = d.epoch.Add(1)
 }
 
-// Arm schedules w's check at w.Start + timeout. Under the default strategy,
+// Arm schedules w's check at w.Start + w's timeout (w.Timeout, or the
+// detector's). Under the default strategy,
 // if the detector's next check is more than a granule overdue, Arm first runs
 // up to 32 due checks of other waits itself: its caller is about to sleep on
 // w and holds no partition lock, and runs on a P that is making progress,
 // which the detector goroutine, one runnable goroutine among thousands, may
 // not (README.md, "The tail under the storm").
 func (d *Detector) Arm(w *Wait) {
-	deadline := w.Start.Add(d.timeout)
+	deadline := d.deadlineOf(w)
 	switch d.kind {
 	case StrategyOff:
 		return
@@ -171,6 +185,7 @@ func (d *Detector) Stats() Stats {
 		LeftToPeer:   d.deferredTo.Load(),
 		Helped:       d.helped.Load(),
 		Yielded:      d.yielded.Load(),
+		Rearranged:   d.rearranged.Load(),
 		MaxCheck:     time.Duration(d.maxCheck.Load()),
 		MaxLateness:  time.Duration(d.maxLate.Load()),
 		TotalCheckNs: uint64(d.totalNs.Load()),
@@ -254,6 +269,14 @@ func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo, defere
 				d.deferredTo.Add(1)
 				return false
 			}
+			if r, ok := d.g.(Rearranger); ok && r.Rearrange(start, s.locked) {
+				// Reordering a queue changes edges without a publication:
+				// move the epoch so that no cached snapshot or memo stamp
+				// outlives it.
+				d.epoch.Add(1)
+				d.rearranged.Add(1)
+				return false // a soft deadlock, broken by reordering wait queues
+			}
 			d.found.Add(1) // before the victim can wake up and look at Stats
 			if start.Resolve(Victim) {
 				return true
@@ -267,7 +290,9 @@ func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo, defere
 }
 
 // leaveTo reports whether the cycle path (path[0] is the checking waiter)
-// belongs, by PostgreSQL's rule, to an earlier member whose check is pending.
+// belongs, by PostgreSQL's rule, to an earlier member whose check is pending:
+// one whose deadline (its Start + its own timeout) comes before start's, by
+// which the whole cycle had formed.
 func (d *Detector) leaveTo(path []*Wait) bool {
 	start := path[0]
 	closed := start.Start
@@ -276,9 +301,11 @@ func (d *Detector) leaveTo(path []*Wait) bool {
 			closed = w.Start
 		}
 	}
+	sd := d.deadlineOf(start)
 	for _, w := range path[1:] {
-		earlier := w.Start.Before(start.Start) || (w.Start.Equal(start.Start) && w.epoch < start.epoch)
-		if earlier && !closed.After(w.Start.Add(d.timeout)) && !w.checked.Load() && w.State() == Waiting {
+		wd := d.deadlineOf(w)
+		earlier := wd.Before(sd) || (wd.Equal(sd) && w.epoch < start.epoch)
+		if earlier && !closed.After(wd) && !w.checked.Load() && w.State() == Waiting {
 			return true
 		}
 	}

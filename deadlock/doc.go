@@ -17,11 +17,13 @@
 //
 //   - A Wait leaves the Waiting state once (Resolve is a compare-and-swap);
 //     the detector only ever resolves the wait being checked, as Victim.
-//   - Each wait is checked at most once per arming, never before
-//     DeadlockTimeout after it began; the check evaluates the graph as of its
-//     deadline (waits begun later are ignored), so the first check in deadline
-//     order that finds a cycle through its own waiter picks the victim:
-//     PostgreSQL's rule.
+//   - Each wait is checked at most once per arming, never before its
+//     deadlock timeout (Wait.Timeout, else DeadlockTimeout) after it began;
+//     the check evaluates the graph as of its deadline (waits begun later
+//     are ignored), so the first check in deadline order that finds a cycle
+//     through its own waiter picks the victim: PostgreSQL's rule — unless
+//     the Graph is a Rearranger that breaks the cycle by reordering wait
+//     queues (a soft deadlock).
 //   - Edges appear only when a wait is published; Publish advances the
 //     publication epoch. Memo stamps and cached snapshots are valid only within
 //     one epoch.

@@ -88,3 +88,17 @@ type Walker interface {
 	// waiting. Always false for the other Lockings.
 	Incomplete() bool
 }
+
+// Rearranger is implemented by a Graph that can break soft deadlocks
+// (PostgreSQL's DS_SOFT_DEADLOCK): a cycle through start that runs through
+// "waits behind an earlier waiter" edges can be broken by reordering wait
+// queues. The detector calls Rearrange when a check found, and validated, a
+// cycle through start, before making start the victim. Rearrange reports
+// whether start is on no cycle any more (queues reordered and the waiters
+// they let in woken, or no cycle on the live graph); false leaves the graph
+// as it was and start becomes the victim. locked says the caller already
+// holds every partition lock exclusively; otherwise Rearrange takes them
+// itself (LockAll), so it is called holding no partition lock.
+type Rearranger interface {
+	Rearrange(start *Wait, locked bool) bool
+}

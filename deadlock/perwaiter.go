@@ -43,7 +43,7 @@ func (d *Detector) fire(w *Wait) {
 		w.tmu.Unlock()
 		return
 	}
-	asOf := w.Start.Add(d.timeout) // not the re-armed firing time: see Wait.deadline
+	asOf := d.deadlineOf(w) // not the re-armed firing time: see Wait.deadline
 	defers := w.defers
 	w.tmu.Unlock()
 	if w.State() != Waiting {
@@ -84,7 +84,7 @@ func (d *Detector) fire(w *Wait) {
 		d.busy.Store(false)
 
 	case StrategySingleMemo:
-		if defers < maxMemoDefers && time.Since(time.Unix(0, w.visitedAt.Load())) < d.timeout {
+		if defers < maxMemoDefers && time.Since(time.Unix(0, w.visitedAt.Load())) < d.timeoutOf(w) {
 			d.rearm(w)
 			return
 		}
@@ -123,8 +123,8 @@ func (d *Detector) rearm(w *Wait) {
 		return
 	}
 	w.defers++
-	w.deadline = time.Now().Add(d.timeout)
-	w.timer.Reset(d.timeout)
+	w.deadline = time.Now().Add(d.timeoutOf(w))
+	w.timer.Reset(d.timeoutOf(w))
 	d.deferred.Add(1)
 }
 
@@ -132,7 +132,9 @@ func (d *Detector) getSearcher(l Locking) *searcher {
 	if s, ok := d.pools[l].Get().(*searcher); ok {
 		return s
 	}
-	return newSearcher(d.g.NewWalker(l))
+	s := newSearcher(d.g.NewWalker(l))
+	s.locked = l == LockedExclusive
+	return s
 }
 
 func (d *Detector) putSearcher(l Locking, s *searcher) {

@@ -21,6 +21,7 @@ import "time"
 //     even when a check runs late.
 type searcher struct {
 	w      Walker
+	locked bool // the caller holds every partition lock exclusively
 	parent map[*Wait]*Wait
 	stack  []*Wait
 

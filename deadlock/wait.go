@@ -60,6 +60,12 @@ type Wait struct {
 	Owner any
 	// Start is when the wait blocked (set by Publish).
 	Start time.Time
+	// Timeout is this wait's own deadlock timeout, set by the owner before
+	// Publish; 0 means the Detector's. PostgreSQL's deadlock_timeout is a
+	// per-backend setting: each waiter is checked at ITS timeout after its
+	// wait began, which is how PostgreSQL's isolation specs pick a victim
+	// (deadlock-hard: every session but one waits 100s).
+	Timeout time.Duration
 
 	epoch uint64 // value of the detector's publication counter for this wait
 	state atomic.Uint32

@@ -174,7 +174,7 @@ func (tx *Tx) advisoryLock(ctx context.Context, tag lockmgr.Tag, shared, nowait 
 	}
 	adv := tx.adv
 	tx.mu.Unlock()
-	err := adv.Lock(ctx, tag, advisoryMode(shared), lvl, lockmgr.Wait{NoWait: nowait, Timeout: tx.lockTimeout})
+	err := adv.Lock(ctx, tag, advisoryMode(shared), lvl, lockmgr.Wait{NoWait: nowait, Timeout: tx.lockTO})
 	if nowait && errors.Is(err, lockmgr.ErrWouldBlock) {
 		return false, nil
 	}

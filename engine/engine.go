@@ -249,6 +249,7 @@ type LockInfo struct {
 	Session   uint64
 	Granted   bool
 	WaitStart time.Time
+	FastPath  bool
 }
 
 // Locks returns the lock manager's locks and every running user
@@ -259,7 +260,7 @@ func (e *Engine) Locks() []LockInfo {
 	ls := e.locks.Locks()
 	out := make([]LockInfo, 0, len(ls)+e.xacts.NumLive())
 	for _, l := range ls {
-		out = append(out, LockInfo{Tag: l.Tag.String(), Mode: l.Mode.String(), TxID: l.Xid, Session: l.Session, Granted: l.Granted, WaitStart: l.WaitStart})
+		out = append(out, LockInfo{Tag: l.Tag.String(), Mode: l.Mode.String(), TxID: l.Xid, Session: l.Session, Granted: l.Granted, WaitStart: l.WaitStart, FastPath: l.FastPath})
 	}
 	live := e.xacts.LiveUserXacts()
 	sort.Slice(live, func(i, j int) bool { return live[i].ID() < live[j].ID() })

@@ -9,6 +9,7 @@ import (
 	"github.com/tupled/tupled/heap"
 	"github.com/tupled/tupled/internal/errs"
 	"github.com/tupled/tupled/internal/tuplemode"
+	"github.com/tupled/tupled/lockmgr"
 )
 
 // Scans: PostgreSQL's SELECT ... FROM table WHERE <Where> [ORDER BY key
@@ -80,7 +81,11 @@ func scanRange(s *ScanSpec) (lo, hi []byte, empty bool) {
 // returns the scan stops with StillActive's error if the transaction
 // ended.
 func (tx *Tx) Scan(ctx context.Context, table string, s ScanSpec, fn func(key, value []byte) error) error {
-	snap, err := tx.start(ctx, s.Lock)
+	relMode := lockmgr.AccessShareLock
+	if s.Lock {
+		relMode = lockmgr.RowShareLock
+	}
+	snap, err := tx.startOn(ctx, s.Lock, table, relMode)
 	if err != nil {
 		return err
 	}

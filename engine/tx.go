@@ -33,6 +33,10 @@ type TxOptions struct {
 	RepeatableRead bool          // one snapshot for the transaction; else READ COMMITTED
 	ReadOnly       bool          // writes and locks fail with errs.ErrReadOnly
 	LockTimeout    time.Duration // 0: Config.LockTimeout
+	// DeadlockTimeout is this transaction's deadlock_timeout: each of its
+	// lock waits is checked for a deadlock this long after it began.
+	// 0: Config.DeadlockTimeout.
+	DeadlockTimeout time.Duration
 }
 
 type txState uint8
@@ -50,7 +54,9 @@ const (
 type Tx struct {
 	e        *Engine
 	txn      tuplelock.Txn
-	rr       bool // REPEATABLE READ
+	proc     *lockmgr.Proc // its lock-manager process: row waits, relation (rellock.go) and advisory locks
+	lockTO   time.Duration // lock timeout of its waits; 0: none
+	rr       bool          // REPEATABLE READ
 	readOnly bool
 
 	mu       sync.Mutex // guards state, snap, haveSnap (Rollback may come from Close's victims)
@@ -70,13 +76,11 @@ type Tx struct {
 	// advTaken: transaction-level advisory locks taken under a savepoint
 	// (advisory.go), released by its rollback.
 	advTaken []advTake
-	// Advisory locks (advisory.go): proc and lockTimeout as given to txn;
-	// sess the Session it was begun through; adv (guarded by mu) the owner
-	// of its advisory locks, set by the first one or by Session.Begin.
-	proc        *lockmgr.Proc
-	lockTimeout time.Duration
-	sess        *Session
-	adv         *lockmgr.Owner
+	// Advisory locks (advisory.go): sess the Session it was begun
+	// through; adv (guarded by mu) the owner of its advisory locks, set by
+	// the first one or by Session.Begin.
+	sess *Session
+	adv  *lockmgr.Owner
 }
 
 // Begin starts a transaction: its id is assigned (and, on disk, reserved
@@ -93,7 +97,9 @@ func (e *Engine) Begin(o TxOptions) (*Tx, error) {
 			return nil, err
 		}
 	}
-	tx := &Tx{e: e, rr: o.RepeatableRead, readOnly: o.ReadOnly, proc: e.locks.NewProc(x.ID()), lockTimeout: lt}
+	tx := &Tx{e: e, rr: o.RepeatableRead, readOnly: o.ReadOnly, lockTO: lt}
+	tx.proc = e.locks.NewProc(x.ID())
+	tx.proc.SetDeadlockTimeout(o.DeadlockTimeout)
 	tx.txn = tuplelock.NewTxn(x, tx.proc, lt)
 	return tx, nil
 }
@@ -107,27 +113,59 @@ func (tx *Tx) ID() uint64 { return tx.txn.ID() }
 func (tx *Tx) start(ctx context.Context, write bool) (xact.Snapshot, error) {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
+	if err := tx.checkLocked(ctx, write); err != nil {
+		return xact.Snapshot{}, err
+	}
+	return tx.snapshotLocked(), nil
+}
+
+// startOn is start for an operation on table, which first takes mode on
+// it (the relation lock PostgreSQL's statement takes, see rellock.go) and
+// only then its snapshot, as PostgreSQL locks a statement's tables before
+// it takes the statement's snapshot.
+func (tx *Tx) startOn(ctx context.Context, write bool, table string, mode lockmgr.LockMode) (xact.Snapshot, error) {
+	tx.mu.Lock()
+	if err := tx.checkLocked(ctx, write); err != nil {
+		tx.mu.Unlock()
+		return xact.Snapshot{}, err
+	}
+	if tx.proc.HoldsRelation(table, mode) { // the common case: one mutex round
+		defer tx.mu.Unlock()
+		return tx.snapshotLocked(), nil
+	}
+	tx.mu.Unlock()
+	if err := tx.lockRel(ctx, table, mode, false); err != nil {
+		return xact.Snapshot{}, tx.Fail(ctx, err)
+	}
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	return tx.snapshotLocked(), nil
+}
+
+// checkLocked is start's check that tx can run an operation (tx.mu held);
+// an error has aborted the transaction where it should.
+func (tx *Tx) checkLocked(ctx context.Context, write bool) error {
 	if tx.e.closed.Load() {
-		return xact.Snapshot{}, errs.ErrClosed
+		return errs.ErrClosed
 	}
 	switch tx.state {
 	case txDone:
-		return xact.Snapshot{}, errs.ErrTxDone
+		return errs.ErrTxDone
 	case txAborted:
-		return xact.Snapshot{}, errs.ErrTxAborted
+		return errs.ErrTxAborted
 	}
 	if err := ctx.Err(); err != nil {
 		tx.abortLocked()
-		return xact.Snapshot{}, errs.Canceled(err)
+		return errs.Canceled(err)
 	}
 	if write && tx.readOnly {
 		tx.abortLocked()
-		return xact.Snapshot{}, errs.ErrReadOnly
+		return errs.ErrReadOnly
 	}
 	if write && len(tx.savepoints) > 0 && tx.savepoints[len(tx.savepoints)-1].sub == nil {
 		if err := tx.assignSubLocked(); err != nil {
 			tx.abortLocked()
-			return xact.Snapshot{}, err
+			return err
 		}
 	}
 	if d := tx.e.dur; d != nil {
@@ -140,17 +178,24 @@ func (tx *Tx) start(ctx context.Context, write bool) (xact.Snapshot, error) {
 		}
 		if err != nil {
 			tx.abortLocked()
-			return xact.Snapshot{}, err
+			return err
 		}
 	}
+	return nil
+}
+
+// snapshotLocked is the operation's snapshot (tx.mu held): READ COMMITTED a
+// fresh one, REPEATABLE READ the transaction's, taken at its first
+// operation.
+func (tx *Tx) snapshotLocked() xact.Snapshot {
 	if tx.rr {
 		if !tx.haveSnap {
 			tx.snap = tx.e.xacts.TakeSnapshot(tx.txn.Top())
 			tx.haveSnap = true
 		}
-		return tx.snap, nil
+		return tx.snap
 	}
-	return tx.e.xacts.TakeSnapshot(tx.txn.Top()), nil
+	return tx.e.xacts.TakeSnapshot(tx.txn.Top())
 }
 
 // Fail aborts the transaction with err (an engine or argument error),
@@ -206,6 +251,7 @@ func (tx *Tx) abortAllLocked() {
 	tx.subAborted = false
 	tx.savepoints, tx.advTaken = nil, nil
 	tx.e.xacts.Abort(tx.txn.Top())
+	tx.releaseRelLocks()
 	tx.e.aborts.Add(tx.ID(), 1)
 	if tx.adv != nil || tx.sess != nil {
 		tx.endAdvisory()
@@ -293,7 +339,7 @@ func (tx *Tx) logWrite(table string, key, value []byte, isDelete bool) {
 // Get returns a copy of the value of key's version visible to the
 // snapshot, without locking or waiting; errs.ErrNotFound if none is.
 func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error) {
-	snap, err := tx.start(ctx, false)
+	snap, err := tx.startOn(ctx, false, table, lockmgr.AccessShareLock)
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +403,7 @@ func checkLock(mode tuplemode.Mode, policy WaitPolicy) error {
 // returns a copy of the locked version's value (EvalPlanQual's newest
 // version under READ COMMITTED).
 func (tx *Tx) Lock(ctx context.Context, table string, key []byte, mode tuplemode.Mode, policy WaitPolicy) ([]byte, error) {
-	snap, err := tx.start(ctx, true)
+	snap, err := tx.startOn(ctx, true, table, lockmgr.RowShareLock)
 	if err != nil {
 		return nil, err
 	}
@@ -428,7 +474,7 @@ func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error
 // to end — and under REPEATABLE READ fails with 40001 when the conflicting
 // row is one the snapshot does not see (PostgreSQL's ExecCheckTIDVisible).
 func (tx *Tx) insert(ctx context.Context, table string, key, value []byte, speculative bool) (bool, error) {
-	snap, err := tx.start(ctx, true)
+	snap, err := tx.startOn(ctx, true, table, lockmgr.RowExclusiveLock)
 	if err != nil {
 		return false, err
 	}
@@ -478,7 +524,7 @@ func (tx *Tx) sees(tbl *heap.Table, key []byte, snap xact.Snapshot) bool {
 // write needs (FOR NO KEY UPDATE, or FOR UPDATE for a delete) with that
 // policy: "write unless locked".
 func (tx *Tx) Write(ctx context.Context, table string, key, value []byte, isDelete bool, policy WaitPolicy) error {
-	snap, err := tx.start(ctx, true)
+	snap, err := tx.startOn(ctx, true, table, lockmgr.RowExclusiveLock)
 	if err != nil {
 		return err
 	}
@@ -590,6 +636,7 @@ func (tx *Tx) Commit() error {
 	} else {
 		tx.e.xacts.Commit(tx.txn.Top())
 	}
+	tx.releaseRelLocks()
 	tx.state = txDone
 	tx.writes = nil
 	tx.e.commits.Add(tx.ID(), 1)

@@ -34,12 +34,13 @@ const (
 	CmdAdvUnlock    // advunlock KEY [shared]
 	CmdAdvUnlockAll // advunlockall
 	CmdAdvLocks     // advlocks
+	CmdLockTable
 )
 
 var cmdNames = map[CmdKind]string{
 	CmdBegin: "begin", CmdCommit: "commit", CmdRollback: "rollback", CmdGet: "get", CmdLock: "lock",
 	CmdInsert: "insert", CmdUpdate: "update", CmdDelete: "delete", CmdScan: "scan", CmdSleep: "sleep",
-	CmdSetLockTimeout: "set", CmdRowLocks: "rowlocks", CmdCreate: "create",
+	CmdSetLockTimeout: "set", CmdRowLocks: "rowlocks", CmdCreate: "create", CmdLockTable: "locktable",
 	CmdSavepoint: "savepoint", CmdRelease: "release", CmdRollbackTo: "rollback to", CmdUpsert: "upsert",
 	CmdAdvLock: "advlock", CmdAdvUnlock: "advunlock", CmdAdvUnlockAll: "advunlockall", CmdAdvLocks: "advlocks",
 }
@@ -62,7 +63,10 @@ type Command struct {
 	Set      string // upsert: the value DO UPDATE writes (HasSet)
 	HasSet   bool
 	Strength tupled.LockStrength // lock; scan (NoLock = plain read)
-	Wait     tupled.WaitPolicy   // lock; scan with a strength
+	// locktable: the table lock mode and NOWAIT
+	TableMode   tupled.TableLockMode
+	TableNoWait bool
+	Wait        tupled.WaitPolicy // lock; scan with a strength
 
 	// begin
 	Isolation    tupled.IsolationLevel
@@ -475,10 +479,43 @@ func parseCommand(toks []ctok, text string) (*Command, error) {
 		if len(args) != 0 {
 			return nil, usage("advlocks")
 		}
+	case "locktable":
+		c.Kind = CmdLockTable
+		if len(args) > 0 && args[len(args)-1].is("nowait") {
+			c.TableNoWait = true
+			args = args[:len(args)-1]
+		}
+		if len(args) < 1 || len(args) > 2 {
+			return nil, usage("locktable [TABLE] accessshare|rowshare|rowexclusive|shareupdateexclusive|share|sharerowexclusive|exclusive|accessexclusive [nowait]")
+		}
+		m, ok := tableModes[strings.ToLower(args[len(args)-1].text)]
+		if !ok {
+			return nil, cmdErr(args[len(args)-1], "unknown table lock mode %q (accessshare, rowshare, rowexclusive, shareupdateexclusive, share, sharerowexclusive, exclusive, accessexclusive)", args[len(args)-1].text)
+		}
+		c.TableMode = m
+		args = args[:len(args)-1]
+		if err := optTable(1); err != nil {
+			return nil, err
+		}
 	default:
-		return nil, cmdErr(head, "unknown command %q (begin, get, lock, insert, update, delete, scan, commit, rollback, savepoint, release, rollback to, upsert, sleep, set, rowlocks, create, advlock, advunlock, advunlockall, advlocks)", head.text)
+		return nil, cmdErr(head, "unknown command %q (begin, get, lock, insert, update, delete, scan, commit, rollback, savepoint, release, rollback to, upsert, sleep, set, rowlocks, create, advlock, advunlock, advunlockall, advlocks, locktable)", head.text)
 	}
 	return c, nil
+}
+
+// tableModes are locktable's mode words, PostgreSQL's LOCK modes without
+// their spaces.
+var tableModes = map[string]tupled.TableLockMode{
+	"accessshare": tupled.AccessShare, "rowshare": tupled.RowShare, "rowexclusive": tupled.RowExclusive,
+	"shareupdateexclusive": tupled.ShareUpdateExclusive, "share": tupled.Share,
+	"sharerowexclusive": tupled.ShareRowExclusive, "exclusive": tupled.Exclusive, "accessexclusive": tupled.AccessExclusive,
+}
+
+// sqlTableModes are the modes as LOCK TABLE spells them.
+var sqlTableModes = map[tupled.TableLockMode]string{
+	tupled.AccessShare: "ACCESS SHARE", tupled.RowShare: "ROW SHARE", tupled.RowExclusive: "ROW EXCLUSIVE",
+	tupled.ShareUpdateExclusive: "SHARE UPDATE EXCLUSIVE", tupled.Share: "SHARE",
+	tupled.ShareRowExclusive: "SHARE ROW EXCLUSIVE", tupled.Exclusive: "EXCLUSIVE", tupled.AccessExclusive: "ACCESS EXCLUSIVE",
 }
 
 func parseScan(c *Command, head ctok, args []ctok) error {

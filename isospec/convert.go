@@ -26,6 +26,7 @@ var pgErrors = []struct {
 	{regexp.MustCompile(`^deadlock detected$`), "deadlock detected", "40P01"},
 	{regexp.MustCompile(`^could not serialize access due to concurrent (update|delete)$`), "could not serialize access due to concurrent update", "40001"},
 	{regexp.MustCompile(`^could not obtain lock on row in relation "(.*)"$`), `could not obtain lock on row in relation "$1"`, "55P03"},
+	{regexp.MustCompile(`^could not obtain lock on relation "(.*)"$`), `could not obtain lock on relation "$1"`, "55P03"},
 	{regexp.MustCompile(`^canceling statement due to lock timeout$`), "canceling statement due to lock timeout", "55P03"},
 	{regexp.MustCompile(`^duplicate key value violates unique constraint ".*"$`), "duplicate key value violates unique constraint", "23505"},
 	{regexp.MustCompile(`^current transaction is aborted, commands ignored until end of transaction block$`), "current transaction is aborted, commands ignored until end of transaction block", "25P02"},

@@ -114,6 +114,8 @@ func sqlCommandName(c *Command) string {
 		return "ROLLBACK TO SAVEPOINT"
 	case CmdRelease:
 		return "RELEASE SAVEPOINT"
+	case CmdLockTable:
+		return "LOCK TABLE"
 	}
 	return strings.ToUpper(c.Kind.String())
 }
@@ -123,6 +125,8 @@ func sqlCommandName(c *Command) string {
 func PGError(err error, c *Command) (msg, state string) {
 	state = tupled.SQLState(err)
 	switch {
+	case errors.Is(err, tupled.ErrLockNotAvailable) && c.Kind == CmdLockTable:
+		msg = fmt.Sprintf("could not obtain lock on relation %q", c.Table)
 	case errors.Is(err, tupled.ErrLockNotAvailable):
 		msg = fmt.Sprintf("could not obtain lock on row in relation %q", c.Table)
 	case errors.Is(err, tupled.ErrLockTimeout):

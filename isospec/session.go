@@ -319,6 +319,14 @@ func (s *session) data(ctx context.Context, tx Txn, c *Command) ([]string, error
 			return nil, err
 		}
 		return []string{ValueLine(string(v))}, nil
+	case CmdLockTable:
+		lt, ok := tx.(interface {
+			LockTable(ctx context.Context, table string, mode tupled.TableLockMode, nowait bool) error
+		})
+		if !ok {
+			return nil, fmt.Errorf("locktable: this engine has no table locks")
+		}
+		return nil, lt.LockTable(ctx, c.Table, c.TableMode, c.TableNoWait)
 	case CmdInsert:
 		return nil, tx.Insert(ctx, c.Table, key, []byte(c.Value))
 	case CmdUpdate:

@@ -97,6 +97,12 @@ func SQL(c *Command) string {
 		return fmt.Sprintf("SELECT v FROM %s WHERE k = %s;", t, k)
 	case CmdLock:
 		return fmt.Sprintf("SELECT v FROM %s WHERE k = %s%s;", t, k, sqlLock(c.Strength, c.Wait))
+	case CmdLockTable:
+		s := fmt.Sprintf("LOCK TABLE %s IN %s MODE", t, sqlTableModes[c.TableMode])
+		if c.TableNoWait {
+			s += " NOWAIT"
+		}
+		return s + ";"
 	case CmdInsert:
 		return fmt.Sprintf("INSERT INTO %s VALUES (%s, %s);", t, k, sqlText(c.Value))
 	case CmdUpdate:

@@ -41,7 +41,7 @@ const (
 // Tag names a lockable object (PostgreSQL's LOCKTAG).
 type Tag struct {
 	Kind TagKind
-	Rel  string // TagTuple: table name
+	Rel  string // TagTuple, TagRelation: table name
 	Key  string // TagTuple: primary key bytes
 	Xid  uint64 // TagTransaction
 }
@@ -77,6 +77,7 @@ type LockInfo struct {
 	Session   uint64 // an advisory lock of a Session: its id; else 0
 	Granted   bool
 	WaitStart time.Time
+	FastPath  bool // a weak relation lock held by the fast path (pg_locks.fastpath)
 }
 
 // Stats are counters since New.

@@ -1,8 +1,8 @@
 // Package lockmgr is tupled's heavyweight lock manager: PostgreSQL's lock
-// table (lock.c, proc.c) reduced to what row locking needs — tuple locks that
-// give row-lock waiters a FIFO queue, and waits for transactions to end
-// (XactLockTableWait / MultiXactIdWait), plus advisory locks — with the
-// deadlock detector of package deadlock wired in.
+// table (lock.c, proc.c) — tuple locks that give row-lock waiters a FIFO
+// queue, waits for transactions to end (XactLockTableWait /
+// MultiXactIdWait), relation (table) locks with their fast path, and
+// advisory locks — with the deadlock detector of package deadlock wired in.
 //
 // # Who calls it
 //
@@ -55,6 +55,29 @@
 // transaction it runs are one node of the wait-for graph, as a PGPROC is:
 // see advisory.go. Nothing of this touches tuple locks or transaction waits
 // that involve no advisory lock.
+//
+// # Relation locks (relation.go, soft.go)
+//
+// LockRelation takes PostgreSQL's eight modes on a table (TagRelation),
+// held until ReleaseAll at transaction end, with the same grant rule, FIFO
+// queue and deadlock detection as every lock. The weak modes
+// (AccessShareLock, RowShareLock, RowExclusiveLock) that every statement
+// takes use PostgreSQL's fast path (FastPathStrongRelationLocks): recorded in
+// the transaction's own array after one atomic load of the table's
+// strong-lock counter, never in the shared table, unless a strong lock
+// (ShareLock or above) is held or requested; a strong locker first bumps the
+// counter, then transfers every fast-path holder's weak modes into the
+// shared table, so it waits for them and the detector sees them. Invariant:
+// while a table's counter is non-zero no fast-path entry for it can appear,
+// and every fast-path entry that existed when it went up is in the shared
+// table. Locks() lists fast-path locks with FastPath set. The full argument
+// is at relProc in relation.go.
+//
+// A Proc may carry its own deadlock timeout (SetDeadlockTimeout, PostgreSQL's
+// per-session deadlock_timeout): each of its waits is checked that long
+// after it began. A check that finds a cycle made of "waits behind a
+// waiter" edges reorders wait queues instead of choosing a victim (soft.go,
+// deadlock.c's soft deadlocks).
 //
 // The Manager is partitioned (16 partitions by tag hash by default); see the
 // Manager type for the layout and the deadlock package for detection.

@@ -242,6 +242,15 @@ func (m *Manager) acquire(ctx context.Context, p, on *Proc, tag Tag, mode LockMo
 		return nil
 	}
 
+	if w.NoWait {
+		// LockAcquireExtended fails a dontWait request on any conflict,
+		// before JoinWaitQueue could put it ahead of a waiter it blocks
+		// (PostgreSQL's lock-nowait spec).
+		pt.release(l)
+		pt.mu.Unlock()
+		return ErrWouldBlock
+	}
+
 	// JoinWaitQueue.
 	at := len(l.queue)
 	if hi >= 0 {
@@ -284,6 +293,7 @@ func (m *Manager) acquire(ctx context.Context, p, on *Proc, tag Tag, mode LockMo
 	}
 	wr := &waiter{proc: p, on: on, part: pt, lock: l, mode: mode}
 	wr.dw.Init(wr)
+	wr.dw.Timeout = p.deadlockTimeout
 	m.det.Publish(&wr.dw)
 	l.enqueue(wr, at)
 	p.cur.Store(wr)

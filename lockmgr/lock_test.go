@@ -289,8 +289,13 @@ func TestUpgradeAheadOfWaiters(t *testing.T) {
 	mustLock(t, m, p1, tag, AccessShareLock)
 	c2 := async(func() error { return m.Lock(ctx, p2, tag, AccessExclusiveLock, Wait{}) })
 	eventually(t, "p2 waits", func() bool { return waiting(m, 2, tag) })
+	// With NOWAIT the conflict with p2's request fails at once, before the
+	// queue-jumping rule (LockAcquireExtended; PostgreSQL's lock-nowait spec).
+	if err := m.Lock(ctx, p1, tag, ExclusiveLock, Wait{NoWait: true}); !errors.Is(err, ErrWouldBlock) {
+		t.Fatalf("NOWAIT upgrade ahead of a waiter: %v, want ErrWouldBlock", err)
+	}
 	// p1 upgrades: its AccessShare blocks p2, so it goes first and is granted.
-	if err := m.Lock(ctx, p1, tag, ExclusiveLock, Wait{NoWait: true}); err != nil {
+	if err := m.Lock(ctx, p1, tag, ExclusiveLock, Wait{}); err != nil {
 		t.Fatalf("upgrade ahead of a waiter: %v", err)
 	}
 	m.Unlock(p1, tag, ExclusiveLock)

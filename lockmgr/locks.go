@@ -57,6 +57,7 @@ func (m *Manager) Locks() []LockInfo {
 		}
 		s.mu.RUnlock()
 	}
+	out = m.fastPathLocks(out)
 	m.locksHint.Store(int64(len(out)) + int64(len(out))/8)
 	return out
 }

@@ -55,6 +55,7 @@ type Manager struct {
 	mask  uint64
 	seed  maphash.Seed
 	det   *deadlock.Detector
+	rels  relations // relation locks' fast path (relation.go)
 
 	lockWaits       atomic.Uint64
 	simpleDeadlocks atomic.Uint64
@@ -100,6 +101,7 @@ type Proc struct {
 	// the detector and by Locks().
 	cur     atomic.Pointer[waiter]
 	regNext *Proc // registry chain (guarded by the registry shard mutex)
+	relProc       // relation locks (relation.go)
 }
 
 // Xid returns the transaction id the Proc was created with.

@@ -53,8 +53,8 @@ func (m LockMode) String() string {
 	return "LockMode(" + strconv.Itoa(int(m)) + ")"
 }
 
-// String describes the tag like pg_locks does: "tuple <table>/<hex key>" or
-// "transaction <xid>".
+// String describes the tag like pg_locks does: "tuple <table>/<hex key>",
+// "transaction <xid>" or "relation <table>".
 func (t Tag) String() string {
 	switch t.Kind {
 	case TagTuple:
@@ -63,6 +63,8 @@ func (t Tag) String() string {
 		return "transaction " + strconv.FormatUint(t.Xid, 10)
 	case TagAdvisory:
 		return t.advisoryString()
+	case TagRelation:
+		return "relation " + t.Rel
 	}
 	return fmt.Sprintf("tag(kind=%d rel=%q key=%x xid=%d)", t.Kind, t.Rel, t.Key, t.Xid)
 }

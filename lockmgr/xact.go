@@ -65,6 +65,7 @@ func (m *Manager) WaitXacts(ctx context.Context, p *Proc, xs []Xact, w Wait) err
 	pt := m.partOf(m.hash(Tag{Kind: TagTransaction, Xid: pending[0].Xid}))
 	wr := &waiter{proc: p, part: pt, mode: ShareLock, xacts: pending}
 	wr.dw.Init(wr)
+	wr.dw.Timeout = p.deadlockTimeout
 	pt.mu.Lock()
 	m.det.Publish(&wr.dw)
 	p.cur.Store(wr)

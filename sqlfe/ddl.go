@@ -221,12 +221,18 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 			return nil, err
 		}
 		for _, name := range names {
-			if s.lookupTable(name) == nil {
+			t := s.lookupTable(name)
+			if t == nil {
 				if st.MissingOk {
 					s.notice("NOTICE", "00000", "table \""+name+"\" does not exist, skipping")
 					continue
 				}
 				return nil, errorf(CodeUndefinedTable, "table %q does not exist", name)
+			}
+			// PostgreSQL's DROP TABLE takes AccessExclusiveLock: it waits
+			// for every transaction that has used the table.
+			if err := tx.LockTable(ctx, t.Engine, tupled.AccessExclusive, false); err != nil {
+				return nil, engineError(err, t)
 			}
 			if err := dropSequences(ctx, tx, s.lookupTable(name)); err != nil {
 				return nil, err

@@ -41,6 +41,11 @@ func (s *Session) table(rv *pg.RangeVar) (*Table, error) {
 	if t == nil {
 		return nil, errorf(CodeUndefinedTable, "relation %q does not exist", name).at(rv.Location)
 	}
+	if t.Key < 0 {
+		// CREATE TABLE t (): PostgreSQL's isolation specs create such
+		// tables only to LOCK them; they hold no rows here.
+		return nil, notSupported("queries on a table without columns are not supported").at(rv.Location)
+	}
 	return t, nil
 }
 

@@ -76,6 +76,10 @@
 //     unknown name is 42704, a dotted one a custom placeholder; see
 //     pgSetting for the rules.
 //   - lock_timeout applies from the next transaction on (it is a
-//     TxOptions.LockTimeout); deadlock_timeout is the DB's, fixed at start:
-//     SET accepts only that value (else 55P02).
+//     TxOptions.LockTimeout); deadlock_timeout is per session, as in
+//     PostgreSQL: SET changes it at once, for the waits of the running
+//     transaction too (Tx.SetDeadlockTimeout), SHOW reports the session's.
+//   - LOCK [TABLE] (locktable.go) locks tables until the transaction ends;
+//     DROP TABLE takes AccessExclusiveLock and so waits for the
+//     transactions that used the table; pg_locks lists relation locks.
 package sqlfe

@@ -3,6 +3,7 @@ package sqlfe
 import (
 	"context"
 	"reflect"
+	"runtime"
 	"testing"
 )
 
@@ -55,11 +56,12 @@ func TestDropTableReclaims(t *testing.T) {
 	want()
 }
 
-// TestDropTableInUseReclaimedLater: a DROP TABLE whose engine table another
-// session still holds a row lock on commits (the SQL table is gone at
-// once); the engine table is dropped at the next DDL after that lock is
-// released. A table created through the embedded API is never touched.
-func TestDropTableInUseReclaimedLater(t *testing.T) {
+// TestDropTableWaitsForUsers: DROP TABLE takes AccessExclusiveLock, so, as
+// in PostgreSQL, it waits for a session that has used the table (here a row
+// lock, which took RowShareLock on it) to end; then the SQL table is gone at
+// once and its engine table is dropped at the next DDL. A table created
+// through the embedded API is never touched.
+func TestDropTableWaitsForUsers(t *testing.T) {
 	eng, s := newTestSession(t)
 	if err := eng.db.CreateTable(context.Background(), "api_table"); err != nil {
 		t.Fatal(err)
@@ -70,12 +72,33 @@ func TestDropTableInUseReclaimedLater(t *testing.T) {
 	mustRun(t, s, "INSERT INTO t VALUES (1)", "INSERT 0 1")
 	mustRun(t, s2, "BEGIN", "BEGIN")
 	mustRun(t, s2, "SELECT k FROM t FOR SHARE", "1\nSELECT 1")
-	mustRun(t, s, "DROP TABLE t", "DROP TABLE")
-	mustFail(t, s, "SELECT * FROM t", "42P01", "")
-	if got := engineTables(t, eng); !reflect.DeepEqual(got, []string{CatalogTable, "api_table", "t"}) {
-		t.Fatalf("engine tables %q: the locked table should stay until the lock goes", got)
+	type res struct {
+		out string
+		err *Error
+	}
+	done := make(chan res, 1)
+	go func() {
+		out, err := run(t, s, "DROP TABLE t")
+		done <- res{out, err}
+	}()
+	for waiting := false; !waiting; {
+		for _, l := range eng.db.Locks() {
+			if !l.Granted && l.Tag == "relation t" && l.Mode == "AccessExclusiveLock" {
+				waiting = true
+			}
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("DROP TABLE did not wait for the session using t: %q %v", r.out, r.err)
+		default:
+		}
+		runtime.Gosched()
 	}
 	mustRun(t, s2, "COMMIT", "COMMIT")
+	if r := <-done; r.err != nil || r.out != "DROP TABLE" {
+		t.Fatalf("DROP TABLE: %q %v", r.out, r.err)
+	}
+	mustFail(t, s, "SELECT * FROM t", "42P01", "")
 	mustRun(t, s, "CREATE TABLE w (k int PRIMARY KEY)", "CREATE TABLE")
 	if got := engineTables(t, eng); !reflect.DeepEqual(got, []string{CatalogTable, "api_table", "w"}) {
 		t.Fatalf("engine tables %q", got)

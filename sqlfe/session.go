@@ -35,8 +35,8 @@ type Engine struct {
 
 // EngineOptions configure NewEngine.
 type EngineOptions struct {
-	// DeadlockTimeout is the DB's Options.DeadlockTimeout (what SHOW
-	// deadlock_timeout reports; SET may only repeat it). 0 means 1s.
+	// DeadlockTimeout is the DB's Options.DeadlockTimeout: a session's
+	// deadlock_timeout until it SETs its own. 0 means 1s.
 	DeadlockTimeout time.Duration
 	Logger          *slog.Logger
 }
@@ -95,9 +95,13 @@ type Session struct {
 
 	defaultIso  tupled.IsolationLevel
 	lockTimeout time.Duration
-	stmtTimeout time.Duration
-	settings    map[string]string // other settings, reported as given
-	localUndo   map[string]string // SET LOCAL: values to restore at transaction end
+	// deadlockTimeout: the session's deadlock_timeout (SET); 0 = the
+	// engine's. PostgreSQL's is per backend: each of the session's lock
+	// waits is checked this long after it began.
+	deadlockTimeout time.Duration
+	stmtTimeout     time.Duration
+	settings        map[string]string // other settings, reported as given
+	localUndo       map[string]string // SET LOCAL: values to restore at transaction end
 
 	// Notice receives warnings and notices (may be nil).
 	Notice func(*Error)
@@ -186,7 +190,7 @@ func (s *Session) ensureTx(ctx context.Context) (*tupled.Tx, error) {
 	if s.tx != nil {
 		return s.tx, nil
 	}
-	tx, err := s.adv.Begin(ctx, &tupled.TxOptions{Isolation: s.txIso, ReadOnly: s.txReadOnly, LockTimeout: s.lockTimeout})
+	tx, err := s.adv.Begin(ctx, &tupled.TxOptions{Isolation: s.txIso, ReadOnly: s.txReadOnly, LockTimeout: s.lockTimeout, DeadlockTimeout: s.deadlockTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -338,6 +342,9 @@ func parseIso(v string) (tupled.IsolationLevel, error) {
 func (s *Session) getSetting(name string) (string, error) {
 	switch strings.ToLower(name) {
 	case "deadlock_timeout":
+		if s.deadlockTimeout > 0 {
+			return formatDuration(s.deadlockTimeout), nil
+		}
 		return formatDuration(s.eng.deadlockTimeout), nil
 	case "lock_timeout":
 		return formatDuration(s.lockTimeout), nil
@@ -386,9 +393,9 @@ func (s *Session) setSetting(name, value string, local bool) error {
 		if err != nil {
 			return err
 		}
-		if d != s.eng.deadlockTimeout {
-			return &Error{Code: CodeCantChangeRuntime, Message: `parameter "deadlock_timeout" cannot be changed now`,
-				Detail: fmt.Sprintf("tupled's deadlock_timeout is fixed at server start (%s); start the server with --deadlock-timeout to change it.", formatDuration(s.eng.deadlockTimeout))}
+		s.deadlockTimeout = d
+		if s.tx != nil {
+			s.tx.SetDeadlockTimeout(d)
 		}
 		return nil
 	case "lock_timeout":

@@ -143,8 +143,10 @@ func TestTransactions(t *testing.T) {
 	mustRun(t, s, "BEGIN ISOLATION LEVEL REPEATABLE READ; SHOW transaction_isolation; COMMIT", "BEGIN\nrepeatable read\nSHOW\nCOMMIT")
 	mustRun(t, s, "SET lock_timeout = '100ms'; SHOW lock_timeout", "SET\n100ms\nSHOW")
 	mustRun(t, s, "SHOW deadlock_timeout", "1s\nSHOW")
-	mustFail(t, s, "SET deadlock_timeout = '5s'", "55P02", "")
-	mustRun(t, s, "SET deadlock_timeout = '1s'", "SET")
+	// deadlock_timeout is per session, as in PostgreSQL
+	mustRun(t, s, "SET deadlock_timeout = '5s'; SHOW deadlock_timeout", "SET\n5s\nSHOW")
+	mustRun(t, s, "BEGIN; SET LOCAL deadlock_timeout = '10ms'; SHOW deadlock_timeout; COMMIT; SHOW deadlock_timeout", "BEGIN\nSET\n10ms\nSHOW\nCOMMIT\n5s\nSHOW")
+	mustRun(t, s, "RESET deadlock_timeout; SHOW deadlock_timeout", "RESET\n1s\nSHOW")
 	mustRun(t, s, "SELECT pg_backend_pid()", "1\nSELECT 1")
 	mustRun(t, s, "SELECT set_config('application_name', current_setting('application_name') || '/' || 'x', false)", "/x\nSELECT 1")
 	mustRun(t, s, "SELECT pg_catalog.pg_isolation_test_session_is_blocked(1, '{2,3}')", "f\nSELECT 1")

@@ -258,6 +258,8 @@ func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
 		return s.planExecute(n.GetExecuteStmt(), params)
 	case n.GetDeallocateStmt() != nil:
 		return s.planDeallocate(n.GetDeallocateStmt())
+	case n.GetLockStmt() != nil:
+		return s.planLock(n.GetLockStmt())
 	}
 	kind := strings.TrimSuffix(nodeName(n), "")
 	if name, ok := stmtNames[kind]; ok {

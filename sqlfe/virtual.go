@@ -82,6 +82,13 @@ func pgLocks(_ context.Context, s *Session) ([][]Value, error) {
 				}
 				row[1], row[2] = Text(rel), Text(k)
 			}
+		case strings.HasPrefix(l.Tag, "relation "):
+			row[0] = Text("relation")
+			rel := strings.TrimPrefix(l.Tag, "relation ")
+			if name := s.eng.cat.sqlName(rel); name != "" {
+				rel = name
+			}
+			row[1] = Text(rel)
 		default:
 			row[0] = Text(l.Tag)
 		}
@@ -151,6 +158,9 @@ func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context
 		t := s.lookupTable(v.S)
 		if t == nil {
 			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", v.S)
+		}
+		if t.Key < 0 {
+			return nil, nil // a table without columns holds no rows
 		}
 		locks, err := s.eng.db.RowLocks(ctx, t.Engine)
 		if err != nil {
