@@ -16,6 +16,9 @@ type compiler struct {
 	params *[]Type
 	cols   []Column // the row in scope (nil: no FROM)
 	rel    string   // its name (or alias)
+	// excluded: EXCLUDED.col names the row an INSERT … ON CONFLICT DO
+	// UPDATE proposed, which follows cols in the row evaluated (upsert.go)
+	excluded bool
 }
 
 func (c *compiler) param(n int) *paramExpr {
@@ -215,6 +218,12 @@ func (c *compiler) column(cr *pg.ColumnRef) (expr, error) {
 	name := f[len(f)-1]
 	if len(f) > 2 {
 		return nil, notSupported("qualified column reference %s is not supported", strings.Join(f, ".")).at(cr.Location)
+	}
+	if len(f) == 2 && c.excluded && f[0] == "excluded" {
+		if x, ok := c.excludedColumn(name); ok {
+			return x, nil
+		}
+		return nil, errorf(CodeUndefinedColumn, "column excluded.%s does not exist", name).at(cr.Location)
 	}
 	if len(f) == 2 && (c.cols == nil || f[0] != c.rel) {
 		return nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).at(cr.Location)

@@ -741,8 +741,6 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
 		return nil, notSupported("WITH is not supported")
-	case st.OnConflictClause != nil:
-		return nil, notSupported("INSERT ... ON CONFLICT is not supported")
 	case st.Override != pg.OverridingKind_OVERRIDING_NOT_SET && st.Override != pg.OverridingKind_OVERRIDING_KIND_UNDEFINED:
 		return nil, notSupported("OVERRIDING is not supported")
 	}
@@ -835,6 +833,10 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	oc, err := s.planOnConflict(st, t, params)
+	if err != nil {
+		return nil, err
+	}
 	run := func(ctx context.Context, s *Session, params []Value) (*Result, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
@@ -842,6 +844,8 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		}
 		e := &env{ctx: ctx, s: s, params: params}
 		res := &Result{}
+		var ups upsertState
+		n := 0
 		rows := rows
 		var selRows [][]Value
 		if selPlan != nil {
@@ -881,9 +885,17 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 				return nil, err
 			}
 			key := appendKey(nil, t, row[t.Key])
-			if err := tx.Insert(ctx, t.Engine, key, encodeRow(t, row)); err != nil {
+			if oc != nil {
+				if row, err = oc.insert(ctx, tx, e, &ups, key, row); err != nil {
+					return nil, err
+				}
+				if row == nil {
+					continue // DO NOTHING, or DO UPDATE whose WHERE failed
+				}
+			} else if err := tx.Insert(ctx, t.Engine, key, encodeRow(t, row)); err != nil {
 				return nil, dupKeyError(err, t, row[t.Key])
 			}
+			n++
 			if ret != nil {
 				e.row = row
 				out, err := project(ret, e)
@@ -893,7 +905,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 				res.Rows = append(res.Rows, out)
 			}
 		}
-		res.Tag = fmt.Sprintf("INSERT 0 %d", len(rows))
+		res.Tag = fmt.Sprintf("INSERT 0 %d", n)
 		return res, nil
 	}
 	return &plan{cols: cols, usesT: true, run: run}, nil

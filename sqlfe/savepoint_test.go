@@ -47,3 +47,17 @@ func TestSavepoints(t *testing.T) {
 	mustRun(t, s, "SELECT * FROM u", "1\nSELECT 1")
 	mustFail(t, s, "SELECT * FROM w", "42P01", "")
 }
+
+// A SET inside a transaction that aborts is undone, as PostgreSQL's
+// settings are transactional; one inside a transaction that commits stays.
+func TestSetUndoneByAbort(t *testing.T) {
+	_, s := newTestSession(t)
+	mustRun(t, s, "BEGIN; SET statement_timeout = 2000; SHOW statement_timeout; ABORT", "BEGIN\nSET\n2s\nSHOW\nROLLBACK")
+	mustRun(t, s, "SHOW statement_timeout", "0\nSHOW")
+	mustRun(t, s, "BEGIN; SET lock_timeout = 2000", "BEGIN\nSET")
+	mustFail(t, s, "SELECT 1/0", "22012", "")
+	mustRun(t, s, "ROLLBACK; SHOW lock_timeout", "ROLLBACK\n0\nSHOW")
+	mustRun(t, s, "BEGIN; SET lock_timeout = 2000; COMMIT; SHOW lock_timeout", "BEGIN\nSET\nCOMMIT\n2s\nSHOW")
+	mustFail(t, s, "SET statement_timeout = 5000; SELECT 1/0", "22012", "")
+	mustRun(t, s, "SHOW statement_timeout", "0\nSHOW")
+}

@@ -102,6 +102,7 @@ type Session struct {
 	stmtTimeout     time.Duration
 	settings        map[string]string // other settings, reported as given
 	localUndo       map[string]string // SET LOCAL: values to restore at transaction end
+	abortUndo       map[string]string // SET in a transaction: values to restore if it aborts
 
 	// Notice receives warnings and notices (may be nil).
 	Notice func(*Error)
@@ -218,12 +219,19 @@ func (s *Session) rollback() {
 	if s.tx != nil {
 		_ = s.tx.Rollback()
 	}
+	undo := s.abortUndo
+	s.abortUndo = nil
+	for k, v := range undo {
+		_ = s.setSetting(k, v, false)
+	}
+	s.abortUndo = nil
 	created, ddl := s.created, s.pending != nil
 	s.endTx()
 	s.eng.cat.settle(s.eng.db, created, ddl)
 }
 
 func (s *Session) commit() error {
+	s.abortUndo = nil
 	tx, pending, created := s.tx, s.pending, s.created
 	s.endTx()
 	if tx == nil {
@@ -373,17 +381,24 @@ func (s *Session) getSetting(name string) (string, error) {
 // end of the transaction).
 func (s *Session) setSetting(name, value string, local bool) error {
 	key := strings.ToLower(name)
-	if local && s.block == blkExplicit {
+	// SET LOCAL is undone at the transaction's end; a plain SET inside a
+	// transaction is undone if the transaction aborts (PostgreSQL's
+	// settings are transactional).
+	undo := &s.abortUndo
+	if local {
+		undo = &s.localUndo
+	}
+	if (local && s.block == blkExplicit) || (!local && (s.block == blkExplicit || s.block == blkImplicit)) {
 		old, err := s.getSetting(key)
 		if err != nil && isCustomSetting(key) {
 			old, err = "", nil // a new placeholder is '' after the transaction
 		}
 		if err == nil {
-			if s.localUndo == nil {
-				s.localUndo = map[string]string{}
+			if *undo == nil {
+				*undo = map[string]string{}
 			}
-			if _, ok := s.localUndo[key]; !ok {
-				s.localUndo[key] = old
+			if _, ok := (*undo)[key]; !ok {
+				(*undo)[key] = old
 			}
 		}
 	}

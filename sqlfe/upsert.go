@@ -1,0 +1,186 @@
+package sqlfe
+
+import (
+	"context"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tupled/tupled"
+)
+
+// onConflict is a compiled ON CONFLICT clause of an INSERT. It runs on the
+// embedded API's Tx.Upsert, which holds PostgreSQL's rules (waiting for an
+// inserter or deleter of the key, the conflicting row locked FOR NO KEY
+// UPDATE, 40001 under REPEATABLE READ for a row the snapshot does not see);
+// what is SQL's is here: the conflict target, SET and WHERE over the
+// existing row and EXCLUDED, and "cannot affect row a second time".
+type onConflict struct {
+	t       *Table
+	nothing bool      // DO NOTHING
+	sets    []setItem // DO UPDATE SET, over the existing row ++ EXCLUDED
+	where   expr      // DO UPDATE WHERE, likewise (nil: none)
+}
+
+// planOnConflict compiles st's ON CONFLICT clause for table t, with
+// PostgreSQL's errors: DO UPDATE needs a conflict target, which must be the
+// primary key (42P10 otherwise; 42704 for an unknown constraint name).
+func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]Type) (*onConflict, error) {
+	oc := st.OnConflictClause
+	if oc == nil {
+		return nil, nil
+	}
+	out := &onConflict{t: t, nothing: oc.Action == pg.OnConflictAction_ONCONFLICT_NOTHING}
+	if inf := oc.Infer; inf != nil {
+		if inf.WhereClause != nil {
+			return nil, notSupported("ON CONFLICT with a partial index's WHERE is not supported").at(inf.Location)
+		}
+		if inf.Conname != "" {
+			if t.hiddenKey() || inf.Conname != t.Name+"_pkey" {
+				return nil, errorf("42704", "constraint %q for table %q does not exist", inf.Conname, t.Name)
+			}
+		} else if len(inf.IndexElems) != 1 || t.hiddenKey() || inf.IndexElems[0].GetIndexElem().GetName() != t.Cols[t.Key].Name {
+			return nil, errorf("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
+		}
+	} else if !out.nothing {
+		e := errorf(CodeSyntax, "ON CONFLICT DO UPDATE requires inference specification or constraint name").at(oc.Location)
+		e.Hint = "For example, ON CONFLICT (column_name)."
+		return nil, e
+	}
+	if out.nothing {
+		return out, nil
+	}
+	rel := t.Name
+	if st.Relation.Alias != nil {
+		rel = st.Relation.Alias.Aliasname
+	}
+	c := &compiler{params: params, cols: t.Cols, rel: rel, excluded: true}
+	seen := map[int]bool{}
+	for _, n := range oc.TargetList {
+		rt := n.GetResTarget()
+		if rt == nil || len(rt.Indirection) > 0 || rt.Val.GetMultiAssignRef() != nil {
+			return nil, notSupported("this form of SET is not supported")
+		}
+		i := t.col(rt.Name)
+		if i < 0 {
+			return nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).at(rt.Location)
+		}
+		if i == t.Key {
+			return nil, notSupported("ON CONFLICT DO UPDATE SET of the primary key is not supported").at(rt.Location)
+		}
+		if seen[i] {
+			return nil, errorf(CodeSyntax, "multiple assignments to same column %q", rt.Name).at(rt.Location)
+		}
+		seen[i] = true
+		var x expr
+		var err error
+		if rt.Val.GetSetToDefault() != nil {
+			x, err = defaultExpr(t, t.Cols[i])
+		} else {
+			x, err = assign(c, rt.Val, t.Cols[i])
+		}
+		if err != nil {
+			return nil, err
+		}
+		out.sets = append(out.sets, setItem{i, x})
+	}
+	if oc.WhereClause != nil {
+		w, err := c.compile(oc.WhereClause, TBool)
+		if err != nil {
+			return nil, err
+		}
+		if w.typ() != TBool {
+			return nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
+		}
+		out.where = w
+	}
+	return out, nil
+}
+
+// upsertState is one INSERT … ON CONFLICT statement's run: the keys it
+// wrote, for "cannot affect row a second time".
+type upsertState struct {
+	written map[string]bool
+}
+
+// insert inserts row (encoded key and value) or acts on the conflict. It
+// returns the row the statement inserted or updated (for RETURNING and the
+// count), or nil when it did nothing.
+func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *upsertState, key []byte, row []Value) ([]Value, error) {
+	t := oc.t
+	var result []Value
+	var cbErr error
+	var onConflictFn func([]byte) ([]byte, bool)
+	if !oc.nothing {
+		onConflictFn = func(existing []byte) ([]byte, bool) {
+			if st.written[string(key)] {
+				cbErr = &Error{Code: "21000", Message: "ON CONFLICT DO UPDATE command cannot affect row a second time",
+					Hint: "Ensure that no rows proposed for insertion within the same command have duplicate constrained values."}
+				return nil, false
+			}
+			old := make([]Value, len(t.Cols))
+			if err := decodeRow(t, key, existing, old); err != nil {
+				cbErr = err
+				return nil, false
+			}
+			e.row = append(append(make([]Value, 0, 2*len(t.Cols)), old...), row...)
+			if oc.where != nil {
+				ok, err := truthy(oc.where, e)
+				if err != nil {
+					cbErr = err
+					return nil, false
+				}
+				if !ok {
+					return nil, false
+				}
+			}
+			nr := append([]Value(nil), old...)
+			for _, si := range oc.sets {
+				v, err := si.x.eval(e)
+				if err == nil && v.T != t.Cols[si.col].Type {
+					v, err = castValue(v, t.Cols[si.col].Type)
+				}
+				if err != nil {
+					cbErr = err
+					return nil, false
+				}
+				nr[si.col] = v
+			}
+			if err := checkRow(t, nr); err != nil {
+				cbErr = err
+				return nil, false
+			}
+			result = nr
+			return encodeRow(t, nr), true
+		}
+	}
+	out, err := tx.Upsert(ctx, t.Engine, key, encodeRow(t, row), onConflictFn)
+	if cbErr != nil {
+		return nil, cbErr
+	}
+	if err != nil {
+		return nil, dupKeyError(err, t, row[t.Key])
+	}
+	switch out {
+	case tupled.UpsertInserted:
+		result = row
+	case tupled.UpsertUnchanged:
+		return nil, nil
+	}
+	if st.written == nil {
+		st.written = map[string]bool{}
+	}
+	st.written[string(key)] = true
+	return result, nil
+}
+
+// excludedColumn resolves EXCLUDED.name in an ON CONFLICT DO UPDATE
+// clause: the proposed row, which follows the existing one in the row the
+// clause is evaluated on.
+func (c *compiler) excludedColumn(name string) (expr, bool) {
+	for i, col := range c.cols {
+		if col.Name == name && !col.Hidden {
+			return &colExpr{idx: len(c.cols) + i, t: col.Type, m: col.mod()}, true
+		}
+	}
+	return nil, false
+}
