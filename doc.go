@@ -315,7 +315,7 @@
 //     (which conflicts as FOR UPDATE, as a key update does in PostgreSQL).
 //   - Locks on ranges or absent keys (gap or predicate locks): a locking
 //     scan locks the rows it returns, not the range; a row inserted into
-//     the range later is not blocked. Table locks and advisory locks.
+//     the range later is not blocked.
 //   - Several processes on one directory: a directory is open in one DB.
 //   - SQL: the tupled serve command (package pgwire, over package sqlfe)
 //     speaks PostgreSQL's wire protocol and a subset of its SQL over this

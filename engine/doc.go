@@ -32,9 +32,17 @@
 //     waits for the count to drain after ending every lock wait: the
 //     storage is closed under no running call.
 //   - An operation on a Tx first checks the transaction (start: ended,
-//     aborted, context done, read-only, storage failed), then its
-//     arguments, then acts; any error but ErrNotFound and ErrSkipped
-//     aborts the transaction (Fail), releasing its locks at once.
+//     aborted, context done, read-only, storage failed), takes the table
+//     lock PostgreSQL's statement would (startOn, rellock.go), then checks
+//     its arguments, then acts; any error but ErrNotFound and ErrSkipped
+//     aborts the transaction (Fail), releasing its locks at once — or,
+//     under a savepoint, aborts the savepoint's subtransaction only
+//     (savepoint.go), releasing its row and advisory locks.
+//   - Under a savepoint, the first lock or write gives the savepoint its
+//     subtransaction xid (xact.Manager.BeginSub), which tuplelock writes
+//     into every xmax and xmin from then on (Txn.SetCurrent); RollbackTo
+//     aborts the subxids assigned since the savepoint and cuts the write
+//     set back. The snapshot and the commit stay the top level's.
 //   - A row is pinned while an operation holds it, and read or changed
 //     under its latch only.
 //   - A writing transaction on disk is committed only once
