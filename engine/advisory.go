@@ -214,20 +214,7 @@ func (tx *Tx) releaseAdvisoryFrom(n int) {
 func (tx *Tx) check(ctx context.Context) error {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
-	if tx.e.closed.Load() {
-		return errs.ErrClosed
-	}
-	switch tx.state {
-	case txDone:
-		return errs.ErrTxDone
-	case txAborted:
-		return errs.ErrTxAborted
-	}
-	if err := ctx.Err(); err != nil {
-		tx.abortLocked()
-		return errs.Canceled(err)
-	}
-	return nil
+	return tx.liveLocked(ctx)
 }
 
 func (tx *Tx) ended() bool {

@@ -142,21 +142,28 @@ func (tx *Tx) startOn(ctx context.Context, write bool, table string, mode lockmg
 	return tx.snapshotLocked(), nil
 }
 
-// checkLocked is start's check that tx can run an operation (tx.mu held);
-// an error has aborted the transaction where it should.
-func (tx *Tx) checkLocked(ctx context.Context, write bool) error {
+// liveLocked is the first part of every check (tx.mu held): the database
+// open, the transaction neither ended nor aborted, ctx not done (which
+// aborts it).
+func (tx *Tx) liveLocked(ctx context.Context) error {
 	if tx.e.closed.Load() {
 		return errs.ErrClosed
 	}
-	switch tx.state {
-	case txDone:
-		return errs.ErrTxDone
-	case txAborted:
-		return errs.ErrTxAborted
+	if err := tx.usableLocked(); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		tx.abortLocked()
 		return errs.Canceled(err)
+	}
+	return nil
+}
+
+// checkLocked is start's check that tx can run an operation (tx.mu held);
+// an error has aborted the transaction where it should.
+func (tx *Tx) checkLocked(ctx context.Context, write bool) error {
+	if err := tx.liveLocked(ctx); err != nil {
+		return err
 	}
 	if write && tx.readOnly {
 		tx.abortLocked()

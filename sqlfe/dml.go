@@ -916,6 +916,42 @@ type setItem struct {
 	x   expr
 }
 
+// compileSets compiles an UPDATE's (or ON CONFLICT DO UPDATE's) SET list
+// for table t with c; keyOK: the primary key may be assigned.
+func compileSets(c *compiler, t *Table, list []*pg.Node, keyOK bool) ([]setItem, error) {
+	var sets []setItem
+	seen := map[int]bool{}
+	for _, n := range list {
+		rt := n.GetResTarget()
+		if rt == nil || len(rt.Indirection) > 0 || rt.Val.GetMultiAssignRef() != nil {
+			return nil, notSupported("this form of SET is not supported")
+		}
+		i := t.col(rt.Name)
+		if i < 0 {
+			return nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).at(rt.Location)
+		}
+		if i == t.Key && !keyOK {
+			return nil, notSupported("ON CONFLICT DO UPDATE SET of the primary key is not supported").at(rt.Location)
+		}
+		if seen[i] {
+			return nil, errorf(CodeSyntax, "multiple assignments to same column %q", rt.Name).at(rt.Location)
+		}
+		seen[i] = true
+		var x expr
+		var err error
+		if rt.Val.GetSetToDefault() != nil {
+			x, err = defaultExpr(t, t.Cols[i])
+		} else {
+			x, err = assign(c, rt.Val, t.Cols[i])
+		}
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, setItem{i, x})
+	}
+	return sets, nil
+}
+
 func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
@@ -932,31 +968,9 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 		rel = st.Relation.Alias.Aliasname
 	}
 	c := &compiler{params: params, cols: t.Cols, rel: rel}
-	var sets []setItem
-	seen := map[int]bool{}
-	for _, n := range st.TargetList {
-		rt := n.GetResTarget()
-		if rt == nil || len(rt.Indirection) > 0 || rt.Val.GetMultiAssignRef() != nil {
-			return nil, notSupported("this form of SET is not supported")
-		}
-		i := t.col(rt.Name)
-		if i < 0 {
-			return nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).at(rt.Location)
-		}
-		if seen[i] {
-			return nil, errorf(CodeSyntax, "multiple assignments to same column %q", rt.Name).at(rt.Location)
-		}
-		seen[i] = true
-		var x expr
-		if rt.Val.GetSetToDefault() != nil {
-			x, err = defaultExpr(t, t.Cols[i])
-		} else {
-			x, err = assign(c, rt.Val, t.Cols[i])
-		}
-		if err != nil {
-			return nil, err
-		}
-		sets = append(sets, setItem{i, x})
+	sets, err := compileSets(c, t, st.TargetList, true)
+	if err != nil {
+		return nil, err
 	}
 	var where expr
 	if st.WhereClause != nil {

@@ -54,35 +54,11 @@ func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]Type) (*
 		rel = st.Relation.Alias.Aliasname
 	}
 	c := &compiler{params: params, cols: t.Cols, rel: rel, excluded: true}
-	seen := map[int]bool{}
-	for _, n := range oc.TargetList {
-		rt := n.GetResTarget()
-		if rt == nil || len(rt.Indirection) > 0 || rt.Val.GetMultiAssignRef() != nil {
-			return nil, notSupported("this form of SET is not supported")
-		}
-		i := t.col(rt.Name)
-		if i < 0 {
-			return nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).at(rt.Location)
-		}
-		if i == t.Key {
-			return nil, notSupported("ON CONFLICT DO UPDATE SET of the primary key is not supported").at(rt.Location)
-		}
-		if seen[i] {
-			return nil, errorf(CodeSyntax, "multiple assignments to same column %q", rt.Name).at(rt.Location)
-		}
-		seen[i] = true
-		var x expr
-		var err error
-		if rt.Val.GetSetToDefault() != nil {
-			x, err = defaultExpr(t, t.Cols[i])
-		} else {
-			x, err = assign(c, rt.Val, t.Cols[i])
-		}
-		if err != nil {
-			return nil, err
-		}
-		out.sets = append(out.sets, setItem{i, x})
+	sets, err := compileSets(c, t, oc.TargetList, false)
+	if err != nil {
+		return nil, err
 	}
+	out.sets = sets
 	if oc.WhereClause != nil {
 		w, err := c.compile(oc.WhereClause, TBool)
 		if err != nil {
