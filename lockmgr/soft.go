@@ -151,9 +151,18 @@ func findCycle(m *Manager, start *waiter) []softEdge {
 				if ended(x) {
 					continue
 				}
-				owner := x.owner() // a subtransaction's: its top level's Proc
+				// The registry has its own lock (a waiter leaves it
+				// without a partition lock): collect under it, then
+				// recurse. A subtransaction's node is its top level's.
+				owner := x.owner()
 				sh := m.regOf(owner)
+				var procs []*Proc
+				sh.mu.RLock()
 				for p := sh.procs[owner]; p != nil; p = p.regNext {
+					procs = append(procs, p)
+				}
+				sh.mu.RUnlock()
+				for _, p := range procs {
 					if p != w.proc && succ(p.cur.Load(), false) {
 						return true
 					}
