@@ -269,13 +269,16 @@ func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo, defere
 				d.deferredTo.Add(1)
 				return false
 			}
-			if r, ok := d.g.(Rearranger); ok && r.Rearrange(start, s.locked) {
-				// Reordering a queue changes edges without a publication:
-				// move the epoch so that no cached snapshot or memo stamp
-				// outlives it.
-				d.epoch.Add(1)
-				d.rearranged.Add(1)
-				return false // a soft deadlock, broken by reordering wait queues
+			if r, ok := d.g.(Rearranger); ok {
+				d.rearranged.Add(1) // before a waiter the reordering wakes can look at Stats
+				if r.Rearrange(start, s.locked) {
+					// Reordering a queue changes edges without a
+					// publication: move the epoch so that no cached
+					// snapshot or memo stamp outlives it.
+					d.epoch.Add(1)
+					return false // a soft deadlock, broken by reordering wait queues
+				}
+				d.rearranged.Add(^uint64(0))
 			}
 			d.found.Add(1) // before the victim can wake up and look at Stats
 			if start.Resolve(Victim) {
