@@ -911,6 +911,20 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 	return &plan{cols: cols, usesT: true, run: run}, nil
 }
 
+// targetTable is the table an UPDATE, DELETE or INSERT … ON CONFLICT
+// writes, with a compiler over its row under its name or alias.
+func (s *Session) targetTable(rv *pg.RangeVar, params *[]Type) (*Table, *compiler, error) {
+	t, err := s.table(rv)
+	if err != nil {
+		return nil, nil, err
+	}
+	rel := t.Name
+	if rv.Alias != nil {
+		rel = rv.Alias.Aliasname
+	}
+	return t, &compiler{params: params, cols: t.Cols, rel: rel}, nil
+}
+
 type setItem struct {
 	col int
 	x   expr
@@ -959,15 +973,10 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 	case len(st.FromClause) > 0:
 		return nil, notSupported("UPDATE ... FROM is not supported")
 	}
-	t, err := s.table(st.Relation)
+	t, c, err := s.targetTable(st.Relation, params)
 	if err != nil {
 		return nil, err
 	}
-	rel := t.Name
-	if st.Relation.Alias != nil {
-		rel = st.Relation.Alias.Aliasname
-	}
-	c := &compiler{params: params, cols: t.Cols, rel: rel}
 	sets, err := compileSets(c, t, st.TargetList, true)
 	if err != nil {
 		return nil, err
@@ -1078,15 +1087,10 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 	case len(st.UsingClause) > 0:
 		return nil, notSupported("DELETE ... USING is not supported")
 	}
-	t, err := s.table(st.Relation)
+	t, c, err := s.targetTable(st.Relation, params)
 	if err != nil {
 		return nil, err
 	}
-	rel := t.Name
-	if st.Relation.Alias != nil {
-		rel = st.Relation.Alias.Aliasname
-	}
-	c := &compiler{params: params, cols: t.Cols, rel: rel}
 	var where expr
 	if st.WhereClause != nil {
 		if where, err = c.compile(st.WhereClause, TBool); err != nil {

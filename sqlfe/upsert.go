@@ -49,11 +49,11 @@ func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]Type) (*
 	if out.nothing {
 		return out, nil
 	}
-	rel := t.Name
-	if st.Relation.Alias != nil {
-		rel = st.Relation.Alias.Aliasname
+	_, c, err := s.targetTable(st.Relation, params)
+	if err != nil {
+		return nil, err
 	}
-	c := &compiler{params: params, cols: t.Cols, rel: rel, excluded: true}
+	c.excluded = true
 	sets, err := compileSets(c, t, oc.TargetList, false)
 	if err != nil {
 		return nil, err
