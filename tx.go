@@ -184,6 +184,26 @@ func (tx *Tx) Delete(ctx context.Context, table string, key []byte) error {
 	return tx.write(ctx, table, key, nil, true, Wait)
 }
 
+// UpdateKey replaces oldKey's row by a row under newKey with value: an
+// UPDATE that changes the key. It locks the old row as Delete does (FOR
+// UPDATE strength, waiting for every locker, READ COMMITTED following a
+// concurrent committed update, REPEATABLE READ failing with 40001), then
+// inserts newKey as Insert does (ErrDuplicateKey, 23505, if a live row has
+// it). Unlike a Delete followed by an Insert, it is one update to other
+// transactions: a READ COMMITTED locking Scan whose snapshot saw the old
+// row follows it to the new one (rechecking its Where and range there), as
+// PostgreSQL follows a tuple's update chain; under REPEATABLE READ their
+// lock is a serialization failure "due to concurrent update".
+// ErrNotFound if no row of oldKey is visible; with equal keys it is Update.
+// Both keys and value are copied.
+func (tx *Tx) UpdateKey(ctx context.Context, table string, oldKey, newKey, value []byte) error {
+	if err := tx.enter(); err != nil {
+		return err
+	}
+	defer tx.exit()
+	return tx.t.UpdateKey(ctx, table, oldKey, newKey, value)
+}
+
 func (tx *Tx) write(ctx context.Context, table string, key, value []byte, isDelete bool, wait WaitPolicy) error {
 	if err := tx.enter(); err != nil {
 		return err

@@ -49,6 +49,10 @@
 //     durable.Store.Commit has logged its write set.
 //   - Scans are the one place where a qualification is checked and
 //     rechecked on a newer locked version (EvalPlanQual; scan.go).
+//   - A key update (UpdateKey, move.go) is the old key's delete and the
+//     new key's insert plus a link, kept beside the heap, from the deleted
+//     version to the inserted one: READ COMMITTED locking scans follow it
+//     as PostgreSQL follows t_ctid; nothing else does.
 //   - Advisory locks (advisory.go): a Tx's transaction-level ones are
 //     released when it commits or aborts; a Session (a connection: the
 //     owner of session-level ones, beginning its transactions) links itself

@@ -74,6 +74,9 @@ type Engine struct {
 
 	ddlMu sync.Mutex // CreateTable and DropTable
 
+	// moves: where key updates took rows (move.go).
+	moves moves
+
 	// commits and aborts are striped by xid like active.
 	commits    stripe.Counter
 	aborts     stripe.Counter

@@ -74,6 +74,11 @@ func scanRange(s *ScanSpec) (lo, hi []byte, empty bool) {
 	return lo, hi, lo != nil && hi != nil && bytes.Compare(lo, hi) >= 0
 }
 
+// inRange reports whether key lies in [lo, hi) and begins with prefix.
+func inRange(key, lo, hi, prefix []byte) bool {
+	return bytes.Compare(key, lo) >= 0 && (hi == nil || bytes.Compare(key, hi) < 0) && bytes.HasPrefix(key, prefix)
+}
+
 // Scan runs the scan s over table (see the comment above), calling fn with
 // each row's key and value (the caller's own copies, in one allocation)
 // until s.Limit rows were passed; fn's error stops the scan and is
@@ -139,10 +144,20 @@ func (tx *Tx) Scan(ctx context.Context, table string, s ScanSpec, fn func(key, v
 	}
 	n := 0
 	var scanErr error
+	// followed holds the keys a followed key update took rows to (see
+	// below): their rows were inserted after the snapshot, and the scan,
+	// reaching them later, would see only what fn's caller wrote there
+	// meanwhile (PostgreSQL's command ids hide it): they are skipped.
+	var followed map[string]struct{}
 	visit := func(r *heap.Row) bool {
 		if whereErr != nil {
 			scanErr = whereErr
 			return false
+		}
+		if followed != nil {
+			if _, ok := followed[string(r.Key())]; ok {
+				return true
+			}
 		}
 		if err := ctx.Err(); err != nil {
 			scanErr = tx.Fail(ctx, err)
@@ -187,6 +202,26 @@ func (tx *Tx) Scan(ctx context.Context, table string, s ScanSpec, fn func(key, v
 		}
 		if s.Lock {
 			locked, err := tx.lockVersion(ctx, tbl, r, tup, s.Mode, s.Policy)
+			var moved *movedError
+			if errors.As(err, &moved) {
+				// A committed key update moved the row (move.go):
+				// lock it under its new key, where its qualification
+				// — the scan's range too — is checked again.
+				nr, nlocked, ferr := tx.lockMoved(ctx, tbl, moved.mv, &s)
+				if nr != nil {
+					defer nr.Unpin()
+				}
+				if ferr == nil && !inRange(nr.Key(), lo, hi, s.Prefix) {
+					return true
+				}
+				if ferr == nil {
+					if followed == nil {
+						followed = map[string]struct{}{}
+					}
+					followed[string(nr.Key())] = struct{}{}
+				}
+				r, locked, err = nr, nlocked, ferr
+			}
 			if errors.Is(err, errs.ErrNotFound) || errors.Is(err, errs.ErrSkipped) {
 				return true
 			}

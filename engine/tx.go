@@ -460,6 +460,9 @@ func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup
 			if tx.rr {
 				return nil, errs.ErrSerialization
 			}
+			if mv, ok := tx.e.movedTo(r, tup); ok {
+				return nil, &movedError{mv}
+			}
 			return nil, errs.ErrNotFound
 		default:
 			return nil, errs.ErrNotFound
@@ -561,7 +564,7 @@ func (tx *Tx) Write(ctx context.Context, table string, key, value []byte, isDele
 			return tx.Fail(ctx, err)
 		}
 	}
-	err = tx.writeVersion(ctx, tbl, r, tup, value, isDelete)
+	_, err = tx.writeVersion(ctx, tbl, r, tup, value, isDelete)
 	if err == nil {
 		tx.logWrite(table, bytes.Clone(key), value, isDelete)
 	}
@@ -571,29 +574,34 @@ func (tx *Tx) Write(ctx context.Context, table string, key, value []byte, isDele
 // writeVersion is ExecUpdate/ExecDelete: under READ COMMITTED a concurrent
 // committed update is followed to the newest version (EvalPlanQual); under
 // REPEATABLE READ it is a serialization failure.
-func (tx *Tx) writeVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete bool) error {
+//
+// It returns the version it updated or deleted.
+func (tx *Tx) writeVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete bool) (*heap.Tuple, error) {
 	eng := tx.e.tl
 	defer eng.ReleaseCarried(&tx.txn)
 	for {
 		res, err := eng.Update(ctx, &tx.txn, tbl, r, tup, value, isDelete)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		switch res {
 		case heap.TMOk:
-			return nil
+			return tup, nil
 		case heap.TMUpdated:
 			if tx.rr {
-				return errs.ErrSerialization
+				return nil, errs.ErrSerialization
 			}
 			tup = eng.LatestVersion(r, tup)
 		case heap.TMDeleted:
 			if tx.rr {
-				return errs.Op(errs.ErrSerialization, "could not serialize access due to concurrent delete")
+				if _, moved := tx.e.movedTo(r, tup); moved {
+					return nil, errs.ErrSerialization // a key update is an update
+				}
+				return nil, errs.Op(errs.ErrSerialization, "could not serialize access due to concurrent delete")
 			}
-			return errs.ErrNotFound
+			return nil, errs.ErrNotFound
 		default:
-			return errs.ErrNotFound
+			return nil, errs.ErrNotFound
 		}
 	}
 }

@@ -1022,9 +1022,10 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 		// version locked. A no-key update is written at once, as
 		// ExecModifyTable does; a key update (the new row has another key)
 		// is written after the scan, so that the scan cannot meet the new
-		// row (this engine has no command ids to hide it). Its Delete
+		// row (this engine has no command ids to hide it). Its UpdateKey
 		// upgrades the lock to FOR UPDATE, as heap_update waits for FOR KEY
-		// SHARE lockers only when the key changes.
+		// SHARE lockers only when the key changes, and leaves a link that
+		// READ COMMITTED locking scans follow to the new key.
 		res := &Result{}
 		n := 0
 		emit := func(row []Value) error {
@@ -1064,10 +1065,11 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			return nil, err
 		}
 		for _, mv := range moves {
-			if err := tx.Delete(ctx, t.Engine, mv.key); err != nil && !errors.Is(err, tupled.ErrNotFound) {
-				return nil, engineError(err, t)
+			err := tx.UpdateKey(ctx, t.Engine, mv.key, appendKey(nil, t, mv.row[t.Key]), encodeRow(t, mv.row))
+			if errors.Is(err, tupled.ErrNotFound) {
+				continue
 			}
-			if err := tx.Insert(ctx, t.Engine, appendKey(nil, t, mv.row[t.Key]), encodeRow(t, mv.row)); err != nil {
+			if err != nil {
 				return nil, dupKeyError(err, t, mv.row[t.Key])
 			}
 			if err := emit(mv.row); err != nil {
