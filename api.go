@@ -231,9 +231,14 @@ type Stats struct {
 	// MultiXactsAppended counts the created multixacts that extended their
 	// predecessor's member array in place (the hot row's O(1) path).
 	MultiXactsAppended uint64
-	LockWaits          uint64 // waits that blocked: for a heavyweight tuple lock or for a transaction to end (one row lock may count both)
-	DeadlockChecks     uint64 // deadlock checks run (one per wait that lasted DeadlockTimeout)
-	DeadlocksFound     uint64 // checks that found a cycle: ErrDeadlock returned to a victim
+	// MultiXactMembersWritten counts the member entries written into new
+	// multixacts: a copy writes every member, an append one. PostgreSQL
+	// writes all members of every new multixact, so a row locked by n
+	// transactions at once costs it O(n) entries per lock.
+	MultiXactMembersWritten uint64
+	LockWaits               uint64 // waits that blocked: for a heavyweight tuple lock or for a transaction to end (one row lock may count both)
+	DeadlockChecks          uint64 // deadlock checks run (one per wait that lasted DeadlockTimeout)
+	DeadlocksFound          uint64 // checks that found a cycle: ErrDeadlock returned to a victim
 	// DeadlockCheckTime is the time spent in deadlock checks; the longest
 	// delay between a wait's check deadline (its start + DeadlockTimeout)
 	// and the start of its check is DeadlockCheckMaxLateness (the default

@@ -140,6 +140,36 @@ func (c *pgCluster) start(ctx context.Context, rows int) error {
 		return fmt.Errorf("pgbench tables come in scales of 100000 rows; -s %d is not one", rows)
 	}
 	c.scale = rows / 100000
+	if err := c.startServer(ctx); err != nil {
+		return err
+	}
+	dir := c.dir
+	for _, v := range []string{"plain", "keyshare", "share", "nokeyupdate", "update"} {
+		b, err := pgScripts.ReadFile("pg/forshare-" + v + ".sql")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "forshare-"+v+".sql"), b, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := runLogged(c.pgbenchCmd(ctx, "-i", "-q", "-I", "dtGvp", "-s", strconv.Itoa(c.scale))); err != nil {
+		return err
+	}
+	// Read the table and its index into shared_buffers (see Warm-up).
+	prewarm := filepath.Join(dir, "prewarm.sql")
+	if err := os.WriteFile(prewarm, []byte(pgPrewarmSQL), 0o644); err != nil {
+		return err
+	}
+	// Without the extension (a PostgreSQL without its contrib modules)
+	// the runs are measured all the same; How says so.
+	c.prewarmErr = runLogged(c.pgbenchCmd(ctx, "-n", "-t", "1", "-f", prewarm))
+	return nil
+}
+
+// startServer creates the cluster in a temp dir and starts its server on
+// a free loopback port, with bench/pg/run.sh's settings.
+func (c *pgCluster) startServer(ctx context.Context) error {
 	dir, err := os.MkdirTemp("", "tupled-bench-pg.")
 	if err != nil {
 		return err
@@ -192,30 +222,7 @@ log_min_messages = warning
 		return err
 	}
 	c.started = true
-	if err := runLogged(c.server(ctx, "pg_ctl", "-D", data, "-l", filepath.Join(dir, "server.log"), "-w", "-t", "60", "start")); err != nil {
-		return err
-	}
-	for _, v := range []string{"plain", "keyshare", "share", "nokeyupdate", "update"} {
-		b, err := pgScripts.ReadFile("pg/forshare-" + v + ".sql")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, "forshare-"+v+".sql"), b, 0o644); err != nil {
-			return err
-		}
-	}
-	if err := runLogged(c.pgbenchCmd(ctx, "-i", "-q", "-I", "dtGvp", "-s", strconv.Itoa(c.scale))); err != nil {
-		return err
-	}
-	// Read the table and its index into shared_buffers (see Warm-up).
-	prewarm := filepath.Join(dir, "prewarm.sql")
-	if err := os.WriteFile(prewarm, []byte(pgPrewarmSQL), 0o644); err != nil {
-		return err
-	}
-	// Without the extension (a PostgreSQL without its contrib modules)
-	// the runs are measured all the same; How says so.
-	c.prewarmErr = runLogged(c.pgbenchCmd(ctx, "-n", "-t", "1", "-f", prewarm))
-	return nil
+	return runLogged(c.server(ctx, "pg_ctl", "-D", data, "-l", filepath.Join(dir, "server.log"), "-w", "-t", "60", "start"))
 }
 
 // pgPrewarmSQL reads pgbench_accounts and its primary key into

@@ -205,6 +205,9 @@ func Run(ctx context.Context, w Workload, cfg *Config) (*Report, error) {
 		if rounds > 1 {
 			rep.RoundResults = append(rep.RoundResults, results)
 		}
+		if cfg.afterRound != nil {
+			cfg.afterRound(round)
+		}
 	}
 	rep.Spreads, rep.Ratios = spreads(rep.RoundRatios)
 	if rounds > 1 {

@@ -51,6 +51,10 @@ type Config struct {
 	HotRows         int           // storm/hotrow: number of hot rows
 
 	Out io.Writer // progress and summaries
+
+	// afterRound, if set, runs after each round of Run (fk: PostgreSQL's
+	// round, alternating with tupled's).
+	afterRound func(round int)
 }
 
 // Workload is one of the seed experiments. A run of a workload runs each of

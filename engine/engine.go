@@ -348,6 +348,7 @@ type Stats struct {
 	LocksMultiXact           uint64
 	MultiXactsCreated        uint64
 	MultiXactsAppended       uint64
+	MultiXactMembersWritten  uint64
 	LockWaits                uint64
 	DeadlockChecks           uint64
 	DeadlocksFound           uint64
@@ -382,6 +383,7 @@ func (e *Engine) Stats() Stats {
 		LocksMultiXact:           multi,
 		MultiXactsCreated:        ms.Created,
 		MultiXactsAppended:       ms.Appended,
+		MultiXactMembersWritten:  ms.MembersWritten,
 		LockWaits:                ls.LockWaits,
 		DeadlockChecks:           ls.DeadlockChecks,
 		DeadlocksFound:           ls.DeadlocksFound,

@@ -178,7 +178,12 @@ type Stats struct {
 	Created  uint64 // new multixacts made
 	Reused   uint64 // Create/Expand answered from the intern cache or an existing member
 	Appended uint64 // of Created: made by Expand appending in place, without a copy
-	Live     uint64 // multixacts referenced by tuples when vacuum last counted (SetLive)
+	// MembersWritten counts the member entries the created multixacts
+	// wrote: a multixact made by copying writes all its members, one made
+	// by an append writes the one it appends (PostgreSQL writes every
+	// member of every new multixact into pg_multixact/members).
+	MembersWritten uint64
+	Live           uint64 // multixacts referenced by tuples when vacuum last counted (SetLive)
 }
 
 // The intern cache: cacheShards shards of cacheWays direct-mapped slots,
@@ -221,10 +226,12 @@ type cacheShard struct {
 // and its truncation for this; see doc.go).
 type Store struct {
 	// next is the last id handed out or reserved for an arena's heads.
-	next   atomic.Uint64
-	made   atomic.Uint64 // multixacts made by create (not appended)
-	reused atomic.Uint64
-	live   atomic.Uint64
+	next atomic.Uint64
+	made atomic.Uint64 // multixacts made by create (not appended)
+	// madeMembers: the members of the multixacts made by create.
+	madeMembers atomic.Uint64
+	reused      atomic.Uint64
+	live        atomic.Uint64
 	// appended counts appends, striped by the appending xid: on a hot
 	// row every lock appends, from every core.
 	appended stripe.Counter
@@ -253,7 +260,8 @@ func (s *Store) SetLive(n uint64) { s.live.Store(n) }
 // Stats returns counters.
 func (s *Store) Stats() Stats {
 	made, appended := s.made.Load(), s.appended.Load()
-	return Stats{Created: made + appended, Reused: s.reused.Load(), Appended: appended, Live: s.live.Load()}
+	return Stats{Created: made + appended, Reused: s.reused.Load(), Appended: appended, Live: s.live.Load(),
+		MembersWritten: s.madeMembers.Load() + appended}
 }
 
 func compareMembers(a, b Member) int {
@@ -307,6 +315,7 @@ func (s *Store) create(ms []Member) (*MultiXact, error) {
 	*slot = cacheSlot{hash: h, m: nm}
 	sh.mu.Unlock()
 	s.made.Add(1)
+	s.madeMembers.Add(uint64(len(ms)))
 	return nm, nil
 }
 

@@ -43,7 +43,7 @@ func TestCreateSortsAndDeduplicates(t *testing.T) {
 	assert.Equal(t, []Member{{3, ForKeyShare}, {3, Update}, {4, ForKeyShare}, {5, ForShare}}, m.members,
 		"sorted by (xid, status), duplicates dropped; one xid may keep two statuses")
 	assert.Equal(t, orig, in, "the caller's slice is not modified")
-	assert.Equal(t, Stats{Created: 1}, s.Stats())
+	assert.Equal(t, Stats{Created: 1, MembersWritten: 4}, s.Stats())
 }
 
 func TestCreateRejectsTwoUpdaters(t *testing.T) {
@@ -74,7 +74,7 @@ func TestCreateInternsIdenticalMemberSets(t *testing.T) {
 	c := mustCreate(t, s, Member{7, ForShare}, Member{9, ForShare})
 	assert.NotSame(t, a, c, "a different status is a different set")
 	assert.NotEqual(t, a.id, c.id)
-	assert.Equal(t, Stats{Created: 2, Reused: 1}, s.Stats())
+	assert.Equal(t, Stats{Created: 2, Reused: 1, MembersWritten: 4}, s.Stats())
 }
 
 func TestConcurrentCreateOfOneSetYieldsOneMultixact(t *testing.T) {
@@ -278,6 +278,7 @@ func TestExpandAppendsInPlace(t *testing.T) {
 	assert.Same(t, &c.members[0], &a.members[0], "appended in place")
 	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}}, c.members, "the predecessor never changes")
 	assert.Equal(t, uint64(1), s.Stats().Appended-before.Appended)
+	assert.Equal(t, uint64(1), s.Stats().MembersWritten-before.MembersWritten, "an append writes one member")
 	strongest, keysUpdated, hasUpdate := a.Summary()
 	assert.Equal(t, []any{ForShare.LockMode(), false, false}, []any{strongest, keysUpdated, hasUpdate})
 
