@@ -127,4 +127,3 @@ func pgbenchTotalTPS(out string) (float64, error) {
 	}
 	return 0, fmt.Errorf("no tps line in pgbench's output: %q", strings.TrimSpace(out))
 }
-
