@@ -17,6 +17,39 @@ import (
 type sqlSavepoint struct {
 	name    string
 	pending map[string]*Table
+	// undo holds, for each setting SET (or SET LOCAL) since the savepoint
+	// was established, its value then: ROLLBACK TO restores them, as
+	// PostgreSQL's subtransaction abort does (AtEOSubXact_GUC). setSetting
+	// records a key in every open savepoint that lacks it, so a RELEASE
+	// just drops the released ones.
+	undo map[string]string
+}
+
+// restoreSettings undoes the SETs made since savepoint i was established
+// (see sqlSavepoint.undo); it stays established.
+func (s *Session) restoreSettings(i int) {
+	undo := s.savepoints[i].undo
+	s.savepoints[i].undo = nil
+	saved := s.savepoints
+	s.savepoints = nil // the restoring SETs record nothing in them
+	for k, v := range undo {
+		_ = s.setSetting(k, v, false)
+	}
+	s.savepoints = saved
+}
+
+// noteSetting records key's value before a SET in every open savepoint
+// that has not recorded it yet.
+func (s *Session) noteSetting(key, old string) {
+	for i := range s.savepoints {
+		sp := &s.savepoints[i]
+		if sp.undo == nil {
+			sp.undo = map[string]string{}
+		}
+		if _, ok := sp.undo[key]; !ok {
+			sp.undo[key] = old
+		}
+	}
 }
 
 // planSavepoint plans SAVEPOINT, RELEASE [SAVEPOINT] and ROLLBACK TO
@@ -68,6 +101,7 @@ func (s *Session) planSavepoint(st *pg.TransactionStmt) (*plan, error) {
 			if err := s.tx.RollbackTo(name); err != nil {
 				return nil, err
 			}
+			s.restoreSettings(i)
 			s.pending = s.savepoints[i].pending
 			s.savepoints[i].pending = maps.Clone(s.pending)
 			s.savepoints = s.savepoints[:i+1]
@@ -109,6 +143,7 @@ func (s *Session) failUnderSavepoint() bool {
 	if err := s.tx.RollbackTo(sp.name); err != nil && !errors.Is(err, tupled.ErrTxAborted) {
 		return false
 	}
+	s.restoreSettings(len(s.savepoints) - 1)
 	s.pending = sp.pending
 	s.savepoints[len(s.savepoints)-1].pending = maps.Clone(s.pending)
 	s.block = blkFailed

@@ -61,3 +61,16 @@ func TestSetUndoneByAbort(t *testing.T) {
 	mustFail(t, s, "SET statement_timeout = 5000; SELECT 1/0", "22012", "")
 	mustRun(t, s, "SHOW statement_timeout", "0\nSHOW")
 }
+
+// ROLLBACK TO undoes the SETs (and SET LOCALs) made since the savepoint,
+// RELEASE keeps them, as PostgreSQL 15 answered the same statements in psql.
+func TestSetUndoneByRollbackTo(t *testing.T) {
+	_, s := newTestSession(t)
+	mustRun(t, s, "BEGIN; SET lock_timeout = 2000; SAVEPOINT a; SET lock_timeout = 3000; SET LOCAL statement_timeout = 5000; SHOW lock_timeout", "BEGIN\nSET\nSAVEPOINT\nSET\nSET\n3s\nSHOW")
+	mustRun(t, s, "ROLLBACK TO a; SHOW lock_timeout; SHOW statement_timeout", "ROLLBACK\n2s\nSHOW\n0\nSHOW")
+	mustRun(t, s, "SAVEPOINT b; SET lock_timeout = 4000; SAVEPOINT c; SET lock_timeout = 6000; RELEASE c; ROLLBACK TO b; SHOW lock_timeout", "SAVEPOINT\nSET\nSAVEPOINT\nSET\nRELEASE\nROLLBACK\n2s\nSHOW")
+	mustRun(t, s, "SAVEPOINT d; SET lock_timeout = 7000; RELEASE d; SHOW lock_timeout", "SAVEPOINT\nSET\nRELEASE\n7s\nSHOW")
+	mustRun(t, s, "SAVEPOINT e; SET lock_timeout = 8000", "SAVEPOINT\nSET")
+	mustFail(t, s, "SELECT 1/0", "22012", "")
+	mustRun(t, s, "ROLLBACK TO e; SHOW lock_timeout; COMMIT; SHOW lock_timeout", "ROLLBACK\n7s\nSHOW\nCOMMIT\n7s\nSHOW")
+}

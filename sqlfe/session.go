@@ -400,6 +400,7 @@ func (s *Session) setSetting(name, value string, local bool) error {
 			if _, ok := (*undo)[key]; !ok {
 				(*undo)[key] = old
 			}
+			s.noteSetting(key, old)
 		}
 	}
 	switch key {
