@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tupled/tupled/internal/errs"
+	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/xact"
 )
 
@@ -19,13 +20,16 @@ import (
 // versions die with their xids, and its writes are cut from the write set
 // (writes: the set's length when it was established), so they never reach
 // the commit record. Transaction-level advisory locks taken under it are
-// released by its rollback too (adv: how many had been taken before it).
+// released by its rollback too (adv: how many had been taken before it),
+// and so are the table locks (rel: those held when it was established stay;
+// PostgreSQL's subtransaction resource owner releases the rest).
 type savepoint struct {
 	name   string
 	mark   xact.XID
 	sub    *xact.Xact // nil until the subtransaction locks or writes
 	writes int
 	adv    int // len(Tx.advTaken) when established
+	rel    lockmgr.RelMark
 }
 
 // Savepoint establishes a savepoint named name (SAVEPOINT name). A name
@@ -37,7 +41,7 @@ func (tx *Tx) Savepoint(name string) error {
 	if err := tx.usableLocked(); err != nil {
 		return err
 	}
-	tx.savepoints = append(tx.savepoints, savepoint{name: name, mark: tx.e.xacts.NextXid(), writes: len(tx.writes), adv: len(tx.advTaken)})
+	tx.savepoints = append(tx.savepoints, savepoint{name: name, mark: tx.e.xacts.NextXid(), writes: len(tx.writes), adv: len(tx.advTaken), rel: tx.proc.RelationMark()})
 	return nil
 }
 
@@ -136,6 +140,7 @@ func (tx *Tx) rollbackSubsLocked(i int) {
 	if len(tx.advTaken) > sp.adv {
 		tx.releaseAdvisoryFrom(sp.adv)
 	}
+	tx.e.locks.ReleaseSince(tx.proc, sp.rel)
 	for j := i; j < len(tx.savepoints); j++ {
 		tx.savepoints[j].sub = nil
 	}

@@ -3,6 +3,7 @@ package lockmgr
 import (
 	"context"
 	"hash/maphash"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -357,6 +358,71 @@ func (m *Manager) ReleaseAll(p *Proc) {
 	}
 	clear(p.held)
 	p.held = p.held[:0]
+}
+
+// RelMark is a point in a Proc's relation-lock history: what it held then
+// (a savepoint's; ReleaseSince).
+type RelMark []relHeld
+
+// RelationMark returns what p holds now, for a later ReleaseSince (p's own
+// goroutine).
+func (p *Proc) RelationMark() RelMark {
+	if len(p.held) == 0 {
+		return nil
+	}
+	return RelMark(slices.Clone(p.held))
+}
+
+// ReleaseSince releases the relation locks p acquired after mark was
+// taken, keeping those it held then: a subtransaction's abort (ROLLBACK TO
+// SAVEPOINT) releases the locks the subtransaction took, as PostgreSQL's
+// resource owners do, waking the waiters that can now be granted. A mode
+// held at the mark stays held even if taken again since. Called by p's own
+// goroutine, never while p waits.
+func (m *Manager) ReleaseSince(p *Proc, mark RelMark) {
+	kept := p.held[:0]
+	for _, r := range p.held {
+		var before uint16
+		for _, h := range mark {
+			if h.rel == r.rel {
+				before = h.mask
+				break
+			}
+		}
+		if taken := r.mask &^ before; taken != 0 {
+			m.releaseModes(p, r.rel, taken)
+			r.mask = before
+		}
+		if r.mask != 0 {
+			kept = append(kept, r)
+		}
+	}
+	clear(p.held[len(kept):])
+	p.held = kept
+}
+
+// releaseModes releases the modes in mask that p holds on rel: from its
+// fast-path array where they still are, else from the shared table (a
+// strong request moved them there, under fpMu).
+func (m *Manager) releaseModes(p *Proc, rel string, mask uint16) {
+	shared := mask
+	p.fpMu.Lock()
+	for i := range p.fp {
+		if e := &p.fp[i]; e.mask != 0 && e.rel == rel {
+			shared &^= e.mask & mask
+			e.mask &^= mask
+		}
+	}
+	p.fpMu.Unlock()
+	tag := RelationTag(rel)
+	for mode := AccessShareLock; mode <= AccessExclusiveLock; mode++ {
+		if shared&bit(mode) != 0 {
+			m.Unlock(p, tag, mode)
+		}
+		if mask&bit(mode) != 0 && strongMode(mode) {
+			m.strongOf(rel).Add(-1)
+		}
+	}
 }
 
 // fastPathLocks appends the fast-path relation locks of every registered

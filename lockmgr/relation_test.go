@@ -263,3 +263,55 @@ func TestSoftDeadlockRearranged(t *testing.T) {
 	m.ReleaseAll(e2)
 	empty(t, m)
 }
+
+// TestReleaseSince: a savepoint's rollback releases the relation locks
+// taken since its mark — fast-path ones, ones a strong request moved into
+// the shared table, and strong ones (whose waiters then proceed) — and
+// keeps those held at the mark, even when taken again since.
+func TestReleaseSince(t *testing.T) {
+	m := newManager(t, "default", time.Minute)
+	ctx := context.Background()
+	p1, p2 := m.NewProc(1), m.NewProc(2)
+	lock := func(p *Proc, rel string, mode LockMode) {
+		t.Helper()
+		if err := m.LockRelation(ctx, p, rel, mode, Wait{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lock(p1, "kept", ShareLock)
+	mark := p1.RelationMark()
+	lock(p1, "kept", ShareLock) // again: still the mark's
+	lock(p1, "kept", AccessShareLock)
+	lock(p1, "fast", RowExclusiveLock)
+	lock(p1, "moved", AccessShareLock)
+	lock(p1, "strong", ExclusiveLock)
+	c2 := async(func() error { return m.LockRelation(ctx, p2, "moved", AccessExclusiveLock, Wait{}) })
+	eventually(t, "p2 waits for AccessExclusive", func() bool { return relLocks(m, "moved")["2:AccessExclusiveLock:wait"] })
+	if !relLocks(m, "moved")["1:AccessShareLock:shared"] {
+		t.Fatalf("the strong request did not move p1's lock: %v", relLocks(m, "moved"))
+	}
+	m.ReleaseSince(p1, mark)
+	if err := result(t, c2, "p2"); err != nil {
+		t.Fatal(err)
+	}
+	if got := relLocks(m, "kept"); len(got) != 1 || !got["1:ShareLock:shared"] {
+		t.Fatalf("kept: %v, want only the ShareLock held at the mark", got)
+	}
+	for _, rel := range []string{"fast", "strong"} {
+		if got := relLocks(m, rel); len(got) != 0 {
+			t.Fatalf("%s: %v, want released", rel, got)
+		}
+	}
+	if !p1.HoldsRelation("kept", ShareLock) || p1.HoldsRelation("kept", AccessShareLock) || p1.HoldsRelation("strong", ExclusiveLock) {
+		t.Fatal("p1's own view of its locks is wrong after ReleaseSince")
+	}
+	// The strong counter went down with ExclusiveLock: a weak lock on
+	// "strong" takes the fast path again.
+	lock(p2, "strong", RowShareLock)
+	if got := relLocks(m, "strong"); !got["2:RowShareLock:fast"] {
+		t.Fatalf("strong: %v, want the fast path", got)
+	}
+	m.ReleaseAll(p1)
+	m.ReleaseAll(p2)
+	empty(t, m)
+}
