@@ -53,6 +53,7 @@ const (
 // around each call. Every method here assumes that: one call at a time.
 type Tx struct {
 	e        *Engine
+	id       uint64 // the top-level xid (ID, asked by every API call's Enter/Exit)
 	txn      tuplelock.Txn
 	proc     *lockmgr.Proc // its lock-manager process: row waits, relation (rellock.go) and advisory locks
 	lockTO   time.Duration // lock timeout of its waits; 0: none
@@ -97,7 +98,7 @@ func (e *Engine) Begin(o TxOptions) (*Tx, error) {
 			return nil, err
 		}
 	}
-	tx := &Tx{e: e, rr: o.RepeatableRead, readOnly: o.ReadOnly, lockTO: lt}
+	tx := &Tx{e: e, id: x.ID(), rr: o.RepeatableRead, readOnly: o.ReadOnly, lockTO: lt}
 	tx.proc = e.locks.NewProc(x.ID())
 	tx.proc.SetDeadlockTimeout(o.DeadlockTimeout)
 	tx.txn = tuplelock.NewTxn(x, tx.proc, lt)
@@ -105,7 +106,7 @@ func (e *Engine) Begin(o TxOptions) (*Tx, error) {
 }
 
 // ID is the transaction's id (its xid).
-func (tx *Tx) ID() uint64 { return tx.txn.ID() }
+func (tx *Tx) ID() uint64 { return tx.id }
 
 // start checks that tx can run an operation and returns its snapshot for
 // this operation (READ COMMITTED: a fresh one; REPEATABLE READ: the one
