@@ -503,6 +503,9 @@ func (tx *Tx) insert(ctx context.Context, table string, key, value []byte, specu
 			return false, ferr
 		}
 		tx.logWrite(table, key, value, false)
+		if err := tx.indexInsert(ctx, table, key, value); err != nil { // index.go
+			return false, tx.Fail(ctx, err)
+		}
 		return true, nil
 	}
 	if errors.Is(err, tuplelock.ErrDuplicateKey) {
@@ -561,39 +564,41 @@ func (tx *Tx) Write(ctx context.Context, table string, key, value []byte, isDele
 			return tx.Fail(ctx, err)
 		}
 	}
-	err = tx.writeVersion(ctx, tbl, r, tup, value, isDelete)
+	old, err := tx.writeVersion(ctx, tbl, r, tup, value, isDelete)
 	if err == nil {
 		tx.logWrite(table, bytes.Clone(key), value, isDelete)
+		err = tx.indexWrite(ctx, table, key, old.Value(), value, isDelete) // index.go
 	}
 	return tx.Fail(ctx, err)
 }
 
 // writeVersion is ExecUpdate/ExecDelete: under READ COMMITTED a concurrent
 // committed update is followed to the newest version (EvalPlanQual); under
-// REPEATABLE READ it is a serialization failure.
-func (tx *Tx) writeVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete bool) error {
+// REPEATABLE READ it is a serialization failure. It returns the version
+// it updated or deleted.
+func (tx *Tx) writeVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete bool) (*heap.Tuple, error) {
 	eng := tx.e.tl
 	defer eng.ReleaseCarried(&tx.txn)
 	for {
 		res, err := eng.Update(ctx, &tx.txn, tbl, r, tup, value, isDelete)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		switch res {
 		case heap.TMOk:
-			return nil
+			return tup, nil
 		case heap.TMUpdated:
 			if tx.rr {
-				return errs.ErrSerialization
+				return nil, errs.ErrSerialization
 			}
 			tup = eng.LatestVersion(r, tup)
 		case heap.TMDeleted:
 			if tx.rr {
-				return errs.Op(errs.ErrSerialization, "could not serialize access due to concurrent delete")
+				return nil, errs.Op(errs.ErrSerialization, "could not serialize access due to concurrent delete")
 			}
-			return errs.ErrNotFound
+			return nil, errs.ErrNotFound
 		default:
-			return errs.ErrNotFound
+			return nil, errs.ErrNotFound
 		}
 	}
 }

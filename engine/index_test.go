@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tupled/tupled/internal/errs"
+	"github.com/tupled/tupled/internal/tuplemode"
+)
+
+// valueKey indexes a row by its value; an empty value is NULL (not indexed).
+func valueKey(_, v []byte) ([]byte, bool) { return v, len(v) > 0 }
+
+func begin(t *testing.T, e *Engine, o TxOptions) *Tx {
+	t.Helper()
+	tx, err := e.Begin(o)
+	require.NoError(t, err)
+	return tx
+}
+
+// lookup returns the keys IndexScan finds for ikey, joined by ",".
+func lookup(t *testing.T, tx *Tx, index, ikey string, s ScanSpec) string {
+	t.Helper()
+	var out []string
+	require.NoError(t, tx.IndexScan(ctx, index, []byte(ikey), s, func(k, _ []byte) error {
+		out = append(out, string(k))
+		return nil
+	}))
+	return strings.Join(out, ",")
+}
+
+func TestUniqueIndex(t *testing.T) {
+	e := open(t, "", nil, false)
+	defer e.Close()
+	require.NoError(t, e.CreateTable("t"))
+	require.NoError(t, e.CreateIndex(ctx, "t", "t_v_key", IndexOptions{Unique: true, Key: valueKey}))
+	require.ErrorIs(t, e.CreateIndex(ctx, "t", "t_v_key", IndexOptions{Key: valueKey}), errs.ErrTableExists)
+	require.Equal(t, []string{"t"}, e.Tables(), "the index's table is hidden")
+
+	tx := begin(t, e, TxOptions{})
+	require.NoError(t, tx.Insert(ctx, "t", []byte("1"), []byte("a")))
+	require.NoError(t, tx.Insert(ctx, "t", []byte("2"), nil), "NULL")
+	require.NoError(t, tx.Insert(ctx, "t", []byte("3"), nil), "NULLs never conflict")
+	require.Equal(t, "1", lookup(t, tx, "t_v_key", "a", ScanSpec{}))
+	err := tx.Insert(ctx, "t", []byte("4"), []byte("a"))
+	require.ErrorIs(t, err, errs.ErrDuplicateKey)
+	require.Contains(t, err.Error(), `"t_v_key"`)
+	tx.Rollback()
+
+	tx = begin(t, e, TxOptions{})
+	require.Equal(t, "", lookup(t, tx, "t_v_key", "a", ScanSpec{}), "the abort took the entry with the row")
+	require.NoError(t, tx.Insert(ctx, "t", []byte("1"), []byte("a")))
+	require.NoError(t, tx.Write(ctx, "t", []byte("1"), []byte("b"), false, Block), "moving the key")
+	require.NoError(t, tx.Insert(ctx, "t", []byte("2"), []byte("a")), "the old key is free")
+	require.Equal(t, "1", lookup(t, tx, "t_v_key", "b", ScanSpec{}))
+	require.Equal(t, "2", lookup(t, tx, "t_v_key", "a", ScanSpec{}))
+	require.NoError(t, tx.Write(ctx, "t", []byte("2"), nil, true, Block))
+	require.Equal(t, "", lookup(t, tx, "t_v_key", "a", ScanSpec{}))
+	require.NoError(t, tx.Commit())
+
+	require.ErrorIs(t, tx2(t, e).IndexScan(ctx, "nope", nil, ScanSpec{}, nil), ErrNoIndex)
+	require.ErrorIs(t, e.DropIndex(ctx, "nope", false), ErrNoIndex)
+	require.NoError(t, e.DropIndex(ctx, "nope", true))
+	require.NoError(t, e.DropIndex(ctx, "t_v_key", false))
+	tx = begin(t, e, TxOptions{})
+	require.NoError(t, tx.Insert(ctx, "t", []byte("9"), []byte("b")), "the dropped index no longer checks")
+	require.NoError(t, tx.Commit())
+}
+
+func tx2(t *testing.T, e *Engine) *Tx { return begin(t, e, TxOptions{}) }
+
+// TestUniqueIndexWaits: a second inserter of a unique key waits for the
+// first (its wait is in Locks) and fails with 23505 when the first
+// commits, or succeeds when it aborts.
+func TestUniqueIndexWaits(t *testing.T) {
+	for _, commit := range []bool{true, false} {
+		e := open(t, "", nil, false)
+		require.NoError(t, e.CreateTable("t"))
+		require.NoError(t, e.CreateIndex(ctx, "t", "t_v_key", IndexOptions{Unique: true, Key: valueKey}))
+		t1, t2 := tx2(t, e), tx2(t, e)
+		require.NoError(t, t1.Insert(ctx, "t", []byte("1"), []byte("a")))
+		done := make(chan error, 1)
+		go func() { done <- t2.Insert(ctx, "t", []byte("2"), []byte("a")) }()
+		require.Eventually(t, func() bool {
+			for _, l := range e.Locks() {
+				if !l.Granted && l.TxID == t2.ID() {
+					return true
+				}
+			}
+			return false
+		}, 10*time.Second, time.Millisecond)
+		if commit {
+			require.NoError(t, t1.Commit())
+			require.ErrorIs(t, <-done, errs.ErrDuplicateKey)
+		} else {
+			t1.Rollback()
+			require.NoError(t, <-done)
+			require.Equal(t, "2", lookup(t, t2, "t_v_key", "a", ScanSpec{}))
+			require.NoError(t, t2.Commit())
+		}
+		t2.Rollback()
+		require.NoError(t, e.Close())
+	}
+}
+
+func TestIndexSavepoint(t *testing.T) {
+	e := open(t, "", nil, false)
+	defer e.Close()
+	require.NoError(t, e.CreateTable("t"))
+	require.NoError(t, e.CreateIndex(ctx, "t", "t_v_key", IndexOptions{Unique: true, Key: valueKey}))
+	tx := tx2(t, e)
+	require.NoError(t, tx.Insert(ctx, "t", []byte("1"), []byte("a")))
+	require.NoError(t, tx.Savepoint("s"))
+	require.NoError(t, tx.Write(ctx, "t", []byte("1"), []byte("b"), false, Block))
+	require.NoError(t, tx.Insert(ctx, "t", []byte("2"), []byte("c")))
+	require.NoError(t, tx.RollbackTo("s"))
+	require.Equal(t, "1", lookup(t, tx, "t_v_key", "a", ScanSpec{}))
+	require.Equal(t, "", lookup(t, tx, "t_v_key", "b", ScanSpec{}))
+	require.Equal(t, "", lookup(t, tx, "t_v_key", "c", ScanSpec{}))
+	require.ErrorIs(t, tx.Insert(ctx, "t", []byte("3"), []byte("a")), errs.ErrDuplicateKey)
+	require.NoError(t, tx.RollbackTo("s"))
+	require.NoError(t, tx.Insert(ctx, "t", []byte("3"), []byte("b")))
+	require.NoError(t, tx.Commit())
+	tx = tx2(t, e)
+	require.Equal(t, "3", lookup(t, tx, "t_v_key", "b", ScanSpec{}))
+	tx.Rollback()
+}
+
+func TestNonUniqueIndexAndBuild(t *testing.T) {
+	e := open(t, "", nil, false)
+	defer e.Close()
+	require.NoError(t, e.CreateTable("t"))
+	tx := tx2(t, e)
+	for _, kv := range []string{"1=a", "2=b", "3=a", "4=a\x00", "5="} {
+		k, v, _ := strings.Cut(kv, "=")
+		require.NoError(t, tx.Insert(ctx, "t", []byte(k), []byte(v)))
+	}
+	require.NoError(t, tx.Commit())
+	old := begin(t, e, TxOptions{RepeatableRead: true})
+	_, err := old.Get(ctx, "t", []byte("1")) // takes the snapshot
+	require.NoError(t, err)
+	err = e.CreateIndex(ctx, "t", "t_v_key", IndexOptions{Unique: true, Key: valueKey})
+	require.ErrorIs(t, err, errs.ErrDuplicateKey)
+	require.Contains(t, err.Error(), `could not create unique index "t_v_key"`)
+	require.Empty(t, e.Indexes("t"), "a failed build leaves nothing")
+	require.Equal(t, []string{"t"}, e.Tables())
+
+	require.NoError(t, e.CreateIndex(ctx, "t", "t_v_idx", IndexOptions{Key: valueKey}))
+	tx = tx2(t, e)
+	require.Equal(t, "1,3", lookup(t, tx, "t_v_idx", "a", ScanSpec{}), "a prefix of another key is not it")
+	require.Equal(t, "4", lookup(t, tx, "t_v_idx", "a\x00", ScanSpec{}))
+	require.Equal(t, "1", lookup(t, tx, "t_v_idx", "a", ScanSpec{Limit: 1}))
+	require.NoError(t, tx.Write(ctx, "t", []byte("1"), []byte("b"), false, Block))
+	require.Equal(t, "3", lookup(t, tx, "t_v_idx", "a", ScanSpec{}))
+	require.Equal(t, "1,2", lookup(t, tx, "t_v_idx", "b", ScanSpec{}))
+	require.NoError(t, tx.Commit())
+	// A snapshot older than the build finds its own rows (by a table scan).
+	require.Equal(t, "1,3", lookup(t, old, "t_v_idx", "a", ScanSpec{}))
+	old.Rollback()
+}
+
+// TestIndexLockingLookup: a locking lookup locks the base row and, under
+// READ COMMITTED, skips a row whose newest version lost the key.
+func TestIndexLockingLookup(t *testing.T) {
+	e := open(t, "", nil, false)
+	defer e.Close()
+	require.NoError(t, e.CreateTable("t"))
+	require.NoError(t, e.CreateIndex(ctx, "t", "t_v_idx", IndexOptions{Key: valueKey}))
+	tx := tx2(t, e)
+	require.NoError(t, tx.Insert(ctx, "t", []byte("1"), []byte("a")))
+	require.NoError(t, tx.Insert(ctx, "t", []byte("2"), []byte("a")))
+	require.NoError(t, tx.Commit())
+	w := tx2(t, e)
+	require.NoError(t, w.Write(ctx, "t", []byte("1"), []byte("z"), false, Block))
+	r := tx2(t, e)
+	done := make(chan string, 1)
+	go func() {
+		var out []string
+		err := r.IndexScan(ctx, "t_v_idx", []byte("a"), ScanSpec{Lock: true, Mode: tuplemode.Share}, func(k, _ []byte) error {
+			out = append(out, string(k))
+			return nil
+		})
+		if err != nil {
+			out = append(out, err.Error())
+		}
+		done <- strings.Join(out, ",")
+	}()
+	require.Eventually(t, func() bool {
+		for _, l := range e.Locks() {
+			if !l.Granted && l.TxID == r.ID() {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, time.Millisecond)
+	require.NoError(t, w.Commit())
+	require.Equal(t, "2", <-done, "EvalPlanQual: row 1 no longer has the key")
+	require.NoError(t, r.Commit())
+}
+
+func TestIndexReopen(t *testing.T) {
+	dir := t.TempDir()
+	e := open(t, dir, nil, false)
+	require.NoError(t, e.CreateTable("t"))
+	require.NoError(t, e.CreateIndex(ctx, "t", "t_v_key", IndexOptions{Unique: true, Key: valueKey}))
+	tx := tx2(t, e)
+	require.NoError(t, tx.Insert(ctx, "t", []byte("1"), []byte("a")))
+	require.NoError(t, tx.Insert(ctx, "t", []byte("2"), []byte("b")))
+	require.NoError(t, tx.Commit())
+	tx = tx2(t, e)
+	require.NoError(t, tx.Write(ctx, "t", []byte("2"), []byte("c"), false, Block))
+	require.NoError(t, tx.Commit())
+	require.NoError(t, e.Close())
+
+	e = open(t, dir, nil, false)
+	defer e.Close()
+	require.Equal(t, []string{"t"}, e.Tables())
+	tx = tx2(t, e)
+	require.ErrorIs(t, tx.Insert(ctx, "t", []byte("3"), []byte("x")), ErrIndexNotReady, "an unregistered index refuses writes")
+	tx.Rollback()
+	require.NoError(t, e.CreateIndex(ctx, "t", "t_v_key", IndexOptions{Unique: true, Key: valueKey}), "registers the Key again")
+	require.ErrorIs(t, e.CreateIndex(ctx, "t", "t_v_key", IndexOptions{Unique: true, Key: valueKey}), errs.ErrTableExists)
+	tx = tx2(t, e)
+	require.Equal(t, "2", lookup(t, tx, "t_v_key", "c", ScanSpec{}))
+	require.Equal(t, "", lookup(t, tx, "t_v_key", "b", ScanSpec{}))
+	require.ErrorIs(t, tx.Insert(ctx, "t", []byte("3"), []byte("a")), errs.ErrDuplicateKey)
+	tx.Rollback()
+}
