@@ -229,3 +229,39 @@ func TestIndexReopen(t *testing.T) {
 	require.ErrorIs(t, tx.Insert(ctx, "t", []byte("3"), []byte("a")), errs.ErrDuplicateKey)
 	tx.Rollback()
 }
+
+// TestUniqueKeyUpdateConflictsWithKeyShare: an update that changes a
+// unique index's key is a key update: it waits for a FOR KEY SHARE locker;
+// one that leaves every unique key alone does not.
+func TestUniqueKeyUpdateConflictsWithKeyShare(t *testing.T) {
+	e := open(t, "", nil, false)
+	defer e.Close()
+	require.NoError(t, e.CreateTable("t"))
+	// The index key is the value's first byte; the rest is not a key.
+	first := func(_, v []byte) ([]byte, bool) { return v[:1], len(v) > 0 }
+	require.NoError(t, e.CreateIndex(ctx, "t", "t_k_key", IndexOptions{Unique: true, Key: first}))
+	tx := tx2(t, e)
+	require.NoError(t, tx.Insert(ctx, "t", []byte("1"), []byte("a1")))
+	require.NoError(t, tx.Commit())
+	locker := tx2(t, e)
+	_, err := locker.Lock(ctx, "t", []byte("1"), tuplemode.KeyShare, Block)
+	require.NoError(t, err)
+	w := tx2(t, e)
+	require.NoError(t, w.Write(ctx, "t", []byte("1"), []byte("a2"), false, Block), "a no-key update passes FOR KEY SHARE")
+	done := make(chan error, 1)
+	go func() { done <- w.Write(ctx, "t", []byte("1"), []byte("b2"), false, Block) }()
+	require.Eventually(t, func() bool {
+		for _, l := range e.Locks() {
+			if !l.Granted && l.TxID == w.ID() {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, time.Millisecond, "the key update waits for the key-share locker")
+	require.NoError(t, locker.Commit())
+	require.NoError(t, <-done)
+	require.NoError(t, w.Commit())
+	tx = tx2(t, e)
+	require.Equal(t, "1", lookup(t, tx, "t_k_key", "b", ScanSpec{}))
+	tx.Rollback()
+}

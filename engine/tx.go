@@ -580,7 +580,13 @@ func (tx *Tx) writeVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tu
 	eng := tx.e.tl
 	defer eng.ReleaseCarried(&tx.txn)
 	for {
-		res, err := eng.Update(ctx, &tx.txn, tbl, r, tup, value, isDelete)
+		var res heap.TMResult
+		var err error
+		if !isDelete && tx.e.uniqueKeyChanged(tbl.Name(), r.Key(), tup.Value(), value) { // index.go
+			res, err = eng.KeyUpdate(ctx, &tx.txn, tbl, r, tup, value)
+		} else {
+			res, err = eng.Update(ctx, &tx.txn, tbl, r, tup, value, isDelete)
+		}
 		if err != nil {
 			return nil, err
 		}
