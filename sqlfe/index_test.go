@@ -1,0 +1,68 @@
+package sqlfe
+
+import (
+	"context"
+	"testing"
+
+	"github.com/tupled/tupled"
+)
+
+// Indexes and UNIQUE constraints as PostgreSQL 15 answers them (checked
+// with psql on PostgreSQL 15).
+func TestIndexes(t *testing.T) {
+	_, s := newTestSession(t)
+	mustRun(t, s, "CREATE TABLE u (k int PRIMARY KEY, a int UNIQUE, b text, UNIQUE (b, a))", "CREATE TABLE")
+	mustRun(t, s, "INSERT INTO u VALUES (1, 1, 'x'), (2, NULL, 'y'), (3, NULL, 'y')", "INSERT 0 3")
+	mustFail(t, s, "INSERT INTO u VALUES (4, 1, 'z')", "23505", `duplicate key value violates unique constraint "u_a_key"`)
+	mustRun(t, s, "CREATE INDEX ON u (b)", "CREATE INDEX")
+	mustFail(t, s, "CREATE UNIQUE INDEX ON u (b)", "23505", `could not create unique index "u_b_idx1"`)
+	mustFail(t, s, "CREATE UNIQUE INDEX u_b_idx ON u (b)", "42P07", `relation "u_b_idx" already exists`)
+	mustRun(t, s, "CREATE INDEX IF NOT EXISTS u_b_idx ON u (b)", "CREATE INDEX")
+	mustFail(t, s, "DROP INDEX nope", "42704", `index "nope" does not exist`)
+	mustRun(t, s, "DROP INDEX IF EXISTS nope", "DROP INDEX")
+	mustRun(t, s, "DROP INDEX u_b_idx", "DROP INDEX")
+	mustFail(t, s, "UPDATE u SET a = 1 WHERE k = 2", "23505", `duplicate key value violates unique constraint "u_a_key"`)
+	mustRun(t, s, "UPDATE u SET a = 2 WHERE k = 1", "UPDATE 1")
+	mustRun(t, s, "INSERT INTO u VALUES (4, 1, 'z')", "INSERT 0 1")
+	mustRun(t, s, "BEGIN", "BEGIN")
+	mustRun(t, s, "SAVEPOINT s", "SAVEPOINT")
+	mustRun(t, s, "INSERT INTO u VALUES (5, 5, 'z')", "INSERT 0 1")
+	mustRun(t, s, "ROLLBACK TO s", "ROLLBACK")
+	mustRun(t, s, "INSERT INTO u VALUES (6, 5, 'z')", "INSERT 0 1")
+	mustRun(t, s, "COMMIT", "COMMIT")
+	mustRun(t, s, "SELECT k, a FROM u ORDER BY k", "1|2\n2|NULL\n3|NULL\n4|1\n6|5\nSELECT 5")
+	mustRun(t, s, "CREATE TABLE nopk (a int UNIQUE)", "CREATE TABLE")
+	mustRun(t, s, "INSERT INTO nopk VALUES (1), (NULL), (NULL)", "INSERT 0 3")
+	mustFail(t, s, "INSERT INTO nopk VALUES (1)", "23505", `duplicate key value violates unique constraint "nopk_a_key"`)
+}
+
+// TestIndexesReopen: the catalog keeps a table's indexes, and loading it
+// registers them with the engine again.
+func TestIndexesReopen(t *testing.T) {
+	dir := t.TempDir()
+	open := func() (*tupled.DB, *Session) {
+		db, err := tupled.Open(dir, &tupled.Options{VacuumInterval: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, err := NewEngine(context.Background(), db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db, eng.NewSession(1, "test", nil)
+	}
+	db, s := open()
+	mustRun(t, s, "CREATE TABLE u (k int PRIMARY KEY, a int UNIQUE, b text)", "CREATE TABLE")
+	mustRun(t, s, "INSERT INTO u VALUES (1, 1, 'x'), (2, 2, 'y')", "INSERT 0 2")
+	mustRun(t, s, "CREATE UNIQUE INDEX u_b ON u (b)", "CREATE INDEX")
+	s.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, s = open()
+	defer db.Close()
+	defer s.Close()
+	mustFail(t, s, "INSERT INTO u VALUES (3, 1, 'z')", "23505", `duplicate key value violates unique constraint "u_a_key"`)
+	mustFail(t, s, "INSERT INTO u VALUES (3, 3, 'x')", "23505", `duplicate key value violates unique constraint "u_b"`)
+	mustRun(t, s, "INSERT INTO u VALUES (3, 3, 'z')", "INSERT 0 1")
+}
