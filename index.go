@@ -121,3 +121,20 @@ func (tx *Tx) IndexGet(ctx context.Context, index string, ikey []byte, lock Lock
 	}
 	return key, value, err
 }
+
+// UpsertOn is Upsert with the unique index named index as the arbiter:
+// INSERT … ON CONFLICT (<index's key>) DO NOTHING (onConflict nil) or DO
+// UPDATE. A conflict is a live row whose key in the index is the new
+// row's; it is waited for, locked and rechecked as Upsert does (a
+// conflicting row that no longer has the index key when locked makes
+// UpsertOn try again), and onConflict gets its key and value. A new row
+// the index does not index never conflicts. Errors: ErrNoIndex (42704),
+// ErrIndexNotReady (55000), ErrInvalid (22023) for an index that is not a
+// unique index of table, and Upsert's.
+func (tx *Tx) UpsertOn(ctx context.Context, table, index string, key, value []byte, onConflict func(existingKey, existing []byte) (newValue []byte, update bool)) (UpsertOutcome, error) {
+	if err := tx.enter(); err != nil {
+		return 0, err
+	}
+	defer tx.exit()
+	return tx.t.UpsertOn(ctx, table, index, key, value, onConflict)
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tupled/tupled/heap"
 	"github.com/tupled/tupled/internal/errs"
+	"github.com/tupled/tupled/internal/tuplemode"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/tuplelock"
 )
@@ -408,6 +409,9 @@ func (tx *Tx) indexInsert(ctx context.Context, table string, key, value []byte) 
 		if ix.key == nil {
 			return notReady(ix)
 		}
+		if ix == tx.skipIndex {
+			continue // UpsertOn inserted it
+		}
 		if err := tx.insertEntry(ctx, ix, key, value); err != nil {
 			return err
 		}
@@ -560,4 +564,99 @@ func (tx *Tx) IndexScan(ctx context.Context, index string, ikey []byte, s ScanSp
 		}
 	}
 	return nil
+}
+
+// UpsertOn is Upsert with a unique index as the arbiter (INSERT … ON
+// CONFLICT (<the index's columns or expressions>) DO …): the conflict is a
+// live row with the new row's key in index, found by inserting the index
+// entry first (PostgreSQL's speculative insertion checks the arbiter
+// before it inserts the heap tuple; here, inserting the entry first means
+// nothing is written on a conflict). The entry insert waits, as a unique
+// insert does, for a transaction inserting or deleting the index key;
+// then the row is inserted (its other indexes checked as by Insert), or
+// the conflicting row is locked FOR NO KEY UPDATE and, should it still
+// have the index key, onConflict gets its key and value (nil onConflict:
+// DO NOTHING). A conflicting row deleted, or whose index key changed,
+// before it was locked makes UpsertOn try again. A row the index does not
+// index (NULL) never conflicts. Errors: ErrNoIndex, ErrIndexNotReady,
+// errs.ErrInvalid for a non-unique index or one of another table, and
+// Insert's, Lock's and Write's; under REPEATABLE READ a conflicting entry
+// the snapshot does not see is 40001.
+func (tx *Tx) UpsertOn(ctx context.Context, table, index string, key, value []byte, onConflict func(existingKey, existing []byte) ([]byte, bool)) (UpsertOutcome, error) {
+	ix := tx.e.idx.load().byName[index]
+	var ierr error
+	switch {
+	case ix == nil:
+		ierr = errs.Op(ErrNoIndex, fmt.Sprintf("index %q does not exist", index))
+	case ix.key == nil:
+		ierr = notReady(ix)
+	case !ix.unique || ix.table != table:
+		ierr = errs.Op(errs.ErrInvalid, fmt.Sprintf("tupled: index %q is not a unique index of %q", index, table))
+	}
+	if ierr != nil {
+		if _, err := tx.start(ctx, false); err != nil {
+			return 0, err
+		}
+		return 0, tx.Fail(ctx, ierr)
+	}
+	ikey, ok := ix.key(key, value)
+	if !ok {
+		return UpsertInserted, tx.Insert(ctx, table, key, value)
+	}
+	for {
+		snap, err := tx.startOn(ctx, true, table, lockmgr.RowExclusiveLock)
+		if err != nil {
+			return 0, err
+		}
+		if err := checkKey(table, key); err != nil {
+			return 0, tx.Fail(ctx, err)
+		}
+		err = tx.putEntry(ctx, ix, ikey, key)
+		if err == nil {
+			tx.skipIndex = ix // its entry is in
+			_, err = tx.insert(ctx, table, key, value, false)
+			tx.skipIndex = nil
+			if err != nil {
+				return 0, err
+			}
+			return UpsertInserted, nil
+		}
+		if !errors.Is(err, errs.ErrDuplicateKey) {
+			return 0, tx.Fail(ctx, err)
+		}
+		r := ix.tbl.PinRow(ikey)
+		if r == nil {
+			continue
+		}
+		r.Lock()
+		vs := r.Versions()
+		bk := bytes.Clone(vs[len(vs)-1].Value())
+		seen := tx.e.visibleVersion(r, snap) != nil
+		r.Unlock()
+		r.Unpin()
+		if tx.rr && !seen {
+			return 0, tx.Fail(ctx, errs.ErrSerialization)
+		}
+		if onConflict == nil {
+			return UpsertUnchanged, nil
+		}
+		old, err := tx.Lock(ctx, table, bk, tuplemode.NoKeyExclusive, Block)
+		if errors.Is(err, errs.ErrNotFound) {
+			continue // deleted since: insert again
+		}
+		if err != nil {
+			return 0, err
+		}
+		if k, ok := ix.key(bk, old); !ok || !bytes.Equal(k, ikey) {
+			continue // no longer the conflicting row
+		}
+		nv, ok := onConflict(bk, old)
+		if !ok {
+			return UpsertUnchanged, nil
+		}
+		if err := tx.Write(ctx, table, bk, nv, false, Block); err != nil {
+			return 0, err
+		}
+		return UpsertUpdated, nil
+	}
 }

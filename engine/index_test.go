@@ -265,3 +265,54 @@ func TestUniqueKeyUpdateConflictsWithKeyShare(t *testing.T) {
 	require.Equal(t, "1", lookup(t, tx, "t_k_key", "b", ScanSpec{}))
 	tx.Rollback()
 }
+
+// TestUpsertOnIndex: ON CONFLICT on a unique index that is not the key:
+// the second upserter waits for the first, then updates the row the first
+// inserted (commit) or inserts (abort).
+func TestUpsertOnIndex(t *testing.T) {
+	for _, commit := range []bool{true, false} {
+		e := open(t, "", nil, false)
+		require.NoError(t, e.CreateTable("t"))
+		lower := func(_, v []byte) ([]byte, bool) { return []byte(strings.ToLower(string(v))), true }
+		require.NoError(t, e.CreateIndex(ctx, "t", "t_lower", IndexOptions{Unique: true, Key: lower}))
+		t1, t2 := tx2(t, e), tx2(t, e)
+		out, err := t1.UpsertOn(ctx, "t", "t_lower", []byte("1"), []byte("FooFoo"), nil)
+		require.NoError(t, err)
+		require.Equal(t, UpsertInserted, out)
+		done := make(chan UpsertOutcome, 1)
+		var gotKey string
+		go func() {
+			out, err := t2.UpsertOn(ctx, "t", "t_lower", []byte("2"), []byte("FOOFOO"), func(k, old []byte) ([]byte, bool) {
+				gotKey = string(k)
+				return []byte("FOOFOO"), true
+			})
+			require.NoError(t, err)
+			done <- out
+		}()
+		require.Eventually(t, func() bool {
+			for _, l := range e.Locks() {
+				if !l.Granted && l.TxID == t2.ID() {
+					return true
+				}
+			}
+			return false
+		}, 10*time.Second, time.Millisecond)
+		if commit {
+			require.NoError(t, t1.Commit())
+			require.Equal(t, UpsertUpdated, <-done)
+			require.Equal(t, "1", gotKey)
+			v, err := t2.Get(ctx, "t", []byte("1"))
+			require.NoError(t, err)
+			require.Equal(t, "FOOFOO", string(v))
+		} else {
+			t1.Rollback()
+			require.Equal(t, UpsertInserted, <-done)
+			require.Equal(t, "2", lookup(t, t2, "t_lower", "foofoo", ScanSpec{}))
+		}
+		out, err = t2.UpsertOn(ctx, "t", "t_lower", []byte("3"), []byte("fOOfoo"), nil)
+		require.NoError(t, err)
+		require.Equal(t, UpsertUnchanged, out, "DO NOTHING")
+		require.NoError(t, t2.Commit())
+		require.NoError(t, e.Close())
+	}
+}

@@ -81,6 +81,8 @@ type Tx struct {
 	// the first one or by Session.Begin.
 	sess *Session
 	adv  *lockmgr.Owner
+	// skipIndex: the arbiter whose entry UpsertOn inserted (index.go).
+	skipIndex *Index
 }
 
 // Begin starts a transaction: its id is assigned (and, on disk, reserved
