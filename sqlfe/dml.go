@@ -659,7 +659,7 @@ func checkRow(t *Table, row []Value) error {
 
 func dupKeyError(err error, t *Table, key Value) error {
 	e := engineError(err, t)
-	if e.Code == CodeUniqueViolation {
+	if e.Code == CodeUniqueViolation && indexViolation(err, t) == nil {
 		e.Detail = fmt.Sprintf("Key (%s)=(%s) already exists.", t.Cols[t.Key].Name, key.String())
 	}
 	return e

@@ -278,3 +278,44 @@ func indexViolation(err error, t *Table) *Error {
 	}
 	return nil
 }
+
+// uniqueByName is t's unique index called name.
+func uniqueByName(t *Table, name string) (IndexDef, bool) {
+	for _, d := range t.Indexes {
+		if d.Unique && d.Name == name {
+			return d, true
+		}
+	}
+	return IndexDef{}, false
+}
+
+// uniqueByCols is the unique index of t on exactly the columns of an ON
+// CONFLICT inference specification (in any order), as PostgreSQL's
+// infer_arbiter_indexes matches them.
+func uniqueByCols(t *Table, elems []*pg.Node) (IndexDef, bool) {
+	want := map[int]bool{}
+	for _, n := range elems {
+		e := n.GetIndexElem()
+		if e == nil || e.Name == "" {
+			return IndexDef{}, false
+		}
+		c := t.col(e.Name)
+		if c < 0 {
+			return IndexDef{}, false
+		}
+		want[c] = true
+	}
+	for _, d := range t.Indexes {
+		if !d.Unique || len(d.Cols) != len(want) {
+			continue
+		}
+		match := true
+		for _, c := range d.Cols {
+			match = match && want[c]
+		}
+		if match {
+			return d, true
+		}
+	}
+	return IndexDef{}, false
+}

@@ -66,3 +66,19 @@ func TestIndexesReopen(t *testing.T) {
 	mustFail(t, s, "INSERT INTO u VALUES (3, 3, 'x')", "23505", `duplicate key value violates unique constraint "u_b"`)
 	mustRun(t, s, "INSERT INTO u VALUES (3, 3, 'z')", "INSERT 0 1")
 }
+
+// TestOnConflictUniqueIndex: ON CONFLICT infers a unique index that is not
+// the primary key (checked with psql on PostgreSQL 15).
+func TestOnConflictUniqueIndex(t *testing.T) {
+	_, s := newTestSession(t)
+	mustRun(t, s, "CREATE TABLE v (k int PRIMARY KEY, a int UNIQUE, b text)", "CREATE TABLE")
+	mustRun(t, s, "INSERT INTO v VALUES (1, 1, 'x') ON CONFLICT (a) DO NOTHING", "INSERT 0 1")
+	mustRun(t, s, "INSERT INTO v VALUES (2, 1, 'y') ON CONFLICT (a) DO NOTHING", "INSERT 0 0")
+	mustRun(t, s, "INSERT INTO v VALUES (2, 1, 'y') ON CONFLICT (a) DO UPDATE SET b = v.b || excluded.b RETURNING *", "1|1|xy\nINSERT 0 1")
+	mustRun(t, s, "INSERT INTO v VALUES (3, 1, 'z') ON CONFLICT ON CONSTRAINT v_a_key DO UPDATE SET b = excluded.b RETURNING *", "1|1|z\nINSERT 0 1")
+	mustFail(t, s, "INSERT INTO v VALUES (4, 1, 'w'), (5, 1, 'q') ON CONFLICT (a) DO UPDATE SET b = excluded.b", "21000", "ON CONFLICT DO UPDATE command cannot affect row a second time")
+	mustRun(t, s, "INSERT INTO v VALUES (6, NULL, 'n') ON CONFLICT (a) DO UPDATE SET b = excluded.b RETURNING *", "6|NULL|n\nINSERT 0 1")
+	mustFail(t, s, "INSERT INTO v VALUES (1, 9, 'n') ON CONFLICT (a) DO UPDATE SET b = excluded.b RETURNING *", "23505", `duplicate key value violates unique constraint "v_pkey"`)
+	mustFail(t, s, "INSERT INTO v VALUES (7, 9, 'n') ON CONFLICT (b) DO NOTHING", "42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
+	mustRun(t, s, "SELECT * FROM v ORDER BY k", "1|1|z\n6|NULL|n\nSELECT 2")
+}
