@@ -24,8 +24,36 @@ import (
 // IndexDef is one index of a table in the catalog.
 type IndexDef struct {
 	Name   string `json:"name"`
-	Cols   []int  `json:"cols"`
+	Cols   []int  `json:"cols"` // -1: the element is Exprs[i]
 	Unique bool   `json:"unique,omitempty"`
+	// Exprs are the SQL text ("SELECT expr") of expression elements, by
+	// element (nil: every element is a column).
+	Exprs []string `json:"exprs,omitempty"`
+}
+
+// compileIndexExprs compiles d's expression elements over t's row (nil
+// for a column element).
+func compileIndexExprs(t *Table, d IndexDef) ([]expr, error) {
+	xs := make([]expr, len(d.Cols))
+	for i, c := range d.Cols {
+		if c >= 0 {
+			continue
+		}
+		sts, err := Parse(d.Exprs[i])
+		if err != nil {
+			return nil, err
+		}
+		sel := sts[0].node.GetSelectStmt()
+		if sel == nil || len(sel.TargetList) != 1 {
+			return nil, errCorrupt
+		}
+		x, err := (&compiler{cols: t.Cols, rel: t.Name}).compile(sel.TargetList[0].GetResTarget().Val, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		xs[i] = x
+	}
+	return xs, nil
 }
 
 // engIndex is the engine index name of t's index name.
@@ -35,17 +63,35 @@ func engIndex(t *Table, name string) string { return t.Engine + "/" + name }
 // indexed columns, or not indexed when one is NULL.
 func indexKey(t *Table, d IndexDef) func(key, value []byte) ([]byte, bool) {
 	tupleFmt := &Table{KeyFormat: keyFormatTuple}
-	return func(key, value []byte) ([]byte, bool) {
+	xs, xerr := compileIndexExprs(t, d)
+	return func(key, value []byte) (_ []byte, ok bool) {
+		defer func() {
+			if recover() != nil { // a function that needs a session: not indexed
+				ok = false
+			}
+		}()
+		if xerr != nil {
+			return nil, false // refused by CREATE INDEX: a catalog written by another version
+		}
 		row := make([]Value, len(t.Cols))
 		if err := decodeRow(t, key, value, row); err != nil {
 			return nil, false
 		}
 		var out []byte
-		for _, c := range d.Cols {
-			if row[c].Null {
+		for i, c := range d.Cols {
+			var v Value
+			if c >= 0 {
+				v = row[c]
+			} else {
+				var err error
+				if v, err = xs[i].eval(&env{ctx: context.Background(), row: row}); err != nil {
+					return nil, false
+				}
+			}
+			if v.Null {
 				return nil, false
 			}
-			out = appendKey(out, tupleFmt, row[c])
+			out = appendKey(out, tupleFmt, v)
 		}
 		return out, true
 	}
@@ -105,11 +151,16 @@ func (s *Session) findIndex(name string) *Table {
 // then with 1, 2, … appended until the name is free (taken: the names
 // already used, besides the catalog's).
 func (s *Session) chooseIndexName(t *Table, cols []int, suffix string, taken map[string]bool) string {
-	parts := []string{t.Name}
+	var labels []string
 	for _, c := range cols {
-		parts = append(parts, t.Cols[c].Name)
+		labels = append(labels, t.Cols[c].Name)
 	}
-	base := strings.Join(parts, "_") + "_" + suffix
+	return s.chooseLabelName(t, labels, suffix, taken)
+}
+
+// chooseLabelName is chooseIndexName over the elements' labels.
+func (s *Session) chooseLabelName(t *Table, labels []string, suffix string, taken map[string]bool) string {
+	base := strings.Join(append([]string{t.Name}, labels...), "_") + "_" + suffix
 	name := base
 	for i := 1; taken[name] || s.indexNameTaken(name); i++ {
 		name = fmt.Sprintf("%s%d", base, i)
@@ -147,13 +198,27 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	var names []string
+	var names, exprs, labels []string // by element: a column's name, or an expression's text
 	for _, p := range st.IndexParams {
 		e := p.GetIndexElem()
-		if e == nil || e.Name == "" {
-			return nil, notSupported("index expressions are not supported")
+		if e == nil || len(e.Collation) > 0 || len(e.Opclass) > 0 {
+			return nil, notSupported("index elements other than columns and expressions are not supported")
 		}
-		names = append(names, e.Name)
+		if e.Name != "" {
+			names, exprs, labels = append(names, e.Name), append(exprs, ""), append(labels, e.Name)
+			continue
+		}
+		sql, err := deparseExpr(e.Expr)
+		if err != nil {
+			return nil, err
+		}
+		label := "expr"
+		if fc := e.Expr.GetFuncCall(); fc != nil {
+			if fn := strs(fc.Funcname); len(fn) > 0 {
+				label = fn[len(fn)-1]
+			}
+		}
+		names, exprs, labels = append(names, ""), append(exprs, sql), append(labels, label)
 	}
 	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
 		res := &Result{Tag: "CREATE INDEX"}
@@ -164,13 +229,29 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 		if t == nil {
 			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", tname)
 		}
-		cols, err := indexCols(t, names, st.Relation.Location)
-		if err != nil {
-			return nil, err
+		var cols []int
+		var hasExpr bool
+		for _, n := range names {
+			if n == "" {
+				cols, hasExpr = append(cols, -1), true
+				continue
+			}
+			c, err := indexCols(t, []string{n}, st.Relation.Location)
+			if err != nil {
+				return nil, err
+			}
+			cols = append(cols, c...)
+		}
+		d := IndexDef{Cols: cols, Unique: st.Unique}
+		if hasExpr {
+			d.Exprs = exprs
+			if _, err := compileIndexExprs(t, d); err != nil {
+				return nil, err
+			}
 		}
 		name := st.Idxname
 		if name == "" {
-			name = s.chooseIndexName(t, cols, "idx", nil)
+			name = s.chooseLabelName(t, labels, "idx", nil)
 		} else if s.indexNameTaken(name) {
 			if st.IfNotExists {
 				s.notice("NOTICE", CodeDuplicateTable, "relation \""+name+"\" already exists, skipping")
@@ -178,8 +259,8 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 			}
 			return nil, errorf(CodeDuplicateTable, "relation %q already exists", name)
 		}
-		d := IndexDef{Name: name, Cols: cols, Unique: st.Unique}
-		err = s.eng.db.CreateIndex(ctx, t.Engine, engIndex(t, name), tupled.IndexOptions{Unique: d.Unique, Key: indexKey(t, d)})
+		d.Name = name
+		err := s.eng.db.CreateIndex(ctx, t.Engine, engIndex(t, name), tupled.IndexOptions{Unique: d.Unique, Key: indexKey(t, d)})
 		if err != nil {
 			if errors.Is(err, tupled.ErrDuplicateKey) {
 				return nil, errorf(CodeUniqueViolation, "could not create unique index %q", name)
@@ -293,25 +374,37 @@ func uniqueByName(t *Table, name string) (IndexDef, bool) {
 // CONFLICT inference specification (in any order), as PostgreSQL's
 // infer_arbiter_indexes matches them.
 func uniqueByCols(t *Table, elems []*pg.Node) (IndexDef, bool) {
-	want := map[int]bool{}
+	want := map[string]bool{} // "c<col>" or "e<expression text>"
 	for _, n := range elems {
 		e := n.GetIndexElem()
-		if e == nil || e.Name == "" {
+		if e == nil {
 			return IndexDef{}, false
+		}
+		if e.Name == "" {
+			sql, err := deparseExpr(e.Expr)
+			if err != nil {
+				return IndexDef{}, false
+			}
+			want["e"+sql] = true
+			continue
 		}
 		c := t.col(e.Name)
 		if c < 0 {
 			return IndexDef{}, false
 		}
-		want[c] = true
+		want[fmt.Sprintf("c%d", c)] = true
 	}
 	for _, d := range t.Indexes {
 		if !d.Unique || len(d.Cols) != len(want) {
 			continue
 		}
 		match := true
-		for _, c := range d.Cols {
-			match = match && want[c]
+		for i, c := range d.Cols {
+			if c < 0 {
+				match = match && want["e"+d.Exprs[i]]
+			} else {
+				match = match && want[fmt.Sprintf("c%d", c)]
+			}
 		}
 		if match {
 			return d, true

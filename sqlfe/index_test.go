@@ -82,3 +82,15 @@ func TestOnConflictUniqueIndex(t *testing.T) {
 	mustFail(t, s, "INSERT INTO v VALUES (7, 9, 'n') ON CONFLICT (b) DO NOTHING", "42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
 	mustRun(t, s, "SELECT * FROM v ORDER BY k", "1|1|z\n6|NULL|n\nSELECT 2")
 }
+
+// TestExpressionIndex: a unique index on lower(key), its default name,
+// and ON CONFLICT inferring it (checked with psql on PostgreSQL 15).
+func TestExpressionIndex(t *testing.T) {
+	_, s := newTestSession(t)
+	mustRun(t, s, "CREATE TABLE upsert (key text not null, payload text)", "CREATE TABLE")
+	mustRun(t, s, "CREATE UNIQUE INDEX ON upsert(lower(key))", "CREATE INDEX")
+	mustRun(t, s, "INSERT INTO upsert VALUES ('FooFoo', 'a')", "INSERT 0 1")
+	mustFail(t, s, "INSERT INTO upsert VALUES ('FOOFOO', 'b')", "23505", `duplicate key value violates unique constraint "upsert_lower_idx"`)
+	mustRun(t, s, "INSERT INTO upsert(key, payload) VALUES('FOOFOO', 'insert2') ON CONFLICT (lower(key)) DO UPDATE set key = EXCLUDED.key, payload = upsert.payload || ' updated' RETURNING *",
+		"FOOFOO|a updated\nINSERT 0 1")
+}
