@@ -893,7 +893,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 					continue // DO NOTHING, or DO UPDATE whose WHERE failed
 				}
 			} else if err := tx.Insert(ctx, t.Engine, key, encodeRow(t, row)); err != nil {
-				return nil, dupKeyError(err, t, row[t.Key])
+				return nil, dupRowError(err, t, row)
 			}
 			n++
 			if ret != nil {
@@ -1068,7 +1068,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 				return nil, engineError(err, t)
 			}
 			if err := tx.Insert(ctx, t.Engine, appendKey(nil, t, mv.row[t.Key]), encodeRow(t, mv.row)); err != nil {
-				return nil, dupKeyError(err, t, mv.row[t.Key])
+				return nil, dupRowError(err, t, mv.row)
 			}
 			if err := emit(mv.row); err != nil {
 				return nil, err

@@ -352,12 +352,20 @@ func (s *Session) planDropIndex(st *pg.DropStmt) (*plan, error) {
 // indexViolation is the 23505 of a unique index of t named in err, or
 // nil when err names none (the primary key's).
 func indexViolation(err error, t *Table) *Error {
-	for _, d := range t.Indexes {
-		if strings.Contains(err.Error(), `"`+engIndex(t, d.Name)+`"`) {
-			return errorf(CodeUniqueViolation, "duplicate key value violates unique constraint %q", d.Name)
-		}
+	if d, ok := violatedIndex(err, t); ok {
+		return errorf(CodeUniqueViolation, "duplicate key value violates unique constraint %q", d.Name)
 	}
 	return nil
+}
+
+// violatedIndex is the unique index of t that err (a 23505) names.
+func violatedIndex(err error, t *Table) (IndexDef, bool) {
+	for _, d := range t.Indexes {
+		if strings.Contains(err.Error(), `"`+engIndex(t, d.Name)+`"`) {
+			return d, true
+		}
+	}
+	return IndexDef{}, false
 }
 
 // uniqueByName is t's unique index called name.
@@ -411,4 +419,33 @@ func uniqueByCols(t *Table, elems []*pg.Node) (IndexDef, bool) {
 		}
 	}
 	return IndexDef{}, false
+}
+
+// dupRowError is dupKeyError for a write of row: a unique index's
+// violation gets PostgreSQL's DETAIL, `Key (cols)=(values) already
+// exists.`, with the index's columns and expressions.
+func dupRowError(err error, t *Table, row []Value) error {
+	e := indexViolation(err, t)
+	if e == nil {
+		return dupKeyError(err, t, row[t.Key])
+	}
+	d, _ := violatedIndex(err, t)
+	xs, xerr := compileIndexExprs(t, d)
+	if xerr != nil || len(d.Cols) == 0 {
+		return e
+	}
+	var names, vals []string
+	for i, c := range d.Cols {
+		if c >= 0 {
+			names, vals = append(names, t.Cols[c].Name), append(vals, row[c].String())
+			continue
+		}
+		v, err := xs[i].eval(&env{ctx: context.Background(), row: row})
+		if err != nil {
+			return e
+		}
+		names, vals = append(names, strings.TrimSuffix(strings.TrimPrefix(d.Exprs[i], "SELECT "), ";")), append(vals, v.String())
+	}
+	e.Detail = fmt.Sprintf("Key (%s)=(%s) already exists.", strings.Join(names, ", "), strings.Join(vals, ", "))
+	return e
 }

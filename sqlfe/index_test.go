@@ -94,3 +94,22 @@ func TestExpressionIndex(t *testing.T) {
 	mustRun(t, s, "INSERT INTO upsert(key, payload) VALUES('FOOFOO', 'insert2') ON CONFLICT (lower(key)) DO UPDATE set key = EXCLUDED.key, payload = upsert.payload || ' updated' RETURNING *",
 		"FOOFOO|a updated\nINSERT 0 1")
 }
+
+// TestUniqueViolationDetail: a unique index's 23505 has PostgreSQL's
+// DETAIL (checked with psql on PostgreSQL 15).
+func TestUniqueViolationDetail(t *testing.T) {
+	_, s := newTestSession(t)
+	mustRun(t, s, "CREATE TABLE u (k int PRIMARY KEY, a int UNIQUE, b text, UNIQUE (b, a))", "CREATE TABLE")
+	mustRun(t, s, "CREATE UNIQUE INDEX ON u (lower(b))", "CREATE INDEX")
+	mustRun(t, s, "INSERT INTO u VALUES (1, 1, 'x')", "INSERT 0 1")
+	for sql, detail := range map[string]string{
+		"INSERT INTO u VALUES (2, 1, 'y')": "Key (a)=(1) already exists.",
+		"INSERT INTO u VALUES (2, 2, 'X')": "Key (lower(b))=(x) already exists.",
+		"INSERT INTO u VALUES (1, 3, 'z')": "Key (k)=(1) already exists.",
+	} {
+		_, err := run(t, s, sql)
+		if err == nil || err.Code != "23505" || err.Detail != detail {
+			t.Fatalf("%s: got %v, want DETAIL %q", sql, err, detail)
+		}
+	}
+}

@@ -153,7 +153,7 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 		return nil, cbErr
 	}
 	if err != nil {
-		return nil, dupKeyError(err, t, row[t.Key])
+		return nil, dupRowError(err, t, row)
 	}
 	switch out {
 	case tupled.UpsertInserted:
