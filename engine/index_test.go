@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tupled/tupled/heap"
 	"github.com/tupled/tupled/internal/errs"
 	"github.com/tupled/tupled/internal/tuplemode"
 )
@@ -315,4 +318,94 @@ func TestUpsertOnIndex(t *testing.T) {
 		require.NoError(t, t2.Commit())
 		require.NoError(t, e.Close())
 	}
+}
+
+// checkIndexConsistent: every row the snapshot sees has exactly one entry
+// in the index (found by a lookup of its key) and the index has no other.
+func checkIndexConsistent(t *testing.T, e *Engine, index string, key func(k, v []byte) ([]byte, bool)) {
+	t.Helper()
+	tx := tx2(t, e)
+	defer tx.Rollback()
+	rows := 0
+	require.NoError(t, tx.Scan(ctx, "t", ScanSpec{}, func(k, v []byte) error {
+		ik, ok := key(k, v)
+		if !ok {
+			return nil
+		}
+		rows++
+		found := 0
+		require.NoError(t, tx.IndexScan(ctx, index, ik, ScanSpec{}, func(k2, _ []byte) error {
+			if bytes.Equal(k, k2) {
+				found++
+			}
+			return nil
+		}))
+		require.Equal(t, 1, found, "row %q", k)
+		return nil
+	}))
+	entries := 0
+	ix := e.idx.load().byName[index]
+	snap, err := tx.start(ctx, false)
+	require.NoError(t, err)
+	ix.tbl.Ascend(nil, nil, func(r *heap.Row) bool {
+		if r.Transient() {
+			entries++
+			return true
+		}
+		r.Lock()
+		if e.visibleVersion(r, snap) != nil {
+			entries++
+		}
+		r.Unlock()
+		return true
+	})
+	require.Equal(t, rows, entries, "entries without a row")
+}
+
+// TestIndexCrash: after a crash (pebble on a crashable in-memory FS: the
+// clone keeps only what was synced) the index and its table agree: the
+// committed transactions' entries are there, the running one's are not.
+func TestIndexCrash(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	e := open(t, "/db", mem, false)
+	require.NoError(t, e.CreateTable("t"))
+	for i := 0; i < 20; i++ { // rows from before the index: built
+		tx := tx2(t, e)
+		require.NoError(t, tx.Insert(ctx, "t", []byte{byte('a' + i)}, []byte{byte(i % 7)}))
+		require.NoError(t, tx.Commit())
+	}
+	require.NoError(t, e.CreateIndex(ctx, "t", "t_v_idx", IndexOptions{Key: valueKey}))
+	require.NoError(t, e.Checkpoint())
+	for i := 0; i < 30; i++ {
+		tx := tx2(t, e)
+		k := []byte{byte('a' + i%25)}
+		var err error
+		switch i % 3 {
+		case 0:
+			err = tx.Write(ctx, "t", k, []byte{byte(i % 5)}, false, Block)
+		case 1:
+			err = tx.Write(ctx, "t", k, nil, true, Block)
+		case 2:
+			err = tx.Insert(ctx, "t", k, []byte{byte(i % 4)})
+		}
+		if err != nil {
+			tx.Rollback()
+			continue
+		}
+		require.NoError(t, tx.Commit())
+	}
+	running := tx2(t, e)
+	require.NoError(t, running.Insert(ctx, "t", []byte("zz"), []byte{9}))
+	checkIndexConsistent(t, e, "t_v_idx", valueKey)
+	clone := mem.CrashClone(vfs.CrashCloneCfg{})
+	running.Rollback()
+	require.NoError(t, e.Close())
+
+	e = open(t, "/db", clone, false)
+	defer e.Close()
+	require.NoError(t, e.CreateIndex(ctx, "t", "t_v_idx", IndexOptions{Key: valueKey}))
+	checkIndexConsistent(t, e, "t_v_idx", valueKey)
+	tx := tx2(t, e)
+	require.Equal(t, "", lookup(t, tx, "t_v_idx", "\x09", ScanSpec{}), "the running transaction's row is gone with its entry")
+	tx.Rollback()
 }
