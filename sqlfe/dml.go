@@ -395,7 +395,21 @@ func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *Table, acc *ac
 		}
 		return nil
 	}
-	err = tx.Scan(ctx, t.Engine, tupled.ScanOptions{Start: start, End: end}, func(k, v []byte) error {
+	scan := func(fn func(k, v []byte) error) error {
+		return tx.Scan(ctx, t.Engine, tupled.ScanOptions{Start: start, End: end}, fn)
+	}
+	if start == nil && end == nil {
+		index, ikey, ok, err := indexAccess(t, where, e) // index.go
+		if err != nil {
+			return err
+		}
+		if ok {
+			scan = func(fn func(k, v []byte) error) error {
+				return tx.IndexScan(ctx, index, ikey, tupled.ScanOptions{}, fn)
+			}
+		}
+	}
+	err = scan(func(k, v []byte) error {
 		return visit(bytes.Clone(k), v)
 	})
 	if err == errStop {

@@ -449,3 +449,47 @@ func dupRowError(err error, t *Table, row []Value) error {
 	e.Detail = fmt.Sprintf("Key (%s)=(%s) already exists.", strings.Join(names, ", "), strings.Join(vals, ", "))
 	return e
 }
+
+// indexAccess finds, for a scan of t with where that is not limited by the
+// primary key, a conjunct `col = value` over the single column of one of
+// t's indexes, and returns that index's engine name and the key to look up
+// (ok false: none; the scan reads the table). value must not depend on the
+// row and must have the column's type (int4 and int8 share an encoding);
+// the rows found are still checked against the whole of where.
+func indexAccess(t *Table, where expr, e *env) (index string, ikey []byte, ok bool, err error) {
+	if where == nil || len(t.Indexes) == 0 {
+		return "", nil, false, nil
+	}
+	intType := func(ty Type) bool { return ty == TInt4 || ty == TInt8 }
+	for _, c := range conjuncts(where) {
+		x, isCmp := c.(*cmpExpr)
+		if !isCmp || x.op != "=" {
+			continue
+		}
+		for _, side := range [][2]expr{{x.l, x.r}, {x.r, x.l}} {
+			col, isCol := side[0].(*colExpr)
+			other := side[1]
+			if !isCol || col.idx >= len(t.Cols) || usesRow(other) {
+				continue
+			}
+			ct, ot := t.Cols[col.idx].Type, other.typ()
+			if ct != ot && !(intType(ct) && intType(ot)) || ct == TBpchar || ct == TNumeric || ct == TTimestamp {
+				continue
+			}
+			for _, d := range t.Indexes {
+				if len(d.Cols) != 1 || d.Cols[0] != col.idx {
+					continue
+				}
+				v, err := other.eval(e)
+				if err != nil {
+					return "", nil, false, err
+				}
+				if v.Null {
+					continue
+				}
+				return engIndex(t, d.Name), appendKey(nil, &Table{KeyFormat: keyFormatTuple}, v), true, nil
+			}
+		}
+	}
+	return "", nil, false, nil
+}

@@ -113,3 +113,21 @@ func TestUniqueViolationDetail(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexLookup: WHERE col = value reads through an index of col (the
+// same rows as a table scan: the whole WHERE is still checked).
+func TestIndexLookup(t *testing.T) {
+	_, s := newTestSession(t)
+	mustRun(t, s, "CREATE TABLE w (k int PRIMARY KEY, a bigint, b text)", "CREATE TABLE")
+	mustRun(t, s, "INSERT INTO w VALUES (1, 1, 'x'), (2, 1, 'y'), (3, 2, 'x'), (4, NULL, 'x')", "INSERT 0 4")
+	mustRun(t, s, "CREATE INDEX ON w (a)", "CREATE INDEX")
+	mustRun(t, s, "CREATE INDEX ON w (b)", "CREATE INDEX")
+	mustRun(t, s, "SELECT k FROM w WHERE a = 1 ORDER BY k", "1\n2\nSELECT 2")
+	mustRun(t, s, "SELECT k FROM w WHERE 1 = a AND b = 'y'", "2\nSELECT 1")
+	mustRun(t, s, "SELECT k FROM w WHERE b = 'x' ORDER BY k", "1\n3\n4\nSELECT 3")
+	mustRun(t, s, "SELECT k FROM w WHERE a = NULL", "SELECT 0")
+	mustRun(t, s, "UPDATE w SET a = 5 WHERE a = 2", "UPDATE 1")
+	mustRun(t, s, "SELECT k FROM w WHERE a = 5", "3\nSELECT 1")
+	mustRun(t, s, "DELETE FROM w WHERE b = 'y'", "DELETE 1")
+	mustRun(t, s, "SELECT k FROM w WHERE a = 1", "1\nSELECT 1")
+}
