@@ -409,3 +409,33 @@ func TestIndexCrash(t *testing.T) {
 	require.Equal(t, "", lookup(t, tx, "t_v_idx", "\x09", ScanSpec{}), "the running transaction's row is gone with its entry")
 	tx.Rollback()
 }
+
+// TestIndexBuildWaitsForWriters: building takes ShareLock on the table: it
+// waits for a running writer (its wait shows in Locks) while readers go on,
+// and indexes the writer's row once it commits.
+func TestIndexBuildWaitsForWriters(t *testing.T) {
+	e := open(t, "", nil, false)
+	defer e.Close()
+	require.NoError(t, e.CreateTable("t"))
+	w := tx2(t, e)
+	require.NoError(t, w.Insert(ctx, "t", []byte("1"), []byte("a")))
+	done := make(chan error, 1)
+	go func() { done <- e.CreateIndex(ctx, "t", "t_v_key", IndexOptions{Unique: true, Key: valueKey}) }()
+	require.Eventually(t, func() bool {
+		for _, l := range e.Locks() {
+			if !l.Granted && l.Mode == "ShareLock" {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, time.Millisecond)
+	r := tx2(t, e)
+	_, err := r.Get(ctx, "t", []byte("1"))
+	require.ErrorIs(t, err, errs.ErrNotFound, "a reader does not wait for the build")
+	r.Rollback()
+	require.NoError(t, w.Commit())
+	require.NoError(t, <-done)
+	tx := tx2(t, e)
+	require.Equal(t, "1", lookup(t, tx, "t_v_key", "a", ScanSpec{}))
+	tx.Rollback()
+}
