@@ -85,6 +85,14 @@ func (tx *Tx) Rows(ctx context.Context, table string, opts ScanOptions) iter.Seq
 // engine's scan (engine.Tx.Scan, where the steps above are written once),
 // with the Tx released while fn runs.
 func (tx *Tx) scan(ctx context.Context, table string, opts ScanOptions, fn func(key, value []byte) error) error {
+	return tx.scanVia(ctx, opts, fn, func(spec engine.ScanSpec, fn func(key, value []byte) error) error {
+		return tx.t.Scan(ctx, table, spec, fn)
+	})
+}
+
+// scanVia is scan with the engine's scan given (run: Scan, or IndexScan,
+// index.go).
+func (tx *Tx) scanVia(ctx context.Context, opts ScanOptions, fn func(key, value []byte) error, run func(engine.ScanSpec, func(key, value []byte) error) error) error {
 	if err := tx.enter(); err != nil {
 		return err
 	}
@@ -122,7 +130,7 @@ func (tx *Tx) scan(ctx context.Context, table string, opts ScanOptions, fn func(
 		spec.Lock = true
 		spec.Mode, spec.Policy = lockArgs(opts.Lock, opts.Wait)
 	}
-	return tx.t.Scan(ctx, table, spec, func(key, value []byte) error {
+	return run(spec, func(key, value []byte) error {
 		var err error
 		if !release(func() { err = fn(key, value) }) && err == nil {
 			err = ErrTxBusy

@@ -40,6 +40,25 @@ func TestUpdateKey(t *testing.T) {
 	require.NoError(t, mover.Commit())
 }
 
+// TestUpdateKeyIndexes: a key update moves the row's index entries to the
+// new key (a unique index keeps its key, now pointing at the new row).
+func TestUpdateKeyIndexes(t *testing.T) {
+	db := openDB(t, nil, map[string]string{"1": "one", "3": "three"})
+	require.NoError(t, db.CreateIndex(bg, "t", "t_v", tupled.IndexOptions{Unique: true, Key: valueIndex}))
+	tx := begin(t, db, nil)
+	require.NoError(t, tx.UpdateKey(bg, "t", []byte("3"), []byte("4"), []byte("three")))
+	k, _, err := tx.IndexGet(bg, "t_v", []byte("three"), tupled.NoLock)
+	require.NoError(t, err)
+	require.Equal(t, "4", string(k), "the entry follows the row in the mover's transaction")
+	require.NoError(t, tx.Commit())
+	tx = begin(t, db, nil)
+	k, _, err = tx.IndexGet(bg, "t_v", []byte("three"), tupled.NoLock)
+	require.NoError(t, err)
+	require.Equal(t, "4", string(k))
+	require.ErrorIs(t, tx.Insert(bg, "t", []byte("9"), []byte("three")), tupled.ErrDuplicateKey, "one row holds the unique key")
+	require.NoError(t, tx.Rollback())
+}
+
 // TestUpdateKeyFollowed: a READ COMMITTED locking scan that waits on a row
 // whose key another transaction changes follows it to its new key once the
 // change commits, rechecking Where and the range there; REPEATABLE READ

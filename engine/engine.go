@@ -73,6 +73,7 @@ type Engine struct {
 	active stripe.Counter
 
 	ddlMu sync.Mutex // CreateTable and DropTable
+	idx   indexState // the indexes (index.go)
 
 	// moves: where key updates took rows (move.go).
 	moves moves
@@ -116,6 +117,7 @@ func Open(cfg Config) (*Engine, error) {
 		}
 		e.dur = d
 	}
+	e.loadIndexes()
 	if cfg.VacuumInterval > 0 || e.dur != nil {
 		e.bgDone.Add(1)
 		go e.background(cfg.VacuumInterval)
@@ -186,6 +188,15 @@ func (e *Engine) CreateTable(name string) error {
 	if err := checkTableName(name); err != nil {
 		return err
 	}
+	if isIndexRel(name) {
+		return errs.Op(errs.ErrInvalid, "tupled: table names beginning with a NUL byte are reserved")
+	}
+	return e.createTable(name)
+}
+
+// createTable is CreateTable without the name checks (an index's hidden
+// table, index.go).
+func (e *Engine) createTable(name string) error {
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()
 	exists := errs.Op(errs.ErrTableExists, fmt.Sprintf("relation %q already exists", name))
@@ -209,6 +220,14 @@ func (e *Engine) CreateTable(name string) error {
 // locked one of its rows (the table is left whole), errs.ErrIO when the
 // WAL or backend fails.
 func (e *Engine) DropTable(name string, ifExists bool) error {
+	err := e.dropTable(name, ifExists)
+	if err == nil && !isIndexRel(name) {
+		e.dropTableIndexes(name)
+	}
+	return err
+}
+
+func (e *Engine) dropTable(name string, ifExists bool) error {
 	if err := checkTableName(name); err != nil {
 		return err
 	}
@@ -236,8 +255,11 @@ func (e *Engine) DropTable(name string, ifExists bool) error {
 func (e *Engine) Tables() []string {
 	ts := e.heap.Tables()
 	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = t.Name()
+	out = out[:0]
+	for _, t := range ts {
+		if !isIndexRel(t.Name()) { // an index's entries (index.go)
+			out = append(out, t.Name())
+		}
 	}
 	sort.Strings(out)
 	return out

@@ -142,6 +142,9 @@ func (tx *Tx) UpdateKey(ctx context.Context, table string, oldKey, newKey, value
 		return tx.Fail(ctx, err)
 	}
 	tx.logWrite(table, bytes.Clone(oldKey), nil, true)
+	if err := tx.indexWrite(ctx, table, oldKey, old.Value(), nil, true); err != nil { // index.go
+		return tx.Fail(ctx, err)
+	}
 	if _, err := tx.insert(ctx, table, newKey, value, false); err != nil {
 		return err
 	}

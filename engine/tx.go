@@ -82,6 +82,8 @@ type Tx struct {
 	// the first one or by Session.Begin.
 	sess *Session
 	adv  *lockmgr.Owner
+	// skipIndex: the arbiter whose entry UpsertOn inserted (index.go).
+	skipIndex *Index
 }
 
 // Begin starts a transaction: its id is assigned (and, on disk, reserved
@@ -507,6 +509,9 @@ func (tx *Tx) insert(ctx context.Context, table string, key, value []byte, specu
 			return false, ferr
 		}
 		tx.logWrite(table, key, value, false)
+		if err := tx.indexInsert(ctx, table, key, value); err != nil { // index.go
+			return false, tx.Fail(ctx, err)
+		}
 		return true, nil
 	}
 	if errors.Is(err, tuplelock.ErrDuplicateKey) {
@@ -565,9 +570,10 @@ func (tx *Tx) Write(ctx context.Context, table string, key, value []byte, isDele
 			return tx.Fail(ctx, err)
 		}
 	}
-	_, err = tx.writeVersion(ctx, tbl, r, tup, value, isDelete)
+	old, err := tx.writeVersion(ctx, tbl, r, tup, value, isDelete)
 	if err == nil {
 		tx.logWrite(table, bytes.Clone(key), value, isDelete)
+		err = tx.indexWrite(ctx, table, key, old.Value(), value, isDelete) // index.go
 	}
 	return tx.Fail(ctx, err)
 }
@@ -581,7 +587,13 @@ func (tx *Tx) writeVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tu
 	eng := tx.e.tl
 	defer eng.ReleaseCarried(&tx.txn)
 	for {
-		res, err := eng.Update(ctx, &tx.txn, tbl, r, tup, value, isDelete)
+		var res heap.TMResult
+		var err error
+		if !isDelete && tx.e.uniqueKeyChanged(tbl.Name(), r.Key(), tup.Value(), value) { // index.go
+			res, err = eng.KeyUpdate(ctx, &tx.txn, tbl, r, tup, value)
+		} else {
+			res, err = eng.Update(ctx, &tx.txn, tbl, r, tup, value, isDelete)
+		}
 		if err != nil {
 			return nil, err
 		}

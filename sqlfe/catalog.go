@@ -57,6 +57,8 @@ type Table struct {
 	// keyFormatTuple (package keys) for tables created since it exists,
 	// keyFormatRaw for older ones, which keep theirs.
 	KeyFormat keyFormat `json:"key_format,omitempty"`
+	// Indexes are its secondary indexes and UNIQUE constraints (index.go).
+	Indexes []IndexDef `json:"indexes,omitempty"`
 }
 
 // keyFormat names a primary-key encoding (see appendKey).
@@ -108,7 +110,7 @@ func (c *catalog) load(ctx context.Context, db *tupled.DB) error {
 		return err
 	}
 	defer tx.Rollback()
-	return tx.Scan(ctx, CatalogTable, tupled.ScanOptions{}, func(k, v []byte) error {
+	err = tx.Scan(ctx, CatalogTable, tupled.ScanOptions{}, func(k, v []byte) error {
 		var t Table
 		if err := json.Unmarshal(v, &t); err != nil {
 			return fmt.Errorf("catalog entry %q: %w", k, err)
@@ -117,6 +119,12 @@ func (c *catalog) load(ctx context.Context, db *tupled.DB) error {
 		c.byEng[t.Engine] = &t
 		return nil
 	})
+	for _, t := range c.tables {
+		if err == nil {
+			err = createIndexes(ctx, db, t) // index.go
+		}
+	}
+	return err
 }
 
 func (c *catalog) get(name string) (*Table, uint64) {

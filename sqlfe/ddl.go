@@ -38,6 +38,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		return nil, err
 	}
 	t := &Table{Name: name, Key: -1, KeyFormat: keyFormatTuple}
+	var uniques []IndexDef // UNIQUE constraints, named when the table is created
 	setKey := func(col string, loc int32) error {
 		i := t.col(col)
 		if i < 0 {
@@ -81,6 +82,19 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 				col = keys[0]
 			}
 			return setKey(col, c.Location)
+		case pg.ConstrType_CONSTR_UNIQUE: // index.go
+			if len(c.Options) > 0 || c.Indexspace != "" || c.Deferrable || len(c.Including) > 0 || c.NullsNotDistinct {
+				return notSupported("UNIQUE options are not supported").at(c.Location)
+			}
+			names := strs(c.Keys)
+			if col != "" {
+				names = []string{col}
+			}
+			cols, err := indexCols(t, names, c.Location)
+			if err != nil {
+				return err
+			}
+			uniques = append(uniques, IndexDef{Name: c.Conname, Cols: cols, Unique: true})
 		default:
 			kinds := map[pg.ConstrType]string{pg.ConstrType_CONSTR_DEFAULT: "DEFAULT", pg.ConstrType_CONSTR_CHECK: "CHECK",
 				pg.ConstrType_CONSTR_UNIQUE: "UNIQUE", pg.ConstrType_CONSTR_FOREIGN: "REFERENCES (foreign keys)",
@@ -178,6 +192,19 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			return nil, err
 		}
 		s.created = append(s.created, nt.Engine)
+		taken := map[string]bool{}
+		for _, d := range uniques {
+			if d.Name == "" {
+				d.Name = s.chooseIndexName(&nt, d.Cols, "key", taken)
+			} else if taken[d.Name] || s.indexNameTaken(d.Name) {
+				return nil, errorf(CodeDuplicateTable, "relation %q already exists", d.Name)
+			}
+			taken[d.Name] = true
+			nt.Indexes = append(nt.Indexes, d)
+		}
+		if err := createIndexes(ctx, s.eng.db, &nt); err != nil {
+			return nil, err
+		}
 		data, err := json.Marshal(&nt)
 		if err != nil {
 			return nil, err

@@ -395,7 +395,21 @@ func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *Table, acc *ac
 		}
 		return nil
 	}
-	err = tx.Scan(ctx, t.Engine, tupled.ScanOptions{Start: start, End: end}, func(k, v []byte) error {
+	scan := func(fn func(k, v []byte) error) error {
+		return tx.Scan(ctx, t.Engine, tupled.ScanOptions{Start: start, End: end}, fn)
+	}
+	if start == nil && end == nil {
+		index, ikey, ok, err := indexAccess(t, where, e) // index.go
+		if err != nil {
+			return err
+		}
+		if ok {
+			scan = func(fn func(k, v []byte) error) error {
+				return tx.IndexScan(ctx, index, ikey, tupled.ScanOptions{}, fn)
+			}
+		}
+	}
+	err = scan(func(k, v []byte) error {
 		return visit(bytes.Clone(k), v)
 	})
 	if err == errStop {
@@ -659,7 +673,7 @@ func checkRow(t *Table, row []Value) error {
 
 func dupKeyError(err error, t *Table, key Value) error {
 	e := engineError(err, t)
-	if e.Code == CodeUniqueViolation {
+	if e.Code == CodeUniqueViolation && indexViolation(err, t) == nil {
 		e.Detail = fmt.Sprintf("Key (%s)=(%s) already exists.", t.Cols[t.Key].Name, key.String())
 	}
 	return e
@@ -893,7 +907,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 					continue // DO NOTHING, or DO UPDATE whose WHERE failed
 				}
 			} else if err := tx.Insert(ctx, t.Engine, key, encodeRow(t, row)); err != nil {
-				return nil, dupKeyError(err, t, row[t.Key])
+				return nil, dupRowError(err, t, row)
 			}
 			n++
 			if ret != nil {
@@ -1070,7 +1084,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 				continue
 			}
 			if err != nil {
-				return nil, dupKeyError(err, t, mv.row[t.Key])
+				return nil, dupRowError(err, t, mv.row)
 			}
 			if err := emit(mv.row); err != nil {
 				return nil, err

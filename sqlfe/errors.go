@@ -113,6 +113,9 @@ func engineError(err error, t *Table) *Error {
 	case errors.Is(err, tupled.ErrLockNotAvailable):
 		return errorf("55P03", "could not obtain lock on row in relation %q", t.Name)
 	case errors.Is(err, tupled.ErrDuplicateKey):
+		if e := indexViolation(err, t); e != nil { // index.go
+			return e
+		}
 		return errorf(CodeUniqueViolation, "duplicate key value violates unique constraint %q", t.Name+"_pkey")
 	case errors.Is(err, tupled.ErrNoTable):
 		return errorf(CodeUndefinedTable, "relation %q does not exist", t.Name)

@@ -61,6 +61,20 @@ func init() {
 			}
 			return Int4(int32(utf8.RuneCountInString(a[0].S))), nil
 		}},
+		// lower(text), upper(text): as PostgreSQL's under a UTF-8
+		// locale (tupled has no other), Unicode case mapping
+		"lower": {[]Type{TText}, TText, func(_ *env, a []Value) (Value, error) {
+			if a[0].Null {
+				return Null(TText), nil
+			}
+			return Text(strings.ToLower(a[0].S)), nil
+		}},
+		"upper": {[]Type{TText}, TText, func(_ *env, a []Value) (Value, error) {
+			if a[0].Null {
+				return Null(TText), nil
+			}
+			return Text(strings.ToUpper(a[0].S)), nil
+		}},
 		"version": {nil, TText, func(*env, []Value) (Value, error) {
 			return Text("PostgreSQL " + ServerVersion + " (tupled)"), nil
 		}},

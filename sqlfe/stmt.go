@@ -244,8 +244,12 @@ func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
 		return s.planDelete(n.GetDeleteStmt(), params)
 	case n.GetCreateStmt() != nil:
 		return s.planCreate(n.GetCreateStmt())
+	case n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg.ObjectType_OBJECT_INDEX:
+		return s.planDropIndex(n.GetDropStmt()) // index.go
 	case n.GetDropStmt() != nil:
 		return s.planDrop(n.GetDropStmt())
+	case n.GetIndexStmt() != nil:
+		return s.planCreateIndex(n.GetIndexStmt())
 	case n.GetTransactionStmt() != nil:
 		return s.planTxn(n.GetTransactionStmt())
 	case n.GetVariableSetStmt() != nil:

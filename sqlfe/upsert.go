@@ -19,6 +19,7 @@ type onConflict struct {
 	nothing bool      // DO NOTHING
 	sets    []setItem // DO UPDATE SET, over the existing row ++ EXCLUDED
 	where   expr      // DO UPDATE WHERE, likewise (nil: none)
+	arbiter string    // the engine index of a unique index arbiter ("": the primary key; index.go)
 }
 
 // planOnConflict compiles st's ON CONFLICT clause for table t, with
@@ -35,11 +36,17 @@ func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]Type) (*
 			return nil, notSupported("ON CONFLICT with a partial index's WHERE is not supported").at(inf.Location)
 		}
 		if inf.Conname != "" {
-			if t.hiddenKey() || inf.Conname != t.Name+"_pkey" {
+			if d, ok := uniqueByName(t, inf.Conname); ok { // index.go
+				out.arbiter = engIndex(t, d.Name)
+			} else if t.hiddenKey() || inf.Conname != t.Name+"_pkey" {
 				return nil, errorf("42704", "constraint %q for table %q does not exist", inf.Conname, t.Name)
 			}
 		} else if len(inf.IndexElems) != 1 || t.hiddenKey() || inf.IndexElems[0].GetIndexElem().GetName() != t.Cols[t.Key].Name {
-			return nil, errorf("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
+			d, ok := uniqueByCols(t, inf.IndexElems) // index.go
+			if !ok {
+				return nil, errorf("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
+			}
+			out.arbiter = engIndex(t, d.Name)
 		}
 	} else if !out.nothing {
 		e := errorf(CodeSyntax, "ON CONFLICT DO UPDATE requires inference specification or constraint name").at(oc.Location)
@@ -85,9 +92,11 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 	t := oc.t
 	var result []Value
 	var cbErr error
-	var onConflictFn func([]byte) ([]byte, bool)
+	var onConflictFn func(ekey, existing []byte) ([]byte, bool)
+	target := key // the row inserted or updated
 	if !oc.nothing {
-		onConflictFn = func(existing []byte) ([]byte, bool) {
+		onConflictFn = func(key, existing []byte) ([]byte, bool) {
+			target = key
 			if st.written[string(key)] {
 				cbErr = &Error{Code: "21000", Message: "ON CONFLICT DO UPDATE command cannot affect row a second time",
 					Hint: "Ensure that no rows proposed for insertion within the same command have duplicate constrained values."}
@@ -129,12 +138,22 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 			return encodeRow(t, nr), true
 		}
 	}
-	out, err := tx.Upsert(ctx, t.Engine, key, encodeRow(t, row), onConflictFn)
+	var out tupled.UpsertOutcome
+	var err error
+	if oc.arbiter != "" {
+		out, err = tx.UpsertOn(ctx, t.Engine, oc.arbiter, key, encodeRow(t, row), onConflictFn)
+	} else {
+		var fn func([]byte) ([]byte, bool)
+		if onConflictFn != nil {
+			fn = func(existing []byte) ([]byte, bool) { return onConflictFn(key, existing) }
+		}
+		out, err = tx.Upsert(ctx, t.Engine, key, encodeRow(t, row), fn)
+	}
 	if cbErr != nil {
 		return nil, cbErr
 	}
 	if err != nil {
-		return nil, dupKeyError(err, t, row[t.Key])
+		return nil, dupRowError(err, t, row)
 	}
 	switch out {
 	case tupled.UpsertInserted:
@@ -145,7 +164,7 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 	if st.written == nil {
 		st.written = map[string]bool{}
 	}
-	st.written[string(key)] = true
+	st.written[string(target)] = true
 	return result, nil
 }
 

@@ -25,10 +25,24 @@ import (
 // the new version still waits for them (multixact-no-forget,
 // propagate-lock-delete).
 func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete bool) (result heap.TMResult, err error) {
+	return e.update(ctx, tx, tbl, r, tup, value, isDelete, false)
+}
+
+// KeyUpdate is Update for an update that changes a key column (a column of
+// a unique index, which a foreign key may reference): like heap_update
+// when HeapDetermineColumnsInfo finds a key column modified, it takes
+// LockTupleExclusive, so it waits for FOR KEY SHARE lockers (which a
+// no-key update passes over) and marks the old version's xmax
+// KeysUpdated, with the multixact status Update rather than NoKeyUpdate.
+func (e *Engine) KeyUpdate(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte) (result heap.TMResult, err error) {
+	return e.update(ctx, tx, tbl, r, tup, value, false, true)
+}
+
+func (e *Engine) update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete, keyUpdate bool) (result heap.TMResult, err error) {
 	me := tx.x
 	tx.mayBeMember = true
 	mode := NoKeyExclusive
-	if isDelete {
+	if isDelete || keyUpdate {
 		mode = Exclusive
 	}
 	tag, haveTupleLock := e.adoptCarried(tx, tbl, r, hwMode(mode)) // tag built only when we must queue
@@ -89,7 +103,7 @@ func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.R
 				}
 			} else if me.IsCurrent(xwait) {
 				lockerRemains = true // our own lock
-			} else if heap.IsLockedOnly(im) && heap.IsKeyShrLocked(im) && !isDelete {
+			} else if heap.IsLockedOnly(im) && heap.IsKeyShrLocked(im) && mode != Exclusive {
 				lockerRemains = true // a key-share locker does not block a non-key update
 			} else {
 				r.Unlock()

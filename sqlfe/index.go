@@ -1,0 +1,495 @@
+package sqlfe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tupled/tupled"
+)
+
+// Indexes: CREATE [UNIQUE] INDEX on columns, UNIQUE constraints of CREATE
+// TABLE and DROP INDEX, over the engine's indexes (tupled.DB.CreateIndex).
+// A table's indexes are part of its catalog entry (Table.Indexes); the
+// engine index of one is named "<engine table>/<index name>", and its key
+// is the tuple encoding (package keys) of its columns' values; a row with
+// a NULL in one of them is not indexed, so NULLs never conflict, as in
+// PostgreSQL. Loading the catalog registers every index's key function
+// with the engine again (the engine does not store it).
+
+// IndexDef is one index of a table in the catalog.
+type IndexDef struct {
+	Name   string `json:"name"`
+	Cols   []int  `json:"cols"` // -1: the element is Exprs[i]
+	Unique bool   `json:"unique,omitempty"`
+	// Exprs are the SQL text ("SELECT expr") of expression elements, by
+	// element (nil: every element is a column).
+	Exprs []string `json:"exprs,omitempty"`
+}
+
+// compileIndexExprs compiles d's expression elements over t's row (nil
+// for a column element).
+func compileIndexExprs(t *Table, d IndexDef) ([]expr, error) {
+	xs := make([]expr, len(d.Cols))
+	for i, c := range d.Cols {
+		if c >= 0 {
+			continue
+		}
+		sts, err := Parse(d.Exprs[i])
+		if err != nil {
+			return nil, err
+		}
+		sel := sts[0].node.GetSelectStmt()
+		if sel == nil || len(sel.TargetList) != 1 {
+			return nil, errCorrupt
+		}
+		x, err := (&compiler{cols: t.Cols, rel: t.Name}).compile(sel.TargetList[0].GetResTarget().Val, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		xs[i] = x
+	}
+	return xs, nil
+}
+
+// engIndex is the engine index name of t's index name.
+func engIndex(t *Table, name string) string { return t.Engine + "/" + name }
+
+// indexKey is the key function of t's index d: the tuple encoding of the
+// indexed columns, or not indexed when one is NULL.
+func indexKey(t *Table, d IndexDef) func(key, value []byte) ([]byte, bool) {
+	tupleFmt := &Table{KeyFormat: keyFormatTuple}
+	xs, xerr := compileIndexExprs(t, d)
+	return func(key, value []byte) (_ []byte, ok bool) {
+		defer func() {
+			if recover() != nil { // a function that needs a session: not indexed
+				ok = false
+			}
+		}()
+		if xerr != nil {
+			return nil, false // refused by CREATE INDEX: a catalog written by another version
+		}
+		row := make([]Value, len(t.Cols))
+		if err := decodeRow(t, key, value, row); err != nil {
+			return nil, false
+		}
+		var out []byte
+		for i, c := range d.Cols {
+			var v Value
+			if c >= 0 {
+				v = row[c]
+			} else {
+				var err error
+				if v, err = xs[i].eval(&env{ctx: context.Background(), row: row}); err != nil {
+					return nil, false
+				}
+			}
+			if v.Null {
+				return nil, false
+			}
+			out = appendKey(out, tupleFmt, v)
+		}
+		return out, true
+	}
+}
+
+// createIndexes creates (or, for a table loaded from the catalog,
+// registers again) t's indexes in the engine.
+func createIndexes(ctx context.Context, db *tupled.DB, t *Table) error {
+	for _, d := range t.Indexes {
+		err := db.CreateIndex(ctx, t.Engine, engIndex(t, d.Name), tupled.IndexOptions{Unique: d.Unique, Key: indexKey(t, d)})
+		if err != nil && !errors.Is(err, tupled.ErrTableExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexNameTaken reports whether a table or an index is called name.
+func (s *Session) indexNameTaken(name string) bool {
+	if s.lookupTable(name) != nil {
+		return true
+	}
+	return s.findIndex(name) != nil
+}
+
+// findIndex returns the table with index name, or nil.
+func (s *Session) findIndex(name string) *Table {
+	s.eng.cat.mu.RLock()
+	defer s.eng.cat.mu.RUnlock()
+	for _, t := range s.eng.cat.tables {
+		if p, ok := s.pending[t.Name]; ok {
+			t = p
+		}
+		if t == nil {
+			continue
+		}
+		for _, d := range t.Indexes {
+			if d.Name == name {
+				return t
+			}
+		}
+	}
+	for _, t := range s.pending {
+		if t == nil {
+			continue
+		}
+		for _, d := range t.Indexes {
+			if d.Name == name {
+				return t
+			}
+		}
+	}
+	return nil
+}
+
+// chooseIndexName is PostgreSQL's ChooseRelationName: table_cols_suffix,
+// then with 1, 2, … appended until the name is free (taken: the names
+// already used, besides the catalog's).
+func (s *Session) chooseIndexName(t *Table, cols []int, suffix string, taken map[string]bool) string {
+	var labels []string
+	for _, c := range cols {
+		labels = append(labels, t.Cols[c].Name)
+	}
+	return s.chooseLabelName(t, labels, suffix, taken)
+}
+
+// chooseLabelName is chooseIndexName over the elements' labels.
+func (s *Session) chooseLabelName(t *Table, labels []string, suffix string, taken map[string]bool) string {
+	base := strings.Join(append([]string{t.Name}, labels...), "_") + "_" + suffix
+	name := base
+	for i := 1; taken[name] || s.indexNameTaken(name); i++ {
+		name = fmt.Sprintf("%s%d", base, i)
+	}
+	return name
+}
+
+// indexCols resolves index columns by name.
+func indexCols(t *Table, names []string, loc int32) ([]int, error) {
+	var cols []int
+	for _, n := range names {
+		i := t.col(n)
+		if i < 0 {
+			return nil, errorf(CodeUndefinedColumn, "column %q named in key does not exist", n).at(loc)
+		}
+		cols = append(cols, i)
+	}
+	return cols, nil
+}
+
+func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
+	switch {
+	case st.AccessMethod != "" && st.AccessMethod != "btree":
+		return nil, notSupported("access method %q is not supported", st.AccessMethod)
+	case st.WhereClause != nil:
+		return nil, notSupported("partial indexes are not supported")
+	case len(st.IndexIncludingParams) > 0 || len(st.Options) > 0 || st.TableSpace != "":
+		return nil, notSupported("CREATE INDEX options are not supported")
+	case st.Concurrent:
+		return nil, notSupported("CREATE INDEX CONCURRENTLY is not supported")
+	case st.NullsNotDistinct:
+		return nil, notSupported("NULLS NOT DISTINCT is not supported")
+	}
+	tname, err := relName(st.Relation)
+	if err != nil {
+		return nil, err
+	}
+	var names, exprs, labels []string // by element: a column's name, or an expression's text
+	for _, p := range st.IndexParams {
+		e := p.GetIndexElem()
+		if e == nil || len(e.Collation) > 0 || len(e.Opclass) > 0 {
+			return nil, notSupported("index elements other than columns and expressions are not supported")
+		}
+		if e.Name != "" {
+			names, exprs, labels = append(names, e.Name), append(exprs, ""), append(labels, e.Name)
+			continue
+		}
+		sql, err := deparseExpr(e.Expr)
+		if err != nil {
+			return nil, err
+		}
+		label := "expr"
+		if fc := e.Expr.GetFuncCall(); fc != nil {
+			if fn := strs(fc.Funcname); len(fn) > 0 {
+				label = fn[len(fn)-1]
+			}
+		}
+		names, exprs, labels = append(names, ""), append(exprs, sql), append(labels, label)
+	}
+	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		res := &Result{Tag: "CREATE INDEX"}
+		if s.block == blkExplicit {
+			return nil, notSupported("CREATE INDEX inside a transaction block is not supported")
+		}
+		t := s.lookupTable(tname)
+		if t == nil {
+			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", tname)
+		}
+		var cols []int
+		var hasExpr bool
+		for _, n := range names {
+			if n == "" {
+				cols, hasExpr = append(cols, -1), true
+				continue
+			}
+			c, err := indexCols(t, []string{n}, st.Relation.Location)
+			if err != nil {
+				return nil, err
+			}
+			cols = append(cols, c...)
+		}
+		d := IndexDef{Cols: cols, Unique: st.Unique}
+		if hasExpr {
+			d.Exprs = exprs
+			if _, err := compileIndexExprs(t, d); err != nil {
+				return nil, err
+			}
+		}
+		name := st.Idxname
+		if name == "" {
+			name = s.chooseLabelName(t, labels, "idx", nil)
+		} else if s.indexNameTaken(name) {
+			if st.IfNotExists {
+				s.notice("NOTICE", CodeDuplicateTable, "relation \""+name+"\" already exists, skipping")
+				return res, nil
+			}
+			return nil, errorf(CodeDuplicateTable, "relation %q already exists", name)
+		}
+		d.Name = name
+		err := s.eng.db.CreateIndex(ctx, t.Engine, engIndex(t, name), tupled.IndexOptions{Unique: d.Unique, Key: indexKey(t, d)})
+		if err != nil {
+			if errors.Is(err, tupled.ErrDuplicateKey) {
+				return nil, errorf(CodeUniqueViolation, "could not create unique index %q", name)
+			}
+			return nil, engineError(err, t)
+		}
+		tx, err := s.ensureTx(ctx)
+		if err == nil {
+			err = s.saveIndexes(ctx, tx, t, append(append([]IndexDef(nil), t.Indexes...), d))
+		}
+		if err != nil {
+			_ = s.eng.db.DropIndex(ctx, engIndex(t, name), true)
+			return nil, err
+		}
+		return res, nil
+	}
+	return &plan{usesT: true, run: run}, nil
+}
+
+// saveIndexes writes t's catalog entry with indexes ixs (committed with
+// the statement's transaction).
+func (s *Session) saveIndexes(ctx context.Context, tx *tupled.Tx, t *Table, ixs []IndexDef) error {
+	nt := *t
+	nt.Indexes = ixs
+	data, err := json.Marshal(&nt)
+	if err != nil {
+		return err
+	}
+	if err := tx.Update(ctx, CatalogTable, []byte(t.Name), data); err != nil {
+		return err
+	}
+	if s.pending == nil {
+		s.pending = map[string]*Table{}
+	}
+	s.pending[t.Name] = &nt
+	return nil
+}
+
+func (s *Session) planDropIndex(st *pg.DropStmt) (*plan, error) {
+	if st.Concurrent {
+		return nil, notSupported("DROP INDEX CONCURRENTLY is not supported")
+	}
+	var names []string
+	for _, o := range st.Objects {
+		parts := strs(o.GetList().GetItems())
+		if len(parts) == 2 && parts[0] == "public" {
+			parts = parts[1:]
+		}
+		if len(parts) != 1 {
+			return nil, errorf(CodeUndefinedObject, "index %q does not exist", strings.Join(parts, "."))
+		}
+		names = append(names, parts[0])
+	}
+	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		if s.block == blkExplicit {
+			return nil, notSupported("DROP INDEX inside a transaction block is not supported")
+		}
+		for _, name := range names {
+			t := s.findIndex(name)
+			if t == nil {
+				if st.MissingOk {
+					s.notice("NOTICE", "00000", "index \""+name+"\" does not exist, skipping")
+					continue
+				}
+				return nil, errorf(CodeUndefinedObject, "index %q does not exist", name)
+			}
+			var keep []IndexDef
+			for _, d := range t.Indexes {
+				if d.Name != name {
+					keep = append(keep, d)
+				}
+			}
+			if err := s.eng.db.DropIndex(ctx, engIndex(t, name), true); err != nil {
+				return nil, engineError(err, t)
+			}
+			tx, err := s.ensureTx(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if err := s.saveIndexes(ctx, tx, t, keep); err != nil {
+				return nil, err
+			}
+		}
+		return &Result{Tag: "DROP INDEX"}, nil
+	}
+	return &plan{usesT: true, run: run}, nil
+}
+
+// indexViolation is the 23505 of a unique index of t named in err, or
+// nil when err names none (the primary key's).
+func indexViolation(err error, t *Table) *Error {
+	if d, ok := violatedIndex(err, t); ok {
+		return errorf(CodeUniqueViolation, "duplicate key value violates unique constraint %q", d.Name)
+	}
+	return nil
+}
+
+// violatedIndex is the unique index of t that err (a 23505) names.
+func violatedIndex(err error, t *Table) (IndexDef, bool) {
+	for _, d := range t.Indexes {
+		if strings.Contains(err.Error(), `"`+engIndex(t, d.Name)+`"`) {
+			return d, true
+		}
+	}
+	return IndexDef{}, false
+}
+
+// uniqueByName is t's unique index called name.
+func uniqueByName(t *Table, name string) (IndexDef, bool) {
+	for _, d := range t.Indexes {
+		if d.Unique && d.Name == name {
+			return d, true
+		}
+	}
+	return IndexDef{}, false
+}
+
+// uniqueByCols is the unique index of t on exactly the columns of an ON
+// CONFLICT inference specification (in any order), as PostgreSQL's
+// infer_arbiter_indexes matches them.
+func uniqueByCols(t *Table, elems []*pg.Node) (IndexDef, bool) {
+	want := map[string]bool{} // "c<col>" or "e<expression text>"
+	for _, n := range elems {
+		e := n.GetIndexElem()
+		if e == nil {
+			return IndexDef{}, false
+		}
+		if e.Name == "" {
+			sql, err := deparseExpr(e.Expr)
+			if err != nil {
+				return IndexDef{}, false
+			}
+			want["e"+sql] = true
+			continue
+		}
+		c := t.col(e.Name)
+		if c < 0 {
+			return IndexDef{}, false
+		}
+		want[fmt.Sprintf("c%d", c)] = true
+	}
+	for _, d := range t.Indexes {
+		if !d.Unique || len(d.Cols) != len(want) {
+			continue
+		}
+		match := true
+		for i, c := range d.Cols {
+			if c < 0 {
+				match = match && want["e"+d.Exprs[i]]
+			} else {
+				match = match && want[fmt.Sprintf("c%d", c)]
+			}
+		}
+		if match {
+			return d, true
+		}
+	}
+	return IndexDef{}, false
+}
+
+// dupRowError is dupKeyError for a write of row: a unique index's
+// violation gets PostgreSQL's DETAIL, `Key (cols)=(values) already
+// exists.`, with the index's columns and expressions.
+func dupRowError(err error, t *Table, row []Value) error {
+	e := indexViolation(err, t)
+	if e == nil {
+		return dupKeyError(err, t, row[t.Key])
+	}
+	d, _ := violatedIndex(err, t)
+	xs, xerr := compileIndexExprs(t, d)
+	if xerr != nil || len(d.Cols) == 0 {
+		return e
+	}
+	var names, vals []string
+	for i, c := range d.Cols {
+		if c >= 0 {
+			names, vals = append(names, t.Cols[c].Name), append(vals, row[c].String())
+			continue
+		}
+		v, err := xs[i].eval(&env{ctx: context.Background(), row: row})
+		if err != nil {
+			return e
+		}
+		names, vals = append(names, strings.TrimSuffix(strings.TrimPrefix(d.Exprs[i], "SELECT "), ";")), append(vals, v.String())
+	}
+	e.Detail = fmt.Sprintf("Key (%s)=(%s) already exists.", strings.Join(names, ", "), strings.Join(vals, ", "))
+	return e
+}
+
+// indexAccess finds, for a scan of t with where that is not limited by the
+// primary key, a conjunct `col = value` over the single column of one of
+// t's indexes, and returns that index's engine name and the key to look up
+// (ok false: none; the scan reads the table). value must not depend on the
+// row and must have the column's type (int4 and int8 share an encoding);
+// the rows found are still checked against the whole of where.
+func indexAccess(t *Table, where expr, e *env) (index string, ikey []byte, ok bool, err error) {
+	if where == nil || len(t.Indexes) == 0 {
+		return "", nil, false, nil
+	}
+	intType := func(ty Type) bool { return ty == TInt4 || ty == TInt8 }
+	for _, c := range conjuncts(where) {
+		x, isCmp := c.(*cmpExpr)
+		if !isCmp || x.op != "=" {
+			continue
+		}
+		for _, side := range [][2]expr{{x.l, x.r}, {x.r, x.l}} {
+			col, isCol := side[0].(*colExpr)
+			other := side[1]
+			if !isCol || col.idx >= len(t.Cols) || usesRow(other) {
+				continue
+			}
+			ct, ot := t.Cols[col.idx].Type, other.typ()
+			if ct != ot && !(intType(ct) && intType(ot)) || ct == TBpchar || ct == TNumeric || ct == TTimestamp {
+				continue
+			}
+			for _, d := range t.Indexes {
+				if len(d.Cols) != 1 || d.Cols[0] != col.idx {
+					continue
+				}
+				v, err := other.eval(e)
+				if err != nil {
+					return "", nil, false, err
+				}
+				if v.Null {
+					continue
+				}
+				return engIndex(t, d.Name), appendKey(nil, &Table{KeyFormat: keyFormatTuple}, v), true, nil
+			}
+		}
+	}
+	return "", nil, false, nil
+}
