@@ -74,6 +74,7 @@ type Engine struct {
 
 	ddlMu sync.Mutex // CreateTable and DropTable
 	idx   indexState // the indexes (index.go)
+	fks   fkState    // the foreign keys (fk.go)
 
 	// moves: where key updates took rows (move.go).
 	moves moves
@@ -220,9 +221,13 @@ func (e *Engine) createTable(name string) error {
 // locked one of its rows (the table is left whole), errs.ErrIO when the
 // WAL or backend fails.
 func (e *Engine) DropTable(name string, ifExists bool) error {
+	if err := e.checkDropTable(name); err != nil { // fk.go
+		return err
+	}
 	err := e.dropTable(name, ifExists)
 	if err == nil && !isIndexRel(name) {
 		e.dropTableIndexes(name)
+		e.dropTableFKs(name)
 	}
 	return err
 }

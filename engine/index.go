@@ -616,6 +616,9 @@ func (tx *Tx) UpsertOn(ctx context.Context, table, index string, key, value []by
 			tx.skipIndex = ix // its entry is in
 			_, err = tx.insert(ctx, table, key, value, false)
 			tx.skipIndex = nil
+			if err == nil {
+				err = tx.fkInserted(ctx, table, key, value) // fk.go
+			}
 			if err != nil {
 				return 0, err
 			}

@@ -148,6 +148,12 @@ func (tx *Tx) UpdateKey(ctx context.Context, table string, oldKey, newKey, value
 	if _, err := tx.insert(ctx, table, newKey, value, false); err != nil {
 		return err
 	}
+	if err := tx.fkChildChanged(ctx, table, oldKey, old.Value(), newKey, value); err != nil { // fk.go
+		return err
+	}
+	if err := tx.fkParentChanged(ctx, table, oldKey, old.Value(), newKey, value, false); err != nil {
+		return tx.Fail(ctx, err)
+	}
 	// The version just inserted: the newest one of newKey's row.
 	nr := tbl.PinRow(newKey)
 	if nr == nil {

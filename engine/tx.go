@@ -64,6 +64,9 @@ type Tx struct {
 	state    txState
 	snap     xact.Snapshot
 	haveSnap bool
+	// freshSnap: operations take a fresh snapshot even under REPEATABLE
+	// READ (a foreign key's search for referencing rows, fk.go).
+	freshSnap bool
 
 	// writes is the write set of an on-disk engine's transaction, logged
 	// at commit (durable.Store.Commit).
@@ -198,7 +201,7 @@ func (tx *Tx) checkLocked(ctx context.Context, write bool) error {
 // fresh one, REPEATABLE READ the transaction's, taken at its first
 // operation.
 func (tx *Tx) snapshotLocked() xact.Snapshot {
-	if tx.rr {
+	if tx.rr && !tx.freshSnap {
 		if !tx.haveSnap {
 			tx.snap = tx.e.xacts.TakeSnapshot(tx.txn.Top())
 			tx.haveSnap = true
@@ -478,6 +481,9 @@ func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup
 // errs.ErrDuplicateKey if a live row has it.
 func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error {
 	_, err := tx.insert(ctx, table, key, value, false)
+	if err == nil {
+		err = tx.fkInserted(ctx, table, key, value) // fk.go
+	}
 	return err
 }
 
@@ -574,6 +580,12 @@ func (tx *Tx) Write(ctx context.Context, table string, key, value []byte, isDele
 	if err == nil {
 		tx.logWrite(table, bytes.Clone(key), value, isDelete)
 		err = tx.indexWrite(ctx, table, key, old.Value(), value, isDelete) // index.go
+	}
+	if err == nil && !isDelete {
+		err = tx.fkChildChanged(ctx, table, key, old.Value(), key, value) // fk.go
+	}
+	if err == nil {
+		err = tx.fkParentChanged(ctx, table, key, old.Value(), key, value, isDelete)
 	}
 	return tx.Fail(ctx, err)
 }

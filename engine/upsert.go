@@ -42,6 +42,9 @@ func (tx *Tx) Upsert(ctx context.Context, table string, key, value []byte, onCon
 			return 0, err
 		}
 		if inserted {
+			if err := tx.fkInserted(ctx, table, key, value); err != nil { // fk.go
+				return 0, err
+			}
 			return UpsertInserted, nil
 		}
 		if onConflict == nil {

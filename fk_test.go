@@ -1,0 +1,245 @@
+package tupled_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tupled/tupled"
+)
+
+// childRef: a child row's value is its parent's key ("" is NULL).
+func childRef(_, v []byte) ([]byte, bool) { return v, len(v) > 0 }
+
+// setRef rewrites a child to reference newRef (Cascade), nothing (SetNull)
+// or "p0" (SetDefault).
+func setRef(_, _ []byte, a tupled.FKAction, newRef []byte) ([]byte, error) {
+	switch a {
+	case tupled.SetNull:
+		return []byte{}, nil
+	case tupled.SetDefault:
+		return []byte("p0"), nil
+	}
+	return newRef, nil
+}
+
+// fkDB opens a database with parents p1, p2, p3 in "parent" and an empty
+// "child" table under foreign key fk (fk.Name, Table, RefTable, Ref and
+// SetRef filled in when empty).
+func fkDB(t *testing.T, fk tupled.ForeignKey) *tupled.DB {
+	t.Helper()
+	db := openDB(t, nil, nil)
+	require.NoError(t, db.CreateTable(bg, "parent"))
+	require.NoError(t, db.CreateTable(bg, "child"))
+	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+		for _, k := range []string{"p1", "p2", "p3"} {
+			if err := tx.Insert(bg, "parent", []byte(k), []byte("v")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	fk.Name, fk.Table, fk.RefTable = "child_fkey", "child", "parent"
+	fk.Ref, fk.SetRef = childRef, setRef
+	require.NoError(t, db.AddForeignKey(bg, fk))
+	return db
+}
+
+func TestForeignKeyChecks(t *testing.T) {
+	db := fkDB(t, tupled.ForeignKey{})
+	tx := begin(t, db, nil)
+	require.NoError(t, tx.Insert(bg, "child", []byte("c1"), []byte("p1")))
+	require.NoError(t, tx.Insert(bg, "child", []byte("c0"), nil), "a NULL reference is not checked")
+	require.NoError(t, tx.Commit())
+
+	tx = begin(t, db, nil)
+	err := tx.Insert(bg, "child", []byte("c2"), []byte("p9"))
+	require.Equal(t, "23503", tupled.SQLState(err))
+	require.ErrorIs(t, err, tupled.ErrForeignKeyViolation)
+	var fe *tupled.ForeignKeyError
+	require.True(t, errors.As(err, &fe))
+	require.False(t, fe.Referenced)
+	require.Equal(t, "p9", string(fe.Ref))
+	require.Equal(t, `insert or update on table "child" violates foreign key constraint "child_fkey"`, fe.Error())
+	require.NoError(t, tx.Rollback())
+
+	tx = begin(t, db, nil)
+	require.Equal(t, "23503", tupled.SQLState(tx.Update(bg, "child", []byte("c1"), []byte("p9"))), "an update to a missing parent")
+	require.NoError(t, tx.Rollback())
+
+	tx = begin(t, db, nil)
+	err = tx.Delete(bg, "parent", []byte("p1"))
+	require.True(t, errors.As(err, &fe))
+	require.True(t, fe.Referenced)
+	require.Equal(t, "c1", string(fe.ChildKey))
+	require.Equal(t, `update or delete on table "parent" violates foreign key constraint "child_fkey" on table "child"`, fe.Error())
+	require.NoError(t, tx.Rollback())
+	tx = begin(t, db, nil)
+	require.Equal(t, "23503", tupled.SQLState(tx.UpdateKey(bg, "parent", []byte("p1"), []byte("p7"), []byte("v"))), "a key change under NO ACTION")
+	require.NoError(t, tx.Rollback())
+	tx = begin(t, db, nil)
+	require.NoError(t, tx.Update(bg, "parent", []byte("p1"), []byte("w")), "a non-key update of a referenced parent")
+	require.NoError(t, tx.Delete(bg, "parent", []byte("p2")), "an unreferenced parent")
+	require.NoError(t, tx.Commit())
+
+	// DDL.
+	require.Equal(t, "2BP01", tupled.SQLState(db.DropTable(bg, "parent", nil)))
+	require.Equal(t, "42710", tupled.SQLState(db.AddForeignKey(bg, tupled.ForeignKey{Name: "child_fkey", Table: "child", RefTable: "parent", Ref: childRef})))
+	require.Equal(t, "22023", tupled.SQLState(db.AddForeignKey(bg, tupled.ForeignKey{Name: "x", Table: "child", RefTable: "parent"})))
+	require.Equal(t, "22023", tupled.SQLState(db.AddForeignKey(bg, tupled.ForeignKey{Name: "x", Table: "child", RefTable: "parent", Ref: childRef, OnDelete: tupled.SetNull})))
+	require.Equal(t, "42P01", tupled.SQLState(db.AddForeignKey(bg, tupled.ForeignKey{Name: "x", Table: "nope", RefTable: "parent", Ref: childRef})))
+	require.NoError(t, db.DropForeignKey(bg, "child_fkey", false))
+	require.Equal(t, "42704", tupled.SQLState(db.DropForeignKey(bg, "child_fkey", false)))
+	require.NoError(t, db.DropForeignKey(bg, "child_fkey", true))
+	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+		return tx.Insert(bg, "child", []byte("c9"), []byte("p9"))
+	}))
+	err = db.AddForeignKey(bg, tupled.ForeignKey{Name: "child_fkey", Table: "child", RefTable: "parent", Ref: childRef})
+	require.True(t, errors.As(err, &fe), "an existing orphan: %v", err)
+	require.Equal(t, "c9", string(fe.Key))
+	require.Empty(t, db.ForeignKeys(""), "the failed declaration left nothing")
+	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error { return tx.Delete(bg, "child", []byte("c9")) }))
+	require.NoError(t, db.AddForeignKey(bg, tupled.ForeignKey{Name: "child_fkey", Table: "child", RefTable: "parent", Ref: childRef}))
+	require.Len(t, db.ForeignKeys("parent"), 1)
+	require.NoError(t, db.DropTable(bg, "child", nil))
+	require.Empty(t, db.ForeignKeys(""), "dropping the child dropped its foreign key")
+	require.NoError(t, db.DropTable(bg, "parent", nil))
+}
+
+func TestForeignKeyActions(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		fk        tupled.ForeignKey
+		updateKey bool
+		want      map[string]string
+		err       string
+	}{
+		{"delete cascade", tupled.ForeignKey{OnDelete: tupled.Cascade}, false, map[string]string{"c3": "p3"}, ""},
+		{"delete set null", tupled.ForeignKey{OnDelete: tupled.SetNull}, false, map[string]string{"c1": "", "c2": "", "c3": "p3"}, ""},
+		{"delete restrict", tupled.ForeignKey{OnDelete: tupled.Restrict}, false, nil, "23503"},
+		{"delete set default, default missing", tupled.ForeignKey{OnDelete: tupled.SetDefault}, false, nil, "23503"},
+		{"update cascade", tupled.ForeignKey{OnUpdate: tupled.Cascade}, true, map[string]string{"c1": "p7", "c2": "p7", "c3": "p3"}, ""},
+		{"update set null", tupled.ForeignKey{OnUpdate: tupled.SetNull}, true, map[string]string{"c1": "", "c2": "", "c3": "p3"}, ""},
+		{"update no action", tupled.ForeignKey{OnUpdate: tupled.NoAction, OnDelete: tupled.Cascade}, true, nil, "23503"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := fkDB(t, tc.fk)
+			require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+				for k, v := range map[string]string{"c1": "p1", "c2": "p1", "c3": "p3"} {
+					if err := tx.Insert(bg, "child", []byte(k), []byte(v)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+			err := db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+				if tc.updateKey {
+					return tx.UpdateKey(bg, "parent", []byte("p1"), []byte("p7"), []byte("v"))
+				}
+				return tx.Delete(bg, "parent", []byte("p1"))
+			})
+			if tc.err != "" {
+				require.Equal(t, tc.err, tupled.SQLState(err), "%v", err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, dumpTable(t, db, "child"))
+		})
+	}
+	t.Run("set default", func(t *testing.T) {
+		db := fkDB(t, tupled.ForeignKey{OnDelete: tupled.SetDefault})
+		require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+			if err := tx.Insert(bg, "parent", []byte("p0"), []byte("default")); err != nil {
+				return err
+			}
+			return tx.Insert(bg, "child", []byte("c1"), []byte("p1"))
+		}))
+		require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error { return tx.Delete(bg, "parent", []byte("p1")) }))
+		require.Equal(t, map[string]string{"c1": "p0"}, dumpTable(t, db, "child"))
+	})
+	t.Run("cascade through two levels", func(t *testing.T) {
+		db := fkDB(t, tupled.ForeignKey{OnDelete: tupled.Cascade})
+		require.NoError(t, db.CreateTable(bg, "grandchild"))
+		require.NoError(t, db.AddForeignKey(bg, tupled.ForeignKey{Name: "g_fkey", Table: "grandchild", RefTable: "child", Ref: childRef, OnDelete: tupled.Cascade}))
+		require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+			if err := tx.Insert(bg, "child", []byte("c1"), []byte("p1")); err != nil {
+				return err
+			}
+			return tx.Insert(bg, "grandchild", []byte("g1"), []byte("c1"))
+		}))
+		require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error { return tx.Delete(bg, "parent", []byte("p1")) }))
+		require.Empty(t, dumpTable(t, db, "child"))
+		require.Empty(t, dumpTable(t, db, "grandchild"))
+	})
+}
+
+// TestForeignKeyLocks: the FOR KEY SHARE lock a child insert takes on its
+// parent, seen through waiters in db.Locks().
+func TestForeignKeyLocks(t *testing.T) {
+	db := fkDB(t, tupled.ForeignKey{})
+
+	// A child insert waits for the parent's FOR UPDATE, and then fails
+	// when the locker deleted the parent.
+	locker := begin(t, db, nil)
+	_, err := locker.Lock(bg, "parent", []byte("p3"), tupled.ForUpdate, tupled.Wait)
+	require.NoError(t, err)
+	ins := begin(t, db, nil)
+	res := async(func() error { return ins.Insert(bg, "child", []byte("c3"), []byte("p3")) })
+	eventually(t, "the child insert waits for FOR UPDATE", func() bool { return waitingOn(db, ins) })
+	require.NoError(t, locker.Delete(bg, "parent", []byte("p3")))
+	require.NoError(t, locker.Commit())
+	require.Equal(t, "23503", tupled.SQLState(<-res))
+	require.NoError(t, ins.Rollback())
+
+	// A non-key update of the parent neither waits for nor blocks child
+	// inserters.
+	ins = begin(t, db, nil)
+	require.NoError(t, ins.Insert(bg, "child", []byte("c1"), []byte("p1")))
+	upd := begin(t, db, nil)
+	require.NoError(t, upd.Update(bg, "parent", []byte("p1"), []byte("w")))
+	ins2 := begin(t, db, nil)
+	require.NoError(t, ins2.Insert(bg, "child", []byte("c2"), []byte("p1")))
+	require.NoError(t, upd.Commit())
+	require.NoError(t, ins2.Commit())
+
+	// A parent delete waits for the child inserter, then fails.
+	del := begin(t, db, nil)
+	res = async(func() error { return del.Delete(bg, "parent", []byte("p1")) })
+	eventually(t, "the parent delete waits for the child inserter", func() bool { return waitingOn(db, del) })
+	require.NoError(t, ins.Commit())
+	require.Equal(t, "23503", tupled.SQLState(<-res))
+	require.NoError(t, del.Rollback())
+
+	// A child insert rolled back with its savepoint releases the parent.
+	sp := begin(t, db, nil)
+	require.NoError(t, sp.Savepoint("s"))
+	require.NoError(t, sp.Insert(bg, "child", []byte("c9"), []byte("p2")))
+	require.NoError(t, sp.RollbackTo("s"))
+	del = begin(t, db, nil)
+	require.NoError(t, del.Delete(bg, "parent", []byte("p2")), "the savepoint's FOR KEY SHARE is gone")
+	require.NoError(t, del.Commit())
+	require.NoError(t, sp.Commit())
+}
+
+// TestForeignKeyRepeatableRead: the check uses the snapshot; the search
+// for children a fresh one.
+func TestForeignKeyRepeatableRead(t *testing.T) {
+	db := fkDB(t, tupled.ForeignKey{})
+	rr := begin(t, db, &tupled.TxOptions{Isolation: tupled.RepeatableRead})
+	_, err := rr.Get(bg, "parent", []byte("p1"))
+	require.NoError(t, err)
+	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+		if err := tx.Insert(bg, "parent", []byte("p5"), []byte("v")); err != nil {
+			return err
+		}
+		return tx.Insert(bg, "child", []byte("c1"), []byte("p1"))
+	}))
+	require.Equal(t, "23503", tupled.SQLState(rr.Insert(bg, "child", []byte("c5"), []byte("p5"))), "a parent inserted after the snapshot is missing")
+	require.NoError(t, rr.Rollback())
+	rr = begin(t, db, &tupled.TxOptions{Isolation: tupled.RepeatableRead})
+	_, err = rr.Get(bg, "parent", []byte("p2"))
+	require.NoError(t, err)
+	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error { return tx.Insert(bg, "child", []byte("c2"), []byte("p2")) }))
+	require.Equal(t, "23503", tupled.SQLState(rr.Delete(bg, "parent", []byte("p2"))), "a child committed after the snapshot counts")
+}
