@@ -343,11 +343,12 @@ func (s *Store) summarize(ms []Member) (*MultiXact, error) {
 // Expand returns a multixact with the members of m plus (xid, status), as
 // MultiXactIdExpand: m itself if (xid, status) is already a member.
 //
-// The hot row (a new locker beside n others) costs O(1): when m is
-// lock-only, the newcomer is a locker, and m's backing array has an
-// unclaimed element, the new multixact is m's members plus that element,
-// its header preallocated in the arena — nothing is copied or allocated
-// and no member's liveness is checked. Finished lockers then stay in the
+// The hot row (a new locker beside n others) costs O(1): when m's backing
+// array has an unclaimed element and the newcomer is a locker, or the
+// first updater (a no-key update of a row its lockers keep locked: the
+// update does not copy them either), the new multixact is m's members
+// plus that element, its header preallocated in the arena — nothing is
+// copied or allocated and no member's liveness is checked. Finished lockers then stay in the
 // set for a while; they never conflict (every conflict test asks whether a
 // member is running), and tuplelock's Members filters them for display.
 // Otherwise Expand copies only the members that can still matter (running,
@@ -371,7 +372,7 @@ func (s *Store) Expand(m *MultiXact, xid uint64, status Status, st XidStatus) (*
 // just looked, as heap_lock_tuple does before it adds a locker).
 func (s *Store) Add(m *MultiXact, xid uint64, status Status, st XidStatus) (*MultiXact, error) {
 	add := Member{Xid: xid, Status: status}
-	if n := len(m.members); m.arena != nil && m.updater == 0 && !status.IsUpdate() && n < cap(m.members) &&
+	if n := len(m.members); m.arena != nil && !(status.IsUpdate() && m.updater != 0) && n < cap(m.members) &&
 		m.arena.claimed.CompareAndSwap(int32(n), int32(n+1)) {
 		// Element n of the members and its head are ours alone: claimed,
 		// and beyond every len handed out.
@@ -380,7 +381,10 @@ func (s *Store) Add(m *MultiXact, xid uint64, status Status, st XidStatus) (*Mul
 		j := n - m.arena.base
 		nm := &m.arena.heads[j]
 		*nm = MultiXact{id: m.arena.firstID + ID(j), members: ms, strongest: max(m.strongest, status.LockMode()),
-			keysUpd: m.keysUpd || status == ForUpdate, arena: m.arena}
+			keysUpd: m.keysUpd || status == ForUpdate || status == Update, updater: m.updater, arena: m.arena}
+		if status.IsUpdate() {
+			nm.updater = int32(n) + 1
+		}
 		s.appended.Add(xid, 1)
 		return nm, nil
 	}

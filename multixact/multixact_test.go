@@ -289,12 +289,6 @@ func TestExpandAppendsInPlace(t *testing.T) {
 	assert.Equal(t, []Member{{2, ForKeyShare}, {3, ForKeyShare}, {5, ForKeyShare}}, b.members)
 	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}}, a.members, "a is untouched")
 
-	// An updater is never appended: the copy prunes, so an aborted
-	// updater cannot stay beside a new one.
-	u, err := s.Expand(a, 5, NoKeyUpdate, st)
-	require.NoError(t, err)
-	assert.NotSame(t, &a.members[0], &u.members[0])
-	assert.Equal(t, []Member{{2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}, {5, NoKeyUpdate}}, u.members)
 	// A newcomer with an older xid (it began earlier, locks later) is
 	// appended too: the order is the order of locking.
 	o, err := s.Expand(a, 0, ForKeyShare, st)
@@ -302,6 +296,30 @@ func TestExpandAppendsInPlace(t *testing.T) {
 	assert.Same(t, &a.members[0], &o.members[0])
 	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}, {0, ForKeyShare}}, o.members)
 	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}}, a.members)
+
+	// An updater joining lock-only lockers is appended too (an update of
+	// a hot row costs O(1)), and so is a locker joining that set; a second
+	// updater is not: the copy prunes, so an aborted updater cannot stay
+	// beside a new one.
+	u, err := s.Expand(o, 5, NoKeyUpdate, st)
+	require.NoError(t, err)
+	assert.Same(t, &a.members[0], &u.members[0])
+	assert.Equal(t, []Member{{1, ForKeyShare}, {2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}, {0, ForKeyShare}, {5, NoKeyUpdate}}, u.members)
+	_, keysUpdated, hasUpdate = u.Summary()
+	assert.Equal(t, []bool{false, true}, []bool{keysUpdated, hasUpdate})
+	ux, us := u.UpdateXid()
+	assert.Equal(t, []any{uint64(5), NoKeyUpdate}, []any{ux, us})
+	st[6], st[7] = "running", "running"
+	l, err := s.Expand(u, 6, ForKeyShare, st)
+	require.NoError(t, err)
+	assert.Same(t, &a.members[0], &l.members[0], "a locker beside the updater: appended")
+	ux, _ = l.UpdateXid()
+	assert.Equal(t, uint64(5), ux, "the updater stays the updater")
+	st[5] = "aborted"
+	u2, err := s.Expand(l, 7, Update, st)
+	require.NoError(t, err)
+	assert.NotSame(t, &a.members[0], &u2.members[0], "a second updater copies")
+	assert.Equal(t, []Member{{2, ForKeyShare}, {3, ForKeyShare}, {4, ForShare}, {6, ForKeyShare}, {7, Update}}, u2.members, "the aborted updater (and xid 0, never running here) pruned")
 }
 
 // TestHotRowSetStaysBounded: lockers come and go on one row for a long
