@@ -17,7 +17,7 @@ import (
 // Workloads lists every workload by name, in the order `tupled bench` shows
 // them.
 func Workloads() []Workload {
-	return []Workload{&forShare{}, &hotRow{}, &storm{}, &manyRows{}, &tpcb{}}
+	return []Workload{&forShare{}, &hotRow{}, &storm{}, &manyRows{}, &tpcb{}, &fk{}}
 }
 
 // Lookup returns the workload called name.
@@ -431,7 +431,7 @@ func PrintTable(w io.Writer, rep *Report) {
 }
 
 // WriteJSON writes rep to path.
-func WriteJSON(path string, rep *Report) error {
+func WriteJSON(path string, rep any) error {
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err

@@ -160,3 +160,34 @@ func TestMedianRatios(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+// TestFKSmoke: children inserted through the foreign key beside the parent
+// updater, on disk; no orphan, and the hot parents' lockers went through
+// multixacts appended in place (about one member written per lock).
+func TestFKSmoke(t *testing.T) {
+	var out bytes.Buffer
+	cfg := Config{Out: &out, Clients: 8, Duration: 300 * time.Millisecond, DataDir: t.TempDir(), SyncCommit: true, Seed: 1, PG: "off", Rounds: 1}
+	fr, err := RunFK(context.Background(), &cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if fr.Children == 0 {
+		t.Fatalf("no child checked\n%s", out.String())
+	}
+	for _, r := range fr.Report.Results {
+		if r.Transactions == 0 {
+			t.Errorf("%s: no transaction committed", r.Variant)
+		}
+		if r.Variant == "fk" {
+			if r.Extra["parent updates/s"] <= 0 {
+				t.Errorf("the parent updater never committed: %+v", r.Extra)
+			}
+			if m := r.Extra["multixact member entries written per child insert"]; m > 3 {
+				t.Errorf("%v member entries written per child insert: not O(1)", m)
+			}
+		}
+	}
+	if !strings.Contains(out.String(), "no orphan") {
+		t.Errorf("no orphan check printed:\n%s", out.String())
+	}
+}

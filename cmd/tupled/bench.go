@@ -19,7 +19,7 @@ import (
 func init() {
 	register(&command{
 		name:    "bench",
-		summary: "replay the seed experiments (forshare, hotrow, storm, manyrows, tpcb-like)",
+		summary: "replay the seed experiments (forshare, hotrow, storm, manyrows, tpcb-like, fk)",
 		usage:   "WORKLOAD [-c CLIENTS] [-T SECONDS] [-P SECONDS] [-s ROWS] [--data DIR] [flags]",
 		help: `
 Bench runs a workload's variants one after another, each with the same
@@ -45,6 +45,12 @@ Workloads (bench/README.md explains each and the seed it replays):
              N/s, 0 for none) and their detection latency reported
   manyrows   one transaction locks every row (10M) FOR SHARE
   tpcb-like  pgbench's TPC-B-like write mix: commit throughput, fsyncs/commit
+  fk         30 clients insert children of 4 hot parents through a declared
+             foreign key (FOR KEY SHARE on the parent, a multixact) while
+             one more client updates the parents' non-key column; by default
+             3 rounds of 3 s on disk, PostgreSQL 15 beside it with the same
+             schema (bench/pg/fk-*.sql), multixacts and member entries
+             written per child insert, the ≥ 3× goal's verdict
 
 Storage: with --data DIR on disk (pebble unless --backend bbolt), and the
 loaded rows are reused by later runs; with --memory in memory (no WAL);
@@ -219,13 +225,24 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}()
 	}
-	rep, err := bench.Run(ctx, w, cfg)
-	if err != nil {
-		return err
+	var rep *bench.Report
+	var doc any
+	if w.Name() == "fk" {
+		fr, err := bench.RunFK(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		rep, doc = fr.Report, fr
+	} else {
+		r, err := bench.Run(ctx, w, cfg)
+		if err != nil {
+			return err
+		}
+		rep, doc = r, r
 	}
 	rep.Config.Args = strings.Join(append([]string{"tupled", "bench"}, args...), " ")
 	if out.json != "" {
-		if err := bench.WriteJSON(out.json, rep); err != nil {
+		if err := bench.WriteJSON(out.json, doc); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", out.json)
@@ -263,7 +280,7 @@ func benchFlags(cfg *bench.Config, o *benchOut) *flag.FlagSet {
 	fs.IntVar(&cfg.Rows, "s", 0, "rows in the table (0: the workload's default)")
 	fs.StringVar(&cfg.DataDir, "data", "", "directory of an on-disk database, kept (default: forshare a temp dir, others in memory)")
 	fs.BoolVar(&o.memory, "memory", false, "run in memory (no WAL, no disk), forshare's old default")
-	fs.StringVar(&o.pg, "pg", "auto", "forshare: measure PostgreSQL 15 beside tupled as bench/pg does: auto (when installed), on, off (show the recorded figure)")
+	fs.StringVar(&o.pg, "pg", "auto", "forshare and fk: measure PostgreSQL 15 beside tupled as bench/pg does: auto (when installed), on, off (show the recorded figure)")
 	fs.IntVar(&cfg.PGRounds, "pg-rounds", 0, "forshare: PostgreSQL's alternated rounds (0: min(--rounds, 3))")
 	fs.StringVar(&o.backend, "backend", "pebble", "backend of an on-disk database: pebble or bbolt")
 	o.sync = true
@@ -275,7 +292,7 @@ func benchFlags(cfg *bench.Config, o *benchOut) *flag.FlagSet {
 	fs.StringVar(&cfg.ShareFastPath, "share-fastpath", "on", "forshare: on, off (a multixact for every lock) or both")
 	fs.DurationVar(&cfg.DeadlockTimeout, "deadlock-timeout", 0, "storm: the database's deadlock_timeout (0: the workload's default, 10ms)")
 	fs.Var(&o.inject, "inject-deadlocks", fmt.Sprintf("storm: real 2-way deadlocks to create per second, and their detection latency reported (default %g/s; 0 for none)", bench.StormInjectRate))
-	fs.IntVar(&cfg.HotRows, "hot-rows", 0, "storm and hotrow: number of hot rows (0: the workload's default)")
+	fs.IntVar(&cfg.HotRows, "hot-rows", 0, "storm, hotrow and fk: number of hot rows (fk: parents) (0: the workload's default)")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "random seed (0: from the clock)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile (go tool pprof) of the whole run to this file")
 	fs.StringVar(&o.blockprofile, "blockprofile", "", "write a blocking profile to this file (and a mutex profile to FILE.mutex)")
