@@ -1,6 +1,7 @@
 package tupled_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -245,6 +246,13 @@ func TestForeignKeyRepeatableRead(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error { return tx.Insert(bg, "child", []byte("c2"), []byte("p2")) }))
 	require.Equal(t, "23503", tupled.SQLState(rr.Delete(bg, "parent", []byte("p2"))), "a child committed after the snapshot counts")
+	require.NoError(t, rr.Rollback())
+	rr = begin(t, db, &tupled.TxOptions{Isolation: tupled.RepeatableRead})
+	_, err = rr.Get(bg, "child", []byte("c2"))
+	require.NoError(t, err)
+	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error { return tx.Delete(bg, "child", []byte("c2")) }))
+	require.NoError(t, rr.Delete(bg, "parent", []byte("p2")), "a child deleted after the snapshot no longer counts")
+	require.NoError(t, rr.Commit())
 }
 
 // TestForeignKeyWorkload: clients insert children of random parents (some
@@ -329,3 +337,71 @@ func TestForeignKeyWorkload(t *testing.T) {
 }
 
 var errRollback = errors.New("rollback")
+
+// TestForeignKeyRepeatableReadParentChanged: under REPEATABLE READ, a
+// parent updated (not its key) since the snapshot still takes the child's
+// FOR KEY SHARE (heap_lock_tuple locks a KEY SHARE over a committed no-key
+// update); a parent deleted since is a serialization failure.
+func TestForeignKeyRepeatableReadParentChanged(t *testing.T) {
+	db := fkDB(t, tupled.ForeignKey{})
+	rr := begin(t, db, &tupled.TxOptions{Isolation: tupled.RepeatableRead})
+	_, err := rr.Get(bg, "t", []byte("x"))
+	require.ErrorIs(t, err, tupled.ErrNotFound)
+	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+		if err := tx.Update(bg, "parent", []byte("p1"), []byte("new")); err != nil {
+			return err
+		}
+		return tx.Delete(bg, "parent", []byte("p2"))
+	}))
+	require.NoError(t, rr.Insert(bg, "child", []byte("c1"), []byte("p1")), "a no-key update since the snapshot")
+	require.Equal(t, "40001", tupled.SQLState(rr.Insert(bg, "child", []byte("c2"), []byte("p2"))), "a delete since the snapshot")
+}
+
+// TestForeignKeyRefIndex: a foreign key to a unique index of the parent
+// (REFERENCES parent (code)), its children found through a child index: an
+// update that changes the parent's indexed code is its key change (ON
+// UPDATE), one that does not is not; the child's FOR KEY SHARE blocks the
+// code change but not other updates.
+func TestForeignKeyRefIndex(t *testing.T) {
+	db := openDB(t, nil, nil)
+	for _, tb := range []string{"parent", "child"} {
+		require.NoError(t, db.CreateTable(bg, tb))
+	}
+	// parent value: "code/payload"; the unique index is the code.
+	code := func(_, v []byte) ([]byte, bool) {
+		if i := bytes.IndexByte(v, '/'); i > 0 {
+			return v[:i], true
+		}
+		return nil, false
+	}
+	require.NoError(t, db.CreateIndex(bg, "parent", "parent_code", tupled.IndexOptions{Unique: true, Key: code}))
+	require.NoError(t, db.CreateIndex(bg, "child", "child_ref", tupled.IndexOptions{Key: childRef}))
+	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+		if err := tx.Insert(bg, "parent", []byte("p1"), []byte("A/x")); err != nil {
+			return err
+		}
+		return tx.Insert(bg, "parent", []byte("p2"), []byte("B/x"))
+	}))
+	fk := tupled.ForeignKey{Name: "child_code_fkey", Table: "child", RefTable: "parent", RefIndex: "parent_code", ChildIndex: "child_ref",
+		Ref: childRef, SetRef: setRef, OnUpdate: tupled.Cascade}
+	require.Equal(t, "22023", tupled.SQLState(db.AddForeignKey(bg, tupled.ForeignKey{Name: "x", Table: "child", RefTable: "parent", RefIndex: "child_ref", Ref: childRef})), "not a unique index of the parent")
+	require.Equal(t, "42704", tupled.SQLState(db.AddForeignKey(bg, tupled.ForeignKey{Name: "x", Table: "child", RefTable: "parent", RefIndex: "nope", Ref: childRef})))
+	require.NoError(t, db.AddForeignKey(bg, fk))
+
+	tx := begin(t, db, nil)
+	require.Equal(t, "23503", tupled.SQLState(tx.Insert(bg, "child", []byte("c0"), []byte("p1"))), "the reference is the code, not the key")
+	require.NoError(t, tx.Rollback())
+	ins := begin(t, db, nil)
+	require.NoError(t, ins.Insert(bg, "child", []byte("c1"), []byte("A")))
+	require.NoError(t, ins.Insert(bg, "child", []byte("c2"), []byte("A")))
+	upd := begin(t, db, nil)
+	require.NoError(t, upd.Update(bg, "parent", []byte("p1"), []byte("A/y")), "the code unchanged: not blocked by FOR KEY SHARE")
+	require.NoError(t, upd.Commit())
+	mover := begin(t, db, nil)
+	res := async(func() error { return mover.Update(bg, "parent", []byte("p1"), []byte("Z/y")) })
+	eventually(t, "the code change waits for the children's FOR KEY SHARE", func() bool { return waitingOn(db, mover) })
+	require.NoError(t, ins.Commit())
+	require.NoError(t, <-res)
+	require.NoError(t, mover.Commit())
+	require.Equal(t, map[string]string{"c1": "Z", "c2": "Z"}, dumpTable(t, db, "child"), "ON UPDATE CASCADE through the child index")
+}
