@@ -53,6 +53,14 @@
 //     new key's insert plus a link, kept beside the heap, from the deleted
 //     version to the inserted one: READ COMMITTED locking scans follow it
 //     as PostgreSQL follows t_ctid; nothing else does.
+//   - Indexes (index.go) are hidden tables written in the same
+//     transaction as each base write; a unique one waits like the primary
+//     key, and an update changing its key is a key update.
+//   - Foreign keys (fk.go) act inside the write that needs them: a child
+//     insert or reference change locks the parent FOR KEY SHARE with the
+//     statement's snapshot; a parent delete or key change, after its own
+//     lock, finds children with a fresh snapshot and runs the action as
+//     ordinary writes (which fire the children's own keys).
 //   - Advisory locks (advisory.go): a Tx's transaction-level ones are
 //     released when it commits or aborts; a Session (a connection: the
 //     owner of session-level ones, beginning its transactions) links itself
