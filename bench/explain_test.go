@@ -361,3 +361,30 @@ func TestPGSideMeasures(t *testing.T) {
 		t.Errorf("How %q", s.res.How)
 	}
 }
+
+// TestFKPGSide: PostgreSQL's side of `bench fk` measures a round: child
+// inserts through its foreign key, parent updates beside them, and the
+// multixacts and member entries its hot parents cost.
+func TestFKPGSide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL cluster (~15 s)")
+	}
+	c, err := findPG()
+	if err != nil {
+		t.Skipf("PostgreSQL 15 is not installed here: %v", err)
+	}
+	ctx := context.Background()
+	p := &pgFK{c: c, parents: FKHotParents}
+	if err := p.start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer p.c.stop()
+	defer p.conn.Close(ctx)
+	r, err := p.round(ctx, 8, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.tps <= 0 || r.updates <= 0 || r.multi <= 0 || r.members < r.multi {
+		t.Fatalf("round %+v: want children and parent updates per second, and multixacts with their members", r)
+	}
+}

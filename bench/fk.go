@@ -228,6 +228,7 @@ func RunFK(ctx context.Context, cfg *Config) (*FKReport, error) {
 		}
 		if pg != nil {
 			defer pg.c.stop()
+			defer pg.conn.Close(context.Background())
 			fr.PG = &FKPGResult{}
 		}
 	}
