@@ -405,3 +405,31 @@ func TestForeignKeyRefIndex(t *testing.T) {
 	require.NoError(t, mover.Commit())
 	require.Equal(t, map[string]string{"c1": "Z", "c2": "Z"}, dumpTable(t, db, "child"), "ON UPDATE CASCADE through the child index")
 }
+
+// TestForeignKeyCascadeRepeatableRead: under REPEATABLE READ a cascade
+// that reaches a child the snapshot does not see — inserted, or given its
+// key, after it — is a serialization failure (PostgreSQL 15's
+// isolationtester agrees).
+func TestForeignKeyCascadeRepeatableRead(t *testing.T) {
+	db := fkDB(t, tupled.ForeignKey{OnDelete: tupled.Cascade})
+	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error { return tx.Insert(bg, "child", []byte("c2"), []byte("p2")) }))
+	rr := begin(t, db, &tupled.TxOptions{Isolation: tupled.RepeatableRead})
+	_, err := rr.Get(bg, "parent", []byte("p1"))
+	require.NoError(t, err)
+	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+		if err := tx.Insert(bg, "child", []byte("o1"), []byte("p1")); err != nil {
+			return err
+		}
+		return tx.UpdateKey(bg, "child", []byte("c2"), []byte("c2x"), []byte("p2"))
+	}))
+	require.Equal(t, "40001", tupled.SQLState(rr.Delete(bg, "parent", []byte("p1"))))
+	require.NoError(t, rr.Rollback())
+	rr = begin(t, db, &tupled.TxOptions{Isolation: tupled.RepeatableRead})
+	_, err = rr.Get(bg, "parent", []byte("p1"))
+	require.NoError(t, err)
+	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error { return tx.UpdateKey(bg, "child", []byte("c2x"), []byte("c2y"), []byte("p2")) }))
+	require.Equal(t, "40001", tupled.SQLState(rr.Delete(bg, "parent", []byte("p2"))), "a child given its key after the snapshot")
+	require.NoError(t, rr.Rollback())
+	require.NoError(t, db.RunTx(bg, &tupled.TxOptions{Isolation: tupled.RepeatableRead}, func(tx *tupled.Tx) error { return tx.Delete(bg, "parent", []byte("p2")) }))
+	require.Equal(t, map[string]string{"o1": "p1"}, dumpTable(t, db, "child"))
+}
