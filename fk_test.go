@@ -427,7 +427,9 @@ func TestForeignKeyCascadeRepeatableRead(t *testing.T) {
 	rr = begin(t, db, &tupled.TxOptions{Isolation: tupled.RepeatableRead})
 	_, err = rr.Get(bg, "parent", []byte("p1"))
 	require.NoError(t, err)
-	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error { return tx.UpdateKey(bg, "child", []byte("c2x"), []byte("c2y"), []byte("p2")) }))
+	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+		return tx.UpdateKey(bg, "child", []byte("c2x"), []byte("c2y"), []byte("p2"))
+	}))
 	require.Equal(t, "40001", tupled.SQLState(rr.Delete(bg, "parent", []byte("p2"))), "a child given its key after the snapshot")
 	require.NoError(t, rr.Rollback())
 	require.NoError(t, db.RunTx(bg, &tupled.TxOptions{Isolation: tupled.RepeatableRead}, func(tx *tupled.Tx) error { return tx.Delete(bg, "parent", []byte("p2")) }))
