@@ -85,7 +85,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 	case st.Op != pg.SetOperation_SETOP_NONE:
 		return nil, notSupported("UNION/INTERSECT/EXCEPT is not supported")
 	case st.WithClause != nil:
-		return nil, notSupported("WITH is not supported")
+		return s.planWith(st, params, keepUnknown) // with.go
 	case len(st.ValuesLists) > 0:
 		return nil, notSupported("VALUES as a query is not supported")
 	case len(st.DistinctClause) > 0:

@@ -13,6 +13,7 @@ const (
 	CodeSyntax             = "42601"
 	CodeUndefinedTable     = "42P01"
 	CodeDuplicateTable     = "42P07"
+	CodeDuplicateAlias     = "42712"
 	CodeUndefinedColumn    = "42703"
 	CodeUndefinedFunction  = "42883"
 	CodeUndefinedObject    = "42704"
