@@ -427,7 +427,7 @@ func uniqueByCols(t *Table, elems []*pg.Node) (IndexDef, bool) {
 func dupRowError(err error, t *Table, row []Value) error {
 	e := indexViolation(err, t)
 	if e == nil {
-		return dupKeyError(err, t, row[t.Key])
+		return dupKeyError(err, t, row)
 	}
 	d, _ := violatedIndex(err, t)
 	xs, xerr := compileIndexExprs(t, d)
