@@ -1067,7 +1067,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 				return nil
 			}
 			if err != nil {
-				return engineError(err, t)
+				return dupRowError(err, t, row) // a unique index's DETAIL
 			}
 			return emit(row)
 		})
