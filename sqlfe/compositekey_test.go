@@ -80,6 +80,11 @@ var compositeScript = []struct{ sql, want string }{
 	{"SELECT a, b FROM t WHERE a = 1 AND b = 'x' AND v = 99", "SELECT 0"},
 	{"SELECT a, b FROM t WHERE a = NULL AND b = 'x'", "SELECT 0"},
 	{"SELECT a, b FROM t WHERE a = 3000000000 AND b = 'x'", "SELECT 0"},
+	{"PREPARE p (int, text) AS SELECT v FROM t WHERE a = $1 AND b = $2 FOR UPDATE", "PREPARE"},
+	{"EXECUTE p (1, 'y')", "2\nSELECT 1"},
+	{"EXECUTE p ('2', 'x')", "1\nSELECT 1"},
+	{"PREPARE q (int) AS SELECT b FROM t WHERE a = $1 ORDER BY b DESC", "PREPARE"},
+	{"EXECUTE q (1)", "y\nx\nSELECT 2"},
 	{"INSERT INTO t VALUES (1, 'x', 9)", `23505 duplicate key value violates unique constraint "t_pkey"|Key (a, b)=(1, x) already exists.`},
 	{"INSERT INTO t (a, v) VALUES (3, 9)", `23502 null value in column "b" of relation "t" violates not-null constraint|Failing row contains (3, null, 9).`},
 	{"INSERT INTO t (b, v) VALUES ('q', 9)", `23502 null value in column "a" of relation "t" violates not-null constraint|Failing row contains (null, q, 9).`},
@@ -204,6 +209,11 @@ func TestCompositeKeyLocking(t *testing.T) {
 	mustRun(t, s1, "SELECT a FROM t WHERE a = 1 FOR SHARE", "1\n1\nSELECT 2")
 	mustRun(t, s2, "SELECT locked_row, modes FROM pgrowlocks('t')", "(1,x)|{\"For Share\"}\n(1,y)|{\"For Share\"}\nSELECT 2")
 	run(t, s1, "ROLLBACK")
+	// pg_locks names a tuple lock's row by its key, as pgrowlocks does
+	tbl, _ := eng.cat.get("t")
+	if rel, k := s1.keyText(tbl.Engine, keys.MustPack(int64(2), "x")); rel != "t" || k != "(2,x)" {
+		t.Fatalf("keyText: %q %q", rel, k)
+	}
 }
 
 // TestCompositeKeyUpdateVsKeyShare: FOR KEY SHARE on (1, 'x') lets another
