@@ -312,3 +312,44 @@ func (a *access) compositeBounds(e *env, t *Table) (points [][]byte, start, end 
 	}
 	return nil, start, end, false, nil
 }
+
+// hasPkey reports whether t has a declared primary key (not the hidden
+// rowid), whose constraint name is a relation name in PostgreSQL.
+func (t *Table) hasPkey() bool { return t != nil && t.Key >= 0 && !t.hiddenKey() }
+
+// pkeyNamed reports whether a table the session sees has a primary key
+// called name: PostgreSQL's primary-key index is a relation, so no other
+// relation, index or constraint index may take its name (42P07).
+func (s *Session) pkeyNamed(name string) bool {
+	s.eng.cat.mu.RLock()
+	defer s.eng.cat.mu.RUnlock()
+	for n, t := range s.eng.cat.tables {
+		if p, ok := s.pending[n]; ok {
+			t = p
+		}
+		if t.hasPkey() && t.pkeyName() == name {
+			return true
+		}
+	}
+	for _, t := range s.pending {
+		if t.hasPkey() && t.pkeyName() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// claimPkeyName checks, for CREATE TABLE of t, that its primary key's name
+// is no relation's yet (42P07, as PostgreSQL's index creation says) and
+// marks it taken for the table's UNIQUE constraints.
+func (s *Session) claimPkeyName(t *Table, taken map[string]bool) error {
+	if !t.hasPkey() {
+		return nil
+	}
+	name := t.pkeyName()
+	if s.indexNameTaken(name) {
+		return errorf(CodeDuplicateTable, "relation %q already exists", name)
+	}
+	taken[name] = true
+	return nil
+}

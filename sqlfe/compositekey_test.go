@@ -58,6 +58,14 @@ func TestCompositeKeyDDL(t *testing.T) {
 		}
 	}
 	mustFail(t, s, "INSERT INTO n VALUES (1, 2), (1, 2)", CodeUniqueViolation, `duplicate key value violates unique constraint "n_ab"`)
+	// the key's name is a relation's: PostgreSQL 15's 42P07s and names
+	mustRun(t, s, "CREATE TABLE m (a int, b int, PRIMARY KEY (a, b))", "CREATE TABLE")
+	mustFail(t, s, "CREATE INDEX m_pkey ON m (b)", CodeDuplicateTable, `relation "m_pkey" already exists`)
+	mustFail(t, s, "CREATE TABLE m2 (a int, b int, CONSTRAINT m_pkey PRIMARY KEY (a, b))", CodeDuplicateTable, `relation "m_pkey" already exists`)
+	mustFail(t, s, "CREATE TABLE m3 (a int, b int, CONSTRAINT k3 PRIMARY KEY (a, b), CONSTRAINT k3 UNIQUE (b))", CodeDuplicateTable, `relation "k3" already exists`)
+	mustRun(t, s, "CREATE TABLE m4 (a int, b int, CONSTRAINT m4_b_key PRIMARY KEY (a, b), UNIQUE (b))", "CREATE TABLE")
+	mustFail(t, s, "INSERT INTO m4 VALUES (1, 1), (2, 1)", CodeUniqueViolation, `duplicate key value violates unique constraint "m4_b_key1"`)
+	mustFail(t, s, "INSERT INTO m4 VALUES (1, 1), (1, 1)", CodeUniqueViolation, `duplicate key value violates unique constraint "m4_b_key"`)
 }
 
 // compositeScript is a session on a table keyed (a, b) through every DML

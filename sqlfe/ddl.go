@@ -200,11 +200,14 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		}
 		nt := *t
 		nt.Cols = append([]Column(nil), t.Cols...)
+		taken := map[string]bool{}
+		if err := s.claimPkeyName(&nt, taken); err != nil { // compositekey.go
+			return nil, err
+		}
 		if nt.Engine, err = s.eng.cat.newEngineTable(ctx, s.eng.db, name); err != nil {
 			return nil, err
 		}
 		s.created = append(s.created, nt.Engine)
-		taken := map[string]bool{}
 		for _, d := range uniques {
 			if d.Name == "" {
 				d.Name = s.chooseIndexName(&nt, d.Cols, "key", taken)

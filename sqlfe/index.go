@@ -111,7 +111,7 @@ func createIndexes(ctx context.Context, db *tupled.DB, t *Table) error {
 
 // indexNameTaken reports whether a table or an index is called name.
 func (s *Session) indexNameTaken(name string) bool {
-	if s.lookupTable(name) != nil {
+	if s.lookupTable(name) != nil || s.pkeyNamed(name) { // compositekey.go
 		return true
 	}
 	return s.findIndex(name) != nil
