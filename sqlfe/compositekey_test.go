@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/tupled/tupled"
@@ -264,4 +265,33 @@ func TestCompositeKeyUpdateVsKeyShare(t *testing.T) {
 		}
 	}
 	mustRun(t, s1, "SELECT * FROM t ORDER BY a, b", "1|x|0\n1|y|0\n3|n|2\nSELECT 3")
+}
+
+// BenchmarkCompositeKeyLookup: a point lookup on the whole key and a
+// prefix scan on its first column read only their rows, against a
+// filter on a non-key column that reads the table (10 000 rows).
+func BenchmarkCompositeKeyLookup(b *testing.B) {
+	_, s := newTestSession(b)
+	if _, err := run(b, s, "CREATE TABLE t (a int, b int, v int, PRIMARY KEY (a, b))"); err != nil {
+		b.Fatal(err)
+	}
+	for a := 0; a < 100; a++ {
+		q := "INSERT INTO t SELECT " + strconv.Itoa(a) + ", g, g FROM generate_series(1, 100) g"
+		if _, err := run(b, s, q); err != nil {
+			b.Fatal(q, err)
+		}
+	}
+	for _, q := range []struct{ name, sql, want string }{
+		{"point", "SELECT v FROM t WHERE a = 50 AND b = 7", "7\nSELECT 1"},
+		{"prefix", "SELECT v FROM t WHERE a = 50 AND v > 98", "99\n100\nSELECT 2"},
+		{"filter", "SELECT v FROM t WHERE v = 7 AND a + 0 = 50", "7\nSELECT 1"},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if out, err := run(b, s, q.sql); err != nil || out != q.want {
+					b.Fatalf("%s: %q %v", q.sql, out, err)
+				}
+			}
+		})
+	}
 }
