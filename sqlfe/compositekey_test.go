@@ -58,6 +58,10 @@ func TestCompositeKeyDDL(t *testing.T) {
 			t.Fatalf("engine keys %v, want %v", got, want)
 		}
 	}
+	mustRun(t, s, "SELECT * FROM t", "3|b|2\n1|x|2\n2|a|10\nSELECT 3") // key order (a, b); columns v, b, a
+	mustRun(t, s, "SELECT v FROM t WHERE b = 'x' AND a = 2", "1\nSELECT 1")
+	mustRun(t, s, "SELECT b FROM t WHERE a = 2 ORDER BY a DESC", "x\nb\nSELECT 2")
+	mustRun(t, s, "UPDATE t SET a = 3 WHERE a = 2 AND b = 'b' RETURNING *", "3|b|3\nUPDATE 1")
 	mustFail(t, s, "INSERT INTO n VALUES (1, 2), (1, 2)", CodeUniqueViolation, `duplicate key value violates unique constraint "n_ab"`)
 	// the key's name is a relation's: PostgreSQL 15's 42P07s and names
 	mustRun(t, s, "CREATE TABLE m (a int, b int, PRIMARY KEY (a, b))", "CREATE TABLE")
