@@ -16,6 +16,10 @@ type access struct {
 	lo, hi         expr
 	loIncl, hiIncl bool
 	exact          bool // WHERE is exactly the points condition: a row found by key qualifies
+	// composite: a composite key's access (compositekey.go): eq are the
+	// values of its leading columns, lo/hi bound the next one.
+	composite bool
+	eq        []expr
 }
 
 func conjuncts(x expr) []expr {
@@ -112,6 +116,9 @@ func keyBytes(v Value, t *Table, kt Type) ([]byte, bool) {
 // bounds evaluates the access for one execution: the sorted, distinct point
 // keys, or the scan range [start, end); empty when nothing can qualify.
 func (a *access) bounds(e *env, t *Table) (points [][]byte, start, end []byte, empty bool, err error) {
+	if a.composite {
+		return a.compositeBounds(e, t)
+	}
 	kt := t.Cols[t.Key].Type
 	if a.points != nil {
 		for _, x := range a.points {

@@ -53,6 +53,12 @@ type Table struct {
 	Engine string   `json:"engine"`
 	Cols   []Column `json:"cols"`
 	Key    int      `json:"key"`
+	// KeyCols are the columns of a composite primary key, in key order
+	// (Key is the first of them); empty for a one-column key
+	// (compositekey.go). PKeyName is the name CONSTRAINT name PRIMARY KEY
+	// gave the key ("": t_pkey).
+	KeyCols  []int  `json:"key_cols,omitempty"`
+	PKeyName string `json:"pkey_name,omitempty"`
 	// KeyFormat is how the primary key is encoded in the engine's keys:
 	// keyFormatTuple (package keys) for tables created since it exists,
 	// keyFormatRaw for older ones, which keep theirs.

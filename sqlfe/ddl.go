@@ -39,19 +39,34 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 	}
 	t := &Table{Name: name, Key: -1, KeyFormat: keyFormatTuple}
 	var uniques []IndexDef // UNIQUE constraints, named when the table is created
-	setKey := func(col string, loc int32) error {
-		i := t.col(col)
-		if i < 0 {
-			return errorf(CodeUndefinedColumn, "column %q named in key does not exist", col).at(loc)
+	setKey := func(cols []string, conname string, loc int32) error {
+		var idx []int
+		for _, col := range cols {
+			i := t.col(col)
+			if i < 0 {
+				return errorf(CodeUndefinedColumn, "column %q named in key does not exist", col).at(loc)
+			}
+			for _, j := range idx {
+				if j == i {
+					return errorf(CodeDuplicateColumn, "column %q appears twice in primary key constraint", col).at(loc)
+				}
+			}
+			idx = append(idx, i)
 		}
 		if t.Key >= 0 {
 			return errorf(CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", name).at(loc)
 		}
-		if ty := t.Cols[i].Type; ty == TNumeric || ty == TTimestamp {
-			return notSupported("a %s PRIMARY KEY is not supported", ty).at(loc)
+		for _, i := range idx {
+			if ty := t.Cols[i].Type; ty == TNumeric || ty == TTimestamp {
+				return notSupported("a %s PRIMARY KEY is not supported", ty).at(loc)
+			}
+			t.Cols[i].NotNull = true
 		}
-		t.Key = i
-		t.Cols[i].NotNull = true
+		t.Key = idx[0]
+		if len(idx) > 1 {
+			t.KeyCols = idx // compositekey.go
+		}
+		t.PKeyName = conname
 		return nil
 	}
 	constraint := func(c *pg.Constraint, col string) error {
@@ -74,14 +89,11 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 					return errorf(CodeUndefinedColumn, "column %q named in key does not exist", inc).at(c.Location)
 				}
 			}
+			keys := []string{col}
 			if col == "" {
-				keys := strs(c.Keys)
-				if len(keys) != 1 {
-					return notSupported("a PRIMARY KEY of %d columns is not supported (only one column)", len(keys)).at(c.Location)
-				}
-				col = keys[0]
+				keys = strs(c.Keys)
 			}
-			return setKey(col, c.Location)
+			return setKey(keys, c.Conname, c.Location)
 		case pg.ConstrType_CONSTR_UNIQUE: // index.go
 			if len(c.Options) > 0 || c.Indexspace != "" || c.Deferrable || len(c.Including) > 0 || c.NullsNotDistinct {
 				return notSupported("UNIQUE options are not supported").at(c.Location)
@@ -188,11 +200,14 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		}
 		nt := *t
 		nt.Cols = append([]Column(nil), t.Cols...)
+		taken := map[string]bool{}
+		if err := s.claimPkeyName(&nt, taken); err != nil { // compositekey.go
+			return nil, err
+		}
 		if nt.Engine, err = s.eng.cat.newEngineTable(ctx, s.eng.db, name); err != nil {
 			return nil, err
 		}
 		s.created = append(s.created, nt.Engine)
-		taken := map[string]bool{}
 		for _, d := range uniques {
 			if d.Name == "" {
 				d.Name = s.chooseIndexName(&nt, d.Cols, "key", taken)

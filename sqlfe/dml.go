@@ -205,7 +205,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 		sp.where = w
 	}
 	if sp.t != nil {
-		sp.acc = analyzeAccess(sp.where, sp.t.Key)
+		sp.acc = analyzeKeyAccess(sp.where, sp.t)
 	}
 	for _, n := range st.SortClause {
 		sb := n.GetSortBy()
@@ -255,12 +255,8 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 	}
 	if len(sp.sorts) > 0 {
 		sp.natural = false
-		if sp.t != nil && len(sp.sorts) == 1 && isKey(sp.sorts[0].x, sp.t.Key) {
-			if sp.sorts[0].desc {
-				sp.reverse = true
-			} else {
-				sp.natural = true
-			}
+		if sp.t != nil {
+			sp.natural, sp.reverse = keyOrder(sp.t, sp.sorts) // compositekey.go
 		}
 	}
 	if sp.t == nil && sp.virt != nil {
@@ -653,7 +649,7 @@ func checkRow(t *Table, row []Value) error {
 		}
 	}
 	for i, c := range t.Cols {
-		if row[i].Null && (c.NotNull || i == t.Key) {
+		if row[i].Null && (c.NotNull || t.isKeyCol(i)) {
 			var vals []string
 			for j, v := range row {
 				switch {
@@ -671,10 +667,10 @@ func checkRow(t *Table, row []Value) error {
 	return nil
 }
 
-func dupKeyError(err error, t *Table, key Value) error {
+func dupKeyError(err error, t *Table, row []Value) error {
 	e := engineError(err, t)
 	if e.Code == CodeUniqueViolation && indexViolation(err, t) == nil {
-		e.Detail = fmt.Sprintf("Key (%s)=(%s) already exists.", t.Cols[t.Key].Name, key.String())
+		e.Detail = fmt.Sprintf("Key (%s)=(%s) already exists.", keyColNames(t), keyColValues(t, row))
 	}
 	return e
 }
@@ -898,7 +894,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 			if err := checkRow(t, row); err != nil {
 				return nil, err
 			}
-			key := appendKey(nil, t, row[t.Key])
+			key := rowKey(nil, t, row)
 			if oc != nil {
 				if row, err = oc.insert(ctx, tx, e, &ups, key, row); err != nil {
 					return nil, err
@@ -958,7 +954,7 @@ func compileSets(c *compiler, t *Table, list []*pg.Node, keyOK bool) ([]setItem,
 		if i < 0 {
 			return nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).at(rt.Location)
 		}
-		if i == t.Key && !keyOK {
+		if t.isKeyCol(i) && !keyOK {
 			return nil, notSupported("ON CONFLICT DO UPDATE SET of the primary key is not supported").at(rt.Location)
 		}
 		if seen[i] {
@@ -1004,7 +1000,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			return nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", where.typ())
 		}
 	}
-	acc := analyzeAccess(where, t.Key)
+	acc := analyzeKeyAccess(where, t)
 	ret, cols, err := returning(c, st.ReturningList)
 	if err != nil {
 		return nil, err
@@ -1062,7 +1058,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			if err != nil {
 				return err
 			}
-			if !bytes.Equal(appendKey(nil, t, row[t.Key]), k) {
+			if !bytes.Equal(rowKey(nil, t, row), k) {
 				moves = append(moves, candidate{key: k, row: row})
 				return nil
 			}
@@ -1071,7 +1067,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 				return nil
 			}
 			if err != nil {
-				return engineError(err, t)
+				return dupRowError(err, t, row) // a unique index's DETAIL
 			}
 			return emit(row)
 		})
@@ -1079,7 +1075,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			return nil, err
 		}
 		for _, mv := range moves {
-			err := tx.UpdateKey(ctx, t.Engine, mv.key, appendKey(nil, t, mv.row[t.Key]), encodeRow(t, mv.row))
+			err := tx.UpdateKey(ctx, t.Engine, mv.key, rowKey(nil, t, mv.row), encodeRow(t, mv.row))
 			if errors.Is(err, tupled.ErrNotFound) {
 				continue
 			}
@@ -1116,7 +1112,7 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 			return nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", where.typ())
 		}
 	}
-	acc := analyzeAccess(where, t.Key)
+	acc := analyzeKeyAccess(where, t)
 	ret, cols, err := returning(c, st.ReturningList)
 	if err != nil {
 		return nil, err

@@ -23,16 +23,19 @@
 //     another transaction still uses (55006) is retried at the next DDL
 //     (reclaim.go). A new table gets the engine table of its own name if
 //     free, else name#2, name#3, ...
-//   - Every table has a one-column primary key: one declared, or, for a
-//     table declared without one, a hidden bigint rowid no SQL name reaches
+//   - Every table has a primary key: one declared, of one column or of
+//     several (PRIMARY KEY (a, b), compositekey.go), or, for a table
+//     declared without one, a hidden bigint rowid no SQL name reaches
 //     (rowid.go), numbered per table from an in-memory counter seeded from
-//     the table's highest rowid. The engine key is its
-//     order-preserving encoding (int/bigint big-endian with the sign bit
-//     flipped, text its bytes — C collation —, character(n) its bytes
-//     without trailing spaces, boolean one byte), so key ranges are
-//     tx.Scan ranges and 'ab' and 'ab  ' are one character(n) key. The value is the other columns: a NULL
-//     bitmap, then each non-NULL column (numeric and timestamp as their
-//     text form, which they may not be keys for).
+//     the table's highest rowid. The engine key is its order-preserving
+//     encoding: the package keys tuple of the key columns' values, in key
+//     order (text its bytes — C collation —, character(n) without trailing
+//     spaces), or, for tables made before package keys, the raw format of
+//     one column (types.go appendKey). So key ranges are tx.Scan ranges,
+//     the leading columns' tuple is a prefix of the keys it begins, and
+//     'ab' and 'ab  ' are one character(n) key. The value is the other
+//     columns: a NULL bitmap, then each non-NULL column (numeric and
+//     timestamp as their text form, which they may not be keys for).
 //   - serial columns' sequences are rows of the engine table
 //     "_tupled_sequences" (made with the first serial column), advanced in
 //     transactions of their own so a value is never handed out twice, and

@@ -117,7 +117,7 @@ func engineError(err error, t *Table) *Error {
 		if e := indexViolation(err, t); e != nil { // index.go
 			return e
 		}
-		return errorf(CodeUniqueViolation, "duplicate key value violates unique constraint %q", t.Name+"_pkey")
+		return errorf(CodeUniqueViolation, "duplicate key value violates unique constraint %q", t.pkeyName())
 	case errors.Is(err, tupled.ErrNoTable):
 		return errorf(CodeUndefinedTable, "relation %q does not exist", t.Name)
 	}

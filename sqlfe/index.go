@@ -111,7 +111,7 @@ func createIndexes(ctx context.Context, db *tupled.DB, t *Table) error {
 
 // indexNameTaken reports whether a table or an index is called name.
 func (s *Session) indexNameTaken(name string) bool {
-	if s.lookupTable(name) != nil {
+	if s.lookupTable(name) != nil || s.pkeyNamed(name) { // compositekey.go
 		return true
 	}
 	return s.findIndex(name) != nil
@@ -427,7 +427,7 @@ func uniqueByCols(t *Table, elems []*pg.Node) (IndexDef, bool) {
 func dupRowError(err error, t *Table, row []Value) error {
 	e := indexViolation(err, t)
 	if e == nil {
-		return dupKeyError(err, t, row[t.Key])
+		return dupKeyError(err, t, row)
 	}
 	d, _ := violatedIndex(err, t)
 	xs, xerr := compileIndexExprs(t, d)

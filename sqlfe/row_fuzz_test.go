@@ -7,13 +7,15 @@ import (
 )
 
 // fuzzTables are the column layouts FuzzDecodeRow decodes stored rows with:
-// every key type in both key formats, and non-key columns of every
-// storable type.
+// every key type in both key formats, a composite key, and non-key columns
+// of every storable type.
 var fuzzTables = []*Table{
 	{Name: "i", KeyFormat: keyFormatTuple, Cols: []Column{{Name: "k", Type: TInt4}, {Name: "a", Type: TText}, {Name: "b", Type: TInt8}, {Name: "c", Type: TBool}}},
 	{Name: "l", Cols: []Column{{Name: "a", Type: TBool}, {Name: "k", Type: TInt8}, {Name: "b", Type: TInt4}}, Key: 1},
 	{Name: "t", KeyFormat: keyFormatTuple, Cols: []Column{{Name: "k", Type: TText}, {Name: "a", Type: TText}, {Name: "b", Type: TText}, {Name: "c", Type: TInt4}, {Name: "d", Type: TInt4}, {Name: "e", Type: TInt4}, {Name: "f", Type: TInt4}, {Name: "g", Type: TInt4}, {Name: "h", Type: TInt4}, {Name: "j", Type: TInt4}}},
 	{Name: "b", Cols: []Column{{Name: "k", Type: TBool}}},
+	// a composite key (compositekey.go) with an unpadded bpchar column
+	{Name: "c", KeyFormat: keyFormatTuple, Cols: []Column{{Name: "a", Type: TInt4}, {Name: "v", Type: TText}, {Name: "b", Type: TBpchar}, {Name: "c", Type: TBool}, {Name: "w", Type: TInt8}}, Key: 2, KeyCols: []int{2, 0, 4}},
 }
 
 // FuzzDecodeRow is the row decoder under damage the checksums did not
@@ -36,9 +38,9 @@ func FuzzDecodeRow(f *testing.F) {
 				row[i] = Text("value")
 			}
 		}
-		key := appendKey(nil, t, row[t.Key])
+		key := rowKey(nil, t, row)
 		f.Add(uint8(ti), key, encodeRow(t, row))
-		row[(t.Key+1)%len(row)] = Null(t.Cols[(t.Key+1)%len(row)].Type)
+		row[(t.Key+1)%len(row)] = Null(t.Cols[(t.Key+1)%len(row)].Type) // a non-key column
 		f.Add(uint8(ti), key, encodeRow(t, row))
 	}
 	f.Add(uint8(2), []byte("k"), []byte{0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}) // a text length past 2^63
@@ -52,7 +54,7 @@ func FuzzDecodeRow(f *testing.F) {
 			}
 			return
 		}
-		key2, val2 := appendKey(nil, tbl, dst[tbl.Key]), encodeRow(tbl, dst)
+		key2, val2 := rowKey(nil, tbl, dst), encodeRow(tbl, dst)
 		again := make([]Value, len(tbl.Cols))
 		if err := decodeRow(tbl, key2, val2, again); err != nil {
 			t.Fatalf("a decoded row re-encodes to one that does not decode: %v", err)

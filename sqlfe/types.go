@@ -461,6 +461,18 @@ func decodeKey(t *Table, b []byte) (Value, error) {
 
 func decodeTupleKey(c Column, b []byte) (Value, error) {
 	r := keys.NewReader(b)
+	v, err := readKeyElem(r, c)
+	if err != nil {
+		return Value{}, err
+	}
+	if !r.Done() {
+		return Value{}, errCorrupt
+	}
+	return v, nil
+}
+
+// readKeyElem reads the next tuple element of a key as column c's value.
+func readKeyElem(r *keys.Reader, c Column) (Value, error) {
 	var v Value
 	switch c.Type {
 	case TInt4:
@@ -492,9 +504,6 @@ func decodeTupleKey(c Column, b []byte) (Value, error) {
 			v = Text(s)
 		}
 	}
-	if !r.Done() {
-		return Value{}, errCorrupt
-	}
 	return v, nil
 }
 
@@ -502,15 +511,16 @@ var errCorrupt = errorf(CodeDataCorrupted, "stored row does not match the table'
 
 // encodeRow encodes the non-key columns of row: a NULL bitmap (one bit per
 // non-key column), then each non-NULL column (int: 4 or 8 bytes big-endian,
-// bool: 1 byte, text: uvarint length + bytes), then, when the key is a
-// bpchar without a length, the number of trailing spaces its key encoding
-// dropped (uvarint), so that it reads back as it was written.
+// bool: 1 byte, text: uvarint length + bytes), then, for each key column
+// that is a bpchar without a length (in key order), the number of trailing
+// spaces its key encoding dropped (uvarint), so that it reads back as it
+// was written.
 func encodeRow(t *Table, row []Value) []byte {
-	n := len(t.Cols) - 1
+	n := len(t.Cols) - t.nKeyCols()
 	out := make([]byte, (n+7)/8, (n+7)/8+8*n)
 	j := 0
 	for i, c := range t.Cols {
-		if i == t.Key {
+		if t.isKeyCol(i) {
 			continue
 		}
 		v := row[i]
@@ -532,28 +542,19 @@ func encodeRow(t *Table, row []Value) []byte {
 			out = append(out, v.S...)
 		}
 	}
-	if unpaddedKey(t) {
-		k := row[t.Key].S
+	for _, c := range unpaddedKeyCols(t) { // compositekey.go
+		k := row[c].S
 		out = binary.AppendUvarint(out, uint64(len(k)-len(bpcharTrim(k))))
 	}
 	return out
 }
 
-// unpaddedKey reports whether t's key is a bpchar without a length: its
-// trailing spaces are not implied by the key and live in the row value.
-func unpaddedKey(t *Table) bool {
-	c := t.Cols[t.Key]
-	return c.Type == TBpchar && c.MaxLen == 0
-}
-
 // decodeRow decodes a stored row (key and value) into dst (len(t.Cols)).
 func decodeRow(t *Table, key, val []byte, dst []Value) error {
-	kv, err := decodeKey(t, key)
-	if err != nil {
+	if err := decodeRowKey(t, key, dst); err != nil {
 		return err
 	}
-	dst[t.Key] = kv
-	n := len(t.Cols) - 1
+	n := len(t.Cols) - t.nKeyCols()
 	nb := (n + 7) / 8
 	if len(val) < nb {
 		return errCorrupt
@@ -561,7 +562,7 @@ func decodeRow(t *Table, key, val []byte, dst []Value) error {
 	bitmap, p := val[:nb], val[nb:]
 	j := 0
 	for i, c := range t.Cols {
-		if i == t.Key {
+		if t.isKeyCol(i) {
 			continue
 		}
 		if bitmap[j/8]&(1<<(j%8)) != 0 {
@@ -598,12 +599,12 @@ func decodeRow(t *Table, key, val []byte, dst []Value) error {
 			p = p[k+int(l):]
 		}
 	}
-	if unpaddedKey(t) {
+	for _, c := range unpaddedKeyCols(t) {
 		l, k := binary.Uvarint(p)
 		if k <= 0 || l > maxCharLength {
 			return errCorrupt
 		}
-		dst[t.Key].S += strings.Repeat(" ", int(l))
+		dst[c].S += strings.Repeat(" ", int(l))
 		p = p[k:]
 	}
 	if len(p) != 0 {

@@ -38,10 +38,10 @@ func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]Type) (*
 		if inf.Conname != "" {
 			if d, ok := uniqueByName(t, inf.Conname); ok { // index.go
 				out.arbiter = engIndex(t, d.Name)
-			} else if t.hiddenKey() || inf.Conname != t.Name+"_pkey" {
+			} else if t.hiddenKey() || inf.Conname != t.pkeyName() {
 				return nil, errorf("42704", "constraint %q for table %q does not exist", inf.Conname, t.Name)
 			}
-		} else if len(inf.IndexElems) != 1 || t.hiddenKey() || inf.IndexElems[0].GetIndexElem().GetName() != t.Cols[t.Key].Name {
+		} else if !pkeyByCols(t, inf.IndexElems) { // compositekey.go
 			d, ok := uniqueByCols(t, inf.IndexElems) // index.go
 			if !ok {
 				return nil, errorf("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")

@@ -203,7 +203,7 @@ func TestEngineSQLStatePassThrough(t *testing.T) {
 	for _, err := range []error{tupled.ErrIO, tupled.ErrInvalid, tupled.ErrReadOnly, tupled.ErrSerialization} {
 		wrapped := fmt.Errorf("key of 40000 bytes: %w", err)
 		tbl := &Table{Name: "t"}
-		for _, e := range []*Error{ToError(wrapped), engineError(wrapped, tbl), ToError(dupKeyError(wrapped, tbl, Int4(1)))} {
+		for _, e := range []*Error{ToError(wrapped), engineError(wrapped, tbl), ToError(dupKeyError(wrapped, tbl, []Value{Int4(1)}))} {
 			if e.Code != tupled.SQLState(err) || e.Message != wrapped.Error() {
 				t.Fatalf("%v: got %s %q", err, e.Code, e.Message)
 			}

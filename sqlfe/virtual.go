@@ -38,11 +38,11 @@ func (s *Session) keyText(engine string, key []byte) (string, string) {
 	if t == nil {
 		return name, hex.EncodeToString(key)
 	}
-	v, err := decodeKey(t, key)
+	k, err := keyString(t, key) // compositekey.go
 	if err != nil {
 		return name, hex.EncodeToString(key)
 	}
-	return name, v.String()
+	return name, k
 }
 
 func pgLocks(_ context.Context, s *Session) ([][]Value, error) {
@@ -169,7 +169,7 @@ func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context
 		pids := s.eng.pidsByTx()
 		var rows [][]Value
 		for _, rl := range locks {
-			k, err := decodeKey(t, rl.Key)
+			k, err := keyString(t, rl.Key)
 			if err != nil {
 				return nil, err
 			}
@@ -192,7 +192,7 @@ func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context
 			if len(rl.Lockers) == 1 {
 				locker = Int8(int64(rl.Lockers[0]))
 			}
-			rows = append(rows, []Value{Text(k.String()), locker, Bool(rl.Multi),
+			rows = append(rows, []Value{Text(k), locker, Bool(rl.Multi),
 				Text("{" + strings.Join(xids, ",") + "}"), Text("{" + strings.Join(modes, ",") + "}"), Text("{" + strings.Join(ps, ",") + "}")})
 		}
 		return rows, nil
