@@ -378,14 +378,21 @@ func (tx *Tx) fkParentExists(ctx context.Context, fk *ForeignKey, ref []byte) (b
 // with ref FOR KEY SHARE, and fails with a *FKError when there is none.
 func (tx *Tx) fkLockParent(ctx context.Context, fk *ForeignKey, key, value, ref []byte) error {
 	found := false
-	s := ScanSpec{Limit: 1, Lock: true, Mode: tuplemode.KeyShare, Policy: Block}
-	fn := func(_, _ []byte) error { found = true; return nil }
 	var err error
 	if fk.RefIndex != "" {
-		err = tx.IndexScan(ctx, fk.RefIndex, ref, s, fn)
+		s := ScanSpec{Limit: 1, Lock: true, Mode: tuplemode.KeyShare, Policy: Block}
+		err = tx.IndexScan(ctx, fk.RefIndex, ref, s, func(_, _ []byte) error { found = true; return nil })
 	} else {
-		s.Start, s.End = ref, append(bytes.Clone(ref), 0)
-		err = tx.Scan(ctx, fk.RefTable, s, fn)
+		// A point lock, as the locking scan of one key would be, without
+		// the scan's merge with the backend: the hot parent is in memory.
+		// A parent whose key changed while we waited (a key update) is
+		// gone from this key: missing, as EvalPlanQual's recheck of
+		// "key = ref" on the new version would find.
+		_, err = tx.Lock(ctx, fk.RefTable, ref, tuplemode.KeyShare, Block)
+		found = err == nil
+		if errors.Is(err, errs.ErrNotFound) {
+			err = nil
+		}
 	}
 	if err == nil && !found {
 		err = tx.Fail(ctx, &FKError{FK: *fk, Key: bytes.Clone(key), Value: bytes.Clone(value), Ref: bytes.Clone(ref)})
