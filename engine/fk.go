@@ -361,16 +361,15 @@ func (e *Engine) dropTableFKs(name string) {
 // fkParentExists reports whether the statement's snapshot sees a row of
 // fk.RefTable with key (or RefIndex key) ref, without locking it.
 func (tx *Tx) fkParentExists(ctx context.Context, fk *ForeignKey, ref []byte) (bool, error) {
-	found := false
-	s := ScanSpec{Limit: 1}
-	fn := func(_, _ []byte) error { found = true; return nil }
-	var err error
-	if fk.RefIndex != "" {
-		err = tx.IndexScan(ctx, fk.RefIndex, ref, s, fn)
-	} else {
-		s.Start, s.End = ref, append(bytes.Clone(ref), 0)
-		err = tx.Scan(ctx, fk.RefTable, s, fn)
+	if fk.RefIndex == "" {
+		_, err := tx.Get(ctx, fk.RefTable, ref)
+		if errors.Is(err, errs.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
 	}
+	found := false
+	err := tx.IndexScan(ctx, fk.RefIndex, ref, ScanSpec{Limit: 1}, func(_, _ []byte) error { found = true; return nil })
 	return found, err
 }
 
