@@ -522,6 +522,19 @@ const mergeAttempts = 3
 // An ascending scan that starts at or below the floor starts at it, and
 // raises it past the rows it finds dead to every snapshot there.
 func (s *backedStore) scan(start, end []byte, reverse bool, fn func(*Row) bool) {
+	if start != nil && len(end) == len(start)+1 && end[len(start)] == 0 && bytes.HasPrefix(end, start) {
+		// The range of one key (a point lock through a scan, as a
+		// foreign key's index-less lookup or a SQL statement's
+		// "WHERE pk = x" is): a row in memory is the key's whole state,
+		// so the backend need not be read.
+		s.mu.RLock()
+		r := s.idx[string(start)]
+		s.mu.RUnlock()
+		if r != nil {
+			fn(r)
+			return
+		}
+	}
 	var fs *floorScan
 	var horizon uint64
 	var candidate []byte
