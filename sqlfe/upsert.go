@@ -1,6 +1,7 @@
 package sqlfe
 
 import (
+	"bytes"
 	"context"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -61,7 +62,7 @@ func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]Type) (*
 		return nil, err
 	}
 	c.excluded = true
-	sets, err := compileSets(c, t, oc.TargetList, false)
+	sets, err := compileSets(c, t, oc.TargetList, !t.hiddenKey())
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +95,14 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 	var cbErr error
 	var onConflictFn func(ekey, existing []byte) ([]byte, bool)
 	target := key // the row inserted or updated
+	// move: DO UPDATE SET assigned the primary key. The engine's upsert
+	// locks the conflicting row and leaves the update to us: a key update
+	// (Tx.UpdateKey: FOR UPDATE strength, waiting for FOR KEY SHARE), as
+	// PostgreSQL's ON CONFLICT takes LockTupleExclusive when its SET
+	// changes a key column.
+	var move struct {
+		newKey, value []byte
+	}
 	if !oc.nothing {
 		onConflictFn = func(key, existing []byte) ([]byte, bool) {
 			target = key
@@ -135,6 +144,10 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 				return nil, false
 			}
 			result = nr
+			if nk := rowKey(nil, t, nr); !bytes.Equal(nk, key) {
+				move.newKey, move.value = nk, encodeRow(t, nr)
+				return nil, false
+			}
 			return encodeRow(t, nr), true
 		}
 	}
@@ -154,6 +167,12 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 	}
 	if err != nil {
 		return nil, dupRowError(err, t, row)
+	}
+	if move.newKey != nil {
+		if err := tx.UpdateKey(ctx, t.Engine, target, move.newKey, move.value); err != nil {
+			return nil, dupRowError(err, t, result)
+		}
+		target, out = move.newKey, tupled.UpsertUpdated
 	}
 	switch out {
 	case tupled.UpsertInserted:

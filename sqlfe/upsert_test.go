@@ -21,3 +21,18 @@ func TestInsertOnConflict(t *testing.T) {
 	mustFail(t, s, "INSERT INTO u VALUES (5, 'h') ON CONFLICT (key) DO UPDATE SET val = excluded.nope", "42703", "")
 	mustRun(t, s, "SELECT * FROM u ORDER BY key", "1|a updated by b\n2|c\n3|g!\nSELECT 3")
 }
+
+// TestUpsertSetKey: DO UPDATE SET of the primary key moves the conflicting
+// row (a key update); the moved row cannot be affected again by the same
+// statement; a move onto an existing key is 23505 (psql on PostgreSQL 15
+// printed the same).
+func TestUpsertSetKey(t *testing.T) {
+	_, s := newTestSession(t)
+	mustRun(t, s, "CREATE TABLE oc (k int PRIMARY KEY, v text)", "CREATE TABLE")
+	mustRun(t, s, "INSERT INTO oc VALUES (1, 'a'), (5, 'e')", "INSERT 0 2")
+	mustRun(t, s, "INSERT INTO oc VALUES (1, 'x') ON CONFLICT (k) DO UPDATE SET k = oc.k + 10, v = EXCLUDED.v RETURNING *", "11|x\nINSERT 0 1")
+	mustFail(t, s, "INSERT INTO oc VALUES (11, 'y') ON CONFLICT (k) DO UPDATE SET k = 5", "23505", `duplicate key value violates unique constraint "oc_pkey"`)
+	mustFail(t, s, "INSERT INTO oc VALUES (11, 'y'), (21, 'z') ON CONFLICT (k) DO UPDATE SET k = oc.k + 10", "21000", "ON CONFLICT DO UPDATE command cannot affect row a second time")
+	mustRun(t, s, "INSERT INTO oc VALUES (5, 'q') ON CONFLICT (k) DO UPDATE SET k = 6 WHERE oc.v = 'nope' RETURNING *", "INSERT 0 0")
+	mustRun(t, s, "SELECT * FROM oc ORDER BY k", "5|e\n11|x\nSELECT 2")
+}
