@@ -39,6 +39,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 	}
 	t := &Table{Name: name, Key: -1, KeyFormat: keyFormatTuple}
 	var uniques []IndexDef // UNIQUE constraints, named when the table is created
+	var fkeys []fkConstraint // FOREIGN KEY constraints, resolved when the table is created (fk.go)
 	setKey := func(col string, loc int32) error {
 		i := t.col(col)
 		if i < 0 {
@@ -95,6 +96,11 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 				return err
 			}
 			uniques = append(uniques, IndexDef{Name: c.Conname, Cols: cols, Unique: true})
+		case pg.ConstrType_CONSTR_FOREIGN:
+			if err := checkFKSyntax(c); err != nil {
+				return err
+			}
+			fkeys = append(fkeys, fkConstraint{c: c, col: col})
 		default:
 			kinds := map[pg.ConstrType]string{pg.ConstrType_CONSTR_DEFAULT: "DEFAULT", pg.ConstrType_CONSTR_CHECK: "CHECK",
 				pg.ConstrType_CONSTR_UNIQUE: "UNIQUE", pg.ConstrType_CONSTR_FOREIGN: "REFERENCES (foreign keys)",
@@ -205,6 +211,21 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		if err := createIndexes(ctx, s.eng.db, &nt); err != nil {
 			return nil, err
 		}
+		fkTaken := map[string]bool{}
+		for _, fc := range fkeys {
+			d, parent, err := s.resolveFK(&nt, fc, fkTaken)
+			if err != nil {
+				return nil, err
+			}
+			fkTaken[d.Name] = true
+			nt.FKeys = append(nt.FKeys, d)
+			if parent.Name == nt.Name {
+				parent = &nt
+			}
+			if err := s.eng.db.AddForeignKey(ctx, engineFK(&nt, parent, d)); err != nil {
+				return nil, err
+			}
+		}
 		data, err := json.Marshal(&nt)
 		if err != nil {
 			return nil, err
@@ -245,6 +266,13 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
+			return nil, err
+		}
+		drop := map[string]bool{}
+		for _, name := range names {
+			drop[name] = s.lookupTable(name) != nil
+		}
+		if err := s.dropDependents(drop); err != nil { // fk.go
 			return nil, err
 		}
 		for _, name := range names {
