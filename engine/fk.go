@@ -505,6 +505,12 @@ func (tx *Tx) fkAct(ctx context.Context, fk *ForeignKey, action FKAction, pkey, 
 			nv, err = fk.SetRef(c.key, c.value, action, newRef)
 			if err == nil {
 				err = tx.Write(ctx, fk.Table, c.key, nv, false, Block)
+				if r, ok := fk.Ref(c.key, nv); err == nil && action == SetDefault && ok && bytes.Equal(r, ref) {
+					// RI_FKey_setdefault: a default equal to the key just
+					// deleted or changed left the reference as it was,
+					// which the child's own check skipped: check it (23503).
+					err = tx.fkLockParent(ctx, fk, c.key, nv, ref)
+				}
 			} else {
 				err = tx.Fail(ctx, err)
 			}

@@ -268,11 +268,13 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		drop := map[string]bool{}
+		drop, existing := map[string]bool{}, []string(nil)
 		for _, name := range names {
-			drop[name] = s.lookupTable(name) != nil
+			if s.lookupTable(name) != nil {
+				drop[name], existing = true, append(existing, name)
+			}
 		}
-		if err := s.dropDependents(drop); err != nil { // fk.go
+		if err := s.dropDependents(drop, existing); err != nil { // fk.go
 			return nil, err
 		}
 		for _, name := range names {

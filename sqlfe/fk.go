@@ -472,9 +472,14 @@ func (s *Session) describeFK(e *Error) {
 			d, found = x, true
 		}
 	}
-	if !found {
-		return
+	if found {
+		fkDetail(e, fe, child, parent, d)
 	}
+}
+
+// fkDetail words e, the violation fe of child's foreign key d to parent.
+func fkDetail(e *Error, fe *tupled.ForeignKeyError, child, parent *Table, d FKDef) {
+	e.fk = nil
 	keyOf := func(t *Table, cols []int, key, value []byte) string {
 		row := make([]Value, len(t.Cols))
 		if decodeRow(t, key, value, row) != nil {
@@ -499,23 +504,32 @@ func (s *Session) describeFK(e *Error) {
 	}
 }
 
-// dropDependents checks DROP TABLE of the tables drop (by name): one
-// referenced by a foreign key of a table not dropped is 2BP01, as
-// reportDependentObjects words it.
-func (s *Session) dropDependents(drop map[string]bool) error {
-	for _, t := range s.allTables() {
+// dropDependents checks DROP TABLE of the tables drop (by name): tables
+// referenced by a foreign key of a table not dropped are 2BP01, as
+// reportDependentObjects words it (the dependents listed by table name).
+func (s *Session) dropDependents(drop map[string]bool, names []string) error {
+	tables := s.allTables()
+	slices.SortFunc(tables, func(a, b *Table) int { return strings.Compare(a.Name, b.Name) })
+	var deps []string
+	for _, t := range tables {
 		if drop[t.Name] {
 			continue
 		}
 		for _, d := range t.FKeys {
 			if drop[d.RefTable] {
-				return &Error{Code: "2BP01", Message: fmt.Sprintf("cannot drop table %s because other objects depend on it", d.RefTable),
-					Detail: fmt.Sprintf("constraint %s on table %s depends on table %s", d.Name, t.Name, d.RefTable),
-					Hint:   "Use DROP ... CASCADE to drop the dependent objects too."}
+				deps = append(deps, fmt.Sprintf("constraint %s on table %s depends on table %s", d.Name, t.Name, d.RefTable))
 			}
 		}
 	}
-	return nil
+	if deps == nil {
+		return nil
+	}
+	msg := "cannot drop desired object(s) because other objects depend on them"
+	if len(names) == 1 {
+		msg = fmt.Sprintf("cannot drop table %s because other objects depend on it", names[0])
+	}
+	return &Error{Code: "2BP01", Message: msg, Detail: strings.Join(deps, "\n"),
+		Hint: "Use DROP ... CASCADE to drop the dependent objects too."}
 }
 
 // planAlterTable is ALTER TABLE t ADD [CONSTRAINT n] FOREIGN KEY … and
@@ -571,7 +585,11 @@ func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 				return nil, err
 			}
 			if err := s.eng.db.AddForeignKey(ctx, engineFK(t, parent, d)); err != nil {
-				return nil, err
+				e := ToError(err)
+				if e.fk != nil {
+					fkDetail(e, e.fk, t, parent, d)
+				}
+				return nil, e
 			}
 			nt.FKeys = append(append([]FKDef(nil), t.FKeys...), d)
 			if err := s.saveTable(ctx, tx, &nt); err != nil {
