@@ -38,7 +38,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		return nil, err
 	}
 	t := &Table{Name: name, Key: -1, KeyFormat: keyFormatTuple}
-	var uniques []IndexDef // UNIQUE constraints, named when the table is created
+	var uniques []IndexDef   // UNIQUE constraints, named when the table is created
 	var fkeys []fkConstraint // FOREIGN KEY constraints, resolved when the table is created (fk.go)
 	setKey := func(col string, loc int32) error {
 		i := t.col(col)
