@@ -222,7 +222,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			if parent.Name == nt.Name {
 				parent = &nt
 			}
-			if err := s.eng.db.AddForeignKey(ctx, engineFK(&nt, parent, d)); err != nil {
+			if err := tx.AddForeignKey(ctx, engineFK(&nt, parent, d)); err != nil {
 				return nil, err
 			}
 		}

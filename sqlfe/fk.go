@@ -584,7 +584,7 @@ func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := s.eng.db.AddForeignKey(ctx, engineFK(t, parent, d)); err != nil {
+			if err := tx.AddForeignKey(ctx, engineFK(t, parent, d)); err != nil {
 				e := ToError(err)
 				if e.fk != nil {
 					fkDetail(e, e.fk, t, parent, d)
