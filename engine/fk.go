@@ -219,6 +219,22 @@ func noForeignKey(name string) error {
 // index of RefTable or a ChildIndex not of Table, ErrDuplicateObject
 // (42710), and the lock wait's.
 func (e *Engine) AddForeignKey(ctx context.Context, fk ForeignKey) error {
+	return e.addForeignKey(ctx, nil, fk)
+}
+
+// AddForeignKey is Engine.AddForeignKey inside tx (SQL's ALTER TABLE or
+// CREATE TABLE in a transaction that may already hold locks on the
+// tables): the ShareRowExclusiveLocks are tx's, held until it ends, and
+// the existing rows are checked with its snapshot. The declaration itself
+// is not transactional: it stays when tx rolls back (drop it with
+// DropForeignKey, or drop its table).
+func (tx *Tx) AddForeignKey(ctx context.Context, fk ForeignKey) error {
+	return tx.e.addForeignKey(ctx, tx, fk)
+}
+
+// addForeignKey declares fk, locking and checking in tx (nil: a
+// transaction of its own).
+func (e *Engine) addForeignKey(ctx context.Context, tx *Tx, fk ForeignKey) error {
 	if err := checkFK(&fk); err != nil {
 		return err
 	}
@@ -235,11 +251,14 @@ func (e *Engine) AddForeignKey(ctx context.Context, fk ForeignKey) error {
 	if e.fks.load().byName[fk.Name] != nil {
 		return errs.Op(ErrDuplicateObject, fmt.Sprintf("constraint %q for relation %q already exists", fk.Name, fk.Table))
 	}
-	tx, err := e.Begin(TxOptions{})
-	if err != nil {
-		return err
+	own := tx == nil
+	if own {
+		var err error
+		if tx, err = e.Begin(TxOptions{}); err != nil {
+			return err
+		}
+		defer tx.Rollback()
 	}
-	defer tx.Rollback()
 	for _, t := range []string{fk.Table, fk.RefTable} {
 		if err := tx.lockRel(ctx, t, lockmgr.ShareRowExclusiveLock, false); err != nil {
 			return tx.Fail(ctx, err)
@@ -247,7 +266,7 @@ func (e *Engine) AddForeignKey(ctx context.Context, fk ForeignKey) error {
 	}
 	f := &fk
 	e.fks.with(f, true)
-	err = tx.Scan(ctx, fk.Table, ScanSpec{}, func(key, value []byte) error {
+	err := tx.Scan(ctx, fk.Table, ScanSpec{}, func(key, value []byte) error {
 		ref, ok := f.Ref(key, value)
 		if !ok {
 			return nil
@@ -258,7 +277,7 @@ func (e *Engine) AddForeignKey(ctx context.Context, fk ForeignKey) error {
 		}
 		return err
 	})
-	if err == nil {
+	if err == nil && own {
 		err = tx.Commit()
 	}
 	if err != nil {
@@ -522,6 +541,12 @@ func (tx *Tx) fkAct(ctx context.Context, fk *ForeignKey, action FKAction, pkey, 
 			nv, err = fk.SetRef(c.key, c.value, action, newRef)
 			if err == nil {
 				err = tx.Write(ctx, fk.Table, c.key, nv, false, Block)
+				if r, ok := fk.Ref(c.key, nv); err == nil && action == SetDefault && ok && bytes.Equal(r, ref) {
+					// RI_FKey_setdefault: a default equal to the key just
+					// deleted or changed left the reference as it was,
+					// which the child's own check skipped: check it (23503).
+					err = tx.fkLockParent(ctx, fk, c.key, nv, ref)
+				}
 			} else {
 				err = tx.Fail(ctx, err)
 			}

@@ -35,6 +35,7 @@ const (
 	CmdAdvUnlockAll // advunlockall
 	CmdAdvLocks     // advlocks
 	CmdLockTable
+	CmdFK // fk CHILD PARENT [noaction|restrict|cascade] (fk.go)
 )
 
 var cmdNames = map[CmdKind]string{
@@ -43,6 +44,7 @@ var cmdNames = map[CmdKind]string{
 	CmdSetLockTimeout: "set", CmdRowLocks: "rowlocks", CmdCreate: "create", CmdLockTable: "locktable",
 	CmdSavepoint: "savepoint", CmdRelease: "release", CmdRollbackTo: "rollback to", CmdUpsert: "upsert",
 	CmdAdvLock: "advlock", CmdAdvUnlock: "advunlock", CmdAdvUnlockAll: "advunlockall", CmdAdvLocks: "advlocks",
+	CmdFK: "fk",
 }
 
 func (k CmdKind) String() string { return cmdNames[k] }
@@ -63,6 +65,9 @@ type Command struct {
 	Set      string // upsert: the value DO UPDATE writes (HasSet)
 	HasSet   bool
 	Strength tupled.LockStrength // lock; scan (NoLock = plain read)
+	// fk: the referenced table and the ON DELETE action
+	RefTable string
+	OnDelete tupled.FKAction
 	// locktable: the table lock mode and NOWAIT
 	TableMode   tupled.TableLockMode
 	TableNoWait bool
@@ -497,8 +502,13 @@ func parseCommand(toks []ctok, text string) (*Command, error) {
 		if err := optTable(1); err != nil {
 			return nil, err
 		}
+	case "fk":
+		c.Kind = CmdFK
+		if err := parseFK(c, args); err != nil {
+			return nil, err
+		}
 	default:
-		return nil, cmdErr(head, "unknown command %q (begin, get, lock, insert, update, delete, scan, commit, rollback, savepoint, release, rollback to, upsert, sleep, set, rowlocks, create, advlock, advunlock, advunlockall, advlocks, locktable)", head.text)
+		return nil, cmdErr(head, "unknown command %q (begin, get, lock, insert, update, delete, scan, commit, rollback, savepoint, release, rollback to, upsert, sleep, set, rowlocks, create, advlock, advunlock, advunlockall, advlocks, locktable, fk)", head.text)
 	}
 	return c, nil
 }

@@ -37,6 +37,8 @@ var pgErrors = []struct {
 	{regexp.MustCompile(`^canceling statement due to statement timeout$`), "canceling statement due to statement timeout", "57014"},
 	{regexp.MustCompile(`^savepoint "(.*)" does not exist$`), `savepoint "$1" does not exist`, "3B001"},
 	{regexp.MustCompile(`^(SAVEPOINT|RELEASE SAVEPOINT|ROLLBACK TO SAVEPOINT) can only be used in transaction blocks$`), "$1 can only be used in transaction blocks", "25P01"},
+	{regexp.MustCompile(`^insert or update on table "(.*)" violates foreign key constraint "(.*)"$`), `insert or update on table "$1" violates foreign key constraint "$2"`, "23503"},
+	{regexp.MustCompile(`^update or delete on table "(.*)" violates foreign key constraint "(.*)" on table "(.*)"$`), `update or delete on table "$1" violates foreign key constraint "$2" on table "$3"`, "23503"},
 }
 
 // ConvertError maps a PostgreSQL error message to our error line.

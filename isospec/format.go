@@ -116,6 +116,8 @@ func sqlCommandName(c *Command) string {
 		return "RELEASE SAVEPOINT"
 	case CmdLockTable:
 		return "LOCK TABLE"
+	case CmdFK:
+		return "ALTER TABLE"
 	}
 	return strings.ToUpper(c.Kind.String())
 }
@@ -137,6 +139,10 @@ func PGError(err error, c *Command) (msg, state string) {
 		msg = "could not serialize access due to concurrent update"
 	case errors.Is(err, tupled.ErrDuplicateKey):
 		msg = "duplicate key value violates unique constraint"
+	case errors.As(err, new(*tupled.ForeignKeyError)):
+		var fe *tupled.ForeignKeyError
+		errors.As(err, &fe)
+		msg = fe.Error()
 	case errors.Is(err, tupled.ErrTxAborted):
 		msg = "current transaction is aborted, commands ignored until end of transaction block"
 	case errors.Is(err, tupled.ErrReadOnly):

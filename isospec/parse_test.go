@@ -224,3 +224,25 @@ func TestParseAdvisory(t *testing.T) {
 		}
 	}
 }
+
+func TestParseFK(t *testing.T) {
+	s, err := Parse("a.spec", "setup { create p; create c; fk c p cascade; fk c p }\nsession s1\nstep a { insert c 1 1 }\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := s.Setup[0].Cmds
+	if cs[2].Kind != CmdFK || cs[2].Table != "c" || cs[2].RefTable != "p" || cs[2].OnDelete != tupled.Cascade || cs[3].OnDelete != tupled.NoAction {
+		t.Fatalf("parsed %+v %+v", cs[2], cs[3])
+	}
+	if got, want := SQL(cs[2]), "ALTER TABLE c ADD FOREIGN KEY (v) REFERENCES p ON DELETE CASCADE;"; got != want {
+		t.Errorf("twin %s, want %s", got, want)
+	}
+	if got, want := SQL(cs[3]), "ALTER TABLE c ADD FOREIGN KEY (v) REFERENCES p;"; got != want {
+		t.Errorf("twin %s, want %s", got, want)
+	}
+	for _, bad := range []string{"fk", "fk c", "fk c p setnull", "fk c p cascade x", "fk 'c d' p"} {
+		if _, err := Parse("b.spec", "setup { "+bad+" }\nsession s1\nstep a { get 1 }\n"); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}

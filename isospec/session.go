@@ -234,6 +234,9 @@ func (s *session) exec(ctx context.Context, c *Command) (ev []event, stop bool, 
 	case CmdAdvLock, CmdAdvUnlock, CmdAdvUnlockAll, CmdAdvLocks:
 		return s.execAdvisory(ctx, c)
 
+	case CmdFK:
+		return s.execFK(ctx, c)
+
 	case CmdCreate:
 		if s.tx != nil && s.aborted {
 			return errAbortedLine(c), true, nil

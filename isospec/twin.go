@@ -151,6 +151,8 @@ func SQL(c *Command) string {
 		return advLockSQL(c)
 	case CmdAdvUnlock:
 		return advUnlockSQL(c)
+	case CmdFK:
+		return fkSQL(c)
 	case CmdAdvUnlockAll:
 		// A DO block, so that it returns no rows and may end a session's
 		// teardown (isolationtester prints a teardown's result sets).

@@ -65,6 +65,8 @@ type Table struct {
 	KeyFormat keyFormat `json:"key_format,omitempty"`
 	// Indexes are its secondary indexes and UNIQUE constraints (index.go).
 	Indexes []IndexDef `json:"indexes,omitempty"`
+	// FKeys are its foreign keys (fk.go).
+	FKeys []FKDef `json:"fkeys,omitempty"`
 }
 
 // keyFormat names a primary-key encoding (see appendKey).
@@ -128,6 +130,11 @@ func (c *catalog) load(ctx context.Context, db *tupled.DB) error {
 	for _, t := range c.tables {
 		if err == nil {
 			err = createIndexes(ctx, db, t) // index.go
+		}
+	}
+	for _, t := range c.tables {
+		if err == nil {
+			err = declareFKs(ctx, db, t, func(name string) *Table { return c.tables[name] }) // fk.go
 		}
 	}
 	return err

@@ -38,7 +38,8 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		return nil, err
 	}
 	t := &Table{Name: name, Key: -1, KeyFormat: keyFormatTuple}
-	var uniques []IndexDef // UNIQUE constraints, named when the table is created
+	var uniques []IndexDef   // UNIQUE constraints, named when the table is created
+	var fkeys []fkConstraint // FOREIGN KEY constraints, resolved when the table is created (fk.go)
 	setKey := func(cols []string, conname string, loc int32) error {
 		var idx []int
 		for _, col := range cols {
@@ -107,6 +108,11 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 				return err
 			}
 			uniques = append(uniques, IndexDef{Name: c.Conname, Cols: cols, Unique: true})
+		case pg.ConstrType_CONSTR_FOREIGN:
+			if err := checkFKSyntax(c); err != nil {
+				return err
+			}
+			fkeys = append(fkeys, fkConstraint{c: c, col: col})
 		default:
 			kinds := map[pg.ConstrType]string{pg.ConstrType_CONSTR_DEFAULT: "DEFAULT", pg.ConstrType_CONSTR_CHECK: "CHECK",
 				pg.ConstrType_CONSTR_UNIQUE: "UNIQUE", pg.ConstrType_CONSTR_FOREIGN: "REFERENCES (foreign keys)",
@@ -220,6 +226,21 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		if err := createIndexes(ctx, s.eng.db, &nt); err != nil {
 			return nil, err
 		}
+		fkTaken := map[string]bool{}
+		for _, fc := range fkeys {
+			d, parent, err := s.resolveFK(&nt, fc, fkTaken)
+			if err != nil {
+				return nil, err
+			}
+			fkTaken[d.Name] = true
+			nt.FKeys = append(nt.FKeys, d)
+			if parent.Name == nt.Name {
+				parent = &nt
+			}
+			if err := tx.AddForeignKey(ctx, engineFK(&nt, parent, d)); err != nil {
+				return nil, err
+			}
+		}
 		data, err := json.Marshal(&nt)
 		if err != nil {
 			return nil, err
@@ -260,6 +281,15 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
+			return nil, err
+		}
+		drop, existing := map[string]bool{}, []string(nil)
+		for _, name := range names {
+			if s.lookupTable(name) != nil {
+				drop[name], existing = true, append(existing, name)
+			}
+		}
+		if err := s.dropDependents(drop, existing); err != nil { // fk.go
 			return nil, err
 		}
 		for _, name := range names {

@@ -66,6 +66,8 @@ type Error struct {
 	Detail   string
 	Hint     string
 	Position int32 // 1-based character position in the query, 0 = none
+
+	fk *tupled.ForeignKeyError // an engine foreign key violation, described by Session.describeFK (fk.go)
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -104,7 +106,9 @@ func ToError(err error) *Error {
 		}
 		return errorf(CodeInternal, "%v", err)
 	}
-	return &Error{Code: code, Message: err.Error()}
+	e = &Error{Code: code, Message: err.Error()}
+	errors.As(err, &e.fk)
+	return e
 }
 
 // engineError converts an engine error of an operation on table t into

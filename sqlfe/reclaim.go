@@ -91,12 +91,22 @@ func (c *catalog) reclaim(ctx context.Context, db *tupled.DB) {
 		orphans = append(orphans, e)
 	}
 	c.mu.RUnlock()
-	for _, e := range orphans {
-		err := db.DropTable(ctx, e, &tupled.DropTableOptions{IfExists: true})
-		if err == nil {
-			c.mu.Lock()
-			delete(c.orphans, e)
-			c.mu.Unlock()
+	// A table still referenced by another orphan's foreign key (2BP01)
+	// is dropped in a later pass, once that orphan is gone.
+	for progress := true; progress && len(orphans) > 0; {
+		progress = false
+		var later []string
+		for _, e := range orphans {
+			err := db.DropTable(ctx, e, &tupled.DropTableOptions{IfExists: true})
+			if err == nil {
+				progress = true
+				c.mu.Lock()
+				delete(c.orphans, e)
+				c.mu.Unlock()
+			} else if errors.Is(err, tupled.ErrDependentObjects) {
+				later = append(later, e)
+			}
 		}
+		orphans = later
 	}
 }

@@ -204,6 +204,9 @@ func (s *Session) Execute(ctx context.Context, st *Stmt, params []Value) (*Resul
 	res, err := p.run(ctx, s, params)
 	if err != nil {
 		e := ToError(err)
+		if e.fk != nil {
+			s.describeFK(e) // fk.go
+		}
 		s.fail()
 		return nil, e
 	}
@@ -250,6 +253,8 @@ func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
 		return s.planDrop(n.GetDropStmt())
 	case n.GetIndexStmt() != nil:
 		return s.planCreateIndex(n.GetIndexStmt())
+	case n.GetAlterTableStmt() != nil:
+		return s.planAlterTable(n.GetAlterTableStmt()) // fk.go
 	case n.GetTransactionStmt() != nil:
 		return s.planTxn(n.GetTransactionStmt())
 	case n.GetVariableSetStmt() != nil:

@@ -33,7 +33,14 @@ Steps are commands over the embedded API (default table t):
        [lock STRENGTH [nowait|skip locked]]
   sleep MS     set lock_timeout MS     rowlocks [TABLE]     create TABLE
   advlock KEY [shared] [xact] [nowait]     advunlock KEY [shared]
-  advunlockall     advlocks
+  advunlockall     advlocks     locktable [TABLE] MODE [nowait]
+  fk CHILD PARENT [noaction|restrict|cascade]
+
+fk (in a setup) declares a foreign key: each row of CHILD references the row
+of PARENT whose key is its value (ALTER TABLE CHILD ADD FOREIGN KEY (v)
+REFERENCES PARENT ON DELETE …, constraint CHILD_v_fkey). Child inserts lock
+the parent FOR KEY SHARE; a parent delete waits for them, then fails with
+23503 or cascades.
 
 Advisory locks: KEY is a bigint N or an integer pair N,M (different locks, as
 pg_advisory_lock(1) and pg_advisory_lock(0, 1) are). advlock is
