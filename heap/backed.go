@@ -320,6 +320,22 @@ type batch struct {
 	more         bool // the backend has more keys in the scan's range
 }
 
+// scanBufs are a scan's per-batch lists, reused from one batch to the
+// next: a full scan of a table only the backend holds would otherwise
+// allocate, per row, a transient Row, its Tuple and their list slots on
+// top of the copy of the pair it hands its caller — more garbage than
+// the copies themselves, and fresh memory the kernel must fault in. A
+// batch's transient rows are therefore only valid until the scan's
+// callback has returned for them (see Row.Transient); the copies of the
+// pairs (the arena) are never reused.
+type scanBufs struct {
+	keys, values [][]byte
+	rows         []*Row
+	transient    []Row
+	frozen       []Tuple
+	lists        []*Tuple
+}
+
 // cursor is a scan's backend cursor (storage.Cursor: pebble keeps one
 // iterator between batches) and the removal count read just before it was
 // opened: its pairs are the backend as of that count (see merge).
@@ -361,8 +377,9 @@ func (s *backedStore) close(cur *cursor) {
 // read reads cur's next keys and values (table keys: without the prefix),
 // at most one batch of rows pairs or scanBatchBytes; ok is false if the
 // backend failed (reported to the heap).
-func (s *backedStore) read(cur *cursor, rows int) (b batch, ok bool) {
-	b.keys, b.values = make([][]byte, 0, rows), make([][]byte, 0, rows)
+func (s *backedStore) read(cur *cursor, rows int, bufs *scanBufs) (b batch, ok bool) {
+	b.keys, b.values = reuse(bufs.keys, rows), reuse(bufs.values, rows)
+	defer func() { bufs.keys, bufs.values = b.keys[:0], b.values[:0] }()
 	var arena []byte
 	done, err := cur.c.Read(func(k, v []byte) bool {
 		if len(b.keys) == rows || len(arena) >= scanBatchBytes {
@@ -386,6 +403,15 @@ func (s *backedStore) read(cur *cursor, rows int) (b batch, ok bool) {
 	return b, true
 }
 
+// reuse returns buf emptied if it holds n elements, else a new slice that
+// does.
+func reuse[T any](buf []T, n int) []T {
+	if cap(buf) >= n {
+		return buf[:0]
+	}
+	return make([]T, 0, n)
+}
+
 // merge returns, in increasing key order, the rows of [lo, hi) for one
 // batch b of backend pairs (ascending) read when the removal count was
 // readAt: bt's rows in the range, and for each backend key the row in
@@ -397,19 +423,20 @@ func (s *backedStore) read(cur *cursor, rows int) (b batch, ok bool) {
 // checkpoint), the range is cut after the last one taken (before, for
 // reverse) and b's keys past the cut are left for the next batch; the
 // range merged is returned as [mlo, mhi), and cut reports the cut.
-func (s *backedStore) merge(b *batch, lo, hi []byte, reverse bool, limit int, readAt uint64) (rows []*Row, mlo, mhi []byte, cut, ok bool) {
+func (s *backedStore) merge(b *batch, lo, hi []byte, reverse bool, limit int, readAt uint64, bufs *scanBufs) (rows []*Row, mlo, mhi []byte, cut, ok bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.removals != readAt {
 		return nil, nil, nil, false, false
 	}
-	rows, mlo, mhi, cut = s.mergeLocked(b, lo, hi, reverse, limit, readAt, true)
+	rows, mlo, mhi, cut = s.mergeLocked(b, lo, hi, reverse, limit, readAt, true, bufs)
 	return rows, mlo, mhi, cut, true
 }
 
 // mergeLocked is merge under mu; without transients, a backend key with no
-// row in memory is left out.
-func (s *backedStore) mergeLocked(b *batch, lo, hi []byte, reverse bool, limit int, readAt uint64, transients bool) (rows []*Row, mlo, mhi []byte, cut bool) {
+// row in memory is left out. rows and the transient rows are bufs' (valid
+// until the next batch).
+func (s *backedStore) mergeLocked(b *batch, lo, hi []byte, reverse bool, limit int, readAt uint64, transients bool, bufs *scanBufs) (rows []*Row, mlo, mhi []byte, cut bool) {
 	written, cut := s.writtenIn(lo, hi, reverse, limit)
 	if cut && reverse {
 		lo = written[0].key
@@ -420,12 +447,20 @@ func (s *backedStore) mergeLocked(b *batch, lo, hi []byte, reverse bool, limit i
 		n, _ := slices.BinarySearchFunc(b.keys, hi, bytes.Compare)
 		b.keys, b.values = b.keys[:n], b.values[:n]
 	}
-	rows = make([]*Row, 0, len(b.keys)+len(written))
-	// Transient rows, their versions and version lists: one allocation
-	// each per batch.
+	rows = reuse(bufs.rows, len(b.keys)+len(written))
+	// Transient rows, their versions and version lists: bufs' when they
+	// are large enough, else one allocation each. Appends stay within
+	// the capacity taken (the rest of the batch's keys): rows points
+	// into these arrays.
 	var transient []Row
 	var frozen []Tuple
 	var lists []*Tuple
+	defer func() {
+		bufs.rows = rows[:0]
+		if transient != nil {
+			bufs.transient, bufs.frozen, bufs.lists = transient[:0], frozen[:0], lists[:0]
+		}
+	}()
 	i, j := 0, 0
 	for i < len(b.keys) || j < len(written) {
 		if j < len(written) && (i == len(b.keys) || bytes.Compare(written[j].key, b.keys[i]) <= 0) {
@@ -447,7 +482,7 @@ func (s *backedStore) mergeLocked(b *batch, lo, hi []byte, reverse bool, limit i
 		}
 		if transient == nil {
 			n := len(b.keys) - i + 1
-			transient, frozen, lists = make([]Row, 0, n), make([]Tuple, 0, n), make([]*Tuple, 0, n)
+			transient, frozen, lists = reuse(bufs.transient, n), reuse(bufs.frozen, n), reuse(bufs.lists, n)
 		}
 		frozen = append(frozen, Tuple{value: b.values[i-1], infomask: XminFrozen | XmaxInvalid, applied: true})
 		lists = append(lists, &frozen[len(frozen)-1])
@@ -495,7 +530,7 @@ func (s *backedStore) writtenIn(lo, hi []byte, reverse bool, limit int) (rows []
 // mergeLoaded is merge's fallback when rows keep leaving memory during a
 // batch: it loads and pins every backend key of the batch (unpin releases
 // them), then merges with nothing left transient.
-func (s *backedStore) mergeLoaded(b *batch, lo, hi []byte, reverse bool, limit int) (rows []*Row, mlo, mhi []byte, cut bool, unpin func()) {
+func (s *backedStore) mergeLoaded(b *batch, lo, hi []byte, reverse bool, limit int, bufs *scanBufs) (rows []*Row, mlo, mhi []byte, cut bool, unpin func()) {
 	var held []*Row
 	for _, k := range b.keys {
 		if r := pinned(s.load, k); r != nil {
@@ -503,7 +538,7 @@ func (s *backedStore) mergeLoaded(b *batch, lo, hi []byte, reverse bool, limit i
 		}
 	}
 	s.mu.RLock()
-	rows, mlo, mhi, cut = s.mergeLocked(b, lo, hi, reverse, limit, 0, false)
+	rows, mlo, mhi, cut = s.mergeLocked(b, lo, hi, reverse, limit, 0, false, bufs)
 	s.mu.RUnlock()
 	return rows, mlo, mhi, cut, func() {
 		for _, r := range held {
@@ -571,6 +606,7 @@ func (s *backedStore) scan(start, end []byte, reverse bool, fn func(*Row) bool) 
 	// batch was cut short of the pairs it had read.
 	var cur cursor
 	defer s.close(&cur)
+	var bufs scanBufs
 	for {
 		var (
 			b     batch
@@ -584,7 +620,7 @@ func (s *backedStore) scan(start, end []byte, reverse bool, fn func(*Row) bool) 
 				return
 			}
 			var ok bool
-			if b, ok = s.read(&cur, batchRows); !ok {
+			if b, ok = s.read(&cur, batchRows, &bufs); !ok {
 				return
 			}
 			blo, bhi = lo, hi
@@ -599,9 +635,9 @@ func (s *backedStore) scan(start, end []byte, reverse bool, fn func(*Row) bool) 
 			}
 			var cut bool
 			if attempt == mergeAttempts {
-				rows, blo, bhi, cut, unpin = s.mergeLoaded(&b, blo, bhi, reverse, batchRows)
+				rows, blo, bhi, cut, unpin = s.mergeLoaded(&b, blo, bhi, reverse, batchRows, &bufs)
 			} else {
-				rows, blo, bhi, cut, ok = s.merge(&b, blo, bhi, reverse, batchRows, cur.readAt)
+				rows, blo, bhi, cut, ok = s.merge(&b, blo, bhi, reverse, batchRows, cur.readAt, &bufs)
 			}
 			if cut || !ok {
 				// Pairs past the cut were read and must be read again by

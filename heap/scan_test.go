@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -257,26 +258,73 @@ func TestPersistentScanLeavesCacheAlone(t *testing.T) {
 	require.Zero(t, e.tbl.CachedRows())
 
 	n := 0
-	var picked *heap.Row
 	e.tbl.Ascend(nil, nil, func(r *heap.Row) bool {
 		require.True(t, r.Transient(), "row %s", r.Key())
-		if n == 500 {
-			picked = r
-		}
 		n++
 		return true
 	})
 	require.Equal(t, 1000, n)
 	require.Zero(t, e.tbl.CachedRows(), "a reading scan loads nothing")
 
-	r := e.tbl.PinScanned(picked)
+	// A caller that wants the row brings it in while the scan is on it (a
+	// transient row is only valid until the callback returns).
+	var r *heap.Row
+	e.tbl.Ascend([]byte("k0500"), nil, func(picked *heap.Row) bool {
+		require.True(t, picked.Transient())
+		require.Panics(t, func() { e.tbl.Apply(picked, heap.Change{Kind: heap.ChangeXmax}) }, "a transient copy is never changed")
+		r = e.tbl.PinScanned(picked)
+		return false
+	})
 	require.NotNil(t, r)
 	require.False(t, r.Transient())
 	require.Equal(t, "k0500", string(r.Key()))
 	r.Unpin()
 	require.Equal(t, 1, e.tbl.CachedRows())
 	require.Same(t, r, e.tbl.Row([]byte("k0500")), "the row in memory is the one PinScanned returned")
-	require.Panics(t, func() { e.tbl.Apply(picked, heap.Change{Kind: heap.ChangeXmax}) }, "a transient copy is never changed")
+}
+
+// TestPersistentScanReusesRowsNotPairs: a long scan of rows only in the
+// backend reuses its transient Row structs from batch to batch, but never
+// the memory of the keys and values it passed: a reading scan hands those
+// to its caller as they are, so every one must still hold its pair after
+// the scan, whatever the later batches read.
+func TestPersistentScanReusesRowsNotPairs(t *testing.T) {
+	e := newPersistentEnv(t)
+	const n = 3000 // several batches of the largest size
+	value := func(i int) string { return fmt.Sprintf("value-%05d-%s", i, strings.Repeat("x", i%50)) }
+	for i := range n {
+		require.True(t, e.write(fmt.Sprintf("k%05d", i), []byte(value(i)), true))
+	}
+	e.checkpoint()
+	e.settle(0)
+	require.Zero(t, e.tbl.CachedRows())
+
+	for _, reverse := range []bool{false, true} {
+		var keys, values [][]byte
+		rows := map[*heap.Row]bool{}
+		visit := func(r *heap.Row) bool {
+			require.True(t, r.Transient())
+			rows[r] = true
+			keys = append(keys, r.Key())
+			values = append(values, r.Versions()[0].Value())
+			return true
+		}
+		if reverse {
+			e.tbl.Descend(nil, nil, visit)
+		} else {
+			e.tbl.Ascend(nil, nil, visit)
+		}
+		require.Len(t, keys, n)
+		require.Less(t, len(rows), n, "transient rows are reused from batch to batch")
+		for j := range keys {
+			i := j
+			if reverse {
+				i = n - 1 - j
+			}
+			require.Equal(t, fmt.Sprintf("k%05d", i), string(keys[j]), "reverse=%v", reverse)
+			require.Equal(t, value(i), string(values[j]), "reverse=%v", reverse)
+		}
+	}
 }
 
 // TestPersistentScanSkipsDeadHead: a queue's consumers delete from the head.

@@ -130,7 +130,10 @@ type Row struct {
 // change the row gets the row itself with Table.PinScanned. A transient
 // row's key and value are fresh copies that nothing else refers to once
 // the scan has moved past it, unless PinScanned adopted it: a reading scan
-// may hand them to its caller as they are.
+// may hand them to its caller as they are. The Row and its Tuple are not:
+// the scan reuses them for its next batch, so they are valid only until
+// the scan's callback returns for the row (keep the key and value, never
+// the *Row or *Tuple).
 func (r *Row) Transient() bool { return r.transient }
 
 // Pin marks the row in use, so eviction leaves it in memory. Every Pin is

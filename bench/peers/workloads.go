@@ -64,6 +64,11 @@ func runChild(ctx context.Context, sysName, workload, dir string, cfg config) (*
 	}
 	res := &result{System: sysName, Workload: workload, Finished: true, Extra: map[string]float64{}}
 	res.Extra["open_s"] = time.Since(opened).Seconds()
+	if stop, err := startProfile(sysName, workload); err != nil {
+		return nil, err
+	} else {
+		defer stop()
+	}
 	var runErr error
 	switch workload {
 	case "load":
