@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"fmt"
@@ -34,6 +35,97 @@ func scanSegment(data []byte, base LSN) scanResult {
 		res.records++
 	}
 	return res
+}
+
+// scanSegmentFile is scanSegment over the segment file at name, read as a
+// stream through one buffer rather than held whole: the common case at
+// Open, an intact segment (its records, then the end of the file or a
+// preallocated tail of zeros), costs a buffer instead of a copy of the
+// file, which after a bulk load is tens of megabytes of garbage the first
+// work after Open would pay to collect. intact reports that case, with
+// end the offset just past the last record and size the file's length;
+// anything else (a damaged or torn record, a short file) reports intact
+// false, and the caller reads the file whole to judge it.
+func (w *WAL) scanSegmentFile(name string, base LSN) (res scanResult, end, size int64, intact bool, err error) {
+	f, err := w.fs.Open(name)
+	if err != nil {
+		return res, 0, 0, false, fmt.Errorf("wal: open %s: %w", name, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return res, 0, 0, false, fmt.Errorf("wal: stat %s: %w", name, err)
+	}
+	r := bufio.NewReaderSize(f, 1<<20)
+	hdr := make([]byte, segHeaderSize)
+	if _, err := io.ReadFull(r, hdr); err != nil || checkSegmentHeader(hdr, base) != nil {
+		return res, 0, 0, false, nil
+	}
+	res.valid = segHeaderSize
+	h := make([]byte, recHeaderSize)
+	var payload []byte
+	for {
+		n, err := io.ReadFull(r, h)
+		if err == io.EOF {
+			return res, res.valid, res.valid, true, nil // the file ends after its last record
+		}
+		if err != nil && err != io.ErrUnexpectedEOF {
+			return res, 0, 0, false, fmt.Errorf("wal: read %s: %w", name, err)
+		}
+		if allZero(h[:n]) {
+			// Preallocated room if every byte to the end is zero.
+			zeros, zerr := zeroRun(r)
+			if zerr != nil {
+				return res, 0, 0, false, fmt.Errorf("wal: read %s: %w", name, zerr)
+			}
+			if zeros < 0 {
+				return res, 0, 0, false, nil
+			}
+			return res, res.valid, res.valid + int64(n) + zeros, true, nil
+		}
+		if err != nil {
+			return res, 0, 0, false, nil // a header cut short
+		}
+		rh, err := decodeRecordHeader(h, base+LSN(res.valid))
+		if err != nil || res.valid+recHeaderSize+int64(rh.length) > fi.Size() {
+			return res, 0, 0, false, nil // damaged, or a length past the end of the file
+		}
+		if cap(payload) < int(rh.length) {
+			payload = make([]byte, rh.length)
+		}
+		payload = payload[:rh.length]
+		if _, err := io.ReadFull(r, payload); err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return res, 0, 0, false, nil
+			}
+			return res, 0, 0, false, fmt.Errorf("wal: read %s: %w", name, err)
+		}
+		if checkRecordCRC(h, rh, payload) != nil {
+			return res, 0, 0, false, nil
+		}
+		res.valid += recHeaderSize + int64(rh.length)
+		res.records++
+	}
+}
+
+// zeroRun reads r to its end and returns how many bytes it read, or -1 if
+// one of them was not zero.
+func zeroRun(r io.Reader) (int64, error) {
+	buf := make([]byte, 64<<10)
+	var n int64
+	for {
+		k, err := r.Read(buf)
+		if !allZero(buf[:k]) {
+			return -1, nil
+		}
+		n += int64(k)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }
 
 // findVoucher looks past the first damaged byte (at offset bad) of the last
@@ -111,18 +203,24 @@ func (w *WAL) recover() error {
 		if i > 0 && base != prevEnd {
 			return w.corrupt(base, 0, "segment starts at LSN %d but the previous one ends at %d (a segment is missing or overlaps)", base, prevEnd)
 		}
-		data, err := w.readFile(w.segPath(base))
+		// Zeros after the last record are a preallocated segment's free
+		// room (Options.Preallocate): the segment ends at its last record.
+		res, end, size, intact, err := w.scanSegmentFile(w.segPath(base), base)
 		if err != nil {
 			return err
 		}
-		res := scanSegment(data, base)
-		records += res.records
-		// Zeros after the last record are a preallocated segment's free
-		// room (Options.Preallocate): the segment ends at its last record.
-		end := int64(len(data))
-		if res.bad != nil && res.valid > 0 && allZero(data[res.valid:]) {
-			end, res.bad = res.valid, nil
+		var data []byte // the whole file, read only when it is not intact
+		if !intact {
+			if data, err = w.readFile(w.segPath(base)); err != nil {
+				return err
+			}
+			res = scanSegment(data, base)
+			end, size = int64(len(data)), int64(len(data))
+			if res.bad != nil && res.valid > 0 && allZero(data[res.valid:]) {
+				end, res.bad = res.valid, nil
+			}
 		}
+		records += res.records
 		if !last {
 			if res.bad != nil {
 				return w.corrupt(base, res.valid, "%v (a segment that has a successor was complete when sealed, so this is not a torn write)", res.bad)
@@ -147,7 +245,7 @@ func (w *WAL) recover() error {
 			w.log.Warn("wal torn tail cut", "segment", segmentName(base), "offset", res.valid,
 				"lsn", base+LSN(len(keep)), "dropped_bytes", len(data)-len(keep), "reason", res.bad.Error())
 			end = int64(len(keep))
-			data = keep
+			size = end
 		}
 		w.segs = append(w.segs, base)
 		f, err := w.fs.OpenReadWrite(w.segPath(base), vfs.WriteCategoryUnspecified)
@@ -156,7 +254,7 @@ func (w *WAL) recover() error {
 		}
 		// A segment cut above, or written without Preallocate, gets its
 		// room now; the fsync below makes its size durable.
-		room := w.preallocate(f, w.segPath(base), int64(len(data)), end+w.step)
+		room := w.preallocate(f, w.segPath(base), size, end+w.step)
 		w.cur = segFile{base: base, f: f, off: end, room: room}
 		// A process crash leaves written but unsynced records in the page
 		// cache, where Open reads them as valid: make them durable before
