@@ -90,7 +90,9 @@ func childMain(args []string) int {
 	return 0
 }
 
-func splitList(s string, all []string) ([]string, error) {
+// splitList parses a comma-separated list of names from all (or "all")
+// and, named only, optional.
+func splitList(s string, all []string, optional ...string) ([]string, error) {
 	if s == "" || s == "all" {
 		return all, nil
 	}
@@ -98,11 +100,11 @@ func splitList(s string, all []string) ([]string, error) {
 	for _, x := range strings.Split(s, ",") {
 		x = strings.TrimSpace(x)
 		found := false
-		for _, a := range all {
+		for _, a := range append(all[:len(all):len(all)], optional...) {
 			found = found || a == x
 		}
 		if !found {
-			return nil, fmt.Errorf("unknown %q (want some of %s)", x, strings.Join(all, ","))
+			return nil, fmt.Errorf("unknown %q (want some of %s)", x, strings.Join(append(all[:len(all):len(all)], optional...), ","))
 		}
 		out = append(out, x)
 	}

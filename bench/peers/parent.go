@@ -56,7 +56,7 @@ if a correctness check fails or a child dies. See README.md.
 	var cfg config
 	sizeFlags(fs, &cfg)
 	rounds := fs.Int("rounds", 5, "alternated rounds per system and workload (median and min–max over them)")
-	sysList := fs.String("systems", "all", "systems to run, comma-separated: "+strings.Join(systems, ","))
+	sysList := fs.String("systems", "all", "systems to run, comma-separated: "+strings.Join(systems, ",")+" (all of them), and "+strings.Join(optionalSystems, ","))
 	wlList := fs.String("workloads", "all", "workloads to run, comma-separated: "+strings.Join(workloads, ","))
 	dir := fs.String("dir", "", "where the systems keep their data (default: a temporary directory, removed at the end)")
 	out := fs.String("json", "", "write every result as JSON to this file")
@@ -79,7 +79,7 @@ if a correctness check fails or a child dies. See README.md.
 		fmt.Fprintln(stderr, "peers:", err, "(and -rounds ≥ 1)")
 		return 2
 	}
-	syss, err := splitList(*sysList, systems)
+	syss, err := splitList(*sysList, systems, optionalSystems...)
 	if err == nil {
 		var wls []string
 		wls, err = splitList(*wlList, workloads)

@@ -113,6 +113,36 @@ func failures(t *testing.T, fault, w, want string) {
 
 // TestBrokenTransferIsCaught: a transfer that credits less than it debits
 // fails the bank check on every system.
+// TestInMemoryCeiling: tupled-mem runs only when named, loads its rows in
+// each child (a scan sees them all), and gets a ratio table of its own.
+func TestInMemoryCeiling(t *testing.T) {
+	code, r, text := harnessRun(t, "-systems", "tupled,tupled-mem,bbolt", "-workloads", "cold,scan")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, text)
+	}
+	n := 0
+	for _, res := range r.Results {
+		if res.Error != "" {
+			t.Errorf("%s %s: %s", res.System, res.Workload, res.Error)
+		}
+		if res.System == "tupled-mem" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d tupled-mem results, want 2 (cold, scan)", n)
+	}
+	for _, want := range []string{"### Ratio tupled-mem / peer", "vs tupled in memory"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report lacks %q:\n%s", want, text)
+		}
+	}
+	var out bytes.Buffer
+	if code := parentMain([]string{"-short", "-systems", "tupled-mem,nosuch"}, &out, &out); code != 2 || !strings.Contains(out.String(), "tupled-mem") {
+		t.Errorf("an unknown system: exit %d, want 2 and the names to choose from:\n%s", code, out.String())
+	}
+}
+
 func TestBrokenTransferIsCaught(t *testing.T) {
 	failures(t, "bank", "bank", "bank check failed")
 }

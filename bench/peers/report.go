@@ -32,6 +32,7 @@ var workloadTitle = map[string]string{
 var peerTitle = map[string]string{
 	"bbolt": "bbolt", "badger": "badger", "pebble": "pebble + app lock table", "sqlite": "SQLite (WAL)",
 	"tupled-bbolt": "tupled (bbolt backend)",
+	"tupled-mem":   "tupled in memory",
 }
 
 // stat is the median and range of one system's rounds of one workload.
@@ -142,7 +143,7 @@ func report(r *run) string {
 		c.Duration, c.Writes, r.CPUs, r.GoVersion, r.Seconds)
 	fmt.Fprintf(&b, "Load before: `%s`; after: `%s`.\n\n", r.Uptime, r.UptimeEnd)
 
-	for _, t := range []string{"tupled", "tupled-bbolt"} {
+	for _, t := range []string{"tupled", "tupled-bbolt", "tupled-mem"} {
 		if !has(r.Systems, t) {
 			continue
 		}
@@ -154,6 +155,9 @@ func report(r *run) string {
 		}
 		if t == "tupled" && has(r.Systems, "tupled-bbolt") {
 			peers = append(peers, "tupled-bbolt")
+		}
+		if t != "tupled-mem" && has(r.Systems, "tupled-mem") {
+			peers = append(peers, "tupled-mem")
 		}
 		if len(peers) == 0 {
 			continue

@@ -20,6 +20,22 @@ type tupledSys struct {
 
 var tupledTables = []string{"kv", "accounts", "jobs", "done", "w"}
 
+// openTupledMem opens an in-memory tupled (nothing on disk; its dir is
+// unused): see optionalSystems.
+func openTupledMem() (system, error) {
+	db, err := tupled.Open("", nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tupledTables {
+		if err := db.CreateTableIfNotExists(context.Background(), t); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	return &tupledSys{db: db}, nil
+}
+
 func openTupled(dir string, bbolt bool) (system, error) {
 	on := true
 	opts := &tupled.Options{SyncCommit: &on}
