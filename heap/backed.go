@@ -47,9 +47,13 @@ import (
 //     the B-tree's rows over the same key range, and, for each backend key,
 //     the row in memory if there is one. A key only the backend has is
 //     passed as a transient row (Row.Transient): the backend value as a
-//     frozen version, never inserted anywhere. A full scan therefore costs
-//     about one backend iteration plus a hash probe per key, and leaves the
-//     cache as it found it. A locking scan brings in only the rows it locks
+//     frozen version, never inserted anywhere. Its key and value are the
+//     batch's copy, which the scan hands on and never reuses; the Row and
+//     Tuple around them are reused by the next batch (scanBufs), so a
+//     transient row is valid only until the callback returns for it. A
+//     full scan therefore costs about one backend iteration, one copy of
+//     each pair and a hash probe per key, and leaves the cache as it found
+//     it. A locking scan brings in only the rows it locks
 //     (Table.PinScanned).
 //   - The backend value a scan (or a load) read is the row's state only if
 //     the row stayed out of memory from the read to its use: a row loaded
