@@ -111,7 +111,7 @@ func RowKeyLen(table string, keyLen int) int {
 // in memory (see "Persistent tables" above).
 type backedStore struct {
 	mu  sync.RWMutex
-	idx map[string]*Row     // every row in memory
+	idx *rowIndex           // every row in memory (sharded; see rowIndex)
 	bt  *btree.BTreeG[*Row] // the rows in memory written since they entered it (Row.inTree)
 	// removals counts rows Remove unlinked: readers of the backend compare
 	// it around their read (load, scan, adopt).
@@ -142,7 +142,7 @@ type floorScan struct {
 // NewBackedStore returns the store of a persistent table.
 func (h *Heap) newBackedStore(table string, be storage.Backend) *backedStore {
 	return &backedStore{
-		idx: make(map[string]*Row), bt: btree.NewG[*Row](32, rowLess),
+		idx: newRowIndex(), bt: btree.NewG[*Row](32, rowLess),
 		floorScans: make(map[*floorScan]struct{}),
 		be:         be, prefix: RowKey(table, nil), heap: h,
 	}
@@ -177,7 +177,7 @@ func newLoadedRow(key, value []byte) *Row {
 func (s *backedStore) load(key []byte) *Row {
 	for {
 		s.mu.RLock()
-		r := s.idx[string(key)]
+		r := s.idx.get(key)
 		removals := s.removals
 		s.mu.RUnlock()
 		if r != nil {
@@ -194,19 +194,24 @@ func (s *backedStore) load(key []byte) *Row {
 		if !ok {
 			return nil
 		}
-		s.mu.Lock()
-		if r := s.idx[string(key)]; r != nil {
-			s.mu.Unlock()
+		nr := newLoadedRow(key, v) // outside the locks: an allocation may assist the GC
+		// mu shared: removals only moves under mu exclusive, so it cannot
+		// move between the check and the insert; loads of other keys
+		// insert beside this one (rowIndex).
+		s.mu.RLock()
+		if r := s.idx.get(key); r != nil {
+			s.mu.RUnlock()
 			return r // loaded meanwhile
 		}
 		if s.removals != removals {
-			s.mu.Unlock()
+			s.mu.RUnlock()
 			continue // a row left memory meanwhile: v may be stale
 		}
-		r = newLoadedRow(key, v)
-		s.idx[string(r.key)] = r
-		s.mu.Unlock()
-		s.heap.tuplesLive.Add(1)
+		r = s.idx.putIfAbsent(nr)
+		s.mu.RUnlock()
+		if r == nr {
+			s.heap.tuplesLive.Add(1)
+		}
 		return r
 	}
 }
@@ -219,20 +224,22 @@ func (s *backedStore) adopt(t *Row) *Row {
 	if !t.transient {
 		return s.load(t.key)
 	}
-	s.mu.Lock()
-	if r := s.idx[string(t.key)]; r != nil {
-		s.mu.Unlock()
+	// Copies: the scan's key and value live in its batch's buffer.
+	nr := newLoadedRow(t.key, bytes.Clone(t.versions[0].value))
+	s.mu.RLock() // as in load
+	if r := s.idx.get(t.key); r != nil {
+		s.mu.RUnlock()
 		return r
 	}
 	if s.removals != t.readAt {
-		s.mu.Unlock()
+		s.mu.RUnlock()
 		return s.load(t.key)
 	}
-	// Copies: the scan's key and value live in its batch's buffer.
-	r := newLoadedRow(t.key, bytes.Clone(t.versions[0].value))
-	s.idx[string(r.key)] = r
-	s.mu.Unlock()
-	s.heap.tuplesLive.Add(1)
+	r := s.idx.putIfAbsent(nr)
+	s.mu.RUnlock()
+	if r == nr {
+		s.heap.tuplesLive.Add(1)
+	}
 	return r
 }
 
@@ -246,19 +253,17 @@ func (s *backedStore) GetOrCreate(key []byte) *Row {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r := s.idx[string(key)]; r != nil {
-		return r
-	}
 	r := &Row{key: bytes.Clone(key), inTree: true}
-	s.idx[string(r.key)] = r
+	if old := s.idx.putIfAbsent(r); old != r {
+		return old
+	}
 	s.bt.ReplaceOrInsert(r)
 	return r
 }
 
 func (s *backedStore) Remove(r *Row) {
 	s.mu.Lock()
-	if s.idx[string(r.key)] == r {
-		delete(s.idx, string(r.key))
+	if s.idx.deleteIf(r) {
 		if r.inTree {
 			s.bt.Delete(r)
 			r.inTree = false
@@ -268,16 +273,12 @@ func (s *backedStore) Remove(r *Row) {
 	s.mu.Unlock()
 }
 
-func (s *backedStore) Len() int {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return len(s.idx)
-}
+func (s *backedStore) Len() int { return s.idx.len() }
 
 // written puts r, about to be written, in bt. Row latch held.
 func (s *backedStore) written(r *Row) {
 	s.mu.Lock()
-	if !r.inTree && s.idx[string(r.key)] == r {
+	if !r.inTree && s.idx.get(r.key) == r {
 		s.bt.ReplaceOrInsert(r)
 		r.inTree = true
 	}
@@ -289,11 +290,12 @@ func (s *backedStore) written(r *Row) {
 func (s *backedStore) cached(start, end []byte) []*Row {
 	s.mu.RLock()
 	var rows []*Row
-	for _, r := range s.idx {
+	s.idx.each(func(r *Row) bool {
 		if (start == nil || bytes.Compare(r.key, start) >= 0) && (end == nil || bytes.Compare(r.key, end) < 0) {
 			rows = append(rows, r)
 		}
-	}
+		return true
+	})
 	s.mu.RUnlock()
 	slices.SortFunc(rows, func(a, b *Row) int { return bytes.Compare(a.key, b.key) })
 	return rows
@@ -477,7 +479,7 @@ func (s *backedStore) mergeLocked(b *batch, lo, hi []byte, reverse bool, limit i
 		}
 		k := b.keys[i]
 		i++
-		if r := s.idx[string(k)]; r != nil {
+		if r := s.idx.get(k); r != nil {
 			rows = append(rows, r)
 			continue
 		}
@@ -566,9 +568,7 @@ func (s *backedStore) scan(start, end []byte, reverse bool, fn func(*Row) bool) 
 		// foreign key's index-less lookup or a SQL statement's
 		// "WHERE pk = x" is): a row in memory is the key's whole state,
 		// so the backend need not be read.
-		s.mu.RLock()
-		r := s.idx[string(start)]
-		s.mu.RUnlock()
+		r := s.idx.get(start)
 		if r != nil {
 			fn(r)
 			return
@@ -887,19 +887,16 @@ func (t *Table) Evict(keep int) int {
 	if !ok {
 		return 0
 	}
-	s.mu.RLock()
-	over := len(s.idx) - keep
+	size := s.idx.len()
+	over := size - keep
 	var victims []*Row
 	if over > 0 {
-		victims = make([]*Row, 0, min(4*over, len(s.idx)))
-		for _, r := range s.idx {
+		victims = make([]*Row, 0, min(4*over, size))
+		s.idx.each(func(r *Row) bool {
 			victims = append(victims, r)
-			if len(victims) == cap(victims) {
-				break
-			}
-		}
+			return len(victims) < cap(victims)
+		})
 	}
-	s.mu.RUnlock()
 	n := 0
 	for _, r := range victims {
 		if n >= over {
