@@ -34,7 +34,10 @@ import (
 //
 //   - Memory holds two structures (backedStore). idx, a hash, finds every
 //     row in memory by key: a point read that misses costs one backend Get
-//     and one hash insert, with no ordered structure to maintain. bt, a
+//     and one hash insert, with no ordered structure to maintain. The hash
+//     is sharded (rowIndex) and the insert holds the table's mutex only
+//     shared, so concurrent cold reads of different keys do not queue
+//     behind each other. bt, a
 //     B-tree, orders only the rows that were written (inserted, updated or
 //     deleted) since they entered memory: those are the rows whose state
 //     may differ from the backend's, including keys the backend does not

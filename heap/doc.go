@@ -43,8 +43,9 @@
 // on-disk database's tables are persistent (backed.go, whose "Persistent
 // tables" comment is the design): the storage.Backend holds one committed
 // value per key as of the last checkpoint, and memory holds the rows in use
-// — every one in a hash, and those written since they entered memory also
-// in a B-tree. A row missing from memory has one frozen version, visible to
+// — every one in a hash (sharded, rowindex.go: a cold read's insert takes
+// one shard's lock, not the table's), and those written since they
+// entered memory also in a B-tree. A row missing from memory has one frozen version, visible to
 // every snapshot: a point read loads it into the hash; a scan merges the
 // batches of one backend cursor with the B-tree and passes such rows as transient
 // copies (Row.Transient) without loading them, and a caller that locks one
