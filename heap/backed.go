@@ -197,26 +197,29 @@ func (s *backedStore) load(key []byte) *Row {
 		if !ok {
 			return nil
 		}
-		nr := newLoadedRow(key, v) // outside the locks: an allocation may assist the GC
-		// mu shared: removals only moves under mu exclusive, so it cannot
-		// move between the check and the insert; loads of other keys
-		// insert beside this one (rowIndex).
-		s.mu.RLock()
-		if r := s.idx.get(key); r != nil {
-			s.mu.RUnlock()
-			return r // loaded meanwhile
+		// Built outside the locks: an allocation may assist the GC.
+		if r := s.insertLoaded(newLoadedRow(key, v), removals); r != nil {
+			return r
 		}
-		if s.removals != removals {
-			s.mu.RUnlock()
-			continue // a row left memory meanwhile: v may be stale
-		}
-		r = s.idx.putIfAbsent(nr)
-		s.mu.RUnlock()
-		if r == nr {
-			s.heap.tuplesLive.Add(1)
-		}
-		return r
+		// A row left memory meanwhile: v may be stale.
 	}
+}
+
+// insertLoaded puts nr, made of a backend value read when the removal
+// count was readAt, into idx and returns it; or returns the row its key
+// has (loaded meanwhile); or nil, inserting nothing, if a row left memory
+// since the read (the value may be stale: read again). mu is held shared:
+// removals only moves under mu exclusive, so it cannot move between the
+// check and the insert, and loads of other keys insert beside this one
+// (rowIndex).
+func (s *backedStore) insertLoaded(nr *Row, readAt uint64) *Row {
+	s.mu.RLock()
+	r := s.idx.putIfAbsent(nr, func() bool { return s.removals == readAt })
+	s.mu.RUnlock()
+	if r == nr {
+		s.heap.tuplesLive.Add(1)
+	}
+	return r
 }
 
 // adopt returns the row in memory for a transient row's key: the row
@@ -228,22 +231,10 @@ func (s *backedStore) adopt(t *Row) *Row {
 		return s.load(t.key)
 	}
 	// Copies: the scan's key and value live in its batch's buffer.
-	nr := newLoadedRow(t.key, bytes.Clone(t.versions[0].value))
-	s.mu.RLock() // as in load
-	if r := s.idx.get(t.key); r != nil {
-		s.mu.RUnlock()
+	if r := s.insertLoaded(newLoadedRow(t.key, bytes.Clone(t.versions[0].value)), t.readAt); r != nil {
 		return r
 	}
-	if s.removals != t.readAt {
-		s.mu.RUnlock()
-		return s.load(t.key)
-	}
-	r := s.idx.putIfAbsent(nr)
-	s.mu.RUnlock()
-	if r == nr {
-		s.heap.tuplesLive.Add(1)
-	}
-	return r
+	return s.load(t.key)
 }
 
 func (s *backedStore) Get(key []byte) *Row { return s.load(key) }
@@ -257,7 +248,7 @@ func (s *backedStore) GetOrCreate(key []byte) *Row {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := &Row{key: bytes.Clone(key), inTree: true}
-	if old := s.idx.putIfAbsent(r); old != r {
+	if old := s.idx.putIfAbsent(r, nil); old != r {
 		return old
 	}
 	s.bt.ReplaceOrInsert(r)

@@ -52,13 +52,18 @@ func (x *rowIndex) get(key []byte) *Row {
 	return r
 }
 
-// putIfAbsent inserts r unless its key has a row, and returns the key's row.
-func (x *rowIndex) putIfAbsent(r *Row) *Row {
+// putIfAbsent returns the row of r's key: the one there, else r, inserted
+// — unless allowed (nil: always) says no, then nil and nothing inserted.
+// allowed runs under the shard's lock and must not touch the index.
+func (x *rowIndex) putIfAbsent(r *Row, allowed func() bool) *Row {
 	sh := x.shard(r.key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if old := sh.m[string(r.key)]; old != nil {
 		return old
+	}
+	if allowed != nil && !allowed() {
+		return nil
 	}
 	sh.m[string(r.key)] = r
 	return r

@@ -22,19 +22,7 @@ var tupledTables = []string{"kv", "accounts", "jobs", "done", "w"}
 
 // openTupledMem opens an in-memory tupled (nothing on disk; its dir is
 // unused): see optionalSystems.
-func openTupledMem() (system, error) {
-	db, err := tupled.Open("", nil)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range tupledTables {
-		if err := db.CreateTableIfNotExists(context.Background(), t); err != nil {
-			db.Close()
-			return nil, err
-		}
-	}
-	return &tupledSys{db: db}, nil
-}
+func openTupledMem() (system, error) { return openTupledWith("", nil) }
 
 func openTupled(dir string, bbolt bool) (system, error) {
 	on := true
@@ -42,6 +30,12 @@ func openTupled(dir string, bbolt bool) (system, error) {
 	if bbolt {
 		opts.Backend = tupled.Bbolt
 	}
+	return openTupledWith(dir, opts)
+}
+
+// openTupledWith opens tupled in dir ("": in memory) with opts and creates
+// the harness's tables.
+func openTupledWith(dir string, opts *tupled.Options) (system, error) {
 	db, err := tupled.Open(dir, opts)
 	if err != nil {
 		return nil, err
