@@ -43,23 +43,23 @@ func scanSegment(data []byte, base LSN) scanResult {
 // preallocated tail of zeros), costs a buffer instead of a copy of the
 // file, which after a bulk load is tens of megabytes of garbage the first
 // work after Open would pay to collect. intact reports that case, with
-// end the offset just past the last record and size the file's length;
+// res.valid the offset just past the last record and size the file's length;
 // anything else (a damaged or torn record, a short file) reports intact
 // false, and the caller reads the file whole to judge it.
-func (w *WAL) scanSegmentFile(name string, base LSN) (res scanResult, end, size int64, intact bool, err error) {
+func (w *WAL) scanSegmentFile(name string, base LSN) (res scanResult, size int64, intact bool, err error) {
 	f, err := w.fs.Open(name)
 	if err != nil {
-		return res, 0, 0, false, fmt.Errorf("wal: open %s: %w", name, err)
+		return res, 0, false, fmt.Errorf("wal: open %s: %w", name, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return res, 0, 0, false, fmt.Errorf("wal: stat %s: %w", name, err)
+		return res, 0, false, fmt.Errorf("wal: stat %s: %w", name, err)
 	}
 	r := bufio.NewReaderSize(f, 1<<20)
 	hdr := make([]byte, segHeaderSize)
 	if _, err := io.ReadFull(r, hdr); err != nil || checkSegmentHeader(hdr, base) != nil {
-		return res, 0, 0, false, nil
+		return res, 0, false, nil
 	}
 	res.valid = segHeaderSize
 	h := make([]byte, recHeaderSize)
@@ -67,28 +67,28 @@ func (w *WAL) scanSegmentFile(name string, base LSN) (res scanResult, end, size 
 	for {
 		n, err := io.ReadFull(r, h)
 		if err == io.EOF {
-			return res, res.valid, res.valid, true, nil // the file ends after its last record
+			return res, res.valid, true, nil // the file ends after its last record
 		}
 		if err != nil && err != io.ErrUnexpectedEOF {
-			return res, 0, 0, false, fmt.Errorf("wal: read %s: %w", name, err)
+			return res, 0, false, fmt.Errorf("wal: read %s: %w", name, err)
 		}
 		if allZero(h[:n]) {
 			// Preallocated room if every byte to the end is zero.
 			zeros, zerr := zeroRun(r)
 			if zerr != nil {
-				return res, 0, 0, false, fmt.Errorf("wal: read %s: %w", name, zerr)
+				return res, 0, false, fmt.Errorf("wal: read %s: %w", name, zerr)
 			}
 			if zeros < 0 {
-				return res, 0, 0, false, nil
+				return res, 0, false, nil
 			}
-			return res, res.valid, res.valid + int64(n) + zeros, true, nil
+			return res, res.valid + int64(n) + zeros, true, nil
 		}
 		if err != nil {
-			return res, 0, 0, false, nil // a header cut short
+			return res, 0, false, nil // a header cut short
 		}
 		rh, err := decodeRecordHeader(h, base+LSN(res.valid))
 		if err != nil || res.valid+recHeaderSize+int64(rh.length) > fi.Size() {
-			return res, 0, 0, false, nil // damaged, or a length past the end of the file
+			return res, 0, false, nil // damaged, or a length past the end of the file
 		}
 		if cap(payload) < int(rh.length) {
 			payload = make([]byte, rh.length)
@@ -96,12 +96,12 @@ func (w *WAL) scanSegmentFile(name string, base LSN) (res scanResult, end, size 
 		payload = payload[:rh.length]
 		if _, err := io.ReadFull(r, payload); err != nil {
 			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				return res, 0, 0, false, nil
+				return res, 0, false, nil
 			}
-			return res, 0, 0, false, fmt.Errorf("wal: read %s: %w", name, err)
+			return res, 0, false, fmt.Errorf("wal: read %s: %w", name, err)
 		}
 		if checkRecordCRC(h, rh, payload) != nil {
-			return res, 0, 0, false, nil
+			return res, 0, false, nil
 		}
 		res.valid += recHeaderSize + int64(rh.length)
 		res.records++
@@ -205,10 +205,11 @@ func (w *WAL) recover() error {
 		}
 		// Zeros after the last record are a preallocated segment's free
 		// room (Options.Preallocate): the segment ends at its last record.
-		res, end, size, intact, err := w.scanSegmentFile(w.segPath(base), base)
+		res, size, intact, err := w.scanSegmentFile(w.segPath(base), base)
 		if err != nil {
 			return err
 		}
+		end := res.valid
 		var data []byte // the whole file, read only when it is not intact
 		if !intact {
 			if data, err = w.readFile(w.segPath(base)); err != nil {
