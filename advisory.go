@@ -4,9 +4,8 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/tupled/tupled/engine"
+	"github.com/tupled/tupled/internal/engine"
 	"github.com/tupled/tupled/internal/errs"
-	"github.com/tupled/tupled/lockmgr"
 )
 
 // AdvisoryKey names an advisory lock: PostgreSQL's pg_advisory_lock(bigint)
@@ -14,26 +13,26 @@ import (
 // AdvisoryKeyInt64(1) and AdvisoryKeyPair(0, 1) are different locks, as
 // pg_advisory_lock(1) and pg_advisory_lock(0, 1) are. The zero value is not
 // a key (the calls refuse it with ErrInvalid, 22023).
-type AdvisoryKey struct{ tag lockmgr.Tag }
+type AdvisoryKey struct{ tag engine.AdvisoryKey }
 
 // AdvisoryKeyInt64 is the key of pg_advisory_lock(key).
-func AdvisoryKeyInt64(key int64) AdvisoryKey { return AdvisoryKey{lockmgr.AdvisoryKeyTag(key)} }
+func AdvisoryKeyInt64(key int64) AdvisoryKey { return AdvisoryKey{engine.AdvisoryKeyInt64(key)} }
 
 // AdvisoryKeyPair is the key of pg_advisory_lock(key1, key2).
 func AdvisoryKeyPair(key1, key2 int32) AdvisoryKey {
-	return AdvisoryKey{lockmgr.AdvisoryPairTag(key1, key2)}
+	return AdvisoryKey{engine.AdvisoryKeyPair(key1, key2)}
 }
 
 // String is the key as LockInfo.Tag shows it: "advisory 1", "advisory 0,1".
 func (k AdvisoryKey) String() string {
-	if k.tag.Kind != lockmgr.TagAdvisory {
+	if !engine.IsAdvisoryKey(k.tag) {
 		return "advisory (invalid key)"
 	}
 	return k.tag.String()
 }
 
 func (k AdvisoryKey) check() error {
-	if k.tag.Kind != lockmgr.TagAdvisory {
+	if !engine.IsAdvisoryKey(k.tag) {
 		return errs.Op(ErrInvalid, "tupled: invalid advisory lock key (use AdvisoryKeyInt64 or AdvisoryKeyPair)")
 	}
 	return nil

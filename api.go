@@ -16,6 +16,24 @@ const (
 	Bbolt                 // go.etcd.io/bbolt
 )
 
+// The deadlock-detection strategies Options.DeadlockStrategy accepts, as
+// package deadlock names them; DeadlockOff detects nothing (only lock
+// timeouts end a deadlock), the others are the variants "tupled bench
+// storm" compares.
+const (
+	DeadlockDefault       = "default"
+	DeadlockClassic       = "classic"
+	DeadlockSharedFirst   = "shared-first"
+	DeadlockSingleChecker = "single-checker"
+	DeadlockSingleMemo    = "single-memo"
+	DeadlockOff           = "off"
+)
+
+// DeadlockStrategies lists every name Options.DeadlockStrategy accepts.
+func DeadlockStrategies() []string {
+	return []string{DeadlockDefault, DeadlockClassic, DeadlockSharedFirst, DeadlockSingleChecker, DeadlockSingleMemo, DeadlockOff}
+}
+
 // Options configure a DB. The zero value (or nil) means the defaults; a
 // negative DeadlockTimeout or LockTimeout, or an unknown Backend, makes Open
 // fail with ErrInvalid (22023).
@@ -50,9 +68,9 @@ type Options struct {
 	// failed checkpoints; vacuum passes at Debug level); nil discards it.
 	Logger *slog.Logger
 
-	// DeadlockStrategy names the deadlock-detection strategy (see package
-	// deadlock): "default", "classic", "shared-first", "single-checker",
-	// "single-memo" or "off". "" means "default".
+	// DeadlockStrategy names the deadlock-detection strategy, one of
+	// DeadlockStrategies (deadlock/README.md compares them). "" means
+	// DeadlockDefault.
 	DeadlockStrategy string
 	// ShareFastPathOff forces every row lock through a multixact, replaying the
 	// pre-9.3 situation of the 2012 seed. Off (fast path on) by default.

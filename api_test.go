@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/deadlock"
 )
 
 func TestCRUDAndSnapshots(t *testing.T) {
@@ -111,6 +112,16 @@ func TestErrorsAndStates(t *testing.T) {
 	require.Error(t, err)
 	_, err = tupled.Open("", &tupled.Options{DeadlockStrategy: "bogus"})
 	require.Error(t, err)
+}
+
+// The root's strategy names are the detector's, and each opens a DB.
+func TestDeadlockStrategiesAreTheDetectors(t *testing.T) {
+	require.Equal(t, deadlock.Strategies(), tupled.DeadlockStrategies())
+	for _, s := range tupled.DeadlockStrategies() {
+		db, err := tupled.Open("", &tupled.Options{DeadlockStrategy: s})
+		require.NoError(t, err, s)
+		require.NoError(t, db.Close())
+	}
 }
 
 func TestLockWaitShowsInLocksAndRollbackReleases(t *testing.T) {

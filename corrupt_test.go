@@ -30,7 +30,7 @@ import (
 
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/heap"
-	"github.com/tupled/tupled/storage"
+	"github.com/tupled/tupled/internal/storage"
 )
 
 const matrixTable = "t"

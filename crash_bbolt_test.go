@@ -36,7 +36,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled"
-	"github.com/tupled/tupled/storage"
+	"github.com/tupled/tupled/internal/storage"
 )
 
 func TestCrashRandomPointsBbolt(t *testing.T) {

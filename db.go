@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/tupled/tupled/engine"
+	"github.com/tupled/tupled/internal/engine"
 	"github.com/tupled/tupled/internal/errs"
 )
 

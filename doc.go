@@ -324,13 +324,16 @@
 // # Reading the source
 //
 // Dependencies point one way, from this package down. This package is
-// the API only: it talks to one engine.Engine (package engine, the facade
-// that owns the machinery) and reads closed databases through package
-// durable (Verify, Salvage). Below the facade: tuplelock (the locking
-// protocol) → heap, multixact, lockmgr (→ deadlock), xact; and durable
-// (WAL record codec, checkpoints, recovery, control file) → wal, storage.
-// README.md's package map is generated from go list. Start with
-// engine's package doc, then tuplelock/README.md (the algorithm), xact
-// (ids, CSN snapshots), heap (tuples, visibility, vacuum), multixact,
-// lockmgr and deadlock/README.md, and durable's package doc.
+// the API only: it talks to one engine.Engine (internal/engine, the facade
+// that owns the machinery; it also reads closed databases for Verify and
+// Salvage). Below the facade: tuplelock (the locking protocol) → heap,
+// multixact, lockmgr (→ deadlock), internal/xact; and internal/durable (WAL
+// record codec, checkpoints, recovery, control file) → wal,
+// internal/storage. What is not API lives under internal/, where the
+// compiler keeps applications out. README.md's package map is generated
+// from go list. Start with internal/engine's package doc (it draws the path
+// of a Lock and of a Commit through every object), then tuplelock/README.md
+// (the algorithm), internal/xact (ids, CSN snapshots), heap (tuples,
+// visibility, vacuum), multixact, lockmgr and deadlock/README.md, and
+// internal/durable's package doc.
 package tupled

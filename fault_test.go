@@ -32,7 +32,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled"
-	"github.com/tupled/tupled/storage"
+	"github.com/tupled/tupled/internal/storage"
 )
 
 // faultFS is errorfs over a crashable MemFS with a rule that can be armed,

@@ -3,7 +3,7 @@ package tupled
 import (
 	"context"
 
-	"github.com/tupled/tupled/engine"
+	"github.com/tupled/tupled/internal/engine"
 	"github.com/tupled/tupled/internal/errs"
 )
 

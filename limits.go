@@ -1,7 +1,7 @@
 package tupled
 
 import (
-	"github.com/tupled/tupled/engine"
+	"github.com/tupled/tupled/internal/engine"
 	"github.com/tupled/tupled/internal/errs"
 )
 

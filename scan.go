@@ -5,7 +5,7 @@ import (
 	"errors"
 	"iter"
 
-	"github.com/tupled/tupled/engine"
+	"github.com/tupled/tupled/internal/engine"
 )
 
 // Scans for queues.

@@ -1,6 +1,6 @@
 package tupled
 
-// Streamed commits (durable/bigcommit.go) through the API, on a WAL with
+// Streamed commits (internal/durable/bigcommit.go) through the API, on a WAL with
 // small segments (Options.walSegmentSize, unexported: only these tests set
 // it).
 
@@ -15,7 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tupled/tupled/durable"
+	"github.com/tupled/tupled/internal/durable"
 	"github.com/tupled/tupled/wal"
 )
 

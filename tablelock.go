@@ -6,7 +6,7 @@ import (
 
 	"github.com/tupled/tupled/internal/errs"
 
-	"github.com/tupled/tupled/lockmgr"
+	"github.com/tupled/tupled/internal/engine"
 )
 
 // TableLockMode is one of PostgreSQL's eight table lock modes (LOCK TABLE
@@ -43,7 +43,7 @@ const (
 
 // String returns PostgreSQL's name of the mode, as pg_locks shows it
 // ("AccessShareLock", ...).
-func (m TableLockMode) String() string { return lockmgr.LockMode(m).String() }
+func (m TableLockMode) String() string { return engine.TableLockMode(m).String() }
 
 // LockTable locks table in mode until the transaction ends: LOCK TABLE
 // table IN mode MODE, or with nowait LOCK TABLE ... NOWAIT. It waits, like
@@ -62,7 +62,7 @@ func (tx *Tx) LockTable(ctx context.Context, table string, mode TableLockMode, n
 		return err
 	}
 	defer tx.exit()
-	return tx.t.LockTable(ctx, table, lockmgr.LockMode(mode), nowait)
+	return tx.t.LockTable(ctx, table, engine.TableLockMode(mode), nowait)
 }
 
 // SetDeadlockTimeout changes the transaction's deadlock timeout

@@ -29,7 +29,7 @@ import (
 // writes (its Commit fails with 42P01 and rolls back). A read-only or
 // lock-only transaction that still holds the table from before the drop
 // sees it as it was. On disk the drop is logged and the table's data
-// deleted from the backend before DropTable returns (durable/drop.go).
+// deleted from the backend before DropTable returns (internal/durable/drop.go).
 
 // ErrObjectInUse is returned by DropTable when a running transaction has
 // written, deleted or locked a row of the table (SQLSTATE 55006).

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/tupled/tupled/engine"
+	"github.com/tupled/tupled/internal/engine"
 	"github.com/tupled/tupled/internal/tuplemode"
 )
 

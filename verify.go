@@ -7,11 +7,12 @@ import (
 	"io"
 	"os"
 
-	"github.com/tupled/tupled/durable"
+	"github.com/tupled/tupled/internal/engine"
 )
 
 // Verify and Salvage: the way forward from ErrCorrupted (tupled verify,
-// tupled salvage). The reading of damaged files is package durable's.
+// tupled salvage). The reading of damaged files is the engine's
+// (internal/durable).
 
 // VerifyResult is what Verify found.
 type VerifyResult struct {
@@ -32,7 +33,7 @@ type VerifyResult struct {
 // WAL record from the redo point on. It returns an error only if it could
 // not run.
 func Verify(dir string, w io.Writer) (*VerifyResult, error) {
-	r, err := durable.Verify(dir, w)
+	r, err := engine.Verify(dir, w)
 	if r == nil {
 		return nil, err
 	}
@@ -61,14 +62,14 @@ func Salvage(dir, out string, w io.Writer) (*SalvageResult, error) {
 		return nil, fmt.Errorf("tupled: salvage: %s already exists", out)
 	}
 	be := Pebble
-	if durable.UsesBbolt(dir) {
+	if engine.UsesBbolt(dir) {
 		be = Bbolt
 	}
 	dst, err := Open(out, &Options{Backend: be, VacuumInterval: -1})
 	if err != nil {
 		return nil, err
 	}
-	r, err := durable.Salvage(dir, salvageTarget{dst}, w)
+	r, err := engine.Salvage(dir, salvageTarget{dst}, w)
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}
@@ -97,7 +98,7 @@ func (s salvageTarget) DropTable(name string) error {
 	return s.db.DropTable(ctxSalvage, name, &DropTableOptions{IfExists: true})
 }
 
-func (s salvageTarget) Apply(ws []durable.Write) error {
+func (s salvageTarget) Apply(ws []engine.SalvageWrite) error {
 	ctx := ctxSalvage
 	return s.db.RunTx(ctx, nil, func(tx *Tx) error {
 		for _, o := range ws {

@@ -34,7 +34,7 @@ var forShareStrengths = map[string]tupled.LockStrength{
 
 const fastPathOffSuffix = "/fastpath-off"
 
-// xidReserveChunk mirrors the engine's xid reservation block (durable/durable.go):
+// xidReserveChunk mirrors the engine's xid reservation block (internal/durable/durable.go):
 // an on-disk database logs and fsyncs one reservation record per that many
 // transaction ids.
 const xidReserveChunk = 1 << 16

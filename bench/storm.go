@@ -15,7 +15,6 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tupled/tupled"
-	"github.com/tupled/tupled/deadlock"
 )
 
 // storm is the 2018 seed ("Postgres stucks in deadlock detection"): 1000
@@ -72,7 +71,7 @@ const StormInjectRate float64 = 5
 func (*storm) Name() string        { return "storm" }
 func (*storm) DefaultClients() int { return 1000 }
 func (*storm) Baseline(*Config) string {
-	return deadlock.StrategyOff
+	return tupled.DeadlockOff
 }
 func (w *storm) Close() error { return w.dbs.close() }
 
@@ -81,14 +80,14 @@ func (w *storm) Close() error { return w.dbs.close() }
 // 35 s.
 func (*storm) Variants(*Config) []string {
 	return []string{
-		deadlock.StrategyDefault, deadlock.StrategyOff, deadlock.StrategyClassic,
-		deadlock.StrategySharedFirst, deadlock.StrategySingleChecker, deadlock.StrategySingleMemo,
+		tupled.DeadlockDefault, tupled.DeadlockOff, tupled.DeadlockClassic,
+		tupled.DeadlockSharedFirst, tupled.DeadlockSingleChecker, tupled.DeadlockSingleMemo,
 	}
 }
 
 func (*storm) All() []string {
 	var out []string
-	for _, s := range deadlock.Strategies() {
+	for _, s := range tupled.DeadlockStrategies() {
 		out = append(out, s)
 		for _, t := range stormTimeouts {
 			out = append(out, s+"@"+t)
@@ -187,7 +186,7 @@ func (w *storm) Prepare(ctx context.Context, cfg *Config, variant string) (*Prep
 
 	var inj *injector
 	if cfg.InjectDeadlocks > 0 {
-		inj = newInjector(db, cfg.InjectDeadlocks, strategy == deadlock.StrategyOff)
+		inj = newInjector(db, cfg.InjectDeadlocks, strategy == tupled.DeadlockOff)
 		inj.out, inj.timeout = cfg.Out, timeout
 		p.During = inj.run
 	}
@@ -208,7 +207,7 @@ func (w *storm) Prepare(ctx context.Context, cfg *Config, variant string) (*Prep
 		if c := s.DeadlockChecks - before.DeadlockChecks; c > 0 {
 			r.AddExtra("deadlock check average µs", float64(s.DeadlockCheckTime-before.DeadlockCheckTime)/float64(c)/1e3)
 		}
-		if strategy == deadlock.StrategyDefault {
+		if strategy == tupled.DeadlockDefault {
 			r.AddExtra("detector's max lateness ms", float64(s.DeadlockCheckMaxLateness)/1e6)
 		}
 		r.AddExtra("deadlocks found", float64(s.DeadlocksFound-before.DeadlocksFound))

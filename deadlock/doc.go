@@ -10,8 +10,8 @@
 // stop-the-world locking), embeds a Wait in each blocked request, and calls
 // Detector.Publish (under the partition lock that makes the wait visible),
 // Arm (after releasing it), and Disarm (once the wait is over).
-// Package bench only reads the strategy names (Strategies, Strategy*),
-// which Options.DeadlockStrategy takes.
+// The API repeats the strategy names (tupled.DeadlockStrategies, which
+// Options.DeadlockStrategy takes; a test keeps the two lists equal).
 //
 // # Invariants
 //

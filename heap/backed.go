@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/btree"
 
-	"github.com/tupled/tupled/storage"
-	"github.com/tupled/tupled/xact"
+	"github.com/tupled/tupled/internal/storage"
+	"github.com/tupled/tupled/internal/xact"
 )
 
 // Persistent tables.

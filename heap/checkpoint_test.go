@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/storage"
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/multixact"
-	"github.com/tupled/tupled/storage"
-	"github.com/tupled/tupled/xact"
 )
 
 // TestCheckpointRowsKeepsRowsDirtyUntilDurable: the rows a checkpoint reads

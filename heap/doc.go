@@ -24,7 +24,7 @@
 //     none). Exceptions, as in PostgreSQL: hint bits, and pruning/freezing
 //     by vacuum, which report a ChangeVacuum. The write-ahead log does not
 //     hook in here: package durable logs each writing transaction's write
-//     set once, at commit (logical redo, durable/doc.go), and a checkpoint
+//     set once, at commit (logical redo, internal/durable/doc.go), and a checkpoint
 //     writes the dirty rows' committed values to the backend.
 //   - A version whose Next is non-nil was updated; the successor's Xmin is
 //     the predecessor's update xid (callers verify it, as PostgreSQL checks

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/tupled/tupled/internal/storage"
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/multixact"
-	"github.com/tupled/tupled/storage"
-	"github.com/tupled/tupled/xact"
 )
 
 // ErrTableExists and ErrNoTable are returned by the catalog.

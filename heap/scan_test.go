@@ -13,8 +13,8 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/tupled/tupled/heap"
-	"github.com/tupled/tupled/storage"
-	"github.com/tupled/tupled/xact"
+	"github.com/tupled/tupled/internal/storage"
+	"github.com/tupled/tupled/internal/xact"
 )
 
 // persistentEnv drives a persistent table through the heap's own calls, as

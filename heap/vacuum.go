@@ -1,8 +1,8 @@
 package heap
 
 import (
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/multixact"
-	"github.com/tupled/tupled/xact"
 )
 
 // SetPruneHorizon publishes the CSN horizon writers use to prune rows as

@@ -1,8 +1,8 @@
 package heap
 
 import (
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/multixact"
-	"github.com/tupled/tupled/xact"
 )
 
 // TMResult is PostgreSQL's TM_Result: what HeapTupleSatisfiesUpdate says

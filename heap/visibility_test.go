@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/multixact"
-	"github.com/tupled/tupled/xact"
 )
 
 // world is a fixed cast of transactions around one snapshot taken by me:

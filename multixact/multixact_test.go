@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled/internal/tuplemode"
-	"github.com/tupled/tupled/xact"
+	"github.com/tupled/tupled/internal/xact"
 )
 
 // The transaction manager is what the engine passes as XidStatus.

@@ -48,7 +48,7 @@
 //     committed update; under REPEATABLE READ that is 40001) and WHERE is
 //     checked again on a newer version locked (EvalPlanQual; a row failing
 //     it is left out but stays locked). That recheck lives only in
-//     engine/scan.go (engine.Tx.Scan); sqlfe has none of its own. A point
+//     internal/engine/scan.go (engine.Tx.Scan); sqlfe has none of its own. A point
 //     lookup is a scan of [key, key+"\x00") with Limit 1, a key range one
 //     range scan; a locking SELECT sorted on other columns reads the
 //     snapshot, sorts, then locks the rows in that order by point scans.

@@ -18,7 +18,7 @@ import (
 // constraints of CREATE TABLE, ALTER TABLE … ADD [CONSTRAINT n] FOREIGN KEY
 // and ALTER TABLE … DROP CONSTRAINT, over the engine's foreign keys
 // (tupled.DB.AddForeignKey, which enforces them as PostgreSQL's RI
-// triggers do: see engine/fk.go).
+// triggers do: see internal/engine/fk.go).
 //
 // A foreign key is part of its referencing table's catalog entry
 // (Table.FKeys, an FKDef). Its engine name is "<child engine table>/<name>"

@@ -19,7 +19,7 @@ import (
 // under REPEATABLE READ that is 40001) and checks Where again on the version
 // it locked when that is a newer one: a row that fails the recheck is left
 // out but stays locked, as in PostgreSQL. That recheck is written once, in
-// engine/scan.go (engine.Tx.Scan); the WHERE clause reaches it as the
+// internal/engine/scan.go (engine.Tx.Scan); the WHERE clause reaches it as the
 // scan's Where, which decodes the row and evaluates the compiled clause.
 //
 // A point lookup (WHERE key = x, key IN (...)) is one scan per key over

@@ -8,9 +8,9 @@ import (
 	"github.com/tupled/tupled/heap"
 	"github.com/tupled/tupled/internal/stripe"
 	"github.com/tupled/tupled/internal/tuplemode"
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/multixact"
-	"github.com/tupled/tupled/xact"
 )
 
 // WaitPolicy is PostgreSQL's LockWaitPolicy.

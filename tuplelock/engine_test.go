@@ -12,9 +12,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/multixact"
-	"github.com/tupled/tupled/xact"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/multixact"
-	"github.com/tupled/tupled/xact"
 )
 
 // BenchmarkHotRowKeyShare is the hot-row step on one goroutine: a window of

@@ -6,9 +6,9 @@ import (
 	"slices"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/multixact"
-	"github.com/tupled/tupled/xact"
 )
 
 // Update is heap_update (isDelete false: a no-key update to value, taking

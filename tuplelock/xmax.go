@@ -3,8 +3,8 @@ package tuplelock
 import (
 	"github.com/tupled/tupled/heap"
 	"github.com/tupled/tupled/internal/tuplemode"
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/multixact"
-	"github.com/tupled/tupled/xact"
 )
 
 // Mode is PostgreSQL's LockTupleMode (internal/tuplemode holds the type

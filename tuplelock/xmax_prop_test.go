@@ -7,8 +7,8 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/multixact"
-	"github.com/tupled/tupled/xact"
 )
 
 // TestComputeNewXmaxNeverForgets checks computeNewXmax over random xmax

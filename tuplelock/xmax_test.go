@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/multixact"
-	"github.com/tupled/tupled/xact"
 )
 
 // bitNames are the infomask (and infomask2) bits a case file may name.

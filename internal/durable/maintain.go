@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/tupled/tupled/heap"
-	"github.com/tupled/tupled/storage"
+	"github.com/tupled/tupled/internal/storage"
 )
 
 // storable reports whether the backend can hold a row (table, key, value):

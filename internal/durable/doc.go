@@ -2,8 +2,8 @@
 // record codec, commit logging, checkpoints, recovery, the control file,
 // the triggers of checkpoints and cache eviction, and the offline tools
 // (Verify, Salvage). It is engine machinery: package engine opens one
-// Store per on-disk database and is its only caller at run time; package
-// tupled calls Verify and Salvage (closed databases) and nothing else.
+// Store per on-disk database and is its only caller, also of Verify and
+// Salvage (closed databases), which it passes through for the API.
 //
 // # Commit-time logical redo
 //

@@ -25,6 +25,20 @@ type Session struct {
 	closed bool
 }
 
+// AdvisoryKey names an advisory lock in the lock manager: a lockmgr tag of
+// kind TagAdvisory (pg_advisory_lock's bigint, or its int4 pair).
+type AdvisoryKey = lockmgr.Tag
+
+// AdvisoryKeyInt64 is the key of pg_advisory_lock(key).
+func AdvisoryKeyInt64(key int64) AdvisoryKey { return lockmgr.AdvisoryKeyTag(key) }
+
+// AdvisoryKeyPair is the key of pg_advisory_lock(key1, key2).
+func AdvisoryKeyPair(key1, key2 int32) AdvisoryKey { return lockmgr.AdvisoryPairTag(key1, key2) }
+
+// IsAdvisoryKey reports whether k is an advisory lock's key (the zero value
+// is not).
+func IsAdvisoryKey(k AdvisoryKey) bool { return k.Kind == lockmgr.TagAdvisory }
+
 var sessionIDs atomic.Uint64
 
 // NewSession returns a new session. It costs one small allocation and

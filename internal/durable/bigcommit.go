@@ -8,7 +8,7 @@ import (
 
 	"github.com/tupled/tupled/heap"
 	"github.com/tupled/tupled/internal/errs"
-	"github.com/tupled/tupled/storage"
+	"github.com/tupled/tupled/internal/storage"
 	"github.com/tupled/tupled/wal"
 )
 

@@ -25,7 +25,11 @@ import (
 // errs.ErrLockNotAvailable (55P03, `could not obtain lock on relation
 // "t"`); a wait's deadlock (40P01), lock timeout (55P03) or ctx's end.
 // Every error aborts the transaction.
-func (tx *Tx) LockTable(ctx context.Context, table string, mode lockmgr.LockMode, nowait bool) error {
+// TableLockMode is a table-level lock mode (LOCK TABLE's), the lock
+// manager's: AccessShareLock..AccessExclusiveLock.
+type TableLockMode = lockmgr.LockMode
+
+func (tx *Tx) LockTable(ctx context.Context, table string, mode TableLockMode, nowait bool) error {
 	if mode < lockmgr.AccessShareLock || mode > lockmgr.AccessExclusiveLock {
 		if _, err := tx.start(ctx, false); err != nil {
 			return err

@@ -4,7 +4,8 @@
 //
 // # Callers
 //
-// It is engine machinery, not an application API. Package durable opens
+// It is engine machinery, under internal/ so no application can import it.
+// Package durable opens
 // the backend (Open) and is the only writer: checkpoints write the
 // committed value of every row changed since the previous checkpoint, the
 // catalog, and a few meta keys (redo point, xid bound, checkpoint number);

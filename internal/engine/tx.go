@@ -8,13 +8,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tupled/tupled/durable"
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/durable"
 	"github.com/tupled/tupled/internal/errs"
 	"github.com/tupled/tupled/internal/tuplemode"
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/tuplelock"
-	"github.com/tupled/tupled/xact"
 )
 
 // WaitPolicy is what a lock request does when the row is locked in a

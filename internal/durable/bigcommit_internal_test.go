@@ -15,10 +15,10 @@ import (
 
 	"github.com/tupled/tupled/heap"
 	"github.com/tupled/tupled/internal/errs"
+	"github.com/tupled/tupled/internal/storage"
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/multixact"
-	"github.com/tupled/tupled/storage"
 	"github.com/tupled/tupled/wal"
-	"github.com/tupled/tupled/xact"
 )
 
 var ctx = context.Background()

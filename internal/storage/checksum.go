@@ -27,7 +27,7 @@ import (
 // caught as well as flipped bits. A value that fails its check is never
 // returned: Get and Scan report ErrCorrupted naming the key. What checksums
 // cannot see — a key that is missing, or an older value of a key that is
-// intact — is the control file's business (see durable/control.go).
+// intact — is the control file's business (see internal/durable/control.go).
 
 // SealVersion is the first byte of every sealed value.
 const SealVersion byte = 1

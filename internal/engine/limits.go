@@ -5,7 +5,7 @@ import (
 
 	"github.com/tupled/tupled/heap"
 	"github.com/tupled/tupled/internal/errs"
-	"github.com/tupled/tupled/storage"
+	"github.com/tupled/tupled/internal/storage"
 )
 
 // Limits.
@@ -21,7 +21,7 @@ import (
 //
 // A transaction's write set has no limit of its own beyond memory: a commit
 // record larger than a WAL segment is logged as several records (see
-// logCommit in durable/bigcommit.go).
+// logCommit in internal/durable/bigcommit.go).
 // The limits (package tupled's MaxKeySize, MaxValueSize and
 // MaxTableNameLen document them for callers, with the reasons).
 const (

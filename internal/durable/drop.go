@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/tupled/tupled/heap"
-	"github.com/tupled/tupled/storage"
+	"github.com/tupled/tupled/internal/storage"
 	"github.com/tupled/tupled/wal"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/tupled/tupled/internal/errs"
-	"github.com/tupled/tupled/storage"
+	"github.com/tupled/tupled/internal/storage"
 	"github.com/tupled/tupled/wal"
 )
 
@@ -51,7 +51,7 @@ import (
 // size as the checkpoint left them: pebble never shortens a MANIFEST and
 // starts a new one, with a higher number, at every Open. A MANIFEST that is
 // older (lower number) or shorter at Open lost edits: tables pebble would
-// silently leave out (see storage/manifest.go). It is checked before pebble
+// silently leave out (see internal/storage/manifest.go). It is checked before pebble
 // opens the store, since opening it writes a new MANIFEST.
 //
 // Format versions. dataFormat 1: every backend value is sealed by

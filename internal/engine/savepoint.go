@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/tupled/tupled/internal/errs"
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/lockmgr"
-	"github.com/tupled/tupled/xact"
 )
 
 // savepoint is one open savepoint of a transaction: PostgreSQL's

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/tupled/tupled/storage"
+	"github.com/tupled/tupled/internal/storage"
 	"github.com/tupled/tupled/wal"
 )
 

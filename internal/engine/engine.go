@@ -11,16 +11,16 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/tupled/tupled/durable"
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/durable"
 	"github.com/tupled/tupled/internal/errs"
+	"github.com/tupled/tupled/internal/storage"
 	"github.com/tupled/tupled/internal/stripe"
 	"github.com/tupled/tupled/internal/tuplemode"
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/multixact"
-	"github.com/tupled/tupled/storage"
 	"github.com/tupled/tupled/tuplelock"
-	"github.com/tupled/tupled/xact"
 )
 
 // Config is an Engine's configuration, every field already defaulted and
