@@ -76,7 +76,7 @@ func (s *session) execAdvisory(ctx context.Context, c *Command) ([]event, bool, 
 		return lines(s.r.advLockLines()...), false, nil
 	}
 	if s.es == nil {
-		return nil, false, fmt.Errorf("%s needs an engine with sessions (isospec.SessionEngine)", c.Kind)
+		return nil, false, fmt.Errorf("%s needs an engine with sessions (isospec.SessionTarget)", c.Kind)
 	}
 	// A failure aborts the open transaction, as in PostgreSQL.
 	fail := func(err error) ([]event, bool, error) {

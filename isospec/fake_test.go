@@ -11,12 +11,12 @@ import (
 	"github.com/tupled/tupled"
 )
 
-// fakeEngine is a deliberately small row-lock engine used to test the
+// fakeTarget is a deliberately small row-lock engine used to test the
 // runner's scheduling on its own: no MVCC (writes are visible at once), row
 // locks with the conflict table of package tupled's documentation, waiters
 // shown in Locks(), lock timeouts, and optional hooks to misbehave (panic,
 // ignore cancellation).
-type fakeEngine struct {
+type fakeTarget struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced whenever a lock is released
 	nextID  uint64
@@ -32,8 +32,8 @@ type fakeEngine struct {
 	lockTimeoutErr error
 }
 
-func newFake(opts *tupled.Options) *fakeEngine {
-	f := &fakeEngine{changed: make(chan struct{}), tables: map[string]map[string]string{},
+func newFake(opts *tupled.Options) *fakeTarget {
+	f := &fakeTarget{changed: make(chan struct{}), tables: map[string]map[string]string{},
 		holders: map[string]map[uint64]tupled.LockStrength{}, waiters: map[uint64]string{}, stuckReleased: make(chan struct{})}
 	if opts != nil {
 		f.opts = *opts
@@ -45,7 +45,7 @@ func conflicts(a, b tupled.LockStrength) bool {
 	return int(a)+int(b) > 4 || a == tupled.ForUpdate || b == tupled.ForUpdate
 }
 
-func (f *fakeEngine) CreateTable(ctx context.Context, name string) error {
+func (f *fakeTarget) CreateTable(ctx context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.tables[name]; ok {
@@ -55,7 +55,7 @@ func (f *fakeEngine) CreateTable(ctx context.Context, name string) error {
 	return nil
 }
 
-func (f *fakeEngine) Begin(ctx context.Context, opts *tupled.TxOptions) (Txn, error) {
+func (f *fakeTarget) Begin(ctx context.Context, opts *tupled.TxOptions) (Txn, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nextID++
@@ -66,7 +66,7 @@ func (f *fakeEngine) Begin(ctx context.Context, opts *tupled.TxOptions) (Txn, er
 	return t, nil
 }
 
-func (f *fakeEngine) Locks() []tupled.LockInfo {
+func (f *fakeTarget) Locks() []tupled.LockInfo {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []tupled.LockInfo
@@ -81,7 +81,7 @@ func (f *fakeEngine) Locks() []tupled.LockInfo {
 	return out
 }
 
-func (f *fakeEngine) RowLocks(ctx context.Context, table string) ([]tupled.RowLock, error) {
+func (f *fakeTarget) RowLocks(ctx context.Context, table string) ([]tupled.RowLock, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []tupled.RowLock
@@ -105,7 +105,7 @@ func (f *fakeEngine) RowLocks(ctx context.Context, table string) ([]tupled.RowLo
 	return out, nil
 }
 
-func (f *fakeEngine) Close() error {
+func (f *fakeTarget) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closed = true
@@ -122,7 +122,7 @@ func cutRow(row string) (string, string, bool) {
 }
 
 type fakeTx struct {
-	f       *fakeEngine
+	f       *fakeTarget
 	id      uint64
 	opts    tupled.TxOptions
 	done    bool
@@ -152,7 +152,7 @@ func (t *fakeTx) fail(err error) error {
 	return err
 }
 
-func (f *fakeEngine) releaseLocked(id uint64) {
+func (f *fakeTarget) releaseLocked(id uint64) {
 	for _, hs := range f.holders {
 		delete(hs, id)
 	}
@@ -376,12 +376,12 @@ func (t *fakeTx) Commit() error {
 func (t *fakeTx) Rollback() error { return t.end() }
 
 // runFake runs a spec on fake engines and returns the output.
-func runFake(spec string, cfg Config, tweak func(*fakeEngine)) (string, error) {
+func runFake(spec string, cfg Config, tweak func(*fakeTarget)) (string, error) {
 	s, err := Parse("test.spec", spec)
 	if err != nil {
 		return "", err
 	}
-	cfg.Open = func(opts *tupled.Options) (Engine, error) {
+	cfg.Open = func(opts *tupled.Options) (Target, error) {
 		f := newFake(opts)
 		if tweak != nil {
 			tweak(f)

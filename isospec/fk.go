@@ -23,8 +23,8 @@ import (
 // constraint "CHILD_v_fkey"`. Like create it belongs in a setup block; it
 // prints nothing.
 
-// FKEngine is the part of *tupled.DB the fk command needs.
-type FKEngine interface {
+// FKTarget is the part of *tupled.DB the fk command needs.
+type FKTarget interface {
 	AddForeignKey(ctx context.Context, fk tupled.ForeignKey) error
 }
 
@@ -68,7 +68,7 @@ func fkSQL(c *Command) string {
 // execFK runs fk, outside any transaction (the engine's AddForeignKey
 // takes its table locks in a transaction of its own).
 func (s *session) execFK(ctx context.Context, c *Command) ([]event, bool, error) {
-	fe, ok := s.r.eng.(FKEngine)
+	fe, ok := s.r.eng.(FKTarget)
 	if !ok {
 		return nil, false, fmt.Errorf("fk: this engine has no foreign keys")
 	}

@@ -71,7 +71,7 @@ type runner struct {
 	out      io.Writer
 	cfg      Config
 	dbOpts   *tupled.Options
-	eng      Engine
+	eng      Target
 	sessions []*session
 	control  *session // runs the global setup and teardown
 }
@@ -101,7 +101,7 @@ func permSteps(perm *Permutation) string {
 	return b.String()
 }
 
-func (r *runner) open() (eng Engine, err error) {
+func (r *runner) open() (eng Target, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("opening the database panicked: %v", p)

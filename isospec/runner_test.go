@@ -301,8 +301,8 @@ step s2a { lock 1 update }
 step s2b { get 1 }
 permutation s1a s2a s2b s1c
 `
-	var fake *fakeEngine
-	got, err := runFake(spec, Config{StepTimeout: 100 * time.Millisecond}, func(f *fakeEngine) { f.ignoreCancel = true; fake = f })
+	var fake *fakeTarget
+	got, err := runFake(spec, Config{StepTimeout: 100 * time.Millisecond}, func(f *fakeTarget) { f.ignoreCancel = true; fake = f })
 	defer close(fake.stuckReleased)
 	if err == nil || !strings.Contains(err.Error(), "step s2a timed out") {
 		t.Fatalf("want a timeout error, got %v\n%s", err, got)
@@ -311,7 +311,7 @@ permutation s1a s2a s2b s1c
 
 func TestRunnerSurvivesEnginePanic(t *testing.T) {
 	spec := twoSessions + "permutation s1a s2b s1c s2c\n"
-	got, err := runFake(spec, Config{}, func(f *fakeEngine) { f.panicOnGet = true })
+	got, err := runFake(spec, Config{}, func(f *fakeTarget) { f.panicOnGet = true })
 	if err == nil || !strings.Contains(err.Error(), "s2 s2b: the engine panicked: fake engine: Get exploded") {
 		t.Fatalf("want the panic reported, got %v\n%s", err, got)
 	}
@@ -325,14 +325,14 @@ func TestRunnerSetupFailureStopsRun(t *testing.T) {
 }
 
 func TestRunnerRollsBackAtEnd(t *testing.T) {
-	var fakes []*fakeEngine
+	var fakes []*fakeTarget
 	spec := twoSessions + "permutation s1a s2b\n"
 	s, err := Parse("x.spec", spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	err = Run(t.Context(), s, &out, Config{Open: func(o *tupled.Options) (Engine, error) {
+	err = Run(t.Context(), s, &out, Config{Open: func(o *tupled.Options) (Target, error) {
 		f := newFake(o)
 		fakes = append(fakes, f)
 		return f, nil
@@ -359,7 +359,7 @@ func TestRunnerOptionsReachEngine(t *testing.T) {
 	}
 	var got tupled.Options
 	var out strings.Builder
-	err = Run(t.Context(), s, &out, Config{Open: func(o *tupled.Options) (Engine, error) { got = *o; return newFake(o), nil }})
+	err = Run(t.Context(), s, &out, Config{Open: func(o *tupled.Options) (Target, error) { got = *o; return newFake(o), nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

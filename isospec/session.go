@@ -53,8 +53,8 @@ type session struct {
 	exit chan struct{}
 
 	// es owns the session's advisory locks and begins its transactions,
-	// when the engine has sessions (SessionEngine); else nil.
-	es EngineSession
+	// when the engine has sessions (SessionTarget); else nil.
+	es TargetSession
 
 	// owned by the session goroutine
 	tx             Txn
@@ -71,7 +71,7 @@ type session struct {
 
 func (r *runner) newSession(name string) *session {
 	s := &session{name: name, r: r, reqs: make(chan *blockRun), exit: make(chan struct{})}
-	if se, ok := r.eng.(SessionEngine); ok {
+	if se, ok := r.eng.(SessionTarget); ok {
 		s.es = se.NewSession()
 	}
 	go s.loop()
@@ -289,7 +289,7 @@ func (s *session) exec(ctx context.Context, c *Command) (ev []event, stop bool, 
 	return errorEvent(derr, c), true, nil
 }
 
-// begin begins a transaction of the session: through its EngineSession when
+// begin begins a transaction of the session: through its TargetSession when
 // it has one.
 func (s *session) begin(ctx context.Context, opts *tupled.TxOptions) (Txn, error) {
 	if s.es != nil {

@@ -43,7 +43,7 @@ import (
 // There are two kinds of owner:
 //   - a transaction that belongs to no session (an embedded Tx): its own
 //     Proc owns its advisory locks, all transaction-level (TxOwner);
-//   - a Session (NewSession), PostgreSQL's backend: a Proc of its own, which
+//   - a SessionOwner (NewSession), PostgreSQL's backend: a Proc of its own, which
 //     outlives the session's transactions, owns both its session-level locks
 //     and the transaction-level ones of its transactions.
 //
@@ -52,7 +52,7 @@ import (
 // PostgreSQL's deadlock detector works per backend: the session holding an
 // advisory lock and its transaction waiting for a row are one node. Here they
 // are two Procs, the session's and the transaction's, joined both ways:
-//   - Session.SetXact links the session to the transaction it is running;
+//   - SessionOwner.SetXact links the session to the transaction it is running;
 //     the walker takes the current wait of a session Proc that holds a lock
 //     to be its own wait if any, else its transaction's (Proc.wait). A waiting
 //     session cannot release a lock, so the edge is as sound as any other.
@@ -112,13 +112,13 @@ const (
 	SessionLevel              // released by Unlock, UnlockAll or the session's end
 )
 
-// Owner holds advisory locks: a Session's, or one transaction's (TxOwner).
+// Owner holds advisory locks: a SessionOwner's, or one transaction's (TxOwner).
 // Its methods may be called from any goroutine, one lock request at a time
 // (a request may block; the release methods never do).
 type Owner struct {
 	m    *Manager
 	proc *Proc
-	sess *Session // nil for a transaction's owner
+	sess *SessionOwner // nil for a transaction's owner
 
 	mu    sync.Mutex
 	local map[localKey]*localLock // PostgreSQL's LOCALLOCK table, advisory part
@@ -135,10 +135,10 @@ type localLock struct{ session, xact int64 }
 // which belongs to no session: every lock it takes is transaction-level.
 func (m *Manager) TxOwner(p *Proc) *Owner { return &Owner{m: m, proc: p} }
 
-// Session is a backend's identity for session-level advisory locks: the
+// SessionOwner is a backend's identity for session-level advisory locks: the
 // PGPROC that outlives its transactions. See the comment at the top of
 // advisory.go.
-type Session struct {
+type SessionOwner struct {
 	Owner
 	id   uint64
 	xact atomic.Pointer[Proc] // the transaction the session is running, or nil
@@ -146,24 +146,24 @@ type Session struct {
 
 // NewSession returns a new session with id id (what Locks reports as
 // LockInfo.Session). It registers nothing.
-func (m *Manager) NewSession(id uint64) *Session {
-	s := &Session{id: id}
+func (m *Manager) NewSession(id uint64) *SessionOwner {
+	s := &SessionOwner{id: id}
 	s.Owner = Owner{m: m, proc: &Proc{sess: s}, sess: s}
 	return s
 }
 
 // ID returns the session's id.
-func (s *Session) ID() uint64 { return s.id }
+func (s *SessionOwner) ID() uint64 { return s.id }
 
 // SetXact records the transaction (its Proc) the session is now running, or
 // nil when it ends. The session's goroutine calls it, never while the session
 // waits. It must be set whenever the session holds an advisory lock and runs
 // a transaction, so that the deadlock detector follows a wait for the
 // session's lock to whatever its transaction waits for.
-func (s *Session) SetXact(p *Proc) { s.xact.Store(p) }
+func (s *SessionOwner) SetXact(p *Proc) { s.xact.Store(p) }
 
 // Xact returns the Proc recorded by SetXact.
-func (s *Session) Xact() *Proc { return s.xact.Load() }
+func (s *SessionOwner) Xact() *Proc { return s.xact.Load() }
 
 // Holds reports whether the owner holds any advisory lock.
 func (o *Owner) Holds() bool {
@@ -190,7 +190,7 @@ func (p *Proc) wait() *waiter {
 // mode is granted again at once and counted. Otherwise the request follows
 // Manager.Lock's rules: w.NoWait gives ErrWouldBlock, a blocked request ends
 // with nil, ErrDeadlock, ErrLockTimeout, ErrShutdown or ctx's error, and on
-// error nothing more is held. A Session's request waits on behalf of the
+// error nothing more is held. A SessionOwner's request waits on behalf of the
 // transaction recorded by SetXact, if any.
 func (o *Owner) Lock(ctx context.Context, tag Tag, mode LockMode, lvl Level, w Wait) error {
 	if tag.Kind != TagAdvisory || (mode != ExclusiveLock && mode != ShareLock) {

@@ -132,7 +132,7 @@ func TestAdvisorySharedExclusiveQueue(t *testing.T) {
 	ctx := context.Background()
 	k := AdvisoryKeyTag(42)
 	s1, s2, s3, s4 := m.NewSession(1), m.NewSession(2), m.NewSession(3), m.NewSession(4)
-	for _, s := range []*Session{s1, s2} {
+	for _, s := range []*SessionOwner{s1, s2} {
 		if err := s.Lock(ctx, k, ShareLock, SessionLevel, Wait{}); err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +229,7 @@ func TestAdvisoryDeadlockWithRowWait(t *testing.T) {
 					t.Fatal(err)
 				}
 				startRow := func() <-chan error {
-					c := async(func() error { return m.WaitXacts(ctx, t1.p, []Xact{t2.X()}, Wait{}) })
+					c := async(func() error { return m.WaitXacts(ctx, t1.p, []AwaitedXact{t2.X()}, Wait{}) })
 					eventually(t, "T1 waits for T2", func() bool { return waiting(m, 101, Tag{Kind: TagTransaction, Xid: 102}) })
 					return c
 				}
@@ -321,7 +321,7 @@ func TestAdvisoryNoFalseDeadlock(t *testing.T) {
 	if err := s1.Lock(ctx, a, ExclusiveLock, SessionLevel, Wait{}); err != nil {
 		t.Fatal(err)
 	}
-	rowWait := async(func() error { return m.WaitXacts(ctx, t1.p, []Xact{t3.X()}, Wait{}) })
+	rowWait := async(func() error { return m.WaitXacts(ctx, t1.p, []AwaitedXact{t3.X()}, Wait{}) })
 	eventually(t, "T1 waits", func() bool { return waiting(m, 11, Tag{Kind: TagTransaction, Xid: 13}) })
 	checks := m.Stats().DeadlockChecks
 	advWait := async(func() error { return s2.Lock(ctx, a, ExclusiveLock, SessionLevel, Wait{}) })
@@ -349,7 +349,7 @@ func TestAdvisoryDeadlockSessionsOnly(t *testing.T) {
 	a, b := AdvisoryKeyTag(1), AdvisoryPairTag(1, 1)
 	s1, s2 := m.NewSession(1), m.NewSession(2)
 	for _, x := range []struct {
-		s   *Session
+		s   *SessionOwner
 		tag Tag
 	}{{s1, a}, {s2, b}} {
 		if err := x.s.Lock(ctx, x.tag, ShareLock, SessionLevel, Wait{}); err != nil {

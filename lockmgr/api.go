@@ -52,17 +52,17 @@ type Wait struct {
 	Timeout time.Duration // 0 = no limit; else ErrLockTimeout after this long waiting
 }
 
-// Xact is a transaction a waiter may wait for: its id and a channel closed when it ends.
+// AwaitedXact is a transaction a waiter may wait for: its id and a channel closed when it ends.
 // A subtransaction's Top is its top-level transaction's xid, the one whose
 // Proc can end it (the deadlock detector's node); 0 means Xid itself.
-type Xact struct {
+type AwaitedXact struct {
 	Xid  uint64
 	Top  uint64
 	Done <-chan struct{}
 }
 
 // owner is the xid of the transaction that ends x: its top level's.
-func (x Xact) owner() uint64 {
+func (x AwaitedXact) owner() uint64 {
 	if x.Top != 0 {
 		return x.Top
 	}
@@ -74,7 +74,7 @@ type LockInfo struct {
 	Tag       Tag
 	Mode      LockMode
 	Xid       uint64 // holder or waiter (a session's lock: the transaction it runs, or 0)
-	Session   uint64 // an advisory lock of a Session: its id; else 0
+	Session   uint64 // an advisory lock of a SessionOwner: its id; else 0
 	Granted   bool
 	WaitStart time.Time
 	FastPath  bool // a weak relation lock held by the fast path (pg_locks.fastpath)

@@ -27,7 +27,7 @@ func BenchmarkLocks1000Waiters(b *testing.B) {
 			if i%2 == 0 {
 				_ = m.Lock(ctx, p, hot, ExclusiveLock, Wait{})
 			} else {
-				_ = m.WaitXacts(ctx, p, []Xact{holder.X()}, Wait{})
+				_ = m.WaitXacts(ctx, p, []AwaitedXact{holder.X()}, Wait{})
 			}
 		}()
 	}
@@ -94,7 +94,7 @@ func BenchmarkWaitXactsFinished(b *testing.B) {
 	p := m.NewProc(2)
 	x := newXact(m, 1)
 	close(x.done)
-	xs := []Xact{x.X()}
+	xs := []AwaitedXact{x.X()}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

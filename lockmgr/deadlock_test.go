@@ -56,7 +56,7 @@ func (r *ring) start(i int) {
 				r.m.Unlock(me.p, r.tags[next], ExclusiveLock)
 			}
 		} else {
-			err = r.m.WaitXacts(ctx, me.p, []Xact{r.members[next].X()}, Wait{})
+			err = r.m.WaitXacts(ctx, me.p, []AwaitedXact{r.members[next].X()}, Wait{})
 		}
 		r.m.Unlock(me.p, r.tags[i], ExclusiveLock)
 		close(me.done)
@@ -222,9 +222,9 @@ func TestNoFalseDeadlockChains(t *testing.T) {
 					var err error
 					switch {
 					case i == 0:
-						err = m.WaitXacts(ctx, me.p, []Xact{root.X()}, Wait{})
+						err = m.WaitXacts(ctx, me.p, []AwaitedXact{root.X()}, Wait{})
 					case i%2 == 0:
-						err = m.WaitXacts(ctx, me.p, []Xact{members[i-1].X()}, Wait{})
+						err = m.WaitXacts(ctx, me.p, []AwaitedXact{members[i-1].X()}, Wait{})
 					default:
 						if err = m.Lock(ctx, me.p, tags[i-1], ExclusiveLock, Wait{}); err == nil {
 							m.Unlock(me.p, tags[i-1], ExclusiveLock)
@@ -293,7 +293,7 @@ func setupCrowd(t testing.TB, m *Manager) (ra, rb <-chan error, aStart time.Time
 	}
 	eventually(t, "crowd queued", func() bool { return countWaiters(m) == crowd })
 	ra = async(func() error {
-		err := m.WaitXacts(ctx, a.p, []Xact{b.X()}, Wait{})
+		err := m.WaitXacts(ctx, a.p, []AwaitedXact{b.X()}, Wait{})
 		m.Unlock(a.p, hot, ExclusiveLock)
 		close(a.done)
 		return err
@@ -301,7 +301,7 @@ func setupCrowd(t testing.TB, m *Manager) (ra, rb <-chan error, aStart time.Time
 	var li LockInfo
 	eventually(t, "a waits", func() bool { var ok bool; li, ok = waitingAny(m, 1); return ok })
 	rb = async(func() error {
-		err := m.WaitXacts(ctx, b.p, []Xact{a.X()}, Wait{})
+		err := m.WaitXacts(ctx, b.p, []AwaitedXact{a.X()}, Wait{})
 		close(b.done)
 		return err
 	})

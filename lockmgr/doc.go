@@ -49,7 +49,7 @@
 // and int4-pair keys distinct, as PostgreSQL's objsubid 1 and 2), in
 // ExclusiveLock or ShareLock, under the same grant rule, queue and deadlock
 // detector. Their holder is an Owner: a transaction's own Proc (TxOwner), or
-// a Session — PostgreSQL's backend, whose Proc outlives its transactions and
+// a SessionOwner — PostgreSQL's backend, whose Proc outlives its transactions and
 // holds both its session-level and its transaction-level locks, with the
 // counts per level kept locally as LOCALLOCK does. A session and the
 // transaction it runs are one node of the wait-for graph, as a PGPROC is:

@@ -46,11 +46,11 @@ type holder struct {
 type waiter struct {
 	dw    deadlock.Wait
 	proc  *Proc
-	on    *Proc // a session's wait: the transaction it waits on behalf of (nil otherwise; see Session)
+	on    *Proc // a session's wait: the transaction it waits on behalf of (nil otherwise; see SessionOwner)
 	part  *partition
 	lock  *lock
 	mode  LockMode
-	xacts []Xact
+	xacts []AwaitedXact
 }
 
 // registered is the proc entered in the waiting registry for w: the

@@ -448,7 +448,7 @@ func TestShutdownEndsWaits(t *testing.T) {
 	e1 := make(chan error, 1)
 	go func() { e1 <- m.Lock(ctx, w1, tup("a"), AccessExclusiveLock, Wait{}) }()
 	e2 := make(chan error, 1)
-	go func() { e2 <- m.WaitXacts(ctx, w2, []Xact{{Xid: 1, Done: running}}, Wait{}) }()
+	go func() { e2 <- m.WaitXacts(ctx, w2, []AwaitedXact{{Xid: 1, Done: running}}, Wait{}) }()
 	eventually(t, "both wait", func() bool {
 		_, ok1 := waitingAny(m, 2)
 		_, ok2 := waitingAny(m, 3)
@@ -466,7 +466,7 @@ func TestShutdownEndsWaits(t *testing.T) {
 	if err := m.Lock(ctx, w1, tup("a"), AccessExclusiveLock, Wait{}); !errors.Is(err, ErrShutdown) {
 		t.Fatalf("a later blocking Lock: got %v, want ErrShutdown", err)
 	}
-	if err := m.WaitXacts(ctx, w2, []Xact{{Xid: 1, Done: running}}, Wait{}); !errors.Is(err, ErrShutdown) {
+	if err := m.WaitXacts(ctx, w2, []AwaitedXact{{Xid: 1, Done: running}}, Wait{}); !errors.Is(err, ErrShutdown) {
 		t.Fatalf("a later WaitXacts: got %v, want ErrShutdown", err)
 	}
 	if err := m.Lock(ctx, w1, tup("b"), AccessExclusiveLock, Wait{}); err != nil {

@@ -92,10 +92,10 @@ type regShard struct {
 // Creating one registers nothing: it costs one small allocation.
 type Proc struct {
 	xid uint64
-	// sess is the Session whose proc this is, nil for a transaction's
+	// sess is the SessionOwner whose proc this is, nil for a transaction's
 	// Proc. It replaces a back pointer to the Manager nobody read, so that
 	// a transaction's Proc stays 32 bytes.
-	sess *Session
+	sess *SessionOwner
 	// cur is the wait in progress, or nil. Stored when the wait is published
 	// (under a partition mutex), cleared by whoever ends it. Read lock-free by
 	// the detector and by Locks().

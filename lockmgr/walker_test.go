@@ -21,9 +21,9 @@ func TestWalkerNoWaitGivesUp(t *testing.T) {
 	inner := newXact(m, 4) // waits for holder, and holds L: tupleWaiter's hard edge
 	L := tup("L")
 	mustLock(t, m, inner.p, L, ExclusiveLock)
-	innerDone := async(func() error { return m.WaitXacts(ctx, inner.p, []Xact{holder.X()}, Wait{}) })
+	innerDone := async(func() error { return m.WaitXacts(ctx, inner.p, []AwaitedXact{holder.X()}, Wait{}) })
 	tupDone := async(func() error { return m.Lock(ctx, tupleWaiter.p, L, ExclusiveLock, Wait{}) })
-	xactDone := async(func() error { return m.WaitXacts(ctx, xactWaiter.p, []Xact{inner.X()}, Wait{}) })
+	xactDone := async(func() error { return m.WaitXacts(ctx, xactWaiter.p, []AwaitedXact{inner.X()}, Wait{}) })
 	eventually(t, "three waiters", func() bool { return countWaiters(m) == 3 })
 
 	succ := func(wk deadlock.Walker, w *waiter) (ok bool, got []*deadlock.Wait) {

@@ -8,7 +8,7 @@ import (
 	"github.com/tupled/tupled/deadlock"
 )
 
-func ended(x Xact) bool {
+func ended(x AwaitedXact) bool {
 	if x.Done == nil {
 		return true
 	}
@@ -34,7 +34,7 @@ func ended(x Xact) bool {
 //
 // Nothing is ever recorded for the transactions waited for: a transaction
 // "holds" its xid implicitly until its Done channel closes.
-func (m *Manager) WaitXacts(ctx context.Context, p *Proc, xs []Xact, w Wait) error {
+func (m *Manager) WaitXacts(ctx context.Context, p *Proc, xs []AwaitedXact, w Wait) error {
 	n := 0
 	for _, x := range xs {
 		if x.owner() != p.xid && !ended(x) {
@@ -47,7 +47,7 @@ func (m *Manager) WaitXacts(ctx context.Context, p *Proc, xs []Xact, w Wait) err
 	if w.NoWait {
 		return ErrWouldBlock
 	}
-	pending := make([]Xact, 0, n)
+	pending := make([]AwaitedXact, 0, n)
 	for _, x := range xs {
 		if x.owner() != p.xid && !ended(x) {
 			pending = append(pending, x)
@@ -117,7 +117,7 @@ wait:
 	return cause
 }
 
-func firstRunning(xs []Xact) uint64 {
+func firstRunning(xs []AwaitedXact) uint64 {
 	for _, x := range xs {
 		if !ended(x) {
 			return x.Xid

@@ -18,7 +18,7 @@ func newXact(m *Manager, xid uint64) *xact {
 	return &xact{p: m.NewProc(xid), done: make(chan struct{})}
 }
 
-func (x *xact) X() Xact { return Xact{Xid: x.p.Xid(), Done: x.done} }
+func (x *xact) X() AwaitedXact { return AwaitedXact{Xid: x.p.Xid(), Done: x.done} }
 
 func TestWaitXacts(t *testing.T) {
 	m := newManager(t, "default", time.Minute)
@@ -28,17 +28,17 @@ func TestWaitXacts(t *testing.T) {
 	close(c.done) // already ended
 
 	// Fast path: all ended (and own xid ignored).
-	if err := m.WaitXacts(ctx, w.p, []Xact{c.X(), w.X()}, Wait{}); err != nil {
+	if err := m.WaitXacts(ctx, w.p, []AwaitedXact{c.X(), w.X()}, Wait{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.WaitXacts(ctx, w.p, []Xact{a.X(), c.X()}, Wait{NoWait: true}); !errors.Is(err, ErrWouldBlock) {
+	if err := m.WaitXacts(ctx, w.p, []AwaitedXact{a.X(), c.X()}, Wait{NoWait: true}); !errors.Is(err, ErrWouldBlock) {
 		t.Fatalf("got %v, want ErrWouldBlock", err)
 	}
 	if got := m.Stats().LockWaits; got != 0 {
 		t.Fatalf("LockWaits = %d after non-blocking calls", got)
 	}
 
-	res := async(func() error { return m.WaitXacts(ctx, w.p, []Xact{a.X(), b.X(), c.X()}, Wait{}) })
+	res := async(func() error { return m.WaitXacts(ctx, w.p, []AwaitedXact{a.X(), b.X(), c.X()}, Wait{}) })
 	eventually(t, "two xact-wait entries", func() bool {
 		return waiting(m, 10, Tag{Kind: TagTransaction, Xid: 1}) && waiting(m, 10, Tag{Kind: TagTransaction, Xid: 2})
 	})
@@ -82,18 +82,18 @@ func TestWaitXacts(t *testing.T) {
 func TestWaitXactsTimeoutAndCancel(t *testing.T) {
 	m := newManager(t, "default", time.Minute)
 	w, a := newXact(m, 10), newXact(m, 1)
-	err := m.WaitXacts(context.Background(), w.p, []Xact{a.X()}, Wait{Timeout: 30 * time.Millisecond})
+	err := m.WaitXacts(context.Background(), w.p, []AwaitedXact{a.X()}, Wait{Timeout: 30 * time.Millisecond})
 	if !errors.Is(err, ErrLockTimeout) {
 		t.Fatalf("got %v, want ErrLockTimeout", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	res := async(func() error { return m.WaitXacts(ctx, w.p, []Xact{a.X()}, Wait{}) })
+	res := async(func() error { return m.WaitXacts(ctx, w.p, []AwaitedXact{a.X()}, Wait{}) })
 	eventually(t, "waiting", func() bool { _, ok := waitingAny(m, 10); return ok })
 	cancel()
 	if err := result(t, res, "WaitXacts"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
-	if err := m.WaitXacts(ctx, w.p, []Xact{a.X()}, Wait{}); !errors.Is(err, context.Canceled) {
+	if err := m.WaitXacts(ctx, w.p, []AwaitedXact{a.X()}, Wait{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled ctx: got %v", err)
 	}
 	close(a.done)
@@ -113,7 +113,7 @@ func TestLocksListing(t *testing.T) {
 	tw := newXact(m, 3)
 	xw := newXact(m, 4)
 	c1 := async(func() error { return m.Lock(ctx, tw.p, tag, AccessExclusiveLock, Wait{}) })
-	c2 := async(func() error { return m.WaitXacts(ctx, xw.p, []Xact{h1.X(), h2.X()}, Wait{}) })
+	c2 := async(func() error { return m.WaitXacts(ctx, xw.p, []AwaitedXact{h1.X(), h2.X()}, Wait{}) })
 	eventually(t, "both waiters", func() bool { return countWaiters(m) == 3 })
 	type key struct {
 		tag     string
@@ -211,7 +211,7 @@ func TestRegistryAfterGrantAndWaitAgain(t *testing.T) {
 		if err := m.Lock(ctx, p, tag, ExclusiveLock, Wait{}); err != nil {
 			return err
 		}
-		return m.WaitXacts(ctx, p, []Xact{awaited.X()}, Wait{})
+		return m.WaitXacts(ctx, p, []AwaitedXact{awaited.X()}, Wait{})
 	})
 	eventually(t, "p queues behind the holder", func() bool { return waiting(m, p.Xid(), tag) })
 	m.Unlock(holder, tag, ExclusiveLock) // wakes p; the hook runs here

@@ -22,7 +22,7 @@
 //     transaction while another member exists). Create sorts its members;
 //     Expand adds the newcomer last, so a hot row's set is in order of
 //     locking and an append needs no copy. Display sorts (see
-//     tuplelock.Engine.Members).
+//     tuplelock.Locker.Members).
 //   - Ids are 64-bit and never wrap; InvalidID is 0.
 //
 // # The hot path

@@ -304,7 +304,7 @@ func (c *conn) startup() bool {
 		_ = c.be.Flush()
 		return false
 	}
-	c.sess = c.srv.cfg.Engine.NewSession(c.pid, user, nil)
+	c.sess = c.srv.cfg.Executor.NewSession(c.pid, user, nil)
 	for _, kv := range opts {
 		if !c.startupSetting(kv[0], kv[1]) {
 			return false

@@ -50,11 +50,11 @@ func FuzzMessageReader(f *testing.F) {
 		f.Fatal(err)
 	}
 	defer db.Close()
-	eng, err := sqlfe.NewEngine(context.Background(), db, nil)
+	eng, err := sqlfe.NewExecutor(context.Background(), db, nil)
 	if err != nil {
 		f.Fatal(err)
 	}
-	srv := New(Config{Engine: eng, MaxMessageSize: 1 << 16, ClientCheckInterval: -1})
+	srv := New(Config{Executor: eng, MaxMessageSize: 1 << 16, ClientCheckInterval: -1})
 	startup := frontendBytes(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30, Parameters: map[string]string{"user": "fuzz"}})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		client, server := net.Pipe()
@@ -109,12 +109,12 @@ func FuzzStartupPacket(f *testing.F) {
 		f.Fatal(err)
 	}
 	defer db.Close()
-	eng, err := sqlfe.NewEngine(context.Background(), db, nil)
+	eng, err := sqlfe.NewExecutor(context.Background(), db, nil)
 	if err != nil {
 		f.Fatal(err)
 	}
-	trust := New(Config{Engine: eng, ClientCheckInterval: -1, AuthTimeout: 5 * time.Second})
-	scram := New(Config{Engine: eng, ClientCheckInterval: -1, AuthTimeout: 5 * time.Second, Password: "pw"})
+	trust := New(Config{Executor: eng, ClientCheckInterval: -1, AuthTimeout: 5 * time.Second})
+	scram := New(Config{Executor: eng, ClientCheckInterval: -1, AuthTimeout: 5 * time.Second, Password: "pw"})
 	f.Fuzz(func(t *testing.T, data []byte, password bool) {
 		if len(data) >= 4 {
 			if p, err := parseStartupPacket(data[4:]); err == nil && p.params != nil {

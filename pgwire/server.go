@@ -23,7 +23,7 @@ var ErrServerClosed = errors.New("pgwire: server closed")
 
 // Config configures a Server.
 type Config struct {
-	Engine *sqlfe.Engine // required
+	Executor *sqlfe.Executor // required
 	// Password, when set, is required of every client through
 	// SCRAM-SHA-256 (any user name). Empty: trust (allowed only on loopback:
 	// the serve command refuses a non-loopback listener without one).

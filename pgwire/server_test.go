@@ -48,12 +48,12 @@ func startServerLn(t testing.TB, dt time.Duration, wrap func(net.Listener) net.L
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := sqlfe.NewEngine(context.Background(), db, &sqlfe.EngineOptions{DeadlockTimeout: dt})
+	eng, err := sqlfe.NewExecutor(context.Background(), db, &sqlfe.ExecutorOptions{DeadlockTimeout: dt})
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	cfg := Config{Engine: eng, ClientCheckInterval: 50 * time.Millisecond, Metrics: NewMetrics(reg, db)}
+	cfg := Config{Executor: eng, ClientCheckInterval: 50 * time.Millisecond, Metrics: NewMetrics(reg, db)}
 	if mod != nil {
 		mod(&cfg)
 	}

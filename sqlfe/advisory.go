@@ -134,7 +134,7 @@ func advisoryColumns(k string) (classid, objid int64, objsubid int32, ok bool) {
 }
 
 // pidsBySession maps the id of each session's tupled.Session to its pid.
-func (e *Engine) pidsBySession() map[uint64]int32 {
+func (e *Executor) pidsBySession() map[uint64]int32 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	m := make(map[uint64]int32, len(e.sessions))

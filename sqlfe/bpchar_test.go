@@ -132,7 +132,7 @@ func TestCharReopen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng, err := NewEngine(context.Background(), db, nil)
+		eng, err := NewExecutor(context.Background(), db, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

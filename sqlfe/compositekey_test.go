@@ -169,7 +169,7 @@ func TestCompositeKeyReopen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng, err := NewEngine(context.Background(), db, nil)
+		eng, err := NewExecutor(context.Background(), db, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,7 @@
 // over the embedded API (tupled.DB / tupled.Tx) — nothing below the root
 // package is imported.
 //
-// Callers: pgwire (one Session per client connection) and tests. Engine is
+// Callers: pgwire (one Session per client connection) and tests. The Executor is
 // shared and safe for concurrent use; a Session belongs to one goroutine,
 // like a tupled.Tx (only its transaction id is read by other sessions, for
 // pg_locks and pg_isolation_test_session_is_blocked).

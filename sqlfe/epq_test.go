@@ -169,7 +169,7 @@ func startAsync(t *testing.T, s *Session, sql string) func() (string, *Error) {
 
 // waitForLockWait waits until s's transaction shows as waiting in
 // DB.Locks() (an ungranted entry), failing the test after a bound.
-func waitForLockWait(t *testing.T, eng *Engine, s *Session) {
+func waitForLockWait(t *testing.T, eng *Executor, s *Session) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -187,7 +187,7 @@ func waitForLockWait(t *testing.T, eng *Engine, s *Session) {
 
 // rowLocksOf lists the rows of t that s's transaction locks, as
 // "k:Mode ...", in key order (DB.RowLocks, the pgrowlocks of the API).
-func rowLocksOf(t *testing.T, eng *Engine, s *Session) string {
+func rowLocksOf(t *testing.T, eng *Executor, s *Session) string {
 	t.Helper()
 	tbl, _ := eng.cat.get("t")
 	rls, err := eng.db.RowLocks(context.Background(), tbl.Engine)

@@ -45,7 +45,7 @@ func TestIndexesReopen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng, err := NewEngine(context.Background(), db, nil)
+		eng, err := NewExecutor(context.Background(), db, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func engineTables(t *testing.T, eng *Engine) []string {
+func engineTables(t *testing.T, eng *Executor) []string {
 	t.Helper()
 	names, err := eng.db.ListTables(context.Background())
 	if err != nil {

@@ -16,10 +16,10 @@ import (
 // freshly filled heap does. (PostgreSQL's heap order also changes when an
 // update moves a row; here an update keeps the row's place.)
 //
-// The counter of each such table lives in the Engine: seeded, on the
-// table's first insert after the Engine started, with the highest rowid a
+// The counter of each such table lives in the Executor: seeded, on the
+// table's first insert after the Executor started, with the highest rowid a
 // fresh snapshot sees, then handed out by one atomic step per row. Rowids
-// are never reused while the Engine runs; an aborted insert's rowid may be
+// are never reused while the Executor runs; an aborted insert's rowid may be
 // reused after a restart, which is harmless since no row holds it.
 type rowidCounters struct {
 	mu   sync.Mutex
@@ -35,8 +35,8 @@ func (t *Table) addHiddenKey() {
 	t.Key = len(t.Cols) - 1
 }
 
-// nextRowid returns a rowid no row of t has had since the Engine started.
-func (e *Engine) nextRowid(ctx context.Context, t *Table) (int64, error) {
+// nextRowid returns a rowid no row of t has had since the Executor started.
+func (e *Executor) nextRowid(ctx context.Context, t *Table) (int64, error) {
 	e.rowids.mu.Lock()
 	defer e.rowids.mu.Unlock()
 	n, ok := e.rowids.next[t.Engine]

@@ -30,14 +30,14 @@ func TestTableWithoutPrimaryKey(t *testing.T) {
 	mustRun(t, s, "DROP TABLE nk, z", "DROP TABLE")
 }
 
-// TestRowidSeededFromTable: an Engine started over a database that already
+// TestRowidSeededFromTable: an Executor started over a database that already
 // holds rows of a table without a PRIMARY KEY (a restart) numbers new rows
 // after them, so none collides and insertion order holds.
 func TestRowidSeededFromTable(t *testing.T) {
 	eng, s := newTestSession(t)
 	mustRun(t, s, "CREATE TABLE nk (a int)", "CREATE TABLE")
 	mustRun(t, s, "INSERT INTO nk VALUES (1), (2), (3)", "INSERT 0 3")
-	eng2, err := NewEngine(context.Background(), eng.DB(), nil)
+	eng2, err := NewExecutor(context.Background(), eng.DB(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,10 +18,10 @@ import (
 // ServerVersion is the PostgreSQL version the front end reports.
 const ServerVersion = "15.18"
 
-// Engine is the SQL front end of one database: the catalog and the registry
+// Executor is the SQL front end of one database: the catalog and the registry
 // of sessions (for pg_backend_pid, pg_locks and
 // pg_isolation_test_session_is_blocked). It is safe for concurrent use.
-type Engine struct {
+type Executor struct {
 	db              *tupled.DB
 	cat             catalog
 	deadlockTimeout time.Duration
@@ -33,17 +33,17 @@ type Engine struct {
 	rowids rowidCounters // tables without a PRIMARY KEY
 }
 
-// EngineOptions configure NewEngine.
-type EngineOptions struct {
+// ExecutorOptions configure NewEngine.
+type ExecutorOptions struct {
 	// DeadlockTimeout is the DB's Options.DeadlockTimeout: a session's
 	// deadlock_timeout until it SETs its own. 0 means 1s.
 	DeadlockTimeout time.Duration
 	Logger          *slog.Logger
 }
 
-// NewEngine loads the SQL catalog of db (creating its engine table if needed).
-func NewEngine(ctx context.Context, db *tupled.DB, opts *EngineOptions) (*Engine, error) {
-	e := &Engine{db: db, sessions: map[int32]*Session{}, deadlockTimeout: time.Second, log: slog.New(slog.DiscardHandler)}
+// NewExecutor loads the SQL catalog of db (creating its engine table if needed).
+func NewExecutor(ctx context.Context, db *tupled.DB, opts *ExecutorOptions) (*Executor, error) {
+	e := &Executor{db: db, sessions: map[int32]*Session{}, deadlockTimeout: time.Second, log: slog.New(slog.DiscardHandler)}
 	if opts != nil {
 		if opts.DeadlockTimeout > 0 {
 			e.deadlockTimeout = opts.DeadlockTimeout
@@ -59,7 +59,7 @@ func NewEngine(ctx context.Context, db *tupled.DB, opts *EngineOptions) (*Engine
 }
 
 // DB returns the engine's database.
-func (e *Engine) DB() *tupled.DB { return e.db }
+func (e *Executor) DB() *tupled.DB { return e.db }
 
 type blockState uint8
 
@@ -74,7 +74,7 @@ const (
 // Session is used by one goroutine (the connection's); only its txID is read
 // by others.
 type Session struct {
-	eng  *Engine
+	eng  *Executor
 	pid  int32
 	user string
 
@@ -111,7 +111,7 @@ type Session struct {
 }
 
 // NewSession registers a session with backend process id pid.
-func (e *Engine) NewSession(pid int32, user string, startup map[string]string) *Session {
+func (e *Executor) NewSession(pid int32, user string, startup map[string]string) *Session {
 	s := &Session{eng: e, pid: pid, user: user, adv: e.db.NewSession(), settings: map[string]string{
 		"application_name":            "",
 		"client_encoding":             "UTF8",
@@ -498,7 +498,7 @@ func (s *Session) setSetting(name, value string, local bool) error {
 // ---- introspection shared by the sessions ----
 
 // pidOf returns the pid of the session whose transaction is txID (0 if none).
-func (e *Engine) pidsByTx() map[uint64]int32 {
+func (e *Executor) pidsByTx() map[uint64]int32 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	m := make(map[uint64]int32, len(e.sessions))
@@ -514,7 +514,7 @@ func (e *Engine) pidsByTx() map[uint64]int32 {
 // pid waits (an ungranted entry of its transaction in db.Locks()) for a lock
 // held, or queued ahead of it, by the transaction of one of the sessions in
 // interesting — what PostgreSQL computes with pg_blocking_pids.
-func (e *Engine) isBlocked(pid int32, interesting []int64) bool {
+func (e *Executor) isBlocked(pid int32, interesting []int64) bool {
 	e.mu.Lock()
 	s := e.sessions[pid]
 	want := map[uint64]bool{}

@@ -8,14 +8,14 @@ import (
 	"github.com/tupled/tupled"
 )
 
-func newTestSession(t testing.TB) (*Engine, *Session) {
+func newTestSession(t testing.TB) (*Executor, *Session) {
 	t.Helper()
 	db, err := tupled.Open("", &tupled.Options{VacuumInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	eng, err := NewEngine(context.Background(), db, nil)
+	eng, err := NewExecutor(context.Background(), db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

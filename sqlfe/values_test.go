@@ -72,7 +72,7 @@ func TestIntegerRanges(t *testing.T) {
 	mustRun(t, s, "UPDATE i SET a = a + 1, b = b + 1, c = c + 1 RETURNING a, b, c", "-32767|-2147483647|-9223372036854775807\nUPDATE 1")
 	mustRun(t, s, "SELECT * FROM i", "1|-32767|-2147483647|-9223372036854775807\nSELECT 1")
 	// a smallint column survives the catalog's reload
-	eng2, err := NewEngine(t.Context(), s.eng.db, nil)
+	eng2, err := NewExecutor(t.Context(), s.eng.db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

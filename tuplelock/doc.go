@@ -1,12 +1,12 @@
 // Package tuplelock implements PostgreSQL's row-locking protocol over the
-// heap: heap_lock_tuple (Engine.LockTuple), heap_lock_updated_tuple,
-// heap_update / heap_delete (Engine.Update) and the unique check of an
-// insert (Engine.Insert). README.md in this directory explains the
+// heap: heap_lock_tuple (Locker.LockTuple), heap_lock_updated_tuple,
+// heap_update / heap_delete (Locker.Update) and the unique check of an
+// insert (Locker.Insert). README.md in this directory explains the
 // algorithm and the xmax/infomask/multixact decision table.
 //
 // # Who calls it
 //
-// It is engine machinery: package engine alone, one Engine per database
+// It is engine machinery: package engine alone, one Locker per database
 // (NewEngine) and one Txn per transaction (NewTxn), for every row lock,
 // update, delete and insert. Applications use package tupled.
 //

@@ -26,7 +26,7 @@ func BenchmarkHotRowKeyShare(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer lm.Close()
-			e := NewEngine(h, x, ms, lm, false)
+			e := NewLocker(h, x, ms, lm, false)
 			tbl, err := h.CreateTable("t")
 			if err != nil {
 				b.Fatal(err)

@@ -24,7 +24,7 @@ import (
 // xmax, and carries them onto the new version's xmax, so a later DELETE of
 // the new version still waits for them (multixact-no-forget,
 // propagate-lock-delete).
-func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete bool) (result heap.TMResult, err error) {
+func (e *Locker) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete bool) (result heap.TMResult, err error) {
 	return e.update(ctx, tx, tbl, r, tup, value, isDelete, false)
 }
 
@@ -34,11 +34,11 @@ func (e *Engine) Update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.R
 // LockTupleExclusive, so it waits for FOR KEY SHARE lockers (which a
 // no-key update passes over) and marks the old version's xmax
 // KeysUpdated, with the multixact status Update rather than NoKeyUpdate.
-func (e *Engine) KeyUpdate(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte) (result heap.TMResult, err error) {
+func (e *Locker) KeyUpdate(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte) (result heap.TMResult, err error) {
 	return e.update(ctx, tx, tbl, r, tup, value, false, true)
 }
 
-func (e *Engine) update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete, keyUpdate bool) (result heap.TMResult, err error) {
+func (e *Locker) update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete, keyUpdate bool) (result heap.TMResult, err error) {
 	me := tx.x
 	tx.mayBeMember = true
 	mode := NoKeyExclusive
@@ -126,7 +126,7 @@ func (e *Engine) update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.R
 	}
 }
 
-func (e *Engine) applyUpdate(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, mode Mode, value []byte, isDelete, lockerRemains bool) error {
+func (e *Locker) applyUpdate(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, mode Mode, value []byte, isDelete, lockerRemains bool) error {
 	nx, err := e.computeNewXmax(tup, me, mode, true)
 	if err != nil {
 		return err
@@ -171,7 +171,7 @@ var insertLockMode = hwMode(NoKeyExclusive)
 // the winner — with n waiters on a key each insert costs O(n) wakeups (the
 // 2018 seed's contended inserts ran at ~44 lock waits per transaction).
 // Queued, they are woken one at a time, in order of arrival.
-func (e *Engine) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, value []byte) (err error) {
+func (e *Locker) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, value []byte) (err error) {
 	me := tx.x
 	var tag lockmgr.Tag
 	haveTupleLock := false
@@ -209,7 +209,7 @@ func (e *Engine) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, valu
 }
 
 // uniqueCheck looks at every version of the key with a "dirty snapshot".
-func (e *Engine) uniqueCheck(r *heap.Row, me *xact.Xact) (wait uint64, dup bool) {
+func (e *Locker) uniqueCheck(r *heap.Row, me *xact.Xact) (wait uint64, dup bool) {
 	for _, v := range r.Versions() {
 		if v.Infomask()&heap.XminFrozen != heap.XminFrozen && !me.IsCurrent(v.Xmin()) {
 			switch st, _ := e.xacts.Status(v.Xmin()); st {
@@ -239,7 +239,7 @@ func (e *Engine) uniqueCheck(r *heap.Row, me *xact.Xact) (wait uint64, dup bool)
 
 // Members returns the live lockers/updater in t's xmax and their statuses,
 // for pgrowlocks-style introspection. Latch held.
-func (e *Engine) Members(t *heap.Tuple) (multi bool, live []multixact.Member) {
+func (e *Locker) Members(t *heap.Tuple) (multi bool, live []multixact.Member) {
 	for _, mb := range memberList(t) {
 		if e.xacts.IsInProgress(mb.Xid) {
 			live = append(live, mb)

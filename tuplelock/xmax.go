@@ -94,14 +94,14 @@ type newXmax struct {
 // locker (or the updater, isUpdate) of strength mode. It is the decision
 // table of tuplelock/README.md, evaluated top-down; "restart" re-evaluates
 // as if the old xmax were invalid (label l5 in PostgreSQL).
-func (e *Engine) computeNewXmax(tup *heap.Tuple, me *xact.Xact, mode Mode, isUpdate bool) (newXmax, error) {
+func (e *Locker) computeNewXmax(tup *heap.Tuple, me *xact.Xact, mode Mode, isUpdate bool) (newXmax, error) {
 	return e.computeNewXmaxFrom(tup.Xmax(), tup.Infomask(), tup.Infomask2(), tup.Multi(), me, mode, isUpdate)
 }
 
 // computeNewXmaxFrom is computeNewXmax on a copy of the xmax fields: it reads
 // nothing else of the tuple, so it may run without the latch on fields read
 // under it (the caller re-checks them before writing).
-func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMulti *multixact.MultiXact, me *xact.Xact, mode Mode, isUpdate bool) (newXmax, error) {
+func (e *Locker) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMulti *multixact.MultiXact, me *xact.Xact, mode Mode, isUpdate bool) (newXmax, error) {
 	x := e.xacts
 	for {
 		// 1. No (live) xmax: a single xid.
@@ -181,7 +181,7 @@ func (e *Engine) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMul
 	}
 }
 
-func (e *Engine) pair(x1 uint64, s1 multixact.Status, x2 uint64, s2 multixact.Status) (newXmax, error) {
+func (e *Locker) pair(x1 uint64, s1 multixact.Status, x2 uint64, s2 multixact.Status) (newXmax, error) {
 	m, err := e.multi.Create([]multixact.Member{{Xid: x1, Status: s1}, {Xid: x2, Status: s2}})
 	if err != nil {
 		return newXmax{}, err

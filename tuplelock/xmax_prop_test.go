@@ -27,7 +27,7 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 	statuses := []multixact.Status{multixact.ForKeyShare, multixact.ForShare, multixact.ForNoKeyUpdate,
 		multixact.ForUpdate, multixact.NoKeyUpdate, multixact.Update}
 	rapid.Check(t, func(rt *rapid.T) {
-		e := NewEngine(nil, xact.NewManager(), multixact.NewStore(), nil, rapid.Bool().Draw(rt, "shareFastPathOff"))
+		e := NewLocker(nil, xact.NewManager(), multixact.NewStore(), nil, rapid.Bool().Draw(rt, "shareFastPathOff"))
 		// Transactions 1..n; me is one of them and is running.
 		n := rapid.IntRange(1, 5).Draw(rt, "n")
 		xs := make([]*xact.Xact, n)

@@ -123,10 +123,10 @@ func readXmaxCases(t *testing.T, path string) []xmaxCase {
 	return cases
 }
 
-// xmaxWorld runs one case: the named transactions and an Engine with just
+// xmaxWorld runs one case: the named transactions and a Locker with just
 // what computeNewXmax uses.
 type xmaxWorld struct {
-	e   *Engine
+	e   *Locker
 	xid map[string]uint64 // "T1" -> xid
 	tx  map[string]*xact.Xact
 }
@@ -265,7 +265,7 @@ func TestComputeNewXmax(t *testing.T) {
 				require.Contains(t, c.fields, k, "%s: missing %s", at, k)
 			}
 			w := &xmaxWorld{
-				e:   NewEngine(nil, xact.NewManager(), multixact.NewStore(), nil, false),
+				e:   NewLocker(nil, xact.NewManager(), multixact.NewStore(), nil, false),
 				xid: map[string]uint64{},
 			}
 			switch opt := c.fields["options"]; opt {

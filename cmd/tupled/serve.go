@@ -260,7 +260,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return nil
 	}
-	eng, err := sqlfe.NewEngine(ctx, db, &sqlfe.EngineOptions{DeadlockTimeout: *deadlockTimeout, Logger: log})
+	eng, err := sqlfe.NewExecutor(ctx, db, &sqlfe.ExecutorOptions{DeadlockTimeout: *deadlockTimeout, Logger: log})
 	if err != nil {
 		closeDB()
 		return err
@@ -268,7 +268,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := pgwire.NewMetrics(reg, db)
-	srv := pgwire.New(pgwire.Config{Engine: eng, Password: pw, TLS: tlsConfig, TLSRequired: *tlsRequired, MaxConns: *maxConns, MaxStartupConns: *maxStartup,
+	srv := pgwire.New(pgwire.Config{Executor: eng, Password: pw, TLS: tlsConfig, TLSRequired: *tlsRequired, MaxConns: *maxConns, MaxStartupConns: *maxStartup,
 		AuthTimeout: *authTimeout, MaxMessageSize: *maxMsg, Logger: log.With("component", "pgwire"), Metrics: metrics})
 
 	ln, err := net.Listen("tcp", *listen)

@@ -18,7 +18,7 @@ import (
 // methods are called by one goroutine at a time, like a Tx's.
 type Session struct {
 	e   *Engine
-	ls  *lockmgr.Session
+	ls  *lockmgr.SessionOwner
 	cur atomic.Pointer[Tx] // the open transaction begun through Begin, or nil
 
 	mu     sync.Mutex

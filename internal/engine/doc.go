@@ -13,7 +13,7 @@
 //	multixact.Store   multixacts (several lockers of one row)
 //	heap.Heap         tables of rows, each row's versions with xmin/xmax/infomask
 //	lockmgr.Manager   heavyweight locks that order waiters, and the deadlock detector
-//	tuplelock.Engine  heap_lock_tuple, heap_update, heap_delete, insert
+//	tuplelock.Locker  heap_lock_tuple, heap_update, heap_delete, insert
 //	durable.Store     WAL, backend, checkpoints, recovery (on-disk engines only)
 //
 // and a background goroutine that refreshes the prune horizon, runs vacuum

@@ -61,7 +61,7 @@ type Engine struct {
 	multi *multixact.Store
 	heap  *heap.Heap
 	locks *lockmgr.Manager
-	tl    *tuplelock.Engine
+	tl    *tuplelock.Locker
 	dur   *durable.Store // nil for an in-memory engine
 
 	closed   atomic.Bool
@@ -100,7 +100,7 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, log: cfg.Logger, xacts: xact.NewManager(), multi: multixact.NewStore(), locks: lm, stop: make(chan struct{})}
 	e.heap = heap.New(e.xacts, e.multi, nil)
-	e.tl = tuplelock.NewEngine(e.heap, e.xacts, e.multi, lm, cfg.ShareFastPathOff)
+	e.tl = tuplelock.NewLocker(e.heap, e.xacts, e.multi, lm, cfg.ShareFastPathOff)
 	if cfg.Dir != "" {
 		kind := storage.KindPebble
 		if cfg.Bbolt {

@@ -26,7 +26,7 @@ import (
 //
 //   - unique index: entry key = the index key; entry value = the base
 //     row's key. Uniqueness is then the engine's primary-key uniqueness
-//     (tuplelock.Engine.Insert, _bt_check_unique): an insert that finds an
+//     (tuplelock.Locker.Insert, _bt_check_unique): an insert that finds an
 //     in-progress inserter or deleter of the index key waits for it, then
 //     fails with 23505 or succeeds — PostgreSQL's behaviour.
 //   - non-unique index: entry key = the index key, escaped and terminated

@@ -52,7 +52,7 @@ type Txn struct {
 
 // adoptCarried returns the carried tuple lock if it is the one this call
 // would take (same row, same mode); any other carried lock is released.
-func (e *Engine) adoptCarried(tx *Txn, tbl *heap.Table, r *heap.Row, m lockmgr.LockMode) (lockmgr.Tag, bool) {
+func (e *Locker) adoptCarried(tx *Txn, tbl *heap.Table, r *heap.Row, m lockmgr.LockMode) (lockmgr.Tag, bool) {
 	if !tx.carrying {
 		return lockmgr.Tag{}, false
 	}
@@ -67,7 +67,7 @@ func (e *Engine) adoptCarried(tx *Txn, tbl *heap.Table, r *heap.Row, m lockmgr.L
 // endTupleLock releases the tuple lock taken by a LockTuple or Update call,
 // or carries it to the next call when res says the caller will follow the
 // update chain.
-func (e *Engine) endTupleLock(tx *Txn, tag lockmgr.Tag, m lockmgr.LockMode, res heap.TMResult, err error) {
+func (e *Locker) endTupleLock(tx *Txn, tag lockmgr.Tag, m lockmgr.LockMode, res heap.TMResult, err error) {
 	if err == nil && res == heap.TMUpdated {
 		tx.carried, tx.carriedMode, tx.carrying = tag, m, true
 		return
@@ -78,7 +78,7 @@ func (e *Engine) endTupleLock(tx *Txn, tag lockmgr.Tag, m lockmgr.LockMode, res 
 // ReleaseCarried releases a tuple lock carried past a TMUpdated result
 // (see Txn.carried). Callers that follow update chains call it when their
 // walk ends, however it ends.
-func (e *Engine) ReleaseCarried(tx *Txn) {
+func (e *Locker) ReleaseCarried(tx *Txn) {
 	if tx.carrying {
 		tx.carrying = false
 		e.locks.Unlock(tx.proc, tx.carried, tx.carriedMode)
@@ -111,10 +111,10 @@ func (t *Txn) Top() *xact.Xact { return t.x.Top() }
 // subtransactions"). A carried tuple lock stays: it is the top level's.
 func (t *Txn) SetCurrent(x *xact.Xact) { t.x = x }
 
-// Engine locks, updates, deletes and inserts tuples. It holds no state of
+// Locker locks, updates, deletes and inserts tuples. It holds no state of
 // its own beyond counters: all lock state is in tuple headers (xmax,
 // infomask), multixacts and the lock manager's queues.
-type Engine struct {
+type Locker struct {
 	heap  *heap.Heap
 	xacts *xact.Manager
 	multi *multixact.Store
@@ -135,16 +135,16 @@ type Engine struct {
 	testAfterXmaxStatus func(xmax uint64)
 }
 
-// NewEngine is the tuple-lock engine over a heap h, its transactions x,
+// NewLocker is the tuple-lock engine over a heap h, its transactions x,
 // multixacts m and lock manager lm (shareFastPathOff: every row lock
 // through a multixact, the pre-9.3 situation the 2012 seed measured).
-func NewEngine(h *heap.Heap, x *xact.Manager, m *multixact.Store, lm *lockmgr.Manager, shareFastPathOff bool) *Engine {
-	return &Engine{heap: h, xacts: x, multi: m, locks: lm, shareFastPathOff: shareFastPathOff}
+func NewLocker(h *heap.Heap, x *xact.Manager, m *multixact.Store, lm *lockmgr.Manager, shareFastPathOff bool) *Locker {
+	return &Locker{heap: h, xacts: x, multi: m, locks: lm, shareFastPathOff: shareFastPathOff}
 }
 
 // Counters returns (row locks recorded as a plain xid, row locks that made
 // or extended a multixact).
-func (e *Engine) Counters() (single, multi uint64) {
+func (e *Locker) Counters() (single, multi uint64) {
 	return e.locksSingleXid.Load(), e.locksMulti.Load()
 }
 
@@ -173,11 +173,11 @@ func xmaxChanged(t *heap.Tuple, xwait uint64, im uint16) bool {
 
 // waitXacts waits (per policy) for the running transactions among xids.
 // A NOWAIT/SKIP LOCKED conflict is reported as (false, nil).
-func (e *Engine) waitXacts(ctx context.Context, tx *Txn, xids []uint64, policy WaitPolicy) (bool, error) {
-	var xs []lockmgr.Xact
+func (e *Locker) waitXacts(ctx context.Context, tx *Txn, xids []uint64, policy WaitPolicy) (bool, error) {
+	var xs []lockmgr.AwaitedXact
 	for _, id := range xids {
 		if x := e.xacts.Lookup(id); x != nil {
-			xs = append(xs, lockmgr.Xact{Xid: id, Top: x.Top().ID(), Done: x.Done()})
+			xs = append(xs, lockmgr.AwaitedXact{Xid: id, Top: x.Top().ID(), Done: x.Done()})
 		}
 	}
 	if len(xs) == 0 {
@@ -192,7 +192,7 @@ func (e *Engine) waitXacts(ctx context.Context, tx *Txn, xids []uint64, policy W
 
 // conflictingMembers lists the running members of m, other than me, whose
 // status conflicts with mode (DoesMultiXactIdConflict / MultiXactIdWait).
-func (e *Engine) conflictingMembers(m *multixact.MultiXact, me *xact.Xact, mode Mode) []uint64 {
+func (e *Locker) conflictingMembers(m *multixact.MultiXact, me *xact.Xact, mode Mode) []uint64 {
 	if m == nil {
 		return nil
 	}
@@ -211,7 +211,7 @@ func (e *Engine) conflictingMembers(m *multixact.MultiXact, me *xact.Xact, mode 
 // multiConflicts is DoesMultiXactIdConflict: does a member other than me
 // hold a conflicting lock (running locker) or a conflicting update (updater
 // that did not abort)?
-func (e *Engine) multiConflicts(m *multixact.MultiXact, me *xact.Xact, mode Mode) bool {
+func (e *Locker) multiConflicts(m *multixact.MultiXact, me *xact.Xact, mode Mode) bool {
 	if m == nil {
 		return false
 	}
@@ -231,7 +231,7 @@ func (e *Engine) multiConflicts(m *multixact.MultiXact, me *xact.Xact, mode Mode
 	return false
 }
 
-func (e *Engine) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, mode Mode) error {
+func (e *Locker) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, mode Mode) error {
 	nx, err := e.computeNewXmax(tup, me, mode, false)
 	if err != nil {
 		return err
@@ -241,7 +241,7 @@ func (e *Engine) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xa
 }
 
 // installXmax writes the decided xmax into tup. Latch held.
-func (e *Engine) installXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, nx newXmax) {
+func (e *Locker) installXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, nx newXmax) {
 	if nx.viaMulti {
 		e.locksMulti.Add(me.ID(), 1)
 	} else {
@@ -256,7 +256,7 @@ func (e *Engine) installXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *
 // conflicting update or delete made the version obsolete, TMInvisible when
 // the version does not exist for tx. An error is a failed wait (deadlock,
 // lock timeout, ctx) or an internal failure.
-func (e *Engine) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool) (heap.TMResult, error) {
+func (e *Locker) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool) (heap.TMResult, error) {
 	var tl tupleLock
 	tl.tag, tl.have = e.adoptCarried(tx, tbl, r, hwMode(mode)) // tag built only when we must queue
 	member := tx.mayBeMember
@@ -280,7 +280,7 @@ type tupleLock struct {
 //
 // member false says tx has written no xmax before this call (see
 // Txn.mayBeMember).
-func (e *Engine) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool, tl *tupleLock, member bool) (heap.TMResult, error) {
+func (e *Locker) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool, tl *tupleLock, member bool) (heap.TMResult, error) {
 	me := tx.x
 	first := true
 	skipTupleLock := false
@@ -443,7 +443,7 @@ func (e *Engine) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 // is unchanged, whether the version may be locked: yes if xmax is now
 // invalid, only a lock, or an update that aborted; TMUpdated/TMDeleted if
 // the update committed. Latch held.
-func (e *Engine) afterSleep(tup *heap.Tuple) heap.TMResult {
+func (e *Locker) afterSleep(tup *heap.Tuple) heap.TMResult {
 	if tup.Infomask()&heap.XmaxInvalid != 0 || heap.IsLockedOnly(tup.Infomask()) {
 		return heap.TMOk
 	}
@@ -517,7 +517,7 @@ func memberList(t *heap.Tuple) []multixact.Member {
 // tup's update chain in mode, waiting (always: PostgreSQL 15 ignores the
 // wait policy here) for conflicting running members. No tuple locks are
 // taken while walking the chain.
-func (e *Engine) lockUpdatedTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode) (heap.TMResult, error) {
+func (e *Locker) lockUpdatedTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode) (heap.TMResult, error) {
 	me := tx.x
 	r.Lock()
 	prior := heap.UpdateXid(tup)
@@ -583,7 +583,7 @@ func (e *Engine) lockUpdatedTuple(ctx context.Context, tx *Txn, tbl *heap.Table,
 
 // LatestVersion follows tup's update chain past committed updates and
 // returns the newest version (READ COMMITTED's "find last version").
-func (e *Engine) LatestVersion(r *heap.Row, tup *heap.Tuple) *heap.Tuple {
+func (e *Locker) LatestVersion(r *heap.Row, tup *heap.Tuple) *heap.Tuple {
 	r.Lock()
 	defer r.Unlock()
 	for {

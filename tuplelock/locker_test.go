@@ -19,7 +19,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// rig is an Engine over a real heap, transaction manager, multixact store
+// rig is a Locker over a real heap, transaction manager, multixact store
 // and lock manager, with one table "t".
 type rig struct {
 	t   *testing.T
@@ -27,7 +27,7 @@ type rig struct {
 	ms  *multixact.Store
 	h   *heap.Heap
 	lm  *lockmgr.Manager
-	e   *Engine
+	e   *Locker
 	tbl *heap.Table
 	ctx context.Context
 
@@ -46,7 +46,7 @@ func newRig(t *testing.T) *rig {
 	require.NoError(t, err)
 	t.Cleanup(lm.Close)
 	r.lm = lm
-	r.e = NewEngine(r.h, r.x, r.ms, lm, false)
+	r.e = NewLocker(r.h, r.x, r.ms, lm, false)
 	r.tbl, err = r.h.CreateTable("t")
 	require.NoError(t, err)
 	// A wait that never ends fails the test instead of hanging it.

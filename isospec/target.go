@@ -6,9 +6,9 @@ import (
 	"github.com/tupled/tupled"
 )
 
-// Engine is the part of *tupled.DB the runner uses. It is an interface so that
+// Target is the part of *tupled.DB the runner uses. It is an interface so that
 // the runner's scheduling can be tested on its own; Tupled adapts the real DB.
-type Engine interface {
+type Target interface {
 	CreateTable(ctx context.Context, name string) error
 	Begin(ctx context.Context, opts *tupled.TxOptions) (Txn, error)
 	Locks() []tupled.LockInfo
@@ -43,10 +43,10 @@ type UpsertTxn interface {
 }
 
 // Opener opens a fresh engine for one permutation.
-type Opener func(opts *tupled.Options) (Engine, error)
+type Opener func(opts *tupled.Options) (Target, error)
 
 // OpenTupled opens a purely in-memory tupled database.
-func OpenTupled(opts *tupled.Options) (Engine, error) {
+func OpenTupled(opts *tupled.Options) (Target, error) {
 	db, err := tupled.Open("", opts)
 	if err != nil {
 		return nil, err
@@ -76,17 +76,17 @@ func (d tupledDB) RowLocks(ctx context.Context, table string) ([]tupled.RowLock,
 
 func (d tupledDB) Close() error { return d.db.Close() }
 
-// SessionEngine is an Engine with sessions, the owners of session-level
+// SessionTarget is a Target with sessions, the owners of session-level
 // advisory locks (*tupled.Session). The runner gives each spec session one
 // when the engine has them, and begins the session's transactions through
 // it, as a PostgreSQL connection's transactions are its backend's.
-type SessionEngine interface {
-	Engine
-	NewSession() EngineSession
+type SessionTarget interface {
+	Target
+	NewSession() TargetSession
 }
 
-// EngineSession is the part of *tupled.Session the runner uses.
-type EngineSession interface {
+// TargetSession is the part of *tupled.Session the runner uses.
+type TargetSession interface {
 	ID() uint64
 	Begin(ctx context.Context, opts *tupled.TxOptions) (Txn, error)
 	AdvisoryLock(ctx context.Context, key tupled.AdvisoryKey, shared bool) error
@@ -104,7 +104,7 @@ type AdvisoryTxn interface {
 	TryAdvisoryLock(ctx context.Context, key tupled.AdvisoryKey, shared bool) (bool, error)
 }
 
-func (d tupledDB) NewSession() EngineSession { return tupledSession{d.db.NewSession()} }
+func (d tupledDB) NewSession() TargetSession { return tupledSession{d.db.NewSession()} }
 
 type tupledSession struct{ *tupled.Session }
 
