@@ -307,9 +307,14 @@ func (t *Table) Apply(r *Row, c Change) {
 			t.markDirty(r) // a delete
 		}
 		setXmax(c.Old, &c)
-		if c.Infomask&XmaxLockOnly != 0 {
-			// A lock-only xmax never keeps a ctid link: the update
-			// that made it aborted (heap_lock_tuple sets t_ctid = self).
+		if c.Infomask&XmaxLockOnly != 0 || UpdateXid(c.Old) == c.Xid {
+			// A lock-only xmax never keeps a ctid link, nor does the
+			// acting transaction's delete: the update that made it
+			// aborted (heap_lock_tuple and heap_delete set t_ctid =
+			// self). Otherwise the row reads as updated, not deleted,
+			// once the delete commits. A lock of a version that another
+			// transaction is updating keeps its link (the multixact's
+			// updater is not c.Xid).
 			c.Old.next = nil
 		}
 	}

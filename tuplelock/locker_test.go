@@ -268,6 +268,7 @@ func TestKeyShareOverInProgressNonKeyUpdate(t *testing.T) {
 
 	require.Equal(t, heap.TMOk, r.lock(t2, row, v1, KeyShare))
 	assert.Zero(t, r.lm.Stats().LockWaits, "no wait")
+	require.Same(t, v2, v1.Next(), "a lock beside the running update keeps its ctid link")
 
 	h1 := r.header(row, v1)
 	require.NotNil(t, h1.multi, "the old version keeps the updater beside the locker")

@@ -96,7 +96,10 @@ func (c *clog) set(xid XID, v uint64) {
 
 func (c *clog) truncatedBelow() XID { return c.pages.Load().base << clogPageShift }
 
-// truncate drops whole pages below cutoff.
+// truncate drops whole pages below cutoff. Afterwards every xid below
+// cutoff's page reads as frozen, even when cutoff lies past the last page
+// present (AdvanceXid on a fresh log): the base moves to cutoff's page and
+// no page is made for the ids in between.
 func (c *clog) truncate(cutoff XID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -105,11 +108,8 @@ func (c *clog) truncate(cutoff XID) {
 	if p <= t.base {
 		return
 	}
-	drop := p - t.base
-	if drop > uint64(len(t.pages)) {
-		drop = uint64(len(t.pages))
-	}
-	nt := &clogTable{base: t.base + drop, pages: append([]*clogPage(nil), t.pages[drop:]...)}
+	drop := min(p-t.base, uint64(len(t.pages)))
+	nt := &clogTable{base: p, pages: append([]*clogPage(nil), t.pages[drop:]...)}
 	c.pages.Store(nt)
 }
 

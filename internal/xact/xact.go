@@ -464,8 +464,11 @@ func (m *Manager) ClogEntries() uint64 { return m.clog.entries() }
 
 // AdvanceXid makes the next Begin hand out at least next: after recovery,
 // ids that a previous incarnation may have shown to anyone are never handed
-// out again. Entries of the skipped ids read as aborted (nothing refers to
-// them: recovery leaves only frozen rows). Call it before any Begin.
+// out again. The skipped ids below next's clog page get no entry (they read
+// as frozen, like truncated ones) and those in it read as aborted: nothing
+// refers to them, since recovery leaves only frozen rows. So the cost and
+// the clog's size stay one page however high next is. Call it before any
+// Begin.
 func (m *Manager) AdvanceXid(next XID) {
 	if next <= m.NextXid() {
 		return
