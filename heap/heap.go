@@ -107,10 +107,10 @@ type Table struct {
 	vacList []*Row
 }
 
-// noteVacuum puts r on the vacuum worklist. Row latch held.
 // Name is the table's name.
 func (t *Table) Name() string { return t.name }
 
+// noteVacuum puts r on the vacuum worklist. Row latch held.
 func (t *Table) noteVacuum(r *Row) {
 	if r.inVac {
 		return

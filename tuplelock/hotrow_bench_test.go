@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/tuplemode"
 	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/multixact"
@@ -48,7 +49,7 @@ func BenchmarkHotRowKeyShare(b *testing.B) {
 			window := make([]*Txn, 0, n)
 			lock := func() {
 				tx := begin()
-				if res, err := e.LockTuple(ctx, tx, tbl, row, tup, KeyShare, Block, true); err != nil || res != heap.TMOk {
+				if res, err := e.LockTuple(ctx, tx, tbl, row, tup, tuplemode.KeyShare, Block, true); err != nil || res != heap.TMOk {
 					b.Fatal(res, err)
 				}
 				window = append(window, tx)

@@ -152,14 +152,14 @@ func (e *Locker) Counters() (single, multi uint64) {
 // manager mode a waiter takes on the tuple, so waiters of conflicting
 // modes queue in order and compatible ones do not queue behind each other.
 var heavyweight = [tuplemode.NumModes]lockmgr.LockMode{
-	KeyShare:       lockmgr.AccessShareLock,
-	Share:          lockmgr.RowShareLock,
-	NoKeyExclusive: lockmgr.ExclusiveLock,
-	Exclusive:      lockmgr.AccessExclusiveLock,
+	tuplemode.KeyShare:       lockmgr.AccessShareLock,
+	tuplemode.Share:          lockmgr.RowShareLock,
+	tuplemode.NoKeyExclusive: lockmgr.ExclusiveLock,
+	tuplemode.Exclusive:      lockmgr.AccessExclusiveLock,
 }
 
 // hwMode is the heavyweight tuple-lock mode of a row-lock mode.
-func hwMode(m Mode) lockmgr.LockMode { return heavyweight[m] }
+func hwMode(m tuplemode.Mode) lockmgr.LockMode { return heavyweight[m] }
 
 func tupleTag(tbl *heap.Table, r *heap.Row) lockmgr.Tag {
 	return lockmgr.Tag{Kind: lockmgr.TagTuple, Rel: tbl.Name(), Key: string(r.Key())}
@@ -192,7 +192,7 @@ func (e *Locker) waitXacts(ctx context.Context, tx *Txn, xids []uint64, policy W
 
 // conflictingMembers lists the running members of m, other than me, whose
 // status conflicts with mode (DoesMultiXactIdConflict / MultiXactIdWait).
-func (e *Locker) conflictingMembers(m *multixact.MultiXact, me *xact.Xact, mode Mode) []uint64 {
+func (e *Locker) conflictingMembers(m *multixact.MultiXact, me *xact.Xact, mode tuplemode.Mode) []uint64 {
 	if m == nil {
 		return nil
 	}
@@ -211,7 +211,7 @@ func (e *Locker) conflictingMembers(m *multixact.MultiXact, me *xact.Xact, mode 
 // multiConflicts is DoesMultiXactIdConflict: does a member other than me
 // hold a conflicting lock (running locker) or a conflicting update (updater
 // that did not abort)?
-func (e *Locker) multiConflicts(m *multixact.MultiXact, me *xact.Xact, mode Mode) bool {
+func (e *Locker) multiConflicts(m *multixact.MultiXact, me *xact.Xact, mode tuplemode.Mode) bool {
 	if m == nil {
 		return false
 	}
@@ -231,7 +231,7 @@ func (e *Locker) multiConflicts(m *multixact.MultiXact, me *xact.Xact, mode Mode
 	return false
 }
 
-func (e *Locker) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, mode Mode) error {
+func (e *Locker) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, mode tuplemode.Mode) error {
 	nx, err := e.computeNewXmax(tup, me, mode, false)
 	if err != nil {
 		return err
@@ -256,7 +256,7 @@ func (e *Locker) installXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *
 // conflicting update or delete made the version obsolete, TMInvisible when
 // the version does not exist for tx. An error is a failed wait (deadlock,
 // lock timeout, ctx) or an internal failure.
-func (e *Locker) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool) (heap.TMResult, error) {
+func (e *Locker) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplemode.Mode, policy WaitPolicy, followUpdates bool) (heap.TMResult, error) {
 	var tl tupleLock
 	tl.tag, tl.have = e.adoptCarried(tx, tbl, r, hwMode(mode)) // tag built only when we must queue
 	member := tx.mayBeMember
@@ -280,7 +280,7 @@ type tupleLock struct {
 //
 // member false says tx has written no xmax before this call (see
 // Txn.mayBeMember).
-func (e *Locker) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode, policy WaitPolicy, followUpdates bool, tl *tupleLock, member bool) (heap.TMResult, error) {
+func (e *Locker) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplemode.Mode, policy WaitPolicy, followUpdates bool, tl *tupleLock, member bool) (heap.TMResult, error) {
 	me := tx.x
 	first := true
 	skipTupleLock := false
@@ -298,7 +298,7 @@ func (e *Locker) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 		}
 		xwait, im, im2, multi := tup.Xmax(), tup.Infomask(), tup.Infomask2(), tup.Multi()
 		if first && res == heap.TMBeingModified && heap.IsLockedOnly(im) &&
-			((mode == KeyShare && im2&heap.KeysUpdated == 0) || (mode == Share && !heap.IsExclLocked(im))) {
+			((mode == tuplemode.KeyShare && im2&heap.KeysUpdated == 0) || (mode == tuplemode.Share && !heap.IsExclLocked(im))) {
 			// Only lockers, none of them conflicting: no sleep, no update
 			// chain to follow (the hot-row path: a key-share locker beside
 			// others). PostgreSQL decides this without releasing the
@@ -353,7 +353,7 @@ func (e *Locker) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 		// Try to avoid sleeping.
 		requireSleep := true
 		switch {
-		case mode == KeyShare && im2&heap.KeysUpdated == 0:
+		case mode == tuplemode.KeyShare && im2&heap.KeysUpdated == 0:
 			// Key share does not conflict with a non-key update or
 			// weaker locks: lock the newer versions too, then this one.
 			if !lockOnly && followUpdates {
@@ -362,11 +362,11 @@ func (e *Locker) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 				}
 			}
 			requireSleep = false
-		case mode == Share && lockOnly && !heap.IsExclLocked(im):
+		case mode == tuplemode.Share && lockOnly && !heap.IsExclLocked(im):
 			requireSleep = false
-		case mode == NoKeyExclusive && isMulti && !e.multiConflicts(multi, me, mode):
+		case mode == tuplemode.NoKeyExclusive && isMulti && !e.multiConflicts(multi, me, mode):
 			requireSleep = false
-		case mode == NoKeyExclusive && !isMulti && lockOnly && heap.IsKeyShrLocked(im):
+		case mode == tuplemode.NoKeyExclusive && !isMulti && lockOnly && heap.IsKeyShrLocked(im):
 			requireSleep = false
 		case !isMulti && me.IsCurrent(xwait) && lockOnly:
 			requireSleep = false
@@ -467,7 +467,7 @@ func (e *Locker) afterSleep(tup *heap.Tuple) heap.TMResult {
 // alreadyHeld reports whether me already holds mode (or stronger) on a
 // tuple whose xmax is (xwait, im, im2, multi): heap_lock_tuple's early exit.
 // weaker: me is a member of the multixact with a weaker lock only.
-func alreadyHeld(xwait uint64, im, im2 uint16, multi *multixact.MultiXact, me *xact.Xact, mode Mode) (held, weaker bool) {
+func alreadyHeld(xwait uint64, im, im2 uint16, multi *multixact.MultiXact, me *xact.Xact, mode tuplemode.Mode) (held, weaker bool) {
 	if im&heap.XmaxIsMulti != 0 {
 		if multi == nil {
 			return false, false
@@ -487,13 +487,13 @@ func alreadyHeld(xwait uint64, im, im2 uint16, multi *multixact.MultiXact, me *x
 		return false, false
 	}
 	switch mode {
-	case KeyShare:
+	case tuplemode.KeyShare:
 		return true, false
-	case Share:
+	case tuplemode.Share:
 		return heap.IsShrLocked(im) || heap.IsExclLocked(im), false
-	case NoKeyExclusive:
+	case tuplemode.NoKeyExclusive:
 		return heap.IsExclLocked(im), false
-	case Exclusive:
+	case tuplemode.Exclusive:
 		return heap.IsExclLocked(im) && im2&heap.KeysUpdated != 0, false
 	}
 	return false, false
@@ -517,7 +517,7 @@ func memberList(t *heap.Tuple) []multixact.Member {
 // tup's update chain in mode, waiting (always: PostgreSQL 15 ignores the
 // wait policy here) for conflicting running members. No tuple locks are
 // taken while walking the chain.
-func (e *Locker) lockUpdatedTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode Mode) (heap.TMResult, error) {
+func (e *Locker) lockUpdatedTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplemode.Mode) (heap.TMResult, error) {
 	me := tx.x
 	r.Lock()
 	prior := heap.UpdateXid(tup)

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/tuplemode"
 	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/multixact"
@@ -157,7 +158,7 @@ func receive[T any](t *testing.T, ch <-chan T) T {
 	}
 }
 
-func (r *rig) lock(tx *Txn, row *heap.Row, tup *heap.Tuple, mode Mode) heap.TMResult {
+func (r *rig) lock(tx *Txn, row *heap.Row, tup *heap.Tuple, mode tuplemode.Mode) heap.TMResult {
 	r.t.Helper()
 	res, err := r.e.LockTuple(r.ctx, tx, r.tbl, row, tup, mode, Block, true)
 	require.NoError(r.t, err)
@@ -169,13 +170,13 @@ func TestLockTupleAlreadyHeldWritesNothing(t *testing.T) {
 	row, v := r.committedRow("k")
 	t1 := r.begin()
 
-	require.Equal(t, heap.TMOk, r.lock(t1, row, v, Share))
+	require.Equal(t, heap.TMOk, r.lock(t1, row, v, tuplemode.Share))
 	h := r.header(row, v)
 	assert.Equal(t, t1.ID(), h.xmax)
 	assert.Equal(t, "XMAX_LOCK_ONLY XMAX_SHR_LOCK", h.bits())
 
 	n := r.numChanges()
-	for _, m := range []Mode{KeyShare, Share} {
+	for _, m := range []tuplemode.Mode{tuplemode.KeyShare, tuplemode.Share} {
 		assert.Equal(t, heap.TMOk, r.lock(t1, row, v, m), "%v under our own FOR SHARE", m)
 		assert.Equal(t, n, r.numChanges(), "%v: nothing written", m)
 		assert.Equal(t, h, r.header(row, v))
@@ -183,12 +184,12 @@ func TestLockTupleAlreadyHeldWritesNothing(t *testing.T) {
 
 	// A stronger request over our own lock is written (no wait: we are the
 	// only locker), and then held.
-	assert.Equal(t, heap.TMOk, r.lock(t1, row, v, Exclusive))
+	assert.Equal(t, heap.TMOk, r.lock(t1, row, v, tuplemode.Exclusive))
 	assert.Equal(t, n+1, r.numChanges())
 	h = r.header(row, v)
 	assert.Equal(t, t1.ID(), h.xmax, "still a single xid")
 	assert.Equal(t, "XMAX_LOCK_ONLY XMAX_EXCL_LOCK KEYS_UPDATED", h.bits())
-	for _, m := range []Mode{KeyShare, Share, NoKeyExclusive, Exclusive} {
+	for _, m := range []tuplemode.Mode{tuplemode.KeyShare, tuplemode.Share, tuplemode.NoKeyExclusive, tuplemode.Exclusive} {
 		assert.Equal(t, heap.TMOk, r.lock(t1, row, v, m))
 	}
 	assert.Equal(t, n+1, r.numChanges(), "FOR UPDATE covers every mode")
@@ -196,14 +197,14 @@ func TestLockTupleAlreadyHeldWritesNothing(t *testing.T) {
 	// In a multixact: a member at least as strong as the request.
 	row2, v2 := r.committedRow("m")
 	t2, t3 := r.begin(), r.begin()
-	require.Equal(t, heap.TMOk, r.lock(t2, row2, v2, Share))
-	require.Equal(t, heap.TMOk, r.lock(t3, row2, v2, KeyShare))
+	require.Equal(t, heap.TMOk, r.lock(t2, row2, v2, tuplemode.Share))
+	require.Equal(t, heap.TMOk, r.lock(t3, row2, v2, tuplemode.KeyShare))
 	h = r.header(row2, v2)
 	require.NotNil(t, h.multi)
 	n = r.numChanges()
-	assert.Equal(t, heap.TMOk, r.lock(t2, row2, v2, Share))
-	assert.Equal(t, heap.TMOk, r.lock(t2, row2, v2, KeyShare))
-	assert.Equal(t, heap.TMOk, r.lock(t3, row2, v2, KeyShare))
+	assert.Equal(t, heap.TMOk, r.lock(t2, row2, v2, tuplemode.Share))
+	assert.Equal(t, heap.TMOk, r.lock(t2, row2, v2, tuplemode.KeyShare))
+	assert.Equal(t, heap.TMOk, r.lock(t3, row2, v2, tuplemode.KeyShare))
 	assert.Equal(t, n, r.numChanges(), "members already hold these")
 	assert.Equal(t, h, r.header(row2, v2))
 	assert.Zero(t, r.lm.Stats().LockWaits)
@@ -214,19 +215,19 @@ func TestSecondSharerCreatesMultixact(t *testing.T) {
 	row, v := r.committedRow("k")
 	t1, t2, t3 := r.begin(), r.begin(), r.begin()
 
-	require.Equal(t, heap.TMOk, r.lock(t1, row, v, Share))
+	require.Equal(t, heap.TMOk, r.lock(t1, row, v, tuplemode.Share))
 	single, multi := r.e.Counters()
 	assert.Equal(t, uint64(1), single)
 	assert.Zero(t, multi)
 
-	require.Equal(t, heap.TMOk, r.lock(t2, row, v, Share))
+	require.Equal(t, heap.TMOk, r.lock(t2, row, v, tuplemode.Share))
 	h := r.header(row, v)
 	require.NotNil(t, h.multi)
 	assert.Equal(t, h.multi.ID(), h.xmax)
 	assert.Equal(t, []multixact.Member{{Xid: t1.ID(), Status: multixact.ForShare}, {Xid: t2.ID(), Status: multixact.ForShare}}, h.multi.Members())
 	assert.Equal(t, "XMAX_IS_MULTI XMAX_LOCK_ONLY XMAX_SHR_LOCK", h.bits())
 
-	require.Equal(t, heap.TMOk, r.lock(t3, row, v, KeyShare))
+	require.Equal(t, heap.TMOk, r.lock(t3, row, v, tuplemode.KeyShare))
 	h = r.header(row, v)
 	assert.Len(t, h.multi.Members(), 3)
 	assert.Equal(t, "XMAX_IS_MULTI XMAX_LOCK_ONLY XMAX_SHR_LOCK", h.bits(), "the strongest member decides the bits")
@@ -242,7 +243,7 @@ func TestSecondSharerCreatesMultixact(t *testing.T) {
 	r.commit(t2)
 	r.abort(t3)
 	t4 := r.begin()
-	require.Equal(t, heap.TMOk, r.lock(t4, row, v, NoKeyExclusive))
+	require.Equal(t, heap.TMOk, r.lock(t4, row, v, tuplemode.NoKeyExclusive))
 	h = r.header(row, v)
 	assert.Equal(t, t4.ID(), h.xmax)
 	assert.Nil(t, h.multi)
@@ -266,7 +267,7 @@ func TestKeyShareOverInProgressNonKeyUpdate(t *testing.T) {
 	v2 := vs[1]
 	require.Same(t, v2, v1.Next())
 
-	require.Equal(t, heap.TMOk, r.lock(t2, row, v1, KeyShare))
+	require.Equal(t, heap.TMOk, r.lock(t2, row, v1, tuplemode.KeyShare))
 	assert.Zero(t, r.lm.Stats().LockWaits, "no wait")
 	require.Same(t, v2, v1.Next(), "a lock beside the running update keeps its ctid link")
 
@@ -280,7 +281,7 @@ func TestKeyShareOverInProgressNonKeyUpdate(t *testing.T) {
 
 	// Locking again finds both already held and writes nothing.
 	n := r.numChanges()
-	require.Equal(t, heap.TMOk, r.lock(t2, row, v1, KeyShare))
+	require.Equal(t, heap.TMOk, r.lock(t2, row, v1, tuplemode.KeyShare))
 	assert.Equal(t, n, r.numChanges())
 
 	r.commit(t1)
@@ -311,8 +312,8 @@ func TestKeyShareOverCommittedNonKeyUpdate(t *testing.T) {
 	v2 := r.versions(row)[1]
 
 	t2 := r.begin()
-	assert.Equal(t, heap.TMUpdated, r.lock(t2, row, v1, Share), "FOR SHARE conflicts with the committed update")
-	assert.Equal(t, heap.TMOk, r.lock(t2, row, v1, KeyShare), "FOR KEY SHARE does not")
+	assert.Equal(t, heap.TMUpdated, r.lock(t2, row, v1, tuplemode.Share), "FOR SHARE conflicts with the committed update")
+	assert.Equal(t, heap.TMOk, r.lock(t2, row, v1, tuplemode.KeyShare), "FOR KEY SHARE does not")
 	h1 := r.header(row, v1)
 	require.NotNil(t, h1.multi)
 	assert.Equal(t, []multixact.Member{{Xid: t1.ID(), Status: multixact.NoKeyUpdate}, {Xid: t2.ID(), Status: multixact.ForKeyShare}}, h1.multi.Members(),
@@ -329,7 +330,7 @@ func TestUpdateKeepsKeyShareLocker(t *testing.T) {
 		r := newRig(t)
 		row, v1 := r.committedRow("k")
 		locker, updater := r.begin(), r.begin()
-		require.Equal(t, heap.TMOk, r.lock(locker, row, v1, KeyShare))
+		require.Equal(t, heap.TMOk, r.lock(locker, row, v1, tuplemode.KeyShare))
 
 		res, err := r.e.Update(r.ctx, updater, r.tbl, row, v1, []byte("v2"), false)
 		require.NoError(t, err)
@@ -368,8 +369,8 @@ func TestUpdateKeepsKeyShareLocker(t *testing.T) {
 		r := newRig(t)
 		row, v1 := r.committedRow("k")
 		l1, l2, updater := r.begin(), r.begin(), r.begin()
-		require.Equal(t, heap.TMOk, r.lock(l1, row, v1, KeyShare))
-		require.Equal(t, heap.TMOk, r.lock(l2, row, v1, KeyShare))
+		require.Equal(t, heap.TMOk, r.lock(l1, row, v1, tuplemode.KeyShare))
+		require.Equal(t, heap.TMOk, r.lock(l2, row, v1, tuplemode.KeyShare))
 		lockers := r.header(row, v1).multi
 		require.NotNil(t, lockers)
 
@@ -470,7 +471,7 @@ func TestInsertDuplicateAndReinsert(t *testing.T) {
 	assert.ErrorIs(t, r.e.Insert(r.ctx, t1, r.tbl, []byte("k"), nil), ErrDuplicateKey, "a live committed version")
 
 	// A locked version is still live.
-	require.Equal(t, heap.TMOk, r.lock(t1, row, v, Exclusive))
+	require.Equal(t, heap.TMOk, r.lock(t1, row, v, tuplemode.Exclusive))
 	t2 := r.begin()
 	assert.ErrorIs(t, r.e.Insert(r.ctx, t2, r.tbl, []byte("k"), nil), ErrDuplicateKey)
 
@@ -491,10 +492,10 @@ func TestLockTupleSleepsBehindConflictingLocker(t *testing.T) {
 	r := newRig(t)
 	row, v := r.committedRow("k")
 	t1, t2 := r.begin(), r.begin()
-	require.Equal(t, heap.TMOk, r.lock(t1, row, v, Exclusive))
+	require.Equal(t, heap.TMOk, r.lock(t1, row, v, tuplemode.Exclusive))
 
 	done := async(func() tmResult {
-		res, err := r.e.LockTuple(r.ctx, t2, r.tbl, row, v, Share, Block, true)
+		res, err := r.e.LockTuple(r.ctx, t2, r.tbl, row, v, tuplemode.Share, Block, true)
 		return tmResult{res, err}
 	})
 	r.eventually("T2 waits for T1", func() bool { return r.waitingFor(t2, t1) })
@@ -521,17 +522,17 @@ func TestLockTupleNoWaitAndSkipLocked(t *testing.T) {
 	r := newRig(t)
 	row, v := r.committedRow("k")
 	t1, t2 := r.begin(), r.begin()
-	require.Equal(t, heap.TMOk, r.lock(t1, row, v, NoKeyExclusive))
+	require.Equal(t, heap.TMOk, r.lock(t1, row, v, tuplemode.NoKeyExclusive))
 	before := r.header(row, v)
 
 	for _, p := range []WaitPolicy{Error, Skip} {
-		res, err := r.e.LockTuple(r.ctx, t2, r.tbl, row, v, Share, p, true)
+		res, err := r.e.LockTuple(r.ctx, t2, r.tbl, row, v, tuplemode.Share, p, true)
 		require.NoError(t, err)
 		assert.Equal(t, heap.TMWouldBlock, res)
 		assert.Empty(t, r.lm.Locks(), "nothing left held or queued")
 	}
 	assert.Equal(t, before, r.header(row, v))
-	assert.Equal(t, heap.TMOk, r.lock(t2, row, v, KeyShare), "FOR KEY SHARE does not conflict with FOR NO KEY UPDATE")
+	assert.Equal(t, heap.TMOk, r.lock(t2, row, v, tuplemode.KeyShare), "FOR KEY SHARE does not conflict with FOR NO KEY UPDATE")
 }
 
 func TestUpdateResults(t *testing.T) {
@@ -562,7 +563,7 @@ func TestUpdateResults(t *testing.T) {
 	res, err = r.e.Update(r.ctx, t3, r.tbl, row, v2, nil, true)
 	require.NoError(t, err)
 	assert.Equal(t, heap.TMDeleted, res)
-	assert.Equal(t, heap.TMDeleted, r.lock(t3, row, v2, KeyShare), "a committed delete conflicts with every lock")
+	assert.Equal(t, heap.TMDeleted, r.lock(t3, row, v2, tuplemode.KeyShare), "a committed delete conflicts with every lock")
 }
 
 // TestInsertOverDeletedKey: an in-progress delete is waited for; a delete
@@ -606,10 +607,10 @@ func TestLockUpdatedTupleSkipsVersionWeHold(t *testing.T) {
 	v2 := r.versions(row)[1]
 
 	t2 := r.begin()
-	require.Equal(t, heap.TMOk, r.lock(t2, row, v2, KeyShare))
+	require.Equal(t, heap.TMOk, r.lock(t2, row, v2, tuplemode.KeyShare))
 	h2 := r.header(row, v2)
 	n := r.numChanges()
-	require.Equal(t, heap.TMOk, r.lock(t2, row, v1, KeyShare))
+	require.Equal(t, heap.TMOk, r.lock(t2, row, v1, tuplemode.KeyShare))
 	assert.Equal(t, n+1, r.numChanges(), "only the old version is written")
 	assert.Equal(t, h2, r.header(row, v2))
 	assert.NotNil(t, r.header(row, v1).multi)
@@ -620,18 +621,18 @@ func TestLockUpdatedTupleSkipsVersionWeHold(t *testing.T) {
 func TestLockTupleTriesNotToSleep(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		held   []Mode // one running transaction per lock, in order
-		mode   Mode
+		held   []tuplemode.Mode // one running transaction per lock, in order
+		mode   tuplemode.Mode
 		want   heap.TMResult
 		member multixact.Status // the requester's status in the resulting multixact
 	}{
-		{"FOR NO KEY UPDATE over one key-share locker", []Mode{KeyShare}, NoKeyExclusive, heap.TMOk, multixact.ForNoKeyUpdate},
-		{"FOR NO KEY UPDATE over a multixact of key-share lockers", []Mode{KeyShare, KeyShare}, NoKeyExclusive, heap.TMOk, multixact.ForNoKeyUpdate},
-		{"FOR SHARE over lock-only sharers", []Mode{KeyShare, Share}, Share, heap.TMOk, multixact.ForShare},
-		{"FOR KEY SHARE over FOR NO KEY UPDATE", []Mode{NoKeyExclusive}, KeyShare, heap.TMOk, multixact.ForKeyShare},
-		{"FOR SHARE over FOR NO KEY UPDATE must sleep", []Mode{NoKeyExclusive}, Share, heap.TMWouldBlock, 0},
-		{"FOR NO KEY UPDATE over a sharer must sleep", []Mode{KeyShare, Share}, NoKeyExclusive, heap.TMWouldBlock, 0},
-		{"FOR KEY SHARE over FOR UPDATE must sleep", []Mode{Exclusive}, KeyShare, heap.TMWouldBlock, 0},
+		{"FOR NO KEY UPDATE over one key-share locker", []tuplemode.Mode{tuplemode.KeyShare}, tuplemode.NoKeyExclusive, heap.TMOk, multixact.ForNoKeyUpdate},
+		{"FOR NO KEY UPDATE over a multixact of key-share lockers", []tuplemode.Mode{tuplemode.KeyShare, tuplemode.KeyShare}, tuplemode.NoKeyExclusive, heap.TMOk, multixact.ForNoKeyUpdate},
+		{"FOR SHARE over lock-only sharers", []tuplemode.Mode{tuplemode.KeyShare, tuplemode.Share}, tuplemode.Share, heap.TMOk, multixact.ForShare},
+		{"FOR KEY SHARE over FOR NO KEY UPDATE", []tuplemode.Mode{tuplemode.NoKeyExclusive}, tuplemode.KeyShare, heap.TMOk, multixact.ForKeyShare},
+		{"FOR SHARE over FOR NO KEY UPDATE must sleep", []tuplemode.Mode{tuplemode.NoKeyExclusive}, tuplemode.Share, heap.TMWouldBlock, 0},
+		{"FOR NO KEY UPDATE over a sharer must sleep", []tuplemode.Mode{tuplemode.KeyShare, tuplemode.Share}, tuplemode.NoKeyExclusive, heap.TMWouldBlock, 0},
+		{"FOR KEY SHARE over FOR UPDATE must sleep", []tuplemode.Mode{tuplemode.Exclusive}, tuplemode.KeyShare, heap.TMWouldBlock, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t)
@@ -663,7 +664,7 @@ func TestLockOverMultixactWithCommittedUpdater(t *testing.T) {
 	r := newRig(t)
 	row, v1 := r.committedRow("k")
 	locker, updater := r.begin(), r.begin()
-	require.Equal(t, heap.TMOk, r.lock(locker, row, v1, KeyShare))
+	require.Equal(t, heap.TMOk, r.lock(locker, row, v1, tuplemode.KeyShare))
 	res, err := r.e.Update(r.ctx, updater, r.tbl, row, v1, []byte("v2"), false)
 	require.NoError(t, err)
 	require.Equal(t, heap.TMOk, res)
@@ -671,13 +672,13 @@ func TestLockOverMultixactWithCommittedUpdater(t *testing.T) {
 
 	me := r.begin()
 	before := r.header(row, v1)
-	for _, m := range []Mode{Share, NoKeyExclusive, Exclusive} {
+	for _, m := range []tuplemode.Mode{tuplemode.Share, tuplemode.NoKeyExclusive, tuplemode.Exclusive} {
 		res, err = r.e.LockTuple(r.ctx, me, r.tbl, row, v1, m, Error, true)
 		require.NoError(t, err)
 		assert.Equal(t, heap.TMUpdated, res, "%v", m)
 	}
 	assert.Equal(t, before, r.header(row, v1))
-	res, err = r.e.LockTuple(r.ctx, me, r.tbl, row, v1, KeyShare, Error, true)
+	res, err = r.e.LockTuple(r.ctx, me, r.tbl, row, v1, tuplemode.KeyShare, Error, true)
 	require.NoError(t, err)
 	assert.Equal(t, heap.TMOk, res)
 	assert.Len(t, r.header(row, v1).multi.Members(), 3)
@@ -694,11 +695,11 @@ func TestSleepWaitsOnlyForConflictingMembers(t *testing.T) {
 	r := newRig(t)
 	row, v := r.committedRow("k")
 	keyShare, share, me := r.begin(), r.begin(), r.begin()
-	require.Equal(t, heap.TMOk, r.lock(keyShare, row, v, KeyShare))
-	require.Equal(t, heap.TMOk, r.lock(share, row, v, Share))
+	require.Equal(t, heap.TMOk, r.lock(keyShare, row, v, tuplemode.KeyShare))
+	require.Equal(t, heap.TMOk, r.lock(share, row, v, tuplemode.Share))
 
 	done := async(func() tmResult {
-		res, err := r.e.LockTuple(r.ctx, me, r.tbl, row, v, NoKeyExclusive, Block, true)
+		res, err := r.e.LockTuple(r.ctx, me, r.tbl, row, v, tuplemode.NoKeyExclusive, Block, true)
 		return tmResult{res, err}
 	})
 	r.eventually("the sleeper waits for the FOR SHARE member", func() bool { return r.waitingFor(me, share) })
@@ -724,7 +725,7 @@ func TestConcurrentLockersNeverConflict(t *testing.T) {
 	r := newRig(t)
 	row, v := r.committedRow("k")
 
-	check := func(tx *Txn, mode Mode) {
+	check := func(tx *Txn, mode tuplemode.Mode) {
 		row.Lock()
 		defer row.Unlock()
 		var live []multixact.Member
@@ -756,11 +757,11 @@ func TestConcurrentLockersNeverConflict(t *testing.T) {
 		wg.Go(func() {
 			for i := range each {
 				tx := r.begin()
-				mode := Mode((w + i*7) % 4)
+				mode := tuplemode.Mode((w + i*7) % 4)
 				ok := true
 				for step := 0; ok && step < 1+i%3/2; step++ { // a third of them upgrade once
 					if step == 1 {
-						if mode == Exclusive {
+						if mode == tuplemode.Exclusive {
 							break
 						}
 						mode++
@@ -855,7 +856,7 @@ func TestConcurrentLockersAndUpdatersNeverConflict(t *testing.T) {
 					if op == 4 {
 						res, err = r.e.Update(r.ctx, tx, r.tbl, row, v, []byte("u"), false)
 					} else {
-						res, err = r.e.LockTuple(r.ctx, tx, r.tbl, row, v, Mode(op), Block, true)
+						res, err = r.e.LockTuple(r.ctx, tx, r.tbl, row, v, tuplemode.Mode(op), Block, true)
 					}
 					if errors.Is(err, lockmgr.ErrDeadlock) {
 						failed = true
@@ -915,7 +916,7 @@ func TestKeyShareWhileUpdaterCommits(t *testing.T) {
 			once.Do(func() { r.commit(t1) })
 		}
 	}
-	require.Equal(t, heap.TMOk, r.lock(t2, row, v1, KeyShare))
+	require.Equal(t, heap.TMOk, r.lock(t2, row, v1, tuplemode.KeyShare))
 	r.e.testAfterXmaxStatus = nil
 	require.False(t, r.x.IsInProgress(t1.ID()), "the hook ran: t1 committed mid-decision")
 
@@ -1017,12 +1018,12 @@ func TestTupleLockCarriedAcrossChainFollow(t *testing.T) {
 // without asking whether a member runs was tried for the hot row's sake;
 // rows then kept multixacts for good, and bench's smoke test caught it.)
 func TestSharerAfterEndedLockersTakesFastPath(t *testing.T) {
-	for _, mode := range []Mode{KeyShare, Share} {
+	for _, mode := range []tuplemode.Mode{tuplemode.KeyShare, tuplemode.Share} {
 		r := newRig(t)
 		row, v := r.committedRow("k")
 		t1, t2 := r.begin(), r.begin()
-		require.Equal(t, heap.TMOk, r.lock(t1, row, v, Share))
-		require.Equal(t, heap.TMOk, r.lock(t2, row, v, KeyShare))
+		require.Equal(t, heap.TMOk, r.lock(t1, row, v, tuplemode.Share))
+		require.Equal(t, heap.TMOk, r.lock(t2, row, v, tuplemode.KeyShare))
 		require.NotNil(t, r.header(row, v).multi)
 		r.commit(t1)
 		r.abort(t2)

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/tuplemode"
 	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/multixact"
@@ -41,9 +42,9 @@ func (e *Locker) KeyUpdate(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 func (e *Locker) update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete, keyUpdate bool) (result heap.TMResult, err error) {
 	me := tx.x
 	tx.mayBeMember = true
-	mode := NoKeyExclusive
+	mode := tuplemode.NoKeyExclusive
 	if isDelete || keyUpdate {
-		mode = Exclusive
+		mode = tuplemode.Exclusive
 	}
 	tag, haveTupleLock := e.adoptCarried(tx, tbl, r, hwMode(mode)) // tag built only when we must queue
 	defer func() {
@@ -103,7 +104,7 @@ func (e *Locker) update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.R
 				}
 			} else if me.IsCurrent(xwait) {
 				lockerRemains = true // our own lock
-			} else if heap.IsLockedOnly(im) && heap.IsKeyShrLocked(im) && mode != Exclusive {
+			} else if heap.IsLockedOnly(im) && heap.IsKeyShrLocked(im) && mode != tuplemode.Exclusive {
 				lockerRemains = true // a key-share locker does not block a non-key update
 			} else {
 				r.Unlock()
@@ -126,7 +127,7 @@ func (e *Locker) update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.R
 	}
 }
 
-func (e *Locker) applyUpdate(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, mode Mode, value []byte, isDelete, lockerRemains bool) error {
+func (e *Locker) applyUpdate(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, mode tuplemode.Mode, value []byte, isDelete, lockerRemains bool) error {
 	nx, err := e.computeNewXmax(tup, me, mode, true)
 	if err != nil {
 		return err
@@ -156,7 +157,7 @@ func (e *Locker) applyUpdate(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *
 // insertLockMode is the tuple-lock mode of a waiting inserter: that of a
 // non-key update, which conflicts with itself, so inserters of one key
 // queue one behind the other.
-var insertLockMode = hwMode(NoKeyExclusive)
+var insertLockMode = hwMode(tuplemode.NoKeyExclusive)
 
 // Insert adds a row version for key, enforcing primary-key uniqueness like
 // _bt_check_unique: it waits for an in-progress inserter or deleter of the

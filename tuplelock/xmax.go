@@ -7,31 +7,22 @@ import (
 	"github.com/tupled/tupled/multixact"
 )
 
-// Mode is PostgreSQL's LockTupleMode (internal/tuplemode holds the type
-// and its tables; the names are repeated here for this package's callers).
-type Mode = tuplemode.Mode
-
-const (
-	KeyShare       = tuplemode.KeyShare       // LockTupleKeyShare: FOR KEY SHARE
-	Share          = tuplemode.Share          // LockTupleShare: FOR SHARE
-	NoKeyExclusive = tuplemode.NoKeyExclusive // LockTupleNoKeyExclusive: FOR NO KEY UPDATE, non-key UPDATE
-	Exclusive      = tuplemode.Exclusive      // LockTupleExclusive: FOR UPDATE, DELETE
-)
-
 // conflicts is the row-lock conflict table.
-func conflicts(a, b Mode) bool { return tuplemode.Conflicts(a, b) }
+func conflicts(a, b tuplemode.Mode) bool { return tuplemode.Conflicts(a, b) }
 
 // status maps a mode to the multixact member status of a locker or updater.
-func status(m Mode, isUpdate bool) multixact.Status { return multixact.StatusFor(m, isUpdate) }
+func status(m tuplemode.Mode, isUpdate bool) multixact.Status {
+	return multixact.StatusFor(m, isUpdate)
+}
 
 // lockBits are the infomask bits of a single-xid locker of mode m.
-func lockBits(m Mode) (im, im2 uint16) {
+func lockBits(m tuplemode.Mode) (im, im2 uint16) {
 	switch m {
-	case KeyShare:
+	case tuplemode.KeyShare:
 		return heap.XmaxLockOnly | heap.XmaxKeyShrLock, 0
-	case Share:
+	case tuplemode.Share:
 		return heap.XmaxLockOnly | heap.XmaxShrLock, 0
-	case NoKeyExclusive:
+	case tuplemode.NoKeyExclusive:
 		return heap.XmaxLockOnly | heap.XmaxExclLock, 0
 	default:
 		return heap.XmaxLockOnly | heap.XmaxExclLock, heap.KeysUpdated
@@ -48,9 +39,9 @@ func multiHintBits(m *multixact.MultiXact) (im, im2 uint16) {
 		im2 |= heap.KeysUpdated
 	}
 	switch strongest {
-	case KeyShare:
+	case tuplemode.KeyShare:
 		im |= heap.XmaxKeyShrLock
-	case Share:
+	case tuplemode.Share:
 		im |= heap.XmaxShrLock
 	default:
 		im |= heap.XmaxExclLock
@@ -94,21 +85,21 @@ type newXmax struct {
 // locker (or the updater, isUpdate) of strength mode. It is the decision
 // table of tuplelock/README.md, evaluated top-down; "restart" re-evaluates
 // as if the old xmax were invalid (label l5 in PostgreSQL).
-func (e *Locker) computeNewXmax(tup *heap.Tuple, me *xact.Xact, mode Mode, isUpdate bool) (newXmax, error) {
+func (e *Locker) computeNewXmax(tup *heap.Tuple, me *xact.Xact, mode tuplemode.Mode, isUpdate bool) (newXmax, error) {
 	return e.computeNewXmaxFrom(tup.Xmax(), tup.Infomask(), tup.Infomask2(), tup.Multi(), me, mode, isUpdate)
 }
 
 // computeNewXmaxFrom is computeNewXmax on a copy of the xmax fields: it reads
 // nothing else of the tuple, so it may run without the latch on fields read
 // under it (the caller re-checks them before writing).
-func (e *Locker) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMulti *multixact.MultiXact, me *xact.Xact, mode Mode, isUpdate bool) (newXmax, error) {
+func (e *Locker) computeNewXmaxFrom(oldXmax uint64, oldIm, oldIm2 uint16, oldMulti *multixact.MultiXact, me *xact.Xact, mode tuplemode.Mode, isUpdate bool) (newXmax, error) {
 	x := e.xacts
 	for {
 		// 1. No (live) xmax: a single xid.
 		if oldIm&heap.XmaxInvalid != 0 || oldXmax == 0 {
 			if isUpdate {
 				var im2 uint16
-				if mode == Exclusive {
+				if mode == tuplemode.Exclusive {
 					im2 = heap.KeysUpdated
 				}
 				return newXmax{xmax: me.ID(), im2: im2}, nil

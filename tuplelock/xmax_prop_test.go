@@ -7,6 +7,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/tuplemode"
 	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/multixact"
 )
@@ -49,8 +50,8 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 				e.xacts.Abort(x)
 			}
 		}
-		mode := Mode(rapid.IntRange(0, 3).Draw(rt, "mode"))
-		isUpdate := rapid.Bool().Draw(rt, "isUpdate") && mode >= NoKeyExclusive
+		mode := tuplemode.Mode(rapid.IntRange(0, 3).Draw(rt, "mode"))
+		isUpdate := rapid.Bool().Draw(rt, "isUpdate") && mode >= tuplemode.NoKeyExclusive
 
 		// member draws a status for xid that the protocol can leave in
 		// xmax when we write: ours is a lock (our own update would make
@@ -88,7 +89,7 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 			old = []multixact.Member{m}
 			var im, im2 uint16
 			if !m.Status.IsUpdate() {
-				im, im2 = lockBits(Mode(m.Status))
+				im, im2 = lockBits(tuplemode.Mode(m.Status))
 			} else if m.Status == multixact.Update {
 				im2 = heap.KeysUpdated
 			}
@@ -110,7 +111,7 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 		// What must survive: other running members and a committed
 		// updater. ownOld is the strength of our own plain lock, if any.
 		var mustKeep []multixact.Member
-		ownOld, hasOwnOld := Mode(0), false
+		ownOld, hasOwnOld := tuplemode.Mode(0), false
 		for _, m := range old {
 			switch {
 			case m.Xid == me:
@@ -145,7 +146,7 @@ func TestComputeNewXmaxNeverForgets(t *testing.T) {
 			wantIm, wantIm2 := lockBits(eff)
 			if isUpdate {
 				wantIm, wantIm2 = 0, 0
-				if eff == Exclusive {
+				if eff == tuplemode.Exclusive {
 					wantIm2 = heap.KeysUpdated
 				}
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/tuplemode"
 	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/lockmgr"
 	"github.com/tupled/tupled/multixact"
@@ -81,8 +82,8 @@ var statusNames = map[string]multixact.Status{
 	"NoKeyUpdate": multixact.NoKeyUpdate, "Update": multixact.Update,
 }
 
-var modeNames = map[string]Mode{
-	"KeyShare": KeyShare, "Share": Share, "NoKeyExclusive": NoKeyExclusive, "Exclusive": Exclusive,
+var modeNames = map[string]tuplemode.Mode{
+	"KeyShare": tuplemode.KeyShare, "Share": tuplemode.Share, "NoKeyExclusive": tuplemode.NoKeyExclusive, "Exclusive": tuplemode.Exclusive,
 }
 
 // xmaxCase is one block of testdata/xmax.txt.
@@ -356,22 +357,22 @@ func TestMultiHintBits(t *testing.T) {
 // TestOldStatusRoundTrip: the status recovered from a single xid's bits is
 // the status that wrote them, for every lock mode and both updates.
 func TestOldStatusRoundTrip(t *testing.T) {
-	for m := KeyShare; m <= Exclusive; m++ {
+	for m := tuplemode.KeyShare; m <= tuplemode.Exclusive; m++ {
 		im, im2 := lockBits(m)
 		assert.Equal(t, status(m, false), oldStatus(im, im2), m.String())
 		assert.Equal(t, m, heap.LockModeOfBits(im, im2), m.String())
 	}
 	assert.Equal(t, multixact.NoKeyUpdate, oldStatus(0, 0))
 	assert.Equal(t, multixact.Update, oldStatus(0, heap.KeysUpdated))
-	assert.Equal(t, multixact.NoKeyUpdate, status(NoKeyExclusive, true))
-	assert.Equal(t, multixact.Update, status(Exclusive, true))
+	assert.Equal(t, multixact.NoKeyUpdate, status(tuplemode.NoKeyExclusive, true))
+	assert.Equal(t, multixact.Update, status(tuplemode.Exclusive, true))
 }
 
 // TestConflictsMatchHeavyweightModes: the row-lock conflict table and the
 // lock manager's conflicts between the modes' tuple locks agree.
 func TestConflictsMatchHeavyweightModes(t *testing.T) {
-	for a := KeyShare; a <= Exclusive; a++ {
-		for b := KeyShare; b <= Exclusive; b++ {
+	for a := tuplemode.KeyShare; a <= tuplemode.Exclusive; a++ {
+		for b := tuplemode.KeyShare; b <= tuplemode.Exclusive; b++ {
 			assert.Equal(t, conflicts(a, b), lockmgr.Conflicts(hwMode(a), hwMode(b)), "%v × %v", a, b)
 		}
 	}
@@ -381,8 +382,8 @@ func TestConflictsMatchHeavyweightModes(t *testing.T) {
 // manager exactly when the row locks do, so waiters queue behind exactly
 // the waiters they could not run beside.
 func TestHeavyweightTable(t *testing.T) {
-	for a := KeyShare; a <= Exclusive; a++ {
-		for b := KeyShare; b <= Exclusive; b++ {
+	for a := tuplemode.KeyShare; a <= tuplemode.Exclusive; a++ {
+		for b := tuplemode.KeyShare; b <= tuplemode.Exclusive; b++ {
 			assert.Equal(t, conflicts(a, b), lockmgr.Conflicts(hwMode(a), hwMode(b)), "%v (%v) / %v (%v)", a, hwMode(a), b, hwMode(b))
 		}
 	}

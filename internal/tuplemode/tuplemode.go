@@ -11,8 +11,8 @@
 //	multixact.Status        MultiXactStatus: what a member did (lock or update) multixact: Status.LockMode, StatusFor
 //	lockmgr.LockMode        the heavyweight lock on the tuple while waiting    tuplelock: hwMode
 //
-// Engine machinery, a leaf: imported by heap, multixact, tuplelock and the
-// root package only.
+// Engine machinery, a leaf: imported by heap, multixact, tuplelock,
+// internal/engine and the root package only.
 package tuplemode
 
 import "fmt"
