@@ -1,6 +1,6 @@
 package tupled
 
-// Streamed commits (internal/durable/bigcommit.go) through the API, on a WAL with
+// Streamed commits (internal/durable/commit.go) through the API, on a WAL with
 // small segments (Options.walSegmentSize, unexported: only these tests set
 // it).
 

@@ -119,7 +119,7 @@ func ensureTable(ctx context.Context, db *tupled.DB, table string, rows int, val
 		return 0, fmt.Errorf("table %s holds %d rows from an earlier run, not %d: use another --data directory", table, have, rows)
 	}
 	// Bulk load: the rows go in a few big transactions — one per core,
-	// each a streamed commit (internal/durable/bigcommit.go) of up to loadBatch rows, run
+	// each a streamed commit (internal/durable/commit.go) of up to loadBatch rows, run
 	// side by side on disjoint key ranges — instead of many small commits
 	// that each wait for a WAL fsync. The collector runs less often while
 	// the table grows (the load allocates a gigabyte that stays live; at

@@ -8,7 +8,7 @@ import "context"
 // is larger than MaxRecordSize. A caller with more to log than that — the
 // engine's commit of a large transaction — splits it into several records
 // and gives them meaning itself (the engine writes parts that only a final
-// record makes valid; see internal/durable/bigcommit.go). While it
+// record makes valid; see internal/durable/commit.go). While it
 // appends them it calls WaitWritten now and then, so that the appended but
 // unwritten records it leaves in memory stay bounded: Append itself never
 // blocks.

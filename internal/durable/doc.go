@@ -11,7 +11,7 @@
 // Commit appends ONE WAL record with its write set (table, key, new value or
 // delete, in the order they were made) — or, for a write set larger than a
 // record can hold, a stream of parts ended by one record that commits them
-// (bigcommit.go) — waits until the record is durable
+// (commit.go) — waits until the record is durable
 // (group commit; skipped with SyncCommit off), and only then makes the
 // transaction committed and releases its row locks. A transaction that
 // wrote nothing — one that only read and locked rows — appends nothing and
@@ -55,10 +55,14 @@
 //
 // # Files
 //
-//   - durable.go: Store, Open, recovery, Commit, Checkpoint, xid
-//     reservations, Close.
-//   - bigcommit.go: write sets larger than a WAL record (RecCommitPart,
-//     RecCommitEnd), their decoding and their redo.
+//   - durable.go: Store, Open, Checkpoint, xid reservations, CREATE
+//     TABLE's record, Close.
+//   - commit.go: the commit path, in the order a commit takes it: the
+//     record codec (EncodeCommit, and the stream decoder), Store.Commit,
+//     logging as one RecCommit or as RecCommitPart…RecCommitEnd for a
+//     write set larger than a WAL record.
+//   - redo.go: recovery, the inverse of commit.go: replay after the redo
+//     point (Store.recover, the redoer), reassembling streamed commits.
 //   - control.go: the control file (pg_control), the format marker and the
 //     migration of databases written before checksums.
 //   - drop.go: DROP TABLE's record and its redo.

@@ -44,55 +44,6 @@ const multiIDShift = 40 // 2^40 multixacts per incarnation, 2^24 incarnations
 
 func catalogKey(name string) []byte { return append([]byte("c"), name...) }
 
-// Write is one change of a transaction's write set, as its commit record
-// logs it: Value is the new value, or Delete removes the key's row.
-type Write struct {
-	Table  string
-	Key    []byte
-	Value  []byte
-	Delete bool
-}
-
-func EncodeCommit(xid uint64, ws []Write) []byte {
-	n := 2 * binary.MaxVarintLen64
-	for _, w := range ws {
-		n += 1 + 3*binary.MaxVarintLen32 + len(w.Table) + len(w.Key) + len(w.Value)
-	}
-	b := make([]byte, 0, n)
-	b = binary.AppendUvarint(b, xid)
-	b = binary.AppendUvarint(b, uint64(len(ws)))
-	for _, w := range ws {
-		op := byte(1)
-		if w.Delete {
-			op = 2
-		}
-		b = append(b, op)
-		b = binary.AppendUvarint(b, uint64(len(w.Table)))
-		b = append(b, w.Table...)
-		b = binary.AppendUvarint(b, uint64(len(w.Key)))
-		b = append(b, w.Key...)
-		if !w.Delete {
-			b = binary.AppendUvarint(b, uint64(len(w.Value)))
-			b = append(b, w.Value...)
-		}
-	}
-	return b
-}
-
-var errBadRecord = errors.New("tupled: malformed WAL record")
-
-// decodeCommit decodes a RecCommit record (see decodeCommitStream).
-func decodeCommit(data []byte) (xid uint64, ws []Write, err error) {
-	xid, err = decodeCommitStream([][]byte{data}, func(w Write) error {
-		ws = append(ws, w)
-		return nil
-	})
-	if err != nil {
-		return 0, nil, err
-	}
-	return xid, ws, nil
-}
-
 // Store is the persistence of an on-disk database: its WAL, its backend
 // and its control file (see the package comment). Open recovers it; the
 // engine then calls ReserveXid before handing out a transaction id, Commit
@@ -298,102 +249,6 @@ func getUvarint(be storage.Backend, key []byte) (uint64, error) {
 	return x, nil
 }
 
-// recover replays the WAL after the last checkpoint into the backend, loads
-// the catalog and checkpoints.
-// ctl is the control file's data (hasCtl false for a new database), which
-// checkFormat found consistent with the backend.
-func (d *Store) recover(ctl controlData, hasCtl bool) (err error) {
-	defer func() { err = AsCorrupted(err) }()
-	redo, err := getUvarint(d.be, metaRedo)
-	if err != nil {
-		return err
-	}
-	nextXid, err := getUvarint(d.be, metaNextXid)
-	if err != nil {
-		return err
-	}
-	incarnation, err := getUvarint(d.be, metaIncarnation)
-	if err != nil {
-		return err
-	}
-	incarnation++
-	tables := map[string]bool{}
-	if err := d.be.Scan([]byte("c"), []byte("d"), func(k, _ []byte) error {
-		tables[string(k[1:])] = true
-		return nil
-	}); err != nil {
-		return err
-	}
-	rd := d.newRedoer(nextXid)
-	b := rd.b
-	replayed := 0
-	err = d.wal.Replay(wal.LSN(redo), func(lsn wal.LSN, rec wal.Record) error {
-		replayed++
-		switch rec.Type {
-		case RecCommit:
-			return rd.commit(lsn, rec.Data)
-		case RecCommitPart, RecCommitEnd:
-			return rd.part(lsn, rec.Data, rec.Type == RecCommitEnd)
-		case RecCreateTable:
-			if rd.createTable(lsn, string(rec.Data)) {
-				tables[string(rec.Data)] = true
-			}
-		case RecDropTable:
-			rd.dropTable(string(rec.Data))
-			delete(tables, string(rec.Data))
-		case RecXidReserve:
-			x, n := binary.Uvarint(rec.Data)
-			if n <= 0 {
-				return fmt.Errorf("record at %d: %w", lsn, errBadRecord)
-			}
-			rd.nextXid = max(rd.nextXid, x)
-		default:
-			return fmt.Errorf("tupled: unknown WAL record type %d at %d", rec.Type, lsn)
-		}
-		return nil
-	})
-	if errors.Is(err, wal.ErrRemoved) {
-		return corruptf("recovery: the WAL in %s no longer holds the backend's redo point %d: %v", d.fs.PathJoin(d.dir, "wal"), redo, err)
-	}
-	if err != nil {
-		return fmt.Errorf("tupled: recovery: %w", err)
-	}
-	rd.finish()
-	nextXid = rd.nextXid
-	nextXid = max(nextXid, 1)
-	end := d.wal.EndLSN()
-	if hasCtl && uint64(end) < ctl.redo {
-		return corruptf("recovery: the WAL in %s ends at LSN %d, before the control file's redo point %d: WAL segments were lost or cut short", d.fs.PathJoin(d.dir, "wal"), end, ctl.redo)
-	}
-	ckptNo := d.ckptNo + 1
-	b.Set(metaCheckpoint, binary.AppendUvarint(nil, ckptNo))
-	b.Set(metaRedo, binary.AppendUvarint(nil, uint64(end)))
-	b.Set(metaNextXid, binary.AppendUvarint(nil, nextXid))
-	b.Set(metaIncarnation, binary.AppendUvarint(nil, incarnation))
-	if err := d.be.Commit(b, true); err != nil {
-		return fmt.Errorf("tupled: recovery: %w", err)
-	}
-	if err := d.writeCheckpointControl(ckptNo, end); err != nil {
-		return err
-	}
-	d.ckptNo = ckptNo
-	d.multi.AdvanceID(incarnation << multiIDShift)
-	if err := d.wal.RemoveBefore(end); err != nil {
-		return fmt.Errorf("tupled: recovery: %w", err)
-	}
-	d.lastCkptLSN.Store(uint64(end))
-	d.xacts.AdvanceXid(nextXid)
-	d.reserved.Store(nextXid)
-	d.heap.SetBackend(d.be)
-	for name := range tables {
-		if _, err := d.heap.CreateTable(name); err != nil {
-			return err
-		}
-	}
-	d.log.Info("recovered", "records_replayed", replayed, "redo_lsn", redo, "end_lsn", end, "tables", len(tables), "next_xid", nextXid)
-	return nil
-}
-
 // ReserveXid makes sure xid is below the reserved bound, writing a
 // reservation record (and waiting for it) when it is not: no id a previous
 // incarnation may have shown is handed out again after a crash. The engine
@@ -435,45 +290,6 @@ func (d *Store) CreateTable(name string) error {
 	if err != nil {
 		return d.walFailed(err)
 	}
-	return nil
-}
-
-// Commit makes the write set ws of transaction x durable and then commits
-// x (see the package comment): errs.ErrNoTable if ws names a table dropped
-// meanwhile, errs.ErrDiskFull when the WAL found no space (x is not
-// committed, the database goes on), errs.ErrIO after any other failure
-// (the database refuses writes from then on). x is committed only when it
-// returns nil; the caller aborts it otherwise.
-func (d *Store) Commit(x *xact.Xact, ws []Write) error {
-	if err := d.FatalErr(); err != nil {
-		return err
-	}
-	// dropMu (shared): no DROP TABLE record between the check that every
-	// table written still exists and this commit's record (drop.go).
-	d.dropMu.RLock()
-	if err := d.checkTablesExist(ws); err != nil {
-		d.dropMu.RUnlock()
-		return err
-	}
-	lsn, err := d.logCommit(x.ID(), ws) // registers x in inflight
-	d.dropMu.RUnlock()
-	if err != nil {
-		return err
-	}
-	if d.sync {
-		if err := d.wal.Sync(context.Background(), lsn); err != nil {
-			d.inflightMu.Lock()
-			delete(d.inflight, x.ID())
-			d.inflightMu.Unlock()
-			// Out of space: the record is void, never replayed, and the
-			// transaction is rolled back.
-			return d.walFailed(err)
-		}
-	}
-	d.inflightMu.Lock()
-	d.xacts.Commit(x)
-	delete(d.inflight, x.ID())
-	d.inflightMu.Unlock()
 	return nil
 }
 
@@ -527,7 +343,7 @@ func (d *Store) Checkpoint() error {
 			} else {
 				b.Delete(heap.RowKey(t.Name(), key))
 			}
-			return d.flushIfLarge(b) // see "Memory" in bigcommit.go
+			return d.flushIfLarge(b) // see "Memory" in commit.go
 		})
 		if err != nil {
 			return d.fail(err) // a batch flushed early failed: the backend refuses every call now

@@ -21,7 +21,7 @@ import (
 //
 // A transaction's write set has no limit of its own beyond memory: a commit
 // record larger than a WAL segment is logged as several records (see
-// logCommit in internal/durable/bigcommit.go).
+// logCommit in internal/durable/commit.go).
 // The limits (package tupled's MaxKeySize, MaxValueSize and
 // MaxTableNameLen document them for callers, with the reasons).
 const (

@@ -6,11 +6,108 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tupled/tupled/heap"
 	"github.com/tupled/tupled/internal/errs"
-	"github.com/tupled/tupled/internal/storage"
+	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/wal"
 )
+
+// The commit path: a write set is encoded (EncodeCommit), logged as one
+// RecCommit record or, when too large for one, streamed as parts, and only
+// then is the transaction committed in the clog (Store.Commit). Recovery's
+// side, reading these records back, is redo.go.
+
+// Write is one change of a transaction's write set, as its commit record
+// logs it: Value is the new value, or Delete removes the key's row.
+type Write struct {
+	Table  string
+	Key    []byte
+	Value  []byte
+	Delete bool
+}
+
+// EncodeCommit encodes a write set as a RecCommit record's payload:
+// uvarint xid, uvarint count, then per write an op byte (1 put, 2 delete),
+// the table, the key and, for a put, the value, each uvarint-length-prefixed.
+// A write set too large for one record is cut from this same byte stream
+// into RecCommitPart/RecCommitEnd records (streamCommit).
+func EncodeCommit(xid uint64, ws []Write) []byte {
+	n := 2 * binary.MaxVarintLen64
+	for _, w := range ws {
+		n += 1 + 3*binary.MaxVarintLen32 + len(w.Table) + len(w.Key) + len(w.Value)
+	}
+	b := make([]byte, 0, n)
+	b = binary.AppendUvarint(b, xid)
+	b = binary.AppendUvarint(b, uint64(len(ws)))
+	for _, w := range ws {
+		op := byte(1)
+		if w.Delete {
+			op = 2
+		}
+		b = append(b, op)
+		b = binary.AppendUvarint(b, uint64(len(w.Table)))
+		b = append(b, w.Table...)
+		b = binary.AppendUvarint(b, uint64(len(w.Key)))
+		b = append(b, w.Key...)
+		if !w.Delete {
+			b = binary.AppendUvarint(b, uint64(len(w.Value)))
+			b = append(b, w.Value...)
+		}
+	}
+	return b
+}
+
+var errBadRecord = errors.New("tupled: malformed WAL record")
+
+// decodeCommit decodes a RecCommit record (see decodeCommitStream).
+func decodeCommit(data []byte) (xid uint64, ws []Write, err error) {
+	xid, err = decodeCommitStream([][]byte{data}, func(w Write) error {
+		ws = append(ws, w)
+		return nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return xid, ws, nil
+}
+
+// Commit makes the write set ws of transaction x durable and then commits
+// x (see the package comment): errs.ErrNoTable if ws names a table dropped
+// meanwhile, errs.ErrDiskFull when the WAL found no space (x is not
+// committed, the database goes on), errs.ErrIO after any other failure
+// (the database refuses writes from then on). x is committed only when it
+// returns nil; the caller aborts it otherwise.
+func (d *Store) Commit(x *xact.Xact, ws []Write) error {
+	if err := d.FatalErr(); err != nil {
+		return err
+	}
+	// dropMu (shared): no DROP TABLE record between the check that every
+	// table written still exists and this commit's record (drop.go).
+	d.dropMu.RLock()
+	if err := d.checkTablesExist(ws); err != nil {
+		d.dropMu.RUnlock()
+		return err
+	}
+	lsn, err := d.logCommit(x.ID(), ws) // registers x in inflight
+	d.dropMu.RUnlock()
+	if err != nil {
+		return err
+	}
+	if d.sync {
+		if err := d.wal.Sync(context.Background(), lsn); err != nil {
+			d.inflightMu.Lock()
+			delete(d.inflight, x.ID())
+			d.inflightMu.Unlock()
+			// Out of space: the record is void, never replayed, and the
+			// transaction is rolled back.
+			return d.walFailed(err)
+		}
+	}
+	d.inflightMu.Lock()
+	d.xacts.Commit(x)
+	delete(d.inflight, x.ID())
+	d.inflightMu.Unlock()
+	return nil
+}
 
 // Large transactions.
 //
@@ -45,7 +142,7 @@ import (
 // its end record (the size of its write set) and applies them to the
 // backend in batches of backendChunk bytes, as the checkpoint does too:
 // both commit early batches without sync and the redo point only in the
-// last one, which is safe because redo is idempotent (durable.go) — a
+// last one, which is safe because redo is idempotent (doc.go) — a
 // crash in between leaves the old redo point, and the next recovery
 // replays everything after it again.
 const (
@@ -313,126 +410,4 @@ func decodeCommitStream(frags [][]byte, fn func(Write) error) (xid uint64, err e
 		r.err = errBadRecord // trailing bytes
 	}
 	return xid, r.err
-}
-
-// redoer applies the WAL's records to the backend during recovery.
-type redoer struct {
-	d       *Store
-	b       storage.Batch
-	parts   streamedCommits
-	nextXid uint64
-	skipped int // writes the backend could not hold (see storable)
-}
-
-func (d *Store) newRedoer(nextXid uint64) *redoer {
-	return &redoer{d: d, b: d.be.NewBatch(), parts: streamedCommits{}, nextXid: nextXid}
-}
-
-// commit redoes a RecCommit record.
-func (rd *redoer) commit(lsn wal.LSN, data []byte) error {
-	return rd.apply(lsn, [][]byte{data})
-}
-
-// part keeps a RecCommitPart record's fragment; end redoes the whole
-// streamed commit.
-func (rd *redoer) part(lsn wal.LSN, data []byte, end bool) error {
-	frags, done, err := rd.parts.add(data, end)
-	if err != nil || !done {
-		return err
-	}
-	return rd.apply(lsn, frags)
-}
-
-// streamedCommits gathers the fragments of streamed commits as the WAL is
-// read: recovery, verify and salvage all read them through add.
-type streamedCommits map[uint64][][]byte // xid -> fragments of a commit not yet ended
-
-// add keeps a RecCommitPart (end false) or RecCommitEnd (end true)
-// record's fragment; at the end it returns the commit's fragments, for
-// decodeCommitStream.
-func (sc streamedCommits) add(data []byte, end bool) (frags [][]byte, done bool, err error) {
-	xid, n := binary.Uvarint(data)
-	if n <= 0 {
-		return nil, false, errBadRecord
-	}
-	frags = append(sc[xid], data[n:])
-	if !end {
-		sc[xid] = frags
-		return nil, false, nil
-	}
-	delete(sc, xid)
-	return frags, true, nil
-}
-
-func (rd *redoer) apply(lsn wal.LSN, frags [][]byte) error {
-	xid, err := decodeCommitStream(frags, func(w Write) error {
-		if !storable(w.Table, w.Key, w.Value) {
-			// Accepted before there were limits; the backend cannot hold
-			// it, and refusing to recover would lose the whole database.
-			rd.skipped++
-			rd.d.log.Error("recovery: skipping a logged write the backend cannot store",
-				"lsn", lsn, "table", truncated(w.Table), "key_len", len(w.Key), "value_len", len(w.Value))
-			return nil
-		}
-		if w.Delete {
-			rd.b.Delete(heap.RowKey(w.Table, w.Key))
-		} else {
-			rd.b.Set(heap.RowKey(w.Table, w.Key), w.Value)
-		}
-		return rd.d.flushIfLarge(rd.b)
-	})
-	if err != nil {
-		return fmt.Errorf("record at %d: %w", lsn, err)
-	}
-	rd.nextXid = max(rd.nextXid, xid+1)
-	return nil
-}
-
-// createTable redoes a RecCreateTable record; false if the name cannot be
-// stored (a name the engine accepted before there were limits).
-func (rd *redoer) createTable(lsn wal.LSN, name string) bool {
-	if len(catalogKey(name)) > storage.MaxKeySize {
-		rd.skipped++
-		rd.d.log.Error("recovery: skipping a logged table whose name the backend cannot store",
-			"lsn", lsn, "table", truncated(name), "name_len", len(name))
-		return false
-	}
-	rd.b.Set(catalogKey(name), nil)
-	return true
-}
-
-// finish reports what replay left unfinished.
-func (rd *redoer) finish() {
-	for xid, frags := range rd.parts {
-		n := 0
-		for _, f := range frags {
-			n += len(f)
-		}
-		rd.d.log.Info("recovery: dropping a commit cut off while it was logged", "xid", xid, "bytes", n)
-	}
-	rd.parts = nil
-	if rd.skipped > 0 {
-		rd.d.log.Error("recovery: skipped logged writes the backend cannot store", "count", rd.skipped)
-	}
-	rd.d.skippedAtRecovery.Store(uint64(rd.skipped))
-}
-
-// flushIfLarge commits b without sync once it holds backendChunk bytes,
-// and empties it (see "Memory" above).
-func (d *Store) flushIfLarge(b storage.Batch) error {
-	if b.Size() < backendChunk {
-		return nil
-	}
-	if err := d.be.Commit(b, false); err != nil {
-		return d.fail(err)
-	}
-	b.Reset()
-	return nil
-}
-
-func truncated(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
 }
