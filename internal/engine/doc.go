@@ -9,20 +9,99 @@
 //
 // # What an Engine owns
 //
-//	xact.Manager      transaction ids, commit status, snapshots
-//	multixact.Store   multixacts (several lockers of one row)
-//	heap.Heap         tables of rows, each row's versions with xmin/xmax/infomask
-//	lockmgr.Manager   heavyweight locks that order waiters, and the deadlock detector
-//	tuplelock.Locker  heap_lock_tuple, heap_update, heap_delete, insert
-//	durable.Store     WAL, backend, checkpoints, recovery (on-disk engines only)
+//	xact.Manager      (internal/xact) transaction ids, commit status (clog), snapshots
+//	multixact.Store   (multixact) multixacts: several lockers of one row
+//	heap.Heap         (heap) tables of rows, each row's versions with xmin/xmax/infomask
+//	lockmgr.Manager   (lockmgr) heavyweight locks that order waiters; the deadlock detector
+//	tuplelock.Locker  (tuplelock) heap_lock_tuple, heap_update, heap_delete, insert
+//	durable.Store     (internal/durable) WAL, backend, checkpoints, recovery (on disk only)
 //
 // and a background goroutine that refreshes the prune horizon, runs vacuum
 // passes and lets the Store checkpoint and evict.
 //
+// # One transaction, five objects
+//
+// A transaction is one object per layer, each holding only what its layer
+// needs, so that no layer below the engine sees the API's concerns:
+//
+//	tupled.Tx        the API's handle: one call at a time (ErrTxBusy), public types
+//	  engine.Tx      state (active/aborted/done), snapshot, savepoints, write set,
+//	   │             relation and advisory locks: everything PostgreSQL keeps per backend
+//	   ├ tuplelock.Txn  what the row-lock code needs of the actor: its current
+//	   │   │            (sub)transaction, its Proc, its lock timeout
+//	   │   └ xact.Xact  the shared record other transactions see: xid, status,
+//	   │                subxids, Done() closed at commit/abort (what waiters wait on)
+//	   └ lockmgr.Proc   its PGPROC: the heavyweight locks it holds, the one
+//	                    thing it waits for (the deadlock detector's graph node)
+//
+// A row lock is NOT an object of any of them: it is the xmax (and
+// infomask bits, or a multixact) written into the locked version. It lasts
+// exactly as long as the xact.Xact is in progress, and so needs no
+// release: committing or aborting the Xact ends every row lock at once.
+//
+// # The path of a Lock (SELECT … FOR SHARE of one key)
+//
+//	tupled.Tx.Lock             enter (one call at a time); LockStrength → tuplemode.Mode
+//	└ engine.Tx.Lock
+//	  ├ startOn                tx usable? ctx? RowShareLock on the table:
+//	  │ └ lockmgr.Proc         (fast path: HoldsRelation) else lockmgr.Manager.Lock
+//	  ├ target                 heap.Table lookup → heap.Row pinned, version visible
+//	  │                        to the statement's snapshot (xact.Snapshot)
+//	  └ lockVersion            ExecLockRows; follows the update chain under READ COMMITTED
+//	    └ tuplelock.Locker.LockTuple            heap_lock_tuple
+//	      ├ row latch; heap.SatisfiesUpdate     who is in xmax, and are they running? (xact.Manager)
+//	      ├ no conflict: computeNewXmax         single xid + lock bits, or
+//	      │   └ multixact.Store.Add/Create      a multixact of the old lockers and us
+//	      │  heap.Table.Apply(ChangeXmax)       the lock is written; latch released: done
+//	      └ conflict: sleep, then start over
+//	        ├ lockmgr.Manager.Lock(tuple tag)   our place in line (heavyweight tuple lock)
+//	        └ lockmgr.Manager.WaitXacts         wait for each conflicting xid's Done();
+//	                                            the deadlock detector sees the Proc waiting
+//
+// Nothing of it touches the disk: a lock-only change is never logged
+// (internal/durable's doc says why that is safe).
+//
+// # The path of a Commit
+//
+//	tupled.Tx.Commit
+//	└ engine.Tx.Commit         state check; savepoints and advisory bookkeeping dropped
+//	  ├ on disk and wrote something:
+//	  │ └ durable.Store.Commit
+//	  │   ├ checkTablesExist                    no DROP TABLE between (dropMu)
+//	  │   ├ logCommit                           EncodeCommit → wal.WAL.Append (one record,
+//	  │   │                                     or parts for a huge write set); in inflight
+//	  │   ├ wal.WAL.Sync                        group commit: one fsync per batch
+//	  │   └ xact.Manager.Commit                 clog: committed; Done() closed, so every
+//	  │                                         waiter on our xid wakes; our row locks end
+//	  ├ in memory, or read/lock only: xact.Manager.Commit (no WAL record, no fsync)
+//	  ├ releaseRelLocks → lockmgr.Manager.ReleaseAll(proc)   table, tuple, xact locks
+//	  └ endAdvisory                             transaction-level advisory locks
+//
+// Rollback is the same without the WAL: xact.Manager.Abort, then the
+// releases. The versions a transaction wrote stay in the heap; visibility
+// (the clog) makes them dead, and vacuum reclaims them.
+//
+// # Names
+//
+// A name means one thing per layer; where two layers use the same word,
+// this is the map:
+//
+//	tupled.Session        an API connection (session-level advisory locks, its transactions)
+//	  = engine.Session    its engine side
+//	  = lockmgr.SessionOwner  its identity in the lock manager (a PGPROC outliving transactions)
+//	sqlfe.Session         one SQL connection's state (prepared statements, portals, GUCs);
+//	                      it owns a tupled.Session
+//	isospec.Session       a session of an isolationtester spec file
+//	xact.Xact             a transaction's shared record; lockmgr.AwaitedXact is the view of
+//	                      one the lock manager waits on (xid, top xid, Done)
+//	Engine                only this package's type; the others are tuplelock.Locker,
+//	                      sqlfe.Executor and isospec.Target
+//
 // # Dependencies
 //
-// They point one way: tupled → engine → tuplelock → heap, multixact,
-// lockmgr, xact; engine → durable → heap, storage, wal. No package below
+// They point one way: tupled → internal/engine → tuplelock → heap,
+// multixact, lockmgr, internal/xact; internal/engine → internal/durable →
+// heap, internal/storage, wal (README.md's generated map has them all). No package below
 // engine imports it, and none of them is meant to be called by an
 // application: each one's doc says who calls it.
 //
