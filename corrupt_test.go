@@ -340,7 +340,7 @@ func TestCorruptionMatrix(t *testing.T) {
 	if testing.Short() {
 		trials = 3
 	}
-	seed := crashSeed(t)
+	seed := CrashSeed(t)
 	damages := []string{"flip", "truncate", "zero", "swap"}
 	for _, bc := range []struct {
 		name  string

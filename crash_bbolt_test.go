@@ -40,7 +40,7 @@ import (
 )
 
 func TestCrashRandomPointsBbolt(t *testing.T) {
-	seed := crashSeed(t)
+	seed := CrashSeed(t)
 	total := *flagCrashPoints / 4
 	if testing.Short() && raceEnabled {
 		total /= 4
@@ -60,7 +60,7 @@ func TestCrashRandomPointsBbolt(t *testing.T) {
 type bboltPoint struct {
 	clone *vfs.MemFS
 	file  string // copy of bbolt's file, on disk (it is 16 MiB or more)
-	s     snapshot
+	s     Snapshot
 	what  string
 }
 
@@ -69,13 +69,13 @@ func crashRunBbolt(t *testing.T, seed uint64, run int, rng *rand.Rand, points in
 	dir := filepath.Join(t.TempDir(), "db")
 	copies := t.TempDir()
 	file := filepath.Join(dir, "data", storage.BboltFile)
-	db, err := tupled.Open(dir, crashOpts(mem, tupled.Bbolt, rng))
+	db, err := tupled.Open(dir, CrashOpts(mem, tupled.Bbolt, rng))
 	require.NoError(t, err)
-	setupTables(t, db)
-	l := newLedger()
-	l.setInitial()
+	SetupTables(t, db)
+	l := NewLedger()
+	l.SetInitial()
 	var ckptMu sync.Mutex
-	w := &workload{db: db, l: l, seed: rng.Uint64(), ckptEvery: time.Duration(1+rng.IntN(20)) * time.Millisecond, ckptMu: &ckptMu}
+	w := &Workload{DB: db, L: l, Seed: rng.Uint64(), CkptEvery: time.Duration(1+rng.IntN(20)) * time.Millisecond, CkptMu: &ckptMu}
 	stop := w.Run(context.Background(), 3, 2, 2, 1)
 	var taken []bboltPoint
 	for p := 0; p < points; p++ {
@@ -84,7 +84,7 @@ func crashRunBbolt(t *testing.T, seed uint64, run int, rng *rand.Rand, points in
 		var bp bboltPoint
 		ckptMu.Lock()
 		bp.file = filepath.Join(copies, fmt.Sprint(p))
-		bp.s = l.crashPoint(func() {
+		bp.s = l.CrashPoint(func() {
 			bp.clone = mem.CrashClone(cfg)
 			err = copyFile(bp.file, file)
 		})
@@ -95,12 +95,12 @@ func crashRunBbolt(t *testing.T, seed uint64, run int, rng *rand.Rand, points in
 	}
 	stop()
 	require.NoError(t, w.Err(), "seed %d bbolt run %d: workload", seed, run)
-	require.Positive(t, l.nAcked, "seed %d bbolt run %d: the workload committed nothing", seed, run)
+	require.Positive(t, l.NAcked, "seed %d bbolt run %d: the workload committed nothing", seed, run)
 	require.NoError(t, db.Close())
 	for _, bp := range taken {
 		require.NoError(t, copyFile(file, bp.file))
 		require.NoError(t, os.Remove(bp.file))
-		verifyClone(t, bp.clone, dir, tupled.Bbolt, bp.s, bp.what)
+		VerifyClone(t, bp.clone, dir, tupled.Bbolt, bp.s, bp.what)
 		if t.Failed() {
 			return
 		}

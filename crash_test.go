@@ -28,7 +28,7 @@ var (
 	flagCrashSeed   = flag.Uint64("crash.seed", 0, "seed of the crash suites (0 = random)")
 )
 
-func crashSeed(t testing.TB) uint64 {
+func CrashSeed(t testing.TB) uint64 {
 	seed := *flagCrashSeed
 	if seed == 0 {
 		seed = rand.Uint64()
@@ -42,7 +42,7 @@ func crashSeed(t testing.TB) uint64 {
 	return seed
 }
 
-func crashOpts(fs vfs.FS, be tupled.Backend, rng *rand.Rand) *tupled.Options {
+func CrashOpts(fs vfs.FS, be tupled.Backend, rng *rand.Rand) *tupled.Options {
 	vac := time.Duration(1+rng.IntN(20)) * time.Millisecond
 	if rng.IntN(4) == 0 {
 		vac = -1
@@ -54,17 +54,17 @@ func crashOpts(fs vfs.FS, be tupled.Backend, rng *rand.Rand) *tupled.Options {
 	}
 }
 
-func reopenOpts(fs vfs.FS, be tupled.Backend) *tupled.Options {
+func ReopenOpts(fs vfs.FS, be tupled.Backend) *tupled.Options {
 	return &tupled.Options{FS: fs, Backend: be, VacuumInterval: -1, CheckpointInterval: time.Hour}
 }
 
-// verifyClone opens a crash image and checks it against the ledger.
-func verifyClone(t testing.TB, clone vfs.FS, dir string, be tupled.Backend, s snapshot, what string) {
+// VerifyClone opens a crash image and checks it against the ledger.
+func VerifyClone(t testing.TB, clone vfs.FS, dir string, be tupled.Backend, s Snapshot, what string) {
 	t.Helper()
-	db, err := tupled.Open(dir, reopenOpts(clone, be))
+	db, err := tupled.Open(dir, ReopenOpts(clone, be))
 	require.NoError(t, err, "%s: reopen after crash", what)
 	defer func() { require.NoError(t, db.Close(), what) }()
-	checkRecovered(t, db, s, what)
+	CheckRecovered(t, db, s, what)
 }
 
 func randomCloneCfg(rng *rand.Rand) vfs.CrashCloneCfg {
@@ -81,7 +81,7 @@ func randomCloneCfg(rng *rand.Rand) vfs.CrashCloneCfg {
 // the pebble backend. Each run is one database crashed (cloned) many times;
 // each clone is reopened and checked while the workload continues.
 func TestCrashRandomPoints(t *testing.T) {
-	seed := crashSeed(t)
+	seed := CrashSeed(t)
 	total := *flagCrashPoints
 	if testing.Short() && raceEnabled {
 		total /= 4
@@ -104,12 +104,12 @@ func TestCrashRandomPoints(t *testing.T) {
 func crashRun(t *testing.T, seed uint64, run int, rng *rand.Rand, points int) {
 	fs := vfs.NewCrashableMem()
 	const dir = "db"
-	db, err := tupled.Open(dir, crashOpts(fs, tupled.Pebble, rng))
+	db, err := tupled.Open(dir, CrashOpts(fs, tupled.Pebble, rng))
 	require.NoError(t, err)
-	setupTables(t, db)
-	l := newLedger()
-	l.setInitial()
-	w := &workload{db: db, l: l, seed: rng.Uint64(), ckptEvery: time.Duration(1+rng.IntN(30)) * time.Millisecond}
+	SetupTables(t, db)
+	l := NewLedger()
+	l.SetInitial()
+	w := &Workload{DB: db, L: l, Seed: rng.Uint64(), CkptEvery: time.Duration(1+rng.IntN(30)) * time.Millisecond}
 	stop := w.Run(context.Background(), 3, 2, 2, 1)
 	stopped := false
 	defer func() {
@@ -122,14 +122,14 @@ func crashRun(t *testing.T, seed uint64, run int, rng *rand.Rand, points int) {
 		time.Sleep(time.Duration(rng.IntN(4000)) * time.Microsecond)
 		cfg := randomCloneCfg(rng)
 		var clone *vfs.MemFS
-		s := l.crashPoint(func() { clone = fs.CrashClone(cfg) })
+		s := l.CrashPoint(func() { clone = fs.CrashClone(cfg) })
 		what := fmt.Sprintf("seed %d run %d point %d (unsynced %d%%)", seed, run, p, cfg.UnsyncedDataPercent)
-		verifyClone(t, clone, dir, tupled.Pebble, s, what)
+		VerifyClone(t, clone, dir, tupled.Pebble, s, what)
 	}
 	stop()
 	stopped = true
 	require.NoError(t, w.Err(), "seed %d run %d: workload", seed, run)
-	require.Positive(t, l.nAcked, "seed %d run %d: the workload committed nothing", seed, run)
+	require.Positive(t, l.NAcked, "seed %d run %d: the workload committed nothing", seed, run)
 	require.NoError(t, db.Close())
 }
 
@@ -231,7 +231,7 @@ func (f *hookFile) SyncTo(length int64) (bool, error) {
 // segments and directory, and pebble's files written by checkpoints), both
 // with unsynced data dropped and with a random part of it kept.
 func TestCrashAtEveryWrite(t *testing.T) {
-	seed := crashSeed(t)
+	seed := CrashSeed(t)
 	limit := *flagCrashWrites
 	if testing.Short() && raceEnabled {
 		limit /= 3
@@ -240,7 +240,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 	mem := vfs.NewCrashableMem()
 	var (
 		armed  atomic.Bool
-		l      = newLedger()
+		l      = NewLedger()
 		mu     sync.Mutex // serializes crash points
 		n      int
 		ops    = map[string]int{}
@@ -248,7 +248,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 		failed atomic.Bool
 	)
 	closeDone := sync.OnceFunc(func() { close(done) })
-	l.setInitial()
+	l.SetInitial()
 	const dir = "db"
 	h := &hookFS{FS: mem}
 	h.after = func(op string) {
@@ -267,14 +267,14 @@ func TestCrashAtEveryWrite(t *testing.T) {
 			cfg = randomCloneCfg(rng)
 		}
 		var clone *vfs.MemFS
-		s := l.crashPoint(func() { clone = mem.CrashClone(cfg) })
+		s := l.CrashPoint(func() { clone = mem.CrashClone(cfg) })
 		kind, _, _ := strings.Cut(op, " ")
 		ops[kind]++
 		what := fmt.Sprintf("seed %d write point %d after %s (unsynced %d%%)", seed, p, op, cfg.UnsyncedDataPercent)
 		// Verify on this goroutine: whoever wrote waits, which is what a
 		// crash would do to it anyway. t.FailNow is not allowed off the
 		// test goroutine, so failures are recorded with a non-fatal check.
-		ok := t.Run(fmt.Sprintf("point%d", p), func(t *testing.T) { verifyClone(t, clone, dir, tupled.Pebble, s, what) })
+		ok := t.Run(fmt.Sprintf("point%d", p), func(t *testing.T) { VerifyClone(t, clone, dir, tupled.Pebble, s, what) })
 		if !ok {
 			failed.Store(true)
 		}
@@ -282,11 +282,11 @@ func TestCrashAtEveryWrite(t *testing.T) {
 			closeDone()
 		}
 	}
-	opts := crashOpts(h, tupled.Pebble, rng)
+	opts := CrashOpts(h, tupled.Pebble, rng)
 	db, err := tupled.Open(dir, opts)
 	require.NoError(t, err)
-	setupTables(t, db)
-	w := &workload{db: db, l: l, seed: seed, ckptEvery: 5 * time.Millisecond}
+	SetupTables(t, db)
+	w := &Workload{DB: db, L: l, Seed: seed, CkptEvery: 5 * time.Millisecond}
 	armed.Store(true)
 	stop := w.Run(context.Background(), 2, 1, 1, 1)
 	select {
@@ -299,7 +299,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 	require.NoError(t, db.Close())
 	mu.Lock()
 	defer mu.Unlock()
-	t.Logf("%d crash points (%v), %d commits acknowledged", n, ops, l.nAcked)
+	t.Logf("%d crash points (%v), %d commits acknowledged", n, ops, l.NAcked)
 	if failed.Load() {
 		return
 	}
@@ -326,20 +326,20 @@ func TestCheckpointDuringCommitKeepsIt(t *testing.T) {
 	db, err := tupled.Open("db", &tupled.Options{FS: h, VacuumInterval: -1, CheckpointInterval: time.Hour})
 	require.NoError(t, err)
 	defer db.Close()
-	setupTables(t, db)
+	SetupTables(t, db)
 	armed.Store(true)
 	done := async(func() error {
-		return db.RunTx(bg, nil, func(tx *tupled.Tx) error { return tx.Insert(bg, kvTable, []byte("x026"), []byte("v")) })
+		return db.RunTx(bg, nil, func(tx *tupled.Tx) error { return tx.Insert(bg, KVTable, []byte("x026"), []byte("v")) })
 	})
 	<-reached
 	require.NoError(t, db.Checkpoint())
 	close(release)
 	require.NoError(t, <-done)
 	clone := mem.CrashClone(vfs.CrashCloneCfg{})
-	db2, err := tupled.Open("db", reopenOpts(clone, tupled.Pebble))
+	db2, err := tupled.Open("db", ReopenOpts(clone, tupled.Pebble))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db2.Close()) }()
-	require.Equal(t, kstate{true, "v"}, readState(t, db2)[lkey(kvTable, "x026")])
+	require.Equal(t, KState{true, "v"}, ReadState(t, db2)[LKey(KVTable, "x026")])
 }
 
 // TestOpenSyncsEveryCreatedDirectory: Open of a path whose ancestors do not
@@ -353,13 +353,13 @@ func TestOpenSyncsEveryCreatedDirectory(t *testing.T) {
 	// Close writes; TestFaults/bbolt covers that case.)
 	mem := vfs.NewCrashableMem()
 	const dir = "/x/y/db"
-	db, err := tupled.Open(dir, reopenOpts(mem, tupled.Pebble))
+	db, err := tupled.Open(dir, ReopenOpts(mem, tupled.Pebble))
 	require.NoError(t, err)
-	setupTables(t, db)
+	SetupTables(t, db)
 	clone := mem.CrashClone(vfs.CrashCloneCfg{})
 	require.NoError(t, db.Close())
-	db2, err := tupled.Open(dir, reopenOpts(clone, tupled.Pebble))
+	db2, err := tupled.Open(dir, ReopenOpts(clone, tupled.Pebble))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db2.Close()) }()
-	require.Equal(t, kstate{true, fmt.Sprintf("%d:init", initBalance)}, readState(t, db2)[lkey(bankTable, acctKey(0))])
+	require.Equal(t, KState{true, fmt.Sprintf("%d:init", InitBalance)}, ReadState(t, db2)[LKey(BankTable, AcctKey(0))])
 }

@@ -47,184 +47,184 @@ import (
 )
 
 const (
-	bankTable    = "bank"
-	kvTable      = "kv"
-	nAccounts    = 16
-	initBalance  = 1000
-	nKVKeys      = 32
-	bankTotalSum = nAccounts * initBalance
+	BankTable    = "bank"
+	KVTable      = "kv"
+	NAccounts    = 16
+	InitBalance  = 1000
+	NKVKeys      = 32
+	BankTotalSum = NAccounts * InitBalance
 )
 
-func acctKey(i int) string { return fmt.Sprintf("a%03d", i) }
-func kvKey(i int) string   { return fmt.Sprintf("x%03d", i) }
+func AcctKey(i int) string { return fmt.Sprintf("a%03d", i) }
+func KVKey(i int) string   { return fmt.Sprintf("x%03d", i) }
 
-// kstate is the state of one key: absent, or present with a value.
-type kstate struct {
-	present bool
-	val     string
+// KState is the state of one key: absent, or present with a value.
+type KState struct {
+	Present bool
+	Val     string
 }
 
-func (s kstate) String() string {
-	if !s.present {
+func (s KState) String() string {
+	if !s.Present {
 		return "<absent>"
 	}
-	return strconv.Quote(s.val)
+	return strconv.Quote(s.Val)
 }
 
-// lwrite is one write of a commit. ord orders the writes to one key: it is
+// Write is one write of a commit. ord orders the writes to one key: it is
 // taken from a counter while the writer holds the row lock, so it grows with
 // the key's write order (commits may record their acknowledgements in
 // another order).
-type lwrite struct {
-	table, key string
-	st         kstate
-	ord        uint64
+type Write struct {
+	Table, Key string
+	St         KState
+	Ord        uint64
 }
 
-// ledger records acknowledged and in-flight commits; with out set, it also
+// Ledger records acknowledged and in-flight commits; with out set, it also
 // writes every event as one line (the child process of kill_test.go).
-type ledger struct {
+type Ledger struct {
 	mu       sync.Mutex
-	acked    map[string]kstate // "table/key"
+	acked    map[string]KState // "table/key"
 	ackedOrd map[string]uint64
-	inflight map[int64][]lwrite
+	Inflight map[int64][]Write
 	seq      int64
-	maxXid   uint64
-	nAcked   int
-	out      io.Writer
-	hook     func() // called under mu after each ack (tests count/arm)
+	MaxXid   uint64
+	NAcked   int
+	Out      io.Writer
+	Hook     func() // called under mu after each ack (tests count/arm)
 }
 
-func newLedger() *ledger {
-	return &ledger{acked: map[string]kstate{}, ackedOrd: map[string]uint64{}, inflight: map[int64][]lwrite{}}
+func NewLedger() *Ledger {
+	return &Ledger{acked: map[string]KState{}, ackedOrd: map[string]uint64{}, Inflight: map[int64][]Write{}}
 }
 
-func lkey(table, key string) string { return table + "/" + key }
+func LKey(table, key string) string { return table + "/" + key }
 
-// setInitial records the initial state: the bank accounts and no kv keys.
-func (l *ledger) setInitial() {
-	for i := 0; i < nAccounts; i++ {
-		l.acked[lkey(bankTable, acctKey(i))] = kstate{true, fmt.Sprintf("%d:init", initBalance)}
+// SetInitial records the initial state: the bank accounts and no kv keys.
+func (l *Ledger) SetInitial() {
+	for i := 0; i < NAccounts; i++ {
+		l.acked[LKey(BankTable, AcctKey(i))] = KState{true, fmt.Sprintf("%d:init", InitBalance)}
 	}
 }
 
-func (l *ledger) began(id uint64) {
+func (l *Ledger) began(id uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if id > l.maxXid {
-		l.maxXid = id
-		if l.out != nil {
-			fmt.Fprintf(l.out, "b %d\n", id)
+	if id > l.MaxXid {
+		l.MaxXid = id
+		if l.Out != nil {
+			fmt.Fprintf(l.Out, "b %d\n", id)
 		}
 	}
 }
 
 // register is called just before Commit; it returns the commit's ledger id.
-func (l *ledger) register(ws []lwrite) int64 {
+func (l *Ledger) register(ws []Write) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.seq++
-	l.inflight[l.seq] = ws
-	if l.out != nil {
+	l.Inflight[l.seq] = ws
+	if l.Out != nil {
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "r %d", l.seq)
 		for _, w := range ws {
-			if w.st.present {
-				fmt.Fprintf(&sb, " %s/%s@%d=%s", w.table, w.key, w.ord, w.st.val)
+			if w.St.Present {
+				fmt.Fprintf(&sb, " %s/%s@%d=%s", w.Table, w.Key, w.Ord, w.St.Val)
 			} else {
-				fmt.Fprintf(&sb, " %s/%s@%d!", w.table, w.key, w.ord)
+				fmt.Fprintf(&sb, " %s/%s@%d!", w.Table, w.Key, w.Ord)
 			}
 		}
 		sb.WriteByte('\n')
-		io.WriteString(l.out, sb.String())
+		io.WriteString(l.Out, sb.String())
 	}
 	return l.seq
 }
 
 // ack is called once Commit returned nil.
-func (l *ledger) ack(seq int64) {
+func (l *Ledger) ack(seq int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.ackLocked(seq)
-	if l.out != nil {
-		fmt.Fprintf(l.out, "a %d\n", seq)
+	l.AckLocked(seq)
+	if l.Out != nil {
+		fmt.Fprintf(l.Out, "a %d\n", seq)
 	}
-	if l.hook != nil {
-		l.hook()
+	if l.Hook != nil {
+		l.Hook()
 	}
 }
 
 // drop forgets a commit that failed without any doubt (its WAL record was
 // voided): its writes must not be in any recovered state.
-func (l *ledger) drop(seq int64) {
+func (l *Ledger) drop(seq int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.inflight, seq)
+	delete(l.Inflight, seq)
 }
 
-func (l *ledger) ackLocked(seq int64) {
-	for _, w := range l.inflight[seq] {
-		k := lkey(w.table, w.key)
-		if w.ord > l.ackedOrd[k] {
-			l.acked[k], l.ackedOrd[k] = w.st, w.ord
+func (l *Ledger) AckLocked(seq int64) {
+	for _, w := range l.Inflight[seq] {
+		k := LKey(w.Table, w.Key)
+		if w.Ord > l.ackedOrd[k] {
+			l.acked[k], l.ackedOrd[k] = w.St, w.Ord
 		}
 	}
-	delete(l.inflight, seq)
-	l.nAcked++
+	delete(l.Inflight, seq)
+	l.NAcked++
 }
 
-// snapshot is the ledger at a crash point.
-type snapshot struct {
-	acked    map[string]kstate
-	inflight map[string][]kstate
+// Snapshot is the ledger at a crash point.
+type Snapshot struct {
+	acked    map[string]KState
+	inflight map[string][]KState
 	maxXid   uint64
 	nAcked   int
 }
 
-func (l *ledger) snapshotLocked() snapshot {
-	s := snapshot{acked: make(map[string]kstate, len(l.acked)), inflight: map[string][]kstate{}, maxXid: l.maxXid, nAcked: l.nAcked}
+func (l *Ledger) SnapshotLocked() Snapshot {
+	s := Snapshot{acked: make(map[string]KState, len(l.acked)), inflight: map[string][]KState{}, maxXid: l.MaxXid, nAcked: l.NAcked}
 	for k, v := range l.acked {
 		s.acked[k] = v
 	}
-	for _, ws := range l.inflight {
+	for _, ws := range l.Inflight {
 		for _, w := range ws {
-			k := lkey(w.table, w.key)
-			s.inflight[k] = append(s.inflight[k], w.st)
+			k := LKey(w.Table, w.Key)
+			s.inflight[k] = append(s.inflight[k], w.St)
 		}
 	}
 	return s
 }
 
-// crashPoint runs fn (which clones the file system) with the ledger frozen
+// CrashPoint runs fn (which clones the file system) with the ledger frozen
 // and returns the ledger as of that moment.
-func (l *ledger) crashPoint(fn func()) snapshot {
+func (l *Ledger) CrashPoint(fn func()) Snapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := l.snapshotLocked()
+	s := l.SnapshotLocked()
 	fn()
 	return s
 }
 
-// rebase makes a recovered state the new acknowledged baseline (kill test:
+// Rebase makes a recovered state the new acknowledged baseline (kill test:
 // the next child continues from it). Nothing is in flight any more.
-func (l *ledger) rebase(state map[string]kstate) {
+func (l *Ledger) Rebase(state map[string]KState) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.acked = state
 	l.ackedOrd = map[string]uint64{}
-	l.inflight = map[int64][]lwrite{}
+	l.Inflight = map[int64][]Write{}
 }
 
-// readState reads every row of both tables.
-func readState(t testing.TB, db *tupled.DB) map[string]kstate {
+// ReadState reads every row of both tables.
+func ReadState(t testing.TB, db *tupled.DB) map[string]KState {
 	t.Helper()
-	st := map[string]kstate{}
+	st := map[string]KState{}
 	tx, err := db.Begin(bg, nil)
 	require.NoError(t, err)
 	defer tx.Rollback()
-	for _, table := range []string{bankTable, kvTable} {
+	for _, table := range []string{BankTable, KVTable} {
 		require.NoError(t, tx.Scan(bg, table, tupled.ScanOptions{}, func(k, v []byte) error {
-			st[lkey(table, string(k))] = kstate{true, string(v)}
+			st[LKey(table, string(k))] = KState{true, string(v)}
 			return nil
 		}))
 	}
@@ -239,12 +239,12 @@ func balanceOf(v string) (int, error) {
 	return strconv.Atoi(b)
 }
 
-// checkRecovered checks a reopened database against the ledger snapshot
+// CheckRecovered checks a reopened database against the ledger snapshot
 // taken at its crash point and returns the state it read. what names the
 // crash point (seed included) in failure messages.
-func checkRecovered(t testing.TB, db *tupled.DB, s snapshot, what string) map[string]kstate {
+func CheckRecovered(t testing.TB, db *tupled.DB, s Snapshot, what string) map[string]KState {
 	t.Helper()
-	got := readState(t, db)
+	got := ReadState(t, db)
 	keys := map[string]bool{}
 	for k := range got {
 		keys[k] = true
@@ -262,7 +262,7 @@ func checkRecovered(t testing.TB, db *tupled.DB, s snapshot, what string) map[st
 	sort.Strings(sorted)
 	for _, k := range sorted {
 		g := got[k]
-		allowed := append([]kstate{s.acked[k]}, s.inflight[k]...)
+		allowed := append([]KState{s.acked[k]}, s.inflight[k]...)
 		ok := false
 		for _, a := range allowed {
 			ok = ok || a == g
@@ -274,15 +274,15 @@ func checkRecovered(t testing.TB, db *tupled.DB, s snapshot, what string) map[st
 		}
 	}
 	total := 0
-	for i := 0; i < nAccounts; i++ {
-		g := got[lkey(bankTable, acctKey(i))]
-		require.True(t, g.present, "%s: account %d missing", what, i)
-		b, err := balanceOf(g.val)
+	for i := 0; i < NAccounts; i++ {
+		g := got[LKey(BankTable, AcctKey(i))]
+		require.True(t, g.Present, "%s: account %d missing", what, i)
+		b, err := balanceOf(g.Val)
 		require.NoError(t, err, what)
 		total += b
 	}
-	require.Equal(t, bankTotalSum, total, "%s: bank total not conserved", what)
-	for _, table := range []string{bankTable, kvTable} {
+	require.Equal(t, BankTotalSum, total, "%s: bank total not conserved", what)
+	for _, table := range []string{BankTable, KVTable} {
 		rl, err := db.RowLocks(bg, table)
 		require.NoError(t, err, what)
 		require.Empty(t, rl, "%s: live row lockers in %s after recovery", what, table)
@@ -294,14 +294,14 @@ func checkRecovered(t testing.TB, db *tupled.DB, s snapshot, what string) map[st
 	return got
 }
 
-// setupTables creates both tables and the accounts.
-func setupTables(t testing.TB, db *tupled.DB) {
+// SetupTables creates both tables and the accounts.
+func SetupTables(t testing.TB, db *tupled.DB) {
 	t.Helper()
-	require.NoError(t, db.CreateTable(bg, bankTable))
-	require.NoError(t, db.CreateTable(bg, kvTable))
+	require.NoError(t, db.CreateTable(bg, BankTable))
+	require.NoError(t, db.CreateTable(bg, KVTable))
 	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
-		for i := 0; i < nAccounts; i++ {
-			if err := tx.Insert(bg, bankTable, []byte(acctKey(i)), []byte(fmt.Sprintf("%d:init", initBalance))); err != nil {
+		for i := 0; i < NAccounts; i++ {
+			if err := tx.Insert(bg, BankTable, []byte(AcctKey(i)), []byte(fmt.Sprintf("%d:init", InitBalance))); err != nil {
 				return err
 			}
 		}
@@ -309,106 +309,106 @@ func setupTables(t testing.TB, db *tupled.DB) {
 	}))
 }
 
-// workload drives the concurrent workload against db until stopped.
-type workload struct {
-	db   *tupled.DB
-	l    *ledger
-	seed uint64
-	gen  int // tag prefix: unique across child processes of a kill test
+// Workload drives the concurrent Workload against db until stopped.
+type Workload struct {
+	DB   *tupled.DB
+	L    *Ledger
+	Seed uint64
+	Gen  int // tag prefix: unique across child processes of a kill test
 	tags atomic.Uint64
 	ords atomic.Uint64
 
-	// ioErrOK: Commit and operations may fail with ErrIO (fault tests);
+	// IOErrOK: Commit and operations may fail with ErrIO (fault tests);
 	// otherwise any unexpected error fails the workload.
-	ioErrOK bool
-	// ckptEvery: if > 0, a goroutine checkpoints every ckptEvery.
-	ckptEvery time.Duration
-	ckptMu    *sync.Mutex // held around each checkpoint, if set
+	IOErrOK bool
+	// CkptEvery: if > 0, a goroutine checkpoints every CkptEvery.
+	CkptEvery time.Duration
+	CkptMu    *sync.Mutex // held around each checkpoint, if set
 
-	commitErrs   atomic.Uint64
-	failedSeen   atomic.Uint64 // I/O errors seen so far (commits, operations, checkpoints)
-	diskFullSeen atomic.Uint64 // ErrDiskFull errors seen (with ioErrOK): not fatal
-	diskFullAcks atomic.Uint64 // commits acknowledged after the first ErrDiskFull
+	CommitErrs   atomic.Uint64
+	FailedSeen   atomic.Uint64 // I/O errors seen so far (commits, operations, checkpoints)
+	DiskFullSeen atomic.Uint64 // ErrDiskFull errors seen (with ioErrOK): not fatal
+	DiskFullAcks atomic.Uint64 // commits acknowledged after the first ErrDiskFull
 	firstErr     atomic.Pointer[error]
 }
 
 // tag returns a unique value tag.
-func (w *workload) tag() string {
-	return fmt.Sprintf("g%dw%d", w.gen, w.tags.Add(1))
+func (w *Workload) tag() string {
+	return fmt.Sprintf("g%dw%d", w.Gen, w.tags.Add(1))
 }
 
 // ord returns the order of a write (see lwrite); call it after the write
 // succeeded, while the transaction holds the row.
-func (w *workload) ord() uint64 { return uint64(w.gen)<<40 | w.ords.Add(1) }
+func (w *Workload) ord() uint64 { return uint64(w.Gen)<<40 | w.ords.Add(1) }
 
 // expected reports whether an error is an ordinary outcome of the
 // concurrent workload (the transaction is then rolled back).
-func (w *workload) expected(err error) bool {
+func (w *Workload) expected(err error) bool {
 	switch {
 	case errors.Is(err, tupled.ErrNotFound), errors.Is(err, tupled.ErrDuplicateKey),
 		errors.Is(err, tupled.ErrLockNotAvailable), errors.Is(err, tupled.ErrSkipped),
 		tupled.IsRetryable(err), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, tupled.ErrClosed):
 		return true
-	case w.ioErrOK && errors.Is(err, tupled.ErrIO):
-		w.failedSeen.Add(1)
+	case w.IOErrOK && errors.Is(err, tupled.ErrIO):
+		w.FailedSeen.Add(1)
 		return true
-	case w.ioErrOK && errors.Is(err, tupled.ErrDiskFull):
-		w.diskFullSeen.Add(1)
+	case w.IOErrOK && errors.Is(err, tupled.ErrDiskFull):
+		w.DiskFullSeen.Add(1)
 		return true
 	}
 	return false
 }
 
-func (w *workload) report(err error) {
+func (w *Workload) report(err error) {
 	w.firstErr.CompareAndSwap(nil, &err)
 }
 
 // Err is the first unexpected error of any worker.
-func (w *workload) Err() error {
+func (w *Workload) Err() error {
 	if p := w.firstErr.Load(); p != nil {
 		return *p
 	}
 	return nil
 }
 
-func (w *workload) begin(ctx context.Context) (*tupled.Tx, error) {
-	tx, err := w.db.Begin(ctx, nil)
+func (w *Workload) begin(ctx context.Context) (*tupled.Tx, error) {
+	tx, err := w.DB.Begin(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	w.l.began(tx.ID())
+	w.L.began(tx.ID())
 	return tx, nil
 }
 
 // commit registers tx's write set, commits, and acknowledges.
-func (w *workload) commit(tx *tupled.Tx, ws []lwrite) error {
-	seq := w.l.register(ws)
-	afterFailure := w.failedSeen.Load() > 0
-	afterDiskFull := w.diskFullSeen.Load() > 0
+func (w *Workload) commit(tx *tupled.Tx, ws []Write) error {
+	seq := w.L.register(ws)
+	afterFailure := w.FailedSeen.Load() > 0
+	afterDiskFull := w.DiskFullSeen.Load() > 0
 	err := tx.Commit()
 	if err == nil {
 		if afterFailure {
 			w.report(errors.New("a writing Commit started after an I/O error returned nil"))
 		}
 		if afterDiskFull {
-			w.diskFullAcks.Add(1)
+			w.DiskFullAcks.Add(1)
 		}
-		w.l.ack(seq)
+		w.L.ack(seq)
 		return nil
 	}
-	w.commitErrs.Add(1)
-	if w.ioErrOK && errors.Is(err, tupled.ErrDiskFull) {
+	w.CommitErrs.Add(1)
+	if w.IOErrOK && errors.Is(err, tupled.ErrDiskFull) {
 		// Not fatal, and the commit's record was voided: it must never
 		// come back, not even after a crash.
-		w.diskFullSeen.Add(1)
+		w.DiskFullSeen.Add(1)
 		if tupled.SQLState(err) != "53100" {
 			w.report(fmt.Errorf("commit failed with SQLSTATE %q, want 53100: %w", tupled.SQLState(err), err))
 		}
-		w.l.drop(seq)
+		w.L.drop(seq)
 		return err
 	}
-	w.failedSeen.Add(1)
-	if !(w.ioErrOK && errors.Is(err, tupled.ErrIO)) && !errors.Is(err, tupled.ErrClosed) {
+	w.FailedSeen.Add(1)
+	if !(w.IOErrOK && errors.Is(err, tupled.ErrIO)) && !errors.Is(err, tupled.ErrClosed) {
 		w.report(fmt.Errorf("commit: %w", err))
 	} else if !errors.Is(err, tupled.ErrClosed) && tupled.SQLState(err) != "58030" {
 		w.report(fmt.Errorf("commit failed with SQLSTATE %q, want 58030: %w", tupled.SQLState(err), err))
@@ -417,13 +417,13 @@ func (w *workload) commit(tx *tupled.Tx, ws []lwrite) error {
 }
 
 // Run starts the workers and returns a function that stops them and waits.
-func (w *workload) Run(ctx context.Context, transfers, kvs, lockers, multis int) (stop func()) {
+func (w *Workload) Run(ctx context.Context, transfers, kvs, lockers, multis int) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	n := 0
 	spawn := func(f func(ctx context.Context, rng *rand.Rand) error) {
 		n++
-		rng := rand.New(rand.NewPCG(w.seed, uint64(n)))
+		rng := rand.New(rand.NewPCG(w.Seed, uint64(n)))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -447,11 +447,11 @@ func (w *workload) Run(ctx context.Context, transfers, kvs, lockers, multis int)
 	for i := 0; i < multis; i++ {
 		spawn(w.multi)
 	}
-	if w.ckptEvery > 0 {
+	if w.CkptEvery > 0 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tk := time.NewTicker(w.ckptEvery)
+			tk := time.NewTicker(w.CkptEvery)
 			defer tk.Stop()
 			for {
 				select {
@@ -459,12 +459,12 @@ func (w *workload) Run(ctx context.Context, transfers, kvs, lockers, multis int)
 					return
 				case <-tk.C:
 				}
-				if w.ckptMu != nil {
-					w.ckptMu.Lock()
+				if w.CkptMu != nil {
+					w.CkptMu.Lock()
 				}
-				err := w.db.Checkpoint()
-				if w.ckptMu != nil {
-					w.ckptMu.Unlock()
+				err := w.DB.Checkpoint()
+				if w.CkptMu != nil {
+					w.CkptMu.Unlock()
 				}
 				if err != nil && !w.expected(err) {
 					w.report(fmt.Errorf("checkpoint: %w", err))
@@ -478,11 +478,11 @@ func (w *workload) Run(ctx context.Context, transfers, kvs, lockers, multis int)
 
 // doTransfer moves a random amount from account a to b inside tx (row locks
 // in key order, no-key-update strength: compatible with key-share lockers).
-func (w *workload) doTransfer(ctx context.Context, tx *tupled.Tx, rng *rand.Rand, a, b int) ([]lwrite, error) {
+func (w *Workload) doTransfer(ctx context.Context, tx *tupled.Tx, rng *rand.Rand, a, b int) ([]Write, error) {
 	lo, hi := min(a, b), max(a, b)
 	bal := map[int]int{}
 	for _, i := range []int{lo, hi} {
-		v, err := tx.Lock(ctx, bankTable, []byte(acctKey(i)), tupled.ForNoKeyUpdate, tupled.Wait)
+		v, err := tx.Lock(ctx, BankTable, []byte(AcctKey(i)), tupled.ForNoKeyUpdate, tupled.Wait)
 		if err != nil {
 			return nil, err
 		}
@@ -493,24 +493,24 @@ func (w *workload) doTransfer(ctx context.Context, tx *tupled.Tx, rng *rand.Rand
 	amt := rng.IntN(50)
 	bal[a] -= amt
 	bal[b] += amt
-	var ws []lwrite
+	var ws []Write
 	for _, i := range []int{a, b} {
 		v := fmt.Sprintf("%d:%s", bal[i], w.tag())
-		if err := tx.Update(ctx, bankTable, []byte(acctKey(i)), []byte(v)); err != nil {
+		if err := tx.Update(ctx, BankTable, []byte(AcctKey(i)), []byte(v)); err != nil {
 			return nil, err
 		}
-		ws = append(ws, lwrite{bankTable, acctKey(i), kstate{true, v}, w.ord()})
+		ws = append(ws, Write{BankTable, AcctKey(i), KState{true, v}, w.ord()})
 	}
 	return ws, nil
 }
 
 func twoAccounts(rng *rand.Rand) (int, int) {
-	a := rng.IntN(nAccounts)
-	b := (a + 1 + rng.IntN(nAccounts-1)) % nAccounts
+	a := rng.IntN(NAccounts)
+	b := (a + 1 + rng.IntN(NAccounts-1)) % NAccounts
 	return a, b
 }
 
-func (w *workload) transfer(ctx context.Context, rng *rand.Rand) error {
+func (w *Workload) transfer(ctx context.Context, rng *rand.Rand) error {
 	tx, err := w.begin(ctx)
 	if err != nil {
 		return err
@@ -530,36 +530,36 @@ func (w *workload) transfer(ctx context.Context, rng *rand.Rand) error {
 // kv inserts, updates and deletes keys of the kv table; sometimes it rolls
 // back, and sometimes it leaves its transaction open (with writes) for a
 // while, so a crash finds uncommitted versions in memory.
-func (w *workload) kv(ctx context.Context, rng *rand.Rand) error {
+func (w *Workload) kv(ctx context.Context, rng *rand.Rand) error {
 	tx, err := w.begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	var ws []lwrite
+	var ws []Write
 	for n := 1 + rng.IntN(2); n > 0; n-- {
-		k := kvKey(rng.IntN(nKVKeys))
-		_, err := tx.Lock(ctx, kvTable, []byte(k), tupled.ForUpdate, tupled.Wait)
+		k := KVKey(rng.IntN(NKVKeys))
+		_, err := tx.Lock(ctx, KVTable, []byte(k), tupled.ForUpdate, tupled.Wait)
 		switch {
 		case errors.Is(err, tupled.ErrNotFound):
 			v := w.tag()
-			if err := tx.Insert(ctx, kvTable, []byte(k), []byte(v)); err != nil {
+			if err := tx.Insert(ctx, KVTable, []byte(k), []byte(v)); err != nil {
 				return err
 			}
-			ws = append(ws, lwrite{kvTable, k, kstate{true, v}, w.ord()})
+			ws = append(ws, Write{KVTable, k, KState{true, v}, w.ord()})
 		case err != nil:
 			return err
 		case rng.IntN(2) == 0:
-			if err := tx.Delete(ctx, kvTable, []byte(k)); err != nil {
+			if err := tx.Delete(ctx, KVTable, []byte(k)); err != nil {
 				return err
 			}
-			ws = append(ws, lwrite{kvTable, k, kstate{}, w.ord()})
+			ws = append(ws, Write{KVTable, k, KState{}, w.ord()})
 		default:
 			v := w.tag()
-			if err := tx.Update(ctx, kvTable, []byte(k), []byte(v)); err != nil {
+			if err := tx.Update(ctx, KVTable, []byte(k), []byte(v)); err != nil {
 				return err
 			}
-			ws = append(ws, lwrite{kvTable, k, kstate{true, v}, w.ord()})
+			ws = append(ws, Write{KVTable, k, KState{true, v}, w.ord()})
 		}
 	}
 	switch rng.IntN(12) {
@@ -574,7 +574,7 @@ func (w *workload) kv(ctx context.Context, rng *rand.Rand) error {
 
 // locker takes FOR SHARE / FOR KEY SHARE locks on a few rows, holds them a
 // moment and commits (a lock-only commit: no WAL record) or rolls back.
-func (w *workload) locker(ctx context.Context, rng *rand.Rand) error {
+func (w *Workload) locker(ctx context.Context, rng *rand.Rand) error {
 	tx, err := w.begin(ctx)
 	if err != nil {
 		return err
@@ -585,9 +585,9 @@ func (w *workload) locker(ctx context.Context, rng *rand.Rand) error {
 		strength = tupled.ForShare
 	}
 	for n := 1 + rng.IntN(3); n > 0; n-- {
-		table, k := bankTable, acctKey(rng.IntN(nAccounts))
+		table, k := BankTable, AcctKey(rng.IntN(NAccounts))
 		if rng.IntN(3) == 0 {
-			table, k = kvTable, kvKey(rng.IntN(nKVKeys))
+			table, k = KVTable, KVKey(rng.IntN(NKVKeys))
 		}
 		wait := tupled.NoWait
 		if n == 1 {
@@ -607,7 +607,7 @@ func (w *workload) locker(ctx context.Context, rng *rand.Rand) error {
 // multi makes multixacts beside updaters: two transactions hold FOR KEY
 // SHARE on an account while a third transfers from it (its no-key update
 // joins the lockers in a multixact) and commits; then the lockers end.
-func (w *workload) multi(ctx context.Context, rng *rand.Rand) error {
+func (w *Workload) multi(ctx context.Context, rng *rand.Rand) error {
 	a, b := twoAccounts(rng)
 	var lockers []*tupled.Tx
 	defer func() {
@@ -621,7 +621,7 @@ func (w *workload) multi(ctx context.Context, rng *rand.Rand) error {
 			return err
 		}
 		lockers = append(lockers, l)
-		if _, err := l.Lock(ctx, bankTable, []byte(acctKey(a)), tupled.ForKeyShare, tupled.Wait); err != nil {
+		if _, err := l.Lock(ctx, BankTable, []byte(AcctKey(a)), tupled.ForKeyShare, tupled.Wait); err != nil {
 			return err
 		}
 	}

@@ -97,7 +97,7 @@ func TestDiskFullWAL(t *testing.T) {
 				require.NoError(t, db.Close())
 
 				for _, fs := range []vfs.FS{f.mem.CrashClone(vfs.CrashCloneCfg{}), f} {
-					db2, err := tupled.Open(dir, reopenOpts(fs, be.b))
+					db2, err := tupled.Open(dir, ReopenOpts(fs, be.b))
 					require.NoError(t, err)
 					require.Equal(t, want, readAll(t, db2, "t"), "after reopen: the acknowledged commits, none of the failed ones")
 					require.Empty(t, readAll(t, db2, "u"))
@@ -149,7 +149,7 @@ func TestDiskFullSyncCommitOff(t *testing.T) {
 	require.ErrorIs(t, err, tupled.ErrIO, "the database stays failed until reopened")
 	_ = db.Close()
 
-	db2, err := tupled.Open("db", reopenOpts(f, tupled.Pebble))
+	db2, err := tupled.Open("db", ReopenOpts(f, tupled.Pebble))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db2.Close()) }()
 	got := readAll(t, db2, "t")
@@ -192,7 +192,7 @@ func TestDiskFullCheckpoint(t *testing.T) {
 	requireDiskFull(t, db.Close(), "Close cannot checkpoint")
 
 	avail(1 << 30)
-	db2, err := tupled.Open("db", reopenOpts(mem, tupled.Pebble))
+	db2, err := tupled.Open("db", ReopenOpts(mem, tupled.Pebble))
 	require.NoError(t, err)
 	require.Equal(t, want, readAll(t, db2, "t"), "the WAL kept what the last checkpoint did not write")
 	require.NoError(t, db2.Close())
@@ -217,7 +217,7 @@ func TestDiskFullClose(t *testing.T) {
 	requireDiskFull(t, commitOne(db, "t", "failed", "v"), "commit on a full disk")
 	requireDiskFull(t, db.Close(), "Close on a full disk")
 	f.disarm()
-	db2, err := tupled.Open("db", reopenOpts(f, tupled.Pebble))
+	db2, err := tupled.Open("db", ReopenOpts(f, tupled.Pebble))
 	require.NoError(t, err)
 	require.Equal(t, want, readAll(t, db2, "t"))
 	require.NoError(t, db2.Close())

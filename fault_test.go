@@ -163,7 +163,7 @@ var faultCases = []faultCase{
 }
 
 func TestFaults(t *testing.T) {
-	seed := crashSeed(t)
+	seed := CrashSeed(t)
 	for _, be := range backends {
 		for i, fc := range faultCases {
 			if be.b == tupled.Bbolt && fc.part != "/wal/" {
@@ -187,7 +187,7 @@ func runFault(t *testing.T, be tupled.Backend, fc faultCase, seed, stream uint64
 	if be == tupled.Bbolt {
 		dir = t.TempDir() // the WAL on f at this path, bbolt's file on disk at it
 	}
-	opts := crashOpts(f, be, rng)
+	opts := CrashOpts(f, be, rng)
 	opts.VacuumInterval = -1 // vacuum reads cold rows; keep the errors to writes
 	db, err := tupled.Open(dir, opts)
 	require.NoError(t, err, what)
@@ -197,10 +197,10 @@ func runFault(t *testing.T, be tupled.Backend, fc faultCase, seed, stream uint64
 			db.Close()
 		}
 	}()
-	setupTables(t, db)
-	l := newLedger()
-	l.setInitial()
-	w := &workload{db: db, l: l, seed: rng.Uint64(), ioErrOK: true, ckptEvery: 2 * time.Millisecond}
+	SetupTables(t, db)
+	l := NewLedger()
+	l.SetInitial()
+	w := &Workload{DB: db, L: l, Seed: rng.Uint64(), IOErrOK: true, CkptEvery: 2 * time.Millisecond}
 	stop := w.Run(context.Background(), 3, 2, 2, 1)
 	time.Sleep(time.Duration(5+rng.IntN(40)) * time.Millisecond)
 	if fc.short {
@@ -216,7 +216,7 @@ func runFault(t *testing.T, be tupled.Backend, fc faultCase, seed, stream uint64
 		closed = true
 		return
 	}
-	for w.failedSeen.Load() == 0 && time.Now().Before(deadline) && w.Err() == nil {
+	for w.FailedSeen.Load() == 0 && time.Now().Before(deadline) && w.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
 	// Let the workload run on the failed database a little: every commit
@@ -224,7 +224,7 @@ func runFault(t *testing.T, be tupled.Backend, fc faultCase, seed, stream uint64
 	time.Sleep(20 * time.Millisecond)
 	stop()
 	require.NoError(t, w.Err(), what)
-	require.NotZero(t, w.failedSeen.Load(), "%s: the fault never surfaced as an I/O error (%d injections)", what, f.hits.Load())
+	require.NotZero(t, w.FailedSeen.Load(), "%s: the fault never surfaced as an I/O error (%d injections)", what, f.hits.Load())
 	require.NotZero(t, f.hits.Load(), what)
 
 	// Writing commits, DDL and checkpoints are refused with a clear error.
@@ -236,7 +236,7 @@ func runFault(t *testing.T, be tupled.Backend, fc faultCase, seed, stream uint64
 	f.disarm() // the database must stay failed even when the disk is back
 	tx, err := db.Begin(bg, nil)
 	if err == nil {
-		err = tx.Update(bg, bankTable, []byte(acctKey(0)), []byte("0:after"))
+		err = tx.Update(bg, BankTable, []byte(AcctKey(0)), []byte("0:after"))
 		if err == nil {
 			err = tx.Commit()
 		}
@@ -247,8 +247,8 @@ func runFault(t *testing.T, be tupled.Backend, fc faultCase, seed, stream uint64
 	isIO(db.Checkpoint())
 	_ = db.Close() // may report the failure
 	closed = true
-	s := l.snapshotLocked()
-	t.Logf("%s: %d commits acknowledged, %d failed, %d injections", what, l.nAcked, w.commitErrs.Load(), f.hits.Load())
+	s := l.SnapshotLocked()
+	t.Logf("%s: %d commits acknowledged, %d failed, %d injections", what, l.NAcked, w.CommitErrs.Load(), f.hits.Load())
 
 	// What was synced: a crash image without any unsynced byte.
 	// bbolt's file is on disk and shared by both checks: the first one's
@@ -261,17 +261,17 @@ func runFault(t *testing.T, be tupled.Backend, fc faultCase, seed, stream uint64
 		require.NoError(t, err, what)
 	}
 	clone := f.mem.CrashClone(vfs.CrashCloneCfg{})
-	verifyClone(t, clone, dir, be, s, what+" (synced data only)")
+	VerifyClone(t, clone, dir, be, s, what+" (synced data only)")
 	if be == tupled.Bbolt {
 		require.NoError(t, os.WriteFile(bboltFile, bboltData, 0o600), what)
 	}
 	// The same file system, reopened after the failed process closed it.
-	db2, err := tupled.Open(dir, reopenOpts(f, be))
+	db2, err := tupled.Open(dir, ReopenOpts(f, be))
 	require.NoError(t, err, "%s: reopen", what)
 	defer func() { require.NoError(t, db2.Close(), what) }()
-	checkRecovered(t, db2, s, what+" (reopened)")
+	CheckRecovered(t, db2, s, what+" (reopened)")
 	require.NoError(t, db2.RunTx(bg, nil, func(tx *tupled.Tx) error {
-		return tx.Update(bg, bankTable, []byte(acctKey(0)), []byte(fmt.Sprintf("%d:reopened", initBalance)))
+		return tx.Update(bg, BankTable, []byte(AcctKey(0)), []byte(fmt.Sprintf("%d:reopened", InitBalance)))
 	}), "%s: the reopened database accepts commits", what)
 }
 
@@ -279,22 +279,22 @@ func runFault(t *testing.T, be tupled.Backend, fc faultCase, seed, stream uint64
 // sees ErrDiskFull and never ErrIO, and once the disk is back its commits
 // succeed again without a reopen; the synced data and a reopen hold every
 // acknowledged commit and none of those that failed with 53100.
-func runDiskFullFault(t *testing.T, db *tupled.DB, f *faultFS, w *workload, l *ledger, dir string, be tupled.Backend, what string, stop func(), deadline time.Time) {
-	for w.diskFullSeen.Load() == 0 && time.Now().Before(deadline) && w.Err() == nil {
+func runDiskFullFault(t *testing.T, db *tupled.DB, f *faultFS, w *Workload, l *Ledger, dir string, be tupled.Backend, what string, stop func(), deadline time.Time) {
+	for w.DiskFullSeen.Load() == 0 && time.Now().Before(deadline) && w.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
-	require.NotZero(t, w.diskFullSeen.Load(), "%s: the fault never surfaced as 53100 (%d injections)", what, f.hits.Load())
+	require.NotZero(t, w.DiskFullSeen.Load(), "%s: the fault never surfaced as 53100 (%d injections)", what, f.hits.Load())
 	f.disarm()
-	for w.diskFullAcks.Load() < 10 && time.Now().Before(deadline.Add(10*time.Second)) && w.Err() == nil {
+	for w.DiskFullAcks.Load() < 10 && time.Now().Before(deadline.Add(10*time.Second)) && w.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
 	stop()
 	require.NoError(t, w.Err(), what)
-	require.Zero(t, w.failedSeen.Load(), "%s: disk full is not fatal", what)
-	require.GreaterOrEqual(t, w.diskFullAcks.Load(), uint64(10), "%s: commits resume once space is back", what)
+	require.Zero(t, w.FailedSeen.Load(), "%s: disk full is not fatal", what)
+	require.GreaterOrEqual(t, w.DiskFullAcks.Load(), uint64(10), "%s: commits resume once space is back", what)
 	require.NoError(t, db.Close(), what)
-	s := l.snapshotLocked()
-	t.Logf("%s: %d commits acknowledged, %d failed, %d disk-full errors, %d injections", what, l.nAcked, w.commitErrs.Load(), w.diskFullSeen.Load(), f.hits.Load())
+	s := l.SnapshotLocked()
+	t.Logf("%s: %d commits acknowledged, %d failed, %d disk-full errors, %d injections", what, l.NAcked, w.CommitErrs.Load(), w.DiskFullSeen.Load(), f.hits.Load())
 	var bboltFile string
 	var bboltData []byte
 	var err error
@@ -303,12 +303,12 @@ func runDiskFullFault(t *testing.T, db *tupled.DB, f *faultFS, w *workload, l *l
 		bboltData, err = os.ReadFile(bboltFile)
 		require.NoError(t, err, what)
 	}
-	verifyClone(t, f.mem.CrashClone(vfs.CrashCloneCfg{}), dir, be, s, what+" (synced data only)")
+	VerifyClone(t, f.mem.CrashClone(vfs.CrashCloneCfg{}), dir, be, s, what+" (synced data only)")
 	if be == tupled.Bbolt {
 		require.NoError(t, os.WriteFile(bboltFile, bboltData, 0o600), what)
 	}
-	db2, err := tupled.Open(dir, reopenOpts(f, be))
+	db2, err := tupled.Open(dir, ReopenOpts(f, be))
 	require.NoError(t, err, "%s: reopen", what)
 	defer func() { require.NoError(t, db2.Close(), what) }()
-	checkRecovered(t, db2, s, what+" (reopened)")
+	CheckRecovered(t, db2, s, what+" (reopened)")
 }

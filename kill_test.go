@@ -52,7 +52,7 @@ func (lw *lineWriter) Write(p []byte) (int, error) {
 }
 
 func childOpts(be tupled.Backend, rng *rand.Rand) *tupled.Options {
-	o := crashOpts(nil, be, rng)
+	o := CrashOpts(nil, be, rng)
 	o.CheckpointInterval = time.Duration(20+rng.IntN(200)) * time.Millisecond
 	return o
 }
@@ -65,9 +65,9 @@ func runCrashChild(ctx context.Context, t testing.TB, be tupled.Backend, gen int
 	if err != nil {
 		return err
 	}
-	l := newLedger()
-	l.out = out
-	w := &workload{db: db, l: l, seed: rng.Uint64(), gen: gen, ckptEvery: time.Duration(5+rng.IntN(50)) * time.Millisecond}
+	l := NewLedger()
+	l.Out = out
+	w := &Workload{DB: db, L: l, Seed: rng.Uint64(), Gen: gen, CkptEvery: time.Duration(5+rng.IntN(50)) * time.Millisecond}
 	io.WriteString(out, "ready\n")
 	stop := w.Run(ctx, 3, 2, 2, 1)
 	<-ctx.Done()
@@ -93,7 +93,7 @@ func TestHelperProcess(t *testing.T) {
 		fmt.Fprintln(os.Stderr, "child ended:", err)
 		os.Exit(3) // never reached while the parent kills it in time
 	}
-	seed := crashSeed(t)
+	seed := CrashSeed(t)
 	for _, be := range backends {
 		t.Run(be.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -103,30 +103,30 @@ func TestHelperProcess(t *testing.T) {
 			defer cancel()
 			require.NoError(t, runCrashChild(ctx, t, be.b, 1, seed, dir, &lineWriter{w: &buf}), "seed %d", seed)
 			require.NoError(t, parseChildLines(l, buf.Bytes()))
-			require.Positive(t, l.nAcked, "seed %d: the child acknowledged nothing", seed)
-			require.Empty(t, l.inflight, "seed %d: a clean stop leaves nothing in flight", seed)
-			db, err := tupled.Open(dir, reopenOpts(nil, be.b))
+			require.Positive(t, l.NAcked, "seed %d: the child acknowledged nothing", seed)
+			require.Empty(t, l.Inflight, "seed %d: a clean stop leaves nothing in flight", seed)
+			db, err := tupled.Open(dir, ReopenOpts(nil, be.b))
 			require.NoError(t, err)
 			defer func() { require.NoError(t, db.Close()) }()
-			checkRecovered(t, db, l.snapshotLocked(), fmt.Sprintf("seed %d clean stop", seed))
+			CheckRecovered(t, db, l.SnapshotLocked(), fmt.Sprintf("seed %d clean stop", seed))
 		})
 	}
 }
 
 // initDir creates the database with its tables and returns the ledger of
 // its initial state.
-func initDir(t testing.TB, dir string, be tupled.Backend) *ledger {
+func initDir(t testing.TB, dir string, be tupled.Backend) *Ledger {
 	db, err := tupled.Open(dir, &tupled.Options{Backend: be})
 	require.NoError(t, err)
-	setupTables(t, db)
+	SetupTables(t, db)
 	require.NoError(t, db.Close())
-	l := newLedger()
-	l.setInitial()
+	l := NewLedger()
+	l.SetInitial()
 	return l
 }
 
 // parseChildLines applies the complete lines of a child's output to l.
-func parseChildLines(l *ledger, out []byte) error {
+func parseChildLines(l *Ledger, out []byte) error {
 	lines := strings.Split(string(out), "\n")
 	lines = lines[:len(lines)-1] // after the last newline: empty, or torn by the kill
 	for _, line := range lines {
@@ -141,40 +141,40 @@ func parseChildLines(l *ledger, out []byte) error {
 			if err != nil {
 				return fmt.Errorf("line %q: %w", line, err)
 			}
-			l.maxXid = max(l.maxXid, id)
+			l.MaxXid = max(l.MaxXid, id)
 		case "r":
 			seq, err := strconv.ParseInt(f[1], 10, 64)
 			if err != nil {
 				return fmt.Errorf("line %q: %w", line, err)
 			}
-			var ws []lwrite
+			var ws []Write
 			for _, w := range f[2:] {
 				// table/key@ord=value or table/key@ord!
 				tk, rest, _ := strings.Cut(w, "@")
 				table, key, _ := strings.Cut(tk, "/")
-				var lw lwrite
-				lw.table, lw.key = table, key
+				var lw Write
+				lw.Table, lw.Key = table, key
 				var ordS string
 				if o, v, ok := strings.Cut(rest, "="); ok {
-					ordS, lw.st = o, kstate{true, v}
+					ordS, lw.St = o, KState{true, v}
 				} else {
 					ordS = strings.TrimSuffix(rest, "!")
 				}
-				if lw.ord, err = strconv.ParseUint(ordS, 10, 64); err != nil {
+				if lw.Ord, err = strconv.ParseUint(ordS, 10, 64); err != nil {
 					return fmt.Errorf("line %q: %w", line, err)
 				}
 				ws = append(ws, lw)
 			}
-			l.inflight[seq] = ws
+			l.Inflight[seq] = ws
 		case "a":
 			seq, err := strconv.ParseInt(f[1], 10, 64)
 			if err != nil {
 				return fmt.Errorf("line %q: %w", line, err)
 			}
-			if _, ok := l.inflight[seq]; !ok {
+			if _, ok := l.Inflight[seq]; !ok {
 				return fmt.Errorf("line %q: acknowledgement of an unregistered commit", line)
 			}
-			l.ackLocked(seq)
+			l.AckLocked(seq)
 		default:
 			return fmt.Errorf("unexpected child output %q", line)
 		}
@@ -185,7 +185,7 @@ func parseChildLines(l *ledger, out []byte) error {
 // TestKillRestart: SIGKILL the child at random moments, restart, check,
 // repeat, on both backends, on the real file system.
 func TestKillRestart(t *testing.T) {
-	seed := crashSeed(t)
+	seed := CrashSeed(t)
 	kills := *flagKills
 	if testing.Short() && raceEnabled {
 		kills = max(1, kills/5) // a race-built child takes seconds per kill
@@ -203,14 +203,14 @@ func TestKillRestart(t *testing.T) {
 			for gen := 1; gen <= kills; gen++ {
 				what := fmt.Sprintf("seed %d %s kill %d", seed, be.name, gen)
 				out := killChild(t, be.b, gen, seed, dir, time.Duration(rng.IntN(300))*time.Millisecond, what)
-				before := l.nAcked
+				before := l.NAcked
 				require.NoError(t, parseChildLines(l, out), what)
-				acked += l.nAcked - before
-				db, err := tupled.Open(dir, reopenOpts(nil, be.b))
+				acked += l.NAcked - before
+				db, err := tupled.Open(dir, ReopenOpts(nil, be.b))
 				require.NoError(t, err, "%s: reopen", what)
-				state := checkRecovered(t, db, l.snapshotLocked(), what)
+				state := CheckRecovered(t, db, l.SnapshotLocked(), what)
 				require.NoError(t, db.Close(), what)
-				l.rebase(state)
+				l.Rebase(state)
 			}
 			require.Positive(t, acked, "seed %d: no child acknowledged a commit", seed)
 			t.Logf("%s: %d kills, %d commits acknowledged, %v", be.name, kills, acked, time.Since(start))
