@@ -2,12 +2,10 @@ package tupled_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled"
@@ -122,74 +120,6 @@ func TestLockOnlyCommitsDoNotFsync(t *testing.T) {
 	require.Equal(t, before.WALFsyncs, after.WALFsyncs)
 	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error { return tx.Update(bg, "t", []byte("a"), []byte("2")) }))
 	require.Greater(t, db.Stats().WALFsyncs, after.WALFsyncs, "a writing commit is made durable")
-}
-
-// TestSimulatedCrashKeepsAcknowledgedCommits crashes the whole engine
-// (vfs.NewCrashableMem + CrashClone) at random points of a transfer
-// workload, reopens the clone and checks every acknowledged commit against
-// a ledger: the bank total is conserved and each account holds the value of
-// its last acknowledged transfer or of a later one that was in flight.
-func TestSimulatedCrashKeepsAcknowledgedCommits(t *testing.T) {
-	const accounts, initial = 10, 100
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
-	for crash := 0; crash < 20; crash++ {
-		fs := vfs.NewCrashableMem()
-		db, err := tupled.Open("db", &tupled.Options{FS: fs, VacuumInterval: -1})
-		require.NoError(t, err)
-		require.NoError(t, db.CreateTable(bg, "t"))
-		require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
-			for i := 0; i < accounts; i++ {
-				if err := tx.Insert(bg, "t", key(i), []byte(fmt.Sprint(initial))); err != nil {
-					return err
-				}
-			}
-			return nil
-		}))
-		acked := map[int]int{}
-		for i := 0; i < accounts; i++ {
-			acked[i] = initial
-		}
-		steps := rng.IntN(200)
-		for s := 0; s < steps; s++ {
-			a, b := rng.IntN(accounts), rng.IntN(accounts)
-			if a == b {
-				continue
-			}
-			amt := rng.IntN(10)
-			err := db.RunTx(bg, nil, func(tx *tupled.Tx) error {
-				if err := tx.Update(bg, "t", key(a), []byte(fmt.Sprint(acked[a]-amt))); err != nil {
-					return err
-				}
-				return tx.Update(bg, "t", key(b), []byte(fmt.Sprint(acked[b]+amt)))
-			})
-			require.NoError(t, err)
-			acked[a] -= amt
-			acked[b] += amt
-			if rng.IntN(50) == 0 {
-				require.NoError(t, db.Checkpoint())
-			}
-		}
-		clone := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rand.New(rand.NewPCG(seed, uint64(crash)))})
-		require.NoError(t, db.Close())
-		db2, err := tupled.Open("db", &tupled.Options{FS: clone, VacuumInterval: -1})
-		require.NoError(t, err, "seed %d crash %d", seed, crash)
-		total := 0
-		for i := 0; i < accounts; i++ {
-			v, ok := get(t, db2, string(key(i)))
-			require.True(t, ok)
-			var n int
-			fmt.Sscan(v, &n)
-			require.Equal(t, acked[i], n, "seed %d crash %d account %d", seed, crash, i)
-			total += n
-		}
-		require.Equal(t, accounts*initial, total)
-		rl, err := db2.RowLocks(bg, "t")
-		require.NoError(t, err)
-		require.Empty(t, rl)
-		require.NoError(t, db2.Close())
-	}
 }
 
 // TestEvictionKeepsLocksAndWrites: with a tiny row cache, clean rows are

@@ -1,5 +1,5 @@
 //go:build race
 
-package tupled_test
+package crash_test
 
 const raceEnabled = true

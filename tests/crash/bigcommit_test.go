@@ -1,4 +1,4 @@
-package tupled_test
+package crash_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/internal/storage"
+	"github.com/tupled/tupled/tests/utils"
 )
 
 // crashableDB is an on-disk database whose state can be cut as a crash
@@ -101,7 +102,7 @@ func TestLargeTransactions(t *testing.T) {
 		{"100 MB value", func(tx *tupled.Tx) error {
 			return tx.Insert(bg, "t", []byte("big"), bigValue(100<<20, 7))
 		}, func(t *testing.T, db *tupled.DB, full bool) {
-			tx := begin(t, db, nil)
+			tx := utils.Begin(t, db, nil)
 			v, err := tx.Get(bg, "t", []byte("big"))
 			require.NoError(t, err)
 			require.True(t, bytes.Equal(bigValue(100<<20, 7), v), "the 100 MB value came back different")
@@ -115,7 +116,7 @@ func TestLargeTransactions(t *testing.T) {
 			}
 			return nil
 		}, func(t *testing.T, db *tupled.DB, full bool) {
-			tx := begin(t, db, nil)
+			tx := utils.Begin(t, db, nil)
 			if !full { // every 997th row
 				for i := 0; i < rows; i += 997 {
 					v, err := tx.Get(bg, "t", rowKey(i))
@@ -137,14 +138,14 @@ func TestLargeTransactions(t *testing.T) {
 			require.NoError(t, tx.Commit())
 		}},
 	}
-	for _, be := range backends {
+	for _, be := range utils.Backends {
 		for _, c := range cases {
-			t.Run(be.name+"/"+c.name, func(t *testing.T) {
-				cdb := openCrashable(t, be.b)
+			t.Run(be.Name+"/"+c.name, func(t *testing.T) {
+				cdb := openCrashable(t, be.B)
 				defer func() { require.NoError(t, cdb.db.Close()) }()
 				require.NoError(t, cdb.db.CreateTable(bg, "t"))
 				before := cdb.db.Stats().WALRecords
-				tx := begin(t, cdb.db, nil)
+				tx := utils.Begin(t, cdb.db, nil)
 				require.NoError(t, c.write(tx))
 				require.NoError(t, tx.Commit())
 				require.Greater(t, cdb.db.Stats().WALRecords-before, uint64(2), "the commit should have been logged as a stream")
@@ -166,7 +167,7 @@ func TestLargeTransactions(t *testing.T) {
 
 func mustGet(t *testing.T, db *tupled.DB, k string) string {
 	t.Helper()
-	v, ok := get(t, db, k)
+	v, ok := utils.Get(t, db, k)
 	require.True(t, ok, "key %q", k)
 	return v
 }
@@ -226,11 +227,11 @@ func BenchmarkCommit1GB(b *testing.B) {
 		name       string
 		rows, size int
 	}{{"16384x64KiB", 16384, 64 << 10}, {"1xMaxValueSize", 1, tupled.MaxValueSize}}
-	for _, be := range backends {
+	for _, be := range utils.Backends {
 		for _, sh := range shapes {
-			b.Run(be.name+"/"+sh.name, func(b *testing.B) {
+			b.Run(be.Name+"/"+sh.name, func(b *testing.B) {
 				for range b.N {
-					bench1GB(b, be.b, sh.rows, sh.size)
+					bench1GB(b, be.B, sh.rows, sh.size)
 				}
 			})
 		}

@@ -1,4 +1,4 @@
-package tupled_test
+package fault_test
 
 // Suite 3 of issue 3: I/O faults injected with pebble's vfs/errorfs while
 // the concurrent workload runs: fsync errors, write errors, short writes
@@ -33,6 +33,7 @@ import (
 
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/internal/storage"
+	"github.com/tupled/tupled/tests/utils"
 )
 
 // faultFS is errorfs over a crashable MemFS with a rule that can be armed,
@@ -163,17 +164,17 @@ var faultCases = []faultCase{
 }
 
 func TestFaults(t *testing.T) {
-	seed := CrashSeed(t)
-	for _, be := range backends {
+	seed := utils.CrashSeed(t)
+	for _, be := range utils.Backends {
 		for i, fc := range faultCases {
-			if be.b == tupled.Bbolt && fc.part != "/wal/" {
+			if be.B == tupled.Bbolt && fc.part != "/wal/" {
 				continue // bbolt's file is not on a vfs: see the top of this file
 			}
 			if fc.kinds != nil && fc.kinds[0] == errorfs.OpCreate {
 				continue // needs a segment rotation; covered by the wal package
 			}
-			t.Run(be.name+"/"+fc.name, func(t *testing.T) {
-				runFault(t, be.b, fc, seed, uint64(i))
+			t.Run(be.Name+"/"+fc.name, func(t *testing.T) {
+				runFault(t, be.B, fc, seed, uint64(i))
 			})
 		}
 	}
@@ -187,7 +188,7 @@ func runFault(t *testing.T, be tupled.Backend, fc faultCase, seed, stream uint64
 	if be == tupled.Bbolt {
 		dir = t.TempDir() // the WAL on f at this path, bbolt's file on disk at it
 	}
-	opts := CrashOpts(f, be, rng)
+	opts := utils.CrashOpts(f, be, rng)
 	opts.VacuumInterval = -1 // vacuum reads cold rows; keep the errors to writes
 	db, err := tupled.Open(dir, opts)
 	require.NoError(t, err, what)
@@ -197,10 +198,10 @@ func runFault(t *testing.T, be tupled.Backend, fc faultCase, seed, stream uint64
 			db.Close()
 		}
 	}()
-	SetupTables(t, db)
-	l := NewLedger()
+	utils.SetupTables(t, db)
+	l := utils.NewLedger()
 	l.SetInitial()
-	w := &Workload{DB: db, L: l, Seed: rng.Uint64(), IOErrOK: true, CkptEvery: 2 * time.Millisecond}
+	w := &utils.Workload{DB: db, L: l, Seed: rng.Uint64(), IOErrOK: true, CkptEvery: 2 * time.Millisecond}
 	stop := w.Run(context.Background(), 3, 2, 2, 1)
 	time.Sleep(time.Duration(5+rng.IntN(40)) * time.Millisecond)
 	if fc.short {
@@ -236,7 +237,7 @@ func runFault(t *testing.T, be tupled.Backend, fc faultCase, seed, stream uint64
 	f.disarm() // the database must stay failed even when the disk is back
 	tx, err := db.Begin(bg, nil)
 	if err == nil {
-		err = tx.Update(bg, BankTable, []byte(AcctKey(0)), []byte("0:after"))
+		err = tx.Update(bg, utils.BankTable, []byte(utils.AcctKey(0)), []byte("0:after"))
 		if err == nil {
 			err = tx.Commit()
 		}
@@ -261,17 +262,17 @@ func runFault(t *testing.T, be tupled.Backend, fc faultCase, seed, stream uint64
 		require.NoError(t, err, what)
 	}
 	clone := f.mem.CrashClone(vfs.CrashCloneCfg{})
-	VerifyClone(t, clone, dir, be, s, what+" (synced data only)")
+	utils.VerifyClone(t, clone, dir, be, s, what+" (synced data only)")
 	if be == tupled.Bbolt {
 		require.NoError(t, os.WriteFile(bboltFile, bboltData, 0o600), what)
 	}
 	// The same file system, reopened after the failed process closed it.
-	db2, err := tupled.Open(dir, ReopenOpts(f, be))
+	db2, err := tupled.Open(dir, utils.ReopenOpts(f, be))
 	require.NoError(t, err, "%s: reopen", what)
 	defer func() { require.NoError(t, db2.Close(), what) }()
-	CheckRecovered(t, db2, s, what+" (reopened)")
+	utils.CheckRecovered(t, db2, s, what+" (reopened)")
 	require.NoError(t, db2.RunTx(bg, nil, func(tx *tupled.Tx) error {
-		return tx.Update(bg, BankTable, []byte(AcctKey(0)), []byte(fmt.Sprintf("%d:reopened", InitBalance)))
+		return tx.Update(bg, utils.BankTable, []byte(utils.AcctKey(0)), []byte(fmt.Sprintf("%d:reopened", utils.InitBalance)))
 	}), "%s: the reopened database accepts commits", what)
 }
 
@@ -279,7 +280,7 @@ func runFault(t *testing.T, be tupled.Backend, fc faultCase, seed, stream uint64
 // sees ErrDiskFull and never ErrIO, and once the disk is back its commits
 // succeed again without a reopen; the synced data and a reopen hold every
 // acknowledged commit and none of those that failed with 53100.
-func runDiskFullFault(t *testing.T, db *tupled.DB, f *faultFS, w *Workload, l *Ledger, dir string, be tupled.Backend, what string, stop func(), deadline time.Time) {
+func runDiskFullFault(t *testing.T, db *tupled.DB, f *faultFS, w *utils.Workload, l *utils.Ledger, dir string, be tupled.Backend, what string, stop func(), deadline time.Time) {
 	for w.DiskFullSeen.Load() == 0 && time.Now().Before(deadline) && w.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
@@ -303,12 +304,12 @@ func runDiskFullFault(t *testing.T, db *tupled.DB, f *faultFS, w *Workload, l *L
 		bboltData, err = os.ReadFile(bboltFile)
 		require.NoError(t, err, what)
 	}
-	VerifyClone(t, f.mem.CrashClone(vfs.CrashCloneCfg{}), dir, be, s, what+" (synced data only)")
+	utils.VerifyClone(t, f.mem.CrashClone(vfs.CrashCloneCfg{}), dir, be, s, what+" (synced data only)")
 	if be == tupled.Bbolt {
 		require.NoError(t, os.WriteFile(bboltFile, bboltData, 0o600), what)
 	}
-	db2, err := tupled.Open(dir, ReopenOpts(f, be))
+	db2, err := tupled.Open(dir, utils.ReopenOpts(f, be))
 	require.NoError(t, err, "%s: reopen", what)
 	defer func() { require.NoError(t, db2.Close(), what) }()
-	CheckRecovered(t, db2, s, what+" (reopened)")
+	utils.CheckRecovered(t, db2, s, what+" (reopened)")
 }

@@ -1,4 +1,4 @@
-package tupled_test
+package fault_test
 
 // Disk full (issue 10, finding 8): with SyncCommit on, a commit that finds
 // no space fails with 53100, reads go on, and writes resume by themselves
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/tests/utils"
 )
 
 func requireDiskFull(t testing.TB, err error, what string) {
@@ -53,15 +54,15 @@ func readAll(t testing.TB, db *tupled.DB, table string) map[string]string {
 
 // TestDiskFullWAL: the WAL's writes fail with ENOSPC (whole or short).
 func TestDiskFullWAL(t *testing.T) {
-	for _, be := range backends {
+	for _, be := range utils.Backends {
 		for _, short := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/short=%v", be.name, short), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/short=%v", be.Name, short), func(t *testing.T) {
 				f := newFaultFS()
 				dir := "db"
-				if be.b == tupled.Bbolt {
+				if be.B == tupled.Bbolt {
 					dir = t.TempDir() // see fault_test.go
 				}
-				opts := &tupled.Options{FS: f, Backend: be.b, VacuumInterval: -1, CheckpointInterval: time.Hour}
+				opts := &tupled.Options{FS: f, Backend: be.B, VacuumInterval: -1, CheckpointInterval: time.Hour}
 				db, err := tupled.Open(dir, opts)
 				require.NoError(t, err)
 				defer func() { _ = db.Close() }()
@@ -97,12 +98,12 @@ func TestDiskFullWAL(t *testing.T) {
 				require.NoError(t, db.Close())
 
 				for _, fs := range []vfs.FS{f.mem.CrashClone(vfs.CrashCloneCfg{}), f} {
-					db2, err := tupled.Open(dir, ReopenOpts(fs, be.b))
+					db2, err := tupled.Open(dir, utils.ReopenOpts(fs, be.B))
 					require.NoError(t, err)
 					require.Equal(t, want, readAll(t, db2, "t"), "after reopen: the acknowledged commits, none of the failed ones")
 					require.Empty(t, readAll(t, db2, "u"))
 					require.NoError(t, db2.Close())
-					if be.b == tupled.Bbolt {
+					if be.B == tupled.Bbolt {
 						break // one data file on disk: the crash clone already recovered into it
 					}
 				}
@@ -129,7 +130,7 @@ func TestDiskFullSyncCommitOff(t *testing.T) {
 	f.rule.Store(&r)
 	// Acknowledged at once; the WAL writer's periodic write then fails.
 	require.NoError(t, commitOne(db, "t", "lost?", "v"))
-	eventually(t, "the WAL writer hits the full disk", func() bool { return f.hits.Load() > 0 })
+	utils.Eventually(t, "the WAL writer hits the full disk", func() bool { return f.hits.Load() > 0 })
 	readFails := func() bool {
 		tx, err := db.Begin(bg, nil)
 		if err != nil {
@@ -139,7 +140,7 @@ func TestDiskFullSyncCommitOff(t *testing.T) {
 		_, err = tx.Get(bg, "t", []byte("lost?"))
 		return err != nil
 	}
-	eventually(t, "reads fail once the WAL failed", readFails)
+	utils.Eventually(t, "reads fail once the WAL failed", readFails)
 	f.disarm()
 	tx, err := db.Begin(bg, nil)
 	if err == nil {
@@ -149,7 +150,7 @@ func TestDiskFullSyncCommitOff(t *testing.T) {
 	require.ErrorIs(t, err, tupled.ErrIO, "the database stays failed until reopened")
 	_ = db.Close()
 
-	db2, err := tupled.Open("db", ReopenOpts(f, tupled.Pebble))
+	db2, err := tupled.Open("db", utils.ReopenOpts(f, tupled.Pebble))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db2.Close()) }()
 	got := readAll(t, db2, "t")
@@ -192,7 +193,7 @@ func TestDiskFullCheckpoint(t *testing.T) {
 	requireDiskFull(t, db.Close(), "Close cannot checkpoint")
 
 	avail(1 << 30)
-	db2, err := tupled.Open("db", ReopenOpts(mem, tupled.Pebble))
+	db2, err := tupled.Open("db", utils.ReopenOpts(mem, tupled.Pebble))
 	require.NoError(t, err)
 	require.Equal(t, want, readAll(t, db2, "t"), "the WAL kept what the last checkpoint did not write")
 	require.NoError(t, db2.Close())
@@ -217,7 +218,7 @@ func TestDiskFullClose(t *testing.T) {
 	requireDiskFull(t, commitOne(db, "t", "failed", "v"), "commit on a full disk")
 	requireDiskFull(t, db.Close(), "Close on a full disk")
 	f.disarm()
-	db2, err := tupled.Open("db", ReopenOpts(f, tupled.Pebble))
+	db2, err := tupled.Open("db", utils.ReopenOpts(f, tupled.Pebble))
 	require.NoError(t, err)
 	require.Equal(t, want, readAll(t, db2, "t"))
 	require.NoError(t, db2.Close())

@@ -1,4 +1,4 @@
-package tupled_test
+package crash_test
 
 // Suite 1 on the bbolt backend. bbolt does its own file I/O, so its file
 // cannot be on a vfs.MemFS; the database's WAL is (Options.FS), at the same
@@ -37,10 +37,11 @@ import (
 
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/internal/storage"
+	"github.com/tupled/tupled/tests/utils"
 )
 
 func TestCrashRandomPointsBbolt(t *testing.T) {
-	seed := CrashSeed(t)
+	seed := utils.CrashSeed(t)
 	total := *flagCrashPoints / 4
 	if testing.Short() && raceEnabled {
 		total /= 4
@@ -60,7 +61,7 @@ func TestCrashRandomPointsBbolt(t *testing.T) {
 type bboltPoint struct {
 	clone *vfs.MemFS
 	file  string // copy of bbolt's file, on disk (it is 16 MiB or more)
-	s     Snapshot
+	s     utils.Snapshot
 	what  string
 }
 
@@ -69,13 +70,13 @@ func crashRunBbolt(t *testing.T, seed uint64, run int, rng *rand.Rand, points in
 	dir := filepath.Join(t.TempDir(), "db")
 	copies := t.TempDir()
 	file := filepath.Join(dir, "data", storage.BboltFile)
-	db, err := tupled.Open(dir, CrashOpts(mem, tupled.Bbolt, rng))
+	db, err := tupled.Open(dir, utils.CrashOpts(mem, tupled.Bbolt, rng))
 	require.NoError(t, err)
-	SetupTables(t, db)
-	l := NewLedger()
+	utils.SetupTables(t, db)
+	l := utils.NewLedger()
 	l.SetInitial()
 	var ckptMu sync.Mutex
-	w := &Workload{DB: db, L: l, Seed: rng.Uint64(), CkptEvery: time.Duration(1+rng.IntN(20)) * time.Millisecond, CkptMu: &ckptMu}
+	w := &utils.Workload{DB: db, L: l, Seed: rng.Uint64(), CkptEvery: time.Duration(1+rng.IntN(20)) * time.Millisecond, CkptMu: &ckptMu}
 	stop := w.Run(context.Background(), 3, 2, 2, 1)
 	var taken []bboltPoint
 	for p := 0; p < points; p++ {
@@ -100,7 +101,7 @@ func crashRunBbolt(t *testing.T, seed uint64, run int, rng *rand.Rand, points in
 	for _, bp := range taken {
 		require.NoError(t, copyFile(file, bp.file))
 		require.NoError(t, os.Remove(bp.file))
-		VerifyClone(t, bp.clone, dir, tupled.Bbolt, bp.s, bp.what)
+		utils.VerifyClone(t, bp.clone, dir, tupled.Bbolt, bp.s, bp.what)
 		if t.Failed() {
 			return
 		}

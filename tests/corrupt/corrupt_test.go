@@ -1,4 +1,4 @@
-package tupled_test
+package corrupt_test
 
 // The corruption matrix: for each kind of file a database keeps and each
 // kind of damage, many seeded trials. Every trial damages a copy of a
@@ -31,6 +31,7 @@ import (
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/heap"
 	"github.com/tupled/tupled/internal/storage"
+	"github.com/tupled/tupled/tests/utils"
 )
 
 const matrixTable = "t"
@@ -340,7 +341,7 @@ func TestCorruptionMatrix(t *testing.T) {
 	if testing.Short() {
 		trials = 3
 	}
-	seed := CrashSeed(t)
+	seed := utils.CrashSeed(t)
 	damages := []string{"flip", "truncate", "zero", "swap"}
 	for _, bc := range []struct {
 		name  string

@@ -1,4 +1,4 @@
-package tupled_test
+package fault_test
 
 // The disk-full test on a real file system: a small tmpfs (Linux, as root,
 // as in CI). See diskfull_test.go for the others.
@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/tests/utils"
 )
 
 // mountTmpfs mounts a tmpfs of size bytes at a new directory and returns
@@ -37,15 +38,15 @@ func TestDiskFullTmpfs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a tmpfs; runs in the normal tier")
 	}
-	for _, be := range backends {
-		t.Run(be.name, func(t *testing.T) {
+	for _, be := range utils.Backends {
+		t.Run(be.Name, func(t *testing.T) {
 			// The ballast is freed later: enough for the WAL's queue and a
 			// checkpoint of everything the WAL holds (see checkpointSpace).
 			mnt := mountTmpfs(t, 96<<20)
 			ballast := filepath.Join(mnt, "ballast")
 			require.NoError(t, os.WriteFile(ballast, make([]byte, 80<<20), 0o600))
 			dir := filepath.Join(mnt, "db")
-			opts := &tupled.Options{Backend: be.b, VacuumInterval: -1, CheckpointInterval: time.Hour, CheckpointWALSize: -1}
+			opts := &tupled.Options{Backend: be.B, VacuumInterval: -1, CheckpointInterval: time.Hour, CheckpointWALSize: -1}
 			db, err := tupled.Open(dir, opts)
 			require.NoError(t, err)
 			defer func() { _ = db.Close() }()
@@ -81,7 +82,7 @@ func TestDiskFullTmpfs(t *testing.T) {
 			require.NoError(t, db.Checkpoint())
 			require.NoError(t, db.Close())
 
-			db2, err := tupled.Open(dir, &tupled.Options{Backend: be.b, VacuumInterval: -1})
+			db2, err := tupled.Open(dir, &tupled.Options{Backend: be.B, VacuumInterval: -1})
 			require.NoError(t, err)
 			defer func() { require.NoError(t, db2.Close()) }()
 			got := readAll(t, db2, "t")

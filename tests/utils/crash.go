@@ -1,8 +1,9 @@
-package tupled_test
+package utils
 
-// Shared machinery of the crash suites (crash_test.go, kill_test.go,
-// fault_test.go): a concurrent workload over two tables, a ledger of what
-// each commit wrote, and the check of a recovered database against it.
+// Shared machinery of the crash suites (tests/crash: crash_test.go,
+// crash_bbolt_test.go, kill_test.go; tests/fault: fault_test.go): a
+// concurrent workload over two tables, a ledger of what each commit wrote,
+// and the check of a recovered database against it.
 //
 // The ledger. A writing transaction registers its write set under the
 // ledger's mutex just before it calls Commit, and records its
@@ -30,6 +31,7 @@ package tupled_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -41,6 +43,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled"
@@ -81,8 +84,8 @@ type Write struct {
 	Ord        uint64
 }
 
-// Ledger records acknowledged and in-flight commits; with out set, it also
-// writes every event as one line (the child process of kill_test.go).
+// Ledger records acknowledged and in-flight commits; with Out set, it also
+// writes every event as one line (the child process of tests/crash/kill_test.go).
 type Ledger struct {
 	mu       sync.Mutex
 	acked    map[string]KState // "table/key"
@@ -337,7 +340,7 @@ func (w *Workload) tag() string {
 	return fmt.Sprintf("g%dw%d", w.Gen, w.tags.Add(1))
 }
 
-// ord returns the order of a write (see lwrite); call it after the write
+// ord returns the order of a write (see Write); call it after the write
 // succeeded, while the transaction holds the row.
 func (w *Workload) ord() uint64 { return uint64(w.Gen)<<40 | w.ords.Add(1) }
 
@@ -659,4 +662,54 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-t.C:
 	}
+}
+
+// The seed and options of every suite that crashes a database.
+
+var flagCrashSeed = flag.Uint64("crash.seed", 0, "seed of the crash suites (0 = random)")
+
+// CrashSeed is the seed of a crash suite: -crash.seed, or a random one. It
+// logs the seed, and again if the test fails, with the flag that reruns it.
+func CrashSeed(t testing.TB) uint64 {
+	seed := *flagCrashSeed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	t.Logf("seed %d (rerun with -crash.seed=%d)", seed, seed)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("FAILED with seed %d (rerun with -crash.seed=%d)", seed, seed)
+		}
+	})
+	return seed
+}
+
+// CrashOpts are the options of a database under a crash workload: fs and
+// backend be, a short deadlock timeout, vacuum and the row-cache size drawn
+// from rng, and no background checkpoints (the workload checkpoints itself).
+func CrashOpts(fs vfs.FS, be tupled.Backend, rng *rand.Rand) *tupled.Options {
+	vac := time.Duration(1+rng.IntN(20)) * time.Millisecond
+	if rng.IntN(4) == 0 {
+		vac = -1
+	}
+	return &tupled.Options{
+		FS: fs, Backend: be, DeadlockTimeout: 20 * time.Millisecond,
+		VacuumInterval: vac, CacheRows: 4 + rng.IntN(64),
+		CheckpointInterval: time.Hour, // the workload checkpoints itself
+	}
+}
+
+// ReopenOpts are the options that reopen a crash image: no vacuum and no
+// background checkpoints, so the check reads what recovery left.
+func ReopenOpts(fs vfs.FS, be tupled.Backend) *tupled.Options {
+	return &tupled.Options{FS: fs, Backend: be, VacuumInterval: -1, CheckpointInterval: time.Hour}
+}
+
+// VerifyClone opens a crash image and checks it against the ledger.
+func VerifyClone(t testing.TB, clone vfs.FS, dir string, be tupled.Backend, s Snapshot, what string) {
+	t.Helper()
+	db, err := tupled.Open(dir, ReopenOpts(clone, be))
+	require.NoError(t, err, "%s: reopen after crash", what)
+	defer func() { require.NoError(t, db.Close(), what) }()
+	CheckRecovered(t, db, s, what)
 }

@@ -1,8 +1,8 @@
-package tupled_test
+package crash_test
 
 // Suite 1 of issue 3: simulated crashes of the whole engine. The database
 // runs on vfs.NewCrashableMem(); a crash point is fs.CrashClone taken with
-// the ledger frozen (see crashutil_test.go); the clone is reopened and
+// the ledger frozen (see tests/utils/crash.go); the clone is reopened and
 // checked against the ledger while the workload goes on.
 
 import (
@@ -20,52 +20,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/tests/utils"
 )
 
 var (
 	flagCrashPoints = flag.Int("crash.points", 400, "random crash points of TestCrashRandomPoints (per backend)")
 	flagCrashWrites = flag.Int("crash.writes", 150, "crash points of TestCrashAtEveryWrite (one after each file write/sync of a short run)")
-	flagCrashSeed   = flag.Uint64("crash.seed", 0, "seed of the crash suites (0 = random)")
 )
-
-func CrashSeed(t testing.TB) uint64 {
-	seed := *flagCrashSeed
-	if seed == 0 {
-		seed = rand.Uint64()
-	}
-	t.Logf("seed %d (rerun with -crash.seed=%d)", seed, seed)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("FAILED with seed %d (rerun with -crash.seed=%d)", seed, seed)
-		}
-	})
-	return seed
-}
-
-func CrashOpts(fs vfs.FS, be tupled.Backend, rng *rand.Rand) *tupled.Options {
-	vac := time.Duration(1+rng.IntN(20)) * time.Millisecond
-	if rng.IntN(4) == 0 {
-		vac = -1
-	}
-	return &tupled.Options{
-		FS: fs, Backend: be, DeadlockTimeout: 20 * time.Millisecond,
-		VacuumInterval: vac, CacheRows: 4 + rng.IntN(64),
-		CheckpointInterval: time.Hour, // the workload checkpoints itself
-	}
-}
-
-func ReopenOpts(fs vfs.FS, be tupled.Backend) *tupled.Options {
-	return &tupled.Options{FS: fs, Backend: be, VacuumInterval: -1, CheckpointInterval: time.Hour}
-}
-
-// VerifyClone opens a crash image and checks it against the ledger.
-func VerifyClone(t testing.TB, clone vfs.FS, dir string, be tupled.Backend, s Snapshot, what string) {
-	t.Helper()
-	db, err := tupled.Open(dir, ReopenOpts(clone, be))
-	require.NoError(t, err, "%s: reopen after crash", what)
-	defer func() { require.NoError(t, db.Close(), what) }()
-	CheckRecovered(t, db, s, what)
-}
 
 func randomCloneCfg(rng *rand.Rand) vfs.CrashCloneCfg {
 	cfg := vfs.CrashCloneCfg{RNG: rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))}
@@ -81,7 +42,7 @@ func randomCloneCfg(rng *rand.Rand) vfs.CrashCloneCfg {
 // the pebble backend. Each run is one database crashed (cloned) many times;
 // each clone is reopened and checked while the workload continues.
 func TestCrashRandomPoints(t *testing.T) {
-	seed := CrashSeed(t)
+	seed := utils.CrashSeed(t)
 	total := *flagCrashPoints
 	if testing.Short() && raceEnabled {
 		total /= 4
@@ -104,12 +65,12 @@ func TestCrashRandomPoints(t *testing.T) {
 func crashRun(t *testing.T, seed uint64, run int, rng *rand.Rand, points int) {
 	fs := vfs.NewCrashableMem()
 	const dir = "db"
-	db, err := tupled.Open(dir, CrashOpts(fs, tupled.Pebble, rng))
+	db, err := tupled.Open(dir, utils.CrashOpts(fs, tupled.Pebble, rng))
 	require.NoError(t, err)
-	SetupTables(t, db)
-	l := NewLedger()
+	utils.SetupTables(t, db)
+	l := utils.NewLedger()
 	l.SetInitial()
-	w := &Workload{DB: db, L: l, Seed: rng.Uint64(), CkptEvery: time.Duration(1+rng.IntN(30)) * time.Millisecond}
+	w := &utils.Workload{DB: db, L: l, Seed: rng.Uint64(), CkptEvery: time.Duration(1+rng.IntN(30)) * time.Millisecond}
 	stop := w.Run(context.Background(), 3, 2, 2, 1)
 	stopped := false
 	defer func() {
@@ -124,7 +85,7 @@ func crashRun(t *testing.T, seed uint64, run int, rng *rand.Rand, points int) {
 		var clone *vfs.MemFS
 		s := l.CrashPoint(func() { clone = fs.CrashClone(cfg) })
 		what := fmt.Sprintf("seed %d run %d point %d (unsynced %d%%)", seed, run, p, cfg.UnsyncedDataPercent)
-		VerifyClone(t, clone, dir, tupled.Pebble, s, what)
+		utils.VerifyClone(t, clone, dir, tupled.Pebble, s, what)
 	}
 	stop()
 	stopped = true
@@ -231,7 +192,7 @@ func (f *hookFile) SyncTo(length int64) (bool, error) {
 // segments and directory, and pebble's files written by checkpoints), both
 // with unsynced data dropped and with a random part of it kept.
 func TestCrashAtEveryWrite(t *testing.T) {
-	seed := CrashSeed(t)
+	seed := utils.CrashSeed(t)
 	limit := *flagCrashWrites
 	if testing.Short() && raceEnabled {
 		limit /= 3
@@ -240,7 +201,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 	mem := vfs.NewCrashableMem()
 	var (
 		armed  atomic.Bool
-		l      = NewLedger()
+		l      = utils.NewLedger()
 		mu     sync.Mutex // serializes crash points
 		n      int
 		ops    = map[string]int{}
@@ -274,7 +235,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 		// Verify on this goroutine: whoever wrote waits, which is what a
 		// crash would do to it anyway. t.FailNow is not allowed off the
 		// test goroutine, so failures are recorded with a non-fatal check.
-		ok := t.Run(fmt.Sprintf("point%d", p), func(t *testing.T) { VerifyClone(t, clone, dir, tupled.Pebble, s, what) })
+		ok := t.Run(fmt.Sprintf("point%d", p), func(t *testing.T) { utils.VerifyClone(t, clone, dir, tupled.Pebble, s, what) })
 		if !ok {
 			failed.Store(true)
 		}
@@ -282,11 +243,11 @@ func TestCrashAtEveryWrite(t *testing.T) {
 			closeDone()
 		}
 	}
-	opts := CrashOpts(h, tupled.Pebble, rng)
+	opts := utils.CrashOpts(h, tupled.Pebble, rng)
 	db, err := tupled.Open(dir, opts)
 	require.NoError(t, err)
-	SetupTables(t, db)
-	w := &Workload{DB: db, L: l, Seed: seed, CkptEvery: 5 * time.Millisecond}
+	utils.SetupTables(t, db)
+	w := &utils.Workload{DB: db, L: l, Seed: seed, CkptEvery: 5 * time.Millisecond}
 	armed.Store(true)
 	stop := w.Run(context.Background(), 2, 1, 1, 1)
 	select {
@@ -326,20 +287,20 @@ func TestCheckpointDuringCommitKeepsIt(t *testing.T) {
 	db, err := tupled.Open("db", &tupled.Options{FS: h, VacuumInterval: -1, CheckpointInterval: time.Hour})
 	require.NoError(t, err)
 	defer db.Close()
-	SetupTables(t, db)
+	utils.SetupTables(t, db)
 	armed.Store(true)
-	done := async(func() error {
-		return db.RunTx(bg, nil, func(tx *tupled.Tx) error { return tx.Insert(bg, KVTable, []byte("x026"), []byte("v")) })
+	done := utils.Async(func() error {
+		return db.RunTx(bg, nil, func(tx *tupled.Tx) error { return tx.Insert(bg, utils.KVTable, []byte("x026"), []byte("v")) })
 	})
 	<-reached
 	require.NoError(t, db.Checkpoint())
 	close(release)
 	require.NoError(t, <-done)
 	clone := mem.CrashClone(vfs.CrashCloneCfg{})
-	db2, err := tupled.Open("db", ReopenOpts(clone, tupled.Pebble))
+	db2, err := tupled.Open("db", utils.ReopenOpts(clone, tupled.Pebble))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db2.Close()) }()
-	require.Equal(t, KState{true, "v"}, ReadState(t, db2)[LKey(KVTable, "x026")])
+	require.Equal(t, utils.KState{Present: true, Val: "v"}, utils.ReadState(t, db2)[utils.LKey(utils.KVTable, "x026")])
 }
 
 // TestOpenSyncsEveryCreatedDirectory: Open of a path whose ancestors do not
@@ -353,13 +314,82 @@ func TestOpenSyncsEveryCreatedDirectory(t *testing.T) {
 	// Close writes; TestFaults/bbolt covers that case.)
 	mem := vfs.NewCrashableMem()
 	const dir = "/x/y/db"
-	db, err := tupled.Open(dir, ReopenOpts(mem, tupled.Pebble))
+	db, err := tupled.Open(dir, utils.ReopenOpts(mem, tupled.Pebble))
 	require.NoError(t, err)
-	SetupTables(t, db)
+	utils.SetupTables(t, db)
 	clone := mem.CrashClone(vfs.CrashCloneCfg{})
 	require.NoError(t, db.Close())
-	db2, err := tupled.Open(dir, ReopenOpts(clone, tupled.Pebble))
+	db2, err := tupled.Open(dir, utils.ReopenOpts(clone, tupled.Pebble))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db2.Close()) }()
-	require.Equal(t, KState{true, fmt.Sprintf("%d:init", InitBalance)}, ReadState(t, db2)[LKey(BankTable, AcctKey(0))])
+	require.Equal(t, utils.KState{Present: true, Val: fmt.Sprintf("%d:init", utils.InitBalance)}, utils.ReadState(t, db2)[utils.LKey(utils.BankTable, utils.AcctKey(0))])
+}
+
+// TestSimulatedCrashKeepsAcknowledgedCommits (from the root's durable_test.go,
+// the first crash test, before the suites above) crashes the whole engine
+// (vfs.NewCrashableMem + CrashClone) at random points of a transfer
+// workload, reopens the clone and checks every acknowledged commit against
+// a ledger: the bank total is conserved and each account holds the value of
+// its last acknowledged transfer or of a later one that was in flight.
+func TestSimulatedCrashKeepsAcknowledgedCommits(t *testing.T) {
+	const accounts, initial = 10, 100
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for crash := 0; crash < 20; crash++ {
+		fs := vfs.NewCrashableMem()
+		db, err := tupled.Open("db", &tupled.Options{FS: fs, VacuumInterval: -1})
+		require.NoError(t, err)
+		require.NoError(t, db.CreateTable(bg, "t"))
+		require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+			for i := 0; i < accounts; i++ {
+				if err := tx.Insert(bg, "t", utils.Key(i), []byte(fmt.Sprint(initial))); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		acked := map[int]int{}
+		for i := 0; i < accounts; i++ {
+			acked[i] = initial
+		}
+		steps := rng.IntN(200)
+		for s := 0; s < steps; s++ {
+			a, b := rng.IntN(accounts), rng.IntN(accounts)
+			if a == b {
+				continue
+			}
+			amt := rng.IntN(10)
+			err := db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+				if err := tx.Update(bg, "t", utils.Key(a), []byte(fmt.Sprint(acked[a]-amt))); err != nil {
+					return err
+				}
+				return tx.Update(bg, "t", utils.Key(b), []byte(fmt.Sprint(acked[b]+amt)))
+			})
+			require.NoError(t, err)
+			acked[a] -= amt
+			acked[b] += amt
+			if rng.IntN(50) == 0 {
+				require.NoError(t, db.Checkpoint())
+			}
+		}
+		clone := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rand.New(rand.NewPCG(seed, uint64(crash)))})
+		require.NoError(t, db.Close())
+		db2, err := tupled.Open("db", &tupled.Options{FS: clone, VacuumInterval: -1})
+		require.NoError(t, err, "seed %d crash %d", seed, crash)
+		total := 0
+		for i := 0; i < accounts; i++ {
+			v, ok := utils.Get(t, db2, string(utils.Key(i)))
+			require.True(t, ok)
+			var n int
+			fmt.Sscan(v, &n)
+			require.Equal(t, acked[i], n, "seed %d crash %d account %d", seed, crash, i)
+			total += n
+		}
+		require.Equal(t, accounts*initial, total)
+		rl, err := db2.RowLocks(bg, "t")
+		require.NoError(t, err)
+		require.Empty(t, rl)
+		require.NoError(t, db2.Close())
+	}
 }

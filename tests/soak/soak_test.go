@@ -1,4 +1,4 @@
-package tupled_test
+package soak_test
 
 // The soak (issue 10): a mixed locking workload with vacuum and
 // checkpoints on an on-disk database, long enough for a leak or a
@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/tests/utils"
 )
 
 // soakSample is the state at a boundary between thirds.
@@ -73,7 +74,7 @@ func TestSoak(t *testing.T) {
 	}
 	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
 		for i := range accounts {
-			if err := tx.Insert(bg, "acct", key(i), []byte("0")); err != nil {
+			if err := tx.Insert(bg, "acct", utils.Key(i), []byte("0")); err != nil {
 				return err
 			}
 		}
@@ -116,14 +117,14 @@ func TestSoak(t *testing.T) {
 			worker(uint64(w), lockTxs, func(rng *rand.Rand) error {
 				return run(func(tx *tupled.Tx) error {
 					for range 3 {
-						k := key(rng.IntN(8)) // a hot set: sharers meet
+						k := utils.Key(rng.IntN(8)) // a hot set: sharers meet
 						s := []tupled.LockStrength{tupled.ForShare, tupled.ForKeyShare, tupled.ForKeyShare}[rng.IntN(3)]
 						if _, err := tx.Lock(ctx, "acct", k, s, tupled.Wait); err != nil {
 							return err
 						}
 					}
 					if rng.IntN(4) == 0 {
-						k := key(rng.IntN(accounts))
+						k := utils.Key(rng.IntN(accounts))
 						if _, err := tx.Lock(ctx, "acct", k, tupled.ForUpdate, tupled.NoWait); err != nil {
 							return err
 						}
@@ -147,7 +148,7 @@ func TestSoak(t *testing.T) {
 				return err
 			}
 			defer b.Rollback()
-			k := key(8 + rng.IntN(accounts-8))
+			k := utils.Key(8 + rng.IntN(accounts-8))
 			if _, err := a.Lock(ctx, "acct", k, tupled.ForShare, tupled.Wait); err != nil {
 				return err
 			}
@@ -162,7 +163,7 @@ func TestSoak(t *testing.T) {
 		// kv: inserts, updates and deletes on a small key space.
 		worker(10, kvTxs, func(rng *rand.Rand) error {
 			return run(func(tx *tupled.Tx) error {
-				k := key(rng.IntN(200))
+				k := utils.Key(rng.IntN(200))
 				switch rng.IntN(3) {
 				case 0:
 					return tx.Insert(ctx, "kv", k, []byte("v"))

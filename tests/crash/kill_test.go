@@ -1,9 +1,9 @@
-package tupled_test
+package crash_test
 
 // Suite 2 of issue 3: real process crashes. TestKillRestart re-executes the
 // test binary (-test.run=^TestHelperProcess$ with crashChildEnv set) on a
 // directory of the real file system; the child drives the concurrent
-// workload of crashutil_test.go and writes every ledger event to stdout as
+// workload of tests/utils/crash.go and writes every ledger event to stdout as
 // one line, with one write(2) per line, before it goes on (a registration
 // before Commit is called, an acknowledgement after it returned nil), so
 // the parent has every line the child wrote before it died. The parent
@@ -30,6 +30,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/tests/utils"
 )
 
 var (
@@ -52,7 +53,7 @@ func (lw *lineWriter) Write(p []byte) (int, error) {
 }
 
 func childOpts(be tupled.Backend, rng *rand.Rand) *tupled.Options {
-	o := CrashOpts(nil, be, rng)
+	o := utils.CrashOpts(nil, be, rng)
 	o.CheckpointInterval = time.Duration(20+rng.IntN(200)) * time.Millisecond
 	return o
 }
@@ -65,9 +66,9 @@ func runCrashChild(ctx context.Context, t testing.TB, be tupled.Backend, gen int
 	if err != nil {
 		return err
 	}
-	l := NewLedger()
+	l := utils.NewLedger()
 	l.Out = out
-	w := &Workload{DB: db, L: l, Seed: rng.Uint64(), Gen: gen, CkptEvery: time.Duration(5+rng.IntN(50)) * time.Millisecond}
+	w := &utils.Workload{DB: db, L: l, Seed: rng.Uint64(), Gen: gen, CkptEvery: time.Duration(5+rng.IntN(50)) * time.Millisecond}
 	io.WriteString(out, "ready\n")
 	stop := w.Run(ctx, 3, 2, 2, 1)
 	<-ctx.Done()
@@ -93,40 +94,40 @@ func TestHelperProcess(t *testing.T) {
 		fmt.Fprintln(os.Stderr, "child ended:", err)
 		os.Exit(3) // never reached while the parent kills it in time
 	}
-	seed := CrashSeed(t)
-	for _, be := range backends {
-		t.Run(be.name, func(t *testing.T) {
+	seed := utils.CrashSeed(t)
+	for _, be := range utils.Backends {
+		t.Run(be.Name, func(t *testing.T) {
 			dir := t.TempDir()
-			l := initDir(t, dir, be.b)
+			l := initDir(t, dir, be.B)
 			var buf bytes.Buffer
 			ctx, cancel := context.WithTimeout(bg, 300*time.Millisecond)
 			defer cancel()
-			require.NoError(t, runCrashChild(ctx, t, be.b, 1, seed, dir, &lineWriter{w: &buf}), "seed %d", seed)
+			require.NoError(t, runCrashChild(ctx, t, be.B, 1, seed, dir, &lineWriter{w: &buf}), "seed %d", seed)
 			require.NoError(t, parseChildLines(l, buf.Bytes()))
 			require.Positive(t, l.NAcked, "seed %d: the child acknowledged nothing", seed)
 			require.Empty(t, l.Inflight, "seed %d: a clean stop leaves nothing in flight", seed)
-			db, err := tupled.Open(dir, ReopenOpts(nil, be.b))
+			db, err := tupled.Open(dir, utils.ReopenOpts(nil, be.B))
 			require.NoError(t, err)
 			defer func() { require.NoError(t, db.Close()) }()
-			CheckRecovered(t, db, l.SnapshotLocked(), fmt.Sprintf("seed %d clean stop", seed))
+			utils.CheckRecovered(t, db, l.SnapshotLocked(), fmt.Sprintf("seed %d clean stop", seed))
 		})
 	}
 }
 
 // initDir creates the database with its tables and returns the ledger of
 // its initial state.
-func initDir(t testing.TB, dir string, be tupled.Backend) *Ledger {
+func initDir(t testing.TB, dir string, be tupled.Backend) *utils.Ledger {
 	db, err := tupled.Open(dir, &tupled.Options{Backend: be})
 	require.NoError(t, err)
-	SetupTables(t, db)
+	utils.SetupTables(t, db)
 	require.NoError(t, db.Close())
-	l := NewLedger()
+	l := utils.NewLedger()
 	l.SetInitial()
 	return l
 }
 
 // parseChildLines applies the complete lines of a child's output to l.
-func parseChildLines(l *Ledger, out []byte) error {
+func parseChildLines(l *utils.Ledger, out []byte) error {
 	lines := strings.Split(string(out), "\n")
 	lines = lines[:len(lines)-1] // after the last newline: empty, or torn by the kill
 	for _, line := range lines {
@@ -147,16 +148,16 @@ func parseChildLines(l *Ledger, out []byte) error {
 			if err != nil {
 				return fmt.Errorf("line %q: %w", line, err)
 			}
-			var ws []Write
+			var ws []utils.Write
 			for _, w := range f[2:] {
 				// table/key@ord=value or table/key@ord!
 				tk, rest, _ := strings.Cut(w, "@")
 				table, key, _ := strings.Cut(tk, "/")
-				var lw Write
+				var lw utils.Write
 				lw.Table, lw.Key = table, key
 				var ordS string
 				if o, v, ok := strings.Cut(rest, "="); ok {
-					ordS, lw.St = o, KState{true, v}
+					ordS, lw.St = o, utils.KState{Present: true, Val: v}
 				} else {
 					ordS = strings.TrimSuffix(rest, "!")
 				}
@@ -185,7 +186,7 @@ func parseChildLines(l *Ledger, out []byte) error {
 // TestKillRestart: SIGKILL the child at random moments, restart, check,
 // repeat, on both backends, on the real file system.
 func TestKillRestart(t *testing.T) {
-	seed := CrashSeed(t)
+	seed := utils.CrashSeed(t)
 	kills := *flagKills
 	if testing.Short() && raceEnabled {
 		kills = max(1, kills/5) // a race-built child takes seconds per kill
@@ -193,27 +194,27 @@ func TestKillRestart(t *testing.T) {
 	if *flagSoak {
 		kills = 1000
 	}
-	for _, be := range backends {
-		t.Run(be.name, func(t *testing.T) {
+	for _, be := range utils.Backends {
+		t.Run(be.Name, func(t *testing.T) {
 			start := time.Now()
-			rng := rand.New(rand.NewPCG(seed, uint64(be.b)))
+			rng := rand.New(rand.NewPCG(seed, uint64(be.B)))
 			dir := t.TempDir()
-			l := initDir(t, dir, be.b)
+			l := initDir(t, dir, be.B)
 			acked := 0
 			for gen := 1; gen <= kills; gen++ {
-				what := fmt.Sprintf("seed %d %s kill %d", seed, be.name, gen)
-				out := killChild(t, be.b, gen, seed, dir, time.Duration(rng.IntN(300))*time.Millisecond, what)
+				what := fmt.Sprintf("seed %d %s kill %d", seed, be.Name, gen)
+				out := killChild(t, be.B, gen, seed, dir, time.Duration(rng.IntN(300))*time.Millisecond, what)
 				before := l.NAcked
 				require.NoError(t, parseChildLines(l, out), what)
 				acked += l.NAcked - before
-				db, err := tupled.Open(dir, ReopenOpts(nil, be.b))
+				db, err := tupled.Open(dir, utils.ReopenOpts(nil, be.B))
 				require.NoError(t, err, "%s: reopen", what)
-				state := CheckRecovered(t, db, l.SnapshotLocked(), what)
+				state := utils.CheckRecovered(t, db, l.SnapshotLocked(), what)
 				require.NoError(t, db.Close(), what)
 				l.Rebase(state)
 			}
 			require.Positive(t, acked, "seed %d: no child acknowledged a commit", seed)
-			t.Logf("%s: %d kills, %d commits acknowledged, %v", be.name, kills, acked, time.Since(start))
+			t.Logf("%s: %d kills, %d commits acknowledged, %v", be.Name, kills, acked, time.Since(start))
 		})
 	}
 }
