@@ -25,7 +25,7 @@ const (
 	// backends handle one huge value poorly: pebble keeps it inside one
 	// data block (decompressed whole by any read of a neighbouring key),
 	// bbolt in one run of overflow pages. Measured with a 1 GiB value
-	// (BenchmarkCommit1GB), checkpoint and recovery peaked at 6 GiB of
+	// (tests/crash's BenchmarkCommit1GB), checkpoint and recovery peaked at 6 GiB of
 	// heap on bbolt and 12 GiB on pebble: enough to keep a smaller machine
 	// from ever reopening the database. At 256 MiB the peak is a quarter
 	// of that. Larger data belongs in several rows.

@@ -19,7 +19,7 @@ import (
 // dirty. CheckpointRows used to mark rows clean while it filled the batch:
 // in the window before the backend commit, vacuum could unlink a deleted row
 // and a read then loaded the deleted value back from the backend (seen with
-// bbolt in the root package's TestCrashRandomPointsBbolt).
+// bbolt in tests/crash's TestCrashRandomPointsBbolt).
 func TestCheckpointRowsKeepsRowsDirtyUntilDurable(t *testing.T) {
 	x, _, _, tbl := persistentTable(t)
 	require.True(t, tbl.Persistent())

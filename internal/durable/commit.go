@@ -136,7 +136,7 @@ func (d *Store) Commit(x *xact.Xact, ws []Write) error {
 // buffer is filled and appended at a time, and every commitWriteAhead bytes
 // the committer waits for the WAL writer to have written what it appended
 // (WaitWritten), so a 1 GiB commit allocates about 11 MiB besides the
-// transaction's own tuples (BenchmarkCommit1GB): the WAL's buffers stay
+// transaction's own tuples (tests/crash's BenchmarkCommit1GB): the WAL's buffers stay
 // small enough to be reused. With 16 MiB between waits they were not, and
 // the same commit allocated 2.5 GiB. Recovery holds one transaction's parts until
 // its end record (the size of its write set) and applies them to the

@@ -135,8 +135,8 @@ func (failingGet) Get([]byte) ([]byte, bool, error) {
 
 // TestBackendReadFailureIsIO: a row that could not be loaded fails the
 // operation with ErrIO (58030) and the Store with it, not with the
-// backend's bare error (which carried no SQLSTATE: TestFaults' short
-// backend write surfaced it now and then).
+// backend's bare error (which carried no SQLSTATE: tests/fault's
+// TestFaults, short backend write, surfaced it now and then).
 func TestBackendReadFailureIsIO(t *testing.T) {
 	d := openStore(t, vfs.NewMem())
 	defer d.Close()

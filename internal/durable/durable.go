@@ -390,7 +390,7 @@ func (d *Store) Checkpoint() error {
 // The margin, four times the batch and 8 MiB, covers the backend's log
 // copy of the batch, its flush to a table and the log it rotates to
 // (pebble needed about three times a 16 MiB checkpoint on a tmpfs; see
-// TestDiskFullTmpfs). A file system that cannot tell its free space (an
+// tests/fault's TestDiskFullTmpfs). A file system that cannot tell its free space (an
 // in-memory one) is not checked.
 func (d *Store) checkpointSpace(size int) error {
 	u, err := d.dataFS.GetDiskUsage(d.dataDir)

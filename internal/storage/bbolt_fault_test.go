@@ -28,7 +28,7 @@ func bboltWithRows(t *testing.T, path string, n int) int64 {
 
 // TestBboltTruncatedFileIsCorrupt: bbolt maps more than its file, so a page
 // past the end of a truncated file is a read the kernel answers with
-// SIGBUS, which used to kill the process (CI saw it in the root package's
+// SIGBUS, which used to kill the process (CI saw it in tests/corrupt's
 // TestCorruptionMatrix, a bbolt file truncated). Open now refuses a file
 // shorter than its meta page says, with ErrCorrupted.
 func TestBboltTruncatedFileIsCorrupt(t *testing.T) {
