@@ -17,7 +17,7 @@ import (
 
 // pebble-only tests: simulated crashes on vfs.NewCrashableMem and injected
 // I/O faults with errorfs. bbolt does its own file I/O, so its crash
-// atomicity is tested with real process kills (kill_test.go).
+// atomicity is tested with real process kills (tests/crash/kill_test.go).
 
 func openPebbleFS(t *testing.T, fs vfs.FS) Backend {
 	t.Helper()
