@@ -431,7 +431,7 @@ func (s *Store) Add(m *MultiXact, xid uint64, status Status, st XidStatus) (*Mul
 
 // Names of the invariants of doc.go checked under -tags invariants.
 const (
-	invOneUpdater = "multixact.one-updater"   // at most one member is an updater
+	invOneUpdater = "multixact.one-updater"    // at most one member is an updater
 	invUnique     = "multixact.members-unique" // no duplicate (xid, status)
 )
 
