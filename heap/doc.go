@@ -30,7 +30,18 @@
 //     the predecessor's update xid (callers verify it, as PostgreSQL checks
 //     t_xmin against the prior xmax when following t_ctid).
 //   - A lock-only xmax never leaves a Next link (heap_lock_tuple resets
-//     t_ctid to self).
+//     t_ctid to self). This and the previous one are heap.version-chain
+//     (checked under -tags invariants, by Apply after every header write).
+//   - Xmax and the infomask bits agree (heap.xmax-infomask-agree, checked
+//     under -tags invariants by Apply, SetInitialXmax and vacuum's
+//     freezing): IS_MULTI iff xmax names a multixact (Tuple.Multi, whose id
+//     is xmax; IS_MULTI without one is a reclaimed multixact); a multi
+//     xmax carries GetMultiXactIdHintBits' bits (LOCK_ONLY iff no member
+//     updates, the strongest member's lock bits, KEYS_UPDATED iff a member
+//     is FOR UPDATE or Update, never XMAX_COMMITTED); a plain lock-only
+//     xmax has lock bits, and KEYS_UPDATED only with the exclusive ones
+//     (FOR UPDATE); a plain updater has none; xmax 0 carries no lock bits,
+//     LOCK_ONLY, IS_MULTI nor KEYS_UPDATED.
 //   - Versions are removed only when dead to every snapshot (inserter
 //     aborted, or updater committed at or below the horizon), so a reader
 //     holding a *Tuple obtained under the latch may still follow its Next

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/tupled/tupled/internal/invariants"
 	"github.com/tupled/tupled/internal/storage"
 	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/multixact"
@@ -301,6 +302,10 @@ func (t *Table) Apply(r *Row, c Change) {
 		c.New.applied = true
 		r.versions = append(r.versions, c.New)
 		t.heap.tuplesLive.Add(1)
+		if invariants.Enabled {
+			checkHeader(c.Old, "Apply(ChangeUpdate)")
+			checkLink(c.Old, "Apply(ChangeUpdate)")
+		}
 		t.prune(r)
 	case ChangeXmax:
 		if c.Infomask&XmaxLockOnly == 0 {
@@ -316,6 +321,10 @@ func (t *Table) Apply(r *Row, c Change) {
 			// transaction is updating keeps its link (the multixact's
 			// updater is not c.Xid).
 			c.Old.next = nil
+		}
+		if invariants.Enabled {
+			checkHeader(c.Old, "Apply(ChangeXmax)")
+			checkLink(c.Old, "Apply(ChangeXmax)")
 		}
 	}
 }

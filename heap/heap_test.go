@@ -144,7 +144,7 @@ func TestApplyUpdate(t *testing.T) {
 	r := e.insert("k", old)
 
 	upd := e.x.Begin()
-	m, err := e.ms.Create([]multixact.Member{{Xid: 99, Status: multixact.ForKeyShare}, {Xid: upd.ID(), Status: multixact.NoKeyUpdate}})
+	m, err := e.ms.Create([]multixact.Member{{Xid: 99, Status: multixact.ForKeyShare}, {Xid: upd.ID(), Status: multixact.Update}})
 	require.NoError(t, err)
 	nv := heap.MakeTuple(heap.TupleHeader{Xmin: upd.ID(), Infomask: heap.Updated | heap.XmaxInvalid, Value: []byte("v2")})
 	r.Lock()

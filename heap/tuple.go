@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/tupled/tupled/internal/invariants"
 	"github.com/tupled/tupled/multixact"
 )
 
@@ -60,6 +61,9 @@ func (t *Tuple) SetInitialXmax(xmax uint64, m *multixact.MultiXact, infomask, in
 	t.xmax, t.multi = xmax, m
 	t.infomask = t.infomask&^(XmaxBits|XmaxInvalid) | infomask
 	t.infomask2 |= infomask2
+	if invariants.Enabled {
+		checkHeader(t, "SetInitialXmax")
+	}
 }
 
 // Xmin is the inserting (or updating) transaction.

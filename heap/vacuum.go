@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"github.com/tupled/tupled/internal/invariants"
 	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/multixact"
 )
@@ -195,6 +196,9 @@ func (t *Table) vacuumRow(r *Row, horizon, freezeBelow uint64, res *VacuumResult
 
 // freezeXmax drops an xmax that no longer means anything. Latch held.
 func (h *Heap) freezeXmax(v *Tuple) {
+	if invariants.Enabled {
+		defer checkHeader(v, "vacuum freezeXmax")
+	}
 	if v.infomask&XmaxInvalid != 0 || v.xmax == 0 {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tupled/tupled/deadlock"
+	"github.com/tupled/tupled/internal/invariants"
 )
 
 // lock is one lockable object in use (PostgreSQL's LOCK plus its PROCLOCKs).
@@ -73,6 +74,9 @@ func (pt *partition) lookup(tag Tag, h uint64) *lock {
 
 func (pt *partition) get(tag Tag, h uint64) *lock {
 	if l := pt.lookup(tag, h); l != nil {
+		if invariants.Enabled {
+			l.checkInUse()
+		}
 		return l
 	}
 	var l *lock
@@ -157,6 +161,9 @@ func (l *lock) grant(p *Proc, hi int, mode LockMode) {
 	h.mask |= bit(mode)
 	l.granted[mode]++
 	l.grantMask |= bit(mode)
+	if invariants.Enabled {
+		l.checkGranted(mode)
+	}
 }
 
 func (l *lock) ungrant(hi int, mode LockMode) {
@@ -174,6 +181,9 @@ func (l *lock) ungrant(hi int, mode LockMode) {
 		l.holders[hi] = l.holders[last]
 		l.holders[last] = holder{}
 		l.holders = l.holders[:last]
+	}
+	if invariants.Enabled {
+		l.checkGranted(mode)
 	}
 }
 
@@ -425,6 +435,9 @@ func (m *Manager) Unlock(p *Proc, tag Tag, mode LockMode) {
 	pt := m.partOf(h)
 	pt.mu.Lock()
 	if l := pt.lookup(tag, h); l != nil {
+		if invariants.Enabled {
+			l.checkInUse()
+		}
 		if hi := l.holderIndex(p); hi >= 0 && l.holders[hi].counts[mode] > 0 {
 			l.ungrant(hi, mode)
 			if len(l.queue) > 0 {

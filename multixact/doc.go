@@ -16,13 +16,17 @@
 //     members of a multixact sees a stable set. "Adding" a member (Expand)
 //     makes a new multixact; the tuple's xmax is then switched to it under the
 //     row latch.
-//   - At most one member is an updater (NoKeyUpdate or Update).
+//   - At most one member is an updater (NoKeyUpdate or Update)
+//     (multixact.one-updater, checked under -tags invariants on every
+//     multixact Add makes, appended or copied; Create returns an error).
 //   - Members hold no duplicate (xid, status); the same xid may appear with
 //     two statuses (a lock and a later update or stronger lock of one
 //     transaction while another member exists). Create sorts its members;
 //     Expand adds the newcomer last, so a hot row's set is in order of
 //     locking and an append needs no copy. Display sorts (see
-//     tuplelock.Locker.Members).
+//     tuplelock.Locker.Members). (multixact.members-unique, checked
+//     under -tags invariants: Create's members strictly increase, and
+//     Add's newcomer is no member yet.)
 //   - Ids are 64-bit and never wrap; InvalidID is 0.
 //
 // # The hot path

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/tupled/tupled/internal/invariants"
 	"github.com/tupled/tupled/internal/stripe"
 	"github.com/tupled/tupled/internal/tuplemode"
 )
@@ -280,7 +281,15 @@ func compareMembers(a, b Member) int {
 func (s *Store) Create(members []Member) (*MultiXact, error) {
 	ms := slices.Clone(members)
 	slices.SortFunc(ms, compareMembers)
-	return s.create(slices.Clip(slices.Compact(ms))) // no arena: see Add
+	ms = slices.Clip(slices.Compact(ms))
+	if invariants.Enabled {
+		for i := 1; i < len(ms); i++ {
+			if compareMembers(ms[i-1], ms[i]) >= 0 {
+				invariants.Fail(invUnique, "Create: members %v and %v not in strictly increasing (xid, status) order", ms[i-1], ms[i])
+			}
+		}
+	}
+	return s.create(ms) // no arena: see Add
 }
 
 // create interns ms, which is free of duplicates and owned by the
@@ -372,6 +381,9 @@ func (s *Store) Expand(m *MultiXact, xid uint64, status Status, st XidStatus) (*
 // just looked, as heap_lock_tuple does before it adds a locker).
 func (s *Store) Add(m *MultiXact, xid uint64, status Status, st XidStatus) (*MultiXact, error) {
 	add := Member{Xid: xid, Status: status}
+	if invariants.Enabled && m.Contains(xid, status) {
+		invariants.Fail(invUnique, "Add of (%d, %v), already a member of multixact %d", xid, status, m.id)
+	}
 	if n := len(m.members); m.arena != nil && !(status.IsUpdate() && m.updater != 0) && n < cap(m.members) &&
 		m.arena.claimed.CompareAndSwap(int32(n), int32(n+1)) {
 		// Element n of the members and its head are ours alone: claimed,
@@ -384,6 +396,9 @@ func (s *Store) Add(m *MultiXact, xid uint64, status Status, st XidStatus) (*Mul
 			keysUpd: m.keysUpd || status == ForUpdate || status == Update, updater: m.updater, arena: m.arena}
 		if status.IsUpdate() {
 			nm.updater = int32(n) + 1
+		}
+		if invariants.Enabled {
+			checkOneUpdater(nm)
 		}
 		s.appended.Add(xid, 1)
 		return nm, nil
@@ -407,7 +422,36 @@ func (s *Store) Add(m *MultiXact, xid uint64, status Status, st XidStatus) (*Mul
 	room = max(room, len(keep)+4)
 	ms := make([]Member, len(keep), len(keep)+room)
 	copy(ms, keep)
-	return s.create(ms)
+	nm, err := s.create(ms)
+	if invariants.Enabled && err == nil {
+		checkOneUpdater(nm)
+	}
+	return nm, err
+}
+
+// Names of the invariants of doc.go checked under -tags invariants.
+const (
+	invOneUpdater = "multixact.one-updater"    // at most one member is an updater
+	invUnique     = "multixact.members-unique" // no duplicate (xid, status)
+)
+
+// checkOneUpdater checks that at most one of m's members is an updater
+// and that m's summary names it (invariants.Enabled only; O(members)).
+// Create refuses a second updater with an error; an append relies on its
+// predecessor's summary, which this checks.
+func checkOneUpdater(m *MultiXact) {
+	at := int32(0)
+	for i, mb := range m.members {
+		if mb.Status.IsUpdate() {
+			if at != 0 {
+				invariants.Fail(invOneUpdater, "multixact %d: members %v and %v both update", m.id, m.members[at-1], mb)
+			}
+			at = int32(i) + 1
+		}
+	}
+	if at != m.updater {
+		invariants.Fail(invOneUpdater, "multixact %d: updater summary %d, members say %d", m.id, m.updater, at)
+	}
 }
 
 // maxRoom bounds the appends an array makes room for (its heads and

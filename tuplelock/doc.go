@@ -16,7 +16,10 @@
 //     for a single locker, a multixact when more must be remembered. Nothing
 //     is recorded in the lock manager for a granted row lock, so commit makes
 //     every row lock vanish in O(1) and lock-manager memory does not grow
-//     with the number of rows locked.
+//     with the number of rows locked. So no row lock survives its
+//     transaction: a lock or update writes a new xmax only for a running
+//     transaction, naming it (tuplelock.lock-dies-with-xid, checked under
+//     -tags invariants wherever Locker writes an xmax).
 //   - The heavyweight tuple lock (lockmgr, TagTuple) is taken only when the
 //     caller must sleep, only to fix its place in line, and released before
 //     LockTuple/Update return. A transaction holds or awaits at most one

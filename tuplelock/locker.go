@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/invariants"
 	"github.com/tupled/tupled/internal/stripe"
 	"github.com/tupled/tupled/internal/tuplemode"
 	"github.com/tupled/tupled/internal/xact"
@@ -242,6 +243,9 @@ func (e *Locker) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xa
 
 // installXmax writes the decided xmax into tup. Latch held.
 func (e *Locker) installXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, nx newXmax) {
+	if invariants.Enabled {
+		e.checkNewXmax(me, nx, "lock")
+	}
 	if nx.viaMulti {
 		e.locksMulti.Add(me.ID(), 1)
 	} else {

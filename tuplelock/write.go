@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/invariants"
 	"github.com/tupled/tupled/internal/tuplemode"
 	"github.com/tupled/tupled/internal/xact"
 	"github.com/tupled/tupled/lockmgr"
@@ -131,6 +132,9 @@ func (e *Locker) applyUpdate(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *
 	nx, err := e.computeNewXmax(tup, me, mode, true)
 	if err != nil {
 		return err
+	}
+	if invariants.Enabled {
+		e.checkNewXmax(me, nx, "update")
 	}
 	c := heap.Change{Xid: me.ID(), Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2}
 	if isDelete {

@@ -3,6 +3,8 @@ package xact
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/tupled/tupled/internal/invariants"
 )
 
 // clog is the commit-status log: one uint64 per xid (0 in progress, 1
@@ -85,13 +87,35 @@ func (c *clog) get(xid XID) uint64 {
 	return t.pages[p-t.base][clogSlot(xid)].Load()
 }
 
+// set records xid's final status v (clogAborted or a commit CSN).
 func (c *clog) set(xid XID, v uint64) {
 	pg := c.page(xid)
 	if pg == nil {
 		c.ensure(xid)
 		pg = c.page(xid)
 	}
+	if invariants.Enabled {
+		// Only xid's own transaction ends it, so no other writer races
+		// with this load.
+		if old := pg[clogSlot(xid)].Load(); old != clogInProgress || v == clogInProgress {
+			invariants.Fail(invClogFinal, "xid %d: clog %s -> %s", xid, clogName(old), clogName(v))
+		}
+	}
 	pg[clogSlot(xid)].Store(v)
+}
+
+// invClogFinal is doc.go's invariant "a clog entry moves only from in
+// progress to committed or aborted, once".
+const invClogFinal = "xact.clog-final-once"
+
+func clogName(v uint64) string {
+	switch {
+	case v == clogInProgress:
+		return "in progress"
+	case v == clogAborted:
+		return "aborted"
+	}
+	return "committed"
 }
 
 func (c *clog) truncatedBelow() XID { return c.pages.Load().base << clogPageShift }

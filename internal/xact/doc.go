@@ -32,6 +32,12 @@
 // reader that loads last CSN c and then reads the clog sees every
 // transaction with csn <= c as committed.
 //
+// Invariant (final once): a clog entry moves only from in progress to
+// committed (a CSN) or aborted, once, and never back (xact.clog-final-once,
+// checked under -tags invariants wherever an entry is written). Commit,
+// Abort and AbortSubsFrom write an xid's entry once; AdvanceXid marks the
+// skipped ids aborted before any of them can be handed out.
+//
 // # Transactions as objects
 //
 // Every live transaction is an *Xact with a Done channel that is closed when
