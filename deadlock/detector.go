@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tupled/tupled/internal/invariants"
 )
 
 // Strategy names accepted by New.
@@ -279,6 +281,9 @@ func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo, defere
 					return false // a soft deadlock, broken by reordering wait queues
 				}
 				d.rearranged.Add(^uint64(0))
+			}
+			if invariants.Enabled {
+				checkVictim(start, path, asOf)
 			}
 			d.found.Add(1) // before the victim can wake up and look at Stats
 			if start.Resolve(Victim) {

@@ -27,7 +27,12 @@
 //     when a transaction starts; only waiters are recorded, and only while
 //     they wait.
 //   - Memory follows what is in use: lock objects exist only while held or
-//     awaited; the waiting registry holds only waiting procs.
+//     awaited (lockmgr.objects-in-use, checked under -tags invariants
+//     whenever a request or a release finds an object in its partition's
+//     table); the waiting registry holds only waiting procs.
+//   - A lock object's granted counts and masks follow its holders' counts
+//     (lockmgr.granted-counts, checked under -tags invariants after every
+//     grant and ungrant; lock's comment in lock.go lists the bookkeeping).
 //   - Every wait ends in exactly one way (granted, deadlock victim, ctx,
 //     lock timeout), and on every error return the waiter has left every queue
 //     and the waiters it was blocking have been woken.

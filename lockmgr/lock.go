@@ -11,7 +11,8 @@ import (
 
 // lock is one lockable object in use (PostgreSQL's LOCK plus its PROCLOCKs).
 //
-// Invariants (all under the owning partition's mutex):
+// Invariants (all under the owning partition's mutex; the first and third,
+// and the last, are checked under -tags invariants: invariants.go):
 //   - granted[m] = Σ holders[i].counts[m]; grantMask bit m set iff granted[m] > 0;
 //   - waiting[m] = number of queue entries requesting m; waitMask likewise;
 //   - a holder entry exists iff its mask is non-zero; one entry per proc;

@@ -1,0 +1,38 @@
+package deadlock
+
+import (
+	"time"
+
+	"github.com/tupled/tupled/internal/invariants"
+)
+
+// invVictim names the invariant of doc.go checked under -tags invariants
+// where decide resolves a wait as Victim: the cycle that condemns it starts
+// at the wait being checked (the detector only ever resolves its own
+// start), visits each wait once, holds only waits that had begun by the
+// check's asOf (the graph as of the deadline), and was re-read as still
+// Waiting (validation) — so the victim is PostgreSQL's: the first check in
+// deadline order that finds a cycle through its own waiter.
+const invVictim = "deadlock.victim-on-cycle"
+
+// checkVictim checks path, the validated cycle through start found as of
+// asOf, just before start is resolved as Victim (invariants.Enabled only;
+// O(len(path))).
+func checkVictim(start *Wait, path []*Wait, asOf time.Time) {
+	if len(path) == 0 || path[0] != start {
+		invariants.Fail(invVictim, "a cycle of %d waits condemns a wait it does not start at", len(path))
+	}
+	seen := make(map[*Wait]struct{}, len(path))
+	for i, w := range path {
+		if _, dup := seen[w]; dup {
+			invariants.Fail(invVictim, "wait %d of the cycle appears twice", i)
+		}
+		seen[w] = struct{}{}
+		if w.Start.After(asOf) {
+			invariants.Fail(invVictim, "wait %d of the cycle began at %v, after the check's as-of %v", i, w.Start, asOf)
+		}
+		if w.State() != Waiting {
+			invariants.Fail(invVictim, "wait %d of the cycle is %v, not waiting", i, w.State())
+		}
+	}
+}
