@@ -19,6 +19,14 @@ type compiler struct {
 	// excluded: EXCLUDED.col names the row an INSERT … ON CONFLICT DO
 	// UPDATE proposed, which follows cols in the row evaluated (upsert.go)
 	excluded bool
+	// scope: the FROM items of the general query path (query.go), in
+	// place of cols and rel; agg: compiling above an aggregation (agg.go);
+	// clause: where an aggregate call is not allowed ("WHERE", ...: its
+	// 42803 message), "" where it is or where it is not recognised
+	scope  *scope
+	agg    *aggCtx
+	clause string
+	s      *Session // plans subqueries (nil: a subquery is not supported here)
 }
 
 func (c *compiler) param(n int) *paramExpr {
@@ -78,6 +86,13 @@ func strs(ns []*pg.Node) []string {
 }
 
 func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
+	if c.agg != nil {
+		if x, ok, err := c.agg.lookup(c, n); ok || err != nil {
+			return x, err
+		}
+	} else if c.clause != "" && isAggCall(n) {
+		return nil, errorf(CodeGrouping, "aggregate functions are not allowed in %s", c.clause).at(n.GetFuncCall().Location)
+	}
 	switch {
 	case n.GetAConst() != nil:
 		k := n.GetAConst()
@@ -196,6 +211,48 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 		return c.aexpr(n.GetAExpr())
 	case n.GetFuncCall() != nil:
 		return c.funcCall(n.GetFuncCall())
+	case n.GetCaseExpr() != nil:
+		return c.caseExpr(n.GetCaseExpr()) // conditional.go
+	case n.GetCoalesceExpr() != nil:
+		xs, t, err := c.variadic(n.GetCoalesceExpr().Args, "COALESCE")
+		if err != nil {
+			return nil, err
+		}
+		return &coalesceExpr{args: xs, t: t}, nil
+	case n.GetMinMaxExpr() != nil:
+		m := n.GetMinMaxExpr()
+		name := "GREATEST"
+		if m.Op == pg.MinMaxOp_IS_LEAST {
+			name = "LEAST"
+		}
+		xs, t, err := c.variadic(m.Args, name)
+		if err != nil {
+			return nil, err
+		}
+		if t == TInt4Array {
+			return nil, notSupported("%s of arrays is not supported", name)
+		}
+		return &minMaxExpr{least: m.Op == pg.MinMaxOp_IS_LEAST, args: xs, t: t}, nil
+	case n.GetSqlvalueFunction() != nil:
+		return c.sqlValueFunction(n.GetSqlvalueFunction())
+	case n.GetCollateClause() != nil:
+		cc := n.GetCollateClause()
+		switch name := strings.Join(strs(cc.Collname), "."); name {
+		case "C", "POSIX", "default", "pg_catalog.C", "pg_catalog.POSIX", "pg_catalog.default", "ucs_basic":
+			// text compares by its bytes here: C's order
+			x, err := c.compile(cc.Arg, want)
+			if err != nil {
+				return nil, err
+			}
+			if !isString(x.typ()) && x.typ() != TUnknown {
+				return nil, errorf(CodeDatatypeMismatch, "collations are not supported by type %s", x.typ()).at(cc.Location)
+			}
+			return x, nil
+		default:
+			return nil, errorf(CodeUndefinedObject, "collation %q for encoding \"UTF8\" does not exist", name).at(cc.Location)
+		}
+	case n.GetSubLink() != nil:
+		return c.subLink(n.GetSubLink())
 	}
 	return nil, notSupported("expressions of kind %s are not supported", nodeName(n))
 }
@@ -218,6 +275,9 @@ func (c *compiler) column(cr *pg.ColumnRef) (expr, error) {
 	name := f[len(f)-1]
 	if len(f) > 2 {
 		return nil, notSupported("qualified column reference %s is not supported", strings.Join(f, ".")).at(cr.Location)
+	}
+	if c.scope != nil {
+		return c.scope.resolve(f, cr.Location)
 	}
 	if len(f) == 2 && c.excluded && f[0] == "excluded" {
 		if x, ok := c.excludedColumn(name); ok {
@@ -345,6 +405,9 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 		if op == "||" {
 			return c.concat(a)
 		}
+		if x, ok, err := c.patternOp(a, op); ok {
+			return x, err // conditional.go
+		}
 		l, r, err := c.binary(a.Lexpr, a.Rexpr)
 		if err != nil {
 			return nil, err
@@ -360,9 +423,6 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			return &cmpExpr{op: op, l: l, r: r}, nil
 		case "+", "-", "*", "/", "%":
 			if (l.typ() == TNumeric || r.typ() == TNumeric) && isNumber(l.typ()) && isNumber(r.typ()) {
-				if op == "/" || op == "%" {
-					return nil, notSupported("operator %s on numeric is not supported", op).at(a.Location)
-				}
 				return &arithExpr{op: op[0], l: l, r: r, t: TNumeric}, nil
 			}
 			if !isInt(l.typ()) || !isInt(r.typ()) {
@@ -438,6 +498,22 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			return &boolExpr{op: pg.BoolExprType_NOT_EXPR, args: []expr{both}}, nil
 		}
 		return both, nil
+	case pg.A_Expr_Kind_AEXPR_LIKE, pg.A_Expr_Kind_AEXPR_ILIKE:
+		if x, ok, err := c.patternOp(a, op); ok {
+			return x, err
+		}
+	case pg.A_Expr_Kind_AEXPR_NULLIF:
+		l, r, err := c.binary(a.Lexpr, a.Rexpr)
+		if err != nil {
+			return nil, err
+		}
+		if !comparable(l.typ(), r.typ()) || l.typ() == TInt4Array {
+			return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s = %s", l.typ(), r.typ()).at(a.Location)
+		}
+		if l.typ() == TUnknown {
+			l = &castExpr{arg: l, t: TText}
+		}
+		return &nullifExpr{l: l, r: r}, nil
 	}
 	kinds := map[pg.A_Expr_Kind]string{
 		pg.A_Expr_Kind_AEXPR_OP_ANY: "ANY", pg.A_Expr_Kind_AEXPR_OP_ALL: "ALL", pg.A_Expr_Kind_AEXPR_NULLIF: "NULLIF",
@@ -582,6 +658,38 @@ func defaultName(n *pg.Node) string {
 			}
 		}
 		return names[len(names)-1]
+	case n.GetCaseExpr() != nil:
+		return "case"
+	case n.GetCoalesceExpr() != nil:
+		return "coalesce"
+	case n.GetMinMaxExpr() != nil:
+		if n.GetMinMaxExpr().Op == pg.MinMaxOp_IS_LEAST {
+			return "least"
+		}
+		return "greatest"
+	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg.A_Expr_Kind_AEXPR_NULLIF:
+		return "nullif"
+	case n.GetCollateClause() != nil:
+		return defaultName(n.GetCollateClause().Arg)
+	case n.GetSqlvalueFunction() != nil:
+		return sqlValueFunctionNames[n.GetSqlvalueFunction().Op]
+	case n.GetSubLink() != nil:
+		sl := n.GetSubLink()
+		switch sl.SubLinkType {
+		case pg.SubLinkType_EXISTS_SUBLINK:
+			return "exists"
+		case pg.SubLinkType_ARRAY_SUBLINK:
+			return "array"
+		case pg.SubLinkType_EXPR_SUBLINK:
+			if sel := sl.Subselect.GetSelectStmt(); sel != nil && len(sel.TargetList) == 1 {
+				if rt := sel.TargetList[0].GetResTarget(); rt != nil {
+					if rt.Name != "" {
+						return rt.Name
+					}
+					return defaultName(rt.Val)
+				}
+			}
+		}
 	}
 	return "?column?"
 }

@@ -81,6 +81,9 @@ func (s *Session) planSelect(st *pg.SelectStmt, params *[]Type) (*plan, error) {
 // select list stays unknown (for INSERT ... SELECT, where the target
 // column's type resolves it, as in PostgreSQL) instead of becoming text.
 func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (*plan, error) {
+	if st.WithClause == nil && needsQueryPath(st) {
+		return s.planQuery(st, params, keepUnknown) // query.go
+	}
 	switch {
 	case st.Op != pg.SetOperation_SETOP_NONE:
 		return nil, notSupported("UNION/INTERSECT/EXCEPT is not supported")
@@ -104,7 +107,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 		return nil, notSupported("FROM with more than one relation (joins) is not supported")
 	}
 	sp := &selectPlan{natural: true}
-	c := &compiler{params: params}
+	c := &compiler{s: s, params: params}
 	if len(st.FromClause) == 1 {
 		f := st.FromClause[0]
 		switch {
@@ -195,7 +198,9 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 		cols = []Column{}
 	}
 	if st.WhereClause != nil {
-		w, err := c.compile(st.WhereClause, TBool)
+		wc := *c
+		wc.clause = "WHERE"
+		w, err := wc.compile(st.WhereClause, TBool)
 		if err != nil {
 			return nil, err
 		}
@@ -478,7 +483,7 @@ func (sp *selectPlan) sortRows(rows []candidate, e *env) error {
 }
 
 func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Result, error) {
-	e := &env{ctx: ctx, s: s, params: params}
+	e := &env{ctx: ctx, s: s, params: params, exec: &execRun{}}
 	limit, hasLimit, err := evalCount(sp.limit, e, "LIMIT")
 	if err != nil {
 		return nil, err
@@ -932,7 +937,7 @@ func (s *Session) targetTable(rv *pg.RangeVar, params *[]Type) (*Table, *compile
 	if rv.Alias != nil {
 		rel = rv.Alias.Aliasname
 	}
-	return t, &compiler{params: params, cols: t.Cols, rel: rel}, nil
+	return t, &compiler{s: s, params: params, cols: t.Cols, rel: rel}, nil
 }
 
 type setItem struct {

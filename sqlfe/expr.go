@@ -18,7 +18,14 @@ type env struct {
 	s      *Session
 	row    []Value
 	params []Value
+	// exec identifies one execution of a statement: what is computed once
+	// per execution (an uncorrelated subquery's rows) is kept under it;
+	// nil: nothing is kept
+	exec *execRun
 }
+
+// execRun is one execution of a statement (see env.exec).
+type execRun struct{ _ byte }
 
 // expr is a compiled, typed expression.
 type expr interface {

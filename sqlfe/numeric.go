@@ -15,7 +15,8 @@ import (
 // a row stores. Arithmetic (+, -, *, unary -), comparisons and casts
 // to and from the integers and text work on the decimal (unscaled, scale):
 // a sum or difference has the larger of the operands' scales, a product
-// their sum, as in PostgreSQL. Division, NaN, the infinities, numeric(p,s)
+// their sum, as in PostgreSQL; a quotient has the scale select_div_scale
+// picks (divScale), a remainder the larger scale. NaN, the infinities, numeric(p,s)
 // and numeric keys are not implemented (0A000).
 
 // decimal is unscaled × 10^-scale.
@@ -145,8 +146,85 @@ func numericArith(op byte, a, b Value) (Value, error) {
 			return Value{}, errorf(CodeNumericRange, "value overflows numeric format")
 		}
 		return decimal{new(big.Int).Mul(x.u, y.u), x.scale + y.scale}.value(), nil
+	case '/':
+		if y.u.Sign() == 0 {
+			return Value{}, errorf(CodeDivisionByZero, "division by zero")
+		}
+		return x.div(y, divScale(x, y)).value(), nil
+	case '%':
+		if y.u.Sign() == 0 {
+			return Value{}, errorf(CodeDivisionByZero, "division by zero")
+		}
+		// x - trunc(x / y) * y, at the larger scale (PostgreSQL's mod_var)
+		s := max(x.scale, y.scale)
+		x, y = x.rescale(s), y.rescale(s)
+		return decimal{new(big.Int).Rem(x.u, y.u), s}.value(), nil
 	}
 	return Value{}, notSupported("operator %c on numeric is not supported", op)
+}
+
+// divScale is the scale of x / y as PostgreSQL's select_div_scale picks
+// it: at least 16 significant digits (NUMERIC_MIN_SIG_DIGITS), and no less
+// than either input's scale. PostgreSQL estimates the quotient's weight
+// from the inputs' leading base-10000 digits, so the scale comes in steps
+// of 4; it is reproduced here digit group for digit group.
+func divScale(x, y decimal) int {
+	w1, f1 := nbaseLead(x)
+	w2, f2 := nbaseLead(y)
+	qweight := w1 - w2
+	if f1 <= f2 {
+		qweight--
+	}
+	r := 16 - qweight*4
+	r = max(r, x.scale, y.scale, 0)
+	return min(r, maxNumericScale)
+}
+
+// nbaseLead is d's weight and first digit in PostgreSQL's base-10000
+// representation (groups of four decimal digits aligned at the point);
+// 0, 0 for zero.
+func nbaseLead(d decimal) (weight, first int) {
+	if d.u.Sign() == 0 {
+		return 0, 0
+	}
+	digits := new(big.Int).Abs(d.u).String()
+	ip, fp := "", ""
+	if d.scale >= len(digits) {
+		fp = strings.Repeat("0", d.scale-len(digits)) + digits
+	} else {
+		ip, fp = digits[:len(digits)-d.scale], digits[len(digits)-d.scale:]
+	}
+	if pad := (4 - len(ip)%4) % 4; pad > 0 {
+		ip = strings.Repeat("0", pad) + ip
+	}
+	if pad := (4 - len(fp)%4) % 4; pad > 0 {
+		fp += strings.Repeat("0", pad)
+	}
+	all := ip + fp
+	nInt := len(ip) / 4
+	for i := 0; i*4 < len(all); i++ {
+		g, _ := strconv.Atoi(all[i*4 : i*4+4])
+		if g != 0 {
+			return nInt - 1 - i, g
+		}
+	}
+	return 0, 0
+}
+
+// div is x / y rounded half away from zero to scale s (y is not zero).
+func (x decimal) div(y decimal, s int) decimal {
+	n := new(big.Int).Mul(x.u, pow10(s-x.scale+y.scale))
+	q, r := new(big.Int).QuoRem(n, y.u, new(big.Int))
+	r2 := new(big.Int).Abs(r)
+	r2.Lsh(r2, 1)
+	if r2.Cmp(new(big.Int).Abs(y.u)) >= 0 {
+		if (n.Sign() < 0) != (y.u.Sign() < 0) {
+			q.Sub(q, big.NewInt(1))
+		} else {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	return decimal{q, s}
 }
 
 func numericNeg(v Value) Value {

@@ -77,6 +77,10 @@ type Session struct {
 	eng  *Executor
 	pid  int32
 	user string
+	// dbname is the database the client named at startup; txTime the
+	// time the transaction began (now(), CURRENT_TIMESTAMP)
+	dbname string
+	txTime time.Time
 
 	tx      *tupled.Tx
 	txID    atomic.Uint64   // tx's id while tx != nil, else 0
@@ -112,7 +116,7 @@ type Session struct {
 
 // NewSession registers a session with backend process id pid.
 func (e *Executor) NewSession(pid int32, user string, startup map[string]string) *Session {
-	s := &Session{eng: e, pid: pid, user: user, adv: e.db.NewSession(), settings: map[string]string{
+	s := &Session{eng: e, pid: pid, user: user, dbname: startup["database"], adv: e.db.NewSession(), settings: map[string]string{
 		"application_name":            "",
 		"client_encoding":             "UTF8",
 		"datestyle":                   "ISO, MDY",
@@ -196,6 +200,7 @@ func (s *Session) ensureTx(ctx context.Context) (*tupled.Tx, error) {
 		return nil, err
 	}
 	s.tx = tx
+	s.txTime = time.Now().UTC().Truncate(time.Microsecond)
 	s.txID.Store(tx.ID())
 	return tx, nil
 }

@@ -1,0 +1,499 @@
+package sqlfe
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+)
+
+// Aggregation (GROUP BY, HAVING, aggregate functions) for the general query
+// path (query.go).
+//
+// An aggNode reads its whole input, puts each row in the group of its GROUP
+// BY values (NULLs are one group, as in PostgreSQL) and feeds the row to
+// each aggregate's accumulator of that group. It then produces one row per
+// group, in the order the groups were first seen: the group values, then
+// the aggregates' results. With no GROUP BY there is one group, produced
+// even when the input is empty (count(*) of an empty table is 0).
+//
+// What is evaluated above the aggregation (the select list, HAVING, ORDER
+// BY) is compiled by a compiler whose aggCtx maps each GROUP BY expression
+// and each aggregate call to its column of the aggNode's row; a column
+// reference that is neither grouped nor functionally dependent on a
+// grouped primary key is 42803, as PostgreSQL says.
+
+// aggNames are the aggregate functions this layer implements.
+var aggNames = map[string]bool{
+	"count": true, "sum": true, "min": true, "max": true, "avg": true,
+	"bool_and": true, "bool_or": true, "every": true, "string_agg": true, "array_agg": true,
+}
+
+// isAggCall reports whether n is a call of an aggregate (not as a window
+// function).
+func isAggCall(n *pg.Node) bool {
+	f := n.GetFuncCall()
+	if f == nil || f.Over != nil {
+		return false
+	}
+	names := strs(f.Funcname)
+	if len(names) == 0 || (len(names) == 2 && names[0] != "pg_catalog") || len(names) > 2 {
+		return false
+	}
+	return aggNames[names[len(names)-1]]
+}
+
+// aggSpec is one aggregate call.
+type aggSpec struct {
+	name     string
+	star     bool // count(*)
+	distinct bool
+	args     []expr // over the input row
+	filter   expr
+	order    []sortKey // ORDER BY inside the call
+	t        Type      // the result type
+}
+
+// aggCtx is a compiler's view of the aggregation below it.
+type aggCtx struct {
+	in        *compiler      // compiles over the input rows
+	groupKeys map[string]int // nodeKey of a GROUP BY expression → its column
+	groupCols map[int]int    // input column index of a grouped column → its column
+	groups    []expr         // the GROUP BY expressions, over the input row
+	aggs      []*aggSpec
+	having    expr // over the aggregation's row
+}
+
+func (a *aggCtx) width() int { return len(a.groups) + len(a.aggs) }
+
+// aggColumn is the column of the aggregation's row holding a value the
+// aggregation produces; after planning, the aggregate columns are moved
+// behind all the group columns (functional dependencies add group columns
+// while the select list is compiled), so it holds a pointer.
+type aggColumn struct {
+	a   *aggCtx
+	agg int // index into a.aggs, or -1 for a group column
+	grp int
+	t   Type
+	m   typeMod
+}
+
+func (c *aggColumn) eval(e *env) (Value, error) {
+	if c.agg >= 0 {
+		return e.row[len(c.a.groups)+c.agg], nil
+	}
+	return e.row[c.grp], nil
+}
+func (c *aggColumn) typ() Type    { return c.t }
+func (c *aggColumn) kids() []expr { return nil }
+
+// lookup compiles n above the aggregation when n is a grouped expression,
+// an aggregate call or a column reference; ok is false for anything else
+// (the caller compiles it as usual, its parts coming back here).
+func (a *aggCtx) lookup(c *compiler, n *pg.Node) (expr, bool, error) {
+	if g, ok := a.groupKeys[nodeKey(n)]; ok {
+		x := a.groups[g]
+		return &aggColumn{a: a, agg: -1, grp: g, t: x.typ(), m: exprMod(x)}, true, nil
+	}
+	if isAggCall(n) {
+		x, err := a.addAgg(c, n.GetFuncCall())
+		return x, true, err
+	}
+	cr := n.GetColumnRef()
+	if cr == nil {
+		return nil, false, nil
+	}
+	x, err := a.in.column(cr)
+	if err != nil {
+		return nil, true, err
+	}
+	col, ok := x.(*colExpr)
+	if !ok {
+		// a merged USING column of a FULL JOIN: grouped only as itself
+		return nil, true, a.ungrouped(cr)
+	}
+	if g, ok := a.groupCols[col.idx]; ok {
+		return &aggColumn{a: a, agg: -1, grp: g, t: col.t, m: col.m}, true, nil
+	}
+	// functionally dependent on a grouped primary key: group by it too
+	if a.in.scope != nil && a.in.scope.pkGrouped(col.idx, a.groupCols) {
+		g := len(a.groups)
+		a.groups = append(a.groups, col)
+		a.groupCols[col.idx] = g
+		return &aggColumn{a: a, agg: -1, grp: g, t: col.t, m: col.m}, true, nil
+	}
+	return nil, true, a.ungrouped(cr)
+}
+
+func (a *aggCtx) ungrouped(cr *pg.ColumnRef) error {
+	name := strings.Join(strs(cr.Fields), ".")
+	if f := strs(cr.Fields); len(f) == 1 && a.in.scope != nil {
+		if r := a.in.scope.relOf(f[0]); r != "" {
+			name = r + "." + f[0]
+		}
+	}
+	return errorf(CodeGrouping, "column %q must appear in the GROUP BY clause or be used in an aggregate function", name).at(cr.Location)
+}
+
+// addAgg compiles an aggregate call's arguments over the input rows.
+func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
+	names := strs(f.Funcname)
+	name := names[len(names)-1]
+	in := *a.in
+	in.clause = "aggregate function calls" // nested aggregates: 42803
+	sp := &aggSpec{name: name, star: f.AggStar, distinct: f.AggDistinct}
+	for _, arg := range f.Args {
+		x, err := in.compile(arg, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		if x.typ() == TUnknown {
+			if x, err = in.coerce(x, TText); err != nil {
+				return nil, err
+			}
+		}
+		sp.args = append(sp.args, x)
+	}
+	if f.AggFilter != nil {
+		fx, err := in.compile(f.AggFilter, TBool)
+		if err != nil {
+			return nil, err
+		}
+		if fx.typ() != TBool {
+			return nil, errorf(CodeDatatypeMismatch, "argument of FILTER must be type boolean, not type %s", fx.typ())
+		}
+		sp.filter = fx
+	}
+	for _, o := range f.AggOrder {
+		sb := o.GetSortBy()
+		x, err := in.compile(sb.Node, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
+		nf := desc
+		switch sb.SortbyNulls {
+		case pg.SortByNulls_SORTBY_NULLS_FIRST:
+			nf = true
+		case pg.SortByNulls_SORTBY_NULLS_LAST:
+			nf = false
+		}
+		sp.order = append(sp.order, sortKey{x: x, desc: desc, nullsFirst: nf})
+	}
+	noSuch := func() error {
+		var ts []string
+		for _, x := range sp.args {
+			ts = append(ts, x.typ().String())
+		}
+		return &Error{Code: CodeUndefinedFunction, Message: "function " + name + "(" + strings.Join(ts, ", ") + ") does not exist",
+			Hint: "No function matches the given name and argument types. You might need to add explicit type casts.", Position: f.Location + 1}
+	}
+	nargs := len(sp.args)
+	switch name {
+	case "count":
+		if !sp.star && nargs != 1 {
+			return nil, noSuch()
+		}
+		sp.t = TInt8
+	case "sum", "avg":
+		if nargs != 1 || !isNumber(sp.args[0].typ()) {
+			return nil, noSuch()
+		}
+		sp.t = TNumeric
+		if name == "sum" && sp.args[0].typ() == TInt4 {
+			sp.t = TInt8
+		}
+	case "min", "max":
+		if nargs != 1 || sp.args[0].typ() == TInt4Array || sp.args[0].typ() == TVoid {
+			return nil, noSuch()
+		}
+		sp.t = sp.args[0].typ()
+	case "bool_and", "bool_or", "every":
+		if nargs != 1 || sp.args[0].typ() != TBool {
+			return nil, noSuch()
+		}
+		sp.t = TBool
+	case "string_agg":
+		if nargs != 2 || !isString(sp.args[0].typ()) || !isString(sp.args[1].typ()) {
+			return nil, noSuch()
+		}
+		sp.t = TText
+	case "array_agg":
+		if nargs != 1 || sp.args[0].typ() != TInt4 {
+			return nil, notSupported("array_agg is supported only over integer").at(f.Location)
+		}
+		sp.t = TInt4Array
+	}
+	if sp.star && name != "count" {
+		return nil, errorf(CodeWrongObjectType, "%s(*) specified, but %s is not an aggregate function", name, name).at(f.Location)
+	}
+	a.aggs = append(a.aggs, sp)
+	return &aggColumn{a: a, agg: len(a.aggs) - 1, t: sp.t}, nil
+}
+
+// accumulator is one aggregate's running state for one group.
+type accumulator struct {
+	sp    *aggSpec
+	count int64
+	sum   Value // integer (I) or numeric (S) sum so far
+	best  Value // min/max, bool_and/or
+	have  bool
+	text  strings.Builder
+	arr   []int64
+	// with DISTINCT or an ORDER BY inside: the argument rows, aggregated
+	// at the end
+	rows [][]Value
+}
+
+func (ac *accumulator) add(e *env) error {
+	sp := ac.sp
+	if sp.filter != nil {
+		ok, err := truthy(sp.filter, e)
+		if err != nil || !ok {
+			return err
+		}
+	}
+	if sp.star {
+		ac.count++
+		return nil
+	}
+	vals := make([]Value, len(sp.args), len(sp.args)+len(sp.order))
+	for i, x := range sp.args {
+		v, err := x.eval(e)
+		if err != nil {
+			return err
+		}
+		vals[i] = v
+	}
+	if sp.distinct || len(sp.order) > 0 {
+		for _, o := range sp.order {
+			v, err := o.x.eval(e)
+			if err != nil {
+				return err
+			}
+			vals = append(vals, v)
+		}
+		ac.rows = append(ac.rows, vals)
+		return nil
+	}
+	return ac.step(vals)
+}
+
+// step feeds one row of argument values.
+func (ac *accumulator) step(vals []Value) error {
+	sp := ac.sp
+	v := vals[0]
+	if v.Null && sp.name != "string_agg" && sp.name != "array_agg" {
+		return nil // strict: NULL inputs are skipped
+	}
+	switch sp.name {
+	case "count":
+		ac.count++
+	case "sum", "avg":
+		ac.count++
+		if !ac.have {
+			ac.have = true
+			if sp.t == TInt8 {
+				ac.sum = Int8(v.I)
+			} else {
+				ac.sum = toNumeric(v)
+			}
+			return nil
+		}
+		if sp.t == TInt8 {
+			ac.sum.I += v.I // int4 inputs: a bigint cannot overflow before 2^32 rows
+			return nil
+		}
+		s, err := numericArith('+', ac.sum, toNumeric(v))
+		if err != nil {
+			return err
+		}
+		ac.sum = s
+	case "min", "max":
+		if !ac.have {
+			ac.best, ac.have = v, true
+			return nil
+		}
+		d := cmpValues(v, ac.best)
+		if (sp.name == "min" && d < 0) || (sp.name == "max" && d > 0) {
+			ac.best = v
+		}
+	case "bool_and", "every", "bool_or":
+		if !ac.have {
+			ac.best, ac.have = v, true
+			return nil
+		}
+		if sp.name == "bool_or" {
+			ac.best.I |= v.I
+		} else {
+			ac.best.I &= v.I
+		}
+	case "string_agg":
+		if v.Null {
+			return nil
+		}
+		if ac.have && !vals[1].Null {
+			ac.text.WriteString(vals[1].S)
+		}
+		s := v.S
+		if v.T == TBpchar {
+			s = bpcharTrim(s)
+		}
+		ac.text.WriteString(s)
+		ac.have = true
+	case "array_agg":
+		if v.Null {
+			return notSupported("array_agg of a NULL is not supported")
+		}
+		ac.arr = append(ac.arr, v.I)
+		ac.have = true
+	}
+	return nil
+}
+
+func toNumeric(v Value) Value {
+	if v.T == TNumeric {
+		return v
+	}
+	return Value{T: TNumeric, S: strconv.FormatInt(v.I, 10)}
+}
+
+// result is the aggregate's value for the group.
+func (ac *accumulator) result() (Value, error) {
+	sp := ac.sp
+	if ac.rows != nil {
+		rows := ac.rows
+		n := len(sp.args)
+		if len(sp.order) > 0 {
+			keys := make([]sortCol, len(sp.order))
+			for i, o := range sp.order {
+				keys[i] = sortCol{idx: n + i, desc: o.desc, nullsFirst: o.nullsFirst}
+			}
+			sort.SliceStable(rows, func(i, j int) bool { return lessRows(rows[i], rows[j], keys) })
+		}
+		seen := map[string]bool{}
+		var kb []byte
+		for _, r := range rows {
+			if sp.distinct {
+				kb = valuesKey(kb[:0], r[:n])
+				if seen[string(kb)] {
+					continue
+				}
+				seen[string(kb)] = true
+			}
+			if err := ac.step(r[:n]); err != nil {
+				return Value{}, err
+			}
+		}
+		ac.rows = nil
+	}
+	switch sp.name {
+	case "count":
+		return Int8(ac.count), nil
+	case "sum":
+		if !ac.have {
+			return Null(sp.t), nil
+		}
+		return ac.sum, nil
+	case "avg":
+		if !ac.have {
+			return Null(TNumeric), nil
+		}
+		return numericArith('/', ac.sum, toNumeric(Int8(ac.count)))
+	case "string_agg":
+		if !ac.have {
+			return Null(TText), nil
+		}
+		return Text(ac.text.String()), nil
+	case "array_agg":
+		if !ac.have {
+			return Null(TInt4Array), nil
+		}
+		return Value{T: TInt4Array, A: ac.arr}, nil
+	}
+	if !ac.have {
+		return Null(sp.t), nil
+	}
+	return ac.best, nil
+}
+
+// aggNode groups and aggregates its input.
+type aggNode struct {
+	in     relNode
+	a      *aggCtx
+	scalar bool // no GROUP BY: one group, even of no rows
+}
+
+func (n *aggNode) explain(w *strings.Builder, depth int) {
+	if n.scalar {
+		explainLine(w, depth, "Aggregate")
+	} else {
+		explainLine(w, depth, "HashAggregate")
+	}
+	n.in.explain(w, depth+1)
+}
+
+func (n *aggNode) run(q *qctx, fn func(row []Value) error) error {
+	type group struct {
+		vals []Value
+		accs []accumulator
+	}
+	newGroup := func(vals []Value) *group {
+		g := &group{vals: vals, accs: make([]accumulator, len(n.a.aggs))}
+		for i, sp := range n.a.aggs {
+			g.accs[i].sp = sp
+		}
+		return g
+	}
+	groups := map[string]*group{}
+	var order []*group
+	e := q.env(nil)
+	var kb []byte
+	err := n.in.run(q, func(row []Value) error {
+		e.row = row
+		vals := make([]Value, len(n.a.groups))
+		kb = kb[:0]
+		for i, x := range n.a.groups {
+			v, err := x.eval(e)
+			if err != nil {
+				return err
+			}
+			vals[i] = v
+			kb = appendHashKey(kb, v)
+		}
+		g := groups[string(kb)]
+		if g == nil {
+			g = newGroup(vals)
+			groups[string(kb)] = g
+			order = append(order, g)
+		}
+		for i := range g.accs {
+			if err := g.accs[i].add(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if n.scalar && len(order) == 0 {
+		order = append(order, newGroup(nil))
+	}
+	out := make([]Value, n.a.width())
+	for _, g := range order {
+		copy(out, g.vals)
+		for i := range g.accs {
+			v, err := g.accs[i].result()
+			if err != nil {
+				return err
+			}
+			out[len(n.a.groups)+i] = v
+		}
+		if err := fn(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}

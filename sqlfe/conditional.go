@@ -1,0 +1,532 @@
+package sqlfe
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+)
+
+// Conditional expressions (CASE, COALESCE, NULLIF, GREATEST, LEAST),
+// pattern matching (LIKE, ILIKE, the POSIX regular expression operators
+// ~ ~* !~ !~*), COLLATE, the SQL-standard value functions (CURRENT_USER,
+// CURRENT_TIMESTAMP, ...) and subqueries in expressions.
+
+// commonType resolves the type of a CASE's results or of COALESCE's,
+// GREATEST's, LEAST's arguments, as PostgreSQL's select_common_type does
+// among our types (all unknown: text).
+func (c *compiler) commonType(xs []expr, what string) (Type, error) {
+	t := TUnknown
+	for _, x := range xs {
+		var err error
+		if t, err = unifyTypes(t, x.typ(), what); err != nil {
+			return 0, err
+		}
+	}
+	if t == TUnknown {
+		t = TText
+	}
+	return t, nil
+}
+
+// coerceAll makes each of xs of type t (an unknown by resolving it, a
+// typed one by a cast).
+func (c *compiler) coerceAll(xs []expr, t Type) ([]expr, error) {
+	for i, x := range xs {
+		y, err := c.coerce(x, t)
+		if err != nil {
+			return nil, err
+		}
+		if y.typ() != t {
+			y = &castExpr{arg: y, t: t}
+		}
+		xs[i] = y
+	}
+	return xs, nil
+}
+
+type caseExpr struct {
+	arg   expr // CASE arg WHEN v ...: compared with each when; nil: WHEN conditions
+	whens []expr
+	thens []expr
+	els   expr
+	t     Type
+}
+
+func (c *caseExpr) typ() Type { return c.t }
+func (c *caseExpr) kids() []expr {
+	out := append(append([]expr{}, c.whens...), c.thens...)
+	if c.arg != nil {
+		out = append(out, c.arg)
+	}
+	return append(out, c.els)
+}
+func (c *caseExpr) eval(e *env) (Value, error) {
+	var a Value
+	if c.arg != nil {
+		var err error
+		if a, err = c.arg.eval(e); err != nil {
+			return a, err
+		}
+	}
+	for i, w := range c.whens {
+		if c.arg != nil {
+			v, err := w.eval(e)
+			if err != nil {
+				return v, err
+			}
+			if a.Null || v.Null || cmpValues(a, v) != 0 {
+				continue
+			}
+		} else if ok, err := truthy(w, e); err != nil {
+			return Value{}, err
+		} else if !ok {
+			continue
+		}
+		return c.thens[i].eval(e)
+	}
+	return c.els.eval(e)
+}
+
+func (c *compiler) caseExpr(n *pg.CaseExpr) (expr, error) {
+	out := &caseExpr{}
+	if n.Arg != nil {
+		a, err := c.compile(n.Arg, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		out.arg = a
+	}
+	var results []expr
+	for _, w := range n.Args {
+		cw := w.GetCaseWhen()
+		if out.arg != nil {
+			v, err := c.compile(cw.Expr, out.arg.typ())
+			if err != nil {
+				return nil, err
+			}
+			if !comparable(out.arg.typ(), v.typ()) && out.arg.typ() != TUnknown {
+				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s = %s", out.arg.typ(), v.typ()).at(cw.Location)
+			}
+			out.whens = append(out.whens, v)
+		} else {
+			cond, err := c.compile(cw.Expr, TBool)
+			if err != nil {
+				return nil, err
+			}
+			if cond.typ() != TBool {
+				return nil, errorf(CodeDatatypeMismatch, "argument of CASE/WHEN must be type boolean, not type %s", cond.typ()).at(cw.Location)
+			}
+			out.whens = append(out.whens, cond)
+		}
+		r, err := c.compile(cw.Result, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, r)
+	}
+	if n.Defresult != nil {
+		d, err := c.compile(n.Defresult, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, d)
+	} else {
+		results = append(results, &constExpr{Null(TUnknown)})
+	}
+	t, err := c.commonType(results, "CASE")
+	if err != nil {
+		return nil, err
+	}
+	if results, err = c.coerceAll(results, t); err != nil {
+		return nil, err
+	}
+	out.t, out.thens, out.els = t, results[:len(results)-1], results[len(results)-1]
+	return out, nil
+}
+
+// minMaxExpr is GREATEST / LEAST: NULLs are ignored, NULL only if all are.
+type minMaxExpr struct {
+	least bool
+	args  []expr
+	t     Type
+}
+
+func (m *minMaxExpr) typ() Type    { return m.t }
+func (m *minMaxExpr) kids() []expr { return m.args }
+func (m *minMaxExpr) eval(e *env) (Value, error) {
+	best := Null(m.t)
+	for _, a := range m.args {
+		v, err := a.eval(e)
+		if err != nil {
+			return v, err
+		}
+		if v.Null {
+			continue
+		}
+		if best.Null {
+			best = v
+			continue
+		}
+		d := cmpValues(v, best)
+		if (m.least && d < 0) || (!m.least && d > 0) {
+			best = v
+		}
+	}
+	return best, nil
+}
+
+// nullifExpr is NULLIF(a, b): NULL when a = b, else a.
+type nullifExpr struct{ l, r expr }
+
+func (n *nullifExpr) typ() Type    { return n.l.typ() }
+func (n *nullifExpr) kids() []expr { return []expr{n.l, n.r} }
+func (n *nullifExpr) eval(e *env) (Value, error) {
+	a, err := n.l.eval(e)
+	if err != nil {
+		return a, err
+	}
+	b, err := n.r.eval(e)
+	if err != nil {
+		return b, err
+	}
+	if !a.Null && !b.Null && cmpValues(a, b) == 0 {
+		return Null(a.T), nil
+	}
+	return a, nil
+}
+
+func (c *compiler) variadic(args []*pg.Node, what string) ([]expr, Type, error) {
+	var xs []expr
+	for _, a := range args {
+		x, err := c.compile(a, TUnknown)
+		if err != nil {
+			return nil, 0, err
+		}
+		xs = append(xs, x)
+	}
+	t, err := c.commonType(xs, what)
+	if err != nil {
+		return nil, 0, err
+	}
+	xs, err = c.coerceAll(xs, t)
+	return xs, t, err
+}
+
+// ---- patterns ----
+
+// patternExpr is LIKE / ILIKE (as a regular expression) or a POSIX regular
+// expression match. A constant pattern is compiled once; another is
+// compiled per distinct pattern value met.
+type patternExpr struct {
+	l, pat expr
+	like   bool // LIKE syntax (% _ and the \ escape), else a POSIX regex
+	fold   bool // case-insensitive
+	not    bool
+	mu     sync.Mutex
+	last   string
+	re     *regexp.Regexp
+}
+
+func (p *patternExpr) typ() Type    { return TBool }
+func (p *patternExpr) kids() []expr { return []expr{p.l, p.pat} }
+func (p *patternExpr) eval(e *env) (Value, error) {
+	a, err := p.l.eval(e)
+	if err != nil {
+		return a, err
+	}
+	b, err := p.pat.eval(e)
+	if err != nil {
+		return b, err
+	}
+	if a.Null || b.Null {
+		return Null(TBool), nil
+	}
+	re, err := p.regexp(b.S)
+	if err != nil {
+		return Value{}, err
+	}
+	s := a.S
+	if a.T == TBpchar {
+		s = bpcharTrim(s)
+	}
+	return Bool(re.MatchString(s) != p.not), nil
+}
+
+func (p *patternExpr) regexp(pat string) (*regexp.Regexp, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.re != nil && p.last == pat {
+		return p.re, nil
+	}
+	src := pat
+	if p.like {
+		var err error
+		if src, err = likeToRegexp(pat); err != nil {
+			return nil, err
+		}
+	}
+	if p.fold {
+		src = "(?i)" + src
+	}
+	re, err := regexp.Compile("(?s)" + src)
+	if err != nil {
+		return nil, errorf(CodeInvalidRegex, "invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	p.re, p.last = re, pat
+	return re, nil
+}
+
+// likeToRegexp translates a LIKE pattern: % any string, _ any character,
+// \ escapes the next character; it must match the whole string.
+func likeToRegexp(pat string) (string, error) {
+	var b strings.Builder
+	b.WriteString("^")
+	rs := []rune(pat)
+	for i := 0; i < len(rs); i++ {
+		switch r := rs[i]; r {
+		case '%':
+			b.WriteString(".*")
+		case '_':
+			b.WriteString(".")
+		case '\\':
+			if i+1 == len(rs) {
+				return "", errorf(CodeInvalidEscape, "LIKE pattern must not end with escape character")
+			}
+			i++
+			b.WriteString(regexp.QuoteMeta(string(rs[i])))
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString("$")
+	return b.String(), nil
+}
+
+// patternOp compiles LIKE / ILIKE / ~ and their negations; ok is false
+// when op is none of them.
+func (c *compiler) patternOp(a *pg.A_Expr, op string) (expr, bool, error) {
+	p := &patternExpr{}
+	switch op {
+	case "~~", "!~~":
+		p.like = true
+	case "~~*", "!~~*":
+		p.like, p.fold = true, true
+	case "~", "!~":
+	case "~*", "!~*":
+		p.fold = true
+	default:
+		return nil, false, nil
+	}
+	p.not = strings.HasPrefix(op, "!")
+	l, err := c.compile(a.Lexpr, TText)
+	if err != nil {
+		return nil, true, err
+	}
+	r, err := c.compile(a.Rexpr, TText)
+	if err != nil {
+		return nil, true, err
+	}
+	if !isString(l.typ()) || !isString(r.typ()) {
+		return nil, true, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).at(a.Location)
+	}
+	p.l, p.pat = l, r
+	if k, ok := r.(*constExpr); ok && !k.v.Null {
+		if _, err := p.regexp(k.v.S); err != nil {
+			return nil, true, err
+		}
+	}
+	return p, true, nil
+}
+
+// ---- SQL value functions ----
+
+func (c *compiler) sqlValueFunction(f *pg.SQLValueFunction) (expr, error) {
+	switch f.Op {
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE,
+		pg.SQLValueFunctionOp_SVFOP_USER, pg.SQLValueFunctionOp_SVFOP_SESSION_USER:
+		return &funcExpr{name: "current_user", t: TText, fn: func(e *env, _ []Value) (Value, error) {
+			return Text(e.s.user), nil
+		}}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:
+		return &funcExpr{name: "current_catalog", t: TText, fn: func(e *env, _ []Value) (Value, error) {
+			return Text(e.s.database()), nil
+		}}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
+		return &constExpr{Text("public")}, nil
+	case pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP:
+		// timestamp without time zone in the session's time zone, UTC
+		return &funcExpr{name: "current_timestamp", t: TTimestamp, fn: func(e *env, _ []Value) (Value, error) {
+			return timestampValue(e.s.txStart()), nil
+		}}, nil
+	}
+	return nil, notSupported("%s is not supported (timestamp with time zone, date and time are not implemented yet)", strings.ToUpper(sqlValueFunctionNames[f.Op])).at(f.Location)
+}
+
+// sqlValueFunctionNames are the SQL value functions' result column names.
+var sqlValueFunctionNames = map[pg.SQLValueFunctionOp]string{
+	pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE: "current_date", pg.SQLValueFunctionOp_SVFOP_CURRENT_TIME: "current_time",
+	pg.SQLValueFunctionOp_SVFOP_CURRENT_TIME_N: "current_time", pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP: "current_timestamp",
+	pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N: "current_timestamp", pg.SQLValueFunctionOp_SVFOP_LOCALTIME: "localtime",
+	pg.SQLValueFunctionOp_SVFOP_LOCALTIME_N: "localtime", pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP: "localtimestamp",
+	pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N: "localtimestamp", pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE: "current_role",
+	pg.SQLValueFunctionOp_SVFOP_CURRENT_USER: "current_user", pg.SQLValueFunctionOp_SVFOP_USER: "current_user",
+	pg.SQLValueFunctionOp_SVFOP_SESSION_USER: "session_user", pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG: "current_catalog",
+	pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA: "current_schema",
+}
+
+// txStart is the time the session's transaction began (now()): one value
+// for the whole transaction, as in PostgreSQL.
+func (s *Session) txStart() time.Time {
+	if s.tx == nil {
+		return time.Now().UTC().Truncate(time.Microsecond)
+	}
+	return s.txTime
+}
+
+// database is the database name the client connected to.
+func (s *Session) database() string {
+	if s.dbname != "" {
+		return s.dbname
+	}
+	return "tupled"
+}
+
+// ---- subqueries ----
+
+// subqueryExpr is an uncorrelated subquery in an expression: run once per
+// statement execution (its first evaluation), its rows kept for the rest.
+type subqueryExpr struct {
+	kind  pg.SubLinkType
+	p     *plan
+	test  expr   // ANY/ALL: the left side
+	op    string // ANY/ALL: the comparison
+	t     Type
+	mu    sync.Mutex
+	exec  *execRun // the execution whose rows are cached
+	cache [][]Value
+}
+
+func (q *subqueryExpr) typ() Type { return q.t }
+func (q *subqueryExpr) kids() []expr {
+	if q.test != nil {
+		return []expr{q.test}
+	}
+	return nil
+}
+
+func (q *subqueryExpr) rows(e *env) ([][]Value, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	key := e.exec
+	if key != nil && q.exec == key {
+		return q.cache, nil
+	}
+	res, err := q.p.run(e.ctx, e.s, e.params)
+	if err != nil {
+		return nil, err
+	}
+	q.exec, q.cache = key, res.Rows
+	return res.Rows, nil
+}
+
+func (q *subqueryExpr) eval(e *env) (Value, error) {
+	rows, err := q.rows(e)
+	if err != nil {
+		return Value{}, err
+	}
+	switch q.kind {
+	case pg.SubLinkType_EXISTS_SUBLINK:
+		return Bool(len(rows) > 0), nil
+	case pg.SubLinkType_EXPR_SUBLINK:
+		switch len(rows) {
+		case 0:
+			return Null(q.t), nil
+		case 1:
+			return rows[0][0], nil
+		}
+		return Value{}, errorf(CodeCardinality, "more than one row returned by a subquery used as an expression")
+	}
+	// ANY / ALL (IN is = ANY, NOT IN is NOT (= ANY))
+	a, err := q.test.eval(e)
+	if err != nil {
+		return a, err
+	}
+	all := q.kind == pg.SubLinkType_ALL_SUBLINK
+	sawNull := false
+	for _, r := range rows {
+		b := r[0]
+		if a.Null || b.Null {
+			sawNull = true
+			continue
+		}
+		ok := cmpOp(q.op, cmpValues(a, b))
+		if ok && !all {
+			return Bool(true), nil
+		}
+		if !ok && all {
+			return Bool(false), nil
+		}
+	}
+	if sawNull {
+		return Null(TBool), nil
+	}
+	return Bool(all), nil
+}
+
+func (c *compiler) subLink(sl *pg.SubLink) (expr, error) {
+	sel := sl.Subselect.GetSelectStmt()
+	if sel == nil || c.s == nil {
+		return nil, notSupported("this subquery is not supported")
+	}
+	p, err := c.s.planSelectAs(sel, c.params, false)
+	if err != nil {
+		var fe *Error
+		if (c.cols != nil || c.scope != nil) && errors.As(err, &fe) && (fe.Code == CodeUndefinedColumn || fe.Code == CodeUndefinedTable) {
+			// most likely a name of the outer query
+			return nil, notSupported("a subquery that refers to the outer query (a correlated subquery) is not supported (%s)", fe.Message)
+		}
+		return nil, err
+	}
+	q := &subqueryExpr{kind: sl.SubLinkType, p: p}
+	switch sl.SubLinkType {
+	case pg.SubLinkType_EXISTS_SUBLINK:
+		q.t = TBool
+		return q, nil
+	case pg.SubLinkType_EXPR_SUBLINK:
+		if len(p.cols) != 1 {
+			return nil, errorf(CodeSyntax, "subquery must return only one column").at(sl.Location)
+		}
+		q.t = p.cols[0].Type
+		return q, nil
+	case pg.SubLinkType_ANY_SUBLINK, pg.SubLinkType_ALL_SUBLINK:
+		if len(p.cols) != 1 {
+			return nil, errorf(CodeSyntax, "subquery has too many columns").at(sl.Location)
+		}
+		test, err := c.compile(sl.Testexpr, p.cols[0].Type)
+		if err != nil {
+			return nil, err
+		}
+		op := "="
+		if names := strs(sl.OperName); len(names) > 0 {
+			op = names[len(names)-1]
+		}
+		if op == "!=" {
+			op = "<>"
+		}
+		switch op {
+		case "=", "<>", "<", "<=", ">", ">=":
+		default:
+			return nil, notSupported("operator %s with ANY/ALL is not supported", op)
+		}
+		if !comparable(test.typ(), p.cols[0].Type) {
+			return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", test.typ(), op, p.cols[0].Type).at(sl.Location)
+		}
+		q.test, q.op, q.t = test, op, TBool
+		return q, nil
+	}
+	return nil, notSupported("this kind of subquery is not supported").at(sl.Location)
+}

@@ -1,0 +1,131 @@
+package sqlfe
+
+import (
+	"context"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// The general query path.
+//
+// A SELECT over one table (or a virtual relation, or no FROM) with no
+// grouping, aggregates, DISTINCT or set operation keeps the single-table
+// plan of dml.go, which owns row locking (FOR UPDATE and its kin, with the
+// engine's EvalPlanQual recheck) and the early stop of a LIMIT over a key
+// scan. Everything else is planned here into a tree of relNodes
+// (query_exec.go), in PostgreSQL's order of evaluation:
+//
+//	FROM (scans; joins: hash when ON has an equality of the two sides,
+//	      else nested loop)
+//	  → WHERE (each conjunct that names one table is pushed into that
+//	      table's scan, where scanRows turns it into a point, range or
+//	      index access; a conjunct joining two FROM-list items becomes
+//	      their join's condition)
+//	  → GROUP BY / aggregates (agg.go) → HAVING
+//	  → the select list (and ORDER BY keys not in it)
+//	  → DISTINCT → ORDER BY → LIMIT / OFFSET
+//
+// and UNION / INTERSECT / EXCEPT [ALL] and VALUES lists as their own
+// nodes. Names resolve through a scope: the FROM items' columns side by
+// side in one row, each item under its name or alias; an unqualified name
+// two items have is 42702, a USING column is one column.
+//
+// Invariants:
+//   - Every expression is compiled against the row of the node that
+//     evaluates it: scan filters against their table's row alone, the rest
+//     against the scope's whole row (a join's right-side columns follow
+//     its left side's), above an aggregation against the aggregation's row
+//     (group values, then aggregate results).
+//   - A conjunct is pushed down only into a scan whose rows are never
+//     NULL-extended (not the nullable side of an outer join), so pushing
+//     it cannot change the result.
+//   - Row locking is not planned here: a locking clause on such a query is
+//     0A000 (PostgreSQL refuses it too with GROUP BY, DISTINCT, aggregates
+//     and set operations; with joins it is not supported yet).
+
+// needsQueryPath reports whether st is planned by the general path.
+func needsQueryPath(st *pg.SelectStmt) bool {
+	if st.Op != pg.SetOperation_SETOP_NONE || len(st.ValuesLists) > 0 || len(st.DistinctClause) > 0 ||
+		len(st.GroupClause) > 0 || st.HavingClause != nil || len(st.FromClause) > 1 {
+		return true
+	}
+	for _, f := range st.FromClause {
+		if f.GetJoinExpr() != nil || f.GetRangeSubselect() != nil {
+			return true
+		}
+	}
+	for _, n := range st.TargetList {
+		if hasAgg(n.ProtoReflect()) {
+			return true
+		}
+	}
+	for _, n := range st.SortClause {
+		if hasAgg(n.ProtoReflect()) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasAgg reports whether m holds an aggregate call outside a subquery.
+func hasAgg(m protoreflect.Message) bool {
+	if n, ok := m.Interface().(*pg.Node); ok && isAggCall(n) {
+		return true
+	}
+	if _, ok := m.Interface().(*pg.SubLink); ok {
+		return false
+	}
+	found := false
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := 0; i < l.Len() && !found; i++ {
+				found = hasAgg(l.Get(i).Message())
+			}
+		case fd.Message() != nil && !fd.IsMap():
+			found = hasAgg(v.Message())
+		}
+		return !found
+	})
+	return found
+}
+
+// nodeKey is a parse tree's identity regardless of where in the text it
+// stands: GROUP BY a + 1 and the select list's a + 1 are one expression.
+func nodeKey(n *pg.Node) string {
+	c := proto.Clone(n)
+	clearLocations(c.ProtoReflect())
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(c)
+	return string(b)
+}
+
+func clearLocations(m protoreflect.Message) {
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Name() == "location" || fd.Name() == "stmt_location":
+			m.Clear(fd)
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				clearLocations(l.Get(i).Message())
+			}
+		case fd.Message() != nil && !fd.IsMap():
+			clearLocations(v.Message())
+		}
+		return true
+	})
+}
+
+// planQuery plans st by the general path.
+func (s *Session) planQuery(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (*plan, error) {
+	root, cols, err := s.buildQuery(st, params, keepUnknown)
+	if err != nil {
+		return nil, err
+	}
+	return &plan{cols: cols, usesT: true, run: func(ctx context.Context, s *Session, pv []Value) (*Result, error) {
+		return runQuery(ctx, s, pv, root)
+	}}, nil
+}

@@ -1,0 +1,641 @@
+package sqlfe
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// The operators of the general query path (query.go). Each is a plan node
+// that pushes its rows, in order, to a callback: a scan calls it from inside
+// the engine's scan, a join from inside its outer input's callback, and a
+// node that must see all its input first (a sort, an aggregation, the build
+// side of a hash join, the inner side of a nested loop) materializes it.
+// A callback returning errStop ends the production early (a LIMIT that has
+// its rows): every node passes errStop up unchanged, and the top of the
+// plan swallows it.
+//
+// Rows a node hands to its callback may be reused by the node after the
+// callback returns: a node that keeps a row (a sort, a hash table, a join's
+// inner side) copies it.
+
+// qctx is what a plan node runs with: the statement's context, session and
+// parameters.
+type qctx struct {
+	ctx    context.Context
+	s      *Session
+	params []Value
+	exec   *execRun
+}
+
+func (q *qctx) env(row []Value) *env {
+	return &env{ctx: q.ctx, s: q.s, params: q.params, row: row, exec: q.exec}
+}
+
+// relNode is one node of a query plan.
+type relNode interface {
+	// run pushes the node's rows to fn.
+	run(q *qctx, fn func(row []Value) error) error
+	// explain writes the node and its inputs, indented by depth.
+	explain(w *strings.Builder, depth int)
+}
+
+func explainLine(w *strings.Builder, depth int, format string, args ...any) {
+	if depth > 0 {
+		w.WriteString(strings.Repeat("      ", depth-1))
+		w.WriteString("  ->  ")
+	}
+	fmt.Fprintf(w, format, args...)
+	w.WriteByte('\n')
+}
+
+// ---- scans ----
+
+// tableScan reads a table with its snapshot through scanRows, which picks a
+// point lookup, a key range or an index from filter (the conjuncts of WHERE
+// that name only this table, compiled against it alone).
+type tableScan struct {
+	t      *Table
+	alias  string
+	filter expr
+	acc    access
+}
+
+func (n *tableScan) run(q *qctx, fn func(row []Value) error) error {
+	tx, err := q.s.ensureTx(q.ctx)
+	if err != nil {
+		return err
+	}
+	return q.s.scanRows(q.ctx, tx, n.t, &n.acc, n.filter, q.env(nil), func(_ []byte, row []Value) error {
+		return fn(row)
+	})
+}
+
+func (n *tableScan) explain(w *strings.Builder, depth int) {
+	how := "Seq Scan"
+	if n.acc.points != nil || n.acc.lo != nil || n.acc.hi != nil || n.acc.composite {
+		how = "Index Scan using " + n.t.Name + "_pkey"
+	}
+	name := n.t.Name
+	if n.alias != "" && n.alias != n.t.Name {
+		name += " " + n.alias
+	}
+	explainLine(w, depth, "%s on %s", how, name)
+}
+
+// rowsScan produces rows computed when it runs: a virtual relation
+// (pg_locks, a set-returning function), a VALUES list, a subquery in FROM.
+type rowsScan struct {
+	what   string
+	rows   func(q *qctx) ([][]Value, error)
+	filter expr
+}
+
+func (n *rowsScan) run(q *qctx, fn func(row []Value) error) error {
+	rows, err := n.rows(q)
+	if err != nil {
+		return err
+	}
+	e := q.env(nil)
+	for _, r := range rows {
+		e.row = r
+		ok, err := truthy(n.filter, e)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (n *rowsScan) explain(w *strings.Builder, depth int) { explainLine(w, depth, "%s", n.what) }
+
+// ---- filter, project ----
+
+type filterNode struct {
+	in   relNode
+	cond expr
+}
+
+func (n *filterNode) run(q *qctx, fn func(row []Value) error) error {
+	e := q.env(nil)
+	return n.in.run(q, func(row []Value) error {
+		e.row = row
+		ok, err := truthy(n.cond, e)
+		if err != nil || !ok {
+			return err
+		}
+		return fn(row)
+	})
+}
+
+func (n *filterNode) explain(w *strings.Builder, depth int) {
+	explainLine(w, depth, "Filter")
+	n.in.explain(w, depth+1)
+}
+
+// projectNode computes the select list (and the ORDER BY keys that are not
+// in it) from its input's rows.
+type projectNode struct {
+	in    relNode
+	exprs []expr
+}
+
+func (n *projectNode) run(q *qctx, fn func(row []Value) error) error {
+	e := q.env(nil)
+	out := make([]Value, len(n.exprs))
+	return n.in.run(q, func(row []Value) error {
+		e.row = row
+		for i, x := range n.exprs {
+			v, err := x.eval(e)
+			if err != nil {
+				return err
+			}
+			if v.T == TUnknown {
+				v.T = TText
+			}
+			out[i] = v
+		}
+		return fn(out)
+	})
+}
+
+func (n *projectNode) explain(w *strings.Builder, depth int) { n.in.explain(w, depth) }
+
+// ---- joins ----
+
+type joinKind int
+
+const (
+	joinInner joinKind = iota
+	joinLeft
+	joinRight
+	joinFull
+)
+
+func (k joinKind) String() string {
+	return [...]string{"Inner", "Left", "Right", "Full"}[k]
+}
+
+// nestedLoop joins each row of its outer input (left) with every row of
+// its inner input (right), materialized once, keeping the pairs that
+// satisfy cond; for outer joins, unmatched rows come out NULL-extended
+// (a left row at once, right rows after the outer input ends).
+type nestedLoop struct {
+	kind        joinKind
+	left, right relNode
+	lw, rw      int // widths
+	cond        expr
+	// hash join: the equality keys, left and right expressions (each over
+	// its own side's row); cond is then the rest of ON
+	lkeys, rkeys []expr
+}
+
+func (n *nestedLoop) explain(w *strings.Builder, depth int) {
+	if len(n.lkeys) > 0 {
+		explainLine(w, depth, "Hash %s Join", n.kind)
+	} else {
+		explainLine(w, depth, "Nested Loop %s Join", n.kind)
+	}
+	n.left.explain(w, depth+1)
+	n.right.explain(w, depth+1)
+}
+
+func copyRow(r []Value) []Value { return append([]Value(nil), r...) }
+
+func (n *nestedLoop) run(q *qctx, fn func(row []Value) error) error {
+	var inner [][]Value
+	if err := n.right.run(q, func(row []Value) error {
+		inner = append(inner, copyRow(row))
+		return nil
+	}); err != nil {
+		return err
+	}
+	var table map[string][]int // hash join: key → inner rows
+	e := q.env(nil)
+	if len(n.lkeys) > 0 {
+		table = make(map[string][]int, len(inner))
+		var kb []byte
+		pad := make([]Value, n.lw+n.rw) // the right keys read the right side's columns at their scope index
+		for i, r := range inner {
+			copy(pad[n.lw:], r)
+			e.row = pad
+			var ok bool
+			var err error
+			if kb, ok, err = hashKeys(kb[:0], n.rkeys, e); err != nil {
+				return err
+			} else if ok {
+				table[string(kb)] = append(table[string(kb)], i)
+			}
+		}
+	}
+	matched := make([]bool, len(inner))
+	out := make([]Value, n.lw+n.rw)
+	nulls := func(dst []Value) {
+		for i := range dst {
+			dst[i] = Value{Null: true}
+		}
+	}
+	var kb []byte
+	all := make([]int, len(inner))
+	for i := range all {
+		all[i] = i
+	}
+	err := n.left.run(q, func(lrow []Value) error {
+		copy(out, lrow)
+		cands := all
+		if table != nil {
+			e.row = lrow
+			var ok bool
+			var err error
+			if kb, ok, err = hashKeys(kb[:0], n.lkeys, e); err != nil {
+				return err
+			}
+			cands = nil
+			if ok {
+				cands = table[string(kb)]
+			}
+		}
+		any := false
+		for _, i := range cands {
+			copy(out[n.lw:], inner[i])
+			e.row = out
+			ok, err := truthy(n.cond, e)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			any = true
+			matched[i] = true
+			if err := fn(out); err != nil {
+				return err
+			}
+		}
+		if !any && (n.kind == joinLeft || n.kind == joinFull) {
+			nulls(out[n.lw:])
+			return fn(out)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if n.kind == joinRight || n.kind == joinFull {
+		for i, r := range inner {
+			if matched[i] {
+				continue
+			}
+			nulls(out[:n.lw])
+			copy(out[n.lw:], r)
+			if err := fn(out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// hashKeys appends the hash-table key of the values of xs to dst; ok is
+// false when one is NULL (which equals nothing).
+func hashKeys(dst []byte, xs []expr, e *env) ([]byte, bool, error) {
+	for _, x := range xs {
+		v, err := x.eval(e)
+		if err != nil {
+			return nil, false, err
+		}
+		if v.Null {
+			return dst, false, nil
+		}
+		dst = appendHashKey(dst, v)
+	}
+	return dst, true, nil
+}
+
+// appendHashKey appends an encoding of v under which two values are equal
+// exactly when cmpValues says so: integers of either width by value,
+// character(n) without its trailing spaces, numeric without trailing
+// fractional zeros (1.0 = 1.00). NULL has an encoding of its own, for
+// DISTINCT and GROUP BY, where NULLs are one group.
+func appendHashKey(dst []byte, v Value) []byte {
+	if v.Null {
+		return append(dst, 0)
+	}
+	switch {
+	case isInt(v.T) || v.T == TBool:
+		dst = append(dst, 1)
+		return binary.BigEndian.AppendUint64(dst, uint64(v.I))
+	case v.T == TNumeric:
+		s := v.S
+		if strings.IndexByte(s, '.') >= 0 {
+			s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+		}
+		if s == "-0" {
+			s = "0"
+		}
+		dst = append(dst, 2)
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+		return append(dst, s...)
+	case v.T == TInt4Array:
+		dst = append(dst, 3)
+		dst = binary.AppendUvarint(dst, uint64(len(v.A)))
+		for _, a := range v.A {
+			dst = binary.BigEndian.AppendUint64(dst, uint64(a))
+		}
+		return dst
+	}
+	s := v.S
+	if v.T == TBpchar {
+		s = bpcharTrim(s)
+	}
+	dst = append(dst, 4)
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// ---- sort, distinct, limit ----
+
+// sortNode sorts its input on keys (indexes into the row).
+type sortNode struct {
+	in   relNode
+	keys []sortCol
+}
+
+type sortCol struct {
+	idx        int
+	desc       bool
+	nullsFirst bool
+}
+
+func lessRows(a, b []Value, keys []sortCol) bool {
+	for _, k := range keys {
+		x, y := a[k.idx], b[k.idx]
+		if x.Null || y.Null {
+			if x.Null && y.Null {
+				continue
+			}
+			return x.Null == k.nullsFirst
+		}
+		d := cmpValues(x, y)
+		if d == 0 {
+			continue
+		}
+		if k.desc {
+			return d > 0
+		}
+		return d < 0
+	}
+	return false
+}
+
+func (n *sortNode) run(q *qctx, fn func(row []Value) error) error {
+	var rows [][]Value
+	if err := n.in.run(q, func(row []Value) error {
+		rows = append(rows, copyRow(row))
+		return nil
+	}); err != nil {
+		return err
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return lessRows(rows[i], rows[j], n.keys) })
+	for _, r := range rows {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (n *sortNode) explain(w *strings.Builder, depth int) {
+	explainLine(w, depth, "Sort")
+	n.in.explain(w, depth+1)
+}
+
+// distinctNode passes the first row of each set of equal rows (equal on
+// the first width columns: the select list, not the extra sort keys).
+type distinctNode struct {
+	in    relNode
+	width int
+}
+
+func (n *distinctNode) run(q *qctx, fn func(row []Value) error) error {
+	seen := map[string]bool{}
+	var kb []byte
+	return n.in.run(q, func(row []Value) error {
+		kb = kb[:0]
+		for _, v := range row[:n.width] {
+			kb = appendHashKey(kb, v)
+		}
+		if seen[string(kb)] {
+			return nil
+		}
+		seen[string(kb)] = true
+		return fn(row)
+	})
+}
+
+func (n *distinctNode) explain(w *strings.Builder, depth int) {
+	explainLine(w, depth, "HashAggregate (DISTINCT)")
+	n.in.explain(w, depth+1)
+}
+
+// limitNode skips offset rows and passes at most limit (nil: all).
+type limitNode struct {
+	in            relNode
+	limit, offset expr
+}
+
+func (n *limitNode) run(q *qctx, fn func(row []Value) error) error {
+	e := q.env(nil)
+	limit, hasLimit, err := evalCount(n.limit, e, "LIMIT")
+	if err != nil {
+		return err
+	}
+	offset, _, err := evalCount(n.offset, e, "OFFSET")
+	if err != nil {
+		return err
+	}
+	if hasLimit && limit == 0 {
+		return nil
+	}
+	var seen, sent int64
+	err = n.in.run(q, func(row []Value) error {
+		seen++
+		if seen <= offset {
+			return nil
+		}
+		sent++
+		if err := fn(row); err != nil {
+			return err
+		}
+		if hasLimit && sent >= limit {
+			return errStop
+		}
+		return nil
+	})
+	if err == errStop {
+		return nil
+	}
+	return err
+}
+
+func (n *limitNode) explain(w *strings.Builder, depth int) {
+	explainLine(w, depth, "Limit")
+	n.in.explain(w, depth+1)
+}
+
+// truncNode passes the first width columns of each row (drops the ORDER
+// BY keys that are not in the select list).
+type truncNode struct {
+	in    relNode
+	width int
+}
+
+func (n *truncNode) run(q *qctx, fn func(row []Value) error) error {
+	return n.in.run(q, func(row []Value) error { return fn(row[:n.width]) })
+}
+
+func (n *truncNode) explain(w *strings.Builder, depth int) { n.in.explain(w, depth) }
+
+// ---- set operations ----
+
+type setOpNode struct {
+	op          string // UNION, INTERSECT, EXCEPT
+	all         bool
+	left, right relNode
+	types       []Type // the result columns' types, to which each side's values are cast
+}
+
+func (n *setOpNode) explain(w *strings.Builder, depth int) {
+	name := n.op
+	if n.all {
+		name += " ALL"
+	}
+	explainLine(w, depth, "SetOp %s", name)
+	n.left.explain(w, depth+1)
+	n.right.explain(w, depth+1)
+}
+
+func (n *setOpNode) conv(row []Value) ([]Value, error) {
+	out := make([]Value, len(row))
+	for i, v := range row {
+		if v.T != n.types[i] && n.types[i] != TUnknown {
+			c, err := castValue(v, n.types[i])
+			if err != nil {
+				return nil, err
+			}
+			v = c
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func valuesKey(dst []byte, row []Value) []byte {
+	for _, v := range row {
+		dst = appendHashKey(dst, v)
+	}
+	return dst
+}
+
+func (n *setOpNode) run(q *qctx, fn func(row []Value) error) error {
+	if n.op == "UNION" && n.all {
+		for _, side := range []relNode{n.left, n.right} {
+			if err := side.run(q, func(row []Value) error {
+				r, err := n.conv(row)
+				if err != nil {
+					return err
+				}
+				return fn(r)
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// count each distinct row on both sides, in the order of first
+	// appearance
+	type entry struct {
+		row   []Value
+		l, r  int64
+		order int
+	}
+	groups := map[string]*entry{}
+	var order []*entry
+	var kb []byte
+	for side, in := range []relNode{n.left, n.right} {
+		if err := in.run(q, func(row []Value) error {
+			r, err := n.conv(row)
+			if err != nil {
+				return err
+			}
+			kb = valuesKey(kb[:0], r)
+			g := groups[string(kb)]
+			if g == nil {
+				g = &entry{row: r, order: len(order)}
+				groups[string(kb)] = g
+				order = append(order, g)
+			}
+			if side == 0 {
+				g.l++
+			} else {
+				g.r++
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	for _, g := range order {
+		var k int64
+		switch n.op {
+		case "UNION":
+			k = 1
+		case "INTERSECT":
+			if n.all {
+				k = min(g.l, g.r)
+			} else if g.l > 0 && g.r > 0 {
+				k = 1
+			}
+		case "EXCEPT":
+			if n.all {
+				k = max(g.l-g.r, 0)
+			} else if g.l > 0 && g.r == 0 {
+				k = 1
+			}
+		}
+		for ; k > 0; k-- {
+			if err := fn(g.row); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ---- running a plan ----
+
+// runQuery runs a query plan and collects its rows.
+func runQuery(ctx context.Context, s *Session, params []Value, root relNode) (*Result, error) {
+	q := &qctx{ctx: ctx, s: s, params: params, exec: &execRun{}}
+	res := &Result{Rows: [][]Value{}}
+	err := root.run(q, func(row []Value) error {
+		res.Rows = append(res.Rows, copyRow(row))
+		return nil
+	})
+	if err == errStop {
+		err = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Tag = fmt.Sprintf("SELECT %d", len(res.Rows))
+	return res, nil
+}

@@ -1,0 +1,1060 @@
+package sqlfe
+
+import (
+	"fmt"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+)
+
+// ---- scope: the names a query's FROM puts in reach ----
+
+// scopeRel is one FROM item (a table, a subquery, a function) in a scope.
+type scopeRel struct {
+	name     string
+	cols     []Column
+	off      int        // its first column's index in the scope's row
+	t        *Table     // a table, for pushdown and primary-key dependencies
+	scan     *tableScan // its scan, while conjuncts may still be pushed into it
+	rows     *rowsScan
+	nullable bool // on the NULL-extended side of an outer join
+}
+
+// usingCol is a column that JOIN … USING (or NATURAL JOIN) merged: one
+// name for the two sides' columns l and r.
+type usingCol struct {
+	name string
+	l, r int
+	kind joinKind
+	t    Type
+}
+
+type scope struct {
+	rels  []*scopeRel
+	using []usingCol
+	width int
+}
+
+// merge puts o's items beside sc's; two items of one name are 42712, as
+// in PostgreSQL.
+func (sc *scope) merge(o *scope) (*scope, error) {
+	for _, r := range o.rels {
+		for _, l := range sc.rels {
+			if l.name == r.name {
+				return nil, errorf(CodeDuplicateAlias, "table name %q specified more than once", r.name)
+			}
+		}
+	}
+	out := &scope{width: sc.width + o.width}
+	out.rels = append(out.rels, sc.rels...)
+	out.using = append(out.using, sc.using...)
+	for _, r := range o.rels {
+		c := *r
+		c.off += sc.width
+		out.rels = append(out.rels, &c)
+	}
+	for _, u := range o.using {
+		u.l += sc.width
+		u.r += sc.width
+		out.using = append(out.using, u)
+	}
+	return out, nil
+}
+
+// hiddenByUsing reports whether row index i is the right side of a USING
+// column (reached unqualified through the merged name only).
+func (sc *scope) hiddenByUsing(i int) bool {
+	for _, u := range sc.using {
+		if u.r == i || u.l == i {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve finds a column reference's row index (or, for a FULL JOIN's
+// USING column, its COALESCE).
+func (sc *scope) resolve(f []string, loc int32) (expr, error) {
+	name := f[len(f)-1]
+	if len(f) == 2 {
+		for _, r := range sc.rels {
+			if r.name != f[0] {
+				continue
+			}
+			for i, col := range r.cols {
+				if col.Name == name && !col.Hidden {
+					return &colExpr{idx: r.off + i, t: col.Type, m: col.mod()}, nil
+				}
+			}
+			return nil, errorf(CodeUndefinedColumn, "column %s.%s does not exist", f[0], name).at(loc)
+		}
+		return nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).at(loc)
+	}
+	for _, u := range sc.using {
+		if u.name != name {
+			continue
+		}
+		l := sc.colAt(u.l)
+		r := sc.colAt(u.r)
+		switch u.kind {
+		case joinRight:
+			return r, nil
+		case joinFull:
+			return &coalesceExpr{args: []expr{l, r}, t: u.t}, nil
+		}
+		return l, nil
+	}
+	var found expr
+	for _, r := range sc.rels {
+		for i, col := range r.cols {
+			if col.Name != name || col.Hidden || sc.hiddenByUsing(r.off+i) {
+				continue
+			}
+			if found != nil {
+				return nil, errorf(CodeAmbiguousColumn, "column reference %q is ambiguous", name).at(loc)
+			}
+			found = &colExpr{idx: r.off + i, t: col.Type, m: col.mod()}
+		}
+	}
+	if found == nil {
+		return nil, errorf(CodeUndefinedColumn, "column %q does not exist", name).at(loc)
+	}
+	return found, nil
+}
+
+func (sc *scope) colAt(i int) *colExpr {
+	for _, r := range sc.rels {
+		if i >= r.off && i < r.off+len(r.cols) {
+			col := r.cols[i-r.off]
+			return &colExpr{idx: i, t: col.Type, m: col.mod()}
+		}
+	}
+	panic("sqlfe: column index out of scope")
+}
+
+// relOf names the FROM item an unqualified column belongs to ("" if none
+// or several).
+func (sc *scope) relOf(name string) string {
+	out := ""
+	for _, r := range sc.rels {
+		for _, col := range r.cols {
+			if col.Name == name && !col.Hidden {
+				if out != "" {
+					return ""
+				}
+				out = r.name
+			}
+		}
+	}
+	return out
+}
+
+// relAt is the FROM item holding row index i.
+func (sc *scope) relAt(i int) *scopeRel {
+	for _, r := range sc.rels {
+		if i >= r.off && i < r.off+len(r.cols) {
+			return r
+		}
+	}
+	return nil
+}
+
+// pkGrouped reports whether row index i is a column of a table whose
+// primary key columns are all grouped (so i is functionally dependent on
+// the grouping, as PostgreSQL allows).
+func (sc *scope) pkGrouped(i int, grouped map[int]int) bool {
+	r := sc.relAt(i)
+	if r == nil || r.t == nil || !r.t.hasPkey() {
+		return false
+	}
+	for _, k := range r.t.keyCols() {
+		if _, ok := grouped[r.off+k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// star is the select list of * (rel == "") or rel.*.
+func (sc *scope) star(rel string, loc int32) ([]string, []expr, error) {
+	var names []string
+	var xs []expr
+	if rel == "" {
+		for _, u := range sc.using {
+			x, _ := sc.resolve([]string{u.name}, loc)
+			names, xs = append(names, u.name), append(xs, x)
+		}
+	}
+	found := false
+	for _, r := range sc.rels {
+		if rel != "" && r.name != rel {
+			continue
+		}
+		found = true
+		for i, col := range r.cols {
+			if col.Hidden || (rel == "" && sc.hiddenByUsing(r.off+i)) {
+				continue
+			}
+			names = append(names, col.Name)
+			xs = append(xs, &colExpr{idx: r.off + i, t: col.Type, m: col.mod()})
+		}
+	}
+	if rel != "" && !found {
+		return nil, nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", rel).at(loc)
+	}
+	return names, xs, nil
+}
+
+// coalesceExpr is COALESCE(args...): the first non-NULL.
+type coalesceExpr struct {
+	args []expr
+	t    Type
+}
+
+func (c *coalesceExpr) typ() Type    { return c.t }
+func (c *coalesceExpr) kids() []expr { return c.args }
+func (c *coalesceExpr) eval(e *env) (Value, error) {
+	for _, a := range c.args {
+		v, err := a.eval(e)
+		if err != nil || !v.Null {
+			if err == nil && v.T != c.t && c.t != TUnknown {
+				return castValue(v, c.t)
+			}
+			return v, err
+		}
+	}
+	return Null(c.t), nil
+}
+
+// ---- FROM ----
+
+// fromItem plans one FROM item: its node, its scope.
+func (s *Session) fromItem(n *pg.Node, params *[]Type) (relNode, *scope, error) {
+	switch {
+	case n.GetRangeVar() != nil:
+		rv := n.GetRangeVar()
+		name := rv.Relname
+		var alias *pg.Alias
+		if rv.Alias != nil {
+			name, alias = rv.Alias.Aliasname, rv.Alias
+		}
+		if (rv.Schemaname == "" || rv.Schemaname == "pg_catalog") && rv.Relname == "pg_locks" && s.lookupTable("pg_locks") == nil {
+			rs := &rowsScan{what: "Function Scan on pg_locks", rows: func(q *qctx) ([][]Value, error) { return pgLocks(q.ctx, q.s) }}
+			cols, err := aliasCols(pgLocksCols, alias)
+			if err != nil {
+				return nil, nil, err
+			}
+			return rs, &scope{rels: []*scopeRel{{name: name, cols: cols, rows: rs}}, width: len(cols)}, nil
+		}
+		t, err := s.table(rv)
+		if err != nil {
+			return nil, nil, err
+		}
+		cols, err := aliasCols(t.Cols, alias)
+		if err != nil {
+			return nil, nil, err
+		}
+		ts := &tableScan{t: t, alias: name}
+		return ts, &scope{rels: []*scopeRel{{name: name, cols: cols, t: t, scan: ts}}, width: len(cols)}, nil
+	case n.GetRangeFunction() != nil:
+		rf := n.GetRangeFunction()
+		virt, cols, rel, err := s.rangeFunction(rf, &compiler{s: s, params: params})
+		if err != nil {
+			return nil, nil, err
+		}
+		rs := &rowsScan{what: "Function Scan on " + rel, rows: func(q *qctx) ([][]Value, error) { return virt(q.ctx, q.s) }}
+		return rs, &scope{rels: []*scopeRel{{name: rel, cols: cols, rows: rs}}, width: len(cols)}, nil
+	case n.GetRangeSubselect() != nil:
+		rs := n.GetRangeSubselect()
+		if rs.Lateral {
+			return nil, nil, notSupported("LATERAL is not supported")
+		}
+		sub := rs.Subquery.GetSelectStmt()
+		if sub == nil {
+			return nil, nil, notSupported("this subquery in FROM is not supported")
+		}
+		if rs.Alias == nil {
+			return nil, nil, errorf(CodeSyntax, "subquery in FROM must have an alias")
+		}
+		p, err := s.planSelectAs(sub, params, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		cols, err := aliasCols(p.cols, rs.Alias)
+		if err != nil {
+			return nil, nil, err
+		}
+		scan := &rowsScan{what: "Subquery Scan on " + rs.Alias.Aliasname, rows: func(q *qctx) ([][]Value, error) {
+			res, err := p.run(q.ctx, q.s, q.params)
+			if err != nil {
+				return nil, err
+			}
+			return res.Rows, nil
+		}}
+		return scan, &scope{rels: []*scopeRel{{name: rs.Alias.Aliasname, cols: cols, rows: scan}}, width: len(cols)}, nil
+	case n.GetJoinExpr() != nil:
+		return s.joinItem(n.GetJoinExpr(), params)
+	}
+	return nil, nil, notSupported("FROM item %s is not supported", nodeName(n))
+}
+
+// aliasCols renames cols by an alias's column list.
+func aliasCols(cols []Column, a *pg.Alias) ([]Column, error) {
+	if a == nil || len(a.Colnames) == 0 {
+		return cols, nil
+	}
+	names := strs(a.Colnames)
+	out := append([]Column(nil), cols...)
+	j := 0
+	for i := range out {
+		if out[i].Hidden {
+			continue
+		}
+		if j == len(names) {
+			break
+		}
+		out[i].Name = names[j]
+		j++
+	}
+	if j < len(names) {
+		return nil, errorf(CodeInvalidColumnRef, "table %q has %d columns available but %d columns specified", a.Aliasname, j, len(names))
+	}
+	return out, nil
+}
+
+func (s *Session) joinItem(j *pg.JoinExpr, params *[]Type) (relNode, *scope, error) {
+	if j.Alias != nil || j.JoinUsingAlias != nil {
+		return nil, nil, notSupported("an alias on a JOIN is not supported")
+	}
+	var kind joinKind
+	switch j.Jointype {
+	case pg.JoinType_JOIN_INNER:
+		kind = joinInner
+	case pg.JoinType_JOIN_LEFT:
+		kind = joinLeft
+	case pg.JoinType_JOIN_RIGHT:
+		kind = joinRight
+	case pg.JoinType_JOIN_FULL:
+		kind = joinFull
+	default:
+		return nil, nil, notSupported("this kind of JOIN is not supported")
+	}
+	ln, lsc, err := s.fromItem(j.Larg, params)
+	if err != nil {
+		return nil, nil, err
+	}
+	rn, rsc, err := s.fromItem(j.Rarg, params)
+	if err != nil {
+		return nil, nil, err
+	}
+	if kind == joinRight || kind == joinFull {
+		for _, r := range lsc.rels {
+			r.nullable = true
+		}
+	}
+	sc, err := lsc.merge(rsc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if kind == joinLeft || kind == joinFull {
+		for _, r := range sc.rels[len(lsc.rels):] {
+			r.nullable = true
+		}
+	}
+	nl := &nestedLoop{kind: kind, left: ln, right: rn, lw: lsc.width, rw: rsc.width}
+	c := &compiler{s: s, params: params, scope: sc, clause: "JOIN conditions"}
+	using := strs(j.UsingClause)
+	if j.IsNatural {
+		for _, r := range lsc.rels {
+			for _, col := range r.cols {
+				if !col.Hidden && rsc.relOf(col.Name) != "" && !containsStr(using, col.Name) {
+					using = append(using, col.Name)
+				}
+			}
+		}
+	}
+	var conds []expr
+	for _, name := range using {
+		lx, err := lsc.resolve([]string{name}, -1)
+		if err != nil {
+			return nil, nil, errorf(CodeUndefinedColumn, "column %q specified in USING clause does not exist in left table", name)
+		}
+		rx, err := rsc.resolve([]string{name}, -1)
+		if err != nil {
+			return nil, nil, errorf(CodeUndefinedColumn, "column %q specified in USING clause does not exist in right table", name)
+		}
+		l, ok1 := lx.(*colExpr)
+		r, ok2 := rx.(*colExpr)
+		if !ok1 || !ok2 {
+			return nil, nil, notSupported("USING over a merged column is not supported")
+		}
+		t := l.t
+		if !comparable(l.t, r.t) {
+			return nil, nil, errorf(CodeUndefinedFunction, "operator does not exist: %s = %s", l.t, r.t)
+		}
+		if l.t != r.t && (r.t == TInt8 || r.t == TNumeric) {
+			t = r.t
+		}
+		rr := &colExpr{idx: r.idx + lsc.width, t: r.t, m: r.m}
+		sc.using = append(sc.using, usingCol{name: name, l: l.idx, r: rr.idx, kind: kind, t: t})
+		conds = append(conds, &cmpExpr{op: "=", l: l, r: rr})
+	}
+	if j.Quals != nil {
+		q, err := c.compile(j.Quals, TBool)
+		if err != nil {
+			return nil, nil, err
+		}
+		if q.typ() != TBool {
+			return nil, nil, errorf(CodeDatatypeMismatch, "argument of JOIN/ON must be type boolean, not type %s", q.typ())
+		}
+		conds = append(conds, conjuncts(q)...)
+	}
+	nl.setCond(conds)
+	return nl, sc, nil
+}
+
+func containsStr(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// colRange is the smallest and largest row index x reads (lo > hi: none).
+func colRange(x expr) (lo, hi int) {
+	lo, hi = 1<<30, -1
+	var walk func(x expr)
+	walk = func(x expr) {
+		if c, ok := x.(*colExpr); ok {
+			lo, hi = min(lo, c.idx), max(hi, c.idx)
+		}
+		for _, k := range x.kids() {
+			walk(k)
+		}
+	}
+	walk(x)
+	return lo, hi
+}
+
+// setCond makes conds the join's condition, taking the equalities of a
+// left-side and a right-side expression of one hashable kind as hash keys.
+func (n *nestedLoop) setCond(conds []expr) {
+	var rest []expr
+	for _, x := range conds {
+		if c, ok := x.(*cmpExpr); ok && c.op == "=" && hashable(c.l.typ(), c.r.typ()) {
+			llo, lhi := colRange(c.l)
+			rlo, rhi := colRange(c.r)
+			switch {
+			case lhi >= 0 && lhi < n.lw && rlo >= n.lw && rhi >= 0:
+				n.lkeys, n.rkeys = append(n.lkeys, c.l), append(n.rkeys, c.r)
+				continue
+			case rhi >= 0 && rhi < n.lw && llo >= n.lw && lhi >= 0:
+				n.lkeys, n.rkeys = append(n.lkeys, c.r), append(n.rkeys, c.l)
+				continue
+			}
+		}
+		rest = append(rest, x)
+	}
+	n.cond = andAll(rest)
+}
+
+// hashable reports whether equality of a and b is equality of their hash
+// keys (appendHashKey).
+func hashable(a, b Type) bool {
+	switch {
+	case isInt(a) && isInt(b):
+		return true
+	case a == TBpchar || b == TBpchar:
+		return false // text = character(n) compares as text, with its spaces
+	}
+	return a == b && a != TUnknown
+}
+
+// andWith is x AND y, x nil meaning true.
+func andWith(x, y expr) expr {
+	if x == nil {
+		return y
+	}
+	return andAll(append(conjuncts(x), y))
+}
+
+func andAll(xs []expr) expr {
+	switch len(xs) {
+	case 0:
+		return nil
+	case 1:
+		return xs[0]
+	}
+	return &boolExpr{op: pg.BoolExprType_AND_EXPR, args: xs}
+}
+
+// ---- SELECT ----
+
+// buildQuery plans a SELECT (or a set operation, or VALUES).
+func (s *Session) buildQuery(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (relNode, []Column, error) {
+	if st.WithClause != nil {
+		return nil, nil, notSupported("WITH in this query is not supported")
+	}
+	if st.IntoClause != nil {
+		return nil, nil, notSupported("SELECT INTO is not supported")
+	}
+	if len(st.LockingClause) > 0 {
+		switch {
+		case st.Op != pg.SetOperation_SETOP_NONE:
+			return nil, nil, notSupported("FOR UPDATE is not allowed with UNION/INTERSECT/EXCEPT")
+		case len(st.DistinctClause) > 0:
+			return nil, nil, notSupported("FOR UPDATE is not allowed with DISTINCT clause")
+		case len(st.GroupClause) > 0:
+			return nil, nil, notSupported("FOR UPDATE is not allowed with GROUP BY clause")
+		case st.HavingClause != nil:
+			return nil, nil, notSupported("FOR UPDATE is not allowed with HAVING clause")
+		}
+		return nil, nil, notSupported("FOR UPDATE/SHARE with joins, subqueries in FROM or aggregates is not supported")
+	}
+	if len(st.WindowClause) > 0 {
+		return nil, nil, notSupported("WINDOW is not supported")
+	}
+	if st.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES {
+		return nil, nil, notSupported("FETCH ... WITH TIES is not supported")
+	}
+	var node relNode
+	var cols []Column
+	var err error
+	switch {
+	case st.Op != pg.SetOperation_SETOP_NONE:
+		node, cols, err = s.setOp(st, params)
+	case len(st.ValuesLists) > 0:
+		node, cols, err = s.valuesList(st, params, keepUnknown)
+	default:
+		return s.selectBlock(st, params, keepUnknown)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	// ORDER BY / LIMIT of a set operation or VALUES: over its output
+	// columns, by name or position
+	var keys []sortCol
+	for _, n := range st.SortClause {
+		sb := n.GetSortBy()
+		idx := -1
+		if k := sb.Node.GetAConst(); k != nil {
+			if iv, ok := k.Val.(*pg.A_Const_Ival); ok {
+				idx = int(iv.Ival.Ival) - 1
+				if idx < 0 || idx >= len(cols) {
+					return nil, nil, errorf(CodeInvalidColumnRef, "ORDER BY position %d is not in select list", iv.Ival.Ival).at(k.Location)
+				}
+			}
+		} else if cr := sb.Node.GetColumnRef(); cr != nil {
+			if f := strs(cr.Fields); len(f) == 1 {
+				for i, c := range cols {
+					if c.Name == f[0] {
+						idx = i
+						break
+					}
+				}
+			}
+		}
+		if idx < 0 {
+			return nil, nil, notSupported("ORDER BY of a UNION/INTERSECT/EXCEPT or VALUES must name a result column")
+		}
+		keys = append(keys, sortColOf(sb, idx))
+	}
+	if len(keys) > 0 {
+		node = &sortNode{in: node, keys: keys}
+	}
+	if node, err = limitOver(node, st, params); err != nil {
+		return nil, nil, err
+	}
+	return node, cols, nil
+}
+
+func sortColOf(sb *pg.SortBy, idx int) sortCol {
+	desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
+	nf := desc
+	switch sb.SortbyNulls {
+	case pg.SortByNulls_SORTBY_NULLS_FIRST:
+		nf = true
+	case pg.SortByNulls_SORTBY_NULLS_LAST:
+		nf = false
+	}
+	return sortCol{idx: idx, desc: desc, nullsFirst: nf}
+}
+
+// limitOver puts st's LIMIT / OFFSET over node.
+func limitOver(node relNode, st *pg.SelectStmt, params *[]Type) (relNode, error) {
+	limit, offset, err := compileLimit(st, params)
+	if err != nil {
+		return nil, err
+	}
+	if limit == nil && offset == nil {
+		return node, nil
+	}
+	return &limitNode{in: node, limit: limit, offset: offset}, nil
+}
+
+// compileLimit compiles LIMIT and OFFSET (nil when absent; LIMIT ALL and
+// LIMIT NULL are absent).
+func compileLimit(st *pg.SelectStmt, params *[]Type) (limit, offset expr, err error) {
+	lc := &compiler{params: params}
+	if st.LimitCount != nil {
+		if limit, err = lc.compile(st.LimitCount, TInt8); err != nil {
+			return nil, nil, wrapLimitErr(err, "LIMIT")
+		}
+		if k, ok := limit.(*constExpr); ok && k.v.Null {
+			limit = nil // LIMIT ALL / NULL
+		} else if !isInt(limit.typ()) {
+			return nil, nil, errorf(CodeDatatypeMismatch, "argument of LIMIT must be type bigint, not type %s", limit.typ())
+		}
+	}
+	if st.LimitOffset != nil {
+		if offset, err = lc.compile(st.LimitOffset, TInt8); err != nil {
+			return nil, nil, wrapLimitErr(err, "OFFSET")
+		}
+		if !isInt(offset.typ()) {
+			return nil, nil, errorf(CodeDatatypeMismatch, "argument of OFFSET must be type bigint, not type %s", offset.typ())
+		}
+	}
+	return limit, offset, nil
+}
+
+// unifyTypes is the type of a result column that takes values of a and b
+// (UNION, VALUES rows), as PostgreSQL's select_common_type resolves it
+// among our types.
+func unifyTypes(a, b Type, what string) (Type, error) {
+	switch {
+	case a == b:
+		return a, nil
+	case a == TUnknown:
+		return b, nil
+	case b == TUnknown:
+		return a, nil
+	case isNumber(a) && isNumber(b):
+		if a == TNumeric || b == TNumeric {
+			return TNumeric, nil
+		}
+		return TInt8, nil
+	case isString(a) && isString(b):
+		return TText, nil
+	}
+	return 0, errorf(CodeDatatypeMismatch, "%s types %s and %s cannot be matched", what, a, b)
+}
+
+func (s *Session) setOp(st *pg.SelectStmt, params *[]Type) (relNode, []Column, error) {
+	l, lcols, err := s.buildQuery(st.Larg, params, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, rcols, err := s.buildQuery(st.Rarg, params, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	op := map[pg.SetOperation]string{pg.SetOperation_SETOP_UNION: "UNION", pg.SetOperation_SETOP_INTERSECT: "INTERSECT", pg.SetOperation_SETOP_EXCEPT: "EXCEPT"}[st.Op]
+	if len(lcols) != len(rcols) {
+		return nil, nil, errorf(CodeSyntax, "each %s query must have the same number of columns", op)
+	}
+	n := &setOpNode{op: op, all: st.All, left: l, right: r}
+	cols := make([]Column, len(lcols))
+	for i := range lcols {
+		t, err := unifyTypes(lcols[i].Type, rcols[i].Type, op)
+		if err != nil {
+			return nil, nil, err
+		}
+		if t == TUnknown {
+			t = TText
+		}
+		cols[i] = Column{Name: lcols[i].Name, Type: t}
+		if lcols[i].Type == rcols[i].Type && lcols[i].mod() == rcols[i].mod() {
+			cols[i] = lcols[i]
+			cols[i].Name = lcols[i].Name
+		}
+		n.types = append(n.types, t)
+	}
+	return n, cols, nil
+}
+
+func (s *Session) valuesList(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (relNode, []Column, error) {
+	c := &compiler{s: s, params: params, clause: "VALUES"}
+	var rows [][]expr
+	var types []Type
+	for _, n := range st.ValuesLists {
+		items := n.GetList().GetItems()
+		if rows != nil && len(items) != len(types) {
+			return nil, nil, errorf(CodeSyntax, "VALUES lists must all be the same length")
+		}
+		var row []expr
+		for i, it := range items {
+			x, err := c.compile(it, TUnknown)
+			if err != nil {
+				return nil, nil, err
+			}
+			if rows == nil {
+				types = append(types, x.typ())
+			} else if types[i], err = unifyTypes(types[i], x.typ(), "VALUES"); err != nil {
+				return nil, nil, err
+			}
+			row = append(row, x)
+		}
+		rows = append(rows, row)
+	}
+	cols := make([]Column, len(types))
+	for i, t := range types {
+		if t == TUnknown && !keepUnknown {
+			t = TText
+		}
+		types[i] = t
+		cols[i] = Column{Name: fmt.Sprintf("column%d", i+1), Type: t}
+	}
+	for _, row := range rows {
+		for i, x := range row {
+			if x.typ() != types[i] {
+				var err error
+				if row[i], err = c.coerce(x, types[i]); err != nil {
+					return nil, nil, err
+				}
+				if row[i].typ() != types[i] {
+					row[i] = &castExpr{arg: row[i], t: types[i]}
+				}
+			}
+		}
+	}
+	scan := &rowsScan{what: "Values Scan", rows: func(q *qctx) ([][]Value, error) {
+		e := q.env(nil)
+		out := make([][]Value, len(rows))
+		for i, row := range rows {
+			vals, err := project(row, e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = vals
+		}
+		return out, nil
+	}}
+	return scan, cols, nil
+}
+
+// selectBlock plans one SELECT … FROM … WHERE … GROUP BY … HAVING ….
+func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (relNode, []Column, error) {
+	for _, d := range st.DistinctClause {
+		if d != nil && d.Node != nil {
+			return nil, nil, notSupported("SELECT DISTINCT ON is not supported")
+		}
+	}
+	// FROM: the items side by side, each a cross join of the ones before
+	// (a WHERE conjunct naming two of them becomes their join's condition)
+	var node relNode
+	sc := &scope{}
+	var chain []*nestedLoop // the FROM list's joins, innermost first
+	var err error
+	for _, f := range st.FromClause {
+		n, fsc, err := s.fromItem(f, params)
+		if err != nil {
+			return nil, nil, err
+		}
+		if node == nil {
+			node, sc = n, fsc
+			continue
+		}
+		nl := &nestedLoop{kind: joinInner, left: node, right: n, lw: sc.width, rw: fsc.width}
+		chain = append(chain, nl)
+		if sc, err = sc.merge(fsc); err != nil {
+			return nil, nil, err
+		}
+		node = nl
+	}
+	in := &compiler{s: s, params: params, scope: sc, clause: "WHERE"}
+	if len(st.FromClause) == 0 {
+		in.scope = nil
+	}
+	if st.WhereClause != nil {
+		w, err := in.compile(st.WhereClause, TBool)
+		if err != nil {
+			return nil, nil, err
+		}
+		if w.typ() != TBool {
+			return nil, nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
+		}
+		var rest []expr
+		wheres := whereConjuncts(st.WhereClause)
+		xs := conjuncts(w)
+		if len(wheres) != len(xs) {
+			wheres = nil // the compiled form folded: push nothing
+		}
+		joinConds := make([][]expr, len(chain))
+	next:
+		for i, x := range xs {
+			lo, hi := colRange(x)
+			if hi < 0 || wheres == nil {
+				rest = append(rest, x)
+				continue
+			}
+			if r := sc.relAt(lo); r != nil && hi < r.off+len(r.cols) && !r.nullable && (r.scan != nil || r.rows != nil) {
+				// one FROM item's: into its scan, compiled over its row
+				one := &compiler{s: s, params: params, scope: &scope{rels: []*scopeRel{{name: r.name, cols: r.cols}}, width: len(r.cols)}, clause: "WHERE"}
+				px, err := one.compile(wheres[i], TBool)
+				if err == nil {
+					if r.scan != nil {
+						r.scan.filter = andWith(r.scan.filter, px)
+					} else {
+						r.rows.filter = andWith(r.rows.filter, px)
+					}
+					continue
+				}
+			}
+			for k, nl := range chain {
+				if hi < nl.lw+nl.rw && lo < nl.lw && hi >= nl.lw {
+					joinConds[k] = append(joinConds[k], x)
+					continue next
+				}
+			}
+			rest = append(rest, x)
+		}
+		for k, nl := range chain {
+			nl.setCond(joinConds[k])
+		}
+		for _, r := range sc.rels {
+			if r.scan != nil {
+				r.scan.acc = analyzeKeyAccess(r.scan.filter, r.t)
+			}
+		}
+		if cond := andAll(rest); cond != nil {
+			node = &filterNode{in: node, cond: cond}
+		}
+	}
+	if node == nil {
+		node = &rowsScan{what: "Result", rows: func(*qctx) ([][]Value, error) { return [][]Value{nil}, nil }}
+	}
+	// GROUP BY and aggregates
+	out := in // compiles the select list, HAVING and ORDER BY
+	var agg *aggCtx
+	grouped := len(st.GroupClause) > 0 || st.HavingClause != nil || needsAgg(st)
+	if grouped {
+		agg = &aggCtx{in: in, groupKeys: map[string]int{}, groupCols: map[int]int{}}
+		gin := *in
+		gin.clause = "GROUP BY"
+		for _, g := range st.GroupClause {
+			gn := g
+			if k := g.GetAConst(); k != nil {
+				if iv, ok := k.Val.(*pg.A_Const_Ival); ok {
+					pos := int(iv.Ival.Ival)
+					if pos < 1 || pos > len(st.TargetList) {
+						return nil, nil, errorf(CodeInvalidColumnRef, "GROUP BY position %d is not in select list", pos).at(k.Location)
+					}
+					gn = st.TargetList[pos-1].GetResTarget().Val
+				}
+			}
+			x, err := gin.compile(gn, TUnknown)
+			if err != nil {
+				// GROUP BY an output column's name
+				if cr := gn.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
+					name := strs(cr.Fields)[0]
+					for _, t := range st.TargetList {
+						if rt := t.GetResTarget(); rt.Name == name {
+							gn = rt.Val
+							x, err = gin.compile(gn, TUnknown)
+							break
+						}
+					}
+				}
+				if err != nil {
+					return nil, nil, err
+				}
+			}
+			if x.typ() == TUnknown {
+				x = &castExpr{arg: x, t: TText}
+			}
+			if _, dup := agg.groupKeys[nodeKey(gn)]; dup {
+				continue
+			}
+			agg.groupKeys[nodeKey(gn)] = len(agg.groups)
+			if c, ok := x.(*colExpr); ok {
+				agg.groupCols[c.idx] = len(agg.groups)
+			}
+			agg.groups = append(agg.groups, x)
+		}
+		out = &compiler{s: s, params: params, agg: agg}
+	}
+	// the select list
+	var names []string
+	var targets []expr
+	var targetNodes []*pg.Node
+	for _, n := range st.TargetList {
+		rt := n.GetResTarget()
+		if rt == nil || len(rt.Indirection) > 0 {
+			return nil, nil, notSupported("this select list item is not supported")
+		}
+		if cr := rt.Val.GetColumnRef(); cr != nil {
+			if f := strs(cr.Fields); len(f) > 0 && f[len(f)-1] == "*" {
+				if len(st.FromClause) == 0 {
+					return nil, nil, errorf(CodeSyntax, "SELECT * with no tables specified is not valid").at(cr.Location)
+				}
+				rel := ""
+				if len(f) == 2 {
+					rel = f[0]
+				}
+				ns, xs, err := sc.star(rel, cr.Location)
+				if err != nil {
+					return nil, nil, err
+				}
+				if agg != nil {
+					// each column must be grouped: compile it as a reference
+					for i := range xs {
+						ref := &pg.Node{Node: &pg.Node_ColumnRef{ColumnRef: &pg.ColumnRef{Fields: []*pg.Node{pg.MakeStrNode(ns[i])}, Location: cr.Location}}}
+						if rel != "" {
+							ref.GetColumnRef().Fields = []*pg.Node{pg.MakeStrNode(rel), pg.MakeStrNode(ns[i])}
+						}
+						x, err := out.compile(ref, TUnknown)
+						if err != nil {
+							return nil, nil, err
+						}
+						xs[i] = x
+					}
+				}
+				for i := range xs {
+					names, targets, targetNodes = append(names, ns[i]), append(targets, xs[i]), append(targetNodes, nil)
+				}
+				continue
+			}
+		}
+		sel := *out
+		sel.clause = ""
+		x, err := sel.compile(rt.Val, TUnknown)
+		if err != nil {
+			return nil, nil, err
+		}
+		name := rt.Name
+		if name == "" {
+			name = defaultName(rt.Val)
+		}
+		names, targets, targetNodes = append(names, name), append(targets, x), append(targetNodes, rt.Val)
+	}
+	if len(targets) > maxTargetListEntries {
+		return nil, nil, errorf(CodeTooManyColumns, "target lists can have at most %d entries", maxTargetListEntries)
+	}
+	if st.HavingClause != nil {
+		hc := *out
+		hc.clause = "HAVING"
+		h, err := hc.compile(st.HavingClause, TBool)
+		if err != nil {
+			return nil, nil, err
+		}
+		if h.typ() != TBool {
+			return nil, nil, errorf(CodeDatatypeMismatch, "argument of HAVING must be type boolean, not type %s", h.typ())
+		}
+		agg.having = h
+	}
+	// ORDER BY: a result column by position or name, else an expression
+	// computed beside the select list
+	var keys []sortCol
+	extra := 0
+	distinct := len(st.DistinctClause) > 0
+	for _, n := range st.SortClause {
+		sb := n.GetSortBy()
+		if sb == nil || len(sb.UseOp) > 0 {
+			return nil, nil, notSupported("ORDER BY ... USING is not supported")
+		}
+		idx := -1
+		if k := sb.Node.GetAConst(); k != nil {
+			iv, ok := k.Val.(*pg.A_Const_Ival)
+			if !ok {
+				return nil, nil, notSupported("ORDER BY a constant is not supported").at(sb.Location)
+			}
+			idx = int(iv.Ival.Ival) - 1
+			if idx < 0 || idx >= len(targets) {
+				return nil, nil, errorf(CodeInvalidColumnRef, "ORDER BY position %d is not in select list", iv.Ival.Ival).at(k.Location)
+			}
+		} else if cr := sb.Node.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
+			name := strs(cr.Fields)[0]
+			for i, nm := range names {
+				if nm == name {
+					idx = i
+					break
+				}
+			}
+		}
+		if idx < 0 {
+			key := nodeKey(sb.Node)
+			for i, tn := range targetNodes {
+				if tn != nil && nodeKey(tn) == key {
+					idx = i
+					break
+				}
+			}
+		}
+		if idx < 0 {
+			if distinct {
+				return nil, nil, errorf(CodeInvalidColumnRef, "for SELECT DISTINCT, ORDER BY expressions must appear in select list").at(sb.Location)
+			}
+			oc := *out
+			oc.clause = ""
+			x, err := oc.compile(sb.Node, TUnknown)
+			if err != nil {
+				return nil, nil, err
+			}
+			targets = append(targets, x)
+			idx = len(targets) - 1
+			extra++
+		}
+		if targets[idx].typ() == TInt4Array {
+			return nil, nil, notSupported("ORDER BY an array is not supported")
+		}
+		keys = append(keys, sortColOf(sb, idx))
+	}
+	if agg != nil {
+		node = &aggNode{in: node, a: agg, scalar: len(agg.groupKeys) == 0 && len(st.GroupClause) == 0}
+		if agg.having != nil {
+			node = &filterNode{in: node, cond: agg.having}
+		}
+	}
+	node = &projectNode{in: node, exprs: targets}
+	width := len(targets) - extra
+	if distinct {
+		node = &distinctNode{in: node, width: width}
+	}
+	if len(keys) > 0 {
+		node = &sortNode{in: node, keys: keys}
+	}
+	if node, err = limitOver(node, st, params); err != nil {
+		return nil, nil, err
+	}
+	if extra > 0 {
+		node = &truncNode{in: node, width: width}
+	}
+	cols := make([]Column, width)
+	for i := 0; i < width; i++ {
+		t := targets[i].typ()
+		if t == TUnknown && !keepUnknown {
+			t = TText
+		}
+		cols[i] = resultColumn(names[i], t, targets[i])
+	}
+	return node, cols, nil
+}
+
+// needsAgg reports whether the select list or ORDER BY calls an aggregate.
+func needsAgg(st *pg.SelectStmt) bool {
+	for _, n := range st.TargetList {
+		if hasAgg(n.ProtoReflect()) {
+			return true
+		}
+	}
+	for _, n := range st.SortClause {
+		if hasAgg(n.ProtoReflect()) {
+			return true
+		}
+	}
+	return false
+}
+
+// whereConjuncts splits a WHERE clause's parse tree at its top-level ANDs,
+// in the order conjuncts splits the compiled form.
+func whereConjuncts(n *pg.Node) []*pg.Node {
+	if b := n.GetBoolExpr(); b != nil && b.Boolop == pg.BoolExprType_AND_EXPR {
+		var out []*pg.Node
+		for _, a := range b.Args {
+			out = append(out, whereConjuncts(a)...)
+		}
+		return out
+	}
+	return []*pg.Node{n}
+}
