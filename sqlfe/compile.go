@@ -1,6 +1,7 @@
 package sqlfe
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -27,6 +28,9 @@ type compiler struct {
 	agg    *aggCtx
 	clause string
 	s      *Session // plans subqueries (nil: a subquery is not supported here)
+	// outer compiles the enclosing query's names for a subquery's
+	// compilers (a correlated subquery); nil at the top
+	outer *compiler
 }
 
 func (c *compiler) param(n int) *paramExpr {
@@ -267,7 +271,32 @@ func boolOpName(op pg.BoolExprType) string {
 	return "NOT"
 }
 
+// column compiles a column reference: a column of the row in scope, or,
+// in a subquery, one of an enclosing query's (an outerExpr).
 func (c *compiler) column(cr *pg.ColumnRef) (expr, error) {
+	x, err := c.column1(cr)
+	if err == nil || c.outer == nil {
+		return x, err
+	}
+	var fe *Error
+	if !errors.As(err, &fe) || (fe.Code != CodeUndefinedColumn && fe.Code != CodeUndefinedTable) {
+		return x, err
+	}
+	ox, oerr := c.outer.compile1(&pg.Node{Node: &pg.Node_ColumnRef{ColumnRef: cr}}, TUnknown)
+	if oerr != nil {
+		var oe *Error
+		if errors.As(oerr, &oe) && (oe.Code == CodeUndefinedColumn || oe.Code == CodeUndefinedTable) {
+			return nil, err // not a name of the outer query either: the inner error
+		}
+		return nil, oerr
+	}
+	if c.s != nil {
+		c.s.outerRefs++
+	}
+	return &outerExpr{x: ox}, nil
+}
+
+func (c *compiler) column1(cr *pg.ColumnRef) (expr, error) {
 	f := strs(cr.Fields)
 	if len(f) == 0 || f[len(f)-1] == "*" {
 		return nil, notSupported("* is only supported as a whole select list item").at(cr.Location)

@@ -1,7 +1,6 @@
 package sqlfe
 
 import (
-	"errors"
 	"regexp"
 	"strings"
 	"sync"
@@ -397,17 +396,20 @@ func (s *Session) database() string {
 
 // ---- subqueries ----
 
-// subqueryExpr is an uncorrelated subquery in an expression: run once per
-// statement execution (its first evaluation), its rows kept for the rest.
+// subqueryExpr is a subquery in an expression. An uncorrelated one runs
+// once per execution of its statement (its first evaluation) and its rows
+// are kept for the rest; a correlated one runs for each row of the query
+// around it, its outerExprs reading that row.
 type subqueryExpr struct {
-	kind  pg.SubLinkType
-	p     *plan
-	test  expr   // ANY/ALL: the left side
-	op    string // ANY/ALL: the comparison
-	t     Type
-	mu    sync.Mutex
-	exec  *execRun // the execution whose rows are cached
-	cache [][]Value
+	kind       pg.SubLinkType
+	root       relNode
+	correlated bool
+	test       expr   // ANY/ALL: the left side
+	op         string // ANY/ALL: the comparison
+	t          Type
+	mu         sync.Mutex
+	exec       *execRun // the execution whose rows are cached
+	cache      [][]Value
 }
 
 func (q *subqueryExpr) typ() Type { return q.t }
@@ -419,18 +421,21 @@ func (q *subqueryExpr) kids() []expr {
 }
 
 func (q *subqueryExpr) rows(e *env) ([][]Value, error) {
+	qc := &qctx{ctx: e.ctx, s: e.s, params: e.params, exec: e.exec, outer: e}
+	if q.correlated {
+		return collect(qc, q.root)
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	key := e.exec
-	if key != nil && q.exec == key {
+	if e.exec != nil && q.exec == e.exec {
 		return q.cache, nil
 	}
-	res, err := q.p.run(e.ctx, e.s, e.params)
+	rows, err := collect(qc, q.root)
 	if err != nil {
 		return nil, err
 	}
-	q.exec, q.cache = key, res.Rows
-	return res.Rows, nil
+	q.exec, q.cache = e.exec, rows
+	return rows, nil
 }
 
 func (q *subqueryExpr) eval(e *env) (Value, error) {
@@ -482,16 +487,17 @@ func (c *compiler) subLink(sl *pg.SubLink) (expr, error) {
 	if sel == nil || c.s == nil {
 		return nil, notSupported("this subquery is not supported")
 	}
-	p, err := c.s.planSelectAs(sel, c.params, false)
+	prevOuter, prevRefs := c.s.planOuter, c.s.outerRefs
+	c.s.planOuter, c.s.outerRefs = c, 0
+	root, cols, err := c.s.buildQuery(sel, c.params, false)
+	refs := c.s.outerRefs
+	// references beyond c's query count for it too (it is then correlated)
+	c.s.planOuter, c.s.outerRefs = prevOuter, prevRefs+refs
 	if err != nil {
-		var fe *Error
-		if (c.cols != nil || c.scope != nil) && errors.As(err, &fe) && (fe.Code == CodeUndefinedColumn || fe.Code == CodeUndefinedTable) {
-			// most likely a name of the outer query
-			return nil, notSupported("a subquery that refers to the outer query (a correlated subquery) is not supported (%s)", fe.Message)
-		}
 		return nil, err
 	}
-	q := &subqueryExpr{kind: sl.SubLinkType, p: p}
+	q := &subqueryExpr{kind: sl.SubLinkType, root: root, correlated: refs > 0}
+	p := &plan{cols: cols}
 	switch sl.SubLinkType {
 	case pg.SubLinkType_EXISTS_SUBLINK:
 		q.t = TBool

@@ -22,6 +22,23 @@ type env struct {
 	// per execution (an uncorrelated subquery's rows) is kept under it;
 	// nil: nothing is kept
 	exec *execRun
+	// outer is the enclosing query's env while a correlated subquery
+	// runs: what its outerExprs read
+	outer *env
+}
+
+// outerExpr reads x, a column of an enclosing query, from the outer env.
+// It has no kids: to the subquery it is a value fixed while it runs (so a
+// key lookup may be bounded by it).
+type outerExpr struct{ x expr }
+
+func (o *outerExpr) typ() Type    { return o.x.typ() }
+func (o *outerExpr) kids() []expr { return nil }
+func (o *outerExpr) eval(e *env) (Value, error) {
+	if e.outer == nil {
+		return Value{}, errorf(CodeInternal, "an outer reference evaluated outside its subquery")
+	}
+	return o.x.eval(e.outer)
 }
 
 // execRun is one execution of a statement (see env.exec).

@@ -28,10 +28,11 @@ type qctx struct {
 	s      *Session
 	params []Value
 	exec   *execRun
+	outer  *env // a correlated subquery's enclosing row
 }
 
 func (q *qctx) env(row []Value) *env {
-	return &env{ctx: q.ctx, s: q.s, params: q.params, row: row, exec: q.exec}
+	return &env{ctx: q.ctx, s: q.s, params: q.params, row: row, exec: q.exec, outer: q.outer}
 }
 
 // relNode is one node of a query plan.
@@ -624,18 +625,22 @@ func (n *setOpNode) run(q *qctx, fn func(row []Value) error) error {
 
 // runQuery runs a query plan and collects its rows.
 func runQuery(ctx context.Context, s *Session, params []Value, root relNode) (*Result, error) {
-	q := &qctx{ctx: ctx, s: s, params: params, exec: &execRun{}}
-	res := &Result{Rows: [][]Value{}}
+	rows, err := collect(&qctx{ctx: ctx, s: s, params: params, exec: &execRun{}}, root)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Rows: rows, Tag: fmt.Sprintf("SELECT %d", len(rows))}, nil
+}
+
+// collect runs root and keeps its rows.
+func collect(q *qctx, root relNode) ([][]Value, error) {
+	rows := [][]Value{}
 	err := root.run(q, func(row []Value) error {
-		res.Rows = append(res.Rows, copyRow(row))
+		rows = append(rows, copyRow(row))
 		return nil
 	})
 	if err == errStop {
 		err = nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	res.Tag = fmt.Sprintf("SELECT %d", len(res.Rows))
-	return res, nil
+	return rows, err
 }

@@ -257,7 +257,7 @@ func (s *Session) fromItem(n *pg.Node, params *[]Type) (relNode, *scope, error) 
 		return ts, &scope{rels: []*scopeRel{{name: name, cols: cols, t: t, scan: ts}}, width: len(cols)}, nil
 	case n.GetRangeFunction() != nil:
 		rf := n.GetRangeFunction()
-		virt, cols, rel, err := s.rangeFunction(rf, &compiler{s: s, params: params})
+		virt, cols, rel, err := s.rangeFunction(rf, &compiler{s: s, outer: s.planOuter, params: params})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -361,7 +361,7 @@ func (s *Session) joinItem(j *pg.JoinExpr, params *[]Type) (relNode, *scope, err
 		}
 	}
 	nl := &nestedLoop{kind: kind, left: ln, right: rn, lw: lsc.width, rw: rsc.width}
-	c := &compiler{s: s, params: params, scope: sc, clause: "JOIN conditions"}
+	c := &compiler{s: s, outer: s.planOuter, params: params, scope: sc, clause: "JOIN conditions"}
 	using := strs(j.UsingClause)
 	if j.IsNatural {
 		for _, r := range lsc.rels {
@@ -674,7 +674,7 @@ func (s *Session) setOp(st *pg.SelectStmt, params *[]Type) (relNode, []Column, e
 }
 
 func (s *Session) valuesList(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (relNode, []Column, error) {
-	c := &compiler{s: s, params: params, clause: "VALUES"}
+	c := &compiler{s: s, outer: s.planOuter, params: params, clause: "VALUES"}
 	var rows [][]expr
 	var types []Type
 	for _, n := range st.ValuesLists {
@@ -762,7 +762,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 		}
 		node = nl
 	}
-	in := &compiler{s: s, params: params, scope: sc, clause: "WHERE"}
+	in := &compiler{s: s, outer: s.planOuter, params: params, scope: sc, clause: "WHERE"}
 	if len(st.FromClause) == 0 {
 		in.scope = nil
 	}
@@ -790,7 +790,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 			}
 			if r := sc.relAt(lo); r != nil && hi < r.off+len(r.cols) && !r.nullable && (r.scan != nil || r.rows != nil) {
 				// one FROM item's: into its scan, compiled over its row
-				one := &compiler{s: s, params: params, scope: &scope{rels: []*scopeRel{{name: r.name, cols: r.cols}}, width: len(r.cols)}, clause: "WHERE"}
+				one := &compiler{s: s, outer: s.planOuter, params: params, scope: &scope{rels: []*scopeRel{{name: r.name, cols: r.cols}}, width: len(r.cols)}, clause: "WHERE"}
 				px, err := one.compile(wheres[i], TBool)
 				if err == nil {
 					if r.scan != nil {
@@ -872,7 +872,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 			}
 			agg.groups = append(agg.groups, x)
 		}
-		out = &compiler{s: s, params: params, agg: agg}
+		out = &compiler{s: s, outer: s.planOuter, params: params, agg: agg}
 	}
 	// the select list
 	var names []string

@@ -81,6 +81,10 @@ type Session struct {
 	// time the transaction began (now(), CURRENT_TIMESTAMP)
 	dbname string
 	txTime time.Time
+	// while a subquery is planned: the compiler of the query around it
+	// and the count of references to it (conditional.go subLink)
+	planOuter *compiler
+	outerRefs int
 
 	tx      *tupled.Tx
 	txID    atomic.Uint64   // tx's id while tx != nil, else 0
