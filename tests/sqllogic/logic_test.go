@@ -92,6 +92,9 @@ func runTupled(t *testing.T, f *testFile, isPending bool, reason string) {
 		t.Errorf("%s now passes on tupled: remove it from pending.txt (it was pending for: %s)", f.path, reason)
 	case isPending:
 		t.Logf("pending (%s): %d of %d records differ from PostgreSQL; the first:\n%s", reason, len(fails), len(f.records()), fails[0])
+		for _, m := range fails[1:] {
+			t.Logf("also:\n%s", m)
+		}
 	default:
 		for _, m := range fails {
 			t.Error(m)
