@@ -215,6 +215,11 @@ func sortedIf(sort bool, rows []string) []string {
 // write writes the file back with the records rendered from outs (one per
 // record, in order).
 func (f *testFile) write(outs []outcome) error {
+	return os.WriteFile(f.path, f.render(outs), 0o644)
+}
+
+// render is the file's text with the records rendered from outs.
+func (f *testFile) render(outs []outcome) []byte {
 	var b strings.Builder
 	i := 0
 	for _, c := range f.chunks {
@@ -228,7 +233,7 @@ func (f *testFile) write(outs []outcome) error {
 			b.WriteByte('\n')
 		}
 	}
-	return os.WriteFile(f.path, []byte(b.String()), 0o644)
+	return []byte(b.String())
 }
 
 // readPending reads pending.txt: "file.test reason..." per line, # comments.
