@@ -26,6 +26,9 @@ var (
 
 const corpusDir = "../../testdata/sql"
 
+// noColumns is a row of no columns (SELECT;) as a file writes it.
+const noColumns = "(no columns)"
+
 // stmtTimeout bounds one statement: a hang is a failure, not a stuck test.
 const stmtTimeout = 30 * time.Second
 
@@ -170,7 +173,11 @@ func run(t *testing.T, f *testFile, conn *pgconn.PgConn, fn func(*record, outcom
 				for i, v := range row {
 					vals[i] = formatValue(v)
 				}
-				o.rows = append(o.rows, strings.Join(vals, "\t"))
+				line := strings.Join(vals, "\t")
+				if len(row) == 0 {
+					line = noColumns // a blank line would end the record
+				}
+				o.rows = append(o.rows, line)
 			}
 		}
 		fn(r, o)
