@@ -243,16 +243,24 @@
 //	error                      SQLSTATE  aborts the transaction
 //	ErrNotFound                -         no
 //	ErrSkipped                 -         no
-//	ErrDuplicateKey            23505     yes
+//	ErrDuplicateKey            23505     yes (primary key or unique index)
+//	ErrForeignKeyViolation     23503     yes (a *ForeignKeyError)
 //	ErrDeadlock                40P01     yes (retryable)
 //	ErrSerialization           40001     yes (retryable)
 //	ErrLockNotAvailable        55P03     yes
 //	ErrLockTimeout             55P03     yes
-//	ErrTxAborted               25P02     - (every call on an aborted transaction but Rollback)
+//	ErrTxAborted               25P02     - (every call on an aborted transaction but Rollback and RollbackTo)
+//	ErrNoSavepoint             3B001     yes (down to the innermost savepoint)
 //	ErrTxDone                  -         - (a call after Commit or Rollback)
 //	ErrReadOnly                25006     yes
 //	ErrNoTable                 42P01     yes
-//	ErrTableExists             42P07     - (CreateTable)
+//	ErrTableExists             42P07     - (CreateTable, CreateIndex)
+//	ErrNoIndex                 42704     yes (DropIndex, IndexScan, UpsertOn)
+//	ErrIndexNotReady           55000     yes (an index not registered again since Open)
+//	ErrNoForeignKey            42704     - (DropForeignKey)
+//	ErrDuplicateObject         42710     - (AddForeignKey: the name is taken)
+//	ErrDependentObjects        2BP01     - (DropTable of a referenced table)
+//	ErrObjectInUse             55006     - (DropTable of a table in use)
 //	ctx's error while waiting  57014     yes
 //	ErrInvalid                 22023     yes (an invalid option or argument)
 //	ErrProgramLimitExceeded    54000     yes (a key or value too large)
@@ -268,6 +276,20 @@
 // returns. SQLState returns "" for nil or an error without a SQLSTATE. A
 // wait ended by its context returns an error for which errors.Is(err,
 // ctx.Err()) holds, with SQLSTATE 57014 (query_canceled).
+//
+// Every error with a SQLSTATE also reads into an [Error], the fields of
+// PostgreSQL's ErrorResponse (as pgconn's PgError): Code, Message, Detail,
+// Hint, Table and Constraint — the table and constraint of a unique,
+// foreign key or NOWAIT violation, and PostgreSQL's DETAIL naming the key:
+//
+//	var e *tupled.Error
+//	if errors.As(err, &e) && e.Code == "23505" {
+//		// e.Table "users", e.Constraint "users_email_key",
+//		// e.Detail "Key (users_email_key)=(x@y) already exists."
+//	}
+//
+// errors.Is(err, ErrDuplicateKey) holds all the same, and so does
+// errors.Is(e, ErrDuplicateKey).
 //
 // # Introspection
 //
