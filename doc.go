@@ -12,7 +12,9 @@
 // replay each schedule of testdata/spec against the output PostgreSQL 15
 // printed for its SQL twin). The runnable examples show the common
 // patterns: a bank transfer ([DB.RunTx]), a SKIP LOCKED job queue, a
-// foreign-key parent lock, NOWAIT, and a REPEATABLE READ retry.
+// foreign-key parent lock, NOWAIT, a REPEATABLE READ retry, a unique
+// index ([DB.CreateIndex]), a foreign key ([DB.AddForeignKey]) and
+// advisory locks ([Session.AdvisoryLock]).
 //
 // # Opening a database
 //
@@ -101,7 +103,8 @@
 // never changes the key) and [Tx.Delete] the ForUpdate strength, so a
 // writer conflicts with lockers exactly as the table says: a FOR KEY SHARE
 // lock — the lock PostgreSQL's foreign-key check takes on the parent row —
-// blocks Delete but not Update.
+// blocks Delete but not Update. A key update ([Tx.UpdateKey], or an Update
+// that changes a unique index's key) takes ForUpdate, as in PostgreSQL.
 //
 // Locks are held until the transaction ends, and are released all at once
 // when it commits or aborts. A transaction never conflicts with itself:
@@ -177,6 +180,28 @@
 //
 // [ErrLockTimeout] has the same SQLSTATE (55P03) but a different sentinel.
 //
+// # Beyond single rows
+//
+// Each of these follows its PostgreSQL counterpart, with its locks and
+// SQLSTATEs; its doc comment is the contract:
+//
+//   - [Tx.Upsert] and [Tx.UpsertOn]: INSERT … ON CONFLICT DO NOTHING / DO
+//     UPDATE, on the key or a unique index.
+//   - [Tx.UpdateKey]: an UPDATE that changes the key, one update to
+//     everyone else (a READ COMMITTED locking scan follows the row to its
+//     new key).
+//   - [DB.CreateIndex]: secondary indexes, unique or not, whose key a Go
+//     function derives from each row, kept in the writing transaction;
+//     [Tx.IndexScan] and [Tx.IndexGet] read and lock through them.
+//   - [DB.AddForeignKey]: foreign keys with PostgreSQL's FOR KEY SHARE
+//     locks on the parent and its ON DELETE / ON UPDATE actions
+//     ([ForeignKeyError], 23503).
+//   - [Tx.Savepoint], [Tx.RollbackTo], [Tx.Release]: subtransactions.
+//   - [Tx.LockTable]: LOCK TABLE in PostgreSQL's eight modes; every
+//     operation also takes the table lock PostgreSQL's statement would.
+//   - [Tx.AdvisoryLock] and [Session.AdvisoryLock]: pg_advisory_xact_lock
+//     and pg_advisory_lock; a [Session] is what a connection is.
+//
 // # Deadlocks, serialization failures and retries
 //
 // A deadlock is detected as in PostgreSQL: each waiter checks for a cycle
@@ -243,16 +268,24 @@
 //	error                      SQLSTATE  aborts the transaction
 //	ErrNotFound                -         no
 //	ErrSkipped                 -         no
-//	ErrDuplicateKey            23505     yes
+//	ErrDuplicateKey            23505     yes (primary key or unique index)
+//	ErrForeignKeyViolation     23503     yes (a *ForeignKeyError)
 //	ErrDeadlock                40P01     yes (retryable)
 //	ErrSerialization           40001     yes (retryable)
 //	ErrLockNotAvailable        55P03     yes
 //	ErrLockTimeout             55P03     yes
-//	ErrTxAborted               25P02     - (every call on an aborted transaction but Rollback)
+//	ErrTxAborted               25P02     - (every call on an aborted transaction but Rollback and RollbackTo)
+//	ErrNoSavepoint             3B001     yes (down to the innermost savepoint)
 //	ErrTxDone                  -         - (a call after Commit or Rollback)
 //	ErrReadOnly                25006     yes
 //	ErrNoTable                 42P01     yes
-//	ErrTableExists             42P07     - (CreateTable)
+//	ErrTableExists             42P07     - (CreateTable, CreateIndex)
+//	ErrNoIndex                 42704     yes (DropIndex, IndexScan, UpsertOn)
+//	ErrIndexNotReady           55000     yes (an index not registered again since Open)
+//	ErrNoForeignKey            42704     - (DropForeignKey)
+//	ErrDuplicateObject         42710     - (AddForeignKey: the name is taken)
+//	ErrDependentObjects        2BP01     - (DropTable of a referenced table)
+//	ErrObjectInUse             55006     - (DropTable of a table in use)
 //	ctx's error while waiting  57014     yes
 //	ErrInvalid                 22023     yes (an invalid option or argument)
 //	ErrProgramLimitExceeded    54000     yes (a key or value too large)
@@ -268,6 +301,20 @@
 // returns. SQLState returns "" for nil or an error without a SQLSTATE. A
 // wait ended by its context returns an error for which errors.Is(err,
 // ctx.Err()) holds, with SQLSTATE 57014 (query_canceled).
+//
+// Every error with a SQLSTATE also reads into an [Error], the fields of
+// PostgreSQL's ErrorResponse (as pgconn's PgError): Code, Message, Detail,
+// Hint, Table and Constraint — the table and constraint of a unique,
+// foreign key or NOWAIT violation, and PostgreSQL's DETAIL naming the key:
+//
+//	var e *tupled.Error
+//	if errors.As(err, &e) && e.Code == "23505" {
+//		// e.Table "users", e.Constraint "users_email_key",
+//		// e.Detail "Key (users_email_key)=(x@y) already exists."
+//	}
+//
+// errors.Is(err, ErrDuplicateKey) holds all the same, and so does
+// errors.Is(e, ErrDuplicateKey).
 //
 // # Introspection
 //
@@ -309,17 +356,17 @@
 //
 //   - SERIALIZABLE isolation (predicate locks, SSI): only READ COMMITTED and
 //     REPEATABLE READ.
-//   - Secondary indexes, foreign keys, and checks: the program keeps them,
-//     with the locks above (see the foreign-key example of [Tx.Lock]).
-//   - Changing a row's key in place: a key change is Delete plus Insert
-//     (which conflicts as FOR UPDATE, as a key update does in PostgreSQL).
+//   - CHECK constraints and triggers: the program checks what it writes.
+//     Index keys and foreign key references are Go functions, not
+//     stored: a program declares its indexes and foreign keys again after
+//     every Open ([DB.CreateIndex], [DB.AddForeignKey]).
 //   - Locks on ranges or absent keys (gap or predicate locks): a locking
 //     scan locks the rows it returns, not the range; a row inserted into
 //     the range later is not blocked.
 //   - Several processes on one directory: a directory is open in one DB.
-//   - SQL: the tupled serve command (package pgwire, over package sqlfe)
-//     speaks PostgreSQL's wire protocol and a subset of its SQL over this
-//     API.
+//   - SQL in this package: the tupled serve command (package pgwire,
+//     over package sqlfe) speaks PostgreSQL's wire protocol and SQL over
+//     this API; README.md lists the SQL it understands.
 //
 // # Reading the source
 //

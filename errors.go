@@ -2,6 +2,72 @@ package tupled
 
 import "github.com/tupled/tupled/internal/errs"
 
+// Error is what PostgreSQL's ErrorResponse says about an error, in the
+// spirit of pgconn's PgError: every error this package returns that has a
+// SQLSTATE — directly, or wrapped by the caller with fmt.Errorf's %w —
+// can be read into one with errors.As:
+//
+//	var e *tupled.Error
+//	if errors.As(err, &e) {
+//		log.Printf("%s: %s (table %q, constraint %q) %s", e.Code, e.Message, e.Table, e.Constraint, e.Detail)
+//	}
+//
+// errors.As makes a new *Error describing err; the sentinels keep working
+// (errors.Is(err, ErrDeadlock), errors.Is(e, ErrDeadlock), errors.As into
+// a *ForeignKeyError), since Unwrap returns the error described. An error
+// without a SQLSTATE (ErrNotFound, ErrSkipped, ErrTxDone, ErrClosed
+// outside a wait, a Scan callback's own error) is not an Error: errors.As
+// reports false. Error() is the error's own text, unchanged.
+type Error struct {
+	Code    string // SQLSTATE, as SQLState(err): "23505", "40P01", ...
+	Message string // the error's text (PostgreSQL's wording where it has one)
+	// Detail is PostgreSQL's DETAIL: for a unique violation "Key
+	// (key)=(alice) already exists." (an index names itself in place of
+	// key), for a foreign key violation "Key (key)=(bob) is not present
+	// in table "customers"." or "... is still referenced from table
+	// "orders"."; keys print as text when they are printable UTF-8,
+	// else as \x and their hex bytes (PostgreSQL's bytea form).
+	Detail string
+	Hint   string // PostgreSQL's HINT, when there is one
+	// Table is the table the error is about: the table of a unique or
+	// row-lock (NOWAIT) violation or of a table lock NOWAIT refused, the
+	// referencing table of a foreign key violation (in both directions,
+	// as PostgreSQL reports it). "" when no one table is concerned.
+	Table string
+	// Constraint is the violated constraint: "<table>_pkey" for the
+	// primary key, the index's name for a unique index, the foreign key's
+	// Name for a foreign key violation.
+	Constraint string
+
+	err error // the error described
+}
+
+// Error returns the described error's text.
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the error described, so errors.Is and errors.As see
+// through an *Error to the sentinel (and to ctx's error for 57014).
+func (e *Error) Unwrap() error { return e.err }
+
+// SQLState returns Code, as pgconn's PgError.SQLState does, for code that
+// checks interface{ SQLState() string }.
+func (e *Error) SQLState() string { return e.Code }
+
+func init() {
+	errs.Public = func(target any, err errs.Described) bool {
+		p, ok := target.(**Error)
+		if !ok {
+			return false
+		}
+		f := err.PgFields()
+		if f.Code == "" {
+			return false
+		}
+		*p = &Error{Code: f.Code, Message: f.Message, Detail: f.Detail, Hint: f.Hint, Table: f.Table, Constraint: f.Constraint, err: err}
+		return true
+	}
+}
+
 // Sentinel errors of the embedded API. Test them with errors.Is: the error a
 // call returns may carry more text (the relation, the key) and still match
 // its sentinel. Each that has a PostgreSQL counterpart answers SQLState with

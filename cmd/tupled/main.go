@@ -66,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		mainUsage(stdout)
 		return 0
+	case "-version", "--version":
+		name = "version"
 	}
 	c, ok := commands[name]
 	if !ok {

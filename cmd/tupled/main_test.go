@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -55,5 +57,32 @@ func TestSpecExample(t *testing.T) {
 	}
 	if code != 0 || out != string(want) {
 		t.Errorf("exit %d, stderr %s\ngot:\n%s\nwant:\n%s", code, errs, out, want)
+	}
+}
+
+// TestVersion: tupled version and --version print the build's version
+// and Go's; versionText shows the VCS stamp when the build has one.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-version"}} {
+		code, out, errs := runCLI(args...)
+		if code != 0 || errs != "" || !strings.HasPrefix(out, "tupled ") || !strings.Contains(out, "go       "+runtime.Version()) {
+			t.Errorf("tupled %v: exit %d\nstdout: %s\nstderr: %s", args, code, out, errs)
+		}
+	}
+	if code, _, errs := runCLI("version", "extra"); code != 2 || !strings.Contains(errs, `unexpected argument "extra"`) {
+		t.Errorf("version extra: exit %d, stderr %s", code, errs)
+	}
+	bi := &debug.BuildInfo{GoVersion: "go1.99", Main: debug.Module{Path: "github.com/tupled/tupled", Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123abc"}, {Key: "vcs.time", Value: "2026-12-05T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	want := "tupled v1.2.3\nmodule   github.com/tupled/tupled\ncommit   0123abc (modified: built with uncommitted changes)\ntime     2026-12-05T10:00:00Z\ngo       go1.99 " + runtime.GOOS + "/" + runtime.GOARCH + "\n"
+	if got := versionText(bi); got != want {
+		t.Errorf("versionText:\n%s\nwant:\n%s", got, want)
+	}
+	bi.Settings, bi.Main.Version = nil, ""
+	if got := versionText(bi); !strings.HasPrefix(got, "tupled (devel)\n") || !strings.Contains(got, "commit   unknown") {
+		t.Errorf("versionText without a stamp:\n%s", got)
+	}
+	if got := versionText(nil); !strings.Contains(got, "no build information") || !strings.Contains(got, runtime.Version()) {
+		t.Errorf("versionText(nil):\n%s", got)
 	}
 }

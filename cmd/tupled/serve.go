@@ -32,20 +32,26 @@ func init() {
 		summary: "serve the PostgreSQL wire protocol over a database",
 		usage:   "[--data DIR] [--listen ADDR] [--metrics ADDR [--metrics-insecure]] [--password-file FILE] [--tls-cert FILE --tls-key FILE [--tls-required]] [flags]",
 		help: `
-Serve opens the database in --data (in memory when empty) and speaks the
-PostgreSQL protocol on --listen, so psql, pgbench, isolationtester and any
-PostgreSQL driver can use it:
+Serve opens the database in --data and speaks the PostgreSQL protocol on
+--listen, so psql, pgbench, isolationtester and any PostgreSQL driver can
+use it:
 
   tupled serve --data /var/lib/tupled
   psql "host=127.0.0.1 port=5433 user=me dbname=tupled"
 
-The SQL is a small subset (see README): CREATE/DROP TABLE with smallint,
-int, bigint, text, varchar(n), char(n) and boolean columns and an optional
-one-column primary key; INSERT, SELECT (one
-table, FOR KEY SHARE|SHARE|NO KEY UPDATE|UPDATE [NOWAIT|SKIP LOCKED]), UPDATE,
-DELETE; BEGIN/COMMIT/ROLLBACK; SET/SHOW; pg_locks and pgrowlocks('t');
-the pg_advisory_lock family (session and transaction level).
-Anything else fails with SQLSTATE 0A000.
+Without --data (or with --data '') the database is IN MEMORY: everything is
+lost when the server stops, and serve says so on stderr at start.
+
+SQL is parsed by PostgreSQL's own parser. What runs: CREATE/DROP TABLE
+(integer, text, varchar, char, boolean, numeric, timestamp and serial
+columns; primary keys of one or more columns, UNIQUE, NOT NULL, DEFAULT,
+REFERENCES), CREATE/DROP INDEX, ALTER TABLE ADD/DROP CONSTRAINT; INSERT
+(ON CONFLICT, RETURNING), SELECT, UPDATE and DELETE, with FOR KEY
+SHARE|SHARE|NO KEY UPDATE|UPDATE [NOWAIT|SKIP LOCKED]; transactions,
+savepoints, LOCK TABLE, PREPARE/EXECUTE, SET/SHOW; pg_locks,
+pgrowlocks('t') and the pg_advisory_lock family. Anything else fails with
+SQLSTATE 0A000 naming the construct. README.md, "The SQL it understands",
+has the details.
 
 Without a password clients are trusted, which is only allowed on a loopback
 address; with one every client authenticates with SCRAM-SHA-256. Give the
@@ -149,10 +155,20 @@ func raiseFileLimit() (uint64, error) {
 	return rl.Cur, nil
 }
 
+// inMemoryBanner is what serve prints on stderr at start without --data
+// (with --log-format text; JSON logs get only the warning record).
+const inMemoryBanner = `
+**********************************************************************
+WARNING: running IN MEMORY: no --data given, everything is lost when
+the server stops. Give --data DIR to keep the database on disk.
+**********************************************************************
+
+`
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c := commands["serve"]
 	fs := newFlagSet(c)
-	data := fs.String("data", "", "database directory (empty: in memory)")
+	data := fs.String("data", "", "database directory (empty: IN MEMORY, lost when the server stops)")
 	listen := fs.String("listen", "127.0.0.1:5433", "address to serve the PostgreSQL protocol on")
 	metricsAddr := fs.String("metrics", "", "address to serve Prometheus /metrics on (empty: off)")
 	metricsInsecure := fs.Bool("metrics-insecure", false, "allow --metrics beyond loopback without a password (no authentication)")
@@ -301,6 +317,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	where := *data
 	if where == "" {
 		where = "(in memory)"
+		if *logFormat == "text" {
+			fmt.Fprint(stderr, inMemoryBanner)
+		}
+		log.Warn("running in memory: no --data given, everything is lost when the server stops")
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "data", where, "auth", map[bool]string{true: "scram-sha-256", false: "trust"}[pw != ""], "password", pwSource, "tls", tlsMode)
 	fmt.Fprintf(stdout, "tupled serve: listening on %s\n", ln.Addr())

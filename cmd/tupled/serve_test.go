@@ -138,6 +138,35 @@ func TestServeRestartKeepsTables(t *testing.T) {
 	}
 }
 
+// TestServeSaysInMemory: without --data serve warns on stderr, before it
+// says it listens, that everything is lost when it stops (a banner in
+// text logs, a warning record in JSON ones); with --data it does not.
+func TestServeSaysInMemory(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, c := range []struct {
+		args   []string
+		banner bool
+		record string
+	}{
+		{nil, true, "level=WARN msg=\"running in memory"},
+		{[]string{"--data", ""}, true, "level=WARN msg=\"running in memory"},
+		{[]string{"--log-format", "json"}, false, `"msg":"running in memory`},
+		{[]string{"--data", t.TempDir()}, false, ""},
+	} {
+		_, stop, logs := startServeLog(t, c.args...)
+		got := logs.String()
+		if code := stop(); code != 0 {
+			t.Errorf("serve %v: exit %d\n%s", c.args, code, logs)
+		}
+		if hasBanner := strings.Contains(got, "WARNING: running IN MEMORY: no --data given, everything is lost when\nthe server stops."); hasBanner != c.banner {
+			t.Errorf("serve %v: banner %v, want %v; stderr:\n%s", c.args, hasBanner, c.banner, got)
+		}
+		if c.record == "" && strings.Contains(strings.ToLower(got), "in memory") || c.record != "" && !strings.Contains(got, c.record) {
+			t.Errorf("serve %v: stderr %q, want the warning %q", c.args, got, c.record)
+		}
+	}
+}
+
 func TestServeRefusesTrustBeyondLoopback(t *testing.T) {
 	var out, errb strings.Builder
 	if code := run(context.Background(), []string{"serve", "--listen", "0.0.0.0:0"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "requires a password") {

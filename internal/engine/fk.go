@@ -146,6 +146,25 @@ func (e *FKError) Error() string {
 
 func (e *FKError) Unwrap() error { return ErrForeignKeyViolation }
 
+// PgFields implements errs.Described, as PostgreSQL's ri_ReportViolation
+// does: Table is the referencing table and Constraint the key's name in
+// both directions; Detail names the referenced key ("key", or RefIndex
+// when the reference is by a unique index).
+func (e *FKError) PgFields() errs.Fields {
+	col := "key"
+	if e.FK.RefIndex != "" {
+		col = e.FK.RefIndex
+	}
+	detail := fmt.Sprintf("Key (%s)=(%s) is not present in table %q.", col, errs.KeyText(e.Ref), e.FK.RefTable)
+	if e.Referenced {
+		detail = fmt.Sprintf("Key (%s)=(%s) is still referenced from table %q.", col, errs.KeyText(e.Ref), e.FK.Table)
+	}
+	return errs.Fields{Code: "23503", Message: e.Error(), Detail: detail, Table: e.FK.Table, Constraint: e.FK.Name}
+}
+
+// As lets errors.As find a *tupled.Error (errs.Public).
+func (e *FKError) As(target any) bool { return errs.AsPublic(target, e) }
+
 // fkSet is an immutable snapshot of the declared foreign keys.
 type fkSet struct {
 	byName   map[string]*ForeignKey
@@ -362,7 +381,9 @@ func (e *Engine) DropForeignKey(ctx context.Context, name string, ifExists bool)
 func (e *Engine) checkDropTable(name string) error {
 	for _, f := range e.fks.load().byParent[name] {
 		if f.Table != name {
-			return errs.Op(ErrDependentObjects, fmt.Sprintf("cannot drop table %s because other objects depend on it", name))
+			return &errs.OpError{Sentinel: ErrDependentObjects, Msg: fmt.Sprintf("cannot drop table %s because other objects depend on it", name),
+				Detail: fmt.Sprintf("constraint %s on table %s depends on table %s", f.Name, f.Table, name),
+				Hint:   "Drop the foreign key (DropForeignKey) or the referencing table first."}
 		}
 	}
 	return nil

@@ -263,7 +263,7 @@ func (e *Engine) CreateIndex(ctx context.Context, table, name string, o IndexOpt
 	err = tx.Scan(ctx, table, ScanSpec{}, func(key, value []byte) error {
 		err := tx.insertEntry(ctx, ix, key, value)
 		if errors.Is(err, errs.ErrDuplicateKey) {
-			return errs.Op(errs.ErrDuplicateKey, fmt.Sprintf("could not create unique index %q", name))
+			return &errs.OpError{Sentinel: errs.ErrDuplicateKey, Msg: fmt.Sprintf("could not create unique index %q", name), Table: table, Constraint: name}
 		}
 		return err
 	})
@@ -356,7 +356,8 @@ func (tx *Tx) putEntry(ctx context.Context, ix *Index, ikey, key []byte) error {
 	v := bytes.Clone(key)
 	err := tx.e.tl.Insert(ctx, &tx.txn, ix.tbl, ek, v)
 	if errors.Is(err, tuplelock.ErrDuplicateKey) {
-		return errs.Op(errs.ErrDuplicateKey, fmt.Sprintf("duplicate key value violates unique constraint %q", ix.name))
+		return &errs.OpError{Sentinel: errs.ErrDuplicateKey, Msg: fmt.Sprintf("duplicate key value violates unique constraint %q", ix.name),
+			Table: ix.table, Constraint: ix.name, Detail: fmt.Sprintf("Key (%s)=(%s) already exists.", ix.name, errs.KeyText(ikey))}
 	}
 	if err != nil {
 		return err

@@ -49,7 +49,7 @@ func (tx *Tx) LockTable(ctx context.Context, table string, mode TableLockMode, n
 func (tx *Tx) lockRel(ctx context.Context, table string, mode lockmgr.LockMode, nowait bool) error {
 	err := tx.e.locks.LockRelation(ctx, tx.proc, table, mode, lockmgr.Wait{NoWait: nowait, Timeout: tx.lockTO})
 	if errors.Is(err, lockmgr.ErrWouldBlock) {
-		return errs.Op(errs.ErrLockNotAvailable, fmt.Sprintf("could not obtain lock on relation %q", table))
+		return &errs.OpError{Sentinel: errs.ErrLockNotAvailable, Msg: fmt.Sprintf("could not obtain lock on relation %q", table), Table: table}
 	}
 	return err
 }

@@ -456,7 +456,7 @@ func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup
 			if policy == Skip {
 				return nil, errs.ErrSkipped
 			}
-			return nil, errs.Op(errs.ErrLockNotAvailable, fmt.Sprintf("could not obtain lock on row in relation %q", tbl.Name()))
+			return nil, &errs.OpError{Sentinel: errs.ErrLockNotAvailable, Msg: fmt.Sprintf("could not obtain lock on row in relation %q", tbl.Name()), Table: tbl.Name()}
 		case heap.TMUpdated:
 			if tx.rr {
 				return nil, errs.ErrSerialization
@@ -527,7 +527,8 @@ func (tx *Tx) insert(ctx context.Context, table string, key, value []byte, specu
 			}
 			return false, nil
 		}
-		err = errs.Op(errs.ErrDuplicateKey, fmt.Sprintf("duplicate key value violates unique constraint \"%s_pkey\"", table))
+		err = &errs.OpError{Sentinel: errs.ErrDuplicateKey, Msg: fmt.Sprintf("duplicate key value violates unique constraint \"%s_pkey\"", table),
+			Table: table, Constraint: table + "_pkey", Detail: fmt.Sprintf("Key (key)=(%s) already exists.", errs.KeyText(key))}
 	}
 	return false, tx.Fail(ctx, err)
 }

@@ -8,11 +8,22 @@
 // contract users read (its errors.go); the engine packages return them so
 // that no layer translates errors on the way up. Only the module's own
 // packages can import it (internal/).
+//
+// Every error type here (and engine.FKError) has an As method that lets
+// errors.As fill in package tupled's exported *tupled.Error from the
+// error's ErrorResponse fields ([Fields]) when it has a SQLSTATE: package
+// tupled installs [Public] at init, since this package cannot name its
+// type. Invariant: an As method answers only that target, so errors.As
+// with any other target (and SQLState) behaves as if there were none, and
+// the *tupled.Error it makes says Error() exactly what the error says.
 package errs
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Sentinels (see package tupled's errors.go for what each means to a caller).
@@ -56,24 +67,38 @@ func New(state, msg string) *StateError { return &StateError{state: state, msg: 
 
 func (e *StateError) Error() string { return e.msg }
 
+// PgFields implements Described.
+func (e *StateError) PgFields() Fields { return Fields{Code: e.state, Message: e.msg} }
+
+// As lets errors.As find a *tupled.Error (see Public).
+func (e *StateError) As(target any) bool { return AsPublic(target, e) }
+
 // OpError decorates a sentinel with context (the relation, the key) while
 // keeping errors.Is(err, Sentinel) and SQLState(err) working.
 type OpError struct {
 	Sentinel error
 	Msg      string // replaces the sentinel's text (PostgreSQL's message naming the relation)
-	Detail   string // appended to the sentinel's text when Msg is empty
 	Cause    error  // optional second error matched by errors.Is (ctx's error)
+	// PostgreSQL's ErrorResponse fields beyond the message, for
+	// *tupled.Error; none of them is part of Error()'s text.
+	Detail, Hint, Table, Constraint string
 }
 
 func (e *OpError) Error() string {
 	if e.Msg != "" {
 		return e.Msg
 	}
-	if e.Detail == "" {
-		return e.Sentinel.Error()
-	}
-	return e.Sentinel.Error() + ": " + e.Detail
+	return e.Sentinel.Error()
 }
+
+// PgFields implements Described: the code is SQLState's (the sentinel's,
+// or the Cause's when the sentinel has none).
+func (e *OpError) PgFields() Fields {
+	return Fields{Code: SQLState(e), Message: e.Error(), Detail: e.Detail, Hint: e.Hint, Table: e.Table, Constraint: e.Constraint}
+}
+
+// As lets errors.As find a *tupled.Error (see Public).
+func (e *OpError) As(target any) bool { return AsPublic(target, e) }
 
 func (e *OpError) Unwrap() []error {
 	if e.Cause != nil {
@@ -97,6 +122,12 @@ func (e *CanceledError) Error() string {
 }
 
 func (e *CanceledError) Unwrap() error { return e.Cause }
+
+// PgFields implements Described.
+func (e *CanceledError) PgFields() Fields { return Fields{Code: "57014", Message: e.Error()} }
+
+// As lets errors.As find a *tupled.Error (see Public).
+func (e *CanceledError) As(target any) bool { return AsPublic(target, e) }
 
 // Canceled is the error of an operation that ctx ended (cause: ctx.Err()).
 func Canceled(cause error) error { return &CanceledError{Cause: cause} }
@@ -122,4 +153,47 @@ func SQLState(err error) string {
 // ErrSerialization.
 func IsRetryable(err error) bool {
 	return errors.Is(err, ErrDeadlock) || errors.Is(err, ErrSerialization)
+}
+
+// Fields are what a PostgreSQL ErrorResponse says about an error: package
+// tupled's exported Error carries them. Code is the SQLSTATE ("" for an
+// error that has none), Message the error's text; the others are "" when
+// they do not apply.
+type Fields struct {
+	Code, Message, Detail, Hint, Table, Constraint string
+}
+
+// Described is an error that knows its Fields.
+type Described interface {
+	error
+	PgFields() Fields
+}
+
+// Public, installed by package tupled at init, sets target to a new
+// *tupled.Error describing err and reports true when target is a
+// **tupled.Error and err has a SQLSTATE; otherwise it reports false and
+// leaves target alone. It is nil in a program that does not link package
+// tupled (this package's and the engine's own tests).
+var Public func(target any, err Described) bool
+
+// AsPublic is the As method of every Described error: errors.As(err,
+// &tupledErr) succeeds through it.
+func AsPublic(target any, err Described) bool { return Public != nil && Public(target, err) }
+
+// KeyText renders a key for a DETAIL: as text when it is printable UTF-8,
+// else in PostgreSQL's bytea hex form (\x0102…).
+func KeyText(b []byte) string {
+	if utf8.Valid(b) {
+		printable := true
+		for _, r := range string(b) {
+			if !unicode.IsPrint(r) {
+				printable = false
+				break
+			}
+		}
+		if printable {
+			return string(b)
+		}
+	}
+	return `\x` + hex.EncodeToString(b)
 }
