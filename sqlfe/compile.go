@@ -257,6 +257,16 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 		}
 	case n.GetSubLink() != nil:
 		return c.subLink(n.GetSubLink())
+	case n.GetBooleanTest() != nil:
+		bt := n.GetBooleanTest()
+		x, err := c.compile(bt.Arg, TBool)
+		if err != nil {
+			return nil, err
+		}
+		if x.typ() != TBool {
+			return nil, errorf(CodeDatatypeMismatch, "argument of IS TRUE must be type boolean, not type %s", x.typ()).at(bt.Location)
+		}
+		return &booleanTest{arg: x, test: bt.Booltesttype}, nil // strfuncs.go
 	}
 	return nil, notSupported("expressions of kind %s are not supported", nodeName(n))
 }

@@ -23,6 +23,8 @@ const (
 	CodeInvalidRegex       = "2201B"
 	CodeInvalidEscape      = "22025"
 	CodeCardinality        = "21000"
+	CodeSubstringError     = "22011"
+	CodeProgramLimit       = "54000"
 	CodeWrongObjectType    = "42809"
 	CodeDatatypeMismatch   = "42804"
 	CodeIndeterminateType  = "42P18"

@@ -107,6 +107,17 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 	case f.FuncVariadic:
 		return nil, notSupported("VARIADIC is not supported").at(f.Location)
 	}
+	if pf, ok := polyFuncs[name]; ok && !elsewhere {
+		var args []expr
+		for _, a := range f.Args {
+			x, err := c.compile(a, TUnknown)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, x)
+		}
+		return pf(c, f, args) // strfuncs.go
+	}
 	b, ok := builtins[name]
 	alts := advisoryOverloads[name]
 	if alts != nil {

@@ -1,0 +1,518 @@
+package sqlfe
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+)
+
+// The ordinary string and math functions whose signatures the fixed table
+// of funcs.go cannot say: optional arguments (substr, trim's set of
+// characters, round's places), variadic ones (concat, concat_ws) and
+// results of the argument's type (abs, round). Each is compiled by a
+// polyFunc that checks the argument types as PostgreSQL resolves them
+// among our types and returns the expression; a NULL argument gives NULL
+// (they are strict) except for concat and concat_ws, as in PostgreSQL.
+
+type polyFunc func(c *compiler, f *pg.FuncCall, args []expr) (expr, error)
+
+var polyFuncs map[string]polyFunc
+
+func init() {
+	polyFuncs = map[string]polyFunc{
+		"substr":       substrFunc,
+		"substring":    substrFunc,
+		"btrim":        trimFunc(true, true),
+		"ltrim":        trimFunc(true, false),
+		"rtrim":        trimFunc(false, true),
+		"strpos":       strictText("strpos", TInt4, 2, func(a []Value) (Value, error) { return Int4(int32(runePos(a[0].S, a[1].S))), nil }),
+		"position":     strictText("position", TInt4, 2, func(a []Value) (Value, error) { return Int4(int32(runePos(a[0].S, a[1].S))), nil }), // the grammar puts position(sub IN s)'s string first
+		"replace":      strictText("replace", TText, 3, func(a []Value) (Value, error) { return Text(strings.ReplaceAll(a[0].S, a[1].S, a[2].S)), nil }),
+		"reverse":      strictText("reverse", TText, 1, func(a []Value) (Value, error) { return Text(reverseRunes(a[0].S)), nil }),
+		"md5":          strictText("md5", TText, 1, func(a []Value) (Value, error) { h := md5.Sum([]byte(a[0].S)); return Text(hex.EncodeToString(h[:])), nil }),
+		"starts_with":  strictText("starts_with", TBool, 2, func(a []Value) (Value, error) { return Bool(strings.HasPrefix(a[0].S, a[1].S)), nil }),
+		"char_length":  strictText("char_length", TInt4, 1, func(a []Value) (Value, error) { return Int4(int32(utf8.RuneCountInString(a[0].S))), nil }),
+		"octet_length": strictText("octet_length", TInt4, 1, func(a []Value) (Value, error) { return Int4(int32(len(a[0].S))), nil }),
+		"initcap":      strictText("initcap", TText, 1, func(a []Value) (Value, error) { return Text(initcap(a[0].S)), nil }),
+		"left":         leftRight(true),
+		"right":        leftRight(false),
+		"repeat":       repeatFunc,
+		"split_part":   splitPart,
+		"concat":       concatFunc(false),
+		"concat_ws":    concatFunc(true),
+		"abs":          absFunc,
+		"round":        roundFunc("round"),
+		"trunc":        roundFunc("trunc"),
+		"ceil":         ceilFloor(true),
+		"ceiling":      ceilFloor(true),
+		"floor":        ceilFloor(false),
+		"sign":         signFunc,
+		"mod":          modFunc,
+	}
+	polyFuncs["character_length"] = polyFuncs["char_length"]
+}
+
+// noSuchFunc is PostgreSQL's 42883 for a call no signature matches.
+func noSuchFunc(f *pg.FuncCall, args []expr) error {
+	names := strs(f.Funcname)
+	var types []string
+	for _, a := range args {
+		types = append(types, a.typ().String())
+	}
+	return &Error{Code: CodeUndefinedFunction, Message: "function " + strings.Join(names, ".") + "(" + strings.Join(types, ", ") + ") does not exist",
+		Hint: "No function matches the given name and argument types. You might need to add explicit type casts.", Position: f.Location + 1}
+}
+
+// wantTypes coerces args to want (unknowns resolved, integers widened,
+// character(n) read as text) or reports 42883.
+func wantTypes(c *compiler, f *pg.FuncCall, args []expr, want ...Type) ([]expr, error) {
+	if len(args) != len(want) {
+		return nil, noSuchFunc(f, args)
+	}
+	out := make([]expr, len(args))
+	for i, a := range args {
+		x, err := c.coerce(a, want[i])
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case x.typ() == want[i]:
+		case isInt(x.typ()) && (isInt(want[i]) || want[i] == TNumeric), x.typ() == TBpchar && want[i] == TText:
+			x = &castExpr{arg: x, t: want[i]}
+		default:
+			return nil, noSuchFunc(f, args)
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+// strict wraps fn: NULL if any argument is NULL.
+func strict(name string, t Type, args []expr, fn func([]Value) (Value, error)) expr {
+	return &funcExpr{name: name, t: t, args: args, fn: func(_ *env, a []Value) (Value, error) {
+		for _, v := range a {
+			if v.Null {
+				return Null(t), nil
+			}
+		}
+		return fn(a)
+	}}
+}
+
+func strictText(name string, t Type, n int, fn func([]Value) (Value, error)) polyFunc {
+	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+		want := make([]Type, n)
+		for i := range want {
+			want[i] = TText
+		}
+		xs, err := wantTypes(c, f, args, want...)
+		if err != nil {
+			return nil, err
+		}
+		return strict(name, t, xs, fn), nil
+	}
+}
+
+func runePos(s, sub string) int {
+	i := strings.Index(s, sub)
+	if i < 0 {
+		return 0
+	}
+	return utf8.RuneCountInString(s[:i]) + 1
+}
+
+func reverseRunes(s string) string {
+	r := []rune(s)
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+	return string(r)
+}
+
+func initcap(s string) string {
+	var b strings.Builder
+	start := true
+	for _, r := range s {
+		alnum := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r >= 0x80
+		switch {
+		case alnum && start:
+			b.WriteString(strings.ToUpper(string(r)))
+		case alnum:
+			b.WriteString(strings.ToLower(string(r)))
+		default:
+			b.WriteRune(r)
+		}
+		start = !alnum
+	}
+	return b.String()
+}
+
+func substrFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	want := []Type{TText, TInt4, TInt4}[:len(args)]
+	if len(args) < 2 || len(args) > 3 {
+		return nil, noSuchFunc(f, args)
+	}
+	xs, err := wantTypes(c, f, args, want...)
+	if err != nil {
+		return nil, err
+	}
+	return strict("substr", TText, xs, func(a []Value) (Value, error) {
+		r := []rune(a[0].S)
+		start := a[1].I // 1-based; before 1 counts toward the length
+		end := int64(len(r)) + 1
+		if len(a) == 3 {
+			if a[2].I < 0 {
+				return Value{}, errorf(CodeSubstringError, "negative substring length not allowed")
+			}
+			end = start + a[2].I
+		}
+		start = max(start, 1)
+		end = min(end, int64(len(r))+1)
+		if start >= end {
+			return Text(""), nil
+		}
+		return Text(string(r[start-1 : end-1])), nil
+	}), nil
+}
+
+func trimFunc(left, right bool) polyFunc {
+	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+		if len(args) == 1 {
+			args = append(args, &constExpr{Text(" ")})
+		}
+		xs, err := wantTypes(c, f, args, TText, TText)
+		if err != nil {
+			return nil, err
+		}
+		return strict(strs(f.Funcname)[len(strs(f.Funcname))-1], TText, xs, func(a []Value) (Value, error) {
+			s := a[0].S
+			if left {
+				s = strings.TrimLeft(s, a[1].S)
+			}
+			if right {
+				s = strings.TrimRight(s, a[1].S)
+			}
+			return Text(s), nil
+		}), nil
+	}
+}
+
+func leftRight(left bool) polyFunc {
+	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+		xs, err := wantTypes(c, f, args, TText, TInt4)
+		if err != nil {
+			return nil, err
+		}
+		return strict("left", TText, xs, func(a []Value) (Value, error) {
+			r := []rune(a[0].S)
+			n := int(a[1].I)
+			if n < 0 {
+				n = max(len(r)+n, 0)
+			}
+			n = min(n, len(r))
+			if left {
+				return Text(string(r[:n])), nil
+			}
+			return Text(string(r[len(r)-n:])), nil
+		}), nil
+	}
+}
+
+func repeatFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	xs, err := wantTypes(c, f, args, TText, TInt4)
+	if err != nil {
+		return nil, err
+	}
+	return strict("repeat", TText, xs, func(a []Value) (Value, error) {
+		if a[1].I <= 0 {
+			return Text(""), nil
+		}
+		if int64(len(a[0].S))*a[1].I > 1<<30-1 {
+			return Value{}, errorf(CodeProgramLimit, "requested length too large")
+		}
+		return Text(strings.Repeat(a[0].S, int(a[1].I))), nil
+	}), nil
+}
+
+func splitPart(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	xs, err := wantTypes(c, f, args, TText, TText, TInt4)
+	if err != nil {
+		return nil, err
+	}
+	return strict("split_part", TText, xs, func(a []Value) (Value, error) {
+		n := a[2].I
+		if n == 0 {
+			return Value{}, errorf(CodeInvalidParamValue, "field position must not be zero")
+		}
+		var parts []string
+		if a[1].S == "" {
+			parts = []string{a[0].S}
+		} else {
+			parts = strings.Split(a[0].S, a[1].S)
+		}
+		if n < 0 {
+			n = int64(len(parts)) + n + 1
+		}
+		if n < 1 || n > int64(len(parts)) {
+			return Text(""), nil
+		}
+		return Text(parts[n-1]), nil
+	}), nil
+}
+
+func concatFunc(ws bool) polyFunc {
+	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+		if len(args) == 0 || (ws && len(args) < 2) {
+			return nil, noSuchFunc(f, args)
+		}
+		for i, a := range args {
+			x, err := c.coerce(a, TText)
+			if err != nil {
+				return nil, err
+			}
+			args[i] = x
+		}
+		name := "concat"
+		if ws {
+			name = "concat_ws"
+		}
+		return &funcExpr{name: name, t: TText, args: args, fn: func(_ *env, a []Value) (Value, error) {
+			sep := ""
+			if ws {
+				if a[0].Null {
+					return Null(TText), nil
+				}
+				sep, a = a[0].S, a[1:]
+			}
+			var b strings.Builder
+			first := true
+			for _, v := range a {
+				if v.Null {
+					continue
+				}
+				if !first {
+					b.WriteString(sep)
+				}
+				first = false
+				b.WriteString(v.String()) // the output function: a boolean is t or f
+			}
+			return Text(b.String()), nil
+		}}, nil
+	}
+}
+
+// numArg resolves a math function's one numeric argument (unknown:
+// numeric, as PostgreSQL picks for a literal here).
+func numArg(c *compiler, f *pg.FuncCall, args []expr, n int) ([]expr, error) {
+	if len(args) < 1 || len(args) > n {
+		return nil, noSuchFunc(f, args)
+	}
+	x, err := c.coerce(args[0], TNumeric)
+	if err != nil {
+		return nil, err
+	}
+	if !isNumber(x.typ()) {
+		return nil, noSuchFunc(f, args)
+	}
+	args[0] = x
+	for i := 1; i < len(args); i++ {
+		y, err := c.coerce(args[i], TInt4)
+		if err != nil {
+			return nil, err
+		}
+		if !isInt(y.typ()) {
+			return nil, noSuchFunc(f, args)
+		}
+		args[i] = y
+	}
+	return args, nil
+}
+
+func absFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	xs, err := numArg(c, f, args, 1)
+	if err != nil {
+		return nil, err
+	}
+	t := xs[0].typ()
+	return strict("abs", t, xs, func(a []Value) (Value, error) {
+		v := a[0]
+		if v.T == TNumeric {
+			if strings.HasPrefix(v.S, "-") {
+				return Value{T: TNumeric, S: v.S[1:]}, nil
+			}
+			return v, nil
+		}
+		if v.I < 0 {
+			return negate(v)
+		}
+		return v, nil
+	}), nil
+}
+
+func signFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	xs, err := numArg(c, f, args, 1)
+	if err != nil {
+		return nil, err
+	}
+	if isInt(xs[0].typ()) {
+		xs[0] = &castExpr{arg: xs[0], t: TNumeric}
+	}
+	return strict("sign", TNumeric, xs, func(a []Value) (Value, error) {
+		d, err := numericOf(a[0])
+		if err != nil {
+			return Value{}, err
+		}
+		return Value{T: TNumeric, S: strconv.Itoa(d.u.Sign())}, nil
+	}), nil
+}
+
+func modFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) != 2 {
+		return nil, noSuchFunc(f, args)
+	}
+	l, r, err := c.binaryExprs(args[0], args[1])
+	if err != nil {
+		return nil, err
+	}
+	if !isNumber(l.typ()) || !isNumber(r.typ()) {
+		return nil, noSuchFunc(f, args)
+	}
+	t := TInt4
+	switch {
+	case l.typ() == TNumeric || r.typ() == TNumeric:
+		t = TNumeric
+	case l.typ() == TInt8 || r.typ() == TInt8:
+		t = TInt8
+	}
+	return &arithExpr{op: '%', l: l, r: r, t: t}, nil
+}
+
+// binaryExprs gives two compiled arguments one type when one is untyped.
+func (c *compiler) binaryExprs(l, r expr) (expr, expr, error) {
+	var err error
+	if l.typ() == TUnknown && r.typ() != TUnknown {
+		l, err = c.coerce(l, r.typ())
+	} else if r.typ() == TUnknown && l.typ() != TUnknown {
+		r, err = c.coerce(r, l.typ())
+	} else if l.typ() == TUnknown {
+		if l, err = c.coerce(l, TNumeric); err == nil {
+			r, err = c.coerce(r, TNumeric)
+		}
+	}
+	return l, r, err
+}
+
+// roundFunc is round (half away from zero) or trunc of a numeric to a
+// number of places (0 by default); of an integer argument, a numeric.
+func roundFunc(name string) polyFunc {
+	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+		xs, err := numArg(c, f, args, 2)
+		if err != nil {
+			return nil, err
+		}
+		if isInt(xs[0].typ()) {
+			xs[0] = &castExpr{arg: xs[0], t: TNumeric}
+		}
+		return strict(name, TNumeric, xs, func(a []Value) (Value, error) {
+			d, err := numericOf(a[0])
+			if err != nil {
+				return Value{}, err
+			}
+			places := 0
+			if len(a) == 2 {
+				places = int(max(min(a[1].I, maxNumericScale), -maxNumericScale))
+			}
+			return roundDecimal(d, places, name == "trunc").value(), nil
+		}), nil
+	}
+}
+
+// roundDecimal rounds d to places digits after the point (before it when
+// negative), half away from zero, or truncates; the result's scale is
+// max(places, 0).
+func roundDecimal(d decimal, places int, trunc bool) decimal {
+	if places >= d.scale {
+		return d.rescale(places)
+	}
+	drop := d.scale - places // digits to drop
+	div := pow10(drop)
+	q, r := new(big.Int).QuoRem(d.u, div, new(big.Int))
+	if !trunc {
+		r2 := new(big.Int).Abs(r)
+		r2.Lsh(r2, 1)
+		if r2.Cmp(div) >= 0 {
+			if d.u.Sign() < 0 {
+				q.Sub(q, big.NewInt(1))
+			} else {
+				q.Add(q, big.NewInt(1))
+			}
+		}
+	}
+	if places < 0 {
+		return decimal{q.Mul(q, pow10(-places)), 0}
+	}
+	return decimal{q, places}
+}
+
+// ceilFloor is ceil/ceiling or floor: of a numeric, a numeric of scale 0;
+// of an integer, the integer's value as numeric.
+func ceilFloor(ceil bool) polyFunc {
+	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+		xs, err := numArg(c, f, args, 1)
+		if err != nil {
+			return nil, err
+		}
+		if isInt(xs[0].typ()) {
+			xs[0] = &castExpr{arg: xs[0], t: TNumeric}
+		}
+		return strict("ceil", TNumeric, xs, func(a []Value) (Value, error) {
+			d, err := numericOf(a[0])
+			if err != nil {
+				return Value{}, err
+			}
+			t := roundDecimal(d, 0, true)
+			if t.rescale(d.scale).u.Cmp(d.u) != 0 {
+				if ceil && d.u.Sign() > 0 {
+					t.u.Add(t.u, big.NewInt(1))
+				} else if !ceil && d.u.Sign() < 0 {
+					t.u.Sub(t.u, big.NewInt(1))
+				}
+			}
+			return t.value(), nil
+		}), nil
+	}
+}
+
+// booleanTest is IS [NOT] TRUE / FALSE / UNKNOWN: never NULL.
+type booleanTest struct {
+	arg  expr
+	test pg.BoolTestType
+}
+
+func (b *booleanTest) typ() Type    { return TBool }
+func (b *booleanTest) kids() []expr { return []expr{b.arg} }
+func (b *booleanTest) eval(e *env) (Value, error) {
+	v, err := b.arg.eval(e)
+	if err != nil {
+		return v, err
+	}
+	isTrue, isFalse := !v.Null && v.I != 0, !v.Null && v.I == 0
+	switch b.test {
+	case pg.BoolTestType_IS_TRUE:
+		return Bool(isTrue), nil
+	case pg.BoolTestType_IS_NOT_TRUE:
+		return Bool(!isTrue), nil
+	case pg.BoolTestType_IS_FALSE:
+		return Bool(isFalse), nil
+	case pg.BoolTestType_IS_NOT_FALSE:
+		return Bool(!isFalse), nil
+	case pg.BoolTestType_IS_UNKNOWN:
+		return Bool(v.Null), nil
+	}
+	return Bool(!v.Null), nil // IS NOT UNKNOWN
+}
