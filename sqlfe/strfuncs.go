@@ -25,16 +25,19 @@ var polyFuncs map[string]polyFunc
 
 func init() {
 	polyFuncs = map[string]polyFunc{
-		"substr":       substrFunc,
-		"substring":    substrFunc,
-		"btrim":        trimFunc(true, true),
-		"ltrim":        trimFunc(true, false),
-		"rtrim":        trimFunc(false, true),
-		"strpos":       strictText("strpos", TInt4, 2, func(a []Value) (Value, error) { return Int4(int32(runePos(a[0].S, a[1].S))), nil }),
-		"position":     strictText("position", TInt4, 2, func(a []Value) (Value, error) { return Int4(int32(runePos(a[0].S, a[1].S))), nil }), // the grammar puts position(sub IN s)'s string first
-		"replace":      strictText("replace", TText, 3, func(a []Value) (Value, error) { return Text(strings.ReplaceAll(a[0].S, a[1].S, a[2].S)), nil }),
-		"reverse":      strictText("reverse", TText, 1, func(a []Value) (Value, error) { return Text(reverseRunes(a[0].S)), nil }),
-		"md5":          strictText("md5", TText, 1, func(a []Value) (Value, error) { h := md5.Sum([]byte(a[0].S)); return Text(hex.EncodeToString(h[:])), nil }),
+		"substr":    substrFunc,
+		"substring": substrFunc,
+		"btrim":     trimFunc(true, true),
+		"ltrim":     trimFunc(true, false),
+		"rtrim":     trimFunc(false, true),
+		"strpos":    strictText("strpos", TInt4, 2, func(a []Value) (Value, error) { return Int4(int32(runePos(a[0].S, a[1].S))), nil }),
+		"position":  strictText("position", TInt4, 2, func(a []Value) (Value, error) { return Int4(int32(runePos(a[0].S, a[1].S))), nil }), // the grammar puts position(sub IN s)'s string first
+		"replace":   strictText("replace", TText, 3, func(a []Value) (Value, error) { return Text(strings.ReplaceAll(a[0].S, a[1].S, a[2].S)), nil }),
+		"reverse":   strictText("reverse", TText, 1, func(a []Value) (Value, error) { return Text(reverseRunes(a[0].S)), nil }),
+		"md5": strictText("md5", TText, 1, func(a []Value) (Value, error) {
+			h := md5.Sum([]byte(a[0].S))
+			return Text(hex.EncodeToString(h[:])), nil
+		}),
 		"starts_with":  strictText("starts_with", TBool, 2, func(a []Value) (Value, error) { return Bool(strings.HasPrefix(a[0].S, a[1].S)), nil }),
 		"char_length":  strictText("char_length", TInt4, 1, func(a []Value) (Value, error) { return Int4(int32(utf8.RuneCountInString(a[0].S))), nil }),
 		"octet_length": strictText("octet_length", TInt4, 1, func(a []Value) (Value, error) { return Int4(int32(len(a[0].S))), nil }),
