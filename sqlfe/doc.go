@@ -56,6 +56,18 @@
 //     locked: with tx.Update, or, when the primary key changes (a key
 //     update), with Delete + Insert after the scan (Delete takes the lock
 //     to FOR UPDATE); DELETE locks FOR UPDATE.
+//   - A SELECT over one table (or none) without grouping, aggregates,
+//     DISTINCT or a set operation is planned by dml.go's selectPlan, which
+//     owns row locking; every other SELECT by the general query path
+//     (query.go: the plan nodes and the order of evaluation; query_plan.go
+//     analysis and name scopes; query_exec.go the operators; agg.go
+//     grouping and aggregates), which refuses a locking clause (0A000).
+//     Joins hash on an equality of their two sides, else loop; a WHERE
+//     conjunct that names one FROM item is pushed into its scan, so keys
+//     and indexes still serve. Subqueries in expressions are planned by it
+//     too (conditional.go): a name a subquery does not have resolves in
+//     the query around it (a correlated subquery, run per outer row); an
+//     uncorrelated one runs once per execution of its statement.
 //   - Any error rolls back the transaction (statements are atomic because
 //     transactions are): inside BEGIN the block becomes failed (25P02 until
 //     ROLLBACK/COMMIT); outside, the statements of the current group (one
