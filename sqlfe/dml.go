@@ -322,7 +322,33 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 			sp.wait = tupled.Wait
 		}
 	}
-	return &plan{cols: cols, usesT: sp.t != nil, run: sp.run}, nil
+	return &plan{cols: cols, usesT: sp.t != nil, run: sp.run, explain: sp.explain}, nil
+}
+
+// explain draws the plan as EXPLAIN shows it.
+func (sp *selectPlan) explain(w *strings.Builder) {
+	depth := 0
+	if sp.limit != nil || sp.offset != nil {
+		explainLine(w, depth, "Limit")
+		depth++
+	}
+	if sp.lock != tupled.NoLock {
+		explainLine(w, depth, "LockRows")
+		depth++
+	}
+	if !sp.natural && !sp.reverse {
+		explainLine(w, depth, "Sort")
+		depth++
+	}
+	switch {
+	case sp.t != nil:
+		ts := &tableScan{t: sp.t, acc: sp.acc}
+		ts.explain(w, depth)
+	case sp.virt != nil:
+		explainLine(w, depth, "Function Scan")
+	default:
+		explainLine(w, depth, "Result")
+	}
 }
 
 func wrapLimitErr(err error, what string) error {

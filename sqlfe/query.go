@@ -2,6 +2,7 @@ package sqlfe
 
 import (
 	"context"
+	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
@@ -125,7 +126,58 @@ func (s *Session) planQuery(st *pg.SelectStmt, params *[]Type, keepUnknown bool)
 	if err != nil {
 		return nil, err
 	}
-	return &plan{cols: cols, usesT: true, run: func(ctx context.Context, s *Session, pv []Value) (*Result, error) {
+	return &plan{cols: cols, usesT: true, root: root, run: func(ctx context.Context, s *Session, pv []Value) (*Result, error) {
 		return runQuery(ctx, s, pv, root)
 	}}, nil
+}
+
+// planExplain plans EXPLAIN of a SELECT: the plan's nodes, one line each
+// under the column "QUERY PLAN", as PostgreSQL's text format draws them
+// (without costs: this layer has no cost model). A one-table SELECT shows
+// the access its selectPlan chose.
+func (s *Session) planExplain(st *pg.ExplainStmt, params *[]Type) (*plan, error) {
+	for _, o := range st.Options {
+		d := o.GetDefElem()
+		switch name := d.GetDefname(); name {
+		case "costs", "verbose", "format":
+			if name == "format" && strings.ToLower(defElemString(d)) != "text" {
+				return nil, notSupported("EXPLAIN (FORMAT %s) is not supported", defElemString(d))
+			}
+		default:
+			return nil, notSupported("EXPLAIN option %s is not supported", strings.ToUpper(name))
+		}
+	}
+	sel := st.Query.GetSelectStmt()
+	if sel == nil {
+		return nil, notSupported("EXPLAIN is supported only for SELECT")
+	}
+	p, err := s.planSelect(sel, params)
+	if err != nil {
+		return nil, err
+	}
+	var w strings.Builder
+	if p.root != nil {
+		p.root.explain(&w, 0)
+	} else if p.explain != nil {
+		p.explain(&w)
+	} else {
+		w.WriteString("Result\n")
+	}
+	var rows [][]Value
+	for _, line := range strings.Split(strings.TrimSuffix(w.String(), "\n"), "\n") {
+		rows = append(rows, []Value{Text(line)})
+	}
+	return &plan{cols: []Column{{Name: "QUERY PLAN", Type: TText}}, run: func(context.Context, *Session, []Value) (*Result, error) {
+		return &Result{Rows: rows, Tag: "EXPLAIN"}, nil
+	}}, nil
+}
+
+func defElemString(d *pg.DefElem) string {
+	if d.Arg == nil {
+		return ""
+	}
+	if sv := d.Arg.GetString_(); sv != nil {
+		return sv.Sval
+	}
+	return strings.Join(strs([]*pg.Node{d.Arg}), "")
 }

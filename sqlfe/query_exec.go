@@ -77,7 +77,7 @@ func (n *tableScan) run(q *qctx, fn func(row []Value) error) error {
 func (n *tableScan) explain(w *strings.Builder, depth int) {
 	how := "Seq Scan"
 	if n.acc.points != nil || n.acc.lo != nil || n.acc.hi != nil || n.acc.composite {
-		how = "Index Scan using " + n.t.Name + "_pkey"
+		how = "Index Scan using " + n.t.pkeyName()
 	}
 	name := n.t.Name
 	if n.alias != "" && n.alias != n.t.Name {

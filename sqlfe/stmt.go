@@ -36,6 +36,10 @@ type plan struct {
 	ctl   bool // transaction control: runs outside the implicit-transaction handling
 	usesT bool // reads or writes through the transaction
 	run   func(ctx context.Context, s *Session, params []Value) (*Result, error)
+	// for EXPLAIN: the general query path's plan, or a one-table SELECT's
+	// drawing of itself
+	root    relNode
+	explain func(w *strings.Builder)
 }
 
 // Parse splits sql into statements with PostgreSQL's parser. An empty query
@@ -269,6 +273,8 @@ func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
 		return s.planDeallocate(n.GetDeallocateStmt())
 	case n.GetLockStmt() != nil:
 		return s.planLock(n.GetLockStmt())
+	case n.GetExplainStmt() != nil:
+		return s.planExplain(n.GetExplainStmt(), params) // query.go
 	}
 	kind := strings.TrimSuffix(nodeName(n), "")
 	if name, ok := stmtNames[kind]; ok {
