@@ -123,10 +123,10 @@ func TestTxAllocs(t *testing.T) {
 		max  float64
 		txn  func()
 	}{
-		{"Get", 8, func() { getTx(t, db) }},
-		{"ForShare", 8, func() { lockTx(t, db, tupled.ForShare, false) }},
-		{"ForKeyShare", 8, func() { lockTx(t, db, tupled.ForKeyShare, false) }},
-		{"ForKeyShareMulti", 8, func() { lockTx(t, hot, tupled.ForKeyShare, false) }},
+		{"Get", 2, func() { getTx(t, db) }},
+		{"ForShare", 2, func() { lockTx(t, db, tupled.ForShare, false) }},
+		{"ForKeyShare", 2, func() { lockTx(t, db, tupled.ForKeyShare, false) }},
+		{"ForKeyShareMulti", 2, func() { lockTx(t, hot, tupled.ForKeyShare, false) }},
 	} {
 		if n := testing.AllocsPerRun(1000, c.txn); n > c.max {
 			t.Errorf("%s: %v allocations per transaction, want at most %v", c.name, n, c.max)
