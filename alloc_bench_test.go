@@ -118,6 +118,21 @@ func TestTxAllocs(t *testing.T) {
 	if _, err := holder.Lock(bg, "t", allocKey, tupled.ForKeyShare, tupled.Wait); err != nil {
 		t.Fatal(err)
 	}
+	// sess: the same through a Session (a SQL connection's transactions).
+	sess := db.NewSession()
+	defer sess.Close()
+	sessTx := func() {
+		tx, err := sess.Begin(bg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Lock(bg, "t", allocKey, tupled.ForKeyShare, tupled.Wait); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, c := range []struct {
 		name string
 		max  float64
@@ -127,6 +142,7 @@ func TestTxAllocs(t *testing.T) {
 		{"ForShare", 2, func() { lockTx(t, db, tupled.ForShare, false) }},
 		{"ForKeyShare", 2, func() { lockTx(t, db, tupled.ForKeyShare, false) }},
 		{"ForKeyShareMulti", 2, func() { lockTx(t, hot, tupled.ForKeyShare, false) }},
+		{"SessionForKeyShare", 2, sessTx},
 	} {
 		if n := testing.AllocsPerRun(1000, c.txn); n > c.max {
 			t.Errorf("%s: %v allocations per transaction, want at most %v", c.name, n, c.max)
