@@ -130,11 +130,12 @@ func (s *Session) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.s.Begin(eo)
-	if err != nil {
+	tx := &Tx{db: s.db}
+	if err := s.s.BeginIn(&tx.rec, eo); err != nil {
 		return nil, err
 	}
-	return &Tx{db: s.db, t: t}, nil
+	tx.t = &tx.rec
+	return tx, nil
 }
 
 // AdvisoryLock takes a session-level advisory lock on key, exclusive or

@@ -138,11 +138,12 @@ func (db *DB) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := db.eng.Begin(eo)
-	if err != nil {
+	tx := &Tx{db: db}
+	if err := db.eng.BeginIn(&tx.rec, eo); err != nil {
 		return nil, err
 	}
-	return &Tx{db: db, t: t}, nil
+	tx.t = &tx.rec
+	return tx, nil
 }
 
 // engineTxOptions checks Begin's ctx and opts and translates opts for the

@@ -27,7 +27,11 @@ import (
 // chose.
 type Tx struct {
 	db *DB
-	t  *engine.Tx
+	t  *engine.Tx // &rec when DB.Begin made it
+
+	// rec is the engine's transaction, inside the Tx: one allocation per
+	// transaction, not two (engine.BeginIn).
+	rec engine.Tx
 
 	// busy is set for the duration of each call (see above); a per-Tx flag,
 	// so the check costs one uncontended compare-and-swap.

@@ -7,10 +7,11 @@
 // # Who calls it
 //
 // Package tuplelock, the way heap_lock_tuple calls LockTuple and
-// XactLockTableWait: one Proc per transaction (NewProc), Lock/Unlock of a
+// XactLockTableWait: one Proc per transaction (NewProc or InitProc), Lock/Unlock of a
 // tuple lock around the acquisition of a row lock, WaitXacts to wait for the
 // current lockers/updater of a row. Package engine creates the Proc of each
-// transaction (NewProc, in Engine.Begin), calls Locks and Stats for
+// transaction (InitProc, in Engine.BeginIn, embedding it in its own
+// transaction record), calls Locks and Stats for
 // introspection (DB.Locks, DB.Stats above it), and New, Shutdown and Close
 // with the Engine. It is engine machinery, not an API.
 //

@@ -89,12 +89,12 @@ type regShard struct {
 // Proc is one transaction's presence in the lock manager (PostgreSQL's
 // PGPROC): its xid and what it is waiting for right now. A Proc is used by one
 // goroutine at a time (the transaction's); it may wait for one thing at a time.
-// Creating one registers nothing: it costs one small allocation.
+// Creating one registers nothing: it costs one allocation (NewProc), or none
+// when the caller provides the memory (InitProc).
 type Proc struct {
 	xid uint64
 	// sess is the SessionOwner whose proc this is, nil for a transaction's
-	// Proc. It replaces a back pointer to the Manager nobody read, so that
-	// a transaction's Proc stays 32 bytes.
+	// Proc. It replaces a back pointer to the Manager nobody read.
 	sess *SessionOwner
 	// cur is the wait in progress, or nil. Stored when the wait is published
 	// (under a partition mutex), cleared by whoever ends it. Read lock-free by
@@ -157,6 +157,13 @@ func (m *Manager) Shutdown() { m.shutdownOnce.Do(func() { close(m.shutdown) }) }
 // distinct (two waiting procs with one xid are both found, but a transaction
 // waiting for that xid is then taken to wait for both).
 func (m *Manager) NewProc(xid uint64) *Proc { return &Proc{xid: xid} }
+
+// InitProc is NewProc in memory the caller provides (the engine embeds a
+// transaction's Proc in its transaction record, so that beginning costs
+// no allocation): p, a zero Proc never used, becomes the proc of xid. p
+// must stay where it is and is never reused (the lock table and the
+// deadlock detector may still hold it after its transaction ends).
+func (m *Manager) InitProc(p *Proc, xid uint64) { p.xid = xid }
 
 // Stats returns the counters.
 func (m *Manager) Stats() Stats {

@@ -101,6 +101,12 @@ type relProc struct {
 	// held: every relation lock the proc holds (PostgreSQL's LOCALLOCK
 	// table). Read and written by the proc's own goroutine only.
 	held []relHeld
+	// heldBuf and fpBuf are held's and fp's first entries, inside the
+	// proc: a transaction touching one or two tables (nearly all of
+	// them) records its relation locks without an allocation. held and
+	// fp start on them at the first lock (noteHeld, fpAdd).
+	heldBuf [2]relHeld
+	fpBuf   [2]fpEntry
 	// deadlockTimeout: this transaction's deadlock_timeout (0 = the
 	// Manager's). Set before the proc is used.
 	deadlockTimeout time.Duration
@@ -207,6 +213,9 @@ func (p *Proc) HoldsRelation(rel string, mode LockMode) bool {
 
 func (p *Proc) noteHeld(hi int, rel string, mode LockMode) {
 	if hi < 0 {
+		if cap(p.held) == 0 {
+			p.held = p.heldBuf[:0]
+		}
 		p.held = append(p.held, relHeld{rel: rel})
 		hi = len(p.held) - 1
 	}
@@ -232,6 +241,9 @@ func (p *Proc) fpAdd(rel string, mode LockMode) {
 	if free >= 0 {
 		p.fp[free] = fpEntry{rel: rel, mask: bit(mode)}
 		return
+	}
+	if cap(p.fp) == 0 {
+		p.fp = p.fpBuf[:0]
 	}
 	p.fp = append(p.fp, fpEntry{rel: rel, mask: bit(mode)})
 }

@@ -59,23 +59,31 @@ var (
 // locks are the session's, and a wait of either is seen through the other.
 // ErrTxBusy (55000) if the session's previous transaction has not ended.
 func (s *Session) Begin(o TxOptions) (*Tx, error) {
+	tx := new(Tx)
+	if err := s.BeginIn(tx, o); err != nil {
+		return nil, err
+	}
+	return tx, nil
+}
+
+// BeginIn is Begin in memory the caller provides, as Engine.BeginIn.
+func (s *Session) BeginIn(tx *Tx, o TxOptions) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, errSessionClosed
+		return errSessionClosed
 	}
 	if t := s.cur.Load(); t != nil && !t.ended() {
-		return nil, errSessionBusy
+		return errSessionBusy
 	}
-	tx, err := s.e.Begin(o)
-	if err != nil {
-		return nil, err
+	if err := s.e.BeginIn(tx, o); err != nil {
+		return err
 	}
 	tx.sess = s
 	tx.adv = &s.ls.Owner
 	s.cur.Store(tx)
 	s.ls.SetXact(tx.proc)
-	return tx, nil
+	return nil
 }
 
 // Close rolls back the session's open transaction and releases every

@@ -34,6 +34,14 @@
 //	   └ lockmgr.Proc   its PGPROC: the heavyweight locks it holds, the one
 //	                    thing it waits for (the deadlock detector's graph node)
 //
+// Five objects, one allocation: tupled.Tx embeds the engine.Tx
+// (Engine.BeginIn), which embeds the xact.Xact and the lockmgr.Proc
+// (xact.Manager.BeginIn, lockmgr.Manager.InitProc) and holds the
+// tuplelock.Txn by value; the Done channel is made only if someone waits
+// (package xact). None is ever reused for another transaction: a waiter,
+// the deadlock detector or a stale handle may still hold it after the
+// end, and must find that transaction ended, not a newer one.
+//
 // A row lock is NOT an object of any of them: it is the xmax (and
 // infomask bits, or a multixact) written into the locked version. It lasts
 // exactly as long as the xact.Xact is in progress, and so needs no

@@ -87,27 +87,48 @@ type Tx struct {
 	adv  *lockmgr.Owner
 	// skipIndex: the arbiter whose entry UpsertOn inserted (index.go).
 	skipIndex *Index
+
+	// xrec and prec are the memory of the transaction's xact.Xact and
+	// lockmgr.Proc (BeginIn, InitProc): one record per transaction, not
+	// three, and none at all when the caller embeds the Tx (package
+	// tupled's Tx does). Never reused: a waiter or the deadlock detector
+	// may hold either after the transaction ends.
+	xrec xact.Xact
+	prec lockmgr.Proc
 }
 
 // Begin starts a transaction: its id is assigned (and, on disk, reserved
 // in the WAL) at once, its snapshot at its first operation.
 func (e *Engine) Begin(o TxOptions) (*Tx, error) {
+	tx := new(Tx)
+	if err := e.BeginIn(tx, o); err != nil {
+		return nil, err
+	}
+	return tx, nil
+}
+
+// BeginIn is Begin in memory the caller provides: tx, a zero Tx never
+// begun, becomes the transaction. tx must stay where it is and is never
+// reused (see Tx.xrec). On error tx is left unusable.
+func (e *Engine) BeginIn(tx *Tx, o TxOptions) error {
 	lt := o.LockTimeout
 	if lt == 0 {
 		lt = e.cfg.LockTimeout
 	}
-	x := e.xacts.Begin()
+	x := &tx.xrec
+	e.xacts.BeginIn(x)
 	if e.dur != nil {
 		if err := e.dur.ReserveXid(x.ID()); err != nil {
 			e.xacts.Abort(x)
-			return nil, err
+			return err
 		}
 	}
-	tx := &Tx{e: e, id: x.ID(), rr: o.RepeatableRead, readOnly: o.ReadOnly, lockTO: lt}
-	tx.proc = e.locks.NewProc(x.ID())
+	tx.e, tx.id, tx.rr, tx.readOnly, tx.lockTO = e, x.ID(), o.RepeatableRead, o.ReadOnly, lt
+	tx.proc = &tx.prec
+	e.locks.InitProc(tx.proc, x.ID())
 	tx.proc.SetDeadlockTimeout(o.DeadlockTimeout)
 	tx.txn = tuplelock.NewTxn(x, tx.proc, lt)
-	return tx, nil
+	return nil
 }
 
 // ID is the transaction's id (its xid).

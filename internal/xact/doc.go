@@ -45,6 +45,12 @@
 // is a select on Done; row locks recorded in tuple headers "die with the xid"
 // when Done closes: commit and abort are O(1) whatever was locked.
 //
+// Invariant (Done never stays open): the channel is made by the first Done
+// call, not by Begin, since most transactions end without a waiter; a Done
+// call after the end returns a channel already closed. A transaction costs
+// no allocation here when its caller embeds the Xact (BeginIn), as the
+// engine does.
+//
 // # Subtransactions
 //
 // A savepoint's subtransaction that locks or writes gets an xid of its own

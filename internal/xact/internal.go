@@ -5,7 +5,11 @@ package xact
 // every respect but one: LiveUser leaves it out, so introspection meant
 // for users (the root package's Locks, like pg_locks) does not show a
 // transaction no caller started and none can end.
-func (m *Manager) BeginInternal() *Xact { return m.begin(true) }
+func (m *Manager) BeginInternal() *Xact {
+	x := new(Xact)
+	m.begin(x, true)
+	return x
+}
 
 // LiveUser returns the ids of the running transactions other than the
 // engine's own (BeginInternal).

@@ -45,9 +45,22 @@ const (
 )
 
 // Xact is one transaction's shared record.
+//
+// It costs its transaction no allocation of its own when the caller
+// provides the memory (BeginIn: the engine embeds it in its transaction),
+// and no channel until somebody waits: most transactions — every plain
+// read, every lock nobody queues behind — end without a waiter, so the
+// Done channel is made on demand, by the first Done call (see done).
 type Xact struct {
-	id   XID
-	done chan struct{}
+	id XID
+	// done holds the Done channel once a waiter asked for it (nil
+	// before). When the transaction ends, end swaps in closedDone and
+	// closes the channel it replaced, if any; a Done call that comes
+	// after finds closedDone, already closed. The compare-and-swap of
+	// Done and the swap of end decide which came first, so a waiter
+	// either gets the channel end will close or the one already closed:
+	// never one that stays open.
+	done atomic.Pointer[doneChan]
 	// snapCSN is the CSN of the snapshot this transaction currently reads
 	// with (0 = none yet); it holds back the horizon.
 	snapCSN atomic.Uint64
@@ -65,8 +78,38 @@ type Xact struct {
 	subs []*Xact
 }
 
-// Done is closed when the transaction has committed or aborted.
-func (x *Xact) Done() <-chan struct{} { return x.done }
+// doneChan boxes a Done channel for Xact.done.
+type doneChan struct{ c chan struct{} }
+
+// closedDone is the Done channel of every ended transaction whose Done
+// nobody asked for while it ran.
+var closedDone = func() *doneChan {
+	d := &doneChan{make(chan struct{})}
+	close(d.c)
+	return d
+}()
+
+// Done is closed when the transaction has committed or aborted. The
+// first call makes the channel (a waiter's: the transaction itself never
+// asks).
+func (x *Xact) Done() <-chan struct{} {
+	if d := x.done.Load(); d != nil {
+		return d.c
+	}
+	d := &doneChan{make(chan struct{})}
+	if x.done.CompareAndSwap(nil, d) {
+		return d.c
+	}
+	return x.done.Load().c // ended meanwhile (closedDone), or another waiter's
+}
+
+// end closes the Done channel (or makes Done return a closed one): the
+// transaction's fate is in the clog.
+func (x *Xact) end() {
+	if d := x.done.Swap(closedDone); d != nil && d != closedDone {
+		close(d.c)
+	}
+}
 
 // ID is the transaction's id.
 func (x *Xact) ID() XID { return x.id }
@@ -184,14 +227,24 @@ func NewManager() *Manager {
 }
 
 // Begin assigns a new xid and registers the transaction as running.
-func (m *Manager) Begin() *Xact { return m.begin(false) }
+func (m *Manager) Begin() *Xact {
+	x := new(Xact)
+	m.begin(x, false)
+	return x
+}
+
+// BeginIn is Begin in memory the caller provides: x, a zero Xact that
+// was never begun, becomes the running transaction (the engine embeds it
+// in its own transaction record, so that beginning costs no allocation).
+// x must stay where it is, and is never reused: a waiter may hold it
+// after the transaction ends.
+func (m *Manager) BeginIn(x *Xact) { m.begin(x, false) }
 
 // begin is Begin, for the engine's own transactions too (BeginInternal).
-func (m *Manager) begin(internal bool) *Xact {
-	x := &Xact{id: m.nextXid.Add(1), done: make(chan struct{}), internal: internal}
+func (m *Manager) begin(x *Xact, internal bool) {
+	x.id, x.internal = m.nextXid.Add(1), internal
 	m.register(x)
 	m.nlive.Add(1)
-	return x
 }
 
 // register makes x's clog entry exist ("in progress") and x findable by
@@ -226,7 +279,7 @@ func (m *Manager) unregister(x *Xact) {
 // subxid is running until its fate is known.
 func (m *Manager) BeginSub(top *Xact) *Xact {
 	top = top.Top()
-	x := &Xact{id: m.nextXid.Add(1), done: make(chan struct{}), top: top, internal: top.internal}
+	x := &Xact{id: m.nextXid.Add(1), top: top, internal: top.internal}
 	m.register(x)
 	top.subs = append(top.subs, x)
 	return x
@@ -252,7 +305,7 @@ func (m *Manager) AbortSubsFrom(top *Xact, mark XID) {
 	}
 	for _, x := range gone {
 		m.unregister(x)
-		close(x.done)
+		x.end()
 	}
 	clear(gone)
 	top.subs = top.subs[:i]
@@ -292,13 +345,13 @@ func (m *Manager) finish(x *Xact, commit bool) {
 	}
 	for _, sub := range x.subs {
 		m.unregister(sub)
-		close(sub.done)
+		sub.end()
 	}
 	x.subs = nil
 	m.unregister(x)
 	m.nlive.Add(-1)
 	x.snapCSN.Store(0)
-	close(x.done)
+	x.end()
 }
 
 // Lookup returns the live transaction with this xid, or nil if it has ended

@@ -574,3 +574,44 @@ func TestAdvanceXidCostsOnePage(t *testing.T) {
 	m.RefreshFinished()
 	require.Equal(t, m.NextXid(), m.finishedBelow.Load())
 }
+
+// TestDoneOnDemand: the Done channel is made by the first waiter, not by
+// Begin, and whichever of Done and the end comes first, a waiter never
+// gets a channel that stays open.
+func TestDoneOnDemand(t *testing.T) {
+	m := NewManager()
+	before := m.Begin()
+	ch := before.Done() // asked while running: closed by the end
+	require.False(t, isDone(before))
+	require.Same(t, before.done.Load(), before.done.Load())
+	m.Commit(before)
+	require.True(t, isDone(before))
+	<-ch
+
+	after := m.Begin()
+	require.Nil(t, after.done.Load(), "Begin makes no channel")
+	m.Abort(after)
+	require.True(t, isDone(after), "Done of an ended transaction nobody waited for")
+
+	var in Xact
+	m.BeginIn(&in)
+	require.True(t, m.IsInProgress(in.ID()))
+	require.Same(t, &in, m.Lookup(in.ID()))
+	m.Commit(&in)
+	require.True(t, isDone(&in))
+
+	// Racing waiters and the end (run under -race).
+	for range 200 {
+		x := m.Begin()
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-x.Done()
+			}()
+		}
+		m.Commit(x)
+		wg.Wait()
+	}
+}

@@ -1,0 +1,153 @@
+package tupled_test
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/tupled/tupled"
+)
+
+// The lock path at the speed of memory (issue 28): what one transaction
+// costs in allocations and time on an in-memory database with a resident
+// row. BenchmarkTxGet is the plain read, BenchmarkTxLockShare and
+// BenchmarkTxLockKeyShare a lock-only transaction on a row nobody else
+// locks (the single-xid fast path), BenchmarkTxLockKeyShareHot the hot
+// row of `tupled bench hotrow`: concurrent transactions lock one row FOR
+// KEY SHARE, so its xmax is a multixact most of the time. Run with
+// -benchmem or read the allocs/op column; TestTxAllocs pins the counts.
+
+// allocDB is an in-memory database with table "t" holding the resident
+// row "k".
+func allocDB(tb testing.TB) *tupled.DB {
+	tb.Helper()
+	return openDB(tb, &tupled.Options{VacuumInterval: -1}, map[string]string{"k": "v"})
+}
+
+var allocKey = []byte("k")
+
+// getTx is one read-only transaction: Begin, Get, Commit.
+func getTx(tb testing.TB, db *tupled.DB) {
+	tx, err := db.Begin(bg, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := tx.Get(bg, "t", allocKey); err != nil {
+		tb.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// lockTx is one lock-only transaction: Begin, Lock (strength), Commit;
+// with yield it lets other goroutines run between Lock and Commit (the
+// client's round trip of `tupled bench hotrow`).
+func lockTx(tb testing.TB, db *tupled.DB, strength tupled.LockStrength, yield bool) {
+	tx, err := db.Begin(bg, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := tx.Lock(bg, "t", allocKey, strength, tupled.Wait); err != nil {
+		tb.Fatal(err)
+	}
+	if yield {
+		runtime.Gosched()
+	}
+	if err := tx.Commit(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func BenchmarkTxGet(b *testing.B) {
+	db := allocDB(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		getTx(b, db)
+	}
+}
+
+func BenchmarkTxLockShare(b *testing.B) {
+	db := allocDB(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		lockTx(b, db, tupled.ForShare, false)
+	}
+}
+
+func BenchmarkTxLockKeyShare(b *testing.B) {
+	db := allocDB(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		lockTx(b, db, tupled.ForKeyShare, false)
+	}
+}
+
+// BenchmarkTxLockKeyShareHot locks the one row FOR KEY SHARE from
+// GOMAXPROCS×8 goroutines at once (b.SetParallelism), each yielding
+// between its Lock and its Commit: while one transaction holds its lock
+// others add theirs, and the row's xmax becomes a multixact
+// (multilocks/op: the locks recorded through one).
+func BenchmarkTxLockKeyShareHot(b *testing.B) {
+	db := allocDB(b)
+	before := db.Stats()
+	b.SetParallelism(8)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			lockTx(b, db, tupled.ForKeyShare, true)
+		}
+	})
+	b.StopTimer()
+	s := db.Stats()
+	b.ReportMetric(float64(s.LocksMultiXact-before.LocksMultiXact)/float64(b.N), "multilocks/op")
+}
+
+// TestTxAllocs pins the allocations of one transaction of each benchmark
+// above as upper bounds, so that a change that adds one fails here rather
+// than going unnoticed in a benchmark's column (issue 28 asks for none on
+// these paths). Allocation counts are deterministic, unlike times.
+func TestTxAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own account")
+	}
+	db := allocDB(t)
+	// hot: a database whose row is held FOR KEY SHARE by an open
+	// transaction, so each lock makes or extends a multixact.
+	hot := allocDB(t)
+	holder := begin(t, hot, nil)
+	if _, err := holder.Lock(bg, "t", allocKey, tupled.ForKeyShare, tupled.Wait); err != nil {
+		t.Fatal(err)
+	}
+	// sess: the same through a Session (a SQL connection's transactions).
+	sess := db.NewSession()
+	defer sess.Close()
+	sessTx := func() {
+		tx, err := sess.Begin(bg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Lock(bg, "t", allocKey, tupled.ForKeyShare, tupled.Wait); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		max  float64
+		txn  func()
+	}{
+		{"Get", 2, func() { getTx(t, db) }},
+		{"ForShare", 2, func() { lockTx(t, db, tupled.ForShare, false) }},
+		{"ForKeyShare", 2, func() { lockTx(t, db, tupled.ForKeyShare, false) }},
+		{"ForKeyShareMulti", 2, func() { lockTx(t, hot, tupled.ForKeyShare, false) }},
+		{"SessionForKeyShare", 2, sessTx},
+	} {
+		if n := testing.AllocsPerRun(1000, c.txn); n > c.max {
+			t.Errorf("%s: %v allocations per transaction, want at most %v", c.name, n, c.max)
+		} else {
+			t.Logf("%s: %v allocations per transaction", c.name, n)
+		}
+	}
+}
