@@ -20,8 +20,6 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		return nil, notSupported("partitioned tables are not supported")
 	case st.OfTypename != nil:
 		return nil, notSupported("CREATE TABLE OF is not supported")
-	case len(st.Options) > 0:
-		return nil, notSupported("CREATE TABLE ... WITH (storage parameters) is not supported")
 	case st.Oncommit != pg.OnCommitAction_ONCOMMIT_NOOP && st.Oncommit != pg.OnCommitAction_ON_COMMIT_ACTION_UNDEFINED:
 		return nil, notSupported("ON COMMIT is not supported")
 	case st.Tablespacename != "":
@@ -32,6 +30,9 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		return nil, notSupported("TEMPORARY tables are not supported")
 	case rv.Relpersistence == "u":
 		return nil, notSupported("UNLOGGED tables are not supported")
+	}
+	if err := storageParams(st.Options); err != nil { // altertable.go
+		return nil, err
 	}
 	name, err := relName(rv)
 	if err != nil {

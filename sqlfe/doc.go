@@ -36,6 +36,11 @@
 //     'ab' and 'ab  ' are one character(n) key. The value is the other
 //     columns: a NULL bitmap, then each non-NULL column (numeric and
 //     timestamp as their text form, which they may not be keys for).
+//   - ALTER TABLE forms that change how rows are stored (a new primary
+//     key, a column added or dropped) rewrite the table into a new engine
+//     table in the statement's transaction, under ACCESS EXCLUSIVE; the
+//     catalog entry then names it and the old one is reclaimed like a
+//     dropped table's (altertable.go).
 //   - serial columns' sequences are rows of the engine table
 //     "_tupled_sequences" (made with the first serial column), advanced in
 //     transactions of their own so a value is never handed out twice, and

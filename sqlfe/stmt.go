@@ -258,7 +258,12 @@ func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
 	case n.GetIndexStmt() != nil:
 		return s.planCreateIndex(n.GetIndexStmt())
 	case n.GetAlterTableStmt() != nil:
+		if p, ok, err := s.planAlterRewrite(n.GetAlterTableStmt()); ok { // altertable.go
+			return p, err
+		}
 		return s.planAlterTable(n.GetAlterTableStmt()) // fk.go
+	case n.GetRenameStmt() != nil:
+		return s.planRename(n.GetRenameStmt()) // altertable.go
 	case n.GetTransactionStmt() != nil:
 		return s.planTxn(n.GetTransactionStmt())
 	case n.GetVariableSetStmt() != nil:

@@ -1,0 +1,464 @@
+package sqlfe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled"
+)
+
+// ALTER TABLE forms other than the foreign-key ones of fk.go:
+//
+//	ADD [CONSTRAINT name] PRIMARY KEY (cols)   (pgbench -i adds its keys so)
+//	ADD [COLUMN] [IF NOT EXISTS] col type [DEFAULT x] [NOT NULL]
+//	DROP [COLUMN] [IF EXISTS] col
+//	RENAME [COLUMN] a TO b
+//	SET (fillfactor = n), RESET (fillfactor)   (accepted: the heap has no pages to leave free)
+//
+// A form that changes how rows are stored (a new primary key is a new
+// engine key; a column added or dropped changes every row's encoding)
+// rewrites the table, as PostgreSQL's ALTER TABLE does: a new engine
+// table is made, the table's indexes are made on it, every row is copied
+// through the statement's transaction, and the catalog entry names the new
+// engine table; when the transaction commits the old one is reclaimed
+// (reclaim.go), when it rolls back the new one is. The table is locked
+// ACCESS EXCLUSIVE first, so no other transaction reads or writes it
+// meanwhile. A table with foreign keys (either way) is not rewritten
+// (0A000): its engine foreign keys name its engine table.
+
+// storageParams checks CREATE TABLE … WITH (…) and ALTER TABLE … SET (…):
+// fillfactor (10–100) is accepted and has no effect; autovacuum settings
+// too (there is a vacuum loop of the engine's own); anything else is 22023
+// as in PostgreSQL.
+func storageParams(opts []*pg.Node) error {
+	for _, o := range opts {
+		d := o.GetDefElem()
+		if d == nil {
+			return notSupported("this storage parameter is not supported")
+		}
+		name := d.Defname
+		if d.Defnamespace != "" {
+			name = d.Defnamespace + "." + name
+		}
+		switch {
+		case name == "fillfactor":
+			v := defElemString(d)
+			if iv := d.Arg.GetInteger(); iv != nil {
+				v = strconv.Itoa(int(iv.Ival))
+			}
+			n, err := strconv.Atoi(v)
+			if d.Arg == nil {
+				continue // RESET (fillfactor)
+			}
+			if err != nil {
+				return errorf(CodeInvalidParamValue, "invalid value for integer option \"fillfactor\": %s", v)
+			}
+			if n < 10 || n > 100 {
+				return &Error{Code: CodeInvalidParamValue, Message: fmt.Sprintf("value %d out of bounds for option \"fillfactor\"", n), Detail: "Valid values are between \"10\" and \"100\"."}
+			}
+		case strings.HasPrefix(name, "autovacuum_") || strings.HasPrefix(name, "toast.") || name == "parallel_workers":
+		default:
+			return errorf(CodeInvalidParamValue, "unrecognized parameter %q", name)
+		}
+	}
+	return nil
+}
+
+// planAlterRewrite plans the ALTER TABLE forms of this file; ok is false
+// for the others (fk.go's).
+func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
+	if st.Objtype != pg.ObjectType_OBJECT_TABLE || len(st.Cmds) != 1 {
+		return nil, false, nil
+	}
+	cmd := st.Cmds[0].GetAlterTableCmd()
+	tname, err := relName(st.Relation)
+	if err != nil {
+		return nil, true, err
+	}
+	var change func(ctx context.Context, s *Session, tx *tupled.Tx, t *Table) (*Table, func([]Value) ([]Value, error), error)
+	switch cmd.GetSubtype() {
+	case pg.AlterTableType_AT_SetRelOptions, pg.AlterTableType_AT_ResetRelOptions:
+		if err := storageParams(cmd.Def.GetList().GetItems()); err != nil {
+			return nil, true, err
+		}
+		change = func(context.Context, *Session, *tupled.Tx, *Table) (*Table, func([]Value) ([]Value, error), error) {
+			return nil, nil, nil
+		}
+	case pg.AlterTableType_AT_AddConstraint:
+		c := cmd.Def.GetConstraint()
+		if c == nil || c.Contype != pg.ConstrType_CONSTR_PRIMARY {
+			return nil, false, nil
+		}
+		if len(c.Options) > 0 || c.Indexspace != "" || c.Deferrable || len(c.Including) > 0 {
+			return nil, true, notSupported("PRIMARY KEY options are not supported")
+		}
+		keys := strs(c.Keys)
+		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *Table) (*Table, func([]Value) ([]Value, error), error) {
+			return s.addPrimaryKey(t, keys, c.Conname)
+		}
+	case pg.AlterTableType_AT_AddColumn:
+		cd := cmd.Def.GetColumnDef()
+		change = func(ctx context.Context, s *Session, tx *tupled.Tx, t *Table) (*Table, func([]Value) ([]Value, error), error) {
+			return s.addColumn(ctx, t, cd, cmd.MissingOk)
+		}
+	case pg.AlterTableType_AT_DropColumn:
+		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *Table) (*Table, func([]Value) ([]Value, error), error) {
+			return s.dropColumn(t, cmd.Name, cmd.MissingOk, cmd.Behavior == pg.DropBehavior_DROP_CASCADE)
+		}
+	default:
+		return nil, false, nil
+	}
+	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		res := &Result{Tag: "ALTER TABLE"}
+		t := s.lookupTable(tname)
+		if t == nil {
+			if st.MissingOk {
+				s.notice("NOTICE", "00000", "relation \""+tname+"\" does not exist, skipping")
+				return res, nil
+			}
+			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", tname).at(st.Relation.Location)
+		}
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := tx.LockTable(ctx, t.Engine, tupled.AccessExclusive, false); err != nil {
+			return nil, engineError(err, t)
+		}
+		nt, conv, err := change(ctx, s, tx, t)
+		if err != nil || nt == nil {
+			return res, err // nil, nil: nothing to change
+		}
+		if conv == nil {
+			return res, s.saveTable(ctx, tx, nt) // the catalog entry only
+		}
+		return res, s.rewriteTable(ctx, tx, t, nt, conv)
+	}
+	return &plan{usesT: true, run: run}, true, nil
+}
+
+// rewriteTable copies t's rows, converted by conv, into a new engine table
+// for nt, and makes nt t's catalog entry.
+func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *Table, conv func([]Value) ([]Value, error)) error {
+	if len(t.FKeys) > 0 || s.referenced(t) {
+		return notSupported("ALTER TABLE that rewrites a table with foreign keys is not supported")
+	}
+	e, err := s.eng.cat.newEngineTable(ctx, s.eng.db, t.Name)
+	if err != nil {
+		return err
+	}
+	s.created = append(s.created, e)
+	nt.Engine = e
+	if err := createIndexes(ctx, s.eng.db, nt); err != nil {
+		return err
+	}
+	row := make([]Value, len(t.Cols))
+	var kb []byte
+	err = tx.Scan(ctx, t.Engine, tupled.ScanOptions{}, func(k, v []byte) error {
+		if err := decodeRow(t, k, v, row); err != nil {
+			return err
+		}
+		out, err := conv(row)
+		if err != nil {
+			return err
+		}
+		kb = rowKey(kb[:0], nt, out)
+		if err := tx.Insert(ctx, nt.Engine, kb, encodeRow(nt, out)); err != nil {
+			if errors.Is(err, tupled.ErrDuplicateKey) && nt.hasPkey() && !t.hasPkey() {
+				return &Error{Code: CodeUniqueViolation, Message: fmt.Sprintf("could not create unique index %q", nt.pkeyName()),
+					Detail: fmt.Sprintf("Key (%s)=(%s) is duplicated.", keyColNames(nt), keyColValues(nt, out))}
+			}
+			return dupKeyError(err, nt, out)
+		}
+		return nil
+	})
+	if err != nil {
+		var fe *Error
+		if errors.As(err, &fe) {
+			return fe
+		}
+		return engineError(err, t)
+	}
+	for _, c := range nt.Cols {
+		if c.Serial {
+			if err := moveSequence(ctx, tx, t.Engine+"."+c.Name, nt.Engine+"."+c.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return s.saveTable(ctx, tx, nt)
+}
+
+// moveSequence moves a serial column's sequence row (defaults.go) to a new
+// key in tx, locking it meanwhile as nextval does; a sequence never
+// advanced has no row.
+func moveSequence(ctx context.Context, tx *tupled.Tx, from, to string) error {
+	cur, err := tx.Lock(ctx, SequenceTable, []byte(from), tupled.ForUpdate, tupled.Wait)
+	if errors.Is(err, tupled.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := tx.Insert(ctx, SequenceTable, []byte(to), cur); err != nil {
+		return err
+	}
+	return tx.Delete(ctx, SequenceTable, []byte(from))
+}
+
+// referenced reports whether another table's foreign key references t.
+func (s *Session) referenced(t *Table) bool {
+	s.eng.cat.mu.RLock()
+	defer s.eng.cat.mu.RUnlock()
+	for _, o := range s.eng.cat.tables {
+		if p, ok := s.pending[o.Name]; ok {
+			o = p
+		}
+		if o == nil {
+			continue
+		}
+		for _, d := range o.FKeys {
+			if d.RefTable == t.Name && o.Name != t.Name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// cloneTable is a copy of t whose slices can change without touching t's.
+func cloneTable(t *Table) *Table {
+	nt := *t
+	nt.Cols = append([]Column(nil), t.Cols...)
+	nt.KeyCols = append([]int(nil), t.KeyCols...)
+	nt.Indexes = append([]IndexDef(nil), t.Indexes...)
+	nt.FKeys = append([]FKDef(nil), t.FKeys...)
+	return &nt
+}
+
+// addPrimaryKey makes cols t's primary key: the hidden rowid goes.
+func (s *Session) addPrimaryKey(t *Table, cols []string, conname string) (*Table, func([]Value) ([]Value, error), error) {
+	if t.hasPkey() {
+		return nil, nil, errorf(CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", t.Name)
+	}
+	nt := cloneTable(t)
+	nt.Cols = nt.Cols[:len(nt.Cols)-1] // the hidden rowid is the last column (rowid.go)
+	nt.Key, nt.KeyCols = -1, nil
+	var idx []int
+	for _, c := range cols {
+		i := nt.col(c)
+		if i < 0 {
+			return nil, nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", c, t.Name)
+		}
+		for _, j := range idx {
+			if j == i {
+				return nil, nil, errorf(CodeDuplicateColumn, "column %q appears twice in primary key constraint", c)
+			}
+		}
+		if ty := nt.Cols[i].Type; ty == TNumeric || ty == TTimestamp {
+			return nil, nil, notSupported("a %s PRIMARY KEY is not supported", ty)
+		}
+		idx = append(idx, i)
+	}
+	nt.Key = idx[0]
+	if len(idx) > 1 {
+		nt.KeyCols = idx
+	}
+	nt.PKeyName = conname
+	if err := s.claimPkeyName(nt, map[string]bool{}); err != nil {
+		return nil, nil, err
+	}
+	conv := func(row []Value) ([]Value, error) {
+		out := row[:len(nt.Cols)]
+		for _, i := range idx {
+			if out[i].Null {
+				return nil, &Error{Code: CodeNotNull, Message: fmt.Sprintf("column %q of relation %q contains null values", nt.Cols[i].Name, t.Name)}
+			}
+		}
+		return out, nil
+	}
+	for _, i := range idx {
+		nt.Cols[i].NotNull = true
+	}
+	return nt, conv, nil
+}
+
+// addColumn adds a column at the end, its DEFAULT (a constant: evaluated
+// once, as PostgreSQL does for a non-volatile default) in every row.
+func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifNotExists bool) (*Table, func([]Value) ([]Value, error), error) {
+	if t.col(cd.Colname) >= 0 {
+		if ifNotExists {
+			s.notice("NOTICE", "42701", fmt.Sprintf("column %q of relation %q already exists, skipping", cd.Colname, t.Name))
+			return nil, nil, nil
+		}
+		return nil, nil, errorf(CodeDuplicateColumn, "column %q of relation %q already exists", cd.Colname, t.Name)
+	}
+	if cd.CollClause != nil || cd.Identity != "" || cd.Generated != "" {
+		return nil, nil, notSupported("this column option in ALTER TABLE ADD COLUMN is not supported")
+	}
+	col := Column{Name: cd.Colname, NotNull: cd.IsNotNull}
+	if _, _, ok := serialType(cd.TypeName); ok {
+		return nil, nil, notSupported("ALTER TABLE ADD COLUMN of a serial column is not supported")
+	}
+	typ, m, err := typeOfMod(cd.TypeName)
+	if err != nil {
+		return nil, nil, err
+	}
+	if typ == TInt4Array {
+		return nil, nil, notSupported("array columns are not supported")
+	}
+	col.Type, col.Int2, col.MaxLen = typ, m.Int2, m.MaxLen
+	for _, cn := range cd.Constraints {
+		c := cn.GetConstraint()
+		switch c.GetContype() {
+		case pg.ConstrType_CONSTR_DEFAULT:
+			if err := columnDefault(t.Name, &col, c); err != nil {
+				return nil, nil, err
+			}
+		case pg.ConstrType_CONSTR_NOTNULL:
+			col.NotNull = true
+		case pg.ConstrType_CONSTR_NULL:
+		default:
+			return nil, nil, notSupported("constraint %s in ALTER TABLE ADD COLUMN is not supported", strings.TrimPrefix(c.GetContype().String(), "CONSTR_"))
+		}
+	}
+	nt := cloneTable(t)
+	// the new column goes before a hidden rowid, which stays last
+	at := len(nt.Cols)
+	if t.hiddenKey() {
+		at--
+	}
+	nt.Cols = append(nt.Cols[:at:at], append([]Column{col}, nt.Cols[at:]...)...)
+	if t.hiddenKey() {
+		nt.Key = len(nt.Cols) - 1
+	}
+	val := Null(col.Type)
+	if col.Default != "" {
+		x, err := defaultExpr(nt, col)
+		if err != nil {
+			return nil, nil, err
+		}
+		if val, err = x.eval(&env{ctx: ctx, s: s}); err != nil {
+			return nil, nil, err
+		}
+	}
+	if val.Null && col.NotNull {
+		// PostgreSQL checks the rows: an empty table takes it
+		n := 0
+		tx, _ := s.ensureTx(ctx)
+		_ = tx.Scan(ctx, t.Engine, tupled.ScanOptions{Limit: 1}, func(_, _ []byte) error { n++; return nil })
+		if n > 0 {
+			return nil, nil, &Error{Code: CodeNotNull, Message: fmt.Sprintf("column %q of relation %q contains null values", col.Name, t.Name)}
+		}
+	}
+	conv := func(row []Value) ([]Value, error) {
+		out := make([]Value, 0, len(row)+1)
+		out = append(out, row[:at]...)
+		out = append(out, val)
+		return append(out, row[at:]...), nil
+	}
+	return nt, conv, nil
+}
+
+// dropColumn drops a column; one an index, the primary key or a foreign
+// key uses is refused unless CASCADE could drop those (not supported).
+func (s *Session) dropColumn(t *Table, name string, ifExists, cascade bool) (*Table, func([]Value) ([]Value, error), error) {
+	i := t.col(name)
+	if i < 0 || t.Cols[i].Hidden {
+		if ifExists {
+			s.notice("NOTICE", "00000", fmt.Sprintf("column %q of relation %q does not exist, skipping", name, t.Name))
+			return nil, nil, nil
+		}
+		return nil, nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", name, t.Name)
+	}
+	if t.isKeyCol(i) && t.hasPkey() {
+		return nil, nil, notSupported("dropping a primary-key column is not supported")
+	}
+	for _, d := range t.Indexes {
+		for _, c := range d.Cols {
+			if c == i {
+				return nil, nil, notSupported("dropping a column of index %q is not supported", d.Name)
+			}
+		}
+	}
+	if t.Cols[i].Serial {
+		return nil, nil, notSupported("dropping a serial column is not supported")
+	}
+	nt := cloneTable(t)
+	nt.Cols = append(nt.Cols[:i:i], nt.Cols[i+1:]...)
+	shift := func(c int) int {
+		if c > i {
+			return c - 1
+		}
+		return c
+	}
+	nt.Key = shift(nt.Key)
+	for j := range nt.KeyCols {
+		nt.KeyCols[j] = shift(nt.KeyCols[j])
+	}
+	for j := range nt.Indexes {
+		cols := append([]int(nil), nt.Indexes[j].Cols...)
+		for k := range cols {
+			cols[k] = shift(cols[k])
+		}
+		nt.Indexes[j].Cols = cols
+	}
+	conv := func(row []Value) ([]Value, error) {
+		out := make([]Value, 0, len(row)-1)
+		out = append(out, row[:i]...)
+		return append(out, row[i+1:]...), nil
+	}
+	return nt, conv, nil
+}
+
+// planRename is ALTER TABLE … RENAME [COLUMN] a TO b (catalog only).
+func (s *Session) planRename(st *pg.RenameStmt) (*plan, error) {
+	if st.RenameType != pg.ObjectType_OBJECT_COLUMN {
+		return nil, notSupported("ALTER … RENAME is supported only for columns")
+	}
+	tname, err := relName(st.Relation)
+	if err != nil {
+		return nil, err
+	}
+	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		res := &Result{Tag: "ALTER TABLE"}
+		t := s.lookupTable(tname)
+		if t == nil {
+			if st.MissingOk {
+				s.notice("NOTICE", "00000", "relation \""+tname+"\" does not exist, skipping")
+				return res, nil
+			}
+			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", tname)
+		}
+		i := t.col(st.Subname)
+		if i < 0 || t.Cols[i].Hidden {
+			return nil, errorf(CodeUndefinedColumn, "column %q does not exist", st.Subname)
+		}
+		if j := t.col(st.Newname); j >= 0 {
+			return nil, errorf(CodeDuplicateColumn, "column %q of relation %q already exists", st.Newname, t.Name)
+		}
+		if len(t.FKeys) > 0 || s.referenced(t) {
+			return nil, notSupported("renaming a column of a table with foreign keys is not supported")
+		}
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := tx.LockTable(ctx, t.Engine, tupled.AccessExclusive, false); err != nil {
+			return nil, engineError(err, t)
+		}
+		nt := cloneTable(t)
+		nt.Cols[i].Name = st.Newname
+		if nt.Cols[i].Serial {
+			if err := moveSequence(ctx, tx, t.Engine+"."+st.Subname, t.Engine+"."+st.Newname); err != nil {
+				return nil, err
+			}
+		}
+		return res, s.saveTable(ctx, tx, nt)
+	}
+	return &plan{usesT: true, run: run}, nil
+}
