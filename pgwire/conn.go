@@ -693,7 +693,7 @@ func tagWithCount(tag string, n int) string {
 func fieldDescs(cols []sqlfe.Column, formats []int16) []pgproto3.FieldDescription {
 	fds := make([]pgproto3.FieldDescription, len(cols))
 	for i, col := range cols {
-		fds[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: col.Type.OID(), DataTypeSize: col.Type.Size(), TypeModifier: col.TypeModifier(), Format: formatOf(formats, i)}
+		fds[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: col.OID(), DataTypeSize: col.Size(), TypeModifier: col.TypeModifier(), Format: formatOf(formats, i)}
 	}
 	return fds
 }
@@ -711,7 +711,7 @@ func formatOf(formats []int16, i int) int16 {
 	return 0
 }
 
-func (c *conn) sendRows(rows [][]sqlfe.Value, formats []int16) {
+func (c *conn) sendRows(rows [][]sqlfe.Value, cols []sqlfe.Column, formats []int16) {
 	for _, r := range rows {
 		vals := make([][]byte, len(r))
 		for i, v := range r {
@@ -719,6 +719,10 @@ func (c *conn) sendRows(rows [][]sqlfe.Value, formats []int16) {
 				continue
 			}
 			if formatOf(formats, i) == 1 {
+				if i < len(cols) {
+					vals[i] = cols[i].AppendBinary([]byte{}, v)
+					continue
+				}
 				vals[i] = v.AppendBinary([]byte{})
 			} else {
 				vals[i] = v.AppendText([]byte{})
@@ -762,7 +766,7 @@ func (c *conn) simpleQuery(sql string) {
 				break
 			}
 			c.be.Send(&pgproto3.RowDescription{Fields: fieldDescs(res.Cols, nil)})
-			c.sendRows(res.Rows, nil)
+			c.sendRows(res.Rows, res.Cols, nil)
 		}
 		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.Tag)})
 	}
@@ -833,11 +837,7 @@ func (c *conn) bind(m *pgproto3.Bind) {
 		}
 		var v sqlfe.Value
 		var err error
-		if formatOf(m.ParameterFormatCodes, i) == 1 {
-			v, err = sqlfe.ParseBinary(types[i], p)
-		} else {
-			v, err = sqlfe.ParseText(types[i], string(p))
-		}
+		v, err = st.ParseParam(i, formatOf(m.ParameterFormatCodes, i) == 1, p)
 		if err != nil {
 			e := sqlfe.ToError(err)
 			if e.Code == sqlfe.CodeInvalidBinary {
@@ -873,9 +873,7 @@ func (c *conn) describe(m *pgproto3.Describe) {
 		st = s
 		var oids []uint32
 		if st != nil {
-			for _, t := range st.ParamTypes() {
-				oids = append(oids, t.OID())
-			}
+			oids = st.ParamOIDs()
 		}
 		c.be.Send(&pgproto3.ParameterDescription{ParameterOIDs: oids})
 	case 'P':
@@ -950,7 +948,7 @@ func (c *conn) execute(m *pgproto3.Execute) {
 			return
 		}
 	}
-	c.sendRows(rows, p.formats)
+	c.sendRows(rows, p.res.Cols, p.formats)
 	p.pos += len(rows)
 	if suspend {
 		c.be.Send(&pgproto3.PortalSuspended{})

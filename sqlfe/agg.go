@@ -76,7 +76,7 @@ type aggColumn struct {
 	agg int // index into a.aggs, or -1 for a group column
 	grp int
 	t   Type
-	m   typeMod
+	m   typeMod // a group column's modifier: a grouped smallint or varchar stays one
 }
 
 func (c *aggColumn) eval(e *env) (Value, error) {

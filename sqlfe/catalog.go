@@ -24,6 +24,9 @@ type Column struct {
 	// character(n) as a TBpchar of MaxLen n (0: bpchar, no length)
 	Int2   bool `json:"int2,omitempty"`
 	MaxLen int  `json:"max_len,omitempty"`
+	// Varchar: declared character varying (a text with MaxLen > 0 is
+	// one too, in catalogs written before this field)
+	Varchar bool `json:"varchar,omitempty"`
 	// Hidden marks the rowid key of a table without a PRIMARY KEY (see
 	// rowidCounters): no name, SELECT * or INSERT column list reaches it.
 	Hidden bool `json:"hidden,omitempty"`
@@ -34,15 +37,48 @@ type Column struct {
 	Serial  bool   `json:"serial,omitempty"`
 }
 
-func (c Column) mod() typeMod { return typeMod{Int2: c.Int2, MaxLen: c.MaxLen} }
+func (c Column) mod() typeMod {
+	return typeMod{Int2: c.Int2, MaxLen: c.MaxLen, Varchar: c.Varchar || (c.Type == TText && c.MaxLen > 0)}
+}
 
 // TypeModifier is the column's type modifier as PostgreSQL reports it in a
-// RowDescription (atttypmod): n+4 for a character(n), else -1.
+// RowDescription (atttypmod): n+4 for a character(n) or character
+// varying(n), else -1.
 func (c Column) TypeModifier() int32 {
-	if c.Type == TBpchar && c.MaxLen > 0 {
+	if (c.Type == TBpchar || c.Type == TText) && c.MaxLen > 0 {
 		return int32(c.MaxLen) + 4
 	}
 	return -1
+}
+
+// OID is the column's type OID as a client sees it: smallint (21) and
+// character varying (1043) are their own types on the wire, though
+// integer and text here.
+func (c Column) OID() uint32 {
+	switch m := c.mod(); {
+	case c.Type == TInt4 && m.Int2:
+		return OIDInt2
+	case c.Type == TText && m.Varchar:
+		return OIDVarchar
+	}
+	return c.Type.OID()
+}
+
+// Size is the column's fixed width on the wire, -1 if variable.
+func (c Column) Size() int16 {
+	if c.Type == TInt4 && c.Int2 {
+		return 2
+	}
+	return c.Type.Size()
+}
+
+// AppendBinary appends v's binary format as a value of column c: a
+// smallint in two bytes.
+func (c Column) AppendBinary(dst []byte, v Value) []byte {
+	if c.Type == TInt4 && c.Int2 && v.T == TInt4 {
+		return append(dst, byte(v.I>>8), byte(v.I))
+	}
+	return v.AppendBinary(dst)
 }
 
 // Table is a SQL table: its columns, which one is the primary key, and the

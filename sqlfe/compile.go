@@ -169,6 +169,10 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 		switch {
 		case m != (typeMod{}):
 			x = &modExpr{arg: arg, t: t, m: m, explicit: true}
+		case arg.typ() == t && exprMod(arg) != (typeMod{}):
+			// smallint::int, varchar::text: the value stays, its type
+			// as clients see it changes
+			x = &modExpr{arg: arg, t: t, m: m, explicit: true}
 		case arg.typ() == t:
 			return arg, nil
 		default:
@@ -183,8 +187,9 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 				}
 				return nil, e
 			}
-			if t == TBpchar && m.MaxLen > 0 {
-				// folded, but keeping the length a RowDescription reports
+			if (t == TBpchar && m.MaxLen > 0) || m.Int2 || m.Varchar {
+				// folded, but keeping the type a RowDescription reports
+				// (and smallint arithmetic needs)
 				return &modExpr{arg: &constExpr{v}, t: t, m: m, explicit: true}, nil
 			}
 			return &constExpr{v}, nil
@@ -471,7 +476,13 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			if l.typ() == TInt8 || r.typ() == TInt8 {
 				t = TInt8
 			}
-			return &arithExpr{op: op[0], l: l, r: r, t: t}, nil
+			x := &arithExpr{op: op[0], l: l, r: r, t: t}
+			if t == TInt4 && exprMod(l).Int2 && exprMod(r).Int2 {
+				// smallint op smallint is smallint (PostgreSQL's int2pl and
+				// kin): out of its range is 22003
+				return &modExpr{arg: x, t: TInt4, m: typeMod{Int2: true}}, nil
+			}
+			return x, nil
 		}
 		return nil, notSupported("operator %s is not supported", op).at(a.Location)
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
@@ -615,8 +626,10 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 		t, m.Int2 = TInt4, true
 	case "int8", "bigint":
 		t = TInt8
-	case "text", "varchar", "name":
+	case "text", "name":
 		t = TText
+	case "varchar":
+		t, m.Varchar = TText, true
 	case "bpchar": // char(n), character(n); the grammar makes a bare char char(1)
 		t = TBpchar
 	case "bool", "boolean":
@@ -682,7 +695,7 @@ func defaultName(n *pg.Node) string {
 			switch {
 			case m.Int2:
 				return "int2"
-			case m.MaxLen > 0 && t == TText:
+			case (m.MaxLen > 0 || m.Varchar) && t == TText:
 				return "varchar"
 			}
 			switch t {

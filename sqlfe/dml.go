@@ -711,8 +711,14 @@ func dupKeyError(err error, t *Table, row []Value) error {
 // modifier.
 func resultColumn(name string, t Type, x expr) Column {
 	c := Column{Name: name, Type: t}
-	if t == TBpchar {
-		c.MaxLen = exprMod(x).MaxLen
+	m := exprMod(x)
+	switch t {
+	case TBpchar:
+		c.MaxLen = m.MaxLen
+	case TText:
+		c.MaxLen, c.Varchar = m.MaxLen, m.Varchar || m.MaxLen > 0
+	case TInt4:
+		c.Int2 = m.Int2
 	}
 	return c
 }

@@ -84,6 +84,10 @@ func exprMod(x expr) typeMod {
 		return y.m
 	case *modExpr:
 		return y.m
+	case *aggColumn:
+		return y.m
+	case *outerExpr:
+		return exprMod(y.x)
 	}
 	return typeMod{}
 }
@@ -197,6 +201,9 @@ func textOut(v Value) string {
 type typeMod struct {
 	Int2   bool
 	MaxLen int
+	// Varchar marks character varying (with or without a length): a text
+	// that clients see as varchar (OID 1043)
+	Varchar bool
 }
 
 func (m typeMod) name(t Type) string {
@@ -207,6 +214,8 @@ func (m typeMod) name(t Type) string {
 		return fmt.Sprintf("character(%d)", m.MaxLen)
 	case m.MaxLen > 0:
 		return fmt.Sprintf("character varying(%d)", m.MaxLen)
+	case m.Varchar && t == TText:
+		return "character varying"
 	}
 	return t.String()
 }

@@ -23,7 +23,7 @@ func (s *Session) planPrepare(st *pg.PrepareStmt) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if m != (typeMod{}) {
+		if m != (typeMod{Varchar: m.Varchar}) {
 			return nil, notSupported("parameter types with modifiers are not supported")
 		}
 		types = append(types, t)

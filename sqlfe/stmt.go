@@ -21,6 +21,10 @@ type Stmt struct {
 	p      *plan
 	gen    uint64
 	simple bool // from Parse, not Prepare: no parameter can be bound
+	// declared are the parameter type OIDs the client gave in Parse (0:
+	// none): reported back as declared, and a smallint's binary form is
+	// two bytes
+	declared []uint32
 }
 
 // Result is what a statement returns.
@@ -98,6 +102,7 @@ func (s *Session) Prepare(sql string, paramOIDs []uint32) (*Stmt, error) {
 	for _, oid := range paramOIDs {
 		st.params = append(st.params, TypeForOID(oid))
 	}
+	st.declared = paramOIDs
 	if _, err := s.planFor(st); err != nil {
 		return nil, err
 	}
@@ -106,6 +111,36 @@ func (s *Session) Prepare(sql string, paramOIDs []uint32) (*Stmt, error) {
 
 // ParamTypes are the statement's parameter types (after analysis).
 func (st *Stmt) ParamTypes() []Type { return st.params }
+
+// ParamOIDs are the parameter types as ParameterDescription reports them:
+// a type the client declared, as declared (varchar stays 1043, smallint
+// 21, as PostgreSQL does), else the type analysis gave it.
+func (st *Stmt) ParamOIDs() []uint32 {
+	out := make([]uint32, len(st.params))
+	for i, t := range st.params {
+		out[i] = t.OID()
+		if i < len(st.declared) && st.declared[i] != 0 && TypeForOID(st.declared[i]) == t {
+			out[i] = st.declared[i]
+		}
+	}
+	return out
+}
+
+// ParseParam converts parameter i's value in the given format (1: binary)
+// to a Value of its type.
+func (st *Stmt) ParseParam(i int, binaryFormat bool, p []byte) (Value, error) {
+	t := st.params[i]
+	if !binaryFormat {
+		return ParseText(t, string(p))
+	}
+	if i < len(st.declared) && st.declared[i] == OIDInt2 && t == TInt4 {
+		if len(p) != 2 {
+			return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type smallint")
+		}
+		return Int4(int32(int16(uint16(p[0])<<8 | uint16(p[1])))), nil
+	}
+	return ParseBinary(t, p)
+}
 
 // Describe returns the result columns of st (nil: no rows).
 func (s *Session) Describe(st *Stmt) ([]Column, error) {

@@ -35,6 +35,8 @@ const (
 // OIDs of the types, as PostgreSQL numbers them.
 const (
 	OIDBool      = 16
+	OIDInt2      = 21
+	OIDVarchar   = 1043
 	OIDInt8      = 20
 	OIDInt4      = 23
 	OIDText      = 25
