@@ -267,25 +267,9 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 	if sp.t == nil && sp.virt != nil {
 		sp.natural = len(sp.sorts) == 0
 	}
-	lc := &compiler{params: params}
 	var err error
-	if st.LimitCount != nil {
-		if sp.limit, err = lc.compile(st.LimitCount, TInt8); err != nil {
-			return nil, wrapLimitErr(err, "LIMIT")
-		}
-		if k, ok := sp.limit.(*constExpr); ok && k.v.Null {
-			sp.limit = nil // LIMIT ALL / NULL
-		} else if !isInt(sp.limit.typ()) {
-			return nil, errorf(CodeDatatypeMismatch, "argument of LIMIT must be type bigint, not type %s", sp.limit.typ())
-		}
-	}
-	if st.LimitOffset != nil {
-		if sp.offset, err = lc.compile(st.LimitOffset, TInt8); err != nil {
-			return nil, wrapLimitErr(err, "OFFSET")
-		}
-		if !isInt(sp.offset.typ()) {
-			return nil, errorf(CodeDatatypeMismatch, "argument of OFFSET must be type bigint, not type %s", sp.offset.typ())
-		}
+	if sp.limit, sp.offset, err = compileLimit(st, params); err != nil { // query_plan.go
+		return nil, err
 	}
 	if len(st.LockingClause) > 1 {
 		return nil, notSupported("more than one locking clause is not supported")

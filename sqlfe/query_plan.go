@@ -603,6 +603,8 @@ func compileLimit(st *pg.SelectStmt, params *[]Type) (limit, offset expr, err er
 		}
 		if k, ok := limit.(*constExpr); ok && k.v.Null {
 			limit = nil // LIMIT ALL / NULL
+		} else if limit.typ() == TNumeric {
+			limit = &castExpr{arg: limit, t: TInt8} // rounded, as PostgreSQL's implicit numeric → bigint
 		} else if !isInt(limit.typ()) {
 			return nil, nil, errorf(CodeDatatypeMismatch, "argument of LIMIT must be type bigint, not type %s", limit.typ())
 		}
@@ -611,7 +613,9 @@ func compileLimit(st *pg.SelectStmt, params *[]Type) (limit, offset expr, err er
 		if offset, err = lc.compile(st.LimitOffset, TInt8); err != nil {
 			return nil, nil, wrapLimitErr(err, "OFFSET")
 		}
-		if !isInt(offset.typ()) {
+		if offset.typ() == TNumeric {
+			offset = &castExpr{arg: offset, t: TInt8}
+		} else if !isInt(offset.typ()) {
 			return nil, nil, errorf(CodeDatatypeMismatch, "argument of OFFSET must be type bigint, not type %s", offset.typ())
 		}
 	}

@@ -71,6 +71,9 @@ func Parse(sql string) ([]*Stmt, error) {
 		}
 		return nil, errorf(CodeSyntax, "%v", err)
 	}
+	if e := checkLiterals(sql); e != nil { // literals.go
+		return nil, e
+	}
 	var out []*Stmt
 	for _, rs := range tree.Stmts {
 		text := sql
