@@ -259,7 +259,7 @@ func (s *Session) addPrimaryKey(t *Table, cols []string, conname string) (*Table
 				return nil, nil, errorf(CodeDuplicateColumn, "column %q appears twice in primary key constraint", c)
 			}
 		}
-		if ty := nt.Cols[i].Type; ty == TNumeric || ty == TTimestamp {
+		if ty := nt.Cols[i].Type; noKeyType(ty) {
 			return nil, nil, notSupported("a %s PRIMARY KEY is not supported", ty)
 		}
 		idx = append(idx, i)

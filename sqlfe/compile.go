@@ -149,6 +149,9 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 		}
 		arg, err := c.compile(tc.Arg, want)
 		if err != nil {
+			if ac := tc.Arg.GetAConst(); ac != nil {
+				return nil, ToError(err).at(ac.Location) // the input function failed on the literal
+			}
 			return nil, err
 		}
 		if arg.typ() == TUnknown && want == TUnknown {
@@ -409,7 +412,7 @@ func (c *compiler) concat(a *pg.A_Expr) (expr, error) {
 }
 
 func comparable(a, b Type) bool {
-	return a == b || (isNumber(a) && isNumber(b))
+	return a == b || (isNumber(a) && isNumber(b)) || (isDateTime(a) && isDateTime(b))
 }
 
 func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
@@ -466,6 +469,9 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			}
 			return &cmpExpr{op: op, l: l, r: r}, nil
 		case "+", "-", "*", "/", "%":
+			if x, ok, err := dateOp(op, l, r); ok { // datetime.go
+				return x, err
+			}
 			if (l.typ() == TNumeric || r.typ() == TNumeric) && isNumber(l.typ()) && isNumber(r.typ()) {
 				return &arithExpr{op: op[0], l: l, r: r, t: TNumeric}, nil
 			}
@@ -638,6 +644,10 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 		t = TNumeric
 	case "timestamp": // timestamp without time zone
 		t = TTimestamp
+	case "timestamptz": // timestamp with time zone
+		t = TTimestamptz
+	case "date":
+		t = TDate
 	default:
 		if !pgTypes[strings.TrimPrefix(name, "_")] {
 			return undefined()

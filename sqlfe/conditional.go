@@ -1,6 +1,7 @@
 package sqlfe
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"sync"
@@ -356,13 +357,21 @@ func (c *compiler) sqlValueFunction(f *pg.SQLValueFunction) (expr, error) {
 		}}, nil
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
 		return &constExpr{Text("public")}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
+		return &funcExpr{name: "current_timestamp", t: TTimestamptz, fn: func(e *env, _ []Value) (Value, error) {
+			return timestamptzValue(e.s.txStart(e.ctx)), nil
+		}}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
+		return &funcExpr{name: "current_date", t: TDate, fn: func(e *env, _ []Value) (Value, error) {
+			return dateValue(e.s.txStart(e.ctx)), nil
+		}}, nil
 	case pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP:
 		// timestamp without time zone in the session's time zone, UTC
 		return &funcExpr{name: "current_timestamp", t: TTimestamp, fn: func(e *env, _ []Value) (Value, error) {
-			return timestampValue(e.s.txStart()), nil
+			return timestampValue(e.s.txStart(e.ctx)), nil
 		}}, nil
 	}
-	return nil, notSupported("%s is not supported (timestamp with time zone, date and time are not implemented yet)", strings.ToUpper(sqlValueFunctionNames[f.Op])).at(f.Location)
+	return nil, notSupported("%s is not supported (the time type is not implemented yet)", strings.ToUpper(sqlValueFunctionNames[f.Op])).at(f.Location)
 }
 
 // sqlValueFunctionNames are the SQL value functions' result column names.
@@ -379,9 +388,11 @@ var sqlValueFunctionNames = map[pg.SQLValueFunctionOp]string{
 
 // txStart is the time the session's transaction began (now()): one value
 // for the whole transaction, as in PostgreSQL.
-func (s *Session) txStart() time.Time {
+func (s *Session) txStart(ctx context.Context) time.Time {
 	if s.tx == nil {
-		return time.Now().UTC().Truncate(time.Microsecond)
+		if _, err := s.ensureTx(ctx); err != nil {
+			return time.Now().UTC().Truncate(time.Microsecond)
+		}
 	}
 	return s.txTime
 }

@@ -59,7 +59,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			return errorf(CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", name).at(loc)
 		}
 		for _, i := range idx {
-			if ty := t.Cols[i].Type; ty == TNumeric || ty == TTimestamp {
+			if ty := t.Cols[i].Type; noKeyType(ty) {
 				return notSupported("a %s PRIMARY KEY is not supported", ty).at(loc)
 			}
 			t.Cols[i].NotNull = true

@@ -25,6 +25,7 @@ const (
 	CodeCardinality        = "21000"
 	CodeSubstringError     = "22011"
 	CodeProgramLimit       = "54000"
+	CodeDatetimeRange      = "22008"
 	CodeWrongObjectType    = "42809"
 	CodeDatatypeMismatch   = "42804"
 	CodeIndeterminateType  = "42P18"

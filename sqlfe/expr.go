@@ -138,6 +138,9 @@ func castValue(v Value, t Type) (Value, error) {
 	if v.T == t {
 		return v, nil
 	}
+	if r, ok := castDateTime(v, t); ok { // datetime.go
+		return r, nil
+	}
 	switch {
 	case t == TText && v.T == TBpchar:
 		return Text(bpcharTrim(v.S)), nil // PostgreSQL's rtrim1
@@ -173,6 +176,8 @@ func canCast(a Type, am typeMod, b Type, bm typeMod) bool {
 	case isNumber(a) && isNumber(b):
 		return true
 	case a == TBool && b == TBool:
+		return true
+	case isDateTime(a) && isDateTime(b):
 		return true
 	case a == TBool && b == TInt4:
 		return !bm.Int2
@@ -317,8 +322,8 @@ func cmpValues(a, b Value) int {
 	switch {
 	case a.T == TNumeric || b.T == TNumeric:
 		return numericCmp(a, b)
-	case a.T == TTimestamp:
-		return timestampCmp(a, b)
+	case isDateTime(a.T) && isDateTime(b.T):
+		return instant(a).Compare(instant(b))
 	case isInt(a.T) || a.T == TBool:
 		switch {
 		case a.I < b.I:

@@ -3,6 +3,7 @@ package sqlfe
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -87,6 +88,15 @@ func init() {
 		}},
 	}
 	builtins["pg_current_xact_id"] = builtins["txid_current"]
+	// now() and transaction_timestamp() are the transaction's start, as
+	// in PostgreSQL; statement_timestamp() and clock_timestamp() the
+	// present moment (statements have no start time of their own here)
+	builtins["now"] = builtin{nil, TTimestamptz, func(e *env, _ []Value) (Value, error) { return timestamptzValue(e.s.txStart(e.ctx)), nil }}
+	builtins["transaction_timestamp"] = builtins["now"]
+	builtins["statement_timestamp"] = builtin{nil, TTimestamptz, func(*env, []Value) (Value, error) {
+		return timestamptzValue(time.Now().UTC().Truncate(time.Microsecond)), nil
+	}}
+	builtins["clock_timestamp"] = builtins["statement_timestamp"]
 }
 
 func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {

@@ -473,7 +473,7 @@ func indexAccess(t *Table, where expr, e *env) (index string, ikey []byte, ok bo
 				continue
 			}
 			ct, ot := t.Cols[col.idx].Type, other.typ()
-			if ct != ot && !(intType(ct) && intType(ot)) || ct == TBpchar || ct == TNumeric || ct == TTimestamp {
+			if ct != ot && !(intType(ct) && intType(ot)) || ct == TBpchar || noKeyType(ct) {
 				continue
 			}
 			for _, d := range t.Indexes {

@@ -85,7 +85,7 @@ func TestTimestamp(t *testing.T) {
 	mustRun(t, s, "SELECT id FROM u WHERE sometime > '2000-01-01' ORDER BY id", "2\n3\nSELECT 2")
 	mustRun(t, s, "SELECT sometime::text FROM u WHERE id = 1", "1830-10-04 00:00:00\nSELECT 1")
 	mustFail(t, s, "SELECT '2024-13-01'::timestamp", "22008", `date/time field value out of range: "2024-13-01"`)
-	mustFail(t, s, "SELECT 'x'::timestamp", "22P02", `invalid input syntax for type timestamp: "x"`)
+	mustFail(t, s, "SELECT 'x'::timestamp", "22007", `invalid input syntax for type timestamp: "x"`) // invalid_datetime_format, as PostgreSQL says
 	for _, c := range []struct {
 		s  string
 		us int64

@@ -640,6 +640,11 @@ func unifyTypes(a, b Type, what string) (Type, error) {
 		return TInt8, nil
 	case isString(a) && isString(b):
 		return TText, nil
+	case isDateTime(a) && isDateTime(b):
+		if a == TTimestamptz || b == TTimestamptz {
+			return TTimestamptz, nil
+		}
+		return TTimestamp, nil
 	}
 	return 0, errorf(CodeDatatypeMismatch, "%s types %s and %s cannot be matched", what, a, b)
 }

@@ -56,6 +56,9 @@ func init() {
 		"floor":        ceilFloor(false),
 		"sign":         signFunc,
 		"mod":          modFunc,
+		"extract":      extractFunc,
+		"date_part":    extractFunc,
+		"date_trunc":   dateTruncFunc,
 	}
 	polyFuncs["character_length"] = polyFuncs["char_length"]
 }
@@ -518,4 +521,67 @@ func (b *booleanTest) eval(e *env) (Value, error) {
 		return Bool(v.Null), nil
 	}
 	return Bool(!v.Null), nil // IS NOT UNKNOWN
+}
+
+func bigInt(i int64) *big.Int { return big.NewInt(i) }
+
+// extractFunc is extract(field FROM x) (the grammar's extract('field', x))
+// and date_part('field', x), on a date, timestamp or timestamptz.
+func extractFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) != 2 {
+		return nil, noSuchFunc(f, args)
+	}
+	field, err := c.coerce(args[0], TText)
+	if err != nil {
+		return nil, err
+	}
+	x, err := c.coerce(args[1], TTimestamptz)
+	if err != nil {
+		return nil, err
+	}
+	if !isString(field.typ()) || !isDateTime(x.typ()) {
+		return nil, noSuchFunc(f, args)
+	}
+	if strs(f.Funcname)[len(strs(f.Funcname))-1] == "date_part" {
+		return nil, notSupported("date_part() is not supported (double precision is not implemented yet): use extract")
+	}
+	return strict("extract", TNumeric, []expr{field, x}, func(a []Value) (Value, error) {
+		return extractField(strings.ToLower(a[0].S), a[1])
+	}), nil
+}
+
+// dateTruncFunc is date_trunc(unit, x): a timestamp or timestamptz of x's
+// type (a date becomes a timestamptz, as PostgreSQL resolves it).
+func dateTruncFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) != 2 {
+		return nil, noSuchFunc(f, args)
+	}
+	unit, err := c.coerce(args[0], TText)
+	if err != nil {
+		return nil, err
+	}
+	x, err := c.coerce(args[1], TTimestamptz)
+	if err != nil {
+		return nil, err
+	}
+	if !isString(unit.typ()) || !isDateTime(x.typ()) {
+		return nil, noSuchFunc(f, args)
+	}
+	t := x.typ()
+	if t == TDate {
+		t = TTimestamptz
+	}
+	return strict("date_trunc", t, []expr{unit, x}, func(a []Value) (Value, error) {
+		u := strings.ToLower(a[0].S)
+		r, ok := truncTime(instant(a[1]), u)
+		if !ok {
+			if _, known := truncUnits[u]; !known {
+				return Value{}, errorf(CodeInvalidParamValue, "unit %q not recognized for type %s", u, t)
+			}
+		}
+		if t == TTimestamp {
+			return timestampValue(r), nil
+		}
+		return timestamptzValue(r), nil
+	}), nil
 }

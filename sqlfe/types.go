@@ -28,24 +28,35 @@ const (
 	// TVoid is void: only the result of a function (pg_advisory_lock),
 	// output as an empty string.
 	TVoid
-	TNumeric   // numeric without a modifier (see numeric.go)
-	TTimestamp // timestamp without time zone (see timestamp.go)
+	TNumeric     // numeric without a modifier (see numeric.go)
+	TTimestamp   // timestamp without time zone (see timestamp.go)
+	TDate        // date (see datetime.go)
+	TTimestamptz // timestamp with time zone (see datetime.go)
 )
+
+// noKeyType reports whether t, held as text in canonical form, cannot be a
+// primary key or an index lookup's value (its text does not sort as its
+// values).
+func noKeyType(t Type) bool {
+	return t == TNumeric || t == TTimestamp || t == TDate || t == TTimestamptz
+}
 
 // OIDs of the types, as PostgreSQL numbers them.
 const (
-	OIDBool      = 16
-	OIDInt2      = 21
-	OIDVarchar   = 1043
-	OIDInt8      = 20
-	OIDInt4      = 23
-	OIDText      = 25
-	OIDUnknown   = 705
-	OIDInt4Array = 1007
-	OIDBpchar    = 1042
-	OIDVoid      = 2278
-	OIDNumeric   = 1700
-	OIDTimestamp = 1114
+	OIDBool        = 16
+	OIDInt2        = 21
+	OIDVarchar     = 1043
+	OIDInt8        = 20
+	OIDInt4        = 23
+	OIDText        = 25
+	OIDUnknown     = 705
+	OIDInt4Array   = 1007
+	OIDBpchar      = 1042
+	OIDVoid        = 2278
+	OIDNumeric     = 1700
+	OIDTimestamp   = 1114
+	OIDDate        = 1082
+	OIDTimestamptz = 1184
 )
 
 // OID returns the PostgreSQL type OID of t.
@@ -69,6 +80,10 @@ func (t Type) OID() uint32 {
 		return OIDNumeric
 	case TTimestamp:
 		return OIDTimestamp
+	case TDate:
+		return OIDDate
+	case TTimestamptz:
+		return OIDTimestamptz
 	}
 	return OIDText // unknown results are sent as text, as PostgreSQL does for unknown literals
 }
@@ -93,6 +108,10 @@ func TypeForOID(oid uint32) Type {
 		return TNumeric
 	case OIDTimestamp:
 		return TTimestamp
+	case OIDDate:
+		return TDate
+	case OIDTimestamptz:
+		return TTimestamptz
 	}
 	return TUnknown
 }
@@ -104,8 +123,10 @@ func (t Type) Size() int16 {
 		return 1
 	case TInt4:
 		return 4
-	case TInt8, TTimestamp:
+	case TInt8, TTimestamp, TTimestamptz:
 		return 8
+	case TDate:
+		return 4
 	}
 	return -1
 }
@@ -130,6 +151,10 @@ func (t Type) String() string {
 		return "numeric"
 	case TTimestamp:
 		return "timestamp without time zone"
+	case TDate:
+		return "date"
+	case TTimestamptz:
+		return "timestamp with time zone"
 	}
 	return "unknown"
 }
@@ -239,6 +264,10 @@ func (v Value) AppendBinary(dst []byte) []byte {
 		return appendNumericBinary(dst, v.S)
 	case TTimestamp:
 		return appendTimestampBinary(dst, v.S)
+	case TDate:
+		return appendDateBinary(dst, v.S)
+	case TTimestamptz:
+		return appendTimestamptzBinary(dst, v.S)
 	}
 	return append(dst, v.S...)
 }
@@ -291,6 +320,18 @@ func ParseText(t Type, s string) (Value, error) {
 			return Value{}, err
 		}
 		return timestampValue(v), nil
+	case TDate:
+		v, err := parseDate(s)
+		if err != nil {
+			return Value{}, err
+		}
+		return dateValue(v), nil
+	case TTimestamptz:
+		v, err := parseTimestamptz(s)
+		if err != nil {
+			return Value{}, err
+		}
+		return timestamptzValue(v), nil
 	case TInt4Array:
 		ts := strings.TrimSpace(s)
 		if len(ts) < 2 || ts[0] != '{' || ts[len(ts)-1] != '}' {
@@ -362,6 +403,10 @@ func ParseBinary(t Type, b []byte) (Value, error) {
 		return parseNumericBinary(b)
 	case TTimestamp:
 		return parseTimestampBinary(b)
+	case TDate:
+		return parseDateBinary(b)
+	case TTimestamptz:
+		return parseTimestamptzBinary(b)
 	case TText, TUnknown, TBpchar:
 		if err := checkEncoding(string(b)); err != nil {
 			return Value{}, err

@@ -1,0 +1,403 @@
+package sqlfe
+
+import (
+	"encoding/binary"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// date and timestamp with time zone, beside timestamp.go's timestamp.
+//
+// A date is held in S as PostgreSQL prints it with DateStyle ISO
+// (2024-01-15); a timestamptz as the instant printed in UTC with its
+// offset (2024-01-15 10:00:00+00). PostgreSQL prints a timestamptz in the
+// session's TimeZone; this layer prints it in UTC whatever TimeZone says
+// (the default here, and the same instant either way: clients parse the
+// offset). Input takes the ISO forms with the date's fields separated by -
+// or / and one-digit months, days and hours (2024-1-5 7:05), and for a
+// timestamptz an offset (+02, -05:30, Z, UTC) — without one, UTC. On the
+// wire in binary: a date is days since 2000-01-01 (int4), a timestamptz
+// microseconds since 2000-01-01 00:00 UTC (int8), as PostgreSQL sends
+// them. BC dates, infinities and the named forms (now, today, epoch) are
+// not implemented (0A000).
+
+// CodeDatetimeFormat is invalid_datetime_format, PostgreSQL's answer to a
+// malformed date or time.
+const CodeDatetimeFormat = "22007"
+
+var (
+	dateLayouts = []string{"2006-1-2"}
+	timeLayouts = []string{"15:04", "15:04:05.999999999"}
+	// a trailing time zone: Z, UTC, GMT, or ±hh[[:]mm[[:]ss]]
+	zoneRE = regexp.MustCompile(`(?i)\s*(z|utc|gmt|[+-]\d{1,2}(:?\d{2}(:?\d{2})?)?)$`)
+)
+
+// splitDateTime normalises ISO date-time input: the date's separators
+// become -, a T between date and time a space.
+func normDateTime(s string) string {
+	t := strings.TrimSpace(s)
+	if len(t) >= 5 && t[4] == '/' {
+		t = strings.ReplaceAll(t, "/", "-")
+	}
+	if i := strings.IndexAny(t, "Tt"); i == 10 || (i > 0 && i < 11 && strings.Count(t[:i], "-") == 2) {
+		t = t[:i] + " " + t[i+1:]
+	}
+	return t
+}
+
+// parseDateTime reads a date, optionally followed by a time, as UTC.
+func parseDateTime(s, typeName string) (time.Time, error) {
+	t := normDateTime(s)
+	switch strings.ToLower(t) {
+	case "infinity", "-infinity", "epoch", "now", "today", "tomorrow", "yesterday", "allballs":
+		return time.Time{}, notSupported("%s %q is not supported", typeName, t)
+	}
+	datePart, timePart, _ := strings.Cut(t, " ")
+	timePart = strings.TrimSpace(timePart)
+	for _, dl := range dateLayouts {
+		d, err := time.Parse(dl, datePart)
+		if err != nil {
+			if pe, ok := err.(*time.ParseError); ok && strings.Contains(pe.Message, "out of range") {
+				return time.Time{}, rangeError(s)
+			}
+			continue
+		}
+		if timePart == "" {
+			return d, nil
+		}
+		for _, tl := range timeLayouts {
+			c, err := time.Parse(tl, timePart)
+			if err != nil {
+				if pe, ok := err.(*time.ParseError); ok && strings.Contains(pe.Message, "out of range") {
+					return time.Time{}, rangeError(s)
+				}
+				continue
+			}
+			return d.Add(time.Duration(c.Hour())*time.Hour + time.Duration(c.Minute())*time.Minute +
+				time.Duration(c.Second())*time.Second + time.Duration(c.Nanosecond())).Round(time.Microsecond), nil
+		}
+	}
+	return time.Time{}, errorf(CodeDatetimeFormat, "invalid input syntax for type %s: %q", typeName, s)
+}
+
+func rangeError(s string) error {
+	return &Error{Code: "22008", Message: fmt.Sprintf("date/time field value out of range: %q", s),
+		Hint: `Perhaps you need a different "datestyle" setting.`}
+}
+
+// ---- timestamptz ----
+
+func parseTimestamptz(s string) (time.Time, error) {
+	t := strings.TrimSpace(s)
+	off := 0
+	if m := zoneRE.FindStringSubmatchIndex(t); m != nil && m[0] > 0 {
+		z := strings.TrimSpace(t[m[0]:])
+		rest := t[:m[0]]
+		// a "-05" right after the date's digits is the zone only when a
+		// time precedes it
+		if strings.Contains(rest, ":") || !strings.HasPrefix(z, "-") && !strings.HasPrefix(z, "+") {
+			switch lz := strings.ToLower(z); lz {
+			case "z", "utc", "gmt":
+			default:
+				sign := 1
+				if z[0] == '-' {
+					sign = -1
+				}
+				digits := strings.ReplaceAll(z[1:], ":", "")
+				h, m, sec := 0, 0, 0
+				switch len(digits) {
+				case 1, 2:
+					h, _ = strconv.Atoi(digits)
+				case 3:
+					h, _ = strconv.Atoi(digits[:1])
+					m, _ = strconv.Atoi(digits[1:])
+				case 4:
+					h, _ = strconv.Atoi(digits[:2])
+					m, _ = strconv.Atoi(digits[2:])
+				case 6:
+					h, _ = strconv.Atoi(digits[:2])
+					m, _ = strconv.Atoi(digits[2:4])
+					sec, _ = strconv.Atoi(digits[4:])
+				default:
+					return time.Time{}, errorf(CodeDatetimeFormat, "invalid input syntax for type timestamp with time zone: %q", s)
+				}
+				if h > 15 || m > 59 || sec > 59 {
+					return time.Time{}, &Error{Code: "22009", Message: fmt.Sprintf("time zone displacement out of range: %q", s)}
+				}
+				off = sign * (h*3600 + m*60 + sec)
+			}
+			t = rest
+		}
+	}
+	v, err := parseDateTime(t, "timestamp with time zone")
+	if err != nil {
+		if e, ok := err.(*Error); ok && e.Code == CodeDatetimeFormat {
+			return time.Time{}, errorf(CodeDatetimeFormat, "invalid input syntax for type timestamp with time zone: %q", s)
+		}
+		return time.Time{}, err
+	}
+	return v.Add(-time.Duration(off) * time.Second).UTC(), nil
+}
+
+func formatTimestamptz(v time.Time) string {
+	return v.UTC().Format("2006-01-02 15:04:05.999999") + "+00"
+}
+
+func timestamptzValue(v time.Time) Value { return Value{T: TTimestamptz, S: formatTimestamptz(v)} }
+
+// instant reads a timestamp or timestamptz value (a timestamp as UTC, the
+// session's zone here).
+func instant(v Value) time.Time {
+	var t time.Time
+	var err error
+	switch v.T {
+	case TTimestamptz:
+		t, err = parseTimestamptz(v.S)
+	case TDate:
+		t, err = parseDateTime(v.S, "date")
+	default:
+		t, err = parseTimestamp(v.S)
+	}
+	if err != nil {
+		return time.Time{} // cannot happen: values are parsed on the way in
+	}
+	return t
+}
+
+// ---- date ----
+
+func parseDate(s string) (time.Time, error) {
+	t := normDateTime(s)
+	if d, rest, ok := strings.Cut(t, " "); ok && strings.TrimSpace(rest) != "" {
+		// a date with a time: PostgreSQL's date_in takes the date part
+		if _, err := parseDateTime(t, "date"); err != nil {
+			return time.Time{}, dateError(err, s)
+		}
+		t = d
+	}
+	v, err := parseDateTime(t, "date")
+	if err != nil {
+		return time.Time{}, dateError(err, s)
+	}
+	return v, nil
+}
+
+func dateError(err error, s string) error {
+	if e, ok := err.(*Error); ok && e.Code == CodeDatetimeFormat {
+		return errorf(CodeDatetimeFormat, "invalid input syntax for type date: %q", s)
+	}
+	return err
+}
+
+func dateValue(v time.Time) Value { return Value{T: TDate, S: v.Format("2006-01-02")} }
+
+// ---- binary forms ----
+
+func appendDateBinary(dst []byte, s string) []byte {
+	v, err := parseDateTime(s, "date")
+	if err != nil {
+		return dst
+	}
+	return binary.BigEndian.AppendUint32(dst, uint32(int32(v.Sub(pgEpoch).Hours()/24)))
+}
+
+func parseDateBinary(b []byte) (Value, error) {
+	if len(b) != 4 {
+		return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type date")
+	}
+	days := int32(binary.BigEndian.Uint32(b))
+	return dateValue(pgEpoch.AddDate(0, 0, int(days))), nil
+}
+
+func appendTimestamptzBinary(dst []byte, s string) []byte {
+	v, err := parseTimestamptz(s)
+	if err != nil {
+		return dst
+	}
+	return binary.BigEndian.AppendUint64(dst, uint64(v.UnixMicro()-pgEpoch.UnixMicro()))
+}
+
+func parseTimestamptzBinary(b []byte) (Value, error) {
+	if len(b) != 8 {
+		return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type timestamp with time zone")
+	}
+	us := int64(binary.BigEndian.Uint64(b))
+	return timestamptzValue(time.UnixMicro(us + pgEpoch.UnixMicro())), nil
+}
+
+// ---- casts among the date/time types ----
+
+// castDateTime converts between date, timestamp and timestamptz (the
+// session's zone being UTC); ok is false for other pairs.
+func castDateTime(v Value, t Type) (Value, bool) {
+	if !isDateTime(v.T) || !isDateTime(t) {
+		return Value{}, false
+	}
+	x := instant(v)
+	switch t {
+	case TDate:
+		return dateValue(x), true
+	case TTimestamp:
+		return timestampValue(x), true
+	}
+	return timestamptzValue(x), true
+}
+
+func isDateTime(t Type) bool { return t == TDate || t == TTimestamp || t == TTimestamptz }
+
+// ---- functions and arithmetic ----
+
+// dateArith is date + integer, date - integer (a date) and date - date
+// (an integer: the days between).
+type dateArith struct {
+	op   byte
+	l, r expr
+	t    Type
+}
+
+func (d *dateArith) typ() Type    { return d.t }
+func (d *dateArith) kids() []expr { return []expr{d.l, d.r} }
+func (d *dateArith) eval(e *env) (Value, error) {
+	a, err := d.l.eval(e)
+	if err != nil {
+		return a, err
+	}
+	b, err := d.r.eval(e)
+	if err != nil {
+		return b, err
+	}
+	if a.Null || b.Null {
+		return Null(d.t), nil
+	}
+	if d.t == TInt4 {
+		return Int4(int32(instant(a).Sub(instant(b)).Hours() / 24)), nil
+	}
+	if a.T != TDate {
+		a, b = b, a // integer + date
+	}
+	n := b.I
+	if d.op == '-' {
+		n = -n
+	}
+	r := instant(a).AddDate(0, 0, int(n))
+	if r.Year() > 5874897 || r.Year() < 1 {
+		return Value{}, errorf(CodeDatetimeRange, "date out of range")
+	}
+	return dateValue(r), nil
+}
+
+// dateOp compiles + and - with a date; ok is false when neither side is
+// one.
+func dateOp(op string, l, r expr) (expr, bool, error) {
+	lt, rt := l.typ(), r.typ()
+	switch {
+	case op == "-" && lt == TDate && rt == TDate:
+		return &dateArith{op: '-', l: l, r: r, t: TInt4}, true, nil
+	case (op == "+" || op == "-") && lt == TDate && isInt(rt):
+		return &dateArith{op: op[0], l: l, r: &castExpr{arg: r, t: TInt4}, t: TDate}, true, nil
+	case op == "+" && isInt(lt) && rt == TDate:
+		return &dateArith{op: '+', l: &castExpr{arg: l, t: TInt4}, r: r, t: TDate}, true, nil
+	}
+	return nil, false, nil
+}
+
+// datetimeFields are the fields extract and date_trunc know, in
+// date_trunc's order of precision.
+var truncUnits = map[string]int{"microseconds": 0, "milliseconds": 1, "second": 2, "minute": 3, "hour": 4, "day": 5, "week": 6, "month": 7, "quarter": 8, "year": 9, "decade": 10, "century": 11, "millennium": 12}
+
+func truncTime(t time.Time, unit string) (time.Time, bool) {
+	y, m, d := t.Date()
+	switch unit {
+	case "microseconds":
+		return t.Truncate(time.Microsecond), true
+	case "milliseconds":
+		return t.Truncate(time.Millisecond), true
+	case "second":
+		return t.Truncate(time.Second), true
+	case "minute":
+		return t.Truncate(time.Minute), true
+	case "hour":
+		return t.Truncate(time.Hour), true
+	case "day":
+		return time.Date(y, m, d, 0, 0, 0, 0, time.UTC), true
+	case "week":
+		wd := (int(t.Weekday()) + 6) % 7 // ISO weeks start on Monday
+		return time.Date(y, m, d-wd, 0, 0, 0, 0, time.UTC), true
+	case "month":
+		return time.Date(y, m, 1, 0, 0, 0, 0, time.UTC), true
+	case "quarter":
+		return time.Date(y, m-(m-1)%3, 1, 0, 0, 0, 0, time.UTC), true
+	case "year":
+		return time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC), true
+	case "decade":
+		return time.Date(y-y%10, 1, 1, 0, 0, 0, 0, time.UTC), true
+	case "century":
+		return time.Date((y-1)/100*100+1, 1, 1, 0, 0, 0, 0, time.UTC), true
+	case "millennium":
+		return time.Date((y-1)/1000*1000+1, 1, 1, 0, 0, 0, 0, time.UTC), true
+	}
+	return time.Time{}, false
+}
+
+// extractField is extract(field FROM v) as PostgreSQL 15 computes it: a
+// numeric.
+func extractField(field string, v Value) (Value, error) {
+	t := instant(v)
+	num := func(i int64) (Value, error) { return Value{T: TNumeric, S: strconv.FormatInt(i, 10)}, nil }
+	y, m, d := t.Date()
+	switch field {
+	case "year":
+		return num(int64(y))
+	case "month":
+		return num(int64(m))
+	case "day":
+		return num(int64(d))
+	case "hour", "minute":
+		if v.T == TDate {
+			break
+		}
+		if field == "hour" {
+			return num(int64(t.Hour()))
+		}
+		return num(int64(t.Minute()))
+	case "second":
+		if v.T == TDate {
+			break
+		}
+		us := int64(t.Second())*1e6 + int64(t.Nanosecond()/1000)
+		return decimal{u: bigInt(us), scale: 6}.value(), nil
+	case "dow":
+		return num(int64(t.Weekday()))
+	case "isodow":
+		return num(int64((int(t.Weekday())+6)%7 + 1))
+	case "doy":
+		return num(int64(t.YearDay()))
+	case "quarter":
+		return num(int64((int(m)-1)/3 + 1))
+	case "week":
+		_, w := t.ISOWeek()
+		return num(int64(w))
+	case "isoyear":
+		iy, _ := t.ISOWeek()
+		return num(int64(iy))
+	case "decade":
+		return num(int64(y / 10))
+	case "century":
+		return num(int64((y + 99) / 100))
+	case "millennium":
+		return num(int64((y + 999) / 1000))
+	case "epoch":
+		us := t.UnixMicro()
+		if v.T == TDate {
+			return num(us / 1e6)
+		}
+		return decimal{u: bigInt(us), scale: 6}.value(), nil
+	}
+	if _, known := truncUnits[field]; known || field == "dow" || field == "doy" || field == "epoch" {
+		return Value{}, errorf(CodeFeatureNotSupp, "unit %q not supported for type %s", field, v.T)
+	}
+	return Value{}, errorf(CodeInvalidParamValue, "unit %q not recognized for type %s", field, v.T)
+}
