@@ -52,6 +52,28 @@ func (lw *lineWriter) Write(p []byte) (int, error) {
 	return lw.w.Write(p)
 }
 
+// ackCounter passes writes to w and calls done once want acknowledgement
+// lines ("a seq") have gone by. Its writes come through a lineWriter: one
+// at a time, each a whole number of lines.
+type ackCounter struct {
+	w    io.Writer
+	want int
+	seen int
+	done func()
+}
+
+func (a *ackCounter) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(string(p), "\n") {
+		if strings.HasPrefix(line, "a ") {
+			a.seen++
+			if a.seen == a.want {
+				a.done()
+			}
+		}
+	}
+	return a.w.Write(p)
+}
+
 func childOpts(be tupled.Backend, rng *rand.Rand) *tupled.Options {
 	o := utils.CrashOpts(nil, be, rng)
 	o.CheckpointInterval = time.Duration(20+rng.IntN(200)) * time.Millisecond
@@ -100,9 +122,14 @@ func TestHelperProcess(t *testing.T) {
 			dir := t.TempDir()
 			l := initDir(t, dir, be.B)
 			var buf bytes.Buffer
-			ctx, cancel := context.WithTimeout(bg, 300*time.Millisecond)
+			// run until the child has acknowledged a few commits (not for
+			// a fixed time: a race-built child on a loaded machine may
+			// acknowledge nothing in the first few hundred milliseconds),
+			// at most 30 s
+			ctx, cancel := context.WithTimeout(bg, 30*time.Second)
 			defer cancel()
-			require.NoError(t, runCrashChild(ctx, t, be.B, 1, seed, dir, &lineWriter{w: &buf}), "seed %d", seed)
+			acks := &ackCounter{w: &buf, want: 3, done: cancel}
+			require.NoError(t, runCrashChild(ctx, t, be.B, 1, seed, dir, &lineWriter{w: acks}), "seed %d", seed)
 			require.NoError(t, parseChildLines(l, buf.Bytes()))
 			require.Positive(t, l.NAcked, "seed %d: the child acknowledged nothing", seed)
 			require.Empty(t, l.Inflight, "seed %d: a clean stop leaves nothing in flight", seed)
