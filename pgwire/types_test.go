@@ -50,6 +50,20 @@ func TestWireTypes(t *testing.T) {
 	}
 	res = pc.ExecPrepared(ctx, "p", [][]byte{[]byte("x"), {0, 0, 0, 1}, []byte("a")}, []int16{0, 1, 0}, nil).Read()
 	pgErr(t, res.Err, "22P03") // four bytes for a declared smallint
+	// numeric(p, s): typmod ((p << 16) | s) + 4, an expression of it none
+	exec(t, c, "CREATE TABLE price (k int PRIMARY KEY, p numeric(10,2))")
+	exec(t, c, "INSERT INTO price VALUES (1, 12.345)")
+	rr = pc.ExecParams(ctx, "SELECT p, p * 2, 1.5::numeric(4,1) FROM price", nil, nil, nil, nil).Read()
+	if rr.Err != nil {
+		t.Fatal(rr.Err)
+	}
+	got = got[:0]
+	for i, f := range rr.FieldDescriptions {
+		got = append(got, fmt.Sprintf("%s:%d:%d:%s", f.Name, f.DataTypeOID, f.TypeModifier, rr.Rows[0][i]))
+	}
+	if g, want := strings.Join(got, " "), "p:1700:655366:12.35 ?column?:1700:-1:24.70 numeric:1700:262149:1.5"; g != want {
+		t.Fatalf("numeric RowDescription:\ngot  %s\nwant %s", g, want)
+	}
 	// smallint arithmetic stays smallint: past its range is 22003
 	_, err = c.Exec(ctx, "SELECT s * 10000::smallint FROM t")
 	pgErr(t, err, "22003")

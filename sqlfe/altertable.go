@@ -311,7 +311,7 @@ func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifN
 	if typ == TInt4Array {
 		return nil, nil, notSupported("array columns are not supported")
 	}
-	col.Type, col.Int2, col.MaxLen, col.Varchar = typ, m.Int2, m.MaxLen, m.Varchar
+	col.Type, col.Int2, col.MaxLen, col.Varchar, col.Prec, col.Scale = typ, m.Int2, m.MaxLen, m.Varchar, m.Prec, m.Scale
 	for _, cn := range cd.Constraints {
 		c := cn.GetConstraint()
 		switch c.GetContype() {

@@ -27,6 +27,9 @@ type Column struct {
 	// Varchar: declared character varying (a text with MaxLen > 0 is
 	// one too, in catalogs written before this field)
 	Varchar bool `json:"varchar,omitempty"`
+	// Prec > 0: numeric(Prec, Scale)
+	Prec  int `json:"prec,omitempty"`
+	Scale int `json:"scale,omitempty"`
 	// Hidden marks the rowid key of a table without a PRIMARY KEY (see
 	// rowidCounters): no name, SELECT * or INSERT column list reaches it.
 	Hidden bool `json:"hidden,omitempty"`
@@ -38,7 +41,7 @@ type Column struct {
 }
 
 func (c Column) mod() typeMod {
-	return typeMod{Int2: c.Int2, MaxLen: c.MaxLen, Varchar: c.Varchar || (c.Type == TText && c.MaxLen > 0)}
+	return typeMod{Int2: c.Int2, MaxLen: c.MaxLen, Varchar: c.Varchar || (c.Type == TText && c.MaxLen > 0), Prec: c.Prec, Scale: c.Scale}
 }
 
 // TypeModifier is the column's type modifier as PostgreSQL reports it in a
@@ -47,6 +50,9 @@ func (c Column) mod() typeMod {
 func (c Column) TypeModifier() int32 {
 	if (c.Type == TBpchar || c.Type == TText) && c.MaxLen > 0 {
 		return int32(c.MaxLen) + 4
+	}
+	if c.Type == TNumeric && c.Prec > 0 {
+		return int32(c.Prec<<16|(c.Scale&0x7ff)) + 4
 	}
 	return -1
 }

@@ -190,7 +190,7 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 				}
 				return nil, e
 			}
-			if (t == TBpchar && m.MaxLen > 0) || m.Int2 || m.Varchar {
+			if (t == TBpchar && m.MaxLen > 0) || m.Int2 || m.Varchar || m.Prec > 0 {
 				// folded, but keeping the type a RowDescription reports
 				// (and smallint arithmetic needs)
 				return &modExpr{arg: &constExpr{v}, t: t, m: m, explicit: true}, nil
@@ -660,6 +660,9 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 		}
 		t = TInt4Array
 	}
+	if len(tn.Typmods) > 0 && name == "numeric" {
+		return numericTypmods(tn, t, m)
+	}
 	if len(tn.Typmods) > 0 {
 		if (name != "varchar" && name != "bpchar") || len(tn.Typmods) != 1 {
 			return 0, m, notSupported("type modifiers on %s are not supported", name).at(tn.Location)
@@ -754,4 +757,31 @@ func defaultName(n *pg.Node) string {
 		}
 	}
 	return "?column?"
+}
+
+// numericTypmods reads numeric(p[, s]): 1 ≤ p ≤ 1000, -1000 ≤ s ≤ 1000
+// (PostgreSQL 15's bounds; 22023 outside them).
+func numericTypmods(tn *pg.TypeName, t Type, m typeMod) (Type, typeMod, error) {
+	if len(tn.Typmods) > 2 {
+		return 0, m, errorf(CodeInvalidParamValue, "invalid NUMERIC type modifier").at(tn.Location)
+	}
+	var vals []int
+	for _, n := range tn.Typmods {
+		iv, ok := n.GetAConst().GetVal().(*pg.A_Const_Ival)
+		if !ok {
+			return 0, m, errorf(CodeSyntax, "type modifiers must be simple constants or identifiers").at(tn.Location)
+		}
+		vals = append(vals, int(iv.Ival.Ival))
+	}
+	m.Prec = vals[0]
+	if len(vals) == 2 {
+		m.Scale = vals[1]
+	}
+	if m.Prec < 1 || m.Prec > 1000 {
+		return 0, m, errorf(CodeInvalidParamValue, "NUMERIC precision %d must be between 1 and 1000", m.Prec).at(tn.Location)
+	}
+	if m.Scale < -1000 || m.Scale > 1000 {
+		return 0, m, errorf(CodeInvalidParamValue, "NUMERIC scale %d must be between -1000 and 1000", m.Scale).at(tn.Location)
+	}
+	return t, m, nil
 }

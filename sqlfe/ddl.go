@@ -149,7 +149,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 				if typ == TInt4Array {
 					return nil, notSupported("array columns are not supported").at(cd.Location)
 				}
-				col.Type, col.Int2, col.MaxLen, col.Varchar = typ, m.Int2, m.MaxLen, m.Varchar
+				col.Type, col.Int2, col.MaxLen, col.Varchar, col.Prec, col.Scale = typ, m.Int2, m.MaxLen, m.Varchar, m.Prec, m.Scale
 			}
 			t.Cols = append(t.Cols, col)
 			for _, cn := range cd.Constraints {

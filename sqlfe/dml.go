@@ -655,7 +655,7 @@ func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
 // NULL, in that order, as PostgreSQL does.
 func checkRow(t *Table, row []Value) error {
 	for i, c := range t.Cols {
-		if c.Int2 || c.MaxLen > 0 {
+		if c.Int2 || c.MaxLen > 0 || c.Prec > 0 {
 			v, err := applyMod(row[i], c.mod(), false)
 			if err != nil {
 				return err
@@ -703,6 +703,8 @@ func resultColumn(name string, t Type, x expr) Column {
 		c.MaxLen, c.Varchar = m.MaxLen, m.Varchar || m.MaxLen > 0
 	case TInt4:
 		c.Int2 = m.Int2
+	case TNumeric:
+		c.Prec, c.Scale = m.Prec, m.Scale
 	}
 	return c
 }

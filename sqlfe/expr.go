@@ -209,6 +209,10 @@ type typeMod struct {
 	// Varchar marks character varying (with or without a length): a text
 	// that clients see as varchar (OID 1043)
 	Varchar bool
+	// Prec > 0: numeric(Prec, Scale): values are rounded to Scale digits
+	// after the point (before it when negative) and must have at most
+	// Prec - Scale before it (22003)
+	Prec, Scale int
 }
 
 func (m typeMod) name(t Type) string {
@@ -221,6 +225,8 @@ func (m typeMod) name(t Type) string {
 		return fmt.Sprintf("character varying(%d)", m.MaxLen)
 	case m.Varchar && t == TText:
 		return "character varying"
+	case m.Prec > 0:
+		return fmt.Sprintf("numeric(%d,%d)", m.Prec, m.Scale)
 	}
 	return t.String()
 }
@@ -272,6 +278,9 @@ func applyMod(v Value, m typeMod, explicit bool) (Value, error) {
 	}
 	if m.Int2 && (v.I < math.MinInt16 || v.I > math.MaxInt16) {
 		return Value{}, errorf(CodeNumericRange, "smallint out of range")
+	}
+	if m.Prec > 0 && v.T == TNumeric {
+		return numericTypmod(v, m.Prec, m.Scale)
 	}
 	if m.MaxLen > 0 && len(v.S) > m.MaxLen && utf8.RuneCountInString(v.S) > m.MaxLen {
 		cut, n := 0, 0

@@ -2,22 +2,23 @@ package sqlfe
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/big"
 	"strconv"
 	"strings"
 )
 
-// numeric (PostgreSQL's arbitrary-precision decimal) without a type
-// modifier: a Value of type TNumeric holds its text form in S, as
+// numeric (PostgreSQL's arbitrary-precision decimal): a Value of type TNumeric holds its text form in S, as
 // PostgreSQL's numeric_out prints it (the digits, and as many after the
 // point as its display scale says: '1.50' stays 1.50), which is also what
 // a row stores. Arithmetic (+, -, *, unary -), comparisons and casts
 // to and from the integers and text work on the decimal (unscaled, scale):
 // a sum or difference has the larger of the operands' scales, a product
 // their sum, as in PostgreSQL; a quotient has the scale select_div_scale
-// picks (divScale), a remainder the larger scale. NaN, the infinities, numeric(p,s)
-// and numeric keys are not implemented (0A000).
+// picks (divScale), a remainder the larger scale. numeric(p, s) rounds at
+// assignment and cast (numericTypmod). NaN, the infinities and numeric
+// keys are not implemented (0A000).
 
 // decimal is unscaled × 10^-scale.
 type decimal struct {
@@ -225,6 +226,27 @@ func (x decimal) div(y decimal, s int) decimal {
 		}
 	}
 	return decimal{q, s}
+}
+
+// numericTypmod applies numeric(prec, scale) to v as PostgreSQL's
+// apply_typmod does: round to scale, then at most prec - scale digits
+// before the point.
+func numericTypmod(v Value, prec, scale int) (Value, error) {
+	d, err := numericOf(v)
+	if err != nil {
+		return Value{}, err
+	}
+	r := roundDecimal(d, scale, false)
+	if r.u.Sign() != 0 {
+		// |r| must be < 10^(prec-scale): in units of 10^-r.scale,
+		// 10^(prec-scale+r.scale)
+		limit := pow10(max(prec-scale+r.scale, 0))
+		if prec-scale+r.scale < 0 || new(big.Int).Abs(r.u).Cmp(limit) >= 0 {
+			return Value{}, &Error{Code: CodeNumericRange, Message: "numeric field overflow",
+				Detail: fmt.Sprintf("A field with precision %d, scale %d must round to an absolute value less than %s10^%d.", prec, scale, "", prec-scale)}
+		}
+	}
+	return r.value(), nil
 }
 
 func numericNeg(v Value) Value {
