@@ -197,12 +197,17 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 		}
 		sp.t = TInt8
 	case "sum", "avg":
-		if nargs != 1 || !isNumber(sp.args[0].typ()) {
+		if nargs != 1 || !isNumber(sp.args[0].typ()) && !isFloat(sp.args[0].typ()) {
 			return nil, noSuch()
 		}
 		sp.t = TNumeric
-		if name == "sum" && sp.args[0].typ() == TInt4 {
+		switch at := sp.args[0].typ(); {
+		case name == "sum" && at == TInt4:
 			sp.t = TInt8
+		case name == "sum" && isFloat(at):
+			sp.t = at
+		case isFloat(at):
+			sp.t = TFloat8
 		}
 	case "min", "max":
 		if nargs != 1 || sp.args[0].typ() == TInt4Array || sp.args[0].typ() == TVoid {
@@ -236,8 +241,9 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 type accumulator struct {
 	sp    *aggSpec
 	count int64
-	sum   Value // integer (I) or numeric (S) sum so far
-	best  Value // min/max, bool_and/or
+	sum   Value   // integer (I) or numeric (S) sum so far
+	fsum  float64 // a float sum so far
+	best  Value   // min/max, bool_and/or
 	have  bool
 	text  strings.Builder
 	arr   []int64
@@ -292,6 +298,11 @@ func (ac *accumulator) step(vals []Value) error {
 		ac.count++
 	case "sum", "avg":
 		ac.count++
+		if isFloat(sp.t) {
+			ac.fsum += floatOf(v)
+			ac.have = true
+			return nil
+		}
 		if !ac.have {
 			ac.have = true
 			if sp.t == TInt8 {
@@ -395,10 +406,16 @@ func (ac *accumulator) result() (Value, error) {
 		if !ac.have {
 			return Null(sp.t), nil
 		}
+		if isFloat(sp.t) {
+			return floatValue(ac.fsum, sp.t), nil
+		}
 		return ac.sum, nil
 	case "avg":
 		if !ac.have {
-			return Null(TNumeric), nil
+			return Null(sp.t), nil
+		}
+		if isFloat(sp.t) {
+			return floatValue(ac.fsum/float64(ac.count), TFloat8), nil
 		}
 		return numericArith('/', ac.sum, toNumeric(Int8(ac.count)))
 	case "string_agg":

@@ -412,7 +412,7 @@ func (c *compiler) concat(a *pg.A_Expr) (expr, error) {
 }
 
 func comparable(a, b Type) bool {
-	return a == b || (isNumber(a) && isNumber(b)) || (isDateTime(a) && isDateTime(b))
+	return a == b || ((isNumber(a) || isFloat(a)) && (isNumber(b) || isFloat(b))) || (isDateTime(a) && isDateTime(b))
 }
 
 func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
@@ -431,7 +431,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !isNumber(x.typ()) {
+			if !isNumber(x.typ()) && !isFloat(x.typ()) {
 				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s", op, x.typ()).at(a.Location)
 			}
 			if op == "+" {
@@ -471,6 +471,12 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 		case "+", "-", "*", "/", "%":
 			if x, ok, err := dateOp(op, l, r); ok { // datetime.go
 				return x, err
+			}
+			if (isFloat(l.typ()) || isFloat(r.typ())) && (isNumber(l.typ()) || isFloat(l.typ())) && (isNumber(r.typ()) || isFloat(r.typ())) {
+				if op == "%" {
+					return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %% %s", l.typ(), r.typ()).at(a.Location)
+				}
+				return &arithExpr{op: op[0], l: l, r: r, t: floatResult(l.typ(), r.typ())}, nil
 			}
 			if (l.typ() == TNumeric || r.typ() == TNumeric) && isNumber(l.typ()) && isNumber(r.typ()) {
 				return &arithExpr{op: op[0], l: l, r: r, t: TNumeric}, nil
@@ -648,6 +654,10 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 		t = TTimestamptz
 	case "date":
 		t = TDate
+	case "float8": // double precision, float, float(25..53)
+		t = TFloat8
+	case "float4": // real, float(1..24)
+		t = TFloat4
 	default:
 		if !pgTypes[strings.TrimPrefix(name, "_")] {
 			return undefined()
@@ -698,8 +708,10 @@ func defaultName(n *pg.Node) string {
 		f := strs(n.GetFuncCall().Funcname)
 		return f[len(f)-1]
 	case n.GetTypeCast() != nil:
+		// PostgreSQL's FigureColname: the argument's name if it has a
+		// strong one (a column, a function), else the type's
 		tc := n.GetTypeCast()
-		if d := defaultName(tc.Arg); d != "?column?" {
+		if d := defaultName(tc.Arg); d != "?column?" && tc.Arg.GetTypeCast() == nil && tc.Arg.GetCaseExpr() == nil {
 			return d
 		}
 		names := strs(tc.TypeName.Names)

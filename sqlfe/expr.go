@@ -141,6 +141,9 @@ func castValue(v Value, t Type) (Value, error) {
 	if r, ok := castDateTime(v, t); ok { // datetime.go
 		return r, nil
 	}
+	if r, ok, err := castFloat(v, t); ok { // float.go
+		return r, err
+	}
 	switch {
 	case t == TText && v.T == TBpchar:
 		return Text(bpcharTrim(v.S)), nil // PostgreSQL's rtrim1
@@ -173,7 +176,7 @@ func canCast(a Type, am typeMod, b Type, bm typeMod) bool {
 		return true
 	case a == TUnknown || isString(a) || isString(b):
 		return true
-	case isNumber(a) && isNumber(b):
+	case (isNumber(a) || isFloat(a)) && (isNumber(b) || isFloat(b)):
 		return true
 	case a == TBool && b == TBool:
 		return true
@@ -329,6 +332,8 @@ func intResult(i int64, t Type) (Value, error) {
 // cmpValues compares two non-NULL values of comparable types.
 func cmpValues(a, b Value) int {
 	switch {
+	case isFloat(a.T) || isFloat(b.T):
+		return floatCmp(a, b)
 	case a.T == TNumeric || b.T == TNumeric:
 		return numericCmp(a, b)
 	case isDateTime(a.T) && isDateTime(b.T):
@@ -438,6 +443,9 @@ func (a *arithExpr) eval(e *env) (Value, error) {
 	if a.t == TNumeric {
 		return numericArith(a.op, x, y)
 	}
+	if isFloat(a.t) {
+		return floatArith(a.op, x, y, a.t) // float.go
+	}
 	i, j := x.I, y.I
 	var r int64
 	overflow := false
@@ -495,6 +503,8 @@ func negate(v Value) (Value, error) {
 		return v, nil
 	case v.T == TNumeric:
 		return numericNeg(v), nil
+	case isFloat(v.T):
+		return floatValue(-floatOf(v), v.T), nil
 	case v.T == TInt8 && v.I == math.MinInt64:
 		return Value{}, errorf(CodeNumericRange, "bigint out of range")
 	case v.T == TInt4 && v.I == math.MinInt32:

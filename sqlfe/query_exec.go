@@ -334,6 +334,8 @@ func appendHashKey(dst []byte, v Value) []byte {
 	case isInt(v.T) || v.T == TBool:
 		dst = append(dst, 1)
 		return binary.BigEndian.AppendUint64(dst, uint64(v.I))
+	case isFloat(v.T):
+		return floatHashKey(dst, v) // float.go
 	case v.T == TNumeric:
 		s := v.S
 		if strings.IndexByte(s, '.') >= 0 {

@@ -633,8 +633,11 @@ func unifyTypes(a, b Type, what string) (Type, error) {
 		return b, nil
 	case b == TUnknown:
 		return a, nil
-	case isNumber(a) && isNumber(b):
-		if a == TNumeric || b == TNumeric {
+	case (isNumber(a) || isFloat(a)) && (isNumber(b) || isFloat(b)):
+		switch {
+		case isFloat(a) || isFloat(b):
+			return floatResult(a, b), nil
+		case a == TNumeric || b == TNumeric:
 			return TNumeric, nil
 		}
 		return TInt8, nil

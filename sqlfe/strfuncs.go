@@ -3,7 +3,9 @@ package sqlfe
 import (
 	"crypto/md5"
 	"encoding/hex"
+	"math"
 	"math/big"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -57,8 +59,28 @@ func init() {
 		"sign":         signFunc,
 		"mod":          modFunc,
 		"extract":      extractFunc,
-		"date_part":    extractFunc,
-		"date_trunc":   dateTruncFunc,
+		"sqrt": float1("sqrt", math.Sqrt, func(x float64) error {
+			if x < 0 {
+				return errorf(CodeInvalidArgument, "cannot take square root of a negative number")
+			}
+			return nil
+		}),
+		"exp": float1("exp", math.Exp, nil),
+		"ln": float1("ln", math.Log, func(x float64) error {
+			switch {
+			case x == 0:
+				return errorf(CodeInvalidLog, "cannot take logarithm of zero")
+			case x < 0:
+				return errorf(CodeInvalidLog, "cannot take logarithm of a negative number")
+			}
+			return nil
+		}),
+		"power":      powerFunc,
+		"pow":        powerFunc,
+		"random":     randomFunc,
+		"pi":         piFunc,
+		"date_part":  extractFunc,
+		"date_trunc": dateTruncFunc,
 	}
 	polyFuncs["character_length"] = polyFuncs["char_length"]
 }
@@ -322,7 +344,7 @@ func numArg(c *compiler, f *pg.FuncCall, args []expr, n int) ([]expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !isNumber(x.typ()) {
+	if !isNumber(x.typ()) && !isFloat(x.typ()) {
 		return nil, noSuchFunc(f, args)
 	}
 	args[0] = x
@@ -344,6 +366,9 @@ func absFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if isFloat(xs[0].typ()) {
+		return floatFunc("abs", xs[0], math.Abs), nil
+	}
 	t := xs[0].typ()
 	return strict("abs", t, xs, func(a []Value) (Value, error) {
 		v := a[0]
@@ -364,6 +389,17 @@ func signFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	xs, err := numArg(c, f, args, 1)
 	if err != nil {
 		return nil, err
+	}
+	if isFloat(xs[0].typ()) {
+		return floatFunc("sign", &castExpr{arg: xs[0], t: TFloat8}, func(x float64) float64 {
+			switch {
+			case x > 0:
+				return 1
+			case x < 0:
+				return -1
+			}
+			return 0
+		}), nil
 	}
 	if isInt(xs[0].typ()) {
 		xs[0] = &castExpr{arg: xs[0], t: TNumeric}
@@ -421,6 +457,16 @@ func roundFunc(name string) polyFunc {
 		if err != nil {
 			return nil, err
 		}
+		if isFloat(xs[0].typ()) {
+			if len(xs) == 2 {
+				return nil, noSuchFunc(f, xs) // round(double precision, integer) does not exist
+			}
+			fn := math.RoundToEven // rint
+			if name == "trunc" {
+				fn = math.Trunc
+			}
+			return floatFunc(name, &castExpr{arg: xs[0], t: TFloat8}, fn), nil
+		}
 		if isInt(xs[0].typ()) {
 			xs[0] = &castExpr{arg: xs[0], t: TNumeric}
 		}
@@ -472,6 +518,13 @@ func ceilFloor(ceil bool) polyFunc {
 		xs, err := numArg(c, f, args, 1)
 		if err != nil {
 			return nil, err
+		}
+		if isFloat(xs[0].typ()) {
+			fn := math.Floor
+			if ceil {
+				fn = math.Ceil
+			}
+			return floatFunc("ceil", &castExpr{arg: xs[0], t: TFloat8}, fn), nil
 		}
 		if isInt(xs[0].typ()) {
 			xs[0] = &castExpr{arg: xs[0], t: TNumeric}
@@ -584,4 +637,93 @@ func dateTruncFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		}
 		return timestamptzValue(r), nil
 	}), nil
+}
+
+// floatFunc applies fn to a float8 argument (the float forms of abs,
+// round, ceil, floor, trunc, sign).
+func floatFunc(name string, x expr, fn func(float64) float64) expr {
+	t := x.typ()
+	return strict(name, t, []expr{x}, func(a []Value) (Value, error) {
+		return floatValue(fn(floatOf(a[0])), t), nil
+	})
+}
+
+// float1 is a function of one double precision argument (sqrt, exp, ln),
+// with check refusing what PostgreSQL refuses.
+func float1(name string, fn func(float64) float64, check func(float64) error) polyFunc {
+	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+		if len(args) != 1 {
+			return nil, noSuchFunc(f, args)
+		}
+		x, err := c.coerce(args[0], TFloat8)
+		if err != nil {
+			return nil, err
+		}
+		if !isNumber(x.typ()) && !isFloat(x.typ()) {
+			return nil, noSuchFunc(f, args)
+		}
+		return strict(name, TFloat8, []expr{x}, func(a []Value) (Value, error) {
+			v := floatOf(a[0])
+			if check != nil {
+				if err := check(v); err != nil {
+					return Value{}, err
+				}
+			}
+			r := fn(v)
+			if math.IsInf(r, 0) && !math.IsInf(v, 0) {
+				return Value{}, errorf(CodeNumericRange, "value out of range: overflow")
+			}
+			return floatValue(r, TFloat8), nil
+		}), nil
+	}
+}
+
+func powerFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) != 2 {
+		return nil, noSuchFunc(f, args)
+	}
+	var xs []expr
+	for _, a := range args {
+		x, err := c.coerce(a, TFloat8)
+		if err != nil {
+			return nil, err
+		}
+		if !isNumber(x.typ()) && !isFloat(x.typ()) {
+			return nil, noSuchFunc(f, args)
+		}
+		xs = append(xs, x)
+	}
+	if !isFloat(xs[0].typ()) && !isFloat(xs[1].typ()) && (xs[0].typ() == TNumeric || xs[1].typ() == TNumeric) {
+		return nil, notSupported("power() of numeric is not supported: cast an argument to double precision")
+	}
+	return strict("power", TFloat8, xs, func(a []Value) (Value, error) {
+		x, y := floatOf(a[0]), floatOf(a[1])
+		if x == 0 && y < 0 {
+			return Value{}, errorf(CodeInvalidPower, "zero raised to a negative power is undefined")
+		}
+		if x < 0 && y != math.Trunc(y) {
+			return Value{}, errorf(CodeInvalidPower, "a negative number raised to a non-integer power yields a complex result")
+		}
+		r := math.Pow(x, y)
+		if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
+			return Value{}, errorf(CodeNumericRange, "value out of range: overflow")
+		}
+		return floatValue(r, TFloat8), nil
+	}), nil
+}
+
+func randomFunc(_ *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) != 0 {
+		return nil, noSuchFunc(f, args)
+	}
+	return &funcExpr{name: "random", t: TFloat8, fn: func(*env, []Value) (Value, error) {
+		return floatValue(rand.Float64(), TFloat8), nil
+	}}, nil
+}
+
+func piFunc(_ *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) != 0 {
+		return nil, noSuchFunc(f, args)
+	}
+	return &constExpr{floatValue(math.Pi, TFloat8)}, nil
 }

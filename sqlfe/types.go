@@ -32,13 +32,15 @@ const (
 	TTimestamp   // timestamp without time zone (see timestamp.go)
 	TDate        // date (see datetime.go)
 	TTimestamptz // timestamp with time zone (see datetime.go)
+	TFloat8      // double precision (see float.go)
+	TFloat4      // real (see float.go)
 )
 
 // noKeyType reports whether t, held as text in canonical form, cannot be a
 // primary key or an index lookup's value (its text does not sort as its
 // values).
 func noKeyType(t Type) bool {
-	return t == TNumeric || t == TTimestamp || t == TDate || t == TTimestamptz
+	return t == TNumeric || t == TTimestamp || t == TDate || t == TTimestamptz || isFloat(t)
 }
 
 // OIDs of the types, as PostgreSQL numbers them.
@@ -57,6 +59,8 @@ const (
 	OIDTimestamp   = 1114
 	OIDDate        = 1082
 	OIDTimestamptz = 1184
+	OIDFloat8      = 701
+	OIDFloat4      = 700
 )
 
 // OID returns the PostgreSQL type OID of t.
@@ -84,6 +88,10 @@ func (t Type) OID() uint32 {
 		return OIDDate
 	case TTimestamptz:
 		return OIDTimestamptz
+	case TFloat8:
+		return OIDFloat8
+	case TFloat4:
+		return OIDFloat4
 	}
 	return OIDText // unknown results are sent as text, as PostgreSQL does for unknown literals
 }
@@ -112,6 +120,10 @@ func TypeForOID(oid uint32) Type {
 		return TDate
 	case OIDTimestamptz:
 		return TTimestamptz
+	case OIDFloat8:
+		return TFloat8
+	case OIDFloat4:
+		return TFloat4
 	}
 	return TUnknown
 }
@@ -123,9 +135,9 @@ func (t Type) Size() int16 {
 		return 1
 	case TInt4:
 		return 4
-	case TInt8, TTimestamp, TTimestamptz:
+	case TInt8, TTimestamp, TTimestamptz, TFloat8:
 		return 8
-	case TDate:
+	case TDate, TFloat4:
 		return 4
 	}
 	return -1
@@ -155,6 +167,10 @@ func (t Type) String() string {
 		return "date"
 	case TTimestamptz:
 		return "timestamp with time zone"
+	case TFloat8:
+		return "double precision"
+	case TFloat4:
+		return "real"
 	}
 	return "unknown"
 }
@@ -268,6 +284,8 @@ func (v Value) AppendBinary(dst []byte) []byte {
 		return appendDateBinary(dst, v.S)
 	case TTimestamptz:
 		return appendTimestamptzBinary(dst, v.S)
+	case TFloat8, TFloat4:
+		return appendFloatBinary(dst, v)
 	}
 	return append(dst, v.S...)
 }
@@ -332,6 +350,8 @@ func ParseText(t Type, s string) (Value, error) {
 			return Value{}, err
 		}
 		return timestamptzValue(v), nil
+	case TFloat8, TFloat4:
+		return parseFloatValue(t, s)
 	case TInt4Array:
 		ts := strings.TrimSpace(s)
 		if len(ts) < 2 || ts[0] != '{' || ts[len(ts)-1] != '}' {
@@ -407,6 +427,8 @@ func ParseBinary(t Type, b []byte) (Value, error) {
 		return parseDateBinary(b)
 	case TTimestamptz:
 		return parseTimestamptzBinary(b)
+	case TFloat8, TFloat4:
+		return parseFloatBinary(t, b)
 	case TText, TUnknown, TBpchar:
 		if err := checkEncoding(string(b)); err != nil {
 			return Value{}, err
