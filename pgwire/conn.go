@@ -879,6 +879,12 @@ func (c *conn) describe(m *pgproto3.Describe) {
 	case 'P':
 		p, ok := c.portals[m.Name]
 		if !ok {
+			// a SQL cursor (DECLARE) is a portal too, as in PostgreSQL:
+			// psycopg describes its server-side cursors so
+			if cols, ok := c.sess.CursorColumns(m.Name); ok {
+				c.be.Send(&pgproto3.RowDescription{Fields: fieldDescs(cols, nil)})
+				return
+			}
 			c.extError(&sqlfe.Error{Code: sqlfe.CodeInvalidCursor, Message: fmt.Sprintf("portal %q does not exist", m.Name)})
 			return
 		}

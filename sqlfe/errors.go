@@ -26,6 +26,8 @@ const (
 	CodeSubstringError     = "22011"
 	CodeProgramLimit       = "54000"
 	CodeDatetimeRange      = "22008"
+	CodeDuplicateCursor    = "42P03"
+	CodeObjectNotInState   = "55000"
 	CodeInvalidArgument    = "2201F"
 	CodeInvalidLog         = "2201E"
 	CodeInvalidPower       = "2201F"

@@ -85,6 +85,7 @@ type Session struct {
 	// and the count of references to it (conditional.go subLink)
 	planOuter *compiler
 	outerRefs int
+	cursors   map[string]*cursor // cursor.go
 
 	tx      *tupled.Tx
 	txID    atomic.Uint64   // tx's id while tx != nil, else 0
@@ -210,6 +211,7 @@ func (s *Session) ensureTx(ctx context.Context) (*tupled.Tx, error) {
 }
 
 func (s *Session) endTx() {
+	s.closeTxCursors() // cursor.go
 	s.tx = nil
 	s.savepoints = nil
 	s.txID.Store(0)

@@ -44,6 +44,9 @@ type plan struct {
 	// drawing of itself
 	root    relNode
 	explain func(w *strings.Builder)
+	// volatile: analysed anew for each execution (a FETCH's columns are
+	// its cursor's)
+	volatile bool
 }
 
 // Parse splits sql into statements with PostgreSQL's parser. An empty query
@@ -157,7 +160,7 @@ func (s *Session) Describe(st *Stmt) ([]Column, error) {
 // planFor analyses st, reusing its plan while the catalog has not changed.
 func (s *Session) planFor(st *Stmt) (*plan, error) {
 	_, gen := s.eng.cat.get("")
-	if st.p != nil && st.gen == gen && s.pending == nil {
+	if st.p != nil && st.gen == gen && s.pending == nil && !st.p.volatile {
 		return st.p, nil
 	}
 	params := append([]Type(nil), st.params...)
@@ -316,6 +319,12 @@ func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
 		return s.planDeallocate(n.GetDeallocateStmt())
 	case n.GetLockStmt() != nil:
 		return s.planLock(n.GetLockStmt())
+	case n.GetDeclareCursorStmt() != nil:
+		return s.planDeclare(n.GetDeclareCursorStmt(), params) // cursor.go
+	case n.GetFetchStmt() != nil:
+		return s.planFetch(n.GetFetchStmt())
+	case n.GetClosePortalStmt() != nil:
+		return s.planClosePortal(n.GetClosePortalStmt())
 	case n.GetExplainStmt() != nil:
 		return s.planExplain(n.GetExplainStmt(), params) // query.go
 	}

@@ -176,7 +176,7 @@ func TestSQLStates(t *testing.T) {
 	mustFail(t, s, "SELECT 1::foo", CodeUndefinedObject, `type "foo" does not exist`)
 	mustFail(t, s, "SELECT 1::int[]::foo[]", CodeUndefinedObject, `type "foo[]" does not exist`)
 	mustFail(t, s, "CREATE TABLE x (a foo)", CodeUndefinedObject, `type "foo" does not exist`)
-	mustFail(t, s, "SELECT 1::real", CodeFeatureNotSupp, "")
+	mustFail(t, s, "SELECT '1'::xml", CodeFeatureNotSupp, "")
 	mustFail(t, s, "SELECT foo(1)", CodeUndefinedFunction, "function foo(integer) does not exist")
 	mustFail(t, s, "SELECT foo('a')", CodeUndefinedFunction, "function foo(unknown) does not exist")
 	mustFail(t, s, "SELECT foo()", CodeUndefinedFunction, "function foo() does not exist")
