@@ -304,7 +304,8 @@ func (c *conn) startup() bool {
 		_ = c.be.Flush()
 		return false
 	}
-	c.sess = c.srv.cfg.Executor.NewSession(c.pid, user, nil)
+	// the database named at startup is current_database() and pg_database's one row
+	c.sess = c.srv.cfg.Executor.NewSession(c.pid, user, map[string]string{"database": sm.params["database"]})
 	for _, kv := range opts {
 		if !c.startupSetting(kv[0], kv[1]) {
 			return false

@@ -97,6 +97,9 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 	} else if c.clause != "" && isAggCall(n) {
 		return nil, errorf(CodeGrouping, "aggregate functions are not allowed in %s", c.clause).at(n.GetFuncCall().Location)
 	}
+	if x, ok, err := c.catalogExpr(n); ok { // catfuncs.go: reg* casts, ANY (array), subscripts, ARRAY (subquery)
+		return x, err
+	}
 	switch {
 	case n.GetAConst() != nil:
 		k := n.GetAConst()

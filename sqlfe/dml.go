@@ -81,7 +81,7 @@ func (s *Session) planSelect(st *pg.SelectStmt, params *[]Type) (*plan, error) {
 // select list stays unknown (for INSERT ... SELECT, where the target
 // column's type resolves it, as in PostgreSQL) instead of becoming text.
 func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (*plan, error) {
-	if st.WithClause == nil && needsQueryPath(st) {
+	if st.WithClause == nil && (needsQueryPath(st) || s.anyCatalogRelation(st)) { // catalog relations: pgcatalog.go
 		return s.planQuery(st, params, keepUnknown) // query.go
 	}
 	switch {

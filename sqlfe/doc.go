@@ -102,4 +102,12 @@
 //   - LOCK [TABLE] (locktable.go) locks tables until the transaction ends;
 //     DROP TABLE takes AccessExclusiveLock and so waits for the
 //     transactions that used the table; pg_locks lists relation locks.
+//   - The system catalogs (pg_class, pg_attribute, pg_constraint, ...,
+//     information_schema's views) are not stored: a scan of one generates
+//     its rows from the catalog at query time, the committed tables with
+//     the session's own uncommitted DDL over them, so they are never stale
+//     (pgcatalog.go, infoschema.go; their functions and the regclass casts
+//     in catfuncs.go). A query naming one takes the general path. OIDs of
+//     tables, indexes, sequences and constraints derive from their names,
+//     so they are stable without being stored.
 package sqlfe

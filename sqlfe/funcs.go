@@ -117,6 +117,11 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 	case f.FuncVariadic:
 		return nil, notSupported("VARIADIC is not supported").at(f.Location)
 	}
+	if !elsewhere {
+		if x, ok, err := c.catalogFunc(f, name); ok { // catfuncs.go
+			return x, err
+		}
+	}
 	if pf, ok := polyFuncs[name]; ok && !elsewhere {
 		var args []expr
 		for _, a := range f.Args {

@@ -237,6 +237,9 @@ func (s *Session) fromItem(n *pg.Node, params *[]Type) (relNode, *scope, error) 
 		if rv.Alias != nil {
 			name, alias = rv.Alias.Aliasname, rv.Alias
 		}
+		if node, sc, ok, err := s.catalogFromItem(rv, name, alias); ok { // pgcatalog.go
+			return node, sc, err
+		}
 		if (rv.Schemaname == "" || rv.Schemaname == "pg_catalog") && rv.Relname == "pg_locks" && s.lookupTable("pg_locks") == nil {
 			rs := &rowsScan{what: "Function Scan on pg_locks", rows: func(q *qctx) ([][]Value, error) { return pgLocks(q.ctx, q.s) }}
 			cols, err := aliasCols(pgLocksCols, alias)

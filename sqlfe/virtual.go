@@ -120,6 +120,9 @@ var rowLockModes = map[tupled.LockStrength]string{
 }
 
 func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context.Context, *Session) ([][]Value, error), []Column, string, error) {
+	if virt, cols, rel, ok, err := s.catalogRangeFunction(rf, c); ok { // catfuncs.go
+		return virt, cols, rel, err
+	}
 	if rf.Lateral || rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
 		return nil, nil, "", notSupported("this function in FROM is not supported")
 	}

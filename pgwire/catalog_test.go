@@ -1,0 +1,85 @@
+package pgwire
+
+import (
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tupled/tupled/internal/pgoracle"
+)
+
+// catalogSchema has what psql's \d family describes: a serial and a
+// bigserial key, a UNIQUE constraint, an index, NOT NULL, defaults, types
+// with modifiers, a composite key, foreign keys, and a table without a key.
+const catalogSchema = `
+CREATE TABLE authors (id serial PRIMARY KEY, name text NOT NULL UNIQUE, born integer);
+CREATE TABLE books (id bigserial PRIMARY KEY, author_id integer NOT NULL REFERENCES authors(id),
+  title varchar(200) NOT NULL, isbn character(13), price numeric, published timestamp,
+  in_print boolean DEFAULT true, pages smallint DEFAULT 0);
+CREATE INDEX books_title_idx ON books (title);
+CREATE TABLE tags (book_id bigint REFERENCES books(id) ON DELETE CASCADE, tag text, PRIMARY KEY (book_id, tag));
+CREATE TABLE notes (body text, n int);
+`
+
+// psqlCatalogCommands are the meta-commands whose output must be
+// PostgreSQL's. Not here, because they differ by design: \l without a
+// pattern (PostgreSQL also lists template0 and template1; tupled has one
+// database), \dt+ and \d+ (relation sizes are 0 here; \d+ needs unnest and
+// array concatenation for reloptions), \dx (PostgreSQL has plpgsql
+// installed).
+var psqlCatalogCommands = []string{
+	`\d`, `\dt`, `\d books`, `\d authors`, `\d tags`, `\d notes`, `\di`, `\ds`, `\dn`, `\du`,
+	`\l postgres`, `\df`, `\d books_pkey`, `\d authors_id_seq`, `\dv`, `\dp`, `\dT`,
+}
+
+// TestPsqlCatalog runs psql's \d family against tupled serve and against
+// PostgreSQL 15 with the same schema, as the same user and database name,
+// and requires the same output.
+func TestPsqlCatalog(t *testing.T) {
+	psql, err := osexec.LookPath("psql")
+	if err != nil {
+		psql = filepath.Join(pgBin, "psql")
+		if _, err := os.Stat(psql); err != nil {
+			if os.Getenv("CI") == "" {
+				t.Skip("psql is not installed (and CI is unset): skipped")
+			}
+			t.Fatalf("psql is needed in CI: %v", err)
+		}
+	}
+	pgConn := pgoracle.Start(t)
+	ts := startServer(t, nil)
+	h, p := ts.hostPort()
+	tpConn := fmt.Sprintf("host=%s port=%s user=postgres dbname=postgres sslmode=disable", h, p)
+
+	run := func(conn string, args ...string) string {
+		t.Helper()
+		cmd := osexec.Command(psql, append([]string{"-X", "-v", "ON_ERROR_STOP=1", "-P", "pager=off", conn}, args...)...)
+		cmd.Env = append(os.Environ(), "PGTZ=UTC", "LC_ALL=C.UTF-8", "PSQLRC=/dev/null")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("psql %v on %q: %v\n%s", args, conn, err, out)
+		}
+		return string(out)
+	}
+	// -f: one statement per transaction (one -c would make them one
+	// implicit transaction)
+	schema := filepath.Join(t.TempDir(), "schema.sql")
+	if err := os.WriteFile(schema, []byte(catalogSchema), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(pgConn, "-q", "-f", schema)
+	run(tpConn, "-q", "-f", schema)
+	for _, c := range psqlCatalogCommands {
+		want := run(pgConn, "-c", c)
+		got := run(tpConn, "-c", c)
+		if got != want {
+			t.Errorf("psql %s differs from PostgreSQL's\n--- tupled\n%s\n--- PostgreSQL 15\n%s", c, got, want)
+		}
+		if strings.Contains(got, "ERROR") {
+			t.Errorf("psql %s: %s", c, got)
+		}
+	}
+}

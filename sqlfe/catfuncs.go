@@ -1,0 +1,910 @@
+package sqlfe
+
+// The functions and expression forms clients use on the system catalogs
+// (pgcatalog.go): format_type, pg_get_indexdef and its kin, the privilege
+// and visibility tests, the reg* casts, = ANY (array), array subscripts and
+// ARRAY (subquery).
+//
+// regclass (and regtype, regnamespace, regrole) is not a type here. A cast
+// of a string to it is the OID the name resolves to (a bigint: 42P01 if
+// there is no such relation), so 'books'::regclass compares with oid
+// columns; a cast of an integer (an oid column) is the name, as a
+// regclass value prints, so conrelid::regclass AS ontable reads as
+// PostgreSQL's. ::oid of an integer is the integer as a bigint.
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+)
+
+// tAny marks a catalog function argument of any type.
+const tAny Type = 255
+
+type catFn struct {
+	args   []Type
+	ret    Type
+	strict bool // NULL if any argument is NULL
+	fn     func(e *env, a []Value) (Value, error)
+}
+
+func catConst(ret Type, v Value, n ...int) []catFn {
+	var out []catFn
+	for _, k := range n {
+		args := make([]Type, k)
+		for i := range args {
+			args[i] = tAny
+		}
+		out = append(out, catFn{args, ret, false, func(*env, []Value) (Value, error) { return v, nil }})
+	}
+	return out
+}
+
+var catFuncs map[string][]catFn
+
+func init() {
+	snap := func(e *env) *catSnap { return e.s.catalogSnap() }
+	T, I4, I8, B, A := TText, TInt4, TInt8, TBool, tAny
+	indexdef := func(e *env, a []Value) (Value, error) {
+		r := snap(e).byOID[a[0].I]
+		if r == nil || r.kind != "i" {
+			return nullText, nil
+		}
+		col := 0
+		if len(a) > 1 && !a[1].Null {
+			col = int(a[1].I)
+		}
+		return Text(indexDef(r, col)), nil
+	}
+	condef := func(e *env, a []Value) (Value, error) {
+		c := snap(e).conOID[a[0].I]
+		if c == nil {
+			return nullText, nil
+		}
+		return Text(constraintDef(c)), nil
+	}
+	getExpr := func(_ *env, a []Value) (Value, error) { return a[0], nil }
+	yes := func(*env, []Value) (Value, error) { return Bool(true), nil }
+	nullT := func(*env, []Value) (Value, error) { return nullText, nil }
+	priv := func(n ...int) []catFn {
+		var out []catFn
+		for _, k := range n {
+			args := make([]Type, k)
+			for i := range args {
+				args[i] = A
+			}
+			out = append(out, catFn{args, B, true, yes})
+		}
+		return out
+	}
+	size := []catFn{{[]Type{A}, I8, true, func(*env, []Value) (Value, error) { return Int8(0), nil }},
+		{[]Type{A, T}, I8, true, func(*env, []Value) (Value, error) { return Int8(0), nil }}}
+	catFuncs = map[string][]catFn{
+		"format_type": {{[]Type{I8, I4}, T, false, func(_ *env, a []Value) (Value, error) {
+			if a[0].Null {
+				return nullText, nil
+			}
+			mod := int64(-1)
+			if !a[1].Null {
+				mod = a[1].I
+			}
+			return Text(typeName(a[0].I, mod)), nil
+		}}},
+		"pg_get_userbyid": {{[]Type{I8}, T, true, func(e *env, a []Value) (Value, error) {
+			switch a[0].I {
+			case oidSuperuser:
+				return Text(e.s.user), nil
+			case oidDBOwnerRole:
+				return Text("pg_database_owner"), nil
+			}
+			return Text("unknown (OID=" + strconv.FormatInt(a[0].I, 10) + ")"), nil
+		}}},
+		"pg_table_is_visible":     {{[]Type{I8}, B, true, yes}},
+		"pg_type_is_visible":      {{[]Type{I8}, B, true, yes}},
+		"pg_function_is_visible":  {{[]Type{I8}, B, true, yes}},
+		"pg_collation_is_visible": {{[]Type{I8}, B, true, yes}},
+		"pg_get_indexdef":         {{[]Type{I8}, T, true, indexdef}, {[]Type{I8, I4, B}, T, true, indexdef}},
+		"pg_get_constraintdef":    {{[]Type{I8}, T, true, condef}, {[]Type{I8, B}, T, true, condef}},
+		"pg_get_expr":             {{[]Type{T, I8}, T, true, getExpr}, {[]Type{T, I8, B}, T, true, getExpr}},
+		"pg_get_serial_sequence": {{[]Type{T, T}, T, true, func(e *env, a []Value) (Value, error) {
+			sn := snap(e)
+			parts := splitQualified(a[0].S)
+			name := parts[len(parts)-1]
+			r := sn.byName[name]
+			if r == nil || r.kind != "r" || (len(parts) == 2 && parts[0] != "public") || len(parts) > 2 {
+				return Value{}, errorf(CodeUndefinedTable, "relation %q does not exist", a[0].S)
+			}
+			i := r.t.col(a[1].S)
+			if i < 0 {
+				return Value{}, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", a[1].S, name)
+			}
+			if !r.t.Cols[i].Serial {
+				return nullText, nil
+			}
+			return Text("public." + quoteIdent(seqName(r.t, r.t.Cols[i]))), nil
+		}}},
+		"obj_description":   {{[]Type{I8}, T, false, nullT}, {[]Type{I8, T}, T, false, nullT}},
+		"col_description":   {{[]Type{I8, I4}, T, false, nullT}},
+		"shobj_description": {{[]Type{I8, T}, T, false, nullT}},
+		"quote_ident": {{[]Type{T}, T, true, func(_ *env, a []Value) (Value, error) {
+			return Text(quoteIdent(a[0].S)), nil
+		}}},
+		"quote_literal": {{[]Type{A}, T, true, func(_ *env, a []Value) (Value, error) {
+			return Text(quoteLiteral(valueText(a[0]))), nil
+		}}},
+		"quote_nullable": {{[]Type{A}, T, false, func(_ *env, a []Value) (Value, error) {
+			if a[0].Null {
+				return Text("NULL"), nil
+			}
+			return Text(quoteLiteral(valueText(a[0]))), nil
+		}}},
+		"current_schema": catConst(T, Text("public"), 0),
+		"current_schemas": {{[]Type{B}, T, true, func(_ *env, a []Value) (Value, error) {
+			if a[0].I != 0 {
+				return Text("{pg_catalog,public}"), nil
+			}
+			return Text("{public}"), nil
+		}}},
+		"current_database": {{nil, T, false, func(e *env, _ []Value) (Value, error) { return Text(e.s.database()), nil }}},
+		"pg_encoding_to_char": {{[]Type{I4}, T, true, func(_ *env, a []Value) (Value, error) {
+			switch a[0].I {
+			case 6:
+				return Text("UTF8"), nil
+			case 0:
+				return Text("SQL_ASCII"), nil
+			}
+			return Text(""), nil
+		}}},
+		"array_to_string": {{[]Type{A, T}, T, true, arrayToString}, {[]Type{A, T, T}, T, false, arrayToString}},
+		"array_upper": {{[]Type{TInt4Array, I4}, I4, true, func(_ *env, a []Value) (Value, error) {
+			if a[1].I != 1 || len(a[0].A) == 0 {
+				return Null(TInt4), nil
+			}
+			return Int4(int32(len(a[0].A))), nil
+		}}},
+		"array_lower": {{[]Type{TInt4Array, I4}, I4, true, func(_ *env, a []Value) (Value, error) {
+			if a[1].I != 1 || len(a[0].A) == 0 {
+				return Null(TInt4), nil
+			}
+			return Int4(1), nil
+		}}},
+		"has_table_privilege":      priv(2, 3),
+		"has_schema_privilege":     priv(2, 3),
+		"has_database_privilege":   priv(2, 3),
+		"has_column_privilege":     priv(3, 4),
+		"has_sequence_privilege":   priv(2, 3),
+		"has_function_privilege":   priv(2, 3),
+		"has_any_column_privilege": priv(2, 3),
+		"to_regclass": {{[]Type{T}, I8, true, func(e *env, a []Value) (Value, error) {
+			if o, ok := snap(e).relOID(a[0].S); ok && !isDigits(a[0].S) {
+				return Int8(o), nil
+			}
+			return nullOID, nil
+		}}},
+		"pg_relation_size":       size,
+		"pg_total_relation_size": size[:1],
+		"pg_table_size":          size[:1],
+		"pg_indexes_size":        size[:1],
+		"pg_size_pretty": {{[]Type{I8}, T, true, func(_ *env, a []Value) (Value, error) {
+			return Text(sizePretty(a[0].I)), nil
+		}}},
+		"pg_get_viewdef":                     {{[]Type{A}, T, false, nullT}, {[]Type{A, B}, T, false, nullT}},
+		"pg_get_function_result":             {{[]Type{I8}, T, false, nullT}},
+		"pg_get_function_arguments":          {{[]Type{I8}, T, false, nullT}},
+		"pg_get_function_identity_arguments": {{[]Type{I8}, T, false, nullT}},
+		"pg_get_triggerdef":                  {{[]Type{I8}, T, false, nullT}, {[]Type{I8, B}, T, false, nullT}},
+		"pg_get_ruledef":                     {{[]Type{I8}, T, false, nullT}, {[]Type{I8, B}, T, false, nullT}},
+		"pg_get_partkeydef":                  {{[]Type{I8}, T, false, nullT}},
+		"pg_get_statisticsobjdef_columns":    {{[]Type{I8}, T, false, nullT}},
+		"pg_relation_is_publishable":         {{[]Type{I8}, B, true, yes}},
+		// a table that is no partition is its own only ancestor
+		"pg_partition_ancestors": {{[]Type{I8}, I8, true, func(_ *env, a []Value) (Value, error) { return a[0], nil }}},
+		"pg_is_in_recovery":      {{nil, B, false, func(*env, []Value) (Value, error) { return Bool(false), nil }}},
+	}
+}
+
+func isDigits(s string) bool {
+	_, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	return err == nil
+}
+
+func sizePretty(n int64) string {
+	units := []string{"bytes", "kB", "MB", "GB", "TB", "PB"}
+	i := 0
+	for (n >= 10*1024 || n <= -10*1024) && i < len(units)-1 {
+		n = (n + 512) / 1024
+		i++
+	}
+	return strconv.FormatInt(n, 10) + " " + units[i]
+}
+
+func arrayToString(_ *env, a []Value) (Value, error) {
+	if a[0].Null || a[1].Null {
+		return nullText, nil
+	}
+	var els []Value
+	if a[0].T == TInt4Array {
+		for _, x := range a[0].A {
+			els = append(els, Int8(x))
+		}
+	} else {
+		var err error
+		if els, err = parseTextArray(a[0].S); err != nil {
+			return Value{}, err
+		}
+	}
+	var out []string
+	for _, v := range els {
+		switch {
+		case !v.Null:
+			out = append(out, valueText(v))
+		case len(a) > 2 && !a[2].Null:
+			out = append(out, a[2].S)
+		}
+	}
+	return Text(strings.Join(out, a[1].S)), nil
+}
+
+// valueText is v's text form (v not NULL).
+func valueText(v Value) string {
+	switch v.T {
+	case TInt4, TInt8:
+		return strconv.FormatInt(v.I, 10)
+	case TBool:
+		if v.I != 0 {
+			return "true"
+		}
+		return "false"
+	case TInt4Array:
+		return formatIntArray(v.A)
+	}
+	return v.S
+}
+
+func formatIntArray(a []int64) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, x := range a {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(x, 10))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// parseTextArray parses a one-dimensional array literal ({a,"b c",NULL}).
+func parseTextArray(s string) ([]Value, error) {
+	bad := func() ([]Value, error) {
+		return nil, errorf(CodeInvalidText, "malformed array literal: %q", s)
+	}
+	s = strings.TrimSpace(s)
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+		return bad()
+	}
+	body := s[1 : len(s)-1]
+	var out []Value
+	if strings.TrimSpace(body) == "" {
+		return out, nil
+	}
+	for i := 0; i <= len(body); {
+		for i < len(body) && body[i] == ' ' {
+			i++
+		}
+		var el strings.Builder
+		quoted := false
+		if i < len(body) && body[i] == '"' {
+			quoted = true
+			i++
+			for ; i < len(body) && body[i] != '"'; i++ {
+				if body[i] == '\\' && i+1 < len(body) {
+					i++
+				}
+				el.WriteByte(body[i])
+			}
+			if i >= len(body) {
+				return bad()
+			}
+			i++
+			for i < len(body) && body[i] == ' ' {
+				i++
+			}
+		} else {
+			for ; i < len(body) && body[i] != ','; i++ {
+				if body[i] == '\\' && i+1 < len(body) {
+					i++
+				}
+				el.WriteByte(body[i])
+			}
+		}
+		txt := el.String()
+		if !quoted {
+			txt = strings.TrimSpace(txt)
+		}
+		if !quoted && strings.EqualFold(txt, "NULL") {
+			out = append(out, nullText)
+		} else {
+			out = append(out, Text(txt))
+		}
+		if i < len(body) && body[i] != ',' {
+			return bad()
+		}
+		i++
+	}
+	return out, nil
+}
+
+// formatTextArray is a text[]'s output form.
+func formatTextArray(vs []Value) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, v := range vs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if v.Null {
+			b.WriteString("NULL")
+			continue
+		}
+		s := valueText(v)
+		if s == "" || strings.EqualFold(s, "NULL") || strings.ContainsAny(s, "{},\"\\ \t\n") {
+			b.WriteString(`"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`)
+		} else {
+			b.WriteString(s)
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// reservedWords are the keywords quote_ident quotes (PostgreSQL's
+// reserved, type/function-name and column-name keywords).
+var reservedWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`all analyse analyze and any array as asc asymmetric both case cast check
+		collate column constraint create current_catalog current_date current_role current_time
+		current_timestamp current_user default deferrable desc distinct do else end except false fetch for
+		foreign from grant group having in initially intersect into lateral leading limit localtime
+		localtimestamp not null offset on only or order placing primary references returning select
+		session_user some symmetric system_user table then to trailing true union unique user using variadic
+		when where window with authorization binary collation concurrently cross current_schema freeze full
+		ilike inner is isnull join left like natural notnull outer overlaps right similar tablesample verbose
+		between bigint bit boolean char character coalesce dec decimal exists extract float greatest grouping
+		inout int integer interval least national nchar none normalize nullif numeric out overlay position
+		precision real row setof smallint substring time timestamp treat trim values varchar xmlattributes
+		xmlconcat xmlelement xmlexists xmlforest xmlnamespaces xmlparse xmlpi xmlroot xmlserialize xmltable`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// quoteIdent is quote_ident: name as is when it needs no quotes.
+func quoteIdent(name string) string {
+	plain := name != "" && !reservedWords[name]
+	for i, ch := range name {
+		if !(ch == '_' || ch >= 'a' && ch <= 'z' || i > 0 && (ch >= '0' && ch <= '9' || ch == '$')) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return name
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// quoteLiteral is quote_literal.
+func quoteLiteral(s string) string {
+	q := "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	if strings.Contains(s, `\`) {
+		return "E" + strings.ReplaceAll(q, `\`, `\\`)
+	}
+	return q
+}
+
+// ---- the hooks ----
+
+// catalogFunc compiles a call of one of catFuncs (ok false: f is not one).
+func (c *compiler) catalogFunc(f *pg.FuncCall, name string) (expr, bool, error) {
+	if name == "pg_typeof" && len(f.Args) == 1 {
+		x, err := c.compile(f.Args[0], TUnknown)
+		if err != nil {
+			return nil, true, err
+		}
+		t := x.typ().String()
+		if me, ok := x.(*modExpr); ok {
+			t = me.m.name(x.typ())
+		}
+		return &constExpr{Text(t)}, true, nil
+	}
+	ovs, ok := catFuncs[name]
+	if !ok {
+		return nil, false, nil
+	}
+	for _, ov := range ovs {
+		if len(ov.args) != len(f.Args) {
+			continue
+		}
+		out := &funcExpr{name: name, t: ov.ret}
+		for i, a := range f.Args {
+			want := ov.args[i]
+			if want == tAny {
+				want = TUnknown
+			}
+			x, err := c.compile(a, want)
+			if err != nil {
+				return nil, true, err
+			}
+			if x, err = c.coerce(x, want); err != nil {
+				return nil, true, err
+			}
+			switch {
+			case ov.args[i] == tAny:
+				if x.typ() == TUnknown {
+					x = &castExpr{arg: x, t: TText}
+				}
+			case x.typ() == want:
+			case isInt(want) && isInt(x.typ()), want == TText && x.typ() == TBpchar:
+				x = &castExpr{arg: x, t: want}
+			default:
+				return nil, true, errorf(CodeUndefinedFunction, "function %s(%s) does not exist", name, argTypes(c, f.Args)).at(f.Location)
+			}
+			out.args = append(out.args, x)
+		}
+		fn, strict, ret := ov.fn, ov.strict, ov.ret
+		out.fn = func(e *env, a []Value) (Value, error) {
+			if strict {
+				for _, v := range a {
+					if v.Null {
+						return Null(ret), nil
+					}
+				}
+			}
+			return fn(e, a)
+		}
+		return out, true, nil
+	}
+	return nil, true, &Error{Code: CodeUndefinedFunction, Message: "function " + name + "(" + argTypes(c, f.Args) + ") does not exist",
+		Hint: "No function matches the given name and argument types. You might need to add explicit type casts.", Position: f.Location + 1}
+}
+
+func argTypes(c *compiler, args []*pg.Node) string {
+	var ts []string
+	for _, a := range args {
+		x, err := c.compile1(a, TUnknown)
+		if err != nil {
+			ts = append(ts, "unknown")
+			continue
+		}
+		ts = append(ts, x.typ().String())
+	}
+	return strings.Join(ts, ", ")
+}
+
+// catalogExpr compiles the expression forms of the catalogs' queries that
+// the rest of the compiler does not know (ok false: n is none of them).
+func (c *compiler) catalogExpr(n *pg.Node) (expr, bool, error) {
+	switch {
+	case n.GetTypeCast() != nil:
+		return c.regCast(n.GetTypeCast())
+	case n.GetAIndirection() != nil:
+		x, err := c.subscript(n.GetAIndirection())
+		return x, true, err
+	case n.GetAExpr() != nil && (n.GetAExpr().Kind == pg.A_Expr_Kind_AEXPR_OP_ANY || n.GetAExpr().Kind == pg.A_Expr_Kind_AEXPR_OP_ALL):
+		x, err := c.anyArray(n.GetAExpr())
+		return x, true, err
+	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg.A_Expr_Kind_AEXPR_OP:
+		return c.arrayLiteralCmp(n.GetAExpr())
+	case n.GetSubLink() != nil && n.GetSubLink().SubLinkType == pg.SubLinkType_ARRAY_SUBLINK:
+		x, err := c.arraySubLink(n.GetSubLink())
+		return x, true, err
+	}
+	return nil, false, nil
+}
+
+func (c *compiler) regCast(tc *pg.TypeCast) (expr, bool, error) {
+	names := strs(tc.TypeName.Names)
+	if len(names) == 0 || len(names) > 2 || (len(names) == 2 && names[0] != "pg_catalog") {
+		return nil, false, nil
+	}
+	name := names[len(names)-1]
+	array := len(tc.TypeName.ArrayBounds) > 0
+	switch {
+	case array && name == "int2", !array && (name == "int2vector" || name == "oidvector"), array && name == "oid":
+		x, err := c.compile(tc.Arg, TInt4Array)
+		if err != nil {
+			return nil, true, err
+		}
+		if x, err = c.coerce(x, TInt4Array); err != nil {
+			return nil, true, err
+		}
+		if x.typ() != TInt4Array {
+			return nil, true, errorf(CodeCannotCoerce, "cannot cast type %s to %s", x.typ(), name).at(tc.Location)
+		}
+		return x, true, nil
+	case array:
+		return nil, false, nil
+	}
+	kinds := map[string]bool{"regclass": true, "regtype": true, "regnamespace": true, "regrole": true, "regproc": true, "regprocedure": true, "oid": true}
+	if !kinds[name] {
+		return nil, false, nil
+	}
+	x, err := c.compile(tc.Arg, TUnknown)
+	if err != nil {
+		return nil, true, err
+	}
+	if x.typ() == TUnknown {
+		if _, isParam := x.(*paramExpr); isParam && name == "oid" {
+			x, err = c.coerce(x, TInt8)
+		} else {
+			x, err = c.coerce(x, TText)
+		}
+		if err != nil {
+			return nil, true, err
+		}
+	}
+	if isInt(x.typ()) {
+		if name == "oid" {
+			if x.typ() == TInt4 {
+				x = &castExpr{arg: x, t: TInt8}
+			}
+			return x, true, nil
+		}
+		// an OID's name, as a reg* value prints
+		return &funcExpr{name: name, t: TText, args: []expr{x}, fn: func(e *env, a []Value) (Value, error) {
+			if a[0].Null {
+				return nullText, nil
+			}
+			return Text(regName(e, name, a[0].I)), nil
+		}}, true, nil
+	}
+	if !isString(x.typ()) {
+		return nil, true, errorf(CodeCannotCoerce, "cannot cast type %s to %s", x.typ(), name).at(tc.Location)
+	}
+	return &funcExpr{name: name, t: TInt8, args: []expr{x}, fn: func(e *env, a []Value) (Value, error) {
+		if a[0].Null {
+			return nullOID, nil
+		}
+		return regOID(e, name, a[0].S)
+	}}, true, nil
+}
+
+// regName is the name of OID o as a value of reg* type kind prints.
+func regName(e *env, kind string, o int64) string {
+	num := strconv.FormatInt(o, 10)
+	switch kind {
+	case "regclass":
+		if r := e.s.catalogSnap().byOID[o]; r != nil {
+			return quoteIdent(r.name)
+		}
+		for full := range catalogRelations {
+			sch, rel, _ := strings.Cut(full, ".")
+			if so, ok := systemRelOID(sch, rel); ok && so == o {
+				if sch == "pg_catalog" {
+					return rel
+				}
+				return full
+			}
+		}
+	case "regtype":
+		if o == 0 {
+			return "-"
+		}
+		return typeName(o, -1)
+	case "regnamespace":
+		for _, r := range pgNamespaceRows(nil, nil) {
+			if r[0].I == o {
+				return quoteIdent(r[1].S)
+			}
+		}
+	case "regrole":
+		switch o {
+		case oidSuperuser:
+			return quoteIdent(e.s.user)
+		case oidDBOwnerRole:
+			return "pg_database_owner"
+		}
+	case "regproc", "regprocedure":
+		if o == 0 {
+			return "-"
+		}
+	}
+	return num
+}
+
+// regOID resolves a name as input of reg* type kind.
+func regOID(e *env, kind, s string) (Value, error) {
+	if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
+		return Int8(n), nil
+	}
+	switch kind {
+	case "regclass":
+		if o, ok := e.s.catalogSnap().relOID(s); ok {
+			return Int8(o), nil
+		}
+		return Value{}, errorf(CodeUndefinedTable, "relation %q does not exist", s)
+	case "regtype":
+		if o, ok := typeOIDByName(s); ok {
+			return Int8(o), nil
+		}
+		return Value{}, errorf(CodeUndefinedObject, "type %q does not exist", s)
+	case "regnamespace":
+		for _, r := range pgNamespaceRows(nil, nil) {
+			if r[1].S == s {
+				return r[0], nil
+			}
+		}
+		return Value{}, errorf(CodeUndefinedObject, "schema %q does not exist", s)
+	case "regrole":
+		if s == e.s.user {
+			return Int8(oidSuperuser), nil
+		}
+		if s == "pg_database_owner" {
+			return Int8(oidDBOwnerRole), nil
+		}
+		return Value{}, errorf(CodeUndefinedObject, "role %q does not exist", s)
+	case "oid":
+		return Value{}, errorf(CodeInvalidText, "invalid input syntax for type oid: %q", s)
+	}
+	return Value{}, errorf(CodeUndefinedFunction, "function %q does not exist", s)
+}
+
+// arrayLiteralCmp compiles col = '{...}' (and <>) over an integer array
+// column, as psql's pol.polroles = '{0}'.
+func (c *compiler) arrayLiteralCmp(a *pg.A_Expr) (expr, bool, error) {
+	ops := strs(a.Name)
+	if len(ops) != 1 || (ops[0] != "=" && ops[0] != "<>" && ops[0] != "!=") || a.Lexpr == nil || a.Rexpr == nil {
+		return nil, false, nil
+	}
+	col, lit := a.Lexpr, a.Rexpr
+	if col.GetColumnRef() == nil {
+		col, lit = lit, col
+	}
+	k := lit.GetAConst()
+	if col.GetColumnRef() == nil || k == nil || k.GetSval() == nil || !strings.HasPrefix(k.GetSval().Sval, "{") {
+		return nil, false, nil
+	}
+	x, err := c.compile(col, TUnknown)
+	if err != nil || x.typ() != TInt4Array {
+		return nil, false, nil
+	}
+	want, err := castValue(unknown(k.GetSval().Sval), TInt4Array)
+	if err != nil {
+		return nil, true, ToError(err).at(k.Location)
+	}
+	eq := ops[0] == "="
+	return &funcExpr{name: "array_eq", t: TBool, args: []expr{x}, fn: func(_ *env, v []Value) (Value, error) {
+		if v[0].Null {
+			return Null(TBool), nil
+		}
+		same := len(v[0].A) == len(want.A)
+		for i := 0; same && i < len(want.A); i++ {
+			same = v[0].A[i] == want.A[i]
+		}
+		return Bool(same == eq), nil
+	}}, true, nil
+}
+
+// subscript compiles arr[i] over an integer array.
+func (c *compiler) subscript(ind *pg.A_Indirection) (expr, error) {
+	if len(ind.Indirection) != 1 || ind.Indirection[0].GetAIndices() == nil || ind.Indirection[0].GetAIndices().IsSlice {
+		return nil, notSupported("this array subscript is not supported")
+	}
+	arg, err := c.compile(ind.Arg, TInt4Array)
+	if err != nil {
+		return nil, err
+	}
+	if arg.typ() != TInt4Array {
+		return nil, errorf(CodeDatatypeMismatch, "cannot subscript type %s because it does not support subscripting", arg.typ())
+	}
+	idx, err := c.compile(ind.Indirection[0].GetAIndices().Uidx, TInt4)
+	if err != nil {
+		return nil, err
+	}
+	if idx, err = c.coerce(idx, TInt4); err != nil {
+		return nil, err
+	}
+	if !isInt(idx.typ()) {
+		return nil, errorf(CodeDatatypeMismatch, "array subscript must have type integer")
+	}
+	return &funcExpr{name: "subscript", t: TInt4, args: []expr{arg, idx}, fn: func(_ *env, a []Value) (Value, error) {
+		if a[0].Null || a[1].Null || a[1].I < 1 || a[1].I > int64(len(a[0].A)) {
+			return Null(TInt4), nil
+		}
+		return Int4(int32(a[0].A[a[1].I-1])), nil
+	}}, nil
+}
+
+// anyArray compiles x op ANY (array) and x op ALL (array), over an integer
+// array or a text array literal.
+func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
+	op := "="
+	if ops := strs(a.Name); len(ops) > 0 {
+		op = ops[len(ops)-1]
+	}
+	if op == "!=" {
+		op = "<>"
+	}
+	switch op {
+	case "=", "<>", "<", "<=", ">", ">=":
+	default:
+		return nil, notSupported("operator %s with ANY/ALL is not supported", op).at(a.Location)
+	}
+	r, err := c.compile(a.Rexpr, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	lwant := TUnknown
+	if r.typ() == TInt4Array {
+		lwant = TInt4
+	}
+	l, err := c.compile(a.Lexpr, lwant)
+	if err != nil {
+		return nil, err
+	}
+	if r.typ() == TUnknown {
+		if isInt(l.typ()) {
+			r, err = c.coerce(r, TInt4Array)
+		} else {
+			r, err = c.coerce(r, TText)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if l.typ() == TUnknown {
+		t := TText
+		if r.typ() == TInt4Array {
+			t = TInt4
+		}
+		if l, err = c.coerce(l, t); err != nil {
+			return nil, err
+		}
+	}
+	intArr := r.typ() == TInt4Array
+	switch {
+	case intArr && isNumber(l.typ()):
+	case !intArr && isString(r.typ()) && isString(l.typ()):
+	default:
+		return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).at(a.Location)
+	}
+	all := a.Kind == pg.A_Expr_Kind_AEXPR_OP_ALL
+	return &funcExpr{name: "any", t: TBool, args: []expr{l, r}, fn: func(_ *env, v []Value) (Value, error) {
+		if v[1].Null {
+			return Null(TBool), nil
+		}
+		var els []Value
+		if intArr {
+			for _, x := range v[1].A {
+				els = append(els, Int8(x))
+			}
+		} else {
+			var err error
+			if els, err = parseTextArray(v[1].S); err != nil {
+				return Value{}, err
+			}
+		}
+		sawNull := v[0].Null
+		for _, b := range els {
+			if v[0].Null || b.Null {
+				sawNull = true
+				continue
+			}
+			ok := cmpOp(op, cmpValues(v[0], b))
+			if ok && !all {
+				return Bool(true), nil
+			}
+			if !ok && all {
+				return Bool(false), nil
+			}
+		}
+		if sawNull {
+			return Null(TBool), nil
+		}
+		return Bool(all), nil
+	}}, nil
+}
+
+// arraySubLink compiles ARRAY (subquery): an integer array of an integer
+// column, else a text array literal.
+func (c *compiler) arraySubLink(sl *pg.SubLink) (expr, error) {
+	cp := &pg.SubLink{SubLinkType: pg.SubLinkType_EXPR_SUBLINK, Subselect: sl.Subselect, Location: sl.Location}
+	x, err := c.subLink(cp)
+	if err != nil {
+		return nil, err
+	}
+	q, ok := x.(*subqueryExpr)
+	if !ok {
+		return nil, notSupported("this ARRAY subquery is not supported")
+	}
+	intArr := isInt(q.t)
+	t := TText
+	if intArr {
+		t = TInt4Array
+	}
+	return &arraySubExpr{q: q, t: t}, nil
+}
+
+type arraySubExpr struct {
+	q *subqueryExpr
+	t Type
+}
+
+func (a *arraySubExpr) typ() Type    { return a.t }
+func (a *arraySubExpr) kids() []expr { return a.q.kids() }
+func (a *arraySubExpr) eval(e *env) (Value, error) {
+	rows, err := a.q.rows(e)
+	if err != nil {
+		return Value{}, err
+	}
+	if a.t == TInt4Array {
+		out := Value{T: TInt4Array, A: []int64{}}
+		for _, r := range rows {
+			if r[0].Null {
+				return Value{}, notSupported("an integer array with NULL elements is not supported")
+			}
+			out.A = append(out.A, r[0].I)
+		}
+		return out, nil
+	}
+	vs := make([]Value, len(rows))
+	for i, r := range rows {
+		vs[i] = r[0]
+	}
+	return Text(formatTextArray(vs)), nil
+}
+
+// catalogRangeFunction plans the catalog functions psql calls in FROM:
+// pg_partition_ancestors(rel) [WITH ORDINALITY] (a table that is no
+// partition: itself, at depth 1).
+func (s *Session) catalogRangeFunction(rf *pg.RangeFunction, c *compiler) (func(context.Context, *Session) ([][]Value, error), []Column, string, bool, error) {
+	if len(rf.Functions) != 1 || rf.IsRowsfrom || rf.Lateral || len(rf.Coldeflist) > 0 {
+		return nil, nil, "", false, nil
+	}
+	items := rf.Functions[0].GetList().GetItems()
+	if len(items) == 0 || items[0].GetFuncCall() == nil {
+		return nil, nil, "", false, nil
+	}
+	fc := items[0].GetFuncCall()
+	names := strs(fc.Funcname)
+	if names[len(names)-1] != "pg_partition_ancestors" || (len(names) == 2 && names[0] != "pg_catalog") || len(fc.Args) != 1 {
+		return nil, nil, "", false, nil
+	}
+	arg, err := c.compile(fc.Args[0], TInt8)
+	if err != nil {
+		return nil, nil, "", true, err
+	}
+	if arg, err = c.coerce(arg, TInt8); err != nil {
+		return nil, nil, "", true, err
+	}
+	if !isInt(arg.typ()) {
+		return nil, nil, "", true, errorf(CodeUndefinedFunction, "function pg_partition_ancestors(%s) does not exist", arg.typ()).at(fc.Location)
+	}
+	out := []Column{cOID("relid")}
+	if rf.Ordinality {
+		out = append(out, cInt8("ordinality"))
+	}
+	rel := "pg_partition_ancestors"
+	if rf.Alias != nil {
+		rel = rf.Alias.Aliasname
+		var err error
+		if out, err = aliasCols(out, rf.Alias); err != nil {
+			return nil, nil, "", true, err
+		}
+	}
+	virt := func(ctx context.Context, s *Session) ([][]Value, error) {
+		v, err := arg.eval(&env{ctx: ctx, s: s})
+		if err != nil || v.Null {
+			return nil, err
+		}
+		row := []Value{Int8(v.I)}
+		if rf.Ordinality {
+			row = append(row, Int8(1))
+		}
+		return [][]Value{row}, nil
+	}
+	return virt, out, rel, true, nil
+}

@@ -1,0 +1,1159 @@
+package sqlfe
+
+// The system catalogs: pg_catalog's relations (this file) and
+// information_schema's (infoschema.go), with the functions clients call on
+// them (catfuncs.go), enough for psql's \d family, ORMs' schema
+// introspection and JDBC's metadata.
+//
+// Nothing is stored: every scan of a catalog relation generates its rows
+// from the SQL catalog as the session sees it — the committed tables of the
+// Executor (catalog.go: Table, Column, IndexDef, FKDef; serial columns'
+// sequences, defaults.go) overlaid with the session's own uncommitted DDL —
+// so a catalog relation is never stale and needs no maintenance by DDL.
+// They are rowsScan nodes of the general query path (query.go's
+// needsQueryPath sends every query naming one there).
+//
+// OIDs. PostgreSQL's fixed objects keep PostgreSQL's OIDs (namespaces
+// pg_catalog 11, public 2200, information_schema 13000 (PostgreSQL's is
+// assigned at initdb; tupled fixes one); types by pg_type's OIDs; the
+// bootstrap superuser 10, which owns everything and is reported under the
+// connected user's name; access methods heap 2 and btree 403; collation
+// default 100). Each table, index, sequence and constraint gets an OID
+// derived from its name — FNV-1a of its kind and name, folded into
+// [16384, 2^30+16384) — so an OID is the same in every session, across
+// restarts and across unrelated DDL, without storing a counter in the
+// catalog. Collisions are resolved by probing upwards in the order of the
+// objects' keys, which is deterministic; they are improbable at any
+// realistic catalog size. A table dropped and created again under the same
+// name gets the same OID again (PostgreSQL would hand out a new one).
+//
+// Types. Columns PostgreSQL declares oid or regclass are bigint here
+// (an oid is an unsigned 32-bit number), name and "char" are text,
+// int2vector, oidvector and int2[] are integer[], aclitem[], pg_node_tree
+// and the other arrays text (NULL, or an array literal).
+
+import (
+	"hash/fnv"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+)
+
+// Fixed OIDs, as PostgreSQL numbers them.
+const (
+	oidNspCatalog   = 11
+	oidNspPublic    = 2200
+	oidNspInfo      = 13000
+	oidNspToast     = 99
+	oidSuperuser    = 10
+	oidDBOwnerRole  = 6171 // pg_database_owner, public's owner in PostgreSQL 15
+	oidAmHeap       = 2
+	oidAmBtree      = 403
+	oidCollDefault  = 100
+	oidTablespace   = 1663
+	oidDatabase     = 16384 // the one database (PostgreSQL's first user database gets such an OID)
+	oidClassPgClass = 1259
+	firstUserOID    = 16384
+)
+
+// catRel is an object with a row in pg_class.
+type catRel struct {
+	oid  int64
+	name string
+	kind string // "r" table, "i" index, "S" sequence
+	t    *Table // the table, or the index's or sequence's table
+	// an index: its definition (for the primary key, the key's columns)
+	ix     IndexDef
+	pkey   bool
+	seqCol int // a sequence: its column's index in t.Cols
+}
+
+// catCon is a constraint (pg_constraint): a primary key, a unique
+// constraint or a foreign key.
+type catCon struct {
+	oid   int64
+	name  string
+	kind  string // "p", "u", "f"
+	t     *Table
+	cols  []int // column indexes in t.Cols
+	index *catRel
+	fk    *FKDef
+	ref   *Table // a foreign key's referenced table
+}
+
+// catSnap is the SQL catalog as one scan sees it, with its OIDs.
+type catSnap struct {
+	tables []*Table // by name
+	rels   []*catRel
+	cons   []*catCon
+	byOID  map[int64]*catRel
+	byName map[string]*catRel
+	conOID map[int64]*catCon
+	tabOID map[string]int64
+}
+
+// attnum is the attribute number of t's column index i (hidden columns
+// have none).
+func attnum(t *Table, i int) int {
+	n := 0
+	for j := 0; j <= i && j < len(t.Cols); j++ {
+		if !t.Cols[j].Hidden {
+			n++
+		}
+	}
+	return n
+}
+
+func attnums(t *Table, cols []int) []int64 {
+	out := make([]int64, len(cols))
+	for i, c := range cols {
+		if c >= 0 {
+			out[i] = int64(attnum(t, c))
+		}
+	}
+	return out
+}
+
+func seqName(t *Table, c Column) string { return t.Name + "_" + c.Name + "_seq" }
+
+var snapCache struct {
+	sync.Mutex
+	cat  *catalog
+	gen  uint64
+	snap *catSnap
+}
+
+// catalogSnap returns the catalog s sees: the committed tables with the
+// session's uncommitted DDL over them.
+func (s *Session) catalogSnap() *catSnap {
+	cat := &s.eng.cat
+	cat.mu.RLock()
+	gen := cat.gen
+	if len(s.pending) == 0 {
+		snapCache.Lock()
+		if snapCache.cat == cat && snapCache.gen == gen && snapCache.snap != nil {
+			sn := snapCache.snap
+			snapCache.Unlock()
+			cat.mu.RUnlock()
+			return sn
+		}
+		snapCache.Unlock()
+	}
+	m := make(map[string]*Table, len(cat.tables))
+	for n, t := range cat.tables {
+		m[n] = t
+	}
+	cat.mu.RUnlock()
+	for n, t := range s.pending {
+		if t == nil {
+			delete(m, n)
+		} else {
+			m[n] = t
+		}
+	}
+	sn := buildSnap(m)
+	if len(s.pending) == 0 {
+		snapCache.Lock()
+		snapCache.cat, snapCache.gen, snapCache.snap = cat, gen, sn
+		snapCache.Unlock()
+	}
+	return sn
+}
+
+func buildSnap(m map[string]*Table) *catSnap {
+	sn := &catSnap{byOID: map[int64]*catRel{}, byName: map[string]*catRel{}, conOID: map[int64]*catCon{}, tabOID: map[string]int64{}}
+	for _, t := range m {
+		sn.tables = append(sn.tables, t)
+	}
+	sort.Slice(sn.tables, func(i, j int) bool { return sn.tables[i].Name < sn.tables[j].Name })
+	for _, t := range sn.tables {
+		sn.rels = append(sn.rels, &catRel{name: t.Name, kind: "r", t: t})
+		if t.hasPkey() {
+			ix := IndexDef{Name: t.pkeyName(), Cols: t.keyCols(), Unique: true}
+			r := &catRel{name: ix.Name, kind: "i", t: t, ix: ix, pkey: true}
+			sn.rels = append(sn.rels, r)
+			sn.cons = append(sn.cons, &catCon{name: ix.Name, kind: "p", t: t, cols: ix.Cols, index: r})
+		}
+		for _, ix := range t.Indexes {
+			r := &catRel{name: ix.Name, kind: "i", t: t, ix: ix}
+			sn.rels = append(sn.rels, r)
+			if ix.Unique && len(ix.Exprs) == 0 {
+				sn.cons = append(sn.cons, &catCon{name: ix.Name, kind: "u", t: t, cols: ix.Cols, index: r})
+			}
+		}
+		for i, c := range t.Cols {
+			if c.Serial {
+				sn.rels = append(sn.rels, &catRel{name: seqName(t, c), kind: "S", t: t, seqCol: i})
+			}
+		}
+		for i := range t.FKeys {
+			fk := &t.FKeys[i]
+			sn.cons = append(sn.cons, &catCon{name: fk.Name, kind: "f", t: t, cols: fk.Cols, fk: fk, ref: m[fk.RefTable]})
+		}
+	}
+	// OIDs: by key order, so that probing past a collision is deterministic
+	type keyed struct {
+		key string
+		set func(int64)
+	}
+	var ks []keyed
+	for _, r := range sn.rels {
+		r := r
+		ks = append(ks, keyed{"rel " + r.name, func(o int64) { r.oid = o }})
+	}
+	for _, c := range sn.cons {
+		c := c
+		ks = append(ks, keyed{"con " + c.t.Name + "." + c.name, func(o int64) { c.oid = o }})
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i].key < ks[j].key })
+	used := map[int64]bool{}
+	for _, k := range ks {
+		h := fnv.New32a()
+		h.Write([]byte(k.key))
+		o := int64(h.Sum32()%(1<<30)) + firstUserOID
+		for used[o] || o == oidDatabase {
+			o++
+		}
+		used[o] = true
+		k.set(o)
+	}
+	for _, r := range sn.rels {
+		sn.byOID[r.oid] = r
+		sn.byName[r.name] = r
+		if r.kind == "r" {
+			sn.tabOID[r.name] = r.oid
+		}
+	}
+	for _, c := range sn.cons {
+		sn.conOID[c.oid] = c
+		if c.kind == "f" && c.ref != nil {
+			// the referenced table's key the foreign key refers through
+			name := c.ref.pkeyName()
+			if c.fk.RefIndex != "" {
+				name = c.fk.RefIndex
+			}
+			c.index = sn.byName[name]
+		}
+	}
+	return sn
+}
+
+// relOID resolves a relation name as regclass input does: an OID, or a
+// name, optionally schema-qualified and double-quoted; 0 if there is none.
+func (sn *catSnap) relOID(name string) (int64, bool) {
+	name = strings.TrimSpace(name)
+	if n, err := strconv.ParseInt(name, 10, 64); err == nil {
+		return n, true
+	}
+	parts := splitQualified(name)
+	if len(parts) == 2 {
+		if parts[0] != "public" {
+			if o, ok := systemRelOID(parts[0], parts[1]); ok {
+				return o, true
+			}
+			return 0, false
+		}
+		name = parts[1]
+	} else if len(parts) == 1 {
+		name = parts[0]
+	} else {
+		return 0, false
+	}
+	if r := sn.byName[name]; r != nil {
+		return r.oid, true
+	}
+	if o, ok := systemRelOID("pg_catalog", name); ok {
+		return o, true
+	}
+	return 0, false
+}
+
+// splitQualified splits a.b / "A"."b" into its identifiers, down-casing
+// the unquoted ones.
+func splitQualified(s string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, inq := false, false
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case inq && ch == '"' && i+1 < len(s) && s[i+1] == '"':
+			cur.WriteByte('"')
+			i++
+		case ch == '"':
+			inq, quoted = !inq, true
+		case ch == '.' && !inq:
+			out = append(out, cur.String())
+			cur.Reset()
+			quoted = false
+		case inq:
+			cur.WriteByte(ch)
+		default:
+			cur.WriteString(strings.ToLower(string(ch)))
+		}
+	}
+	_ = quoted
+	return append(out, cur.String())
+}
+
+// systemRelOID gives catalog relations an OID so that 'pg_class'::regclass
+// works (pg_class keeps PostgreSQL's 1259; the others get one derived from
+// their name below firstUserOID).
+func systemRelOID(schema, name string) (int64, bool) {
+	if _, ok := catalogRelations[schema+"."+name]; !ok {
+		return 0, false
+	}
+	if schema == "pg_catalog" && name == "pg_class" {
+		return oidClassPgClass, true
+	}
+	h := fnv.New32a()
+	h.Write([]byte(schema + "." + name))
+	return int64(h.Sum32()%8000) + 4000, true
+}
+
+// ---- relation lookup ----
+
+// catalogRel is a generated relation: its columns and its rows.
+type catalogRel struct {
+	cols []Column
+	rows func(s *Session, sn *catSnap) [][]Value
+}
+
+// catalogRelation finds the catalog relation rv names, if it names one:
+// pg_catalog.x, information_schema.x, or an unqualified x of pg_catalog that
+// no table of the user's shadows (pg_catalog is searched first in
+// PostgreSQL, but a user table of a catalog's name was made in this
+// catalog, which had no such relation then).
+func (s *Session) catalogRelation(rv *pg.RangeVar) (string, *catalogRel, bool) {
+	if rv.Catalogname != "" {
+		return "", nil, false
+	}
+	switch rv.Schemaname {
+	case "pg_catalog", "information_schema":
+		r, ok := catalogRelations[rv.Schemaname+"."+rv.Relname]
+		return rv.Schemaname + "." + rv.Relname, r, ok
+	case "":
+		r, ok := catalogRelations["pg_catalog."+rv.Relname]
+		if ok && s.lookupTable(rv.Relname) == nil {
+			return "pg_catalog." + rv.Relname, r, true
+		}
+	}
+	return "", nil, false
+}
+
+// isCatalogRelation reports whether rv names a catalog relation (for
+// needsQueryPath).
+func (s *Session) isCatalogRelation(rv *pg.RangeVar) bool {
+	_, _, ok := s.catalogRelation(rv)
+	return ok
+}
+
+// catalogFromItem is fromItem's RangeVar case for a catalog relation.
+func (s *Session) catalogFromItem(rv *pg.RangeVar, name string, alias *pg.Alias) (relNode, *scope, bool, error) {
+	full, r, ok := s.catalogRelation(rv)
+	if !ok {
+		return nil, nil, false, nil
+	}
+	if full == "pg_catalog.pg_locks" {
+		return nil, nil, false, nil // virtual.go's
+	}
+	rs := &rowsScan{what: "Seq Scan on " + rv.Relname, rows: func(q *qctx) ([][]Value, error) {
+		return r.rows(q.s, q.s.catalogSnap()), nil
+	}}
+	cols, err := aliasCols(r.cols, alias)
+	if err != nil {
+		return nil, nil, true, err
+	}
+	return rs, &scope{rels: []*scopeRel{{name: name, cols: cols, rows: rs}}, width: len(cols)}, true, nil
+}
+
+// anyCatalogRelation reports whether st's FROM names a catalog relation
+// anywhere (joins included), so that the query takes the general path.
+func (s *Session) anyCatalogRelation(st *pg.SelectStmt) bool {
+	var walk func(n *pg.Node) bool
+	walk = func(n *pg.Node) bool {
+		switch {
+		case n == nil:
+			return false
+		case n.GetRangeVar() != nil:
+			return s.isCatalogRelation(n.GetRangeVar())
+		case n.GetJoinExpr() != nil:
+			return walk(n.GetJoinExpr().Larg) || walk(n.GetJoinExpr().Rarg)
+		}
+		return false
+	}
+	for _, f := range st.FromClause {
+		if walk(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// ---- column helpers ----
+
+func cText(n string) Column { return Column{Name: n, Type: TText} }
+func cOID(n string) Column  { return Column{Name: n, Type: TInt8} }
+func cInt4(n string) Column { return Column{Name: n, Type: TInt4} }
+func cInt2(n string) Column { return Column{Name: n, Type: TInt4, Int2: true} }
+func cInt8(n string) Column { return Column{Name: n, Type: TInt8} }
+func cBool(n string) Column { return Column{Name: n, Type: TBool} }
+func cArr(n string) Column  { return Column{Name: n, Type: TInt4Array} }
+
+func cols(spec string) []Column {
+	var out []Column
+	for _, f := range strings.Fields(spec) {
+		name, t, _ := strings.Cut(f, ":")
+		switch t {
+		case "oid":
+			out = append(out, cOID(name))
+		case "i4":
+			out = append(out, cInt4(name))
+		case "i2":
+			out = append(out, cInt2(name))
+		case "i8":
+			out = append(out, cInt8(name))
+		case "b":
+			out = append(out, cBool(name))
+		case "a":
+			out = append(out, cArr(name))
+		case "f":
+			out = append(out, Column{Name: name, Type: TNumeric})
+		default:
+			out = append(out, cText(name))
+		}
+	}
+	return out
+}
+
+func arr(xs ...int64) Value { return Value{T: TInt4Array, A: append([]int64{}, xs...)} }
+
+var (
+	nullText = Null(TText)
+	nullOID  = Null(TInt8)
+)
+
+func oidv(o int64) Value { return Int8(o) }
+
+// none is the rows of a catalog of objects tupled does not have.
+func none(*Session, *catSnap) [][]Value { return nil }
+
+// ---- pg_catalog ----
+
+// colType is PostgreSQL's type of a column: OID, typmod, length, and the
+// names format_type and information_schema use.
+type colTypeInfo struct {
+	oid      int64
+	typmod   int32
+	len      int
+	typname  string // pg_type.typname (udt_name)
+	format   string // format_type(atttypid, atttypmod)
+	dataType string // information_schema.columns.data_type
+}
+
+func colType(c Column) colTypeInfo {
+	switch c.Type {
+	case TBool:
+		return colTypeInfo{16, -1, 1, "bool", "boolean", "boolean"}
+	case TInt4:
+		if c.Int2 {
+			return colTypeInfo{21, -1, 2, "int2", "smallint", "smallint"}
+		}
+		return colTypeInfo{23, -1, 4, "int4", "integer", "integer"}
+	case TInt8:
+		return colTypeInfo{20, -1, 8, "int8", "bigint", "bigint"}
+	case TText:
+		if c.MaxLen > 0 {
+			return colTypeInfo{1043, int32(c.MaxLen) + 4, -1, "varchar", "character varying(" + strconv.Itoa(c.MaxLen) + ")", "character varying"}
+		}
+		return colTypeInfo{25, -1, -1, "text", "text", "text"}
+	case TBpchar:
+		if c.MaxLen > 0 {
+			return colTypeInfo{1042, int32(c.MaxLen) + 4, -1, "bpchar", "character(" + strconv.Itoa(c.MaxLen) + ")", "character"}
+		}
+		return colTypeInfo{1042, -1, -1, "bpchar", "bpchar", "character"}
+	case TNumeric:
+		return colTypeInfo{1700, -1, -1, "numeric", "numeric", "numeric"}
+	case TTimestamp:
+		return colTypeInfo{1114, -1, 8, "timestamp", "timestamp without time zone", "timestamp without time zone"}
+	case TInt4Array:
+		return colTypeInfo{1007, -1, -1, "_int4", "integer[]", "ARRAY"}
+	}
+	return colTypeInfo{25, -1, -1, "text", "text", "text"}
+}
+
+// pgTypeRow is one row of pg_type.
+type pgTypeRow struct {
+	oid      int64
+	name     string
+	len      int
+	byval    bool
+	typtype  string
+	category string
+	elem     int64
+	array    int64
+	coll     int64
+}
+
+var pgTypeRows = []pgTypeRow{
+	{16, "bool", 1, true, "b", "B", 0, 1000, 0},
+	{17, "bytea", -1, false, "b", "U", 0, 1001, 0},
+	{18, "char", 1, true, "b", "Z", 0, 1002, 100},
+	{19, "name", 64, false, "b", "S", 18, 1003, 950},
+	{20, "int8", 8, true, "b", "N", 0, 1016, 0},
+	{21, "int2", 2, true, "b", "N", 0, 1005, 0},
+	{22, "int2vector", -1, false, "b", "A", 21, 1006, 0},
+	{23, "int4", 4, true, "b", "N", 0, 1007, 0},
+	{24, "regproc", 4, true, "b", "N", 0, 1008, 0},
+	{25, "text", -1, false, "b", "S", 0, 1009, 100},
+	{26, "oid", 4, true, "b", "N", 0, 1028, 0},
+	{30, "oidvector", -1, false, "b", "A", 26, 1013, 0},
+	{700, "float4", 4, true, "b", "N", 0, 1021, 0},
+	{701, "float8", 8, true, "b", "N", 0, 1022, 0},
+	{705, "unknown", -2, false, "p", "X", 0, 0, 0},
+	{1000, "_bool", -1, false, "b", "A", 16, 0, 0},
+	{1005, "_int2", -1, false, "b", "A", 21, 0, 0},
+	{1007, "_int4", -1, false, "b", "A", 23, 0, 0},
+	{1009, "_text", -1, false, "b", "A", 25, 0, 100},
+	{1016, "_int8", -1, false, "b", "A", 20, 0, 0},
+	{1042, "bpchar", -1, false, "b", "S", 0, 1014, 100},
+	{1043, "varchar", -1, false, "b", "S", 0, 1015, 100},
+	{1082, "date", 4, true, "b", "D", 0, 1182, 0},
+	{1114, "timestamp", 8, true, "b", "D", 0, 1115, 0},
+	{1184, "timestamptz", 8, true, "b", "D", 0, 1185, 0},
+	{1700, "numeric", -1, false, "b", "N", 0, 1231, 0},
+	{2205, "regclass", 4, true, "b", "N", 0, 2210, 0},
+	{2206, "regtype", 4, true, "b", "N", 0, 2211, 0},
+	{2278, "void", 4, true, "p", "P", 0, 0, 0},
+	{4089, "regnamespace", 4, true, "b", "N", 0, 4090, 0},
+}
+
+// typeName is format_type's name of a type OID (with typmod, -1: none).
+func typeName(oid int64, typmod int64) string {
+	switch oid {
+	case 16:
+		return "boolean"
+	case 20:
+		return "bigint"
+	case 21:
+		return "smallint"
+	case 23:
+		return "integer"
+	case 25:
+		return "text"
+	case 1043:
+		if typmod >= 4 {
+			return "character varying(" + strconv.FormatInt(typmod-4, 10) + ")"
+		}
+		return "character varying"
+	case 1042:
+		if typmod >= 4 {
+			return "character(" + strconv.FormatInt(typmod-4, 10) + ")"
+		}
+		return "bpchar"
+	case 1114:
+		return "timestamp without time zone"
+	case 1184:
+		return "timestamp with time zone"
+	case 1082:
+		return "date"
+	case 700:
+		return "real"
+	case 701:
+		return "double precision"
+	case 1007:
+		return "integer[]"
+	case 1005:
+		return "smallint[]"
+	case 1016:
+		return "bigint[]"
+	case 1009:
+		return "text[]"
+	case 1000:
+		return "boolean[]"
+	case 18:
+		return `"char"`
+	}
+	for _, r := range pgTypeRows {
+		if r.oid == oid {
+			if strings.HasPrefix(r.name, "_") {
+				return r.name[1:] + "[]"
+			}
+			return r.name
+		}
+	}
+	return "???"
+}
+
+// typeOIDByName resolves regtype input.
+func typeOIDByName(name string) (int64, bool) {
+	name = strings.TrimPrefix(strings.ToLower(strings.TrimSpace(name)), "pg_catalog.")
+	alias := map[string]int64{"integer": 23, "int": 23, "smallint": 21, "bigint": 20, "boolean": 16,
+		"character varying": 1043, "character": 1042, "char": 1042, "timestamp without time zone": 1114, "timestamp": 1114,
+		"timestamp with time zone": 1184, "double precision": 701, "real": 700, "integer[]": 1007, "text[]": 1009, `"char"`: 18}
+	if o, ok := alias[name]; ok {
+		return o, true
+	}
+	for _, r := range pgTypeRows {
+		if r.name == name {
+			return r.oid, true
+		}
+	}
+	return 0, false
+}
+
+var pgClassCols = cols(`oid:oid relname relnamespace:oid reltype:oid reloftype:oid relowner:oid relam:oid
+	relfilenode:oid reltablespace:oid relpages:i4 reltuples:f relallvisible:i4 reltoastrelid:oid
+	relhasindex:b relisshared:b relpersistence relkind relnatts:i2 relchecks:i2 relhasrules:b
+	relhastriggers:b relhassubclass:b relrowsecurity:b relforcerowsecurity:b relispopulated:b
+	relreplident relispartition:b relrewrite:oid relfrozenxid relminmxid relacl reloptions relpartbound`)
+
+func pgClassRows(_ *Session, sn *catSnap) [][]Value {
+	var rows [][]Value
+	minus1, _ := parseNumeric("-1")
+	for _, r := range sn.rels {
+		am, natts, hasIndex, persist := int64(0), 0, false, "p"
+		switch r.kind {
+		case "r":
+			am = oidAmHeap
+			for _, c := range r.t.Cols {
+				if !c.Hidden {
+					natts++
+				}
+			}
+			hasIndex = r.t.hasPkey() || len(r.t.Indexes) > 0
+		case "i":
+			am, natts = oidAmBtree, len(r.ix.Cols)
+		case "S":
+			natts = 3
+		}
+		rows = append(rows, []Value{oidv(r.oid), Text(r.name), oidv(oidNspPublic), oidv(0), oidv(0), oidv(oidSuperuser), oidv(am),
+			oidv(r.oid), oidv(0), Int4(0), minus1.value(), Int4(0), oidv(0),
+			Bool(hasIndex), Bool(false), Text(persist), Text(r.kind), Int4(int32(natts)), Int4(0), Bool(false),
+			Bool(r.kind == "r" && (len(r.t.FKeys) > 0 || referenced(sn, r.t))), Bool(false), Bool(false), Bool(false), Bool(true),
+			Text(map[bool]string{true: "d", false: "n"}[r.kind == "r"]), Bool(false), oidv(0), Text("0"), Text("0"), nullText, nullText, nullText})
+	}
+	return rows
+}
+
+// referenced reports whether a foreign key refers to t (PostgreSQL's
+// relhastriggers is true for both ends of a foreign key).
+func referenced(sn *catSnap, t *Table) bool {
+	for _, c := range sn.cons {
+		if c.kind == "f" && c.ref == t {
+			return true
+		}
+	}
+	return false
+}
+
+var pgNamespaceCols = cols(`oid:oid nspname nspowner:oid nspacl`)
+
+func pgNamespaceRows(*Session, *catSnap) [][]Value {
+	return [][]Value{
+		{oidv(oidNspToast), Text("pg_toast"), oidv(oidSuperuser), nullText},
+		{oidv(oidNspCatalog), Text("pg_catalog"), oidv(oidSuperuser), nullText},
+		{oidv(oidNspPublic), Text("public"), oidv(oidDBOwnerRole), nullText},
+		{oidv(oidNspInfo), Text("information_schema"), oidv(oidSuperuser), nullText},
+	}
+}
+
+var pgAttributeCols = cols(`attrelid:oid attname atttypid:oid attstattarget:i4 attlen:i2 attnum:i2 attndims:i4
+	attcacheoff:i4 atttypmod:i4 attbyval:b attalign attstorage attcompression attnotnull:b atthasdef:b
+	atthasmissing:b attidentity attgenerated attisdropped:b attislocal:b attinhcount:i4 attcollation:oid
+	attacl attoptions attfdwoptions attmissingval`)
+
+func pgAttributeRows(_ *Session, sn *catSnap) [][]Value {
+	var rows [][]Value
+	for _, r := range sn.rels {
+		if r.kind == "i" {
+			rows = append(rows, indexAttributes(r)...)
+		}
+		if r.kind != "r" {
+			continue
+		}
+		for i, c := range r.t.Cols {
+			if c.Hidden {
+				continue
+			}
+			ti := colType(c)
+			coll := int64(0)
+			if c.Type == TText || c.Type == TBpchar {
+				coll = oidCollDefault
+			}
+			ndims := 0
+			if c.Type == TInt4Array {
+				ndims = 1
+			}
+			byval := ti.len > 0 && ti.len <= 8
+			align, storage := "i", "p"
+			if ti.len == -1 {
+				storage = "x"
+			}
+			rows = append(rows, []Value{oidv(r.oid), Text(c.Name), oidv(ti.oid), Int4(-1), Int4(int32(ti.len)), Int4(int32(attnum(r.t, i))), Int4(int32(ndims)),
+				Int4(-1), Int4(ti.typmod), Bool(byval), Text(align), Text(storage), Text(""), Bool(c.NotNull || r.t.isKeyCol(i)), Bool(c.Serial || c.Default != ""),
+				Bool(false), Text(""), Text(""), Bool(false), Bool(true), Int4(0), oidv(coll),
+				nullText, nullText, nullText, nullText})
+		}
+	}
+	return rows
+}
+
+// indexAttributes are an index's pg_attribute rows: one per element, named
+// as its column (an expression: "expr", typed text).
+func indexAttributes(r *catRel) [][]Value {
+	var rows [][]Value
+	for k, c := range r.ix.Cols {
+		name, ti, coll := "expr", colType(Column{Type: TText}), int64(oidCollDefault)
+		if c >= 0 {
+			col := r.t.Cols[c]
+			name, ti = col.Name, colType(col)
+			if col.Type != TText && col.Type != TBpchar {
+				coll = 0
+			}
+		}
+		rows = append(rows, []Value{oidv(r.oid), Text(name), oidv(ti.oid), Int4(-1), Int4(int32(ti.len)), Int4(int32(k + 1)), Int4(0),
+			Int4(-1), Int4(ti.typmod), Bool(ti.len > 0 && ti.len <= 8), Text("i"), Text("p"), Text(""), Bool(false), Bool(false),
+			Bool(false), Text(""), Text(""), Bool(false), Bool(true), Int4(0), oidv(coll),
+			nullText, nullText, nullText, nullText})
+	}
+	return rows
+}
+
+// pgDependRows: a serial column's sequence is owned by (deptype 'a') its
+// column, which psql's \d of a sequence prints as "Owned by".
+func pgDependRows(_ *Session, sn *catSnap) [][]Value {
+	var rows [][]Value
+	for _, r := range sn.rels {
+		if r.kind == "S" {
+			rows = append(rows, []Value{oidv(oidClassPgClass), oidv(r.oid), Int4(0), oidv(oidClassPgClass), oidv(sn.tabOID[r.t.Name]),
+				Int4(int32(attnum(r.t, r.seqCol))), Text("a")})
+		}
+	}
+	return rows
+}
+
+var pgTypeCols = cols(`oid:oid typname typnamespace:oid typowner:oid typlen:i2 typbyval:b typtype typcategory
+	typispreferred:b typisdefined:b typdelim typrelid:oid typsubscript typelem:oid typarray:oid typinput typoutput
+	typreceive typsend typmodin typmodout typanalyze typalign typstorage typnotnull:b typbasetype:oid typtypmod:i4
+	typndims:i4 typcollation:oid typdefaultbin typdefault typacl`)
+
+func pgTypeRowsOf(*Session, *catSnap) [][]Value {
+	var rows [][]Value
+	for _, t := range pgTypeRows {
+		name := strings.TrimPrefix(t.name, "_")
+		in, out := name+"in", name+"out"
+		if strings.HasPrefix(t.name, "_") {
+			in, out = "array_in", "array_out"
+		}
+		rows = append(rows, []Value{oidv(t.oid), Text(t.name), oidv(oidNspCatalog), oidv(oidSuperuser), Int4(int32(t.len)), Bool(t.byval), Text(t.typtype), Text(t.category),
+			Bool(false), Bool(true), Text(","), oidv(0), Text("-"), oidv(t.elem), oidv(t.array), Text(in), Text(out),
+			Text(name + "recv"), Text(name + "send"), Text("-"), Text("-"), Text("-"), Text("i"), Text("p"), Bool(false), oidv(0), Int4(-1),
+			Int4(0), oidv(t.coll), nullText, nullText, nullText})
+	}
+	return rows
+}
+
+var pgIndexCols = cols(`indexrelid:oid indrelid:oid indnatts:i2 indnkeyatts:i2 indisunique:b indnullsnotdistinct:b
+	indisprimary:b indisexclusion:b indimmediate:b indisclustered:b indisvalid:b indcheckxmin:b indisready:b
+	indislive:b indisreplident:b indkey:a indcollation:a indclass:a indoption:a indexprs indpred`)
+
+func pgIndexRows(_ *Session, sn *catSnap) [][]Value {
+	var rows [][]Value
+	for _, r := range sn.rels {
+		if r.kind != "i" {
+			continue
+		}
+		n := len(r.ix.Cols)
+		coll, class, opt := make([]int64, n), make([]int64, n), make([]int64, n)
+		exprs := nullText
+		var es []string
+		for i, c := range r.ix.Cols {
+			if c < 0 {
+				es = append(es, indexExprText(r.ix, i))
+			} else if ct := r.t.Cols[c].Type; ct == TText || ct == TBpchar {
+				coll[i] = oidCollDefault
+			}
+		}
+		if len(es) > 0 {
+			exprs = Text(strings.Join(es, ", "))
+		}
+		tab := sn.tabOID[r.t.Name]
+		rows = append(rows, []Value{oidv(r.oid), oidv(tab), Int4(int32(n)), Int4(int32(n)), Bool(r.ix.Unique), Bool(false),
+			Bool(r.pkey), Bool(false), Bool(true), Bool(false), Bool(true), Bool(false), Bool(true),
+			Bool(true), Bool(false), arr(attnums(r.t, r.ix.Cols)...), arr(coll...), arr(class...), arr(opt...), exprs, nullText})
+	}
+	return rows
+}
+
+// indexExprText is the SQL text of index element i, an expression.
+func indexExprText(ix IndexDef, i int) string {
+	if i >= len(ix.Exprs) {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(ix.Exprs[i], "SELECT "), ";")
+}
+
+var pgConstraintCols = cols(`oid:oid conname connamespace:oid contype condeferrable:b condeferred:b convalidated:b
+	conrelid:oid contypid:oid conindid:oid conparentid:oid confrelid:oid confupdtype confdeltype confmatchtype
+	conislocal:b coninhcount:i4 connoinherit:b conkey:a confkey:a conpfeqop:a conppeqop:a conffeqop:a
+	confdelsetcols:a conexclop:a conbin`)
+
+func fkActionCode(a interface{ String() string }) string {
+	switch strings.ToUpper(a.String()) {
+	case "RESTRICT":
+		return "r"
+	case "CASCADE":
+		return "c"
+	case "SET NULL":
+		return "n"
+	case "SET DEFAULT":
+		return "d"
+	}
+	return "a"
+}
+
+func pgConstraintRows(_ *Session, sn *catSnap) [][]Value {
+	var rows [][]Value
+	for _, c := range sn.cons {
+		ind, fref := nullOID, oidv(0)
+		if c.index != nil {
+			ind = oidv(c.index.oid)
+		} else {
+			ind = oidv(0)
+		}
+		upd, del, match := Text(" "), Text(" "), Text(" ")
+		fkey := Null(TInt4Array)
+		if c.kind == "f" {
+			upd, del, match = Text(fkActionCode(c.fk.OnUpdate)), Text(fkActionCode(c.fk.OnDelete)), Text("s")
+			if c.ref != nil {
+				fref = oidv(sn.tabOID[c.ref.Name])
+				fkey = arr(attnums(c.ref, c.fk.RefCols)...)
+			}
+		}
+		rows = append(rows, []Value{oidv(c.oid), Text(c.name), oidv(oidNspPublic), Text(c.kind), Bool(false), Bool(false), Bool(true),
+			oidv(sn.tabOID[c.t.Name]), oidv(0), ind, oidv(0), fref, upd, del, match,
+			Bool(true), Int4(0), Bool(true), arr(attnums(c.t, c.cols)...), fkey, Null(TInt4Array), Null(TInt4Array), Null(TInt4Array),
+			Null(TInt4Array), Null(TInt4Array), nullText})
+	}
+	return rows
+}
+
+var pgAttrdefCols = cols(`oid:oid adrelid:oid adnum:i2 adbin`)
+
+// defaultText is a column's default as pg_get_expr prints it ("" if none).
+func defaultText(t *Table, c Column) string {
+	switch {
+	case c.Serial:
+		return "nextval('" + quoteIdent(seqName(t, c)) + "'::regclass)"
+	case c.Default != "":
+		return strings.TrimSuffix(strings.TrimPrefix(c.Default, "SELECT "), ";")
+	}
+	return ""
+}
+
+func pgAttrdefRows(_ *Session, sn *catSnap) [][]Value {
+	var rows [][]Value
+	for _, r := range sn.rels {
+		if r.kind != "r" {
+			continue
+		}
+		for i, c := range r.t.Cols {
+			if d := defaultText(r.t, c); d != "" && !c.Hidden {
+				n := attnum(r.t, i)
+				rows = append(rows, []Value{oidv(r.oid + int64(n)<<32), oidv(r.oid), Int4(int32(n)), Text(d)})
+			}
+		}
+	}
+	return rows
+}
+
+var pgSequenceCols = cols(`seqrelid:oid seqtypid:oid seqstart:i8 seqincrement:i8 seqmax:i8 seqmin:i8 seqcache:i8 seqcycle:b`)
+
+func seqInfo(c Column) (typid int64, typ string, max int64) {
+	switch {
+	case c.Type == TInt8:
+		return 20, "bigint", 9223372036854775807
+	case c.Int2:
+		return 21, "smallint", 32767
+	}
+	return 23, "integer", 2147483647
+}
+
+func pgSequenceRows(_ *Session, sn *catSnap) [][]Value {
+	var rows [][]Value
+	for _, r := range sn.rels {
+		if r.kind == "S" {
+			typid, _, max := seqInfo(r.t.Cols[r.seqCol])
+			rows = append(rows, []Value{oidv(r.oid), oidv(typid), Int8(1), Int8(1), Int8(max), Int8(1), Int8(1), Bool(false)})
+		}
+	}
+	return rows
+}
+
+var pgSequencesCols = cols(`schemaname sequencename sequenceowner data_type start_value:i8 min_value:i8 max_value:i8
+	increment_by:i8 cycle:b cache_size:i8 last_value:i8`)
+
+func pgSequencesRows(s *Session, sn *catSnap) [][]Value {
+	var rows [][]Value
+	for _, r := range sn.rels {
+		if r.kind == "S" {
+			_, typ, max := seqInfo(r.t.Cols[r.seqCol])
+			rows = append(rows, []Value{Text("public"), Text(r.name), Text(s.user), Text(typ), Int8(1), Int8(1), Int8(max), Int8(1), Bool(false), Int8(1), Null(TInt8)})
+		}
+	}
+	return rows
+}
+
+var pgDatabaseCols = cols(`oid:oid datname datdba:oid encoding:i4 datlocprovider datistemplate:b datallowconn:b
+	datconnlimit:i4 datfrozenxid datminmxid dattablespace:oid datcollate datctype daticulocale datcollversion datacl`)
+
+func pgDatabaseRows(s *Session, _ *catSnap) [][]Value {
+	return [][]Value{{oidv(oidDatabase), Text(s.database()), oidv(oidSuperuser), Int4(6), Text("c"), Bool(false), Bool(true),
+		Int4(-1), Text("0"), Text("1"), oidv(oidTablespace), Text("C"), Text("C"), nullText, nullText, nullText}}
+}
+
+var pgRolesCols = cols(`rolname rolsuper:b rolinherit:b rolcreaterole:b rolcreatedb:b rolcanlogin:b rolreplication:b
+	rolconnlimit:i4 rolpassword rolvaliduntil rolbypassrls:b rolconfig oid:oid`)
+
+func pgRolesRows(s *Session, _ *catSnap) [][]Value {
+	return [][]Value{{Text(s.user), Bool(true), Bool(true), Bool(true), Bool(true), Bool(true), Bool(true),
+		Int4(-1), Text("********"), nullText, Bool(true), nullText, oidv(oidSuperuser)}}
+}
+
+var pgAuthidCols = cols(`oid:oid rolname rolsuper:b rolinherit:b rolcreaterole:b rolcreatedb:b rolcanlogin:b
+	rolreplication:b rolbypassrls:b rolconnlimit:i4 rolpassword rolvaliduntil`)
+
+func pgAuthidRows(s *Session, _ *catSnap) [][]Value {
+	return [][]Value{{oidv(oidSuperuser), Text(s.user), Bool(true), Bool(true), Bool(true), Bool(true), Bool(true),
+		Bool(true), Bool(true), Int4(-1), nullText, nullText}}
+}
+
+var pgUserCols = cols(`usename usesysid:oid usecreatedb:b usesuper:b userepl:b usebypassrls:b passwd valuntil useconfig`)
+
+func pgUserRows(s *Session, _ *catSnap) [][]Value {
+	return [][]Value{{Text(s.user), oidv(oidSuperuser), Bool(true), Bool(true), Bool(true), Bool(true), Text("********"), nullText, nullText}}
+}
+
+var pgSettingsCols = cols(`name setting unit category short_desc extra_desc context vartype source min_val max_val
+	enumvals boot_val reset_val sourcefile sourceline:i4 pending_restart:b`)
+
+func pgSettingsRows(s *Session, _ *catSnap) [][]Value {
+	keys := make([]string, 0, len(pgSettings))
+	for k := range pgSettings {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return pgSettings[keys[i]].name < pgSettings[keys[j]].name })
+	var rows [][]Value
+	for _, k := range keys {
+		st := pgSettings[k]
+		v, err := s.getSetting(st.name)
+		if err != nil {
+			v = st.def
+		}
+		rows = append(rows, []Value{Text(st.name), Text(v), nullText, Text(""), Text(""), nullText, Text(st.context), Text("string"),
+			Text("default"), nullText, nullText, nullText, Text(st.def), Text(st.def), nullText, Null(TInt4), Bool(false)})
+	}
+	return rows
+}
+
+var pgAmCols = cols(`oid:oid amname amhandler amtype`)
+
+func pgAmRows(*Session, *catSnap) [][]Value {
+	return [][]Value{{oidv(oidAmHeap), Text("heap"), Text("heap_tableam_handler"), Text("t")},
+		{oidv(oidAmBtree), Text("btree"), Text("bthandler"), Text("i")}}
+}
+
+var pgCollationCols = cols(`oid:oid collname collnamespace:oid collowner:oid collprovider collisdeterministic:b
+	collencoding:i4 collcollate collctype colliculocale collversion`)
+
+func pgCollationRows(*Session, *catSnap) [][]Value {
+	return [][]Value{
+		{oidv(oidCollDefault), Text("default"), oidv(oidNspCatalog), oidv(oidSuperuser), Text("d"), Bool(true), Int4(-1), nullText, nullText, nullText, nullText},
+		{oidv(950), Text("C"), oidv(oidNspCatalog), oidv(oidSuperuser), Text("c"), Bool(true), Int4(-1), Text("C"), Text("C"), nullText, nullText},
+		{oidv(951), Text("POSIX"), oidv(oidNspCatalog), oidv(oidSuperuser), Text("c"), Bool(true), Int4(-1), Text("POSIX"), Text("POSIX"), nullText, nullText},
+	}
+}
+
+var pgTablespaceCols = cols(`oid:oid spcname spcowner:oid spcacl spcoptions`)
+
+func pgTablespaceRows(*Session, *catSnap) [][]Value {
+	return [][]Value{{oidv(oidTablespace), Text("pg_default"), oidv(oidSuperuser), nullText, nullText},
+		{oidv(1664), Text("pg_global"), oidv(oidSuperuser), nullText, nullText}}
+}
+
+var pgTablesCols = cols(`schemaname tablename tableowner tablespace hasindexes:b hasrules:b hastriggers:b rowsecurity:b`)
+
+func pgTablesRows(s *Session, sn *catSnap) [][]Value {
+	var rows [][]Value
+	for _, t := range sn.tables {
+		rows = append(rows, []Value{Text("public"), Text(t.Name), Text(s.user), nullText, Bool(t.hasPkey() || len(t.Indexes) > 0),
+			Bool(false), Bool(len(t.FKeys) > 0 || referenced(sn, t)), Bool(false)})
+	}
+	return rows
+}
+
+var pgIndexesCols = cols(`schemaname tablename indexname tablespace indexdef`)
+
+func pgIndexesRows(_ *Session, sn *catSnap) [][]Value {
+	var rows [][]Value
+	for _, r := range sn.rels {
+		if r.kind == "i" {
+			rows = append(rows, []Value{Text("public"), Text(r.t.Name), Text(r.name), nullText, Text(indexDef(r, 0))})
+		}
+	}
+	return rows
+}
+
+// indexDef is pg_get_indexdef(r, col): the CREATE INDEX statement, or with
+// col > 0 that element's text.
+func indexDef(r *catRel, col int) string {
+	var els []string
+	for i, c := range r.ix.Cols {
+		if c >= 0 {
+			els = append(els, quoteIdent(r.t.Cols[c].Name))
+			continue
+		}
+		e := indexExprText(r.ix, i)
+		if !looksLikeCall(e) {
+			e = "(" + e + ")"
+		}
+		els = append(els, e)
+	}
+	if col > 0 {
+		if col > len(els) {
+			return ""
+		}
+		return els[col-1]
+	}
+	u := ""
+	if r.ix.Unique {
+		u = "UNIQUE "
+	}
+	return "CREATE " + u + "INDEX " + quoteIdent(r.name) + " ON public." + quoteIdent(r.t.Name) + " USING btree (" + strings.Join(els, ", ") + ")"
+}
+
+// looksLikeCall reports whether e is one function call (f(...)), which an
+// index definition does not parenthesize.
+func looksLikeCall(e string) bool {
+	i := strings.IndexByte(e, '(')
+	if i <= 0 || !strings.HasSuffix(e, ")") {
+		return false
+	}
+	for _, ch := range e[:i] {
+		if !(ch == '_' || ch == '.' || ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9') {
+			return false
+		}
+	}
+	depth := 0
+	for j := i; j < len(e); j++ {
+		switch e[j] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 && j != len(e)-1 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// constraintDef is pg_get_constraintdef.
+func constraintDef(c *catCon) string {
+	names := func(t *Table, cs []int) string {
+		var out []string
+		for _, i := range cs {
+			if i >= 0 && t != nil && i < len(t.Cols) {
+				out = append(out, quoteIdent(t.Cols[i].Name))
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	switch c.kind {
+	case "p":
+		return "PRIMARY KEY (" + names(c.t, c.cols) + ")"
+	case "u":
+		return "UNIQUE (" + names(c.t, c.cols) + ")"
+	}
+	d := "FOREIGN KEY (" + names(c.t, c.cols) + ") REFERENCES " + quoteIdent(c.fk.RefTable) + "(" + names(c.ref, c.fk.RefCols) + ")"
+	for _, a := range []struct {
+		what string
+		code string
+	}{{"UPDATE", fkActionCode(c.fk.OnUpdate)}, {"DELETE", fkActionCode(c.fk.OnDelete)}} {
+		switch a.code {
+		case "r":
+			d += " ON " + a.what + " RESTRICT"
+		case "c":
+			d += " ON " + a.what + " CASCADE"
+		case "n":
+			d += " ON " + a.what + " SET NULL"
+		case "d":
+			d += " ON " + a.what + " SET DEFAULT"
+		}
+	}
+	return d
+}
+
+var pgViewsCols = cols(`schemaname viewname viewowner definition`)
+
+// catalogRelations are the generated relations, by schema.name.
+var catalogRelations map[string]*catalogRel
+
+func init() {
+	catalogRelations = map[string]*catalogRel{
+		"pg_catalog.pg_class":         {pgClassCols, pgClassRows},
+		"pg_catalog.pg_namespace":     {pgNamespaceCols, pgNamespaceRows},
+		"pg_catalog.pg_attribute":     {pgAttributeCols, pgAttributeRows},
+		"pg_catalog.pg_type":          {pgTypeCols, pgTypeRowsOf},
+		"pg_catalog.pg_index":         {pgIndexCols, pgIndexRows},
+		"pg_catalog.pg_indexes":       {pgIndexesCols, pgIndexesRows},
+		"pg_catalog.pg_constraint":    {pgConstraintCols, pgConstraintRows},
+		"pg_catalog.pg_attrdef":       {pgAttrdefCols, pgAttrdefRows},
+		"pg_catalog.pg_sequence":      {pgSequenceCols, pgSequenceRows},
+		"pg_catalog.pg_sequences":     {pgSequencesCols, pgSequencesRows},
+		"pg_catalog.pg_database":      {pgDatabaseCols, pgDatabaseRows},
+		"pg_catalog.pg_roles":         {pgRolesCols, pgRolesRows},
+		"pg_catalog.pg_authid":        {pgAuthidCols, pgAuthidRows},
+		"pg_catalog.pg_user":          {pgUserCols, pgUserRows},
+		"pg_catalog.pg_settings":      {pgSettingsCols, pgSettingsRows},
+		"pg_catalog.pg_am":            {pgAmCols, pgAmRows},
+		"pg_catalog.pg_collation":     {pgCollationCols, pgCollationRows},
+		"pg_catalog.pg_tablespace":    {pgTablespaceCols, pgTablespaceRows},
+		"pg_catalog.pg_tables":        {pgTablesCols, pgTablesRows},
+		"pg_catalog.pg_views":         {pgViewsCols, none},
+		"pg_catalog.pg_matviews":      {cols(`schemaname matviewname matviewowner tablespace hasindexes:b ispopulated:b definition`), none},
+		"pg_catalog.pg_description":   {cols(`objoid:oid classoid:oid objsubid:i4 description`), none},
+		"pg_catalog.pg_shdescription": {cols(`objoid:oid classoid:oid description`), none},
+		"pg_catalog.pg_proc": {cols(`oid:oid proname pronamespace:oid proowner:oid prolang:oid procost:f prorows:f
+			provariadic:oid prosupport prokind prosecdef:b proleakproof:b proisstrict:b proretset:b provolatile
+			proparallel pronargs:i2 pronargdefaults:i2 prorettype:oid proargtypes:a proallargtypes:a proargmodes
+			proargnames proargdefaults protrftypes prosrc probin prosqlbody proconfig proacl`), none},
+		"pg_catalog.pg_inherits": {cols(`inhrelid:oid inhparent:oid inhseqno:i4 inhdetachpending:b`), none},
+		"pg_catalog.pg_trigger": {cols(`oid:oid tgrelid:oid tgparentid:oid tgname tgfoid:oid tgtype:i2 tgenabled
+			tgisinternal:b tgconstrrelid:oid tgconstrindid:oid tgconstraint:oid tgdeferrable:b tginitdeferred:b
+			tgnargs:i2 tgattr:a tgargs tgqual tgoldtable tgnewtable`), none},
+		"pg_catalog.pg_policy": {cols(`oid:oid polname polrelid:oid polcmd polpermissive:b polroles:a polqual polwithcheck`), none},
+		"pg_catalog.pg_statistic_ext": {cols(`oid:oid stxrelid:oid stxname stxnamespace:oid stxowner:oid
+			stxstattarget:i4 stxkeys:a stxkind stxexprs`), none},
+		"pg_catalog.pg_publication": {cols(`oid:oid pubname pubowner:oid puballtables:b pubinsert:b pubupdate:b
+			pubdelete:b pubtruncate:b pubviaroot:b`), none},
+		"pg_catalog.pg_publication_rel":       {cols(`oid:oid prpubid:oid prrelid:oid prqual prattrs:a`), none},
+		"pg_catalog.pg_publication_namespace": {cols(`oid:oid pnpubid:oid pnnspid:oid`), none},
+		"pg_catalog.pg_foreign_table":         {cols(`ftrelid:oid ftserver:oid ftoptions`), none},
+		"pg_catalog.pg_auth_members":          {cols(`roleid:oid member:oid grantor:oid admin_option:b`), none},
+		"pg_catalog.pg_enum":                  {cols(`oid:oid enumtypid:oid enumsortorder:f enumlabel`), none},
+		"pg_catalog.pg_extension": {cols(`oid:oid extname extowner:oid extnamespace:oid extrelocatable:b extversion
+			extconfig extcondition`), none},
+		"pg_catalog.pg_depend":  {cols(`classid:oid objid:oid objsubid:i4 refclassid:oid refobjid:oid refobjsubid:i4 deptype`), pgDependRows},
+		"pg_catalog.pg_rewrite": {cols(`oid:oid rulename ev_class:oid ev_type is_instead:b ev_qual ev_action`), none},
+		"pg_catalog.pg_locks":   {pgLocksCols, nil}, // virtual.go plans it
+	}
+	for name, r := range infoSchemaRelations { // infoschema.go
+		catalogRelations["information_schema."+name] = r
+	}
+}
