@@ -225,6 +225,12 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 		if s.block == blkExplicit {
 			return nil, notSupported("CREATE INDEX inside a transaction block is not supported")
 		}
+		if s.tx != nil {
+			// The engine builds an index in a transaction of its own that
+			// waits for the table's users: one is this statement's own
+			// transaction, which it would wait for forever.
+			return nil, notSupported("CREATE INDEX after other statements of the same query string is not supported: send it in a query of its own")
+		}
 		t := s.lookupTable(tname)
 		if t == nil {
 			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", tname)

@@ -131,3 +131,14 @@ func TestIndexLookup(t *testing.T) {
 	mustRun(t, s, "DELETE FROM w WHERE b = 'y'", "DELETE 1")
 	mustRun(t, s, "SELECT k FROM w WHERE a = 1", "1\nSELECT 1")
 }
+
+// CREATE INDEX after other statements of one query string (one implicit
+// transaction) fails at once instead of waiting forever for that
+// transaction, which holds a lock on the table the index build waits for.
+func TestCreateIndexAfterOtherStatements(t *testing.T) {
+	_, s := newTestSession(t)
+	mustFail(t, s, "CREATE TABLE a (id int PRIMARY KEY); CREATE TABLE b (id int PRIMARY KEY, a int REFERENCES a(id)); CREATE INDEX ON b (a)",
+		CodeFeatureNotSupp, "CREATE INDEX after other statements of the same query string is not supported: send it in a query of its own")
+	mustRun(t, s, "CREATE TABLE a (id int PRIMARY KEY)", "CREATE TABLE") // the group was rolled back
+	mustRun(t, s, "CREATE INDEX ON a (id)", "CREATE INDEX")
+}
