@@ -225,15 +225,17 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 		if s.block == blkExplicit {
 			return nil, notSupported("CREATE INDEX inside a transaction block is not supported")
 		}
-		if s.tx != nil {
-			// The engine builds an index in a transaction of its own that
-			// waits for the table's users: one is this statement's own
-			// transaction, which it would wait for forever.
-			return nil, notSupported("CREATE INDEX after other statements of the same query string is not supported: send it in a query of its own")
-		}
 		t := s.lookupTable(tname)
 		if t == nil {
 			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", tname)
+		}
+		if s.holdsWriteLock(t) {
+			// The engine builds an index in a transaction of its own that
+			// takes ShareLock, waiting for the table's writers: one is
+			// this statement's own transaction (an earlier statement of
+			// the query string wrote the table or added a foreign key to
+			// it), which it would wait for forever.
+			return nil, notSupported("CREATE INDEX on a table an earlier statement of the same query string wrote to is not supported: send it in a query of its own")
 		}
 		var cols []int
 		var hasExpr bool
@@ -498,4 +500,25 @@ func indexAccess(t *Table, where expr, e *env) (index string, ikey []byte, ok bo
 		}
 	}
 	return "", nil, false, nil
+}
+
+// holdsWriteLock reports whether the session's transaction holds a lock on
+// t's engine table that conflicts with ShareLock (RowExclusiveLock and
+// stronger).
+func (s *Session) holdsWriteLock(t *Table) bool {
+	if s.tx == nil {
+		return false
+	}
+	id := s.tx.ID()
+	for _, l := range s.eng.db.Locks() {
+		if l.TxID != id || !l.Granted || l.Tag != "relation "+t.Engine {
+			continue
+		}
+		switch l.Mode {
+		case "AccessShareLock", "RowShareLock", "ShareLock":
+		default:
+			return true
+		}
+	}
+	return false
 }
