@@ -738,7 +738,7 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 		return nil, err
 	}
 	lwant := TUnknown
-	if r.typ() == TInt4Array {
+	if isIntArray(r.typ()) {
 		lwant = TInt4
 	}
 	l, err := c.compile(a.Lexpr, lwant)
@@ -757,14 +757,14 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 	}
 	if l.typ() == TUnknown {
 		t := TText
-		if r.typ() == TInt4Array {
+		if isIntArray(r.typ()) {
 			t = TInt4
 		}
 		if l, err = c.coerce(l, t); err != nil {
 			return nil, err
 		}
 	}
-	intArr := r.typ() == TInt4Array
+	intArr := isIntArray(r.typ())
 	switch {
 	case intArr && isNumber(l.typ()):
 	case !intArr && isString(r.typ()) && isString(l.typ()):

@@ -268,6 +268,8 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 		}
 	case n.GetSubLink() != nil:
 		return c.subLink(n.GetSubLink())
+	case n.GetAArrayExpr() != nil:
+		return c.arrayExpr(n.GetAArrayExpr(), want)
 	case n.GetBooleanTest() != nil:
 		bt := n.GetBooleanTest()
 		x, err := c.compile(bt.Arg, TBool)
@@ -467,7 +469,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			if op == "!=" {
 				op = "<>"
 			}
-			if !comparable(l.typ(), r.typ()) || l.typ() == TInt4Array {
+			if !comparable(l.typ(), r.typ()) || isIntArray(l.typ()) {
 				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).at(a.Location)
 			}
 			return &cmpExpr{op: op, l: l, r: r}, nil
@@ -572,7 +574,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !comparable(l.typ(), r.typ()) || l.typ() == TInt4Array {
+		if !comparable(l.typ(), r.typ()) || isIntArray(l.typ()) {
 			return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s = %s", l.typ(), r.typ()).at(a.Location)
 		}
 		if l.typ() == TUnknown {
@@ -668,10 +670,14 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 		return 0, m, notSupported("type %s is not supported", name).at(tn.Location)
 	}
 	if len(tn.ArrayBounds) > 0 {
-		if t != TInt4 || m.Int2 || len(tn.ArrayBounds) > 1 {
+		switch {
+		case len(tn.ArrayBounds) > 1 || m.Int2 || (t != TInt4 && t != TInt8):
 			return 0, m, notSupported("array type %s[] is not supported", name).at(tn.Location)
+		case t == TInt8:
+			t = TInt8Array
+		default:
+			t = TInt4Array
 		}
-		t = TInt4Array
 	}
 	if len(tn.Typmods) > 0 && name == "numeric" {
 		return numericTypmods(tn, t, m)
@@ -799,4 +805,40 @@ func numericTypmods(tn *pg.TypeName, t Type, m typeMod) (Type, typeMod, error) {
 		return 0, m, errorf(CodeInvalidParamValue, "NUMERIC scale %d must be between -1000 and 1000", m.Scale).at(tn.Location)
 	}
 	return t, m, nil
+}
+
+// arrayExpr is ARRAY[e, ...] of integers: an integer[], or a bigint[] when
+// an element is a bigint or a bigint[] is wanted.
+func (c *compiler) arrayExpr(a *pg.A_ArrayExpr, want Type) (expr, error) {
+	t := TInt4Array
+	if want == TInt8Array {
+		t = TInt8Array
+	}
+	var els []expr
+	for _, n := range a.Elements {
+		x, err := c.compile(n, TInt4)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case x.typ() == TInt8:
+			t = TInt8Array
+		case x.typ() != TInt4:
+			return nil, notSupported("arrays of %s are not supported", x.typ()).at(a.Location)
+		}
+		els = append(els, x)
+	}
+	return &funcExpr{name: "array", t: t, args: els, fn: func(_ *env, vs []Value) (Value, error) {
+		out := Value{T: t, A: make([]int64, 0, len(vs))}
+		for _, v := range vs {
+			if v.Null {
+				return Value{}, notSupported("arrays with NULL elements are not supported")
+			}
+			if t == TInt4Array && (v.I < math.MinInt32 || v.I > math.MaxInt32) {
+				return Value{}, errorf(CodeNumericRange, "integer out of range")
+			}
+			out.A = append(out.A, v.I)
+		}
+		return out, nil
+	}}, nil
 }

@@ -245,7 +245,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 				return nil, err
 			}
 		}
-		if x.typ() == TInt4Array {
+		if isIntArray(x.typ()) {
 			return nil, notSupported("ORDER BY an array is not supported")
 		}
 		desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC

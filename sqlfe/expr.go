@@ -153,6 +153,15 @@ func castValue(v Value, t Type) (Value, error) {
 		return ParseText(t, v.S)
 	case v.T == TText || v.T == TBpchar:
 		return ParseText(t, v.S)
+	case isIntArray(v.T) && isIntArray(t):
+		if t == TInt4Array {
+			for _, x := range v.A {
+				if x < math.MinInt32 || x > math.MaxInt32 {
+					return Value{}, errorf(CodeNumericRange, "integer out of range")
+				}
+			}
+		}
+		return Value{T: t, A: v.A}, nil
 	case isInt(v.T) && isInt(t):
 		return intResult(v.I, t)
 	case v.T == TInt4 && t == TBool:
@@ -180,7 +189,7 @@ func canCast(a Type, am typeMod, b Type, bm typeMod) bool {
 		return true
 	case a == TBool && b == TBool:
 		return true
-	case isDateTime(a) && isDateTime(b):
+	case isDateTime(a) && isDateTime(b), isIntArray(a) && isIntArray(b):
 		return true
 	case a == TBool && b == TInt4:
 		return !bm.Int2

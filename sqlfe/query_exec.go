@@ -347,7 +347,7 @@ func appendHashKey(dst []byte, v Value) []byte {
 		dst = append(dst, 2)
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		return append(dst, s...)
-	case v.T == TInt4Array:
+	case isIntArray(v.T):
 		dst = append(dst, 3)
 		dst = binary.AppendUvarint(dst, uint64(len(v.A)))
 		for _, a := range v.A {

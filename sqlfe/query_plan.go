@@ -1010,7 +1010,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 			idx = len(targets) - 1
 			extra++
 		}
-		if targets[idx].typ() == TInt4Array {
+		if isIntArray(targets[idx].typ()) {
 			return nil, nil, notSupported("ORDER BY an array is not supported")
 		}
 		keys = append(keys, sortColOf(sb, idx))

@@ -34,7 +34,12 @@ const (
 	TTimestamptz // timestamp with time zone (see datetime.go)
 	TFloat8      // double precision (see float.go)
 	TFloat4      // real (see float.go)
+	TInt8Array   // bigint[] (a parameter or cast for = ANY: sqlc's queries)
 )
+
+// isIntArray reports whether t is an integer array (its elements in
+// Value.A).
+func isIntArray(t Type) bool { return t == TInt4Array || t == TInt8Array }
 
 // noKeyType reports whether t, held as text in canonical form, cannot be a
 // primary key or an index lookup's value (its text does not sort as its
@@ -61,6 +66,7 @@ const (
 	OIDTimestamptz = 1184
 	OIDFloat8      = 701
 	OIDFloat4      = 700
+	OIDInt8Array   = 1016
 )
 
 // OID returns the PostgreSQL type OID of t.
@@ -92,6 +98,8 @@ func (t Type) OID() uint32 {
 		return OIDFloat8
 	case TFloat4:
 		return OIDFloat4
+	case TInt8Array:
+		return OIDInt8Array
 	}
 	return OIDText // unknown results are sent as text, as PostgreSQL does for unknown literals
 }
@@ -124,6 +132,8 @@ func TypeForOID(oid uint32) Type {
 		return TFloat8
 	case OIDFloat4:
 		return TFloat4
+	case OIDInt8Array:
+		return TInt8Array
 	}
 	return TUnknown
 }
@@ -171,6 +181,8 @@ func (t Type) String() string {
 		return "double precision"
 	case TFloat4:
 		return "real"
+	case TInt8Array:
+		return "bigint[]"
 	}
 	return "unknown"
 }
@@ -229,7 +241,7 @@ func (v Value) String() string {
 		return "f"
 	case TInt4, TInt8:
 		return strconv.FormatInt(v.I, 10)
-	case TInt4Array:
+	case TInt4Array, TInt8Array:
 		var b strings.Builder
 		b.WriteByte('{')
 		for i, x := range v.A {
@@ -264,16 +276,24 @@ func (v Value) AppendBinary(dst []byte) []byte {
 		return binary.BigEndian.AppendUint32(dst, uint32(int32(v.I)))
 	case TInt8:
 		return binary.BigEndian.AppendUint64(dst, uint64(v.I))
-	case TInt4Array:
-		// one-dimensional int4 array: ndim, hasnull, elemtype, dim, lbound, elems
+	case TInt4Array, TInt8Array:
+		// one-dimensional: ndim, hasnull, elemtype, dim, lbound, elems
+		elem, width := uint32(OIDInt4), 4
+		if v.T == TInt8Array {
+			elem, width = OIDInt8, 8
+		}
 		dst = binary.BigEndian.AppendUint32(dst, 1)
 		dst = binary.BigEndian.AppendUint32(dst, 0)
-		dst = binary.BigEndian.AppendUint32(dst, OIDInt4)
+		dst = binary.BigEndian.AppendUint32(dst, elem)
 		dst = binary.BigEndian.AppendUint32(dst, uint32(len(v.A)))
 		dst = binary.BigEndian.AppendUint32(dst, 1)
 		for _, x := range v.A {
-			dst = binary.BigEndian.AppendUint32(dst, 4)
-			dst = binary.BigEndian.AppendUint32(dst, uint32(int32(x)))
+			dst = binary.BigEndian.AppendUint32(dst, uint32(width))
+			if width == 4 {
+				dst = binary.BigEndian.AppendUint32(dst, uint32(int32(x)))
+			} else {
+				dst = binary.BigEndian.AppendUint64(dst, uint64(x))
+			}
 		}
 		return dst
 	case TNumeric:
@@ -352,18 +372,22 @@ func ParseText(t Type, s string) (Value, error) {
 		return timestamptzValue(v), nil
 	case TFloat8, TFloat4:
 		return parseFloatValue(t, s)
-	case TInt4Array:
+	case TInt4Array, TInt8Array:
 		ts := strings.TrimSpace(s)
 		if len(ts) < 2 || ts[0] != '{' || ts[len(ts)-1] != '}' {
 			return Value{}, errorf(CodeInvalidText, "malformed array literal: %q", s)
 		}
 		inner := strings.TrimSpace(ts[1 : len(ts)-1])
-		v := Value{T: TInt4Array, A: []int64{}}
+		v := Value{T: t, A: []int64{}}
 		if inner == "" {
 			return v, nil
 		}
+		elem := TInt4
+		if t == TInt8Array {
+			elem = TInt8
+		}
 		for _, part := range strings.Split(inner, ",") {
-			e, err := ParseText(TInt4, part)
+			e, err := ParseText(elem, part)
 			if err != nil {
 				return Value{}, err
 			}
@@ -437,29 +461,39 @@ func ParseBinary(t Type, b []byte) (Value, error) {
 			return Value{T: TBpchar, S: string(b)}, nil
 		}
 		return Text(string(b)), nil
-	case TInt4Array:
+	case TInt4Array, TInt8Array:
+		// ndim, has-nulls flag, element type, then per dimension its
+		// length and lower bound, then per element its length and bytes
 		if len(b) < 12 {
 			return bad()
 		}
 		ndim := binary.BigEndian.Uint32(b)
-		v := Value{T: TInt4Array, A: []int64{}}
+		v := Value{T: t, A: []int64{}}
 		if ndim == 0 {
 			return v, nil
 		}
-		if ndim != 1 || len(b) < 20 {
+		width := 4
+		if t == TInt8Array {
+			width = 8
+		}
+		if ndim != 1 || len(b) < 20 || binary.BigEndian.Uint32(b[4:]) != 0 {
 			return bad()
 		}
 		n := int(binary.BigEndian.Uint32(b[12:]))
 		p := b[20:]
-		if n < 0 || len(p) != n*8 {
+		if n < 0 || len(p) != n*(4+width) {
 			return bad()
 		}
 		for i := 0; i < n; i++ {
-			if binary.BigEndian.Uint32(p) != 4 {
+			if int(binary.BigEndian.Uint32(p)) != width {
 				return bad()
 			}
-			v.A = append(v.A, int64(int32(binary.BigEndian.Uint32(p[4:]))))
-			p = p[8:]
+			if width == 4 {
+				v.A = append(v.A, int64(int32(binary.BigEndian.Uint32(p[4:]))))
+			} else {
+				v.A = append(v.A, int64(binary.BigEndian.Uint64(p[4:])))
+			}
+			p = p[4+width:]
 		}
 		return v, nil
 	}
