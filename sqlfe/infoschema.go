@@ -89,8 +89,17 @@ func isColumnsRows(s *Session, sn *catSnap) [][]Value {
 				prec, radix, scale = Int4(int32(ti.len*8)), Int4(2), Int4(0)
 			case TNumeric:
 				radix = Int4(10)
-			case TTimestamp:
+				if c.Prec > 0 {
+					prec, scale = Int4(int32(c.Prec)), Int4(int32(c.Scale))
+				}
+			case TFloat8:
+				prec, radix = Int4(53), Int4(2)
+			case TFloat4:
+				prec, radix = Int4(24), Int4(2)
+			case TTimestamp, TTimestamptz:
 				dtPrec = Int4(6)
+			case TDate:
+				dtPrec = Int4(0)
 			}
 			n := attnum(t, i)
 			rows = append(rows, []Value{Text(db), Text("public"), Text(t.Name), Text(c.Name), Int4(int32(n)), def,

@@ -33,6 +33,7 @@ package sqlfe
 // and the other arrays text (NULL, or an array literal).
 
 import (
+	"fmt"
 	"hash/fnv"
 	"sort"
 	"strconv"
@@ -469,6 +470,9 @@ func colType(c Column) colTypeInfo {
 		if c.MaxLen > 0 {
 			return colTypeInfo{1043, int32(c.MaxLen) + 4, -1, "varchar", "character varying(" + strconv.Itoa(c.MaxLen) + ")", "character varying"}
 		}
+		if c.Varchar {
+			return colTypeInfo{1043, -1, -1, "varchar", "character varying", "character varying"}
+		}
 		return colTypeInfo{25, -1, -1, "text", "text", "text"}
 	case TBpchar:
 		if c.MaxLen > 0 {
@@ -476,11 +480,24 @@ func colType(c Column) colTypeInfo {
 		}
 		return colTypeInfo{1042, -1, -1, "bpchar", "bpchar", "character"}
 	case TNumeric:
+		if c.Prec > 0 {
+			return colTypeInfo{1700, c.TypeModifier(), -1, "numeric", fmt.Sprintf("numeric(%d,%d)", c.Prec, c.Scale), "numeric"}
+		}
 		return colTypeInfo{1700, -1, -1, "numeric", "numeric", "numeric"}
 	case TTimestamp:
 		return colTypeInfo{1114, -1, 8, "timestamp", "timestamp without time zone", "timestamp without time zone"}
+	case TTimestamptz:
+		return colTypeInfo{1184, -1, 8, "timestamptz", "timestamp with time zone", "timestamp with time zone"}
+	case TDate:
+		return colTypeInfo{1082, -1, 4, "date", "date", "date"}
+	case TFloat8:
+		return colTypeInfo{701, -1, 8, "float8", "double precision", "double precision"}
+	case TFloat4:
+		return colTypeInfo{700, -1, 4, "float4", "real", "real"}
 	case TInt4Array:
 		return colTypeInfo{1007, -1, -1, "_int4", "integer[]", "ARRAY"}
+	case TInt8Array:
+		return colTypeInfo{1016, -1, -1, "_int8", "bigint[]", "ARRAY"}
 	}
 	return colTypeInfo{25, -1, -1, "text", "text", "text"}
 }
@@ -554,6 +571,12 @@ func typeName(oid int64, typmod int64) string {
 			return "character(" + strconv.FormatInt(typmod-4, 10) + ")"
 		}
 		return "bpchar"
+	case 1700:
+		if typmod >= 4 {
+			m := typmod - 4
+			return fmt.Sprintf("numeric(%d,%d)", m>>16, int16(m&0xffff))
+		}
+		return "numeric"
 	case 1114:
 		return "timestamp without time zone"
 	case 1184:
