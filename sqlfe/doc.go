@@ -97,4 +97,11 @@
 //   - LOCK [TABLE] (locktable.go) locks tables until the transaction ends;
 //     DROP TABLE takes AccessExclusiveLock and so waits for the
 //     transactions that used the table; pg_locks lists relation locks.
+//   - COPY t [(cols)] FROM STDIN and COPY t [(cols)] | (SELECT ...) TO
+//     STDOUT, text, csv and binary (copy.go), run through the connection's
+//     CopyIO in the session's transaction: each row is inserted by
+//     INSERT's own path (insertrow.go) as soon as its line has arrived, so
+//     the data is never held whole; an error's CONTEXT names the line
+//     ("COPY t, line 3, column a: ..."). COPY to or from a server file or
+//     program is 0A000.
 package sqlfe

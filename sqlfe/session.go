@@ -112,6 +112,10 @@ type Session struct {
 	localUndo       map[string]string // SET LOCAL: values to restore at transaction end
 	abortUndo       map[string]string // SET in a transaction: values to restore if it aborts
 
+	// copyIO is the connection's COPY sub-protocol (copy.go; nil: COPY
+	// FROM STDIN / TO STDOUT are refused).
+	copyIO CopyIO
+
 	// Notice receives warnings and notices (may be nil).
 	Notice func(*Error)
 	// ParamStatus receives changes of reported parameters (may be nil).
