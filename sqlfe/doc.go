@@ -104,4 +104,9 @@
 //     the data is never held whole; an error's CONTEXT names the line
 //     ("COPY t, line 3, column a: ..."). COPY to or from a server file or
 //     program is 0A000.
+//   - TRUNCATE (truncate.go) is transactional: ACCESS EXCLUSIVE on each
+//     table (as DROP TABLE), the rows deleted through the transaction
+//     (referencing tables first), 0A000 for a table referenced from
+//     outside the list unless CASCADE; RESTART IDENTITY deletes the
+//     sequences in the transaction, whose nextval then runs in it.
 package sqlfe

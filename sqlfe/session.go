@@ -115,6 +115,9 @@ type Session struct {
 	// copyIO is the connection's COPY sub-protocol (copy.go; nil: COPY
 	// FROM STDIN / TO STDOUT are refused).
 	copyIO CopyIO
+	// seqInTx: sequences the transaction restarted (TRUNCATE ... RESTART
+	// IDENTITY, truncate.go), whose nextval runs in it
+	seqInTx map[string]bool
 
 	// Notice receives warnings and notices (may be nil).
 	Notice func(*Error)
@@ -219,6 +222,7 @@ func (s *Session) endTx() {
 	s.txID.Store(0)
 	s.pending = nil
 	s.created = nil
+	s.seqInTx = nil
 	s.txIso = s.defaultIso
 	s.txReadOnly = false
 	s.txStarted = false
