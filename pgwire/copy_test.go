@@ -94,7 +94,7 @@ func TestCopyTextAndCSV(t *testing.T) {
 	ctx := context.Background()
 	exec(t, c, "CREATE TABLE t (a int PRIMARY KEY, b text, c varchar(8) DEFAULT 'dflt')")
 	// text: NULLs, escapes (tab, newline, backslash, octal, hex), CRLF ends
-	text := "1\tplain\tx\n2\t\\N\t\\N\n3\ttab\\there\\nnl \\\\ bs \\101\\x42\ty\r\n4\t\t\n"
+	text := "1\tplain\tx\r\n2\t\\N\t\\N\r\n3\ttab\\there\\nnl \\\\ bs \\101\\x42\ty\r\n4\t\t\r\n"
 	tag, err := copyIn(t, c, "COPY t FROM STDIN", text)
 	if err != nil || tag.String() != "COPY 4" {
 		t.Fatalf("%v %v", tag, err)
@@ -206,8 +206,9 @@ func TestCopyErrors(t *testing.T) {
 	for _, tc := range []struct{ data, code, msg, where string }{
 		{"1\tx\textra\n", "22P04", "extra data after last expected column", `COPY t, line 1: "1	x	extra"`},
 		{"1\n", "22P04", `missing data for column "b"`, `COPY t, line 1: "1"`},
-		{"1\t\\N\n", "23502", `null value in column "b" of relation "t" violates not-null constraint`, "COPY t, line 1"},
-		{"1\ta\r2\tb\n", "22P04", "literal carriage return found in data", "COPY t, line 1"},
+		{"1\t\\N\n", "23502", `null value in column "b" of relation "t" violates not-null constraint`, `COPY t, line 1: "1	\N"`},
+		{"1\ta\n2\tb\r\n", "22P04", "literal carriage return found in data", "COPY t, line 2"},
+		{"1\ta\r2\tb\n", "22P04", "literal newline found in data", "COPY t, line 2"},
 		{"\\.x\n", "22P04", "end-of-copy marker corrupt", "COPY t, line 1"},
 		{"1\t\\xff\n", "22021", "", `COPY t, line 1, column b: "` + "\xff" + `"`},
 	} {

@@ -256,7 +256,7 @@ func parseCopyOpts(list []*pg.Node, from bool) (*copyOpts, error) {
 		o.escape = (*escape)[0]
 	}
 	if strings.IndexByte(o.null, o.delim) >= 0 {
-		return nil, errorf(CodeInvalidParamValue, "COPY delimiter must not appear in the NULL specification")
+		return nil, notSupported("COPY delimiter must not appear in the NULL specification")
 	}
 	if csv && strings.IndexByte(o.null, o.quote) >= 0 {
 		return nil, errorf(CodeInvalidParamValue, "CSV quote character must not appear in the NULL specification")
@@ -361,10 +361,26 @@ func (s *Session) planCopyFrom(st *pg.CopyStmt, o *copyOpts, names []string) (*p
 		if err := s.copyIO.CopyInStart(o.format == copyBinary, len(target)); err != nil {
 			return nil, err
 		}
-		n, err := cf.run(func(row []Value) error { return s.insertRow(ctx, tx, t, row) })
+		n, err := cf.run(func(row []Value) error {
+			// as PostgreSQL's COPY: NOT NULL (and the other checks of the
+			// row) while the line is at hand, the insert's unique checks
+			// ("COPY t, line n" only: PostgreSQL finds them when it flushes
+			// a batch of rows)
+			key, err := s.prepareRow(ctx, t, row)
+			if err != nil {
+				return err
+			}
+			cf.curLine = nil
+			if err := tx.Insert(ctx, t.Engine, key, encodeRow(t, row)); err != nil {
+				return dupRowError(err, t, row)
+			}
+			return nil
+		})
 		if err != nil {
 			e := ToError(err)
-			if e.Where == "" && cf.line > 0 {
+			// a foreign key is checked by PostgreSQL's after-row triggers,
+			// which run outside the COPY's error context
+			if e.Where == "" && cf.line > 0 && e.fk == nil {
 				e.Where = cf.where()
 			}
 			return nil, e
@@ -389,10 +405,12 @@ type copyFrom struct {
 	io     CopyIO
 	ctx    context.Context
 
-	buf  []byte // data received and not consumed: buf[pos:]
-	pos  int
-	eof  bool // CopyDone came
-	line int64
+	buf   []byte // data received and not consumed: buf[pos:]
+	pos   int
+	eof   bool // CopyDone came
+	ended bool // the end marker \. came
+	eol   int  // the data's end-of-line style (eolNL, ...)
+	line  int64
 	// the column being converted (for the error's context)
 	curCol  int
 	curVal  string
@@ -528,6 +546,9 @@ func (cf *copyFrom) run(insert func([]Value) error) (int64, error) {
 			}
 			cf.curCol, cf.curVal, cf.hasVal = ci, string(cf.fields[j]), true
 			v, err := ParseText(col.Type, cf.curVal)
+			if err == nil && col.Int2 && (v.I < -32768 || v.I > 32767) {
+				err = errorf(CodeNumericRange, "value %q is out of range for type smallint", cf.curVal)
+			}
 			if err == nil && (col.Int2 || col.MaxLen > 0) {
 				v, err = applyMod(v, col.mod(), false) // as the type's input function with the column's typmod
 			}
@@ -536,7 +557,7 @@ func (cf *copyFrom) run(insert func([]Value) error) (int64, error) {
 			}
 			row[ci] = v
 		}
-		cf.curCol, cf.hasVal, cf.curLine = -1, false, nil
+		cf.curCol, cf.hasVal = -1, false
 		if err := insert(row); err != nil {
 			return n, err
 		}
@@ -571,11 +592,23 @@ func (cf *copyFrom) newRow() ([]Value, error) {
 	return row, nil
 }
 
+// End-of-line styles: the first line's end decides, as in PostgreSQL.
+const (
+	eolUnknown = iota
+	eolNL
+	eolCR
+	eolCRNL
+)
+
 // nextLine returns the next line of text or csv data without its end of
-// line (valid until the next call); false at the end of the data or at the
-// end marker \. (whatever follows it is read and ignored, as PostgreSQL
-// does).
+// line (valid until the next call); false at the end of the data or after
+// the end marker \. (whatever follows it is read and ignored, as
+// PostgreSQL does). Lines end as the first one did (\n, \r or \r\n); a
+// line end of another style in the data is 22P04, as in PostgreSQL.
 func (cf *copyFrom) nextLine() ([]byte, bool, error) {
+	if cf.ended {
+		return nil, false, nil
+	}
 	csv := cf.o.format == copyCSV
 	esc := cf.o.escape
 	if esc == cf.o.quote {
@@ -586,6 +619,7 @@ func (cf *copyFrom) nextLine() ([]byte, bool, error) {
 	extraLines := 0
 	for {
 		b := cf.buf
+	scan:
 		for i < len(b) {
 			c := b[i]
 			if csv {
@@ -599,40 +633,63 @@ func (cf *copyFrom) nextLine() ([]byte, bool, error) {
 					lastWasEsc = false
 				}
 				if inQuote {
-					if c == '\n' {
+					if (cf.eol == eolNL && c == '\n') || (cf.eol != eolNL && c == '\r') {
 						extraLines++
 					}
 					i++
 					continue
 				}
-			} else if c == '\\' {
-				if i+1 >= len(b) {
+			}
+			if c == '\\' && (!csv || i == cf.pos) {
+				if i+1 >= len(b) && !cf.eof {
 					break // the escaped byte has not come yet
 				}
-				i += 2
-				continue
+				if i+1 < len(b) && b[i+1] == '.' {
+					line, done, more, err := cf.endMarker(i)
+					switch {
+					case err != nil:
+						return nil, false, err
+					case more:
+						break scan
+					case done:
+						return line, line != nil, nil
+					}
+					// csv: \. not followed by an end of line is data
+				} else if !csv {
+					i += 2
+					continue
+				}
 			}
 			switch c {
 			case '\n':
-				return cf.endLine(i, i+1, extraLines)
+				if cf.eol == eolUnknown {
+					cf.eol = eolNL
+				}
+				if cf.eol != eolNL {
+					return nil, false, eolError(csv, '\n')
+				}
+				return cf.endLine(i, i+1, extraLines), true, nil
 			case '\r':
-				if i+1 >= len(b) {
-					if cf.eof {
-						return cf.endLine(i, i+1, extraLines)
+				if i+1 >= len(b) && !cf.eof {
+					break scan // \r\n may be split across messages
+				}
+				crnl := i+1 < len(b) && b[i+1] == '\n'
+				if cf.eol == eolUnknown {
+					cf.eol = eolCR
+					if crnl {
+						cf.eol = eolCRNL
 					}
-					goto more // \r\n may be split across messages
 				}
-				if b[i+1] == '\n' {
-					return cf.endLine(i, i+2, extraLines)
+				switch {
+				case cf.eol == eolNL, cf.eol == eolCRNL && !crnl:
+					return nil, false, eolError(csv, '\r')
+				case cf.eol == eolCRNL:
+					return cf.endLine(i, i+2, extraLines), true, nil
 				}
-				if csv {
-					return nil, false, &Error{Code: CodeBadCopyFormat, Message: "unquoted carriage return found in data", Hint: "Use quoted CSV field to represent carriage return."}
-				}
-				return nil, false, &Error{Code: CodeBadCopyFormat, Message: "literal carriage return found in data", Hint: `Use "\r" to represent carriage return.`}
+				return cf.endLine(i, i+1, extraLines), true, nil
 			}
 			i++
 		}
-	more:
 		scanned := i - cf.pos
 		ok, err := cf.more()
 		if err != nil {
@@ -643,31 +700,90 @@ func (cf *copyFrom) nextLine() ([]byte, bool, error) {
 			if cf.pos >= len(cf.buf) {
 				return nil, false, nil
 			}
+			if i < len(cf.buf) {
+				continue // the end of the data: the bytes held back for more are complete
+			}
 			if csv && inQuote {
+				cf.curLine = cf.buf[cf.pos:]
 				return nil, false, copyFormatError("unterminated CSV quoted field")
 			}
 			// the last line without its end of line
-			return cf.endLine(len(cf.buf), len(cf.buf), extraLines)
+			return cf.endLine(len(cf.buf), len(cf.buf), extraLines), true, nil
 		}
 	}
 }
 
-// endLine ends the line buf[pos:end], the next one beginning at next; the
-// end marker \. ends the data.
-func (cf *copyFrom) endLine(end, next, extraLines int) ([]byte, bool, error) {
+func eolError(csv bool, c byte) *Error {
+	switch {
+	case csv && c == '\r':
+		return &Error{Code: CodeBadCopyFormat, Message: "unquoted carriage return found in data", Hint: "Use quoted CSV field to represent carriage return."}
+	case csv:
+		return &Error{Code: CodeBadCopyFormat, Message: "unquoted newline found in data", Hint: "Use quoted CSV field to represent newline."}
+	case c == '\r':
+		return &Error{Code: CodeBadCopyFormat, Message: "literal carriage return found in data", Hint: `Use "\r" to represent carriage return.`}
+	}
+	return &Error{Code: CodeBadCopyFormat, Message: "literal newline found in data", Hint: `Use "\n" to represent newline.`}
+}
+
+// endMarker looks at the \. at buf[i] (PostgreSQL's CopyReadLineText):
+// followed by the end of line, it ends the data — the line's bytes before
+// it are its last line (nil if none) and the rest is drained (done); more:
+// the bytes after it have not come yet. In text format anything else after
+// it is 22P04; in csv (where it counts only at a line's start) it is then
+// data (neither done nor more).
+func (cf *copyFrom) endMarker(i int) (line []byte, done, more bool, err error) {
+	b := cf.buf
+	csv := cf.o.format == copyCSV
+	j := i + 2
+	need := 1
+	if cf.eol == eolCRNL {
+		need = 2
+	}
+	if len(b) < j+need && !cf.eof {
+		return nil, false, true, nil
+	}
+	corrupt := func(msg string) ([]byte, bool, bool, error) {
+		if csv {
+			return nil, false, false, nil
+		}
+		return nil, false, false, copyFormatError("%s", msg)
+	}
+	at := func(k int) byte {
+		if k < len(b) {
+			return b[k]
+		}
+		return 0
+	}
+	c2 := at(j)
+	if cf.eol == eolCRNL {
+		if c2 == '\n' {
+			return corrupt("end-of-copy marker does not match previous newline style")
+		}
+		if c2 != '\r' {
+			return corrupt("end-of-copy marker corrupt")
+		}
+		j++
+		c2 = at(j)
+	}
+	if c2 != '\r' && c2 != '\n' {
+		return corrupt("end-of-copy marker corrupt")
+	}
+	if (cf.eol == eolNL || cf.eol == eolCRNL) && c2 != '\n' || cf.eol == eolCR && c2 != '\r' {
+		return nil, false, false, copyFormatError("end-of-copy marker does not match previous newline style")
+	}
+	if i > cf.pos {
+		line = append([]byte(nil), b[cf.pos:i]...)
+	}
+	cf.ended = true
+	return line, true, false, cf.drain()
+}
+
+// endLine ends the line buf[pos:end], the next one beginning at next.
+func (cf *copyFrom) endLine(end, next, extraLines int) []byte {
 	line := cf.buf[cf.pos:end]
 	cf.pos = next
-	if len(line) >= 2 && line[0] == '\\' && line[1] == '.' {
-		if len(line) > 2 {
-			if cf.o.format == copyText {
-				return nil, false, copyFormatError("end-of-copy marker corrupt")
-			}
-		} else {
-			return nil, false, cf.drain()
-		}
-	}
 	cf.line += int64(extraLines)
-	return line, true, nil
+	return line
 }
 
 // splitText splits a text-format line into its fields, undoing the
@@ -953,6 +1069,11 @@ func (cf *copyFrom) runBinary(insert func([]Value) error) (int64, error) {
 			var v Value
 			if col.Int2 && size == 2 {
 				v = Int4(int32(int16(binary.BigEndian.Uint16(b))))
+			} else if w := col.Type.Size(); w > 0 && size < int(w) {
+				// as the type's receive function reading past its field
+				return n, errorf(CodeProtocolViolation, "insufficient data left in message")
+			} else if w > 0 && size > int(w) {
+				return n, errorf(CodeInvalidBinary, "incorrect binary data format")
 			} else if v, err = ParseBinary(col.Type, b); err != nil {
 				return n, err
 			}
