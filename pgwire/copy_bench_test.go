@@ -22,8 +22,9 @@ import (
 // format, pgbench's own row shape) of TUPLED_COPY_BENCH rows (1000000 if
 // it is "1") into tupled in memory, tupled on disk and PostgreSQL 15
 // (internal/pgoracle: fsync off, over its unix socket), in alternating
-// rounds (TUPLED_COPY_ROUNDS, default 3), and prints rows/s per round and
-// the median. Not run unless TUPLED_COPY_BENCH is set:
+// rounds (TUPLED_COPY_ROUNDS, default 3; TUPLED_COPY_ONLY=memory, disk,
+// tupled or pg runs one side), and prints rows/s per round and the median.
+// Not run unless TUPLED_COPY_BENCH is set:
 //
 //	TUPLED_COPY_BENCH=1 go test ./pgwire -run TestCopyBenchmark -v -timeout 30m
 func TestCopyBenchmark(t *testing.T) {
@@ -48,12 +49,14 @@ func TestCopyBenchmark(t *testing.T) {
 		start func() (conn string, stop func())
 	}
 	var targets []target
-	if os.Getenv("TUPLED_COPY_ONLY") != "pg" {
-		targets = append(targets,
-			target{"tupled in memory", func() (string, func()) { return startBenchServer(t, "") }},
-			target{"tupled on disk", func() (string, func()) { return startBenchServer(t, t.TempDir()) }})
+	only := os.Getenv("TUPLED_COPY_ONLY") // memory, disk, tupled (both) or pg
+	if only == "" || only == "tupled" || only == "memory" {
+		targets = append(targets, target{"tupled in memory", func() (string, func()) { return startBenchServer(t, "") }})
 	}
-	if os.Getenv("TUPLED_COPY_ONLY") != "tupled" {
+	if only == "" || only == "tupled" || only == "disk" {
+		targets = append(targets, target{"tupled on disk", func() (string, func()) { return startBenchServer(t, t.TempDir()) }})
+	}
+	if only == "" || only == "pg" {
 		pgConn := pgoracle.Start(t)
 		targets = append(targets, target{"PostgreSQL 15", func() (string, func()) { return pgConn, func() {} }})
 	}
