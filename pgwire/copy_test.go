@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -471,4 +472,32 @@ func TestPsqlCopy(t *testing.T) {
 	if got := run("SELECT count(*) FROM t"); !strings.Contains(got, " 3\n") {
 		t.Fatalf("count: %s", got)
 	}
+}
+
+// pgx's CopyFrom with the other column types (binary numeric, timestamp,
+// smallint, varchar(n)), and their checks at the COPY.
+func TestCopyFromBinaryTypes(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	ctx := context.Background()
+	exec(t, c, "CREATE TABLE ty (id serial PRIMARY KEY, n numeric, ts timestamp, s smallint, v varchar(3), big bigint)")
+	when := time.Date(2024, 1, 15, 10, 30, 0, 123000, time.UTC)
+	cols := []string{"n", "ts", "s", "v", "big"}
+	got, err := c.CopyFrom(ctx, pgx.Identifier{"ty"}, cols, pgx.CopyFromRows([][]any{
+		{1.5, when, int16(-7), "abc", int64(1) << 40},
+		{nil, nil, nil, nil, nil},
+	}))
+	if err != nil || got != 2 {
+		t.Fatalf("%d %v", got, err)
+	}
+	if out := copyOut(t, c, "COPY ty TO STDOUT"); out != "1\t1.5\t2024-01-15 10:30:00.000123\t-7\tabc\t1099511627776\n2\t\\N\t\\N\t\\N\t\\N\t\\N\n" {
+		t.Fatalf("%q", out)
+	}
+	_, err = c.CopyFrom(ctx, pgx.Identifier{"ty"}, []string{"v"}, pgx.CopyFromRows([][]any{{"abcd"}}))
+	pe := pgErr(t, err, "22001")
+	if pe.Where != "COPY ty, line 1, column v" {
+		t.Fatalf("%q", pe.Where)
+	}
+	_, err = c.CopyFrom(ctx, pgx.Identifier{"ty"}, []string{"s"}, pgx.CopyFromRows([][]any{{int32(70000)}}))
+	pgErr(t, err, "22003")
 }
