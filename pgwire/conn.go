@@ -49,6 +49,9 @@ type conn struct {
 	stmts          map[string]*sqlfe.Stmt // nil value: an empty query
 	portals        map[string]*portal
 	ignoreTillSync bool
+	// copyErr: the connection broke during a COPY FROM STDIN (copy.go);
+	// the message loop ends the session with it
+	copyErr error
 }
 
 type portal struct {
@@ -306,6 +309,7 @@ func (c *conn) startup() bool {
 	}
 	// the database named at startup is current_database() and pg_database's one row
 	c.sess = c.srv.cfg.Executor.NewSession(c.pid, user, map[string]string{"database": sm.params["database"]})
+	c.sess.SetCopyIO(copyIO{c}) // copy.go
 	for _, kv := range opts {
 		if !c.startupSetting(kv[0], kv[1]) {
 			return false
@@ -444,6 +448,10 @@ func (c *conn) answerSSL() bool {
 
 func (c *conn) loop() {
 	for {
+		if c.copyErr != nil {
+			c.readFailed(c.copyErr, "copy")
+			return
+		}
 		msg, err := c.be.Receive()
 		if err != nil {
 			var pe *protocolError
@@ -548,7 +556,7 @@ func (c *conn) sendError(err error) {
 	if sev == "" {
 		sev = "ERROR"
 	}
-	c.be.Send(&pgproto3.ErrorResponse{Severity: sev, SeverityUnlocalized: sev, Code: e.Code, Message: e.Message, Detail: e.Detail, Hint: e.Hint, Position: e.Position})
+	c.be.Send(&pgproto3.ErrorResponse{Severity: sev, SeverityUnlocalized: sev, Code: e.Code, Message: e.Message, Detail: e.Detail, Hint: e.Hint, Position: e.Position, Where: e.Where})
 	if e.Code == sqlfe.CodeInternal {
 		c.srv.log.Error("internal error", "pid", c.pid, "err", e.Message)
 	} else {

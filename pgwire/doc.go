@@ -37,6 +37,13 @@
 //     transaction and sends ReadyForQuery with the true status (I/T/E).
 //     Execute with a row limit ends a full batch with PortalSuspended; the
 //     last batch's tag counts its own rows, as PostgreSQL's.
+//   - COPY (copy.go): FROM STDIN answers CopyInResponse and hands each
+//     CopyData to sqlfe as it arrives (rows are inserted line by line,
+//     nothing buffered beyond the line being read) until CopyDone ("COPY
+//     n") or CopyFail (57014); Flush and Sync in between are ignored, any
+//     other message is 08P01, in the simple and the extended protocol
+//     alike. TO STDOUT sends CopyOutResponse, one CopyData per row,
+//     CopyDone. A client gone mid-COPY rolls it back and ends the session.
 //   - Results are built in memory per statement (a huge SELECT costs its
 //     size) and written out in 64 KiB pieces; a result is at most 1664
 //     columns wide (54011), so a field count never overflows its 16 bits.

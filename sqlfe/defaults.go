@@ -99,6 +99,12 @@ type nextvalExpr struct {
 func (n *nextvalExpr) typ() Type    { return n.t }
 func (n *nextvalExpr) kids() []expr { return nil }
 func (n *nextvalExpr) eval(e *env) (Value, error) {
+	if e.s != nil && e.s.tx != nil && e.s.seqInTx[n.key] {
+		// restarted by the transaction's TRUNCATE ... RESTART IDENTITY
+		// (truncate.go): the sequence is the transaction's until it ends
+		v, err := advanceSeq(e.ctx, e.s.tx, n.key, n.max, n.seq)
+		return Value{T: n.t, I: v}, err
+	}
 	v, err := nextval(e.ctx, e.s.eng.db, n.key, n.max, n.seq)
 	if err != nil {
 		return Value{}, err
@@ -111,28 +117,34 @@ func nextval(ctx context.Context, db *tupled.DB, key string, maxv int64, name st
 	for {
 		var v int64
 		err := db.RunTx(ctx, nil, func(tx *tupled.Tx) error {
-			cur, err := tx.Lock(ctx, SequenceTable, []byte(key), tupled.ForUpdate, tupled.Wait)
-			switch {
-			case errors.Is(err, tupled.ErrNotFound):
-				v = 1
-				return tx.Insert(ctx, SequenceTable, []byte(key), binary.BigEndian.AppendUint64(nil, 1))
-			case err != nil:
-				return err
-			case len(cur) != 8:
-				return errCorrupt
-			}
-			last := int64(binary.BigEndian.Uint64(cur))
-			if last >= maxv {
-				return errorf("2200H", "nextval: reached maximum value of sequence %q (%d)", name, maxv)
-			}
-			v = last + 1
-			return tx.Update(ctx, SequenceTable, []byte(key), binary.BigEndian.AppendUint64(nil, uint64(v)))
+			var err error
+			v, err = advanceSeq(ctx, tx, key, maxv, name)
+			return err
 		})
 		if errors.Is(err, tupled.ErrDuplicateKey) {
 			continue // a concurrent first nextval created the row: take the next
 		}
 		return v, err
 	}
+}
+
+// advanceSeq takes the next value of the sequence key in tx.
+func advanceSeq(ctx context.Context, tx *tupled.Tx, key string, maxv int64, name string) (int64, error) {
+	cur, err := tx.Lock(ctx, SequenceTable, []byte(key), tupled.ForUpdate, tupled.Wait)
+	switch {
+	case errors.Is(err, tupled.ErrNotFound):
+		return 1, tx.Insert(ctx, SequenceTable, []byte(key), binary.BigEndian.AppendUint64(nil, 1))
+	case err != nil:
+		return 0, err
+	case len(cur) != 8:
+		return 0, errCorrupt
+	}
+	last := int64(binary.BigEndian.Uint64(cur))
+	if last >= maxv {
+		return 0, errorf("2200H", "nextval: reached maximum value of sequence %q (%d)", name, maxv)
+	}
+	v := last + 1
+	return v, tx.Update(ctx, SequenceTable, []byte(key), binary.BigEndian.AppendUint64(nil, uint64(v)))
 }
 
 // columnDefault checks a column's DEFAULT constraint and records it.

@@ -907,17 +907,10 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 					}
 				}
 			}
-			if t.hiddenKey() {
-				id, err := s.eng.nextRowid(ctx, t)
-				if err != nil {
-					return nil, err
-				}
-				row[t.Key] = Int8(id)
-			}
-			if err := checkRow(t, row); err != nil {
+			key, err := s.prepareRow(ctx, t, row) // insertrow.go
+			if err != nil {
 				return nil, err
 			}
-			key := rowKey(nil, t, row)
 			if oc != nil {
 				if row, err = oc.insert(ctx, tx, e, &ups, key, row); err != nil {
 					return nil, err

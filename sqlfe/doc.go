@@ -110,4 +110,16 @@
 //     in catfuncs.go). A query naming one takes the general path. OIDs of
 //     tables, indexes, sequences and constraints derive from their names,
 //     so they are stable without being stored.
+//   - COPY t [(cols)] FROM STDIN and COPY t [(cols)] | (SELECT ...) TO
+//     STDOUT, text, csv and binary (copy.go), run through the connection's
+//     CopyIO in the session's transaction: each row is inserted by
+//     INSERT's own path (insertrow.go) as soon as its line has arrived, so
+//     the data is never held whole; an error's CONTEXT names the line
+//     ("COPY t, line 3, column a: ..."). COPY to or from a server file or
+//     program is 0A000.
+//   - TRUNCATE (truncate.go) is transactional: ACCESS EXCLUSIVE on each
+//     table (as DROP TABLE), the rows deleted through the transaction
+//     (referencing tables first), 0A000 for a table referenced from
+//     outside the list unless CASCADE; RESTART IDENTITY deletes the
+//     sequences in the transaction, whose nextval then runs in it.
 package sqlfe

@@ -78,7 +78,8 @@ type Error struct {
 	Message  string
 	Detail   string
 	Hint     string
-	Position int32 // 1-based character position in the query, 0 = none
+	Position int32  // 1-based character position in the query, 0 = none
+	Where    string // the context (ErrorResponse field W): "COPY t, line 3", ...
 
 	fk *tupled.ForeignKeyError // an engine foreign key violation, described by Session.describeFK (fk.go)
 }

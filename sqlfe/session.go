@@ -113,6 +113,13 @@ type Session struct {
 	localUndo       map[string]string // SET LOCAL: values to restore at transaction end
 	abortUndo       map[string]string // SET in a transaction: values to restore if it aborts
 
+	// copyIO is the connection's COPY sub-protocol (copy.go; nil: COPY
+	// FROM STDIN / TO STDOUT are refused).
+	copyIO CopyIO
+	// seqInTx: sequences the transaction restarted (TRUNCATE ... RESTART
+	// IDENTITY, truncate.go), whose nextval runs in it
+	seqInTx map[string]bool
+
 	// Notice receives warnings and notices (may be nil).
 	Notice func(*Error)
 	// ParamStatus receives changes of reported parameters (may be nil).
@@ -217,6 +224,7 @@ func (s *Session) endTx() {
 	s.txID.Store(0)
 	s.pending = nil
 	s.created = nil
+	s.seqInTx = nil
 	s.txIso = s.defaultIso
 	s.txReadOnly = false
 	s.txStarted = false

@@ -269,7 +269,7 @@ func (s *Session) Execute(ctx context.Context, st *Stmt, params []Value) (*Resul
 func (s *Session) Abort() { s.fail() }
 
 var stmtNames = map[string]string{
-	"IndexStmt": "CREATE INDEX", "AlterTableStmt": "ALTER TABLE", "CopyStmt": "COPY", "TruncateStmt": "TRUNCATE",
+	"IndexStmt": "CREATE INDEX", "AlterTableStmt": "ALTER TABLE",
 	"VacuumStmt": "VACUUM", "ExplainStmt": "EXPLAIN", "PrepareStmt": "PREPARE", "ExecuteStmt": "EXECUTE",
 	"DeallocateStmt": "DEALLOCATE", "DoStmt": "DO", "LockStmt": "LOCK", "ViewStmt": "CREATE VIEW",
 	"CreateSeqStmt": "CREATE SEQUENCE", "CreateFunctionStmt": "CREATE FUNCTION", "CreateSchemaStmt": "CREATE SCHEMA",
@@ -327,6 +327,10 @@ func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
 		return s.planClosePortal(n.GetClosePortalStmt())
 	case n.GetExplainStmt() != nil:
 		return s.planExplain(n.GetExplainStmt(), params) // query.go
+	case n.GetCopyStmt() != nil:
+		return s.planCopy(n.GetCopyStmt(), params) // copy.go
+	case n.GetTruncateStmt() != nil:
+		return s.planTruncate(n.GetTruncateStmt()) // truncate.go
 	}
 	kind := strings.TrimSuffix(nodeName(n), "")
 	if name, ok := stmtNames[kind]; ok {

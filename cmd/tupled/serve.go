@@ -47,7 +47,8 @@ SQL is parsed by PostgreSQL's own parser. What runs: CREATE/DROP TABLE
 columns; primary keys of one or more columns, UNIQUE, NOT NULL, DEFAULT,
 REFERENCES), CREATE/DROP INDEX, ALTER TABLE ADD/DROP CONSTRAINT; INSERT
 (ON CONFLICT, RETURNING), SELECT, UPDATE and DELETE, with FOR KEY
-SHARE|SHARE|NO KEY UPDATE|UPDATE [NOWAIT|SKIP LOCKED]; transactions,
+SHARE|SHARE|NO KEY UPDATE|UPDATE [NOWAIT|SKIP LOCKED]; COPY FROM STDIN
+and TO STDOUT (text, csv, binary: psql's \copy), TRUNCATE; transactions,
 savepoints, LOCK TABLE, PREPARE/EXECUTE, SET/SHOW; pg_locks,
 pgrowlocks('t') and the pg_advisory_lock family. Anything else fails with
 SQLSTATE 0A000 naming the construct. README.md, "The SQL it understands",

@@ -1,0 +1,135 @@
+package pgwire
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/tupled/tupled/internal/pgoracle"
+)
+
+// TestCopyLikePostgres runs COPY statements with their data against
+// PostgreSQL 15 (internal/pgoracle; skipped without it, and in -short) and
+// against tupled, and compares what each says: the command tag and the
+// data COPY TO sends, or the error's SQLSTATE, message, DETAIL and CONTEXT.
+func TestCopyLikePostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	pgc := pgoracle.Start(t)
+	ts := startServer(t, nil)
+	ctx := context.Background()
+	conns := map[string]*pgconn.PgConn{}
+	for name, cs := range map[string]string{"pg": pgc, "tupled": ts.connString("")} {
+		c, err := pgconn.Connect(ctx, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		conns[name] = c
+	}
+	setup := []string{
+		"CREATE TABLE t (a int PRIMARY KEY, b text, c varchar(4), d smallint, e boolean DEFAULT true)",
+		"CREATE TABLE p (id int PRIMARY KEY)",
+		"INSERT INTO p VALUES (1)",
+		"CREATE TABLE ch (id int PRIMARY KEY, pid int REFERENCES p)",
+		"CREATE TABLE s (id serial PRIMARY KEY, v text NOT NULL)",
+	}
+	type tc struct{ sql, data string }
+	cases := []tc{
+		{"COPY t FROM STDIN", "1\tx\tabc\t1\tt\n2\t\\N\t\\N\t\\N\t\\N\n"},
+		{"COPY t TO STDOUT", ""},
+		{"COPY t (a, b) FROM STDIN", "3\tq\n"},
+		{"COPY t TO STDOUT (FORMAT csv, HEADER)", ""},
+		{"COPY t (a, c) FROM STDIN", "4\ttoolong\n"},
+		{"COPY t (a, d) FROM STDIN", "4\t70000\n"},
+		{"COPY t (a, e) FROM STDIN", "4\tmaybe\n"},
+		{"COPY t (a) FROM STDIN", "1\n"},
+		{"COPY t (a) FROM STDIN", "5\n6\n7x\n"},
+		{"COPY t (a, b) FROM STDIN", "5\n"},
+		{"COPY t (a, b) FROM STDIN", "5\tb\tc\n"},
+		{"COPY t (a, b) FROM STDIN (FORMAT csv)", "5,\"unterminated\n"},
+		{"COPY t (a, b) FROM STDIN (FORMAT csv, HEADER match)", "a,b\n8,h\n"},
+		{"COPY t (a, b) FROM STDIN (FORMAT csv, HEADER match)", "a,x\n9,h\n"},
+		{"COPY t (a, b) FROM STDIN (HEADER)", "anything\there\n10\tt\n"},
+		{"COPY t (a, b) FROM STDIN (FORMAT csv, NULL 'N', QUOTE '*', ESCAPE '!')", "11,*a!*b*\n12,N\n13,*N*\n"},
+		{"COPY t (a, b) TO STDOUT (FORMAT csv, NULL 'N', QUOTE '*', ESCAPE '!')", ""},
+		{"COPY (SELECT a, b FROM t WHERE a > 10 ORDER BY a) TO STDOUT (DELIMITER '|')", ""},
+		{"COPY ch FROM STDIN", "1\t1\n2\t2\n"},
+		{"COPY s (v) FROM STDIN", "one\ntwo\n"},
+		{"COPY s (v) FROM STDIN", "three\n\\N\n"},
+		{"COPY s TO STDOUT", ""},
+		{"COPY t FROM STDIN (FORMAT binary)", "PGCOPY\nxx"},
+		{"COPY t FROM STDIN (DELIMITER 'x')", ""},
+		{"COPY t FROM STDIN (FORMAT csv, DELIMITER ',', QUOTE ',')", ""},
+		{"COPY t FROM STDIN (NULL 'a\tb')", ""},
+		{"COPY t FROM STDIN (FORMAT binary, NULL 'x')", ""},
+		{"COPY t TO STDOUT (HEADER match)", ""},
+		{"COPY t FROM STDIN (ESCAPE 'x')", ""},
+		{"COPY t (a, b) FROM STDIN", "20\t\\x41\\102\\z\n\\.\n21\tignored\n"},
+		{"COPY (SELECT b FROM t WHERE a = 20) TO STDOUT", ""},
+		{"COPY t (a, b) FROM STDIN (FORMAT csv)", "22,\\.\n"},
+		{"COPY (SELECT b FROM t WHERE a = 22) TO STDOUT (FORMAT csv)", ""},
+		{"COPY t (a, b) FROM STDIN", "30\tcr\rin\n31\tx\n"},
+		{"COPY t (a, b) FROM STDIN", "32\ttrailing\\\n"},
+		{"COPY t (a, b) FROM STDIN", "33\tcrlf\r\n34\tnext\r\n"},
+		{"COPY t (a, b) FROM STDIN", "35\tlast line without newline"},
+		{"COPY t (a, b) FROM STDIN", "36\t\\x\\.y\\N\n"},
+		{"COPY t (a, b) FROM STDIN", "43\tbefore marker\\.\n44\tafter\n"},
+		{"COPY t (a, b) FROM STDIN", "45\tx\r\n\\.\n"},
+		{"COPY t (a, b) FROM STDIN", "46\tx\r47\ty\r\\.\r"},
+		{"COPY t (a, b) FROM STDIN", "48\tx\n\\."},
+		{"COPY t (a, b) FROM STDIN (FORMAT csv)", "49,x\r\n50,y\n"},
+		{"COPY t (a, b) FROM STDIN (FORMAT csv)", "51,\\.x\n\\.\n52,z\n"},
+		{"COPY t (a, b) FROM STDIN (FORMAT csv)", "37,\"a\"\"b\"\"\",\n38,\"\",\n39,\"x\ny\",\n"},
+		{"COPY t (a, b) FROM STDIN (FORMAT csv)", "40,\"x\"y\n"},
+		{"INSERT INTO t (a, b) VALUES (41, E'tab\\there\\nnl\\\\bs\\r\\b\\f'), (42, '')", ""},
+		{"COPY (SELECT a, b FROM t WHERE a >= 30 ORDER BY a) TO STDOUT", ""},
+		{"COPY (SELECT a, b FROM t WHERE a >= 30 ORDER BY a) TO STDOUT (FORMAT csv)", ""},
+		{"COPY (SELECT a, b FROM t WHERE a >= 30 ORDER BY a) TO STDOUT (FORMAT binary)", ""},
+		{"COPY t (a, b, c, d, e) FROM STDIN (FORMAT binary)", "PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x04\x00\x00\x00\x32"},
+		{"COPY t (a, b) FROM STDIN (FORMAT binary)", "PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03"},
+		{"COPY t (a) FROM STDIN (FORMAT binary)", "PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x02\x00\x01"},
+		{"COPY t (a) FROM STDIN (FORMAT binary)", "PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x04\x00\x00\x00\x35\xff\xffjunk"},
+		{"COPY t (a) FROM STDIN (FORMAT binary)", "PGCOPY\n\xff\r\n\x00\x00\x01\x00\x00\x00\x00\x00"},
+		{"COPY t (a, a) FROM STDIN", ""},
+		{"COPY t (zz) FROM STDIN", ""},
+	}
+	run := func(c *pgconn.PgConn, x tc) string {
+		var out bytes.Buffer
+		var tag pgconn.CommandTag
+		var err error
+		if strings.Contains(x.sql, "TO STDOUT") {
+			tag, err = c.CopyTo(ctx, &out, x.sql)
+		} else if strings.Contains(x.sql, "FROM STDIN") {
+			tag, err = c.CopyFrom(ctx, strings.NewReader(x.data), x.sql)
+		} else {
+			_, err = c.Exec(ctx, x.sql).ReadAll()
+		}
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) {
+			return fmt.Sprintf("ERROR %s: %s\nDETAIL: %s\nCONTEXT: %s", pe.Code, pe.Message, pe.Detail, pe.Where)
+		}
+		if err != nil {
+			return "failed: " + err.Error()
+		}
+		return tag.String() + "\n" + out.String()
+	}
+	for _, q := range setup {
+		for name, c := range conns {
+			if _, err := c.Exec(ctx, q).ReadAll(); err != nil {
+				t.Fatalf("%s: %s: %v", name, q, err)
+			}
+		}
+	}
+	for _, x := range cases {
+		want, got := run(conns["pg"], x), run(conns["tupled"], x)
+		if got != want {
+			t.Errorf("%s\n%q\n--- tupled\n%s\n--- PostgreSQL\n%s", x.sql, x.data, got, want)
+		}
+	}
+}

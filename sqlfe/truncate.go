@@ -1,0 +1,271 @@
+package sqlfe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled"
+)
+
+// TRUNCATE [TABLE] [ONLY] t [, ...] [RESTART IDENTITY | CONTINUE IDENTITY]
+// [CASCADE | RESTRICT], as PostgreSQL 15 runs it, transactionally:
+//
+//   - each table is locked ACCESS EXCLUSIVE (as DROP TABLE does, so the
+//     TRUNCATE waits for every transaction that has used it and holds off
+//     every other until its own transaction ends), in the order named;
+//   - a table referenced by a foreign key of a table not truncated with it
+//     is 0A000 "cannot truncate a table referenced in a foreign key
+//     constraint"; CASCADE adds those tables (NOTICE "truncate cascades to
+//     table ...");
+//   - the rows are deleted through the transaction (the engine has no
+//     cheaper way that a rollback undoes), referencing tables first, so
+//     a rolled-back TRUNCATE leaves every row;
+//   - RESTART IDENTITY deletes the serial columns' sequences in the same
+//     transaction; until it ends, nextval of those sequences runs in it
+//     (Session.seqInTx), so the transaction's own inserts count from 1 and
+//     a rollback restores the old sequence, as in PostgreSQL.
+
+func (s *Session) planTruncate(st *pg.TruncateStmt) (*plan, error) {
+	var rvs []*pg.RangeVar
+	for _, n := range st.Relations {
+		rv := n.GetRangeVar()
+		if rv == nil {
+			return nil, notSupported("this TRUNCATE target is not supported")
+		}
+		if _, err := relName(rv); err != nil {
+			return nil, err
+		}
+		rvs = append(rvs, rv)
+	}
+	cascade := st.Behavior == pg.DropBehavior_DROP_CASCADE
+	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var list []*Table
+		in := map[string]bool{}
+		add := func(t *Table) error {
+			if in[t.Name] {
+				return nil
+			}
+			// PostgreSQL's TRUNCATE takes AccessExclusiveLock on each
+			// relation before it looks at foreign keys.
+			if err := tx.LockTable(ctx, t.Engine, tupled.AccessExclusive, false); err != nil {
+				return engineError(err, t)
+			}
+			in[t.Name] = true
+			list = append(list, t)
+			return nil
+		}
+		for _, rv := range rvs {
+			t, err := s.table(rv)
+			if err != nil {
+				return nil, err
+			}
+			if err := add(t); err != nil {
+				return nil, err
+			}
+		}
+		all := s.allTables()
+		slices.SortFunc(all, func(a, b *Table) int { return strings.Compare(a.Name, b.Name) })
+		for changed := true; changed; {
+			changed = false
+			for _, t := range all {
+				if in[t.Name] {
+					continue
+				}
+				for _, d := range t.FKeys {
+					if !in[d.RefTable] {
+						continue
+					}
+					if !cascade {
+						return nil, &Error{Code: CodeFeatureNotSupp, Message: "cannot truncate a table referenced in a foreign key constraint",
+							Detail: fmt.Sprintf("Table %q references %q.", t.Name, d.RefTable),
+							Hint:   fmt.Sprintf("Truncate table %q at the same time, or use TRUNCATE ... CASCADE.", t.Name)}
+					}
+					s.notice("NOTICE", "00000", fmt.Sprintf("truncate cascades to table %q", t.Name))
+					if err := add(t); err != nil {
+						return nil, err
+					}
+					changed = true
+					break
+				}
+			}
+		}
+		order, cyclic := truncateOrder(list)
+		for _, t := range order {
+			if cyclic[t.Name] {
+				if err := unlinkRows(ctx, tx, t, in); err != nil {
+					return nil, err
+				}
+			}
+		}
+		for _, t := range order {
+			if err := truncateRows(ctx, tx, t); err != nil {
+				return nil, err
+			}
+		}
+		if st.RestartSeqs {
+			for _, t := range list {
+				if err := s.restartSequences(ctx, tx, t); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return &Result{Tag: "TRUNCATE TABLE"}, nil
+	}
+	return &plan{usesT: true, run: run}, nil
+}
+
+// truncateOrder orders the tables so that a table comes after every table
+// of the list referencing it (children first); the tables of a cycle of
+// references (a table referencing itself among them) keep the order named
+// and are reported in cyclic.
+func truncateOrder(list []*Table) (out []*Table, cyclic map[string]bool) {
+	cyclic = map[string]bool{}
+	for _, t := range list {
+		for _, d := range t.FKeys {
+			if d.RefTable == t.Name {
+				cyclic[t.Name] = true
+			}
+		}
+	}
+	done := map[string]bool{}
+	for len(out) < len(list) {
+		progress := false
+		for _, t := range list {
+			if done[t.Name] {
+				continue
+			}
+			blocked := false
+			for _, c := range list {
+				if c == t || done[c.Name] {
+					continue
+				}
+				for _, d := range c.FKeys {
+					if d.RefTable == t.Name {
+						blocked = true
+					}
+				}
+			}
+			if !blocked {
+				done[t.Name] = true
+				out = append(out, t)
+				progress = true
+			}
+		}
+		if !progress {
+			for _, t := range list {
+				if !done[t.Name] {
+					done[t.Name] = true
+					cyclic[t.Name] = true
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	return out, cyclic
+}
+
+// unlinkRows sets to NULL, in every row of t, the columns of t's foreign
+// keys into the tables being truncated (in), so that the rows of a cycle
+// of references can then be deleted in any order. No one sees these
+// versions: the tables are locked ACCESS EXCLUSIVE and the rows are
+// deleted next, in the same transaction.
+func unlinkRows(ctx context.Context, tx *tupled.Tx, t *Table, in map[string]bool) error {
+	var cols []int
+	for _, d := range t.FKeys {
+		if in[d.RefTable] {
+			cols = append(cols, d.Cols...)
+		}
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	type kv struct{ k, v []byte }
+	var start []byte
+	for {
+		var batch []kv
+		err := tx.Scan(ctx, t.Engine, tupled.ScanOptions{Start: start, Limit: truncateBatch}, func(k, v []byte) error {
+			batch = append(batch, kv{append([]byte(nil), k...), append([]byte(nil), v...)})
+			return nil
+		})
+		if err != nil {
+			return engineError(err, t)
+		}
+		row := make([]Value, len(t.Cols))
+		for _, r := range batch {
+			if err := decodeRow(t, r.k, r.v, row); err != nil {
+				return err
+			}
+			changed := false
+			for _, c := range cols {
+				if !row[c].Null {
+					row[c], changed = Null(t.Cols[c].Type), true
+				}
+			}
+			if changed {
+				if err := tx.Update(ctx, t.Engine, r.k, encodeRow(t, row)); err != nil {
+					return engineError(err, t)
+				}
+			}
+		}
+		if len(batch) < truncateBatch {
+			return nil
+		}
+		start = append(batch[len(batch)-1].k, 0)
+	}
+}
+
+// truncateBatch is how many keys truncateRows reads before deleting them.
+const truncateBatch = 1024
+
+// truncateRows deletes every row of t in tx, a batch of keys at a time.
+func truncateRows(ctx context.Context, tx *tupled.Tx, t *Table) error {
+	var start []byte
+	keys := make([][]byte, 0, truncateBatch)
+	for {
+		keys = keys[:0]
+		err := tx.Scan(ctx, t.Engine, tupled.ScanOptions{Start: start, Limit: truncateBatch}, func(k, _ []byte) error {
+			keys = append(keys, append([]byte(nil), k...))
+			return nil
+		})
+		if err != nil {
+			return engineError(err, t)
+		}
+		for _, k := range keys {
+			if err := tx.Delete(ctx, t.Engine, k); err != nil && !errors.Is(err, tupled.ErrNotFound) {
+				return engineError(err, t)
+			}
+		}
+		if len(keys) < truncateBatch {
+			return nil
+		}
+		start = append(keys[len(keys)-1], 0)
+	}
+}
+
+// restartSequences deletes t's serial sequences in tx (the next value is
+// 1 again) and has nextval run in tx for them until it ends.
+func (s *Session) restartSequences(ctx context.Context, tx *tupled.Tx, t *Table) error {
+	for _, c := range t.Cols {
+		if !c.Serial {
+			continue
+		}
+		key := t.Engine + "." + c.Name
+		err := tx.Delete(ctx, SequenceTable, []byte(key))
+		if err != nil && !errors.Is(err, tupled.ErrNotFound) && !errors.Is(err, tupled.ErrNoTable) {
+			return err
+		}
+		if s.seqInTx == nil {
+			s.seqInTx = map[string]bool{}
+		}
+		s.seqInTx[key] = true
+	}
+	return nil
+}
