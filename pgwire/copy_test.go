@@ -498,6 +498,12 @@ func TestCopyFromBinaryTypes(t *testing.T) {
 	if pe.Where != "COPY ty, line 1, column v" {
 		t.Fatalf("%q", pe.Where)
 	}
+	// the column is described as int2, so pgx refuses 70000 itself (as
+	// against PostgreSQL); the server's own check, in a text COPY
 	_, err = c.CopyFrom(ctx, pgx.Identifier{"ty"}, []string{"s"}, pgx.CopyFromRows([][]any{{int32(70000)}}))
+	if err == nil || !strings.Contains(err.Error(), "greater than maximum value for int2") {
+		t.Fatalf("pgx encoding 70000 as the int2 column: %v", err)
+	}
+	_, err = c.PgConn().CopyFrom(ctx, strings.NewReader("70000\n"), "COPY ty (s) FROM STDIN")
 	pgErr(t, err, "22003")
 }
