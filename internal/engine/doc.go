@@ -81,7 +81,10 @@
 //	  │   ├ wal.WAL.Sync                        group commit: one fsync per batch
 //	  │   └ xact.Manager.Commit                 clog: committed; Done() closed, so every
 //	  │                                         waiter on our xid wakes; our row locks end
-//	  ├ in memory, or read/lock only: xact.Manager.Commit (no WAL record, no fsync)
+//	  ├ in memory, or read/lock only: xact.Manager.CommitNoWrite   no WAL record, no fsync;
+//	  │                                 one that wrote (xact.Xact.NoteWrite: every tuplelock
+//	  │                                 write, an index build) gets a fresh CSN under commitMu,
+//	  │                                 one that only read or locked the last CSN, without it
 //	  ├ releaseRelLocks → lockmgr.Manager.ReleaseAll(proc)   table, tuple, xact locks
 //	  └ endAdvisory                             transaction-level advisory locks
 //

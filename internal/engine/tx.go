@@ -696,7 +696,10 @@ func (tx *Tx) Commit() error {
 			return err
 		}
 	} else {
-		tx.e.xacts.Commit(tx.txn.Top())
+		// In memory, or nothing to log: a transaction that only read or
+		// locked ends without a CSN of its own (xact.CommitNoWrite; one
+		// that wrote, noted by tuplelock, takes the full Commit there).
+		tx.e.xacts.CommitNoWrite(tx.txn.Top())
 	}
 	tx.releaseRelLocks()
 	tx.state = txDone
