@@ -265,7 +265,28 @@ func (e *Locker) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 	tl.tag, tl.have = e.adoptCarried(tx, tbl, r, hwMode(mode)) // tag built only when we must queue
 	member := tx.mayBeMember
 	tx.mayBeMember = true
-	res, err := e.lockTuple(ctx, tx, tbl, r, tup, mode, policy, followUpdates, &tl, member)
+	res, err := e.lockTuple(ctx, tx, tbl, r, tup, mode, policy, followUpdates, &tl, member, false)
+	if tl.have {
+		e.endTupleLock(tx, tl.tag, hwMode(mode), res, err)
+	}
+	return res, err
+}
+
+// LockTupleLatched is LockTuple for a caller that holds r's latch — it
+// has just found tup visible under it — and releases it whatever the
+// result: heap_lock_tuple's first look at xmax (l3) happens in the same
+// latch hold, so a lock that need not wait (the hot row: a key-share
+// locker beside others) takes the latch once instead of twice. tx must
+// carry no tuple lock (a chain walk's later calls use LockTuple).
+func (e *Locker) LockTupleLatched(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplemode.Mode, policy WaitPolicy, followUpdates bool) (heap.TMResult, error) {
+	if tx.carrying { // not for this call: releasing it is no work for under the latch
+		r.Unlock()
+		return e.LockTuple(ctx, tx, tbl, r, tup, mode, policy, followUpdates)
+	}
+	var tl tupleLock
+	member := tx.mayBeMember
+	tx.mayBeMember = true
+	res, err := e.lockTuple(ctx, tx, tbl, r, tup, mode, policy, followUpdates, &tl, member, true)
 	if tl.have {
 		e.endTupleLock(tx, tl.tag, hwMode(mode), res, err)
 	}
@@ -283,13 +304,18 @@ type tupleLock struct {
 // hot-row path would pay for it on every lock.
 //
 // member false says tx has written no xmax before this call (see
-// Txn.mayBeMember).
-func (e *Locker) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplemode.Mode, policy WaitPolicy, followUpdates bool, tl *tupleLock, member bool) (heap.TMResult, error) {
+// Txn.mayBeMember); latched says the caller holds r's latch
+// (LockTupleLatched), which the first pass uses instead of taking it.
+func (e *Locker) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplemode.Mode, policy WaitPolicy, followUpdates bool, tl *tupleLock, member, latched bool) (heap.TMResult, error) {
 	me := tx.x
 	first := true
 	skipTupleLock := false
 	for {
-		r.Lock()
+		if latched {
+			latched = false
+		} else {
+			r.Lock()
+		}
 		res := e.heap.SatisfiesUpdate(tup, me)
 		switch res {
 		case heap.TMInvisible, heap.TMSelfModified:

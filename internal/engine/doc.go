@@ -53,11 +53,12 @@
 //	└ engine.Tx.Lock
 //	  ├ startOn                tx usable? ctx? RowShareLock on the table:
 //	  │ └ lockmgr.Proc         (fast path: HoldsRelation) else lockmgr.Manager.Lock
-//	  ├ target                 heap.Table lookup → heap.Row pinned, version visible
-//	  │                        to the statement's snapshot (xact.Snapshot)
-//	  └ lockVersion            ExecLockRows; follows the update chain under READ COMMITTED
-//	    └ tuplelock.Locker.LockTuple            heap_lock_tuple
-//	      ├ row latch; heap.SatisfiesUpdate     who is in xmax, and are they running? (xact.Manager)
+//	  ├ targetLatched          heap.Table lookup → heap.Row pinned and latched, version
+//	  │                        visible to the statement's snapshot (xact.Snapshot)
+//	  └ lockVersionFrom        ExecLockRows; follows the update chain under READ COMMITTED
+//	    └ tuplelock.Locker.LockTupleLatched     heap_lock_tuple, first pass in the same
+//	      │                                     latch hold (later ones: LockTuple)
+//	      ├ heap.SatisfiesUpdate                who is in xmax, and are they running? (xact.Manager)
 //	      ├ no conflict: computeNewXmax         single xid + lock bits, or
 //	      │   └ multixact.Store.Add/Create      a multixact of the old lockers and us
 //	      │  heap.Table.Apply(ChangeXmax)       the lock is written; latch released: done
