@@ -241,17 +241,29 @@ func (e *Locker) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xa
 	return nil
 }
 
-// installXmax writes the decided xmax into tup. Latch held.
+// installXmax writes the decided xmax into tup and counts the lock. Latch
+// held.
 func (e *Locker) installXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, nx newXmax) {
+	e.applyXmax(tbl, r, tup, me, nx)
+	e.countLock(me, nx)
+}
+
+// applyXmax is installXmax without the count, for a caller that counts
+// (countLock) after it released the latch. Latch held.
+func (e *Locker) applyXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, nx newXmax) {
 	if invariants.Enabled {
 		e.checkNewXmax(me, nx, "lock")
 	}
+	tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: me.ID(), Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2})
+}
+
+// countLock counts a lock installXmax or applyXmax recorded (Counters).
+func (e *Locker) countLock(me *xact.Xact, nx newXmax) {
 	if nx.viaMulti {
 		e.locksMulti.Add(me.ID(), 1)
 	} else {
 		e.locksSingleXid.Add(me.ID(), 1)
 	}
-	tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: me.ID(), Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2})
 }
 
 // LockTuple is heap_lock_tuple: lock version tup of row r in mode for tx.
@@ -343,6 +355,7 @@ func (e *Locker) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 			}
 			var nx newXmax
 			var err error
+			appended := false
 			if im&heap.XmaxIsMulti != 0 && multi != nil {
 				// computeNewXmax's multixact case, minus what this
 				// latch hold has already established: a member runs
@@ -350,7 +363,7 @@ func (e *Locker) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 				// strength (alreadyHeld). Should every member have
 				// ended since, the set we make still says the same.
 				var m *multixact.MultiXact
-				if m, err = e.multi.Add(multi, me.ID(), status(mode, false), e.xacts); err == nil {
+				if m, appended, err = e.multi.AddUncounted(multi, me.ID(), status(mode, false), e.xacts); err == nil {
 					nx = viaMulti(m)
 				}
 			} else {
@@ -360,8 +373,14 @@ func (e *Locker) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 				r.Unlock()
 				return 0, err
 			}
-			e.installXmax(tbl, r, tup, me, nx)
+			e.applyXmax(tbl, r, tup, me, nx)
 			r.Unlock()
+			// Counted outside the latch hold: every locker queued on
+			// the latch would wait for these cache misses too.
+			if appended {
+				e.multi.CountAppend(me.ID())
+			}
+			e.countLock(me, nx)
 			return heap.TMOk, nil
 		}
 		r.Unlock()
