@@ -109,7 +109,8 @@
 // "locks die with the xid" as a top-level abort. A subtransaction never
 // commits on its own: the top level's Commit gives every subxid it kept
 // the top level's CSN inside the same commitMu hold, so commit atomicity
-// covers them. Snapshots being CSNs, no pg_subtrans is needed to test a
+// covers them (CommitNoWrite gives them the same last CSN it gives the
+// top level). Snapshots being CSNs, no pg_subtrans is needed to test a
 // subxid against a snapshot. tuplelock/README.md, "Savepoints and
 // subtransactions", has the whole design.
 //
