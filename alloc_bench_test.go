@@ -102,6 +102,37 @@ func BenchmarkTxLockKeyShareHot(b *testing.B) {
 	b.ReportMetric(float64(s.LocksMultiXact-before.LocksMultiXact)/float64(b.N), "multilocks/op")
 }
 
+// BenchmarkTxGetHot is BenchmarkTxLockKeyShareHot's plain counterpart:
+// the same goroutines read the one row instead of locking it (the plain
+// variant of `tupled bench hotrow`), so the two ns/op give P4's ratio
+// in one process.
+func BenchmarkTxGetHot(b *testing.B) {
+	db := allocDB(b)
+	b.SetParallelism(8)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			getTxYield(b, db)
+		}
+	})
+}
+
+// getTxYield is getTx yielding between its Get and its Commit, as lockTx
+// does with yield.
+func getTxYield(tb testing.TB, db *tupled.DB) {
+	tx, err := db.Begin(bg, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := tx.Get(bg, "t", allocKey); err != nil {
+		tb.Fatal(err)
+	}
+	runtime.Gosched()
+	if err := tx.Commit(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // TestTxAllocs pins the allocations of one transaction of each benchmark
 // above as upper bounds, so that a change that adds one fails here rather
 // than going unnoticed in a benchmark's column (issue 28 asks for none on

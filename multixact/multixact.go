@@ -380,6 +380,19 @@ func (s *Store) Expand(m *MultiXact, xid uint64, status Status, st XidStatus) (*
 // (tuplelock's hot path: the transaction has written no xmax yet, or it has
 // just looked, as heap_lock_tuple does before it adds a locker).
 func (s *Store) Add(m *MultiXact, xid uint64, status Status, st XidStatus) (*MultiXact, error) {
+	nm, appended, err := s.AddUncounted(m, xid, status, st)
+	if appended {
+		s.CountAppend(xid)
+	}
+	return nm, err
+}
+
+// AddUncounted is Add that leaves an append uncounted: appended says it
+// appended in place, and the caller counts it with CountAppend once it
+// has released the row latch it holds (tuplelock's hot row: the striped
+// counter's line is another core's as often as not, and a cache miss
+// inside the latch hold is one every waiting locker pays).
+func (s *Store) AddUncounted(m *MultiXact, xid uint64, status Status, st XidStatus) (nm *MultiXact, appended bool, err error) {
 	add := Member{Xid: xid, Status: status}
 	if invariants.Enabled && m.Contains(xid, status) {
 		invariants.Fail(invUnique, "Add of (%d, %v), already a member of multixact %d", xid, status, m.id)
@@ -400,8 +413,7 @@ func (s *Store) Add(m *MultiXact, xid uint64, status Status, st XidStatus) (*Mul
 		if invariants.Enabled {
 			checkOneUpdater(nm)
 		}
-		s.appended.Add(xid, 1)
-		return nm, nil
+		return nm, true, nil
 	}
 	// Filter into a stack buffer (a hot row's set fits), then allocate
 	// room for appends: as many as the survivors plus four, or, when m
@@ -422,12 +434,15 @@ func (s *Store) Add(m *MultiXact, xid uint64, status Status, st XidStatus) (*Mul
 	room = max(room, len(keep)+4)
 	ms := make([]Member, len(keep), len(keep)+room)
 	copy(ms, keep)
-	nm, err := s.create(ms)
+	nm, err = s.create(ms)
 	if invariants.Enabled && err == nil {
 		checkOneUpdater(nm)
 	}
-	return nm, err
+	return nm, false, err
 }
+
+// CountAppend counts an append AddUncounted made for xid (Stats.Appended).
+func (s *Store) CountAppend(xid uint64) { s.appended.Add(xid, 1) }
 
 // Names of the invariants of doc.go checked under -tags invariants.
 const (

@@ -20,6 +20,13 @@
 //     transaction: a lock or update writes a new xmax only for a running
 //     transaction, naming it (tuplelock.lock-dies-with-xid, checked under
 //     -tags invariants wherever Locker writes an xmax).
+//   - A writer commits with a CSN: Update, KeyUpdate and Insert call
+//     xact.Xact.NoteWrite before they can change anything, so the engine's
+//     CommitNoWrite, which skips the CSN of a transaction that only read or
+//     locked, takes the full commit for every transaction that put its xid
+//     into a tuple as inserter or updater (tuplelock.write-noted, checked
+//     under -tags invariants where a write is applied). A lock alone never
+//     notes a write: a locker's xid is subject to no visibility test.
 //   - The heavyweight tuple lock (lockmgr, TagTuple) is taken only when the
 //     caller must sleep, only to fix its place in line, and released before
 //     LockTuple/Update return. A transaction holds or awaits at most one

@@ -10,6 +10,20 @@ import (
 // only if no ended xid is ever written into a new xmax.
 const invLockDiesWithXid = "tuplelock.lock-dies-with-xid"
 
+// invWriteNoted names doc.go's "a writer commits with a CSN": every
+// insert, update or delete is preceded by xact.Xact.NoteWrite, so that
+// CommitNoWrite can never skip the CSN of a transaction whose writes a
+// snapshot must see or not see.
+const invWriteNoted = "tuplelock.write-noted"
+
+// checkWriteNoted checks that me's transaction noted its write before
+// where applies it (invariants.Enabled only).
+func checkWriteNoted(me *xact.Xact, where string) {
+	if !me.Wrote() {
+		invariants.Fail(invWriteNoted, "%s: transaction %d writes a tuple without NoteWrite", where, me.ID())
+	}
+}
+
 // checkNewXmax checks the xmax nx that me is about to write (latch held;
 // invariants.Enabled only; O(1), or O(members) for a multixact): me is
 // still running, and the xmax names it, as the plain xid or as a member.

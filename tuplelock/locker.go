@@ -241,17 +241,29 @@ func (e *Locker) writeXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xa
 	return nil
 }
 
-// installXmax writes the decided xmax into tup. Latch held.
+// installXmax writes the decided xmax into tup and counts the lock. Latch
+// held.
 func (e *Locker) installXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, nx newXmax) {
+	e.applyXmax(tbl, r, tup, me, nx)
+	e.countLock(me, nx)
+}
+
+// applyXmax is installXmax without the count, for a caller that counts
+// (countLock) after it released the latch. Latch held.
+func (e *Locker) applyXmax(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *xact.Xact, nx newXmax) {
 	if invariants.Enabled {
 		e.checkNewXmax(me, nx, "lock")
 	}
+	tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: me.ID(), Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2})
+}
+
+// countLock counts a lock installXmax or applyXmax recorded (Counters).
+func (e *Locker) countLock(me *xact.Xact, nx newXmax) {
 	if nx.viaMulti {
 		e.locksMulti.Add(me.ID(), 1)
 	} else {
 		e.locksSingleXid.Add(me.ID(), 1)
 	}
-	tbl.Apply(r, heap.Change{Kind: heap.ChangeXmax, Xid: me.ID(), Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2})
 }
 
 // LockTuple is heap_lock_tuple: lock version tup of row r in mode for tx.
@@ -265,7 +277,28 @@ func (e *Locker) LockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 	tl.tag, tl.have = e.adoptCarried(tx, tbl, r, hwMode(mode)) // tag built only when we must queue
 	member := tx.mayBeMember
 	tx.mayBeMember = true
-	res, err := e.lockTuple(ctx, tx, tbl, r, tup, mode, policy, followUpdates, &tl, member)
+	res, err := e.lockTuple(ctx, tx, tbl, r, tup, mode, policy, followUpdates, &tl, member, false)
+	if tl.have {
+		e.endTupleLock(tx, tl.tag, hwMode(mode), res, err)
+	}
+	return res, err
+}
+
+// LockTupleLatched is LockTuple for a caller that holds r's latch — it
+// has just found tup visible under it — and releases it whatever the
+// result: heap_lock_tuple's first look at xmax (l3) happens in the same
+// latch hold, so a lock that need not wait (the hot row: a key-share
+// locker beside others) takes the latch once instead of twice. tx must
+// carry no tuple lock (a chain walk's later calls use LockTuple).
+func (e *Locker) LockTupleLatched(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplemode.Mode, policy WaitPolicy, followUpdates bool) (heap.TMResult, error) {
+	if tx.carrying { // not for this call: releasing it is no work for under the latch
+		r.Unlock()
+		return e.LockTuple(ctx, tx, tbl, r, tup, mode, policy, followUpdates)
+	}
+	var tl tupleLock
+	member := tx.mayBeMember
+	tx.mayBeMember = true
+	res, err := e.lockTuple(ctx, tx, tbl, r, tup, mode, policy, followUpdates, &tl, member, true)
 	if tl.have {
 		e.endTupleLock(tx, tl.tag, hwMode(mode), res, err)
 	}
@@ -283,13 +316,18 @@ type tupleLock struct {
 // hot-row path would pay for it on every lock.
 //
 // member false says tx has written no xmax before this call (see
-// Txn.mayBeMember).
-func (e *Locker) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplemode.Mode, policy WaitPolicy, followUpdates bool, tl *tupleLock, member bool) (heap.TMResult, error) {
+// Txn.mayBeMember); latched says the caller holds r's latch
+// (LockTupleLatched), which the first pass uses instead of taking it.
+func (e *Locker) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplemode.Mode, policy WaitPolicy, followUpdates bool, tl *tupleLock, member, latched bool) (heap.TMResult, error) {
 	me := tx.x
 	first := true
 	skipTupleLock := false
 	for {
-		r.Lock()
+		if latched {
+			latched = false
+		} else {
+			r.Lock()
+		}
 		res := e.heap.SatisfiesUpdate(tup, me)
 		switch res {
 		case heap.TMInvisible, heap.TMSelfModified:
@@ -317,6 +355,7 @@ func (e *Locker) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 			}
 			var nx newXmax
 			var err error
+			appended := false
 			if im&heap.XmaxIsMulti != 0 && multi != nil {
 				// computeNewXmax's multixact case, minus what this
 				// latch hold has already established: a member runs
@@ -324,7 +363,7 @@ func (e *Locker) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 				// strength (alreadyHeld). Should every member have
 				// ended since, the set we make still says the same.
 				var m *multixact.MultiXact
-				if m, err = e.multi.Add(multi, me.ID(), status(mode, false), e.xacts); err == nil {
+				if m, appended, err = e.multi.AddUncounted(multi, me.ID(), status(mode, false), e.xacts); err == nil {
 					nx = viaMulti(m)
 				}
 			} else {
@@ -334,8 +373,14 @@ func (e *Locker) lockTuple(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 				r.Unlock()
 				return 0, err
 			}
-			e.installXmax(tbl, r, tup, me, nx)
+			e.applyXmax(tbl, r, tup, me, nx)
 			r.Unlock()
+			// Counted outside the latch hold: every locker queued on
+			// the latch would wait for these cache misses too.
+			if appended {
+				e.multi.CountAppend(me.ID())
+			}
+			e.countLock(me, nx)
 			return heap.TMOk, nil
 		}
 		r.Unlock()

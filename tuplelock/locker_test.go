@@ -1035,3 +1035,67 @@ func TestSharerAfterEndedLockersTakesFastPath(t *testing.T) {
 		assert.Equal(t, t3.ID(), h.xmax, "%v", mode)
 	}
 }
+
+// latchFree fails the test unless row's latch is free (LockTupleLatched
+// must release it on every path).
+func (r *rig) latchFree(row *heap.Row, what string) {
+	r.t.Helper()
+	got := make(chan struct{})
+	go func() { row.Lock(); row.Unlock(); close(got) }()
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		r.t.Fatalf("%s: the row latch is still held", what)
+	}
+}
+
+// lockLatched is lock through LockTupleLatched, the latch taken first as
+// the engine's Lock holds it.
+func (r *rig) lockLatched(tx *Txn, row *heap.Row, tup *heap.Tuple, mode tuplemode.Mode, policy WaitPolicy) heap.TMResult {
+	r.t.Helper()
+	row.Lock()
+	res, err := r.e.LockTupleLatched(r.ctx, tx, r.tbl, row, tup, mode, policy, true)
+	require.NoError(r.t, err)
+	r.latchFree(row, mode.String())
+	return res
+}
+
+// TestLockTupleLatched: entered with the row latch held, LockTuple's first
+// pass decides in that hold and every way out releases it — the single
+// xid, the hot-row append to a multixact, already held, NOWAIT, a sleep
+// behind a conflicting locker, and an obsolete version.
+func TestLockTupleLatched(t *testing.T) {
+	r := newRig(t)
+	row, v := r.committedRow("k")
+	t1, t2, t3 := r.begin(), r.begin(), r.begin()
+	require.Equal(t, heap.TMOk, r.lockLatched(t1, row, v, tuplemode.KeyShare, Block), "single xid")
+	require.Equal(t, heap.TMOk, r.lockLatched(t2, row, v, tuplemode.KeyShare, Block), "beside another locker")
+	assert.Equal(t, "XMAX_IS_MULTI XMAX_LOCK_ONLY XMAX_KEYSHR_LOCK", r.header(row, v).bits())
+	n := r.numChanges()
+	require.Equal(t, heap.TMOk, r.lockLatched(t2, row, v, tuplemode.KeyShare, Block), "already held")
+	assert.Equal(t, n, r.numChanges(), "nothing written")
+	require.Equal(t, heap.TMWouldBlock, r.lockLatched(t3, row, v, tuplemode.Exclusive, Error), "NOWAIT")
+
+	done := async(func() tmResult {
+		row.Lock()
+		res, err := r.e.LockTupleLatched(r.ctx, t3, r.tbl, row, v, tuplemode.Exclusive, Block, true)
+		return tmResult{res, err}
+	})
+	r.eventually("T3 waits for T1", func() bool { return r.waitingFor(t3, t1) })
+	r.latchFree(row, "a sleeper")
+	r.commit(t1)
+	r.commit(t2)
+	got := receive(t, done)
+	require.NoError(t, got.err)
+	assert.Equal(t, heap.TMOk, got.res)
+	assert.Equal(t, t3.ID(), r.header(row, v).xmax)
+	assert.Empty(t, r.lm.Locks(), "tuple lock released")
+
+	res, err := r.e.Update(r.ctx, t3, r.tbl, row, v, []byte("v2"), false)
+	require.NoError(t, err)
+	require.Equal(t, heap.TMOk, res)
+	r.commit(t3)
+	t4 := r.begin()
+	assert.Equal(t, heap.TMUpdated, r.lockLatched(t4, row, v, tuplemode.Share, Block), "an obsolete version")
+	r.latchFree(row, "after TMUpdated")
+}

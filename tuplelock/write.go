@@ -42,6 +42,7 @@ func (e *Locker) KeyUpdate(ctx context.Context, tx *Txn, tbl *heap.Table, r *hea
 
 func (e *Locker) update(ctx context.Context, tx *Txn, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, value []byte, isDelete, keyUpdate bool) (result heap.TMResult, err error) {
 	me := tx.x
+	me.NoteWrite() // before anything is written: this commit needs a CSN
 	tx.mayBeMember = true
 	mode := tuplemode.NoKeyExclusive
 	if isDelete || keyUpdate {
@@ -135,6 +136,7 @@ func (e *Locker) applyUpdate(tbl *heap.Table, r *heap.Row, tup *heap.Tuple, me *
 	}
 	if invariants.Enabled {
 		e.checkNewXmax(me, nx, "update")
+		checkWriteNoted(me, "update")
 	}
 	c := heap.Change{Xid: me.ID(), Old: tup, Xmax: nx.xmax, Multi: nx.multi, Infomask: nx.im, Infomask2: nx.im2}
 	if isDelete {
@@ -178,6 +180,7 @@ var insertLockMode = hwMode(tuplemode.NoKeyExclusive)
 // Queued, they are woken one at a time, in order of arrival.
 func (e *Locker) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, value []byte) (err error) {
 	me := tx.x
+	me.NoteWrite() // before anything is written: this commit needs a CSN
 	var tag lockmgr.Tag
 	haveTupleLock := false
 	defer func() {
@@ -206,6 +209,9 @@ func (e *Locker) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, valu
 				return err
 			}
 			continue
+		}
+		if invariants.Enabled {
+			checkWriteNoted(me, "insert")
 		}
 		tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: me.ID(), New: heap.NewTuple(me.ID(), value, false)})
 		r.Unlock()

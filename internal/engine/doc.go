@@ -53,11 +53,12 @@
 //	└ engine.Tx.Lock
 //	  ├ startOn                tx usable? ctx? RowShareLock on the table:
 //	  │ └ lockmgr.Proc         (fast path: HoldsRelation) else lockmgr.Manager.Lock
-//	  ├ target                 heap.Table lookup → heap.Row pinned, version visible
-//	  │                        to the statement's snapshot (xact.Snapshot)
-//	  └ lockVersion            ExecLockRows; follows the update chain under READ COMMITTED
-//	    └ tuplelock.Locker.LockTuple            heap_lock_tuple
-//	      ├ row latch; heap.SatisfiesUpdate     who is in xmax, and are they running? (xact.Manager)
+//	  ├ targetLatched          heap.Table lookup → heap.Row pinned and latched, version
+//	  │                        visible to the statement's snapshot (xact.Snapshot)
+//	  └ lockVersionFrom        ExecLockRows; follows the update chain under READ COMMITTED
+//	    └ tuplelock.Locker.LockTupleLatched     heap_lock_tuple, first pass in the same
+//	      │                                     latch hold (later ones: LockTuple)
+//	      ├ heap.SatisfiesUpdate                who is in xmax, and are they running? (xact.Manager)
 //	      ├ no conflict: computeNewXmax         single xid + lock bits, or
 //	      │   └ multixact.Store.Add/Create      a multixact of the old lockers and us
 //	      │  heap.Table.Apply(ChangeXmax)       the lock is written; latch released: done
@@ -81,7 +82,10 @@
 //	  │   ├ wal.WAL.Sync                        group commit: one fsync per batch
 //	  │   └ xact.Manager.Commit                 clog: committed; Done() closed, so every
 //	  │                                         waiter on our xid wakes; our row locks end
-//	  ├ in memory, or read/lock only: xact.Manager.Commit (no WAL record, no fsync)
+//	  ├ in memory, or read/lock only: xact.Manager.CommitNoWrite   no WAL record, no fsync;
+//	  │                                 one that wrote (xact.Xact.NoteWrite: every tuplelock
+//	  │                                 write, an index build) gets a fresh CSN under commitMu,
+//	  │                                 one that only read or locked the last CSN, without it
 //	  ├ releaseRelLocks → lockmgr.Manager.ReleaseAll(proc)   table, tuple, xact locks
 //	  └ endAdvisory                             transaction-level advisory locks
 //

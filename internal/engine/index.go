@@ -252,6 +252,10 @@ func (e *Engine) CreateIndex(ctx context.Context, table, name string, o IndexOpt
 		tx.Rollback()
 		return err
 	}
+	// The build's xid is a visibility token (Index.built: a snapshot that
+	// does not see it scans the table instead): its commit needs a CSN
+	// even when the table is empty and no entry is written.
+	tx.txn.Top().NoteWrite()
 	ix := &Index{name: name, table: table, unique: o.Unique, rel: rel, tbl: itbl, key: o.Key, built: tx.ID()}
 	e.idx.with(ix, true)
 	undo := func(err error) error {

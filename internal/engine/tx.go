@@ -309,13 +309,11 @@ func (tx *Tx) readFailed(ctx context.Context) error {
 // visible returns the row of key, pinned (the caller unpins it), and its
 // version visible to snap.
 func (tx *Tx) visible(tbl *heap.Table, key []byte, snap xact.Snapshot) (*heap.Row, *heap.Tuple) {
-	r := tbl.PinRow(key)
-	if r == nil {
-		return nil, nil
+	r, tup, _ := tx.visibleLatched(tbl, key, snap, false)
+	if tup != nil {
+		r.Unlock()
 	}
-	r.Lock()
-	defer r.Unlock()
-	return r, tx.e.visibleVersion(r, snap)
+	return r, tup
 }
 
 // visibleToChange is visible for an operation that will lock or write the
@@ -329,14 +327,31 @@ func (tx *Tx) visible(tbl *heap.Table, key []byte, snap xact.Snapshot) (*heap.Ro
 // (testdata/spec/rr-reinsert-lock.spec). Here the key holds one row, so
 // the check is explicit.
 func (tx *Tx) visibleToChange(tbl *heap.Table, key []byte, snap xact.Snapshot) (*heap.Row, *heap.Tuple, error) {
-	r, tup := tx.visible(tbl, key, snap)
-	if tup == nil || !tx.rr {
-		return r, tup, nil
+	r, tup, err := tx.visibleLatched(tbl, key, snap, true)
+	if tup != nil {
+		r.Unlock()
+	}
+	return r, tup, err
+}
+
+// visibleLatched is visible (change false) or visibleToChange (change
+// true) that keeps the row's latch when it returns a version: the caller
+// unlocks r then, and unpins it whenever it is not nil. One latch hold
+// covers the visibility test, the REPEATABLE READ check and, for Lock,
+// heap_lock_tuple's first look at xmax (tuplelock.Locker.LockTupleLatched).
+func (tx *Tx) visibleLatched(tbl *heap.Table, key []byte, snap xact.Snapshot, change bool) (*heap.Row, *heap.Tuple, error) {
+	r := tbl.PinRow(key)
+	if r == nil {
+		return nil, nil, nil
 	}
 	r.Lock()
-	changed := tx.e.olderVersionChanged(r, tup, snap)
-	r.Unlock()
-	if changed {
+	tup := tx.e.visibleVersion(r, snap)
+	if tup == nil {
+		r.Unlock()
+		return r, nil, nil
+	}
+	if change && tx.rr && tx.e.olderVersionChanged(r, tup, snap) {
+		r.Unlock()
 		r.Unpin()
 		return nil, nil, errs.ErrSerialization
 	}
@@ -396,6 +411,16 @@ func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error)
 // errs.ErrNotFound, unless a backend read failed. Every error but
 // ErrNotFound has aborted the transaction (Fail).
 func (tx *Tx) target(ctx context.Context, table string, key []byte, snap xact.Snapshot, change bool, check func() error) (*heap.Table, *heap.Row, *heap.Tuple, error) {
+	tbl, r, tup, err := tx.targetLatched(ctx, table, key, snap, change, check)
+	if err == nil {
+		r.Unlock()
+	}
+	return tbl, r, tup, err
+}
+
+// targetLatched is target that returns, when it finds a version, with the
+// row's latch held (visibleLatched): the caller unlocks it.
+func (tx *Tx) targetLatched(ctx context.Context, table string, key []byte, snap xact.Snapshot, change bool, check func() error) (*heap.Table, *heap.Row, *heap.Tuple, error) {
 	tbl, err := tx.e.table(table)
 	if err == nil {
 		err = checkKey(table, key)
@@ -406,15 +431,9 @@ func (tx *Tx) target(ctx context.Context, table string, key []byte, snap xact.Sn
 	if err != nil {
 		return nil, nil, nil, tx.Fail(ctx, err)
 	}
-	var r *heap.Row
-	var tup *heap.Tuple
-	if change {
-		r, tup, err = tx.visibleToChange(tbl, key, snap)
-		if err != nil {
-			return nil, nil, nil, tx.Fail(ctx, err)
-		}
-	} else {
-		r, tup = tx.visible(tbl, key, snap)
+	r, tup, err := tx.visibleLatched(tbl, key, snap, change)
+	if err != nil {
+		return nil, nil, nil, tx.Fail(ctx, err)
 	}
 	if tup == nil {
 		if err := tx.readFailed(ctx); err != nil {
@@ -444,14 +463,16 @@ func (tx *Tx) Lock(ctx context.Context, table string, key []byte, mode tuplemode
 	if err := checkLock(mode, policy); err != nil {
 		return nil, tx.Fail(ctx, err)
 	}
-	tbl, r, tup, err := tx.target(ctx, table, key, snap, true, nil)
+	// The row's latch stays held from the visibility test into
+	// heap_lock_tuple's first look at xmax: one latch hold, not two.
+	tbl, r, tup, err := tx.targetLatched(ctx, table, key, snap, true, nil)
 	if r != nil {
 		defer r.Unpin()
 	}
 	if err != nil {
 		return nil, err
 	}
-	locked, err := tx.lockVersion(ctx, tbl, r, tup, mode, policy)
+	locked, err := tx.lockVersionFrom(ctx, tbl, r, tup, mode, policy, true)
 	if err != nil {
 		return nil, tx.Fail(ctx, err)
 	}
@@ -463,10 +484,24 @@ func (tx *Tx) Lock(ctx context.Context, table string, key []byte, mode tuplemode
 // heapam_tuple_lock. Its caller rechecks its qualification on the version
 // returned when that is not tup (EvalPlanQual).
 func (tx *Tx) lockVersion(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplemode.Mode, policy WaitPolicy) (*heap.Tuple, error) {
+	return tx.lockVersionFrom(ctx, tbl, r, tup, mode, policy, false)
+}
+
+// lockVersionFrom is lockVersion; latched says the caller holds r's latch
+// (targetLatched), which the first lock attempt takes over and releases
+// (tuplelock.Locker.LockTupleLatched).
+func (tx *Tx) lockVersionFrom(ctx context.Context, tbl *heap.Table, r *heap.Row, tup *heap.Tuple, mode tuplemode.Mode, policy WaitPolicy, latched bool) (*heap.Tuple, error) {
 	eng := tx.e.tl
 	defer eng.ReleaseCarried(&tx.txn)
 	for {
-		res, err := eng.LockTuple(ctx, &tx.txn, tbl, r, tup, mode, policy, true)
+		var res heap.TMResult
+		var err error
+		if latched {
+			latched = false
+			res, err = eng.LockTupleLatched(ctx, &tx.txn, tbl, r, tup, mode, policy, true)
+		} else {
+			res, err = eng.LockTuple(ctx, &tx.txn, tbl, r, tup, mode, policy, true)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -696,7 +731,10 @@ func (tx *Tx) Commit() error {
 			return err
 		}
 	} else {
-		tx.e.xacts.Commit(tx.txn.Top())
+		// In memory, or nothing to log: a transaction that only read or
+		// locked ends without a CSN of its own (xact.CommitNoWrite; one
+		// that wrote, noted by tuplelock, takes the full Commit there).
+		tx.e.xacts.CommitNoWrite(tx.txn.Top())
 	}
 	tx.releaseRelLocks()
 	tx.state = txDone

@@ -32,6 +32,53 @@
 // reader that loads last CSN c and then reads the clog sees every
 // transaction with csn <= c as committed.
 //
+// # Commits that wrote nothing
+//
+// A CSN orders a transaction's effects — the versions it inserted (xmin)
+// and the versions it updated or deleted (an updater's xmax) — against
+// snapshots. A transaction that only read, or only locked rows, has no
+// such effect, and CommitNoWrite ends it without commitMu and without a
+// CSN of its own: its clog entry gets the last CSN already published.
+// Why that is safe, case by case — where a locker's xid can be found and
+// what each reader asks of it:
+//
+//   - a lock-only xmax (LOCK_ONLY set: one locker, any strength): every
+//     test asks only "still in progress?" (SatisfiesUpdate, the lock
+//     conflict tests, the hint that marks a finished locker XMAX_INVALID);
+//     SatisfiesMVCC returns "visible" for a lock-only xmax before it would
+//     look at a CSN. A committed FOR UPDATE locker and a committed deleter
+//     both have KEYS_UPDATED and differ by LOCK_ONLY, never by CSN, so the
+//     interpretation of xmax does not change.
+//   - a multixact member with a lock status (ForKeyShare … ForUpdate):
+//     members are asked "running?" (a committed locker's lock is gone,
+//     exactly as for an aborted one) and only the updater member's fate
+//     and CSN are read (UpdateXid).
+//   - the lock manager (a waiter on the xid) and Done: they need the fate
+//     recorded before Done closes, which CommitNoWrite keeps (the clog
+//     entry, then the live set, then Done, as Commit does).
+//
+// The CSN recorded, c, was published when CommitNoWrite loads it. It is at
+// least the CSN of every snapshot the transaction took (lastCSN only
+// grows), so the transaction still commits after everything it saw; a
+// writer committing concurrently with c+1 is ordered after it, a valid
+// order for a transaction with no effects. Commit atomicity (above) is a
+// statement about transactions with a CSN of their own: a snapshot taken
+// before a no-write commit with CSN ≥ c finds that xid "visible" once the
+// commit is in the clog, which is harmless only because there is nothing
+// to see. So nobody may use the visibility of an xid as a signal unless
+// that transaction noted a write: an index build does (the engine's
+// Index.built, which snapshots compare against), even on an empty table.
+//
+// Invariant (a writer gets a CSN): Xact.NoteWrite is called before a
+// transaction's first write can be seen — tuplelock calls it at the start
+// of every insert, update and delete (tuplelock.write-noted checks it
+// where the write is applied, under -tags invariants) — and CommitNoWrite
+// takes Commit's full path for a transaction that noted one, so no caller
+// can skip the CSN of a writer by calling the wrong commit. The flag is
+// the top level's (a subtransaction's write counts) and is never reset: a
+// write rolled back by ROLLBACK TO still commits with a CSN, which is
+// merely the old cost.
+//
 // Invariant (final once): a clog entry moves only from in progress to
 // committed (a CSN) or aborted, once, and never back (xact.clog-final-once,
 // checked under -tags invariants wherever an entry is written). Commit,
@@ -62,7 +109,8 @@
 // "locks die with the xid" as a top-level abort. A subtransaction never
 // commits on its own: the top level's Commit gives every subxid it kept
 // the top level's CSN inside the same commitMu hold, so commit atomicity
-// covers them. Snapshots being CSNs, no pg_subtrans is needed to test a
+// covers them (CommitNoWrite gives them the same last CSN it gives the
+// top level). Snapshots being CSNs, no pg_subtrans is needed to test a
 // subxid against a snapshot. tuplelock/README.md, "Savepoints and
 // subtransactions", has the whole design.
 //

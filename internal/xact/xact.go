@@ -70,6 +70,10 @@ type Xact struct {
 	// top is a subtransaction's top-level transaction; nil for a
 	// top-level one. Fixed at BeginSub.
 	top *Xact
+	// wrote is set (on the top-level transaction) by NoteWrite before the
+	// transaction's first write: from then on CommitNoWrite takes the
+	// full path of Commit. It never goes back.
+	wrote atomic.Bool
 	// subs are a top-level transaction's subtransactions that have not
 	// been rolled back, in increasing xid order (a subxid is always
 	// greater than every xid handed out before it). Read and written only
@@ -147,6 +151,21 @@ func (x *Xact) isCurrentSub(xid XID) bool {
 	_, found := slices.BinarySearchFunc(subs, xid, func(s *Xact, id XID) int { return cmp.Compare(s.id, id) })
 	return found
 }
+
+// NoteWrite records that x (or, for a subtransaction, its top level) is
+// about to write: to put its xid into a tuple as an inserter or updater,
+// or to make it a token whose visibility matters (an index build). It
+// must come before the write can be seen by anyone; from then on the
+// transaction commits with a fresh CSN whichever commit its caller asks
+// for (see CommitNoWrite). tuplelock calls it at the start of every write.
+func (x *Xact) NoteWrite() {
+	if t := x.Top(); !t.wrote.Load() {
+		t.wrote.Store(true)
+	}
+}
+
+// Wrote reports whether NoteWrite was called for x's top level.
+func (x *Xact) Wrote() bool { return x.Top().wrote.Load() }
 
 // Top is the top-level transaction of a subtransaction, x itself for a
 // top-level one.
@@ -318,6 +337,32 @@ func (m *Manager) Subs(top *Xact) int { return len(top.Top().subs) }
 // Commit records x as committed with a fresh CSN, then closes Done.
 func (m *Manager) Commit(x *Xact) { m.finish(x, true) }
 
+// CommitNoWrite is Commit for a transaction that may have written
+// nothing: one that only read, or only locked rows (its xid is in xmax
+// fields as a locker and in multixacts as a locker member, never as an
+// inserter or updater). If x.Wrote() it is exactly Commit. Otherwise x
+// is recorded as committed with the last CSN already published, without
+// commitMu and without a new CSN: no snapshot can tell the difference,
+// since nothing x did is subject to visibility; what changes — x is no
+// longer in progress, so its row locks are gone — is the clog entry and
+// Done, as for any commit. The package comment ("Commits that wrote
+// nothing") has the argument.
+func (m *Manager) CommitNoWrite(x *Xact) {
+	if x.top != nil {
+		panic("xact: Commit or Abort of a subtransaction (roll it back with AbortSubsFrom)")
+	}
+	if x.wrote.Load() {
+		m.finish(x, true)
+		return
+	}
+	c := m.lastCSN.Load()
+	for _, sub := range x.subs {
+		m.clog.set(sub.id, c)
+	}
+	m.clog.set(x.id, c)
+	m.end(x)
+}
+
 // Abort records x as aborted, then closes Done.
 func (m *Manager) Abort(x *Xact) { m.finish(x, false) }
 
@@ -343,6 +388,12 @@ func (m *Manager) finish(x *Xact, commit bool) {
 		}
 		m.clog.set(x.id, clogAborted)
 	}
+	m.end(x)
+}
+
+// end is the rest of a top-level transaction's end once its fate (and its
+// subtransactions') is in the clog: it leaves the live set and Done closes.
+func (m *Manager) end(x *Xact) {
 	for _, sub := range x.subs {
 		m.unregister(sub)
 		sub.end()

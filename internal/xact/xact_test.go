@@ -615,3 +615,53 @@ func TestDoneOnDemand(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+// TestCommitNoWrite: a transaction that noted no write commits with the
+// last CSN, handing out none, and still ends as any commit does (clog,
+// live set, Done — a waiter's channel closes); one that noted a write,
+// itself or through a subtransaction, gets a fresh CSN exactly as Commit
+// gives it, unseen by a snapshot taken before.
+func TestCommitNoWrite(t *testing.T) {
+	m := NewManager()
+	w := m.Begin()
+	m.Commit(w) // a CSN above the frozen one
+	c0 := m.LastCSN()
+
+	ro := m.Begin()
+	sub := m.BeginSub(ro) // a savepoint that only locked
+	done := ro.Done()     // a waiter
+	m.CommitNoWrite(ro)
+	assert.Equal(t, c0, m.LastCSN(), "no CSN handed out")
+	for _, x := range []*Xact{ro, sub} {
+		st, csn := m.Status(x.ID())
+		assert.Equal(t, Committed, st)
+		assert.Equal(t, c0, csn, "the last CSN published")
+		assert.False(t, m.IsInProgress(x.ID()))
+		assert.Nil(t, m.Lookup(x.ID()))
+		assert.True(t, isDone(x))
+	}
+	select {
+	case <-done:
+	default:
+		t.Fatal("the waiter's Done channel stayed open")
+	}
+	assert.Zero(t, m.NumLive())
+
+	for _, viaSub := range []bool{false, true} {
+		x := m.Begin()
+		snap := m.TakeSnapshot(m.Begin())
+		if viaSub {
+			m.BeginSub(x).NoteWrite()
+		} else {
+			x.NoteWrite()
+		}
+		require.True(t, x.Wrote())
+		before := m.LastCSN()
+		m.CommitNoWrite(x)
+		_, csn := m.Status(x.ID())
+		assert.Equal(t, before+1, csn, "a writer gets a fresh CSN (viaSub %v)", viaSub)
+		assert.Equal(t, csn, m.LastCSN())
+		assert.False(t, m.Visible(x.ID(), snap), "an older snapshot does not see the writer")
+		assert.True(t, m.Visible(x.ID(), m.CommittedNow()))
+	}
+}
