@@ -126,6 +126,9 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := s.eng.seedRowid(ctx, t); err != nil { // rowid.go: before the lock
+			return nil, err
+		}
 		if err := tx.LockTable(ctx, t.Engine, tupled.AccessExclusive, false); err != nil {
 			return nil, engineError(err, t)
 		}
@@ -182,6 +185,13 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *Table,
 			return fe
 		}
 		return engineError(err, t)
+	}
+	if nt.hiddenKey() {
+		// the rows keep their rowids: the new engine table's counter goes
+		// on from the old one's
+		s.eng.rowids.mu.Lock()
+		s.eng.rowids.next[nt.Engine] = s.eng.rowids.next[t.Engine]
+		s.eng.rowids.mu.Unlock()
 	}
 	for _, c := range nt.Cols {
 		if c.Serial {

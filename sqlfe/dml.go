@@ -643,7 +643,8 @@ func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
 	switch {
 	case x.typ() == col.Type:
 		return x, nil
-	case (isNumber(x.typ()) || isFloat(x.typ())) && (isNumber(col.Type) || isFloat(col.Type)), isString(col.Type) && x.typ() != TInt4Array:
+	case (isNumber(x.typ()) || isFloat(x.typ())) && (isNumber(col.Type) || isFloat(col.Type)), isString(col.Type) && x.typ() != TInt4Array,
+		isDateTime(x.typ()) && isDateTime(col.Type): // PostgreSQL's assignment casts among date, timestamp, timestamptz
 		return &castExpr{arg: x, t: col.Type}, nil
 	}
 	return nil, &Error{Code: CodeDatatypeMismatch, Message: fmt.Sprintf("column %q is of type %s but expression is of type %s", col.Name, col.Type, x.typ()),

@@ -50,6 +50,9 @@ func (s *Session) planLock(st *pg.LockStmt) (*plan, error) {
 			if t == nil {
 				return nil, errorf(CodeUndefinedTable, "relation %q does not exist", name)
 			}
+			if err := s.eng.seedRowid(ctx, t); err != nil { // rowid.go: before the lock
+				return nil, err
+			}
 			if err := tx.LockTable(ctx, t.Engine, mode, st.Nowait); err != nil {
 				if errors.Is(err, tupled.ErrLockNotAvailable) {
 					return nil, errorf("55P03", "could not obtain lock on relation %q", t.Name)

@@ -37,28 +37,54 @@ func (t *Table) addHiddenKey() {
 
 // nextRowid returns a rowid no row of t has had since the Executor started.
 func (e *Executor) nextRowid(ctx context.Context, t *Table) (int64, error) {
+	if err := e.seedRowid(ctx, t); err != nil {
+		return 0, err
+	}
 	e.rowids.mu.Lock()
 	defer e.rowids.mu.Unlock()
-	n, ok := e.rowids.next[t.Engine]
-	if !ok {
-		n = 1
-		err := e.db.RunTx(ctx, &tupled.TxOptions{ReadOnly: true}, func(tx *tupled.Tx) error {
-			return tx.Scan(ctx, t.Engine, tupled.ScanOptions{Reverse: true, Limit: 1}, func(k, _ []byte) error {
-				v, err := decodeKey(t, k)
-				if err != nil {
-					return err
-				}
-				n = v.I + 1
-				return nil
-			})
-		})
-		if err != nil {
-			return 0, err
-		}
-		if e.rowids.next == nil {
-			e.rowids.next = map[string]int64{}
-		}
-	}
+	n := e.rowids.next[t.Engine]
 	e.rowids.next[t.Engine] = n + 1
 	return n, nil
+}
+
+// seedRowid makes sure t's rowid counter is known: the first time, from
+// the highest rowid a transaction of its own sees (without holding the
+// counters' mutex while it reads). A statement that is about to lock t in
+// a mode that conflicts with that read (TRUNCATE, LOCK TABLE, a table
+// rewrite) seeds first: once its own transaction holds the lock, the read
+// would wait for that transaction forever (pgbench -i's TRUNCATE then
+// INSERT did).
+func (e *Executor) seedRowid(ctx context.Context, t *Table) error {
+	if !t.hiddenKey() {
+		return nil
+	}
+	e.rowids.mu.Lock()
+	_, ok := e.rowids.next[t.Engine]
+	e.rowids.mu.Unlock()
+	if ok {
+		return nil
+	}
+	n := int64(1)
+	err := e.db.RunTx(ctx, &tupled.TxOptions{ReadOnly: true}, func(tx *tupled.Tx) error {
+		return tx.Scan(ctx, t.Engine, tupled.ScanOptions{Reverse: true, Limit: 1}, func(k, _ []byte) error {
+			v, err := decodeKey(t, k)
+			if err != nil {
+				return err
+			}
+			n = v.I + 1
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	e.rowids.mu.Lock()
+	defer e.rowids.mu.Unlock()
+	if e.rowids.next == nil {
+		e.rowids.next = map[string]int64{}
+	}
+	if cur, ok := e.rowids.next[t.Engine]; !ok || cur < n {
+		e.rowids.next[t.Engine] = n
+	}
+	return nil
 }

@@ -3,6 +3,9 @@ package sqlfe
 import (
 	"context"
 	"testing"
+	"time"
+
+	"github.com/tupled/tupled"
 )
 
 // TestTableWithoutPrimaryKey: a table without a PRIMARY KEY works as in
@@ -45,4 +48,44 @@ func TestRowidSeededFromTable(t *testing.T) {
 	t.Cleanup(s2.Close)
 	mustRun(t, s2, "INSERT INTO nk VALUES (4), (5)", "INSERT 0 2")
 	mustRun(t, s2, "SELECT a FROM nk", "1\n2\n3\n4\n5\nSELECT 5")
+}
+
+// TRUNCATE (or LOCK TABLE) of a table without a primary key, then an
+// INSERT in the same transaction: the rowid counter is read before the
+// table is locked, so the INSERT does not wait for its own transaction's
+// lock (pgbench -i hung so). The table is one the Executor has not
+// inserted into since it started.
+func TestRowidAfterTruncateInOneTransaction(t *testing.T) {
+	dir := t.TempDir()
+	for round := 0; round < 2; round++ {
+		db, err := tupled.Open(dir, &tupled.Options{VacuumInterval: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, err := NewExecutor(context.Background(), db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := eng.NewSession(1, "test", nil)
+		if round == 0 {
+			mustRun(t, s, "CREATE TABLE h (a int); INSERT INTO h VALUES (1), (2)", "CREATE TABLE\nINSERT 0 2")
+		} else {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			sts, err := Parse("BEGIN; TRUNCATE h; INSERT INTO h VALUES (3); LOCK TABLE h IN ACCESS EXCLUSIVE MODE; INSERT INTO h VALUES (4); COMMIT")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range sts {
+				if _, err := s.Execute(ctx, st, nil); err != nil {
+					t.Fatalf("%s: %v", st.SQL, err)
+				}
+			}
+			cancel()
+			mustRun(t, s, "SELECT a FROM h ORDER BY a", "3\n4\nSELECT 2")
+		}
+		s.Close()
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -325,6 +325,8 @@ func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
 		return s.planFetch(n.GetFetchStmt())
 	case n.GetClosePortalStmt() != nil:
 		return s.planClosePortal(n.GetClosePortalStmt())
+	case n.GetVacuumStmt() != nil:
+		return s.planVacuum(n.GetVacuumStmt()) // vacuum.go
 	case n.GetExplainStmt() != nil:
 		return s.planExplain(n.GetExplainStmt(), params) // query.go
 	case n.GetCopyStmt() != nil:

@@ -55,6 +55,9 @@ func (s *Session) planTruncate(st *pg.TruncateStmt) (*plan, error) {
 			}
 			// PostgreSQL's TRUNCATE takes AccessExclusiveLock on each
 			// relation before it looks at foreign keys.
+			if err := s.eng.seedRowid(ctx, t); err != nil { // rowid.go: before the lock
+				return err
+			}
 			if err := tx.LockTable(ctx, t.Engine, tupled.AccessExclusive, false); err != nil {
 				return engineError(err, t)
 			}
