@@ -31,6 +31,9 @@ type compiler struct {
 	// outer compiles the enclosing query's names for a subquery's
 	// compilers (a correlated subquery); nil at the top
 	outer *compiler
+	// win collects window calls where they are allowed (the select list,
+	// ORDER BY: window.go)
+	win *winCtx
 }
 
 func (c *compiler) param(n int) *paramExpr {
@@ -90,6 +93,9 @@ func strs(ns []*pg.Node) []string {
 }
 
 func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
+	if fc := n.GetFuncCall(); fc != nil && fc.Over != nil {
+		return c.windowCall(fc) // window.go
+	}
 	if c.agg != nil {
 		if x, ok, err := c.agg.lookup(c, n); ok || err != nil {
 			return x, err

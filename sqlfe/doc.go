@@ -66,7 +66,8 @@
 //     owns row locking; every other SELECT by the general query path
 //     (query.go: the plan nodes and the order of evaluation; query_plan.go
 //     analysis and name scopes; query_exec.go the operators; agg.go
-//     grouping and aggregates), which refuses a locking clause (0A000).
+//     grouping and aggregates; window.go window functions), which refuses a
+//     locking clause (0A000).
 //     Joins hash on an equality of their two sides, else loop; a WHERE
 //     conjunct that names one FROM item is pushed into its scan, so keys
 //     and indexes still serve. Subqueries in expressions are planned by it

@@ -20,6 +20,7 @@ const (
 	CodeInvalidName        = "42602"
 	CodeAmbiguousColumn    = "42702"
 	CodeGrouping           = "42803"
+	CodeWindowing          = "42P20"
 	CodeInvalidRegex       = "2201B"
 	CodeInvalidEscape      = "22025"
 	CodeCardinality        = "21000"

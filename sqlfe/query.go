@@ -58,16 +58,41 @@ func needsQueryPath(st *pg.SelectStmt) bool {
 		}
 	}
 	for _, n := range st.TargetList {
-		if hasAgg(n.ProtoReflect()) {
+		if hasAgg(n.ProtoReflect()) || hasWindow(n.ProtoReflect()) {
 			return true
 		}
 	}
 	for _, n := range st.SortClause {
-		if hasAgg(n.ProtoReflect()) {
+		if hasAgg(n.ProtoReflect()) || hasWindow(n.ProtoReflect()) {
 			return true
 		}
 	}
 	return false
+}
+
+// hasWindow reports whether m holds a window function call outside a
+// subquery.
+func hasWindow(m protoreflect.Message) bool {
+	if f, ok := m.Interface().(*pg.FuncCall); ok && f.Over != nil {
+		return true
+	}
+	if _, ok := m.Interface().(*pg.SubLink); ok {
+		return false
+	}
+	found := false
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := 0; i < l.Len() && !found; i++ {
+				found = hasWindow(l.Get(i).Message())
+			}
+		case fd.Message() != nil && !fd.IsMap():
+			found = hasWindow(v.Message())
+		}
+		return !found
+	})
+	return found
 }
 
 // hasAgg reports whether m holds an aggregate call outside a subquery.

@@ -889,6 +889,9 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 		}
 		out = &compiler{s: s, outer: s.planOuter, params: params, agg: agg}
 	}
+	// window calls, in the select list and ORDER BY (window.go)
+	win := &winCtx{}
+	out.win = win
 	// the select list
 	var names []string
 	var targets []expr
@@ -948,7 +951,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 	}
 	if st.HavingClause != nil {
 		hc := *out
-		hc.clause = "HAVING"
+		hc.clause, hc.win = "HAVING", nil
 		h, err := hc.compile(st.HavingClause, TBool)
 		if err != nil {
 			return nil, nil, err
@@ -1020,6 +1023,9 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 		if agg.having != nil {
 			node = &filterNode{in: node, cond: agg.having}
 		}
+	}
+	if len(win.specs) > 0 {
+		node = &windowNode{in: node, w: win}
 	}
 	node = &projectNode{in: node, exprs: targets}
 	width := len(targets) - extra
