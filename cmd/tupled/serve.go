@@ -43,16 +43,20 @@ Without --data (or with --data '') the database is IN MEMORY: everything is
 lost when the server stops, and serve says so on stderr at start.
 
 SQL is parsed by PostgreSQL's own parser. What runs: CREATE/DROP TABLE
-(integer, text, varchar, char, boolean, numeric, timestamp and serial
-columns; primary keys of one or more columns, UNIQUE, NOT NULL, DEFAULT,
-REFERENCES), CREATE/DROP INDEX, ALTER TABLE ADD/DROP CONSTRAINT; INSERT
-(ON CONFLICT, RETURNING), SELECT, UPDATE and DELETE, with FOR KEY
+(smallint, integer, bigint, numeric[(p,s)], real, double precision, text,
+varchar, char, boolean, date, timestamp, timestamptz and serial columns;
+primary keys of one or more columns, UNIQUE, NOT NULL, DEFAULT,
+REFERENCES), CREATE/DROP INDEX, ALTER TABLE (ADD PRIMARY KEY, ADD/DROP/
+RENAME COLUMN, ADD/DROP CONSTRAINT); INSERT (ON CONFLICT, RETURNING),
+UPDATE, DELETE, and SELECT with joins, aggregates, GROUP BY, DISTINCT,
+window functions, subqueries and set operations, and on one table FOR KEY
 SHARE|SHARE|NO KEY UPDATE|UPDATE [NOWAIT|SKIP LOCKED]; COPY FROM STDIN
-and TO STDOUT (text, csv, binary: psql's \copy), TRUNCATE; transactions,
-savepoints, LOCK TABLE, PREPARE/EXECUTE, SET/SHOW; pg_locks,
-pgrowlocks('t') and the pg_advisory_lock family. Anything else fails with
-SQLSTATE 0A000 naming the construct. README.md, "The SQL it understands",
-has the details.
+and TO STDOUT (text, csv, binary: psql's \copy), TRUNCATE, VACUUM;
+transactions, savepoints, cursors, LOCK TABLE, PREPARE/EXECUTE,
+SET/SHOW, EXPLAIN; pg_catalog and information_schema (psql's \d family),
+pg_locks, pgrowlocks('t') and the pg_advisory_lock family. Anything else
+fails with SQLSTATE 0A000 naming the construct. README.md, "The SQL it
+understands", has the details.
 
 Without a password clients are trusted, which is only allowed on a loopback
 address; with one every client authenticates with SCRAM-SHA-256. Give the
