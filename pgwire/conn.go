@@ -699,10 +699,16 @@ func tagWithCount(tag string, n int) string {
 	return tag[:i+1] + strconv.Itoa(n)
 }
 
-func fieldDescs(cols []sqlfe.Column, formats []int16) []pgproto3.FieldDescription {
+// fieldDescs describes result columns; a column that is a table's carries
+// the table's OID and its attribute number, as PostgreSQL's do (pgjdbc
+// reads them to find a serial column's default).
+func (c *conn) fieldDescs(cols []sqlfe.Column, formats []int16) []pgproto3.FieldDescription {
 	fds := make([]pgproto3.FieldDescription, len(cols))
 	for i, col := range cols {
 		fds[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: col.OID(), DataTypeSize: col.Size(), TypeModifier: col.TypeModifier(), Format: formatOf(formats, i)}
+		if col.Table != "" {
+			fds[i].TableOID, fds[i].TableAttributeNumber = c.sess.RelationOID(col.Table), uint16(col.AttNum)
+		}
 	}
 	return fds
 }
@@ -774,7 +780,7 @@ func (c *conn) simpleQuery(sql string) {
 				failed = true
 				break
 			}
-			c.be.Send(&pgproto3.RowDescription{Fields: fieldDescs(res.Cols, nil)})
+			c.be.Send(&pgproto3.RowDescription{Fields: c.fieldDescs(res.Cols, nil)})
 			c.sendRows(res.Rows, res.Cols, nil)
 		}
 		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.Tag)})
@@ -891,7 +897,7 @@ func (c *conn) describe(m *pgproto3.Describe) {
 			// a SQL cursor (DECLARE) is a portal too, as in PostgreSQL:
 			// psycopg describes its server-side cursors so
 			if cols, ok := c.sess.CursorColumns(m.Name); ok {
-				c.be.Send(&pgproto3.RowDescription{Fields: fieldDescs(cols, nil)})
+				c.be.Send(&pgproto3.RowDescription{Fields: c.fieldDescs(cols, nil)})
 				return
 			}
 			c.extError(&sqlfe.Error{Code: sqlfe.CodeInvalidCursor, Message: fmt.Sprintf("portal %q does not exist", m.Name)})
@@ -919,7 +925,7 @@ func (c *conn) describe(m *pgproto3.Describe) {
 		c.extError(err)
 		return
 	}
-	c.be.Send(&pgproto3.RowDescription{Fields: fieldDescs(cols, formats)})
+	c.be.Send(&pgproto3.RowDescription{Fields: c.fieldDescs(cols, formats)})
 }
 
 func (c *conn) execute(m *pgproto3.Execute) {

@@ -34,6 +34,15 @@ func TestWireTypes(t *testing.T) {
 	if g := strings.Join(got, " "); g != want {
 		t.Fatalf("RowDescription:\ngot  %s\nwant %s", g, want)
 	}
+	// a table's column carries the table's OID and its attribute number
+	// (pgjdbc finds a serial column's default so), an expression none
+	if f := rr.FieldDescriptions; f[0].TableOID == 0 || f[0].TableAttributeNumber != 2 || f[1].TableAttributeNumber != 3 || f[4].TableOID != 0 || f[4].TableAttributeNumber != 0 {
+		t.Fatalf("table OIDs and attribute numbers: %+v", f)
+	}
+	var oid uint32
+	if err := c.QueryRow(ctx, "SELECT oid FROM pg_class WHERE relname = 't'").Scan(&oid); err != nil || oid != rr.FieldDescriptions[0].TableOID {
+		t.Fatalf("pg_class's oid of t: %d (%v), RowDescription's %d", oid, err, rr.FieldDescriptions[0].TableOID)
+	}
 	if row := rr.Rows[0]; !slices.Equal(row[0], []byte{0, 7}) || !slices.Equal(row[4], []byte{0, 14}) || !slices.Equal(row[7], []byte{0, 0, 0, 7}) {
 		t.Fatalf("binary smallint / integer values: %v %v %v", row[0], row[4], row[7])
 	}

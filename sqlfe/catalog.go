@@ -30,6 +30,10 @@ type Column struct {
 	// Prec > 0: numeric(Prec, Scale)
 	Prec  int `json:"prec,omitempty"`
 	Scale int `json:"scale,omitempty"`
+	// Table and AttNum: a result column that is a table's column, its
+	// table and attribute number (RowDescription's); not stored
+	Table  string `json:"-"`
+	AttNum int    `json:"-"`
 	// Hidden marks the rowid key of a table without a PRIMARY KEY (see
 	// rowidCounters): no name, SELECT * or INSERT column list reaches it.
 	Hidden bool `json:"hidden,omitempty"`

@@ -191,7 +191,11 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 		if typ == TUnknown && !keepUnknown {
 			typ = TText
 		}
-		cols = append(cols, resultColumn(t.name, typ, t.x))
+		col := resultColumn(t.name, typ, t.x)
+		if ce, ok := t.x.(*colExpr); ok && sp.t != nil {
+			col.Table, col.AttNum = sp.t.Name, attnum(sp.t, ce.idx)
+		}
+		cols = append(cols, col)
 		sp.targets = append(sp.targets, t.x)
 	}
 	if cols == nil {

@@ -96,6 +96,11 @@ type catSnap struct {
 	tabOID map[string]int64
 }
 
+// RelationOID is table's OID as pg_class shows it (0 if there is none).
+func (s *Session) RelationOID(table string) uint32 {
+	return uint32(s.catalogSnap().tabOID[table])
+}
+
 // attnum is the attribute number of t's column index i (hidden columns
 // have none).
 func attnum(t *Table, i int) int {

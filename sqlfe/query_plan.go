@@ -1048,6 +1048,15 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 			t = TText
 		}
 		cols[i] = resultColumn(names[i], t, targets[i])
+		x := targets[i]
+		if ac, ok := x.(*aggColumn); ok && ac.agg < 0 {
+			x = ac.a.groups[ac.grp] // a grouped column is still its table's
+		}
+		if ce, ok := x.(*colExpr); ok && (agg == nil || x != targets[i]) && in.scope != nil {
+			if r := in.scope.relAt(ce.idx); r != nil && r.t != nil {
+				cols[i].Table, cols[i].AttNum = r.t.Name, attnum(r.t, ce.idx-r.off)
+			}
+		}
 	}
 	return node, cols, nil
 }
