@@ -272,8 +272,20 @@ func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo, defere
 				return false
 			}
 			if r, ok := d.g.(Rearranger); ok {
+				// Rearranging, validating again and resolving the victim
+				// happen under every partition lock: another check's
+				// rearrangement may have reordered a queue of this cycle
+				// since it was validated (soft edges persist only while no
+				// queue is rearranged) and granted a member; under the
+				// locks nothing is granted until the victim is resolved.
+				if !s.locked {
+					d.g.LockAll(true)
+				}
 				d.rearranged.Add(1) // before a waiter the reordering wakes can look at Stats
-				if r.Rearrange(start, s.locked) {
+				if r.Rearrange(start, true) {
+					if !s.locked {
+						d.g.UnlockAll(true)
+					}
 					// Reordering a queue changes edges without a
 					// publication: move the epoch so that no cached
 					// snapshot or memo stamp outlives it.
@@ -281,6 +293,24 @@ func (d *Detector) decide(s *searcher, start *Wait, asOf time.Time, memo, defere
 					return false // a soft deadlock, broken by reordering wait queues
 				}
 				d.rearranged.Add(^uint64(0))
+				valid, resolved := stillWaiting(path), false
+				if valid {
+					if invariants.Enabled {
+						checkVictim(start, path, asOf)
+					}
+					d.found.Add(1) // before the victim can wake up and look at Stats
+					if resolved = start.Resolve(Victim); !resolved {
+						d.found.Add(^uint64(0))
+					}
+				}
+				if !s.locked {
+					d.g.UnlockAll(true)
+				}
+				if !valid {
+					d.retries.Add(1)
+					continue
+				}
+				return resolved
 			}
 			if invariants.Enabled {
 				checkVictim(start, path, asOf)

@@ -28,11 +28,12 @@
 //     publication epoch. Memo stamps and cached snapshots are valid only within
 //     one epoch.
 //   - A cycle found on observations made at different times is acted on only
-//     after every wait on it has been re-read as still Waiting
-//     (deadlock.victim-on-cycle, checked under -tags invariants where a
-//     check resolves its wait as Victim: the cycle starts at that wait,
-//     repeats none, and every wait on it had begun by the check's as-of
-//     and is still Waiting).
+//     after every wait on it has been re-read as still Waiting, the last
+//     time under every partition lock when the lock manager can rearrange
+//     queues (deadlock.victim-on-cycle, checked under -tags invariants where
+//     a check resolves its wait as Victim: the cycle starts at that wait,
+//     repeats none, and every wait on it had begun by the check's as-of; a
+//     member an external event resolved since validation is allowed).
 //   - The default strategy never holds more than one partition lock per
 //     checker, and that only briefly; the classic family takes them all, by
 //     design.

@@ -9,10 +9,15 @@ import (
 // invVictim names the invariant of doc.go checked under -tags invariants
 // where decide resolves a wait as Victim: the cycle that condemns it starts
 // at the wait being checked (the detector only ever resolves its own
-// start), visits each wait once, holds only waits that had begun by the
-// check's asOf (the graph as of the deadline), and was re-read as still
-// Waiting (validation) — so the victim is PostgreSQL's: the first check in
-// deadline order that finds a cycle through its own waiter.
+// start), visits each wait once, and holds only waits that had begun by the
+// check's asOf (the graph as of the deadline) — so the victim is
+// PostgreSQL's: the first check in deadline order that finds a cycle
+// through its own waiter. That the cycle's waits are still waiting is
+// validation's business, not this check's: between validation and the
+// victim's resolution an external event (a member's lock timeout or
+// cancel, which ends its transaction and so grants a wait for that
+// transaction without any partition lock) may resolve a member, which
+// README.md §5 accepts; CI's race tier saw it happen.
 const invVictim = "deadlock.victim-on-cycle"
 
 // checkVictim checks path, the validated cycle through start found as of
@@ -30,9 +35,6 @@ func checkVictim(start *Wait, path []*Wait, asOf time.Time) {
 		seen[w] = struct{}{}
 		if w.Start.After(asOf) {
 			invariants.Fail(invVictim, "wait %d of the cycle began at %v, after the check's as-of %v", i, w.Start, asOf)
-		}
-		if w.State() != Waiting {
-			invariants.Fail(invVictim, "wait %d of the cycle is %v, not waiting", i, w.State())
 		}
 	}
 }
