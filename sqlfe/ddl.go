@@ -192,7 +192,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			}
 			return nil, errorf(CodeDuplicateTable, "relation %q already exists", name)
 		}
-		if s.lookupTable(name) != nil || (name == "pg_locks" && rv.Schemaname == "pg_catalog") {
+		if s.lookupTable(name) != nil || s.catalogSnap().byName[name] != nil || (name == "pg_locks" && rv.Schemaname == "pg_catalog") {
 			return exists()
 		}
 		tx, err := s.ensureTx(ctx)
@@ -295,6 +295,9 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 		}
 		for _, name := range names {
 			t := s.lookupTable(name)
+			if r := s.catalogSnap().byName[name]; t == nil && r != nil && r.kind == "S" {
+				return nil, errorf(CodeWrongObjectType, "%q is not a table", name).hint("Use DROP SEQUENCE to remove a sequence.")
+			}
 			if t == nil {
 				if st.MissingOk {
 					s.notice("NOTICE", "00000", "table \""+name+"\" does not exist, skipping")
@@ -308,6 +311,9 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 				return nil, engineError(err, t)
 			}
 			if err := dropSequences(ctx, tx, s.lookupTable(name)); err != nil {
+				return nil, err
+			}
+			if err := s.dropOwnedSequences(ctx, tx, name); err != nil { // sequence.go
 				return nil, err
 			}
 			err := tx.Delete(ctx, CatalogTable, []byte(name))

@@ -212,10 +212,12 @@ func isSequencesRows(s *Session, sn *catSnap) [][]Value {
 		if r.kind != "S" {
 			continue
 		}
-		typid, typ, max := seqInfo(r.t.Cols[r.seqCol])
+		sq := r.seq
+		typid, _, _ := seqTypeRange(sq.Type)
 		prec := map[int64]int32{20: 64, 21: 16, 23: 32}[typid]
-		rows = append(rows, []Value{Text(db), Text("public"), Text(r.name), Text(typ), Int4(prec), Int4(2), Int4(0),
-			Text("1"), Text("1"), Text(strconv.FormatInt(max, 10)), Text("1"), Text("NO")})
+		cycle := map[bool]string{true: "YES", false: "NO"}[sq.Cycle]
+		rows = append(rows, []Value{Text(db), Text("public"), Text(r.name), Text(sq.Type), Int4(prec), Int4(2), Int4(0),
+			Text(strconv.FormatInt(sq.Start, 10)), Text(strconv.FormatInt(sq.Min, 10)), Text(strconv.FormatInt(sq.Max, 10)), Text(strconv.FormatInt(sq.Inc, 10)), Text(cycle)})
 	}
 	return rows
 }

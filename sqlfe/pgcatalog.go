@@ -33,6 +33,7 @@ package sqlfe
 // and the other arrays text (NULL, or an array literal).
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"sort"
@@ -69,7 +70,8 @@ type catRel struct {
 	// an index: its definition (for the primary key, the key's columns)
 	ix     IndexDef
 	pkey   bool
-	seqCol int // a sequence: its column's index in t.Cols
+	seqCol int       // a column's sequence: its column's index in t.Cols
+	seq    *Sequence // a sequence: its definition (t nil for one owned by no column)
 }
 
 // catCon is a constraint (pg_constraint): a primary key, a unique
@@ -138,7 +140,7 @@ func (s *Session) catalogSnap() *catSnap {
 	cat := &s.eng.cat
 	cat.mu.RLock()
 	gen := cat.gen
-	if len(s.pending) == 0 {
+	if len(s.pending) == 0 && len(s.pendingSeqs) == 0 {
 		snapCache.Lock()
 		if snapCache.cat == cat && snapCache.gen == gen && snapCache.snap != nil {
 			sn := snapCache.snap
@@ -152,6 +154,10 @@ func (s *Session) catalogSnap() *catSnap {
 	for n, t := range cat.tables {
 		m[n] = t
 	}
+	seqs := make(map[string]*Sequence, len(cat.seqs))
+	for n, sq := range cat.seqs {
+		seqs[n] = sq
+	}
 	cat.mu.RUnlock()
 	for n, t := range s.pending {
 		if t == nil {
@@ -160,8 +166,15 @@ func (s *Session) catalogSnap() *catSnap {
 			m[n] = t
 		}
 	}
-	sn := buildSnap(m)
-	if len(s.pending) == 0 {
+	for n, sq := range s.pendingSeqs {
+		if sq == nil {
+			delete(seqs, n)
+		} else {
+			seqs[n] = sq
+		}
+	}
+	sn := buildSnap(m, seqs)
+	if len(s.pending) == 0 && len(s.pendingSeqs) == 0 {
 		snapCache.Lock()
 		snapCache.cat, snapCache.gen, snapCache.snap = cat, gen, sn
 		snapCache.Unlock()
@@ -169,7 +182,7 @@ func (s *Session) catalogSnap() *catSnap {
 	return sn
 }
 
-func buildSnap(m map[string]*Table) *catSnap {
+func buildSnap(m map[string]*Table, seqs map[string]*Sequence) *catSnap {
 	sn := &catSnap{byOID: map[int64]*catRel{}, byName: map[string]*catRel{}, conOID: map[int64]*catCon{}, tabOID: map[string]int64{}}
 	for _, t := range m {
 		sn.tables = append(sn.tables, t)
@@ -191,14 +204,26 @@ func buildSnap(m map[string]*Table) *catSnap {
 			}
 		}
 		for i, c := range t.Cols {
-			if c.Serial {
-				sn.rels = append(sn.rels, &catRel{name: seqName(t, c), kind: "S", t: t, seqCol: i})
+			if sq := colSequence(t, c); sq != nil { // sequence.go
+				sn.rels = append(sn.rels, &catRel{name: sq.Name, kind: "S", t: t, seqCol: i, seq: sq})
 			}
 		}
 		for i := range t.FKeys {
 			fk := &t.FKeys[i]
 			sn.cons = append(sn.cons, &catCon{name: fk.Name, kind: "f", t: t, cols: fk.Cols, fk: fk, ref: m[fk.RefTable]})
 		}
+	}
+	var seqNames []string
+	for n := range seqs {
+		seqNames = append(seqNames, n)
+	}
+	sort.Strings(seqNames)
+	for _, n := range seqNames {
+		r := &catRel{name: n, kind: "S", seq: seqs[n], seqCol: -1}
+		if t := m[r.seq.OwnedTable]; t != nil && t.col(r.seq.OwnedCol) >= 0 {
+			r.t, r.seqCol = t, t.col(r.seq.OwnedCol)
+		}
+		sn.rels = append(sn.rels, r)
 	}
 	// OIDs: by key order, so that probing past a collision is deterministic
 	type keyed struct {
@@ -341,9 +366,12 @@ func (s *Session) catalogRelation(rv *pg.RangeVar) (string, *catalogRel, bool) {
 	case "pg_catalog", "information_schema":
 		r, ok := catalogRelations[rv.Schemaname+"."+rv.Relname]
 		return rv.Schemaname + "." + rv.Relname, r, ok
-	case "":
+	case "", "public":
+		if r, ok := s.seqRelation(rv.Relname); ok { // SELECT * FROM a sequence (sequence.go)
+			return "public." + rv.Relname, r, true
+		}
 		r, ok := catalogRelations["pg_catalog."+rv.Relname]
-		if ok && s.lookupTable(rv.Relname) == nil {
+		if ok && s.lookupTable(rv.Relname) == nil && rv.Schemaname == "" {
 			return "pg_catalog." + rv.Relname, r, true
 		}
 	}
@@ -756,7 +784,7 @@ func indexAttributes(r *catRel) [][]Value {
 func pgDependRows(_ *Session, sn *catSnap) [][]Value {
 	var rows [][]Value
 	for _, r := range sn.rels {
-		if r.kind == "S" {
+		if r.kind == "S" && r.t != nil {
 			rows = append(rows, []Value{oidv(oidClassPgClass), oidv(r.oid), Int4(0), oidv(oidClassPgClass), oidv(sn.tabOID[r.t.Name]),
 				Int4(int32(attnum(r.t, r.seqCol))), Text("a")})
 		}
@@ -876,7 +904,7 @@ var pgAttrdefCols = cols(`oid:oid adrelid:oid adnum:i2 adbin`)
 func defaultText(t *Table, c Column) string {
 	switch {
 	case c.Serial:
-		return "nextval('" + quoteIdent(seqName(t, c)) + "'::regclass)"
+		return "nextval('" + quoteIdent(colSequence(t, c).Name) + "'::regclass)"
 	case c.Default != "":
 		return strings.TrimSuffix(strings.TrimPrefix(c.Default, "SELECT "), ";")
 	}
@@ -901,22 +929,12 @@ func pgAttrdefRows(_ *Session, sn *catSnap) [][]Value {
 
 var pgSequenceCols = cols(`seqrelid:oid seqtypid:oid seqstart:i8 seqincrement:i8 seqmax:i8 seqmin:i8 seqcache:i8 seqcycle:b`)
 
-func seqInfo(c Column) (typid int64, typ string, max int64) {
-	switch {
-	case c.Type == TInt8:
-		return 20, "bigint", 9223372036854775807
-	case c.Int2:
-		return 21, "smallint", 32767
-	}
-	return 23, "integer", 2147483647
-}
-
 func pgSequenceRows(_ *Session, sn *catSnap) [][]Value {
 	var rows [][]Value
 	for _, r := range sn.rels {
-		if r.kind == "S" {
-			typid, _, max := seqInfo(r.t.Cols[r.seqCol])
-			rows = append(rows, []Value{oidv(r.oid), oidv(typid), Int8(1), Int8(1), Int8(max), Int8(1), Int8(1), Bool(false)})
+		if sq := r.seq; r.kind == "S" {
+			typid, _, _ := seqTypeRange(sq.Type)
+			rows = append(rows, []Value{oidv(r.oid), oidv(typid), Int8(sq.Start), Int8(sq.Inc), Int8(sq.Max), Int8(sq.Min), Int8(sq.Cache), Bool(sq.Cycle)})
 		}
 	}
 	return rows
@@ -928,9 +946,12 @@ var pgSequencesCols = cols(`schemaname sequencename sequenceowner data_type star
 func pgSequencesRows(s *Session, sn *catSnap) [][]Value {
 	var rows [][]Value
 	for _, r := range sn.rels {
-		if r.kind == "S" {
-			_, typ, max := seqInfo(r.t.Cols[r.seqCol])
-			rows = append(rows, []Value{Text("public"), Text(r.name), Text(s.user), Text(typ), Int8(1), Int8(1), Int8(max), Int8(1), Bool(false), Int8(1), Null(TInt8)})
+		if sq := r.seq; r.kind == "S" {
+			last := Null(TInt8)
+			if st, err := s.readSeqState(context.Background(), sq); err == nil && st.called {
+				last = Int8(st.last)
+			}
+			rows = append(rows, []Value{Text("public"), Text(r.name), Text(s.user), Text(sq.Type), Int8(sq.Start), Int8(sq.Min), Int8(sq.Max), Int8(sq.Inc), Bool(sq.Cycle), Int8(sq.Cache), last})
 		}
 	}
 	return rows

@@ -292,6 +292,12 @@ func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
 		return s.planDelete(n.GetDeleteStmt(), params)
 	case n.GetCreateStmt() != nil:
 		return s.planCreate(n.GetCreateStmt())
+	case n.GetCreateSeqStmt() != nil:
+		return s.planCreateSequence(n.GetCreateSeqStmt()) // sequence.go
+	case n.GetAlterSeqStmt() != nil:
+		return s.planAlterSequence(n.GetAlterSeqStmt())
+	case n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg.ObjectType_OBJECT_SEQUENCE:
+		return s.planDropSequence(n.GetDropStmt())
 	case n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg.ObjectType_OBJECT_INDEX:
 		return s.planDropIndex(n.GetDropStmt()) // index.go
 	case n.GetDropStmt() != nil:
