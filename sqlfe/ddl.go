@@ -109,6 +109,11 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 				return err
 			}
 			uniques = append(uniques, IndexDef{Name: c.Conname, Cols: cols, Unique: true})
+		case pg.ConstrType_CONSTR_IDENTITY:
+			if col == "" {
+				return notSupported("table-level GENERATED ... AS IDENTITY is not supported").at(c.Location)
+			}
+			return identityConstraint(name, &t.Cols[t.col(col)], c) // identity.go
 		case pg.ConstrType_CONSTR_FOREIGN:
 			if err := checkFKSyntax(c); err != nil {
 				return err
@@ -154,6 +159,9 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			t.Cols = append(t.Cols, col)
 			for _, cn := range cd.Constraints {
 				if c := cn.GetConstraint(); c != nil && c.Contype == pg.ConstrType_CONSTR_DEFAULT {
+					if t.Cols[len(t.Cols)-1].Identity != "" {
+						return nil, errorf(CodeSyntax, "both default and identity specified for column %q of table %q", cd.Colname, name).at(c.Location)
+					}
 					if err := columnDefault(name, &t.Cols[len(t.Cols)-1], c); err != nil {
 						return nil, err
 					}

@@ -779,8 +779,6 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
 		return nil, notSupported("WITH is not supported")
-	case st.Override != pg.OverridingKind_OVERRIDING_NOT_SET && st.Override != pg.OverridingKind_OVERRIDING_KIND_UNDEFINED:
-		return nil, notSupported("OVERRIDING is not supported")
 	}
 	t, err := s.table(st.Relation)
 	if err != nil {
@@ -830,6 +828,10 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 			target = append(target, i)
 		}
 	}
+	ignore, err := identityInsert(t, target, st.Override, vals, selPlan != nil) // identity.go
+	if err != nil {
+		return nil, err
+	}
 	c := &compiler{params: params}
 	rows := make([][]expr, len(vals))
 	for r, items := range vals {
@@ -849,7 +851,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 			}
 		}
 		for j, n := range items {
-			if n.GetSetToDefault() != nil {
+			if n.GetSetToDefault() != nil || ignore[target[j]] {
 				continue // the default already there
 			}
 			x, err := assign(c, n, t.Cols[target[j]])
@@ -863,6 +865,9 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 	var selRow []expr // INSERT ... SELECT: the row made of a query row
 	if selPlan != nil {
 		if selRow, err = insertSelectRow(t, target, selPlan.cols, len(st.Cols) > 0); err != nil {
+			return nil, err
+		}
+		if err := overrideSelectRow(t, selRow, ignore); err != nil {
 			return nil, err
 		}
 	}
@@ -982,6 +987,9 @@ func compileSets(c *compiler, t *Table, list []*pg.Node, keyOK bool) ([]setItem,
 			return nil, errorf(CodeSyntax, "multiple assignments to same column %q", rt.Name).at(rt.Location)
 		}
 		seen[i] = true
+		if err := identitySet(t, i, rt.Val); err != nil { // identity.go
+			return nil, err
+		}
 		var x expr
 		var err error
 		if rt.Val.GetSetToDefault() != nil {

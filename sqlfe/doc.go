@@ -47,7 +47,8 @@
 //     "_tupled_sequences" advanced by nextval and setval in transactions of
 //     their own, so a value is never handed out twice and a rolled-back one
 //     is not given back; a serial column's state row is deleted in the
-//     DROP TABLE's transaction (defaults.go).
+//     DROP TABLE's transaction (defaults.go). An identity column is a
+//     serial column with PostgreSQL's rewriter checks (identity.go).
 //   - Statements follow PostgreSQL's executor: a SELECT ... FOR <strength>
 //     [NOWAIT | SKIP LOCKED], UPDATE and DELETE find their rows with the
 //     API's locking scan (tupled.Tx.Scan with ScanOptions.Lock and Where,

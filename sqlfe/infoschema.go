@@ -102,14 +102,14 @@ func isColumnsRows(s *Session, sn *catSnap) [][]Value {
 				dtPrec = Int4(0)
 			}
 			n := attnum(t, i)
-			rows = append(rows, []Value{Text(db), Text("public"), Text(t.Name), Text(c.Name), Int4(int32(n)), def,
+			row := []Value{Text(db), Text("public"), Text(t.Name), Text(c.Name), Int4(int32(n)), def,
 				yesNo(!(c.NotNull || t.isKeyCol(i))), Text(ti.dataType), maxLen, octets, prec,
 				radix, scale, dtPrec, nullText, nullInt(),
 				nullText, nullText, nullText, nullText, nullText,
 				nullText, nullText, nullText, nullText, Text(db), Text("pg_catalog"), Text(ti.typname), nullText,
-				nullText, nullText, nullInt(), Text(strconv.Itoa(n)), Text("NO"), Text("NO"),
-				nullText, nullText, nullText, nullText, nullText, Text("NO"),
-				Text("NEVER"), nullText, Text("YES")})
+				nullText, nullText, nullInt(), Text(strconv.Itoa(n)), Text("NO")}
+			row = append(row, identityColumns(t, c)...) // identity.go
+			rows = append(rows, append(row, Text("NEVER"), nullText, Text("YES")))
 		}
 	}
 	return rows
@@ -209,8 +209,8 @@ func isSequencesRows(s *Session, sn *catSnap) [][]Value {
 	var rows [][]Value
 	db := s.database()
 	for _, r := range sn.rels {
-		if r.kind != "S" {
-			continue
+		if r.kind != "S" || (r.t != nil && r.seqCol >= 0 && r.t.Cols[r.seqCol].Identity != "") {
+			continue // PostgreSQL lists no identity column's sequence here
 		}
 		sq := r.seq
 		typid, _, _ := seqTypeRange(sq.Type)

@@ -750,8 +750,8 @@ func pgAttributeRows(_ *Session, sn *catSnap) [][]Value {
 				storage = "x"
 			}
 			rows = append(rows, []Value{oidv(r.oid), Text(c.Name), oidv(ti.oid), Int4(-1), Int4(int32(ti.len)), Int4(int32(attnum(r.t, i))), Int4(int32(ndims)),
-				Int4(-1), Int4(ti.typmod), Bool(byval), Text(align), Text(storage), Text(""), Bool(c.NotNull || r.t.isKeyCol(i)), Bool(c.Serial || c.Default != ""),
-				Bool(false), Text(""), Text(""), Bool(false), Bool(true), Int4(0), oidv(coll),
+				Int4(-1), Int4(ti.typmod), Bool(byval), Text(align), Text(storage), Text(""), Bool(c.NotNull || r.t.isKeyCol(i)), Bool(defaultText(r.t, c) != ""),
+				Bool(false), Text(c.Identity), Text(""), Bool(false), Bool(true), Int4(0), oidv(coll),
 				nullText, nullText, nullText, nullText})
 		}
 	}
@@ -785,8 +785,12 @@ func pgDependRows(_ *Session, sn *catSnap) [][]Value {
 	var rows [][]Value
 	for _, r := range sn.rels {
 		if r.kind == "S" && r.t != nil {
+			dep := "a"
+			if r.t.Cols[r.seqCol].Identity != "" {
+				dep = "i" // an identity column's sequence is internal to it
+			}
 			rows = append(rows, []Value{oidv(oidClassPgClass), oidv(r.oid), Int4(0), oidv(oidClassPgClass), oidv(sn.tabOID[r.t.Name]),
-				Int4(int32(attnum(r.t, r.seqCol))), Text("a")})
+				Int4(int32(attnum(r.t, r.seqCol))), Text(dep)})
 		}
 	}
 	return rows
@@ -903,6 +907,8 @@ var pgAttrdefCols = cols(`oid:oid adrelid:oid adnum:i2 adbin`)
 // defaultText is a column's default as pg_get_expr prints it ("" if none).
 func defaultText(t *Table, c Column) string {
 	switch {
+	case c.Identity != "":
+		return "" // attidentity says it (identity.go)
 	case c.Serial:
 		return "nextval('" + quoteIdent(colSequence(t, c).Name) + "'::regclass)"
 	case c.Default != "":

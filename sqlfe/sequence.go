@@ -603,7 +603,7 @@ func parseSeqOptions(opts []*pg.Node, identity bool) (*seqOptions, error) {
 			o.cycle = &c
 		case "owned_by":
 			if identity {
-				return nil, errorf(CodeSyntax, "invalid sequence option OWNED BY")
+				return nil, notSupported("OWNED BY in an identity column's sequence options is not supported")
 			}
 			o.ownedSet = true
 			names := strs(d.Arg.GetList().GetItems())
