@@ -399,6 +399,7 @@ func (s *Session) dropColumn(t *Table, name string, ifExists, cascade bool) (*Ta
 		return nil, nil, notSupported("dropping a serial or identity column is not supported")
 	}
 	nt := cloneTable(t)
+	dropColumnChecks(nt, name) // check.go
 	nt.Cols = append(nt.Cols[:i:i], nt.Cols[i+1:]...)
 	shift := func(c int) int {
 		if c > i {
@@ -453,6 +454,9 @@ func (s *Session) planRename(st *pg.RenameStmt) (*plan, error) {
 		}
 		if len(t.FKeys) > 0 || s.referenced(t) {
 			return nil, notSupported("renaming a column of a table with foreign keys is not supported")
+		}
+		if checkUsesColumn(t, st.Subname) { // check.go: checks name their columns
+			return nil, notSupported("renaming a column a CHECK constraint uses is not supported")
 		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {

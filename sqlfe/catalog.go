@@ -118,6 +118,8 @@ type Table struct {
 	Indexes []IndexDef `json:"indexes,omitempty"`
 	// FKeys are its foreign keys (fk.go).
 	FKeys []FKDef `json:"fkeys,omitempty"`
+	// Checks are its CHECK constraints (check.go).
+	Checks []CheckDef `json:"checks,omitempty"`
 }
 
 // keyFormat names a primary-key encoding (see appendKey).

@@ -63,6 +63,9 @@ func init() {
 		if c == nil {
 			return nullText, nil
 		}
+		if c.kind == "c" && len(a) > 1 && a[1].I != 0 {
+			return Text(checkConstraintDef(c.t, *c.check, true)), nil // checkdef.go
+		}
 		return Text(constraintDef(c)), nil
 	}
 	getExpr := func(_ *env, a []Value) (Value, error) { return a[0], nil }

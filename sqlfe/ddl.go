@@ -39,8 +39,9 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		return nil, err
 	}
 	t := &Table{Name: name, Key: -1, KeyFormat: keyFormatTuple}
-	var uniques []IndexDef   // UNIQUE constraints, named when the table is created
-	var fkeys []fkConstraint // FOREIGN KEY constraints, resolved when the table is created (fk.go)
+	var uniques []IndexDef      // UNIQUE constraints, named when the table is created
+	var fkeys []fkConstraint    // FOREIGN KEY constraints, resolved when the table is created (fk.go)
+	var checks []*pg.Constraint // CHECK constraints, compiled once every column is known (check.go)
 	setKey := func(cols []string, conname string, loc int32) error {
 		var idx []int
 		for _, col := range cols {
@@ -109,6 +110,8 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 				return err
 			}
 			uniques = append(uniques, IndexDef{Name: c.Conname, Cols: cols, Unique: true})
+		case pg.ConstrType_CONSTR_CHECK:
+			checks = append(checks, c)
 		case pg.ConstrType_CONSTR_IDENTITY:
 			if col == "" {
 				return notSupported("table-level GENERATED ... AS IDENTITY is not supported").at(c.Location)
@@ -184,6 +187,9 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		if err := constraint(c, ""); err != nil {
 			return nil, err
 		}
+	}
+	if err := addChecks(t, checks); err != nil { // check.go
+		return nil, err
 	}
 	if len(t.Cols) > 1600 {
 		return nil, errorf("54011", "tables can have at most 1600 columns")

@@ -657,7 +657,8 @@ func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
 
 // checkRow brings row to its columns' modifiers (smallint range: 22003;
 // varchar length: 22001, trailing spaces beyond it are cut) and checks NOT
-// NULL, in that order, as PostgreSQL does.
+// NULL, then the CHECK constraints (23514), in that order, as PostgreSQL
+// does.
 func checkRow(t *Table, row []Value) error {
 	for i, c := range t.Cols {
 		if c.Int2 || c.MaxLen > 0 || c.Prec > 0 {
@@ -670,21 +671,11 @@ func checkRow(t *Table, row []Value) error {
 	}
 	for i, c := range t.Cols {
 		if row[i].Null && (c.NotNull || t.isKeyCol(i)) {
-			var vals []string
-			for j, v := range row {
-				switch {
-				case t.Cols[j].Hidden:
-				case v.Null:
-					vals = append(vals, "null")
-				default:
-					vals = append(vals, v.String())
-				}
-			}
 			return &Error{Code: CodeNotNull, Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name),
-				Detail: "Failing row contains (" + strings.Join(vals, ", ") + ")."}
+				Detail: "Failing row contains (" + failingRow(t, row) + ")."}
 		}
 	}
-	return nil
+	return checkConstraints(t, row) // check.go
 }
 
 func dupKeyError(err error, t *Table, row []Value) error {

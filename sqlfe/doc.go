@@ -49,6 +49,10 @@
 //     is not given back; a serial column's state row is deleted in the
 //     DROP TABLE's transaction (defaults.go). An identity column is a
 //     serial column with PostgreSQL's rewriter checks (identity.go).
+//   - CHECK constraints are the table's (Table.Checks, SQL text compiled by
+//     column name and cached per *Table) and are evaluated by checkRow,
+//     the one place every row to be written passes, after NOT NULL
+//     (check.go; pg_get_constraintdef's text: checkdef.go).
 //   - Statements follow PostgreSQL's executor: a SELECT ... FOR <strength>
 //     [NOWAIT | SKIP LOCKED], UPDATE and DELETE find their rows with the
 //     API's locking scan (tupled.Tx.Scan with ScanOptions.Lock and Where,

@@ -115,14 +115,14 @@ func isColumnsRows(s *Session, sn *catSnap) [][]Value {
 	return rows
 }
 
-var constraintTypes = map[string]string{"p": "PRIMARY KEY", "u": "UNIQUE", "f": "FOREIGN KEY"}
+var constraintTypes = map[string]string{"p": "PRIMARY KEY", "u": "UNIQUE", "f": "FOREIGN KEY", "c": "CHECK"}
 
 func isTableConstraintsRows(s *Session, sn *catSnap) [][]Value {
 	var rows [][]Value
 	db := s.database()
 	for _, c := range sn.cons {
 		nd := nullText
-		if c.kind != "f" {
+		if c.kind == "p" || c.kind == "u" {
 			nd = Text("YES")
 		}
 		rows = append(rows, []Value{Text(db), Text("public"), Text(c.name), Text(db), Text("public"), Text(c.t.Name),
@@ -147,6 +147,9 @@ func isKeyColumnUsageRows(s *Session, sn *catSnap) [][]Value {
 	var rows [][]Value
 	db := s.database()
 	for _, c := range sn.cons {
+		if c.kind == "c" {
+			continue // no key
+		}
 		for k, col := range c.cols {
 			if col < 0 {
 				continue

@@ -84,7 +84,8 @@ type catCon struct {
 	cols  []int // column indexes in t.Cols
 	index *catRel
 	fk    *FKDef
-	ref   *Table // a foreign key's referenced table
+	check *CheckDef // a CHECK constraint's definition
+	ref   *Table    // a foreign key's referenced table
 }
 
 // catSnap is the SQL catalog as one scan sees it, with its OIDs.
@@ -211,6 +212,14 @@ func buildSnap(m map[string]*Table, seqs map[string]*Sequence) *catSnap {
 		for i := range t.FKeys {
 			fk := &t.FKeys[i]
 			sn.cons = append(sn.cons, &catCon{name: fk.Name, kind: "f", t: t, cols: fk.Cols, fk: fk, ref: m[fk.RefTable]})
+		}
+		for i := range t.Checks { // check.go
+			d := &t.Checks[i]
+			var cols []int
+			if n, err := d.node(); err == nil {
+				cols = checkColumns(t, n)
+			}
+			sn.cons = append(sn.cons, &catCon{name: d.Name, kind: "c", t: t, cols: cols, check: d})
 		}
 	}
 	var seqNames []string
@@ -671,7 +680,7 @@ func pgClassRows(_ *Session, sn *catSnap) [][]Value {
 	var rows [][]Value
 	minus1, _ := parseNumeric("-1")
 	for _, r := range sn.rels {
-		am, natts, hasIndex, persist := int64(0), 0, false, "p"
+		am, natts, hasIndex, persist, checks := int64(0), 0, false, "p", 0
 		switch r.kind {
 		case "r":
 			am = oidAmHeap
@@ -681,6 +690,7 @@ func pgClassRows(_ *Session, sn *catSnap) [][]Value {
 				}
 			}
 			hasIndex = r.t.hasPkey() || len(r.t.Indexes) > 0
+			checks = len(r.t.Checks)
 		case "i":
 			am, natts = oidAmBtree, len(r.ix.Cols)
 		case "S":
@@ -688,7 +698,7 @@ func pgClassRows(_ *Session, sn *catSnap) [][]Value {
 		}
 		rows = append(rows, []Value{oidv(r.oid), Text(r.name), oidv(oidNspPublic), oidv(0), oidv(0), oidv(oidSuperuser), oidv(am),
 			oidv(r.oid), oidv(0), Int4(0), minus1.value(), Int4(0), oidv(0),
-			Bool(hasIndex), Bool(false), Text(persist), Text(r.kind), Int4(int32(natts)), Int4(0), Bool(false),
+			Bool(hasIndex), Bool(false), Text(persist), Text(r.kind), Int4(int32(natts)), Int4(int32(checks)), Bool(false),
 			Bool(r.kind == "r" && (len(r.t.FKeys) > 0 || referenced(sn, r.t))), Bool(false), Bool(false), Bool(false), Bool(true),
 			Text(map[bool]string{true: "d", false: "n"}[r.kind == "r"]), Bool(false), oidv(0), Text("0"), Text("0"), nullText, nullText, nullText})
 	}
@@ -894,10 +904,14 @@ func pgConstraintRows(_ *Session, sn *catSnap) [][]Value {
 				fkey = arr(attnums(c.ref, c.fk.RefCols)...)
 			}
 		}
-		rows = append(rows, []Value{oidv(c.oid), Text(c.name), oidv(oidNspPublic), Text(c.kind), Bool(false), Bool(false), Bool(true),
+		validated, noInherit, bin := true, true, nullText
+		if c.kind == "c" {
+			validated, noInherit, bin = !c.check.NotValid, false, Text(checkConstraintDef(c.t, *c.check, false)) // checkdef.go
+		}
+		rows = append(rows, []Value{oidv(c.oid), Text(c.name), oidv(oidNspPublic), Text(c.kind), Bool(false), Bool(false), Bool(validated),
 			oidv(sn.tabOID[c.t.Name]), oidv(0), ind, oidv(0), fref, upd, del, match,
-			Bool(true), Int4(0), Bool(true), arr(attnums(c.t, c.cols)...), fkey, Null(TInt4Array), Null(TInt4Array), Null(TInt4Array),
-			Null(TInt4Array), Null(TInt4Array), nullText})
+			Bool(true), Int4(0), Bool(noInherit), arr(attnums(c.t, c.cols)...), fkey, Null(TInt4Array), Null(TInt4Array), Null(TInt4Array),
+			Null(TInt4Array), Null(TInt4Array), bin})
 	}
 	return rows
 }
@@ -1130,6 +1144,8 @@ func constraintDef(c *catCon) string {
 		return strings.Join(out, ", ")
 	}
 	switch c.kind {
+	case "c":
+		return checkConstraintDef(c.t, *c.check, false) // checkdef.go
 	case "p":
 		return "PRIMARY KEY (" + names(c.t, c.cols) + ")"
 	case "u":

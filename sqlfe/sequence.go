@@ -59,7 +59,6 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // SequenceTable is the engine table holding every sequence's state (see
@@ -1040,24 +1039,14 @@ func (s *Session) ownedSequences(t *Table) []*Sequence {
 	return out
 }
 
-// hasSeqCall reports whether m calls nextval or setval (which change
+// hasSeqCall reports whether st calls nextval or setval (which change
 // state, so must run once per row).
-func hasSeqCall(m protoreflect.Message) bool {
-	if f, ok := m.Interface().(*pg.FuncCall); ok {
-		if names := strs(f.Funcname); len(names) > 0 && (names[len(names)-1] == "nextval" || names[len(names)-1] == "setval") {
-			return true
-		}
-	}
+func hasSeqCall(st *pg.SelectStmt) bool {
 	found := false
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := 0; i < l.Len() && !found; i++ {
-				found = hasSeqCall(l.Get(i).Message())
-			}
-		case fd.Message() != nil && !fd.IsMap():
-			found = hasSeqCall(v.Message())
+	walkNodes(&pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: st}}, func(n *pg.Node) bool { // check.go
+		if f := n.GetFuncCall(); f != nil {
+			names := strs(f.Funcname)
+			found = names[len(names)-1] == "nextval" || names[len(names)-1] == "setval"
 		}
 		return !found
 	})

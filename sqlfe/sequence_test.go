@@ -12,7 +12,7 @@ import (
 // Sequences are durable: a standalone sequence's definition and state, a
 // serial column's sequence after setval and ALTER SEQUENCE, an identity
 // column with its options, and a dropped sequence's absence all survive
-// closing and reopening a disk database.
+// closing and reopening a disk database; so do CHECK constraints.
 // (What each statement answers is in testdata/sql/sequence.test, checked
 // against PostgreSQL.)
 func TestSequencesSurviveReopen(t *testing.T) {
@@ -38,6 +38,7 @@ func TestSequencesSurviveReopen(t *testing.T) {
 	mustRun(t, s, "ALTER SEQUENCE w_id_seq INCREMENT BY 10", "ALTER SEQUENCE")
 	mustRun(t, s, "CREATE TABLE ident (id int GENERATED ALWAYS AS IDENTITY (START 7 INCREMENT 3) PRIMARY KEY, v text)", "CREATE TABLE")
 	mustRun(t, s, "INSERT INTO ident (v) VALUES ('a') RETURNING id", "7\nINSERT 0 1")
+	mustRun(t, s, "ALTER TABLE ident ADD CONSTRAINT v_short CHECK (length(v) < 3)", "ALTER TABLE")
 	s.Close()
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -54,6 +55,7 @@ func TestSequencesSurviveReopen(t *testing.T) {
 	mustRun(t, s, "SELECT seqincrement FROM pg_sequence WHERE seqrelid = 'w_id_seq'::regclass", "10\nSELECT 1")
 	mustRun(t, s, "INSERT INTO ident (v) VALUES ('b') RETURNING id", "10\nINSERT 0 1")
 	mustFail(t, s, "INSERT INTO ident VALUES (1, 'c')", "428C9", `cannot insert a non-DEFAULT value into column "id"`)
+	mustFail(t, s, "INSERT INTO ident (v) VALUES ('long')", CodeCheckViolation, `new row for relation "ident" violates check constraint "v_short"`)
 }
 
 // Concurrent sessions never get the same value, and a value taken in a

@@ -305,6 +305,9 @@ func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
 	case n.GetIndexStmt() != nil:
 		return s.planCreateIndex(n.GetIndexStmt())
 	case n.GetAlterTableStmt() != nil:
+		if p, ok, err := s.planAlterCheck(n.GetAlterTableStmt()); ok { // check.go
+			return p, err
+		}
 		if p, ok, err := s.planAlterRewrite(n.GetAlterTableStmt()); ok { // altertable.go
 			return p, err
 		}

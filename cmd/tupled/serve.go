@@ -46,10 +46,10 @@ SQL is parsed by PostgreSQL's own parser. What runs: CREATE/DROP TABLE
 (smallint, integer, bigint, numeric[(p,s)], real, double precision, text,
 varchar, char, boolean, date, timestamp, timestamptz, serial and
 GENERATED ... AS IDENTITY columns;
-primary keys of one or more columns, UNIQUE, NOT NULL, DEFAULT,
+primary keys of one or more columns, UNIQUE, NOT NULL, DEFAULT, CHECK,
 REFERENCES), CREATE/DROP INDEX, CREATE/ALTER/DROP SEQUENCE (nextval,
 currval, setval, lastval), ALTER TABLE (ADD PRIMARY KEY, ADD/DROP/
-RENAME COLUMN, ADD/DROP CONSTRAINT); INSERT (ON CONFLICT, RETURNING),
+RENAME COLUMN, ADD/DROP CONSTRAINT: FOREIGN KEY, CHECK); INSERT (ON CONFLICT, RETURNING),
 UPDATE, DELETE, and SELECT with joins, aggregates, GROUP BY, DISTINCT,
 window functions, subqueries and set operations, and on one table FOR KEY
 SHARE|SHARE|NO KEY UPDATE|UPDATE [NOWAIT|SKIP LOCKED]; COPY FROM STDIN
