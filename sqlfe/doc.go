@@ -53,6 +53,10 @@
 //     column name and cached per *Table) and are evaluated by checkRow,
 //     the one place every row to be written passes, after NOT NULL
 //     (check.go; pg_get_constraintdef's text: checkdef.go).
+//   - WITH queries that are SELECTs take the general path: each is planned
+//     before the main query, runs once per execution, and a recursive one
+//     iterates its working table (recursive.go); data-modifying ones are
+//     with.go's.
 //   - Statements follow PostgreSQL's executor: a SELECT ... FOR <strength>
 //     [NOWAIT | SKIP LOCKED], UPDATE and DELETE find their rows with the
 //     API's locking scan (tupled.Tx.Scan with ScanOptions.Lock and Where,

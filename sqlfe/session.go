@@ -123,8 +123,11 @@ type Session struct {
 	// dropped); seqSess and lastSeq: currval's and lastval's memory
 	// (sequence.go)
 	pendingSeqs map[string]*Sequence
-	seqSess     map[string]*seqSess
-	lastSeq     string
+	// ctes: the WITH queries visible to the query being planned
+	// (recursive.go)
+	ctes    []*cteDef
+	seqSess map[string]*seqSess
+	lastSeq string
 
 	// Notice receives warnings and notices (may be nil).
 	Notice func(*Error)

@@ -51,7 +51,7 @@ REFERENCES), CREATE/DROP INDEX, CREATE/ALTER/DROP SEQUENCE (nextval,
 currval, setval, lastval), ALTER TABLE (ADD PRIMARY KEY, ADD/DROP/
 RENAME COLUMN, ADD/DROP CONSTRAINT: FOREIGN KEY, CHECK); INSERT (ON CONFLICT, RETURNING),
 UPDATE, DELETE, and SELECT with joins, aggregates, GROUP BY, DISTINCT,
-window functions, subqueries and set operations, and on one table FOR KEY
+window functions, subqueries, set operations and WITH [RECURSIVE], and on one table FOR KEY
 SHARE|SHARE|NO KEY UPDATE|UPDATE [NOWAIT|SKIP LOCKED]; COPY FROM STDIN
 and TO STDOUT (text, csv, binary: psql's \copy), TRUNCATE, VACUUM;
 transactions, savepoints, cursors, LOCK TABLE, PREPARE/EXECUTE,
