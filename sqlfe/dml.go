@@ -1000,19 +1000,25 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
 		return nil, notSupported("WITH is not supported")
-	case len(st.FromClause) > 0:
-		return nil, notSupported("UPDATE ... FROM is not supported")
 	}
 	t, c, err := s.targetTable(st.Relation, params)
 	if err != nil {
 		return nil, err
+	}
+	var js *joinSource // UPDATE ... FROM (dmljoin.go): c then compiles over the target and the source
+	if len(st.FromClause) > 0 {
+		if js, c, err = s.planJoinSource(t, c.rel, st.FromClause, st.WhereClause, params); err != nil {
+			return nil, err
+		}
 	}
 	sets, err := compileSets(c, t, st.TargetList, true)
 	if err != nil {
 		return nil, err
 	}
 	var where expr
-	if st.WhereClause != nil {
+	if js != nil {
+		where = &joinMatch{js}
+	} else if st.WhereClause != nil {
 		if where, err = c.compile(st.WhereClause, TBool); err != nil {
 			return nil, err
 		}
@@ -1027,6 +1033,13 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 	}
 	newRow := func(e *env, old []Value) ([]Value, error) {
 		row := append([]Value(nil), old...)
+		if js != nil { // SET sees the source row the target row joins
+			joined, err := js.match(e, old)
+			if err != nil || joined == nil {
+				return nil, err
+			}
+			e.row = joined
+		}
 		for _, si := range sets {
 			v, err := si.x.eval(e)
 			if err != nil {
@@ -1046,7 +1059,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		e := &env{ctx: ctx, s: s, params: params}
+		e := &env{ctx: ctx, s: s, params: params, exec: &execRun{}}
 		// Each row the locking scan finds (locked FOR NO KEY UPDATE,
 		// WHERE rechecked on the version locked) is updated from the
 		// version locked. A no-key update is written at once, as
@@ -1058,10 +1071,13 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 		// READ COMMITTED locking scans follow to the new key.
 		res := &Result{}
 		n := 0
-		emit := func(row []Value) error {
+		emit := func(row, joined []Value) error {
 			n++
 			if ret != nil {
 				e.row = row
+				if joined != nil { // RETURNING sees the new row and the source row
+					e.row = append(append([]Value(nil), row...), joined[len(row):]...)
+				}
 				out, err := project(ret, e)
 				if err != nil {
 					return err
@@ -1071,15 +1087,21 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			return nil
 		}
 		var moves []candidate // key updates: the old key, the new row
+		var movedJoins [][]Value
 		ls := &lockScan{t: t, where: where, e: e, strength: tupled.ForNoKeyUpdate, wait: tupled.Wait}
 		err = s.lockRows(ctx, tx, ls, &acc, false, -1, func(k []byte, old []Value) error {
 			e.row = old
 			row, err := newRow(e, old)
-			if err != nil {
+			if err != nil || row == nil {
 				return err
+			}
+			var joined []Value
+			if js != nil {
+				joined = e.row
 			}
 			if !bytes.Equal(rowKey(nil, t, row), k) {
 				moves = append(moves, candidate{key: k, row: row})
+				movedJoins = append(movedJoins, joined)
 				return nil
 			}
 			err = tx.Update(ctx, t.Engine, k, encodeRow(t, row))
@@ -1089,12 +1111,12 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			if err != nil {
 				return dupRowError(err, t, row) // a unique index's DETAIL
 			}
-			return emit(row)
+			return emit(row, joined)
 		})
 		if err != nil {
 			return nil, err
 		}
-		for _, mv := range moves {
+		for i, mv := range moves {
 			err := tx.UpdateKey(ctx, t.Engine, mv.key, rowKey(nil, t, mv.row), encodeRow(t, mv.row))
 			if errors.Is(err, tupled.ErrNotFound) {
 				continue
@@ -1102,7 +1124,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			if err != nil {
 				return nil, dupRowError(err, t, mv.row)
 			}
-			if err := emit(mv.row); err != nil {
+			if err := emit(mv.row, movedJoins[i]); err != nil {
 				return nil, err
 			}
 		}
@@ -1116,15 +1138,21 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
 		return nil, notSupported("WITH is not supported")
-	case len(st.UsingClause) > 0:
-		return nil, notSupported("DELETE ... USING is not supported")
 	}
 	t, c, err := s.targetTable(st.Relation, params)
 	if err != nil {
 		return nil, err
 	}
+	var js *joinSource // DELETE ... USING (dmljoin.go): c then compiles over the target and the source
+	if len(st.UsingClause) > 0 {
+		if js, c, err = s.planJoinSource(t, c.rel, st.UsingClause, st.WhereClause, params); err != nil {
+			return nil, err
+		}
+	}
 	var where expr
-	if st.WhereClause != nil {
+	if js != nil {
+		where = &joinMatch{js}
+	} else if st.WhereClause != nil {
 		if where, err = c.compile(st.WhereClause, TBool); err != nil {
 			return nil, err
 		}
@@ -1142,7 +1170,7 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		e := &env{ctx: ctx, s: s, params: params}
+		e := &env{ctx: ctx, s: s, params: params, exec: &execRun{}}
 		res := &Result{}
 		n := 0
 		if acc.exact && ret == nil {
@@ -1178,6 +1206,15 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 			n++
 			if ret != nil {
 				e.row = old
+				if js != nil { // RETURNING sees the source row too
+					joined, err := js.match(e, old)
+					if err != nil {
+						return err
+					}
+					if joined != nil {
+						e.row = joined
+					}
+				}
 				out, err := project(ret, e)
 				if err != nil {
 					return err

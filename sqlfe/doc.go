@@ -57,6 +57,10 @@
 //     before the main query, runs once per execution, and a recursive one
 //     iterates its working table (recursive.go); data-modifying ones are
 //     with.go's.
+//   - UPDATE ... FROM and DELETE ... USING keep UPDATE's and DELETE's
+//     locking scan: the join with the source (read once per execution) is
+//     that scan's WHERE, so only joining rows are locked and the join is
+//     rechecked on a newer version locked (dmljoin.go).
 //   - Statements follow PostgreSQL's executor: a SELECT ... FOR <strength>
 //     [NOWAIT | SKIP LOCKED], UPDATE and DELETE find their rows with the
 //     API's locking scan (tupled.Tx.Scan with ScanOptions.Lock and Where,
