@@ -342,13 +342,18 @@ func (s *Session) seqRun(ctx context.Context, sq *Sequence, fn func(tx *tupled.T
 	if s.tx != nil && s.seqInTx[sq.Key] {
 		return fn(s.tx)
 	}
-	if err := s.eng.db.CreateTableIfNotExists(ctx, SequenceTable); err != nil {
-		return err
-	}
-	for {
+	for created := false; ; {
 		err := s.eng.db.RunTx(ctx, nil, fn)
-		if errors.Is(err, tupled.ErrDuplicateKey) {
+		switch {
+		case errors.Is(err, tupled.ErrDuplicateKey):
 			continue // a concurrent first nextval created the row: take the next
+		case errors.Is(err, tupled.ErrNoTable) && !created:
+			// the first sequence of a database made before SequenceTable
+			if err := s.eng.db.CreateTableIfNotExists(ctx, SequenceTable); err != nil {
+				return err
+			}
+			created = true
+			continue
 		}
 		return err
 	}
