@@ -13,15 +13,19 @@ import (
 
 // catalogSchema has what psql's \d family describes: a serial and a
 // bigserial key, a UNIQUE constraint, an index, NOT NULL, defaults, types
-// with modifiers, a composite key, foreign keys, and a table without a key.
+// with modifiers, a composite key, foreign keys, a table without a key,
+// CHECK constraints, a standalone sequence and an identity column.
 const catalogSchema = `
 CREATE TABLE authors (id serial PRIMARY KEY, name text NOT NULL UNIQUE, born integer);
 CREATE TABLE books (id bigserial PRIMARY KEY, author_id integer NOT NULL REFERENCES authors(id),
   title varchar(200) NOT NULL, isbn character(13), price numeric, published timestamp,
-  in_print boolean DEFAULT true, pages smallint DEFAULT 0);
+  in_print boolean DEFAULT true, pages smallint DEFAULT 0 CHECK (pages >= 0),
+  CONSTRAINT price_positive CHECK (price > 0 AND price < 10000));
 CREATE INDEX books_title_idx ON books (title);
 CREATE TABLE tags (book_id bigint REFERENCES books(id) ON DELETE CASCADE, tag text, PRIMARY KEY (book_id, tag));
 CREATE TABLE notes (body text, n int);
+CREATE SEQUENCE order_seq START 100 INCREMENT 5 MAXVALUE 100000 CYCLE OWNED BY notes.n;
+CREATE TABLE events (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, kind text CHECK (kind <> ''));
 `
 
 // psqlCatalogCommands are the meta-commands whose output must be
@@ -33,6 +37,7 @@ CREATE TABLE notes (body text, n int);
 var psqlCatalogCommands = []string{
 	`\d`, `\dt`, `\d books`, `\d authors`, `\d tags`, `\d notes`, `\di`, `\ds`, `\dn`, `\du`,
 	`\l postgres`, `\df`, `\d books_pkey`, `\d authors_id_seq`, `\dv`, `\dp`, `\dT`,
+	`\d events`, `\d order_seq`, `\d events_id_seq`,
 }
 
 // TestPsqlCatalog runs psql's \d family against tupled serve and against

@@ -257,18 +257,18 @@ func TestTransactionStatusAndErrors(t *testing.T) {
 		t.Fatalf("status %c", s)
 	}
 	for sql, code := range map[string]string{
-		"SELECT * FROM nope":                        "42P01",
-		"SELECT * FROM t, t":                        "42712", // table name "t" specified more than once
-		"CREATE INDEX i ON t (v) WHERE v > 0":       "0A000",
-		"SELECT k FROM t GROUP BY v":                "42803", // k must appear in the GROUP BY clause
-		"SAVEPOINT a":                               "25P01", // outside a transaction block
-		"SELEC 1":                                   "42601",
-		"SELECT nope FROM t":                        "42703",
-		"INSERT INTO t VALUES (NULL, 1)":            "23502",
-		"SELECT 1/0":                                "22012",
-		"BEGIN ISOLATION LEVEL SERIALIZABLE":        "0A000",
-		"CREATE TABLE x (a int CHECK (a > 0))":      "0A000",
-		"CREATE TABLE x (a int PRIMARY KEY, b xml)": "0A000",
+		"SELECT * FROM nope":                              "42P01",
+		"SELECT * FROM t, t":                              "42712", // table name "t" specified more than once
+		"CREATE INDEX i ON t (v) WHERE v > 0":             "0A000",
+		"SELECT k FROM t GROUP BY v":                      "42803", // k must appear in the GROUP BY clause
+		"SAVEPOINT a":                                     "25P01", // outside a transaction block
+		"SELEC 1":                                         "42601",
+		"SELECT nope FROM t":                              "42703",
+		"INSERT INTO t VALUES (NULL, 1)":                  "23502",
+		"SELECT 1/0":                                      "22012",
+		"BEGIN ISOLATION LEVEL SERIALIZABLE":              "0A000",
+		"CREATE TABLE x (a int CHECK (a > 0) NO INHERIT)": "0A000",
+		"CREATE TABLE x (a int PRIMARY KEY, b xml)":       "0A000",
 	} {
 		_, err := c.Exec(ctx, sql)
 		pe := pgErr(t, err, code)

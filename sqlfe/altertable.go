@@ -194,7 +194,7 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *Table,
 		s.eng.rowids.mu.Unlock()
 	}
 	for _, c := range nt.Cols {
-		if c.Serial {
+		if c.Serial || c.Identity != "" {
 			if err := moveSequence(ctx, tx, t.Engine+"."+c.Name, nt.Engine+"."+c.Name); err != nil {
 				return err
 			}
@@ -395,10 +395,11 @@ func (s *Session) dropColumn(t *Table, name string, ifExists, cascade bool) (*Ta
 			}
 		}
 	}
-	if t.Cols[i].Serial {
-		return nil, nil, notSupported("dropping a serial column is not supported")
+	if t.Cols[i].Serial || t.Cols[i].Identity != "" {
+		return nil, nil, notSupported("dropping a serial or identity column is not supported")
 	}
 	nt := cloneTable(t)
+	dropColumnChecks(nt, name) // check.go
 	nt.Cols = append(nt.Cols[:i:i], nt.Cols[i+1:]...)
 	shift := func(c int) int {
 		if c > i {
@@ -454,6 +455,9 @@ func (s *Session) planRename(st *pg.RenameStmt) (*plan, error) {
 		if len(t.FKeys) > 0 || s.referenced(t) {
 			return nil, notSupported("renaming a column of a table with foreign keys is not supported")
 		}
+		if checkUsesColumn(t, st.Subname) { // check.go: checks name their columns
+			return nil, notSupported("renaming a column a CHECK constraint uses is not supported")
+		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
 			return nil, err
@@ -463,7 +467,7 @@ func (s *Session) planRename(st *pg.RenameStmt) (*plan, error) {
 		}
 		nt := cloneTable(t)
 		nt.Cols[i].Name = st.Newname
-		if nt.Cols[i].Serial {
+		if nt.Cols[i].Serial || nt.Cols[i].Identity != "" {
 			if err := moveSequence(ctx, tx, t.Engine+"."+st.Subname, t.Engine+"."+st.Newname); err != nil {
 				return nil, err
 			}

@@ -42,6 +42,11 @@ type Column struct {
 	// defaults.go).
 	Default string `json:"default,omitempty"`
 	Serial  bool   `json:"serial,omitempty"`
+	// Identity is "a" (GENERATED ALWAYS AS IDENTITY) or "d" (BY DEFAULT);
+	// Seq is the definition of a serial or identity column's sequence
+	// when it is not its type's default (sequence.go, identity.go).
+	Identity string    `json:"identity,omitempty"`
+	Seq      *Sequence `json:"seq,omitempty"`
 }
 
 func (c Column) mod() typeMod {
@@ -113,6 +118,8 @@ type Table struct {
 	Indexes []IndexDef `json:"indexes,omitempty"`
 	// FKeys are its foreign keys (fk.go).
 	FKeys []FKDef `json:"fkeys,omitempty"`
+	// Checks are its CHECK constraints (check.go).
+	Checks []CheckDef `json:"checks,omitempty"`
 }
 
 // keyFormat names a primary-key encoding (see appendKey).
@@ -144,6 +151,7 @@ type catalog struct {
 	mu     sync.RWMutex
 	tables map[string]*Table
 	byEng  map[string]*Table
+	seqs   map[string]*Sequence // standalone sequences (sequence.go)
 	gen    uint64
 	// creating: engine tables created by a transaction still open (not in
 	// byEng yet), which reclaim must leave alone (reclaim.go).
@@ -165,6 +173,9 @@ func (c *catalog) load(ctx context.Context, db *tupled.DB) error {
 	}
 	defer tx.Rollback()
 	err = tx.Scan(ctx, CatalogTable, tupled.ScanOptions{}, func(k, v []byte) error {
+		if isSeqCatalogKey(k) {
+			return c.loadSeq(v) // sequence.go
+		}
 		var t Table
 		if err := json.Unmarshal(v, &t); err != nil {
 			return fmt.Errorf("catalog entry %q: %w", k, err)

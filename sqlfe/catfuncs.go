@@ -63,6 +63,9 @@ func init() {
 		if c == nil {
 			return nullText, nil
 		}
+		if c.kind == "c" && len(a) > 1 && a[1].I != 0 {
+			return Text(checkConstraintDef(c.t, *c.check, true)), nil // checkdef.go
+		}
 		return Text(constraintDef(c)), nil
 	}
 	getExpr := func(_ *env, a []Value) (Value, error) { return a[0], nil }
@@ -120,10 +123,12 @@ func init() {
 			if i < 0 {
 				return Value{}, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", a[1].S, name)
 			}
-			if !r.t.Cols[i].Serial {
-				return nullText, nil
+			for _, sr := range sn.rels { // serial, identity and OWNED BY sequences (sequence.go)
+				if sr.kind == "S" && sr.t == r.t && sr.seqCol == i {
+					return Text("public." + quoteIdent(sr.name)), nil
+				}
 			}
-			return Text("public." + quoteIdent(seqName(r.t, r.t.Cols[i]))), nil
+			return nullText, nil
 		}}},
 		"obj_description":   {{[]Type{I8}, T, false, nullT}, {[]Type{I8, T}, T, false, nullT}},
 		"col_description":   {{[]Type{I8, I4}, T, false, nullT}},
@@ -203,6 +208,7 @@ func init() {
 		"pg_partition_ancestors": {{[]Type{I8}, I8, true, func(_ *env, a []Value) (Value, error) { return a[0], nil }}},
 		"pg_is_in_recovery":      {{nil, B, false, func(*env, []Value) (Value, error) { return Bool(false), nil }}},
 	}
+	seqFuncs(func(name string, fns ...catFn) { catFuncs[name] = fns }) // sequence.go
 }
 
 func isDigits(s string) bool {

@@ -39,8 +39,9 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		return nil, err
 	}
 	t := &Table{Name: name, Key: -1, KeyFormat: keyFormatTuple}
-	var uniques []IndexDef   // UNIQUE constraints, named when the table is created
-	var fkeys []fkConstraint // FOREIGN KEY constraints, resolved when the table is created (fk.go)
+	var uniques []IndexDef      // UNIQUE constraints, named when the table is created
+	var fkeys []fkConstraint    // FOREIGN KEY constraints, resolved when the table is created (fk.go)
+	var checks []*pg.Constraint // CHECK constraints, compiled once every column is known (check.go)
 	setKey := func(cols []string, conname string, loc int32) error {
 		var idx []int
 		for _, col := range cols {
@@ -109,6 +110,13 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 				return err
 			}
 			uniques = append(uniques, IndexDef{Name: c.Conname, Cols: cols, Unique: true})
+		case pg.ConstrType_CONSTR_CHECK:
+			checks = append(checks, c)
+		case pg.ConstrType_CONSTR_IDENTITY:
+			if col == "" {
+				return notSupported("table-level GENERATED ... AS IDENTITY is not supported").at(c.Location)
+			}
+			return identityConstraint(name, &t.Cols[t.col(col)], c) // identity.go
 		case pg.ConstrType_CONSTR_FOREIGN:
 			if err := checkFKSyntax(c); err != nil {
 				return err
@@ -154,6 +162,9 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			t.Cols = append(t.Cols, col)
 			for _, cn := range cd.Constraints {
 				if c := cn.GetConstraint(); c != nil && c.Contype == pg.ConstrType_CONSTR_DEFAULT {
+					if t.Cols[len(t.Cols)-1].Identity != "" {
+						return nil, errorf(CodeSyntax, "both default and identity specified for column %q of table %q", cd.Colname, name).at(c.Location)
+					}
 					if err := columnDefault(name, &t.Cols[len(t.Cols)-1], c); err != nil {
 						return nil, err
 					}
@@ -177,6 +188,9 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			return nil, err
 		}
 	}
+	if err := addChecks(t, checks); err != nil { // check.go
+		return nil, err
+	}
 	if len(t.Cols) > 1600 {
 		return nil, errorf("54011", "tables can have at most 1600 columns")
 	}
@@ -192,7 +206,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			}
 			return nil, errorf(CodeDuplicateTable, "relation %q already exists", name)
 		}
-		if s.lookupTable(name) != nil || (name == "pg_locks" && rv.Schemaname == "pg_catalog") {
+		if s.lookupTable(name) != nil || s.catalogSnap().byName[name] != nil || (name == "pg_locks" && rv.Schemaname == "pg_catalog") {
 			return exists()
 		}
 		tx, err := s.ensureTx(ctx)
@@ -295,6 +309,9 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 		}
 		for _, name := range names {
 			t := s.lookupTable(name)
+			if r := s.catalogSnap().byName[name]; t == nil && r != nil && r.kind == "S" {
+				return nil, errorf(CodeWrongObjectType, "%q is not a table", name).hint("Use DROP SEQUENCE to remove a sequence.")
+			}
 			if t == nil {
 				if st.MissingOk {
 					s.notice("NOTICE", "00000", "table \""+name+"\" does not exist, skipping")
@@ -308,6 +325,9 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 				return nil, engineError(err, t)
 			}
 			if err := dropSequences(ctx, tx, s.lookupTable(name)); err != nil {
+				return nil, err
+			}
+			if err := s.dropOwnedSequences(ctx, tx, name); err != nil { // sequence.go
 				return nil, err
 			}
 			err := tx.Delete(ctx, CatalogTable, []byte(name))

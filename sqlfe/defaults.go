@@ -2,7 +2,6 @@ package sqlfe
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"math"
 
@@ -20,18 +19,11 @@ import (
 //
 // smallserial, serial and bigserial columns (Column.Serial) are smallint,
 // integer and bigint NOT NULL columns whose default is the next value of
-// their own sequence, as PostgreSQL's nextval('t_c_seq'). A sequence is a
-// row of the engine table SequenceTable, keyed by the engine table's name
-// and the column's, holding the last value handed out; nextval takes it in
-// a transaction of its own, so that, as in PostgreSQL, a value once handed
-// out is never handed out again, whether the inserting transaction commits
-// or not, and concurrent inserters wait only for that short transaction.
-// DROP TABLE deletes its sequences in its own transaction, so a new table
-// of the same name starts at 1 again.
-
-// SequenceTable is the engine table holding the serial columns' sequences,
-// created with the first table that has one.
-const SequenceTable = "_tupled_sequences"
+// their own sequence, as PostgreSQL's nextval('t_c_seq'): a sequence owned
+// by the column (sequence.go: colSequence), whose state is the row of
+// SequenceTable keyed by the engine table's name and the column's. DROP
+// TABLE deletes those rows in its own transaction, so a new table of the
+// same name starts at 1 again.
 
 var serialTypes = map[string]struct {
 	t    Type
@@ -66,14 +58,8 @@ func deparseExpr(n *pg.Node) (string, error) {
 // defaultExpr compiles col's default for table t: NULL when it has none.
 func defaultExpr(t *Table, col Column) (expr, error) {
 	switch {
-	case col.Serial:
-		st := serialTypes["serial"]
-		if col.Type == TInt8 {
-			st = serialTypes["bigserial"]
-		} else if col.Int2 {
-			st = serialTypes["smallserial"]
-		}
-		return &nextvalExpr{key: t.Engine + "." + col.Name, t: col.Type, max: st.max, seq: t.Name + "_" + col.Name + "_seq"}, nil
+	case col.Serial || col.Identity != "":
+		return &nextvalExpr{seq: colSequence(t, col), t: col.Type}, nil
 	case col.Default != "":
 		sts, err := Parse(col.Default)
 		if err != nil {
@@ -88,63 +74,20 @@ func defaultExpr(t *Table, col Column) (expr, error) {
 	return &constExpr{Null(col.Type)}, nil
 }
 
-// nextvalExpr is nextval of a serial column's sequence.
+// nextvalExpr is nextval of a serial or identity column's sequence.
 type nextvalExpr struct {
-	key string
-	seq string // the sequence's name, for the error at its maximum
+	seq *Sequence
 	t   Type
-	max int64
 }
 
 func (n *nextvalExpr) typ() Type    { return n.t }
 func (n *nextvalExpr) kids() []expr { return nil }
 func (n *nextvalExpr) eval(e *env) (Value, error) {
-	if e.s != nil && e.s.tx != nil && e.s.seqInTx[n.key] {
-		// restarted by the transaction's TRUNCATE ... RESTART IDENTITY
-		// (truncate.go): the sequence is the transaction's until it ends
-		v, err := advanceSeq(e.ctx, e.s.tx, n.key, n.max, n.seq)
-		return Value{T: n.t, I: v}, err
-	}
-	v, err := nextval(e.ctx, e.s.eng.db, n.key, n.max, n.seq)
+	v, err := e.s.nextval(e.ctx, n.seq) // sequence.go
 	if err != nil {
 		return Value{}, err
 	}
 	return Value{T: n.t, I: v}, nil
-}
-
-// nextval advances the sequence key in a transaction of its own.
-func nextval(ctx context.Context, db *tupled.DB, key string, maxv int64, name string) (int64, error) {
-	for {
-		var v int64
-		err := db.RunTx(ctx, nil, func(tx *tupled.Tx) error {
-			var err error
-			v, err = advanceSeq(ctx, tx, key, maxv, name)
-			return err
-		})
-		if errors.Is(err, tupled.ErrDuplicateKey) {
-			continue // a concurrent first nextval created the row: take the next
-		}
-		return v, err
-	}
-}
-
-// advanceSeq takes the next value of the sequence key in tx.
-func advanceSeq(ctx context.Context, tx *tupled.Tx, key string, maxv int64, name string) (int64, error) {
-	cur, err := tx.Lock(ctx, SequenceTable, []byte(key), tupled.ForUpdate, tupled.Wait)
-	switch {
-	case errors.Is(err, tupled.ErrNotFound):
-		return 1, tx.Insert(ctx, SequenceTable, []byte(key), binary.BigEndian.AppendUint64(nil, 1))
-	case err != nil:
-		return 0, err
-	case len(cur) != 8:
-		return 0, errCorrupt
-	}
-	last := int64(binary.BigEndian.Uint64(cur))
-	if last >= maxv {
-		return 0, errorf("2200H", "nextval: reached maximum value of sequence %q (%d)", name, maxv)
-	}
-	v := last + 1
-	return v, tx.Update(ctx, SequenceTable, []byte(key), binary.BigEndian.AppendUint64(nil, uint64(v)))
 }
 
 // columnDefault checks a column's DEFAULT constraint and records it.
@@ -172,7 +115,7 @@ func columnDefault(table string, col *Column, c *pg.Constraint) error {
 // TABLE's transaction).
 func dropSequences(ctx context.Context, tx *tupled.Tx, t *Table) error {
 	for _, c := range t.Cols {
-		if !c.Serial {
+		if !c.Serial && c.Identity == "" {
 			continue
 		}
 		err := tx.Delete(ctx, SequenceTable, []byte(t.Engine+"."+c.Name))
@@ -185,7 +128,7 @@ func dropSequences(ctx context.Context, tx *tupled.Tx, t *Table) error {
 
 func (t *Table) hasSerial() bool {
 	for _, c := range t.Cols {
-		if c.Serial {
+		if c.Serial || c.Identity != "" {
 			return true
 		}
 	}

@@ -657,7 +657,8 @@ func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
 
 // checkRow brings row to its columns' modifiers (smallint range: 22003;
 // varchar length: 22001, trailing spaces beyond it are cut) and checks NOT
-// NULL, in that order, as PostgreSQL does.
+// NULL, then the CHECK constraints (23514), in that order, as PostgreSQL
+// does.
 func checkRow(t *Table, row []Value) error {
 	for i, c := range t.Cols {
 		if c.Int2 || c.MaxLen > 0 || c.Prec > 0 {
@@ -670,21 +671,11 @@ func checkRow(t *Table, row []Value) error {
 	}
 	for i, c := range t.Cols {
 		if row[i].Null && (c.NotNull || t.isKeyCol(i)) {
-			var vals []string
-			for j, v := range row {
-				switch {
-				case t.Cols[j].Hidden:
-				case v.Null:
-					vals = append(vals, "null")
-				default:
-					vals = append(vals, v.String())
-				}
-			}
 			return &Error{Code: CodeNotNull, Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name),
-				Detail: "Failing row contains (" + strings.Join(vals, ", ") + ")."}
+				Detail: "Failing row contains (" + failingRow(t, row) + ")."}
 		}
 	}
-	return nil
+	return checkConstraints(t, row) // check.go
 }
 
 func dupKeyError(err error, t *Table, row []Value) error {
@@ -779,8 +770,6 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
 		return nil, notSupported("WITH is not supported")
-	case st.Override != pg.OverridingKind_OVERRIDING_NOT_SET && st.Override != pg.OverridingKind_OVERRIDING_KIND_UNDEFINED:
-		return nil, notSupported("OVERRIDING is not supported")
 	}
 	t, err := s.table(st.Relation)
 	if err != nil {
@@ -830,6 +819,10 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 			target = append(target, i)
 		}
 	}
+	ignore, err := identityInsert(t, target, st.Override, vals, selPlan != nil) // identity.go
+	if err != nil {
+		return nil, err
+	}
 	c := &compiler{params: params}
 	rows := make([][]expr, len(vals))
 	for r, items := range vals {
@@ -849,7 +842,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 			}
 		}
 		for j, n := range items {
-			if n.GetSetToDefault() != nil {
+			if n.GetSetToDefault() != nil || ignore[target[j]] {
 				continue // the default already there
 			}
 			x, err := assign(c, n, t.Cols[target[j]])
@@ -863,6 +856,9 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 	var selRow []expr // INSERT ... SELECT: the row made of a query row
 	if selPlan != nil {
 		if selRow, err = insertSelectRow(t, target, selPlan.cols, len(st.Cols) > 0); err != nil {
+			return nil, err
+		}
+		if err := overrideSelectRow(t, selRow, ignore); err != nil {
 			return nil, err
 		}
 	}
@@ -982,6 +978,9 @@ func compileSets(c *compiler, t *Table, list []*pg.Node, keyOK bool) ([]setItem,
 			return nil, errorf(CodeSyntax, "multiple assignments to same column %q", rt.Name).at(rt.Location)
 		}
 		seen[i] = true
+		if err := identitySet(t, i, rt.Val); err != nil { // identity.go
+			return nil, err
+		}
 		var x expr
 		var err error
 		if rt.Val.GetSetToDefault() != nil {
@@ -1001,19 +1000,25 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
 		return nil, notSupported("WITH is not supported")
-	case len(st.FromClause) > 0:
-		return nil, notSupported("UPDATE ... FROM is not supported")
 	}
 	t, c, err := s.targetTable(st.Relation, params)
 	if err != nil {
 		return nil, err
+	}
+	var js *joinSource // UPDATE ... FROM (dmljoin.go): c then compiles over the target and the source
+	if len(st.FromClause) > 0 {
+		if js, c, err = s.planJoinSource(t, c.rel, st.FromClause, st.WhereClause, params); err != nil {
+			return nil, err
+		}
 	}
 	sets, err := compileSets(c, t, st.TargetList, true)
 	if err != nil {
 		return nil, err
 	}
 	var where expr
-	if st.WhereClause != nil {
+	if js != nil {
+		where = &joinMatch{js}
+	} else if st.WhereClause != nil {
 		if where, err = c.compile(st.WhereClause, TBool); err != nil {
 			return nil, err
 		}
@@ -1028,6 +1033,13 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 	}
 	newRow := func(e *env, old []Value) ([]Value, error) {
 		row := append([]Value(nil), old...)
+		if js != nil { // SET sees the source row the target row joins
+			joined, err := js.match(e, old)
+			if err != nil || joined == nil {
+				return nil, err
+			}
+			e.row = joined
+		}
 		for _, si := range sets {
 			v, err := si.x.eval(e)
 			if err != nil {
@@ -1047,7 +1059,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		e := &env{ctx: ctx, s: s, params: params}
+		e := &env{ctx: ctx, s: s, params: params, exec: &execRun{}}
 		// Each row the locking scan finds (locked FOR NO KEY UPDATE,
 		// WHERE rechecked on the version locked) is updated from the
 		// version locked. A no-key update is written at once, as
@@ -1059,10 +1071,13 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 		// READ COMMITTED locking scans follow to the new key.
 		res := &Result{}
 		n := 0
-		emit := func(row []Value) error {
+		emit := func(row, joined []Value) error {
 			n++
 			if ret != nil {
 				e.row = row
+				if joined != nil { // RETURNING sees the new row and the source row
+					e.row = append(append([]Value(nil), row...), joined[len(row):]...)
+				}
 				out, err := project(ret, e)
 				if err != nil {
 					return err
@@ -1072,15 +1087,21 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			return nil
 		}
 		var moves []candidate // key updates: the old key, the new row
+		var movedJoins [][]Value
 		ls := &lockScan{t: t, where: where, e: e, strength: tupled.ForNoKeyUpdate, wait: tupled.Wait}
 		err = s.lockRows(ctx, tx, ls, &acc, false, -1, func(k []byte, old []Value) error {
 			e.row = old
 			row, err := newRow(e, old)
-			if err != nil {
+			if err != nil || row == nil {
 				return err
+			}
+			var joined []Value
+			if js != nil {
+				joined = e.row
 			}
 			if !bytes.Equal(rowKey(nil, t, row), k) {
 				moves = append(moves, candidate{key: k, row: row})
+				movedJoins = append(movedJoins, joined)
 				return nil
 			}
 			err = tx.Update(ctx, t.Engine, k, encodeRow(t, row))
@@ -1090,12 +1111,12 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			if err != nil {
 				return dupRowError(err, t, row) // a unique index's DETAIL
 			}
-			return emit(row)
+			return emit(row, joined)
 		})
 		if err != nil {
 			return nil, err
 		}
-		for _, mv := range moves {
+		for i, mv := range moves {
 			err := tx.UpdateKey(ctx, t.Engine, mv.key, rowKey(nil, t, mv.row), encodeRow(t, mv.row))
 			if errors.Is(err, tupled.ErrNotFound) {
 				continue
@@ -1103,7 +1124,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			if err != nil {
 				return nil, dupRowError(err, t, mv.row)
 			}
-			if err := emit(mv.row); err != nil {
+			if err := emit(mv.row, movedJoins[i]); err != nil {
 				return nil, err
 			}
 		}
@@ -1117,15 +1138,21 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
 		return nil, notSupported("WITH is not supported")
-	case len(st.UsingClause) > 0:
-		return nil, notSupported("DELETE ... USING is not supported")
 	}
 	t, c, err := s.targetTable(st.Relation, params)
 	if err != nil {
 		return nil, err
 	}
+	var js *joinSource // DELETE ... USING (dmljoin.go): c then compiles over the target and the source
+	if len(st.UsingClause) > 0 {
+		if js, c, err = s.planJoinSource(t, c.rel, st.UsingClause, st.WhereClause, params); err != nil {
+			return nil, err
+		}
+	}
 	var where expr
-	if st.WhereClause != nil {
+	if js != nil {
+		where = &joinMatch{js}
+	} else if st.WhereClause != nil {
 		if where, err = c.compile(st.WhereClause, TBool); err != nil {
 			return nil, err
 		}
@@ -1143,7 +1170,7 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		e := &env{ctx: ctx, s: s, params: params}
+		e := &env{ctx: ctx, s: s, params: params, exec: &execRun{}}
 		res := &Result{}
 		n := 0
 		if acc.exact && ret == nil {
@@ -1179,6 +1206,15 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 			n++
 			if ret != nil {
 				e.row = old
+				if js != nil { // RETURNING sees the source row too
+					joined, err := js.match(e, old)
+					if err != nil {
+						return err
+					}
+					if joined != nil {
+						e.row = joined
+					}
+				}
 				out, err := project(ret, e)
 				if err != nil {
 					return err

@@ -41,10 +41,26 @@
 //     table in the statement's transaction, under ACCESS EXCLUSIVE; the
 //     catalog entry then names it and the old one is reclaimed like a
 //     dropped table's (altertable.go).
-//   - serial columns' sequences are rows of the engine table
-//     "_tupled_sequences" (made with the first serial column), advanced in
-//     transactions of their own so a value is never handed out twice, and
-//     deleted in the DROP TABLE's transaction (defaults.go).
+//   - Sequences (sequence.go): a definition, transactional catalog data (a
+//     standalone sequence's is an entry of the catalog table, a serial
+//     column's is the column's), and a state, a row of the engine table
+//     "_tupled_sequences" advanced by nextval and setval in transactions of
+//     their own, so a value is never handed out twice and a rolled-back one
+//     is not given back; a serial column's state row is deleted in the
+//     DROP TABLE's transaction (defaults.go). An identity column is a
+//     serial column with PostgreSQL's rewriter checks (identity.go).
+//   - CHECK constraints are the table's (Table.Checks, SQL text compiled by
+//     column name and cached per *Table) and are evaluated by checkRow,
+//     the one place every row to be written passes, after NOT NULL
+//     (check.go; pg_get_constraintdef's text: checkdef.go).
+//   - WITH queries that are SELECTs take the general path: each is planned
+//     before the main query, runs once per execution, and a recursive one
+//     iterates its working table (recursive.go); data-modifying ones are
+//     with.go's.
+//   - UPDATE ... FROM and DELETE ... USING keep UPDATE's and DELETE's
+//     locking scan: the join with the source (read once per execution) is
+//     that scan's WHERE, so only joining rows are locked and the join is
+//     rechecked on a newer version locked (dmljoin.go).
 //   - Statements follow PostgreSQL's executor: a SELECT ... FOR <strength>
 //     [NOWAIT | SKIP LOCKED], UPDATE and DELETE find their rows with the
 //     API's locking scan (tupled.Tx.Scan with ScanOptions.Lock and Where,

@@ -64,6 +64,21 @@ func TestEvalPlanQual(t *testing.T) {
 			"2|10\n3|10\nDELETE 2", "1:for update 2:for update 3:for update", "1|3"},
 		{"delete point keep", begin, keep, "DELETE FROM t WHERE k = 1 AND v > 5",
 			"DELETE 1", "1:for update", "2|10\n3|10"},
+		// UPDATE ... FROM and DELETE ... USING (dmljoin.go): only rows
+		// that join are locked, and the join is rechecked on the version
+		// locked (outputs and tables as PostgreSQL 15's isolationtester
+		// printed them)
+		{"update from keep", begin, keep, "UPDATE t SET v = v + s.d FROM (VALUES (1, 100), (2, 100), (3, 100)) AS s(k, d) WHERE s.k = t.k AND t.v > 5 RETURNING t.k, t.v",
+			"1|107\n2|110\n3|110\nUPDATE 3", "1:for no key update 2:for no key update 3:for no key update", "1|107\n2|110\n3|110"},
+		{"update from break", begin, brk, "UPDATE t SET v = v + s.d FROM (VALUES (1, 100), (2, 100), (3, 100)) AS s(k, d) WHERE s.k = t.k AND t.v > 5 RETURNING t.k, t.v",
+			"2|110\n3|110\nUPDATE 2", "1:for no key update 2:for no key update 3:for no key update", "1|3\n2|110\n3|110"},
+		{"update from join break", begin, brk, "UPDATE t SET v = v + 1 FROM (VALUES (10)) AS s(w) WHERE t.v = s.w RETURNING t.k, t.v",
+			"2|11\n3|11\nUPDATE 2", "1:for no key update 2:for no key update 3:for no key update", "1|3\n2|11\n3|11"},
+		{"update from joined only", begin, keep, "UPDATE t SET v = v + s.d FROM (VALUES (1, 100), (2, 100)) AS s(k, d) WHERE s.k = t.k AND t.v > 5 RETURNING t.k, t.v",
+			"1|107\n2|110\nUPDATE 2", "1:for no key update 2:for no key update", "1|107\n2|110\n3|10"},
+		{"delete using break", begin, brk, "DELETE FROM t USING (VALUES (1), (2)) AS s(k) WHERE s.k = t.k AND t.v > 5 RETURNING t.k",
+			"2\nDELETE 1", "1:for update 2:for update", "1|3\n3|10"},
+		{"rr update from", rr, keep, "UPDATE t SET v = 0 FROM (VALUES (1)) AS s(k) WHERE s.k = t.k", "40001", "", ""},
 		{"rr select", rr, brk, "SELECT k, v FROM t WHERE v > 5 ORDER BY k FOR UPDATE", "40001", "", ""},
 		{"rr select point", rr, keep, "SELECT k, v FROM t WHERE k = 1 FOR SHARE", "40001", "", ""},
 		{"rr update", rr, keep, "UPDATE t SET v = v + 100 WHERE v > 5", "40001", "", ""},

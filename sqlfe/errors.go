@@ -95,6 +95,11 @@ func notSupported(format string, args ...any) *Error {
 	return &Error{Code: CodeFeatureNotSupp, Message: fmt.Sprintf(format, args...)}
 }
 
+func (e *Error) hint(h string) *Error {
+	e.Hint = h
+	return e
+}
+
 func (e *Error) at(loc int32) *Error {
 	if loc >= 0 && e.Position == 0 {
 		e.Position = loc + 1

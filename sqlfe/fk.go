@@ -233,8 +233,8 @@ func engineFK(child, parent *Table, d FKDef) tupled.ForeignKey {
 // DEFAULT (a serial column's is refused: it needs the session).
 func fkDefault(child *Table, c int) (v Value, err error) {
 	col := child.Cols[c]
-	if col.Serial {
-		return Value{}, notSupported("ON DELETE SET DEFAULT of a serial column is not supported")
+	if col.Serial || col.Identity != "" {
+		return Value{}, notSupported("ON DELETE SET DEFAULT of a serial or identity column is not supported")
 	}
 	x, err := defaultExpr(child, col)
 	if err != nil {

@@ -102,27 +102,27 @@ func isColumnsRows(s *Session, sn *catSnap) [][]Value {
 				dtPrec = Int4(0)
 			}
 			n := attnum(t, i)
-			rows = append(rows, []Value{Text(db), Text("public"), Text(t.Name), Text(c.Name), Int4(int32(n)), def,
+			row := []Value{Text(db), Text("public"), Text(t.Name), Text(c.Name), Int4(int32(n)), def,
 				yesNo(!(c.NotNull || t.isKeyCol(i))), Text(ti.dataType), maxLen, octets, prec,
 				radix, scale, dtPrec, nullText, nullInt(),
 				nullText, nullText, nullText, nullText, nullText,
 				nullText, nullText, nullText, nullText, Text(db), Text("pg_catalog"), Text(ti.typname), nullText,
-				nullText, nullText, nullInt(), Text(strconv.Itoa(n)), Text("NO"), Text("NO"),
-				nullText, nullText, nullText, nullText, nullText, Text("NO"),
-				Text("NEVER"), nullText, Text("YES")})
+				nullText, nullText, nullInt(), Text(strconv.Itoa(n)), Text("NO")}
+			row = append(row, identityColumns(t, c)...) // identity.go
+			rows = append(rows, append(row, Text("NEVER"), nullText, Text("YES")))
 		}
 	}
 	return rows
 }
 
-var constraintTypes = map[string]string{"p": "PRIMARY KEY", "u": "UNIQUE", "f": "FOREIGN KEY"}
+var constraintTypes = map[string]string{"p": "PRIMARY KEY", "u": "UNIQUE", "f": "FOREIGN KEY", "c": "CHECK"}
 
 func isTableConstraintsRows(s *Session, sn *catSnap) [][]Value {
 	var rows [][]Value
 	db := s.database()
 	for _, c := range sn.cons {
 		nd := nullText
-		if c.kind != "f" {
+		if c.kind == "p" || c.kind == "u" {
 			nd = Text("YES")
 		}
 		rows = append(rows, []Value{Text(db), Text("public"), Text(c.name), Text(db), Text("public"), Text(c.t.Name),
@@ -147,6 +147,9 @@ func isKeyColumnUsageRows(s *Session, sn *catSnap) [][]Value {
 	var rows [][]Value
 	db := s.database()
 	for _, c := range sn.cons {
+		if c.kind == "c" {
+			continue // no key
+		}
 		for k, col := range c.cols {
 			if col < 0 {
 				continue
@@ -209,13 +212,15 @@ func isSequencesRows(s *Session, sn *catSnap) [][]Value {
 	var rows [][]Value
 	db := s.database()
 	for _, r := range sn.rels {
-		if r.kind != "S" {
-			continue
+		if r.kind != "S" || (r.t != nil && r.seqCol >= 0 && r.t.Cols[r.seqCol].Identity != "") {
+			continue // PostgreSQL lists no identity column's sequence here
 		}
-		typid, typ, max := seqInfo(r.t.Cols[r.seqCol])
+		sq := r.seq
+		typid, _, _ := seqTypeRange(sq.Type)
 		prec := map[int64]int32{20: 64, 21: 16, 23: 32}[typid]
-		rows = append(rows, []Value{Text(db), Text("public"), Text(r.name), Text(typ), Int4(prec), Int4(2), Int4(0),
-			Text("1"), Text("1"), Text(strconv.FormatInt(max, 10)), Text("1"), Text("NO")})
+		cycle := map[bool]string{true: "YES", false: "NO"}[sq.Cycle]
+		rows = append(rows, []Value{Text(db), Text("public"), Text(r.name), Text(sq.Type), Int4(prec), Int4(2), Int4(0),
+			Text(strconv.FormatInt(sq.Start, 10)), Text(strconv.FormatInt(sq.Min, 10)), Text(strconv.FormatInt(sq.Max, 10)), Text(strconv.FormatInt(sq.Inc, 10)), Text(cycle)})
 	}
 	return rows
 }

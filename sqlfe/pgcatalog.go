@@ -33,6 +33,7 @@ package sqlfe
 // and the other arrays text (NULL, or an array literal).
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"sort"
@@ -69,7 +70,8 @@ type catRel struct {
 	// an index: its definition (for the primary key, the key's columns)
 	ix     IndexDef
 	pkey   bool
-	seqCol int // a sequence: its column's index in t.Cols
+	seqCol int       // a column's sequence: its column's index in t.Cols
+	seq    *Sequence // a sequence: its definition (t nil for one owned by no column)
 }
 
 // catCon is a constraint (pg_constraint): a primary key, a unique
@@ -82,7 +84,8 @@ type catCon struct {
 	cols  []int // column indexes in t.Cols
 	index *catRel
 	fk    *FKDef
-	ref   *Table // a foreign key's referenced table
+	check *CheckDef // a CHECK constraint's definition
+	ref   *Table    // a foreign key's referenced table
 }
 
 // catSnap is the SQL catalog as one scan sees it, with its OIDs.
@@ -138,7 +141,7 @@ func (s *Session) catalogSnap() *catSnap {
 	cat := &s.eng.cat
 	cat.mu.RLock()
 	gen := cat.gen
-	if len(s.pending) == 0 {
+	if len(s.pending) == 0 && len(s.pendingSeqs) == 0 {
 		snapCache.Lock()
 		if snapCache.cat == cat && snapCache.gen == gen && snapCache.snap != nil {
 			sn := snapCache.snap
@@ -152,6 +155,10 @@ func (s *Session) catalogSnap() *catSnap {
 	for n, t := range cat.tables {
 		m[n] = t
 	}
+	seqs := make(map[string]*Sequence, len(cat.seqs))
+	for n, sq := range cat.seqs {
+		seqs[n] = sq
+	}
 	cat.mu.RUnlock()
 	for n, t := range s.pending {
 		if t == nil {
@@ -160,8 +167,15 @@ func (s *Session) catalogSnap() *catSnap {
 			m[n] = t
 		}
 	}
-	sn := buildSnap(m)
-	if len(s.pending) == 0 {
+	for n, sq := range s.pendingSeqs {
+		if sq == nil {
+			delete(seqs, n)
+		} else {
+			seqs[n] = sq
+		}
+	}
+	sn := buildSnap(m, seqs)
+	if len(s.pending) == 0 && len(s.pendingSeqs) == 0 {
 		snapCache.Lock()
 		snapCache.cat, snapCache.gen, snapCache.snap = cat, gen, sn
 		snapCache.Unlock()
@@ -169,7 +183,7 @@ func (s *Session) catalogSnap() *catSnap {
 	return sn
 }
 
-func buildSnap(m map[string]*Table) *catSnap {
+func buildSnap(m map[string]*Table, seqs map[string]*Sequence) *catSnap {
 	sn := &catSnap{byOID: map[int64]*catRel{}, byName: map[string]*catRel{}, conOID: map[int64]*catCon{}, tabOID: map[string]int64{}}
 	for _, t := range m {
 		sn.tables = append(sn.tables, t)
@@ -191,14 +205,34 @@ func buildSnap(m map[string]*Table) *catSnap {
 			}
 		}
 		for i, c := range t.Cols {
-			if c.Serial {
-				sn.rels = append(sn.rels, &catRel{name: seqName(t, c), kind: "S", t: t, seqCol: i})
+			if sq := colSequence(t, c); sq != nil { // sequence.go
+				sn.rels = append(sn.rels, &catRel{name: sq.Name, kind: "S", t: t, seqCol: i, seq: sq})
 			}
 		}
 		for i := range t.FKeys {
 			fk := &t.FKeys[i]
 			sn.cons = append(sn.cons, &catCon{name: fk.Name, kind: "f", t: t, cols: fk.Cols, fk: fk, ref: m[fk.RefTable]})
 		}
+		for i := range t.Checks { // check.go
+			d := &t.Checks[i]
+			var cols []int
+			if n, err := d.node(); err == nil {
+				cols = checkColumns(t, n)
+			}
+			sn.cons = append(sn.cons, &catCon{name: d.Name, kind: "c", t: t, cols: cols, check: d})
+		}
+	}
+	var seqNames []string
+	for n := range seqs {
+		seqNames = append(seqNames, n)
+	}
+	sort.Strings(seqNames)
+	for _, n := range seqNames {
+		r := &catRel{name: n, kind: "S", seq: seqs[n], seqCol: -1}
+		if t := m[r.seq.OwnedTable]; t != nil && t.col(r.seq.OwnedCol) >= 0 {
+			r.t, r.seqCol = t, t.col(r.seq.OwnedCol)
+		}
+		sn.rels = append(sn.rels, r)
 	}
 	// OIDs: by key order, so that probing past a collision is deterministic
 	type keyed struct {
@@ -341,9 +375,12 @@ func (s *Session) catalogRelation(rv *pg.RangeVar) (string, *catalogRel, bool) {
 	case "pg_catalog", "information_schema":
 		r, ok := catalogRelations[rv.Schemaname+"."+rv.Relname]
 		return rv.Schemaname + "." + rv.Relname, r, ok
-	case "":
+	case "", "public":
+		if r, ok := s.seqRelation(rv.Relname); ok { // SELECT * FROM a sequence (sequence.go)
+			return "public." + rv.Relname, r, true
+		}
 		r, ok := catalogRelations["pg_catalog."+rv.Relname]
-		if ok && s.lookupTable(rv.Relname) == nil {
+		if ok && s.lookupTable(rv.Relname) == nil && rv.Schemaname == "" {
 			return "pg_catalog." + rv.Relname, r, true
 		}
 	}
@@ -643,7 +680,7 @@ func pgClassRows(_ *Session, sn *catSnap) [][]Value {
 	var rows [][]Value
 	minus1, _ := parseNumeric("-1")
 	for _, r := range sn.rels {
-		am, natts, hasIndex, persist := int64(0), 0, false, "p"
+		am, natts, hasIndex, persist, checks := int64(0), 0, false, "p", 0
 		switch r.kind {
 		case "r":
 			am = oidAmHeap
@@ -653,6 +690,7 @@ func pgClassRows(_ *Session, sn *catSnap) [][]Value {
 				}
 			}
 			hasIndex = r.t.hasPkey() || len(r.t.Indexes) > 0
+			checks = len(r.t.Checks)
 		case "i":
 			am, natts = oidAmBtree, len(r.ix.Cols)
 		case "S":
@@ -660,7 +698,7 @@ func pgClassRows(_ *Session, sn *catSnap) [][]Value {
 		}
 		rows = append(rows, []Value{oidv(r.oid), Text(r.name), oidv(oidNspPublic), oidv(0), oidv(0), oidv(oidSuperuser), oidv(am),
 			oidv(r.oid), oidv(0), Int4(0), minus1.value(), Int4(0), oidv(0),
-			Bool(hasIndex), Bool(false), Text(persist), Text(r.kind), Int4(int32(natts)), Int4(0), Bool(false),
+			Bool(hasIndex), Bool(false), Text(persist), Text(r.kind), Int4(int32(natts)), Int4(int32(checks)), Bool(false),
 			Bool(r.kind == "r" && (len(r.t.FKeys) > 0 || referenced(sn, r.t))), Bool(false), Bool(false), Bool(false), Bool(true),
 			Text(map[bool]string{true: "d", false: "n"}[r.kind == "r"]), Bool(false), oidv(0), Text("0"), Text("0"), nullText, nullText, nullText})
 	}
@@ -722,8 +760,8 @@ func pgAttributeRows(_ *Session, sn *catSnap) [][]Value {
 				storage = "x"
 			}
 			rows = append(rows, []Value{oidv(r.oid), Text(c.Name), oidv(ti.oid), Int4(-1), Int4(int32(ti.len)), Int4(int32(attnum(r.t, i))), Int4(int32(ndims)),
-				Int4(-1), Int4(ti.typmod), Bool(byval), Text(align), Text(storage), Text(""), Bool(c.NotNull || r.t.isKeyCol(i)), Bool(c.Serial || c.Default != ""),
-				Bool(false), Text(""), Text(""), Bool(false), Bool(true), Int4(0), oidv(coll),
+				Int4(-1), Int4(ti.typmod), Bool(byval), Text(align), Text(storage), Text(""), Bool(c.NotNull || r.t.isKeyCol(i)), Bool(defaultText(r.t, c) != ""),
+				Bool(false), Text(c.Identity), Text(""), Bool(false), Bool(true), Int4(0), oidv(coll),
 				nullText, nullText, nullText, nullText})
 		}
 	}
@@ -756,9 +794,13 @@ func indexAttributes(r *catRel) [][]Value {
 func pgDependRows(_ *Session, sn *catSnap) [][]Value {
 	var rows [][]Value
 	for _, r := range sn.rels {
-		if r.kind == "S" {
+		if r.kind == "S" && r.t != nil {
+			dep := "a"
+			if r.t.Cols[r.seqCol].Identity != "" {
+				dep = "i" // an identity column's sequence is internal to it
+			}
 			rows = append(rows, []Value{oidv(oidClassPgClass), oidv(r.oid), Int4(0), oidv(oidClassPgClass), oidv(sn.tabOID[r.t.Name]),
-				Int4(int32(attnum(r.t, r.seqCol))), Text("a")})
+				Int4(int32(attnum(r.t, r.seqCol))), Text(dep)})
 		}
 	}
 	return rows
@@ -862,10 +904,14 @@ func pgConstraintRows(_ *Session, sn *catSnap) [][]Value {
 				fkey = arr(attnums(c.ref, c.fk.RefCols)...)
 			}
 		}
-		rows = append(rows, []Value{oidv(c.oid), Text(c.name), oidv(oidNspPublic), Text(c.kind), Bool(false), Bool(false), Bool(true),
+		validated, noInherit, bin := true, true, nullText
+		if c.kind == "c" {
+			validated, noInherit, bin = !c.check.NotValid, false, Text(checkConstraintDef(c.t, *c.check, false)) // checkdef.go
+		}
+		rows = append(rows, []Value{oidv(c.oid), Text(c.name), oidv(oidNspPublic), Text(c.kind), Bool(false), Bool(false), Bool(validated),
 			oidv(sn.tabOID[c.t.Name]), oidv(0), ind, oidv(0), fref, upd, del, match,
-			Bool(true), Int4(0), Bool(true), arr(attnums(c.t, c.cols)...), fkey, Null(TInt4Array), Null(TInt4Array), Null(TInt4Array),
-			Null(TInt4Array), Null(TInt4Array), nullText})
+			Bool(true), Int4(0), Bool(noInherit), arr(attnums(c.t, c.cols)...), fkey, Null(TInt4Array), Null(TInt4Array), Null(TInt4Array),
+			Null(TInt4Array), Null(TInt4Array), bin})
 	}
 	return rows
 }
@@ -875,8 +921,10 @@ var pgAttrdefCols = cols(`oid:oid adrelid:oid adnum:i2 adbin`)
 // defaultText is a column's default as pg_get_expr prints it ("" if none).
 func defaultText(t *Table, c Column) string {
 	switch {
+	case c.Identity != "":
+		return "" // attidentity says it (identity.go)
 	case c.Serial:
-		return "nextval('" + quoteIdent(seqName(t, c)) + "'::regclass)"
+		return "nextval('" + quoteIdent(colSequence(t, c).Name) + "'::regclass)"
 	case c.Default != "":
 		return strings.TrimSuffix(strings.TrimPrefix(c.Default, "SELECT "), ";")
 	}
@@ -901,22 +949,12 @@ func pgAttrdefRows(_ *Session, sn *catSnap) [][]Value {
 
 var pgSequenceCols = cols(`seqrelid:oid seqtypid:oid seqstart:i8 seqincrement:i8 seqmax:i8 seqmin:i8 seqcache:i8 seqcycle:b`)
 
-func seqInfo(c Column) (typid int64, typ string, max int64) {
-	switch {
-	case c.Type == TInt8:
-		return 20, "bigint", 9223372036854775807
-	case c.Int2:
-		return 21, "smallint", 32767
-	}
-	return 23, "integer", 2147483647
-}
-
 func pgSequenceRows(_ *Session, sn *catSnap) [][]Value {
 	var rows [][]Value
 	for _, r := range sn.rels {
-		if r.kind == "S" {
-			typid, _, max := seqInfo(r.t.Cols[r.seqCol])
-			rows = append(rows, []Value{oidv(r.oid), oidv(typid), Int8(1), Int8(1), Int8(max), Int8(1), Int8(1), Bool(false)})
+		if sq := r.seq; r.kind == "S" {
+			typid, _, _ := seqTypeRange(sq.Type)
+			rows = append(rows, []Value{oidv(r.oid), oidv(typid), Int8(sq.Start), Int8(sq.Inc), Int8(sq.Max), Int8(sq.Min), Int8(sq.Cache), Bool(sq.Cycle)})
 		}
 	}
 	return rows
@@ -928,9 +966,12 @@ var pgSequencesCols = cols(`schemaname sequencename sequenceowner data_type star
 func pgSequencesRows(s *Session, sn *catSnap) [][]Value {
 	var rows [][]Value
 	for _, r := range sn.rels {
-		if r.kind == "S" {
-			_, typ, max := seqInfo(r.t.Cols[r.seqCol])
-			rows = append(rows, []Value{Text("public"), Text(r.name), Text(s.user), Text(typ), Int8(1), Int8(1), Int8(max), Int8(1), Bool(false), Int8(1), Null(TInt8)})
+		if sq := r.seq; r.kind == "S" {
+			last := Null(TInt8)
+			if st, err := s.readSeqState(context.Background(), sq); err == nil && st.called {
+				last = Int8(st.last)
+			}
+			rows = append(rows, []Value{Text("public"), Text(r.name), Text(s.user), Text(sq.Type), Int8(sq.Start), Int8(sq.Min), Int8(sq.Max), Int8(sq.Inc), Bool(sq.Cycle), Int8(sq.Cache), last})
 		}
 	}
 	return rows
@@ -1103,6 +1144,8 @@ func constraintDef(c *catCon) string {
 		return strings.Join(out, ", ")
 	}
 	switch c.kind {
+	case "c":
+		return checkConstraintDef(c.t, *c.check, false) // checkdef.go
 	case "p":
 		return "PRIMARY KEY (" + names(c.t, c.cols) + ")"
 	case "u":

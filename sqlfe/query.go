@@ -67,7 +67,9 @@ func needsQueryPath(st *pg.SelectStmt) bool {
 			return true
 		}
 	}
-	return false
+	// the one-table path evaluates sort keys apart from the select list:
+	// nextval there would run twice (sequence.go)
+	return len(st.SortClause) > 0 && hasSeqCall(st)
 }
 
 // hasWindow reports whether m holds a window function call outside a

@@ -237,6 +237,9 @@ func (s *Session) fromItem(n *pg.Node, params *[]Type) (relNode, *scope, error) 
 		if rv.Alias != nil {
 			name, alias = rv.Alias.Aliasname, rv.Alias
 		}
+		if node, sc, ok, err := s.cteFromItem(rv, name, alias); ok { // recursive.go
+			return node, sc, err
+		}
 		if node, sc, ok, err := s.catalogFromItem(rv, name, alias); ok { // pgcatalog.go
 			return node, sc, err
 		}
@@ -497,7 +500,10 @@ func andAll(xs []expr) expr {
 // buildQuery plans a SELECT (or a set operation, or VALUES).
 func (s *Session) buildQuery(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (relNode, []Column, error) {
 	if st.WithClause != nil {
-		return nil, nil, notSupported("WITH in this query is not supported")
+		if !allSelectCTEs(st.WithClause) {
+			return nil, nil, notSupported("WITH in this query is not supported")
+		}
+		return s.buildWith(st, params, keepUnknown) // recursive.go
 	}
 	if st.IntoClause != nil {
 		return nil, nil, notSupported("SELECT INTO is not supported")
@@ -833,6 +839,9 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 			}
 		}
 		if cond := andAll(rest); cond != nil {
+			if node == nil { // no FROM: the one row a WHERE filters
+				node = &rowsScan{what: "Result", rows: func(*qctx) ([][]Value, error) { return [][]Value{nil}, nil }}
+			}
 			node = &filterNode{in: node, cond: cond}
 		}
 	}

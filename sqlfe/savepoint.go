@@ -17,6 +17,7 @@ import (
 type sqlSavepoint struct {
 	name    string
 	pending map[string]*Table
+	seqs    map[string]*Sequence // pendingSeqs
 	// undo holds, for each setting SET (or SET LOCAL) since the savepoint
 	// was established, its value then: ROLLBACK TO restores them, as
 	// PostgreSQL's subtransaction abort does (AtEOSubXact_GUC). setSetting
@@ -71,7 +72,7 @@ func (s *Session) planSavepoint(st *pg.TransactionStmt) (*plan, error) {
 			if err := tx.Savepoint(name); err != nil {
 				return nil, err
 			}
-			s.savepoints = append(s.savepoints, sqlSavepoint{name: name, pending: maps.Clone(s.pending)})
+			s.savepoints = append(s.savepoints, sqlSavepoint{name: name, pending: maps.Clone(s.pending), seqs: maps.Clone(s.pendingSeqs)})
 			return &Result{Tag: "SAVEPOINT"}, nil
 		}}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_RELEASE:
@@ -102,8 +103,8 @@ func (s *Session) planSavepoint(st *pg.TransactionStmt) (*plan, error) {
 				return nil, err
 			}
 			s.restoreSettings(i)
-			s.pending = s.savepoints[i].pending
-			s.savepoints[i].pending = maps.Clone(s.pending)
+			s.pending, s.pendingSeqs = s.savepoints[i].pending, s.savepoints[i].seqs
+			s.savepoints[i].pending, s.savepoints[i].seqs = maps.Clone(s.pending), maps.Clone(s.pendingSeqs)
 			s.savepoints = s.savepoints[:i+1]
 			s.block = blkExplicit
 			return &Result{Tag: "ROLLBACK"}, nil
@@ -144,8 +145,8 @@ func (s *Session) failUnderSavepoint() bool {
 		return false
 	}
 	s.restoreSettings(len(s.savepoints) - 1)
-	s.pending = sp.pending
-	s.savepoints[len(s.savepoints)-1].pending = maps.Clone(s.pending)
+	s.pending, s.pendingSeqs = sp.pending, sp.seqs
+	s.savepoints[len(s.savepoints)-1].pending, s.savepoints[len(s.savepoints)-1].seqs = maps.Clone(s.pending), maps.Clone(s.pendingSeqs)
 	s.block = blkFailed
 	return true
 }

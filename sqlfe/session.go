@@ -119,6 +119,15 @@ type Session struct {
 	// seqInTx: sequences the transaction restarted (TRUNCATE ... RESTART
 	// IDENTITY, truncate.go), whose nextval runs in it
 	seqInTx map[string]bool
+	// pendingSeqs: the open transaction's sequence DDL (nil value:
+	// dropped); seqSess and lastSeq: currval's and lastval's memory
+	// (sequence.go)
+	pendingSeqs map[string]*Sequence
+	// ctes: the WITH queries visible to the query being planned
+	// (recursive.go)
+	ctes    []*cteDef
+	seqSess map[string]*seqSess
+	lastSeq string
 
 	// Notice receives warnings and notices (may be nil).
 	Notice func(*Error)
@@ -223,6 +232,7 @@ func (s *Session) endTx() {
 	s.savepoints = nil
 	s.txID.Store(0)
 	s.pending = nil
+	s.pendingSeqs = nil
 	s.created = nil
 	s.seqInTx = nil
 	s.txIso = s.defaultIso
@@ -244,14 +254,14 @@ func (s *Session) rollback() {
 		_ = s.setSetting(k, v, false)
 	}
 	s.abortUndo = nil
-	created, ddl := s.created, s.pending != nil
+	created, ddl := s.created, s.pending != nil || s.pendingSeqs != nil
 	s.endTx()
 	s.eng.cat.settle(s.eng.db, created, ddl)
 }
 
 func (s *Session) commit() error {
 	s.abortUndo = nil
-	tx, pending, created := s.tx, s.pending, s.created
+	tx, pending, created, pendingSeqs := s.tx, s.pending, s.created, s.pendingSeqs
 	s.endTx()
 	if tx == nil {
 		return nil
@@ -262,6 +272,9 @@ func (s *Session) commit() error {
 	}
 	if pending != nil {
 		s.eng.cat.apply(pending)
+	}
+	if pendingSeqs != nil {
+		s.eng.cat.applySeqs(pendingSeqs) // sequence.go
 	}
 	s.eng.cat.settle(s.eng.db, created, pending != nil)
 	return nil

@@ -292,6 +292,12 @@ func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
 		return s.planDelete(n.GetDeleteStmt(), params)
 	case n.GetCreateStmt() != nil:
 		return s.planCreate(n.GetCreateStmt())
+	case n.GetCreateSeqStmt() != nil:
+		return s.planCreateSequence(n.GetCreateSeqStmt()) // sequence.go
+	case n.GetAlterSeqStmt() != nil:
+		return s.planAlterSequence(n.GetAlterSeqStmt())
+	case n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg.ObjectType_OBJECT_SEQUENCE:
+		return s.planDropSequence(n.GetDropStmt())
 	case n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg.ObjectType_OBJECT_INDEX:
 		return s.planDropIndex(n.GetDropStmt()) // index.go
 	case n.GetDropStmt() != nil:
@@ -299,6 +305,9 @@ func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
 	case n.GetIndexStmt() != nil:
 		return s.planCreateIndex(n.GetIndexStmt())
 	case n.GetAlterTableStmt() != nil:
+		if p, ok, err := s.planAlterCheck(n.GetAlterTableStmt()); ok { // check.go
+			return p, err
+		}
 		if p, ok, err := s.planAlterRewrite(n.GetAlterTableStmt()); ok { // altertable.go
 			return p, err
 		}

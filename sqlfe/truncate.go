@@ -253,14 +253,15 @@ func truncateRows(ctx context.Context, tx *tupled.Tx, t *Table) error {
 	}
 }
 
-// restartSequences deletes t's serial sequences in tx (the next value is
-// 1 again) and has nextval run in tx for them until it ends.
+// restartSequences deletes the state of t's sequences (its serial and
+// identity columns' and those OWNED BY its columns) in tx (the next value
+// is START again) and has nextval run in tx for them until it ends.
 func (s *Session) restartSequences(ctx context.Context, tx *tupled.Tx, t *Table) error {
-	for _, c := range t.Cols {
-		if !c.Serial {
-			continue
+	for _, sq := range s.ownedSequences(t) { // sequence.go
+		key := sq.Key
+		if el := s.seqSess[key]; el != nil {
+			el.cached = el.last
 		}
-		key := t.Engine + "." + c.Name
 		err := tx.Delete(ctx, SequenceTable, []byte(key))
 		if err != nil && !errors.Is(err, tupled.ErrNotFound) && !errors.Is(err, tupled.ErrNoTable) {
 			return err

@@ -20,12 +20,16 @@ import (
 // earlier write of its own transaction — so the main query runs first, with
 // the snapshot a statement starting now would take, and the sub-statements
 // after it: the same rows, the same locks, the same waits. A main query that
-// reads a sub-statement's RETURNING (FROM t), a SELECT sub-statement, and
-// WITH RECURSIVE are refused (0A000).
+// reads a sub-statement's RETURNING (FROM t), a SELECT sub-statement beside
+// them, and WITH RECURSIVE with them are refused (0A000). A WITH whose
+// queries are all SELECTs is recursive.go's.
 
 // planWith plans a SELECT with a WITH clause; st is not modified.
 func (s *Session) planWith(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (*plan, error) {
 	w := st.WithClause
+	if allSelectCTEs(w) {
+		return s.planQuery(st, params, keepUnknown) // recursive.go: WITH queries that are SELECTs
+	}
 	if w.Recursive {
 		return nil, notSupported("WITH RECURSIVE is not supported")
 	}

@@ -18,7 +18,8 @@ func TestWithDataModifying(t *testing.T) {
 	mustFail(t, s, "WITH i AS (INSERT INTO t VALUES (1, 'dup')) SELECT 1", "23505", `duplicate key value violates unique constraint "t_pkey"`)
 	mustRun(t, s, "SELECT * FROM t", "1|z\n2|b\nSELECT 2")
 	mustFail(t, s, "WITH i AS (INSERT INTO t VALUES (3, 'c') RETURNING k) SELECT * FROM i", "0A000", "")
-	mustFail(t, s, "WITH q AS (SELECT 1) SELECT 2", "0A000", "")
+	mustRun(t, s, "WITH q AS (SELECT 1) SELECT 2", "2\nSELECT 1") // recursive.go's
+	mustFail(t, s, "WITH q AS (SELECT 1), d AS (DELETE FROM t WHERE false) SELECT 2", "0A000", "")
 	mustFail(t, s, "WITH RECURSIVE q AS (DELETE FROM t) SELECT 2", "0A000", "")
 	mustFail(t, s, "WITH q AS (DELETE FROM t), q AS (DELETE FROM t) SELECT 2", "42712", `WITH query name "q" specified more than once`)
 	mustRun(t, s, "SELECT k FROM t", "1\n2\nSELECT 2")

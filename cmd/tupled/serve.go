@@ -44,17 +44,19 @@ lost when the server stops, and serve says so on stderr at start.
 
 SQL is parsed by PostgreSQL's own parser. What runs: CREATE/DROP TABLE
 (smallint, integer, bigint, numeric[(p,s)], real, double precision, text,
-varchar, char, boolean, date, timestamp, timestamptz and serial columns;
-primary keys of one or more columns, UNIQUE, NOT NULL, DEFAULT,
-REFERENCES), CREATE/DROP INDEX, ALTER TABLE (ADD PRIMARY KEY, ADD/DROP/
-RENAME COLUMN, ADD/DROP CONSTRAINT); INSERT (ON CONFLICT, RETURNING),
-UPDATE, DELETE, and SELECT with joins, aggregates, GROUP BY, DISTINCT,
-window functions, subqueries and set operations, and on one table FOR KEY
-SHARE|SHARE|NO KEY UPDATE|UPDATE [NOWAIT|SKIP LOCKED]; COPY FROM STDIN
-and TO STDOUT (text, csv, binary: psql's \copy), TRUNCATE, VACUUM;
-transactions, savepoints, cursors, LOCK TABLE, PREPARE/EXECUTE,
-SET/SHOW, EXPLAIN; pg_catalog and information_schema (psql's \d family),
-pg_locks, pgrowlocks('t') and the pg_advisory_lock family. Anything else
+varchar, char, boolean, date, timestamp, timestamptz, serial and
+GENERATED ... AS IDENTITY columns; primary keys of one or more columns,
+UNIQUE, NOT NULL, DEFAULT, CHECK, REFERENCES), CREATE/DROP INDEX,
+CREATE/ALTER/DROP SEQUENCE (nextval, currval, setval, lastval), ALTER
+TABLE (ADD PRIMARY KEY, ADD/DROP/RENAME COLUMN, ADD/DROP CONSTRAINT:
+FOREIGN KEY, CHECK); INSERT (ON CONFLICT, RETURNING), UPDATE [FROM],
+DELETE [USING], and SELECT with joins, aggregates, GROUP BY, DISTINCT,
+window functions, subqueries, set operations and WITH [RECURSIVE], and on
+one table FOR KEY SHARE|SHARE|NO KEY UPDATE|UPDATE [NOWAIT|SKIP LOCKED];
+COPY FROM STDIN and TO STDOUT (text, csv, binary: psql's \copy),
+TRUNCATE, VACUUM; transactions, savepoints, cursors, LOCK TABLE,
+PREPARE/EXECUTE, SET/SHOW, EXPLAIN; pg_catalog and information_schema
+(psql's \d family), pg_locks, pgrowlocks('t') and the pg_advisory_lock family. Anything else
 fails with SQLSTATE 0A000 naming the construct. README.md, "The SQL it
 understands", has the details.
 

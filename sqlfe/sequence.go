@@ -1,0 +1,1059 @@
+package sqlfe
+
+// Sequences: CREATE / ALTER / DROP SEQUENCE, nextval, currval, setval,
+// lastval and SELECT * FROM a sequence.
+//
+// The design, in PostgreSQL's terms:
+//
+//   - A sequence is a definition (Sequence: its type, INCREMENT, MINVALUE,
+//     MAXVALUE, START, CACHE, CYCLE, OWNED BY) and a state (last_value,
+//     is_called, log_cnt). The definition is catalog data and so
+//     transactional: a standalone sequence's lives in CatalogTable under
+//     the key seqCatalogKey(name) (no table name holds a NUL), changed
+//     through the DDL transaction and installed in memory when it commits
+//     (Session.pendingSeqs, catalog.seqs), like a table's. The definition of
+//     a serial or identity column's sequence is the column's (Column.Seq,
+//     or the defaults of its type: colSequence), named t_c_seq as
+//     PostgreSQL names it, so every sequence — standalone or owned by a
+//     column — is one *Sequence to nextval and to the catalogs.
+//   - The state is a row of the engine table SequenceTable keyed by
+//     Sequence.Key: a standalone sequence's key is its name with a random
+//     suffix fixed at CREATE (so a dropped and re-created sequence, or one
+//     whose CREATE rolled back after a nextval, never meets an old row); a
+//     column's is engineTable.column (defaults.go). No row means a
+//     sequence never called: last_value = START, is_called false. The row
+//     is last_value (8 bytes big-endian), is_called and log_cnt (a byte
+//     each); rows written before is_called existed are 8 bytes (called).
+//   - nextval advances the state in a transaction of its own (so it is not
+//     transactional: a value handed out is never handed out again, whether
+//     the caller commits or not), locking the row, and follows PostgreSQL's
+//     nextval_internal step by step: CACHE values fetched at once into the
+//     session (the rest served without touching the row), 32 values
+//     "logged" ahead (log_cnt, as SELECT * FROM s shows it), the limits
+//     (2200H) or CYCLE. A sequence whose row the session's own transaction
+//     holds (ALTER SEQUENCE, TRUNCATE ... RESTART IDENTITY: Session.seqInTx)
+//     is advanced in that transaction instead, as waiting for it would
+//     wait for ourselves.
+//   - setval is non-transactional too; ALTER SEQUENCE's RESTART writes the
+//     state in the ALTER's transaction (PostgreSQL gives the sequence a new
+//     relfilenode, so a rolled-back RESTART is undone there too).
+//   - currval and lastval are the session's (Session.seqSess): 55000 until
+//     nextval ran in this session.
+//   - DROP TABLE drops the standalone sequences OWNED BY its columns; DROP
+//     SEQUENCE of a sequence a column's DEFAULT calls (nextval('s')) is
+//     2BP01 unless CASCADE, which drops the default; a column's own
+//     sequence cannot be dropped (2BP01: drop the column or the table).
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled"
+)
+
+// SequenceTable is the engine table holding every sequence's state (see
+// above), created with the first sequence.
+const SequenceTable = "_tupled_sequences"
+
+// Sequence is a sequence's definition.
+type Sequence struct {
+	Name string `json:"name"`
+	// Key is the state row's key in SequenceTable.
+	Key   string `json:"key,omitempty"`
+	Type  string `json:"type"` // smallint, integer or bigint
+	Start int64  `json:"start"`
+	Inc   int64  `json:"inc"`
+	Min   int64  `json:"min"`
+	Max   int64  `json:"max"`
+	Cache int64  `json:"cache"`
+	Cycle bool   `json:"cycle,omitempty"`
+	// OwnedTable and OwnedCol: OWNED BY table.column (a column's own
+	// sequence is owned by it too).
+	OwnedTable string `json:"owned_table,omitempty"`
+	OwnedCol   string `json:"owned_col,omitempty"`
+}
+
+func seqCatalogKey(name string) []byte { return []byte("\x00seq\x00" + name) }
+
+func isSeqCatalogKey(k []byte) bool { return strings.HasPrefix(string(k), "\x00seq\x00") }
+
+// seqTypeRange is the type's OID and bounds.
+func seqTypeRange(typ string) (oid int64, min, max int64) {
+	switch typ {
+	case "smallint":
+		return 21, math.MinInt16, math.MaxInt16
+	case "integer":
+		return 23, math.MinInt32, math.MaxInt32
+	}
+	return 20, math.MinInt64, math.MaxInt64
+}
+
+// colSeqType is the sequence type of an integer column.
+func colSeqType(c Column) string {
+	switch {
+	case c.Type == TInt8:
+		return "bigint"
+	case c.Int2:
+		return "smallint"
+	}
+	return "integer"
+}
+
+// newSequence is a sequence of typ with PostgreSQL's defaults.
+func newSequence(name, typ string) *Sequence {
+	_, _, max := seqTypeRange(typ)
+	return &Sequence{Name: name, Type: typ, Start: 1, Inc: 1, Min: 1, Max: max, Cache: 1}
+}
+
+// colSequence is the sequence of t's serial or identity column c (nil if
+// c has none).
+func colSequence(t *Table, c Column) *Sequence {
+	if !c.Serial && c.Identity == "" {
+		return nil
+	}
+	var sq Sequence
+	if c.Seq != nil {
+		sq = *c.Seq
+	} else {
+		sq = *newSequence("", colSeqType(c))
+	}
+	if sq.Name == "" {
+		sq.Name = seqName(t, c)
+	}
+	sq.Key = t.Engine + "." + c.Name
+	sq.OwnedTable, sq.OwnedCol = t.Name, c.Name
+	return &sq
+}
+
+// lookupSeq resolves a standalone sequence's name for the session: its
+// own uncommitted DDL first, then the committed catalog.
+func (s *Session) lookupSeq(name string) *Sequence {
+	if sq, ok := s.pendingSeqs[name]; ok {
+		return sq
+	}
+	s.eng.cat.mu.RLock()
+	defer s.eng.cat.mu.RUnlock()
+	return s.eng.cat.seqs[name]
+}
+
+// findSequence resolves name (as regclass input: maybe qualified and
+// quoted) to any sequence the session sees, standalone or a column's.
+func (s *Session) findSequence(name string) (*Sequence, error) {
+	sn := s.catalogSnap()
+	o, ok := sn.relOID(name)
+	if !ok || sn.byOID[o] == nil {
+		return nil, errorf(CodeUndefinedTable, "relation %q does not exist", name)
+	}
+	return s.seqOfRel(sn.byOID[o])
+}
+
+func (s *Session) seqOfRel(r *catRel) (*Sequence, error) {
+	if r.kind != "S" || r.seq == nil {
+		return nil, errorf(CodeWrongObjectType, "%q is not a sequence", r.name)
+	}
+	return r.seq, nil
+}
+
+func (s *Session) setPendingSeq(name string, sq *Sequence) {
+	if s.pendingSeqs == nil {
+		s.pendingSeqs = map[string]*Sequence{}
+	}
+	s.pendingSeqs[name] = sq
+}
+
+// applySeqs installs the sequence DDL of a committed transaction (nil =
+// dropped).
+func (c *catalog) applySeqs(changes map[string]*Sequence) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seqs == nil {
+		c.seqs = map[string]*Sequence{}
+	}
+	for name, sq := range changes {
+		if sq == nil {
+			delete(c.seqs, name)
+		} else {
+			c.seqs[name] = sq
+		}
+	}
+	c.gen++
+}
+
+// loadSeq reads a sequence's catalog entry (catalog.load).
+func (c *catalog) loadSeq(v []byte) error {
+	var sq Sequence
+	if err := json.Unmarshal(v, &sq); err != nil {
+		return err
+	}
+	if c.seqs == nil {
+		c.seqs = map[string]*Sequence{}
+	}
+	c.seqs[sq.Name] = &sq
+	return nil
+}
+
+// ---- the state ----
+
+type seqState struct {
+	last   int64
+	called bool
+	logCnt int64
+}
+
+func decodeSeqState(sq *Sequence, b []byte, found bool) (seqState, error) {
+	switch {
+	case !found:
+		return seqState{last: sq.Start}, nil
+	case len(b) == 8:
+		return seqState{last: int64(binary.BigEndian.Uint64(b)), called: true}, nil
+	case len(b) == 10:
+		return seqState{last: int64(binary.BigEndian.Uint64(b)), called: b[8] == 1, logCnt: int64(b[9])}, nil
+	}
+	return seqState{}, errCorrupt
+}
+
+func (st seqState) encode() []byte {
+	b := binary.BigEndian.AppendUint64(nil, uint64(st.last))
+	return append(b, b2byte(st.called), byte(st.logCnt))
+}
+
+func b2byte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// lockSeqState locks sq's state row in tx and reads it.
+func lockSeqState(ctx context.Context, tx *tupled.Tx, sq *Sequence) (seqState, bool, error) {
+	cur, err := tx.Lock(ctx, SequenceTable, []byte(sq.Key), tupled.ForUpdate, tupled.Wait)
+	switch {
+	case errors.Is(err, tupled.ErrNotFound), errors.Is(err, tupled.ErrNoTable):
+		st, err := decodeSeqState(sq, nil, false)
+		return st, false, err
+	case err != nil:
+		return seqState{}, false, err
+	}
+	st, err := decodeSeqState(sq, cur, true)
+	return st, true, err
+}
+
+func writeSeqState(ctx context.Context, tx *tupled.Tx, sq *Sequence, st seqState, exists bool) error {
+	if exists {
+		return tx.Update(ctx, SequenceTable, []byte(sq.Key), st.encode())
+	}
+	return tx.Insert(ctx, SequenceTable, []byte(sq.Key), st.encode())
+}
+
+// seqLogVals is PostgreSQL's SEQ_LOG_VALS: values "logged" ahead.
+const seqLogVals = 32
+
+// fetchSeq is PostgreSQL's nextval_internal on the row: it takes up to
+// CACHE values, returning the first and the last taken.
+func fetchSeq(ctx context.Context, tx *tupled.Tx, sq *Sequence) (result, last int64, err error) {
+	st, exists, err := lockSeqState(ctx, tx, sq)
+	if err != nil {
+		return 0, 0, err
+	}
+	next := st.last
+	result, last = next, next
+	fetch, log, rescnt := sq.Cache, st.logCnt, int64(0)
+	if !st.called {
+		rescnt++
+		fetch--
+	}
+	if log < fetch || !st.called {
+		fetch = fetch + seqLogVals
+		log = fetch
+	}
+	for fetch > 0 {
+		if sq.Inc > 0 {
+			if (sq.Max >= 0 && next > sq.Max-sq.Inc) || (sq.Max < 0 && next+sq.Inc > sq.Max) {
+				if rescnt > 0 {
+					break
+				}
+				if !sq.Cycle {
+					return 0, 0, errorf("2200H", "nextval: reached maximum value of sequence %q (%d)", sq.Name, sq.Max)
+				}
+				next = sq.Min
+			} else {
+				next += sq.Inc
+			}
+		} else {
+			if (sq.Min < 0 && next < sq.Min-sq.Inc) || (sq.Min >= 0 && next+sq.Inc < sq.Min) {
+				if rescnt > 0 {
+					break
+				}
+				if !sq.Cycle {
+					return 0, 0, errorf("2200H", "nextval: reached minimum value of sequence %q (%d)", sq.Name, sq.Min)
+				}
+				next = sq.Max
+			} else {
+				next += sq.Inc
+			}
+		}
+		fetch--
+		if rescnt < sq.Cache {
+			log--
+			rescnt++
+			last = next
+			if rescnt == 1 {
+				result = next
+			}
+		}
+	}
+	log -= fetch
+	st = seqState{last: last, called: true, logCnt: log}
+	return result, last, writeSeqState(ctx, tx, sq, st, exists)
+}
+
+// seqSess is a session's memory of one sequence (PostgreSQL's SeqTableData).
+type seqSess struct {
+	last, cached int64 // the last value returned, the last one fetched
+	valid        bool
+	inc          int64
+}
+
+func (s *Session) seqMem(key string) *seqSess {
+	if s.seqSess == nil {
+		s.seqSess = map[string]*seqSess{}
+	}
+	el := s.seqSess[key]
+	if el == nil {
+		el = &seqSess{}
+		s.seqSess[key] = el
+	}
+	return el
+}
+
+// seqRun runs fn on sq's state: in the session's transaction if it holds
+// the row, else in a transaction of its own.
+func (s *Session) seqRun(ctx context.Context, sq *Sequence, fn func(tx *tupled.Tx) error) error {
+	if s.tx != nil && s.seqInTx[sq.Key] {
+		return fn(s.tx)
+	}
+	for created := false; ; {
+		err := s.eng.db.RunTx(ctx, nil, fn)
+		switch {
+		case errors.Is(err, tupled.ErrDuplicateKey):
+			continue // a concurrent first nextval created the row: take the next
+		case errors.Is(err, tupled.ErrNoTable) && !created:
+			// the first sequence of a database made before SequenceTable
+			if err := s.eng.db.CreateTableIfNotExists(ctx, SequenceTable); err != nil {
+				return err
+			}
+			created = true
+			continue
+		}
+		return err
+	}
+}
+
+// nextval is nextval(sq) in session s.
+func (s *Session) nextval(ctx context.Context, sq *Sequence) (int64, error) {
+	if s.txReadOnly {
+		return 0, errorf("25006", "cannot execute nextval() in a read-only transaction")
+	}
+	el := s.seqMem(sq.Key)
+	s.lastSeq = sq.Key
+	if el.valid && el.last != el.cached {
+		el.last += el.inc
+		return el.last, nil
+	}
+	var result, last int64
+	err := s.seqRun(ctx, sq, func(tx *tupled.Tx) error {
+		var err error
+		result, last, err = fetchSeq(ctx, tx, sq)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	el.last, el.cached, el.valid, el.inc = result, last, true, sq.Inc
+	return result, nil
+}
+
+// setval is setval(sq, v, called).
+func (s *Session) setval(ctx context.Context, sq *Sequence, v int64, called bool) error {
+	if s.txReadOnly {
+		return errorf("25006", "cannot execute setval() in a read-only transaction")
+	}
+	if v < sq.Min || v > sq.Max {
+		return errorf(CodeNumericRange, "setval: value %d is out of bounds for sequence %q (%d..%d)", v, sq.Name, sq.Min, sq.Max)
+	}
+	err := s.seqRun(ctx, sq, func(tx *tupled.Tx) error {
+		_, exists, err := lockSeqState(ctx, tx, sq)
+		if err != nil {
+			return err
+		}
+		return writeSeqState(ctx, tx, sq, seqState{last: v, called: called}, exists)
+	})
+	if err != nil {
+		return err
+	}
+	el := s.seqMem(sq.Key)
+	el.cached = el.last // the session's cached values are discarded
+	if called {
+		el.last, el.cached, el.valid = v, v, true
+	}
+	return nil
+}
+
+// readSeqState reads sq's state as SELECT * FROM s does (the newest
+// committed, or the session's own transaction's).
+func (s *Session) readSeqState(ctx context.Context, sq *Sequence) (seqState, error) {
+	var st seqState
+	read := func(tx *tupled.Tx) error {
+		v, err := tx.Get(ctx, SequenceTable, []byte(sq.Key))
+		found := true
+		if errors.Is(err, tupled.ErrNotFound) || errors.Is(err, tupled.ErrNoTable) {
+			found, err = false, nil
+		}
+		if err != nil {
+			return err
+		}
+		st, err = decodeSeqState(sq, v, found)
+		return err
+	}
+	if s.tx != nil && s.seqInTx[sq.Key] {
+		return st, read(s.tx)
+	}
+	tx, err := s.eng.db.Begin(ctx, &tupled.TxOptions{ReadOnly: true})
+	if err != nil {
+		return st, err
+	}
+	defer tx.Rollback()
+	return st, read(tx)
+}
+
+// ---- the functions ----
+
+// seqFuncs are nextval, currval, setval and lastval (catfuncs.go's table).
+func seqFuncs(add func(name string, fns ...catFn)) {
+	I8, B, A := TInt8, TBool, tAny
+	resolve := func(e *env, v Value) (*Sequence, error) {
+		sn := e.s.catalogSnap()
+		if v.T == TText || v.T == TBpchar || v.T == TUnknown {
+			return e.s.findSequence(v.S)
+		}
+		r := sn.byOID[v.I]
+		if r == nil {
+			return nil, errorf(CodeUndefinedTable, "could not open relation with OID %d", v.I)
+		}
+		return e.s.seqOfRel(r)
+	}
+	add("nextval", catFn{[]Type{A}, I8, true, func(e *env, a []Value) (Value, error) {
+		sq, err := resolve(e, a[0])
+		if err != nil {
+			return Value{}, err
+		}
+		v, err := e.s.nextval(e.ctx, sq)
+		return Int8(v), err
+	}})
+	add("currval", catFn{[]Type{A}, I8, true, func(e *env, a []Value) (Value, error) {
+		sq, err := resolve(e, a[0])
+		if err != nil {
+			return Value{}, err
+		}
+		el := e.s.seqSess[sq.Key]
+		if el == nil || !el.valid {
+			return Value{}, errorf(CodeObjectNotInState, "currval of sequence %q is not yet defined in this session", sq.Name)
+		}
+		return Int8(el.last), nil
+	}})
+	add("lastval", catFn{nil, I8, false, func(e *env, _ []Value) (Value, error) {
+		el := e.s.seqSess[e.s.lastSeq]
+		if e.s.lastSeq == "" || el == nil || !el.valid || !e.s.seqKeyExists(e.s.lastSeq) {
+			return Value{}, errorf(CodeObjectNotInState, "lastval is not yet defined in this session")
+		}
+		return Int8(el.last), nil
+	}})
+	setval := func(e *env, a []Value) (Value, error) {
+		sq, err := resolve(e, a[0])
+		if err != nil {
+			return Value{}, err
+		}
+		called := len(a) < 3 || a[2].I != 0
+		return a[1], e.s.setval(e.ctx, sq, a[1].I, called)
+	}
+	add("setval", catFn{[]Type{A, I8}, I8, true, setval}, catFn{[]Type{A, I8, B}, I8, true, setval})
+}
+
+func (s *Session) seqKeyExists(key string) bool {
+	for _, r := range s.catalogSnap().rels {
+		if r.kind == "S" && r.seq != nil && r.seq.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// seqRelation is SELECT * FROM a sequence's relation (catalogRelation).
+func (s *Session) seqRelation(name string) (*catalogRel, bool) {
+	r := s.catalogSnap().byName[name]
+	if r == nil || r.kind != "S" || r.seq == nil || s.lookupTable(name) != nil {
+		return nil, false
+	}
+	sq := r.seq
+	return &catalogRel{cols: cols(`last_value:i8 log_cnt:i8 is_called:b`), rows: func(s *Session, _ *catSnap) [][]Value {
+		st, err := s.readSeqState(context.Background(), sq)
+		if err != nil {
+			return nil
+		}
+		return [][]Value{{Int8(st.last), Int8(st.logCnt), Bool(st.called)}}
+	}}, true
+}
+
+// ---- options ----
+
+// seqOptions are the options of CREATE / ALTER SEQUENCE (and of an
+// identity column), as given.
+type seqOptions struct {
+	typ                          *string
+	inc, min, max, start, cache  *int64
+	noMin, noMax                 bool
+	cycle                        *bool
+	restart                      bool
+	restartVal                   *int64
+	ownedBy                      []string
+	ownedNone, ownedSet, nameSet bool
+	name                         string
+}
+
+func defInt64(d *pg.DefElem) (int64, error) {
+	switch {
+	case d.Arg.GetInteger() != nil:
+		return int64(d.Arg.GetInteger().Ival), nil
+	case d.Arg.GetFloat() != nil:
+		v, err := strconv.ParseInt(d.Arg.GetFloat().Fval, 10, 64)
+		if err != nil {
+			return 0, errorf(CodeNumericRange, "value \"%s\" is out of range for type bigint", d.Arg.GetFloat().Fval)
+		}
+		return v, nil
+	}
+	return 0, errorf(CodeSyntax, "%s requires a numeric value", d.Defname)
+}
+
+func parseSeqOptions(opts []*pg.Node, identity bool) (*seqOptions, error) {
+	o := &seqOptions{}
+	seen := map[string]bool{}
+	for _, n := range opts {
+		d := n.GetDefElem()
+		if d == nil {
+			return nil, notSupported("sequence option %s is not supported", nodeName(n))
+		}
+		if seen[d.Defname] {
+			return nil, errorf(CodeSyntax, "conflicting or redundant options").at(d.Location)
+		}
+		seen[d.Defname] = true
+		num := func() (*int64, error) {
+			v, err := defInt64(d)
+			return &v, err
+		}
+		var err error
+		switch d.Defname {
+		case "as":
+			tn := d.Arg.GetTypeName()
+			typ, m, terr := typeOfMod(tn)
+			name := ""
+			switch {
+			case terr != nil:
+				return nil, terr
+			case typ == TInt4 && m.Int2:
+				name = "smallint"
+			case typ == TInt4:
+				name = "integer"
+			case typ == TInt8:
+				name = "bigint"
+			default:
+				return nil, errorf(CodeInvalidParamValue, "sequence type must be smallint, integer, or bigint")
+			}
+			o.typ = &name
+		case "increment":
+			o.inc, err = num()
+		case "minvalue":
+			if d.Arg == nil {
+				o.noMin = true
+			} else {
+				o.min, err = num()
+			}
+		case "maxvalue":
+			if d.Arg == nil {
+				o.noMax = true
+			} else {
+				o.max, err = num()
+			}
+		case "start":
+			o.start, err = num()
+		case "restart":
+			o.restart = true
+			if d.Arg != nil {
+				o.restartVal, err = num()
+			}
+		case "cache":
+			o.cache, err = num()
+		case "cycle":
+			c := d.Arg.GetBoolean().GetBoolval()
+			o.cycle = &c
+		case "owned_by":
+			if identity {
+				return nil, notSupported("OWNED BY in an identity column's sequence options is not supported")
+			}
+			o.ownedSet = true
+			names := strs(d.Arg.GetList().GetItems())
+			if len(names) == 1 && strings.EqualFold(names[0], "none") {
+				o.ownedNone = true
+			} else {
+				o.ownedBy = names
+			}
+		case "sequence_name":
+			if !identity {
+				return nil, errorf(CodeSyntax, "invalid sequence option SEQUENCE NAME")
+			}
+			names := strs(d.Arg.GetList().GetItems())
+			o.nameSet, o.name = true, names[len(names)-1]
+		default:
+			return nil, notSupported("sequence option %s is not supported", d.Defname)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+// applySeqOptions is PostgreSQL's init_params: it applies o to sq (a new
+// sequence when create) and reports whether the state restarts, at what.
+func applySeqOptions(sq *Sequence, o *seqOptions, create bool) (restart bool, at int64, err error) {
+	resetMax, resetMin := false, false
+	if o.typ != nil {
+		if !create && *o.typ != sq.Type {
+			_, omin, omax := seqTypeRange(sq.Type)
+			resetMax = sq.Max == omax
+			resetMin = sq.Min == omin
+		}
+		sq.Type = *o.typ
+	} else if create {
+		sq.Type = "bigint"
+	}
+	if o.inc != nil {
+		if *o.inc == 0 {
+			return false, 0, errorf(CodeInvalidParamValue, "INCREMENT must not be zero")
+		}
+		sq.Inc = *o.inc
+	} else if create {
+		sq.Inc = 1
+	}
+	if o.cycle != nil {
+		sq.Cycle = *o.cycle
+	}
+	_, tmin, tmax := seqTypeRange(sq.Type)
+	switch {
+	case o.max != nil:
+		sq.Max = *o.max
+	case create || o.noMax || resetMax:
+		sq.Max = tmax
+		if sq.Inc < 0 {
+			sq.Max = -1
+		}
+	}
+	if sq.Max < tmin || sq.Max > tmax {
+		return false, 0, errorf(CodeInvalidParamValue, "MAXVALUE (%d) is out of range for sequence data type %s", sq.Max, sq.Type)
+	}
+	switch {
+	case o.min != nil:
+		sq.Min = *o.min
+	case create || o.noMin || resetMin:
+		sq.Min = 1
+		if sq.Inc < 0 {
+			sq.Min = tmin
+		}
+	}
+	if sq.Min < tmin || sq.Min > tmax {
+		return false, 0, errorf(CodeInvalidParamValue, "MINVALUE (%d) is out of range for sequence data type %s", sq.Min, sq.Type)
+	}
+	if sq.Min >= sq.Max {
+		return false, 0, errorf(CodeInvalidParamValue, "MINVALUE (%d) must be less than MAXVALUE (%d)", sq.Min, sq.Max)
+	}
+	switch {
+	case o.start != nil:
+		sq.Start = *o.start
+	case create:
+		sq.Start = sq.Min
+		if sq.Inc < 0 {
+			sq.Start = sq.Max
+		}
+	}
+	if sq.Start < sq.Min {
+		return false, 0, errorf(CodeInvalidParamValue, "START value (%d) cannot be less than MINVALUE (%d)", sq.Start, sq.Min)
+	}
+	if sq.Start > sq.Max {
+		return false, 0, errorf(CodeInvalidParamValue, "START value (%d) cannot be greater than MAXVALUE (%d)", sq.Start, sq.Max)
+	}
+	if o.restart {
+		restart, at = true, sq.Start
+		if o.restartVal != nil {
+			at = *o.restartVal
+		}
+		if at < sq.Min {
+			return false, 0, errorf(CodeInvalidParamValue, "RESTART value (%d) cannot be less than MINVALUE (%d)", at, sq.Min)
+		}
+		if at > sq.Max {
+			return false, 0, errorf(CodeInvalidParamValue, "RESTART value (%d) cannot be greater than MAXVALUE (%d)", at, sq.Max)
+		}
+	}
+	if o.cache != nil {
+		if *o.cache <= 0 {
+			return false, 0, errorf(CodeInvalidParamValue, "CACHE (%d) must be greater than zero", *o.cache)
+		}
+		sq.Cache = *o.cache
+	} else if create {
+		sq.Cache = 1
+	}
+	return restart, at, nil
+}
+
+// ownedBy resolves OWNED BY t.c for sequence sq.
+func (s *Session) ownedBy(sq *Sequence, o *seqOptions) error {
+	switch {
+	case !o.ownedSet:
+		return nil
+	case o.ownedNone:
+		sq.OwnedTable, sq.OwnedCol = "", ""
+		return nil
+	}
+	names := o.ownedBy
+	if len(names) == 3 && names[0] == "public" {
+		names = names[1:]
+	}
+	if len(names) < 2 {
+		return errorf(CodeSyntax, "invalid OWNED BY option").hint("Specify OWNED BY table.column or OWNED BY NONE.")
+	}
+	if len(names) > 2 {
+		return errorf(CodeUndefinedTable, "relation %q does not exist", strings.Join(names[:len(names)-1], "."))
+	}
+	t := s.lookupTable(names[0])
+	if t == nil {
+		return errorf(CodeUndefinedTable, "relation %q does not exist", names[0])
+	}
+	if t.col(names[1]) < 0 {
+		return errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", names[1], names[0])
+	}
+	sq.OwnedTable, sq.OwnedCol = names[0], names[1]
+	return nil
+}
+
+func newSeqKey(name string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "seq/" + name + "/" + hex.EncodeToString(b[:])
+}
+
+// ---- the statements ----
+
+func (s *Session) planCreateSequence(st *pg.CreateSeqStmt) (*plan, error) {
+	rv := st.Sequence
+	switch rv.Relpersistence {
+	case "t":
+		return nil, notSupported("TEMPORARY sequences are not supported")
+	case "u":
+		return nil, notSupported("UNLOGGED sequences are not supported")
+	}
+	name, err := relName(rv)
+	if err != nil {
+		return nil, err
+	}
+	o, err := parseSeqOptions(st.Options, false)
+	if err != nil {
+		return nil, err
+	}
+	sq := &Sequence{Name: name}
+	if _, _, err := applySeqOptions(sq, o, true); err != nil {
+		return nil, err
+	}
+	if o.restart {
+		return nil, errorf(CodeSyntax, "RESTART must not be used with CREATE SEQUENCE")
+	}
+	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		res := &Result{Tag: "CREATE SEQUENCE"}
+		if s.lookupTable(name) != nil || s.lookupSeq(name) != nil || s.catalogSnap().byName[name] != nil {
+			if st.IfNotExists {
+				s.notice("NOTICE", CodeDuplicateTable, "relation \""+name+"\" already exists, skipping")
+				return res, nil
+			}
+			return nil, errorf(CodeDuplicateTable, "relation %q already exists", name)
+		}
+		nsq := *sq
+		if err := s.ownedBy(&nsq, o); err != nil {
+			return nil, err
+		}
+		nsq.Key = newSeqKey(name)
+		if err := s.eng.db.CreateTableIfNotExists(ctx, SequenceTable); err != nil {
+			return nil, err
+		}
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		data, err := json.Marshal(&nsq)
+		if err != nil {
+			return nil, err
+		}
+		if err := tx.Insert(ctx, CatalogTable, seqCatalogKey(name), data); err != nil {
+			if errors.Is(err, tupled.ErrDuplicateKey) {
+				return nil, errorf(CodeDuplicateTable, "relation %q already exists", name)
+			}
+			return nil, err
+		}
+		s.setPendingSeq(name, &nsq)
+		return res, nil
+	}
+	return &plan{usesT: true, run: run}, nil
+}
+
+func (s *Session) planAlterSequence(st *pg.AlterSeqStmt) (*plan, error) {
+	name, err := relName(st.Sequence)
+	if err != nil {
+		return nil, err
+	}
+	o, err := parseSeqOptions(st.Options, false)
+	if err != nil {
+		return nil, err
+	}
+	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		res := &Result{Tag: "ALTER SEQUENCE"}
+		r := s.catalogSnap().byName[name]
+		if r == nil {
+			if st.MissingOk {
+				s.notice("NOTICE", "00000", "relation \""+name+"\" does not exist, skipping")
+				return res, nil
+			}
+			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", name)
+		}
+		old, err := s.seqOfRel(r)
+		if err != nil {
+			return nil, err
+		}
+		nsq := *old
+		restart, at, err := applySeqOptions(&nsq, o, false)
+		if err != nil {
+			return nil, err
+		}
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.eng.db.CreateTableIfNotExists(ctx, SequenceTable); err != nil {
+			return nil, err
+		}
+		// the state row is the ALTER's until its transaction ends
+		state, exists, err := lockSeqState(ctx, tx, &nsq)
+		if err != nil {
+			return nil, err
+		}
+		if s.seqInTx == nil {
+			s.seqInTx = map[string]bool{}
+		}
+		s.seqInTx[nsq.Key] = true
+		if restart {
+			state = seqState{last: at}
+		} else {
+			if state.last < nsq.Min {
+				return nil, errorf(CodeInvalidParamValue, "RESTART value (%d) cannot be less than MINVALUE (%d)", state.last, nsq.Min)
+			}
+			if state.last > nsq.Max {
+				return nil, errorf(CodeInvalidParamValue, "RESTART value (%d) cannot be greater than MAXVALUE (%d)", state.last, nsq.Max)
+			}
+			state.logCnt = 0
+		}
+		if err := writeSeqState(ctx, tx, &nsq, state, exists); err != nil {
+			return nil, err
+		}
+		if el := s.seqSess[nsq.Key]; el != nil {
+			el.cached = el.last // cached values are discarded
+		}
+		if r.seq.OwnedCol != "" && s.lookupSeq(name) == nil {
+			// a column's own sequence: its definition is the column's
+			if o.ownedSet {
+				return nil, notSupported("ALTER SEQUENCE ... OWNED BY of a column's own sequence is not supported")
+			}
+			t := s.lookupTable(r.seq.OwnedTable)
+			nt := *t
+			nt.Cols = append([]Column(nil), t.Cols...)
+			c := &nt.Cols[nt.col(r.seq.OwnedCol)]
+			def := nsq
+			def.Key, def.OwnedTable, def.OwnedCol = "", "", ""
+			if def.Name == seqName(t, *c) {
+				def.Name = ""
+			}
+			c.Seq = &def
+			if err := s.saveTable(ctx, tx, &nt); err != nil {
+				return nil, err
+			}
+			return res, nil
+		}
+		if err := s.ownedBy(&nsq, o); err != nil {
+			return nil, err
+		}
+		data, err := json.Marshal(&nsq)
+		if err != nil {
+			return nil, err
+		}
+		if err := tx.Update(ctx, CatalogTable, seqCatalogKey(name), data); err != nil {
+			return nil, err
+		}
+		s.setPendingSeq(name, &nsq)
+		return res, nil
+	}
+	return &plan{usesT: true, run: run}, nil
+}
+
+// nextvalRef matches a DEFAULT that calls nextval of a sequence (the
+// deparsed text: nextval('name')).
+var nextvalRef = regexp.MustCompile(`nextval\('((?:[^']|'')*)'`)
+
+// seqDependents lists the columns whose DEFAULT calls nextval of name.
+func (s *Session) seqDependents(name string) [][2]string {
+	var out [][2]string
+	for _, t := range s.catalogSnap().tables {
+		for _, c := range t.Cols {
+			for _, m := range nextvalRef.FindAllStringSubmatch(c.Default, -1) {
+				parts := splitQualified(strings.ReplaceAll(m[1], "''", "'"))
+				if p := parts[len(parts)-1]; p == name && (len(parts) == 1 || parts[0] == "public") {
+					out = append(out, [2]string{t.Name, c.Name})
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0]+"."+out[i][1] < out[j][0]+"."+out[j][1] })
+	return out
+}
+
+func (s *Session) planDropSequence(st *pg.DropStmt) (*plan, error) {
+	if st.Concurrent {
+		return nil, notSupported("DROP ... CONCURRENTLY is not supported")
+	}
+	var names []string
+	for _, o := range st.Objects {
+		parts := strs(o.GetList().GetItems())
+		switch {
+		case len(parts) == 1:
+		case len(parts) == 2 && parts[0] == "public":
+		default:
+			return nil, errorf(CodeUndefinedTable, "sequence %q does not exist", strings.Join(parts, "."))
+		}
+		names = append(names, parts[len(parts)-1])
+	}
+	cascade := st.Behavior == pg.DropBehavior_DROP_CASCADE
+	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			sq := s.lookupSeq(name)
+			if sq == nil {
+				if r := s.catalogSnap().byName[name]; r != nil && r.kind == "S" {
+					return nil, &Error{Code: "2BP01", Message: "cannot drop sequence " + name + " because other objects depend on it",
+						Detail: "default value for column " + r.seq.OwnedCol + " of table " + r.seq.OwnedTable + " depends on sequence " + name,
+						Hint:   "Use DROP ... CASCADE to drop the dependent objects too."}
+				}
+				if r := s.catalogSnap().byName[name]; r != nil {
+					return nil, errorf(CodeWrongObjectType, "%q is not a sequence", name).hint("Use DROP " + map[string]string{"r": "TABLE", "i": "INDEX"}[r.kind] + " to remove a " + map[string]string{"r": "table", "i": "index"}[r.kind] + ".")
+				}
+				if st.MissingOk {
+					s.notice("NOTICE", "00000", "sequence \""+name+"\" does not exist, skipping")
+					continue
+				}
+				return nil, errorf(CodeUndefinedTable, "sequence %q does not exist", name)
+			}
+			if err := s.dropSequence(ctx, tx, sq, cascade); err != nil {
+				return nil, err
+			}
+		}
+		return &Result{Tag: "DROP SEQUENCE"}, nil
+	}
+	return &plan{usesT: true, run: run}, nil
+}
+
+// dropSequence drops standalone sequence sq in tx: its catalog entry and
+// its state; with cascade the defaults that call it too (else 2BP01).
+func (s *Session) dropSequence(ctx context.Context, tx *tupled.Tx, sq *Sequence, cascade bool) error {
+	deps := s.seqDependents(sq.Name)
+	if len(deps) > 0 && !cascade {
+		return &Error{Code: "2BP01", Message: "cannot drop sequence " + sq.Name + " because other objects depend on it",
+			Detail: "default value for column " + deps[0][1] + " of table " + deps[0][0] + " depends on sequence " + sq.Name,
+			Hint:   "Use DROP ... CASCADE to drop the dependent objects too."}
+	}
+	for _, d := range deps {
+		s.notice("NOTICE", "00000", "drop cascades to default value for column "+d[1]+" of table "+d[0])
+		t := s.lookupTable(d[0])
+		nt := *t
+		nt.Cols = append([]Column(nil), t.Cols...)
+		nt.Cols[nt.col(d[1])].Default = ""
+		if err := s.saveTable(ctx, tx, &nt); err != nil {
+			return err
+		}
+	}
+	if err := tx.Delete(ctx, CatalogTable, seqCatalogKey(sq.Name)); err != nil {
+		if errors.Is(err, tupled.ErrNotFound) {
+			return errorf(CodeUndefinedTable, "sequence %q does not exist", sq.Name)
+		}
+		return err
+	}
+	err := tx.Delete(ctx, SequenceTable, []byte(sq.Key))
+	if err != nil && !errors.Is(err, tupled.ErrNotFound) && !errors.Is(err, tupled.ErrNoTable) {
+		return err
+	}
+	s.setPendingSeq(sq.Name, nil)
+	return nil
+}
+
+// dropOwnedSequences drops the standalone sequences OWNED BY a column of
+// table name (its DROP TABLE's transaction).
+func (s *Session) dropOwnedSequences(ctx context.Context, tx *tupled.Tx, name string) error {
+	for _, r := range s.catalogSnap().rels {
+		if r.kind == "S" && r.seq != nil && r.seq.OwnedTable == name && s.lookupSeq(r.name) != nil {
+			if err := s.dropSequence(ctx, tx, s.lookupSeq(r.name), true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ownedSequences are the sequences owned by t's columns: its serial and
+// identity columns' and the standalone ones OWNED BY them.
+func (s *Session) ownedSequences(t *Table) []*Sequence {
+	var out []*Sequence
+	for _, r := range s.catalogSnap().rels {
+		if r.kind == "S" && r.seq != nil && r.seq.OwnedTable == t.Name {
+			out = append(out, r.seq)
+		}
+	}
+	return out
+}
+
+// hasSeqCall reports whether st calls nextval or setval (which change
+// state, so must run once per row).
+func hasSeqCall(st *pg.SelectStmt) bool {
+	found := false
+	walkNodes(&pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: st}}, func(n *pg.Node) bool { // check.go
+		if f := n.GetFuncCall(); f != nil {
+			names := strs(f.Funcname)
+			found = names[len(names)-1] == "nextval" || names[len(names)-1] == "setval"
+		}
+		return !found
+	})
+	return found
+}
