@@ -250,6 +250,9 @@ type accumulator struct {
 	// with DISTINCT or an ORDER BY inside: the argument rows, aggregated
 	// at the end
 	rows [][]Value
+	// scratch holds one row's argument values while step reads them (it
+	// keeps none), so a plain aggregate allocates nothing per row
+	scratch []Value
 }
 
 func (ac *accumulator) add(e *env) error {
@@ -264,7 +267,16 @@ func (ac *accumulator) add(e *env) error {
 		ac.count++
 		return nil
 	}
-	vals := make([]Value, len(sp.args), len(sp.args)+len(sp.order))
+	keep := sp.distinct || len(sp.order) > 0
+	var vals []Value
+	if keep {
+		vals = make([]Value, len(sp.args), len(sp.args)+len(sp.order))
+	} else {
+		if ac.scratch == nil {
+			ac.scratch = make([]Value, len(sp.args))
+		}
+		vals = ac.scratch
+	}
 	for i, x := range sp.args {
 		v, err := x.eval(e)
 		if err != nil {
@@ -272,7 +284,7 @@ func (ac *accumulator) add(e *env) error {
 		}
 		vals[i] = v
 	}
-	if sp.distinct || len(sp.order) > 0 {
+	if keep {
 		for _, o := range sp.order {
 			v, err := o.x.eval(e)
 			if err != nil {

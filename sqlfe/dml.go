@@ -375,13 +375,24 @@ type candidate struct {
 
 // scanRows calls fn for each row of t that the access may select and that
 // satisfies where, reading the transaction's snapshot. fn may return errStop.
-func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *Table, acc *access, where expr, e *env, fn func(key []byte, row []Value) error) error {
+// With keep, each call gets a key and a row of its own, which fn may keep;
+// without, both are valid only until fn returns (the scan reuses the row,
+// and the key is the engine's), which spares the general query path's
+// scans two allocations per row (its nodes copy what they keep).
+func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *Table, acc *access, where expr, e *env, keep bool, fn func(key []byte, row []Value) error) error {
 	points, start, end, empty, err := acc.bounds(e, t)
 	if err != nil || empty {
 		return err
 	}
+	var reused []Value
+	if !keep {
+		reused = make([]Value, len(t.Cols))
+	}
 	visit := func(k, v []byte) error {
-		row := make([]Value, len(t.Cols))
+		row := reused
+		if keep {
+			row = make([]Value, len(t.Cols))
+		}
 		if err := decodeRow(t, k, v, row); err != nil {
 			return err
 		}
@@ -425,7 +436,10 @@ func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *Table, acc *ac
 		}
 	}
 	err = scan(func(k, v []byte) error {
-		return visit(bytes.Clone(k), v)
+		if keep {
+			k = bytes.Clone(k)
+		}
+		return visit(k, v)
 	})
 	if err == errStop {
 		return nil
@@ -558,7 +572,7 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Res
 			break
 		}
 		early := sp.lock == tupled.NoLock && sp.natural && want >= 0
-		err = s.scanRows(ctx, tx, t, &sp.acc, sp.where, e, func(k []byte, row []Value) error {
+		err = s.scanRows(ctx, tx, t, &sp.acc, sp.where, e, true, func(k []byte, row []Value) error {
 			if early && int64(len(rows)) >= want {
 				return errStop
 			}

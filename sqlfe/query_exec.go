@@ -69,7 +69,7 @@ func (n *tableScan) run(q *qctx, fn func(row []Value) error) error {
 	if err != nil {
 		return err
 	}
-	return q.s.scanRows(q.ctx, tx, n.t, &n.acc, n.filter, q.env(nil), func(_ []byte, row []Value) error {
+	return q.s.scanRows(q.ctx, tx, n.t, &n.acc, n.filter, q.env(nil), false, func(_ []byte, row []Value) error {
 		return fn(row)
 	})
 }
@@ -212,29 +212,29 @@ func (n *nestedLoop) explain(w *strings.Builder, depth int) {
 func copyRow(r []Value) []Value { return append([]Value(nil), r...) }
 
 func (n *nestedLoop) run(q *qctx, fn func(row []Value) error) error {
+	// The inner rows, materialized in chunks of 256 rows: one allocation
+	// per chunk, not one per row, and nothing copied twice.
 	var inner [][]Value
+	var chunk []Value
 	if err := n.right.run(q, func(row []Value) error {
-		inner = append(inner, copyRow(row))
+		if len(chunk)+len(row) > cap(chunk) {
+			chunk = make([]Value, 0, 256*len(row))
+		}
+		at := len(chunk)
+		chunk = append(chunk, row...)
+		inner = append(inner, chunk[at:len(chunk):len(chunk)])
 		return nil
 	}); err != nil {
 		return err
 	}
-	var table map[string][]int // hash join: key → inner rows
 	e := q.env(nil)
+	var h *joinHash // hash join: key → inner rows
 	if len(n.lkeys) > 0 {
-		table = make(map[string][]int, len(inner))
-		var kb []byte
+		h = &joinHash{}
 		pad := make([]Value, n.lw+n.rw) // the right keys read the right side's columns at their scope index
-		for i, r := range inner {
-			copy(pad[n.lw:], r)
-			e.row = pad
-			var ok bool
-			var err error
-			if kb, ok, err = hashKeys(kb[:0], n.rkeys, e); err != nil {
-				return err
-			} else if ok {
-				table[string(kb)] = append(table[string(kb)], i)
-			}
+		e.row = pad
+		if err := h.build(len(inner), n.rkeys, e, func(i int) { copy(pad[n.lw:], inner[i]) }); err != nil {
+			return err
 		}
 	}
 	matched := make([]bool, len(inner))
@@ -244,41 +244,36 @@ func (n *nestedLoop) run(q *qctx, fn func(row []Value) error) error {
 			dst[i] = Value{Null: true}
 		}
 	}
-	var kb []byte
-	all := make([]int, len(inner))
-	for i := range all {
-		all[i] = i
-	}
 	err := n.left.run(q, func(lrow []Value) error {
 		copy(out, lrow)
-		cands := all
-		if table != nil {
-			e.row = lrow
-			var ok bool
-			var err error
-			if kb, ok, err = hashKeys(kb[:0], n.lkeys, e); err != nil {
-				return err
-			}
-			cands = nil
-			if ok {
-				cands = table[string(kb)]
-			}
-		}
 		any := false
-		for _, i := range cands {
+		try := func(i int) error {
 			copy(out[n.lw:], inner[i])
 			e.row = out
 			ok, err := truthy(n.cond, e)
-			if err != nil {
+			if err != nil || !ok {
 				return err
-			}
-			if !ok {
-				continue
 			}
 			any = true
 			matched[i] = true
-			if err := fn(out); err != nil {
+			return fn(out)
+		}
+		if h == nil {
+			for i := range inner {
+				if err := try(i); err != nil {
+					return err
+				}
+			}
+		} else {
+			e.row = lrow
+			i, err := h.first(n.lkeys, e)
+			if err != nil {
 				return err
+			}
+			for ; i >= 0; i = h.next[i] {
+				if err := try(int(i)); err != nil {
+					return err
+				}
 			}
 		}
 		if !any && (n.kind == joinLeft || n.kind == joinFull) {
