@@ -39,6 +39,34 @@ func getTx(tb testing.TB, db *tupled.DB) {
 	}
 }
 
+// getNoCopyTx is getTx reading with GetNoCopy (no copy of the value).
+func getNoCopyTx(tb testing.TB, db *tupled.DB) {
+	tx, err := db.Begin(bg, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := tx.GetNoCopy(bg, "t", allocKey); err != nil {
+		tb.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// lockNoCopyTx is lockTx locking with LockNoCopy, without yield.
+func lockNoCopyTx(tb testing.TB, db *tupled.DB, strength tupled.LockStrength) {
+	tx, err := db.Begin(bg, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := tx.LockNoCopy(bg, "t", allocKey, strength, tupled.Wait); err != nil {
+		tb.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // lockTx is one lock-only transaction: Begin, Lock (strength), Commit;
 // with yield it lets other goroutines run between Lock and Commit (the
 // client's round trip of `tupled bench hotrow`).
@@ -63,6 +91,22 @@ func BenchmarkTxGet(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		getTx(b, db)
+	}
+}
+
+func BenchmarkTxGetNoCopy(b *testing.B) {
+	db := allocDB(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		getNoCopyTx(b, db)
+	}
+}
+
+func BenchmarkTxLockShareNoCopy(b *testing.B) {
+	db := allocDB(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		lockNoCopyTx(b, db, tupled.ForShare)
 	}
 }
 
@@ -174,6 +218,10 @@ func TestTxAllocs(t *testing.T) {
 		{"ForKeyShare", 2, func() { lockTx(t, db, tupled.ForKeyShare, false) }},
 		{"ForKeyShareMulti", 2, func() { lockTx(t, hot, tupled.ForKeyShare, false) }},
 		{"SessionForKeyShare", 2, sessTx},
+		// Without the value's copy only the Tx itself is allocated.
+		{"GetNoCopy", 1, func() { getNoCopyTx(t, db) }},
+		{"ForShareNoCopy", 1, func() { lockNoCopyTx(t, db, tupled.ForShare) }},
+		{"ForKeyShareNoCopy", 1, func() { lockNoCopyTx(t, db, tupled.ForKeyShare) }},
 	} {
 		if n := testing.AllocsPerRun(1000, c.txn); n > c.max {
 			t.Errorf("%s: %v allocations per transaction, want at most %v", c.name, n, c.max)

@@ -1,10 +1,12 @@
 package tupled
 
 import (
+	"bytes"
 	"context"
 	"sync/atomic"
 
 	"github.com/tupled/tupled/internal/engine"
+	"github.com/tupled/tupled/internal/invariants"
 	"github.com/tupled/tupled/internal/tuplemode"
 )
 
@@ -36,6 +38,11 @@ type Tx struct {
 	// busy is set for the duration of each call (see above); a per-Tx flag,
 	// so the check costs one uncontended compare-and-swap.
 	busy atomic.Bool
+
+	// lent holds, under the invariants build tag only, the scratch copies
+	// GetNoCopy and LockNoCopy handed out, which the end of the
+	// transaction overwrites (see GetNoCopy).
+	lent [][]byte
 }
 
 // ID is the transaction's id: unique, valid from Begin on, stable for its
@@ -68,6 +75,74 @@ func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error)
 	}
 	defer tx.exit()
 	return tx.t.Get(ctx, table, key)
+}
+
+// GetNoCopy is Get without the copy, as bbolt's Tx.Get: the value returned
+// is the stored version's own bytes. It is valid until the transaction
+// ends (Commit or Rollback returns) and must not be modified; keep a copy
+// to use it longer, or use Get. Everything else — snapshot, errors — is
+// Get's. It allocates nothing on an in-memory database's resident row.
+//
+// The rule is enforced in test builds: under the invariants build tag
+// (go test -tags invariants, which CI runs with -race) the value handed
+// out is a scratch copy, and the end of the transaction overwrites it with
+// 0xDB bytes, so a use after the end reads garbage, and a use from another
+// goroutine not ordered before Commit or Rollback is a data race the race
+// detector reports (nocopy_test.go shows both).
+//
+// Why the transaction's end: today a value's bytes are never reused (the
+// garbage collector keeps them while anything refers to them), but the
+// rule leaves the row store free to recycle a value's memory once every
+// transaction that was running when vacuum removed its version has ended
+// (pointer-free value slabs, heap/doc.go's plan), as bbolt reuses a page
+// once no transaction holds it.
+func (tx *Tx) GetNoCopy(ctx context.Context, table string, key []byte) ([]byte, error) {
+	if err := tx.enter(); err != nil {
+		return nil, err
+	}
+	defer tx.exit()
+	v, err := tx.t.GetNoCopy(ctx, table, key)
+	return tx.lend(v), err
+}
+
+// LockNoCopy is Lock without the copy: the locked version's value under
+// GetNoCopy's rule (valid until the transaction ends, never modified).
+func (tx *Tx) LockNoCopy(ctx context.Context, table string, key []byte, strength LockStrength, wait WaitPolicy) ([]byte, error) {
+	if err := tx.enter(); err != nil {
+		return nil, err
+	}
+	defer tx.exit()
+	mode, policy := lockArgs(strength, wait)
+	v, err := tx.t.LockNoCopy(ctx, table, key, mode, policy)
+	return tx.lend(v), err
+}
+
+// lend is the value a NoCopy call hands out: v itself, or under the
+// invariants tag a scratch copy that endLent overwrites.
+func (tx *Tx) lend(v []byte) []byte {
+	if invariants.Enabled && v != nil {
+		v = bytes.Clone(v)
+		tx.lent = append(tx.lent, v)
+	}
+	return v
+}
+
+// lentPoisonBytes is what endLent fills lent values with.
+var lentPoisonBytes = bytes.Repeat([]byte{0xDB}, 64)
+
+// endLent ends the validity of the values lent (invariants tag only): the
+// transaction has ended.
+func (tx *Tx) endLent() {
+	if invariants.Enabled {
+		for _, v := range tx.lent {
+			// copy, not a byte loop: the compiler turns a fill loop
+			// into a memset the race detector does not see.
+			for len(v) > 0 {
+				v = v[copy(v, lentPoisonBytes):]
+			}
+		}
+		tx.lent = nil
+	}
 }
 
 // tupleMode is the row-lock mode of a lock strength; false for NoLock and
@@ -262,6 +337,7 @@ func (tx *Tx) Commit() error {
 		return err
 	}
 	defer tx.exit()
+	defer tx.endLent()
 	return tx.t.Commit()
 }
 
@@ -275,5 +351,6 @@ func (tx *Tx) Rollback() error {
 	}
 	defer tx.exit()
 	tx.t.Rollback()
+	tx.endLent()
 	return nil
 }

@@ -50,7 +50,11 @@
 // # Storage
 //
 // Rows live in a rowStore. An in-memory database's tables keep all their rows
-// in memory (a B-tree for ordered scans beside a hash index, store.go). An
+// in memory (store.go): a B-tree for ordered scans beside a lock-free
+// open-addressing hash index for point lookups (hashindex.go, whose
+// comment is its design: a reader takes no lock, and for a key of up to 8
+// bytes decides the match from one slot holding the hash, the length and
+// the key's bytes, then loads the *Row). An
 // on-disk database's tables are persistent (backed.go, whose "Persistent
 // tables" comment is the design): the storage.Backend holds one committed
 // value per key as of the last checkpoint, and memory holds the rows in use
@@ -65,4 +69,52 @@
 // durable decides). A floor per table lets scans start past a head of rows
 // dead to every snapshot (a queue's consumed jobs). Tables are looked up by
 // name in the Heap's catalog.
+//
+// A value a Tuple holds never changes, so package tupled's GetNoCopy and
+// LockNoCopy hand it out as it is, valid until the reader's transaction
+// ends: today the garbage collector keeps the bytes alive while the reader
+// refers to them, even after vacuum unlinked the version.
+//
+// # Plan (issue 28; NOT YET BUILT)
+//
+// What the in-memory store still costs, measured in bench/RESULTS.md: each
+// Row and each Tuple is a heap object full of pointers (key slice,
+// versions slice, next, multi, value), so the collector walks every
+// resident row on every cycle, and a lookup still follows hash slot → Row
+// → versions array → Tuple → header (four dependent loads). The design to
+// build next, in this order:
+//
+//  1. Current version's header in the slot: the hash slot gains the
+//     current version's xmin, xmax and infomask (a copy, written under the
+//     row latch by Apply, read with a seqlock-style version word), so the
+//     common read — a frozen or committed version with no xmax — decides
+//     visibility from the slot and loads only the value.
+//  2. Pointer-free value slabs: values (and keys over 8 bytes) are copied
+//     into 1 MiB []byte pages the collector never scans, named by a 32-bit
+//     page and offset in the Tuple; a Tuple then holds no value pointer.
+//     Memory of a version vacuum removes is recycled only after every
+//     transaction that was running at the removal has ended (an epoch: the
+//     oldest running xid passes the removal's next xid), which is what the
+//     NoCopy contract — valid until the transaction ends — allows; the
+//     invariants build's scratch copies test callers against it.
+//  3. Rows and Tuples in arrays of structs addressed by index (a slot
+//     holds a row index, not a *Row; old versions chained by index), so the
+//     collector sees a few large pointer-free arrays instead of millions of
+//     objects; multixacts referenced by id through multixact.Store, not by
+//     pointer.
+//     A first step tried and backed out: allocating an in-memory row with
+//     its first version and version list in one object. The row then keeps
+//     that version alive after vacuum removed it, and through its Next
+//     link the whole chain of later dead versions (TestMemoryFlatUnderEndlessUpdates
+//     saw the Go heap grow 15 → 127 MB over a million updates). Doing it
+//     needs either Next links that vacuum may clear (readers follow them
+//     only under the latch, and only from versions still listed) or the
+//     index-addressed arrays above, where a removed version's slot is
+//     freed explicitly.
+//  4. The lock path's last allocation: package tupled's Tx record (one per
+//     transaction; a waiter or the deadlock detector may hold its
+//     xact.Xact and lockmgr.Proc after it ends, so it is not reused today).
+//     A Session reuses its record once a generation counter in Xact and
+//     Proc lets a late holder see that the transaction it waited for has
+//     ended.
 package heap

@@ -57,7 +57,7 @@ if a correctness check fails or a child dies. See README.md.
 	sizeFlags(fs, &cfg)
 	rounds := fs.Int("rounds", 5, "alternated rounds per system and workload (median and min–max over them)")
 	sysList := fs.String("systems", "all", "systems to run, comma-separated: "+strings.Join(systems, ",")+" (all of them), and "+strings.Join(optionalSystems, ","))
-	wlList := fs.String("workloads", "all", "workloads to run, comma-separated: "+strings.Join(workloads, ","))
+	wlList := fs.String("workloads", "all", "workloads to run, comma-separated: "+strings.Join(workloads, ",")+" (all of them), and "+strings.Join(optionalWorkloads, ","))
 	dir := fs.String("dir", "", "where the systems keep their data (default: a temporary directory, removed at the end)")
 	out := fs.String("json", "", "write every result as JSON to this file")
 	md := fs.String("md", "", "write the tables as markdown to this file")
@@ -82,7 +82,7 @@ if a correctness check fails or a child dies. See README.md.
 	syss, err := splitList(*sysList, systems, optionalSystems...)
 	if err == nil {
 		var wls []string
-		wls, err = splitList(*wlList, workloads)
+		wls, err = splitList(*wlList, workloads, optionalWorkloads...)
 		*wlList = strings.Join(wls, ",")
 	}
 	if err != nil {

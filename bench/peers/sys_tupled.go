@@ -11,7 +11,8 @@ import (
 // tupledSys is tupled on disk through its public API: SyncCommit on (each
 // writing Commit returns once its WAL record is fsynced, group commit
 // sharing an fsync), the pebble backend or, as tupled-bbolt, the bbolt one.
-// Reads lock with Tx.Lock(ForShare); a claim is Scan(ForUpdate, SkipLocked,
+// Reads lock with Tx.LockNoCopy(ForShare) (the value is not copied, as
+// bbolt's Get does not copy it; the plain workload reads with GetNoCopy); a claim is Scan(ForUpdate, SkipLocked,
 // Limit 1) with a Where on the job's status; a transfer locks both
 // accounts FOR UPDATE in key order (RunTx retries what is retryable).
 type tupledSys struct {
@@ -84,9 +85,25 @@ func (s *tupledSys) readShare(ctx context.Context, keys []uint64) error {
 		return err
 	}
 	for _, k := range keys {
-		if _, err := tx.Lock(ctx, "kv", key8(k), tupled.ForShare, tupled.Wait); err != nil {
+		if _, err := tx.LockNoCopy(ctx, "kv", key8(k), tupled.ForShare, tupled.Wait); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("lock kv %d: %w", k, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// readPlain reads keys in a read-only transaction with GetNoCopy (bbolt's
+// View reads without a copy too).
+func (s *tupledSys) readPlain(ctx context.Context, keys []uint64) error {
+	tx, err := s.db.Begin(ctx, &tupled.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if _, err := tx.GetNoCopy(ctx, "kv", key8(k)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("get kv %d: %w", k, err)
 		}
 	}
 	return tx.Commit()

@@ -60,6 +60,13 @@ var systems = []string{"tupled", "tupled-bbolt", "bbolt", "badger", "pebble", "s
 // it is the ceiling of the on-disk figures.
 var optionalSystems = []string{"tupled-mem"}
 
+// plainReader is a system whose plain read (no row lock) differs from
+// its readShare: readPlain reads keys in one transaction without locking
+// them; a key that is missing is an error.
+type plainReader interface {
+	readPlain(ctx context.Context, keys []uint64) error
+}
+
 // openSystem opens (creating if need be) system name in dir.
 func openSystem(name, dir string) (system, error) {
 	switch name {

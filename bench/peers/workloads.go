@@ -54,6 +54,12 @@ type result struct {
 
 var workloads = []string{"cold", "warm", "queue", "bank", "scan", "write"}
 
+// optionalWorkloads run only when named: plain is cold's transaction
+// without the locks, through plainReader where a system has one (tupled:
+// a read-only transaction of GetNoCopy) and readShare elsewhere (bbolt's
+// and badger's readShare already read without locking).
+var optionalWorkloads = []string{"plain"}
+
 // runChild opens system in dir and runs workload; fresh says dir starts
 // empty (queue and write load their own data there).
 func runChild(ctx context.Context, sysName, workload, dir string, cfg config) (*result, error) {
@@ -83,6 +89,12 @@ func runChild(ctx context.Context, sysName, workload, dir string, cfg config) (*
 		runErr = runLoad(ctx, s, cfg, res)
 	case "cold":
 		runErr = runReads(ctx, s, cfg, res)
+	case "plain":
+		read := s.readShare
+		if p, ok := s.(plainReader); ok {
+			read = p.readPlain
+		}
+		runErr = runReadsWith(ctx, read, cfg, res)
 	case "warm":
 		t := time.Now()
 		rows, _, err := s.scan(ctx)
@@ -188,6 +200,11 @@ func percentiles(d []time.Duration) (p50, p99 float64) {
 
 // runReads: each transaction reads 3 distinct random kv rows FOR SHARE.
 func runReads(ctx context.Context, s system, cfg config, res *result) error {
+	return runReadsWith(ctx, s.readShare, cfg, res)
+}
+
+// runReadsWith: each transaction is read with 3 distinct random kv rows.
+func runReadsWith(ctx context.Context, read func(context.Context, []uint64) error, cfg config, res *result) error {
 	return clients(ctx, cfg.Clients, cfg.Duration, func(ctx context.Context, rng *rand.Rand) error {
 		var keys [3]uint64
 		for i := range keys {
@@ -199,7 +216,7 @@ func runReads(ctx context.Context, s system, cfg config, res *result) error {
 				}
 			}
 		}
-		return s.readShare(ctx, keys[:])
+		return read(ctx, keys[:])
 	}, res)
 }
 

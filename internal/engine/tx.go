@@ -388,6 +388,14 @@ func (tx *Tx) logWrite(table string, key, value []byte, isDelete bool) {
 // Get returns a copy of the value of key's version visible to the
 // snapshot, without locking or waiting; errs.ErrNotFound if none is.
 func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error) {
+	v, err := tx.GetNoCopy(ctx, table, key)
+	return bytes.Clone(v), err
+}
+
+// GetNoCopy is Get returning the version's own value, not a copy: a
+// Tuple's value never changes, and package tupled's Tx.GetNoCopy states
+// how long its caller may use it.
+func (tx *Tx) GetNoCopy(ctx context.Context, table string, key []byte) ([]byte, error) {
 	snap, err := tx.startOn(ctx, false, table, lockmgr.AccessShareLock)
 	if err != nil {
 		return nil, err
@@ -399,7 +407,7 @@ func (tx *Tx) Get(ctx context.Context, table string, key []byte) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	return bytes.Clone(tup.Value()), nil
+	return tup.Value(), nil
 }
 
 // target finds the row an operation on (table, key) works on, once the
@@ -456,6 +464,13 @@ func checkLock(mode tuplemode.Mode, policy WaitPolicy) error {
 // returns a copy of the locked version's value (EvalPlanQual's newest
 // version under READ COMMITTED).
 func (tx *Tx) Lock(ctx context.Context, table string, key []byte, mode tuplemode.Mode, policy WaitPolicy) ([]byte, error) {
+	v, err := tx.LockNoCopy(ctx, table, key, mode, policy)
+	return bytes.Clone(v), err
+}
+
+// LockNoCopy is Lock returning the locked version's own value, not a copy
+// (see GetNoCopy).
+func (tx *Tx) LockNoCopy(ctx context.Context, table string, key []byte, mode tuplemode.Mode, policy WaitPolicy) ([]byte, error) {
 	snap, err := tx.startOn(ctx, true, table, lockmgr.RowShareLock)
 	if err != nil {
 		return nil, err
@@ -476,7 +491,7 @@ func (tx *Tx) Lock(ctx context.Context, table string, key []byte, mode tuplemode
 	if err != nil {
 		return nil, tx.Fail(ctx, err)
 	}
-	return bytes.Clone(locked.Value()), nil
+	return locked.Value(), nil
 }
 
 // lockVersion locks tup (or, under READ COMMITTED, the newest version of
