@@ -88,3 +88,40 @@ func TestWireUUIDJSON(t *testing.T) {
 		t.Fatalf("jsonb inserted by pgx: %q %v", raw, err)
 	}
 }
+
+// TestWireBytea: a bytea column is OID 17 in RowDescription, its binary
+// form is its bytes (any bytes, NUL included) both ways, its text form the
+// hex format, and pgx's []byte round-trips through it.
+func TestWireBytea(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	ctx := context.Background()
+	pc := c.PgConn()
+	exec(t, c, "CREATE TABLE b (k bytea PRIMARY KEY, v bytea)")
+	sd, err := pc.Prepare(ctx, "ins", "INSERT INTO b VALUES ($1, $2)", []uint32{17, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sd.ParamOIDs, []uint32{17, 17}) {
+		t.Fatalf("ParameterDescription %v, want [17 17]", sd.ParamOIDs)
+	}
+	key := []byte{0, 1, 0xff, '\\', 0}
+	if res := pc.ExecPrepared(ctx, "ins", [][]byte{key, {}}, []int16{1, 1}, nil).Read(); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	rr := pc.ExecParams(ctx, "SELECT k, v, k || v, length(k) FROM b", nil, nil, nil, []int16{1, 1, 0, 0}).Read()
+	if rr.Err != nil {
+		t.Fatal(rr.Err)
+	}
+	if g, want := describe(rr), "k:17:-1:-1 v:17:-1:-1 ?column?:17:-1:-1 length:23:4:-1"; g != want {
+		t.Fatalf("RowDescription:\ngot  %s\nwant %s", g, want)
+	}
+	row := rr.Rows[0]
+	if !slices.Equal(row[0], key) || len(row[1]) != 0 || string(row[2]) != `\x0001ff5c00` || string(row[3]) != "5" {
+		t.Fatalf("bytea values: %q %q %q %q", row[0], row[1], row[2], row[3])
+	}
+	var got []byte
+	if err := c.QueryRow(ctx, "SELECT v || k FROM b WHERE k = $1", key).Scan(&got); err != nil || !slices.Equal(got, key) {
+		t.Fatalf("pgx []byte: %x %v", got, err)
+	}
+}

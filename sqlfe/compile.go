@@ -407,6 +407,9 @@ func (c *compiler) concat(a *pg.A_Expr) (expr, error) {
 	if r.typ() == TBpchar {
 		r = &castExpr{arg: r, t: TText}
 	}
+	if x, ok, err := c.byteaConcat(l, r); ok { // bytea.go
+		return x, err
+	}
 	lt, rt := l.typ(), r.typ()
 	bad := lt == TInt4Array || rt == TInt4Array || (lt != TText && lt != TUnknown && rt != TText && rt != TUnknown)
 	if bad {

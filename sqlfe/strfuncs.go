@@ -84,7 +84,9 @@ func init() {
 		"date_part":  extractFunc,
 		"date_trunc": dateTruncFunc,
 	} {
-		polyFuncs[name] = f
+		if polyFuncs[name] == nil { // a type file's overload (bytea.go's octet_length) comes first
+			polyFuncs[name] = f
+		}
 	}
 	polyFuncs["character_length"] = polyFuncs["char_length"]
 }

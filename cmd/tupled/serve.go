@@ -44,8 +44,8 @@ lost when the server stops, and serve says so on stderr at start.
 
 SQL is parsed by PostgreSQL's own parser. What runs: CREATE/DROP TABLE
 (smallint, integer, bigint, numeric[(p,s)], real, double precision, text,
-varchar, char, boolean, date, timestamp, timestamptz, uuid, json, jsonb
-and serial columns;
+varchar, char, boolean, date, timestamp, timestamptz, uuid, bytea, json,
+jsonb and serial columns;
 primary keys of one or more columns, UNIQUE, NOT NULL, DEFAULT,
 REFERENCES), CREATE/DROP INDEX, ALTER TABLE (ADD PRIMARY KEY, ADD/DROP/
 RENAME COLUMN, ADD/DROP CONSTRAINT); INSERT (ON CONFLICT, RETURNING),
