@@ -210,7 +210,7 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 			sp.t = TFloat8
 		}
 	case "min", "max":
-		if nargs != 1 || isIntArray(sp.args[0].typ()) || sp.args[0].typ() == TVoid {
+		if nargs != 1 || isIntArray(sp.args[0].typ()) || sp.args[0].typ() == TVoid || extTypes[sp.args[0].typ()] != nil && !extTypes[sp.args[0].typ()].minMax {
 			return nil, noSuch()
 		}
 		sp.t = sp.args[0].typ()

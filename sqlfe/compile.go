@@ -407,6 +407,9 @@ func (c *compiler) concat(a *pg.A_Expr) (expr, error) {
 	if r.typ() == TBpchar {
 		r = &castExpr{arg: r, t: TText}
 	}
+	if x, ok, err := c.byteaConcat(l, r); ok { // bytea.go
+		return x, err
+	}
 	lt, rt := l.typ(), r.typ()
 	bad := lt == TInt4Array || rt == TInt4Array || (lt != TText && lt != TUnknown && rt != TText && rt != TUnknown)
 	if bad {
@@ -423,7 +426,7 @@ func (c *compiler) concat(a *pg.A_Expr) (expr, error) {
 }
 
 func comparable(a, b Type) bool {
-	return a == b || ((isNumber(a) || isFloat(a)) && (isNumber(b) || isFloat(b))) || (isDateTime(a) && isDateTime(b))
+	return (a == b && a != TJSON) || ((isNumber(a) || isFloat(a)) && (isNumber(b) || isFloat(b))) || (isDateTime(a) && isDateTime(b))
 }
 
 func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
@@ -465,6 +468,9 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 		}
 		if x, ok, err := c.patternOp(a, op); ok {
 			return x, err // conditional.go
+		}
+		if x, ok, err := c.jsonOp(a, op); ok {
+			return x, err // json.go
 		}
 		l, r, err := c.binary(a.Lexpr, a.Rexpr)
 		if err != nil {
@@ -669,6 +675,14 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 		t = TFloat8
 	case "float4": // real, float(1..24)
 		t = TFloat4
+	case "uuid":
+		t = TUUID
+	case "bytea":
+		t = TBytea
+	case "json":
+		t = TJSON
+	case "jsonb":
+		t = TJSONB
 	default:
 		if !pgTypes[strings.TrimPrefix(name, "_")] {
 			return undefined()

@@ -144,6 +144,9 @@ func castValue(v Value, t Type) (Value, error) {
 	if r, ok, err := castFloat(v, t); ok { // float.go
 		return r, err
 	}
+	if isJSON(v.T) && isJSON(t) { // json.go
+		return castJSON(v, t)
+	}
 	switch {
 	case t == TText && v.T == TBpchar:
 		return Text(bpcharTrim(v.S)), nil // PostgreSQL's rtrim1
@@ -189,7 +192,7 @@ func canCast(a Type, am typeMod, b Type, bm typeMod) bool {
 		return true
 	case a == TBool && b == TBool:
 		return true
-	case isDateTime(a) && isDateTime(b), isIntArray(a) && isIntArray(b):
+	case isDateTime(a) && isDateTime(b), isIntArray(a) && isIntArray(b), isJSON(a) && isJSON(b):
 		return true
 	case a == TBool && b == TInt4:
 		return !bm.Int2
@@ -347,6 +350,8 @@ func cmpValues(a, b Value) int {
 		return numericCmp(a, b)
 	case isDateTime(a.T) && isDateTime(b.T):
 		return instant(a).Compare(instant(b))
+	case a.T == TJSONB:
+		return jsonbCmp(a, b) // json.go
 	case isInt(a.T) || a.T == TBool:
 		switch {
 		case a.I < b.I:

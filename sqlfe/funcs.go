@@ -16,10 +16,12 @@ type builtin struct {
 	fn   func(e *env, args []Value) (Value, error)
 }
 
-var builtins map[string]builtin
+// builtins is filled by init functions (this file's, and the type files':
+// uuid.go, bytea.go, json.go), in any order.
+var builtins = map[string]builtin{}
 
 func init() {
-	builtins = map[string]builtin{
+	for name, b := range map[string]builtin{
 		"pg_backend_pid": {nil, TInt4, func(e *env, _ []Value) (Value, error) {
 			return Int4(e.s.pid), nil
 		}},
@@ -86,6 +88,8 @@ func init() {
 			}
 			return Int8(int64(tx.ID())), nil
 		}},
+	} {
+		builtins[name] = b
 	}
 	builtins["pg_current_xact_id"] = builtins["txid_current"]
 	// now() and transaction_timestamp() are the transaction's start, as

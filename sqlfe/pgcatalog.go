@@ -541,6 +541,9 @@ func colType(c Column) colTypeInfo {
 	case TInt8Array:
 		return colTypeInfo{1016, -1, -1, "_int8", "bigint[]", "ARRAY"}
 	}
+	if x := extTypes[c.Type]; x != nil {
+		return colTypeInfo{int64(x.oid), -1, int(x.size), x.typname, x.name, x.name}
+	}
 	return colTypeInfo{25, -1, -1, "text", "text", "text"}
 }
 
@@ -568,6 +571,7 @@ var pgTypeRows = []pgTypeRow{
 	{23, "int4", 4, true, "b", "N", 0, 1007, 0},
 	{24, "regproc", 4, true, "b", "N", 0, 1008, 0},
 	{25, "text", -1, false, "b", "S", 0, 1009, 100},
+	{114, "json", -1, false, "b", "U", 0, 199, 0},
 	{26, "oid", 4, true, "b", "N", 0, 1028, 0},
 	{30, "oidvector", -1, false, "b", "A", 26, 1013, 0},
 	{700, "float4", 4, true, "b", "N", 0, 1021, 0},
@@ -587,6 +591,8 @@ var pgTypeRows = []pgTypeRow{
 	{2205, "regclass", 4, true, "b", "N", 0, 2210, 0},
 	{2206, "regtype", 4, true, "b", "N", 0, 2211, 0},
 	{2278, "void", 4, true, "p", "P", 0, 0, 0},
+	{2950, "uuid", 16, false, "b", "U", 0, 2951, 0},
+	{3802, "jsonb", -1, false, "b", "U", 0, 3807, 0},
 	{4089, "regnamespace", 4, true, "b", "N", 0, 4090, 0},
 }
 

@@ -23,10 +23,12 @@ import (
 
 type polyFunc func(c *compiler, f *pg.FuncCall, args []expr) (expr, error)
 
-var polyFuncs map[string]polyFunc
+// polyFuncs is filled by init functions (this file's and the type files'),
+// in any order.
+var polyFuncs = map[string]polyFunc{}
 
 func init() {
-	polyFuncs = map[string]polyFunc{
+	for name, f := range map[string]polyFunc{
 		"substr":    substrFunc,
 		"substring": substrFunc,
 		"btrim":     trimFunc(true, true),
@@ -81,6 +83,10 @@ func init() {
 		"pi":         piFunc,
 		"date_part":  extractFunc,
 		"date_trunc": dateTruncFunc,
+	} {
+		if polyFuncs[name] == nil { // a type file's overload (bytea.go's octet_length) comes first
+			polyFuncs[name] = f
+		}
 	}
 	polyFuncs["character_length"] = polyFuncs["char_length"]
 }

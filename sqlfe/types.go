@@ -35,7 +35,31 @@ const (
 	TFloat8      // double precision (see float.go)
 	TFloat4      // real (see float.go)
 	TInt8Array   // bigint[] (a parameter or cast for = ANY: sqlc's queries)
+	TUUID        // uuid (see uuid.go)
+	TBytea       // bytea (see bytea.go)
+	TJSON        // json (see json.go)
+	TJSONB       // jsonb (see json.go)
 )
+
+// extType describes a type whose I/O lives in its own file (uuid.go,
+// bytea.go, json.go): each registers one in extTypes from an init, and the
+// switches below fall back to it. Its value is held in Value.S in the
+// canonical form parse returns.
+type extType struct {
+	name    string // format_type's name (and information_schema's data_type)
+	typname string // pg_type.typname
+	oid     uint32
+	size    int16 // wire width in binary, -1: variable
+	// key: S's byte order is the type's order, so it can be a key
+	key       bool
+	minMax    bool                             // min and max aggregate it (uuid, bytea, json[b] have none in PostgreSQL 15)
+	parse     func(s string) (Value, error)    // text input
+	out       func(v Value) string             // text output (nil: S)
+	appendBin func(dst []byte, v Value) []byte // binary output
+	parseBin  func(b []byte) (Value, error)    // binary input
+}
+
+var extTypes = map[Type]*extType{}
 
 // isIntArray reports whether t is an integer array (its elements in
 // Value.A).
@@ -45,7 +69,8 @@ func isIntArray(t Type) bool { return t == TInt4Array || t == TInt8Array }
 // primary key or an index lookup's value (its text does not sort as its
 // values).
 func noKeyType(t Type) bool {
-	return t == TNumeric || t == TTimestamp || t == TDate || t == TTimestamptz || isFloat(t)
+	return t == TNumeric || t == TTimestamp || t == TDate || t == TTimestamptz || isFloat(t) ||
+		(extTypes[t] != nil && !extTypes[t].key)
 }
 
 // OIDs of the types, as PostgreSQL numbers them.
@@ -101,6 +126,9 @@ func (t Type) OID() uint32 {
 	case TInt8Array:
 		return OIDInt8Array
 	}
+	if x := extTypes[t]; x != nil {
+		return x.oid
+	}
 	return OIDText // unknown results are sent as text, as PostgreSQL does for unknown literals
 }
 
@@ -135,6 +163,11 @@ func TypeForOID(oid uint32) Type {
 	case OIDInt8Array:
 		return TInt8Array
 	}
+	for t, x := range extTypes {
+		if x.oid == oid {
+			return t
+		}
+	}
 	return TUnknown
 }
 
@@ -149,6 +182,9 @@ func (t Type) Size() int16 {
 		return 8
 	case TDate, TFloat4:
 		return 4
+	}
+	if x := extTypes[t]; x != nil {
+		return x.size
 	}
 	return -1
 }
@@ -183,6 +219,9 @@ func (t Type) String() string {
 		return "real"
 	case TInt8Array:
 		return "bigint[]"
+	}
+	if x := extTypes[t]; x != nil {
+		return x.name
 	}
 	return "unknown"
 }
@@ -253,6 +292,9 @@ func (v Value) String() string {
 		b.WriteByte('}')
 		return b.String()
 	}
+	if x := extTypes[v.T]; x != nil && x.out != nil {
+		return x.out(v)
+	}
 	return v.S
 }
 
@@ -306,6 +348,9 @@ func (v Value) AppendBinary(dst []byte) []byte {
 		return appendTimestamptzBinary(dst, v.S)
 	case TFloat8, TFloat4:
 		return appendFloatBinary(dst, v)
+	}
+	if x := extTypes[v.T]; x != nil {
+		return x.appendBin(dst, v)
 	}
 	return append(dst, v.S...)
 }
@@ -394,6 +439,9 @@ func ParseText(t Type, s string) (Value, error) {
 			v.A = append(v.A, e.I)
 		}
 		return v, nil
+	}
+	if x := extTypes[t]; x != nil {
+		return x.parse(s)
 	}
 	return Value{}, errorf(CodeInternal, "unknown type %d", t)
 }
@@ -497,6 +545,9 @@ func ParseBinary(t Type, b []byte) (Value, error) {
 		}
 		return v, nil
 	}
+	if x := extTypes[t]; x != nil {
+		return x.parseBin(b)
+	}
 	return bad()
 }
 
@@ -559,6 +610,9 @@ func decodeKey(t *Table, b []byte) (Value, error) {
 		}
 		return Bool(b[0] != 0), nil
 	}
+	if extTypes[c.Type] != nil {
+		return Value{T: c.Type, S: string(b)}, nil
+	}
 	return Text(string(b)), nil
 }
 
@@ -601,9 +655,12 @@ func readKeyElem(r *keys.Reader, c Column) (Value, error) {
 		if err != nil {
 			return Value{}, errCorrupt
 		}
-		if c.Type == TBpchar {
+		switch {
+		case c.Type == TBpchar:
 			v = Value{T: TBpchar, S: bpcharPad(s, c.MaxLen)}
-		} else {
+		case extTypes[c.Type] != nil: // uuid, bytea: their S as stored
+			v = Value{T: c.Type, S: s}
+		default:
 			v = Text(s)
 		}
 	}

@@ -44,7 +44,8 @@ lost when the server stops, and serve says so on stderr at start.
 
 SQL is parsed by PostgreSQL's own parser. What runs: CREATE/DROP TABLE
 (smallint, integer, bigint, numeric[(p,s)], real, double precision, text,
-varchar, char, boolean, date, timestamp, timestamptz, serial and
+varchar, char, boolean, date, timestamp, timestamptz, uuid, bytea, json,
+jsonb, serial and
 GENERATED ... AS IDENTITY columns; primary keys of one or more columns,
 UNIQUE, NOT NULL, DEFAULT, CHECK, REFERENCES), CREATE/DROP INDEX,
 CREATE/ALTER/DROP SEQUENCE (nextval, currval, setval, lastval), ALTER
