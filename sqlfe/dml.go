@@ -291,24 +291,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 				return nil, errorf(CodeUndefinedTable, "relation %q in FOR UPDATE/SHARE clause not found in FROM clause", r.GetRangeVar().GetRelname())
 			}
 		}
-		switch lk.Strength {
-		case pg.LockClauseStrength_LCS_FORKEYSHARE:
-			sp.lock = tupled.ForKeyShare
-		case pg.LockClauseStrength_LCS_FORSHARE:
-			sp.lock = tupled.ForShare
-		case pg.LockClauseStrength_LCS_FORNOKEYUPDATE:
-			sp.lock = tupled.ForNoKeyUpdate
-		default:
-			sp.lock = tupled.ForUpdate
-		}
-		switch lk.WaitPolicy {
-		case pg.LockWaitPolicy_LockWaitSkip:
-			sp.wait = tupled.SkipLocked
-		case pg.LockWaitPolicy_LockWaitError:
-			sp.wait = tupled.NoWait
-		default:
-			sp.wait = tupled.Wait
-		}
+		sp.lock, sp.wait = lockMode(lk) // lockjoin.go
 	}
 	return &plan{cols: cols, usesT: sp.t != nil, run: sp.run, explain: sp.explain}, nil
 }

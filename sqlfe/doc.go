@@ -90,8 +90,17 @@
 //     owns row locking; every other SELECT by the general query path
 //     (query.go: the plan nodes and the order of evaluation; query_plan.go
 //     analysis and name scopes; query_exec.go the operators; agg.go
-//     grouping and aggregates; window.go window functions), which refuses a
-//     locking clause (0A000).
+//     grouping and aggregates; window.go window functions). There a
+//     locking clause (FOR <strength> [OF t, ...] [NOWAIT | SKIP LOCKED],
+//     on joins and inside subqueries in FROM) is PostgreSQL's LockRows
+//     node above the join (lockjoin.go): each joined row's tables named
+//     are locked by key, and a row whose locked version is newer than the
+//     one joined is rechecked by running the FROM and WHERE subtree again
+//     pinned to that row's versions (EvalPlanQual); an ORDER BY the first
+//     table's key needs no sort, so a LIMIT stops its scan. It is 0A000,
+//     as in PostgreSQL, on the nullable side of an outer join and with
+//     GROUP BY, HAVING, DISTINCT, aggregates, window functions, set
+//     operations and VALUES; 42P01 for OF naming no FROM item.
 //     Joins hash on an equality of their two sides, else loop; a WHERE
 //     conjunct that names one FROM item is pushed into its scan, so keys
 //     and indexes still serve. Subqueries in expressions are planned by it

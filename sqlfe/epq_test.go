@@ -204,7 +204,13 @@ func waitForLockWait(t *testing.T, eng *Executor, s *Session) {
 // "k:Mode ...", in key order (DB.RowLocks, the pgrowlocks of the API).
 func rowLocksOf(t *testing.T, eng *Executor, s *Session) string {
 	t.Helper()
-	tbl, _ := eng.cat.get("t")
+	return rowLocksIn(t, eng, s, "t")
+}
+
+// rowLocksIn is rowLocksOf for the table named table.
+func rowLocksIn(t *testing.T, eng *Executor, s *Session, table string) string {
+	t.Helper()
+	tbl, _ := eng.cat.get(table)
 	rls, err := eng.db.RowLocks(context.Background(), tbl.Engine)
 	if err != nil {
 		t.Fatal(err)

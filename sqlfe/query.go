@@ -42,9 +42,11 @@ import (
 //   - A conjunct is pushed down only into a scan whose rows are never
 //     NULL-extended (not the nullable side of an outer join), so pushing
 //     it cannot change the result.
-//   - Row locking is not planned here: a locking clause on such a query is
-//     0A000 (PostgreSQL refuses it too with GROUP BY, DISTINCT, aggregates
-//     and set operations; with joins it is not supported yet).
+//   - A locking clause on a join (or on a subquery in FROM) is a LockRows
+//     node between the FROM/WHERE subtree and the select list, with its
+//     EvalPlanQual recheck (lockjoin.go); with GROUP BY, DISTINCT,
+//     aggregates, window functions and set operations it is 0A000, as in
+//     PostgreSQL.
 
 // needsQueryPath reports whether st is planned by the general path.
 func needsQueryPath(st *pg.SelectStmt) bool {

@@ -260,7 +260,13 @@ func (s *Session) fromItem(n *pg.Node, params *[]Type) (relNode, *scope, error) 
 			return nil, nil, err
 		}
 		ts := &tableScan{t: t, alias: name}
-		return ts, &scope{rels: []*scopeRel{{name: name, cols: cols, t: t, scan: ts}}, width: len(cols)}, nil
+		var node relNode = ts
+		if s.lockPins != nil { // lockjoin.go
+			p := &pinScan{ts: ts}
+			*s.lockPins = append(*s.lockPins, p)
+			node = p
+		}
+		return node, &scope{rels: []*scopeRel{{name: name, cols: cols, t: t, scan: ts}}, width: len(cols)}, nil
 	case n.GetRangeFunction() != nil:
 		rf := n.GetRangeFunction()
 		virt, cols, rel, err := s.rangeFunction(rf, &compiler{s: s, outer: s.planOuter, params: params})
@@ -518,8 +524,16 @@ func (s *Session) buildQuery(st *pg.SelectStmt, params *[]Type, keepUnknown bool
 			return nil, nil, notSupported("FOR UPDATE is not allowed with GROUP BY clause")
 		case st.HavingClause != nil:
 			return nil, nil, notSupported("FOR UPDATE is not allowed with HAVING clause")
+		case needsAgg(st):
+			return nil, nil, notSupported("FOR UPDATE is not allowed with aggregate functions")
+		case len(st.ValuesLists) > 0:
+			return nil, nil, notSupported("FOR UPDATE cannot be applied to VALUES")
 		}
-		return nil, nil, notSupported("FOR UPDATE/SHARE with joins, subqueries in FROM or aggregates is not supported")
+		for _, n := range st.TargetList {
+			if hasWindow(n.ProtoReflect()) {
+				return nil, nil, notSupported("FOR UPDATE is not allowed with window functions")
+			}
+		}
 	}
 	if len(st.WindowClause) > 0 {
 		return nil, nil, notSupported("WINDOW is not supported")
@@ -767,6 +781,13 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 	sc := &scope{}
 	var chain []*nestedLoop // the FROM list's joins, innermost first
 	var err error
+	savedPins := s.lockPins
+	s.lockPins = nil
+	var pins []*pinScan
+	if len(st.LockingClause) > 0 {
+		s.lockPins = &pins
+	}
+	defer func() { s.lockPins = savedPins }()
 	for _, f := range st.FromClause {
 		n, fsc, err := s.fromItem(f, params)
 		if err != nil {
@@ -847,6 +868,12 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 	}
 	if node == nil {
 		node = &rowsScan{what: "Result", rows: func(*qctx) ([][]Value, error) { return [][]Value{nil}, nil }}
+	}
+	if len(st.LockingClause) > 0 { // lockjoin.go
+		s.lockPins = savedPins
+		if node, st, err = s.lockedFrom(st, in, sc, node, pins); err != nil {
+			return nil, nil, err
+		}
 	}
 	// GROUP BY and aggregates
 	out := in // compiles the select list, HAVING and ORDER BY

@@ -84,6 +84,7 @@ type Session struct {
 	// while a subquery is planned: the compiler of the query around it
 	// and the count of references to it (conditional.go subLink)
 	planOuter *compiler
+	lockPins  *[]*pinScan // while a locking SELECT's FROM is planned (lockjoin.go)
 	outerRefs int
 	cursors   map[string]*cursor // cursor.go
 

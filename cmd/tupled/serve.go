@@ -52,8 +52,9 @@ CREATE/ALTER/DROP SEQUENCE (nextval, currval, setval, lastval), ALTER
 TABLE (ADD PRIMARY KEY, ADD/DROP/RENAME COLUMN, ADD/DROP CONSTRAINT:
 FOREIGN KEY, CHECK); INSERT (ON CONFLICT, RETURNING), UPDATE [FROM],
 DELETE [USING], and SELECT with joins, aggregates, GROUP BY, DISTINCT,
-window functions, subqueries, set operations and WITH [RECURSIVE], and on
-one table FOR KEY SHARE|SHARE|NO KEY UPDATE|UPDATE [NOWAIT|SKIP LOCKED];
+window functions, subqueries, set operations and WITH [RECURSIVE], and
+FOR KEY SHARE|SHARE|NO KEY UPDATE|UPDATE [OF t] [NOWAIT|SKIP LOCKED] on
+tables and joins;
 COPY FROM STDIN and TO STDOUT (text, csv, binary: psql's \copy),
 TRUNCATE, VACUUM; transactions, savepoints, cursors, LOCK TABLE,
 PREPARE/EXECUTE, SET/SHOW, EXPLAIN; pg_catalog and information_schema
