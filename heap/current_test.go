@@ -3,6 +3,7 @@ package heap_test
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -53,24 +54,13 @@ type rowStoreWriter struct {
 	model *rowStoreModel
 }
 
-// visibleTo is the version of r visible to snap (latch held).
-func visibleTo(h *heap.Heap, r *heap.Row, snap xact.Snapshot) *heap.Tuple {
-	vs := r.Versions()
-	for i := len(vs) - 1; i >= 0; i-- {
-		if h.SatisfiesMVCC(vs[i], snap) {
-			return vs[i]
-		}
-	}
-	return nil
-}
-
 // op runs one transaction on key: "put" (insert or update to value),
 // "delete", or "lock" (FOR KEY SHARE), committed or aborted.
 func (w *rowStoreWriter) op(h *heap.Heap, kind, key, value string, commit bool) {
 	x := w.x.Begin()
 	snap := w.x.TakeSnapshot(x)
 	r := w.tbl.RowForInsert([]byte(key))
-	old := visibleTo(h, r, snap)
+	old := visibleIn(h, r, snap)
 	switch {
 	case kind == "put" && old == nil:
 		w.tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: x.ID(), New: heap.NewTuple(x.ID(), []byte(value), false)})
@@ -106,18 +96,20 @@ func slowRead(h *heap.Heap, tbl *heap.Table, key string, snap xact.Snapshot) (st
 	defer r.Unpin()
 	r.Lock()
 	defer r.Unlock()
-	if v := visibleTo(h, r, snap); v != nil {
+	if v := visibleIn(h, r, snap); v != nil {
 		return string(v.Value()), true
 	}
 	return "", false
 }
 
-// readerObservation is what a concurrent reader saw: under one
-// snapshot, the values it was handed (not copied), checked against the
-// model once it is done.
+// readerObservation is one read a concurrent reader made: the snapshot's
+// CSN, the key, and a copy of what it found, checked against the model
+// once the run is done.
 type readerObservation struct {
-	csn    uint64
-	values map[string][]byte
+	csn   uint64
+	key   string
+	value []byte
+	found bool
 }
 
 // TestReadResidentModel drives a table with random inserts, updates,
@@ -125,7 +117,8 @@ type readerObservation struct {
 // of committed states, while reader goroutines read every key under a
 // snapshot with ReadResident and with the latched read, hold the values
 // they were handed — not copies — across vacuums, and check them at the
-// end of their transaction (run it under -race: the fast path takes no
+// end of their transaction: values live in the table's slab, whose
+// blocks vacuum recycles (run it under -race: the fast path takes no
 // latch, and the detector must see no race with Apply or vacuum).
 func TestReadResidentModel(t *testing.T) {
 	keys := []string{"a", "b", "c", "longer-than-eight-bytes"}
@@ -139,10 +132,10 @@ func TestReadResidentModel(t *testing.T) {
 		w := &rowStoreWriter{x: x, tbl: tbl, model: model}
 
 		var stop atomic.Bool
+		var vacuums atomic.Int64 // the writer's vacuum passes so far
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var seen []readerObservation
-		var fast atomic.Int64
 		bad := make(chan string, 1)
 		fail := func(format string, a ...any) {
 			select {
@@ -150,31 +143,54 @@ func TestReadResidentModel(t *testing.T) {
 			default:
 			}
 		}
-		for range 2 {
+		for g := range 2 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				// Reader 0 reads every key under one snapshot (REPEATABLE
+				// READ); reader 1 takes a snapshot per key (READ
+				// COMMITTED), so the versions it read earlier in its
+				// transaction are no longer kept by its snapshot: vacuum
+				// may prune them while it holds their values, and only
+				// the slab's epoch keeps those intact.
 				for !stop.Load() {
 					rx := x.Begin()
 					snap := x.TakeSnapshot(rx)
-					obs := readerObservation{csn: snap.CSN(), values: map[string][]byte{}}
+					var obs []readerObservation
+					held := map[int][]byte{}
 					for _, k := range keys {
+						if g == 1 {
+							snap = x.TakeSnapshot(rx)
+						}
 						v, ok := tbl.ReadResident([]byte(k), snap)
 						sv, sok := slowRead(h, tbl, k, snap)
+						o := readerObservation{csn: snap.CSN(), key: k, found: sok, value: []byte(sv)}
 						if ok {
-							fast.Add(1)
 							if !sok || sv != string(v) {
 								fail("key %q at csn %d: ReadResident %q, latched read %q (found %v)", k, snap.CSN(), v, sv, sok)
 							}
-							obs.values[k] = v
-						} else if sok {
-							obs.values[k] = []byte(sv)
+							held[len(obs)] = v
+						}
+						obs = append(obs, o)
+					}
+					// Hold the values, not copies, over three of the writer's
+					// vacuums (reader 1 moving its snapshot on, as its next
+					// statements would): until the transaction ends they
+					// must stay intact.
+					for from := vacuums.Load(); vacuums.Load() < from+3 && !stop.Load(); {
+						if g == 1 {
+							x.TakeSnapshot(rx)
+						}
+						runtime.Gosched()
+					}
+					for i, v := range held {
+						if !bytes.Equal(v, obs[i].value) {
+							fail("key %q at csn %d: the value handed out changed from %q to %q before the reader's end", obs[i].key, obs[i].csn, obs[i].value, v)
 						}
 					}
-					// The values are held over the writer's vacuums.
 					x.Commit(rx)
 					mu.Lock()
-					seen = append(seen, obs)
+					seen = append(seen, obs...)
 					mu.Unlock()
 				}
 			}()
@@ -182,10 +198,11 @@ func TestReadResidentModel(t *testing.T) {
 
 		n := rapid.IntRange(1, 150).Draw(rt, "ops")
 		for i := range n {
-			switch op := rapid.SampledFrom([]string{"put", "put", "delete", "lock", "vacuum"}).Draw(rt, "op"); op {
+			switch op := rapid.SampledFrom([]string{"put", "put", "put", "delete", "lock", "vacuum", "vacuum"}).Draw(rt, "op"); op {
 			case "vacuum":
 				horizon := x.Horizon()
 				tbl.Vacuum(horizon, x.FreezeCutoff(horizon))
+				vacuums.Add(1)
 			default:
 				k := rapid.SampledFrom(keys).Draw(rt, "key")
 				w.op(h, op, k, fmt.Sprintf("v%d", i), rapid.IntRange(0, 3).Draw(rt, "commit") > 0)
@@ -208,16 +225,9 @@ func TestReadResidentModel(t *testing.T) {
 		default:
 		}
 		for _, o := range seen {
-			want := model.at(o.csn)
-			for k, v := range o.values {
-				if want[k] != string(v) {
-					rt.Fatalf("a reader at csn %d held %q for %q, the model says %q", o.csn, v, k, want[k])
-				}
-			}
-			for k := range want {
-				if _, ok := o.values[k]; !ok {
-					rt.Fatalf("a reader at csn %d missed %q", o.csn, k)
-				}
+			want, ok := model.at(o.csn)[o.key]
+			if ok != o.found || want != string(o.value) {
+				rt.Fatalf("a reader at csn %d found %q for %q (%v), the model says %q (%v)", o.csn, o.value, o.key, o.found, want, ok)
 			}
 		}
 

@@ -585,7 +585,10 @@ func (tx *Tx) insert(ctx context.Context, table string, key, value []byte, specu
 	if err != nil {
 		return false, tx.Fail(ctx, err)
 	}
-	key, value = bytes.Clone(key), bytes.Clone(value)
+	key = bytes.Clone(key)
+	if !tbl.CopiesValue(len(value)) {
+		value = bytes.Clone(value) // else heap's Apply copies it into the table's slab
+	}
 	err = tx.e.tl.Insert(ctx, &tx.txn, tbl, key, value)
 	if err == nil {
 		// The key's stored row could not be read: it may exist.
@@ -641,8 +644,10 @@ func (tx *Tx) Write(ctx context.Context, table string, key, value []byte, isDele
 	if err != nil {
 		return err
 	}
-	if !isDelete {
-		value = bytes.Clone(value) // checked first: a refused value is never copied
+	if !isDelete && !tbl.CopiesValue(len(value)) {
+		// Checked first: a refused value is never copied. A value the
+		// table's slab takes is copied there by heap's Apply instead.
+		value = bytes.Clone(value)
 	}
 	if policy != Block {
 		mode := tuplemode.NoKeyExclusive
