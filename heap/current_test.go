@@ -117,9 +117,10 @@ type readerObservation struct {
 // of committed states, while reader goroutines read every key under a
 // snapshot with ReadResident and with the latched read, hold the values
 // they were handed — not copies — across vacuums, and check them at the
-// end of their transaction: values live in the table's slab, whose
-// blocks vacuum recycles (run it under -race: the fast path takes no
-// latch, and the detector must see no race with Apply or vacuum).
+// end of their transaction, as a store that recycles a removed
+// version's memory must keep them (run it under -race: the fast path
+// takes no latch, and the detector must see no race with Apply or
+// vacuum).
 func TestReadResidentModel(t *testing.T) {
 	keys := []string{"a", "b", "c", "longer-than-eight-bytes"}
 	rapid.Check(t, func(rt *rapid.T) {
@@ -151,8 +152,8 @@ func TestReadResidentModel(t *testing.T) {
 				// READ); reader 1 takes a snapshot per key (READ
 				// COMMITTED), so the versions it read earlier in its
 				// transaction are no longer kept by its snapshot: vacuum
-				// may prune them while it holds their values, and only
-				// the slab's epoch keeps those intact.
+				// may prune them while it holds their values, which must
+				// stay intact all the same.
 				for !stop.Load() {
 					rx := x.Begin()
 					snap := x.TakeSnapshot(rx)

@@ -86,9 +86,6 @@ type Table struct {
 	name  string
 	heap  *Heap
 	store rowStore
-	// slab holds an in-memory table's values outside the Go heap
-	// (slab.go); nil for a persistent table.
-	slab *valueSlab
 
 	dirtyMu   sync.Mutex
 	dirtyRows map[*Row]struct{} // persistent tables: rows written since the last checkpoint
@@ -135,8 +132,6 @@ func (h *Heap) CreateTable(name string) (*Table, error) {
 	t := &Table{name: name, heap: h, store: newMemStore(), dirtyRows: make(map[*Row]struct{})}
 	if h.backend != nil {
 		t.store = h.newBackedStore(name, h.backend)
-	} else {
-		t.slab = newValueSlab()
 	}
 	h.tables[name] = t
 	return t, nil
@@ -297,7 +292,6 @@ func (t *Table) Apply(r *Row, c Change) {
 			// update does (heap_page_prune runs on any page visit).
 			t.prune(r)
 		}
-		t.copyValueIn(c.New)
 		c.New.applied = true
 		r.versions = append(r.versions, c.New)
 		t.heap.tuplesLive.Add(1)
@@ -305,7 +299,6 @@ func (t *Table) Apply(r *Row, c Change) {
 		t.markDirty(r)
 		setXmax(c.Old, &c)
 		c.Old.next = c.New
-		t.copyValueIn(c.New)
 		c.New.applied = true
 		r.versions = append(r.versions, c.New)
 		t.heap.tuplesLive.Add(1)
@@ -335,17 +328,6 @@ func (t *Table) Apply(r *Row, c Change) {
 		}
 	}
 	r.publish()
-}
-
-// copyValueIn moves a version about to be applied to an in-memory
-// table's value slab: from then on its value lives outside the Go heap
-// (valueSlab). Latch held; nobody else sees tup yet.
-func (t *Table) copyValueIn(tup *Tuple) {
-	if t.slab != nil && tup.slab == nil {
-		if v, ok := t.slab.copyIn(tup.value); ok {
-			tup.value, tup.slab = v, t.slab
-		}
-	}
 }
 
 func setXmax(tup *Tuple, c *Change) {

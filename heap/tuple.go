@@ -32,9 +32,6 @@ type Tuple struct {
 	next    *Tuple
 	value   []byte
 	applied bool // Table.Apply published it (SetInitialXmax refuses then)
-	// slab, when set, holds value (a block of the in-memory table's
-	// valueSlab, slab.go) and is kept alive by it.
-	slab *valueSlab
 }
 
 // NewTuple is a version made by transaction xmin with value, no xmax yet;

@@ -81,18 +81,9 @@ func (t *Table) pruneWith(r *Row, horizon uint64) int {
 	}
 	kept := r.versions[:0]
 	var removed []*Tuple
-	epoch := uint64(0)
 	for i, v := range r.versions {
 		if isDead[i] {
 			removed = append(removed, v)
-			if v.slab != nil {
-				// Readers of the value may still hold it (GetNoCopy):
-				// its block waits for their transactions (valueSlab).
-				if epoch == 0 {
-					epoch = t.heap.xacts.NextXid()
-				}
-				v.slab.free(v.value, epoch)
-			}
 			continue
 		}
 		kept = append(kept, v)
@@ -154,9 +145,6 @@ func (t *Table) Vacuum(horizon uint64, freezeBelow uint64) VacuumResult {
 		t.vacMu.Lock()
 		t.vacList = append(t.vacList, again...)
 		t.vacMu.Unlock()
-	}
-	if t.slab != nil {
-		t.slab.reclaim(t.heap.xacts.OldestLive())
 	}
 	return res
 }

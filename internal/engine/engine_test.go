@@ -95,10 +95,10 @@ func TestDurableBothBackends(t *testing.T) {
 }
 
 // TestCallerMayReuseValueBuffers: Insert and Write keep no reference to
-// the caller's value — in memory heap's Apply copies a value that fits
-// the table's slab and the engine skips its own copy, otherwise the
-// engine copies — so a caller scribbling over its buffer after the call
-// changes nothing stored, whatever the value's size or the engine's kind.
+// the caller's value, so a caller scribbling over its buffer after the
+// call changes nothing stored, whatever the value's size or the engine's
+// kind (a store that copies values itself, as issue 28's value slab did,
+// must keep it so).
 func TestCallerMayReuseValueBuffers(t *testing.T) {
 	for _, dir := range []string{"", t.TempDir()} {
 		e := open(t, dir, nil, false)

@@ -585,10 +585,7 @@ func (tx *Tx) insert(ctx context.Context, table string, key, value []byte, specu
 	if err != nil {
 		return false, tx.Fail(ctx, err)
 	}
-	key = bytes.Clone(key)
-	if !tbl.CopiesValue(len(value)) {
-		value = bytes.Clone(value) // else heap's Apply copies it into the table's slab
-	}
+	key, value = bytes.Clone(key), bytes.Clone(value)
 	err = tx.e.tl.Insert(ctx, &tx.txn, tbl, key, value)
 	if err == nil {
 		// The key's stored row could not be read: it may exist.
@@ -644,10 +641,8 @@ func (tx *Tx) Write(ctx context.Context, table string, key, value []byte, isDele
 	if err != nil {
 		return err
 	}
-	if !isDelete && !tbl.CopiesValue(len(value)) {
-		// Checked first: a refused value is never copied. A value the
-		// table's slab takes is copied there by heap's Apply instead.
-		value = bytes.Clone(value)
+	if !isDelete {
+		value = bytes.Clone(value) // checked first: a refused value is never copied
 	}
 	if policy != Block {
 		mode := tuplemode.NoKeyExclusive
