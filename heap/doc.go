@@ -91,7 +91,7 @@
 // it cannot decide (an updater in xmax, an xmin not yet committed before
 // the snapshot, the reader's own write) takes the latch as before.
 //
-// # Plan (issue 28; item 1 built, the rest NOT YET BUILT)
+// # Plan (issue 28; item 1 built, item 2 built and taken out, 3 and 4 NOT YET BUILT)
 //
 // What the in-memory store still costs, measured in bench/RESULTS.md: each
 // Row and each Tuple is a heap object full of pointers (key slice,
