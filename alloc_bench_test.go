@@ -230,3 +230,40 @@ func TestTxAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestReadAllocs: a plain read of a resident row, inside a transaction
+// that is already open, allocates nothing — GetNoCopy takes heap's
+// latch-free path (heap.Table.ReadResident), the Get beside it copies the
+// value and nothing else. The transaction's own record is Begin's
+// (TestTxAllocs).
+func TestReadAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own account")
+	}
+	db := allocDB(t)
+	for _, c := range []struct {
+		name string
+		max  float64
+		opts *tupled.TxOptions
+		read func(*tupled.Tx) ([]byte, error)
+	}{
+		{"GetNoCopy", 0, nil, func(tx *tupled.Tx) ([]byte, error) { return tx.GetNoCopy(bg, "t", allocKey) }},
+		{"GetNoCopyRepeatableRead", 0, &tupled.TxOptions{Isolation: tupled.RepeatableRead}, func(tx *tupled.Tx) ([]byte, error) { return tx.GetNoCopy(bg, "t", allocKey) }},
+		{"Get", 1, nil, func(tx *tupled.Tx) ([]byte, error) { return tx.Get(bg, "t", allocKey) }},
+	} {
+		tx := begin(t, db, c.opts)
+		n := testing.AllocsPerRun(1000, func() {
+			if v, err := c.read(tx); err != nil || string(v) != "v" {
+				t.Fatalf("%s: %q, %v", c.name, v, err)
+			}
+		})
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if n > c.max {
+			t.Errorf("%s: %v allocations per read, want at most %v", c.name, n, c.max)
+		} else {
+			t.Logf("%s: %v allocations per read", c.name, n)
+		}
+	}
+}

@@ -167,6 +167,7 @@ func newLoadedRow(key, value []byte) *Row {
 	l.list[0] = &l.tuple
 	l.row.key = bytes.Clone(key)
 	l.row.versions = l.list[:]
+	l.row.publish()
 	return &l.row
 }
 
@@ -238,6 +239,8 @@ func (s *backedStore) adopt(t *Row) *Row {
 }
 
 func (s *backedStore) Get(key []byte) *Row { return s.load(key) }
+
+func (s *backedStore) Resident(key []byte) *Row { return s.idx.get(key) }
 
 // GetOrCreate returns the row for key, loading it or creating an empty one
 // (in bt: its state is not the backend's).

@@ -64,9 +64,10 @@ import (
 //   - The table is never more than 3/4 full (live rows plus tombstones),
 //     so every probe sequence reaches an empty slot.
 //
-// What this does not do yet (heap/doc.go, "Storage", has the plan): the
+// What this does not do yet (heap/doc.go, "Plan", items 2 and 3): the
 // slots still hold *Row pointers, which the garbage collector scans, and
-// the row's versions and value are separate heap objects.
+// the row's versions and value are separate heap objects. A plain read's
+// next load is the Row's summary of its newest version (current.go).
 type hashIndex struct {
 	tab atomic.Pointer[hashTable]
 	// used counts filled slots (live and tombstones) and live the live

@@ -327,6 +327,7 @@ func (t *Table) Apply(r *Row, c Change) {
 			checkLink(c.Old, "Apply(ChangeXmax)")
 		}
 	}
+	r.publish()
 }
 
 func setXmax(tup *Tuple, c *Change) {

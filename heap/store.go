@@ -17,6 +17,9 @@ import (
 type rowStore interface {
 	// Get returns the row for key, or nil.
 	Get(key []byte) *Row
+	// Resident returns the row for key if it is in memory, or nil; it
+	// never reads a backend (Table.ReadResident).
+	Resident(key []byte) *Row
 	// GetOrCreate returns the row for key, creating an empty one if needed.
 	GetOrCreate(key []byte) *Row
 	// Remove unlinks r (vacuum, when it has no versions left).
@@ -47,6 +50,8 @@ func newMemStore() *memStore {
 }
 
 func (s *memStore) Get(key []byte) *Row { return s.idx.get(key) }
+
+func (s *memStore) Resident(key []byte) *Row { return s.idx.get(key) }
 
 // insertLocked adds r, whose key is not present. Caller holds mu exclusively.
 func (s *memStore) insertLocked(r *Row) {

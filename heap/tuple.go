@@ -127,6 +127,10 @@ type Row struct {
 	inTree    bool
 	transient bool
 	readAt    uint64
+	// cur is the latch-free summary of the newest version (current.go):
+	// written by publish under the latch, read by Table.ReadResident
+	// without it.
+	cur currentVersion
 }
 
 // Transient reports whether r is a scan's read-only copy of a row that was

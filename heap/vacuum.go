@@ -99,6 +99,7 @@ func (t *Table) pruneWith(r *Row, horizon uint64) int {
 			}
 		}
 	}
+	r.publish()
 	t.heap.tuplesLive.Add(-int64(n))
 	t.heap.tuplesReclaimed.Add(uint64(n))
 	return n
@@ -183,6 +184,7 @@ func (t *Table) vacuumRow(r *Row, horizon, freezeBelow uint64, res *VacuumResult
 			}
 		}
 	}
+	r.publish() // freezing may have changed the newest version's header
 	if len(r.versions) == 0 {
 		if !r.dirty && r.pins.Load() == 0 && r.markRemoved() {
 			t.store.Remove(r)

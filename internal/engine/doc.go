@@ -135,7 +135,10 @@
 //     aborts the subxids assigned since the savepoint and cuts the write
 //     set back. The snapshot and the commit stay the top level's.
 //   - A row is pinned while an operation holds it, and read or changed
-//     under its latch only.
+//     under its latch only — except GetNoCopy's (and so Get's) first try,
+//     heap.Table.ReadResident, which reads the row's published summary
+//     of its newest version without pin or latch and falls back to the
+//     latched read whenever that summary cannot decide.
 //   - A writing transaction on disk is committed only once
 //     durable.Store.Commit has logged its write set.
 //   - Scans are the one place where a qualification is checked and

@@ -93,3 +93,50 @@ func TestDurableBothBackends(t *testing.T) {
 		require.NoError(t, e.Close())
 	}
 }
+
+// TestCallerMayReuseValueBuffers: Insert and Write keep no reference to
+// the caller's value, so a caller scribbling over its buffer after the
+// call changes nothing stored, whatever the value's size or the engine's
+// kind (a store that copies values itself, as issue 28's value slab did,
+// must keep it so).
+func TestCallerMayReuseValueBuffers(t *testing.T) {
+	for _, dir := range []string{"", t.TempDir()} {
+		e := open(t, dir, nil, false)
+		require.NoError(t, e.CreateTable("t"))
+		for _, size := range []int{1, 100, 4096, 4097, 10000} {
+			buf := make([]byte, size)
+			fill := func(b byte) {
+				for i := range buf {
+					buf[i] = b
+				}
+			}
+			want := func(b byte) []byte {
+				w := make([]byte, size)
+				for i := range w {
+					w[i] = b
+				}
+				return w
+			}
+			key := []byte{byte(size), byte(size >> 8)}
+			tx, err := e.Begin(TxOptions{})
+			require.NoError(t, err)
+			fill('a')
+			require.NoError(t, tx.Insert(ctx, "t", key, buf))
+			fill('x')
+			got, err := tx.GetNoCopy(ctx, "t", key)
+			require.NoError(t, err)
+			require.Equal(t, want('a'), got, "insert of %d bytes, dir %q", size, dir)
+			fill('b')
+			require.NoError(t, tx.Write(ctx, "t", key, buf, false, Block))
+			fill('y')
+			require.NoError(t, tx.Commit())
+			tx, err = e.Begin(TxOptions{})
+			require.NoError(t, err)
+			got, err = tx.Get(ctx, "t", key)
+			require.NoError(t, err)
+			require.Equal(t, want('b'), got, "update of %d bytes, dir %q", size, dir)
+			tx.Rollback()
+		}
+		require.NoError(t, e.Close())
+	}
+}

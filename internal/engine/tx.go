@@ -400,6 +400,13 @@ func (tx *Tx) GetNoCopy(ctx context.Context, table string, key []byte) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
+	// The row's newest version, when it decides the read without the
+	// latch (heap's currentVersion); else the latched read below.
+	if tbl, err := tx.e.table(table); err == nil && checkKey(table, key) == nil {
+		if v, ok := tbl.ReadResident(key, snap); ok {
+			return v, nil
+		}
+	}
 	_, r, tup, err := tx.target(ctx, table, key, snap, false, nil)
 	if r != nil {
 		defer r.Unpin()
