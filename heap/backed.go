@@ -3,6 +3,7 @@ package heap
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -79,6 +80,16 @@ import (
 //     every snapshot (Heap.deadToAll), and an insert below it lowers it
 //     (noteInsert). A claim then costs a seek plus the rows it skips
 //     because they are locked, not the rows consumed since the checkpoint.
+//   - A bulk load (COPY, INSERT ... SELECT, a serial or rowid key) inserts
+//     keys above every key the backend holds, and each insert would pay a
+//     backend Get only to learn that the key is new. ceil is the largest
+//     key the backend may hold for the table: found once by a reverse
+//     seek at the first miss (after Open and its redo, the only writers
+//     besides the checkpoint), raised by CheckpointRows before it writes a
+//     larger key. A miss in memory for a key above ceil is a new key
+//     without a Get. A row leaves memory (Remove) only after a checkpoint
+//     wrote its state, which raised ceil first, so a key above ceil is in
+//     memory or nowhere.
 //
 // Invariants:
 //   - A row is dirty from the first write (Apply of an insert, update or
@@ -93,6 +104,7 @@ import (
 //     but not in bt holds the backend's value for its key as one frozen
 //     version, with at most lockers in its xmax.
 //   - No row visible to a live or future snapshot has a key below floor.
+//   - Once known, no key above ceil is in the backend (for this table).
 
 // RowKey is the backend key of (table, key): 'r', uvarint(len(table)), table, key.
 func RowKey(table string, key []byte) []byte {
@@ -128,10 +140,61 @@ type backedStore struct {
 	floorScans  map[*floorScan]struct{}
 	nFloorScans atomic.Int32
 
+	// ceil: the largest key the backend may hold (see "A bulk load"
+	// above); nil until ceilKnown. ceilMu orders the first reverse seek
+	// and raises.
+	ceil      atomic.Pointer[[]byte]
+	ceilKnown atomic.Bool
+	ceilMu    sync.Mutex
+
 	be     storage.Backend
 	prefix []byte
 	heap   *Heap
 }
+
+// absentFromBackend reports whether key is above every key the backend
+// holds for the table, so that a miss in memory means the key is new. The
+// first call finds the table's largest backend key; a backend error is
+// reported (Heap.backendFailed) and answers false.
+func (s *backedStore) absentFromBackend(key []byte) bool {
+	if !s.ceilKnown.Load() {
+		s.ceilMu.Lock()
+		if !s.ceilKnown.Load() {
+			var last []byte
+			err := s.be.ReverseScan(s.prefix, prefixEnd(s.prefix), func(k, _ []byte) error {
+				last = bytes.Clone(k[len(s.prefix):])
+				return errStopScan
+			})
+			if err != nil && err != errStopScan {
+				s.ceilMu.Unlock()
+				s.heap.backendFailed(err)
+				return false
+			}
+			if last != nil {
+				s.ceil.Store(&last)
+			}
+			s.ceilKnown.Store(true)
+		}
+		s.ceilMu.Unlock()
+	}
+	c := s.ceil.Load()
+	return c == nil || bytes.Compare(key, *c) > 0
+}
+
+// raiseCeil notes that the backend is about to hold key.
+func (s *backedStore) raiseCeil(key []byte) {
+	if c := s.ceil.Load(); c != nil && bytes.Compare(key, *c) <= 0 {
+		return
+	}
+	s.ceilMu.Lock()
+	if c := s.ceil.Load(); c == nil || bytes.Compare(key, *c) > 0 {
+		k := bytes.Clone(key)
+		s.ceil.Store(&k)
+	}
+	s.ceilMu.Unlock()
+}
+
+var errStopScan = errors.New("heap: stop scan")
 
 // floorScan is a scan that started at or below its table's floor and may
 // raise it to the end of the run of dead rows it found there. lowest is
@@ -186,6 +249,9 @@ func (s *backedStore) load(key []byte) *Row {
 		s.mu.RUnlock()
 		if r != nil {
 			return r
+		}
+		if s.absentFromBackend(key) {
+			return nil
 		}
 		v, ok, err := s.be.Get(append(bytes.Clone(s.prefix), key...))
 		if err != nil {
@@ -808,6 +874,7 @@ func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, o
 	// In key order: a B+tree backend (bbolt) applies sorted writes far
 	// faster than random ones.
 	slices.SortFunc(rows, func(a, b *Row) int { return bytes.Compare(a.key, b.key) })
+	bs, _ := t.store.(*backedStore)
 	type settled struct {
 		r      *Row
 		writes uint64
@@ -823,6 +890,9 @@ func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, o
 				val, found = vs[i].value, true
 				break
 			}
+		}
+		if found && bs != nil {
+			bs.raiseCeil(r.key) // before the backend can hold it
 		}
 		err := put(r.key, val, found)
 		if err == nil && t.heap.settledAt(r, snap.CSN()) {

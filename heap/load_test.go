@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tupled/tupled/heap"
+	"github.com/tupled/tupled/internal/xact"
+	"github.com/tupled/tupled/multixact"
 )
 
 // TestLoadDoesNotResurrectAnOlderValue: a load reads a row's value from
@@ -68,4 +70,58 @@ func TestLoadDoesNotResurrectAnOlderValue(t *testing.T) {
 	r.Unlock()
 	require.Equal(t, "v2", string(got), "the load read v1 before the update; it must not bring it back")
 	require.GreaterOrEqual(t, calls.Load(), int32(2))
+}
+
+// TestInsertAboveTheBackendsKeysSkipsTheGet: a new key above every key
+// the backend holds for the table (a bulk load's, a serial's) is known
+// new without a backend Get, while a key at or below the largest one is
+// still read (a checkpointed, evicted row is found, not shadowed by a
+// second insert), also for a table opened over an existing backend.
+func TestInsertAboveTheBackendsKeysSkipsTheGet(t *testing.T) {
+	e := newPersistentEnv(t)
+	var gets atomic.Int32
+	heap.SetAfterBackendGet(e.h, func([]byte) { gets.Add(1) })
+	for _, k := range []string{"a", "b", "c"} {
+		require.True(t, e.write(k, []byte("v"+k), true))
+	}
+	require.Zero(t, gets.Load(), "an empty table's backend holds no key: no Get for its first inserts")
+	e.checkpoint()
+	e.settle(0)
+	require.Zero(t, e.tbl.CachedRows())
+
+	for _, k := range []string{"d", "e", "f"} {
+		require.True(t, e.write(k, []byte("v"+k), true))
+	}
+	require.Zero(t, gets.Load(), "keys above the checkpointed c: no Get")
+
+	e.write("b", []byte("again"), true) // an update of the checkpointed b
+	require.Equal(t, int32(1), gets.Load(), "b is below the backend's largest key: read")
+	r := e.tbl.PinRow([]byte("a"))
+	require.NotNil(t, r, "a checkpointed, evicted row below the ceiling is found")
+	r.Unpin()
+
+	// The checkpoint raises the ceiling before it writes: f, evicted, is found.
+	e.checkpoint()
+	e.settle(0)
+	before := gets.Load()
+	r = e.tbl.PinRow([]byte("f"))
+	require.NotNil(t, r)
+	r.Unpin()
+	require.Equal(t, before+1, gets.Load())
+
+	// A heap opened over the same backend finds the ceiling by a reverse
+	// seek: e is found, g is new without a Get.
+	x2, ms2 := xact.NewManager(), multixact.NewStore()
+	h2 := heap.New(x2, ms2, nil)
+	h2.SetBackend(e.be)
+	t2, err := h2.CreateTable("t")
+	require.NoError(t, err)
+	var gets2 atomic.Int32
+	heap.SetAfterBackendGet(h2, func([]byte) { gets2.Add(1) })
+	r = t2.PinRow([]byte("e"))
+	require.NotNil(t, r, "a row of the backend, below its largest key")
+	r.Unpin()
+	require.Equal(t, int32(1), gets2.Load())
+	require.Nil(t, t2.PinRow([]byte("g")))
+	require.Equal(t, int32(1), gets2.Load(), "g is above every backend key: no Get")
 }

@@ -130,8 +130,14 @@ func openStore(t *testing.T, fs vfs.FS) *Store {
 type failingGet struct{ storage.Backend }
 
 func (failingGet) Get([]byte) ([]byte, bool, error) {
-	return nil, false, fmt.Errorf("storage: backend failed after an I/O error; close and reopen: %w", errors.New("no space left on device"))
+	return nil, false, errFailedRead
 }
+
+// ReverseScan fails too: a load's first miss asks for the table's largest
+// backend key (heap's ceil) before any Get.
+func (failingGet) ReverseScan([]byte, []byte, func(k, v []byte) error) error { return errFailedRead }
+
+var errFailedRead = fmt.Errorf("storage: backend failed after an I/O error; close and reopen: %w", errors.New("no space left on device"))
 
 // TestBackendReadFailureIsIO: a row that could not be loaded fails the
 // operation with ErrIO (58030) and the Store with it, not with the
