@@ -380,7 +380,7 @@ func (s *Session) planCopyFrom(st *pg.CopyStmt, o *copyOpts, names []string) (*p
 			e := ToError(err)
 			// a foreign key is checked by PostgreSQL's after-row triggers,
 			// which run outside the COPY's error context
-			if e.Where == "" && cf.line > 0 && e.fk == nil {
+			if e.Where == "" && cf.line > 0 && fkCause(e) == nil {
 				e.Where = cf.where()
 			}
 			return nil, e

@@ -82,7 +82,11 @@ type Error struct {
 	Position int32  // 1-based character position in the query, 0 = none
 	Where    string // the context (ErrorResponse field W): "COPY t, line 3", ...
 
-	fk *tupled.ForeignKeyError // an engine foreign key violation, described by Session.describeFK (fk.go)
+	// Cause is the engine error this one was made from while the session
+	// still has to word it: ToError keeps a *tupled.ForeignKeyError here,
+	// which Session.describeFK (sqlfe/fk.go) turns into PostgreSQL's
+	// message and DETAIL, then clears. pgwire never sees it set.
+	Cause error
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -127,8 +131,18 @@ func ToError(err error) *Error {
 		return errorf(CodeInternal, "%v", err)
 	}
 	e = &Error{Code: code, Message: err.Error()}
-	errors.As(err, &e.fk)
+	var fe *tupled.ForeignKeyError
+	if errors.As(err, &fe) {
+		e.Cause = fe
+	}
 	return e
+}
+
+// fkCause returns the engine foreign key violation e still has to be
+// worded from (ToError), or nil.
+func fkCause(e *Error) *tupled.ForeignKeyError {
+	fe, _ := e.Cause.(*tupled.ForeignKeyError)
+	return fe
 }
 
 // engineError converts an engine error of an operation on table t into

@@ -480,8 +480,8 @@ func (s *Session) allTables() []*Table {
 // describeFK rewrites e, a foreign key violation from the engine, into
 // PostgreSQL's message and DETAIL (ri_ReportViolation).
 func (s *Session) describeFK(e *Error) {
-	fe := e.fk
-	e.fk = nil
+	fe := fkCause(e)
+	e.Cause = nil
 	child, parent := s.tableByEngine(fe.FK.Table), s.tableByEngine(fe.FK.RefTable)
 	if child == nil || parent == nil {
 		return
@@ -500,7 +500,7 @@ func (s *Session) describeFK(e *Error) {
 
 // fkDetail words e, the violation fe of child's foreign key d to parent.
 func fkDetail(e *Error, fe *tupled.ForeignKeyError, child, parent *Table, d FKDef) {
-	e.fk = nil
+	e.Cause = nil
 	keyOf := func(t *Table, cols []int, key, value []byte) string {
 		row := make([]Value, len(t.Cols))
 		if decodeRow(t, key, value, row) != nil {
@@ -607,8 +607,8 @@ func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 			}
 			if err := tx.AddForeignKey(ctx, engineFK(t, parent, d)); err != nil {
 				e := ToError(err)
-				if e.fk != nil {
-					fkDetail(e, e.fk, t, parent, d)
+				if fe := fkCause(e); fe != nil {
+					fkDetail(e, fe, t, parent, d)
 				}
 				return nil, e
 			}

@@ -155,15 +155,15 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 	}
 	// PostgreSQL's message names the argument types it looked for
 	noSuch := func() (expr, error) {
-		var types []string
+		var argTypes []string
 		for _, a := range f.Args {
 			x, err := c.compile1(a, TUnknown)
 			if err != nil {
 				return nil, err
 			}
-			types = append(types, x.typ().String())
+			argTypes = append(argTypes, x.typ().String())
 		}
-		return nil, &Error{Code: CodeUndefinedFunction, Message: fmt.Sprintf("function %s(%s) does not exist", strings.Join(names, "."), strings.Join(types, ", ")),
+		return nil, &Error{Code: CodeUndefinedFunction, Message: fmt.Sprintf("function %s(%s) does not exist", strings.Join(names, "."), strings.Join(argTypes, ", ")),
 			Hint: "No function matches the given name and argument types. You might need to add explicit type casts.", Position: f.Location + 1}
 	}
 	if !ok || len(f.Args) != len(b.args) {

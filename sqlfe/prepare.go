@@ -17,22 +17,22 @@ import (
 // statements of PREPARE.)
 
 func (s *Session) planPrepare(st *pg.PrepareStmt) (*plan, error) {
-	var types []Type
+	var paramTypes []Type
 	for _, n := range st.Argtypes {
 		t, m, err := typeOfMod(n.GetTypeName())
 		if err != nil {
 			return nil, err
 		}
 		if m != (typeMod{Varchar: m.Varchar}) {
-			return nil, notSupported("parameter types with modifiers are not supported")
+			return nil, notSupported("parameter paramTypes with modifiers are not supported")
 		}
-		types = append(types, t)
+		paramTypes = append(paramTypes, t)
 	}
 	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
 		if _, ok := s.sqlPrep[st.Name]; ok {
 			return nil, errorf(CodeDuplicatePrepared, "prepared statement %q already exists", st.Name)
 		}
-		ps := &Stmt{node: st.Query, params: append([]Type(nil), types...)}
+		ps := &Stmt{node: st.Query, params: append([]Type(nil), paramTypes...)}
 		if _, err := s.planFor(ps); err != nil {
 			return nil, err
 		}

@@ -711,10 +711,10 @@ func (s *Session) setOp(st *pg.SelectStmt, params *[]Type) (relNode, []Column, e
 func (s *Session) valuesList(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (relNode, []Column, error) {
 	c := &compiler{s: s, outer: s.planOuter, params: params, clause: "VALUES"}
 	var rows [][]expr
-	var types []Type
+	var colTypes []Type
 	for _, n := range st.ValuesLists {
 		items := n.GetList().GetItems()
-		if rows != nil && len(items) != len(types) {
+		if rows != nil && len(items) != len(colTypes) {
 			return nil, nil, errorf(CodeSyntax, "VALUES lists must all be the same length")
 		}
 		var row []expr
@@ -724,31 +724,31 @@ func (s *Session) valuesList(st *pg.SelectStmt, params *[]Type, keepUnknown bool
 				return nil, nil, err
 			}
 			if rows == nil {
-				types = append(types, x.typ())
-			} else if types[i], err = unifyTypes(types[i], x.typ(), "VALUES"); err != nil {
+				colTypes = append(colTypes, x.typ())
+			} else if colTypes[i], err = unifyTypes(colTypes[i], x.typ(), "VALUES"); err != nil {
 				return nil, nil, err
 			}
 			row = append(row, x)
 		}
 		rows = append(rows, row)
 	}
-	cols := make([]Column, len(types))
-	for i, t := range types {
+	cols := make([]Column, len(colTypes))
+	for i, t := range colTypes {
 		if t == TUnknown && !keepUnknown {
 			t = TText
 		}
-		types[i] = t
+		colTypes[i] = t
 		cols[i] = Column{Name: fmt.Sprintf("column%d", i+1), Type: t}
 	}
 	for _, row := range rows {
 		for i, x := range row {
-			if x.typ() != types[i] {
+			if x.typ() != colTypes[i] {
 				var err error
-				if row[i], err = c.coerce(x, types[i]); err != nil {
+				if row[i], err = c.coerce(x, colTypes[i]); err != nil {
 					return nil, nil, err
 				}
-				if row[i].typ() != types[i] {
-					row[i] = &castExpr{arg: row[i], t: types[i]}
+				if row[i].typ() != colTypes[i] {
+					row[i] = &castExpr{arg: row[i], t: colTypes[i]}
 				}
 			}
 		}

@@ -249,7 +249,7 @@ func (s *Session) Execute(ctx context.Context, st *Stmt, params []Value) (*Resul
 	res, err := p.run(ctx, s, params)
 	if err != nil {
 		e := ToError(err)
-		if e.fk != nil {
+		if fkCause(e) != nil {
 			s.describeFK(e) // fk.go
 		}
 		s.fail()
