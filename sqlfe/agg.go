@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -133,7 +135,7 @@ func (a *aggCtx) ungrouped(cr *pg.ColumnRef) error {
 			name = r + "." + f[0]
 		}
 	}
-	return errorf(CodeGrouping, "column %q must appear in the GROUP BY clause or be used in an aggregate function", name).at(cr.Location)
+	return pgerror.Errorf(pgerror.CodeGrouping, "column %q must appear in the GROUP BY clause or be used in an aggregate function", name).At(cr.Location)
 }
 
 // addAgg compiles an aggregate call's arguments over the input rows.
@@ -161,7 +163,7 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 			return nil, err
 		}
 		if fx.typ() != TBool {
-			return nil, errorf(CodeDatatypeMismatch, "argument of FILTER must be type boolean, not type %s", fx.typ())
+			return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of FILTER must be type boolean, not type %s", fx.typ())
 		}
 		sp.filter = fx
 	}
@@ -186,7 +188,7 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 		for _, x := range sp.args {
 			ts = append(ts, x.typ().String())
 		}
-		return &Error{Code: CodeUndefinedFunction, Message: "function " + name + "(" + strings.Join(ts, ", ") + ") does not exist",
+		return &pgerror.Error{Code: pgerror.CodeUndefinedFunction, Message: "function " + name + "(" + strings.Join(ts, ", ") + ") does not exist",
 			Hint: "No function matches the given name and argument types. You might need to add explicit type casts.", Position: f.Location + 1}
 	}
 	nargs := len(sp.args)
@@ -226,12 +228,12 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 		sp.t = TText
 	case "array_agg":
 		if nargs != 1 || sp.args[0].typ() != TInt4 {
-			return nil, notSupported("array_agg is supported only over integer").at(f.Location)
+			return nil, pgerror.NotSupported("array_agg is supported only over integer").At(f.Location)
 		}
 		sp.t = TInt4Array
 	}
 	if sp.star && name != "count" {
-		return nil, errorf(CodeWrongObjectType, "%s(*) specified, but %s is not an aggregate function", name, name).at(f.Location)
+		return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%s(*) specified, but %s is not an aggregate function", name, name).At(f.Location)
 	}
 	a.aggs = append(a.aggs, sp)
 	return &aggColumn{a: a, agg: len(a.aggs) - 1, t: sp.t}, nil
@@ -367,7 +369,7 @@ func (ac *accumulator) step(vals []Value) error {
 		ac.have = true
 	case "array_agg":
 		if v.Null {
-			return notSupported("array_agg of a NULL is not supported")
+			return pgerror.NotSupported("array_agg of a NULL is not supported")
 		}
 		ac.arr = append(ac.arr, v.I)
 		ac.have = true

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
 )
@@ -38,7 +40,7 @@ func storageParams(opts []*pg.Node) error {
 	for _, o := range opts {
 		d := o.GetDefElem()
 		if d == nil {
-			return notSupported("this storage parameter is not supported")
+			return pgerror.NotSupported("this storage parameter is not supported")
 		}
 		name := d.Defname
 		if d.Defnamespace != "" {
@@ -55,14 +57,14 @@ func storageParams(opts []*pg.Node) error {
 				continue // RESET (fillfactor)
 			}
 			if err != nil {
-				return errorf(CodeInvalidParamValue, "invalid value for integer option \"fillfactor\": %s", v)
+				return pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid value for integer option \"fillfactor\": %s", v)
 			}
 			if n < 10 || n > 100 {
-				return &Error{Code: CodeInvalidParamValue, Message: fmt.Sprintf("value %d out of bounds for option \"fillfactor\"", n), Detail: "Valid values are between \"10\" and \"100\"."}
+				return &pgerror.Error{Code: pgerror.CodeInvalidParamValue, Message: fmt.Sprintf("value %d out of bounds for option \"fillfactor\"", n), Detail: "Valid values are between \"10\" and \"100\"."}
 			}
 		case strings.HasPrefix(name, "autovacuum_") || strings.HasPrefix(name, "toast.") || name == "parallel_workers":
 		default:
-			return errorf(CodeInvalidParamValue, "unrecognized parameter %q", name)
+			return pgerror.Errorf(pgerror.CodeInvalidParamValue, "unrecognized parameter %q", name)
 		}
 	}
 	return nil
@@ -94,7 +96,7 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 			return nil, false, nil
 		}
 		if len(c.Options) > 0 || c.Indexspace != "" || c.Deferrable || len(c.Including) > 0 {
-			return nil, true, notSupported("PRIMARY KEY options are not supported")
+			return nil, true, pgerror.NotSupported("PRIMARY KEY options are not supported")
 		}
 		keys := strs(c.Keys)
 		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *Table) (*Table, func([]Value) ([]Value, error), error) {
@@ -120,7 +122,7 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 				s.notice("NOTICE", "00000", "relation \""+tname+"\" does not exist, skipping")
 				return res, nil
 			}
-			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", tname).at(st.Relation.Location)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname).At(st.Relation.Location)
 		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
@@ -148,7 +150,7 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 // for nt, and makes nt t's catalog entry.
 func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *Table, conv func([]Value) ([]Value, error)) error {
 	if len(t.FKeys) > 0 || s.referenced(t) {
-		return notSupported("ALTER TABLE that rewrites a table with foreign keys is not supported")
+		return pgerror.NotSupported("ALTER TABLE that rewrites a table with foreign keys is not supported")
 	}
 	e, err := s.eng.cat.newEngineTable(ctx, s.eng.db, t.Name)
 	if err != nil {
@@ -172,7 +174,7 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *Table,
 		kb = rowKey(kb[:0], nt, out)
 		if err := tx.Insert(ctx, nt.Engine, kb, encodeRow(nt, out)); err != nil {
 			if errors.Is(err, tupled.ErrDuplicateKey) && nt.hasPkey() && !t.hasPkey() {
-				return &Error{Code: CodeUniqueViolation, Message: fmt.Sprintf("could not create unique index %q", nt.pkeyName()),
+				return &pgerror.Error{Code: pgerror.CodeUniqueViolation, Message: fmt.Sprintf("could not create unique index %q", nt.pkeyName()),
 					Detail: fmt.Sprintf("Key (%s)=(%s) is duplicated.", keyColNames(nt), keyColValues(nt, out))}
 			}
 			return dupKeyError(err, nt, out)
@@ -180,7 +182,7 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *Table,
 		return nil
 	})
 	if err != nil {
-		var fe *Error
+		var fe *pgerror.Error
 		if errors.As(err, &fe) {
 			return fe
 		}
@@ -253,7 +255,7 @@ func cloneTable(t *Table) *Table {
 // addPrimaryKey makes cols t's primary key: the hidden rowid goes.
 func (s *Session) addPrimaryKey(t *Table, cols []string, conname string) (*Table, func([]Value) ([]Value, error), error) {
 	if t.hasPkey() {
-		return nil, nil, errorf(CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", t.Name)
+		return nil, nil, pgerror.Errorf(pgerror.CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", t.Name)
 	}
 	nt := cloneTable(t)
 	nt.Cols = nt.Cols[:len(nt.Cols)-1] // the hidden rowid is the last column (rowid.go)
@@ -262,15 +264,15 @@ func (s *Session) addPrimaryKey(t *Table, cols []string, conname string) (*Table
 	for _, c := range cols {
 		i := nt.col(c)
 		if i < 0 {
-			return nil, nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", c, t.Name)
+			return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", c, t.Name)
 		}
 		for _, j := range idx {
 			if j == i {
-				return nil, nil, errorf(CodeDuplicateColumn, "column %q appears twice in primary key constraint", c)
+				return nil, nil, pgerror.Errorf(pgerror.CodeDuplicateColumn, "column %q appears twice in primary key constraint", c)
 			}
 		}
 		if ty := nt.Cols[i].Type; noKeyType(ty) {
-			return nil, nil, notSupported("a %s PRIMARY KEY is not supported", ty)
+			return nil, nil, pgerror.NotSupported("a %s PRIMARY KEY is not supported", ty)
 		}
 		idx = append(idx, i)
 	}
@@ -286,7 +288,7 @@ func (s *Session) addPrimaryKey(t *Table, cols []string, conname string) (*Table
 		out := row[:len(nt.Cols)]
 		for _, i := range idx {
 			if out[i].Null {
-				return nil, &Error{Code: CodeNotNull, Message: fmt.Sprintf("column %q of relation %q contains null values", nt.Cols[i].Name, t.Name)}
+				return nil, &pgerror.Error{Code: pgerror.CodeNotNull, Message: fmt.Sprintf("column %q of relation %q contains null values", nt.Cols[i].Name, t.Name)}
 			}
 		}
 		return out, nil
@@ -305,21 +307,21 @@ func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifN
 			s.notice("NOTICE", "42701", fmt.Sprintf("column %q of relation %q already exists, skipping", cd.Colname, t.Name))
 			return nil, nil, nil
 		}
-		return nil, nil, errorf(CodeDuplicateColumn, "column %q of relation %q already exists", cd.Colname, t.Name)
+		return nil, nil, pgerror.Errorf(pgerror.CodeDuplicateColumn, "column %q of relation %q already exists", cd.Colname, t.Name)
 	}
 	if cd.CollClause != nil || cd.Identity != "" || cd.Generated != "" {
-		return nil, nil, notSupported("this column option in ALTER TABLE ADD COLUMN is not supported")
+		return nil, nil, pgerror.NotSupported("this column option in ALTER TABLE ADD COLUMN is not supported")
 	}
 	col := Column{Name: cd.Colname, NotNull: cd.IsNotNull}
 	if _, _, ok := serialType(cd.TypeName); ok {
-		return nil, nil, notSupported("ALTER TABLE ADD COLUMN of a serial column is not supported")
+		return nil, nil, pgerror.NotSupported("ALTER TABLE ADD COLUMN of a serial column is not supported")
 	}
 	typ, m, err := typeOfMod(cd.TypeName)
 	if err != nil {
 		return nil, nil, err
 	}
 	if typ == TInt4Array {
-		return nil, nil, notSupported("array columns are not supported")
+		return nil, nil, pgerror.NotSupported("array columns are not supported")
 	}
 	col.Type, col.Int2, col.MaxLen, col.Varchar, col.Prec, col.Scale = typ, m.Int2, m.MaxLen, m.Varchar, m.Prec, m.Scale
 	for _, cn := range cd.Constraints {
@@ -333,7 +335,7 @@ func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifN
 			col.NotNull = true
 		case pg.ConstrType_CONSTR_NULL:
 		default:
-			return nil, nil, notSupported("constraint %s in ALTER TABLE ADD COLUMN is not supported", strings.TrimPrefix(c.GetContype().String(), "CONSTR_"))
+			return nil, nil, pgerror.NotSupported("constraint %s in ALTER TABLE ADD COLUMN is not supported", strings.TrimPrefix(c.GetContype().String(), "CONSTR_"))
 		}
 	}
 	nt := cloneTable(t)
@@ -362,7 +364,7 @@ func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifN
 		tx, _ := s.ensureTx(ctx)
 		_ = tx.Scan(ctx, t.Engine, tupled.ScanOptions{Limit: 1}, func(_, _ []byte) error { n++; return nil })
 		if n > 0 {
-			return nil, nil, &Error{Code: CodeNotNull, Message: fmt.Sprintf("column %q of relation %q contains null values", col.Name, t.Name)}
+			return nil, nil, &pgerror.Error{Code: pgerror.CodeNotNull, Message: fmt.Sprintf("column %q of relation %q contains null values", col.Name, t.Name)}
 		}
 	}
 	conv := func(row []Value) ([]Value, error) {
@@ -383,20 +385,20 @@ func (s *Session) dropColumn(t *Table, name string, ifExists, cascade bool) (*Ta
 			s.notice("NOTICE", "00000", fmt.Sprintf("column %q of relation %q does not exist, skipping", name, t.Name))
 			return nil, nil, nil
 		}
-		return nil, nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", name, t.Name)
+		return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", name, t.Name)
 	}
 	if t.isKeyCol(i) && t.hasPkey() {
-		return nil, nil, notSupported("dropping a primary-key column is not supported")
+		return nil, nil, pgerror.NotSupported("dropping a primary-key column is not supported")
 	}
 	for _, d := range t.Indexes {
 		for _, c := range d.Cols {
 			if c == i {
-				return nil, nil, notSupported("dropping a column of index %q is not supported", d.Name)
+				return nil, nil, pgerror.NotSupported("dropping a column of index %q is not supported", d.Name)
 			}
 		}
 	}
 	if t.Cols[i].Serial || t.Cols[i].Identity != "" {
-		return nil, nil, notSupported("dropping a serial or identity column is not supported")
+		return nil, nil, pgerror.NotSupported("dropping a serial or identity column is not supported")
 	}
 	nt := cloneTable(t)
 	dropColumnChecks(nt, name) // check.go
@@ -429,7 +431,7 @@ func (s *Session) dropColumn(t *Table, name string, ifExists, cascade bool) (*Ta
 // planRename is ALTER TABLE … RENAME [COLUMN] a TO b (catalog only).
 func (s *Session) planRename(st *pg.RenameStmt) (*plan, error) {
 	if st.RenameType != pg.ObjectType_OBJECT_COLUMN {
-		return nil, notSupported("ALTER … RENAME is supported only for columns")
+		return nil, pgerror.NotSupported("ALTER … RENAME is supported only for columns")
 	}
 	tname, err := relName(st.Relation)
 	if err != nil {
@@ -443,20 +445,20 @@ func (s *Session) planRename(st *pg.RenameStmt) (*plan, error) {
 				s.notice("NOTICE", "00000", "relation \""+tname+"\" does not exist, skipping")
 				return res, nil
 			}
-			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", tname)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname)
 		}
 		i := t.col(st.Subname)
 		if i < 0 || t.Cols[i].Hidden {
-			return nil, errorf(CodeUndefinedColumn, "column %q does not exist", st.Subname)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q does not exist", st.Subname)
 		}
 		if j := t.col(st.Newname); j >= 0 {
-			return nil, errorf(CodeDuplicateColumn, "column %q of relation %q already exists", st.Newname, t.Name)
+			return nil, pgerror.Errorf(pgerror.CodeDuplicateColumn, "column %q of relation %q already exists", st.Newname, t.Name)
 		}
 		if len(t.FKeys) > 0 || s.referenced(t) {
-			return nil, notSupported("renaming a column of a table with foreign keys is not supported")
+			return nil, pgerror.NotSupported("renaming a column of a table with foreign keys is not supported")
 		}
 		if checkUsesColumn(t, st.Subname) { // check.go: checks name their columns
-			return nil, notSupported("renaming a column a CHECK constraint uses is not supported")
+			return nil, pgerror.NotSupported("renaming a column a CHECK constraint uses is not supported")
 		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {

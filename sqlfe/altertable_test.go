@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	"github.com/tupled/tupled"
 )
 
@@ -49,6 +51,6 @@ func TestAlterTableRewriteSurvivesReopen(t *testing.T) {
 	defer db.Close()
 	defer s.Close()
 	mustRun(t, s, "SELECT * FROM acc WHERE aid = 1", "1|10\nSELECT 1")
-	mustFail(t, s, "INSERT INTO acc VALUES (2, 0)", CodeUniqueViolation, `duplicate key value violates unique constraint "acc_pkey"`)
+	mustFail(t, s, "INSERT INTO acc VALUES (2, 0)", pgerror.CodeUniqueViolation, `duplicate key value violates unique constraint "acc_pkey"`)
 	mustRun(t, s, "INSERT INTO w (x) VALUES (3) RETURNING id, y", "3|d\nINSERT 0 1")
 }

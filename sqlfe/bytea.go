@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -28,6 +30,9 @@ func init() {
 		appendBin: func(dst []byte, v Value) []byte { return append(dst, v.S...) },
 		parseBin:  func(b []byte) (Value, error) { return Value{T: TBytea, S: string(b)}, nil },
 	}
+}
+
+func init() {
 	// length and octet_length of a bytea count its bytes; of a string,
 	// characters and bytes as text's (builtins' length, strfuncs.go)
 	for name, text := range map[string]polyFunc{
@@ -68,9 +73,9 @@ func parseBytea(s string) (Value, error) {
 			}
 			if len(p) < 2 || strings.IndexByte(" \t\n\r", p[1]) >= 0 {
 				if _, err := hex.DecodeString(p[:1] + "0"); err != nil {
-					return Value{}, errorf(CodeInvalidParamValue, "invalid hexadecimal digit: %q", p[:1])
+					return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid hexadecimal digit: %q", p[:1])
 				}
-				return Value{}, errorf(CodeInvalidParamValue, "invalid hexadecimal data: odd number of digits")
+				return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid hexadecimal data: odd number of digits")
 			}
 			x, err := hex.DecodeString(p[:2])
 			if err != nil {
@@ -78,7 +83,7 @@ func parseBytea(s string) (Value, error) {
 				if _, err := hex.DecodeString(bad + "0"); err == nil {
 					bad = p[1:2]
 				}
-				return Value{}, errorf(CodeInvalidParamValue, "invalid hexadecimal digit: %q", bad)
+				return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid hexadecimal digit: %q", bad)
 			}
 			b = append(b, x[0])
 			p = p[2:]
@@ -87,7 +92,7 @@ func parseBytea(s string) (Value, error) {
 	}
 	b, ok := unescapeBytes(s)
 	if !ok {
-		return Value{}, errorf(CodeInvalidText, "invalid input syntax for type bytea")
+		return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type bytea")
 	}
 	return Value{T: TBytea, S: b}, nil
 }
@@ -144,11 +149,11 @@ func encodeBytes(b, format string) (Value, error) {
 			}
 		}
 		if !utf8.ValidString(out.String()) {
-			return Value{}, errorf(CodeInvalidText, "invalid byte sequence")
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid byte sequence")
 		}
 		return Text(out.String()), nil
 	}
-	return Value{}, errorf(CodeInvalidParamValue, "unrecognized encoding: %q", format)
+	return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unrecognized encoding: %q", format)
 }
 
 // decodeBytes is decode(text, format).
@@ -169,17 +174,17 @@ func decodeBytes(s, format string) (Value, error) {
 		}, s)
 		b, err := base64.StdEncoding.DecodeString(t)
 		if err != nil {
-			return Value{}, errorf(CodeInvalidParamValue, "invalid base64 end sequence")
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid base64 end sequence")
 		}
 		return Value{T: TBytea, S: string(b)}, nil
 	case "escape":
 		b, ok := unescapeBytes(s)
 		if !ok {
-			return Value{}, errorf(CodeInvalidText, "invalid input syntax for type bytea")
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type bytea")
 		}
 		return Value{T: TBytea, S: b}, nil
 	}
-	return Value{}, errorf(CodeInvalidParamValue, "unrecognized encoding: %q", format)
+	return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unrecognized encoding: %q", format)
 }
 
 // byteaConcat compiles bytea || bytea (an untyped side is bytea); ok is

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -117,11 +119,11 @@ func init() {
 			name := parts[len(parts)-1]
 			r := sn.byName[name]
 			if r == nil || r.kind != "r" || (len(parts) == 2 && parts[0] != "public") || len(parts) > 2 {
-				return Value{}, errorf(CodeUndefinedTable, "relation %q does not exist", a[0].S)
+				return Value{}, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", a[0].S)
 			}
 			i := r.t.col(a[1].S)
 			if i < 0 {
-				return Value{}, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", a[1].S, name)
+				return Value{}, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", a[1].S, name)
 			}
 			for _, sr := range sn.rels { // serial, identity and OWNED BY sequences (sequence.go)
 				if sr.kind == "S" && sr.t == r.t && sr.seqCol == i {
@@ -285,7 +287,7 @@ func formatIntArray(a []int64) string {
 // parseTextArray parses a one-dimensional array literal ({a,"b c",NULL}).
 func parseTextArray(s string) ([]Value, error) {
 	bad := func() ([]Value, error) {
-		return nil, errorf(CodeInvalidText, "malformed array literal: %q", s)
+		return nil, pgerror.Errorf(pgerror.CodeInvalidText, "malformed array literal: %q", s)
 	}
 	s = strings.TrimSpace(s)
 	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
@@ -456,7 +458,7 @@ func (c *compiler) catalogFunc(f *pg.FuncCall, name string) (expr, bool, error) 
 			case isInt(want) && isInt(x.typ()), want == TText && x.typ() == TBpchar:
 				x = &castExpr{arg: x, t: want}
 			default:
-				return nil, true, errorf(CodeUndefinedFunction, "function %s(%s) does not exist", name, argTypes(c, f.Args)).at(f.Location)
+				return nil, true, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function %s(%s) does not exist", name, argTypes(c, f.Args)).At(f.Location)
 			}
 			out.args = append(out.args, x)
 		}
@@ -473,7 +475,7 @@ func (c *compiler) catalogFunc(f *pg.FuncCall, name string) (expr, bool, error) 
 		}
 		return out, true, nil
 	}
-	return nil, true, &Error{Code: CodeUndefinedFunction, Message: "function " + name + "(" + argTypes(c, f.Args) + ") does not exist",
+	return nil, true, &pgerror.Error{Code: pgerror.CodeUndefinedFunction, Message: "function " + name + "(" + argTypes(c, f.Args) + ") does not exist",
 		Hint: "No function matches the given name and argument types. You might need to add explicit type casts.", Position: f.Location + 1}
 }
 
@@ -528,7 +530,7 @@ func (c *compiler) regCast(tc *pg.TypeCast) (expr, bool, error) {
 			return nil, true, err
 		}
 		if x.typ() != TInt4Array {
-			return nil, true, errorf(CodeCannotCoerce, "cannot cast type %s to %s", x.typ(), name).at(tc.Location)
+			return nil, true, pgerror.Errorf(pgerror.CodeCannotCoerce, "cannot cast type %s to %s", x.typ(), name).At(tc.Location)
 		}
 		return x, true, nil
 	case array:
@@ -568,7 +570,7 @@ func (c *compiler) regCast(tc *pg.TypeCast) (expr, bool, error) {
 		}}, true, nil
 	}
 	if !isString(x.typ()) {
-		return nil, true, errorf(CodeCannotCoerce, "cannot cast type %s to %s", x.typ(), name).at(tc.Location)
+		return nil, true, pgerror.Errorf(pgerror.CodeCannotCoerce, "cannot cast type %s to %s", x.typ(), name).At(tc.Location)
 	}
 	return &funcExpr{name: name, t: TInt8, args: []expr{x}, fn: func(e *env, a []Value) (Value, error) {
 		if a[0].Null {
@@ -631,19 +633,19 @@ func regOID(e *env, kind, s string) (Value, error) {
 		if o, ok := e.s.catalogSnap().relOID(s); ok {
 			return Int8(o), nil
 		}
-		return Value{}, errorf(CodeUndefinedTable, "relation %q does not exist", s)
+		return Value{}, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", s)
 	case "regtype":
 		if o, ok := typeOIDByName(s); ok {
 			return Int8(o), nil
 		}
-		return Value{}, errorf(CodeUndefinedObject, "type %q does not exist", s)
+		return Value{}, pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", s)
 	case "regnamespace":
 		for _, r := range pgNamespaceRows(nil, nil) {
 			if r[1].S == s {
 				return r[0], nil
 			}
 		}
-		return Value{}, errorf(CodeUndefinedObject, "schema %q does not exist", s)
+		return Value{}, pgerror.Errorf(pgerror.CodeUndefinedObject, "schema %q does not exist", s)
 	case "regrole":
 		if s == e.s.user {
 			return Int8(oidSuperuser), nil
@@ -651,11 +653,11 @@ func regOID(e *env, kind, s string) (Value, error) {
 		if s == "pg_database_owner" {
 			return Int8(oidDBOwnerRole), nil
 		}
-		return Value{}, errorf(CodeUndefinedObject, "role %q does not exist", s)
+		return Value{}, pgerror.Errorf(pgerror.CodeUndefinedObject, "role %q does not exist", s)
 	case "oid":
-		return Value{}, errorf(CodeInvalidText, "invalid input syntax for type oid: %q", s)
+		return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type oid: %q", s)
 	}
-	return Value{}, errorf(CodeUndefinedFunction, "function %q does not exist", s)
+	return Value{}, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function %q does not exist", s)
 }
 
 // arrayLiteralCmp compiles col = '{...}' (and <>) over an integer array
@@ -679,7 +681,7 @@ func (c *compiler) arrayLiteralCmp(a *pg.A_Expr) (expr, bool, error) {
 	}
 	want, err := castValue(unknown(k.GetSval().Sval), TInt4Array)
 	if err != nil {
-		return nil, true, ToError(err).at(k.Location)
+		return nil, true, ToError(err).At(k.Location)
 	}
 	eq := ops[0] == "="
 	return &funcExpr{name: "array_eq", t: TBool, args: []expr{x}, fn: func(_ *env, v []Value) (Value, error) {
@@ -697,14 +699,14 @@ func (c *compiler) arrayLiteralCmp(a *pg.A_Expr) (expr, bool, error) {
 // subscript compiles arr[i] over an integer array.
 func (c *compiler) subscript(ind *pg.A_Indirection) (expr, error) {
 	if len(ind.Indirection) != 1 || ind.Indirection[0].GetAIndices() == nil || ind.Indirection[0].GetAIndices().IsSlice {
-		return nil, notSupported("this array subscript is not supported")
+		return nil, pgerror.NotSupported("this array subscript is not supported")
 	}
 	arg, err := c.compile(ind.Arg, TInt4Array)
 	if err != nil {
 		return nil, err
 	}
 	if arg.typ() != TInt4Array {
-		return nil, errorf(CodeDatatypeMismatch, "cannot subscript type %s because it does not support subscripting", arg.typ())
+		return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "cannot subscript type %s because it does not support subscripting", arg.typ())
 	}
 	idx, err := c.compile(ind.Indirection[0].GetAIndices().Uidx, TInt4)
 	if err != nil {
@@ -714,7 +716,7 @@ func (c *compiler) subscript(ind *pg.A_Indirection) (expr, error) {
 		return nil, err
 	}
 	if !isInt(idx.typ()) {
-		return nil, errorf(CodeDatatypeMismatch, "array subscript must have type integer")
+		return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "array subscript must have type integer")
 	}
 	return &funcExpr{name: "subscript", t: TInt4, args: []expr{arg, idx}, fn: func(_ *env, a []Value) (Value, error) {
 		if a[0].Null || a[1].Null || a[1].I < 1 || a[1].I > int64(len(a[0].A)) {
@@ -737,7 +739,7 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 	switch op {
 	case "=", "<>", "<", "<=", ">", ">=":
 	default:
-		return nil, notSupported("operator %s with ANY/ALL is not supported", op).at(a.Location)
+		return nil, pgerror.NotSupported("operator %s with ANY/ALL is not supported", op).At(a.Location)
 	}
 	r, err := c.compile(a.Rexpr, TUnknown)
 	if err != nil {
@@ -775,7 +777,7 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 	case intArr && isNumber(l.typ()):
 	case !intArr && isString(r.typ()) && isString(l.typ()):
 	default:
-		return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).at(a.Location)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).At(a.Location)
 	}
 	all := a.Kind == pg.A_Expr_Kind_AEXPR_OP_ALL
 	return &funcExpr{name: "any", t: TBool, args: []expr{l, r}, fn: func(_ *env, v []Value) (Value, error) {
@@ -824,7 +826,7 @@ func (c *compiler) arraySubLink(sl *pg.SubLink) (expr, error) {
 	}
 	q, ok := x.(*subqueryExpr)
 	if !ok {
-		return nil, notSupported("this ARRAY subquery is not supported")
+		return nil, pgerror.NotSupported("this ARRAY subquery is not supported")
 	}
 	intArr := isInt(q.t)
 	t := TText
@@ -850,7 +852,7 @@ func (a *arraySubExpr) eval(e *env) (Value, error) {
 		out := Value{T: TInt4Array, A: []int64{}}
 		for _, r := range rows {
 			if r[0].Null {
-				return Value{}, notSupported("an integer array with NULL elements is not supported")
+				return Value{}, pgerror.NotSupported("an integer array with NULL elements is not supported")
 			}
 			out.A = append(out.A, r[0].I)
 		}
@@ -887,7 +889,7 @@ func (s *Session) catalogRangeFunction(rf *pg.RangeFunction, c *compiler) (func(
 		return nil, nil, "", true, err
 	}
 	if !isInt(arg.typ()) {
-		return nil, nil, "", true, errorf(CodeUndefinedFunction, "function pg_partition_ancestors(%s) does not exist", arg.typ()).at(fc.Location)
+		return nil, nil, "", true, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function pg_partition_ancestors(%s) does not exist", arg.typ()).At(fc.Location)
 	}
 	out := []Column{cOID("relid")}
 	if rf.Ordinality {

@@ -34,6 +34,8 @@ import (
 	"sync"
 	"weak"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -71,16 +73,16 @@ func checkCheckNode(n *pg.Node) error {
 	walk := func(n *pg.Node) {
 		switch {
 		case n.GetSubLink() != nil:
-			bad = notSupported("cannot use subquery in check constraint")
+			bad = pgerror.NotSupported("cannot use subquery in check constraint")
 		case n.GetSqlvalueFunction() != nil:
-			bad = notSupported("%s in a CHECK constraint is not supported", sqlValueName(n.GetSqlvalueFunction()))
+			bad = pgerror.NotSupported("%s in a CHECK constraint is not supported", sqlValueName(n.GetSqlvalueFunction()))
 		case n.GetParamRef() != nil:
-			bad = errorf(CodeUndefinedParameter, "there is no parameter $%d", n.GetParamRef().Number)
+			bad = pgerror.Errorf(pgerror.CodeUndefinedParameter, "there is no parameter $%d", n.GetParamRef().Number)
 		case n.GetFuncCall() != nil:
 			names := strs(n.GetFuncCall().Funcname)
 			name := names[len(names)-1]
 			if _, cat := catFuncs[name]; cat || sessionFuncs[name] || strings.HasPrefix(name, "pg_") {
-				bad = notSupported("function %s() in a CHECK constraint is not supported", name)
+				bad = pgerror.NotSupported("function %s() in a CHECK constraint is not supported", name)
 			}
 		}
 	}
@@ -136,7 +138,7 @@ func compileCheck(t *Table, d CheckDef) (expr, error) {
 		x = &castExpr{arg: x, t: TBool}
 	}
 	if x.typ() != TBool {
-		return nil, errorf(CodeDatatypeMismatch, "argument of CHECK must be type boolean, not type %s", x.typ())
+		return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of CHECK must be type boolean, not type %s", x.typ())
 	}
 	return x, nil
 }
@@ -186,15 +188,12 @@ func checkConstraints(t *Table, row []Value) error {
 			return err
 		}
 		if !v.Null && v.I == 0 {
-			return &Error{Code: CodeCheckViolation, Message: fmt.Sprintf("new row for relation %q violates check constraint %q", t.Name, c.name),
+			return &pgerror.Error{Code: pgerror.CodeCheckViolation, Message: fmt.Sprintf("new row for relation %q violates check constraint %q", t.Name, c.name),
 				Detail: "Failing row contains (" + failingRow(t, row) + ")."}
 		}
 	}
 	return nil
 }
-
-// CodeCheckViolation is check_violation.
-const CodeCheckViolation = "23514"
 
 // failingRow is a row as a Failing-row detail shows it.
 func failingRow(t *Table, row []Value) string {
@@ -240,10 +239,10 @@ func checkColumns(t *Table, n *pg.Node) []int {
 // while taken says the name is used.
 func newCheck(t *Table, c *pg.Constraint, taken func(string) bool) (CheckDef, error) {
 	if c.IsNoInherit {
-		return CheckDef{}, notSupported("CHECK ... NO INHERIT is not supported").at(c.Location)
+		return CheckDef{}, pgerror.NotSupported("CHECK ... NO INHERIT is not supported").At(c.Location)
 	}
 	if err := checkCheckNode(c.RawExpr); err != nil {
-		return CheckDef{}, ToError(err).at(c.Location)
+		return CheckDef{}, ToError(err).At(c.Location)
 	}
 	text, err := deparseExpr(c.RawExpr)
 	if err != nil {
@@ -255,7 +254,7 @@ func newCheck(t *Table, c *pg.Constraint, taken func(string) bool) (CheckDef, er
 	}
 	if d.Name != "" {
 		if taken(d.Name) {
-			return CheckDef{}, errorf("42710", "constraint %q for relation %q already exists", d.Name, t.Name)
+			return CheckDef{}, pgerror.Errorf("42710", "constraint %q for relation %q already exists", d.Name, t.Name)
 		}
 		return d, nil
 	}
@@ -351,7 +350,7 @@ func (s *Session) planAlterCheck(st *pg.AlterTableStmt) (*plan, bool, error) {
 				s.notice("NOTICE", "00000", "relation \""+tname+"\" does not exist, skipping")
 				return res, nil
 			}
-			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", tname).at(st.Relation.Location)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname).At(st.Relation.Location)
 		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
@@ -399,11 +398,11 @@ func validateCheck(ctx context.Context, tx *tupled.Tx, t *Table, d CheckDef) err
 			return err
 		}
 		if !r.Null && r.I == 0 {
-			return errorf(CodeCheckViolation, "check constraint %q of relation %q is violated by some row", d.Name, t.Name)
+			return pgerror.Errorf(pgerror.CodeCheckViolation, "check constraint %q of relation %q is violated by some row", d.Name, t.Name)
 		}
 		return nil
 	})
-	if e := ToError(err); err != nil && e.Code == CodeCheckViolation {
+	if e := ToError(err); err != nil && e.Code == pgerror.CodeCheckViolation {
 		return e
 	}
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -101,7 +103,7 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 			return x, err
 		}
 	} else if c.clause != "" && isAggCall(n) {
-		return nil, errorf(CodeGrouping, "aggregate functions are not allowed in %s", c.clause).at(n.GetFuncCall().Location)
+		return nil, pgerror.Errorf(pgerror.CodeGrouping, "aggregate functions are not allowed in %s", c.clause).At(n.GetFuncCall().Location)
 	}
 	if x, ok, err := c.catalogExpr(n); ok { // catfuncs.go: reg* casts, ANY (array), subscripts, ARRAY (subquery)
 		return x, err
@@ -124,7 +126,7 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 				// a decimal or an integer beyond bigint: numeric
 				d, err := parseNumeric(v.Fval.Fval)
 				if err != nil {
-					return nil, ToError(err).at(k.Location)
+					return nil, ToError(err).At(k.Location)
 				}
 				return &constExpr{d.value()}, nil
 			}
@@ -137,13 +139,13 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 		case *pg.A_Const_Sval:
 			return &constExpr{unknown(v.Sval.Sval)}, nil
 		}
-		return nil, notSupported("bit-string literals are not supported").at(k.Location)
+		return nil, pgerror.NotSupported("bit-string literals are not supported").At(k.Location)
 	case n.GetColumnRef() != nil:
 		return c.column(n.GetColumnRef())
 	case n.GetParamRef() != nil:
 		p := n.GetParamRef()
 		if p.Number < 1 || p.Number > 65535 {
-			return nil, errorf(CodeUndefinedParameter, "there is no parameter $%d", p.Number).at(p.Location)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedParameter, "there is no parameter $%d", p.Number).At(p.Location)
 		}
 		return c.param(int(p.Number)), nil
 	case n.GetTypeCast() != nil:
@@ -159,7 +161,7 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 		arg, err := c.compile(tc.Arg, want)
 		if err != nil {
 			if ac := tc.Arg.GetAConst(); ac != nil {
-				return nil, ToError(err).at(ac.Location) // the input function failed on the literal
+				return nil, ToError(err).At(ac.Location) // the input function failed on the literal
 			}
 			return nil, err
 		}
@@ -175,7 +177,7 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 			am = me.m
 		}
 		if !canCast(arg.typ(), am, t, m) {
-			return nil, errorf(CodeCannotCoerce, "cannot cast type %s to %s", am.name(arg.typ()), m.name(t)).at(tc.Location)
+			return nil, pgerror.Errorf(pgerror.CodeCannotCoerce, "cannot cast type %s to %s", am.name(arg.typ()), m.name(t)).At(tc.Location)
 		}
 		var x expr
 		switch {
@@ -195,7 +197,7 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 			if err != nil {
 				e := ToError(err)
 				if ac := tc.Arg.GetAConst(); ac != nil && k.v.T == TUnknown {
-					e = e.at(ac.Location) // the input function failed on the literal
+					e = e.At(ac.Location) // the input function failed on the literal
 				}
 				return nil, e
 			}
@@ -216,7 +218,7 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 				return nil, err
 			}
 			if x.typ() != TBool {
-				return nil, errorf(CodeDatatypeMismatch, "argument of %s must be type boolean, not type %s", boolOpName(b.Boolop), x.typ()).at(b.Location)
+				return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of %s must be type boolean, not type %s", boolOpName(b.Boolop), x.typ()).At(b.Location)
 			}
 			out.args = append(out.args, x)
 		}
@@ -251,7 +253,7 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 			return nil, err
 		}
 		if t == TInt4Array {
-			return nil, notSupported("%s of arrays is not supported", name)
+			return nil, pgerror.NotSupported("%s of arrays is not supported", name)
 		}
 		return &minMaxExpr{least: m.Op == pg.MinMaxOp_IS_LEAST, args: xs, t: t}, nil
 	case n.GetSqlvalueFunction() != nil:
@@ -266,11 +268,11 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 				return nil, err
 			}
 			if !isString(x.typ()) && x.typ() != TUnknown {
-				return nil, errorf(CodeDatatypeMismatch, "collations are not supported by type %s", x.typ()).at(cc.Location)
+				return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "collations are not supported by type %s", x.typ()).At(cc.Location)
 			}
 			return x, nil
 		default:
-			return nil, errorf(CodeUndefinedObject, "collation %q for encoding \"UTF8\" does not exist", name).at(cc.Location)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "collation %q for encoding \"UTF8\" does not exist", name).At(cc.Location)
 		}
 	case n.GetSubLink() != nil:
 		return c.subLink(n.GetSubLink())
@@ -283,11 +285,11 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 			return nil, err
 		}
 		if x.typ() != TBool {
-			return nil, errorf(CodeDatatypeMismatch, "argument of IS TRUE must be type boolean, not type %s", x.typ()).at(bt.Location)
+			return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of IS TRUE must be type boolean, not type %s", x.typ()).At(bt.Location)
 		}
 		return &booleanTest{arg: x, test: bt.Booltesttype}, nil // strfuncs.go
 	}
-	return nil, notSupported("expressions of kind %s are not supported", nodeName(n))
+	return nil, pgerror.NotSupported("expressions of kind %s are not supported", nodeName(n))
 }
 
 func boolOpName(op pg.BoolExprType) string {
@@ -307,14 +309,14 @@ func (c *compiler) column(cr *pg.ColumnRef) (expr, error) {
 	if err == nil || c.outer == nil {
 		return x, err
 	}
-	var fe *Error
-	if !errors.As(err, &fe) || (fe.Code != CodeUndefinedColumn && fe.Code != CodeUndefinedTable) {
+	var fe *pgerror.Error
+	if !errors.As(err, &fe) || (fe.Code != pgerror.CodeUndefinedColumn && fe.Code != pgerror.CodeUndefinedTable) {
 		return x, err
 	}
 	ox, oerr := c.outer.compile1(&pg.Node{Node: &pg.Node_ColumnRef{ColumnRef: cr}}, TUnknown)
 	if oerr != nil {
-		var oe *Error
-		if errors.As(oerr, &oe) && (oe.Code == CodeUndefinedColumn || oe.Code == CodeUndefinedTable) {
+		var oe *pgerror.Error
+		if errors.As(oerr, &oe) && (oe.Code == pgerror.CodeUndefinedColumn || oe.Code == pgerror.CodeUndefinedTable) {
 			return nil, err // not a name of the outer query either: the inner error
 		}
 		return nil, oerr
@@ -328,11 +330,11 @@ func (c *compiler) column(cr *pg.ColumnRef) (expr, error) {
 func (c *compiler) column1(cr *pg.ColumnRef) (expr, error) {
 	f := strs(cr.Fields)
 	if len(f) == 0 || f[len(f)-1] == "*" {
-		return nil, notSupported("* is only supported as a whole select list item").at(cr.Location)
+		return nil, pgerror.NotSupported("* is only supported as a whole select list item").At(cr.Location)
 	}
 	name := f[len(f)-1]
 	if len(f) > 2 {
-		return nil, notSupported("qualified column reference %s is not supported", strings.Join(f, ".")).at(cr.Location)
+		return nil, pgerror.NotSupported("qualified column reference %s is not supported", strings.Join(f, ".")).At(cr.Location)
 	}
 	if c.scope != nil {
 		return c.scope.resolve(f, cr.Location)
@@ -341,17 +343,17 @@ func (c *compiler) column1(cr *pg.ColumnRef) (expr, error) {
 		if x, ok := c.excludedColumn(name); ok {
 			return x, nil
 		}
-		return nil, errorf(CodeUndefinedColumn, "column excluded.%s does not exist", name).at(cr.Location)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column excluded.%s does not exist", name).At(cr.Location)
 	}
 	if len(f) == 2 && (c.cols == nil || f[0] != c.rel) {
-		return nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).at(cr.Location)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).At(cr.Location)
 	}
 	for i, col := range c.cols {
 		if col.Name == name && !col.Hidden {
 			return &colExpr{idx: i, t: col.Type, m: col.mod()}, nil
 		}
 	}
-	return nil, errorf(CodeUndefinedColumn, "column %q does not exist", name).at(cr.Location)
+	return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q does not exist", name).At(cr.Location)
 }
 
 // binary compiles l and r so that an untyped side takes the other's type.
@@ -413,7 +415,7 @@ func (c *compiler) concat(a *pg.A_Expr) (expr, error) {
 	lt, rt := l.typ(), r.typ()
 	bad := lt == TInt4Array || rt == TInt4Array || (lt != TText && lt != TUnknown && rt != TText && rt != TUnknown)
 	if bad {
-		return nil, &Error{Code: CodeUndefinedFunction, Message: fmt.Sprintf("operator does not exist: %s || %s", lt, rt),
+		return nil, &pgerror.Error{Code: pgerror.CodeUndefinedFunction, Message: fmt.Sprintf("operator does not exist: %s || %s", lt, rt),
 			Hint: "No operator matches the given name and argument types. You might need to add explicit type casts.", Position: a.Location + 1}
 	}
 	if l, err = c.coerce(l, TText); err != nil {
@@ -439,14 +441,14 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 	case pg.A_Expr_Kind_AEXPR_OP:
 		if a.Lexpr == nil {
 			if op != "-" && op != "+" {
-				return nil, notSupported("prefix operator %s is not supported", op).at(a.Location)
+				return nil, pgerror.NotSupported("prefix operator %s is not supported", op).At(a.Location)
 			}
 			x, err := c.compile(a.Rexpr, TInt4)
 			if err != nil {
 				return nil, err
 			}
 			if !isNumber(x.typ()) && !isFloat(x.typ()) {
-				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s", op, x.typ()).at(a.Location)
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s", op, x.typ()).At(a.Location)
 			}
 			if op == "+" {
 				return x, nil
@@ -461,7 +463,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			return &negExpr{x}, nil
 		}
 		if a.Rexpr == nil {
-			return nil, notSupported("postfix operator %s is not supported", op).at(a.Location)
+			return nil, pgerror.NotSupported("postfix operator %s is not supported", op).At(a.Location)
 		}
 		if op == "||" {
 			return c.concat(a)
@@ -482,7 +484,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 				op = "<>"
 			}
 			if !comparable(l.typ(), r.typ()) || isIntArray(l.typ()) {
-				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).at(a.Location)
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).At(a.Location)
 			}
 			return &cmpExpr{op: op, l: l, r: r}, nil
 		case "+", "-", "*", "/", "%":
@@ -491,7 +493,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			}
 			if (isFloat(l.typ()) || isFloat(r.typ())) && (isNumber(l.typ()) || isFloat(l.typ())) && (isNumber(r.typ()) || isFloat(r.typ())) {
 				if op == "%" {
-					return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %% %s", l.typ(), r.typ()).at(a.Location)
+					return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %% %s", l.typ(), r.typ()).At(a.Location)
 				}
 				return &arithExpr{op: op[0], l: l, r: r, t: floatResult(l.typ(), r.typ())}, nil
 			}
@@ -499,7 +501,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 				return &arithExpr{op: op[0], l: l, r: r, t: TNumeric}, nil
 			}
 			if !isInt(l.typ()) || !isInt(r.typ()) {
-				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).at(a.Location)
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).At(a.Location)
 			}
 			t := TInt4
 			if l.typ() == TInt8 || r.typ() == TInt8 {
@@ -513,14 +515,14 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			}
 			return x, nil
 		}
-		return nil, notSupported("operator %s is not supported", op).at(a.Location)
+		return nil, pgerror.NotSupported("operator %s is not supported", op).At(a.Location)
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		l, r, err := c.binary(a.Lexpr, a.Rexpr)
 		if err != nil {
 			return nil, err
 		}
 		if !comparable(l.typ(), r.typ()) {
-			return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s = %s", l.typ(), r.typ()).at(a.Location)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s = %s", l.typ(), r.typ()).At(a.Location)
 		}
 		return &distinctExpr{not: a.Kind == pg.A_Expr_Kind_AEXPR_NOT_DISTINCT, l: l, r: r}, nil
 	case pg.A_Expr_Kind_AEXPR_IN:
@@ -530,7 +532,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 		}
 		list := a.Rexpr.GetList()
 		if list == nil {
-			return nil, notSupported("IN with a subquery is not supported").at(a.Location)
+			return nil, pgerror.NotSupported("IN with a subquery is not supported").At(a.Location)
 		}
 		var items []expr
 		t := l.typ()
@@ -555,14 +557,14 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 				return nil, err
 			}
 			if !comparable(items[i].typ(), t) {
-				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s = %s", t, items[i].typ()).at(a.Location)
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s = %s", t, items[i].typ()).At(a.Location)
 			}
 		}
 		return &inExpr{not: op == "<>", l: l, list: items}, nil
 	case pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN:
 		list := a.Rexpr.GetList()
 		if list == nil || len(list.Items) != 2 {
-			return nil, notSupported("this form of BETWEEN is not supported").at(a.Location)
+			return nil, pgerror.NotSupported("this form of BETWEEN is not supported").At(a.Location)
 		}
 		lo, err := c.aexpr(&pg.A_Expr{Kind: pg.A_Expr_Kind_AEXPR_OP, Name: []*pg.Node{pg.MakeStrNode(">=")}, Lexpr: a.Lexpr, Rexpr: list.Items[0], Location: a.Location})
 		if err != nil {
@@ -587,7 +589,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			return nil, err
 		}
 		if !comparable(l.typ(), r.typ()) || isIntArray(l.typ()) {
-			return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s = %s", l.typ(), r.typ()).at(a.Location)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s = %s", l.typ(), r.typ()).At(a.Location)
 		}
 		if l.typ() == TUnknown {
 			l = &castExpr{arg: l, t: TText}
@@ -603,7 +605,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 	if name == "" {
 		name = a.Kind.String()
 	}
-	return nil, notSupported("%s is not supported", name).at(a.Location)
+	return nil, pgerror.NotSupported("%s is not supported", name).At(a.Location)
 }
 
 // typeOf maps a type name of the parse tree to a Type.
@@ -641,7 +643,7 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 		if len(tn.ArrayBounds) > 0 {
 			full += "[]"
 		}
-		return 0, typeMod{}, errorf(CodeUndefinedObject, "type %q does not exist", full).at(tn.Location)
+		return 0, typeMod{}, pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", full).At(tn.Location)
 	}
 	if len(names) > 2 || (len(names) == 2 && names[0] != "pg_catalog") {
 		return undefined()
@@ -687,12 +689,12 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 		if !pgTypes[strings.TrimPrefix(name, "_")] {
 			return undefined()
 		}
-		return 0, m, notSupported("type %s is not supported", name).at(tn.Location)
+		return 0, m, pgerror.NotSupported("type %s is not supported", name).At(tn.Location)
 	}
 	if len(tn.ArrayBounds) > 0 {
 		switch {
 		case len(tn.ArrayBounds) > 1 || m.Int2 || (t != TInt4 && t != TInt8):
-			return 0, m, notSupported("array type %s[] is not supported", name).at(tn.Location)
+			return 0, m, pgerror.NotSupported("array type %s[] is not supported", name).At(tn.Location)
 		case t == TInt8:
 			t = TInt8Array
 		default:
@@ -704,12 +706,12 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 	}
 	if len(tn.Typmods) > 0 {
 		if (name != "varchar" && name != "bpchar") || len(tn.Typmods) != 1 {
-			return 0, m, notSupported("type modifiers on %s are not supported", name).at(tn.Location)
+			return 0, m, pgerror.NotSupported("type modifiers on %s are not supported", name).At(tn.Location)
 		}
 		k := tn.Typmods[0].GetAConst()
 		iv, ok := k.GetVal().(*pg.A_Const_Ival)
 		if !ok {
-			return 0, m, errorf(CodeSyntax, "type modifiers must be simple constants or identifiers").at(tn.Location)
+			return 0, m, pgerror.Errorf(pgerror.CodeSyntax, "type modifiers must be simple constants or identifiers").At(tn.Location)
 		}
 		n := iv.Ival.Ival
 		short := name // PostgreSQL's anychar_typmodin names char, not bpchar
@@ -718,9 +720,9 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 		}
 		switch {
 		case n < 1:
-			return 0, m, errorf(CodeInvalidParamValue, "length for type %s must be at least 1", short).at(tn.Location)
+			return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "length for type %s must be at least 1", short).At(tn.Location)
 		case n > maxCharLength:
-			return 0, m, errorf(CodeInvalidParamValue, "length for type %s cannot exceed %d", short, maxCharLength).at(tn.Location)
+			return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "length for type %s cannot exceed %d", short, maxCharLength).At(tn.Location)
 		}
 		m.MaxLen = int(n)
 	}
@@ -804,13 +806,13 @@ func defaultName(n *pg.Node) string {
 // (PostgreSQL 15's bounds; 22023 outside them).
 func numericTypmods(tn *pg.TypeName, t Type, m typeMod) (Type, typeMod, error) {
 	if len(tn.Typmods) > 2 {
-		return 0, m, errorf(CodeInvalidParamValue, "invalid NUMERIC type modifier").at(tn.Location)
+		return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid NUMERIC type modifier").At(tn.Location)
 	}
 	var vals []int
 	for _, n := range tn.Typmods {
 		iv, ok := n.GetAConst().GetVal().(*pg.A_Const_Ival)
 		if !ok {
-			return 0, m, errorf(CodeSyntax, "type modifiers must be simple constants or identifiers").at(tn.Location)
+			return 0, m, pgerror.Errorf(pgerror.CodeSyntax, "type modifiers must be simple constants or identifiers").At(tn.Location)
 		}
 		vals = append(vals, int(iv.Ival.Ival))
 	}
@@ -819,10 +821,10 @@ func numericTypmods(tn *pg.TypeName, t Type, m typeMod) (Type, typeMod, error) {
 		m.Scale = vals[1]
 	}
 	if m.Prec < 1 || m.Prec > 1000 {
-		return 0, m, errorf(CodeInvalidParamValue, "NUMERIC precision %d must be between 1 and 1000", m.Prec).at(tn.Location)
+		return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "NUMERIC precision %d must be between 1 and 1000", m.Prec).At(tn.Location)
 	}
 	if m.Scale < -1000 || m.Scale > 1000 {
-		return 0, m, errorf(CodeInvalidParamValue, "NUMERIC scale %d must be between -1000 and 1000", m.Scale).at(tn.Location)
+		return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "NUMERIC scale %d must be between -1000 and 1000", m.Scale).At(tn.Location)
 	}
 	return t, m, nil
 }
@@ -844,7 +846,7 @@ func (c *compiler) arrayExpr(a *pg.A_ArrayExpr, want Type) (expr, error) {
 		case x.typ() == TInt8:
 			t = TInt8Array
 		case x.typ() != TInt4:
-			return nil, notSupported("arrays of %s are not supported", x.typ()).at(a.Location)
+			return nil, pgerror.NotSupported("arrays of %s are not supported", x.typ()).At(a.Location)
 		}
 		els = append(els, x)
 	}
@@ -852,10 +854,10 @@ func (c *compiler) arrayExpr(a *pg.A_ArrayExpr, want Type) (expr, error) {
 		out := Value{T: t, A: make([]int64, 0, len(vs))}
 		for _, v := range vs {
 			if v.Null {
-				return Value{}, notSupported("arrays with NULL elements are not supported")
+				return Value{}, pgerror.NotSupported("arrays with NULL elements are not supported")
 			}
 			if t == TInt4Array && (v.I < math.MinInt32 || v.I > math.MaxInt32) {
-				return Value{}, errorf(CodeNumericRange, "integer out of range")
+				return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
 			}
 			out.A = append(out.A, v.I)
 		}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tupled/tupled/keys"
@@ -348,7 +350,7 @@ func (s *Session) claimPkeyName(t *Table, taken map[string]bool) error {
 	}
 	name := t.pkeyName()
 	if s.indexNameTaken(name) {
-		return errorf(CodeDuplicateTable, "relation %q already exists", name)
+		return pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
 	}
 	taken[name] = true
 	return nil

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -109,7 +111,7 @@ func (c *compiler) caseExpr(n *pg.CaseExpr) (expr, error) {
 				return nil, err
 			}
 			if !comparable(out.arg.typ(), v.typ()) && out.arg.typ() != TUnknown {
-				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s = %s", out.arg.typ(), v.typ()).at(cw.Location)
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s = %s", out.arg.typ(), v.typ()).At(cw.Location)
 			}
 			out.whens = append(out.whens, v)
 		} else {
@@ -118,7 +120,7 @@ func (c *compiler) caseExpr(n *pg.CaseExpr) (expr, error) {
 				return nil, err
 			}
 			if cond.typ() != TBool {
-				return nil, errorf(CodeDatatypeMismatch, "argument of CASE/WHEN must be type boolean, not type %s", cond.typ()).at(cw.Location)
+				return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of CASE/WHEN must be type boolean, not type %s", cond.typ()).At(cw.Location)
 			}
 			out.whens = append(out.whens, cond)
 		}
@@ -274,7 +276,7 @@ func (p *patternExpr) regexp(pat string) (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile("(?s)" + src)
 	if err != nil {
-		return nil, errorf(CodeInvalidRegex, "invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		return nil, pgerror.Errorf(pgerror.CodeInvalidRegex, "invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
 	p.re, p.last = re, pat
 	return re, nil
@@ -294,7 +296,7 @@ func likeToRegexp(pat string) (string, error) {
 			b.WriteString(".")
 		case '\\':
 			if i+1 == len(rs) {
-				return "", errorf(CodeInvalidEscape, "LIKE pattern must not end with escape character")
+				return "", pgerror.Errorf(pgerror.CodeInvalidEscape, "LIKE pattern must not end with escape character")
 			}
 			i++
 			b.WriteString(regexp.QuoteMeta(string(rs[i])))
@@ -331,7 +333,7 @@ func (c *compiler) patternOp(a *pg.A_Expr, op string) (expr, bool, error) {
 		return nil, true, err
 	}
 	if !isString(l.typ()) || !isString(r.typ()) {
-		return nil, true, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).at(a.Location)
+		return nil, true, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).At(a.Location)
 	}
 	p.l, p.pat = l, r
 	if k, ok := r.(*constExpr); ok && !k.v.Null {
@@ -371,7 +373,7 @@ func (c *compiler) sqlValueFunction(f *pg.SQLValueFunction) (expr, error) {
 			return timestampValue(e.s.txStart(e.ctx)), nil
 		}}, nil
 	}
-	return nil, notSupported("%s is not supported (the time type is not implemented yet)", strings.ToUpper(sqlValueFunctionNames[f.Op])).at(f.Location)
+	return nil, pgerror.NotSupported("%s is not supported (the time type is not implemented yet)", strings.ToUpper(sqlValueFunctionNames[f.Op])).At(f.Location)
 }
 
 // sqlValueFunctionNames are the SQL value functions' result column names.
@@ -464,7 +466,7 @@ func (q *subqueryExpr) eval(e *env) (Value, error) {
 		case 1:
 			return rows[0][0], nil
 		}
-		return Value{}, errorf(CodeCardinality, "more than one row returned by a subquery used as an expression")
+		return Value{}, pgerror.Errorf(pgerror.CodeCardinality, "more than one row returned by a subquery used as an expression")
 	}
 	// ANY / ALL (IN is = ANY, NOT IN is NOT (= ANY))
 	a, err := q.test.eval(e)
@@ -496,7 +498,7 @@ func (q *subqueryExpr) eval(e *env) (Value, error) {
 func (c *compiler) subLink(sl *pg.SubLink) (expr, error) {
 	sel := sl.Subselect.GetSelectStmt()
 	if sel == nil || c.s == nil {
-		return nil, notSupported("this subquery is not supported")
+		return nil, pgerror.NotSupported("this subquery is not supported")
 	}
 	prevOuter, prevRefs := c.s.planOuter, c.s.outerRefs
 	c.s.planOuter, c.s.outerRefs = c, 0
@@ -515,13 +517,13 @@ func (c *compiler) subLink(sl *pg.SubLink) (expr, error) {
 		return q, nil
 	case pg.SubLinkType_EXPR_SUBLINK:
 		if len(p.cols) != 1 {
-			return nil, errorf(CodeSyntax, "subquery must return only one column").at(sl.Location)
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "subquery must return only one column").At(sl.Location)
 		}
 		q.t = p.cols[0].Type
 		return q, nil
 	case pg.SubLinkType_ANY_SUBLINK, pg.SubLinkType_ALL_SUBLINK:
 		if len(p.cols) != 1 {
-			return nil, errorf(CodeSyntax, "subquery has too many columns").at(sl.Location)
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "subquery has too many columns").At(sl.Location)
 		}
 		test, err := c.compile(sl.Testexpr, p.cols[0].Type)
 		if err != nil {
@@ -537,13 +539,13 @@ func (c *compiler) subLink(sl *pg.SubLink) (expr, error) {
 		switch op {
 		case "=", "<>", "<", "<=", ">", ">=":
 		default:
-			return nil, notSupported("operator %s with ANY/ALL is not supported", op)
+			return nil, pgerror.NotSupported("operator %s with ANY/ALL is not supported", op)
 		}
 		if !comparable(test.typ(), p.cols[0].Type) {
-			return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", test.typ(), op, p.cols[0].Type).at(sl.Location)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", test.typ(), op, p.cols[0].Type).At(sl.Location)
 		}
 		q.test, q.op, q.t = test, op, TBool
 		return q, nil
 	}
-	return nil, notSupported("this kind of subquery is not supported").at(sl.Location)
+	return nil, pgerror.NotSupported("this kind of subquery is not supported").At(sl.Location)
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -57,9 +59,6 @@ type CopyIO interface {
 
 // SetCopyIO gives the session its connection's COPY sub-protocol.
 func (s *Session) SetCopyIO(c CopyIO) { s.copyIO = c }
-
-// CodeBadCopyFormat is PostgreSQL's bad_copy_file_format.
-const CodeBadCopyFormat = "22P04"
 
 type copyFormat uint8
 
@@ -121,17 +120,17 @@ func parseCopyOpts(list []*pg.Node, from bool) (*copyOpts, error) {
 	for _, n := range list {
 		d := n.GetDefElem()
 		if d == nil {
-			return nil, notSupported("this COPY option is not supported")
+			return nil, pgerror.NotSupported("this COPY option is not supported")
 		}
 		name := d.Defname
 		if seen[name] {
-			return nil, errorf(CodeSyntax, "conflicting or redundant options").at(d.Location)
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "conflicting or redundant options").At(d.Location)
 		}
 		seen[name] = true
 		str := func() (*string, error) {
 			v, ok := defString(d)
 			if !ok {
-				return nil, errorf(CodeSyntax, "%s requires a parameter", name).at(d.Location)
+				return nil, pgerror.Errorf(pgerror.CodeSyntax, "%s requires a parameter", name).At(d.Location)
 			}
 			return &v, nil
 		}
@@ -140,7 +139,7 @@ func parseCopyOpts(list []*pg.Node, from bool) (*copyOpts, error) {
 		case "format":
 			v, ok := defString(d)
 			if !ok {
-				return nil, errorf(CodeSyntax, "%s requires a parameter", name).at(d.Location)
+				return nil, pgerror.Errorf(pgerror.CodeSyntax, "%s requires a parameter", name).At(d.Location)
 			}
 			switch v {
 			case "text":
@@ -150,12 +149,12 @@ func parseCopyOpts(list []*pg.Node, from bool) (*copyOpts, error) {
 			case "binary":
 				o.format = copyBinary
 			default:
-				return nil, errorf(CodeInvalidParamValue, "COPY format %q not recognized", v).at(d.Location)
+				return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "COPY format %q not recognized", v).At(d.Location)
 			}
 			formatSet = true
 		case "freeze":
 			if _, ok := defBool(d); !ok {
-				return nil, errorf(CodeSyntax, "%s requires a Boolean value", name).at(d.Location)
+				return nil, pgerror.Errorf(pgerror.CodeSyntax, "%s requires a Boolean value", name).At(d.Location)
 			}
 		case "delimiter":
 			delim, err = str()
@@ -168,28 +167,28 @@ func parseCopyOpts(list []*pg.Node, from bool) (*copyOpts, error) {
 		case "header":
 			if v, ok := defString(d); ok && strings.EqualFold(v, "match") {
 				if !from {
-					return nil, notSupported("cannot use \"%s\" with HEADER in COPY TO", v).at(d.Location)
+					return nil, pgerror.NotSupported("cannot use \"%s\" with HEADER in COPY TO", v).At(d.Location)
 				}
 				o.header, o.headerMatch = true, true
 				break
 			}
 			b, ok := defBool(d)
 			if !ok {
-				return nil, errorf(CodeSyntax, "%s requires a Boolean value or \"match\"", name).at(d.Location)
+				return nil, pgerror.Errorf(pgerror.CodeSyntax, "%s requires a Boolean value or \"match\"", name).At(d.Location)
 			}
 			o.header = b
 		case "encoding":
 			v, ok := defString(d)
 			if !ok {
-				return nil, errorf(CodeSyntax, "%s requires a parameter", name).at(d.Location)
+				return nil, pgerror.Errorf(pgerror.CodeSyntax, "%s requires a parameter", name).At(d.Location)
 			}
 			if e := strings.ToUpper(strings.ReplaceAll(v, "-", "")); e != "UTF8" && e != "UNICODE" {
-				return nil, notSupported("COPY ENCODING %q is not supported (only UTF8)", v).at(d.Location)
+				return nil, pgerror.NotSupported("COPY ENCODING %q is not supported (only UTF8)", v).At(d.Location)
 			}
 		case "force_quote", "force_not_null", "force_null":
-			return nil, notSupported("COPY %s is not supported", strings.ToUpper(name)).at(d.Location)
+			return nil, pgerror.NotSupported("COPY %s is not supported", strings.ToUpper(name)).At(d.Location)
 		default:
-			return nil, errorf(CodeSyntax, "option %q not recognized", name).at(d.Location)
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "option %q not recognized", name).At(d.Location)
 		}
 		if err != nil {
 			return nil, err
@@ -198,13 +197,13 @@ func parseCopyOpts(list []*pg.Node, from bool) (*copyOpts, error) {
 	_ = formatSet
 	if o.format == copyBinary {
 		if delim != nil {
-			return nil, errorf(CodeSyntax, "cannot specify DELIMITER in BINARY mode")
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "cannot specify DELIMITER in BINARY mode")
 		}
 		if null != nil {
-			return nil, errorf(CodeSyntax, "cannot specify NULL in BINARY mode")
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "cannot specify NULL in BINARY mode")
 		}
 		if o.header {
-			return nil, notSupported("cannot specify HEADER in BINARY mode")
+			return nil, pgerror.NotSupported("cannot specify HEADER in BINARY mode")
 		}
 	}
 	csv := o.format == copyCSV
@@ -214,7 +213,7 @@ func parseCopyOpts(list []*pg.Node, from bool) (*copyOpts, error) {
 	}
 	if delim != nil {
 		if len(*delim) != 1 {
-			return nil, notSupported("COPY delimiter must be a single one-byte character")
+			return nil, pgerror.NotSupported("COPY delimiter must be a single one-byte character")
 		}
 		o.delim = (*delim)[0]
 	}
@@ -225,41 +224,41 @@ func parseCopyOpts(list []*pg.Node, from bool) (*copyOpts, error) {
 		return o, nil
 	}
 	if o.delim == '\r' || o.delim == '\n' {
-		return nil, errorf(CodeInvalidParamValue, "COPY delimiter cannot be newline or carriage return")
+		return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "COPY delimiter cannot be newline or carriage return")
 	}
 	if strings.ContainsAny(o.null, "\r\n") {
-		return nil, errorf(CodeInvalidParamValue, "COPY null representation cannot use newline or carriage return")
+		return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "COPY null representation cannot use newline or carriage return")
 	}
 	if !csv && strings.IndexByte("\\.abcdefghijklmnopqrstuvwxyz0123456789", o.delim) >= 0 {
-		return nil, errorf(CodeInvalidParamValue, "COPY delimiter cannot be \"%s\"", string(o.delim))
+		return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "COPY delimiter cannot be \"%s\"", string(o.delim))
 	}
 	if !csv && quote != nil {
-		return nil, notSupported("COPY quote available only in CSV mode")
+		return nil, pgerror.NotSupported("COPY quote available only in CSV mode")
 	}
 	if quote != nil {
 		if len(*quote) != 1 {
-			return nil, notSupported("COPY quote must be a single one-byte character")
+			return nil, pgerror.NotSupported("COPY quote must be a single one-byte character")
 		}
 		o.quote = (*quote)[0]
 	}
 	if csv && o.delim == o.quote {
-		return nil, errorf(CodeInvalidParamValue, "COPY delimiter and quote must be different")
+		return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "COPY delimiter and quote must be different")
 	}
 	if !csv && escape != nil {
-		return nil, notSupported("COPY escape available only in CSV mode")
+		return nil, pgerror.NotSupported("COPY escape available only in CSV mode")
 	}
 	o.escape = o.quote
 	if escape != nil {
 		if len(*escape) != 1 {
-			return nil, notSupported("COPY escape must be a single one-byte character")
+			return nil, pgerror.NotSupported("COPY escape must be a single one-byte character")
 		}
 		o.escape = (*escape)[0]
 	}
 	if strings.IndexByte(o.null, o.delim) >= 0 {
-		return nil, notSupported("COPY delimiter must not appear in the NULL specification")
+		return nil, pgerror.NotSupported("COPY delimiter must not appear in the NULL specification")
 	}
 	if csv && strings.IndexByte(o.null, o.quote) >= 0 {
-		return nil, errorf(CodeInvalidParamValue, "CSV quote character must not appear in the NULL specification")
+		return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "CSV quote character must not appear in the NULL specification")
 	}
 	return o, nil
 }
@@ -276,11 +275,11 @@ func (s *Session) planCopy(st *pg.CopyStmt, params *[]Type) (*plan, error) {
 		if st.IsFrom {
 			dir = "from"
 		}
-		return nil, &Error{Code: CodeFeatureNotSupp, Message: fmt.Sprintf("COPY %s %s on the server is not supported", dir, what),
+		return nil, &pgerror.Error{Code: pgerror.CodeFeatureNotSupp, Message: fmt.Sprintf("COPY %s %s on the server is not supported", dir, what),
 			Hint: "COPY FROM STDIN and COPY TO STDOUT work; psql's \\copy reads and writes files on the client through them."}
 	}
 	if st.WhereClause != nil {
-		return nil, notSupported("COPY FROM ... WHERE is not supported")
+		return nil, pgerror.NotSupported("COPY FROM ... WHERE is not supported")
 	}
 	o, err := parseCopyOpts(st.Options, st.IsFrom)
 	if err != nil {
@@ -316,10 +315,10 @@ func (s *Session) copyTarget(rv *pg.RangeVar, names []string) (*Table, []int, er
 	for _, n := range names {
 		i := t.col(n)
 		if i < 0 {
-			return nil, nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", n, t.Name)
+			return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", n, t.Name)
 		}
 		if seen[i] {
-			return nil, nil, errorf(CodeDuplicateColumn, "column %q specified more than once", n)
+			return nil, nil, pgerror.Errorf(pgerror.CodeDuplicateColumn, "column %q specified more than once", n)
 		}
 		seen[i] = true
 		target = append(target, i)
@@ -350,7 +349,7 @@ func (s *Session) planCopyFrom(st *pg.CopyStmt, o *copyOpts, names []string) (*p
 	}
 	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
 		if s.copyIO == nil {
-			return nil, notSupported("COPY FROM STDIN needs a client connection")
+			return nil, pgerror.NotSupported("COPY FROM STDIN needs a client connection")
 		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
@@ -450,8 +449,8 @@ func limitPrintout(s string) string {
 	return s[:cut] + "..."
 }
 
-func copyFormatError(format string, args ...any) *Error {
-	return errorf(CodeBadCopyFormat, format, args...)
+func copyFormatError(format string, args ...any) *pgerror.Error {
+	return pgerror.Errorf(pgerror.CodeBadCopyFormat, format, args...)
 }
 
 // more reads the next CopyData into buf, keeping buf[pos:]; false at
@@ -477,7 +476,7 @@ func (cf *copyFrom) more() (bool, error) {
 		cf.pos = 0
 	}
 	if len(cf.buf)+len(data) > maxCopyLine {
-		return false, errorf(CodeProgramLimit, "COPY line is longer than %d bytes", maxCopyLine)
+		return false, pgerror.Errorf(pgerror.CodeProgramLimit, "COPY line is longer than %d bytes", maxCopyLine)
 	}
 	cf.buf = append(cf.buf, data...)
 	return true, nil
@@ -547,7 +546,7 @@ func (cf *copyFrom) run(insert func([]Value) error) (int64, error) {
 			cf.curCol, cf.curVal, cf.hasVal = ci, string(cf.fields[j]), true
 			v, err := ParseText(col.Type, cf.curVal)
 			if err == nil && col.Int2 && (v.I < -32768 || v.I > 32767) {
-				err = errorf(CodeNumericRange, "value %q is out of range for type smallint", cf.curVal)
+				err = pgerror.Errorf(pgerror.CodeNumericRange, "value %q is out of range for type smallint", cf.curVal)
 			}
 			if err == nil && (col.Int2 || col.MaxLen > 0) {
 				v, err = applyMod(v, col.mod(), false) // as the type's input function with the column's typmod
@@ -713,16 +712,16 @@ func (cf *copyFrom) nextLine() ([]byte, bool, error) {
 	}
 }
 
-func eolError(csv bool, c byte) *Error {
+func eolError(csv bool, c byte) *pgerror.Error {
 	switch {
 	case csv && c == '\r':
-		return &Error{Code: CodeBadCopyFormat, Message: "unquoted carriage return found in data", Hint: "Use quoted CSV field to represent carriage return."}
+		return &pgerror.Error{Code: pgerror.CodeBadCopyFormat, Message: "unquoted carriage return found in data", Hint: "Use quoted CSV field to represent carriage return."}
 	case csv:
-		return &Error{Code: CodeBadCopyFormat, Message: "unquoted newline found in data", Hint: "Use quoted CSV field to represent newline."}
+		return &pgerror.Error{Code: pgerror.CodeBadCopyFormat, Message: "unquoted newline found in data", Hint: "Use quoted CSV field to represent newline."}
 	case c == '\r':
-		return &Error{Code: CodeBadCopyFormat, Message: "literal carriage return found in data", Hint: `Use "\r" to represent carriage return.`}
+		return &pgerror.Error{Code: pgerror.CodeBadCopyFormat, Message: "literal carriage return found in data", Hint: `Use "\r" to represent carriage return.`}
 	}
-	return &Error{Code: CodeBadCopyFormat, Message: "literal newline found in data", Hint: `Use "\n" to represent newline.`}
+	return &pgerror.Error{Code: pgerror.CodeBadCopyFormat, Message: "literal newline found in data", Hint: `Use "\n" to represent newline.`}
 }
 
 // endMarker looks at the \. at buf[i] (PostgreSQL's CopyReadLineText):
@@ -1071,9 +1070,9 @@ func (cf *copyFrom) runBinary(insert func([]Value) error) (int64, error) {
 				v = Int4(int32(int16(binary.BigEndian.Uint16(b))))
 			} else if w := col.Type.Size(); w > 0 && size < int(w) {
 				// as the type's receive function reading past its field
-				return n, errorf(CodeProtocolViolation, "insufficient data left in message")
+				return n, pgerror.Errorf(pgerror.CodeProtocolViolation, "insufficient data left in message")
 			} else if w > 0 && size > int(w) {
-				return n, errorf(CodeInvalidBinary, "incorrect binary data format")
+				return n, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format")
 			} else if v, err = ParseBinary(col.Type, b); err != nil {
 				return n, err
 			}
@@ -1112,7 +1111,7 @@ func (s *Session) planCopyTo(st *pg.CopyStmt, o *copyOpts, names []string, param
 	if st.Query != nil {
 		sel := st.Query.GetSelectStmt()
 		if sel == nil {
-			return nil, notSupported("COPY (%s) TO is not supported: only a SELECT", strings.TrimSuffix(nodeName(st.Query), "Stmt"))
+			return nil, pgerror.NotSupported("COPY (%s) TO is not supported: only a SELECT", strings.TrimSuffix(nodeName(st.Query), "Stmt"))
 		}
 		var err error
 		if q, err = s.planSelect(sel, params); err != nil {
@@ -1146,7 +1145,7 @@ func (s *Session) planCopyTo(st *pg.CopyStmt, o *copyOpts, names []string, param
 	cols := q.cols
 	run := func(ctx context.Context, s *Session, params []Value) (*Result, error) {
 		if s.copyIO == nil {
-			return nil, notSupported("COPY TO STDOUT needs a client connection")
+			return nil, pgerror.NotSupported("COPY TO STDOUT needs a client connection")
 		}
 		res, err := q.run(ctx, s, params)
 		if err != nil {

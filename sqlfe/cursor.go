@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -39,7 +41,7 @@ const (
 func (s *Session) planDeclare(st *pg.DeclareCursorStmt, params *[]Type) (*plan, error) {
 	sel := st.Query.GetSelectStmt()
 	if sel == nil {
-		return nil, notSupported("DECLARE CURSOR is supported only for SELECT")
+		return nil, pgerror.NotSupported("DECLARE CURSOR is supported only for SELECT")
 	}
 	q, err := s.planSelect(sel, params)
 	if err != nil {
@@ -48,10 +50,10 @@ func (s *Session) planDeclare(st *pg.DeclareCursorStmt, params *[]Type) (*plan, 
 	hold := st.Options&cursorOptHold != 0
 	run := func(ctx context.Context, s *Session, pv []Value) (*Result, error) {
 		if !hold && s.block != blkExplicit {
-			return nil, errorf(CodeNoActiveTx, "DECLARE CURSOR can only be used in transaction blocks")
+			return nil, pgerror.Errorf(pgerror.CodeNoActiveTx, "DECLARE CURSOR can only be used in transaction blocks")
 		}
 		if _, ok := s.cursors[st.Portalname]; ok {
-			return nil, errorf(CodeDuplicateCursor, "cursor %q already exists", st.Portalname)
+			return nil, pgerror.Errorf(pgerror.CodeDuplicateCursor, "cursor %q already exists", st.Portalname)
 		}
 		res, err := q.run(ctx, s, pv)
 		if err != nil {
@@ -69,7 +71,7 @@ func (s *Session) planDeclare(st *pg.DeclareCursorStmt, params *[]Type) (*plan, 
 func (s *Session) planFetch(st *pg.FetchStmt) (*plan, error) {
 	c, ok := s.cursors[st.Portalname]
 	if !ok {
-		return nil, errorf(CodeInvalidCursor, "cursor %q does not exist", st.Portalname)
+		return nil, pgerror.Errorf(pgerror.CodeInvalidCursor, "cursor %q does not exist", st.Portalname)
 	}
 	var cols []Column
 	if !st.Ismove {
@@ -78,7 +80,7 @@ func (s *Session) planFetch(st *pg.FetchStmt) (*plan, error) {
 	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
 		c, ok := s.cursors[st.Portalname]
 		if !ok {
-			return nil, errorf(CodeInvalidCursor, "cursor %q does not exist", st.Portalname)
+			return nil, pgerror.Errorf(pgerror.CodeInvalidCursor, "cursor %q does not exist", st.Portalname)
 		}
 		rows, err := c.fetch(st.Direction, st.HowMany)
 		if err != nil {
@@ -113,7 +115,7 @@ func (c *cursor) fetch(dir pg.FetchDirection, n int64) ([][]Value, error) {
 			}
 		}
 		if target < int64(c.pos) && !c.scroll {
-			return nil, &Error{Code: CodeObjectNotInState, Message: "cursor can only scan forward", Hint: "Declare it with SCROLL option to enable backward scan."}
+			return nil, &pgerror.Error{Code: pgerror.CodeObjectNotInState, Message: "cursor can only scan forward", Hint: "Declare it with SCROLL option to enable backward scan."}
 		}
 		switch {
 		case target <= 0:
@@ -127,7 +129,7 @@ func (c *cursor) fetch(dir pg.FetchDirection, n int64) ([][]Value, error) {
 		return c.rows[c.pos-1 : c.pos], nil
 	case pg.FetchDirection_FETCH_BACKWARD:
 		if !c.scroll {
-			return nil, &Error{Code: CodeObjectNotInState, Message: "cursor can only scan forward", Hint: "Declare it with SCROLL option to enable backward scan."}
+			return nil, &pgerror.Error{Code: pgerror.CodeObjectNotInState, Message: "cursor can only scan forward", Hint: "Declare it with SCROLL option to enable backward scan."}
 		}
 		if n == math.MaxInt64 || n > int64(c.pos) {
 			n = int64(c.pos)
@@ -164,7 +166,7 @@ func (s *Session) planClosePortal(st *pg.ClosePortalStmt) (*plan, error) {
 			return &Result{Tag: "CLOSE CURSOR ALL"}, nil
 		}
 		if _, ok := s.cursors[st.Portalname]; !ok {
-			return nil, errorf(CodeInvalidCursor, "cursor %q does not exist", st.Portalname)
+			return nil, pgerror.Errorf(pgerror.CodeInvalidCursor, "cursor %q does not exist", st.Portalname)
 		}
 		delete(s.cursors, st.Portalname)
 		return &Result{Tag: "CLOSE CURSOR"}, nil

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // date and timestamp with time zone, beside timestamp.go's timestamp.
@@ -23,10 +25,6 @@ import (
 // microseconds since 2000-01-01 00:00 UTC (int8), as PostgreSQL sends
 // them. BC dates, infinities and the named forms (now, today, epoch) are
 // not implemented (0A000).
-
-// CodeDatetimeFormat is invalid_datetime_format, PostgreSQL's answer to a
-// malformed date or time.
-const CodeDatetimeFormat = "22007"
 
 var (
 	dateLayouts = []string{"2006-1-2"}
@@ -53,7 +51,7 @@ func parseDateTime(s, typeName string) (time.Time, error) {
 	t := normDateTime(s)
 	switch strings.ToLower(t) {
 	case "infinity", "-infinity", "epoch", "now", "today", "tomorrow", "yesterday", "allballs":
-		return time.Time{}, notSupported("%s %q is not supported", typeName, t)
+		return time.Time{}, pgerror.NotSupported("%s %q is not supported", typeName, t)
 	}
 	datePart, timePart, _ := strings.Cut(t, " ")
 	timePart = strings.TrimSpace(timePart)
@@ -80,11 +78,11 @@ func parseDateTime(s, typeName string) (time.Time, error) {
 				time.Duration(c.Second())*time.Second + time.Duration(c.Nanosecond())).Round(time.Microsecond), nil
 		}
 	}
-	return time.Time{}, errorf(CodeDatetimeFormat, "invalid input syntax for type %s: %q", typeName, s)
+	return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeFormat, "invalid input syntax for type %s: %q", typeName, s)
 }
 
 func rangeError(s string) error {
-	return &Error{Code: "22008", Message: fmt.Sprintf("date/time field value out of range: %q", s),
+	return &pgerror.Error{Code: "22008", Message: fmt.Sprintf("date/time field value out of range: %q", s),
 		Hint: `Perhaps you need a different "datestyle" setting.`}
 }
 
@@ -122,10 +120,10 @@ func parseTimestamptz(s string) (time.Time, error) {
 					m, _ = strconv.Atoi(digits[2:4])
 					sec, _ = strconv.Atoi(digits[4:])
 				default:
-					return time.Time{}, errorf(CodeDatetimeFormat, "invalid input syntax for type timestamp with time zone: %q", s)
+					return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeFormat, "invalid input syntax for type timestamp with time zone: %q", s)
 				}
 				if h > 15 || m > 59 || sec > 59 {
-					return time.Time{}, &Error{Code: "22009", Message: fmt.Sprintf("time zone displacement out of range: %q", s)}
+					return time.Time{}, &pgerror.Error{Code: "22009", Message: fmt.Sprintf("time zone displacement out of range: %q", s)}
 				}
 				off = sign * (h*3600 + m*60 + sec)
 			}
@@ -134,8 +132,8 @@ func parseTimestamptz(s string) (time.Time, error) {
 	}
 	v, err := parseDateTime(t, "timestamp with time zone")
 	if err != nil {
-		if e, ok := err.(*Error); ok && e.Code == CodeDatetimeFormat {
-			return time.Time{}, errorf(CodeDatetimeFormat, "invalid input syntax for type timestamp with time zone: %q", s)
+		if e, ok := err.(*pgerror.Error); ok && e.Code == pgerror.CodeDatetimeFormat {
+			return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeFormat, "invalid input syntax for type timestamp with time zone: %q", s)
 		}
 		return time.Time{}, err
 	}
@@ -186,8 +184,8 @@ func parseDate(s string) (time.Time, error) {
 }
 
 func dateError(err error, s string) error {
-	if e, ok := err.(*Error); ok && e.Code == CodeDatetimeFormat {
-		return errorf(CodeDatetimeFormat, "invalid input syntax for type date: %q", s)
+	if e, ok := err.(*pgerror.Error); ok && e.Code == pgerror.CodeDatetimeFormat {
+		return pgerror.Errorf(pgerror.CodeDatetimeFormat, "invalid input syntax for type date: %q", s)
 	}
 	return err
 }
@@ -206,7 +204,7 @@ func appendDateBinary(dst []byte, s string) []byte {
 
 func parseDateBinary(b []byte) (Value, error) {
 	if len(b) != 4 {
-		return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type date")
+		return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type date")
 	}
 	days := int32(binary.BigEndian.Uint32(b))
 	return dateValue(pgEpoch.AddDate(0, 0, int(days))), nil
@@ -222,7 +220,7 @@ func appendTimestamptzBinary(dst []byte, s string) []byte {
 
 func parseTimestamptzBinary(b []byte) (Value, error) {
 	if len(b) != 8 {
-		return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type timestamp with time zone")
+		return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type timestamp with time zone")
 	}
 	us := int64(binary.BigEndian.Uint64(b))
 	return timestamptzValue(time.UnixMicro(us + pgEpoch.UnixMicro())), nil
@@ -284,7 +282,7 @@ func (d *dateArith) eval(e *env) (Value, error) {
 	}
 	r := instant(a).AddDate(0, 0, int(n))
 	if r.Year() > 5874897 || r.Year() < 1 {
-		return Value{}, errorf(CodeDatetimeRange, "date out of range")
+		return Value{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "date out of range")
 	}
 	return dateValue(r), nil
 }
@@ -397,7 +395,7 @@ func extractField(field string, v Value) (Value, error) {
 		return decimal{u: bigInt(us), scale: 6}.value(), nil
 	}
 	if _, known := truncUnits[field]; known || field == "dow" || field == "doy" || field == "epoch" {
-		return Value{}, errorf(CodeFeatureNotSupp, "unit %q not supported for type %s", field, v.T)
+		return Value{}, pgerror.Errorf(pgerror.CodeFeatureNotSupp, "unit %q not supported for type %s", field, v.T)
 	}
-	return Value{}, errorf(CodeInvalidParamValue, "unit %q not recognized for type %s", field, v.T)
+	return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unit %q not recognized for type %s", field, v.T)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
 )
@@ -93,12 +95,12 @@ func (n *nextvalExpr) eval(e *env) (Value, error) {
 // columnDefault checks a column's DEFAULT constraint and records it.
 func columnDefault(table string, col *Column, c *pg.Constraint) error {
 	if col.Serial || col.Default != "" {
-		return errorf(CodeSyntax, "multiple default values specified for column %q of table %q", col.Name, table)
+		return pgerror.Errorf(pgerror.CodeSyntax, "multiple default values specified for column %q of table %q", col.Name, table)
 	}
 	_, err := assign(&compiler{}, c.RawExpr, *col)
-	if e := ToError(err); e != nil && (e.Code == CodeUndefinedColumn || e.Code == CodeUndefinedTable) {
+	if e := ToError(err); e != nil && (e.Code == pgerror.CodeUndefinedColumn || e.Code == pgerror.CodeUndefinedTable) {
 		// compiled without columns, any column reference fails to resolve
-		return notSupported("cannot use column reference in DEFAULT expression")
+		return pgerror.NotSupported("cannot use column reference in DEFAULT expression")
 	}
 	if err != nil {
 		return err

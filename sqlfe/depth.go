@@ -3,6 +3,8 @@ package sqlfe
 import (
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // Nesting depth: a guard in front of PostgreSQL's C parser.
@@ -74,14 +76,14 @@ func depthLimitForStack(size uint64) int {
 	return n
 }
 
-func errStackDepth() *Error {
-	return &Error{Code: CodeStackDepth, Message: "stack depth limit exceeded",
+func errStackDepth() *pgerror.Error {
+	return &pgerror.Error{Code: pgerror.CodeStackDepth, Message: "stack depth limit exceeded",
 		Hint: fmt.Sprintf("tupled refuses statements nested deeper than %d levels (a chain of operators such as 1+1+…, parentheses, function calls, subqueries); simplify the statement.", maxExprDepth)}
 }
 
 // checkText refuses query text PostgreSQL would refuse before parsing it: a
 // NUL byte or invalid UTF-8 (22021), nesting too deep for the parser (54001).
-func checkText(sql string) *Error {
+func checkText(sql string) *pgerror.Error {
 	if err := checkEncoding(sql); err != nil {
 		return err
 	}
@@ -93,7 +95,7 @@ func checkText(sql string) *Error {
 
 // checkEncoding reports PostgreSQL's 22021 for the first NUL byte or invalid
 // UTF-8 sequence of s (server encoding UTF8).
-func checkEncoding(s string) *Error {
+func checkEncoding(s string) *pgerror.Error {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c != 0 && c < utf8.RuneSelf {
@@ -116,7 +118,7 @@ func checkEncoding(s string) *Error {
 			for j := i; j < i+l && j < len(s); j++ {
 				msg += fmt.Sprintf(" 0x%02x", s[j])
 			}
-			return &Error{Code: CodeCharacterNotInRepertoire, Message: msg}
+			return &pgerror.Error{Code: pgerror.CodeCharacterNotInRepertoire, Message: msg}
 		}
 		i += n
 	}

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
 )
@@ -24,10 +26,10 @@ func (s *Session) lookupTable(name string) *Table {
 
 func relName(rv *pg.RangeVar) (string, error) {
 	if rv.Catalogname != "" {
-		return "", notSupported("cross-database references are not implemented: %s.%s.%s", rv.Catalogname, rv.Schemaname, rv.Relname).at(rv.Location)
+		return "", pgerror.NotSupported("cross-database references are not implemented: %s.%s.%s", rv.Catalogname, rv.Schemaname, rv.Relname).At(rv.Location)
 	}
 	if rv.Schemaname != "" && rv.Schemaname != "public" {
-		return "", errorf(CodeUndefinedTable, "relation \"%s.%s\" does not exist", rv.Schemaname, rv.Relname).at(rv.Location)
+		return "", pgerror.Errorf(pgerror.CodeUndefinedTable, "relation \"%s.%s\" does not exist", rv.Schemaname, rv.Relname).At(rv.Location)
 	}
 	return rv.Relname, nil
 }
@@ -39,12 +41,12 @@ func (s *Session) table(rv *pg.RangeVar) (*Table, error) {
 	}
 	t := s.lookupTable(name)
 	if t == nil {
-		return nil, errorf(CodeUndefinedTable, "relation %q does not exist", name).at(rv.Location)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", name).At(rv.Location)
 	}
 	if t.Key < 0 {
 		// CREATE TABLE t (): PostgreSQL's isolation specs create such
 		// tables only to LOCK them; they hold no rows here.
-		return nil, notSupported("queries on a table without columns are not supported").at(rv.Location)
+		return nil, pgerror.NotSupported("queries on a table without columns are not supported").At(rv.Location)
 	}
 	return t, nil
 }
@@ -86,25 +88,25 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 	}
 	switch {
 	case st.Op != pg.SetOperation_SETOP_NONE:
-		return nil, notSupported("UNION/INTERSECT/EXCEPT is not supported")
+		return nil, pgerror.NotSupported("UNION/INTERSECT/EXCEPT is not supported")
 	case st.WithClause != nil:
 		return s.planWith(st, params, keepUnknown) // with.go
 	case len(st.ValuesLists) > 0:
-		return nil, notSupported("VALUES as a query is not supported")
+		return nil, pgerror.NotSupported("VALUES as a query is not supported")
 	case len(st.DistinctClause) > 0:
-		return nil, notSupported("DISTINCT is not supported")
+		return nil, pgerror.NotSupported("DISTINCT is not supported")
 	case st.IntoClause != nil:
-		return nil, notSupported("SELECT INTO is not supported")
+		return nil, pgerror.NotSupported("SELECT INTO is not supported")
 	case len(st.GroupClause) > 0:
-		return nil, notSupported("GROUP BY is not supported")
+		return nil, pgerror.NotSupported("GROUP BY is not supported")
 	case st.HavingClause != nil:
-		return nil, notSupported("HAVING is not supported")
+		return nil, pgerror.NotSupported("HAVING is not supported")
 	case len(st.WindowClause) > 0:
-		return nil, notSupported("WINDOW is not supported")
+		return nil, pgerror.NotSupported("WINDOW is not supported")
 	case st.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES:
-		return nil, notSupported("FETCH ... WITH TIES is not supported")
+		return nil, pgerror.NotSupported("FETCH ... WITH TIES is not supported")
 	case len(st.FromClause) > 1:
-		return nil, notSupported("FROM with more than one relation (joins) is not supported")
+		return nil, pgerror.NotSupported("FROM with more than one relation (joins) is not supported")
 	}
 	sp := &selectPlan{natural: true}
 	c := &compiler{s: s, params: params}
@@ -114,7 +116,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 		case f.GetRangeVar() != nil:
 			rv := f.GetRangeVar()
 			if rv.Alias != nil && len(rv.Alias.Colnames) > 0 {
-				return nil, notSupported("column aliases in FROM are not supported").at(rv.Location)
+				return nil, pgerror.NotSupported("column aliases in FROM are not supported").At(rv.Location)
 			}
 			c.rel = rv.Relname
 			if rv.Alias != nil {
@@ -137,11 +139,11 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 			}
 			sp.virt, c.cols, c.rel = virt, cols, rel
 		case f.GetJoinExpr() != nil:
-			return nil, notSupported("JOIN is not supported")
+			return nil, pgerror.NotSupported("JOIN is not supported")
 		case f.GetRangeSubselect() != nil:
-			return nil, notSupported("subquery in FROM is not supported")
+			return nil, pgerror.NotSupported("subquery in FROM is not supported")
 		default:
-			return nil, notSupported("FROM item %s is not supported", nodeName(f))
+			return nil, pgerror.NotSupported("FROM item %s is not supported", nodeName(f))
 		}
 	}
 	// select list
@@ -154,15 +156,15 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 	for _, n := range st.TargetList {
 		rt := n.GetResTarget()
 		if rt == nil || len(rt.Indirection) > 0 {
-			return nil, notSupported("this select list item is not supported")
+			return nil, pgerror.NotSupported("this select list item is not supported")
 		}
 		if cr := rt.Val.GetColumnRef(); cr != nil {
 			if f := strs(cr.Fields); len(f) > 0 && f[len(f)-1] == "*" {
 				if c.cols == nil {
-					return nil, errorf(CodeSyntax, "SELECT * with no tables specified is not valid").at(cr.Location)
+					return nil, pgerror.Errorf(pgerror.CodeSyntax, "SELECT * with no tables specified is not valid").At(cr.Location)
 				}
 				if len(f) == 2 && f[0] != c.rel {
-					return nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).at(cr.Location)
+					return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).At(cr.Location)
 				}
 				for i, col := range c.cols {
 					if col.Hidden {
@@ -184,7 +186,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 		tgts = append(tgts, tgt{name, x})
 	}
 	if len(tgts) > maxTargetListEntries {
-		return nil, errorf(CodeTooManyColumns, "target lists can have at most %d entries", maxTargetListEntries)
+		return nil, pgerror.Errorf(pgerror.CodeTooManyColumns, "target lists can have at most %d entries", maxTargetListEntries)
 	}
 	for _, t := range tgts {
 		typ := t.x.typ()
@@ -209,7 +211,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 			return nil, err
 		}
 		if w.typ() != TBool {
-			return nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
+			return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
 		}
 		sp.where = w
 	}
@@ -219,17 +221,17 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 	for _, n := range st.SortClause {
 		sb := n.GetSortBy()
 		if sb == nil || len(sb.UseOp) > 0 {
-			return nil, notSupported("ORDER BY ... USING is not supported")
+			return nil, pgerror.NotSupported("ORDER BY ... USING is not supported")
 		}
 		var x expr
 		if k := sb.Node.GetAConst(); k != nil {
 			iv, ok := k.Val.(*pg.A_Const_Ival)
 			if !ok {
-				return nil, notSupported("ORDER BY a constant is not supported").at(sb.Location)
+				return nil, pgerror.NotSupported("ORDER BY a constant is not supported").At(sb.Location)
 			}
 			pos := int(iv.Ival.Ival)
 			if pos < 1 || pos > len(sp.targets) {
-				return nil, errorf(CodeInvalidColumnRef, "ORDER BY position %d is not in select list", pos).at(k.Location)
+				return nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "ORDER BY position %d is not in select list", pos).At(k.Location)
 			}
 			x = sp.targets[pos-1]
 		} else if cr := sb.Node.GetColumnRef(); cr != nil {
@@ -250,7 +252,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 			}
 		}
 		if isIntArray(x.typ()) {
-			return nil, notSupported("ORDER BY an array is not supported")
+			return nil, pgerror.NotSupported("ORDER BY an array is not supported")
 		}
 		desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
 		nf := desc
@@ -276,19 +278,19 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 		return nil, err
 	}
 	if len(st.LockingClause) > 1 {
-		return nil, notSupported("more than one locking clause is not supported")
+		return nil, pgerror.NotSupported("more than one locking clause is not supported")
 	}
 	if len(st.LockingClause) == 1 {
 		lk := st.LockingClause[0].GetLockingClause()
 		if sp.t == nil {
 			if sp.virt != nil {
-				return nil, notSupported("row locking on a virtual relation is not supported")
+				return nil, pgerror.NotSupported("row locking on a virtual relation is not supported")
 			}
-			return nil, notSupported("FOR UPDATE/SHARE without FROM is not supported")
+			return nil, pgerror.NotSupported("FOR UPDATE/SHARE without FROM is not supported")
 		}
 		for _, r := range lk.LockedRels {
 			if rv := r.GetRangeVar(); rv == nil || rv.Relname != c.rel {
-				return nil, errorf(CodeUndefinedTable, "relation %q in FOR UPDATE/SHARE clause not found in FROM clause", r.GetRangeVar().GetRelname())
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q in FOR UPDATE/SHARE clause not found in FROM clause", r.GetRangeVar().GetRelname())
 			}
 		}
 		sp.lock, sp.wait = lockMode(lk) // lockjoin.go
@@ -323,9 +325,9 @@ func (sp *selectPlan) explain(w *strings.Builder) {
 }
 
 func wrapLimitErr(err error, what string) error {
-	var e *Error
-	if errors.As(err, &e) && e.Code == CodeUndefinedColumn {
-		return errorf(CodeInvalidColumnRef, "argument of %s must not contain variables", what)
+	var e *pgerror.Error
+	if errors.As(err, &e) && e.Code == pgerror.CodeUndefinedColumn {
+		return pgerror.Errorf(pgerror.CodeInvalidColumnRef, "argument of %s must not contain variables", what)
 	}
 	return err
 }
@@ -342,11 +344,11 @@ func evalCount(x expr, e *env, what string) (int64, bool, error) {
 		return 0, false, nil
 	}
 	if v.I < 0 {
-		code := CodeInvalidRowCount
+		code := pgerror.CodeInvalidRowCount
 		if what == "OFFSET" {
-			code = CodeInvalidOffset
+			code = pgerror.CodeInvalidOffset
 		}
-		return 0, false, errorf(code, "%s must not be negative", what)
+		return 0, false, pgerror.Errorf(code, "%s must not be negative", what)
 	}
 	return v.I, true, nil
 }
@@ -428,7 +430,7 @@ func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *Table, acc *ac
 		return nil
 	}
 	if err != nil {
-		var fe *Error
+		var fe *pgerror.Error
 		if errors.As(err, &fe) {
 			return fe
 		}
@@ -632,7 +634,7 @@ func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
 			// a literal goes through smallint's input function
 			v, err := castMod(unknown(sv.Sval.Sval), col.Type, col.mod(), false)
 			if err != nil {
-				return nil, ToError(err).at(k.Location)
+				return nil, ToError(err).At(k.Location)
 			}
 			return &constExpr{v}, nil
 		}
@@ -648,7 +650,7 @@ func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
 		isDateTime(x.typ()) && isDateTime(col.Type): // PostgreSQL's assignment casts among date, timestamp, timestamptz
 		return &castExpr{arg: x, t: col.Type}, nil
 	}
-	return nil, &Error{Code: CodeDatatypeMismatch, Message: fmt.Sprintf("column %q is of type %s but expression is of type %s", col.Name, col.Type, x.typ()),
+	return nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("column %q is of type %s but expression is of type %s", col.Name, col.Type, x.typ()),
 		Hint: "You will need to rewrite or cast the expression."}
 }
 
@@ -668,7 +670,7 @@ func checkRow(t *Table, row []Value) error {
 	}
 	for i, c := range t.Cols {
 		if row[i].Null && (c.NotNull || t.isKeyCol(i)) {
-			return &Error{Code: CodeNotNull, Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name),
+			return &pgerror.Error{Code: pgerror.CodeNotNull, Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name),
 				Detail: "Failing row contains (" + failingRow(t, row) + ")."}
 		}
 	}
@@ -677,7 +679,7 @@ func checkRow(t *Table, row []Value) error {
 
 func dupKeyError(err error, t *Table, row []Value) error {
 	e := engineError(err, t)
-	if e.Code == CodeUniqueViolation && indexViolation(err, t) == nil {
+	if e.Code == pgerror.CodeUniqueViolation && indexViolation(err, t) == nil {
 		e.Detail = fmt.Sprintf("Key (%s)=(%s) already exists.", keyColNames(t), keyColValues(t, row))
 	}
 	return e
@@ -713,7 +715,7 @@ func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
 	for _, n := range list {
 		rt := n.GetResTarget()
 		if rt == nil || len(rt.Indirection) > 0 {
-			return nil, nil, notSupported("this RETURNING item is not supported")
+			return nil, nil, pgerror.NotSupported("this RETURNING item is not supported")
 		}
 		if cr := rt.Val.GetColumnRef(); cr != nil {
 			if f := strs(cr.Fields); f[len(f)-1] == "*" {
@@ -743,7 +745,7 @@ func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
 		cols = append(cols, resultColumn(name, t, x))
 	}
 	if len(xs) > maxTargetListEntries {
-		return nil, nil, errorf(CodeTooManyColumns, "target lists can have at most %d entries", maxTargetListEntries)
+		return nil, nil, pgerror.Errorf(pgerror.CodeTooManyColumns, "target lists can have at most %d entries", maxTargetListEntries)
 	}
 	return xs, cols, nil
 }
@@ -766,7 +768,7 @@ func project(xs []expr, e *env) ([]Value, error) {
 func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
-		return nil, notSupported("WITH is not supported")
+		return nil, pgerror.NotSupported("WITH is not supported")
 	}
 	t, err := s.table(st.Relation)
 	if err != nil {
@@ -778,14 +780,14 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		vals = [][]*pg.Node{{}} // DEFAULT VALUES
 	} else if sel := st.SelectStmt.GetSelectStmt(); sel != nil && len(sel.ValuesLists) == 0 && len(sel.TargetList) > 0 {
 		if len(sel.LockingClause) > 0 {
-			return nil, notSupported("INSERT ... SELECT ... FOR UPDATE/SHARE is not supported")
+			return nil, pgerror.NotSupported("INSERT ... SELECT ... FOR UPDATE/SHARE is not supported")
 		}
 		if selPlan, err = s.planSelectAs(sel, params, true); err != nil {
 			return nil, err
 		}
 	} else {
 		if sel == nil || len(sel.ValuesLists) == 0 || len(sel.TargetList) > 0 || sel.WithClause != nil || len(sel.SortClause) > 0 || sel.LimitCount != nil || sel.LimitOffset != nil || len(sel.LockingClause) > 0 {
-			return nil, notSupported("this form of INSERT is not supported")
+			return nil, pgerror.NotSupported("this form of INSERT is not supported")
 		}
 		for _, l := range sel.ValuesLists {
 			vals = append(vals, l.GetList().Items)
@@ -803,14 +805,14 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		for _, n := range st.Cols {
 			rt := n.GetResTarget()
 			if len(rt.Indirection) > 0 {
-				return nil, notSupported("assignment to a part of a column is not supported").at(rt.Location)
+				return nil, pgerror.NotSupported("assignment to a part of a column is not supported").At(rt.Location)
 			}
 			i := t.col(rt.Name)
 			if i < 0 {
-				return nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).at(rt.Location)
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).At(rt.Location)
 			}
 			if seen[i] {
-				return nil, errorf(CodeDuplicateColumn, "column %q specified more than once", rt.Name).at(rt.Location)
+				return nil, pgerror.Errorf(pgerror.CodeDuplicateColumn, "column %q specified more than once", rt.Name).At(rt.Location)
 			}
 			seen[i] = true
 			target = append(target, i)
@@ -828,9 +830,9 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		} else if len(st.Cols) == 0 && len(items) <= len(target) {
 			// VALUES shorter than the table: the rest are defaults (NULL)
 		} else if len(items) > len(target) {
-			return nil, errorf(CodeSyntax, "INSERT has more expressions than target columns")
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "INSERT has more expressions than target columns")
 		} else if len(items) < len(target) {
-			return nil, errorf(CodeSyntax, "INSERT has more target columns than expressions")
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "INSERT has more target columns than expressions")
 		}
 		row := make([]expr, len(t.Cols))
 		for i := range row {
@@ -962,17 +964,17 @@ func compileSets(c *compiler, t *Table, list []*pg.Node, keyOK bool) ([]setItem,
 	for _, n := range list {
 		rt := n.GetResTarget()
 		if rt == nil || len(rt.Indirection) > 0 || rt.Val.GetMultiAssignRef() != nil {
-			return nil, notSupported("this form of SET is not supported")
+			return nil, pgerror.NotSupported("this form of SET is not supported")
 		}
 		i := t.col(rt.Name)
 		if i < 0 {
-			return nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).at(rt.Location)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).At(rt.Location)
 		}
 		if t.isKeyCol(i) && !keyOK {
-			return nil, notSupported("ON CONFLICT DO UPDATE SET of the primary key is not supported").at(rt.Location)
+			return nil, pgerror.NotSupported("ON CONFLICT DO UPDATE SET of the primary key is not supported").At(rt.Location)
 		}
 		if seen[i] {
-			return nil, errorf(CodeSyntax, "multiple assignments to same column %q", rt.Name).at(rt.Location)
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "multiple assignments to same column %q", rt.Name).At(rt.Location)
 		}
 		seen[i] = true
 		if err := identitySet(t, i, rt.Val); err != nil { // identity.go
@@ -996,7 +998,7 @@ func compileSets(c *compiler, t *Table, list []*pg.Node, keyOK bool) ([]setItem,
 func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
-		return nil, notSupported("WITH is not supported")
+		return nil, pgerror.NotSupported("WITH is not supported")
 	}
 	t, c, err := s.targetTable(st.Relation, params)
 	if err != nil {
@@ -1020,7 +1022,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			return nil, err
 		}
 		if where.typ() != TBool {
-			return nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", where.typ())
+			return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", where.typ())
 		}
 	}
 	acc := analyzeKeyAccess(where, t)
@@ -1134,7 +1136,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
-		return nil, notSupported("WITH is not supported")
+		return nil, pgerror.NotSupported("WITH is not supported")
 	}
 	t, c, err := s.targetTable(st.Relation, params)
 	if err != nil {
@@ -1154,7 +1156,7 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 			return nil, err
 		}
 		if where.typ() != TBool {
-			return nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", where.typ())
+			return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", where.typ())
 		}
 	}
 	acc := analyzeKeyAccess(where, t)

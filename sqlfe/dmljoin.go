@@ -25,6 +25,8 @@ package sqlfe
 import (
 	"sync"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -71,7 +73,7 @@ func (s *Session) planJoinSource(t *Table, rel string, from []*pg.Node, where *p
 			return nil, nil, err
 		}
 		if j.where.typ() != TBool {
-			return nil, nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", j.where.typ())
+			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", j.where.typ())
 		}
 	}
 	c.clause = ""

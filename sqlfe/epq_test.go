@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // The EvalPlanQual schedules of a locking SELECT, an UPDATE and a DELETE,
@@ -161,17 +163,17 @@ func TestWhereErrorInLockingScan(t *testing.T) {
 
 // startAsync runs sql on s in a goroutine; the returned function waits for
 // its output.
-func startAsync(t *testing.T, s *Session, sql string) func() (string, *Error) {
+func startAsync(t *testing.T, s *Session, sql string) func() (string, *pgerror.Error) {
 	type result struct {
 		out string
-		err *Error
+		err *pgerror.Error
 	}
 	ch := make(chan result, 1)
 	go func() {
 		out, err := run(t, s, sql)
 		ch <- result{out, err}
 	}()
-	return func() (string, *Error) {
+	return func() (string, *pgerror.Error) {
 		select {
 		case r := <-ch:
 			return r.out, r.err

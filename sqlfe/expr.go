@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -36,7 +38,7 @@ func (o *outerExpr) typ() Type    { return o.x.typ() }
 func (o *outerExpr) kids() []expr { return nil }
 func (o *outerExpr) eval(e *env) (Value, error) {
 	if e.outer == nil {
-		return Value{}, errorf(CodeInternal, "an outer reference evaluated outside its subquery")
+		return Value{}, pgerror.Errorf(pgerror.CodeInternal, "an outer reference evaluated outside its subquery")
 	}
 	return o.x.eval(e.outer)
 }
@@ -103,7 +105,7 @@ type paramExpr struct {
 
 func (p *paramExpr) eval(e *env) (Value, error) {
 	if p.n >= len(e.params) {
-		return Value{}, errorf(CodeProtocolViolation, "there is no parameter $%d", p.n+1)
+		return Value{}, pgerror.Errorf(pgerror.CodeProtocolViolation, "there is no parameter $%d", p.n+1)
 	}
 	v := e.params[p.n]
 	t := p.typ()
@@ -160,7 +162,7 @@ func castValue(v Value, t Type) (Value, error) {
 		if t == TInt4Array {
 			for _, x := range v.A {
 				if x < math.MinInt32 || x > math.MaxInt32 {
-					return Value{}, errorf(CodeNumericRange, "integer out of range")
+					return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
 				}
 			}
 		}
@@ -176,7 +178,7 @@ func castValue(v Value, t Type) (Value, error) {
 	case v.T == TNumeric && isInt(t):
 		return numericToInt(v, t)
 	}
-	return Value{}, errorf(CodeCannotCoerce, "cannot cast type %s to %s", v.T, t)
+	return Value{}, pgerror.Errorf(pgerror.CodeCannotCoerce, "cannot cast type %s to %s", v.T, t)
 }
 
 // canCast reports whether PostgreSQL has a cast from a to b among our types
@@ -268,12 +270,12 @@ func castMod(v Value, t Type, m typeMod, explicit bool) (Value, error) {
 		i, err := strconv.ParseInt(strings.TrimSpace(v.S), 10, 64)
 		if err != nil {
 			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-				return Value{}, errorf(CodeNumericRange, "value %q is out of range for type smallint", v.S)
+				return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value %q is out of range for type smallint", v.S)
 			}
-			return Value{}, errorf(CodeInvalidText, "invalid input syntax for type smallint: %q", v.S)
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type smallint: %q", v.S)
 		}
 		if i < math.MinInt16 || i > math.MaxInt16 {
-			return Value{}, errorf(CodeNumericRange, "value %q is out of range for type smallint", v.S)
+			return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value %q is out of range for type smallint", v.S)
 		}
 		return Int4(int32(i)), nil
 	}
@@ -292,7 +294,7 @@ func applyMod(v Value, m typeMod, explicit bool) (Value, error) {
 		return v, nil
 	}
 	if m.Int2 && (v.I < math.MinInt16 || v.I > math.MaxInt16) {
-		return Value{}, errorf(CodeNumericRange, "smallint out of range")
+		return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "smallint out of range")
 	}
 	if m.Prec > 0 && v.T == TNumeric {
 		return numericTypmod(v, m.Prec, m.Scale)
@@ -306,7 +308,7 @@ func applyMod(v Value, m typeMod, explicit bool) (Value, error) {
 			n++
 		}
 		if !explicit && strings.TrimRight(v.S[cut:], " ") != "" {
-			return Value{}, errorf(CodeStringTooLong, "value too long for type %s", m.name(v.T))
+			return Value{}, pgerror.Errorf(pgerror.CodeStringTooLong, "value too long for type %s", m.name(v.T))
 		}
 		v.S = v.S[:cut]
 	}
@@ -336,7 +338,7 @@ func (c *modExpr) kids() []expr { return []expr{c.arg} }
 
 func intResult(i int64, t Type) (Value, error) {
 	if t == TInt4 && (i < math.MinInt32 || i > math.MaxInt32) {
-		return Value{}, errorf(CodeNumericRange, "integer out of range")
+		return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
 	}
 	return Value{T: t, I: i}, nil
 }
@@ -475,7 +477,7 @@ func (a *arithExpr) eval(e *env) (Value, error) {
 		overflow = i != 0 && (r/i != j || (i == -1 && j == math.MinInt64))
 	case '/', '%':
 		if j == 0 {
-			return Value{}, errorf(CodeDivisionByZero, "division by zero")
+			return Value{}, pgerror.Errorf(pgerror.CodeDivisionByZero, "division by zero")
 		}
 		if j == -1 {
 			if a.op == '%' {
@@ -491,9 +493,9 @@ func (a *arithExpr) eval(e *env) (Value, error) {
 	}
 	if overflow || (a.t == TInt4 && (r < math.MinInt32 || r > math.MaxInt32)) {
 		if a.t == TInt8 {
-			return Value{}, errorf(CodeNumericRange, "bigint out of range")
+			return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "bigint out of range")
 		}
-		return Value{}, errorf(CodeNumericRange, "integer out of range")
+		return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
 	}
 	return Value{T: a.t, I: r}, nil
 }
@@ -520,9 +522,9 @@ func negate(v Value) (Value, error) {
 	case isFloat(v.T):
 		return floatValue(-floatOf(v), v.T), nil
 	case v.T == TInt8 && v.I == math.MinInt64:
-		return Value{}, errorf(CodeNumericRange, "bigint out of range")
+		return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "bigint out of range")
 	case v.T == TInt4 && v.I == math.MinInt32:
-		return Value{}, errorf(CodeNumericRange, "integer out of range")
+		return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
 	}
 	v.I = -v.I
 	return v, nil

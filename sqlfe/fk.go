@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tupled/tupled"
@@ -202,7 +204,7 @@ func engineFK(child, parent *Table, d FKDef) tupled.ForeignKey {
 				v := vals[i]
 				v.T = child.Cols[c].Type
 				if v.T == TInt4 && (v.I < math.MinInt32 || v.I > math.MaxInt32) {
-					return nil, errorf(CodeNumericRange, "integer out of range")
+					return nil, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
 				}
 				row[c] = v
 			}
@@ -234,7 +236,7 @@ func engineFK(child, parent *Table, d FKDef) tupled.ForeignKey {
 func fkDefault(child *Table, c int) (v Value, err error) {
 	col := child.Cols[c]
 	if col.Serial || col.Identity != "" {
-		return Value{}, notSupported("ON DELETE SET DEFAULT of a serial or identity column is not supported")
+		return Value{}, pgerror.NotSupported("ON DELETE SET DEFAULT of a serial or identity column is not supported")
 	}
 	x, err := defaultExpr(child, col)
 	if err != nil {
@@ -242,7 +244,7 @@ func fkDefault(child *Table, c int) (v Value, err error) {
 	}
 	defer func() {
 		if recover() != nil {
-			err = notSupported("this DEFAULT of column %q cannot be used by SET DEFAULT", col.Name)
+			err = pgerror.NotSupported("this DEFAULT of column %q cannot be used by SET DEFAULT", col.Name)
 		}
 	}()
 	v, err = x.eval(&env{ctx: context.Background()})
@@ -285,7 +287,7 @@ func fkAction(a string) (tupled.FKAction, error) {
 	case "d":
 		return tupled.SetDefault, nil
 	}
-	return 0, notSupported("foreign key action %q is not supported", a)
+	return 0, pgerror.NotSupported("foreign key action %q is not supported", a)
 }
 
 // fkConstraint is a FOREIGN KEY constraint waiting to be resolved: c, and
@@ -300,13 +302,13 @@ type fkConstraint struct {
 func checkFKSyntax(c *pg.Constraint) error {
 	switch {
 	case c.FkMatchtype != "" && c.FkMatchtype != "s":
-		return notSupported("MATCH FULL is not supported").at(c.Location)
+		return pgerror.NotSupported("MATCH FULL is not supported").At(c.Location)
 	case len(c.FkDelSetCols) > 0:
-		return notSupported("ON DELETE SET NULL/SET DEFAULT with a column list is not supported").at(c.Location)
+		return pgerror.NotSupported("ON DELETE SET NULL/SET DEFAULT with a column list is not supported").At(c.Location)
 	case c.Deferrable || c.Initdeferred:
-		return notSupported("DEFERRABLE foreign keys are not supported").at(c.Location)
+		return pgerror.NotSupported("DEFERRABLE foreign keys are not supported").At(c.Location)
 	case c.SkipValidation:
-		return notSupported("NOT VALID foreign keys are not supported").at(c.Location)
+		return pgerror.NotSupported("NOT VALID foreign keys are not supported").At(c.Location)
 	}
 	return nil
 }
@@ -318,7 +320,7 @@ func fkColumns(t *Table, names []string, loc int32) ([]int, error) {
 	for _, n := range names {
 		i := t.col(n)
 		if i < 0 {
-			return nil, errorf(CodeUndefinedColumn, "column %q referenced in foreign key constraint does not exist", n).at(loc)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q referenced in foreign key constraint does not exist", n).At(loc)
 		}
 		cols = append(cols, i)
 	}
@@ -359,13 +361,13 @@ func (s *Session) resolveFK(child *Table, fc fkConstraint, taken map[string]bool
 	parent := child
 	if pname != child.Name {
 		if parent = s.lookupTable(pname); parent == nil {
-			return FKDef{}, nil, errorf(CodeUndefinedTable, "relation %q does not exist", pname).at(c.Pktable.Location)
+			return FKDef{}, nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", pname).At(c.Pktable.Location)
 		}
 	}
 	d := FKDef{Cols: cols, RefTable: parent.Name}
 	if pkNames := strs(c.PkAttrs); len(pkNames) == 0 {
 		if parent.Cols[parent.Key].Hidden {
-			return FKDef{}, nil, errorf(CodeUndefinedObject, "there is no primary key for referenced table %q", parent.Name).at(c.Location)
+			return FKDef{}, nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "there is no primary key for referenced table %q", parent.Name).At(c.Location)
 		}
 		d.RefCols = slices.Clone(parent.keyCols())
 	} else {
@@ -375,7 +377,7 @@ func (s *Session) resolveFK(child *Table, fc fkConstraint, taken map[string]bool
 		seen := map[int]bool{}
 		for _, rc := range d.RefCols {
 			if seen[rc] {
-				return FKDef{}, nil, errorf("42830", "foreign key referenced-columns list must not contain duplicates").at(c.Location)
+				return FKDef{}, nil, pgerror.Errorf("42830", "foreign key referenced-columns list must not contain duplicates").At(c.Location)
 			}
 			seen[rc] = true
 		}
@@ -397,12 +399,12 @@ func (s *Session) resolveFK(child *Table, fc fkConstraint, taken map[string]bool
 				}
 			}
 			if !found {
-				return FKDef{}, nil, errorf("42830", "there is no unique constraint matching given keys for referenced table %q", parent.Name).at(c.Location)
+				return FKDef{}, nil, pgerror.Errorf("42830", "there is no unique constraint matching given keys for referenced table %q", parent.Name).At(c.Location)
 			}
 		}
 	}
 	if len(d.Cols) != len(d.RefCols) {
-		return FKDef{}, nil, errorf("42830", "number of referencing and referenced columns for foreign key disagree")
+		return FKDef{}, nil, pgerror.Errorf("42830", "number of referencing and referenced columns for foreign key disagree")
 	}
 	if d.OnDelete, err = fkAction(c.FkDelAction); err != nil {
 		return FKDef{}, nil, err
@@ -418,16 +420,16 @@ func (s *Session) resolveFK(child *Table, fc fkConstraint, taken map[string]bool
 		}
 		d.Name = s.chooseLabelName(child, labels, "fkey", fkTaken(child, taken))
 	} else if taken[d.Name] || fkNameTaken(child, d.Name) {
-		return FKDef{}, nil, errorf("42710", "constraint %q for relation %q already exists", d.Name, child.Name)
+		return FKDef{}, nil, pgerror.Errorf("42710", "constraint %q for relation %q already exists", d.Name, child.Name)
 	}
 	for i, ci := range d.Cols {
 		ct, pt := child.Cols[ci].Type, parent.Cols[d.RefCols[i]].Type
 		if ct != pt && !(isInt(ct) && isInt(pt)) && !(isString(ct) && isString(pt)) {
-			return FKDef{}, nil, &Error{Code: CodeDatatypeMismatch, Message: fmt.Sprintf("foreign key constraint %q cannot be implemented", d.Name),
+			return FKDef{}, nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("foreign key constraint %q cannot be implemented", d.Name),
 				Detail: fmt.Sprintf("Key columns %q and %q are of incompatible types: %s and %s.", child.Cols[ci].Name, parent.Cols[d.RefCols[i]].Name, ct, pt)}
 		}
 		if ci == child.Key && (d.OnUpdate >= tupled.Cascade || d.OnDelete >= tupled.SetNull) {
-			return FKDef{}, nil, notSupported("ON UPDATE/DELETE actions that rewrite a foreign key in the PRIMARY KEY are not supported")
+			return FKDef{}, nil, pgerror.NotSupported("ON UPDATE/DELETE actions that rewrite a foreign key in the PRIMARY KEY are not supported")
 		}
 	}
 	return d, parent, nil
@@ -479,7 +481,7 @@ func (s *Session) allTables() []*Table {
 
 // describeFK rewrites e, a foreign key violation from the engine, into
 // PostgreSQL's message and DETAIL (ri_ReportViolation).
-func (s *Session) describeFK(e *Error) {
+func (s *Session) describeFK(e *pgerror.Error) {
 	fe := fkCause(e)
 	e.Cause = nil
 	child, parent := s.tableByEngine(fe.FK.Table), s.tableByEngine(fe.FK.RefTable)
@@ -499,7 +501,7 @@ func (s *Session) describeFK(e *Error) {
 }
 
 // fkDetail words e, the violation fe of child's foreign key d to parent.
-func fkDetail(e *Error, fe *tupled.ForeignKeyError, child, parent *Table, d FKDef) {
+func fkDetail(e *pgerror.Error, fe *tupled.ForeignKeyError, child, parent *Table, d FKDef) {
 	e.Cause = nil
 	keyOf := func(t *Table, cols []int, key, value []byte) string {
 		row := make([]Value, len(t.Cols))
@@ -549,7 +551,7 @@ func (s *Session) dropDependents(drop map[string]bool, names []string) error {
 	if len(names) == 1 {
 		msg = fmt.Sprintf("cannot drop table %s because other objects depend on it", names[0])
 	}
-	return &Error{Code: "2BP01", Message: msg, Detail: strings.Join(deps, "\n"),
+	return &pgerror.Error{Code: "2BP01", Message: msg, Detail: strings.Join(deps, "\n"),
 		Hint: "Use DROP ... CASCADE to drop the dependent objects too."}
 }
 
@@ -558,7 +560,7 @@ func (s *Session) dropDependents(drop map[string]bool, names []string) error {
 // command per statement.
 func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 	if st.Objtype != pg.ObjectType_OBJECT_TABLE || len(st.Cmds) != 1 {
-		return nil, notSupported("ALTER TABLE is supported only with one ADD FOREIGN KEY or DROP CONSTRAINT")
+		return nil, pgerror.NotSupported("ALTER TABLE is supported only with one ADD FOREIGN KEY or DROP CONSTRAINT")
 	}
 	cmd := st.Cmds[0].GetAlterTableCmd()
 	tname, err := relName(st.Relation)
@@ -570,22 +572,22 @@ func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 	case pg.AlterTableType_AT_AddConstraint:
 		add = cmd.Def.GetConstraint()
 		if add == nil || add.Contype != pg.ConstrType_CONSTR_FOREIGN {
-			return nil, notSupported("ALTER TABLE ADD CONSTRAINT is supported only for FOREIGN KEY")
+			return nil, pgerror.NotSupported("ALTER TABLE ADD CONSTRAINT is supported only for FOREIGN KEY")
 		}
 		if err := checkFKSyntax(add); err != nil {
 			return nil, err
 		}
 	case pg.AlterTableType_AT_DropConstraint:
 		if cmd.Behavior == pg.DropBehavior_DROP_CASCADE {
-			return nil, notSupported("DROP CONSTRAINT … CASCADE is not supported")
+			return nil, pgerror.NotSupported("DROP CONSTRAINT … CASCADE is not supported")
 		}
 	default:
-		return nil, notSupported("ALTER TABLE is supported only with one ADD FOREIGN KEY or DROP CONSTRAINT")
+		return nil, pgerror.NotSupported("ALTER TABLE is supported only with one ADD FOREIGN KEY or DROP CONSTRAINT")
 	}
 	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
 		res := &Result{Tag: "ALTER TABLE"}
 		if s.block == blkExplicit {
-			return nil, notSupported("ALTER TABLE inside a transaction block is not supported")
+			return nil, pgerror.NotSupported("ALTER TABLE inside a transaction block is not supported")
 		}
 		t := s.lookupTable(tname)
 		if t == nil {
@@ -593,7 +595,7 @@ func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 				s.notice("NOTICE", "00000", "relation \""+tname+"\" does not exist, skipping")
 				return res, nil
 			}
-			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", tname).at(st.Relation.Location)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname).At(st.Relation.Location)
 		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
@@ -625,7 +627,7 @@ func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 				s.notice("NOTICE", "00000", fmt.Sprintf("constraint %q of relation %q does not exist, skipping", cmd.Name, t.Name))
 				return res, nil
 			}
-			return nil, errorf(CodeUndefinedObject, "constraint %q of relation %q does not exist", cmd.Name, t.Name)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "constraint %q of relation %q does not exist", cmd.Name, t.Name)
 		}
 		if err := s.eng.db.DropForeignKey(ctx, engFK(t, cmd.Name), true); err != nil {
 			return nil, err

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // double precision (float8) and real (float4). A Value holds its text form
@@ -55,9 +57,9 @@ func parseFloatText(s string, bits int) (float64, error) {
 			name = "real"
 		}
 		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return 0, errorf(CodeNumericRange, "%q is out of range for type %s", t, name)
+			return 0, pgerror.Errorf(pgerror.CodeNumericRange, "%q is out of range for type %s", t, name)
 		}
-		return 0, errorf(CodeInvalidText, "invalid input syntax for type %s: %q", name, s)
+		return 0, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type %s: %q", name, s)
 	}
 	return f, nil
 }
@@ -161,20 +163,20 @@ func floatArith(op byte, a, b Value, t Type) (Value, error) {
 		r = x * y
 	case '/':
 		if y == 0 {
-			return Value{}, errorf(CodeDivisionByZero, "division by zero")
+			return Value{}, pgerror.Errorf(pgerror.CodeDivisionByZero, "division by zero")
 		}
 		r = x / y
 	default:
-		return Value{}, errorf(CodeUndefinedFunction, "operator does not exist: %s %c %s", t, op, t)
+		return Value{}, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %c %s", t, op, t)
 	}
 	if t == TFloat4 {
 		r = float64(float32(r))
 	}
 	if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
-		return Value{}, errorf(CodeNumericRange, "value out of range: overflow")
+		return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value out of range: overflow")
 	}
 	if r == 0 && (op == '*' || op == '/') && x != 0 && !math.IsInf(y, 0) && (op == '/' || y != 0) {
-		return Value{}, errorf(CodeNumericRange, "value out of range: underflow")
+		return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value out of range: underflow")
 	}
 	return floatValue(r, t), nil
 }
@@ -200,13 +202,13 @@ func castFloat(v Value, t Type) (Value, bool, error) {
 			lo, hi, name = math.MinInt64, math.MaxInt64, "bigint"
 		}
 		if math.IsNaN(f) || f < lo || f >= hi+1 {
-			return Value{}, true, errorf(CodeNumericRange, "%s out of range", name)
+			return Value{}, true, pgerror.Errorf(pgerror.CodeNumericRange, "%s out of range", name)
 		}
 		return Value{T: t, I: int64(f)}, true, nil
 	case isFloat(v.T) && t == TNumeric:
 		f := floatOf(v)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return Value{}, true, notSupported("numeric %s is not supported", v.S)
+			return Value{}, true, pgerror.NotSupported("numeric %s is not supported", v.S)
 		}
 		prec := 15 // float8_numeric prints DBL_DIG digits
 		if v.T == TFloat4 {
@@ -246,7 +248,7 @@ func parseFloatBinary(t Type, b []byte) (Value, error) {
 	case t == TFloat8 && len(b) == 8:
 		return floatValue(math.Float64frombits(binary.BigEndian.Uint64(b)), t), nil
 	}
-	return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type %s", t)
+	return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type %s", t)
 }
 
 // floatHashKey is a float's identity for hashing: -0 is 0, every NaN one.

@@ -6,6 +6,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -43,7 +45,7 @@ func init() {
 		}},
 		"set_config": {[]Type{TText, TText, TBool}, TText, func(e *env, a []Value) (Value, error) {
 			if a[0].Null {
-				return Value{}, errorf(CodeInvalidParamValue, "SET requires parameter name")
+				return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "SET requires parameter name")
 			}
 			val := a[1].S
 			if a[1].Null {
@@ -107,19 +109,19 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 	names := strs(f.Funcname)
 	name := names[len(names)-1]
 	if len(names) > 2 {
-		return nil, errorf(CodeUndefinedFunction, "function %s does not exist", strings.Join(names, ".")).at(f.Location)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function %s does not exist", strings.Join(names, ".")).At(f.Location)
 	}
 	elsewhere := len(names) == 2 && names[0] != "pg_catalog" // no such schema here
 	if len(f.Args) > 100 {
-		return nil, errorf(CodeTooManyArguments, "cannot pass more than 100 arguments to a function").at(f.Location)
+		return nil, pgerror.Errorf(pgerror.CodeTooManyArguments, "cannot pass more than 100 arguments to a function").At(f.Location)
 	}
 	switch {
 	case f.AggStar || f.AggDistinct || len(f.AggOrder) > 0 || f.AggFilter != nil:
-		return nil, notSupported("aggregate function %s is not supported", name).at(f.Location)
+		return nil, pgerror.NotSupported("aggregate function %s is not supported", name).At(f.Location)
 	case f.Over != nil:
-		return nil, notSupported("window function %s is not supported", name).at(f.Location)
+		return nil, pgerror.NotSupported("window function %s is not supported", name).At(f.Location)
 	case f.FuncVariadic:
-		return nil, notSupported("VARIADIC is not supported").at(f.Location)
+		return nil, pgerror.NotSupported("VARIADIC is not supported").At(f.Location)
 	}
 	if !elsewhere {
 		if x, ok, err := c.catalogFunc(f, name); ok { // catfuncs.go
@@ -147,10 +149,10 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 	} else if !ok && alts == nil {
 		switch name {
 		case "count", "sum", "min", "max", "avg":
-			return nil, notSupported("aggregate function %s is not supported", name).at(f.Location)
+			return nil, pgerror.NotSupported("aggregate function %s is not supported", name).At(f.Location)
 		}
 		if pgFunctions[name] {
-			return nil, notSupported("function %s() is not supported", name).at(f.Location)
+			return nil, pgerror.NotSupported("function %s() is not supported", name).At(f.Location)
 		}
 	}
 	// PostgreSQL's message names the argument types it looked for
@@ -163,7 +165,7 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 			}
 			argTypes = append(argTypes, x.typ().String())
 		}
-		return nil, &Error{Code: CodeUndefinedFunction, Message: fmt.Sprintf("function %s(%s) does not exist", strings.Join(names, "."), strings.Join(argTypes, ", ")),
+		return nil, &pgerror.Error{Code: pgerror.CodeUndefinedFunction, Message: fmt.Sprintf("function %s(%s) does not exist", strings.Join(names, "."), strings.Join(argTypes, ", ")),
 			Hint: "No function matches the given name and argument types. You might need to add explicit type casts.", Position: f.Location + 1}
 	}
 	if !ok || len(f.Args) != len(b.args) {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // FuzzSQL runs arbitrary SQL on a session with a table: every outcome is a
@@ -42,7 +44,7 @@ func FuzzSQL(f *testing.F) {
 			cancel()
 			if err != nil {
 				e := ToError(err)
-				if len(e.Code) != 5 || e.Code == CodeInternal {
+				if len(e.Code) != 5 || e.Code == pgerror.CodeInternal {
 					t.Fatalf("%q: internal or code-less error: %v", st.SQL, err)
 				}
 				break
@@ -90,7 +92,7 @@ func FuzzExtended(f *testing.F) {
 			if err == nil {
 				return
 			}
-			if e := ToError(err); len(e.Code) != 5 || e.Code == CodeInternal {
+			if e := ToError(err); len(e.Code) != 5 || e.Code == pgerror.CodeInternal {
 				t.Fatalf("%s %q: internal or code-less error: %v", what, sql, err)
 			}
 		}
@@ -140,7 +142,7 @@ func FuzzExtended(f *testing.F) {
 			}
 		}
 		s.EndGroup()
-		if _, err := run(t, s, "ROLLBACK; SELECT 1"); err != nil && err.Code != CodeActiveTx {
+		if _, err := run(t, s, "ROLLBACK; SELECT 1"); err != nil && err.Code != pgerror.CodeActiveTx {
 			t.Fatalf("%q: the session is unusable afterwards: %s %s", sql, err.Code, err.Message)
 		}
 	})

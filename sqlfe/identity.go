@@ -23,6 +23,8 @@ package sqlfe
 import (
 	"strconv"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -30,21 +32,21 @@ import (
 func identityConstraint(table string, col *Column, c *pg.Constraint) error {
 	switch {
 	case col.Identity != "":
-		return errorf(CodeSyntax, "multiple identity specifications for column %q of table %q", col.Name, table).at(c.Location)
+		return pgerror.Errorf(pgerror.CodeSyntax, "multiple identity specifications for column %q of table %q", col.Name, table).At(c.Location)
 	case col.Default != "" || col.Serial:
-		return errorf(CodeSyntax, "both default and identity specified for column %q of table %q", col.Name, table).at(c.Location)
+		return pgerror.Errorf(pgerror.CodeSyntax, "both default and identity specified for column %q of table %q", col.Name, table).At(c.Location)
 	case col.Type != TInt8 && col.Type != TInt4:
-		return errorf(CodeInvalidParamValue, "identity column type must be smallint, integer, or bigint")
+		return pgerror.Errorf(pgerror.CodeInvalidParamValue, "identity column type must be smallint, integer, or bigint")
 	}
 	o, err := parseSeqOptions(c.Options, true)
 	if err != nil {
 		return err
 	}
 	if o.typ != nil {
-		return notSupported("AS type in an identity column's sequence options is not supported")
+		return pgerror.NotSupported("AS type in an identity column's sequence options is not supported")
 	}
 	if o.restart {
-		return errorf(CodeSyntax, "RESTART must not be used with CREATE SEQUENCE")
+		return pgerror.Errorf(pgerror.CodeSyntax, "RESTART must not be used with CREATE SEQUENCE")
 	}
 	typ := colSeqType(*col)
 	sq := &Sequence{Type: typ}
@@ -63,8 +65,8 @@ func identityConstraint(table string, col *Column, c *pg.Constraint) error {
 // isDefault reports whether n is DEFAULT.
 func isDefault(n *pg.Node) bool { return n != nil && n.GetSetToDefault() != nil }
 
-func identityAlwaysError(hint string, c Column) *Error {
-	return &Error{Code: "428C9", Message: "cannot insert a non-DEFAULT value into column \"" + c.Name + "\"",
+func identityAlwaysError(hint string, c Column) *pgerror.Error {
+	return &pgerror.Error{Code: "428C9", Message: "cannot insert a non-DEFAULT value into column \"" + c.Name + "\"",
 		Detail: "Column \"" + c.Name + "\" is an identity column defined as GENERATED ALWAYS.",
 		Hint:   hint}
 }
@@ -104,7 +106,7 @@ func identityInsert(t *Table, target []int, over pg.OverridingKind, vals [][]*pg
 // identitySet checks an UPDATE's SET of column i of t to n.
 func identitySet(t *Table, i int, n *pg.Node) error {
 	if c := t.Cols[i]; c.Identity == "a" && !isDefault(n) {
-		return &Error{Code: "428C9", Message: "column \"" + c.Name + "\" can only be updated to DEFAULT",
+		return &pgerror.Error{Code: "428C9", Message: "column \"" + c.Name + "\" can only be updated to DEFAULT",
 			Detail: "Column \"" + c.Name + "\" is an identity column defined as GENERATED ALWAYS."}
 	}
 	return nil

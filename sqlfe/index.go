@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tupled/tupled"
@@ -174,7 +176,7 @@ func indexCols(t *Table, names []string, loc int32) ([]int, error) {
 	for _, n := range names {
 		i := t.col(n)
 		if i < 0 {
-			return nil, errorf(CodeUndefinedColumn, "column %q named in key does not exist", n).at(loc)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q named in key does not exist", n).At(loc)
 		}
 		cols = append(cols, i)
 	}
@@ -184,15 +186,15 @@ func indexCols(t *Table, names []string, loc int32) ([]int, error) {
 func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 	switch {
 	case st.AccessMethod != "" && st.AccessMethod != "btree":
-		return nil, notSupported("access method %q is not supported", st.AccessMethod)
+		return nil, pgerror.NotSupported("access method %q is not supported", st.AccessMethod)
 	case st.WhereClause != nil:
-		return nil, notSupported("partial indexes are not supported")
+		return nil, pgerror.NotSupported("partial indexes are not supported")
 	case len(st.IndexIncludingParams) > 0 || len(st.Options) > 0 || st.TableSpace != "":
-		return nil, notSupported("CREATE INDEX options are not supported")
+		return nil, pgerror.NotSupported("CREATE INDEX options are not supported")
 	case st.Concurrent:
-		return nil, notSupported("CREATE INDEX CONCURRENTLY is not supported")
+		return nil, pgerror.NotSupported("CREATE INDEX CONCURRENTLY is not supported")
 	case st.NullsNotDistinct:
-		return nil, notSupported("NULLS NOT DISTINCT is not supported")
+		return nil, pgerror.NotSupported("NULLS NOT DISTINCT is not supported")
 	}
 	tname, err := relName(st.Relation)
 	if err != nil {
@@ -202,7 +204,7 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 	for _, p := range st.IndexParams {
 		e := p.GetIndexElem()
 		if e == nil || len(e.Collation) > 0 || len(e.Opclass) > 0 {
-			return nil, notSupported("index elements other than columns and expressions are not supported")
+			return nil, pgerror.NotSupported("index elements other than columns and expressions are not supported")
 		}
 		if e.Name != "" {
 			names, exprs, labels = append(names, e.Name), append(exprs, ""), append(labels, e.Name)
@@ -223,11 +225,11 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
 		res := &Result{Tag: "CREATE INDEX"}
 		if s.block == blkExplicit {
-			return nil, notSupported("CREATE INDEX inside a transaction block is not supported")
+			return nil, pgerror.NotSupported("CREATE INDEX inside a transaction block is not supported")
 		}
 		t := s.lookupTable(tname)
 		if t == nil {
-			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", tname)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname)
 		}
 		if s.holdsWriteLock(t) {
 			// The engine builds an index in a transaction of its own that
@@ -235,7 +237,7 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 			// this statement's own transaction (an earlier statement of
 			// the query string wrote the table or added a foreign key to
 			// it), which it would wait for forever.
-			return nil, notSupported("CREATE INDEX on a table an earlier statement of the same query string wrote to is not supported: send it in a query of its own")
+			return nil, pgerror.NotSupported("CREATE INDEX on a table an earlier statement of the same query string wrote to is not supported: send it in a query of its own")
 		}
 		var cols []int
 		var hasExpr bool
@@ -262,16 +264,16 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 			name = s.chooseLabelName(t, labels, "idx", nil)
 		} else if s.indexNameTaken(name) {
 			if st.IfNotExists {
-				s.notice("NOTICE", CodeDuplicateTable, "relation \""+name+"\" already exists, skipping")
+				s.notice("NOTICE", pgerror.CodeDuplicateTable, "relation \""+name+"\" already exists, skipping")
 				return res, nil
 			}
-			return nil, errorf(CodeDuplicateTable, "relation %q already exists", name)
+			return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
 		}
 		d.Name = name
 		err := s.eng.db.CreateIndex(ctx, t.Engine, engIndex(t, name), tupled.IndexOptions{Unique: d.Unique, Key: indexKey(t, d)})
 		if err != nil {
 			if errors.Is(err, tupled.ErrDuplicateKey) {
-				return nil, errorf(CodeUniqueViolation, "could not create unique index %q", name)
+				return nil, pgerror.Errorf(pgerror.CodeUniqueViolation, "could not create unique index %q", name)
 			}
 			return nil, engineError(err, t)
 		}
@@ -309,7 +311,7 @@ func (s *Session) saveIndexes(ctx context.Context, tx *tupled.Tx, t *Table, ixs 
 
 func (s *Session) planDropIndex(st *pg.DropStmt) (*plan, error) {
 	if st.Concurrent {
-		return nil, notSupported("DROP INDEX CONCURRENTLY is not supported")
+		return nil, pgerror.NotSupported("DROP INDEX CONCURRENTLY is not supported")
 	}
 	var names []string
 	for _, o := range st.Objects {
@@ -318,13 +320,13 @@ func (s *Session) planDropIndex(st *pg.DropStmt) (*plan, error) {
 			parts = parts[1:]
 		}
 		if len(parts) != 1 {
-			return nil, errorf(CodeUndefinedObject, "index %q does not exist", strings.Join(parts, "."))
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "index %q does not exist", strings.Join(parts, "."))
 		}
 		names = append(names, parts[0])
 	}
 	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
 		if s.block == blkExplicit {
-			return nil, notSupported("DROP INDEX inside a transaction block is not supported")
+			return nil, pgerror.NotSupported("DROP INDEX inside a transaction block is not supported")
 		}
 		for _, name := range names {
 			t := s.findIndex(name)
@@ -333,7 +335,7 @@ func (s *Session) planDropIndex(st *pg.DropStmt) (*plan, error) {
 					s.notice("NOTICE", "00000", "index \""+name+"\" does not exist, skipping")
 					continue
 				}
-				return nil, errorf(CodeUndefinedObject, "index %q does not exist", name)
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "index %q does not exist", name)
 			}
 			var keep []IndexDef
 			for _, d := range t.Indexes {
@@ -359,9 +361,9 @@ func (s *Session) planDropIndex(st *pg.DropStmt) (*plan, error) {
 
 // indexViolation is the 23505 of a unique index of t named in err, or
 // nil when err names none (the primary key's).
-func indexViolation(err error, t *Table) *Error {
+func indexViolation(err error, t *Table) *pgerror.Error {
 	if d, ok := violatedIndex(err, t); ok {
-		return errorf(CodeUniqueViolation, "duplicate key value violates unique constraint %q", d.Name)
+		return pgerror.Errorf(pgerror.CodeUniqueViolation, "duplicate key value violates unique constraint %q", d.Name)
 	}
 	return nil
 }

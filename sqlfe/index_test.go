@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	"github.com/tupled/tupled"
 )
 
@@ -139,7 +141,7 @@ func TestIndexLookup(t *testing.T) {
 func TestCreateIndexAfterOtherStatements(t *testing.T) {
 	_, s := newTestSession(t)
 	mustFail(t, s, "CREATE TABLE a (id int PRIMARY KEY); CREATE TABLE b (id int PRIMARY KEY, a int REFERENCES a(id)); CREATE INDEX ON b (a)",
-		CodeFeatureNotSupp, "CREATE INDEX on a table an earlier statement of the same query string wrote to is not supported: send it in a query of its own")
+		pgerror.CodeFeatureNotSupp, "CREATE INDEX on a table an earlier statement of the same query string wrote to is not supported: send it in a query of its own")
 	mustRun(t, s, "CREATE TABLE a (id int PRIMARY KEY, v int); CREATE UNIQUE INDEX ON a (v)", "CREATE TABLE\nCREATE INDEX") // the group was rolled back
-	mustFail(t, s, "INSERT INTO a VALUES (1, 1); CREATE INDEX ON a (id)", CodeFeatureNotSupp, "")
+	mustFail(t, s, "INSERT INTO a VALUES (1, 1); CREATE INDEX ON a (id)", pgerror.CodeFeatureNotSupp, "")
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -55,7 +57,7 @@ func init() {
 		appendBin: func(dst []byte, v Value) []byte { return append(append(dst, 1), v.S...) },
 		parseBin: func(b []byte) (Value, error) {
 			if len(b) == 0 || b[0] != 1 {
-				return Value{}, errorf(CodeInvalidBinary, "unsupported jsonb version number")
+				return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "unsupported jsonb version number")
 			}
 			if err := checkEncoding(string(b[1:])); err != nil {
 				return Value{}, err
@@ -63,6 +65,9 @@ func init() {
 			return parseJSONB(string(b[1:]))
 		},
 	}
+}
+
+func init() {
 	polyFuncs["jsonb_build_object"] = buildObjectFunc(TJSONB)
 	polyFuncs["json_build_object"] = buildObjectFunc(TJSON)
 	polyFuncs["to_jsonb"] = toJSONFunc(TJSONB)
@@ -92,7 +97,7 @@ func parseJSONB(s string) (Value, error) {
 // jsonb, objects are normalised and numbers are numeric's text.
 func parseJSON(s, typeName string) (*jnode, error) {
 	if !json.Valid([]byte(s)) {
-		return nil, errorf(CodeInvalidText, "invalid input syntax for type %s", typeName)
+		return nil, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type %s", typeName)
 	}
 	p := &jparser{s: s, jsonb: typeName == "jsonb"}
 	n, err := p.value()
@@ -165,10 +170,10 @@ func (p *jparser) value() (*jnode, error) {
 		p.i++
 		n.kind = 's'
 		if err := json.Unmarshal([]byte(p.s[start:p.i]), &n.str); err != nil {
-			return nil, errorf(CodeInvalidText, "invalid input syntax for type json")
+			return nil, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type json")
 		}
 		if p.jsonb && strings.Contains(p.s[start:p.i], `\u0000`) {
-			return nil, &Error{Code: "22P05", Message: "unsupported Unicode escape sequence",
+			return nil, &pgerror.Error{Code: "22P05", Message: "unsupported Unicode escape sequence",
 				Detail: `\u0000 cannot be converted to text.`}
 		}
 	case c == 't' || c == 'f' || c == 'n':
@@ -492,7 +497,7 @@ func (n *jnode) hasKey(k string) bool {
 func parsePathLiteral(s string) ([]string, error) {
 	t := strings.TrimSpace(s)
 	if len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
-		return nil, &Error{Code: CodeInvalidText, Message: fmt.Sprintf("malformed array literal: %q", s)}
+		return nil, &pgerror.Error{Code: pgerror.CodeInvalidText, Message: fmt.Sprintf("malformed array literal: %q", s)}
 	}
 	inner := strings.TrimSpace(t[1 : len(t)-1])
 	if inner == "" {
@@ -590,7 +595,7 @@ func (c *compiler) jsonOp(a *pg.A_Expr, op string) (expr, bool, error) {
 		lt = TJSONB
 	}
 	noOp := func() (expr, bool, error) {
-		return nil, true, &Error{Code: CodeUndefinedFunction, Message: fmt.Sprintf("operator does not exist: %s %s %s", lt, op, rt),
+		return nil, true, &pgerror.Error{Code: pgerror.CodeUndefinedFunction, Message: fmt.Sprintf("operator does not exist: %s %s %s", lt, op, rt),
 			Hint: "No operator matches the given name and argument types. You might need to add explicit type casts.", Position: a.Location + 1}
 	}
 	want, res := TText, lt
@@ -695,7 +700,7 @@ func toJSONFunc(t Type) polyFunc {
 func buildObjectFunc(t Type) polyFunc {
 	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		if len(args)%2 != 0 {
-			return nil, &Error{Code: CodeInvalidParamValue, Message: "argument list must have even number of elements",
+			return nil, &pgerror.Error{Code: pgerror.CodeInvalidParamValue, Message: "argument list must have even number of elements",
 				Hint: fmt.Sprintf("The arguments of %s() must consist of alternating keys and values.", t.String()+"_build_object")}
 		}
 		xs, err := jsonArgs(c, args)
@@ -708,7 +713,7 @@ func buildObjectFunc(t Type) polyFunc {
 			b.WriteByte('{')
 			for i := 0; i < len(a); i += 2 {
 				if a[i].Null {
-					return Value{}, &Error{Code: CodeInvalidParamValue, Message: fmt.Sprintf("argument %d: key must not be null", i+1)}
+					return Value{}, &pgerror.Error{Code: pgerror.CodeInvalidParamValue, Message: fmt.Sprintf("argument %d: key must not be null", i+1)}
 				}
 				k := textOut(a[i])
 				v := toJSONNode(a[i+1])

@@ -32,6 +32,8 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
 	"google.golang.org/protobuf/proto"
@@ -195,10 +197,10 @@ func (s *Session) planJoinLocks(st *pg.SelectStmt, sc *scope, node relNode, keys
 	targets := map[*scopeRel]*lockTarget{}
 	add := func(r *scopeRel, lk *pg.LockingClause) error {
 		if r.t == nil {
-			return notSupported("%s on a subquery, function or virtual relation in FROM is not supported", lockClauseName(lk))
+			return pgerror.NotSupported("%s on a subquery, function or virtual relation in FROM is not supported", lockClauseName(lk))
 		}
 		if r.nullable {
-			return notSupported("%s cannot be applied to the nullable side of an outer join", lockClauseName(lk))
+			return pgerror.NotSupported("%s cannot be applied to the nullable side of an outer join", lockClauseName(lk))
 		}
 		strength, wait := lockMode(lk)
 		lt := targets[r]
@@ -236,7 +238,7 @@ func (s *Session) planJoinLocks(st *pg.SelectStmt, sc *scope, node relNode, keys
 				if rv != nil {
 					name = rv.Relname
 				}
-				return nil, errorf(CodeUndefinedTable, "relation %q in %s clause not found in FROM clause", name, lockClauseName(lk)).at(rv.GetLocation())
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q in %s clause not found in FROM clause", name, lockClauseName(lk)).At(rv.GetLocation())
 			}
 			if err := add(found, lk); err != nil {
 				return nil, err
@@ -268,7 +270,7 @@ func (s *Session) lockedFrom(st *pg.SelectStmt, in *compiler, sc *scope, node re
 			x, err := in.compile(sb.Node, TUnknown)
 			c, ok := x.(*colExpr)
 			if err != nil || !ok {
-				return nil, nil, notSupported("ORDER BY with FOR UPDATE/SHARE on a join must name columns of the FROM items")
+				return nil, nil, pgerror.NotSupported("ORDER BY with FOR UPDATE/SHARE on a join must name columns of the FROM items")
 			}
 			keys = append(keys, sortColOf(sb, c.idx))
 		}

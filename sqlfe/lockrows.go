@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	"github.com/tupled/tupled"
 )
 
@@ -87,7 +89,7 @@ func (ls *lockScan) run(ctx context.Context, tx *tupled.Tx, start, end []byte, r
 		}
 		return fn(k, row)
 	})
-	var fe *Error
+	var fe *pgerror.Error
 	switch {
 	case err == nil, err == errStop:
 		return nil

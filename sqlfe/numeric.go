@@ -7,6 +7,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // numeric (PostgreSQL's arbitrary-precision decimal): a Value of type TNumeric holds its text form in S, as
@@ -33,12 +35,12 @@ const maxNumericScale = 1000
 // around optional spaces.
 func parseNumeric(s string) (decimal, error) {
 	bad := func() (decimal, error) {
-		return decimal{}, errorf(CodeInvalidText, "invalid input syntax for type numeric: %q", s)
+		return decimal{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type numeric: %q", s)
 	}
 	t := strings.TrimSpace(s)
 	switch strings.ToLower(strings.TrimLeft(t, "+-")) {
 	case "nan", "infinity", "inf":
-		return decimal{}, notSupported("numeric %s is not supported", t)
+		return decimal{}, pgerror.NotSupported("numeric %s is not supported", t)
 	}
 	mant, exp := t, 0
 	if i := strings.IndexAny(t, "eE"); i >= 0 {
@@ -144,24 +146,24 @@ func numericArith(op byte, a, b Value) (Value, error) {
 		return decimal{r, s}.value(), nil
 	case '*':
 		if x.scale+y.scale > maxNumericScale {
-			return Value{}, errorf(CodeNumericRange, "value overflows numeric format")
+			return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value overflows numeric format")
 		}
 		return decimal{new(big.Int).Mul(x.u, y.u), x.scale + y.scale}.value(), nil
 	case '/':
 		if y.u.Sign() == 0 {
-			return Value{}, errorf(CodeDivisionByZero, "division by zero")
+			return Value{}, pgerror.Errorf(pgerror.CodeDivisionByZero, "division by zero")
 		}
 		return x.div(y, divScale(x, y)).value(), nil
 	case '%':
 		if y.u.Sign() == 0 {
-			return Value{}, errorf(CodeDivisionByZero, "division by zero")
+			return Value{}, pgerror.Errorf(pgerror.CodeDivisionByZero, "division by zero")
 		}
 		// x - trunc(x / y) * y, at the larger scale (PostgreSQL's mod_var)
 		s := max(x.scale, y.scale)
 		x, y = x.rescale(s), y.rescale(s)
 		return decimal{new(big.Int).Rem(x.u, y.u), s}.value(), nil
 	}
-	return Value{}, notSupported("operator %c on numeric is not supported", op)
+	return Value{}, pgerror.NotSupported("operator %c on numeric is not supported", op)
 }
 
 // divScale is the scale of x / y as PostgreSQL's select_div_scale picks
@@ -242,7 +244,7 @@ func numericTypmod(v Value, prec, scale int) (Value, error) {
 		// 10^(prec-scale+r.scale)
 		limit := pow10(max(prec-scale+r.scale, 0))
 		if prec-scale+r.scale < 0 || new(big.Int).Abs(r.u).Cmp(limit) >= 0 {
-			return Value{}, &Error{Code: CodeNumericRange, Message: "numeric field overflow",
+			return Value{}, &pgerror.Error{Code: pgerror.CodeNumericRange, Message: "numeric field overflow",
 				Detail: fmt.Sprintf("A field with precision %d, scale %d must round to an absolute value less than %s10^%d.", prec, scale, "", prec-scale)}
 		}
 	}
@@ -279,9 +281,9 @@ func numericToInt(v Value, t Type) (Value, error) {
 	}
 	if !q.IsInt64() || (t == TInt4 && (q.Int64() < math.MinInt32 || q.Int64() > math.MaxInt32)) {
 		if t == TInt4 {
-			return Value{}, errorf(CodeNumericRange, "integer out of range")
+			return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
 		}
-		return Value{}, errorf(CodeNumericRange, "bigint out of range")
+		return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "bigint out of range")
 	}
 	return Value{T: t, I: q.Int64()}, nil
 }
@@ -338,7 +340,7 @@ func appendNumericBinary(dst []byte, s string) []byte {
 
 // parseNumericBinary is numeric_recv.
 func parseNumericBinary(b []byte) (Value, error) {
-	bad := errorf(CodeInvalidBinary, "invalid external \"numeric\" value")
+	bad := pgerror.Errorf(pgerror.CodeInvalidBinary, "invalid external \"numeric\" value")
 	if len(b) < 8 {
 		return Value{}, bad
 	}
@@ -348,7 +350,7 @@ func parseNumericBinary(b []byte) (Value, error) {
 	scale := int(binary.BigEndian.Uint16(b[6:]))
 	if len(b) != 8+2*n || (sign != 0 && sign != 0x4000) || scale > maxNumericScale {
 		if sign == 0xC000 || sign == 0xD000 || sign == 0xF000 {
-			return Value{}, notSupported("numeric NaN and infinities are not supported")
+			return Value{}, pgerror.NotSupported("numeric NaN and infinities are not supported")
 		}
 		return Value{}, bad
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -24,13 +26,13 @@ func (s *Session) planPrepare(st *pg.PrepareStmt) (*plan, error) {
 			return nil, err
 		}
 		if m != (typeMod{Varchar: m.Varchar}) {
-			return nil, notSupported("parameter paramTypes with modifiers are not supported")
+			return nil, pgerror.NotSupported("parameter paramTypes with modifiers are not supported")
 		}
 		paramTypes = append(paramTypes, t)
 	}
 	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
 		if _, ok := s.sqlPrep[st.Name]; ok {
-			return nil, errorf(CodeDuplicatePrepared, "prepared statement %q already exists", st.Name)
+			return nil, pgerror.Errorf(pgerror.CodeDuplicatePrepared, "prepared statement %q already exists", st.Name)
 		}
 		ps := &Stmt{node: st.Query, params: append([]Type(nil), paramTypes...)}
 		if _, err := s.planFor(ps); err != nil {
@@ -48,14 +50,14 @@ func (s *Session) planPrepare(st *pg.PrepareStmt) (*plan, error) {
 func (s *Session) planExecute(st *pg.ExecuteStmt, params *[]Type) (*plan, error) {
 	ps, ok := s.sqlPrep[st.Name]
 	if !ok {
-		return nil, errorf(CodeUndefinedPrepared, "prepared statement %q does not exist", st.Name)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedPrepared, "prepared statement %q does not exist", st.Name)
 	}
 	pp, err := s.planFor(ps)
 	if err != nil {
 		return nil, err
 	}
 	if len(st.Params) != len(ps.params) {
-		return nil, &Error{Code: CodeSyntax, Message: fmt.Sprintf("wrong number of parameters for prepared statement %q", st.Name),
+		return nil, &pgerror.Error{Code: pgerror.CodeSyntax, Message: fmt.Sprintf("wrong number of parameters for prepared statement %q", st.Name),
 			Detail: fmt.Sprintf("Expected %d parameters but got %d.", len(ps.params), len(st.Params))}
 	}
 	c := &compiler{params: params}
@@ -68,7 +70,7 @@ func (s *Session) planExecute(st *pg.ExecuteStmt, params *[]Type) (*plan, error)
 		if want := ps.params[i]; x.typ() != want {
 			// assignment coercion, as PostgreSQL's EXECUTE
 			if !(isNumber(x.typ()) && isNumber(want)) && !(isString(want) && x.typ() != TInt4Array) {
-				return nil, &Error{Code: CodeDatatypeMismatch, Message: fmt.Sprintf("parameter $%d of type %s cannot be coerced to the expected type %s", i+1, x.typ(), want),
+				return nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("parameter $%d of type %s cannot be coerced to the expected type %s", i+1, x.typ(), want),
 					Hint: "You will need to rewrite or cast the expression."}
 			}
 			x = &castExpr{arg: x, t: want}
@@ -96,7 +98,7 @@ func (s *Session) planDeallocate(st *pg.DeallocateStmt) (*plan, error) {
 			return &Result{Tag: "DEALLOCATE ALL"}, nil
 		}
 		if _, ok := s.sqlPrep[st.Name]; !ok {
-			return nil, errorf(CodeUndefinedPrepared, "prepared statement %q does not exist", st.Name)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedPrepared, "prepared statement %q does not exist", st.Name)
 		}
 		delete(s.sqlPrep, st.Name)
 		return &Result{Tag: "DEALLOCATE"}, nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -170,15 +172,15 @@ func (s *Session) planExplain(st *pg.ExplainStmt, params *[]Type) (*plan, error)
 		switch name := d.GetDefname(); name {
 		case "costs", "verbose", "format":
 			if name == "format" && strings.ToLower(defElemString(d)) != "text" {
-				return nil, notSupported("EXPLAIN (FORMAT %s) is not supported", defElemString(d))
+				return nil, pgerror.NotSupported("EXPLAIN (FORMAT %s) is not supported", defElemString(d))
 			}
 		default:
-			return nil, notSupported("EXPLAIN option %s is not supported", strings.ToUpper(name))
+			return nil, pgerror.NotSupported("EXPLAIN option %s is not supported", strings.ToUpper(name))
 		}
 	}
 	sel := st.Query.GetSelectStmt()
 	if sel == nil {
-		return nil, notSupported("EXPLAIN is supported only for SELECT")
+		return nil, pgerror.NotSupported("EXPLAIN is supported only for SELECT")
 	}
 	p, err := s.planSelect(sel, params)
 	if err != nil {

@@ -3,6 +3,8 @@ package sqlfe
 import (
 	"fmt"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -40,7 +42,7 @@ func (sc *scope) merge(o *scope) (*scope, error) {
 	for _, r := range o.rels {
 		for _, l := range sc.rels {
 			if l.name == r.name {
-				return nil, errorf(CodeDuplicateAlias, "table name %q specified more than once", r.name)
+				return nil, pgerror.Errorf(pgerror.CodeDuplicateAlias, "table name %q specified more than once", r.name)
 			}
 		}
 	}
@@ -85,9 +87,9 @@ func (sc *scope) resolve(f []string, loc int32) (expr, error) {
 					return &colExpr{idx: r.off + i, t: col.Type, m: col.mod()}, nil
 				}
 			}
-			return nil, errorf(CodeUndefinedColumn, "column %s.%s does not exist", f[0], name).at(loc)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %s.%s does not exist", f[0], name).At(loc)
 		}
-		return nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).at(loc)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).At(loc)
 	}
 	for _, u := range sc.using {
 		if u.name != name {
@@ -110,13 +112,13 @@ func (sc *scope) resolve(f []string, loc int32) (expr, error) {
 				continue
 			}
 			if found != nil {
-				return nil, errorf(CodeAmbiguousColumn, "column reference %q is ambiguous", name).at(loc)
+				return nil, pgerror.Errorf(pgerror.CodeAmbiguousColumn, "column reference %q is ambiguous", name).At(loc)
 			}
 			found = &colExpr{idx: r.off + i, t: col.Type, m: col.mod()}
 		}
 	}
 	if found == nil {
-		return nil, errorf(CodeUndefinedColumn, "column %q does not exist", name).at(loc)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q does not exist", name).At(loc)
 	}
 	return found, nil
 }
@@ -199,7 +201,7 @@ func (sc *scope) star(rel string, loc int32) ([]string, []expr, error) {
 		}
 	}
 	if rel != "" && !found {
-		return nil, nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", rel).at(loc)
+		return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "missing FROM-clause entry for table %q", rel).At(loc)
 	}
 	return names, xs, nil
 }
@@ -278,14 +280,14 @@ func (s *Session) fromItem(n *pg.Node, params *[]Type) (relNode, *scope, error) 
 	case n.GetRangeSubselect() != nil:
 		rs := n.GetRangeSubselect()
 		if rs.Lateral {
-			return nil, nil, notSupported("LATERAL is not supported")
+			return nil, nil, pgerror.NotSupported("LATERAL is not supported")
 		}
 		sub := rs.Subquery.GetSelectStmt()
 		if sub == nil {
-			return nil, nil, notSupported("this subquery in FROM is not supported")
+			return nil, nil, pgerror.NotSupported("this subquery in FROM is not supported")
 		}
 		if rs.Alias == nil {
-			return nil, nil, errorf(CodeSyntax, "subquery in FROM must have an alias")
+			return nil, nil, pgerror.Errorf(pgerror.CodeSyntax, "subquery in FROM must have an alias")
 		}
 		p, err := s.planSelectAs(sub, params, false)
 		if err != nil {
@@ -306,7 +308,7 @@ func (s *Session) fromItem(n *pg.Node, params *[]Type) (relNode, *scope, error) 
 	case n.GetJoinExpr() != nil:
 		return s.joinItem(n.GetJoinExpr(), params)
 	}
-	return nil, nil, notSupported("FROM item %s is not supported", nodeName(n))
+	return nil, nil, pgerror.NotSupported("FROM item %s is not supported", nodeName(n))
 }
 
 // aliasCols renames cols by an alias's column list.
@@ -328,14 +330,14 @@ func aliasCols(cols []Column, a *pg.Alias) ([]Column, error) {
 		j++
 	}
 	if j < len(names) {
-		return nil, errorf(CodeInvalidColumnRef, "table %q has %d columns available but %d columns specified", a.Aliasname, j, len(names))
+		return nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "table %q has %d columns available but %d columns specified", a.Aliasname, j, len(names))
 	}
 	return out, nil
 }
 
 func (s *Session) joinItem(j *pg.JoinExpr, params *[]Type) (relNode, *scope, error) {
 	if j.Alias != nil || j.JoinUsingAlias != nil {
-		return nil, nil, notSupported("an alias on a JOIN is not supported")
+		return nil, nil, pgerror.NotSupported("an alias on a JOIN is not supported")
 	}
 	var kind joinKind
 	switch j.Jointype {
@@ -348,7 +350,7 @@ func (s *Session) joinItem(j *pg.JoinExpr, params *[]Type) (relNode, *scope, err
 	case pg.JoinType_JOIN_FULL:
 		kind = joinFull
 	default:
-		return nil, nil, notSupported("this kind of JOIN is not supported")
+		return nil, nil, pgerror.NotSupported("this kind of JOIN is not supported")
 	}
 	ln, lsc, err := s.fromItem(j.Larg, params)
 	if err != nil {
@@ -388,20 +390,20 @@ func (s *Session) joinItem(j *pg.JoinExpr, params *[]Type) (relNode, *scope, err
 	for _, name := range using {
 		lx, err := lsc.resolve([]string{name}, -1)
 		if err != nil {
-			return nil, nil, errorf(CodeUndefinedColumn, "column %q specified in USING clause does not exist in left table", name)
+			return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q specified in USING clause does not exist in left table", name)
 		}
 		rx, err := rsc.resolve([]string{name}, -1)
 		if err != nil {
-			return nil, nil, errorf(CodeUndefinedColumn, "column %q specified in USING clause does not exist in right table", name)
+			return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q specified in USING clause does not exist in right table", name)
 		}
 		l, ok1 := lx.(*colExpr)
 		r, ok2 := rx.(*colExpr)
 		if !ok1 || !ok2 {
-			return nil, nil, notSupported("USING over a merged column is not supported")
+			return nil, nil, pgerror.NotSupported("USING over a merged column is not supported")
 		}
 		t := l.t
 		if !comparable(l.t, r.t) {
-			return nil, nil, errorf(CodeUndefinedFunction, "operator does not exist: %s = %s", l.t, r.t)
+			return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s = %s", l.t, r.t)
 		}
 		if l.t != r.t && (r.t == TInt8 || r.t == TNumeric) {
 			t = r.t
@@ -416,7 +418,7 @@ func (s *Session) joinItem(j *pg.JoinExpr, params *[]Type) (relNode, *scope, err
 			return nil, nil, err
 		}
 		if q.typ() != TBool {
-			return nil, nil, errorf(CodeDatatypeMismatch, "argument of JOIN/ON must be type boolean, not type %s", q.typ())
+			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of JOIN/ON must be type boolean, not type %s", q.typ())
 		}
 		conds = append(conds, conjuncts(q)...)
 	}
@@ -507,39 +509,39 @@ func andAll(xs []expr) expr {
 func (s *Session) buildQuery(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (relNode, []Column, error) {
 	if st.WithClause != nil {
 		if !allSelectCTEs(st.WithClause) {
-			return nil, nil, notSupported("WITH in this query is not supported")
+			return nil, nil, pgerror.NotSupported("WITH in this query is not supported")
 		}
 		return s.buildWith(st, params, keepUnknown) // recursive.go
 	}
 	if st.IntoClause != nil {
-		return nil, nil, notSupported("SELECT INTO is not supported")
+		return nil, nil, pgerror.NotSupported("SELECT INTO is not supported")
 	}
 	if len(st.LockingClause) > 0 {
 		switch {
 		case st.Op != pg.SetOperation_SETOP_NONE:
-			return nil, nil, notSupported("FOR UPDATE is not allowed with UNION/INTERSECT/EXCEPT")
+			return nil, nil, pgerror.NotSupported("FOR UPDATE is not allowed with UNION/INTERSECT/EXCEPT")
 		case len(st.DistinctClause) > 0:
-			return nil, nil, notSupported("FOR UPDATE is not allowed with DISTINCT clause")
+			return nil, nil, pgerror.NotSupported("FOR UPDATE is not allowed with DISTINCT clause")
 		case len(st.GroupClause) > 0:
-			return nil, nil, notSupported("FOR UPDATE is not allowed with GROUP BY clause")
+			return nil, nil, pgerror.NotSupported("FOR UPDATE is not allowed with GROUP BY clause")
 		case st.HavingClause != nil:
-			return nil, nil, notSupported("FOR UPDATE is not allowed with HAVING clause")
+			return nil, nil, pgerror.NotSupported("FOR UPDATE is not allowed with HAVING clause")
 		case needsAgg(st):
-			return nil, nil, notSupported("FOR UPDATE is not allowed with aggregate functions")
+			return nil, nil, pgerror.NotSupported("FOR UPDATE is not allowed with aggregate functions")
 		case len(st.ValuesLists) > 0:
-			return nil, nil, notSupported("FOR UPDATE cannot be applied to VALUES")
+			return nil, nil, pgerror.NotSupported("FOR UPDATE cannot be applied to VALUES")
 		}
 		for _, n := range st.TargetList {
 			if hasWindow(n.ProtoReflect()) {
-				return nil, nil, notSupported("FOR UPDATE is not allowed with window functions")
+				return nil, nil, pgerror.NotSupported("FOR UPDATE is not allowed with window functions")
 			}
 		}
 	}
 	if len(st.WindowClause) > 0 {
-		return nil, nil, notSupported("WINDOW is not supported")
+		return nil, nil, pgerror.NotSupported("WINDOW is not supported")
 	}
 	if st.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES {
-		return nil, nil, notSupported("FETCH ... WITH TIES is not supported")
+		return nil, nil, pgerror.NotSupported("FETCH ... WITH TIES is not supported")
 	}
 	var node relNode
 	var cols []Column
@@ -565,7 +567,7 @@ func (s *Session) buildQuery(st *pg.SelectStmt, params *[]Type, keepUnknown bool
 			if iv, ok := k.Val.(*pg.A_Const_Ival); ok {
 				idx = int(iv.Ival.Ival) - 1
 				if idx < 0 || idx >= len(cols) {
-					return nil, nil, errorf(CodeInvalidColumnRef, "ORDER BY position %d is not in select list", iv.Ival.Ival).at(k.Location)
+					return nil, nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "ORDER BY position %d is not in select list", iv.Ival.Ival).At(k.Location)
 				}
 			}
 		} else if cr := sb.Node.GetColumnRef(); cr != nil {
@@ -579,7 +581,7 @@ func (s *Session) buildQuery(st *pg.SelectStmt, params *[]Type, keepUnknown bool
 			}
 		}
 		if idx < 0 {
-			return nil, nil, notSupported("ORDER BY of a UNION/INTERSECT/EXCEPT or VALUES must name a result column")
+			return nil, nil, pgerror.NotSupported("ORDER BY of a UNION/INTERSECT/EXCEPT or VALUES must name a result column")
 		}
 		keys = append(keys, sortColOf(sb, idx))
 	}
@@ -629,7 +631,7 @@ func compileLimit(st *pg.SelectStmt, params *[]Type) (limit, offset expr, err er
 		} else if limit.typ() == TNumeric {
 			limit = &castExpr{arg: limit, t: TInt8} // rounded, as PostgreSQL's implicit numeric → bigint
 		} else if !isInt(limit.typ()) {
-			return nil, nil, errorf(CodeDatatypeMismatch, "argument of LIMIT must be type bigint, not type %s", limit.typ())
+			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of LIMIT must be type bigint, not type %s", limit.typ())
 		}
 	}
 	if st.LimitOffset != nil {
@@ -639,7 +641,7 @@ func compileLimit(st *pg.SelectStmt, params *[]Type) (limit, offset expr, err er
 		if offset.typ() == TNumeric {
 			offset = &castExpr{arg: offset, t: TInt8}
 		} else if !isInt(offset.typ()) {
-			return nil, nil, errorf(CodeDatatypeMismatch, "argument of OFFSET must be type bigint, not type %s", offset.typ())
+			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of OFFSET must be type bigint, not type %s", offset.typ())
 		}
 	}
 	return limit, offset, nil
@@ -672,7 +674,7 @@ func unifyTypes(a, b Type, what string) (Type, error) {
 		}
 		return TTimestamp, nil
 	}
-	return 0, errorf(CodeDatatypeMismatch, "%s types %s and %s cannot be matched", what, a, b)
+	return 0, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "%s types %s and %s cannot be matched", what, a, b)
 }
 
 func (s *Session) setOp(st *pg.SelectStmt, params *[]Type) (relNode, []Column, error) {
@@ -686,7 +688,7 @@ func (s *Session) setOp(st *pg.SelectStmt, params *[]Type) (relNode, []Column, e
 	}
 	op := map[pg.SetOperation]string{pg.SetOperation_SETOP_UNION: "UNION", pg.SetOperation_SETOP_INTERSECT: "INTERSECT", pg.SetOperation_SETOP_EXCEPT: "EXCEPT"}[st.Op]
 	if len(lcols) != len(rcols) {
-		return nil, nil, errorf(CodeSyntax, "each %s query must have the same number of columns", op)
+		return nil, nil, pgerror.Errorf(pgerror.CodeSyntax, "each %s query must have the same number of columns", op)
 	}
 	n := &setOpNode{op: op, all: st.All, left: l, right: r}
 	cols := make([]Column, len(lcols))
@@ -715,7 +717,7 @@ func (s *Session) valuesList(st *pg.SelectStmt, params *[]Type, keepUnknown bool
 	for _, n := range st.ValuesLists {
 		items := n.GetList().GetItems()
 		if rows != nil && len(items) != len(colTypes) {
-			return nil, nil, errorf(CodeSyntax, "VALUES lists must all be the same length")
+			return nil, nil, pgerror.Errorf(pgerror.CodeSyntax, "VALUES lists must all be the same length")
 		}
 		var row []expr
 		for i, it := range items {
@@ -772,7 +774,7 @@ func (s *Session) valuesList(st *pg.SelectStmt, params *[]Type, keepUnknown bool
 func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (relNode, []Column, error) {
 	for _, d := range st.DistinctClause {
 		if d != nil && d.Node != nil {
-			return nil, nil, notSupported("SELECT DISTINCT ON is not supported")
+			return nil, nil, pgerror.NotSupported("SELECT DISTINCT ON is not supported")
 		}
 	}
 	// FROM: the items side by side, each a cross join of the ones before
@@ -814,7 +816,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 			return nil, nil, err
 		}
 		if w.typ() != TBool {
-			return nil, nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
+			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
 		}
 		var rest []expr
 		wheres := whereConjuncts(st.WhereClause)
@@ -889,7 +891,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 				if iv, ok := k.Val.(*pg.A_Const_Ival); ok {
 					pos := int(iv.Ival.Ival)
 					if pos < 1 || pos > len(st.TargetList) {
-						return nil, nil, errorf(CodeInvalidColumnRef, "GROUP BY position %d is not in select list", pos).at(k.Location)
+						return nil, nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "GROUP BY position %d is not in select list", pos).At(k.Location)
 					}
 					gn = st.TargetList[pos-1].GetResTarget().Val
 				}
@@ -935,12 +937,12 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 	for _, n := range st.TargetList {
 		rt := n.GetResTarget()
 		if rt == nil || len(rt.Indirection) > 0 {
-			return nil, nil, notSupported("this select list item is not supported")
+			return nil, nil, pgerror.NotSupported("this select list item is not supported")
 		}
 		if cr := rt.Val.GetColumnRef(); cr != nil {
 			if f := strs(cr.Fields); len(f) > 0 && f[len(f)-1] == "*" {
 				if len(st.FromClause) == 0 {
-					return nil, nil, errorf(CodeSyntax, "SELECT * with no tables specified is not valid").at(cr.Location)
+					return nil, nil, pgerror.Errorf(pgerror.CodeSyntax, "SELECT * with no tables specified is not valid").At(cr.Location)
 				}
 				rel := ""
 				if len(f) == 2 {
@@ -983,7 +985,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 		names, targets, targetNodes = append(names, name), append(targets, x), append(targetNodes, rt.Val)
 	}
 	if len(targets) > maxTargetListEntries {
-		return nil, nil, errorf(CodeTooManyColumns, "target lists can have at most %d entries", maxTargetListEntries)
+		return nil, nil, pgerror.Errorf(pgerror.CodeTooManyColumns, "target lists can have at most %d entries", maxTargetListEntries)
 	}
 	if st.HavingClause != nil {
 		hc := *out
@@ -993,7 +995,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 			return nil, nil, err
 		}
 		if h.typ() != TBool {
-			return nil, nil, errorf(CodeDatatypeMismatch, "argument of HAVING must be type boolean, not type %s", h.typ())
+			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of HAVING must be type boolean, not type %s", h.typ())
 		}
 		agg.having = h
 	}
@@ -1005,17 +1007,17 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 	for _, n := range st.SortClause {
 		sb := n.GetSortBy()
 		if sb == nil || len(sb.UseOp) > 0 {
-			return nil, nil, notSupported("ORDER BY ... USING is not supported")
+			return nil, nil, pgerror.NotSupported("ORDER BY ... USING is not supported")
 		}
 		idx := -1
 		if k := sb.Node.GetAConst(); k != nil {
 			iv, ok := k.Val.(*pg.A_Const_Ival)
 			if !ok {
-				return nil, nil, notSupported("ORDER BY a constant is not supported").at(sb.Location)
+				return nil, nil, pgerror.NotSupported("ORDER BY a constant is not supported").At(sb.Location)
 			}
 			idx = int(iv.Ival.Ival) - 1
 			if idx < 0 || idx >= len(targets) {
-				return nil, nil, errorf(CodeInvalidColumnRef, "ORDER BY position %d is not in select list", iv.Ival.Ival).at(k.Location)
+				return nil, nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "ORDER BY position %d is not in select list", iv.Ival.Ival).At(k.Location)
 			}
 		} else if cr := sb.Node.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
 			name := strs(cr.Fields)[0]
@@ -1037,7 +1039,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 		}
 		if idx < 0 {
 			if distinct {
-				return nil, nil, errorf(CodeInvalidColumnRef, "for SELECT DISTINCT, ORDER BY expressions must appear in select list").at(sb.Location)
+				return nil, nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "for SELECT DISTINCT, ORDER BY expressions must appear in select list").At(sb.Location)
 			}
 			oc := *out
 			oc.clause = ""
@@ -1050,7 +1052,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 			extra++
 		}
 		if isIntArray(targets[idx].typ()) {
-			return nil, nil, notSupported("ORDER BY an array is not supported")
+			return nil, nil, pgerror.NotSupported("ORDER BY an array is not supported")
 		}
 		keys = append(keys, sortColOf(sb, idx))
 	}

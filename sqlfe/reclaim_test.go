@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"runtime"
 	"testing"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 func engineTables(t *testing.T, eng *Executor) []string {
@@ -74,7 +76,7 @@ func TestDropTableWaitsForUsers(t *testing.T) {
 	mustRun(t, s2, "SELECT k FROM t FOR SHARE", "1\nSELECT 1")
 	type res struct {
 		out string
-		err *Error
+		err *pgerror.Error
 	}
 	done := make(chan res, 1)
 	go func() {

@@ -30,6 +30,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -172,11 +174,11 @@ func (s *Session) buildWith(st *pg.SelectStmt, params *[]Type, keepUnknown bool)
 		cte := n.GetCommonTableExpr()
 		switch {
 		case cte.SearchClause != nil:
-			return nil, nil, notSupported("SEARCH in a WITH query is not supported")
+			return nil, nil, pgerror.NotSupported("SEARCH in a WITH query is not supported")
 		case cte.CycleClause != nil:
-			return nil, nil, notSupported("CYCLE in a WITH query is not supported")
+			return nil, nil, pgerror.NotSupported("CYCLE in a WITH query is not supported")
 		case names[cte.Ctename]:
-			return nil, nil, errorf(CodeDuplicateAlias, "WITH query name %q specified more than once", cte.Ctename).at(cte.Location)
+			return nil, nil, pgerror.Errorf(pgerror.CodeDuplicateAlias, "WITH query name %q specified more than once", cte.Ctename).At(cte.Location)
 		}
 		names[cte.Ctename] = true
 		d, err := s.planCTE(cte, w.Recursive, params)
@@ -223,11 +225,11 @@ func (s *Session) planCTE(cte *pg.CommonTableExpr, recursive bool, params *[]Typ
 		return nil, err
 	}
 	if len(scols) != len(cols) {
-		return nil, errorf(CodeSyntax, "each UNION query must have the same number of columns")
+		return nil, pgerror.Errorf(pgerror.CodeSyntax, "each UNION query must have the same number of columns")
 	}
 	for i := range cols {
 		if scols[i].Type != cols[i].Type && scols[i].Type != TUnknown {
-			return nil, &Error{Code: CodeDatatypeMismatch, Message: fmt.Sprintf("recursive query %q column %d has type %s in non-recursive term but type %s overall",
+			return nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("recursive query %q column %d has type %s in non-recursive term but type %s overall",
 				cte.Ctename, i+1, cols[i].Type, scols[i].Type), Hint: "Cast the output of the non-recursive term to the correct type."}
 		}
 	}
@@ -239,7 +241,7 @@ func (s *Session) planCTE(cte *pg.CommonTableExpr, recursive bool, params *[]Typ
 func cteColumns(cte *pg.CommonTableExpr, cols []Column) ([]Column, error) {
 	names := strs(cte.Aliascolnames)
 	if len(names) > len(cols) {
-		return nil, errorf(CodeInvalidColumnRef, "WITH query %q has %d columns available but %d columns specified", cte.Ctename, len(cols), len(names)).at(cte.Location)
+		return nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "WITH query %q has %d columns available but %d columns specified", cte.Ctename, len(cols), len(names)).At(cte.Location)
 	}
 	out := make([]Column, len(cols))
 	for i, c := range cols {
@@ -255,20 +257,20 @@ func cteColumns(cte *pg.CommonTableExpr, cols []Column) ([]Column, error) {
 func checkRecursiveForm(cte *pg.CommonTableExpr, q *pg.SelectStmt) error {
 	name := cte.Ctename
 	self := map[string]bool{name: true}
-	invalid := func(format string, args ...any) *Error {
-		return errorf("42P19", format, args...).at(cte.Location)
+	invalid := func(format string, args ...any) *pgerror.Error {
+		return pgerror.Errorf("42P19", format, args...).At(cte.Location)
 	}
 	switch {
 	case q.Op != pg.SetOperation_SETOP_UNION:
 		return invalid("recursive query %q does not have the form non-recursive-term UNION [ALL] recursive-term", name)
 	case len(q.SortClause) > 0:
-		return notSupported("ORDER BY in a recursive query is not implemented").at(cte.Location)
+		return pgerror.NotSupported("ORDER BY in a recursive query is not implemented").At(cte.Location)
 	case q.LimitOffset != nil:
-		return notSupported("OFFSET in a recursive query is not implemented").at(cte.Location)
+		return pgerror.NotSupported("OFFSET in a recursive query is not implemented").At(cte.Location)
 	case q.LimitCount != nil:
-		return notSupported("LIMIT in a recursive query is not implemented").at(cte.Location)
+		return pgerror.NotSupported("LIMIT in a recursive query is not implemented").At(cte.Location)
 	case len(q.LockingClause) > 0:
-		return notSupported("FOR UPDATE/SHARE in a recursive query is not implemented").at(cte.Location)
+		return pgerror.NotSupported("FOR UPDATE/SHARE in a recursive query is not implemented").At(cte.Location)
 	case readsAny(q.Larg.ProtoReflect(), self):
 		return invalid("recursive reference to query %q must not appear within its non-recursive term", name)
 	}

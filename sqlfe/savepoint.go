@@ -5,6 +5,8 @@ import (
 	"errors"
 	"maps"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tupled/tupled"
@@ -113,11 +115,11 @@ func (s *Session) planSavepoint(st *pg.TransactionStmt) (*plan, error) {
 }
 
 func (s *Session) outsideBlock(what string) error {
-	return errorf(CodeNoActiveTx, "%s can only be used in transaction blocks", what)
+	return pgerror.Errorf(pgerror.CodeNoActiveTx, "%s can only be used in transaction blocks", what)
 }
 
-func noSavepoint(name string) *Error {
-	return errorf(CodeInvalidSavepoint, "savepoint %q does not exist", name)
+func noSavepoint(name string) *pgerror.Error {
+	return pgerror.Errorf(pgerror.CodeInvalidSavepoint, "savepoint %q does not exist", name)
 }
 
 func (s *Session) findSavepoint(name string) int {

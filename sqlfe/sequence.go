@@ -57,6 +57,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
 )
@@ -152,14 +154,14 @@ func (s *Session) findSequence(name string) (*Sequence, error) {
 	sn := s.catalogSnap()
 	o, ok := sn.relOID(name)
 	if !ok || sn.byOID[o] == nil {
-		return nil, errorf(CodeUndefinedTable, "relation %q does not exist", name)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", name)
 	}
 	return s.seqOfRel(sn.byOID[o])
 }
 
 func (s *Session) seqOfRel(r *catRel) (*Sequence, error) {
 	if r.kind != "S" || r.seq == nil {
-		return nil, errorf(CodeWrongObjectType, "%q is not a sequence", r.name)
+		return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a sequence", r.name)
 	}
 	return r.seq, nil
 }
@@ -283,7 +285,7 @@ func fetchSeq(ctx context.Context, tx *tupled.Tx, sq *Sequence) (result, last in
 					break
 				}
 				if !sq.Cycle {
-					return 0, 0, errorf("2200H", "nextval: reached maximum value of sequence %q (%d)", sq.Name, sq.Max)
+					return 0, 0, pgerror.Errorf("2200H", "nextval: reached maximum value of sequence %q (%d)", sq.Name, sq.Max)
 				}
 				next = sq.Min
 			} else {
@@ -295,7 +297,7 @@ func fetchSeq(ctx context.Context, tx *tupled.Tx, sq *Sequence) (result, last in
 					break
 				}
 				if !sq.Cycle {
-					return 0, 0, errorf("2200H", "nextval: reached minimum value of sequence %q (%d)", sq.Name, sq.Min)
+					return 0, 0, pgerror.Errorf("2200H", "nextval: reached minimum value of sequence %q (%d)", sq.Name, sq.Min)
 				}
 				next = sq.Max
 			} else {
@@ -362,7 +364,7 @@ func (s *Session) seqRun(ctx context.Context, sq *Sequence, fn func(tx *tupled.T
 // nextval is nextval(sq) in session s.
 func (s *Session) nextval(ctx context.Context, sq *Sequence) (int64, error) {
 	if s.txReadOnly {
-		return 0, errorf("25006", "cannot execute nextval() in a read-only transaction")
+		return 0, pgerror.Errorf("25006", "cannot execute nextval() in a read-only transaction")
 	}
 	el := s.seqMem(sq.Key)
 	s.lastSeq = sq.Key
@@ -386,10 +388,10 @@ func (s *Session) nextval(ctx context.Context, sq *Sequence) (int64, error) {
 // setval is setval(sq, v, called).
 func (s *Session) setval(ctx context.Context, sq *Sequence, v int64, called bool) error {
 	if s.txReadOnly {
-		return errorf("25006", "cannot execute setval() in a read-only transaction")
+		return pgerror.Errorf("25006", "cannot execute setval() in a read-only transaction")
 	}
 	if v < sq.Min || v > sq.Max {
-		return errorf(CodeNumericRange, "setval: value %d is out of bounds for sequence %q (%d..%d)", v, sq.Name, sq.Min, sq.Max)
+		return pgerror.Errorf(pgerror.CodeNumericRange, "setval: value %d is out of bounds for sequence %q (%d..%d)", v, sq.Name, sq.Min, sq.Max)
 	}
 	err := s.seqRun(ctx, sq, func(tx *tupled.Tx) error {
 		_, exists, err := lockSeqState(ctx, tx, sq)
@@ -448,7 +450,7 @@ func seqFuncs(add func(name string, fns ...catFn)) {
 		}
 		r := sn.byOID[v.I]
 		if r == nil {
-			return nil, errorf(CodeUndefinedTable, "could not open relation with OID %d", v.I)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "could not open relation with OID %d", v.I)
 		}
 		return e.s.seqOfRel(r)
 	}
@@ -467,14 +469,14 @@ func seqFuncs(add func(name string, fns ...catFn)) {
 		}
 		el := e.s.seqSess[sq.Key]
 		if el == nil || !el.valid {
-			return Value{}, errorf(CodeObjectNotInState, "currval of sequence %q is not yet defined in this session", sq.Name)
+			return Value{}, pgerror.Errorf(pgerror.CodeObjectNotInState, "currval of sequence %q is not yet defined in this session", sq.Name)
 		}
 		return Int8(el.last), nil
 	}})
 	add("lastval", catFn{nil, I8, false, func(e *env, _ []Value) (Value, error) {
 		el := e.s.seqSess[e.s.lastSeq]
 		if e.s.lastSeq == "" || el == nil || !el.valid || !e.s.seqKeyExists(e.s.lastSeq) {
-			return Value{}, errorf(CodeObjectNotInState, "lastval is not yet defined in this session")
+			return Value{}, pgerror.Errorf(pgerror.CodeObjectNotInState, "lastval is not yet defined in this session")
 		}
 		return Int8(el.last), nil
 	}})
@@ -537,11 +539,11 @@ func defInt64(d *pg.DefElem) (int64, error) {
 	case d.Arg.GetFloat() != nil:
 		v, err := strconv.ParseInt(d.Arg.GetFloat().Fval, 10, 64)
 		if err != nil {
-			return 0, errorf(CodeNumericRange, "value \"%s\" is out of range for type bigint", d.Arg.GetFloat().Fval)
+			return 0, pgerror.Errorf(pgerror.CodeNumericRange, "value \"%s\" is out of range for type bigint", d.Arg.GetFloat().Fval)
 		}
 		return v, nil
 	}
-	return 0, errorf(CodeSyntax, "%s requires a numeric value", d.Defname)
+	return 0, pgerror.Errorf(pgerror.CodeSyntax, "%s requires a numeric value", d.Defname)
 }
 
 func parseSeqOptions(opts []*pg.Node, identity bool) (*seqOptions, error) {
@@ -550,10 +552,10 @@ func parseSeqOptions(opts []*pg.Node, identity bool) (*seqOptions, error) {
 	for _, n := range opts {
 		d := n.GetDefElem()
 		if d == nil {
-			return nil, notSupported("sequence option %s is not supported", nodeName(n))
+			return nil, pgerror.NotSupported("sequence option %s is not supported", nodeName(n))
 		}
 		if seen[d.Defname] {
-			return nil, errorf(CodeSyntax, "conflicting or redundant options").at(d.Location)
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "conflicting or redundant options").At(d.Location)
 		}
 		seen[d.Defname] = true
 		num := func() (*int64, error) {
@@ -576,7 +578,7 @@ func parseSeqOptions(opts []*pg.Node, identity bool) (*seqOptions, error) {
 			case typ == TInt8:
 				name = "bigint"
 			default:
-				return nil, errorf(CodeInvalidParamValue, "sequence type must be smallint, integer, or bigint")
+				return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "sequence type must be smallint, integer, or bigint")
 			}
 			o.typ = &name
 		case "increment":
@@ -607,7 +609,7 @@ func parseSeqOptions(opts []*pg.Node, identity bool) (*seqOptions, error) {
 			o.cycle = &c
 		case "owned_by":
 			if identity {
-				return nil, notSupported("OWNED BY in an identity column's sequence options is not supported")
+				return nil, pgerror.NotSupported("OWNED BY in an identity column's sequence options is not supported")
 			}
 			o.ownedSet = true
 			names := strs(d.Arg.GetList().GetItems())
@@ -618,12 +620,12 @@ func parseSeqOptions(opts []*pg.Node, identity bool) (*seqOptions, error) {
 			}
 		case "sequence_name":
 			if !identity {
-				return nil, errorf(CodeSyntax, "invalid sequence option SEQUENCE NAME")
+				return nil, pgerror.Errorf(pgerror.CodeSyntax, "invalid sequence option SEQUENCE NAME")
 			}
 			names := strs(d.Arg.GetList().GetItems())
 			o.nameSet, o.name = true, names[len(names)-1]
 		default:
-			return nil, notSupported("sequence option %s is not supported", d.Defname)
+			return nil, pgerror.NotSupported("sequence option %s is not supported", d.Defname)
 		}
 		if err != nil {
 			return nil, err
@@ -648,7 +650,7 @@ func applySeqOptions(sq *Sequence, o *seqOptions, create bool) (restart bool, at
 	}
 	if o.inc != nil {
 		if *o.inc == 0 {
-			return false, 0, errorf(CodeInvalidParamValue, "INCREMENT must not be zero")
+			return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "INCREMENT must not be zero")
 		}
 		sq.Inc = *o.inc
 	} else if create {
@@ -668,7 +670,7 @@ func applySeqOptions(sq *Sequence, o *seqOptions, create bool) (restart bool, at
 		}
 	}
 	if sq.Max < tmin || sq.Max > tmax {
-		return false, 0, errorf(CodeInvalidParamValue, "MAXVALUE (%d) is out of range for sequence data type %s", sq.Max, sq.Type)
+		return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "MAXVALUE (%d) is out of range for sequence data type %s", sq.Max, sq.Type)
 	}
 	switch {
 	case o.min != nil:
@@ -680,10 +682,10 @@ func applySeqOptions(sq *Sequence, o *seqOptions, create bool) (restart bool, at
 		}
 	}
 	if sq.Min < tmin || sq.Min > tmax {
-		return false, 0, errorf(CodeInvalidParamValue, "MINVALUE (%d) is out of range for sequence data type %s", sq.Min, sq.Type)
+		return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "MINVALUE (%d) is out of range for sequence data type %s", sq.Min, sq.Type)
 	}
 	if sq.Min >= sq.Max {
-		return false, 0, errorf(CodeInvalidParamValue, "MINVALUE (%d) must be less than MAXVALUE (%d)", sq.Min, sq.Max)
+		return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "MINVALUE (%d) must be less than MAXVALUE (%d)", sq.Min, sq.Max)
 	}
 	switch {
 	case o.start != nil:
@@ -695,10 +697,10 @@ func applySeqOptions(sq *Sequence, o *seqOptions, create bool) (restart bool, at
 		}
 	}
 	if sq.Start < sq.Min {
-		return false, 0, errorf(CodeInvalidParamValue, "START value (%d) cannot be less than MINVALUE (%d)", sq.Start, sq.Min)
+		return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "START value (%d) cannot be less than MINVALUE (%d)", sq.Start, sq.Min)
 	}
 	if sq.Start > sq.Max {
-		return false, 0, errorf(CodeInvalidParamValue, "START value (%d) cannot be greater than MAXVALUE (%d)", sq.Start, sq.Max)
+		return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "START value (%d) cannot be greater than MAXVALUE (%d)", sq.Start, sq.Max)
 	}
 	if o.restart {
 		restart, at = true, sq.Start
@@ -706,15 +708,15 @@ func applySeqOptions(sq *Sequence, o *seqOptions, create bool) (restart bool, at
 			at = *o.restartVal
 		}
 		if at < sq.Min {
-			return false, 0, errorf(CodeInvalidParamValue, "RESTART value (%d) cannot be less than MINVALUE (%d)", at, sq.Min)
+			return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "RESTART value (%d) cannot be less than MINVALUE (%d)", at, sq.Min)
 		}
 		if at > sq.Max {
-			return false, 0, errorf(CodeInvalidParamValue, "RESTART value (%d) cannot be greater than MAXVALUE (%d)", at, sq.Max)
+			return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "RESTART value (%d) cannot be greater than MAXVALUE (%d)", at, sq.Max)
 		}
 	}
 	if o.cache != nil {
 		if *o.cache <= 0 {
-			return false, 0, errorf(CodeInvalidParamValue, "CACHE (%d) must be greater than zero", *o.cache)
+			return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "CACHE (%d) must be greater than zero", *o.cache)
 		}
 		sq.Cache = *o.cache
 	} else if create {
@@ -737,17 +739,17 @@ func (s *Session) ownedBy(sq *Sequence, o *seqOptions) error {
 		names = names[1:]
 	}
 	if len(names) < 2 {
-		return errorf(CodeSyntax, "invalid OWNED BY option").hint("Specify OWNED BY table.column or OWNED BY NONE.")
+		return pgerror.Errorf(pgerror.CodeSyntax, "invalid OWNED BY option").WithHint("Specify OWNED BY table.column or OWNED BY NONE.")
 	}
 	if len(names) > 2 {
-		return errorf(CodeUndefinedTable, "relation %q does not exist", strings.Join(names[:len(names)-1], "."))
+		return pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", strings.Join(names[:len(names)-1], "."))
 	}
 	t := s.lookupTable(names[0])
 	if t == nil {
-		return errorf(CodeUndefinedTable, "relation %q does not exist", names[0])
+		return pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", names[0])
 	}
 	if t.col(names[1]) < 0 {
-		return errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", names[1], names[0])
+		return pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", names[1], names[0])
 	}
 	sq.OwnedTable, sq.OwnedCol = names[0], names[1]
 	return nil
@@ -765,9 +767,9 @@ func (s *Session) planCreateSequence(st *pg.CreateSeqStmt) (*plan, error) {
 	rv := st.Sequence
 	switch rv.Relpersistence {
 	case "t":
-		return nil, notSupported("TEMPORARY sequences are not supported")
+		return nil, pgerror.NotSupported("TEMPORARY sequences are not supported")
 	case "u":
-		return nil, notSupported("UNLOGGED sequences are not supported")
+		return nil, pgerror.NotSupported("UNLOGGED sequences are not supported")
 	}
 	name, err := relName(rv)
 	if err != nil {
@@ -782,16 +784,16 @@ func (s *Session) planCreateSequence(st *pg.CreateSeqStmt) (*plan, error) {
 		return nil, err
 	}
 	if o.restart {
-		return nil, errorf(CodeSyntax, "RESTART must not be used with CREATE SEQUENCE")
+		return nil, pgerror.Errorf(pgerror.CodeSyntax, "RESTART must not be used with CREATE SEQUENCE")
 	}
 	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
 		res := &Result{Tag: "CREATE SEQUENCE"}
 		if s.lookupTable(name) != nil || s.lookupSeq(name) != nil || s.catalogSnap().byName[name] != nil {
 			if st.IfNotExists {
-				s.notice("NOTICE", CodeDuplicateTable, "relation \""+name+"\" already exists, skipping")
+				s.notice("NOTICE", pgerror.CodeDuplicateTable, "relation \""+name+"\" already exists, skipping")
 				return res, nil
 			}
-			return nil, errorf(CodeDuplicateTable, "relation %q already exists", name)
+			return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
 		}
 		nsq := *sq
 		if err := s.ownedBy(&nsq, o); err != nil {
@@ -811,7 +813,7 @@ func (s *Session) planCreateSequence(st *pg.CreateSeqStmt) (*plan, error) {
 		}
 		if err := tx.Insert(ctx, CatalogTable, seqCatalogKey(name), data); err != nil {
 			if errors.Is(err, tupled.ErrDuplicateKey) {
-				return nil, errorf(CodeDuplicateTable, "relation %q already exists", name)
+				return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
 			}
 			return nil, err
 		}
@@ -838,7 +840,7 @@ func (s *Session) planAlterSequence(st *pg.AlterSeqStmt) (*plan, error) {
 				s.notice("NOTICE", "00000", "relation \""+name+"\" does not exist, skipping")
 				return res, nil
 			}
-			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", name)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", name)
 		}
 		old, err := s.seqOfRel(r)
 		if err != nil {
@@ -869,10 +871,10 @@ func (s *Session) planAlterSequence(st *pg.AlterSeqStmt) (*plan, error) {
 			state = seqState{last: at}
 		} else {
 			if state.last < nsq.Min {
-				return nil, errorf(CodeInvalidParamValue, "RESTART value (%d) cannot be less than MINVALUE (%d)", state.last, nsq.Min)
+				return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "RESTART value (%d) cannot be less than MINVALUE (%d)", state.last, nsq.Min)
 			}
 			if state.last > nsq.Max {
-				return nil, errorf(CodeInvalidParamValue, "RESTART value (%d) cannot be greater than MAXVALUE (%d)", state.last, nsq.Max)
+				return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "RESTART value (%d) cannot be greater than MAXVALUE (%d)", state.last, nsq.Max)
 			}
 			state.logCnt = 0
 		}
@@ -885,7 +887,7 @@ func (s *Session) planAlterSequence(st *pg.AlterSeqStmt) (*plan, error) {
 		if r.seq.OwnedCol != "" && s.lookupSeq(name) == nil {
 			// a column's own sequence: its definition is the column's
 			if o.ownedSet {
-				return nil, notSupported("ALTER SEQUENCE ... OWNED BY of a column's own sequence is not supported")
+				return nil, pgerror.NotSupported("ALTER SEQUENCE ... OWNED BY of a column's own sequence is not supported")
 			}
 			t := s.lookupTable(r.seq.OwnedTable)
 			nt := *t
@@ -941,7 +943,7 @@ func (s *Session) seqDependents(name string) [][2]string {
 
 func (s *Session) planDropSequence(st *pg.DropStmt) (*plan, error) {
 	if st.Concurrent {
-		return nil, notSupported("DROP ... CONCURRENTLY is not supported")
+		return nil, pgerror.NotSupported("DROP ... CONCURRENTLY is not supported")
 	}
 	var names []string
 	for _, o := range st.Objects {
@@ -950,7 +952,7 @@ func (s *Session) planDropSequence(st *pg.DropStmt) (*plan, error) {
 		case len(parts) == 1:
 		case len(parts) == 2 && parts[0] == "public":
 		default:
-			return nil, errorf(CodeUndefinedTable, "sequence %q does not exist", strings.Join(parts, "."))
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "sequence %q does not exist", strings.Join(parts, "."))
 		}
 		names = append(names, parts[len(parts)-1])
 	}
@@ -964,18 +966,18 @@ func (s *Session) planDropSequence(st *pg.DropStmt) (*plan, error) {
 			sq := s.lookupSeq(name)
 			if sq == nil {
 				if r := s.catalogSnap().byName[name]; r != nil && r.kind == "S" {
-					return nil, &Error{Code: "2BP01", Message: "cannot drop sequence " + name + " because other objects depend on it",
+					return nil, &pgerror.Error{Code: "2BP01", Message: "cannot drop sequence " + name + " because other objects depend on it",
 						Detail: "default value for column " + r.seq.OwnedCol + " of table " + r.seq.OwnedTable + " depends on sequence " + name,
 						Hint:   "Use DROP ... CASCADE to drop the dependent objects too."}
 				}
 				if r := s.catalogSnap().byName[name]; r != nil {
-					return nil, errorf(CodeWrongObjectType, "%q is not a sequence", name).hint("Use DROP " + map[string]string{"r": "TABLE", "i": "INDEX"}[r.kind] + " to remove a " + map[string]string{"r": "table", "i": "index"}[r.kind] + ".")
+					return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a sequence", name).WithHint("Use DROP " + map[string]string{"r": "TABLE", "i": "INDEX"}[r.kind] + " to remove a " + map[string]string{"r": "table", "i": "index"}[r.kind] + ".")
 				}
 				if st.MissingOk {
 					s.notice("NOTICE", "00000", "sequence \""+name+"\" does not exist, skipping")
 					continue
 				}
-				return nil, errorf(CodeUndefinedTable, "sequence %q does not exist", name)
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "sequence %q does not exist", name)
 			}
 			if err := s.dropSequence(ctx, tx, sq, cascade); err != nil {
 				return nil, err
@@ -991,7 +993,7 @@ func (s *Session) planDropSequence(st *pg.DropStmt) (*plan, error) {
 func (s *Session) dropSequence(ctx context.Context, tx *tupled.Tx, sq *Sequence, cascade bool) error {
 	deps := s.seqDependents(sq.Name)
 	if len(deps) > 0 && !cascade {
-		return &Error{Code: "2BP01", Message: "cannot drop sequence " + sq.Name + " because other objects depend on it",
+		return &pgerror.Error{Code: "2BP01", Message: "cannot drop sequence " + sq.Name + " because other objects depend on it",
 			Detail: "default value for column " + deps[0][1] + " of table " + deps[0][0] + " depends on sequence " + sq.Name,
 			Hint:   "Use DROP ... CASCADE to drop the dependent objects too."}
 	}
@@ -1007,7 +1009,7 @@ func (s *Session) dropSequence(ctx context.Context, tx *tupled.Tx, sq *Sequence,
 	}
 	if err := tx.Delete(ctx, CatalogTable, seqCatalogKey(sq.Name)); err != nil {
 		if errors.Is(err, tupled.ErrNotFound) {
-			return errorf(CodeUndefinedTable, "sequence %q does not exist", sq.Name)
+			return pgerror.Errorf(pgerror.CodeUndefinedTable, "sequence %q does not exist", sq.Name)
 		}
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	"github.com/tupled/tupled"
 )
 
@@ -46,16 +48,16 @@ func TestSequencesSurviveReopen(t *testing.T) {
 	db, s = open()
 	defer db.Close()
 	defer s.Close()
-	mustFail(t, s, "SELECT currval('s')", CodeObjectNotInState, `currval of sequence "s" is not yet defined in this session`)
+	mustFail(t, s, "SELECT currval('s')", pgerror.CodeObjectNotInState, `currval of sequence "s" is not yet defined in this session`)
 	mustRun(t, s, "SELECT last_value, is_called FROM s", "15|t\nSELECT 1")
 	mustRun(t, s, "SELECT nextval('s'), nextval('s'), nextval('s')", "20|25|30\nSELECT 1")
 	mustFail(t, s, "SELECT nextval('s')", "2200H", `nextval: reached maximum value of sequence "s" (30)`)
-	mustFail(t, s, "SELECT nextval('gone')", CodeUndefinedTable, `relation "gone" does not exist`)
+	mustFail(t, s, "SELECT nextval('gone')", pgerror.CodeUndefinedTable, `relation "gone" does not exist`)
 	mustRun(t, s, "INSERT INTO w (x) VALUES (3) RETURNING id", "50\nINSERT 0 1")
 	mustRun(t, s, "SELECT seqincrement FROM pg_sequence WHERE seqrelid = 'w_id_seq'::regclass", "10\nSELECT 1")
 	mustRun(t, s, "INSERT INTO ident (v) VALUES ('b') RETURNING id", "10\nINSERT 0 1")
 	mustFail(t, s, "INSERT INTO ident VALUES (1, 'c')", "428C9", `cannot insert a non-DEFAULT value into column "id"`)
-	mustFail(t, s, "INSERT INTO ident (v) VALUES ('long')", CodeCheckViolation, `new row for relation "ident" violates check constraint "v_short"`)
+	mustFail(t, s, "INSERT INTO ident (v) VALUES ('long')", pgerror.CodeCheckViolation, `new row for relation "ident" violates check constraint "v_short"`)
 }
 
 // Concurrent sessions never get the same value, and a value taken in a
@@ -119,7 +121,7 @@ func TestIdentityUnsupportedCorners(t *testing.T) {
 		"CREATE TABLE z (id int GENERATED ALWAYS AS IDENTITY (OWNED BY d.v))",
 		"CREATE TABLE z (id int GENERATED ALWAYS AS IDENTITY (AS bigint))",
 	} {
-		if _, err := run(t, s, q); err == nil || err.Code != CodeFeatureNotSupp {
+		if _, err := run(t, s, q); err == nil || err.Code != pgerror.CodeFeatureNotSupp {
 			t.Errorf("%s: %v, want 0A000", q, err)
 		}
 	}

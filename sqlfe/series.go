@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -16,7 +18,7 @@ const maxSeriesRows = 1 << 20
 // column takes the alias's name, as in PostgreSQL) or generate_series.
 func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(context.Context, *Session) ([][]Value, error), []Column, string, error) {
 	if len(fc.Args) != 2 && len(fc.Args) != 3 {
-		return nil, nil, "", notSupported("generate_series with %d arguments is not supported", len(fc.Args)).at(fc.Location)
+		return nil, nil, "", pgerror.NotSupported("generate_series with %d arguments is not supported", len(fc.Args)).At(fc.Location)
 	}
 	var args []expr
 	t := TInt4
@@ -26,7 +28,7 @@ func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(co
 			return nil, nil, "", err
 		}
 		if !isInt(x.typ()) {
-			return nil, nil, "", notSupported("generate_series over %s is not supported", x.typ()).at(fc.Location)
+			return nil, nil, "", pgerror.NotSupported("generate_series over %s is not supported", x.typ()).At(fc.Location)
 		}
 		if x.typ() == TInt8 {
 			t = TInt8
@@ -39,7 +41,7 @@ func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(co
 		if cn := strs(rf.Alias.Colnames); len(cn) == 1 {
 			col = cn[0]
 		} else if len(cn) > 1 {
-			return nil, nil, "", errorf("42601", "too many column aliases specified for function generate_series")
+			return nil, nil, "", pgerror.Errorf("42601", "too many column aliases specified for function generate_series")
 		}
 	}
 	virt := func(ctx context.Context, s *Session) ([][]Value, error) {
@@ -58,12 +60,12 @@ func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(co
 		}
 		start, stop, step := vs[0], vs[1], vs[2]
 		if step == 0 {
-			return nil, errorf(CodeInvalidParamValue, "step size cannot equal zero")
+			return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "step size cannot equal zero")
 		}
 		var rows [][]Value
 		for i := start; (step > 0 && i <= stop) || (step < 0 && i >= stop); i += step {
 			if len(rows) == maxSeriesRows {
-				return nil, notSupported("generate_series of more than %d rows is not supported", maxSeriesRows)
+				return nil, pgerror.NotSupported("generate_series of more than %d rows is not supported", maxSeriesRows)
 			}
 			rows = append(rows, []Value{{T: t, I: i}})
 			if (step > 0 && i > stop-step) || (step < 0 && i < stop-step) {
@@ -83,9 +85,9 @@ func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(co
 func insertSelectRow(t *Table, target []int, qcols []Column, named bool) ([]expr, error) {
 	switch {
 	case len(qcols) > len(target):
-		return nil, errorf(CodeSyntax, "INSERT has more expressions than target columns")
+		return nil, pgerror.Errorf(pgerror.CodeSyntax, "INSERT has more expressions than target columns")
 	case len(qcols) < len(target) && named:
-		return nil, errorf(CodeSyntax, "INSERT has more target columns than expressions")
+		return nil, pgerror.Errorf(pgerror.CodeSyntax, "INSERT has more target columns than expressions")
 	}
 	row := make([]expr, len(t.Cols))
 	for i := range row {
@@ -103,7 +105,7 @@ func insertSelectRow(t *Table, target []int, qcols []Column, named bool) ([]expr
 		case qc.Type == TUnknown, isNumber(qc.Type) && isNumber(col.Type), isString(col.Type) && qc.Type != TInt4Array:
 			x = &castExpr{arg: x, t: col.Type}
 		default:
-			return nil, &Error{Code: CodeDatatypeMismatch, Message: fmt.Sprintf("column %q is of type %s but expression is of type %s", col.Name, col.Type, qc.Type),
+			return nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("column %q is of type %s but expression is of type %s", col.Name, col.Type, qc.Type),
 				Hint: "You will need to rewrite or cast the expression."}
 		}
 		row[target[j]] = x

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	"github.com/tupled/tupled"
 )
 
@@ -131,7 +133,7 @@ type Session struct {
 	lastSeq string
 
 	// Notice receives warnings and notices (may be nil).
-	Notice func(*Error)
+	Notice func(*pgerror.Error)
 	// ParamStatus receives changes of reported parameters (may be nil).
 	ParamStatus func(name, value string)
 }
@@ -310,7 +312,7 @@ func (s *Session) fail() {
 
 func (s *Session) notice(sev, code, msg string) {
 	if s.Notice != nil {
-		s.Notice(&Error{Severity: sev, Code: code, Message: msg})
+		s.Notice(&pgerror.Error{Severity: sev, Code: code, Message: msg})
 	}
 }
 
@@ -351,19 +353,19 @@ func parseDuration(name, v string, min int64) (time.Duration, error) {
 	num, unit := s[:i], strings.TrimSpace(s[i:])
 	f, err := strconv.ParseFloat(num, 64)
 	if err != nil || math.IsNaN(f) {
-		return 0, errorf(CodeInvalidParamValue, "invalid value for parameter %q: %q", name, v)
+		return 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid value for parameter %q: %q", name, v)
 	}
 	mult := map[string]float64{"": 1, "ms": 1, "us": 0.001, "s": 1000, "min": 60000, "h": 3600000, "d": 86400000}
 	m, ok := mult[unit]
 	if !ok {
-		return 0, &Error{Code: CodeInvalidParamValue, Message: fmt.Sprintf("invalid value for parameter %q: %q", name, v), Hint: `Valid units for this parameter are "us", "ms", "s", "min", "h", and "d".`}
+		return 0, &pgerror.Error{Code: pgerror.CodeInvalidParamValue, Message: fmt.Sprintf("invalid value for parameter %q: %q", name, v), Hint: `Valid units for this parameter are "us", "ms", "s", "min", "h", and "d".`}
 	}
 	ms := math.RoundToEven(f * m)
 	if ms > math.MaxInt32 || ms < math.MinInt32 {
-		return 0, &Error{Code: CodeInvalidParamValue, Message: fmt.Sprintf("invalid value for parameter %q: %q", name, v), Hint: "Value exceeds integer range."}
+		return 0, &pgerror.Error{Code: pgerror.CodeInvalidParamValue, Message: fmt.Sprintf("invalid value for parameter %q: %q", name, v), Hint: "Value exceeds integer range."}
 	}
 	if int64(ms) < min {
-		return 0, errorf(CodeInvalidParamValue, "%d ms is outside the valid range for parameter %q (%d .. %d)", int64(ms), name, min, math.MaxInt32)
+		return 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "%d ms is outside the valid range for parameter %q (%d .. %d)", int64(ms), name, min, math.MaxInt32)
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }
@@ -375,9 +377,9 @@ func parseIso(v string) (tupled.IsolationLevel, error) {
 	case "repeatable read":
 		return tupled.RepeatableRead, nil
 	case "serializable", "read uncommitted":
-		return 0, notSupported("isolation level %s is not supported (only READ COMMITTED and REPEATABLE READ)", strings.ToUpper(v))
+		return 0, pgerror.NotSupported("isolation level %s is not supported (only READ COMMITTED and REPEATABLE READ)", strings.ToUpper(v))
 	}
-	return 0, errorf(CodeInvalidParamValue, "invalid value for parameter \"transaction_isolation\": %q", v)
+	return 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid value for parameter \"transaction_isolation\": %q", v)
 }
 
 func (s *Session) getSetting(name string) (string, error) {
@@ -467,7 +469,7 @@ func (s *Session) setSetting(name, value string, local bool) error {
 			return err
 		}
 		if s.block == blkExplicit && s.txStarted && iso != s.txIso {
-			return errorf(CodeActiveTx, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
+			return pgerror.Errorf(pgerror.CodeActiveTx, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
 		}
 		s.txIso = iso
 		return nil
@@ -484,21 +486,21 @@ func (s *Session) setSetting(name, value string, local bool) error {
 	case "transaction_read_only":
 		b, ok := parseBool(value)
 		if !ok {
-			return errorf(CodeInvalidParamValue, "parameter %q requires a Boolean value", name)
+			return pgerror.Errorf(pgerror.CodeInvalidParamValue, "parameter %q requires a Boolean value", name)
 		}
 		if s.block == blkExplicit && s.txStarted {
-			return errorf(CodeActiveTx, "transaction read-write mode must be set before any query")
+			return pgerror.Errorf(pgerror.CodeActiveTx, "transaction read-write mode must be set before any query")
 		}
 		s.txReadOnly = b
 		return nil
 	case "client_encoding":
 		if v := strings.ToUpper(strings.ReplaceAll(value, "-", "")); v != "UTF8" && v != "UNICODE" {
-			return notSupported("client_encoding %q is not supported (only UTF8)", value)
+			return pgerror.NotSupported("client_encoding %q is not supported (only UTF8)", value)
 		}
 		value = "UTF8"
 	case "standard_conforming_strings":
 		if b, ok := parseBool(value); !ok || !b {
-			return notSupported("standard_conforming_strings can only be on")
+			return pgerror.NotSupported("standard_conforming_strings can only be on")
 		}
 		value = "on"
 	case "idle_in_transaction_session_timeout":
@@ -508,7 +510,7 @@ func (s *Session) setSetting(name, value string, local bool) error {
 		}
 		value = formatDuration(d)
 	case "server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser", "max_identifier_length":
-		return errorf(CodeCantChangeRuntime, "parameter %q cannot be changed", key)
+		return pgerror.Errorf(pgerror.CodeCantChangeRuntime, "parameter %q cannot be changed", key)
 	case "application_name", "datestyle", "timezone", "intervalstyle", "extra_float_digits", "search_path",
 		"client_min_messages", "session_authorization", "synchronous_commit",
 		"row_security", "bytea_output", "geqo", "jit", "enable_seqscan", "enable_indexscan", "enable_bitmapscan",

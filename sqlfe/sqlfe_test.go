@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	"github.com/tupled/tupled"
 )
 
@@ -25,7 +27,7 @@ func newTestSession(t testing.TB) (*Executor, *Session) {
 }
 
 // run executes a simple query and renders the results as text.
-func run(t testing.TB, s *Session, sql string) (string, *Error) {
+func run(t testing.TB, s *Session, sql string) (string, *pgerror.Error) {
 	t.Helper()
 	sts, err := Parse(sql)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/pganalyze/pg_query_go/v6/parser"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -63,16 +65,16 @@ func Parse(sql string) ([]*Stmt, error) {
 	if err != nil {
 		var pe *parser.Error
 		if errors.As(err, &pe) {
-			code := CodeSyntax
+			code := pgerror.CodeSyntax
 			if strings.HasPrefix(pe.Message, "invalid byte sequence for encoding") {
-				code = CodeCharacterNotInRepertoire // E'\x00', E'\xff'
+				code = pgerror.CodeCharacterNotInRepertoire // E'\x00', E'\xff'
 			}
-			return nil, &Error{Code: code, Message: pe.Message, Position: int32(pe.Cursorpos)}
+			return nil, &pgerror.Error{Code: code, Message: pe.Message, Position: int32(pe.Cursorpos)}
 		}
 		if strings.Contains(err.Error(), "exceeded maximum recursion depth") {
 			return nil, errStackDepth() // the Go protobuf decoder's own limit
 		}
-		return nil, errorf(CodeSyntax, "%v", err)
+		return nil, pgerror.Errorf(pgerror.CodeSyntax, "%v", err)
 	}
 	if e := checkLiterals(sql); e != nil { // literals.go
 		return nil, e
@@ -98,7 +100,7 @@ func (s *Session) Prepare(sql string, paramOIDs []uint32) (*Stmt, error) {
 		return nil, err
 	}
 	if len(sts) > 1 {
-		return nil, errorf(CodeSyntax, "cannot insert multiple commands into a prepared statement")
+		return nil, pgerror.Errorf(pgerror.CodeSyntax, "cannot insert multiple commands into a prepared statement")
 	}
 	if len(sts) == 0 {
 		return nil, nil
@@ -141,7 +143,7 @@ func (st *Stmt) ParseParam(i int, binaryFormat bool, p []byte) (Value, error) {
 	}
 	if i < len(st.declared) && st.declared[i] == OIDInt2 && t == TInt4 {
 		if len(p) != 2 {
-			return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type smallint")
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type smallint")
 		}
 		return Int4(int32(int16(uint16(p[0])<<8 | uint16(p[1])))), nil
 	}
@@ -171,7 +173,7 @@ func (s *Session) planFor(st *Stmt) (*plan, error) {
 	if st.simple && len(params) > 0 {
 		// a simple query has no parameters: $n is an error of analysis
 		n, loc := firstParamRef(st.node.ProtoReflect())
-		return nil, errorf(CodeUndefinedParameter, "there is no parameter $%d", n).at(loc)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedParameter, "there is no parameter $%d", n).At(loc)
 	}
 	for i, t := range params {
 		if t == TUnknown {
@@ -227,7 +229,7 @@ func isTxnExit(n *pg.Node) bool {
 // transaction is rolled back (inside BEGIN the block becomes failed).
 func (s *Session) Execute(ctx context.Context, st *Stmt, params []Value) (*Result, error) {
 	if s.block == blkFailed && !isTxnExit(st.node) {
-		return nil, errorf(CodeInFailedTx, "current transaction is aborted, commands ignored until end of transaction block")
+		return nil, pgerror.Errorf(pgerror.CodeInFailedTx, "current transaction is aborted, commands ignored until end of transaction block")
 	}
 	p, err := s.planFor(st)
 	if err != nil {
@@ -236,7 +238,7 @@ func (s *Session) Execute(ctx context.Context, st *Stmt, params []Value) (*Resul
 	}
 	if len(params) < len(st.params) {
 		s.fail()
-		return nil, errorf(CodeProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(st.params))
+		return nil, pgerror.Errorf(pgerror.CodeProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(st.params))
 	}
 	if !p.ctl && s.block == blkNone {
 		s.block = blkImplicit
@@ -345,7 +347,7 @@ func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
 	}
 	kind := strings.TrimSuffix(nodeName(n), "")
 	if name, ok := stmtNames[kind]; ok {
-		return nil, notSupported("%s is not supported", name)
+		return nil, pgerror.NotSupported("%s is not supported", name)
 	}
-	return nil, notSupported("statement %s is not supported", strings.TrimSuffix(kind, "Stmt"))
+	return nil, pgerror.NotSupported("statement %s is not supported", strings.TrimSuffix(kind, "Stmt"))
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -63,7 +65,7 @@ func init() {
 		"extract":      extractFunc,
 		"sqrt": float1("sqrt", math.Sqrt, func(x float64) error {
 			if x < 0 {
-				return errorf(CodeInvalidArgument, "cannot take square root of a negative number")
+				return pgerror.Errorf(pgerror.CodeInvalidArgument, "cannot take square root of a negative number")
 			}
 			return nil
 		}),
@@ -71,9 +73,9 @@ func init() {
 		"ln": float1("ln", math.Log, func(x float64) error {
 			switch {
 			case x == 0:
-				return errorf(CodeInvalidLog, "cannot take logarithm of zero")
+				return pgerror.Errorf(pgerror.CodeInvalidLog, "cannot take logarithm of zero")
 			case x < 0:
-				return errorf(CodeInvalidLog, "cannot take logarithm of a negative number")
+				return pgerror.Errorf(pgerror.CodeInvalidLog, "cannot take logarithm of a negative number")
 			}
 			return nil
 		}),
@@ -98,7 +100,7 @@ func noSuchFunc(f *pg.FuncCall, args []expr) error {
 	for _, a := range args {
 		types = append(types, a.typ().String())
 	}
-	return &Error{Code: CodeUndefinedFunction, Message: "function " + strings.Join(names, ".") + "(" + strings.Join(types, ", ") + ") does not exist",
+	return &pgerror.Error{Code: pgerror.CodeUndefinedFunction, Message: "function " + strings.Join(names, ".") + "(" + strings.Join(types, ", ") + ") does not exist",
 		Hint: "No function matches the given name and argument types. You might need to add explicit type casts.", Position: f.Location + 1}
 }
 
@@ -201,7 +203,7 @@ func substrFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		end := int64(len(r)) + 1
 		if len(a) == 3 {
 			if a[2].I < 0 {
-				return Value{}, errorf(CodeSubstringError, "negative substring length not allowed")
+				return Value{}, pgerror.Errorf(pgerror.CodeSubstringError, "negative substring length not allowed")
 			}
 			end = start + a[2].I
 		}
@@ -267,7 +269,7 @@ func repeatFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 			return Text(""), nil
 		}
 		if int64(len(a[0].S))*a[1].I > 1<<30-1 {
-			return Value{}, errorf(CodeProgramLimit, "requested length too large")
+			return Value{}, pgerror.Errorf(pgerror.CodeProgramLimit, "requested length too large")
 		}
 		return Text(strings.Repeat(a[0].S, int(a[1].I))), nil
 	}), nil
@@ -281,7 +283,7 @@ func splitPart(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	return strict("split_part", TText, xs, func(a []Value) (Value, error) {
 		n := a[2].I
 		if n == 0 {
-			return Value{}, errorf(CodeInvalidParamValue, "field position must not be zero")
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "field position must not be zero")
 		}
 		var parts []string
 		if a[1].S == "" {
@@ -602,7 +604,7 @@ func extractFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		return nil, noSuchFunc(f, args)
 	}
 	if strs(f.Funcname)[len(strs(f.Funcname))-1] == "date_part" {
-		return nil, notSupported("date_part() is not supported (double precision is not implemented yet): use extract")
+		return nil, pgerror.NotSupported("date_part() is not supported (double precision is not implemented yet): use extract")
 	}
 	return strict("extract", TNumeric, []expr{field, x}, func(a []Value) (Value, error) {
 		return extractField(strings.ToLower(a[0].S), a[1])
@@ -635,7 +637,7 @@ func dateTruncFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		r, ok := truncTime(instant(a[1]), u)
 		if !ok {
 			if _, known := truncUnits[u]; !known {
-				return Value{}, errorf(CodeInvalidParamValue, "unit %q not recognized for type %s", u, t)
+				return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unit %q not recognized for type %s", u, t)
 			}
 		}
 		if t == TTimestamp {
@@ -677,7 +679,7 @@ func float1(name string, fn func(float64) float64, check func(float64) error) po
 			}
 			r := fn(v)
 			if math.IsInf(r, 0) && !math.IsInf(v, 0) {
-				return Value{}, errorf(CodeNumericRange, "value out of range: overflow")
+				return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value out of range: overflow")
 			}
 			return floatValue(r, TFloat8), nil
 		}), nil
@@ -700,19 +702,19 @@ func powerFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		xs = append(xs, x)
 	}
 	if !isFloat(xs[0].typ()) && !isFloat(xs[1].typ()) && (xs[0].typ() == TNumeric || xs[1].typ() == TNumeric) {
-		return nil, notSupported("power() of numeric is not supported: cast an argument to double precision")
+		return nil, pgerror.NotSupported("power() of numeric is not supported: cast an argument to double precision")
 	}
 	return strict("power", TFloat8, xs, func(a []Value) (Value, error) {
 		x, y := floatOf(a[0]), floatOf(a[1])
 		if x == 0 && y < 0 {
-			return Value{}, errorf(CodeInvalidPower, "zero raised to a negative power is undefined")
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidPower, "zero raised to a negative power is undefined")
 		}
 		if x < 0 && y != math.Trunc(y) {
-			return Value{}, errorf(CodeInvalidPower, "a negative number raised to a non-integer power yields a complex result")
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidPower, "a negative number raised to a non-integer power yields a complex result")
 		}
 		r := math.Pow(x, y)
 		if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
-			return Value{}, errorf(CodeNumericRange, "value out of range: overflow")
+			return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value out of range: overflow")
 		}
 		return floatValue(r, TFloat8), nil
 	}), nil

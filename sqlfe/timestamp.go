@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"strings"
 	"time"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // timestamp (without time zone): a Value of type TTimestamp holds its text
@@ -42,7 +44,7 @@ func appendTimestampBinary(dst []byte, s string) []byte {
 
 func parseTimestampBinary(b []byte) (Value, error) {
 	if len(b) != 8 {
-		return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type timestamp without time zone")
+		return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type timestamp without time zone")
 	}
 	us := int64(binary.BigEndian.Uint64(b))
 	return timestampValue(time.UnixMicro(us + pgEpoch.UnixMicro()).UTC()), nil

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
 )
@@ -34,7 +36,7 @@ func (s *Session) planTruncate(st *pg.TruncateStmt) (*plan, error) {
 	for _, n := range st.Relations {
 		rv := n.GetRangeVar()
 		if rv == nil {
-			return nil, notSupported("this TRUNCATE target is not supported")
+			return nil, pgerror.NotSupported("this TRUNCATE target is not supported")
 		}
 		if _, err := relName(rv); err != nil {
 			return nil, err
@@ -87,7 +89,7 @@ func (s *Session) planTruncate(st *pg.TruncateStmt) (*plan, error) {
 						continue
 					}
 					if !cascade {
-						return nil, &Error{Code: CodeFeatureNotSupp, Message: "cannot truncate a table referenced in a foreign key constraint",
+						return nil, &pgerror.Error{Code: pgerror.CodeFeatureNotSupp, Message: "cannot truncate a table referenced in a foreign key constraint",
 							Detail: fmt.Sprintf("Table %q references %q.", t.Name, d.RefTable),
 							Hint:   fmt.Sprintf("Truncate table %q at the same time, or use TRUNCATE ... CASCADE.", t.Name)}
 					}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	"github.com/tupled/tupled/keys"
 )
 
@@ -374,7 +376,7 @@ func ParseText(t Type, s string) (Value, error) {
 	case TBool:
 		b, ok := parseBool(s)
 		if !ok {
-			return Value{}, errorf(CodeInvalidText, "invalid input syntax for type boolean: %q", s)
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type boolean: %q", s)
 		}
 		return Bool(b), nil
 	case TInt4, TInt8:
@@ -386,9 +388,9 @@ func ParseText(t Type, s string) (Value, error) {
 		i, err := strconv.ParseInt(ts, 10, bits)
 		if err != nil {
 			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-				return Value{}, errorf(CodeNumericRange, "value %q is out of range for type %s", s, name)
+				return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value %q is out of range for type %s", s, name)
 			}
-			return Value{}, errorf(CodeInvalidText, "invalid input syntax for type %s: %q", name, s)
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type %s: %q", name, s)
 		}
 		return Value{T: t, I: i}, nil
 	case TNumeric:
@@ -420,7 +422,7 @@ func ParseText(t Type, s string) (Value, error) {
 	case TInt4Array, TInt8Array:
 		ts := strings.TrimSpace(s)
 		if len(ts) < 2 || ts[0] != '{' || ts[len(ts)-1] != '}' {
-			return Value{}, errorf(CodeInvalidText, "malformed array literal: %q", s)
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "malformed array literal: %q", s)
 		}
 		inner := strings.TrimSpace(ts[1 : len(ts)-1])
 		v := Value{T: t, A: []int64{}}
@@ -443,7 +445,7 @@ func ParseText(t Type, s string) (Value, error) {
 	if x := extTypes[t]; x != nil {
 		return x.parse(s)
 	}
-	return Value{}, errorf(CodeInternal, "unknown type %d", t)
+	return Value{}, pgerror.Errorf(pgerror.CodeInternal, "unknown type %d", t)
 }
 
 func parseBool(s string) (bool, bool) {
@@ -473,7 +475,7 @@ func parseBool(s string) (bool, bool) {
 // ParseBinary converts the binary form b to a value of type t.
 func ParseBinary(t Type, b []byte) (Value, error) {
 	bad := func() (Value, error) {
-		return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type %s", t)
+		return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type %s", t)
 	}
 	switch t {
 	case TBool:
@@ -667,7 +669,7 @@ func readKeyElem(r *keys.Reader, c Column) (Value, error) {
 	return v, nil
 }
 
-var errCorrupt = errorf(CodeDataCorrupted, "stored row does not match the table's columns")
+var errCorrupt = pgerror.Errorf(pgerror.CodeDataCorrupted, "stored row does not match the table's columns")
 
 // encodeRow encodes the non-key columns of row: a NULL bitmap (one bit per
 // non-key column), then each non-NULL column (int: 4 or 8 bytes big-endian,

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tupled/tupled"
@@ -34,23 +36,23 @@ func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]Type) (*
 	out := &onConflict{t: t, nothing: oc.Action == pg.OnConflictAction_ONCONFLICT_NOTHING}
 	if inf := oc.Infer; inf != nil {
 		if inf.WhereClause != nil {
-			return nil, notSupported("ON CONFLICT with a partial index's WHERE is not supported").at(inf.Location)
+			return nil, pgerror.NotSupported("ON CONFLICT with a partial index's WHERE is not supported").At(inf.Location)
 		}
 		if inf.Conname != "" {
 			if d, ok := uniqueByName(t, inf.Conname); ok { // index.go
 				out.arbiter = engIndex(t, d.Name)
 			} else if t.hiddenKey() || inf.Conname != t.pkeyName() {
-				return nil, errorf("42704", "constraint %q for table %q does not exist", inf.Conname, t.Name)
+				return nil, pgerror.Errorf("42704", "constraint %q for table %q does not exist", inf.Conname, t.Name)
 			}
 		} else if !pkeyByCols(t, inf.IndexElems) { // compositekey.go
 			d, ok := uniqueByCols(t, inf.IndexElems) // index.go
 			if !ok {
-				return nil, errorf("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
+				return nil, pgerror.Errorf("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
 			}
 			out.arbiter = engIndex(t, d.Name)
 		}
 	} else if !out.nothing {
-		e := errorf(CodeSyntax, "ON CONFLICT DO UPDATE requires inference specification or constraint name").at(oc.Location)
+		e := pgerror.Errorf(pgerror.CodeSyntax, "ON CONFLICT DO UPDATE requires inference specification or constraint name").At(oc.Location)
 		e.Hint = "For example, ON CONFLICT (column_name)."
 		return nil, e
 	}
@@ -73,7 +75,7 @@ func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]Type) (*
 			return nil, err
 		}
 		if w.typ() != TBool {
-			return nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
+			return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
 		}
 		out.where = w
 	}
@@ -107,7 +109,7 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 		onConflictFn = func(key, existing []byte) ([]byte, bool) {
 			target = key
 			if st.written[string(key)] {
-				cbErr = &Error{Code: "21000", Message: "ON CONFLICT DO UPDATE command cannot affect row a second time",
+				cbErr = &pgerror.Error{Code: "21000", Message: "ON CONFLICT DO UPDATE command cannot affect row a second time",
 					Hint: "Ensure that no rows proposed for insertion within the same command have duplicate constrained values."}
 				return nil, false
 			}

@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // uuid: a 128-bit identifier, held in S as PostgreSQL prints it (32
@@ -24,15 +26,18 @@ func init() {
 		},
 		parseBin: func(b []byte) (Value, error) {
 			if len(b) != 16 {
-				return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type uuid")
+				return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type uuid")
 			}
 			return uuidValue(b), nil
 		},
 	}
+}
+
+func init() {
 	builtins["gen_random_uuid"] = builtin{nil, TUUID, func(*env, []Value) (Value, error) {
 		var b [16]byte
 		if _, err := rand.Read(b[:]); err != nil {
-			return Value{}, errorf(CodeInternal, "could not generate random values: %v", err)
+			return Value{}, pgerror.Errorf(pgerror.CodeInternal, "could not generate random values: %v", err)
 		}
 		b[6] = b[6]&0x0f | 0x40 // version 4
 		b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
@@ -49,7 +54,7 @@ func uuidValue(b []byte) Value {
 // parseUUID reads a uuid's text as PostgreSQL's string_to_uuid does.
 func parseUUID(s string) (Value, error) {
 	bad := func() (Value, error) {
-		return Value{}, errorf(CodeInvalidText, "invalid input syntax for type uuid: %q", s)
+		return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type uuid: %q", s)
 	}
 	p := s
 	braces := strings.HasPrefix(p, "{")

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
 )
@@ -124,11 +126,11 @@ func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context
 		return virt, cols, rel, err
 	}
 	if rf.Lateral || rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
-		return nil, nil, "", notSupported("this function in FROM is not supported")
+		return nil, nil, "", pgerror.NotSupported("this function in FROM is not supported")
 	}
 	items := rf.Functions[0].GetList().GetItems()
 	if len(items) == 0 || items[0].GetFuncCall() == nil {
-		return nil, nil, "", notSupported("this function in FROM is not supported")
+		return nil, nil, "", pgerror.NotSupported("this function in FROM is not supported")
 	}
 	fc := items[0].GetFuncCall()
 	names := strs(fc.Funcname)
@@ -137,17 +139,17 @@ func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context
 		return generateSeries(rf, fc, c)
 	}
 	if name != "pgrowlocks" || (len(names) == 2 && names[0] != "public") {
-		return nil, nil, "", notSupported("function %s() in FROM is not supported", strings.Join(names, ".")).at(fc.Location)
+		return nil, nil, "", pgerror.NotSupported("function %s() in FROM is not supported", strings.Join(names, ".")).At(fc.Location)
 	}
 	if len(fc.Args) != 1 {
-		return nil, nil, "", errorf(CodeUndefinedFunction, "function pgrowlocks with %d arguments does not exist", len(fc.Args)).at(fc.Location)
+		return nil, nil, "", pgerror.Errorf(pgerror.CodeUndefinedFunction, "function pgrowlocks with %d arguments does not exist", len(fc.Args)).At(fc.Location)
 	}
 	arg, err := c.compile(fc.Args[0], TText)
 	if err != nil {
 		return nil, nil, "", err
 	}
 	if arg.typ() != TText {
-		return nil, nil, "", errorf(CodeUndefinedFunction, "function pgrowlocks(%s) does not exist", arg.typ()).at(fc.Location)
+		return nil, nil, "", pgerror.Errorf(pgerror.CodeUndefinedFunction, "function pgrowlocks(%s) does not exist", arg.typ()).At(fc.Location)
 	}
 	rel := "pgrowlocks"
 	if rf.Alias != nil {
@@ -160,7 +162,7 @@ func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context
 		}
 		t := s.lookupTable(v.S)
 		if t == nil {
-			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", v.S)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", v.S)
 		}
 		if t.Key < 0 {
 			return nil, nil // a table without columns holds no rows

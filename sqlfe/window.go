@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tupled/tupled/sql/pgerror"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 )
@@ -57,11 +59,11 @@ func (c *compiler) windowCall(f *pg.FuncCall) (expr, error) {
 	w := f.Over
 	switch {
 	case c.win == nil:
-		return nil, errorf(CodeWindowing, "window functions are not allowed in %s", orClause(c.clause, "this context")).at(f.Location)
+		return nil, pgerror.Errorf(pgerror.CodeWindowing, "window functions are not allowed in %s", orClause(c.clause, "this context")).At(f.Location)
 	case w.Name != "" || w.Refname != "":
-		return nil, notSupported("named windows are not supported").at(f.Location)
+		return nil, pgerror.NotSupported("named windows are not supported").At(f.Location)
 	case w.FrameOptions&frameOptionNonDefault != 0:
-		return nil, notSupported("window frame clauses are not supported").at(f.Location)
+		return nil, pgerror.NotSupported("window frame clauses are not supported").At(f.Location)
 	}
 	in := *c
 	in.win = nil
@@ -91,10 +93,10 @@ func (c *compiler) windowCall(f *pg.FuncCall) (expr, error) {
 		sp.t = TInt8
 	default:
 		if !aggNames[name] || name == "array_agg" {
-			return nil, notSupported("window function %s is not supported", name).at(f.Location)
+			return nil, pgerror.NotSupported("window function %s is not supported", name).At(f.Location)
 		}
 		if len(f.AggOrder) > 0 || f.AggDistinct {
-			return nil, notSupported("DISTINCT or ORDER BY in a window aggregate is not supported").at(f.Location)
+			return nil, pgerror.NotSupported("DISTINCT or ORDER BY in a window aggregate is not supported").At(f.Location)
 		}
 		// compile the aggregate's arguments through a scratch aggCtx
 		a := &aggCtx{in: &in, groupKeys: map[string]int{}, groupCols: map[int]int{}}
