@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -58,7 +60,7 @@ type conn struct {
 
 type portal struct {
 	st      *sqlfe.Stmt
-	params  []sqlfe.Value
+	params  []types.Value
 	formats []int16
 	res     *sqlfe.Result
 	pos     int
@@ -574,7 +576,7 @@ var testHookExecuted func(ctx context.Context, pid int32)
 
 // exec runs a statement under a context the CancelRequest, shutdown and
 // the client-connection check can cancel.
-func (c *conn) exec(st *sqlfe.Stmt, params []sqlfe.Value) (*sqlfe.Result, error) {
+func (c *conn) exec(st *sqlfe.Stmt, params []types.Value) (*sqlfe.Result, error) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	defer cancel()
 	c.mu.Lock()
@@ -728,7 +730,7 @@ func formatOf(formats []int16, i int) int16 {
 	return 0
 }
 
-func (c *conn) sendRows(rows [][]sqlfe.Value, cols []sqlfe.Column, formats []int16) {
+func (c *conn) sendRows(rows [][]types.Value, cols []sqlfe.Column, formats []int16) {
 	for _, r := range rows {
 		vals := make([][]byte, len(r))
 		for i, v := range r {
@@ -828,12 +830,12 @@ func (c *conn) bind(m *pgproto3.Bind) {
 		c.extError(&pgerror.Error{Code: pgerror.CodeUndefinedPrepared, Message: fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement)})
 		return
 	}
-	var types []sqlfe.Type
+	var paramTypes []types.Type
 	if st != nil {
-		types = st.ParamTypes()
+		paramTypes = st.ParamTypes()
 	}
-	if len(m.Parameters) != len(types) {
-		c.extError(&pgerror.Error{Code: pgerror.CodeProtocolViolation, Message: fmt.Sprintf("bind message supplies %d parameters, but prepared statement %q requires %d", len(m.Parameters), m.PreparedStatement, len(types))})
+	if len(m.Parameters) != len(paramTypes) {
+		c.extError(&pgerror.Error{Code: pgerror.CodeProtocolViolation, Message: fmt.Sprintf("bind message supplies %d parameters, but prepared statement %q requires %d", len(m.Parameters), m.PreparedStatement, len(paramTypes))})
 		return
 	}
 	if n := len(m.ParameterFormatCodes); n > 1 && n != len(m.Parameters) {
@@ -846,13 +848,13 @@ func (c *conn) bind(m *pgproto3.Bind) {
 			return
 		}
 	}
-	params := make([]sqlfe.Value, len(m.Parameters))
+	params := make([]types.Value, len(m.Parameters))
 	for i, p := range m.Parameters {
 		if p == nil {
-			params[i] = sqlfe.Null(types[i])
+			params[i] = types.Null(paramTypes[i])
 			continue
 		}
-		var v sqlfe.Value
+		var v types.Value
 		var err error
 		v, err = st.ParseParam(i, formatOf(m.ParameterFormatCodes, i) == 1, p)
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 
+	"github.com/tupled/tupled/sql/types"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -40,7 +42,7 @@ func isKey(x expr, key int) bool {
 
 func anyNumeric(xs []expr) bool {
 	for _, x := range xs {
-		if x.typ() == TNumeric {
+		if x.typ() == types.TNumeric {
 			return true
 		}
 	}
@@ -73,7 +75,7 @@ func analyzeAccess(where expr, key int) access {
 			}
 			// a numeric against the (integer) key is left to the filter:
 			// 1.5 equals no key, and its encoding is not an integer's
-			if op == "" || usesRow(other) || other.typ() == TNumeric {
+			if op == "" || usesRow(other) || other.typ() == types.TNumeric {
 				continue
 			}
 			switch op {
@@ -102,11 +104,11 @@ func analyzeAccess(where expr, key int) access {
 
 // keyBytes encodes v as a key of t, of type kt; ok is false when v cannot
 // equal any key of that type (NULL, or out of an int4 key's range).
-func keyBytes(v Value, t *Table, kt Type) ([]byte, bool) {
+func keyBytes(v types.Value, t *Table, kt types.Type) ([]byte, bool) {
 	if v.Null {
 		return nil, false
 	}
-	if kt == TInt4 && (v.I < math.MinInt32 || v.I > math.MaxInt32) {
+	if kt == types.TInt4 && (v.I < math.MinInt32 || v.I > math.MaxInt32) {
 		return nil, false
 	}
 	v.T = kt
@@ -145,9 +147,9 @@ func (a *access) bounds(e *env, t *Table) (points [][]byte, start, end []byte, e
 			return nil, nil, nil, false, err
 		}
 		switch {
-		case v.Null, kt == TInt4 && v.I > math.MaxInt32:
+		case v.Null, kt == types.TInt4 && v.I > math.MaxInt32:
 			return nil, nil, nil, true, nil
-		case kt == TInt4 && v.I < math.MinInt32:
+		case kt == types.TInt4 && v.I < math.MinInt32:
 		default:
 			v.T = kt
 			start = appendKey(nil, t, v)
@@ -162,9 +164,9 @@ func (a *access) bounds(e *env, t *Table) (points [][]byte, start, end []byte, e
 			return nil, nil, nil, false, err
 		}
 		switch {
-		case v.Null, kt == TInt4 && v.I < math.MinInt32:
+		case v.Null, kt == types.TInt4 && v.I < math.MinInt32:
 			return nil, nil, nil, true, nil
-		case kt == TInt4 && v.I > math.MaxInt32:
+		case kt == types.TInt4 && v.I > math.MaxInt32:
 		default:
 			v.T = kt
 			end = appendKey(nil, t, v)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -81,13 +83,13 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
-	var change func(ctx context.Context, s *Session, tx *tupled.Tx, t *Table) (*Table, func([]Value) ([]Value, error), error)
+	var change func(ctx context.Context, s *Session, tx *tupled.Tx, t *Table) (*Table, func([]types.Value) ([]types.Value, error), error)
 	switch cmd.GetSubtype() {
 	case pg.AlterTableType_AT_SetRelOptions, pg.AlterTableType_AT_ResetRelOptions:
 		if err := storageParams(cmd.Def.GetList().GetItems()); err != nil {
 			return nil, true, err
 		}
-		change = func(context.Context, *Session, *tupled.Tx, *Table) (*Table, func([]Value) ([]Value, error), error) {
+		change = func(context.Context, *Session, *tupled.Tx, *Table) (*Table, func([]types.Value) ([]types.Value, error), error) {
 			return nil, nil, nil
 		}
 	case pg.AlterTableType_AT_AddConstraint:
@@ -99,22 +101,22 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 			return nil, true, pgerror.NotSupported("PRIMARY KEY options are not supported")
 		}
 		keys := strs(c.Keys)
-		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *Table) (*Table, func([]Value) ([]Value, error), error) {
+		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *Table) (*Table, func([]types.Value) ([]types.Value, error), error) {
 			return s.addPrimaryKey(t, keys, c.Conname)
 		}
 	case pg.AlterTableType_AT_AddColumn:
 		cd := cmd.Def.GetColumnDef()
-		change = func(ctx context.Context, s *Session, tx *tupled.Tx, t *Table) (*Table, func([]Value) ([]Value, error), error) {
+		change = func(ctx context.Context, s *Session, tx *tupled.Tx, t *Table) (*Table, func([]types.Value) ([]types.Value, error), error) {
 			return s.addColumn(ctx, t, cd, cmd.MissingOk)
 		}
 	case pg.AlterTableType_AT_DropColumn:
-		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *Table) (*Table, func([]Value) ([]Value, error), error) {
+		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *Table) (*Table, func([]types.Value) ([]types.Value, error), error) {
 			return s.dropColumn(t, cmd.Name, cmd.MissingOk, cmd.Behavior == pg.DropBehavior_DROP_CASCADE)
 		}
 	default:
 		return nil, false, nil
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "ALTER TABLE"}
 		t := s.lookupTable(tname)
 		if t == nil {
@@ -148,7 +150,7 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 
 // rewriteTable copies t's rows, converted by conv, into a new engine table
 // for nt, and makes nt t's catalog entry.
-func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *Table, conv func([]Value) ([]Value, error)) error {
+func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *Table, conv func([]types.Value) ([]types.Value, error)) error {
 	if len(t.FKeys) > 0 || s.referenced(t) {
 		return pgerror.NotSupported("ALTER TABLE that rewrites a table with foreign keys is not supported")
 	}
@@ -161,7 +163,7 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *Table,
 	if err := createIndexes(ctx, s.eng.db, nt); err != nil {
 		return err
 	}
-	row := make([]Value, len(t.Cols))
+	row := make([]types.Value, len(t.Cols))
 	var kb []byte
 	err = tx.Scan(ctx, t.Engine, tupled.ScanOptions{}, func(k, v []byte) error {
 		if err := decodeRow(t, k, v, row); err != nil {
@@ -253,7 +255,7 @@ func cloneTable(t *Table) *Table {
 }
 
 // addPrimaryKey makes cols t's primary key: the hidden rowid goes.
-func (s *Session) addPrimaryKey(t *Table, cols []string, conname string) (*Table, func([]Value) ([]Value, error), error) {
+func (s *Session) addPrimaryKey(t *Table, cols []string, conname string) (*Table, func([]types.Value) ([]types.Value, error), error) {
 	if t.hasPkey() {
 		return nil, nil, pgerror.Errorf(pgerror.CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", t.Name)
 	}
@@ -271,7 +273,7 @@ func (s *Session) addPrimaryKey(t *Table, cols []string, conname string) (*Table
 				return nil, nil, pgerror.Errorf(pgerror.CodeDuplicateColumn, "column %q appears twice in primary key constraint", c)
 			}
 		}
-		if ty := nt.Cols[i].Type; noKeyType(ty) {
+		if ty := nt.Cols[i].Type; types.NoKeyType(ty) {
 			return nil, nil, pgerror.NotSupported("a %s PRIMARY KEY is not supported", ty)
 		}
 		idx = append(idx, i)
@@ -284,7 +286,7 @@ func (s *Session) addPrimaryKey(t *Table, cols []string, conname string) (*Table
 	if err := s.claimPkeyName(nt, map[string]bool{}); err != nil {
 		return nil, nil, err
 	}
-	conv := func(row []Value) ([]Value, error) {
+	conv := func(row []types.Value) ([]types.Value, error) {
 		out := row[:len(nt.Cols)]
 		for _, i := range idx {
 			if out[i].Null {
@@ -301,7 +303,7 @@ func (s *Session) addPrimaryKey(t *Table, cols []string, conname string) (*Table
 
 // addColumn adds a column at the end, its DEFAULT (a constant: evaluated
 // once, as PostgreSQL does for a non-volatile default) in every row.
-func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifNotExists bool) (*Table, func([]Value) ([]Value, error), error) {
+func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifNotExists bool) (*Table, func([]types.Value) ([]types.Value, error), error) {
 	if t.col(cd.Colname) >= 0 {
 		if ifNotExists {
 			s.notice("NOTICE", "42701", fmt.Sprintf("column %q of relation %q already exists, skipping", cd.Colname, t.Name))
@@ -320,7 +322,7 @@ func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifN
 	if err != nil {
 		return nil, nil, err
 	}
-	if typ == TInt4Array {
+	if typ == types.TInt4Array {
 		return nil, nil, pgerror.NotSupported("array columns are not supported")
 	}
 	col.Type, col.Int2, col.MaxLen, col.Varchar, col.Prec, col.Scale = typ, m.Int2, m.MaxLen, m.Varchar, m.Prec, m.Scale
@@ -348,7 +350,7 @@ func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifN
 	if t.hiddenKey() {
 		nt.Key = len(nt.Cols) - 1
 	}
-	val := Null(col.Type)
+	val := types.Null(col.Type)
 	if col.Default != "" {
 		x, err := defaultExpr(nt, col)
 		if err != nil {
@@ -367,8 +369,8 @@ func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifN
 			return nil, nil, &pgerror.Error{Code: pgerror.CodeNotNull, Message: fmt.Sprintf("column %q of relation %q contains null values", col.Name, t.Name)}
 		}
 	}
-	conv := func(row []Value) ([]Value, error) {
-		out := make([]Value, 0, len(row)+1)
+	conv := func(row []types.Value) ([]types.Value, error) {
+		out := make([]types.Value, 0, len(row)+1)
 		out = append(out, row[:at]...)
 		out = append(out, val)
 		return append(out, row[at:]...), nil
@@ -378,7 +380,7 @@ func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifN
 
 // dropColumn drops a column; one an index, the primary key or a foreign
 // key uses is refused unless CASCADE could drop those (not supported).
-func (s *Session) dropColumn(t *Table, name string, ifExists, cascade bool) (*Table, func([]Value) ([]Value, error), error) {
+func (s *Session) dropColumn(t *Table, name string, ifExists, cascade bool) (*Table, func([]types.Value) ([]types.Value, error), error) {
 	i := t.col(name)
 	if i < 0 || t.Cols[i].Hidden {
 		if ifExists {
@@ -420,8 +422,8 @@ func (s *Session) dropColumn(t *Table, name string, ifExists, cascade bool) (*Ta
 		}
 		nt.Indexes[j].Cols = cols
 	}
-	conv := func(row []Value) ([]Value, error) {
-		out := make([]Value, 0, len(row)-1)
+	conv := func(row []types.Value) ([]types.Value, error) {
+		out := make([]types.Value, 0, len(row)-1)
 		out = append(out, row[:i]...)
 		return append(out, row[i+1:]...), nil
 	}
@@ -437,7 +439,7 @@ func (s *Session) planRename(st *pg.RenameStmt) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "ALTER TABLE"}
 		t := s.lookupTable(tname)
 		if t == nil {

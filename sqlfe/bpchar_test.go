@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	"github.com/tupled/tupled"
@@ -97,14 +99,14 @@ func TestCharKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.ParamTypes()[0] != TBpchar {
+	if st.ParamTypes()[0] != types.TBpchar {
 		t.Fatalf("parameter type %s", st.ParamTypes()[0])
 	}
 	cols, _ := s.Describe(st)
 	if len(cols) != 1 || cols[0].TypeModifier() != -1 {
 		t.Fatalf("cols %+v", cols)
 	}
-	res, err := s.Execute(context.Background(), st, []Value{Text("abc  ")})
+	res, err := s.Execute(context.Background(), st, []types.Value{types.Text("abc  ")})
 	if err != nil || len(res.Rows) != 1 || res.Rows[0][0].I != 4 {
 		t.Fatalf("execute: %v %v", res, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled"
 )
 
@@ -16,9 +18,9 @@ const CatalogTable = "_tupled_catalog"
 
 // Column of a SQL table.
 type Column struct {
-	Name    string `json:"name"`
-	Type    Type   `json:"type"`
-	NotNull bool   `json:"not_null,omitempty"`
+	Name    string     `json:"name"`
+	Type    types.Type `json:"type"`
+	NotNull bool       `json:"not_null,omitempty"`
 	// the declared type's modifier: smallint is stored as an integer
 	// checked to 16 bits, varchar(n) as a text of at most n characters,
 	// character(n) as a TBpchar of MaxLen n (0: bpchar, no length)
@@ -49,18 +51,18 @@ type Column struct {
 	Seq      *Sequence `json:"seq,omitempty"`
 }
 
-func (c Column) mod() typeMod {
-	return typeMod{Int2: c.Int2, MaxLen: c.MaxLen, Varchar: c.Varchar || (c.Type == TText && c.MaxLen > 0), Prec: c.Prec, Scale: c.Scale}
+func (c Column) mod() types.Mod {
+	return types.Mod{Int2: c.Int2, MaxLen: c.MaxLen, Varchar: c.Varchar || (c.Type == types.TText && c.MaxLen > 0), Prec: c.Prec, Scale: c.Scale}
 }
 
 // TypeModifier is the column's type modifier as PostgreSQL reports it in a
 // RowDescription (atttypmod): n+4 for a character(n) or character
 // varying(n), else -1.
 func (c Column) TypeModifier() int32 {
-	if (c.Type == TBpchar || c.Type == TText) && c.MaxLen > 0 {
+	if (c.Type == types.TBpchar || c.Type == types.TText) && c.MaxLen > 0 {
 		return int32(c.MaxLen) + 4
 	}
-	if c.Type == TNumeric && c.Prec > 0 {
+	if c.Type == types.TNumeric && c.Prec > 0 {
 		return int32(c.Prec<<16|(c.Scale&0x7ff)) + 4
 	}
 	return -1
@@ -71,17 +73,17 @@ func (c Column) TypeModifier() int32 {
 // integer and text here.
 func (c Column) OID() uint32 {
 	switch m := c.mod(); {
-	case c.Type == TInt4 && m.Int2:
-		return OIDInt2
-	case c.Type == TText && m.Varchar:
-		return OIDVarchar
+	case c.Type == types.TInt4 && m.Int2:
+		return types.OIDInt2
+	case c.Type == types.TText && m.Varchar:
+		return types.OIDVarchar
 	}
 	return c.Type.OID()
 }
 
 // Size is the column's fixed width on the wire, -1 if variable.
 func (c Column) Size() int16 {
-	if c.Type == TInt4 && c.Int2 {
+	if c.Type == types.TInt4 && c.Int2 {
 		return 2
 	}
 	return c.Type.Size()
@@ -89,8 +91,8 @@ func (c Column) Size() int16 {
 
 // AppendBinary appends v's binary format as a value of column c: a
 // smallint in two bytes.
-func (c Column) AppendBinary(dst []byte, v Value) []byte {
-	if c.Type == TInt4 && c.Int2 && v.T == TInt4 {
+func (c Column) AppendBinary(dst []byte, v types.Value) []byte {
+	if c.Type == types.TInt4 && c.Int2 && v.T == types.TInt4 {
 		return append(dst, byte(v.I>>8), byte(v.I))
 	}
 	return v.AppendBinary(dst)

@@ -34,6 +34,8 @@ import (
 	"sync"
 	"weak"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -130,14 +132,14 @@ func compileCheck(t *Table, d CheckDef) (expr, error) {
 		return nil, err
 	}
 	c := &compiler{cols: t.Cols, rel: t.Name, clause: "check constraints"}
-	x, err := c.compile(n, TBool)
+	x, err := c.compile(n, types.TBool)
 	if err != nil {
 		return nil, err
 	}
-	if x.typ() == TUnknown {
-		x = &castExpr{arg: x, t: TBool}
+	if x.typ() == types.TUnknown {
+		x = &castExpr{arg: x, t: types.TBool}
 	}
-	if x.typ() != TBool {
+	if x.typ() != types.TBool {
 		return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of CHECK must be type boolean, not type %s", x.typ())
 	}
 	return x, nil
@@ -173,7 +175,7 @@ func compiledChecks(t *Table) ([]compiledCheck, error) {
 }
 
 // checkConstraints evaluates t's CHECK constraints on row (checkRow).
-func checkConstraints(t *Table, row []Value) error {
+func checkConstraints(t *Table, row []types.Value) error {
 	if len(t.Checks) == 0 {
 		return nil
 	}
@@ -196,7 +198,7 @@ func checkConstraints(t *Table, row []Value) error {
 }
 
 // failingRow is a row as a Failing-row detail shows it.
-func failingRow(t *Table, row []Value) string {
+func failingRow(t *Table, row []types.Value) string {
 	var vals []string
 	for j, v := range row {
 		switch {
@@ -342,7 +344,7 @@ func (s *Session) planAlterCheck(st *pg.AlterTableStmt) (*plan, bool, error) {
 	default:
 		return nil, false, nil
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "ALTER TABLE"}
 		t := s.lookupTable(tname)
 		if t == nil {
@@ -387,7 +389,7 @@ func validateCheck(ctx context.Context, tx *tupled.Tx, t *Table, d CheckDef) err
 	if err != nil {
 		return err
 	}
-	row := make([]Value, len(t.Cols))
+	row := make([]types.Value, len(t.Cols))
 	e := &env{ctx: ctx, row: row}
 	err = tx.Scan(ctx, t.Engine, tupled.ScanOptions{}, func(k, v []byte) error {
 		if err := decodeRow(t, k, v, row); err != nil {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -84,7 +86,7 @@ func (t *Table) pkeyName() string {
 }
 
 // rowKey appends the engine key of row (whose key columns are not NULL).
-func rowKey(dst []byte, t *Table, row []Value) []byte {
+func rowKey(dst []byte, t *Table, row []types.Value) []byte {
 	if len(t.KeyCols) == 0 {
 		return appendKey(dst, t, row[t.Key])
 	}
@@ -96,7 +98,7 @@ func rowKey(dst []byte, t *Table, row []Value) []byte {
 
 // decodeRowKey is rowKey's inverse: it stores the key columns' values
 // decoded from engine key b into dst.
-func decodeRowKey(t *Table, b []byte, dst []Value) error {
+func decodeRowKey(t *Table, b []byte, dst []types.Value) error {
 	if len(t.KeyCols) == 0 {
 		v, err := decodeKey(t, b)
 		if err != nil {
@@ -127,7 +129,7 @@ func keyString(t *Table, b []byte) (string, error) {
 		v, err := decodeKey(t, b)
 		return v.String(), err
 	}
-	row := make([]Value, len(t.Cols))
+	row := make([]types.Value, len(t.Cols))
 	if err := decodeRowKey(t, b, row); err != nil {
 		return "", err
 	}
@@ -153,7 +155,7 @@ func keyColNames(t *Table) string {
 	return strings.Join(names, ", ")
 }
 
-func keyColValues(t *Table, row []Value) string {
+func keyColValues(t *Table, row []types.Value) string {
 	var vals []string
 	for _, c := range t.keyCols() {
 		vals = append(vals, row[c].String())
@@ -166,14 +168,14 @@ func keyColValues(t *Table, row []Value) string {
 // the row value.
 func unpaddedKeyCols(t *Table) []int {
 	if len(t.KeyCols) == 0 {
-		if c := t.Cols[t.Key]; c.Type == TBpchar && c.MaxLen == 0 {
+		if c := t.Cols[t.Key]; c.Type == types.TBpchar && c.MaxLen == 0 {
 			return []int{t.Key}
 		}
 		return nil // (no allocation for a row of the common table)
 	}
 	var out []int
 	for _, c := range t.KeyCols {
-		if col := t.Cols[c]; col.Type == TBpchar && col.MaxLen == 0 {
+		if col := t.Cols[c]; col.Type == types.TBpchar && col.MaxLen == 0 {
 			out = append(out, c)
 		}
 	}
@@ -281,9 +283,9 @@ func (a *access) compositeBounds(e *env, t *Table) (points [][]byte, start, end 
 			return nil, nil, nil, false, err
 		}
 		switch {
-		case v.Null, kt == TInt4 && v.I > math.MaxInt32:
+		case v.Null, kt == types.TInt4 && v.I > math.MaxInt32:
 			return nil, nil, nil, true, nil
-		case kt == TInt4 && v.I < math.MinInt32:
+		case kt == types.TInt4 && v.I < math.MinInt32:
 		default:
 			v.T = kt
 			start = appendKey(bytes.Clone(prefix), t, v)
@@ -298,9 +300,9 @@ func (a *access) compositeBounds(e *env, t *Table) (points [][]byte, start, end 
 			return nil, nil, nil, false, err
 		}
 		switch {
-		case v.Null, kt == TInt4 && v.I < math.MinInt32:
+		case v.Null, kt == types.TInt4 && v.I < math.MinInt32:
 			return nil, nil, nil, true, nil
-		case kt == TInt4 && v.I > math.MaxInt32:
+		case kt == types.TInt4 && v.I > math.MaxInt32:
 		default:
 			v.T = kt
 			end = appendKey(bytes.Clone(prefix), t, v)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -97,7 +99,7 @@ func defBool(d *pg.DefElem) (bool, bool) {
 		return false, false
 	}
 	if s := d.Arg.GetString_(); s != nil {
-		return parseBool(s.Sval)
+		return types.ParseBool(s.Sval)
 	}
 	return false, false
 }
@@ -265,7 +267,7 @@ func parseCopyOpts(list []*pg.Node, from bool) (*copyOpts, error) {
 
 // planCopy plans COPY t [(cols)] FROM STDIN, COPY t [(cols)] TO STDOUT and
 // COPY (query) TO STDOUT.
-func (s *Session) planCopy(st *pg.CopyStmt, params *[]Type) (*plan, error) {
+func (s *Session) planCopy(st *pg.CopyStmt, params *[]types.Type) (*plan, error) {
 	if st.Filename != "" || st.IsProgram {
 		what := "a file"
 		if st.IsProgram {
@@ -347,7 +349,7 @@ func (s *Session) planCopyFrom(st *pg.CopyStmt, o *copyOpts, names []string) (*p
 			return nil, err
 		}
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		if s.copyIO == nil {
 			return nil, pgerror.NotSupported("COPY FROM STDIN needs a client connection")
 		}
@@ -360,7 +362,7 @@ func (s *Session) planCopyFrom(st *pg.CopyStmt, o *copyOpts, names []string) (*p
 		if err := s.copyIO.CopyInStart(o.format == copyBinary, len(target)); err != nil {
 			return nil, err
 		}
-		n, err := cf.run(func(row []Value) error {
+		n, err := cf.run(func(row []types.Value) error {
 			// as PostgreSQL's COPY: NOT NULL (and the other checks of the
 			// row) while the line is at hand, the insert's unique checks
 			// ("COPY t, line n" only: PostgreSQL finds them when it flushes
@@ -493,7 +495,7 @@ func (cf *copyFrom) drain() error {
 	}
 }
 
-func (cf *copyFrom) run(insert func([]Value) error) (int64, error) {
+func (cf *copyFrom) run(insert func([]types.Value) error) (int64, error) {
 	cf.curCol = -1
 	if cf.o.format == copyBinary {
 		return cf.runBinary(insert)
@@ -540,16 +542,16 @@ func (cf *copyFrom) run(insert func([]Value) error) (int64, error) {
 		for j, ci := range cf.target {
 			col := cf.t.Cols[ci]
 			if cf.nulls[j] {
-				row[ci] = Null(col.Type)
+				row[ci] = types.Null(col.Type)
 				continue
 			}
 			cf.curCol, cf.curVal, cf.hasVal = ci, string(cf.fields[j]), true
-			v, err := ParseText(col.Type, cf.curVal)
+			v, err := types.ParseText(col.Type, cf.curVal)
 			if err == nil && col.Int2 && (v.I < -32768 || v.I > 32767) {
 				err = pgerror.Errorf(pgerror.CodeNumericRange, "value %q is out of range for type smallint", cf.curVal)
 			}
 			if err == nil && (col.Int2 || col.MaxLen > 0) {
-				v, err = applyMod(v, col.mod(), false) // as the type's input function with the column's typmod
+				v, err = types.ApplyMod(v, col.mod(), false) // as the type's input function with the column's typmod
 			}
 			if err != nil {
 				return n, err
@@ -571,8 +573,8 @@ func (cf *copyFrom) run(insert func([]Value) error) (int64, error) {
 
 // newRow is a row of the table with the defaults of the columns the data
 // leaves out.
-func (cf *copyFrom) newRow() ([]Value, error) {
-	row := make([]Value, len(cf.t.Cols))
+func (cf *copyFrom) newRow() ([]types.Value, error) {
+	row := make([]types.Value, len(cf.t.Cols))
 	for i, d := range cf.defs {
 		if d == nil {
 			continue
@@ -582,7 +584,7 @@ func (cf *copyFrom) newRow() ([]Value, error) {
 			return nil, err
 		}
 		if v.T != cf.t.Cols[i].Type {
-			if v, err = castValue(v, cf.t.Cols[i].Type); err != nil {
+			if v, err = types.Cast(v, cf.t.Cols[i].Type); err != nil {
 				return nil, err
 			}
 		}
@@ -985,7 +987,7 @@ func (cf *copyFrom) take(n int) []byte {
 	return b
 }
 
-func (cf *copyFrom) runBinary(insert func([]Value) error) (int64, error) {
+func (cf *copyFrom) runBinary(insert func([]types.Value) error) (int64, error) {
 	eofErr := func() error { return copyFormatError("unexpected EOF in COPY data") }
 	ok, err := cf.need(len(binarySignature))
 	if err != nil {
@@ -1055,7 +1057,7 @@ func (cf *copyFrom) runBinary(insert func([]Value) error) (int64, error) {
 			size := int(int32(binary.BigEndian.Uint32(cf.take(4))))
 			col := cf.t.Cols[ci]
 			if size == -1 {
-				row[ci] = Null(col.Type)
+				row[ci] = types.Null(col.Type)
 				continue
 			}
 			if size < 0 {
@@ -1065,19 +1067,19 @@ func (cf *copyFrom) runBinary(insert func([]Value) error) (int64, error) {
 				return n, orErr(err, eofErr())
 			}
 			b := cf.take(size)
-			var v Value
+			var v types.Value
 			if col.Int2 && size == 2 {
-				v = Int4(int32(int16(binary.BigEndian.Uint16(b))))
+				v = types.Int4(int32(int16(binary.BigEndian.Uint16(b))))
 			} else if w := col.Type.Size(); w > 0 && size < int(w) {
 				// as the type's receive function reading past its field
 				return n, pgerror.Errorf(pgerror.CodeProtocolViolation, "insufficient data left in message")
 			} else if w > 0 && size > int(w) {
 				return n, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format")
-			} else if v, err = ParseBinary(col.Type, b); err != nil {
+			} else if v, err = types.ParseBinary(col.Type, b); err != nil {
 				return n, err
 			}
 			if col.Int2 || col.MaxLen > 0 {
-				if v, err = applyMod(v, col.mod(), false); err != nil {
+				if v, err = types.ApplyMod(v, col.mod(), false); err != nil {
 					return n, err
 				}
 			}
@@ -1105,7 +1107,7 @@ func orErr(err, otherwise error) error {
 
 // ---- COPY TO STDOUT ----
 
-func (s *Session) planCopyTo(st *pg.CopyStmt, o *copyOpts, names []string, params *[]Type) (*plan, error) {
+func (s *Session) planCopyTo(st *pg.CopyStmt, o *copyOpts, names []string, params *[]types.Type) (*plan, error) {
 	var q *plan
 	var rel string
 	if st.Query != nil {
@@ -1143,7 +1145,7 @@ func (s *Session) planCopyTo(st *pg.CopyStmt, o *copyOpts, names []string, param
 	}
 	_ = rel
 	cols := q.cols
-	run := func(ctx context.Context, s *Session, params []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, params []types.Value) (*Result, error) {
 		if s.copyIO == nil {
 			return nil, pgerror.NotSupported("COPY TO STDOUT needs a client connection")
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -26,7 +28,7 @@ import (
 // cursor is a declared cursor.
 type cursor struct {
 	cols   []Column
-	rows   [][]Value
+	rows   [][]types.Value
 	pos    int // rows before the current position (0: before the first)
 	hold   bool
 	scroll bool // not NO SCROLL: backward fetches allowed
@@ -38,7 +40,7 @@ const (
 	cursorOptHold     = 0x20
 )
 
-func (s *Session) planDeclare(st *pg.DeclareCursorStmt, params *[]Type) (*plan, error) {
+func (s *Session) planDeclare(st *pg.DeclareCursorStmt, params *[]types.Type) (*plan, error) {
 	sel := st.Query.GetSelectStmt()
 	if sel == nil {
 		return nil, pgerror.NotSupported("DECLARE CURSOR is supported only for SELECT")
@@ -48,7 +50,7 @@ func (s *Session) planDeclare(st *pg.DeclareCursorStmt, params *[]Type) (*plan, 
 		return nil, err
 	}
 	hold := st.Options&cursorOptHold != 0
-	run := func(ctx context.Context, s *Session, pv []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, pv []types.Value) (*Result, error) {
 		if !hold && s.block != blkExplicit {
 			return nil, pgerror.Errorf(pgerror.CodeNoActiveTx, "DECLARE CURSOR can only be used in transaction blocks")
 		}
@@ -77,7 +79,7 @@ func (s *Session) planFetch(st *pg.FetchStmt) (*plan, error) {
 	if !st.Ismove {
 		cols = c.cols
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		c, ok := s.cursors[st.Portalname]
 		if !ok {
 			return nil, pgerror.Errorf(pgerror.CodeInvalidCursor, "cursor %q does not exist", st.Portalname)
@@ -103,7 +105,7 @@ func (s *Session) planFetch(st *pg.FetchStmt) (*plan, error) {
 
 // fetch moves the cursor and returns the rows it passed over, as
 // PostgreSQL's PortalRunFetch does.
-func (c *cursor) fetch(dir pg.FetchDirection, n int64) ([][]Value, error) {
+func (c *cursor) fetch(dir pg.FetchDirection, n int64) ([][]types.Value, error) {
 	total := len(c.rows)
 	switch dir {
 	case pg.FetchDirection_FETCH_ABSOLUTE, pg.FetchDirection_FETCH_RELATIVE:
@@ -134,7 +136,7 @@ func (c *cursor) fetch(dir pg.FetchDirection, n int64) ([][]Value, error) {
 		if n == math.MaxInt64 || n > int64(c.pos) {
 			n = int64(c.pos)
 		}
-		var out [][]Value
+		var out [][]types.Value
 		for i := 0; i < int(n); i++ {
 			c.pos--
 			if c.pos >= 1 && c.pos <= total {
@@ -160,7 +162,7 @@ func (c *cursor) fetch(dir pg.FetchDirection, n int64) ([][]Value, error) {
 }
 
 func (s *Session) planClosePortal(st *pg.ClosePortalStmt) (*plan, error) {
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		if st.Portalname == "" { // CLOSE ALL
 			s.cursors = nil
 			return &Result{Tag: "CLOSE CURSOR ALL"}, nil

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -62,7 +64,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			return pgerror.Errorf(pgerror.CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", name).At(loc)
 		}
 		for _, i := range idx {
-			if ty := t.Cols[i].Type; noKeyType(ty) {
+			if ty := t.Cols[i].Type; types.NoKeyType(ty) {
 				return pgerror.NotSupported("a %s PRIMARY KEY is not supported", ty).At(loc)
 			}
 			t.Cols[i].NotNull = true
@@ -156,7 +158,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 				if err != nil {
 					return nil, err
 				}
-				if typ == TInt4Array {
+				if typ == types.TInt4Array {
 					return nil, pgerror.NotSupported("array columns are not supported").At(cd.Location)
 				}
 				col.Type, col.Int2, col.MaxLen, col.Varchar, col.Prec, col.Scale = typ, m.Int2, m.MaxLen, m.Varchar, m.Prec, m.Scale
@@ -199,7 +201,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 	if t.Key < 0 {
 		t.addHiddenKey()
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "CREATE TABLE"}
 		exists := func() (*Result, error) {
 			if st.IfNotExists {
@@ -295,7 +297,7 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 		}
 		names = append(names, parts[len(parts)-1])
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
 			return nil, err
@@ -418,7 +420,7 @@ func (s *Session) planTxn(st *pg.TransactionStmt) (*plan, error) {
 		if err := s.txOptions(st.Options, false); err != nil {
 			return nil, err
 		}
-		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 			if s.block == blkExplicit {
 				s.notice("WARNING", pgerror.CodeActiveTx, "there is already a transaction in progress")
 				return &Result{Tag: "BEGIN"}, nil
@@ -433,7 +435,7 @@ func (s *Session) planTxn(st *pg.TransactionStmt) (*plan, error) {
 			return &Result{Tag: "BEGIN"}, nil
 		}}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_COMMIT:
-		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 			switch s.block {
 			case blkFailed:
 				s.rollback()
@@ -449,7 +451,7 @@ func (s *Session) planTxn(st *pg.TransactionStmt) (*plan, error) {
 			return &Result{Tag: "COMMIT"}, nil
 		}}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK:
-		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 			if s.block == blkNone || s.block == blkImplicit {
 				s.notice("WARNING", pgerror.CodeNoActiveTx, "there is no transaction in progress")
 			}
@@ -557,7 +559,7 @@ func (s *Session) planSet(st *pg.VariableSetStmt) (*plan, error) {
 	if st.Kind == pg.VariableSetKind_VAR_RESET || st.Kind == pg.VariableSetKind_VAR_RESET_ALL {
 		tag = "RESET" // PostgreSQL's command tag for RESET
 	}
-	return &plan{run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	return &plan{run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		if err := apply(s); err != nil {
 			return nil, err
 		}
@@ -573,12 +575,12 @@ func (s *Session) planShow(st *pg.VariableShowStmt) (*plan, error) {
 	if _, err := s.getSetting(name); err != nil {
 		return nil, err
 	}
-	cols := []Column{{Name: showName(name), Type: TText}}
-	return &plan{cols: cols, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	cols := []Column{{Name: showName(name), Type: types.TText}}
+	return &plan{cols: cols, run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		v, err := s.getSetting(name)
 		if err != nil {
 			return nil, err
 		}
-		return &Result{Cols: cols, Rows: [][]Value{{Text(v)}}, Tag: "SHOW"}, nil
+		return &Result{Cols: cols, Rows: [][]types.Value{{types.Text(v)}}, Tag: "SHOW"}, nil
 	}}, nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -28,17 +30,17 @@ import (
 // same name starts at 1 again.
 
 var serialTypes = map[string]struct {
-	t    Type
+	t    types.Type
 	int2 bool
 	max  int64
 }{
-	"smallserial": {TInt4, true, math.MaxInt16}, "serial2": {TInt4, true, math.MaxInt16},
-	"serial": {TInt4, false, math.MaxInt32}, "serial4": {TInt4, false, math.MaxInt32},
-	"bigserial": {TInt8, false, math.MaxInt64}, "serial8": {TInt8, false, math.MaxInt64},
+	"smallserial": {types.TInt4, true, math.MaxInt16}, "serial2": {types.TInt4, true, math.MaxInt16},
+	"serial": {types.TInt4, false, math.MaxInt32}, "serial4": {types.TInt4, false, math.MaxInt32},
+	"bigserial": {types.TInt8, false, math.MaxInt64}, "serial8": {types.TInt8, false, math.MaxInt64},
 }
 
 // serialType reports the serial pseudo-type tn names, if any.
-func serialType(tn *pg.TypeName) (Type, bool, bool) {
+func serialType(tn *pg.TypeName) (types.Type, bool, bool) {
 	names := strs(tn.Names)
 	if len(names) != 1 || len(tn.ArrayBounds) > 0 || len(tn.Typmods) > 0 {
 		return 0, false, false
@@ -73,23 +75,23 @@ func defaultExpr(t *Table, col Column) (expr, error) {
 		}
 		return assign(&compiler{}, sel.TargetList[0].GetResTarget().Val, col)
 	}
-	return &constExpr{Null(col.Type)}, nil
+	return &constExpr{types.Null(col.Type)}, nil
 }
 
 // nextvalExpr is nextval of a serial or identity column's sequence.
 type nextvalExpr struct {
 	seq *Sequence
-	t   Type
+	t   types.Type
 }
 
-func (n *nextvalExpr) typ() Type    { return n.t }
-func (n *nextvalExpr) kids() []expr { return nil }
-func (n *nextvalExpr) eval(e *env) (Value, error) {
+func (n *nextvalExpr) typ() types.Type { return n.t }
+func (n *nextvalExpr) kids() []expr    { return nil }
+func (n *nextvalExpr) eval(e *env) (types.Value, error) {
 	v, err := e.s.nextval(e.ctx, n.seq) // sequence.go
 	if err != nil {
-		return Value{}, err
+		return types.Value{}, err
 	}
-	return Value{T: n.t, I: v}, nil
+	return types.Value{T: n.t, I: v}, nil
 }
 
 // columnDefault checks a column's DEFAULT constraint and records it.

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -61,8 +63,8 @@ type sortKey struct {
 
 // selectPlan is a SELECT over one table, a virtual relation or no FROM.
 type selectPlan struct {
-	t       *Table                                                   // a table, or
-	virt    func(ctx context.Context, s *Session) ([][]Value, error) // a virtual relation, or neither (no FROM)
+	t       *Table                                                         // a table, or
+	virt    func(ctx context.Context, s *Session) ([][]types.Value, error) // a virtual relation, or neither (no FROM)
 	where   expr
 	acc     access
 	targets []expr
@@ -75,14 +77,14 @@ type selectPlan struct {
 	wait    tupled.WaitPolicy
 }
 
-func (s *Session) planSelect(st *pg.SelectStmt, params *[]Type) (*plan, error) {
+func (s *Session) planSelect(st *pg.SelectStmt, params *[]types.Type) (*plan, error) {
 	return s.planSelectAs(st, params, false)
 }
 
 // planSelectAs plans a SELECT; with keepUnknown an untyped literal of the
 // select list stays unknown (for INSERT ... SELECT, where the target
 // column's type resolves it, as in PostgreSQL) instead of becoming text.
-func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (*plan, error) {
+func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (*plan, error) {
 	if st.WithClause == nil && (needsQueryPath(st) || s.anyCatalogRelation(st)) { // catalog relations: pgcatalog.go
 		return s.planQuery(st, params, keepUnknown) // query.go
 	}
@@ -175,7 +177,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 				continue
 			}
 		}
-		x, err := c.compile(rt.Val, TUnknown)
+		x, err := c.compile(rt.Val, types.TUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -190,8 +192,8 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 	}
 	for _, t := range tgts {
 		typ := t.x.typ()
-		if typ == TUnknown && !keepUnknown {
-			typ = TText
+		if typ == types.TUnknown && !keepUnknown {
+			typ = types.TText
 		}
 		col := resultColumn(t.name, typ, t.x)
 		if ce, ok := t.x.(*colExpr); ok && sp.t != nil {
@@ -206,11 +208,11 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 	if st.WhereClause != nil {
 		wc := *c
 		wc.clause = "WHERE"
-		w, err := wc.compile(st.WhereClause, TBool)
+		w, err := wc.compile(st.WhereClause, types.TBool)
 		if err != nil {
 			return nil, err
 		}
-		if w.typ() != TBool {
+		if w.typ() != types.TBool {
 			return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
 		}
 		sp.where = w
@@ -247,11 +249,11 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 		}
 		if x == nil {
 			var err error
-			if x, err = c.compile(sb.Node, TUnknown); err != nil {
+			if x, err = c.compile(sb.Node, types.TUnknown); err != nil {
 				return nil, err
 			}
 		}
-		if isIntArray(x.typ()) {
+		if types.IsIntArray(x.typ()) {
 			return nil, pgerror.NotSupported("ORDER BY an array is not supported")
 		}
 		desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
@@ -355,7 +357,7 @@ func evalCount(x expr, e *env, what string) (int64, bool, error) {
 
 type candidate struct {
 	key []byte
-	row []Value
+	row []types.Value
 }
 
 // scanRows calls fn for each row of t that the access may select and that
@@ -364,19 +366,19 @@ type candidate struct {
 // without, both are valid only until fn returns (the scan reuses the row,
 // and the key is the engine's), which spares the general query path's
 // scans two allocations per row (its nodes copy what they keep).
-func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *Table, acc *access, where expr, e *env, keep bool, fn func(key []byte, row []Value) error) error {
+func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *Table, acc *access, where expr, e *env, keep bool, fn func(key []byte, row []types.Value) error) error {
 	points, start, end, empty, err := acc.bounds(e, t)
 	if err != nil || empty {
 		return err
 	}
-	var reused []Value
+	var reused []types.Value
 	if !keep {
-		reused = make([]Value, len(t.Cols))
+		reused = make([]types.Value, len(t.Cols))
 	}
 	visit := func(k, v []byte) error {
 		row := reused
 		if keep {
-			row = make([]Value, len(t.Cols))
+			row = make([]types.Value, len(t.Cols))
 		}
 		if err := decodeRow(t, k, v, row); err != nil {
 			return err
@@ -449,10 +451,10 @@ func (sp *selectPlan) sortRows(rows []candidate, e *env) error {
 	if sp.natural {
 		return nil
 	}
-	keys := make([][]Value, len(rows))
+	keys := make([][]types.Value, len(rows))
 	for i, r := range rows {
 		e.row = r.row
-		ks := make([]Value, len(sp.sorts))
+		ks := make([]types.Value, len(sp.sorts))
 		for j, sk := range sp.sorts {
 			v, err := sk.x.eval(e)
 			if err != nil {
@@ -476,7 +478,7 @@ func (sp *selectPlan) sortRows(rows []candidate, e *env) error {
 				}
 				return x.Null == sk.nullsFirst
 			}
-			d := cmpValues(x, y)
+			d := types.Compare(x, y)
 			if d == 0 {
 				continue
 			}
@@ -495,7 +497,7 @@ func (sp *selectPlan) sortRows(rows []candidate, e *env) error {
 	return nil
 }
 
-func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Result, error) {
+func (sp *selectPlan) run(ctx context.Context, s *Session, params []types.Value) (*Result, error) {
 	e := &env{ctx: ctx, s: s, params: params, exec: &execRun{}}
 	limit, hasLimit, err := evalCount(sp.limit, e, "LIMIT")
 	if err != nil {
@@ -547,7 +549,7 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Res
 			// LockRows over a scan in key order: the locking scan, with
 			// LIMIT + OFFSET as its limit.
 			ls := &lockScan{t: t, where: sp.where, e: e, strength: sp.lock, wait: sp.wait}
-			err := s.lockRows(ctx, tx, ls, &sp.acc, sp.reverse, want, func(k []byte, row []Value) error {
+			err := s.lockRows(ctx, tx, ls, &sp.acc, sp.reverse, want, func(k []byte, row []types.Value) error {
 				rows = append(rows, candidate{key: k, row: row})
 				return nil
 			})
@@ -557,7 +559,7 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Res
 			break
 		}
 		early := sp.lock == tupled.NoLock && sp.natural && want >= 0
-		err = s.scanRows(ctx, tx, t, &sp.acc, sp.where, e, true, func(k []byte, row []Value) error {
+		err = s.scanRows(ctx, tx, t, &sp.acc, sp.where, e, true, func(k []byte, row []types.Value) error {
 			if early && int64(len(rows)) >= want {
 				return errStop
 			}
@@ -580,7 +582,7 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Res
 				if want >= 0 && int64(len(locked)) >= want {
 					break
 				}
-				err := ls.point(ctx, tx, r.key, func(k []byte, row []Value) error {
+				err := ls.point(ctx, tx, r.key, func(k []byte, row []types.Value) error {
 					locked = append(locked, candidate{key: r.key, row: row})
 					return nil
 				})
@@ -601,17 +603,17 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Res
 	if hasLimit && int64(len(rows)) > limit {
 		rows = rows[:limit]
 	}
-	res := &Result{Rows: make([][]Value, 0, len(rows))}
+	res := &Result{Rows: make([][]types.Value, 0, len(rows))}
 	for _, r := range rows {
 		e.row = r.row
-		out := make([]Value, len(sp.targets))
+		out := make([]types.Value, len(sp.targets))
 		for i, x := range sp.targets {
 			v, err := x.eval(e)
 			if err != nil {
 				return nil, err
 			}
-			if v.T == TUnknown {
-				v.T = TText
+			if v.T == types.TUnknown {
+				v.T = types.TText
 			}
 			out[i] = v
 		}
@@ -627,12 +629,12 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Res
 // coercion, restricted to our types).
 func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
 	if n.GetSetToDefault() != nil {
-		return &constExpr{Null(col.Type)}, nil
+		return &constExpr{types.Null(col.Type)}, nil
 	}
 	if k := n.GetAConst(); k != nil && col.Int2 {
 		if sv, ok := k.Val.(*pg.A_Const_Sval); ok {
 			// a literal goes through smallint's input function
-			v, err := castMod(unknown(sv.Sval.Sval), col.Type, col.mod(), false)
+			v, err := types.CastMod(types.Unknown(sv.Sval.Sval), col.Type, col.mod(), false)
 			if err != nil {
 				return nil, ToError(err).At(k.Location)
 			}
@@ -646,8 +648,8 @@ func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
 	switch {
 	case x.typ() == col.Type:
 		return x, nil
-	case (isNumber(x.typ()) || isFloat(x.typ())) && (isNumber(col.Type) || isFloat(col.Type)), isString(col.Type) && x.typ() != TInt4Array,
-		isDateTime(x.typ()) && isDateTime(col.Type): // PostgreSQL's assignment casts among date, timestamp, timestamptz
+	case (types.IsNumber(x.typ()) || types.IsFloat(x.typ())) && (types.IsNumber(col.Type) || types.IsFloat(col.Type)), types.IsString(col.Type) && x.typ() != types.TInt4Array,
+		types.IsDateTime(x.typ()) && types.IsDateTime(col.Type): // PostgreSQL's assignment casts among date, timestamp, timestamptz
 		return &castExpr{arg: x, t: col.Type}, nil
 	}
 	return nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("column %q is of type %s but expression is of type %s", col.Name, col.Type, x.typ()),
@@ -658,10 +660,10 @@ func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
 // varchar length: 22001, trailing spaces beyond it are cut) and checks NOT
 // NULL, then the CHECK constraints (23514), in that order, as PostgreSQL
 // does.
-func checkRow(t *Table, row []Value) error {
+func checkRow(t *Table, row []types.Value) error {
 	for i, c := range t.Cols {
 		if c.Int2 || c.MaxLen > 0 || c.Prec > 0 {
-			v, err := applyMod(row[i], c.mod(), false)
+			v, err := types.ApplyMod(row[i], c.mod(), false)
 			if err != nil {
 				return err
 			}
@@ -677,7 +679,7 @@ func checkRow(t *Table, row []Value) error {
 	return checkConstraints(t, row) // check.go
 }
 
-func dupKeyError(err error, t *Table, row []Value) error {
+func dupKeyError(err error, t *Table, row []types.Value) error {
 	e := engineError(err, t)
 	if e.Code == pgerror.CodeUniqueViolation && indexViolation(err, t) == nil {
 		e.Detail = fmt.Sprintf("Key (%s)=(%s) already exists.", keyColNames(t), keyColValues(t, row))
@@ -688,17 +690,17 @@ func dupKeyError(err error, t *Table, row []Value) error {
 // resultColumn describes an output column of type t computed by x; a
 // character(n) keeps its length, which RowDescription reports as the type
 // modifier.
-func resultColumn(name string, t Type, x expr) Column {
+func resultColumn(name string, t types.Type, x expr) Column {
 	c := Column{Name: name, Type: t}
 	m := exprMod(x)
 	switch t {
-	case TBpchar:
+	case types.TBpchar:
 		c.MaxLen = m.MaxLen
-	case TText:
+	case types.TText:
 		c.MaxLen, c.Varchar = m.MaxLen, m.Varchar || m.MaxLen > 0
-	case TInt4:
+	case types.TInt4:
 		c.Int2 = m.Int2
-	case TNumeric:
+	case types.TNumeric:
 		c.Prec, c.Scale = m.Prec, m.Scale
 	}
 	return c
@@ -729,7 +731,7 @@ func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
 				continue
 			}
 		}
-		x, err := c.compile(rt.Val, TUnknown)
+		x, err := c.compile(rt.Val, types.TUnknown)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -738,8 +740,8 @@ func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
 			name = defaultName(rt.Val)
 		}
 		t := x.typ()
-		if t == TUnknown {
-			t = TText
+		if t == types.TUnknown {
+			t = types.TText
 		}
 		xs = append(xs, x)
 		cols = append(cols, resultColumn(name, t, x))
@@ -750,22 +752,22 @@ func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
 	return xs, cols, nil
 }
 
-func project(xs []expr, e *env) ([]Value, error) {
-	out := make([]Value, len(xs))
+func project(xs []expr, e *env) ([]types.Value, error) {
+	out := make([]types.Value, len(xs))
 	for i, x := range xs {
 		v, err := x.eval(e)
 		if err != nil {
 			return nil, err
 		}
-		if v.T == TUnknown {
-			v.T = TText
+		if v.T == types.TUnknown {
+			v.T = types.TText
 		}
 		out[i] = v
 	}
 	return out, nil
 }
 
-func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
+func (s *Session) planInsert(st *pg.InsertStmt, params *[]types.Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
 		return nil, pgerror.NotSupported("WITH is not supported")
@@ -870,7 +872,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := func(ctx context.Context, s *Session, params []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, params []types.Value) (*Result, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
 			return nil, err
@@ -880,7 +882,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		var ups upsertState
 		n := 0
 		rows := rows
-		var selRows [][]Value
+		var selRows [][]types.Value
 		if selPlan != nil {
 			sr, err := selPlan.run(ctx, s, params)
 			if err != nil {
@@ -902,7 +904,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 			}
 			for i := range row {
 				if row[i].T != t.Cols[i].Type {
-					if row[i], err = castValue(row[i], t.Cols[i].Type); err != nil {
+					if row[i], err = types.Cast(row[i], t.Cols[i].Type); err != nil {
 						return nil, err
 					}
 				}
@@ -939,7 +941,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 
 // targetTable is the table an UPDATE, DELETE or INSERT … ON CONFLICT
 // writes, with a compiler over its row under its name or alias.
-func (s *Session) targetTable(rv *pg.RangeVar, params *[]Type) (*Table, *compiler, error) {
+func (s *Session) targetTable(rv *pg.RangeVar, params *[]types.Type) (*Table, *compiler, error) {
 	t, err := s.table(rv)
 	if err != nil {
 		return nil, nil, err
@@ -995,7 +997,7 @@ func compileSets(c *compiler, t *Table, list []*pg.Node, keyOK bool) ([]setItem,
 	return sets, nil
 }
 
-func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
+func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]types.Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
 		return nil, pgerror.NotSupported("WITH is not supported")
@@ -1018,10 +1020,10 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 	if js != nil {
 		where = &joinMatch{js}
 	} else if st.WhereClause != nil {
-		if where, err = c.compile(st.WhereClause, TBool); err != nil {
+		if where, err = c.compile(st.WhereClause, types.TBool); err != nil {
 			return nil, err
 		}
-		if where.typ() != TBool {
+		if where.typ() != types.TBool {
 			return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", where.typ())
 		}
 	}
@@ -1030,8 +1032,8 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	newRow := func(e *env, old []Value) ([]Value, error) {
-		row := append([]Value(nil), old...)
+	newRow := func(e *env, old []types.Value) ([]types.Value, error) {
+		row := append([]types.Value(nil), old...)
 		if js != nil { // SET sees the source row the target row joins
 			joined, err := js.match(e, old)
 			if err != nil || joined == nil {
@@ -1045,7 +1047,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 				return nil, err
 			}
 			if v.T != t.Cols[si.col].Type {
-				if v, err = castValue(v, t.Cols[si.col].Type); err != nil {
+				if v, err = types.Cast(v, t.Cols[si.col].Type); err != nil {
 					return nil, err
 				}
 			}
@@ -1053,7 +1055,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 		}
 		return row, checkRow(t, row)
 	}
-	run := func(ctx context.Context, s *Session, params []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, params []types.Value) (*Result, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
 			return nil, err
@@ -1070,12 +1072,12 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 		// READ COMMITTED locking scans follow to the new key.
 		res := &Result{}
 		n := 0
-		emit := func(row, joined []Value) error {
+		emit := func(row, joined []types.Value) error {
 			n++
 			if ret != nil {
 				e.row = row
 				if joined != nil { // RETURNING sees the new row and the source row
-					e.row = append(append([]Value(nil), row...), joined[len(row):]...)
+					e.row = append(append([]types.Value(nil), row...), joined[len(row):]...)
 				}
 				out, err := project(ret, e)
 				if err != nil {
@@ -1086,15 +1088,15 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			return nil
 		}
 		var moves []candidate // key updates: the old key, the new row
-		var movedJoins [][]Value
+		var movedJoins [][]types.Value
 		ls := &lockScan{t: t, where: where, e: e, strength: tupled.ForNoKeyUpdate, wait: tupled.Wait}
-		err = s.lockRows(ctx, tx, ls, &acc, false, -1, func(k []byte, old []Value) error {
+		err = s.lockRows(ctx, tx, ls, &acc, false, -1, func(k []byte, old []types.Value) error {
 			e.row = old
 			row, err := newRow(e, old)
 			if err != nil || row == nil {
 				return err
 			}
-			var joined []Value
+			var joined []types.Value
 			if js != nil {
 				joined = e.row
 			}
@@ -1133,7 +1135,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 	return &plan{cols: cols, usesT: true, run: run}, nil
 }
 
-func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
+func (s *Session) planDelete(st *pg.DeleteStmt, params *[]types.Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
 		return nil, pgerror.NotSupported("WITH is not supported")
@@ -1152,10 +1154,10 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 	if js != nil {
 		where = &joinMatch{js}
 	} else if st.WhereClause != nil {
-		if where, err = c.compile(st.WhereClause, TBool); err != nil {
+		if where, err = c.compile(st.WhereClause, types.TBool); err != nil {
 			return nil, err
 		}
-		if where.typ() != TBool {
+		if where.typ() != types.TBool {
 			return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", where.typ())
 		}
 	}
@@ -1164,7 +1166,7 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := func(ctx context.Context, s *Session, params []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, params []types.Value) (*Result, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
 			return nil, err
@@ -1194,7 +1196,7 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 		// rechecked on the version locked) is deleted at once; RETURNING
 		// sees the version locked.
 		ls := &lockScan{t: t, where: where, e: e, strength: tupled.ForUpdate, wait: tupled.Wait}
-		err = s.lockRows(ctx, tx, ls, &acc, false, -1, func(k []byte, old []Value) error {
+		err = s.lockRows(ctx, tx, ls, &acc, false, -1, func(k []byte, old []types.Value) error {
 			err := tx.Delete(ctx, t.Engine, k)
 			if errors.Is(err, tupled.ErrNotFound) {
 				return nil

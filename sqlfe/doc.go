@@ -31,19 +31,14 @@
 //     encoding: the package keys tuple of the key columns' values, in key
 //     order (text its bytes — C collation —, character(n) without trailing
 //     spaces), or, for tables made before package keys, the raw format of
-//     one column (types.go appendKey). So key ranges are tx.Scan ranges,
+//     one column (rowcodec.go appendKey). So key ranges are tx.Scan ranges,
 //     the leading columns' tuple is a prefix of the keys it begins, and
 //     'ab' and 'ab  ' are one character(n) key. The value is the other
 //     columns: a NULL bitmap, then each non-NULL column (numeric and
 //     timestamp as their text form, which they may not be keys for).
-//   - Types (types.go's Type; a value's datum is Value.I, .S or .A):
-//     boolean, smallint/integer/bigint, numeric[(p,s)] (numeric.go), real
-//     and double precision (float.go), text, varchar[(n)], character(n),
-//     date, timestamp, timestamptz (datetime.go, timestamp.go), integer[]
-//     and bigint[], and, each in a file of its own that registers an
-//     extType (its OID, text and binary I/O) with types.go: uuid (uuid.go:
-//     S its canonical text, a key), bytea (bytea.go: S its bytes, a key),
-//     json and jsonb (json.go: S the text, jsonb normalised; not keys).
+//   - Datums are package sql/types' (Type, Value, text and binary I/O,
+//     casts; its doc.go states their invariants) and errors package
+//     sql/pgerror's; sqlfe compiles, plans and runs statements over them.
 //   - ALTER TABLE forms that change how rows are stored (a new primary
 //     key, a column added or dropped) rewrite the table into a new engine
 //     table in the statement's transaction, under ACCESS EXCLUSIVE; the

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -84,10 +86,10 @@ func fkOrder(parent *Table, d FKDef) (cols, refCols []int) {
 
 // fkRefKey encodes the referencing values vals (in fkOrder) as the
 // referenced key is encoded.
-func fkRefKey(parent *Table, d FKDef, refCols []int, vals []Value) []byte {
-	conv := func(v Value, c Column) Value {
+func fkRefKey(parent *Table, d FKDef, refCols []int, vals []types.Value) []byte {
+	conv := func(v types.Value, c Column) types.Value {
 		v.T = c.Type
-		if c.Type == TBpchar || c.Type == TText {
+		if c.Type == types.TBpchar || c.Type == types.TText {
 			v.I = 0
 		}
 		return v
@@ -112,45 +114,45 @@ func fkRefKey(parent *Table, d FKDef, refCols []int, vals []Value) []byte {
 
 // fkDecodeRef decodes a referenced key (fkRefKey's encoding) into the
 // values of refCols.
-func fkDecodeRef(parent *Table, d FKDef, refCols []int, ref []byte) ([]Value, error) {
+func fkDecodeRef(parent *Table, d FKDef, refCols []int, ref []byte) ([]types.Value, error) {
 	if d.RefIndex == "" && !parent.composite() {
 		v, err := decodeKey(parent, ref)
-		return []Value{v}, err
+		return []types.Value{v}, err
 	}
 	if d.RefIndex == "" {
-		row := make([]Value, len(parent.Cols))
+		row := make([]types.Value, len(parent.Cols))
 		if err := decodeRowKey(parent, ref, row); err != nil {
 			return nil, err
 		}
-		out := make([]Value, len(refCols))
+		out := make([]types.Value, len(refCols))
 		for i, rc := range refCols {
 			out[i] = row[rc]
 		}
 		return out, nil
 	}
 	r := keys.NewReader(ref)
-	var out []Value
+	var out []types.Value
 	for _, rc := range refCols {
 		c := parent.Cols[rc]
 		switch c.Type {
-		case TInt4, TInt8:
+		case types.TInt4, types.TInt8:
 			n, err := r.Int()
 			if err != nil {
 				return nil, errCorrupt
 			}
-			out = append(out, Value{T: c.Type, I: n})
-		case TBool:
+			out = append(out, types.Value{T: c.Type, I: n})
+		case types.TBool:
 			b, err := r.Bool()
 			if err != nil {
 				return nil, errCorrupt
 			}
-			out = append(out, Bool(b))
+			out = append(out, types.Bool(b))
 		default:
 			s, err := r.String()
 			if err != nil {
 				return nil, errCorrupt
 			}
-			out = append(out, Value{T: c.Type, S: s})
+			out = append(out, types.Value{T: c.Type, S: s})
 		}
 	}
 	if !r.Done() {
@@ -176,11 +178,11 @@ func engineFK(child, parent *Table, d FKDef) tupled.ForeignKey {
 		}
 	}
 	fk.Ref = func(key, value []byte) (ref []byte, ok bool) {
-		row := make([]Value, len(child.Cols))
+		row := make([]types.Value, len(child.Cols))
 		if err := decodeRow(child, key, value, row); err != nil {
 			return nil, false
 		}
-		vals := make([]Value, len(cols))
+		vals := make([]types.Value, len(cols))
 		for i, c := range cols {
 			if row[c].Null {
 				return nil, false
@@ -190,7 +192,7 @@ func engineFK(child, parent *Table, d FKDef) tupled.ForeignKey {
 		return fkRefKey(parent, d, refCols, vals), true
 	}
 	fk.SetRef = func(key, value []byte, action tupled.FKAction, newRef []byte) ([]byte, error) {
-		row := make([]Value, len(child.Cols))
+		row := make([]types.Value, len(child.Cols))
 		if err := decodeRow(child, key, value, row); err != nil {
 			return nil, err
 		}
@@ -203,14 +205,14 @@ func engineFK(child, parent *Table, d FKDef) tupled.ForeignKey {
 			for i, c := range cols {
 				v := vals[i]
 				v.T = child.Cols[c].Type
-				if v.T == TInt4 && (v.I < math.MinInt32 || v.I > math.MaxInt32) {
+				if v.T == types.TInt4 && (v.I < math.MinInt32 || v.I > math.MaxInt32) {
 					return nil, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
 				}
 				row[c] = v
 			}
 		case tupled.SetNull:
 			for _, c := range cols {
-				row[c] = Null(child.Cols[c].Type)
+				row[c] = types.Null(child.Cols[c].Type)
 			}
 		case tupled.SetDefault:
 			for _, c := range cols {
@@ -233,14 +235,14 @@ func engineFK(child, parent *Table, d FKDef) tupled.ForeignKey {
 
 // fkDefault evaluates the DEFAULT of child's column c for ON … SET
 // DEFAULT (a serial column's is refused: it needs the session).
-func fkDefault(child *Table, c int) (v Value, err error) {
+func fkDefault(child *Table, c int) (v types.Value, err error) {
 	col := child.Cols[c]
 	if col.Serial || col.Identity != "" {
-		return Value{}, pgerror.NotSupported("ON DELETE SET DEFAULT of a serial or identity column is not supported")
+		return types.Value{}, pgerror.NotSupported("ON DELETE SET DEFAULT of a serial or identity column is not supported")
 	}
 	x, err := defaultExpr(child, col)
 	if err != nil {
-		return Value{}, err
+		return types.Value{}, err
 	}
 	defer func() {
 		if recover() != nil {
@@ -249,7 +251,7 @@ func fkDefault(child *Table, c int) (v Value, err error) {
 	}()
 	v, err = x.eval(&env{ctx: context.Background()})
 	if err != nil {
-		return Value{}, err
+		return types.Value{}, err
 	}
 	return v, nil
 }
@@ -424,7 +426,7 @@ func (s *Session) resolveFK(child *Table, fc fkConstraint, taken map[string]bool
 	}
 	for i, ci := range d.Cols {
 		ct, pt := child.Cols[ci].Type, parent.Cols[d.RefCols[i]].Type
-		if ct != pt && !(isInt(ct) && isInt(pt)) && !(isString(ct) && isString(pt)) {
+		if ct != pt && !(types.IsInt(ct) && types.IsInt(pt)) && !(types.IsString(ct) && types.IsString(pt)) {
 			return FKDef{}, nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("foreign key constraint %q cannot be implemented", d.Name),
 				Detail: fmt.Sprintf("Key columns %q and %q are of incompatible types: %s and %s.", child.Cols[ci].Name, parent.Cols[d.RefCols[i]].Name, ct, pt)}
 		}
@@ -504,7 +506,7 @@ func (s *Session) describeFK(e *pgerror.Error) {
 func fkDetail(e *pgerror.Error, fe *tupled.ForeignKeyError, child, parent *Table, d FKDef) {
 	e.Cause = nil
 	keyOf := func(t *Table, cols []int, key, value []byte) string {
-		row := make([]Value, len(t.Cols))
+		row := make([]types.Value, len(t.Cols))
 		if decodeRow(t, key, value, row) != nil {
 			return ""
 		}
@@ -584,7 +586,7 @@ func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 	default:
 		return nil, pgerror.NotSupported("ALTER TABLE is supported only with one ADD FOREIGN KEY or DROP CONSTRAINT")
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "ALTER TABLE"}
 		if s.block == blkExplicit {
 			return nil, pgerror.NotSupported("ALTER TABLE inside a transaction block is not supported")

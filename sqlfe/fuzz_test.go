@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 )
 
@@ -82,7 +84,7 @@ func FuzzExtended(f *testing.F) {
 	} {
 		f.Add(c.sql, c.oid, c.p1, c.p2, c.format)
 	}
-	oids := []uint32{0, OIDBool, OIDInt8, OIDInt4, OIDText, 21, 1043, OIDInt4Array, 1700, OIDBpchar}
+	oids := []uint32{0, types.OIDBool, types.OIDInt8, types.OIDInt4, types.OIDText, 21, 1043, types.OIDInt4Array, 1700, types.OIDBpchar}
 	f.Fuzz(func(t *testing.T, sql string, oid byte, p1 string, p2 []byte, format byte) {
 		_, s := newTestSession(t)
 		if _, err := run(t, s, "CREATE TABLE t (k int PRIMARY KEY, v bigint, s varchar(5), b boolean); INSERT INTO t VALUES (1, 1, 'x', true), (2, 4, NULL, false)"); err != nil {
@@ -106,20 +108,20 @@ func FuzzExtended(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var params []Value
+		var params []types.Value
 		for i, typ := range st.ParamTypes() {
 			raw := []byte(p1)
 			if i%2 == 1 {
 				raw = p2
 			}
-			var v Value
+			var v types.Value
 			switch {
 			case format&(1<<(i%4)) != 0 && i < 4:
-				v, err = ParseBinary(typ, raw)
+				v, err = types.ParseBinary(typ, raw)
 			case format&0x80 != 0:
-				v = Null(typ)
+				v = types.Null(typ)
 			default:
-				v, err = ParseText(typ, string(raw))
+				v, err = types.ParseText(typ, string(raw))
 			}
 			check("Bind", err)
 			if err != nil {

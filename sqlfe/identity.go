@@ -23,6 +23,8 @@ package sqlfe
 import (
 	"strconv"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -35,7 +37,7 @@ func identityConstraint(table string, col *Column, c *pg.Constraint) error {
 		return pgerror.Errorf(pgerror.CodeSyntax, "multiple identity specifications for column %q of table %q", col.Name, table).At(c.Location)
 	case col.Default != "" || col.Serial:
 		return pgerror.Errorf(pgerror.CodeSyntax, "both default and identity specified for column %q of table %q", col.Name, table).At(c.Location)
-	case col.Type != TInt8 && col.Type != TInt4:
+	case col.Type != types.TInt8 && col.Type != types.TInt4:
 		return pgerror.Errorf(pgerror.CodeInvalidParamValue, "identity column type must be smallint, integer, or bigint")
 	}
 	o, err := parseSeqOptions(c.Options, true)
@@ -127,12 +129,12 @@ func overrideSelectRow(t *Table, row []expr, ignore map[int]bool) error {
 
 // identityColumns are information_schema.columns' is_identity through
 // identity_cycle for column c of t.
-func identityColumns(t *Table, c Column) []Value {
+func identityColumns(t *Table, c Column) []types.Value {
 	if c.Identity == "" {
-		return []Value{Text("NO"), nullText, nullText, nullText, nullText, nullText, Text("NO")}
+		return []types.Value{types.Text("NO"), nullText, nullText, nullText, nullText, nullText, types.Text("NO")}
 	}
 	sq := colSequence(t, c)
 	gen := map[string]string{"a": "ALWAYS", "d": "BY DEFAULT"}[c.Identity]
-	itoa := func(v int64) Value { return Text(strconv.FormatInt(v, 10)) }
-	return []Value{Text("YES"), Text(gen), itoa(sq.Start), itoa(sq.Inc), itoa(sq.Max), itoa(sq.Min), yesNo(sq.Cycle)}
+	itoa := func(v int64) types.Value { return types.Text(strconv.FormatInt(v, 10)) }
+	return []types.Value{types.Text("YES"), types.Text(gen), itoa(sq.Start), itoa(sq.Inc), itoa(sq.Max), itoa(sq.Min), yesNo(sq.Cycle)}
 }

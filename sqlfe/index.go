@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -49,7 +51,7 @@ func compileIndexExprs(t *Table, d IndexDef) ([]expr, error) {
 		if sel == nil || len(sel.TargetList) != 1 {
 			return nil, errCorrupt
 		}
-		x, err := (&compiler{cols: t.Cols, rel: t.Name}).compile(sel.TargetList[0].GetResTarget().Val, TUnknown)
+		x, err := (&compiler{cols: t.Cols, rel: t.Name}).compile(sel.TargetList[0].GetResTarget().Val, types.TUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -75,13 +77,13 @@ func indexKey(t *Table, d IndexDef) func(key, value []byte) ([]byte, bool) {
 		if xerr != nil {
 			return nil, false // refused by CREATE INDEX: a catalog written by another version
 		}
-		row := make([]Value, len(t.Cols))
+		row := make([]types.Value, len(t.Cols))
 		if err := decodeRow(t, key, value, row); err != nil {
 			return nil, false
 		}
 		var out []byte
 		for i, c := range d.Cols {
-			var v Value
+			var v types.Value
 			if c >= 0 {
 				v = row[c]
 			} else {
@@ -222,7 +224,7 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 		}
 		names, exprs, labels = append(names, ""), append(exprs, sql), append(labels, label)
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "CREATE INDEX"}
 		if s.block == blkExplicit {
 			return nil, pgerror.NotSupported("CREATE INDEX inside a transaction block is not supported")
@@ -324,7 +326,7 @@ func (s *Session) planDropIndex(st *pg.DropStmt) (*plan, error) {
 		}
 		names = append(names, parts[0])
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		if s.block == blkExplicit {
 			return nil, pgerror.NotSupported("DROP INDEX inside a transaction block is not supported")
 		}
@@ -434,7 +436,7 @@ func uniqueByCols(t *Table, elems []*pg.Node) (IndexDef, bool) {
 // dupRowError is dupKeyError for a write of row: a unique index's
 // violation gets PostgreSQL's DETAIL, `Key (cols)=(values) already
 // exists.`, with the index's columns and expressions.
-func dupRowError(err error, t *Table, row []Value) error {
+func dupRowError(err error, t *Table, row []types.Value) error {
 	e := indexViolation(err, t)
 	if e == nil {
 		return dupKeyError(err, t, row)
@@ -470,7 +472,7 @@ func indexAccess(t *Table, where expr, e *env) (index string, ikey []byte, ok bo
 	if where == nil || len(t.Indexes) == 0 {
 		return "", nil, false, nil
 	}
-	intType := func(ty Type) bool { return ty == TInt4 || ty == TInt8 }
+	intType := func(ty types.Type) bool { return ty == types.TInt4 || ty == types.TInt8 }
 	for _, c := range conjuncts(where) {
 		x, isCmp := c.(*cmpExpr)
 		if !isCmp || x.op != "=" {
@@ -483,7 +485,7 @@ func indexAccess(t *Table, where expr, e *env) (index string, ikey []byte, ok bo
 				continue
 			}
 			ct, ot := t.Cols[col.idx].Type, other.typ()
-			if ct != ot && !(intType(ct) && intType(ot)) || ct == TBpchar || noKeyType(ct) {
+			if ct != ot && !(intType(ct) && intType(ot)) || ct == types.TBpchar || types.NoKeyType(ct) {
 				continue
 			}
 			for _, d := range t.Indexes {

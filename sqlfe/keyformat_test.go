@@ -7,6 +7,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/keys"
 )
@@ -56,13 +58,13 @@ func TestKeyFormatTuple(t *testing.T) {
 func TestKeyFormats(t *testing.T) {
 	cases := []struct {
 		col  Column
-		vals []Value // in SQL order
+		vals []types.Value // in SQL order
 	}{
-		{Column{Type: TInt4}, []Value{Int4(math.MinInt32), Int4(-1), Int4(0), Int4(1), Int4(math.MaxInt32)}},
-		{Column{Type: TInt8}, []Value{Int8(math.MinInt64), Int8(-256), Int8(-255), Int8(0), Int8(255), Int8(256), Int8(math.MaxInt64)}},
-		{Column{Type: TBool}, []Value{Bool(false), Bool(true)}},
-		{Column{Type: TText}, []Value{Text(""), Text("a"), Text("a\u0001"), Text("ab"), Text("b"), Text("é")}},
-		{Column{Type: TBpchar, MaxLen: 3}, []Value{{T: TBpchar, S: "   "}, {T: TBpchar, S: "a  "}, {T: TBpchar, S: "ab "}, {T: TBpchar, S: "b  "}}},
+		{Column{Type: types.TInt4}, []types.Value{types.Int4(math.MinInt32), types.Int4(-1), types.Int4(0), types.Int4(1), types.Int4(math.MaxInt32)}},
+		{Column{Type: types.TInt8}, []types.Value{types.Int8(math.MinInt64), types.Int8(-256), types.Int8(-255), types.Int8(0), types.Int8(255), types.Int8(256), types.Int8(math.MaxInt64)}},
+		{Column{Type: types.TBool}, []types.Value{types.Bool(false), types.Bool(true)}},
+		{Column{Type: types.TText}, []types.Value{types.Text(""), types.Text("a"), types.Text("a\u0001"), types.Text("ab"), types.Text("b"), types.Text("é")}},
+		{Column{Type: types.TBpchar, MaxLen: 3}, []types.Value{{T: types.TBpchar, S: "   "}, {T: types.TBpchar, S: "a  "}, {T: types.TBpchar, S: "ab "}, {T: types.TBpchar, S: "b  "}}},
 	}
 	for _, f := range []keyFormat{keyFormatRaw, keyFormatTuple} {
 		for _, c := range cases {
@@ -71,11 +73,11 @@ func TestKeyFormats(t *testing.T) {
 			for i, v := range c.vals {
 				k := appendKey(nil, tbl, v)
 				if i > 0 && bytes.Compare(prev, k) >= 0 {
-					t.Errorf("format %d, %s: %s encodes at or below the value before it", f, c.col.Type, v.debug())
+					t.Errorf("format %d, %s: %s encodes at or below the value before it", f, c.col.Type, v.Debug())
 				}
 				back, err := decodeKey(tbl, k)
-				if err != nil || back.debug() != v.debug() {
-					t.Errorf("format %d: %s decodes to %s, %v", f, v.debug(), back.debug(), err)
+				if err != nil || back.Debug() != v.Debug() {
+					t.Errorf("format %d: %s decodes to %s, %v", f, v.Debug(), back.Debug(), err)
 				}
 				prev = k
 			}
@@ -85,7 +87,7 @@ func TestKeyFormats(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"name":"t","engine":"sql_t","cols":[{"name":"k","type":1}],"key":0}`), &old); err != nil || old.KeyFormat != keyFormatRaw {
 		t.Fatalf("an old catalog entry: format %d, %v", old.KeyFormat, err)
 	}
-	if _, err := decodeKey(&Table{Cols: []Column{{Type: TInt4}}, KeyFormat: keyFormatTuple}, keys.MustPack(int64(math.MaxInt32)+1)); err == nil {
+	if _, err := decodeKey(&Table{Cols: []Column{{Type: types.TInt4}}, KeyFormat: keyFormatTuple}, keys.MustPack(int64(math.MaxInt32)+1)); err == nil {
 		t.Error("an int4 key past its range decoded")
 	}
 }

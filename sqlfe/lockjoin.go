@@ -32,6 +32,8 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -77,10 +79,10 @@ func lockClauseName(lk *pg.LockingClause) string {
 type pinScan struct {
 	ts     *tableScan
 	pinned bool
-	row    []Value // nil while pinned: no row (a NULL-extended side)
+	row    []types.Value // nil while pinned: no row (a NULL-extended side)
 }
 
-func (n *pinScan) run(q *qctx, fn func(row []Value) error) error {
+func (n *pinScan) run(q *qctx, fn func(row []types.Value) error) error {
 	if !n.pinned {
 		return n.ts.run(q, fn)
 	}
@@ -117,12 +119,12 @@ func (n *lockRowsNode) explain(w *strings.Builder, depth int) {
 	n.in.explain(w, depth+1)
 }
 
-func (n *lockRowsNode) run(q *qctx, fn func(row []Value) error) error {
+func (n *lockRowsNode) run(q *qctx, fn func(row []types.Value) error) error {
 	tx, err := q.s.ensureTx(q.ctx)
 	if err != nil {
 		return err
 	}
-	return n.in.run(q, func(row []Value) error {
+	return n.in.run(q, func(row []types.Value) error {
 		row = copyRow(row)
 		changed := false
 		for _, lt := range n.targets {
@@ -130,8 +132,8 @@ func (n *lockRowsNode) run(q *qctx, fn func(row []Value) error) error {
 			old := row[off : off+len(t.Cols)]
 			key := rowKey(nil, t, old)
 			ls := &lockScan{t: t, e: q.env(nil), strength: lt.strength, wait: lt.wait}
-			var locked []Value
-			if err := ls.point(q.ctx, tx, key, func(_ []byte, r []Value) error {
+			var locked []types.Value
+			if err := ls.point(q.ctx, tx, key, func(_ []byte, r []types.Value) error {
 				locked = r
 				return nil
 			}); err != nil {
@@ -156,7 +158,7 @@ func (n *lockRowsNode) run(q *qctx, fn func(row []Value) error) error {
 }
 
 // evalPlanQual runs the FROM and WHERE subtree again over row's versions.
-func (n *lockRowsNode) evalPlanQual(q *qctx, row []Value) ([]Value, bool, error) {
+func (n *lockRowsNode) evalPlanQual(q *qctx, row []types.Value) ([]types.Value, bool, error) {
 	for i, p := range n.pins {
 		r := n.pinRels[i]
 		part := row[r.off : r.off+len(r.cols)]
@@ -170,8 +172,8 @@ func (n *lockRowsNode) evalPlanQual(q *qctx, row []Value) ([]Value, bool, error)
 			p.pinned, p.row = false, nil
 		}
 	}()
-	var out []Value
-	err := n.recheck.run(q, func(r []Value) error {
+	var out []types.Value
+	err := n.recheck.run(q, func(r []types.Value) error {
 		out = copyRow(r)
 		return errStop
 	})
@@ -181,7 +183,7 @@ func (n *lockRowsNode) evalPlanQual(q *qctx, row []Value) ([]Value, bool, error)
 	return out, out != nil, nil
 }
 
-func allNull(row []Value) bool {
+func allNull(row []types.Value) bool {
 	for _, v := range row {
 		if !v.Null {
 			return false
@@ -267,7 +269,7 @@ func (s *Session) lockedFrom(st *pg.SelectStmt, in *compiler, sc *scope, node re
 	if len(st.SortClause) > 0 {
 		for _, n := range st.SortClause {
 			sb := n.GetSortBy()
-			x, err := in.compile(sb.Node, TUnknown)
+			x, err := in.compile(sb.Node, types.TUnknown)
 			c, ok := x.(*colExpr)
 			if err != nil || !ok {
 				return nil, nil, pgerror.NotSupported("ORDER BY with FOR UPDATE/SHARE on a join must name columns of the FROM items")

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	"github.com/tupled/tupled"
@@ -55,7 +57,7 @@ func (ls *lockScan) opts(start, end []byte, reverse bool, limit int64) tupled.Sc
 		o.Limit = int(limit)
 	}
 	if ls.where != nil {
-		row := make([]Value, len(ls.t.Cols))
+		row := make([]types.Value, len(ls.t.Cols))
 		o.Where = func(k, v []byte) bool {
 			if err := decodeRow(ls.t, k, v, row); err != nil {
 				panic(whereFailed{err})
@@ -72,7 +74,7 @@ func (ls *lockScan) opts(start, end []byte, reverse bool, limit int64) tupled.Sc
 }
 
 // run runs one scan; fn returning errStop ends it without error.
-func (ls *lockScan) run(ctx context.Context, tx *tupled.Tx, start, end []byte, reverse bool, limit int64, fn func(key []byte, row []Value) error) (err error) {
+func (ls *lockScan) run(ctx context.Context, tx *tupled.Tx, start, end []byte, reverse bool, limit int64, fn func(key []byte, row []types.Value) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			wf, ok := r.(whereFailed)
@@ -83,7 +85,7 @@ func (ls *lockScan) run(ctx context.Context, tx *tupled.Tx, start, end []byte, r
 		}
 	}()
 	err = tx.Scan(ctx, ls.t.Engine, ls.opts(start, end, reverse, limit), func(k, v []byte) error {
-		row := make([]Value, len(ls.t.Cols))
+		row := make([]types.Value, len(ls.t.Cols))
 		if err := decodeRow(ls.t, k, v, row); err != nil {
 			return err
 		}
@@ -101,7 +103,7 @@ func (ls *lockScan) run(ctx context.Context, tx *tupled.Tx, start, end []byte, r
 
 // point locks the row of key, if there is one the WHERE clause accepts,
 // and passes it to fn.
-func (ls *lockScan) point(ctx context.Context, tx *tupled.Tx, key []byte, fn func(key []byte, row []Value) error) error {
+func (ls *lockScan) point(ctx context.Context, tx *tupled.Tx, key []byte, fn func(key []byte, row []types.Value) error) error {
 	end := append(key[:len(key):len(key)], 0)
 	return ls.run(ctx, tx, key, end, false, 1, fn)
 }
@@ -109,7 +111,7 @@ func (ls *lockScan) point(ctx context.Context, tx *tupled.Tx, key []byte, fn fun
 // lockRows locks the rows of t that acc selects and where accepts, in key
 // order (reversed with reverse), at most want of them (want < 0: all),
 // passing each to fn with the version locked.
-func (s *Session) lockRows(ctx context.Context, tx *tupled.Tx, ls *lockScan, acc *access, reverse bool, want int64, fn func(key []byte, row []Value) error) error {
+func (s *Session) lockRows(ctx context.Context, tx *tupled.Tx, ls *lockScan, acc *access, reverse bool, want int64, fn func(key []byte, row []types.Value) error) error {
 	if want == 0 {
 		return nil
 	}
@@ -143,7 +145,7 @@ func (s *Session) lockRows(ctx context.Context, tx *tupled.Tx, ls *lockScan, acc
 		if want > 0 && n >= want {
 			break
 		}
-		err := ls.point(ctx, tx, k, func(k []byte, row []Value) error {
+		err := ls.point(ctx, tx, k, func(k []byte, row []types.Value) error {
 			n++
 			return fn(k, row)
 		})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -39,7 +41,7 @@ func (s *Session) planLock(st *pg.LockStmt) (*plan, error) {
 		}
 		names = append(names, name)
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		if s.block != blkExplicit {
 			return nil, pgerror.Errorf(pgerror.CodeNoActiveTx, "LOCK TABLE can only be used in transaction blocks")
 		}

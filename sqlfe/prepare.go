@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -19,22 +21,22 @@ import (
 // statements of PREPARE.)
 
 func (s *Session) planPrepare(st *pg.PrepareStmt) (*plan, error) {
-	var paramTypes []Type
+	var paramTypes []types.Type
 	for _, n := range st.Argtypes {
 		t, m, err := typeOfMod(n.GetTypeName())
 		if err != nil {
 			return nil, err
 		}
-		if m != (typeMod{Varchar: m.Varchar}) {
+		if m != (types.Mod{Varchar: m.Varchar}) {
 			return nil, pgerror.NotSupported("parameter paramTypes with modifiers are not supported")
 		}
 		paramTypes = append(paramTypes, t)
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		if _, ok := s.sqlPrep[st.Name]; ok {
 			return nil, pgerror.Errorf(pgerror.CodeDuplicatePrepared, "prepared statement %q already exists", st.Name)
 		}
-		ps := &Stmt{node: st.Query, params: append([]Type(nil), paramTypes...)}
+		ps := &Stmt{node: st.Query, params: append([]types.Type(nil), paramTypes...)}
 		if _, err := s.planFor(ps); err != nil {
 			return nil, err
 		}
@@ -47,7 +49,7 @@ func (s *Session) planPrepare(st *pg.PrepareStmt) (*plan, error) {
 	return &plan{run: run}, nil
 }
 
-func (s *Session) planExecute(st *pg.ExecuteStmt, params *[]Type) (*plan, error) {
+func (s *Session) planExecute(st *pg.ExecuteStmt, params *[]types.Type) (*plan, error) {
 	ps, ok := s.sqlPrep[st.Name]
 	if !ok {
 		return nil, pgerror.Errorf(pgerror.CodeUndefinedPrepared, "prepared statement %q does not exist", st.Name)
@@ -69,7 +71,7 @@ func (s *Session) planExecute(st *pg.ExecuteStmt, params *[]Type) (*plan, error)
 		}
 		if want := ps.params[i]; x.typ() != want {
 			// assignment coercion, as PostgreSQL's EXECUTE
-			if !(isNumber(x.typ()) && isNumber(want)) && !(isString(want) && x.typ() != TInt4Array) {
+			if !(types.IsNumber(x.typ()) && types.IsNumber(want)) && !(types.IsString(want) && x.typ() != types.TInt4Array) {
 				return nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("parameter $%d of type %s cannot be coerced to the expected type %s", i+1, x.typ(), want),
 					Hint: "You will need to rewrite or cast the expression."}
 			}
@@ -77,7 +79,7 @@ func (s *Session) planExecute(st *pg.ExecuteStmt, params *[]Type) (*plan, error)
 		}
 		args = append(args, x)
 	}
-	run := func(ctx context.Context, s *Session, params []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, params []types.Value) (*Result, error) {
 		p, err := s.planFor(ps) // re-analysed if the catalog changed
 		if err != nil {
 			return nil, err
@@ -92,7 +94,7 @@ func (s *Session) planExecute(st *pg.ExecuteStmt, params *[]Type) (*plan, error)
 }
 
 func (s *Session) planDeallocate(st *pg.DeallocateStmt) (*plan, error) {
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		if st.Name == "" { // ALL
 			s.sqlPrep = nil
 			return &Result{Tag: "DEALLOCATE ALL"}, nil

@@ -3,6 +3,8 @@ package sqlfe
 import (
 	"fmt"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -27,7 +29,7 @@ type usingCol struct {
 	name string
 	l, r int
 	kind joinKind
-	t    Type
+	t    types.Type
 }
 
 type scope struct {
@@ -209,28 +211,28 @@ func (sc *scope) star(rel string, loc int32) ([]string, []expr, error) {
 // coalesceExpr is COALESCE(args...): the first non-NULL.
 type coalesceExpr struct {
 	args []expr
-	t    Type
+	t    types.Type
 }
 
-func (c *coalesceExpr) typ() Type    { return c.t }
-func (c *coalesceExpr) kids() []expr { return c.args }
-func (c *coalesceExpr) eval(e *env) (Value, error) {
+func (c *coalesceExpr) typ() types.Type { return c.t }
+func (c *coalesceExpr) kids() []expr    { return c.args }
+func (c *coalesceExpr) eval(e *env) (types.Value, error) {
 	for _, a := range c.args {
 		v, err := a.eval(e)
 		if err != nil || !v.Null {
-			if err == nil && v.T != c.t && c.t != TUnknown {
-				return castValue(v, c.t)
+			if err == nil && v.T != c.t && c.t != types.TUnknown {
+				return types.Cast(v, c.t)
 			}
 			return v, err
 		}
 	}
-	return Null(c.t), nil
+	return types.Null(c.t), nil
 }
 
 // ---- FROM ----
 
 // fromItem plans one FROM item: its node, its scope.
-func (s *Session) fromItem(n *pg.Node, params *[]Type) (relNode, *scope, error) {
+func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, error) {
 	switch {
 	case n.GetRangeVar() != nil:
 		rv := n.GetRangeVar()
@@ -246,7 +248,7 @@ func (s *Session) fromItem(n *pg.Node, params *[]Type) (relNode, *scope, error) 
 			return node, sc, err
 		}
 		if (rv.Schemaname == "" || rv.Schemaname == "pg_catalog") && rv.Relname == "pg_locks" && s.lookupTable("pg_locks") == nil {
-			rs := &rowsScan{what: "Function Scan on pg_locks", rows: func(q *qctx) ([][]Value, error) { return pgLocks(q.ctx, q.s) }}
+			rs := &rowsScan{what: "Function Scan on pg_locks", rows: func(q *qctx) ([][]types.Value, error) { return pgLocks(q.ctx, q.s) }}
 			cols, err := aliasCols(pgLocksCols, alias)
 			if err != nil {
 				return nil, nil, err
@@ -275,7 +277,7 @@ func (s *Session) fromItem(n *pg.Node, params *[]Type) (relNode, *scope, error) 
 		if err != nil {
 			return nil, nil, err
 		}
-		rs := &rowsScan{what: "Function Scan on " + rel, rows: func(q *qctx) ([][]Value, error) { return virt(q.ctx, q.s) }}
+		rs := &rowsScan{what: "Function Scan on " + rel, rows: func(q *qctx) ([][]types.Value, error) { return virt(q.ctx, q.s) }}
 		return rs, &scope{rels: []*scopeRel{{name: rel, cols: cols, rows: rs}}, width: len(cols)}, nil
 	case n.GetRangeSubselect() != nil:
 		rs := n.GetRangeSubselect()
@@ -297,7 +299,7 @@ func (s *Session) fromItem(n *pg.Node, params *[]Type) (relNode, *scope, error) 
 		if err != nil {
 			return nil, nil, err
 		}
-		scan := &rowsScan{what: "Subquery Scan on " + rs.Alias.Aliasname, rows: func(q *qctx) ([][]Value, error) {
+		scan := &rowsScan{what: "Subquery Scan on " + rs.Alias.Aliasname, rows: func(q *qctx) ([][]types.Value, error) {
 			res, err := p.run(q.ctx, q.s, q.params)
 			if err != nil {
 				return nil, err
@@ -335,7 +337,7 @@ func aliasCols(cols []Column, a *pg.Alias) ([]Column, error) {
 	return out, nil
 }
 
-func (s *Session) joinItem(j *pg.JoinExpr, params *[]Type) (relNode, *scope, error) {
+func (s *Session) joinItem(j *pg.JoinExpr, params *[]types.Type) (relNode, *scope, error) {
 	if j.Alias != nil || j.JoinUsingAlias != nil {
 		return nil, nil, pgerror.NotSupported("an alias on a JOIN is not supported")
 	}
@@ -405,7 +407,7 @@ func (s *Session) joinItem(j *pg.JoinExpr, params *[]Type) (relNode, *scope, err
 		if !comparable(l.t, r.t) {
 			return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s = %s", l.t, r.t)
 		}
-		if l.t != r.t && (r.t == TInt8 || r.t == TNumeric) {
+		if l.t != r.t && (r.t == types.TInt8 || r.t == types.TNumeric) {
 			t = r.t
 		}
 		rr := &colExpr{idx: r.idx + lsc.width, t: r.t, m: r.m}
@@ -413,11 +415,11 @@ func (s *Session) joinItem(j *pg.JoinExpr, params *[]Type) (relNode, *scope, err
 		conds = append(conds, &cmpExpr{op: "=", l: l, r: rr})
 	}
 	if j.Quals != nil {
-		q, err := c.compile(j.Quals, TBool)
+		q, err := c.compile(j.Quals, types.TBool)
 		if err != nil {
 			return nil, nil, err
 		}
-		if q.typ() != TBool {
+		if q.typ() != types.TBool {
 			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of JOIN/ON must be type boolean, not type %s", q.typ())
 		}
 		conds = append(conds, conjuncts(q)...)
@@ -475,14 +477,14 @@ func (n *nestedLoop) setCond(conds []expr) {
 
 // hashable reports whether equality of a and b is equality of their hash
 // keys (appendHashKey).
-func hashable(a, b Type) bool {
+func hashable(a, b types.Type) bool {
 	switch {
-	case isInt(a) && isInt(b):
+	case types.IsInt(a) && types.IsInt(b):
 		return true
-	case a == TBpchar || b == TBpchar:
+	case a == types.TBpchar || b == types.TBpchar:
 		return false // text = character(n) compares as text, with its spaces
 	}
-	return a == b && a != TUnknown
+	return a == b && a != types.TUnknown
 }
 
 // andWith is x AND y, x nil meaning true.
@@ -506,7 +508,7 @@ func andAll(xs []expr) expr {
 // ---- SELECT ----
 
 // buildQuery plans a SELECT (or a set operation, or VALUES).
-func (s *Session) buildQuery(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (relNode, []Column, error) {
+func (s *Session) buildQuery(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []Column, error) {
 	if st.WithClause != nil {
 		if !allSelectCTEs(st.WithClause) {
 			return nil, nil, pgerror.NotSupported("WITH in this query is not supported")
@@ -607,7 +609,7 @@ func sortColOf(sb *pg.SortBy, idx int) sortCol {
 }
 
 // limitOver puts st's LIMIT / OFFSET over node.
-func limitOver(node relNode, st *pg.SelectStmt, params *[]Type) (relNode, error) {
+func limitOver(node relNode, st *pg.SelectStmt, params *[]types.Type) (relNode, error) {
 	limit, offset, err := compileLimit(st, params)
 	if err != nil {
 		return nil, err
@@ -620,27 +622,27 @@ func limitOver(node relNode, st *pg.SelectStmt, params *[]Type) (relNode, error)
 
 // compileLimit compiles LIMIT and OFFSET (nil when absent; LIMIT ALL and
 // LIMIT NULL are absent).
-func compileLimit(st *pg.SelectStmt, params *[]Type) (limit, offset expr, err error) {
+func compileLimit(st *pg.SelectStmt, params *[]types.Type) (limit, offset expr, err error) {
 	lc := &compiler{params: params}
 	if st.LimitCount != nil {
-		if limit, err = lc.compile(st.LimitCount, TInt8); err != nil {
+		if limit, err = lc.compile(st.LimitCount, types.TInt8); err != nil {
 			return nil, nil, wrapLimitErr(err, "LIMIT")
 		}
 		if k, ok := limit.(*constExpr); ok && k.v.Null {
 			limit = nil // LIMIT ALL / NULL
-		} else if limit.typ() == TNumeric {
-			limit = &castExpr{arg: limit, t: TInt8} // rounded, as PostgreSQL's implicit numeric → bigint
-		} else if !isInt(limit.typ()) {
+		} else if limit.typ() == types.TNumeric {
+			limit = &castExpr{arg: limit, t: types.TInt8} // rounded, as PostgreSQL's implicit numeric → bigint
+		} else if !types.IsInt(limit.typ()) {
 			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of LIMIT must be type bigint, not type %s", limit.typ())
 		}
 	}
 	if st.LimitOffset != nil {
-		if offset, err = lc.compile(st.LimitOffset, TInt8); err != nil {
+		if offset, err = lc.compile(st.LimitOffset, types.TInt8); err != nil {
 			return nil, nil, wrapLimitErr(err, "OFFSET")
 		}
-		if offset.typ() == TNumeric {
-			offset = &castExpr{arg: offset, t: TInt8}
-		} else if !isInt(offset.typ()) {
+		if offset.typ() == types.TNumeric {
+			offset = &castExpr{arg: offset, t: types.TInt8}
+		} else if !types.IsInt(offset.typ()) {
 			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of OFFSET must be type bigint, not type %s", offset.typ())
 		}
 	}
@@ -650,34 +652,34 @@ func compileLimit(st *pg.SelectStmt, params *[]Type) (limit, offset expr, err er
 // unifyTypes is the type of a result column that takes values of a and b
 // (UNION, VALUES rows), as PostgreSQL's select_common_type resolves it
 // among our types.
-func unifyTypes(a, b Type, what string) (Type, error) {
+func unifyTypes(a, b types.Type, what string) (types.Type, error) {
 	switch {
 	case a == b:
 		return a, nil
-	case a == TUnknown:
+	case a == types.TUnknown:
 		return b, nil
-	case b == TUnknown:
+	case b == types.TUnknown:
 		return a, nil
-	case (isNumber(a) || isFloat(a)) && (isNumber(b) || isFloat(b)):
+	case (types.IsNumber(a) || types.IsFloat(a)) && (types.IsNumber(b) || types.IsFloat(b)):
 		switch {
-		case isFloat(a) || isFloat(b):
-			return floatResult(a, b), nil
-		case a == TNumeric || b == TNumeric:
-			return TNumeric, nil
+		case types.IsFloat(a) || types.IsFloat(b):
+			return types.FloatResult(a, b), nil
+		case a == types.TNumeric || b == types.TNumeric:
+			return types.TNumeric, nil
 		}
-		return TInt8, nil
-	case isString(a) && isString(b):
-		return TText, nil
-	case isDateTime(a) && isDateTime(b):
-		if a == TTimestamptz || b == TTimestamptz {
-			return TTimestamptz, nil
+		return types.TInt8, nil
+	case types.IsString(a) && types.IsString(b):
+		return types.TText, nil
+	case types.IsDateTime(a) && types.IsDateTime(b):
+		if a == types.TTimestamptz || b == types.TTimestamptz {
+			return types.TTimestamptz, nil
 		}
-		return TTimestamp, nil
+		return types.TTimestamp, nil
 	}
 	return 0, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "%s types %s and %s cannot be matched", what, a, b)
 }
 
-func (s *Session) setOp(st *pg.SelectStmt, params *[]Type) (relNode, []Column, error) {
+func (s *Session) setOp(st *pg.SelectStmt, params *[]types.Type) (relNode, []Column, error) {
 	l, lcols, err := s.buildQuery(st.Larg, params, true)
 	if err != nil {
 		return nil, nil, err
@@ -697,8 +699,8 @@ func (s *Session) setOp(st *pg.SelectStmt, params *[]Type) (relNode, []Column, e
 		if err != nil {
 			return nil, nil, err
 		}
-		if t == TUnknown {
-			t = TText
+		if t == types.TUnknown {
+			t = types.TText
 		}
 		cols[i] = Column{Name: lcols[i].Name, Type: t}
 		if lcols[i].Type == rcols[i].Type && lcols[i].mod() == rcols[i].mod() {
@@ -710,10 +712,10 @@ func (s *Session) setOp(st *pg.SelectStmt, params *[]Type) (relNode, []Column, e
 	return n, cols, nil
 }
 
-func (s *Session) valuesList(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (relNode, []Column, error) {
+func (s *Session) valuesList(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []Column, error) {
 	c := &compiler{s: s, outer: s.planOuter, params: params, clause: "VALUES"}
 	var rows [][]expr
-	var colTypes []Type
+	var colTypes []types.Type
 	for _, n := range st.ValuesLists {
 		items := n.GetList().GetItems()
 		if rows != nil && len(items) != len(colTypes) {
@@ -721,7 +723,7 @@ func (s *Session) valuesList(st *pg.SelectStmt, params *[]Type, keepUnknown bool
 		}
 		var row []expr
 		for i, it := range items {
-			x, err := c.compile(it, TUnknown)
+			x, err := c.compile(it, types.TUnknown)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -736,8 +738,8 @@ func (s *Session) valuesList(st *pg.SelectStmt, params *[]Type, keepUnknown bool
 	}
 	cols := make([]Column, len(colTypes))
 	for i, t := range colTypes {
-		if t == TUnknown && !keepUnknown {
-			t = TText
+		if t == types.TUnknown && !keepUnknown {
+			t = types.TText
 		}
 		colTypes[i] = t
 		cols[i] = Column{Name: fmt.Sprintf("column%d", i+1), Type: t}
@@ -755,9 +757,9 @@ func (s *Session) valuesList(st *pg.SelectStmt, params *[]Type, keepUnknown bool
 			}
 		}
 	}
-	scan := &rowsScan{what: "Values Scan", rows: func(q *qctx) ([][]Value, error) {
+	scan := &rowsScan{what: "Values Scan", rows: func(q *qctx) ([][]types.Value, error) {
 		e := q.env(nil)
-		out := make([][]Value, len(rows))
+		out := make([][]types.Value, len(rows))
 		for i, row := range rows {
 			vals, err := project(row, e)
 			if err != nil {
@@ -771,7 +773,7 @@ func (s *Session) valuesList(st *pg.SelectStmt, params *[]Type, keepUnknown bool
 }
 
 // selectBlock plans one SELECT … FROM … WHERE … GROUP BY … HAVING ….
-func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (relNode, []Column, error) {
+func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []Column, error) {
 	for _, d := range st.DistinctClause {
 		if d != nil && d.Node != nil {
 			return nil, nil, pgerror.NotSupported("SELECT DISTINCT ON is not supported")
@@ -811,11 +813,11 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 		in.scope = nil
 	}
 	if st.WhereClause != nil {
-		w, err := in.compile(st.WhereClause, TBool)
+		w, err := in.compile(st.WhereClause, types.TBool)
 		if err != nil {
 			return nil, nil, err
 		}
-		if w.typ() != TBool {
+		if w.typ() != types.TBool {
 			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
 		}
 		var rest []expr
@@ -835,7 +837,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 			if r := sc.relAt(lo); r != nil && hi < r.off+len(r.cols) && !r.nullable && (r.scan != nil || r.rows != nil) {
 				// one FROM item's: into its scan, compiled over its row
 				one := &compiler{s: s, outer: s.planOuter, params: params, scope: &scope{rels: []*scopeRel{{name: r.name, cols: r.cols}}, width: len(r.cols)}, clause: "WHERE"}
-				px, err := one.compile(wheres[i], TBool)
+				px, err := one.compile(wheres[i], types.TBool)
 				if err == nil {
 					if r.scan != nil {
 						r.scan.filter = andWith(r.scan.filter, px)
@@ -863,13 +865,13 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 		}
 		if cond := andAll(rest); cond != nil {
 			if node == nil { // no FROM: the one row a WHERE filters
-				node = &rowsScan{what: "Result", rows: func(*qctx) ([][]Value, error) { return [][]Value{nil}, nil }}
+				node = &rowsScan{what: "Result", rows: func(*qctx) ([][]types.Value, error) { return [][]types.Value{nil}, nil }}
 			}
 			node = &filterNode{in: node, cond: cond}
 		}
 	}
 	if node == nil {
-		node = &rowsScan{what: "Result", rows: func(*qctx) ([][]Value, error) { return [][]Value{nil}, nil }}
+		node = &rowsScan{what: "Result", rows: func(*qctx) ([][]types.Value, error) { return [][]types.Value{nil}, nil }}
 	}
 	if len(st.LockingClause) > 0 { // lockjoin.go
 		s.lockPins = savedPins
@@ -896,7 +898,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 					gn = st.TargetList[pos-1].GetResTarget().Val
 				}
 			}
-			x, err := gin.compile(gn, TUnknown)
+			x, err := gin.compile(gn, types.TUnknown)
 			if err != nil {
 				// GROUP BY an output column's name
 				if cr := gn.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
@@ -904,7 +906,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 					for _, t := range st.TargetList {
 						if rt := t.GetResTarget(); rt.Name == name {
 							gn = rt.Val
-							x, err = gin.compile(gn, TUnknown)
+							x, err = gin.compile(gn, types.TUnknown)
 							break
 						}
 					}
@@ -913,8 +915,8 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 					return nil, nil, err
 				}
 			}
-			if x.typ() == TUnknown {
-				x = &castExpr{arg: x, t: TText}
+			if x.typ() == types.TUnknown {
+				x = &castExpr{arg: x, t: types.TText}
 			}
 			if _, dup := agg.groupKeys[nodeKey(gn)]; dup {
 				continue
@@ -959,7 +961,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 						if rel != "" {
 							ref.GetColumnRef().Fields = []*pg.Node{pg.MakeStrNode(rel), pg.MakeStrNode(ns[i])}
 						}
-						x, err := out.compile(ref, TUnknown)
+						x, err := out.compile(ref, types.TUnknown)
 						if err != nil {
 							return nil, nil, err
 						}
@@ -974,7 +976,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 		}
 		sel := *out
 		sel.clause = ""
-		x, err := sel.compile(rt.Val, TUnknown)
+		x, err := sel.compile(rt.Val, types.TUnknown)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -990,11 +992,11 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 	if st.HavingClause != nil {
 		hc := *out
 		hc.clause, hc.win = "HAVING", nil
-		h, err := hc.compile(st.HavingClause, TBool)
+		h, err := hc.compile(st.HavingClause, types.TBool)
 		if err != nil {
 			return nil, nil, err
 		}
-		if h.typ() != TBool {
+		if h.typ() != types.TBool {
 			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of HAVING must be type boolean, not type %s", h.typ())
 		}
 		agg.having = h
@@ -1043,7 +1045,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 			}
 			oc := *out
 			oc.clause = ""
-			x, err := oc.compile(sb.Node, TUnknown)
+			x, err := oc.compile(sb.Node, types.TUnknown)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -1051,7 +1053,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 			idx = len(targets) - 1
 			extra++
 		}
-		if isIntArray(targets[idx].typ()) {
+		if types.IsIntArray(targets[idx].typ()) {
 			return nil, nil, pgerror.NotSupported("ORDER BY an array is not supported")
 		}
 		keys = append(keys, sortColOf(sb, idx))
@@ -1082,8 +1084,8 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 	cols := make([]Column, width)
 	for i := 0; i < width; i++ {
 		t := targets[i].typ()
-		if t == TUnknown && !keepUnknown {
-			t = TText
+		if t == types.TUnknown && !keepUnknown {
+			t = types.TText
 		}
 		cols[i] = resultColumn(names[i], t, targets[i])
 		x := targets[i]

@@ -30,6 +30,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -45,7 +47,7 @@ type cteDef struct {
 	// working table its self-reference reads while it runs
 	step relNode
 	all  bool
-	work [][]Value
+	work [][]types.Value
 	// owner: set on the entry a recursive term's self-reference resolves
 	// to, the query whose working table it reads
 	owner *cteDef
@@ -53,7 +55,7 @@ type cteDef struct {
 	correlated bool // planned inside a subquery: run at each scan
 	mu         sync.Mutex
 	exec       *execRun
-	cache      [][]Value
+	cache      [][]types.Value
 }
 
 // lookupCTE finds the WITH query an unqualified name names, innermost
@@ -82,13 +84,13 @@ func (s *Session) cteFromItem(rv *pg.RangeVar, name string, alias *pg.Alias) (re
 	}
 	rs := &rowsScan{what: "CTE Scan on " + rv.Relname, rows: d.rows}
 	if w := d.owner; w != nil {
-		rs = &rowsScan{what: "WorkTable Scan on " + rv.Relname, rows: func(*qctx) ([][]Value, error) { return w.work, nil }}
+		rs = &rowsScan{what: "WorkTable Scan on " + rv.Relname, rows: func(*qctx) ([][]types.Value, error) { return w.work, nil }}
 	}
 	return rs, &scope{rels: []*scopeRel{{name: name, cols: cols, rows: rs}}, width: len(cols)}, true, nil
 }
 
 // rows runs the WITH query (once per execution unless correlated).
-func (d *cteDef) rows(q *qctx) ([][]Value, error) {
+func (d *cteDef) rows(q *qctx) ([][]types.Value, error) {
 	if d.correlated {
 		return d.run(q)
 	}
@@ -105,14 +107,14 @@ func (d *cteDef) rows(q *qctx) ([][]Value, error) {
 	return rows, nil
 }
 
-func (d *cteDef) run(q *qctx) ([][]Value, error) {
+func (d *cteDef) run(q *qctx) ([][]types.Value, error) {
 	rows, err := collect(q, d.root)
 	if err != nil || d.step == nil {
 		return rows, err
 	}
 	seen := map[string]bool{}
 	var kb []byte
-	fresh := func(r []Value) bool {
+	fresh := func(r []types.Value) bool {
 		if d.all {
 			return true
 		}
@@ -126,7 +128,7 @@ func (d *cteDef) run(q *qctx) ([][]Value, error) {
 		seen[string(kb)] = true
 		return true
 	}
-	var out [][]Value
+	var out [][]types.Value
 	for _, r := range rows {
 		if fresh(r) {
 			out = append(out, r)
@@ -165,7 +167,7 @@ func allSelectCTEs(w *pg.WithClause) bool {
 }
 
 // buildWith plans st, whose WITH queries are SELECTs (buildQuery).
-func (s *Session) buildWith(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (relNode, []Column, error) {
+func (s *Session) buildWith(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []Column, error) {
 	w := st.WithClause
 	depth := len(s.ctes)
 	defer func() { s.ctes = s.ctes[:depth] }()
@@ -193,7 +195,7 @@ func (s *Session) buildWith(st *pg.SelectStmt, params *[]Type, keepUnknown bool)
 }
 
 // planCTE plans one WITH query.
-func (s *Session) planCTE(cte *pg.CommonTableExpr, recursive bool, params *[]Type) (*cteDef, error) {
+func (s *Session) planCTE(cte *pg.CommonTableExpr, recursive bool, params *[]types.Type) (*cteDef, error) {
 	q := cte.Ctequery.GetSelectStmt()
 	d := &cteDef{name: cte.Ctename, correlated: s.planOuter != nil}
 	self := map[string]bool{cte.Ctename: true}
@@ -228,7 +230,7 @@ func (s *Session) planCTE(cte *pg.CommonTableExpr, recursive bool, params *[]Typ
 		return nil, pgerror.Errorf(pgerror.CodeSyntax, "each UNION query must have the same number of columns")
 	}
 	for i := range cols {
-		if scols[i].Type != cols[i].Type && scols[i].Type != TUnknown {
+		if scols[i].Type != cols[i].Type && scols[i].Type != types.TUnknown {
 			return nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("recursive query %q column %d has type %s in non-recursive term but type %s overall",
 				cte.Ctename, i+1, cols[i].Type, scols[i].Type), Hint: "Cast the output of the non-recursive term to the correct type."}
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled"
 )
 
@@ -31,7 +33,7 @@ func (t *Table) hiddenKey() bool { return t.Key >= 0 && t.Cols[t.Key].Hidden }
 
 // addHiddenKey gives t (which has no PRIMARY KEY) its rowid column.
 func (t *Table) addHiddenKey() {
-	t.Cols = append(t.Cols, Column{Name: "", Type: TInt8, NotNull: true, Hidden: true})
+	t.Cols = append(t.Cols, Column{Name: "", Type: types.TInt8, NotNull: true, Hidden: true})
 	t.Key = len(t.Cols) - 1
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"maps"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -63,7 +65,7 @@ func (s *Session) planSavepoint(st *pg.TransactionStmt) (*plan, error) {
 	name := st.SavepointName
 	switch st.Kind {
 	case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
-		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 			if s.block != blkExplicit {
 				return nil, s.outsideBlock("SAVEPOINT")
 			}
@@ -78,7 +80,7 @@ func (s *Session) planSavepoint(st *pg.TransactionStmt) (*plan, error) {
 			return &Result{Tag: "SAVEPOINT"}, nil
 		}}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_RELEASE:
-		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 			if s.block != blkExplicit {
 				return nil, s.outsideBlock("RELEASE SAVEPOINT")
 			}
@@ -93,7 +95,7 @@ func (s *Session) planSavepoint(st *pg.TransactionStmt) (*plan, error) {
 			return &Result{Tag: "RELEASE"}, nil
 		}}, nil
 	default: // ROLLBACK TO
-		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 			if s.block != blkExplicit && s.block != blkFailed {
 				return nil, s.outsideBlock("ROLLBACK TO SAVEPOINT")
 			}

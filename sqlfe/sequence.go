@@ -57,6 +57,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -103,7 +105,7 @@ func seqTypeRange(typ string) (oid int64, min, max int64) {
 // colSeqType is the sequence type of an integer column.
 func colSeqType(c Column) string {
 	switch {
-	case c.Type == TInt8:
+	case c.Type == types.TInt8:
 		return "bigint"
 	case c.Int2:
 		return "smallint"
@@ -442,10 +444,10 @@ func (s *Session) readSeqState(ctx context.Context, sq *Sequence) (seqState, err
 
 // seqFuncs are nextval, currval, setval and lastval (catfuncs.go's table).
 func seqFuncs(add func(name string, fns ...catFn)) {
-	I8, B, A := TInt8, TBool, tAny
-	resolve := func(e *env, v Value) (*Sequence, error) {
+	I8, B, A := types.TInt8, types.TBool, tAny
+	resolve := func(e *env, v types.Value) (*Sequence, error) {
 		sn := e.s.catalogSnap()
-		if v.T == TText || v.T == TBpchar || v.T == TUnknown {
+		if v.T == types.TText || v.T == types.TBpchar || v.T == types.TUnknown {
 			return e.s.findSequence(v.S)
 		}
 		r := sn.byOID[v.I]
@@ -454,41 +456,41 @@ func seqFuncs(add func(name string, fns ...catFn)) {
 		}
 		return e.s.seqOfRel(r)
 	}
-	add("nextval", catFn{[]Type{A}, I8, true, func(e *env, a []Value) (Value, error) {
+	add("nextval", catFn{[]types.Type{A}, I8, true, func(e *env, a []types.Value) (types.Value, error) {
 		sq, err := resolve(e, a[0])
 		if err != nil {
-			return Value{}, err
+			return types.Value{}, err
 		}
 		v, err := e.s.nextval(e.ctx, sq)
-		return Int8(v), err
+		return types.Int8(v), err
 	}})
-	add("currval", catFn{[]Type{A}, I8, true, func(e *env, a []Value) (Value, error) {
+	add("currval", catFn{[]types.Type{A}, I8, true, func(e *env, a []types.Value) (types.Value, error) {
 		sq, err := resolve(e, a[0])
 		if err != nil {
-			return Value{}, err
+			return types.Value{}, err
 		}
 		el := e.s.seqSess[sq.Key]
 		if el == nil || !el.valid {
-			return Value{}, pgerror.Errorf(pgerror.CodeObjectNotInState, "currval of sequence %q is not yet defined in this session", sq.Name)
+			return types.Value{}, pgerror.Errorf(pgerror.CodeObjectNotInState, "currval of sequence %q is not yet defined in this session", sq.Name)
 		}
-		return Int8(el.last), nil
+		return types.Int8(el.last), nil
 	}})
-	add("lastval", catFn{nil, I8, false, func(e *env, _ []Value) (Value, error) {
+	add("lastval", catFn{nil, I8, false, func(e *env, _ []types.Value) (types.Value, error) {
 		el := e.s.seqSess[e.s.lastSeq]
 		if e.s.lastSeq == "" || el == nil || !el.valid || !e.s.seqKeyExists(e.s.lastSeq) {
-			return Value{}, pgerror.Errorf(pgerror.CodeObjectNotInState, "lastval is not yet defined in this session")
+			return types.Value{}, pgerror.Errorf(pgerror.CodeObjectNotInState, "lastval is not yet defined in this session")
 		}
-		return Int8(el.last), nil
+		return types.Int8(el.last), nil
 	}})
-	setval := func(e *env, a []Value) (Value, error) {
+	setval := func(e *env, a []types.Value) (types.Value, error) {
 		sq, err := resolve(e, a[0])
 		if err != nil {
-			return Value{}, err
+			return types.Value{}, err
 		}
 		called := len(a) < 3 || a[2].I != 0
 		return a[1], e.s.setval(e.ctx, sq, a[1].I, called)
 	}
-	add("setval", catFn{[]Type{A, I8}, I8, true, setval}, catFn{[]Type{A, I8, B}, I8, true, setval})
+	add("setval", catFn{[]types.Type{A, I8}, I8, true, setval}, catFn{[]types.Type{A, I8, B}, I8, true, setval})
 }
 
 func (s *Session) seqKeyExists(key string) bool {
@@ -507,12 +509,12 @@ func (s *Session) seqRelation(name string) (*catalogRel, bool) {
 		return nil, false
 	}
 	sq := r.seq
-	return &catalogRel{cols: cols(`last_value:i8 log_cnt:i8 is_called:b`), rows: func(s *Session, _ *catSnap) [][]Value {
+	return &catalogRel{cols: cols(`last_value:i8 log_cnt:i8 is_called:b`), rows: func(s *Session, _ *catSnap) [][]types.Value {
 		st, err := s.readSeqState(context.Background(), sq)
 		if err != nil {
 			return nil
 		}
-		return [][]Value{{Int8(st.last), Int8(st.logCnt), Bool(st.called)}}
+		return [][]types.Value{{types.Int8(st.last), types.Int8(st.logCnt), types.Bool(st.called)}}
 	}}, true
 }
 
@@ -571,11 +573,11 @@ func parseSeqOptions(opts []*pg.Node, identity bool) (*seqOptions, error) {
 			switch {
 			case terr != nil:
 				return nil, terr
-			case typ == TInt4 && m.Int2:
+			case typ == types.TInt4 && m.Int2:
 				name = "smallint"
-			case typ == TInt4:
+			case typ == types.TInt4:
 				name = "integer"
-			case typ == TInt8:
+			case typ == types.TInt8:
 				name = "bigint"
 			default:
 				return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "sequence type must be smallint, integer, or bigint")
@@ -786,7 +788,7 @@ func (s *Session) planCreateSequence(st *pg.CreateSeqStmt) (*plan, error) {
 	if o.restart {
 		return nil, pgerror.Errorf(pgerror.CodeSyntax, "RESTART must not be used with CREATE SEQUENCE")
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "CREATE SEQUENCE"}
 		if s.lookupTable(name) != nil || s.lookupSeq(name) != nil || s.catalogSnap().byName[name] != nil {
 			if st.IfNotExists {
@@ -832,7 +834,7 @@ func (s *Session) planAlterSequence(st *pg.AlterSeqStmt) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "ALTER SEQUENCE"}
 		r := s.catalogSnap().byName[name]
 		if r == nil {
@@ -957,7 +959,7 @@ func (s *Session) planDropSequence(st *pg.DropStmt) (*plan, error) {
 		names = append(names, parts[len(parts)-1])
 	}
 	cascade := st.Behavior == pg.DropBehavior_DROP_CASCADE
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
 			return nil, err

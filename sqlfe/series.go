@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -16,22 +18,22 @@ const maxSeriesRows = 1 << 20
 // generateSeries is generate_series(start, stop [, step]) over integer or
 // bigint in FROM: one column, named by the alias (a scalar function's
 // column takes the alias's name, as in PostgreSQL) or generate_series.
-func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(context.Context, *Session) ([][]Value, error), []Column, string, error) {
+func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []Column, string, error) {
 	if len(fc.Args) != 2 && len(fc.Args) != 3 {
 		return nil, nil, "", pgerror.NotSupported("generate_series with %d arguments is not supported", len(fc.Args)).At(fc.Location)
 	}
 	var args []expr
-	t := TInt4
+	t := types.TInt4
 	for _, a := range fc.Args {
-		x, err := c.compile(a, TInt4)
+		x, err := c.compile(a, types.TInt4)
 		if err != nil {
 			return nil, nil, "", err
 		}
-		if !isInt(x.typ()) {
+		if !types.IsInt(x.typ()) {
 			return nil, nil, "", pgerror.NotSupported("generate_series over %s is not supported", x.typ()).At(fc.Location)
 		}
-		if x.typ() == TInt8 {
-			t = TInt8
+		if x.typ() == types.TInt8 {
+			t = types.TInt8
 		}
 		args = append(args, x)
 	}
@@ -44,7 +46,7 @@ func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(co
 			return nil, nil, "", pgerror.Errorf("42601", "too many column aliases specified for function generate_series")
 		}
 	}
-	virt := func(ctx context.Context, s *Session) ([][]Value, error) {
+	virt := func(ctx context.Context, s *Session) ([][]types.Value, error) {
 		e := &env{ctx: ctx, s: s}
 		vs := make([]int64, 3)
 		vs[2] = 1
@@ -62,12 +64,12 @@ func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(co
 		if step == 0 {
 			return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "step size cannot equal zero")
 		}
-		var rows [][]Value
+		var rows [][]types.Value
 		for i := start; (step > 0 && i <= stop) || (step < 0 && i >= stop); i += step {
 			if len(rows) == maxSeriesRows {
 				return nil, pgerror.NotSupported("generate_series of more than %d rows is not supported", maxSeriesRows)
 			}
-			rows = append(rows, []Value{{T: t, I: i}})
+			rows = append(rows, []types.Value{{T: t, I: i}})
 			if (step > 0 && i > stop-step) || (step < 0 && i < stop-step) {
 				break // the next step would pass stop (or overflow)
 			}
@@ -102,7 +104,7 @@ func insertSelectRow(t *Table, target []int, qcols []Column, named bool) ([]expr
 		var x expr = &colExpr{idx: j, t: qc.Type, m: qc.mod()}
 		switch {
 		case qc.Type == col.Type:
-		case qc.Type == TUnknown, isNumber(qc.Type) && isNumber(col.Type), isString(col.Type) && qc.Type != TInt4Array:
+		case qc.Type == types.TUnknown, types.IsNumber(qc.Type) && types.IsNumber(col.Type), types.IsString(col.Type) && qc.Type != types.TInt4Array:
 			x = &castExpr{arg: x, t: col.Type}
 		default:
 			return nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("column %q is of type %s but expression is of type %s", col.Name, col.Type, qc.Type),

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	"github.com/tupled/tupled"
@@ -484,7 +486,7 @@ func (s *Session) setSetting(name, value string, local bool) error {
 		}
 		return nil
 	case "transaction_read_only":
-		b, ok := parseBool(value)
+		b, ok := types.ParseBool(value)
 		if !ok {
 			return pgerror.Errorf(pgerror.CodeInvalidParamValue, "parameter %q requires a Boolean value", name)
 		}
@@ -499,7 +501,7 @@ func (s *Session) setSetting(name, value string, local bool) error {
 		}
 		value = "UTF8"
 	case "standard_conforming_strings":
-		if b, ok := parseBool(value); !ok || !b {
+		if b, ok := types.ParseBool(value); !ok || !b {
 			return pgerror.NotSupported("standard_conforming_strings can only be on")
 		}
 		value = "on"

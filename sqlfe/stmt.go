@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -19,7 +21,7 @@ type Stmt struct {
 	SQL    string // the statement's text
 	node   *pg.Node
 	loc    int32 // offset of the statement in the query string it came from
-	params []Type
+	params []types.Type
 	p      *plan
 	gen    uint64
 	simple bool // from Parse, not Prepare: no parameter can be bound
@@ -31,9 +33,9 @@ type Stmt struct {
 
 // Result is what a statement returns.
 type Result struct {
-	Cols []Column  // nil: the statement returns no rows (no RowDescription)
-	Rows [][]Value // full rows, in order
-	Tag  string    // the command tag (SELECT 3, INSERT 0 1, ...)
+	Cols []Column        // nil: the statement returns no rows (no RowDescription)
+	Rows [][]types.Value // full rows, in order
+	Tag  string          // the command tag (SELECT 3, INSERT 0 1, ...)
 }
 
 // plan is an analysed statement.
@@ -41,7 +43,7 @@ type plan struct {
 	cols  []Column
 	ctl   bool // transaction control: runs outside the implicit-transaction handling
 	usesT bool // reads or writes through the transaction
-	run   func(ctx context.Context, s *Session, params []Value) (*Result, error)
+	run   func(ctx context.Context, s *Session, params []types.Value) (*Result, error)
 	// for EXPLAIN: the general query path's plan, or a one-table SELECT's
 	// drawing of itself
 	root    relNode
@@ -108,7 +110,7 @@ func (s *Session) Prepare(sql string, paramOIDs []uint32) (*Stmt, error) {
 	st := sts[0]
 	st.simple = false
 	for _, oid := range paramOIDs {
-		st.params = append(st.params, TypeForOID(oid))
+		st.params = append(st.params, types.TypeForOID(oid))
 	}
 	st.declared = paramOIDs
 	if _, err := s.planFor(st); err != nil {
@@ -118,7 +120,7 @@ func (s *Session) Prepare(sql string, paramOIDs []uint32) (*Stmt, error) {
 }
 
 // ParamTypes are the statement's parameter types (after analysis).
-func (st *Stmt) ParamTypes() []Type { return st.params }
+func (st *Stmt) ParamTypes() []types.Type { return st.params }
 
 // ParamOIDs are the parameter types as ParameterDescription reports them:
 // a type the client declared, as declared (varchar stays 1043, smallint
@@ -127,7 +129,7 @@ func (st *Stmt) ParamOIDs() []uint32 {
 	out := make([]uint32, len(st.params))
 	for i, t := range st.params {
 		out[i] = t.OID()
-		if i < len(st.declared) && st.declared[i] != 0 && TypeForOID(st.declared[i]) == t {
+		if i < len(st.declared) && st.declared[i] != 0 && types.TypeForOID(st.declared[i]) == t {
 			out[i] = st.declared[i]
 		}
 	}
@@ -136,18 +138,18 @@ func (st *Stmt) ParamOIDs() []uint32 {
 
 // ParseParam converts parameter i's value in the given format (1: binary)
 // to a Value of its type.
-func (st *Stmt) ParseParam(i int, binaryFormat bool, p []byte) (Value, error) {
+func (st *Stmt) ParseParam(i int, binaryFormat bool, p []byte) (types.Value, error) {
 	t := st.params[i]
 	if !binaryFormat {
-		return ParseText(t, string(p))
+		return types.ParseText(t, string(p))
 	}
-	if i < len(st.declared) && st.declared[i] == OIDInt2 && t == TInt4 {
+	if i < len(st.declared) && st.declared[i] == types.OIDInt2 && t == types.TInt4 {
 		if len(p) != 2 {
-			return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type smallint")
+			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type smallint")
 		}
-		return Int4(int32(int16(uint16(p[0])<<8 | uint16(p[1])))), nil
+		return types.Int4(int32(int16(uint16(p[0])<<8 | uint16(p[1])))), nil
 	}
-	return ParseBinary(t, p)
+	return types.ParseBinary(t, p)
 }
 
 // Describe returns the result columns of st (nil: no rows).
@@ -165,7 +167,7 @@ func (s *Session) planFor(st *Stmt) (*plan, error) {
 	if st.p != nil && st.gen == gen && s.pending == nil && !st.p.volatile {
 		return st.p, nil
 	}
-	params := append([]Type(nil), st.params...)
+	params := append([]types.Type(nil), st.params...)
 	p, err := s.analyze(st.node, &params)
 	if err != nil {
 		return nil, err // parse-tree locations are offsets in the whole query string already
@@ -176,8 +178,8 @@ func (s *Session) planFor(st *Stmt) (*plan, error) {
 		return nil, pgerror.Errorf(pgerror.CodeUndefinedParameter, "there is no parameter $%d", n).At(loc)
 	}
 	for i, t := range params {
-		if t == TUnknown {
-			params[i] = TText
+		if t == types.TUnknown {
+			params[i] = types.TText
 		}
 	}
 	st.params, st.p, st.gen = params, p, gen
@@ -227,7 +229,7 @@ func isTxnExit(n *pg.Node) bool {
 // Execute runs st with params under ctx (cancelled by the connection on a
 // CancelRequest or close). statement_timeout applies here. On error the
 // transaction is rolled back (inside BEGIN the block becomes failed).
-func (s *Session) Execute(ctx context.Context, st *Stmt, params []Value) (*Result, error) {
+func (s *Session) Execute(ctx context.Context, st *Stmt, params []types.Value) (*Result, error) {
 	if s.block == blkFailed && !isTxnExit(st.node) {
 		return nil, pgerror.Errorf(pgerror.CodeInFailedTx, "current transaction is aborted, commands ignored until end of transaction block")
 	}
@@ -282,7 +284,7 @@ var stmtNames = map[string]string{
 	"GrantStmt": "GRANT", "CreateRoleStmt": "CREATE ROLE", "CommentStmt": "COMMENT", "ReindexStmt": "REINDEX",
 }
 
-func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
+func (s *Session) analyze(n *pg.Node, params *[]types.Type) (*plan, error) {
 	switch {
 	case n.GetSelectStmt() != nil:
 		return s.planSelect(n.GetSelectStmt(), params)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -44,7 +46,7 @@ func (s *Session) planTruncate(st *pg.TruncateStmt) (*plan, error) {
 		rvs = append(rvs, rv)
 	}
 	cascade := st.Behavior == pg.DropBehavior_DROP_CASCADE
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
 			return nil, err
@@ -203,7 +205,7 @@ func unlinkRows(ctx context.Context, tx *tupled.Tx, t *Table, in map[string]bool
 		if err != nil {
 			return engineError(err, t)
 		}
-		row := make([]Value, len(t.Cols))
+		row := make([]types.Value, len(t.Cols))
 		for _, r := range batch {
 			if err := decodeRow(t, r.k, r.v, row); err != nil {
 				return err
@@ -211,7 +213,7 @@ func unlinkRows(ctx context.Context, tx *tupled.Tx, t *Table, in map[string]bool
 			changed := false
 			for _, c := range cols {
 				if !row[c].Null {
-					row[c], changed = Null(t.Cols[c].Type), true
+					row[c], changed = types.Null(t.Cols[c].Type), true
 				}
 			}
 			if changed {

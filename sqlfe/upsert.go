@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -28,7 +30,7 @@ type onConflict struct {
 // planOnConflict compiles st's ON CONFLICT clause for table t, with
 // PostgreSQL's errors: DO UPDATE needs a conflict target, which must be the
 // primary key (42P10 otherwise; 42704 for an unknown constraint name).
-func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]Type) (*onConflict, error) {
+func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]types.Type) (*onConflict, error) {
 	oc := st.OnConflictClause
 	if oc == nil {
 		return nil, nil
@@ -70,11 +72,11 @@ func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]Type) (*
 	}
 	out.sets = sets
 	if oc.WhereClause != nil {
-		w, err := c.compile(oc.WhereClause, TBool)
+		w, err := c.compile(oc.WhereClause, types.TBool)
 		if err != nil {
 			return nil, err
 		}
-		if w.typ() != TBool {
+		if w.typ() != types.TBool {
 			return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
 		}
 		out.where = w
@@ -91,9 +93,9 @@ type upsertState struct {
 // insert inserts row (encoded key and value) or acts on the conflict. It
 // returns the row the statement inserted or updated (for RETURNING and the
 // count), or nil when it did nothing.
-func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *upsertState, key []byte, row []Value) ([]Value, error) {
+func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *upsertState, key []byte, row []types.Value) ([]types.Value, error) {
 	t := oc.t
-	var result []Value
+	var result []types.Value
 	var cbErr error
 	var onConflictFn func(ekey, existing []byte) ([]byte, bool)
 	target := key // the row inserted or updated
@@ -113,12 +115,12 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 					Hint: "Ensure that no rows proposed for insertion within the same command have duplicate constrained values."}
 				return nil, false
 			}
-			old := make([]Value, len(t.Cols))
+			old := make([]types.Value, len(t.Cols))
 			if err := decodeRow(t, key, existing, old); err != nil {
 				cbErr = err
 				return nil, false
 			}
-			e.row = append(append(make([]Value, 0, 2*len(t.Cols)), old...), row...)
+			e.row = append(append(make([]types.Value, 0, 2*len(t.Cols)), old...), row...)
 			if oc.where != nil {
 				ok, err := truthy(oc.where, e)
 				if err != nil {
@@ -129,11 +131,11 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 					return nil, false
 				}
 			}
-			nr := append([]Value(nil), old...)
+			nr := append([]types.Value(nil), old...)
 			for _, si := range oc.sets {
 				v, err := si.x.eval(e)
 				if err == nil && v.T != t.Cols[si.col].Type {
-					v, err = castValue(v, t.Cols[si.col].Type)
+					v, err = types.Cast(v, t.Cols[si.col].Type)
 				}
 				if err != nil {
 					cbErr = err

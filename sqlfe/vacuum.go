@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -40,7 +42,7 @@ func (s *Session) planVacuum(st *pg.VacuumStmt) (*plan, error) {
 	if st.IsVacuumcmd {
 		tag = "VACUUM"
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		if st.IsVacuumcmd && s.block != blkNone {
 			return nil, pgerror.Errorf(pgerror.CodeActiveTx, "VACUUM cannot run inside a transaction block")
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	"github.com/tupled/tupled"
@@ -125,17 +127,17 @@ func TestEncodingChecks(t *testing.T) {
 	mustFail(t, s, "SELECT 1\x00; SELECT 2", pgerror.CodeCharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0x00`)
 	mustRun(t, s, "SELECT 'é€😀'", "é€😀\nSELECT 1")
 	for _, p := range []string{"a\x00b", "\xff", "\xed\xa0\x80" /* a surrogate */} {
-		if _, err := ParseText(TText, p); err == nil || ToError(err).Code != pgerror.CodeCharacterNotInRepertoire {
+		if _, err := types.ParseText(types.TText, p); err == nil || ToError(err).Code != pgerror.CodeCharacterNotInRepertoire {
 			t.Fatalf("ParseText(%q): %v", p, err)
 		}
-		if _, err := ParseText(TInt4, p); err == nil || ToError(err).Code != pgerror.CodeCharacterNotInRepertoire {
+		if _, err := types.ParseText(types.TInt4, p); err == nil || ToError(err).Code != pgerror.CodeCharacterNotInRepertoire {
 			t.Fatalf("ParseText(int4, %q): %v", p, err)
 		}
-		if _, err := ParseBinary(TText, []byte(p)); err == nil || ToError(err).Code != pgerror.CodeCharacterNotInRepertoire {
+		if _, err := types.ParseBinary(types.TText, []byte(p)); err == nil || ToError(err).Code != pgerror.CodeCharacterNotInRepertoire {
 			t.Fatalf("ParseBinary(%q): %v", p, err)
 		}
 	}
-	if v, err := ParseText(TText, "é"); err != nil || v.S != "é" {
+	if v, err := types.ParseText(types.TText, "é"); err != nil || v.S != "é" {
 		t.Fatal(v, err)
 	}
 }
@@ -205,7 +207,7 @@ func TestEngineSQLStatePassThrough(t *testing.T) {
 	for _, err := range []error{tupled.ErrIO, tupled.ErrInvalid, tupled.ErrReadOnly, tupled.ErrSerialization} {
 		wrapped := fmt.Errorf("key of 40000 bytes: %w", err)
 		tbl := &Table{Name: "t"}
-		for _, e := range []*pgerror.Error{ToError(wrapped), engineError(wrapped, tbl), ToError(dupKeyError(wrapped, tbl, []Value{Int4(1)}))} {
+		for _, e := range []*pgerror.Error{ToError(wrapped), engineError(wrapped, tbl), ToError(dupKeyError(wrapped, tbl, []types.Value{types.Int4(1)}))} {
 			if e.Code != tupled.SQLState(err) || e.Message != wrapped.Error() {
 				t.Fatalf("%v: got %s %q", err, e.Code, e.Message)
 			}
@@ -230,7 +232,7 @@ func TestSimpleQueryParameter(t *testing.T) {
 	if perr != nil {
 		t.Fatal(perr)
 	}
-	res, xerr := s.Execute(t.Context(), st, []Value{Int4(41)})
+	res, xerr := s.Execute(t.Context(), st, []types.Value{types.Int4(41)})
 	if xerr != nil || res.Rows[0][0].I != 42 {
 		t.Fatal(res, xerr)
 	}

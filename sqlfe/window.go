@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -29,7 +31,7 @@ type winSpec struct {
 	agg       *aggSpec // an aggregate over the window, or nil
 	partition []expr
 	order     []sortKey
-	t         Type
+	t         types.Type
 }
 
 // winCtx collects a query's window calls.
@@ -41,14 +43,14 @@ type winCtx struct {
 type winColumn struct {
 	w *winCtx
 	k int
-	t Type
+	t types.Type
 }
 
-func (c *winColumn) eval(e *env) (Value, error) {
+func (c *winColumn) eval(e *env) (types.Value, error) {
 	return e.row[len(e.row)-len(c.w.specs)+c.k], nil
 }
-func (c *winColumn) typ() Type    { return c.t }
-func (c *winColumn) kids() []expr { return nil }
+func (c *winColumn) typ() types.Type { return c.t }
+func (c *winColumn) kids() []expr    { return nil }
 
 const frameOptionNonDefault = 0x1
 
@@ -70,7 +72,7 @@ func (c *compiler) windowCall(f *pg.FuncCall) (expr, error) {
 	in.clause = "window function calls" // nested window calls: 42P20
 	sp := &winSpec{name: name}
 	for _, p := range w.PartitionClause {
-		x, err := in.compile(p, TUnknown)
+		x, err := in.compile(p, types.TUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +80,7 @@ func (c *compiler) windowCall(f *pg.FuncCall) (expr, error) {
 	}
 	for _, o := range w.OrderClause {
 		sb := o.GetSortBy()
-		x, err := in.compile(sb.Node, TUnknown)
+		x, err := in.compile(sb.Node, types.TUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +92,7 @@ func (c *compiler) windowCall(f *pg.FuncCall) (expr, error) {
 		if len(f.Args) > 0 || f.AggStar {
 			return nil, noSuchFunc(f, nil)
 		}
-		sp.t = TInt8
+		sp.t = types.TInt8
 	default:
 		if !aggNames[name] || name == "array_agg" {
 			return nil, pgerror.NotSupported("window function %s is not supported", name).At(f.Location)
@@ -131,20 +133,20 @@ func (n *windowNode) explain(w *strings.Builder, depth int) {
 	n.in.explain(w, depth+1)
 }
 
-func (n *windowNode) run(q *qctx, fn func(row []Value) error) error {
-	var rows [][]Value
+func (n *windowNode) run(q *qctx, fn func(row []types.Value) error) error {
+	var rows [][]types.Value
 	nw := len(n.w.specs)
-	if err := n.in.run(q, func(row []Value) error {
-		r := make([]Value, len(row), len(row)+nw)
+	if err := n.in.run(q, func(row []types.Value) error {
+		r := make([]types.Value, len(row), len(row)+nw)
 		copy(r, row)
 		rows = append(rows, r)
 		return nil
 	}); err != nil {
 		return err
 	}
-	vals := make([][]Value, len(rows))
+	vals := make([][]types.Value, len(rows))
 	for i := range vals {
-		vals[i] = make([]Value, nw)
+		vals[i] = make([]types.Value, nw)
 	}
 	e := q.env(nil)
 	order := make([]int, len(rows))
@@ -152,7 +154,7 @@ func (n *windowNode) run(q *qctx, fn func(row []Value) error) error {
 		// partition and order keys of each row
 		type keyed struct {
 			part string
-			ord  []Value
+			ord  []types.Value
 		}
 		keys := make([]keyed, len(rows))
 		var kb []byte
@@ -218,7 +220,7 @@ func (n *windowNode) run(q *qctx, fn func(row []Value) error) error {
 
 // fill computes spec k's value for the rows of one partition (part, in
 // window order).
-func (sp *winSpec) fill(part []int, rows, vals [][]Value, k int, peer func(a, b int) bool, ordered bool, e *env) error {
+func (sp *winSpec) fill(part []int, rows, vals [][]types.Value, k int, peer func(a, b int) bool, ordered bool, e *env) error {
 	if sp.agg == nil {
 		rank, dense := int64(0), int64(0)
 		for j, i := range part {
@@ -227,11 +229,11 @@ func (sp *winSpec) fill(part []int, rows, vals [][]Value, k int, peer func(a, b 
 			}
 			switch sp.name {
 			case "row_number":
-				vals[i][k] = Int8(int64(j + 1))
+				vals[i][k] = types.Int8(int64(j + 1))
 			case "rank":
-				vals[i][k] = Int8(rank)
+				vals[i][k] = types.Int8(rank)
 			default:
-				vals[i][k] = Int8(dense)
+				vals[i][k] = types.Int8(dense)
 			}
 		}
 		return nil

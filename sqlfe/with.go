@@ -3,6 +3,8 @@ package sqlfe
 import (
 	"context"
 
+	"github.com/tupled/tupled/sql/types"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -27,7 +29,7 @@ import (
 // queries are all SELECTs is recursive.go's.
 
 // planWith plans a SELECT with a WITH clause; st is not modified.
-func (s *Session) planWith(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (*plan, error) {
+func (s *Session) planWith(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (*plan, error) {
 	w := st.WithClause
 	if allSelectCTEs(w) {
 		return s.planQuery(st, params, keepUnknown) // recursive.go: WITH queries that are SELECTs
@@ -65,7 +67,7 @@ func (s *Session) planWith(st *pg.SelectStmt, params *[]Type, keepUnknown bool) 
 	if err != nil {
 		return nil, err
 	}
-	return &plan{cols: mp.cols, usesT: true, run: func(ctx context.Context, s *Session, pv []Value) (*Result, error) {
+	return &plan{cols: mp.cols, usesT: true, run: func(ctx context.Context, s *Session, pv []types.Value) (*Result, error) {
 		res, err := mp.run(ctx, s, pv)
 		if err != nil {
 			return nil, err

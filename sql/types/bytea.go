@@ -1,4 +1,4 @@
-package sqlfe
+package types
 
 import (
 	"encoding/base64"
@@ -8,57 +8,17 @@ import (
 	"unicode/utf8"
 
 	"github.com/tupled/tupled/sql/pgerror"
-
-	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
-// bytea: a byte string, held in S as its bytes, which sort as PostgreSQL's
-// byteacmp (memcmp, then length) orders them, so a bytea can be a key and
-// compares by S. Output is the hex format (\x0102), PostgreSQL 15's default
-// bytea_output; input takes the hex format (whitespace between digit
-// pairs) and the escape format (\\ a backslash, \ooo an octal byte, other
-// bytes themselves), as byteain does. On the wire in binary: the bytes
-// (OID 17). Functions: length and octet_length, encode and decode (hex,
-// base64, escape), and bytea || bytea.
-
+// OIDBytea is bytea's type OID.
 const OIDBytea = 17
 
 func init() {
-	extTypes[TBytea] = &extType{name: "bytea", typname: "bytea", oid: OIDBytea, size: -1, key: true,
+	ExtTypes[TBytea] = &extType{Name: "bytea", Typname: "bytea", OID: OIDBytea, Size: -1, key: true,
 		parse:     parseBytea,
 		out:       func(v Value) string { return `\x` + hex.EncodeToString([]byte(v.S)) },
 		appendBin: func(dst []byte, v Value) []byte { return append(dst, v.S...) },
 		parseBin:  func(b []byte) (Value, error) { return Value{T: TBytea, S: string(b)}, nil },
-	}
-}
-
-func init() {
-	// length and octet_length of a bytea count its bytes; of a string,
-	// characters and bytes as text's (builtins' length, strfuncs.go)
-	for name, text := range map[string]polyFunc{
-		"length":       strictText("length", TInt4, 1, func(a []Value) (Value, error) { return Int4(int32(utf8.RuneCountInString(a[0].S))), nil }),
-		"octet_length": strictText("octet_length", TInt4, 1, func(a []Value) (Value, error) { return Int4(int32(len(a[0].S))), nil }),
-	} {
-		polyFuncs[name] = func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-			if len(args) == 1 && args[0].typ() == TBytea {
-				return strict(name, TInt4, args, func(a []Value) (Value, error) { return Int4(int32(len(a[0].S))), nil }), nil
-			}
-			return text(c, f, args)
-		}
-	}
-	polyFuncs["encode"] = func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-		xs, err := wantTypes(c, f, args, TBytea, TText)
-		if err != nil {
-			return nil, err
-		}
-		return strict("encode", TText, xs, func(a []Value) (Value, error) { return encodeBytes(a[0].S, a[1].S) }), nil
-	}
-	polyFuncs["decode"] = func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-		xs, err := wantTypes(c, f, args, TText, TText)
-		if err != nil {
-			return nil, err
-		}
-		return strict("decode", TBytea, xs, func(a []Value) (Value, error) { return decodeBytes(a[0].S, a[1].S) }), nil
 	}
 }
 
@@ -121,8 +81,8 @@ func unescapeBytes(s string) (string, bool) {
 
 func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 
-// encodeBytes is encode(bytea, format).
-func encodeBytes(b, format string) (Value, error) {
+// EncodeBytes is encode(bytea, format).
+func EncodeBytes(b, format string) (Value, error) {
 	switch strings.ToLower(format) {
 	case "hex":
 		return Text(hex.EncodeToString([]byte(b))), nil
@@ -156,8 +116,8 @@ func encodeBytes(b, format string) (Value, error) {
 	return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unrecognized encoding: %q", format)
 }
 
-// decodeBytes is decode(text, format).
-func decodeBytes(s, format string) (Value, error) {
+// DecodeBytes is decode(text, format).
+func DecodeBytes(s, format string) (Value, error) {
 	switch strings.ToLower(format) {
 	case "hex":
 		v, err := parseBytea(`\x` + s)
@@ -185,26 +145,4 @@ func decodeBytes(s, format string) (Value, error) {
 		return Value{T: TBytea, S: b}, nil
 	}
 	return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unrecognized encoding: %q", format)
-}
-
-// byteaConcat compiles bytea || bytea (an untyped side is bytea); ok is
-// false when neither side is a bytea or one is text (then || is text's).
-func (c *compiler) byteaConcat(l, r expr) (expr, bool, error) {
-	lt, rt := l.typ(), r.typ()
-	if !(lt == TBytea && (rt == TBytea || rt == TUnknown) || rt == TBytea && lt == TUnknown) {
-		return nil, false, nil
-	}
-	l, err := c.coerce(l, TBytea)
-	if err != nil {
-		return nil, true, err
-	}
-	if r, err = c.coerce(r, TBytea); err != nil {
-		return nil, true, err
-	}
-	return &funcExpr{name: "byteacat", t: TBytea, args: []expr{l, r}, fn: func(_ *env, a []Value) (Value, error) {
-		if a[0].Null || a[1].Null {
-			return Null(TBytea), nil
-		}
-		return Value{T: TBytea, S: a[0].S + a[1].S}, nil
-	}}, true, nil
 }

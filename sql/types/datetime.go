@@ -1,4 +1,4 @@
-package sqlfe
+package types
 
 import (
 	"encoding/binary"
@@ -10,21 +10,6 @@ import (
 
 	"github.com/tupled/tupled/sql/pgerror"
 )
-
-// date and timestamp with time zone, beside timestamp.go's timestamp.
-//
-// A date is held in S as PostgreSQL prints it with DateStyle ISO
-// (2024-01-15); a timestamptz as the instant printed in UTC with its
-// offset (2024-01-15 10:00:00+00). PostgreSQL prints a timestamptz in the
-// session's TimeZone; this layer prints it in UTC whatever TimeZone says
-// (the default here, and the same instant either way: clients parse the
-// offset). Input takes the ISO forms with the date's fields separated by -
-// or / and one-digit months, days and hours (2024-1-5 7:05), and for a
-// timestamptz an offset (+02, -05:30, Z, UTC) — without one, UTC. On the
-// wire in binary: a date is days since 2000-01-01 (int4), a timestamptz
-// microseconds since 2000-01-01 00:00 UTC (int8), as PostgreSQL sends
-// them. BC dates, infinities and the named forms (now, today, epoch) are
-// not implemented (0A000).
 
 var (
 	dateLayouts = []string{"2006-1-2"}
@@ -86,8 +71,6 @@ func rangeError(s string) error {
 		Hint: `Perhaps you need a different "datestyle" setting.`}
 }
 
-// ---- timestamptz ----
-
 func parseTimestamptz(s string) (time.Time, error) {
 	t := strings.TrimSpace(s)
 	off := 0
@@ -144,11 +127,12 @@ func formatTimestamptz(v time.Time) string {
 	return v.UTC().Format("2006-01-02 15:04:05.999999") + "+00"
 }
 
-func timestamptzValue(v time.Time) Value { return Value{T: TTimestamptz, S: formatTimestamptz(v)} }
+// TimestamptzValue is the timestamptz of instant v.
+func TimestamptzValue(v time.Time) Value { return Value{T: TTimestamptz, S: formatTimestamptz(v)} }
 
-// instant reads a timestamp or timestamptz value (a timestamp as UTC, the
+// Instant reads a timestamp or timestamptz value (a timestamp as UTC, the
 // session's zone here).
-func instant(v Value) time.Time {
+func Instant(v Value) time.Time {
 	var t time.Time
 	var err error
 	switch v.T {
@@ -164,8 +148,6 @@ func instant(v Value) time.Time {
 	}
 	return t
 }
-
-// ---- date ----
 
 func parseDate(s string) (time.Time, error) {
 	t := normDateTime(s)
@@ -190,9 +172,8 @@ func dateError(err error, s string) error {
 	return err
 }
 
-func dateValue(v time.Time) Value { return Value{T: TDate, S: v.Format("2006-01-02")} }
-
-// ---- binary forms ----
+// DateValue is the date of v's calendar day.
+func DateValue(v time.Time) Value { return Value{T: TDate, S: v.Format("2006-01-02")} }
 
 func appendDateBinary(dst []byte, s string) []byte {
 	v, err := parseDateTime(s, "date")
@@ -207,7 +188,7 @@ func parseDateBinary(b []byte) (Value, error) {
 		return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type date")
 	}
 	days := int32(binary.BigEndian.Uint32(b))
-	return dateValue(pgEpoch.AddDate(0, 0, int(days))), nil
+	return DateValue(pgEpoch.AddDate(0, 0, int(days))), nil
 }
 
 func appendTimestamptzBinary(dst []byte, s string) []byte {
@@ -223,90 +204,35 @@ func parseTimestamptzBinary(b []byte) (Value, error) {
 		return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type timestamp with time zone")
 	}
 	us := int64(binary.BigEndian.Uint64(b))
-	return timestamptzValue(time.UnixMicro(us + pgEpoch.UnixMicro())), nil
+	return TimestamptzValue(time.UnixMicro(us + pgEpoch.UnixMicro())), nil
 }
-
-// ---- casts among the date/time types ----
 
 // castDateTime converts between date, timestamp and timestamptz (the
 // session's zone being UTC); ok is false for other pairs.
 func castDateTime(v Value, t Type) (Value, bool) {
-	if !isDateTime(v.T) || !isDateTime(t) {
+	if !IsDateTime(v.T) || !IsDateTime(t) {
 		return Value{}, false
 	}
-	x := instant(v)
+	x := Instant(v)
 	switch t {
 	case TDate:
-		return dateValue(x), true
+		return DateValue(x), true
 	case TTimestamp:
-		return timestampValue(x), true
+		return TimestampValue(x), true
 	}
-	return timestamptzValue(x), true
+	return TimestamptzValue(x), true
 }
 
-func isDateTime(t Type) bool { return t == TDate || t == TTimestamp || t == TTimestamptz }
-
-// ---- functions and arithmetic ----
-
-// dateArith is date + integer, date - integer (a date) and date - date
-// (an integer: the days between).
-type dateArith struct {
-	op   byte
-	l, r expr
-	t    Type
-}
-
-func (d *dateArith) typ() Type    { return d.t }
-func (d *dateArith) kids() []expr { return []expr{d.l, d.r} }
-func (d *dateArith) eval(e *env) (Value, error) {
-	a, err := d.l.eval(e)
-	if err != nil {
-		return a, err
-	}
-	b, err := d.r.eval(e)
-	if err != nil {
-		return b, err
-	}
-	if a.Null || b.Null {
-		return Null(d.t), nil
-	}
-	if d.t == TInt4 {
-		return Int4(int32(instant(a).Sub(instant(b)).Hours() / 24)), nil
-	}
-	if a.T != TDate {
-		a, b = b, a // integer + date
-	}
-	n := b.I
-	if d.op == '-' {
-		n = -n
-	}
-	r := instant(a).AddDate(0, 0, int(n))
-	if r.Year() > 5874897 || r.Year() < 1 {
-		return Value{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "date out of range")
-	}
-	return dateValue(r), nil
-}
-
-// dateOp compiles + and - with a date; ok is false when neither side is
-// one.
-func dateOp(op string, l, r expr) (expr, bool, error) {
-	lt, rt := l.typ(), r.typ()
-	switch {
-	case op == "-" && lt == TDate && rt == TDate:
-		return &dateArith{op: '-', l: l, r: r, t: TInt4}, true, nil
-	case (op == "+" || op == "-") && lt == TDate && isInt(rt):
-		return &dateArith{op: op[0], l: l, r: &castExpr{arg: r, t: TInt4}, t: TDate}, true, nil
-	case op == "+" && isInt(lt) && rt == TDate:
-		return &dateArith{op: '+', l: &castExpr{arg: l, t: TInt4}, r: r, t: TDate}, true, nil
-	}
-	return nil, false, nil
-}
+// IsDateTime reports whether t is date, timestamp or timestamptz.
+func IsDateTime(t Type) bool { return t == TDate || t == TTimestamp || t == TTimestamptz }
 
 // datetimeFields are the fields extract and date_trunc know, in
 // date_trunc's order of precision.
-var truncUnits = map[string]int{"microseconds": 0, "milliseconds": 1, "second": 2, "minute": 3, "hour": 4, "day": 5, "week": 6, "month": 7, "quarter": 8, "year": 9, "decade": 10, "century": 11, "millennium": 12}
+var TruncUnits = map[string]int{"microseconds": 0, "milliseconds": 1, "second": 2, "minute": 3, "hour": 4, "day": 5, "week": 6, "month": 7, "quarter": 8, "year": 9, "decade": 10, "century": 11, "millennium": 12}
 
-func truncTime(t time.Time, unit string) (time.Time, bool) {
+// TruncTime is date_trunc: t truncated to unit ("hour", "month", ...);
+// false for a unit PostgreSQL does not know.
+func TruncTime(t time.Time, unit string) (time.Time, bool) {
 	y, m, d := t.Date()
 	switch unit {
 	case "microseconds":
@@ -340,10 +266,10 @@ func truncTime(t time.Time, unit string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// extractField is extract(field FROM v) as PostgreSQL 15 computes it: a
+// ExtractField is extract(field FROM v) as PostgreSQL 15 computes it: a
 // numeric.
-func extractField(field string, v Value) (Value, error) {
-	t := instant(v)
+func ExtractField(field string, v Value) (Value, error) {
+	t := Instant(v)
 	num := func(i int64) (Value, error) { return Value{T: TNumeric, S: strconv.FormatInt(i, 10)}, nil }
 	y, m, d := t.Date()
 	switch field {
@@ -366,7 +292,7 @@ func extractField(field string, v Value) (Value, error) {
 			break
 		}
 		us := int64(t.Second())*1e6 + int64(t.Nanosecond()/1000)
-		return decimal{u: bigInt(us), scale: 6}.value(), nil
+		return decimal{Unscaled: bigInt(us), Scale: 6}.Value(), nil
 	case "dow":
 		return num(int64(t.Weekday()))
 	case "isodow":
@@ -392,9 +318,9 @@ func extractField(field string, v Value) (Value, error) {
 		if v.T == TDate {
 			return num(us / 1e6)
 		}
-		return decimal{u: bigInt(us), scale: 6}.value(), nil
+		return decimal{Unscaled: bigInt(us), Scale: 6}.Value(), nil
 	}
-	if _, known := truncUnits[field]; known || field == "dow" || field == "doy" || field == "epoch" {
+	if _, known := TruncUnits[field]; known || field == "dow" || field == "doy" || field == "epoch" {
 		return Value{}, pgerror.Errorf(pgerror.CodeFeatureNotSupp, "unit %q not supported for type %s", field, v.T)
 	}
 	return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unit %q not recognized for type %s", field, v.T)

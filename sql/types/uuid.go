@@ -1,24 +1,17 @@
-package sqlfe
+package types
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"strings"
 
 	"github.com/tupled/tupled/sql/pgerror"
 )
 
-// uuid: a 128-bit identifier, held in S as PostgreSQL prints it (32
-// lower-case hex digits hyphenated 8-4-4-4-12), which sorts as the 16
-// bytes do (PostgreSQL's uuid_cmp is memcmp), so a uuid column can be a
-// key and compares by its text. Input is PostgreSQL's string_to_uuid:
-// upper or lower case, optionally in braces, with a hyphen allowed after
-// any group of four digits. On the wire in binary: the 16 bytes (OID 2950).
-
+// OIDUUID is uuid's type OID.
 const OIDUUID = 2950
 
 func init() {
-	extTypes[TUUID] = &extType{name: "uuid", typname: "uuid", oid: OIDUUID, size: 16, key: true,
+	ExtTypes[TUUID] = &extType{Name: "uuid", Typname: "uuid", OID: OIDUUID, Size: 16, key: true,
 		parse: parseUUID,
 		appendBin: func(dst []byte, v Value) []byte {
 			b, _ := hex.DecodeString(strings.ReplaceAll(v.S, "-", ""))
@@ -28,25 +21,13 @@ func init() {
 			if len(b) != 16 {
 				return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type uuid")
 			}
-			return uuidValue(b), nil
+			return UUIDValue(b), nil
 		},
 	}
 }
 
-func init() {
-	builtins["gen_random_uuid"] = builtin{nil, TUUID, func(*env, []Value) (Value, error) {
-		var b [16]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return Value{}, pgerror.Errorf(pgerror.CodeInternal, "could not generate random values: %v", err)
-		}
-		b[6] = b[6]&0x0f | 0x40 // version 4
-		b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
-		return uuidValue(b[:]), nil
-	}}
-}
-
-// uuidValue is the uuid of 16 bytes.
-func uuidValue(b []byte) Value {
+// UUIDValue is the uuid of 16 bytes.
+func UUIDValue(b []byte) Value {
 	h := hex.EncodeToString(b)
 	return Value{T: TUUID, S: h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]}
 }
@@ -85,5 +66,5 @@ func parseUUID(s string) (Value, error) {
 	if p != "" {
 		return bad()
 	}
-	return uuidValue(b[:]), nil
+	return UUIDValue(b[:]), nil
 }

@@ -1,0 +1,235 @@
+package sqlfe
+
+import (
+	"encoding/binary"
+	"math"
+	"strings"
+
+	"github.com/tupled/tupled/sql/types"
+
+	"github.com/tupled/tupled/sql/pgerror"
+
+	"github.com/tupled/tupled/keys"
+)
+
+// appendKey appends the order-preserving encoding of t's non-NULL key v in
+// t's key format: keys.AppendInt for integers, keys.AppendString for text,
+// keys.AppendBool (keyFormatTuple); or integers big-endian with the sign
+// bit flipped, text its bytes, bool one byte (keyFormatRaw). A character(n)
+// key is encoded without its trailing spaces, so that 'ab' and 'ab  ' are
+// one key, as bpchar's btree opclass has it. Byte order of the encodings
+// is the SQL order of the values.
+func appendKey(dst []byte, t *Table, v types.Value) []byte {
+	if t.KeyFormat == keyFormatTuple {
+		switch v.T {
+		case types.TBpchar:
+			return keys.AppendString(dst, types.BpcharTrim(v.S))
+		case types.TInt4, types.TInt8:
+			return keys.AppendInt(dst, v.I)
+		case types.TBool:
+			return keys.AppendBool(dst, v.I != 0)
+		}
+		return keys.AppendString(dst, v.S)
+	}
+	switch v.T {
+	case types.TBpchar:
+		return append(dst, types.BpcharTrim(v.S)...)
+	case types.TInt4:
+		return binary.BigEndian.AppendUint32(dst, uint32(int32(v.I))^(1<<31))
+	case types.TInt8:
+		return binary.BigEndian.AppendUint64(dst, uint64(v.I)^(1<<63))
+	case types.TBool:
+		return append(dst, byte(v.I))
+	}
+	return append(dst, v.S...)
+}
+
+// decodeKey is appendKey's inverse for t's key column: a character(n) key
+// gets its padding back. (A bpchar key without a length comes back without
+// trailing spaces: decodeRow restores them from the row value.)
+func decodeKey(t *Table, b []byte) (types.Value, error) {
+	c := t.Cols[t.Key]
+	if t.KeyFormat == keyFormatTuple {
+		return decodeTupleKey(c, b)
+	}
+	switch c.Type {
+	case types.TBpchar:
+		return types.Value{T: types.TBpchar, S: types.BpcharPad(string(b), c.MaxLen)}, nil
+	case types.TInt4:
+		if len(b) != 4 {
+			return types.Value{}, errCorrupt
+		}
+		return types.Int4(int32(binary.BigEndian.Uint32(b) ^ (1 << 31))), nil
+	case types.TInt8:
+		if len(b) != 8 {
+			return types.Value{}, errCorrupt
+		}
+		return types.Int8(int64(binary.BigEndian.Uint64(b) ^ (1 << 63))), nil
+	case types.TBool:
+		if len(b) != 1 {
+			return types.Value{}, errCorrupt
+		}
+		return types.Bool(b[0] != 0), nil
+	}
+	if types.ExtTypes[c.Type] != nil {
+		return types.Value{T: c.Type, S: string(b)}, nil
+	}
+	return types.Text(string(b)), nil
+}
+
+func decodeTupleKey(c Column, b []byte) (types.Value, error) {
+	r := keys.NewReader(b)
+	v, err := readKeyElem(r, c)
+	if err != nil {
+		return types.Value{}, err
+	}
+	if !r.Done() {
+		return types.Value{}, errCorrupt
+	}
+	return v, nil
+}
+
+// readKeyElem reads the next tuple element of a key as column c's value.
+func readKeyElem(r *keys.Reader, c Column) (types.Value, error) {
+	var v types.Value
+	switch c.Type {
+	case types.TInt4:
+		n, err := r.Int()
+		if err != nil || n < math.MinInt32 || n > math.MaxInt32 {
+			return types.Value{}, errCorrupt
+		}
+		v = types.Int4(int32(n))
+	case types.TInt8:
+		n, err := r.Int()
+		if err != nil {
+			return types.Value{}, errCorrupt
+		}
+		v = types.Int8(n)
+	case types.TBool:
+		x, err := r.Bool()
+		if err != nil {
+			return types.Value{}, errCorrupt
+		}
+		v = types.Bool(x)
+	default:
+		s, err := r.String()
+		if err != nil {
+			return types.Value{}, errCorrupt
+		}
+		switch {
+		case c.Type == types.TBpchar:
+			v = types.Value{T: types.TBpchar, S: types.BpcharPad(s, c.MaxLen)}
+		case types.ExtTypes[c.Type] != nil: // uuid, bytea: their S as stored
+			v = types.Value{T: c.Type, S: s}
+		default:
+			v = types.Text(s)
+		}
+	}
+	return v, nil
+}
+
+var errCorrupt = pgerror.Errorf(pgerror.CodeDataCorrupted, "stored row does not match the table's columns")
+
+// encodeRow encodes the non-key columns of row: a NULL bitmap (one bit per
+// non-key column), then each non-NULL column (int: 4 or 8 bytes big-endian,
+// bool: 1 byte, text: uvarint length + bytes), then, for each key column
+// that is a bpchar without a length (in key order), the number of trailing
+// spaces its key encoding dropped (uvarint), so that it reads back as it
+// was written.
+func encodeRow(t *Table, row []types.Value) []byte {
+	n := len(t.Cols) - t.nKeyCols()
+	out := make([]byte, (n+7)/8, (n+7)/8+8*n)
+	j := 0
+	for i, c := range t.Cols {
+		if t.isKeyCol(i) {
+			continue
+		}
+		v := row[i]
+		if v.Null {
+			out[j/8] |= 1 << (j % 8)
+			j++
+			continue
+		}
+		j++
+		switch c.Type {
+		case types.TInt4:
+			out = binary.BigEndian.AppendUint32(out, uint32(int32(v.I)))
+		case types.TInt8:
+			out = binary.BigEndian.AppendUint64(out, uint64(v.I))
+		case types.TBool:
+			out = append(out, byte(v.I))
+		default:
+			out = binary.AppendUvarint(out, uint64(len(v.S)))
+			out = append(out, v.S...)
+		}
+	}
+	for _, c := range unpaddedKeyCols(t) { // compositekey.go
+		k := row[c].S
+		out = binary.AppendUvarint(out, uint64(len(k)-len(types.BpcharTrim(k))))
+	}
+	return out
+}
+
+// decodeRow decodes a stored row (key and value) into dst (len(t.Cols)).
+func decodeRow(t *Table, key, val []byte, dst []types.Value) error {
+	if err := decodeRowKey(t, key, dst); err != nil {
+		return err
+	}
+	n := len(t.Cols) - t.nKeyCols()
+	nb := (n + 7) / 8
+	if len(val) < nb {
+		return errCorrupt
+	}
+	bitmap, p := val[:nb], val[nb:]
+	j := 0
+	for i, c := range t.Cols {
+		if t.isKeyCol(i) {
+			continue
+		}
+		if bitmap[j/8]&(1<<(j%8)) != 0 {
+			dst[i] = types.Null(c.Type)
+			j++
+			continue
+		}
+		j++
+		switch c.Type {
+		case types.TInt4:
+			if len(p) < 4 {
+				return errCorrupt
+			}
+			dst[i] = types.Int4(int32(binary.BigEndian.Uint32(p)))
+			p = p[4:]
+		case types.TInt8:
+			if len(p) < 8 {
+				return errCorrupt
+			}
+			dst[i] = types.Int8(int64(binary.BigEndian.Uint64(p)))
+			p = p[8:]
+		case types.TBool:
+			if len(p) < 1 {
+				return errCorrupt
+			}
+			dst[i] = types.Bool(p[0] != 0)
+			p = p[1:]
+		default:
+			l, k := binary.Uvarint(p)
+			if k <= 0 || uint64(len(p)-k) < l {
+				return errCorrupt
+			}
+			dst[i] = types.Value{T: c.Type, S: string(p[k : k+int(l)])}
+			p = p[k+int(l):]
+		}
+	}
+	for _, c := range unpaddedKeyCols(t) {
+		l, k := binary.Uvarint(p)
+		if k <= 0 || l > maxCharLength {
+			return errCorrupt
+		}
+		dst[c].S += strings.Repeat(" ", int(l))
+		p = p[k:]
+	}
+	if len(p) != 0 {
+		return errCorrupt
+	}
+	return nil
+}
