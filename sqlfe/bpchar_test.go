@@ -9,8 +9,6 @@ import (
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
-
-	"github.com/tupled/tupled"
 )
 
 // character(n) (bpchar), issue 10's last SQL value gap. Every expected
@@ -131,24 +129,13 @@ func TestCharKey(t *testing.T) {
 // padded).
 func TestCharReopen(t *testing.T) {
 	dir := t.TempDir()
-	open := func() (*tupled.DB, *Session) {
-		db, err := tupled.Open(dir, &tupled.Options{VacuumInterval: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := NewExecutor(context.Background(), db, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return db, eng.NewSession(1, "test", nil)
-	}
-	db, s := open()
+	db, s := newDiskSession(t, dir)
 	mustRun(t, s, "CREATE TABLE r (k char(3) PRIMARY KEY, c character(4)); INSERT INTO r VALUES ('a', 'x'), ('bc ', 'yz'), ('d', NULL)", "CREATE TABLE\nINSERT 0 3")
 	s.Close()
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, s = open()
+	db, s = newDiskSession(t, dir)
 	defer db.Close()
 	defer s.Close()
 	mustRun(t, s, "SELECT k || '|', k, c FROM r ORDER BY k DESC", "d||d  |NULL\nbc||bc |yz  \na||a  |x   \nSELECT 3")

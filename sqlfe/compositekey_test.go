@@ -166,24 +166,13 @@ func TestCompositeKeyDML(t *testing.T) {
 // and name, rows and uniqueness come back.
 func TestCompositeKeyReopen(t *testing.T) {
 	dir := t.TempDir()
-	open := func() (*tupled.DB, *Session) {
-		db, err := tupled.Open(dir, &tupled.Options{VacuumInterval: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := NewExecutor(context.Background(), db, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return db, eng.NewSession(1, "test", nil)
-	}
-	db, s := open()
+	db, s := newDiskSession(t, dir)
 	mustRun(t, s, "CREATE TABLE r (k char(2), n int, v text, CONSTRAINT r_k PRIMARY KEY (n, k)); INSERT INTO r VALUES ('a', 2, 'x'), ('b', 1, NULL), ('a', 1, 'z')", "CREATE TABLE\nINSERT 0 3")
 	s.Close()
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, s = open()
+	db, s = newDiskSession(t, dir)
 	defer db.Close()
 	defer s.Close()
 	mustRun(t, s, "SELECT * FROM r ORDER BY n, k", "a |1|z\nb |1|NULL\na |2|x\nSELECT 3")

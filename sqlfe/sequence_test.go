@@ -1,14 +1,11 @@
 package sqlfe
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
 
 	"github.com/tupled/tupled/sql/pgerror"
-
-	"github.com/tupled/tupled"
 )
 
 // Sequences are durable: a standalone sequence's definition and state, a
@@ -19,18 +16,7 @@ import (
 // against PostgreSQL.)
 func TestSequencesSurviveReopen(t *testing.T) {
 	dir := t.TempDir()
-	open := func() (*tupled.DB, *Session) {
-		db, err := tupled.Open(dir, &tupled.Options{VacuumInterval: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := NewExecutor(context.Background(), db, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return db, eng.NewSession(1, "test", nil)
-	}
-	db, s := open()
+	db, s := newDiskSession(t, dir)
 	mustRun(t, s, "CREATE SEQUENCE s INCREMENT BY 5 START 10 MAXVALUE 30", "CREATE SEQUENCE")
 	mustRun(t, s, "SELECT nextval('s'), nextval('s')", "10|15\nSELECT 1")
 	mustRun(t, s, "CREATE SEQUENCE gone", "CREATE SEQUENCE")
@@ -45,7 +31,7 @@ func TestSequencesSurviveReopen(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, s = open()
+	db, s = newDiskSession(t, dir)
 	defer db.Close()
 	defer s.Close()
 	mustFail(t, s, "SELECT currval('s')", pgerror.CodeObjectNotInState, `currval of sequence "s" is not yet defined in this session`)
