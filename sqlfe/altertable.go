@@ -118,23 +118,12 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 	}
 	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "ALTER TABLE"}
-		t := s.lookupTable(tname)
-		if t == nil {
-			if st.MissingOk {
-				s.notice("NOTICE", "00000", "relation \""+tname+"\" does not exist, skipping")
-				return res, nil
-			}
-			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname).At(st.Relation.Location)
-		}
-		tx, err := s.ensureTx(ctx)
+		t, tx, err := s.alterTableTarget(ctx, st, tname, true)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.eng.seedRowid(ctx, t); err != nil { // rowid.go: before the lock
-			return nil, err
-		}
-		if err := tx.LockTable(ctx, t.Engine, tupled.AccessExclusive, false); err != nil {
-			return nil, engineError(err, t)
+		if t == nil {
+			return res, nil // IF EXISTS
 		}
 		nt, conv, err := change(ctx, s, tx, t)
 		if err != nil || nt == nil {
@@ -146,6 +135,36 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 		return res, s.rewriteTable(ctx, tx, t, nt, conv)
 	}
 	return &plan{usesT: true, run: run}, true, nil
+}
+
+// alterTableTarget is the prologue of the ALTER TABLE forms that rewrite a
+// table or its constraints (planAlterTable, check.go's planAlterCheck):
+// the table st names — nil and no error when IF EXISTS finds none, after
+// PostgreSQL's NOTICE —, the statement's transaction, and ACCESS EXCLUSIVE
+// on the table until that transaction ends. seedRowid seeds a rowid
+// table's counter first (rowid.go), which must happen before the lock.
+func (s *Session) alterTableTarget(ctx context.Context, st *pg.AlterTableStmt, tname string, seedRowid bool) (*Table, *tupled.Tx, error) {
+	t := s.lookupTable(tname)
+	if t == nil {
+		if st.MissingOk {
+			s.notice("NOTICE", "00000", "relation \""+tname+"\" does not exist, skipping")
+			return nil, nil, nil
+		}
+		return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname).At(st.Relation.Location)
+	}
+	tx, err := s.ensureTx(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if seedRowid {
+		if err := s.eng.seedRowid(ctx, t); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := tx.LockTable(ctx, t.Engine, tupled.AccessExclusive, false); err != nil {
+		return nil, nil, engineError(err, t)
+	}
+	return t, tx, nil
 }
 
 // rewriteTable copies t's rows, converted by conv, into a new engine table

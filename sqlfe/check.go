@@ -346,20 +346,12 @@ func (s *Session) planAlterCheck(st *pg.AlterTableStmt) (*plan, bool, error) {
 	}
 	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "ALTER TABLE"}
-		t := s.lookupTable(tname)
-		if t == nil {
-			if st.MissingOk {
-				s.notice("NOTICE", "00000", "relation \""+tname+"\" does not exist, skipping")
-				return res, nil
-			}
-			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname).At(st.Relation.Location)
-		}
-		tx, err := s.ensureTx(ctx)
+		t, tx, err := s.alterTableTarget(ctx, st, tname, false)
 		if err != nil {
 			return nil, err
 		}
-		if err := tx.LockTable(ctx, t.Engine, tupled.AccessExclusive, false); err != nil {
-			return nil, engineError(err, t)
+		if t == nil {
+			return res, nil // IF EXISTS
 		}
 		nt := cloneTable(t)
 		nt.Checks = append([]CheckDef(nil), t.Checks...)
