@@ -186,16 +186,6 @@ func (c *catalog) load(ctx context.Context, db *tupled.DB) error {
 		c.byEng[t.Engine] = &t
 		return nil
 	})
-	for _, t := range c.tables {
-		if err == nil {
-			err = createIndexes(ctx, db, t) // index.go
-		}
-	}
-	for _, t := range c.tables {
-		if err == nil {
-			err = declareFKs(ctx, db, t, func(name string) *Table { return c.tables[name] }) // fk.go
-		}
-	}
 	return err
 }
 

@@ -52,7 +52,7 @@ type CheckDef struct {
 }
 
 // checkNode is the parse tree of d's expression.
-func (d CheckDef) node() (*pg.Node, error) {
+func checkNode(d CheckDef) (*pg.Node, error) {
 	sts, err := Parse(d.Expr)
 	if err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func sqlValueName(f *pg.SQLValueFunction) string {
 
 // compileCheck compiles d for the columns of t.
 func compileCheck(t *Table, d CheckDef) (expr, error) {
-	n, err := d.node()
+	n, err := checkNode(d)
 	if err != nil {
 		return nil, err
 	}
@@ -409,7 +409,7 @@ func validateCheck(ctx context.Context, tx *tupled.Tx, t *Table, d CheckDef) err
 // TABLE DROP COLUMN), as PostgreSQL does.
 func dropColumnChecks(t *Table, name string) {
 	t.Checks = slices.DeleteFunc(append([]CheckDef(nil), t.Checks...), func(d CheckDef) bool {
-		n, err := d.node()
+		n, err := checkNode(d)
 		if err != nil {
 			return false
 		}
@@ -425,7 +425,7 @@ func dropColumnChecks(t *Table, name string) {
 // checkUsesColumn reports whether a check of t names column name.
 func checkUsesColumn(t *Table, name string) bool {
 	for _, d := range t.Checks {
-		if n, err := d.node(); err == nil {
+		if n, err := checkNode(d); err == nil {
 			for _, i := range checkColumns(t, n) {
 				if t.Cols[i].Name == name {
 					return true

@@ -24,7 +24,7 @@ import (
 // checkConstraintDef is pg_get_constraintdef of check d of table t.
 func checkConstraintDef(t *Table, d CheckDef, pretty bool) string {
 	out := "CHECK (" + strings.TrimSuffix(strings.TrimPrefix(d.Expr, "SELECT "), ";") + ")"
-	if n, err := d.node(); err == nil {
+	if n, err := checkNode(d); err == nil {
 		w := &ruleWriter{t: t, pretty: pretty}
 		out = "CHECK (" + w.expr(n).s + ")"
 	}

@@ -627,10 +627,6 @@ var pgTypes = func() map[string]bool {
 	return m
 }()
 
-// maxCharLength is PostgreSQL's MaxAttrSize in characters: the largest n of
-// varchar(n) and character(n).
-const maxCharLength = 10485760
-
 // typeOfMod maps a type name of the parse tree to a Type and its modifier.
 // A name PostgreSQL does not know is 42704; one it knows that tupled does
 // not implement is 0A000.
@@ -723,8 +719,8 @@ func typeOfMod(tn *pg.TypeName) (types.Type, types.Mod, error) {
 		switch {
 		case n < 1:
 			return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "length for type %s must be at least 1", short).At(tn.Location)
-		case n > maxCharLength:
-			return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "length for type %s cannot exceed %d", short, maxCharLength).At(tn.Location)
+		case n > types.MaxCharLength:
+			return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "length for type %s cannot exceed %d", short, types.MaxCharLength).At(tn.Location)
 		}
 		m.MaxLen = int(n)
 	}

@@ -218,7 +218,7 @@ func buildSnap(m map[string]*Table, seqs map[string]*Sequence) *catSnap {
 		for i := range t.Checks { // check.go
 			d := &t.Checks[i]
 			var cols []int
-			if n, err := d.node(); err == nil {
+			if n, err := checkNode(*d); err == nil {
 				cols = checkColumns(t, n)
 			}
 			sn.cons = append(sn.cons, &catCon{name: d.Name, kind: "c", t: t, cols: cols, check: d})

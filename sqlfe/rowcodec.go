@@ -222,7 +222,7 @@ func decodeRow(t *Table, key, val []byte, dst []types.Value) error {
 	}
 	for _, c := range unpaddedKeyCols(t) {
 		l, k := binary.Uvarint(p)
-		if k <= 0 || l > maxCharLength {
+		if k <= 0 || l > types.MaxCharLength {
 			return errCorrupt
 		}
 		dst[c].S += strings.Repeat(" ", int(l))

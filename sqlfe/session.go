@@ -59,7 +59,29 @@ func NewExecutor(ctx context.Context, db *tupled.DB, opts *ExecutorOptions) (*Ex
 	if err := e.cat.load(ctx, db); err != nil {
 		return nil, fmt.Errorf("sqlfe: loading the catalog: %w", err)
 	}
+	if err := e.declareConstraints(ctx); err != nil {
+		return nil, fmt.Errorf("sqlfe: loading the catalog: %w", err)
+	}
 	return e, nil
+}
+
+// declareConstraints declares the loaded catalog's indexes and foreign
+// keys with the engine, which keeps no SQL definitions of its own: their
+// key functions and referential actions evaluate SQL expressions
+// (index.go, fk.go), so this is sqlfe's part of loading the catalog.
+func (e *Executor) declareConstraints(ctx context.Context) error {
+	tables := e.cat.tables
+	for _, t := range tables {
+		if err := createIndexes(ctx, e.db, t); err != nil { // index.go
+			return err
+		}
+	}
+	for _, t := range tables {
+		if err := declareFKs(ctx, e.db, t, func(name string) *Table { return tables[name] }); err != nil { // fk.go
+			return err
+		}
+	}
+	return nil
 }
 
 // DB returns the engine's database.

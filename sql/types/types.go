@@ -9,6 +9,10 @@ import (
 	"github.com/tupled/tupled/sql/pgerror"
 )
 
+// MaxCharLength is PostgreSQL's MaxAttrSize in characters: the largest n of
+// varchar(n) and character(n).
+const MaxCharLength = 10485760
+
 // Type is a SQL type the front end knows.
 type Type uint8
 
