@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -706,7 +708,7 @@ func tagWithCount(tag string, n int) string {
 // fieldDescs describes result columns; a column that is a table's carries
 // the table's OID and its attribute number, as PostgreSQL's do (pgjdbc
 // reads them to find a serial column's default).
-func (c *conn) fieldDescs(cols []sqlfe.Column, formats []int16) []pgproto3.FieldDescription {
+func (c *conn) fieldDescs(cols []catalog.Column, formats []int16) []pgproto3.FieldDescription {
 	fds := make([]pgproto3.FieldDescription, len(cols))
 	for i, col := range cols {
 		fds[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: col.OID(), DataTypeSize: col.Size(), TypeModifier: col.TypeModifier(), Format: formatOf(formats, i)}
@@ -730,7 +732,7 @@ func formatOf(formats []int16, i int) int16 {
 	return 0
 }
 
-func (c *conn) sendRows(rows [][]types.Value, cols []sqlfe.Column, formats []int16) {
+func (c *conn) sendRows(rows [][]types.Value, cols []catalog.Column, formats []int16) {
 	for _, r := range rows {
 		vals := make([][]byte, len(r))
 		for i, v := range r {

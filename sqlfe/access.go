@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -104,7 +106,7 @@ func analyzeAccess(where expr, key int) access {
 
 // keyBytes encodes v as a key of t, of type kt; ok is false when v cannot
 // equal any key of that type (NULL, or out of an int4 key's range).
-func keyBytes(v types.Value, t *Table, kt types.Type) ([]byte, bool) {
+func keyBytes(v types.Value, t *catalog.Table, kt types.Type) ([]byte, bool) {
 	if v.Null {
 		return nil, false
 	}
@@ -112,12 +114,12 @@ func keyBytes(v types.Value, t *Table, kt types.Type) ([]byte, bool) {
 		return nil, false
 	}
 	v.T = kt
-	return appendKey(nil, t, v), true
+	return catalog.AppendKey(nil, t, v), true
 }
 
 // bounds evaluates the access for one execution: the sorted, distinct point
 // keys, or the scan range [start, end); empty when nothing can qualify.
-func (a *access) bounds(e *env, t *Table) (points [][]byte, start, end []byte, empty bool, err error) {
+func (a *access) bounds(e *env, t *catalog.Table) (points [][]byte, start, end []byte, empty bool, err error) {
 	if a.composite {
 		return a.compositeBounds(e, t)
 	}
@@ -152,7 +154,7 @@ func (a *access) bounds(e *env, t *Table) (points [][]byte, start, end []byte, e
 		case kt == types.TInt4 && v.I < math.MinInt32:
 		default:
 			v.T = kt
-			start = appendKey(nil, t, v)
+			start = catalog.AppendKey(nil, t, v)
 			if !a.loIncl {
 				start = append(start, 0)
 			}
@@ -169,7 +171,7 @@ func (a *access) bounds(e *env, t *Table) (points [][]byte, start, end []byte, e
 		case kt == types.TInt4 && v.I > math.MaxInt32:
 		default:
 			v.T = kt
-			end = appendKey(nil, t, v)
+			end = catalog.AppendKey(nil, t, v)
 			if a.hiIncl {
 				end = append(end, 0)
 			}

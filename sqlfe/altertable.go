@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -83,13 +85,13 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
-	var change func(ctx context.Context, s *Session, tx *tupled.Tx, t *Table) (*Table, func([]types.Value) ([]types.Value, error), error)
+	var change func(ctx context.Context, s *Session, tx *tupled.Tx, t *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error)
 	switch cmd.GetSubtype() {
 	case pg.AlterTableType_AT_SetRelOptions, pg.AlterTableType_AT_ResetRelOptions:
 		if err := storageParams(cmd.Def.GetList().GetItems()); err != nil {
 			return nil, true, err
 		}
-		change = func(context.Context, *Session, *tupled.Tx, *Table) (*Table, func([]types.Value) ([]types.Value, error), error) {
+		change = func(context.Context, *Session, *tupled.Tx, *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
 			return nil, nil, nil
 		}
 	case pg.AlterTableType_AT_AddConstraint:
@@ -101,16 +103,16 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 			return nil, true, pgerror.NotSupported("PRIMARY KEY options are not supported")
 		}
 		keys := strs(c.Keys)
-		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *Table) (*Table, func([]types.Value) ([]types.Value, error), error) {
+		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
 			return s.addPrimaryKey(t, keys, c.Conname)
 		}
 	case pg.AlterTableType_AT_AddColumn:
 		cd := cmd.Def.GetColumnDef()
-		change = func(ctx context.Context, s *Session, tx *tupled.Tx, t *Table) (*Table, func([]types.Value) ([]types.Value, error), error) {
+		change = func(ctx context.Context, s *Session, tx *tupled.Tx, t *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
 			return s.addColumn(ctx, t, cd, cmd.MissingOk)
 		}
 	case pg.AlterTableType_AT_DropColumn:
-		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *Table) (*Table, func([]types.Value) ([]types.Value, error), error) {
+		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
 			return s.dropColumn(t, cmd.Name, cmd.MissingOk, cmd.Behavior == pg.DropBehavior_DROP_CASCADE)
 		}
 	default:
@@ -143,7 +145,7 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 // PostgreSQL's NOTICE —, the statement's transaction, and ACCESS EXCLUSIVE
 // on the table until that transaction ends. seedRowid seeds a rowid
 // table's counter first (rowid.go), which must happen before the lock.
-func (s *Session) alterTableTarget(ctx context.Context, st *pg.AlterTableStmt, tname string, seedRowid bool) (*Table, *tupled.Tx, error) {
+func (s *Session) alterTableTarget(ctx context.Context, st *pg.AlterTableStmt, tname string, seedRowid bool) (*catalog.Table, *tupled.Tx, error) {
 	t := s.lookupTable(tname)
 	if t == nil {
 		if st.MissingOk {
@@ -169,11 +171,11 @@ func (s *Session) alterTableTarget(ctx context.Context, st *pg.AlterTableStmt, t
 
 // rewriteTable copies t's rows, converted by conv, into a new engine table
 // for nt, and makes nt t's catalog entry.
-func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *Table, conv func([]types.Value) ([]types.Value, error)) error {
+func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *catalog.Table, conv func([]types.Value) ([]types.Value, error)) error {
 	if len(t.FKeys) > 0 || s.referenced(t) {
 		return pgerror.NotSupported("ALTER TABLE that rewrites a table with foreign keys is not supported")
 	}
-	e, err := s.eng.cat.newEngineTable(ctx, s.eng.db, t.Name)
+	e, err := s.eng.cat.NewEngineTable(ctx, s.eng.db, t.Name)
 	if err != nil {
 		return err
 	}
@@ -185,17 +187,17 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *Table,
 	row := make([]types.Value, len(t.Cols))
 	var kb []byte
 	err = tx.Scan(ctx, t.Engine, tupled.ScanOptions{}, func(k, v []byte) error {
-		if err := decodeRow(t, k, v, row); err != nil {
+		if err := catalog.DecodeRow(t, k, v, row); err != nil {
 			return err
 		}
 		out, err := conv(row)
 		if err != nil {
 			return err
 		}
-		kb = rowKey(kb[:0], nt, out)
-		if err := tx.Insert(ctx, nt.Engine, kb, encodeRow(nt, out)); err != nil {
-			if errors.Is(err, tupled.ErrDuplicateKey) && nt.hasPkey() && !t.hasPkey() {
-				return &pgerror.Error{Code: pgerror.CodeUniqueViolation, Message: fmt.Sprintf("could not create unique index %q", nt.pkeyName()),
+		kb = catalog.RowKey(kb[:0], nt, out)
+		if err := tx.Insert(ctx, nt.Engine, kb, catalog.EncodeRow(nt, out)); err != nil {
+			if errors.Is(err, tupled.ErrDuplicateKey) && nt.HasPKey() && !t.HasPKey() {
+				return &pgerror.Error{Code: pgerror.CodeUniqueViolation, Message: fmt.Sprintf("could not create unique index %q", nt.PrimaryKeyName()),
 					Detail: fmt.Sprintf("Key (%s)=(%s) is duplicated.", keyColNames(nt), keyColValues(nt, out))}
 			}
 			return dupKeyError(err, nt, out)
@@ -209,7 +211,7 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *Table,
 		}
 		return engineError(err, t)
 	}
-	if nt.hiddenKey() {
+	if nt.HiddenKey() {
 		// the rows keep their rowids: the new engine table's counter goes
 		// on from the old one's
 		s.eng.rowids.mu.Lock()
@@ -244,38 +246,39 @@ func moveSequence(ctx context.Context, tx *tupled.Tx, from, to string) error {
 }
 
 // referenced reports whether another table's foreign key references t.
-func (s *Session) referenced(t *Table) bool {
-	s.eng.cat.mu.RLock()
-	defer s.eng.cat.mu.RUnlock()
-	for _, o := range s.eng.cat.tables {
+func (s *Session) referenced(t *catalog.Table) bool {
+	found := false
+	s.eng.cat.Range(func(_ string, o *catalog.Table) bool {
 		if p, ok := s.pending[o.Name]; ok {
 			o = p
 		}
 		if o == nil {
-			continue
+			return true
 		}
 		for _, d := range o.FKeys {
 			if d.RefTable == t.Name && o.Name != t.Name {
-				return true
+				found = true
+				return false
 			}
 		}
-	}
-	return false
+		return true
+	})
+	return found
 }
 
 // cloneTable is a copy of t whose slices can change without touching t's.
-func cloneTable(t *Table) *Table {
+func cloneTable(t *catalog.Table) *catalog.Table {
 	nt := *t
-	nt.Cols = append([]Column(nil), t.Cols...)
+	nt.Cols = append([]catalog.Column(nil), t.Cols...)
 	nt.KeyCols = append([]int(nil), t.KeyCols...)
-	nt.Indexes = append([]IndexDef(nil), t.Indexes...)
-	nt.FKeys = append([]FKDef(nil), t.FKeys...)
+	nt.Indexes = append([]catalog.IndexDef(nil), t.Indexes...)
+	nt.FKeys = append([]catalog.FKDef(nil), t.FKeys...)
 	return &nt
 }
 
 // addPrimaryKey makes cols t's primary key: the hidden rowid goes.
-func (s *Session) addPrimaryKey(t *Table, cols []string, conname string) (*Table, func([]types.Value) ([]types.Value, error), error) {
-	if t.hasPkey() {
+func (s *Session) addPrimaryKey(t *catalog.Table, cols []string, conname string) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
+	if t.HasPKey() {
 		return nil, nil, pgerror.Errorf(pgerror.CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", t.Name)
 	}
 	nt := cloneTable(t)
@@ -283,7 +286,7 @@ func (s *Session) addPrimaryKey(t *Table, cols []string, conname string) (*Table
 	nt.Key, nt.KeyCols = -1, nil
 	var idx []int
 	for _, c := range cols {
-		i := nt.col(c)
+		i := nt.Col(c)
 		if i < 0 {
 			return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", c, t.Name)
 		}
@@ -322,8 +325,8 @@ func (s *Session) addPrimaryKey(t *Table, cols []string, conname string) (*Table
 
 // addColumn adds a column at the end, its DEFAULT (a constant: evaluated
 // once, as PostgreSQL does for a non-volatile default) in every row.
-func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifNotExists bool) (*Table, func([]types.Value) ([]types.Value, error), error) {
-	if t.col(cd.Colname) >= 0 {
+func (s *Session) addColumn(ctx context.Context, t *catalog.Table, cd *pg.ColumnDef, ifNotExists bool) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
+	if t.Col(cd.Colname) >= 0 {
 		if ifNotExists {
 			s.notice("NOTICE", "42701", fmt.Sprintf("column %q of relation %q already exists, skipping", cd.Colname, t.Name))
 			return nil, nil, nil
@@ -333,7 +336,7 @@ func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifN
 	if cd.CollClause != nil || cd.Identity != "" || cd.Generated != "" {
 		return nil, nil, pgerror.NotSupported("this column option in ALTER TABLE ADD COLUMN is not supported")
 	}
-	col := Column{Name: cd.Colname, NotNull: cd.IsNotNull}
+	col := catalog.Column{Name: cd.Colname, NotNull: cd.IsNotNull}
 	if _, _, ok := serialType(cd.TypeName); ok {
 		return nil, nil, pgerror.NotSupported("ALTER TABLE ADD COLUMN of a serial column is not supported")
 	}
@@ -362,11 +365,11 @@ func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifN
 	nt := cloneTable(t)
 	// the new column goes before a hidden rowid, which stays last
 	at := len(nt.Cols)
-	if t.hiddenKey() {
+	if t.HiddenKey() {
 		at--
 	}
-	nt.Cols = append(nt.Cols[:at:at], append([]Column{col}, nt.Cols[at:]...)...)
-	if t.hiddenKey() {
+	nt.Cols = append(nt.Cols[:at:at], append([]catalog.Column{col}, nt.Cols[at:]...)...)
+	if t.HiddenKey() {
 		nt.Key = len(nt.Cols) - 1
 	}
 	val := types.Null(col.Type)
@@ -399,8 +402,8 @@ func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifN
 
 // dropColumn drops a column; one an index, the primary key or a foreign
 // key uses is refused unless CASCADE could drop those (not supported).
-func (s *Session) dropColumn(t *Table, name string, ifExists, cascade bool) (*Table, func([]types.Value) ([]types.Value, error), error) {
-	i := t.col(name)
+func (s *Session) dropColumn(t *catalog.Table, name string, ifExists, cascade bool) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
+	i := t.Col(name)
 	if i < 0 || t.Cols[i].Hidden {
 		if ifExists {
 			s.notice("NOTICE", "00000", fmt.Sprintf("column %q of relation %q does not exist, skipping", name, t.Name))
@@ -408,7 +411,7 @@ func (s *Session) dropColumn(t *Table, name string, ifExists, cascade bool) (*Ta
 		}
 		return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", name, t.Name)
 	}
-	if t.isKeyCol(i) && t.hasPkey() {
+	if t.IsKeyCol(i) && t.HasPKey() {
 		return nil, nil, pgerror.NotSupported("dropping a primary-key column is not supported")
 	}
 	for _, d := range t.Indexes {
@@ -468,11 +471,11 @@ func (s *Session) planRename(st *pg.RenameStmt) (*plan, error) {
 			}
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname)
 		}
-		i := t.col(st.Subname)
+		i := t.Col(st.Subname)
 		if i < 0 || t.Cols[i].Hidden {
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q does not exist", st.Subname)
 		}
-		if j := t.col(st.Newname); j >= 0 {
+		if j := t.Col(st.Newname); j >= 0 {
 			return nil, pgerror.Errorf(pgerror.CodeDuplicateColumn, "column %q of relation %q already exists", st.Newname, t.Name)
 		}
 		if len(t.FKeys) > 0 || s.referenced(t) {

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -123,7 +125,7 @@ func init() {
 			if r == nil || r.kind != "r" || (len(parts) == 2 && parts[0] != "public") || len(parts) > 2 {
 				return types.Value{}, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", a[0].S)
 			}
-			i := r.t.col(a[1].S)
+			i := r.t.Col(a[1].S)
 			if i < 0 {
 				return types.Value{}, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", a[1].S, name)
 			}
@@ -870,7 +872,7 @@ func (a *arraySubExpr) eval(e *env) (types.Value, error) {
 // catalogRangeFunction plans the catalog functions psql calls in FROM:
 // pg_partition_ancestors(rel) [WITH ORDINALITY] (a table that is no
 // partition: itself, at depth 1).
-func (s *Session) catalogRangeFunction(rf *pg.RangeFunction, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []Column, string, bool, error) {
+func (s *Session) catalogRangeFunction(rf *pg.RangeFunction, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []catalog.Column, string, bool, error) {
 	if len(rf.Functions) != 1 || rf.IsRowsfrom || rf.Lateral || len(rf.Coldeflist) > 0 {
 		return nil, nil, "", false, nil
 	}
@@ -893,7 +895,7 @@ func (s *Session) catalogRangeFunction(rf *pg.RangeFunction, c *compiler) (func(
 	if !types.IsInt(arg.typ()) {
 		return nil, nil, "", true, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function pg_partition_ancestors(%s) does not exist", arg.typ()).At(fc.Location)
 	}
-	out := []Column{cOID("relid")}
+	out := []catalog.Column{cOID("relid")}
 	if rf.Ordinality {
 		out = append(out, cInt8("ordinality"))
 	}

@@ -34,6 +34,8 @@ import (
 	"sync"
 	"weak"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -43,23 +45,15 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// CheckDef is a CHECK constraint of a table.
-type CheckDef struct {
-	Name string `json:"name"`
-	// Expr is the expression as "SELECT expr" (deparseExpr).
-	Expr     string `json:"expr"`
-	NotValid bool   `json:"not_valid,omitempty"`
-}
-
 // checkNode is the parse tree of d's expression.
-func checkNode(d CheckDef) (*pg.Node, error) {
+func checkNode(d catalog.CheckDef) (*pg.Node, error) {
 	sts, err := Parse(d.Expr)
 	if err != nil {
 		return nil, err
 	}
 	sel := sts[0].node.GetSelectStmt()
 	if sel == nil || len(sel.TargetList) != 1 {
-		return nil, errCorrupt
+		return nil, catalog.ErrCorrupt
 	}
 	return sel.TargetList[0].GetResTarget().Val, nil
 }
@@ -126,7 +120,7 @@ func sqlValueName(f *pg.SQLValueFunction) string {
 }
 
 // compileCheck compiles d for the columns of t.
-func compileCheck(t *Table, d CheckDef) (expr, error) {
+func compileCheck(t *catalog.Table, d catalog.CheckDef) (expr, error) {
 	n, err := checkNode(d)
 	if err != nil {
 		return nil, err
@@ -153,12 +147,12 @@ type compiledCheck struct {
 // checkCache: a Table's compiled checks, dropped with the Table.
 var checkCache sync.Map // weak.Pointer[Table] → []compiledCheck
 
-func compiledChecks(t *Table) ([]compiledCheck, error) {
+func compiledChecks(t *catalog.Table) ([]compiledCheck, error) {
 	wp := weak.Make(t)
 	if v, ok := checkCache.Load(wp); ok {
 		return v.([]compiledCheck), nil
 	}
-	defs := append([]CheckDef(nil), t.Checks...)
+	defs := append([]catalog.CheckDef(nil), t.Checks...)
 	sort.SliceStable(defs, func(i, j int) bool { return defs[i].Name < defs[j].Name })
 	out := make([]compiledCheck, len(defs))
 	for i, d := range defs {
@@ -169,13 +163,13 @@ func compiledChecks(t *Table) ([]compiledCheck, error) {
 		out[i] = compiledCheck{d.Name, x}
 	}
 	if _, loaded := checkCache.LoadOrStore(wp, out); !loaded {
-		runtime.AddCleanup(t, func(k weak.Pointer[Table]) { checkCache.Delete(k) }, wp)
+		runtime.AddCleanup(t, func(k weak.Pointer[catalog.Table]) { checkCache.Delete(k) }, wp)
 	}
 	return out, nil
 }
 
 // checkConstraints evaluates t's CHECK constraints on row (checkRow).
-func checkConstraints(t *Table, row []types.Value) error {
+func checkConstraints(t *catalog.Table, row []types.Value) error {
 	if len(t.Checks) == 0 {
 		return nil
 	}
@@ -198,7 +192,7 @@ func checkConstraints(t *Table, row []types.Value) error {
 }
 
 // failingRow is a row as a Failing-row detail shows it.
-func failingRow(t *Table, row []types.Value) string {
+func failingRow(t *catalog.Table, row []types.Value) string {
 	var vals []string
 	for j, v := range row {
 		switch {
@@ -214,12 +208,12 @@ func failingRow(t *Table, row []types.Value) string {
 
 // checkColumns are the columns (indexes in t.Cols) expression n names,
 // in table order.
-func checkColumns(t *Table, n *pg.Node) []int {
+func checkColumns(t *catalog.Table, n *pg.Node) []int {
 	seen := map[int]bool{}
 	walkNodes(n, func(n *pg.Node) bool {
 		if cr := n.GetColumnRef(); cr != nil {
 			if f := strs(cr.Fields); len(f) > 0 {
-				if i := t.col(f[len(f)-1]); i >= 0 {
+				if i := t.Col(f[len(f)-1]); i >= 0 {
 					seen[i] = true
 				}
 			}
@@ -239,24 +233,24 @@ func checkColumns(t *Table, n *pg.Node) []int {
 // all known), choosing PostgreSQL's name when it has none: t_col_check
 // for an expression of one column, else t_check, with a number appended
 // while taken says the name is used.
-func newCheck(t *Table, c *pg.Constraint, taken func(string) bool) (CheckDef, error) {
+func newCheck(t *catalog.Table, c *pg.Constraint, taken func(string) bool) (catalog.CheckDef, error) {
 	if c.IsNoInherit {
-		return CheckDef{}, pgerror.NotSupported("CHECK ... NO INHERIT is not supported").At(c.Location)
+		return catalog.CheckDef{}, pgerror.NotSupported("CHECK ... NO INHERIT is not supported").At(c.Location)
 	}
 	if err := checkCheckNode(c.RawExpr); err != nil {
-		return CheckDef{}, ToError(err).At(c.Location)
+		return catalog.CheckDef{}, ToError(err).At(c.Location)
 	}
 	text, err := deparseExpr(c.RawExpr)
 	if err != nil {
-		return CheckDef{}, err
+		return catalog.CheckDef{}, err
 	}
-	d := CheckDef{Name: c.Conname, Expr: text, NotValid: c.SkipValidation}
+	d := catalog.CheckDef{Name: c.Conname, Expr: text, NotValid: c.SkipValidation}
 	if _, err := compileCheck(t, d); err != nil {
-		return CheckDef{}, err
+		return catalog.CheckDef{}, err
 	}
 	if d.Name != "" {
 		if taken(d.Name) {
-			return CheckDef{}, pgerror.Errorf("42710", "constraint %q for relation %q already exists", d.Name, t.Name)
+			return catalog.CheckDef{}, pgerror.Errorf("42710", "constraint %q for relation %q already exists", d.Name, t.Name)
 		}
 		return d, nil
 	}
@@ -287,10 +281,10 @@ func chooseName(base, suffix string, taken func(string) bool) string {
 }
 
 // tableConstraintNames are the names of t's constraints.
-func tableConstraintNames(t *Table) map[string]bool {
+func tableConstraintNames(t *catalog.Table) map[string]bool {
 	m := map[string]bool{}
-	if t.hasPkey() {
-		m[t.pkeyName()] = true
+	if t.HasPKey() {
+		m[t.PrimaryKeyName()] = true
 	}
 	for _, ix := range t.Indexes {
 		m[ix.Name] = true
@@ -305,7 +299,7 @@ func tableConstraintNames(t *Table) map[string]bool {
 }
 
 // addChecks turns CREATE TABLE's CHECK constraints into t.Checks.
-func addChecks(t *Table, cons []*pg.Constraint) error {
+func addChecks(t *catalog.Table, cons []*pg.Constraint) error {
 	for _, c := range cons {
 		names := tableConstraintNames(t)
 		d, err := newCheck(t, c, func(n string) bool { return names[n] })
@@ -338,7 +332,7 @@ func (s *Session) planAlterCheck(st *pg.AlterTableStmt) (*plan, bool, error) {
 		}
 	case pg.AlterTableType_AT_DropConstraint:
 		t := s.lookupTable(tname)
-		if t == nil || !slices.ContainsFunc(t.Checks, func(d CheckDef) bool { return d.Name == cmd.Name }) {
+		if t == nil || !slices.ContainsFunc(t.Checks, func(d catalog.CheckDef) bool { return d.Name == cmd.Name }) {
 			return nil, false, nil
 		}
 	default:
@@ -354,9 +348,9 @@ func (s *Session) planAlterCheck(st *pg.AlterTableStmt) (*plan, bool, error) {
 			return res, nil // IF EXISTS
 		}
 		nt := cloneTable(t)
-		nt.Checks = append([]CheckDef(nil), t.Checks...)
+		nt.Checks = append([]catalog.CheckDef(nil), t.Checks...)
 		if add == nil {
-			nt.Checks = slices.DeleteFunc(nt.Checks, func(d CheckDef) bool { return d.Name == cmd.Name })
+			nt.Checks = slices.DeleteFunc(nt.Checks, func(d catalog.CheckDef) bool { return d.Name == cmd.Name })
 			return res, s.saveTable(ctx, tx, nt)
 		}
 		names := tableConstraintNames(t)
@@ -376,7 +370,7 @@ func (s *Session) planAlterCheck(st *pg.AlterTableStmt) (*plan, bool, error) {
 }
 
 // validateCheck checks d on every row of t in tx.
-func validateCheck(ctx context.Context, tx *tupled.Tx, t *Table, d CheckDef) error {
+func validateCheck(ctx context.Context, tx *tupled.Tx, t *catalog.Table, d catalog.CheckDef) error {
 	x, err := compileCheck(t, d)
 	if err != nil {
 		return err
@@ -384,7 +378,7 @@ func validateCheck(ctx context.Context, tx *tupled.Tx, t *Table, d CheckDef) err
 	row := make([]types.Value, len(t.Cols))
 	e := &env{ctx: ctx, row: row}
 	err = tx.Scan(ctx, t.Engine, tupled.ScanOptions{}, func(k, v []byte) error {
-		if err := decodeRow(t, k, v, row); err != nil {
+		if err := catalog.DecodeRow(t, k, v, row); err != nil {
 			return err
 		}
 		r, err := x.eval(e)
@@ -407,8 +401,8 @@ func validateCheck(ctx context.Context, tx *tupled.Tx, t *Table, d CheckDef) err
 
 // dropColumnChecks drops the checks of t that use column name (ALTER
 // TABLE DROP COLUMN), as PostgreSQL does.
-func dropColumnChecks(t *Table, name string) {
-	t.Checks = slices.DeleteFunc(append([]CheckDef(nil), t.Checks...), func(d CheckDef) bool {
+func dropColumnChecks(t *catalog.Table, name string) {
+	t.Checks = slices.DeleteFunc(append([]catalog.CheckDef(nil), t.Checks...), func(d catalog.CheckDef) bool {
 		n, err := checkNode(d)
 		if err != nil {
 			return false
@@ -423,7 +417,7 @@ func dropColumnChecks(t *Table, name string) {
 }
 
 // checkUsesColumn reports whether a check of t names column name.
-func checkUsesColumn(t *Table, name string) bool {
+func checkUsesColumn(t *catalog.Table, name string) bool {
 	for _, d := range t.Checks {
 		if n, err := checkNode(d); err == nil {
 			for _, i := range checkColumns(t, n) {

@@ -16,13 +16,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
 // checkConstraintDef is pg_get_constraintdef of check d of table t.
-func checkConstraintDef(t *Table, d CheckDef, pretty bool) string {
+func checkConstraintDef(t *catalog.Table, d catalog.CheckDef, pretty bool) string {
 	out := "CHECK (" + strings.TrimSuffix(strings.TrimPrefix(d.Expr, "SELECT "), ";") + ")"
 	if n, err := checkNode(d); err == nil {
 		w := &ruleWriter{t: t, pretty: pretty}
@@ -35,7 +37,7 @@ func checkConstraintDef(t *Table, d CheckDef, pretty bool) string {
 }
 
 type ruleWriter struct {
-	t      *Table
+	t      *catalog.Table
 	pretty bool
 }
 
@@ -46,7 +48,7 @@ type printed struct {
 	op     string
 	boolop pg.BoolExprType
 	typ    types.Type
-	col    *Column // a bare column of the table
+	col    *catalog.Column // a bare column of the table
 	lit    *pg.A_Const
 }
 
@@ -119,19 +121,19 @@ func (w *ruleWriter) fallback(n *pg.Node) printed {
 }
 
 // typeLabel is format_type of a column's type or of t.
-func typeLabel(t types.Type, c *Column) string {
+func typeLabel(t types.Type, c *catalog.Column) string {
 	if c != nil {
 		ti := colType(*c)
-		if c.Type == types.TText && c.mod().Varchar {
+		if c.Type == types.TText && c.Mod().Varchar {
 			return "character varying"
 		}
 		return ti.dataType
 	}
-	return colType(Column{Type: t}).dataType
+	return colType(catalog.Column{Type: t}).dataType
 }
 
 // constant prints literal k as a value of type t (col: of that column).
-func (w *ruleWriter) constant(k *pg.A_Const, t types.Type, col *Column) printed {
+func (w *ruleWriter) constant(k *pg.A_Const, t types.Type, col *catalog.Column) printed {
 	if k.Isnull {
 		return printed{s: "NULL", class: 's', typ: t}
 	}
@@ -167,7 +169,7 @@ func (w *ruleWriter) constant(k *pg.A_Const, t types.Type, col *Column) printed 
 		if t == types.TBpchar {
 			label = "bpchar"
 		}
-		if col != nil && col.Type == types.TText && col.mod().Varchar {
+		if col != nil && col.Type == types.TText && col.Mod().Varchar {
 			label = "text" // varchar = unknown resolves to text = text
 		}
 		if (t == types.TInt4 && (col == nil || !col.Int2)) || t == types.TInt8 || t == types.TNumeric {
@@ -209,7 +211,7 @@ func (w *ruleWriter) operands(l, r *pg.Node) (printed, printed) {
 	lp, rp = relit(lp, rp), relit(rp, lp)
 	castSide := func(p, other printed) printed {
 		switch {
-		case p.col != nil && p.col.Type == types.TText && p.col.mod().Varchar && other.typ == types.TText && !(other.col != nil && other.col.mod().Varchar):
+		case p.col != nil && p.col.Type == types.TText && p.col.Mod().Varchar && other.typ == types.TText && !(other.col != nil && other.col.Mod().Varchar):
 			return w.cast(p, "text", types.TText)
 		case (p.typ == types.TInt4 || p.typ == types.TInt8) && other.typ == types.TNumeric:
 			return w.cast(p, "numeric", types.TNumeric)
@@ -244,7 +246,7 @@ func (w *ruleWriter) expr(n *pg.Node) printed {
 	switch {
 	case n.GetColumnRef() != nil:
 		f := strs(n.GetColumnRef().Fields)
-		i := w.t.col(f[len(f)-1])
+		i := w.t.Col(f[len(f)-1])
 		if len(f) != 1 || i < 0 {
 			return w.fallback(n)
 		}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -19,8 +21,8 @@ import (
 // context wants.
 type compiler struct {
 	params *[]types.Type
-	cols   []Column // the row in scope (nil: no FROM)
-	rel    string   // its name (or alias)
+	cols   []catalog.Column // the row in scope (nil: no FROM)
+	rel    string           // its name (or alias)
 	// excluded: EXCLUDED.col names the row an INSERT … ON CONFLICT DO
 	// UPDATE proposed, which follows cols in the row evaluated (upsert.go)
 	excluded bool
@@ -352,7 +354,7 @@ func (c *compiler) column1(cr *pg.ColumnRef) (expr, error) {
 	}
 	for i, col := range c.cols {
 		if col.Name == name && !col.Hidden {
-			return &colExpr{idx: i, t: col.Type, m: col.mod()}, nil
+			return &colExpr{idx: i, t: col.Type, m: col.Mod()}, nil
 		}
 	}
 	return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q does not exist", name).At(cr.Location)

@@ -28,14 +28,14 @@ func TestCompositeKeyDDL(t *testing.T) {
 	mustRun(t, s, "CREATE TABLE t (v int, b text, a int, PRIMARY KEY (a, b) INCLUDE (v))", "CREATE TABLE")
 	mustRun(t, s, "CREATE TABLE n (a int, b int, CONSTRAINT n_ab PRIMARY KEY (b, a))", "CREATE TABLE")
 	mustRun(t, s, "CREATE TABLE one (k int PRIMARY KEY, v int)", "CREATE TABLE")
-	tbl, _ := eng.cat.get("t")
+	tbl, _ := eng.cat.Get("t")
 	if len(tbl.KeyCols) != 2 || tbl.KeyCols[0] != 2 || tbl.KeyCols[1] != 1 || tbl.Key != 2 || !tbl.Cols[1].NotNull || !tbl.Cols[2].NotNull || tbl.Cols[0].NotNull {
 		t.Fatalf("catalog entry %+v", tbl)
 	}
-	if n, _ := eng.cat.get("n"); n.pkeyName() != "n_ab" {
-		t.Fatalf("named key: %q", n.pkeyName())
+	if n, _ := eng.cat.Get("n"); n.PrimaryKeyName() != "n_ab" {
+		t.Fatalf("named key: %q", n.PrimaryKeyName())
 	}
-	one, _ := eng.cat.get("one")
+	one, _ := eng.cat.Get("one")
 	if js, _ := json.Marshal(one); bytes.Contains(js, []byte("key_cols")) || bytes.Contains(js, []byte("pkey_name")) {
 		t.Fatalf("a one-column table's catalog entry changed: %s", js)
 	}
@@ -214,7 +214,7 @@ func TestCompositeKeyLocking(t *testing.T) {
 	mustRun(t, s2, "SELECT locked_row, modes FROM pgrowlocks('t')", "(1,x)|{\"For Share\"}\n(1,y)|{\"For Share\"}\nSELECT 2")
 	run(t, s1, "ROLLBACK")
 	// pg_locks names a tuple lock's row by its key, as pgrowlocks does
-	tbl, _ := eng.cat.get("t")
+	tbl, _ := eng.cat.Get("t")
 	if rel, k := s1.keyText(tbl.Engine, keys.MustPack(int64(2), "x")); rel != "t" || k != "(2,x)" {
 		t.Fatalf("keyText: %q %q", rel, k)
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -299,7 +301,7 @@ func (s *Session) planCopy(st *pg.CopyStmt, params *[]types.Type) (*plan, error)
 
 // copyTarget resolves the table of COPY t [(cols)] and its column list
 // (every visible column if none is given).
-func (s *Session) copyTarget(rv *pg.RangeVar, names []string) (*Table, []int, error) {
+func (s *Session) copyTarget(rv *pg.RangeVar, names []string) (*catalog.Table, []int, error) {
 	t, err := s.table(rv)
 	if err != nil {
 		return nil, nil, err
@@ -315,7 +317,7 @@ func (s *Session) copyTarget(rv *pg.RangeVar, names []string) (*Table, []int, er
 	}
 	seen := map[int]bool{}
 	for _, n := range names {
-		i := t.col(n)
+		i := t.Col(n)
 		if i < 0 {
 			return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", n, t.Name)
 		}
@@ -372,7 +374,7 @@ func (s *Session) planCopyFrom(st *pg.CopyStmt, o *copyOpts, names []string) (*p
 				return err
 			}
 			cf.curLine = nil
-			if err := tx.Insert(ctx, t.Engine, key, encodeRow(t, row)); err != nil {
+			if err := tx.Insert(ctx, t.Engine, key, catalog.EncodeRow(t, row)); err != nil {
 				return dupRowError(err, t, row)
 			}
 			return nil
@@ -398,7 +400,7 @@ const maxCopyLine = 256 << 20
 // copyFrom is one COPY FROM STDIN's reading state.
 type copyFrom struct {
 	s      *Session
-	t      *Table
+	t      *catalog.Table
 	o      *copyOpts
 	target []int
 	defs   []expr
@@ -551,7 +553,7 @@ func (cf *copyFrom) run(insert func([]types.Value) error) (int64, error) {
 				err = pgerror.Errorf(pgerror.CodeNumericRange, "value %q is out of range for type smallint", cf.curVal)
 			}
 			if err == nil && (col.Int2 || col.MaxLen > 0) {
-				v, err = types.ApplyMod(v, col.mod(), false) // as the type's input function with the column's typmod
+				v, err = types.ApplyMod(v, col.Mod(), false) // as the type's input function with the column's typmod
 			}
 			if err != nil {
 				return n, err
@@ -1079,7 +1081,7 @@ func (cf *copyFrom) runBinary(insert func([]types.Value) error) (int64, error) {
 				return n, err
 			}
 			if col.Int2 || col.MaxLen > 0 {
-				if v, err = types.ApplyMod(v, col.mod(), false); err != nil {
+				if v, err = types.ApplyMod(v, col.Mod(), false); err != nil {
 					return n, err
 				}
 			}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -27,7 +29,7 @@ import (
 
 // cursor is a declared cursor.
 type cursor struct {
-	cols   []Column
+	cols   []catalog.Column
 	rows   [][]types.Value
 	pos    int // rows before the current position (0: before the first)
 	hold   bool
@@ -75,7 +77,7 @@ func (s *Session) planFetch(st *pg.FetchStmt) (*plan, error) {
 	if !ok {
 		return nil, pgerror.Errorf(pgerror.CodeInvalidCursor, "cursor %q does not exist", st.Portalname)
 	}
-	var cols []Column
+	var cols []catalog.Column
 	if !st.Ismove {
 		cols = c.cols
 	}
@@ -178,7 +180,7 @@ func (s *Session) planClosePortal(st *pg.ClosePortalStmt) (*plan, error) {
 
 // CursorColumns returns the columns of SQL cursor name, if it is declared
 // (a client's Describe of a portal may name one).
-func (s *Session) CursorColumns(name string) ([]Column, bool) {
+func (s *Session) CursorColumns(name string) ([]catalog.Column, bool) {
 	c, ok := s.cursors[name]
 	if !ok {
 		return nil, false

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -42,14 +44,14 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{Name: name, Key: -1, KeyFormat: keyFormatTuple}
-	var uniques []IndexDef      // UNIQUE constraints, named when the table is created
-	var fkeys []fkConstraint    // FOREIGN KEY constraints, resolved when the table is created (fk.go)
-	var checks []*pg.Constraint // CHECK constraints, compiled once every column is known (check.go)
+	t := &catalog.Table{Name: name, Key: -1, KeyFormat: catalog.KeyFormatTuple}
+	var uniques []catalog.IndexDef // UNIQUE constraints, named when the table is created
+	var fkeys []fkConstraint       // FOREIGN KEY constraints, resolved when the table is created (fk.go)
+	var checks []*pg.Constraint    // CHECK constraints, compiled once every column is known (check.go)
 	setKey := func(cols []string, conname string, loc int32) error {
 		var idx []int
 		for _, col := range cols {
-			i := t.col(col)
+			i := t.Col(col)
 			if i < 0 {
 				return pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q named in key does not exist", col).At(loc)
 			}
@@ -82,7 +84,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			if col == "" {
 				return pgerror.NotSupported("table-level NOT NULL is not supported").At(c.Location)
 			}
-			t.Cols[t.col(col)].NotNull = true
+			t.Cols[t.Col(col)].NotNull = true
 		case pg.ConstrType_CONSTR_NULL:
 		case pg.ConstrType_CONSTR_PRIMARY:
 			// INCLUDE (cols) only adds payload columns to PostgreSQL's
@@ -92,7 +94,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 				return pgerror.NotSupported("PRIMARY KEY options are not supported").At(c.Location)
 			}
 			for _, inc := range strs(c.Including) {
-				if t.col(inc) < 0 {
+				if t.Col(inc) < 0 {
 					return pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q named in key does not exist", inc).At(c.Location)
 				}
 			}
@@ -113,14 +115,14 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			if err != nil {
 				return err
 			}
-			uniques = append(uniques, IndexDef{Name: c.Conname, Cols: cols, Unique: true})
+			uniques = append(uniques, catalog.IndexDef{Name: c.Conname, Cols: cols, Unique: true})
 		case pg.ConstrType_CONSTR_CHECK:
 			checks = append(checks, c)
 		case pg.ConstrType_CONSTR_IDENTITY:
 			if col == "" {
 				return pgerror.NotSupported("table-level GENERATED ... AS IDENTITY is not supported").At(c.Location)
 			}
-			return identityConstraint(name, &t.Cols[t.col(col)], c) // identity.go
+			return identityConstraint(name, &t.Cols[t.Col(col)], c) // identity.go
 		case pg.ConstrType_CONSTR_FOREIGN:
 			if err := checkFKSyntax(c); err != nil {
 				return err
@@ -144,13 +146,13 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		switch {
 		case el.GetColumnDef() != nil:
 			cd := el.GetColumnDef()
-			if t.col(cd.Colname) >= 0 {
+			if t.Col(cd.Colname) >= 0 {
 				return nil, pgerror.Errorf(pgerror.CodeDuplicateColumn, "column %q specified more than once", cd.Colname).At(cd.Location)
 			}
 			if cd.CollClause != nil || cd.RawDefault != nil || cd.Identity != "" || cd.Generated != "" || len(cd.Fdwoptions) > 0 || cd.Compression != "" || cd.StorageName != "" {
 				return nil, pgerror.NotSupported("column options other than PRIMARY KEY, NOT NULL and DEFAULT are not supported").At(cd.Location)
 			}
-			col := Column{Name: cd.Colname, NotNull: cd.IsNotNull}
+			col := catalog.Column{Name: cd.Colname, NotNull: cd.IsNotNull}
 			if st, int2, ok := serialType(cd.TypeName); ok {
 				col.Type, col.Int2, col.Serial, col.NotNull = st, int2, true, true
 			} else {
@@ -199,7 +201,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		return nil, pgerror.Errorf("54011", "tables can have at most 1600 columns")
 	}
 	if t.Key < 0 {
-		t.addHiddenKey()
+		t.AddHiddenKey()
 	}
 	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "CREATE TABLE"}
@@ -217,19 +219,19 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t.hasSerial() {
+		if t.HasSerial() {
 			// made once, outside any transaction, like the catalog
 			if err := s.eng.db.CreateTableIfNotExists(ctx, SequenceTable); err != nil {
 				return nil, err
 			}
 		}
 		nt := *t
-		nt.Cols = append([]Column(nil), t.Cols...)
+		nt.Cols = append([]catalog.Column(nil), t.Cols...)
 		taken := map[string]bool{}
 		if err := s.claimPkeyName(&nt, taken); err != nil { // compositekey.go
 			return nil, err
 		}
-		if nt.Engine, err = s.eng.cat.newEngineTable(ctx, s.eng.db, name); err != nil {
+		if nt.Engine, err = s.eng.cat.NewEngineTable(ctx, s.eng.db, name); err != nil {
 			return nil, err
 		}
 		s.created = append(s.created, nt.Engine)
@@ -264,14 +266,14 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := tx.Insert(ctx, CatalogTable, []byte(name), data); err != nil {
+		if err := tx.Insert(ctx, catalog.CatalogTable, []byte(name), data); err != nil {
 			if errors.Is(err, tupled.ErrDuplicateKey) {
 				return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
 			}
 			return nil, err
 		}
 		if s.pending == nil {
-			s.pending = map[string]*Table{}
+			s.pending = map[string]*catalog.Table{}
 		}
 		s.pending[name] = &nt
 		return res, nil
@@ -334,7 +336,7 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 			if err := s.dropOwnedSequences(ctx, tx, name); err != nil { // sequence.go
 				return nil, err
 			}
-			err := tx.Delete(ctx, CatalogTable, []byte(name))
+			err := tx.Delete(ctx, catalog.CatalogTable, []byte(name))
 			if errors.Is(err, tupled.ErrNotFound) {
 				// dropped by a transaction that committed meanwhile
 				if st.MissingOk {
@@ -346,7 +348,7 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 				return nil, err
 			}
 			if s.pending == nil {
-				s.pending = map[string]*Table{}
+				s.pending = map[string]*catalog.Table{}
 			}
 			s.pending[name] = nil
 		}
@@ -575,7 +577,7 @@ func (s *Session) planShow(st *pg.VariableShowStmt) (*plan, error) {
 	if _, err := s.getSetting(name); err != nil {
 		return nil, err
 	}
-	cols := []Column{{Name: showName(name), Type: types.TText}}
+	cols := []catalog.Column{{Name: showName(name), Type: types.TText}}
 	return &plan{cols: cols, run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		v, err := s.getSetting(name)
 		if err != nil {

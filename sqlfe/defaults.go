@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -60,7 +62,7 @@ func deparseExpr(n *pg.Node) (string, error) {
 }
 
 // defaultExpr compiles col's default for table t: NULL when it has none.
-func defaultExpr(t *Table, col Column) (expr, error) {
+func defaultExpr(t *catalog.Table, col catalog.Column) (expr, error) {
 	switch {
 	case col.Serial || col.Identity != "":
 		return &nextvalExpr{seq: colSequence(t, col), t: col.Type}, nil
@@ -71,7 +73,7 @@ func defaultExpr(t *Table, col Column) (expr, error) {
 		}
 		sel := sts[0].node.GetSelectStmt()
 		if sel == nil || len(sel.TargetList) != 1 {
-			return nil, errCorrupt
+			return nil, catalog.ErrCorrupt
 		}
 		return assign(&compiler{}, sel.TargetList[0].GetResTarget().Val, col)
 	}
@@ -80,7 +82,7 @@ func defaultExpr(t *Table, col Column) (expr, error) {
 
 // nextvalExpr is nextval of a serial or identity column's sequence.
 type nextvalExpr struct {
-	seq *Sequence
+	seq *catalog.Sequence
 	t   types.Type
 }
 
@@ -95,7 +97,7 @@ func (n *nextvalExpr) eval(e *env) (types.Value, error) {
 }
 
 // columnDefault checks a column's DEFAULT constraint and records it.
-func columnDefault(table string, col *Column, c *pg.Constraint) error {
+func columnDefault(table string, col *catalog.Column, c *pg.Constraint) error {
 	if col.Serial || col.Default != "" {
 		return pgerror.Errorf(pgerror.CodeSyntax, "multiple default values specified for column %q of table %q", col.Name, table)
 	}
@@ -117,7 +119,7 @@ func columnDefault(table string, col *Column, c *pg.Constraint) error {
 
 // dropSequences deletes the sequences of t's serial columns in tx (the DROP
 // TABLE's transaction).
-func dropSequences(ctx context.Context, tx *tupled.Tx, t *Table) error {
+func dropSequences(ctx context.Context, tx *tupled.Tx, t *catalog.Table) error {
 	for _, c := range t.Cols {
 		if !c.Serial && c.Identity == "" {
 			continue
@@ -128,13 +130,4 @@ func dropSequences(ctx context.Context, tx *tupled.Tx, t *Table) error {
 		}
 	}
 	return nil
-}
-
-func (t *Table) hasSerial() bool {
-	for _, c := range t.Cols {
-		if c.Serial || c.Identity != "" {
-			return true
-		}
-	}
-	return false
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -18,11 +20,11 @@ import (
 
 // lookupTable resolves a table name for the session: its own uncommitted
 // DDL first, then the committed catalog.
-func (s *Session) lookupTable(name string) *Table {
+func (s *Session) lookupTable(name string) *catalog.Table {
 	if t, ok := s.pending[name]; ok {
 		return t
 	}
-	t, _ := s.eng.cat.get(name)
+	t, _ := s.eng.cat.Get(name)
 	return t
 }
 
@@ -36,7 +38,7 @@ func relName(rv *pg.RangeVar) (string, error) {
 	return rv.Relname, nil
 }
 
-func (s *Session) table(rv *pg.RangeVar) (*Table, error) {
+func (s *Session) table(rv *pg.RangeVar) (*catalog.Table, error) {
 	name, err := relName(rv)
 	if err != nil {
 		return nil, err
@@ -63,7 +65,7 @@ type sortKey struct {
 
 // selectPlan is a SELECT over one table, a virtual relation or no FROM.
 type selectPlan struct {
-	t       *Table                                                         // a table, or
+	t       *catalog.Table                                                 // a table, or
 	virt    func(ctx context.Context, s *Session) ([][]types.Value, error) // a virtual relation, or neither (no FROM)
 	where   expr
 	acc     access
@@ -149,7 +151,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]types.Type, keepUnkn
 		}
 	}
 	// select list
-	var cols []Column
+	var cols []catalog.Column
 	type tgt struct {
 		name string
 		x    expr
@@ -172,7 +174,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]types.Type, keepUnkn
 					if col.Hidden {
 						continue
 					}
-					tgts = append(tgts, tgt{col.Name, &colExpr{idx: i, t: col.Type, m: col.mod()}})
+					tgts = append(tgts, tgt{col.Name, &colExpr{idx: i, t: col.Type, m: col.Mod()}})
 				}
 				continue
 			}
@@ -203,7 +205,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]types.Type, keepUnkn
 		sp.targets = append(sp.targets, t.x)
 	}
 	if cols == nil {
-		cols = []Column{}
+		cols = []catalog.Column{}
 	}
 	if st.WhereClause != nil {
 		wc := *c
@@ -366,7 +368,7 @@ type candidate struct {
 // without, both are valid only until fn returns (the scan reuses the row,
 // and the key is the engine's), which spares the general query path's
 // scans two allocations per row (its nodes copy what they keep).
-func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *Table, acc *access, where expr, e *env, keep bool, fn func(key []byte, row []types.Value) error) error {
+func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *catalog.Table, acc *access, where expr, e *env, keep bool, fn func(key []byte, row []types.Value) error) error {
 	points, start, end, empty, err := acc.bounds(e, t)
 	if err != nil || empty {
 		return err
@@ -380,7 +382,7 @@ func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *Table, acc *ac
 		if keep {
 			row = make([]types.Value, len(t.Cols))
 		}
-		if err := decodeRow(t, k, v, row); err != nil {
+		if err := catalog.DecodeRow(t, k, v, row); err != nil {
 			return err
 		}
 		e.row = row
@@ -627,14 +629,14 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []types.Value)
 
 // assign compiles x for assignment to column col (PostgreSQL's assignment
 // coercion, restricted to our types).
-func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
+func assign(c *compiler, n *pg.Node, col catalog.Column) (expr, error) {
 	if n.GetSetToDefault() != nil {
 		return &constExpr{types.Null(col.Type)}, nil
 	}
 	if k := n.GetAConst(); k != nil && col.Int2 {
 		if sv, ok := k.Val.(*pg.A_Const_Sval); ok {
 			// a literal goes through smallint's input function
-			v, err := types.CastMod(types.Unknown(sv.Sval.Sval), col.Type, col.mod(), false)
+			v, err := types.CastMod(types.Unknown(sv.Sval.Sval), col.Type, col.Mod(), false)
 			if err != nil {
 				return nil, ToError(err).At(k.Location)
 			}
@@ -660,10 +662,10 @@ func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
 // varchar length: 22001, trailing spaces beyond it are cut) and checks NOT
 // NULL, then the CHECK constraints (23514), in that order, as PostgreSQL
 // does.
-func checkRow(t *Table, row []types.Value) error {
+func checkRow(t *catalog.Table, row []types.Value) error {
 	for i, c := range t.Cols {
 		if c.Int2 || c.MaxLen > 0 || c.Prec > 0 {
-			v, err := types.ApplyMod(row[i], c.mod(), false)
+			v, err := types.ApplyMod(row[i], c.Mod(), false)
 			if err != nil {
 				return err
 			}
@@ -671,7 +673,7 @@ func checkRow(t *Table, row []types.Value) error {
 		}
 	}
 	for i, c := range t.Cols {
-		if row[i].Null && (c.NotNull || t.isKeyCol(i)) {
+		if row[i].Null && (c.NotNull || t.IsKeyCol(i)) {
 			return &pgerror.Error{Code: pgerror.CodeNotNull, Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name),
 				Detail: "Failing row contains (" + failingRow(t, row) + ")."}
 		}
@@ -679,7 +681,7 @@ func checkRow(t *Table, row []types.Value) error {
 	return checkConstraints(t, row) // check.go
 }
 
-func dupKeyError(err error, t *Table, row []types.Value) error {
+func dupKeyError(err error, t *catalog.Table, row []types.Value) error {
 	e := engineError(err, t)
 	if e.Code == pgerror.CodeUniqueViolation && indexViolation(err, t) == nil {
 		e.Detail = fmt.Sprintf("Key (%s)=(%s) already exists.", keyColNames(t), keyColValues(t, row))
@@ -690,8 +692,8 @@ func dupKeyError(err error, t *Table, row []types.Value) error {
 // resultColumn describes an output column of type t computed by x; a
 // character(n) keeps its length, which RowDescription reports as the type
 // modifier.
-func resultColumn(name string, t types.Type, x expr) Column {
-	c := Column{Name: name, Type: t}
+func resultColumn(name string, t types.Type, x expr) catalog.Column {
+	c := catalog.Column{Name: name, Type: t}
 	m := exprMod(x)
 	switch t {
 	case types.TBpchar:
@@ -711,9 +713,9 @@ func resultColumn(name string, t types.Type, x expr) Column {
 // RowDescription within its 16-bit field count.
 const maxTargetListEntries = 1664
 
-func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
+func returning(c *compiler, list []*pg.Node) ([]expr, []catalog.Column, error) {
 	var xs []expr
-	var cols []Column
+	var cols []catalog.Column
 	for _, n := range list {
 		rt := n.GetResTarget()
 		if rt == nil || len(rt.Indirection) > 0 {
@@ -725,7 +727,7 @@ func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
 					if col.Hidden {
 						continue
 					}
-					xs = append(xs, &colExpr{idx: i, t: col.Type, m: col.mod()})
+					xs = append(xs, &colExpr{idx: i, t: col.Type, m: col.Mod()})
 					cols = append(cols, col)
 				}
 				continue
@@ -809,7 +811,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]types.Type) (*plan, er
 			if len(rt.Indirection) > 0 {
 				return nil, pgerror.NotSupported("assignment to a part of a column is not supported").At(rt.Location)
 			}
-			i := t.col(rt.Name)
+			i := t.Col(rt.Name)
 			if i < 0 {
 				return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).At(rt.Location)
 			}
@@ -920,7 +922,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]types.Type) (*plan, er
 				if row == nil {
 					continue // DO NOTHING, or DO UPDATE whose WHERE failed
 				}
-			} else if err := tx.Insert(ctx, t.Engine, key, encodeRow(t, row)); err != nil {
+			} else if err := tx.Insert(ctx, t.Engine, key, catalog.EncodeRow(t, row)); err != nil {
 				return nil, dupRowError(err, t, row)
 			}
 			n++
@@ -941,7 +943,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]types.Type) (*plan, er
 
 // targetTable is the table an UPDATE, DELETE or INSERT … ON CONFLICT
 // writes, with a compiler over its row under its name or alias.
-func (s *Session) targetTable(rv *pg.RangeVar, params *[]types.Type) (*Table, *compiler, error) {
+func (s *Session) targetTable(rv *pg.RangeVar, params *[]types.Type) (*catalog.Table, *compiler, error) {
 	t, err := s.table(rv)
 	if err != nil {
 		return nil, nil, err
@@ -960,7 +962,7 @@ type setItem struct {
 
 // compileSets compiles an UPDATE's (or ON CONFLICT DO UPDATE's) SET list
 // for table t with c; keyOK: the primary key may be assigned.
-func compileSets(c *compiler, t *Table, list []*pg.Node, keyOK bool) ([]setItem, error) {
+func compileSets(c *compiler, t *catalog.Table, list []*pg.Node, keyOK bool) ([]setItem, error) {
 	var sets []setItem
 	seen := map[int]bool{}
 	for _, n := range list {
@@ -968,11 +970,11 @@ func compileSets(c *compiler, t *Table, list []*pg.Node, keyOK bool) ([]setItem,
 		if rt == nil || len(rt.Indirection) > 0 || rt.Val.GetMultiAssignRef() != nil {
 			return nil, pgerror.NotSupported("this form of SET is not supported")
 		}
-		i := t.col(rt.Name)
+		i := t.Col(rt.Name)
 		if i < 0 {
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).At(rt.Location)
 		}
-		if t.isKeyCol(i) && !keyOK {
+		if t.IsKeyCol(i) && !keyOK {
 			return nil, pgerror.NotSupported("ON CONFLICT DO UPDATE SET of the primary key is not supported").At(rt.Location)
 		}
 		if seen[i] {
@@ -1100,12 +1102,12 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]types.Type) (*plan, er
 			if js != nil {
 				joined = e.row
 			}
-			if !bytes.Equal(rowKey(nil, t, row), k) {
+			if !bytes.Equal(catalog.RowKey(nil, t, row), k) {
 				moves = append(moves, candidate{key: k, row: row})
 				movedJoins = append(movedJoins, joined)
 				return nil
 			}
-			err = tx.Update(ctx, t.Engine, k, encodeRow(t, row))
+			err = tx.Update(ctx, t.Engine, k, catalog.EncodeRow(t, row))
 			if errors.Is(err, tupled.ErrNotFound) {
 				return nil
 			}
@@ -1118,7 +1120,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]types.Type) (*plan, er
 			return nil, err
 		}
 		for i, mv := range moves {
-			err := tx.UpdateKey(ctx, t.Engine, mv.key, rowKey(nil, t, mv.row), encodeRow(t, mv.row))
+			err := tx.UpdateKey(ctx, t.Engine, mv.key, catalog.RowKey(nil, t, mv.row), catalog.EncodeRow(t, mv.row))
 			if errors.Is(err, tupled.ErrNotFound) {
 				continue
 			}

@@ -25,6 +25,8 @@ package sqlfe
 import (
 	"sync"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -45,7 +47,7 @@ type joinSource struct {
 
 // planJoinSource plans the items of from beside target t (named rel) and
 // returns the source and a compiler over target ++ source columns.
-func (s *Session) planJoinSource(t *Table, rel string, from []*pg.Node, where *pg.Node, params *[]types.Type) (*joinSource, *compiler, error) {
+func (s *Session) planJoinSource(t *catalog.Table, rel string, from []*pg.Node, where *pg.Node, params *[]types.Type) (*joinSource, *compiler, error) {
 	var node relNode
 	var src *scope
 	for _, f := range from {

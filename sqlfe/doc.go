@@ -14,28 +14,13 @@
 // statement's transaction (advisory.go).
 //
 // Invariants:
-//   - The catalog lives in the engine table "_tupled_catalog" (SQL table name
-//     → JSON Table) and, committed, in memory. DDL is transactional: CREATE
-//     and DROP write the catalog row through the session's transaction and
-//     the in-memory catalog changes when that transaction commits. The
-//     engine table of a dropped SQL table (or of a rolled-back CREATE) is
-//     dropped with tupled.DB.DropTable once that transaction is over; one
-//     another transaction still uses (55006) is retried at the next DDL
-//     (reclaim.go). A new table gets the engine table of its own name if
-//     free, else name#2, name#3, ...
-//   - Every table has a primary key: one declared, of one column or of
-//     several (PRIMARY KEY (a, b), compositekey.go), or, for a table
-//     declared without one, a hidden bigint rowid no SQL name reaches
-//     (rowid.go), numbered per table from an in-memory counter seeded from
-//     the table's highest rowid. The engine key is its order-preserving
-//     encoding: the package keys tuple of the key columns' values, in key
-//     order (text its bytes — C collation —, character(n) without trailing
-//     spaces), or, for tables made before package keys, the raw format of
-//     one column (rowcodec.go appendKey). So key ranges are tx.Scan ranges,
-//     the leading columns' tuple is a prefix of the keys it begins, and
-//     'ab' and 'ab  ' are one character(n) key. The value is the other
-//     columns: a NULL bitmap, then each non-NULL column (numeric and
-//     timestamp as their text form, which they may not be keys for).
+//   - Table definitions, the catalog's persistence and the row and key
+//     encodings are package sql/catalog's (its doc.go states their
+//     invariants). sqlfe keeps a session's uncommitted DDL (Session.pending,
+//     over the committed Catalog until commit), declares the catalog's
+//     indexes and foreign keys with the engine, and numbers a hidden rowid
+//     per table from an in-memory counter seeded from the table's highest
+//     rowid (rowid.go).
 //   - Datums are package sql/types' (Type, Value, text and binary I/O,
 //     casts; its doc.go states their invariants) and errors package
 //     sql/pgerror's; sqlfe compiles, plans and runs statements over them.

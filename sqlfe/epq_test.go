@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/pgerror"
 )
 
@@ -212,7 +214,7 @@ func rowLocksOf(t *testing.T, eng *Executor, s *Session) string {
 // rowLocksIn is rowLocksOf for the table named table.
 func rowLocksIn(t *testing.T, eng *Executor, s *Session, table string) string {
 	t.Helper()
-	tbl, _ := eng.cat.get(table)
+	tbl, _ := eng.cat.Get(table)
 	rls, err := eng.db.RowLocks(context.Background(), tbl.Engine)
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +226,7 @@ func rowLocksIn(t *testing.T, eng *Executor, s *Session, table string) string {
 			if l != id {
 				continue
 			}
-			k, err := decodeKey(tbl, rl.Key)
+			k, err := catalog.DecodeKey(tbl, rl.Key)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/pgerror"
 
 	"github.com/tupled/tupled"
@@ -45,7 +47,7 @@ func fkCause(e *pgerror.Error) *tupled.ForeignKeyError {
 
 // engineError converts an engine error of an operation on table t into
 // PostgreSQL's wording, naming the SQL relation (not the engine table).
-func engineError(err error, t *Table) *pgerror.Error {
+func engineError(err error, t *catalog.Table) *pgerror.Error {
 	switch {
 	case errors.Is(err, tupled.ErrLockNotAvailable):
 		return pgerror.Errorf("55P03", "could not obtain lock on row in relation %q", t.Name)
@@ -53,7 +55,7 @@ func engineError(err error, t *Table) *pgerror.Error {
 		if e := indexViolation(err, t); e != nil { // index.go
 			return e
 		}
-		return pgerror.Errorf(pgerror.CodeUniqueViolation, "duplicate key value violates unique constraint %q", t.pkeyName())
+		return pgerror.Errorf(pgerror.CodeUniqueViolation, "duplicate key value violates unique constraint %q", t.PrimaryKeyName())
 	case errors.Is(err, tupled.ErrNoTable):
 		return pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", t.Name)
 	}

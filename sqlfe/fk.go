@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -45,26 +47,10 @@ import (
 // not drop too; the engine tables of a dropped set are reclaimed children
 // first (reclaim.go).
 
-// FKDef is one foreign key of a table in the catalog.
-type FKDef struct {
-	Name     string `json:"name"`
-	Cols     []int  `json:"cols"`      // the referencing columns, as declared
-	RefTable string `json:"ref_table"` // the referenced table's SQL name
-	RefCols  []int  `json:"ref_cols"`  // the referenced columns, as declared
-	// RefIndex is the referenced table's unique index the foreign key
-	// refers through ("": its primary key).
-	RefIndex string          `json:"ref_index,omitempty"`
-	OnDelete tupled.FKAction `json:"on_delete,omitempty"`
-	OnUpdate tupled.FKAction `json:"on_update,omitempty"`
-}
-
-// engFK is the engine name of t's foreign key name.
-func engFK(t *Table, name string) string { return t.Engine + "/" + name }
-
 // fkOrder returns d's referencing and referenced columns in the order of
 // the key it refers through (the referenced index's column order).
-func fkOrder(parent *Table, d FKDef) (cols, refCols []int) {
-	order := parent.keyCols() // a composite primary key's column order
+func fkOrder(parent *catalog.Table, d catalog.FKDef) (cols, refCols []int) {
+	order := parent.KeyColumns() // a composite primary key's column order
 	if d.RefIndex != "" {
 		ix, ok := uniqueByName(parent, d.RefIndex)
 		if !ok {
@@ -86,42 +72,42 @@ func fkOrder(parent *Table, d FKDef) (cols, refCols []int) {
 
 // fkRefKey encodes the referencing values vals (in fkOrder) as the
 // referenced key is encoded.
-func fkRefKey(parent *Table, d FKDef, refCols []int, vals []types.Value) []byte {
-	conv := func(v types.Value, c Column) types.Value {
+func fkRefKey(parent *catalog.Table, d catalog.FKDef, refCols []int, vals []types.Value) []byte {
+	conv := func(v types.Value, c catalog.Column) types.Value {
 		v.T = c.Type
 		if c.Type == types.TBpchar || c.Type == types.TText {
 			v.I = 0
 		}
 		return v
 	}
-	if d.RefIndex == "" && !parent.composite() {
-		return appendKey(nil, parent, conv(vals[0], parent.Cols[parent.Key]))
+	if d.RefIndex == "" && !parent.Composite() {
+		return catalog.AppendKey(nil, parent, conv(vals[0], parent.Cols[parent.Key]))
 	}
-	if d.RefIndex == "" { // a composite primary key: rowKey's encoding
+	if d.RefIndex == "" { // a composite primary key: catalog.RowKey's encoding
 		var out []byte
 		for i, rc := range refCols {
-			out = appendKey(out, parent, conv(vals[i], parent.Cols[rc]))
+			out = catalog.AppendKey(out, parent, conv(vals[i], parent.Cols[rc]))
 		}
 		return out
 	}
-	tupleFmt := &Table{KeyFormat: keyFormatTuple}
+	tupleFmt := &catalog.Table{KeyFormat: catalog.KeyFormatTuple}
 	var out []byte
 	for i, rc := range refCols {
-		out = appendKey(out, tupleFmt, conv(vals[i], parent.Cols[rc]))
+		out = catalog.AppendKey(out, tupleFmt, conv(vals[i], parent.Cols[rc]))
 	}
 	return out
 }
 
 // fkDecodeRef decodes a referenced key (fkRefKey's encoding) into the
 // values of refCols.
-func fkDecodeRef(parent *Table, d FKDef, refCols []int, ref []byte) ([]types.Value, error) {
-	if d.RefIndex == "" && !parent.composite() {
-		v, err := decodeKey(parent, ref)
+func fkDecodeRef(parent *catalog.Table, d catalog.FKDef, refCols []int, ref []byte) ([]types.Value, error) {
+	if d.RefIndex == "" && !parent.Composite() {
+		v, err := catalog.DecodeKey(parent, ref)
 		return []types.Value{v}, err
 	}
 	if d.RefIndex == "" {
 		row := make([]types.Value, len(parent.Cols))
-		if err := decodeRowKey(parent, ref, row); err != nil {
+		if err := catalog.DecodeRowKey(parent, ref, row); err != nil {
 			return nil, err
 		}
 		out := make([]types.Value, len(refCols))
@@ -138,48 +124,48 @@ func fkDecodeRef(parent *Table, d FKDef, refCols []int, ref []byte) ([]types.Val
 		case types.TInt4, types.TInt8:
 			n, err := r.Int()
 			if err != nil {
-				return nil, errCorrupt
+				return nil, catalog.ErrCorrupt
 			}
 			out = append(out, types.Value{T: c.Type, I: n})
 		case types.TBool:
 			b, err := r.Bool()
 			if err != nil {
-				return nil, errCorrupt
+				return nil, catalog.ErrCorrupt
 			}
 			out = append(out, types.Bool(b))
 		default:
 			s, err := r.String()
 			if err != nil {
-				return nil, errCorrupt
+				return nil, catalog.ErrCorrupt
 			}
 			out = append(out, types.Value{T: c.Type, S: s})
 		}
 	}
 	if !r.Done() {
-		return nil, errCorrupt
+		return nil, catalog.ErrCorrupt
 	}
 	return out, nil
 }
 
 // engineFK is the engine declaration of child's foreign key d to parent.
-func engineFK(child, parent *Table, d FKDef) tupled.ForeignKey {
+func engineFK(child, parent *catalog.Table, d catalog.FKDef) tupled.ForeignKey {
 	cols, refCols := fkOrder(parent, d)
 	fk := tupled.ForeignKey{
-		Name: engFK(child, d.Name), Table: child.Engine, RefTable: parent.Engine,
+		Name: catalog.EngFK(child, d.Name), Table: child.Engine, RefTable: parent.Engine,
 		OnDelete: d.OnDelete, OnUpdate: d.OnUpdate,
 	}
 	if d.RefIndex != "" {
-		fk.RefIndex = engIndex(parent, d.RefIndex)
+		fk.RefIndex = catalog.EngIndex(parent, d.RefIndex)
 	}
 	for _, ix := range child.Indexes {
 		if slices.Equal(ix.Cols, cols) && ix.Exprs == nil {
-			fk.ChildIndex = engIndex(child, ix.Name)
+			fk.ChildIndex = catalog.EngIndex(child, ix.Name)
 			break
 		}
 	}
 	fk.Ref = func(key, value []byte) (ref []byte, ok bool) {
 		row := make([]types.Value, len(child.Cols))
-		if err := decodeRow(child, key, value, row); err != nil {
+		if err := catalog.DecodeRow(child, key, value, row); err != nil {
 			return nil, false
 		}
 		vals := make([]types.Value, len(cols))
@@ -193,7 +179,7 @@ func engineFK(child, parent *Table, d FKDef) tupled.ForeignKey {
 	}
 	fk.SetRef = func(key, value []byte, action tupled.FKAction, newRef []byte) ([]byte, error) {
 		row := make([]types.Value, len(child.Cols))
-		if err := decodeRow(child, key, value, row); err != nil {
+		if err := catalog.DecodeRow(child, key, value, row); err != nil {
 			return nil, err
 		}
 		switch action {
@@ -228,14 +214,14 @@ func engineFK(child, parent *Table, d FKDef) tupled.ForeignKey {
 		if err := checkRow(child, row); err != nil {
 			return nil, err
 		}
-		return encodeRow(child, row), nil
+		return catalog.EncodeRow(child, row), nil
 	}
 	return fk
 }
 
 // fkDefault evaluates the DEFAULT of child's column c for ON … SET
 // DEFAULT (a serial column's is refused: it needs the session).
-func fkDefault(child *Table, c int) (v types.Value, err error) {
+func fkDefault(child *catalog.Table, c int) (v types.Value, err error) {
 	col := child.Cols[c]
 	if col.Serial || col.Identity != "" {
 		return types.Value{}, pgerror.NotSupported("ON DELETE SET DEFAULT of a serial or identity column is not supported")
@@ -258,14 +244,14 @@ func fkDefault(child *Table, c int) (v types.Value, err error) {
 
 // declareFKs declares t's foreign keys with the engine (lookup finds the
 // referenced tables); one already declared is left as it is.
-func declareFKs(ctx context.Context, db *tupled.DB, t *Table, lookup func(string) *Table) error {
+func declareFKs(ctx context.Context, db *tupled.DB, t *catalog.Table, lookup func(string) *catalog.Table) error {
 	for _, d := range t.FKeys {
 		parent := lookup(d.RefTable)
 		if d.RefTable == t.Name {
 			parent = t
 		}
 		if parent == nil {
-			return fmt.Errorf("sqlfe: foreign key %q of %q: %w", d.Name, t.Name, errCorrupt)
+			return fmt.Errorf("sqlfe: foreign key %q of %q: %w", d.Name, t.Name, catalog.ErrCorrupt)
 		}
 		err := db.AddForeignKey(ctx, engineFK(t, parent, d))
 		if err != nil && !errors.Is(err, tupled.ErrDuplicateObject) {
@@ -317,10 +303,10 @@ func checkFKSyntax(c *pg.Constraint) error {
 
 // fkColumns resolves foreign key column names in t (42703 with
 // PostgreSQL's wording).
-func fkColumns(t *Table, names []string, loc int32) ([]int, error) {
+func fkColumns(t *catalog.Table, names []string, loc int32) ([]int, error) {
 	var cols []int
 	for _, n := range names {
-		i := t.col(n)
+		i := t.Col(n)
 		if i < 0 {
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q referenced in foreign key constraint does not exist", n).At(loc)
 		}
@@ -331,7 +317,7 @@ func fkColumns(t *Table, names []string, loc int32) ([]int, error) {
 
 // constraintNames are the names of t's constraints (its foreign keys,
 // besides its indexes, which indexNameTaken covers).
-func fkNameTaken(t *Table, name string) bool {
+func fkNameTaken(t *catalog.Table, name string) bool {
 	for _, d := range t.FKeys {
 		if d.Name == name {
 			return true
@@ -343,10 +329,10 @@ func fkNameTaken(t *Table, name string) bool {
 // resolveFK resolves foreign key constraint fc of child (whose foreign
 // keys so far are child.FKeys) into an FKDef, as ATAddForeignKeyConstraint
 // checks it. taken holds names already chosen in the statement.
-func (s *Session) resolveFK(child *Table, fc fkConstraint, taken map[string]bool) (FKDef, *Table, error) {
+func (s *Session) resolveFK(child *catalog.Table, fc fkConstraint, taken map[string]bool) (catalog.FKDef, *catalog.Table, error) {
 	c := fc.c
 	if err := checkFKSyntax(c); err != nil {
-		return FKDef{}, nil, err
+		return catalog.FKDef{}, nil, err
 	}
 	names := strs(c.FkAttrs)
 	if fc.col != "" {
@@ -354,37 +340,37 @@ func (s *Session) resolveFK(child *Table, fc fkConstraint, taken map[string]bool
 	}
 	cols, err := fkColumns(child, names, c.Location)
 	if err != nil {
-		return FKDef{}, nil, err
+		return catalog.FKDef{}, nil, err
 	}
 	pname, err := relName(c.Pktable)
 	if err != nil {
-		return FKDef{}, nil, err
+		return catalog.FKDef{}, nil, err
 	}
 	parent := child
 	if pname != child.Name {
 		if parent = s.lookupTable(pname); parent == nil {
-			return FKDef{}, nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", pname).At(c.Pktable.Location)
+			return catalog.FKDef{}, nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", pname).At(c.Pktable.Location)
 		}
 	}
-	d := FKDef{Cols: cols, RefTable: parent.Name}
+	d := catalog.FKDef{Cols: cols, RefTable: parent.Name}
 	if pkNames := strs(c.PkAttrs); len(pkNames) == 0 {
 		if parent.Cols[parent.Key].Hidden {
-			return FKDef{}, nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "there is no primary key for referenced table %q", parent.Name).At(c.Location)
+			return catalog.FKDef{}, nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "there is no primary key for referenced table %q", parent.Name).At(c.Location)
 		}
-		d.RefCols = slices.Clone(parent.keyCols())
+		d.RefCols = slices.Clone(parent.KeyColumns())
 	} else {
 		if d.RefCols, err = fkColumns(parent, pkNames, c.Location); err != nil {
-			return FKDef{}, nil, err
+			return catalog.FKDef{}, nil, err
 		}
 		seen := map[int]bool{}
 		for _, rc := range d.RefCols {
 			if seen[rc] {
-				return FKDef{}, nil, pgerror.Errorf("42830", "foreign key referenced-columns list must not contain duplicates").At(c.Location)
+				return catalog.FKDef{}, nil, pgerror.Errorf("42830", "foreign key referenced-columns list must not contain duplicates").At(c.Location)
 			}
 			seen[rc] = true
 		}
 		switch {
-		case len(d.RefCols) == parent.nKeyCols() && !parent.hiddenKey() && allKeyCols(parent, d.RefCols):
+		case len(d.RefCols) == parent.NKeyCols() && !parent.HiddenKey() && allKeyCols(parent, d.RefCols):
 		default:
 			found := false
 			for _, ix := range parent.Indexes {
@@ -401,18 +387,18 @@ func (s *Session) resolveFK(child *Table, fc fkConstraint, taken map[string]bool
 				}
 			}
 			if !found {
-				return FKDef{}, nil, pgerror.Errorf("42830", "there is no unique constraint matching given keys for referenced table %q", parent.Name).At(c.Location)
+				return catalog.FKDef{}, nil, pgerror.Errorf("42830", "there is no unique constraint matching given keys for referenced table %q", parent.Name).At(c.Location)
 			}
 		}
 	}
 	if len(d.Cols) != len(d.RefCols) {
-		return FKDef{}, nil, pgerror.Errorf("42830", "number of referencing and referenced columns for foreign key disagree")
+		return catalog.FKDef{}, nil, pgerror.Errorf("42830", "number of referencing and referenced columns for foreign key disagree")
 	}
 	if d.OnDelete, err = fkAction(c.FkDelAction); err != nil {
-		return FKDef{}, nil, err
+		return catalog.FKDef{}, nil, err
 	}
 	if d.OnUpdate, err = fkAction(c.FkUpdAction); err != nil {
-		return FKDef{}, nil, err
+		return catalog.FKDef{}, nil, err
 	}
 	d.Name = c.Conname
 	if d.Name == "" {
@@ -422,23 +408,23 @@ func (s *Session) resolveFK(child *Table, fc fkConstraint, taken map[string]bool
 		}
 		d.Name = s.chooseLabelName(child, labels, "fkey", fkTaken(child, taken))
 	} else if taken[d.Name] || fkNameTaken(child, d.Name) {
-		return FKDef{}, nil, pgerror.Errorf("42710", "constraint %q for relation %q already exists", d.Name, child.Name)
+		return catalog.FKDef{}, nil, pgerror.Errorf("42710", "constraint %q for relation %q already exists", d.Name, child.Name)
 	}
 	for i, ci := range d.Cols {
 		ct, pt := child.Cols[ci].Type, parent.Cols[d.RefCols[i]].Type
 		if ct != pt && !(types.IsInt(ct) && types.IsInt(pt)) && !(types.IsString(ct) && types.IsString(pt)) {
-			return FKDef{}, nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("foreign key constraint %q cannot be implemented", d.Name),
+			return catalog.FKDef{}, nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("foreign key constraint %q cannot be implemented", d.Name),
 				Detail: fmt.Sprintf("Key columns %q and %q are of incompatible types: %s and %s.", child.Cols[ci].Name, parent.Cols[d.RefCols[i]].Name, ct, pt)}
 		}
 		if ci == child.Key && (d.OnUpdate >= tupled.Cascade || d.OnDelete >= tupled.SetNull) {
-			return FKDef{}, nil, pgerror.NotSupported("ON UPDATE/DELETE actions that rewrite a foreign key in the PRIMARY KEY are not supported")
+			return catalog.FKDef{}, nil, pgerror.NotSupported("ON UPDATE/DELETE actions that rewrite a foreign key in the PRIMARY KEY are not supported")
 		}
 	}
 	return d, parent, nil
 }
 
 // fkTaken is taken plus the names of child's foreign keys.
-func fkTaken(child *Table, taken map[string]bool) map[string]bool {
+func fkTaken(child *catalog.Table, taken map[string]bool) map[string]bool {
 	out := map[string]bool{}
 	for n := range taken {
 		out[n] = true
@@ -451,28 +437,25 @@ func fkTaken(child *Table, taken map[string]bool) map[string]bool {
 
 // tableByEngine is the SQL table (as this session sees it) stored in
 // engine table e, or nil.
-func (s *Session) tableByEngine(e string) *Table {
+func (s *Session) tableByEngine(e string) *catalog.Table {
 	for _, t := range s.pending {
 		if t != nil && t.Engine == e {
 			return t
 		}
 	}
-	s.eng.cat.mu.RLock()
-	defer s.eng.cat.mu.RUnlock()
-	return s.eng.cat.byEng[e]
+	return s.eng.cat.ByEngine(e)
 }
 
 // allTables is every table this session sees (its transaction's DDL over
 // the catalog).
-func (s *Session) allTables() []*Table {
-	var out []*Table
-	s.eng.cat.mu.RLock()
-	for name, t := range s.eng.cat.tables {
+func (s *Session) allTables() []*catalog.Table {
+	var out []*catalog.Table
+	s.eng.cat.Range(func(name string, t *catalog.Table) bool {
 		if _, ok := s.pending[name]; !ok {
 			out = append(out, t)
 		}
-	}
-	s.eng.cat.mu.RUnlock()
+		return true
+	})
 	for _, t := range s.pending {
 		if t != nil {
 			out = append(out, t)
@@ -490,10 +473,10 @@ func (s *Session) describeFK(e *pgerror.Error) {
 	if child == nil || parent == nil {
 		return
 	}
-	var d FKDef
+	var d catalog.FKDef
 	found := false
 	for _, x := range child.FKeys {
-		if engFK(child, x.Name) == fe.FK.Name {
+		if catalog.EngFK(child, x.Name) == fe.FK.Name {
 			d, found = x, true
 		}
 	}
@@ -503,11 +486,11 @@ func (s *Session) describeFK(e *pgerror.Error) {
 }
 
 // fkDetail words e, the violation fe of child's foreign key d to parent.
-func fkDetail(e *pgerror.Error, fe *tupled.ForeignKeyError, child, parent *Table, d FKDef) {
+func fkDetail(e *pgerror.Error, fe *tupled.ForeignKeyError, child, parent *catalog.Table, d catalog.FKDef) {
 	e.Cause = nil
-	keyOf := func(t *Table, cols []int, key, value []byte) string {
+	keyOf := func(t *catalog.Table, cols []int, key, value []byte) string {
 		row := make([]types.Value, len(t.Cols))
-		if decodeRow(t, key, value, row) != nil {
+		if catalog.DecodeRow(t, key, value, row) != nil {
 			return ""
 		}
 		var names, vals []string
@@ -534,7 +517,7 @@ func fkDetail(e *pgerror.Error, fe *tupled.ForeignKeyError, child, parent *Table
 // reportDependentObjects words it (the dependents listed by table name).
 func (s *Session) dropDependents(drop map[string]bool, names []string) error {
 	tables := s.allTables()
-	slices.SortFunc(tables, func(a, b *Table) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(tables, func(a, b *catalog.Table) int { return strings.Compare(a.Name, b.Name) })
 	var deps []string
 	for _, t := range tables {
 		if drop[t.Name] {
@@ -616,14 +599,14 @@ func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 				}
 				return nil, e
 			}
-			nt.FKeys = append(append([]FKDef(nil), t.FKeys...), d)
+			nt.FKeys = append(append([]catalog.FKDef(nil), t.FKeys...), d)
 			if err := s.saveTable(ctx, tx, &nt); err != nil {
-				_ = s.eng.db.DropForeignKey(ctx, engFK(t, d.Name), true)
+				_ = s.eng.db.DropForeignKey(ctx, catalog.EngFK(t, d.Name), true)
 				return nil, err
 			}
 			return res, nil
 		}
-		i := slices.IndexFunc(t.FKeys, func(d FKDef) bool { return d.Name == cmd.Name })
+		i := slices.IndexFunc(t.FKeys, func(d catalog.FKDef) bool { return d.Name == cmd.Name })
 		if i < 0 {
 			if cmd.MissingOk {
 				s.notice("NOTICE", "00000", fmt.Sprintf("constraint %q of relation %q does not exist, skipping", cmd.Name, t.Name))
@@ -631,7 +614,7 @@ func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 			}
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "constraint %q of relation %q does not exist", cmd.Name, t.Name)
 		}
-		if err := s.eng.db.DropForeignKey(ctx, engFK(t, cmd.Name), true); err != nil {
+		if err := s.eng.db.DropForeignKey(ctx, catalog.EngFK(t, cmd.Name), true); err != nil {
 			return nil, err
 		}
 		nt.FKeys = slices.Delete(slices.Clone(t.FKeys), i, i+1)
@@ -642,15 +625,15 @@ func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 
 // saveTable writes t's catalog entry (committed with the statement's
 // transaction).
-func (s *Session) saveTable(ctx context.Context, tx *tupled.Tx, t *Table) error {
+func (s *Session) saveTable(ctx context.Context, tx *tupled.Tx, t *catalog.Table) error {
 	return s.saveIndexes(ctx, tx, t, t.Indexes)
 }
 
 // allKeyCols reports whether every column of cols is a primary-key column
 // of t (with no duplicates and as many as the key has, that is the key).
-func allKeyCols(t *Table, cols []int) bool {
+func allKeyCols(t *catalog.Table, cols []int) bool {
 	for _, c := range cols {
-		if !t.isKeyCol(c) {
+		if !t.IsKeyCol(c) {
 			return false
 		}
 	}

@@ -23,6 +23,8 @@ package sqlfe
 import (
 	"strconv"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -31,7 +33,7 @@ import (
 )
 
 // identityConstraint makes col, of table, an identity column as c says.
-func identityConstraint(table string, col *Column, c *pg.Constraint) error {
+func identityConstraint(table string, col *catalog.Column, c *pg.Constraint) error {
 	switch {
 	case col.Identity != "":
 		return pgerror.Errorf(pgerror.CodeSyntax, "multiple identity specifications for column %q of table %q", col.Name, table).At(c.Location)
@@ -51,7 +53,7 @@ func identityConstraint(table string, col *Column, c *pg.Constraint) error {
 		return pgerror.Errorf(pgerror.CodeSyntax, "RESTART must not be used with CREATE SEQUENCE")
 	}
 	typ := colSeqType(*col)
-	sq := &Sequence{Type: typ}
+	sq := &catalog.Sequence{Type: typ}
 	o.typ = &typ
 	if _, _, err := applySeqOptions(sq, o, true); err != nil {
 		return err
@@ -67,7 +69,7 @@ func identityConstraint(table string, col *Column, c *pg.Constraint) error {
 // isDefault reports whether n is DEFAULT.
 func isDefault(n *pg.Node) bool { return n != nil && n.GetSetToDefault() != nil }
 
-func identityAlwaysError(hint string, c Column) *pgerror.Error {
+func identityAlwaysError(hint string, c catalog.Column) *pgerror.Error {
 	return &pgerror.Error{Code: "428C9", Message: "cannot insert a non-DEFAULT value into column \"" + c.Name + "\"",
 		Detail: "Column \"" + c.Name + "\" is an identity column defined as GENERATED ALWAYS.",
 		Hint:   hint}
@@ -77,7 +79,7 @@ func identityAlwaysError(hint string, c Column) *pgerror.Error {
 // columns: vals are the VALUES rows (nil for INSERT ... SELECT). It returns
 // the target columns whose given values give way to the default
 // (OVERRIDING USER VALUE).
-func identityInsert(t *Table, target []int, over pg.OverridingKind, vals [][]*pg.Node, sel bool) (map[int]bool, error) {
+func identityInsert(t *catalog.Table, target []int, over pg.OverridingKind, vals [][]*pg.Node, sel bool) (map[int]bool, error) {
 	var ignore map[int]bool
 	for j, i := range target {
 		c := t.Cols[i]
@@ -106,7 +108,7 @@ func identityInsert(t *Table, target []int, over pg.OverridingKind, vals [][]*pg
 }
 
 // identitySet checks an UPDATE's SET of column i of t to n.
-func identitySet(t *Table, i int, n *pg.Node) error {
+func identitySet(t *catalog.Table, i int, n *pg.Node) error {
 	if c := t.Cols[i]; c.Identity == "a" && !isDefault(n) {
 		return &pgerror.Error{Code: "428C9", Message: "column \"" + c.Name + "\" can only be updated to DEFAULT",
 			Detail: "Column \"" + c.Name + "\" is an identity column defined as GENERATED ALWAYS."}
@@ -116,7 +118,7 @@ func identitySet(t *Table, i int, n *pg.Node) error {
 
 // overrideSelectRow puts the defaults back into an INSERT ... SELECT row
 // for the target columns OVERRIDING USER VALUE ignores.
-func overrideSelectRow(t *Table, row []expr, ignore map[int]bool) error {
+func overrideSelectRow(t *catalog.Table, row []expr, ignore map[int]bool) error {
 	for i := range ignore {
 		x, err := defaultExpr(t, t.Cols[i])
 		if err != nil {
@@ -129,7 +131,7 @@ func overrideSelectRow(t *Table, row []expr, ignore map[int]bool) error {
 
 // identityColumns are information_schema.columns' is_identity through
 // identity_cycle for column c of t.
-func identityColumns(t *Table, c Column) []types.Value {
+func identityColumns(t *catalog.Table, c catalog.Column) []types.Value {
 	if c.Identity == "" {
 		return []types.Value{types.Text("NO"), nullText, nullText, nullText, nullText, nullText, types.Text("NO")}
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -25,19 +27,9 @@ import (
 // PostgreSQL. Loading the catalog registers every index's key function
 // with the engine again (the engine does not store it).
 
-// IndexDef is one index of a table in the catalog.
-type IndexDef struct {
-	Name   string `json:"name"`
-	Cols   []int  `json:"cols"` // -1: the element is Exprs[i]
-	Unique bool   `json:"unique,omitempty"`
-	// Exprs are the SQL text ("SELECT expr") of expression elements, by
-	// element (nil: every element is a column).
-	Exprs []string `json:"exprs,omitempty"`
-}
-
 // compileIndexExprs compiles d's expression elements over t's row (nil
 // for a column element).
-func compileIndexExprs(t *Table, d IndexDef) ([]expr, error) {
+func compileIndexExprs(t *catalog.Table, d catalog.IndexDef) ([]expr, error) {
 	xs := make([]expr, len(d.Cols))
 	for i, c := range d.Cols {
 		if c >= 0 {
@@ -49,7 +41,7 @@ func compileIndexExprs(t *Table, d IndexDef) ([]expr, error) {
 		}
 		sel := sts[0].node.GetSelectStmt()
 		if sel == nil || len(sel.TargetList) != 1 {
-			return nil, errCorrupt
+			return nil, catalog.ErrCorrupt
 		}
 		x, err := (&compiler{cols: t.Cols, rel: t.Name}).compile(sel.TargetList[0].GetResTarget().Val, types.TUnknown)
 		if err != nil {
@@ -60,13 +52,10 @@ func compileIndexExprs(t *Table, d IndexDef) ([]expr, error) {
 	return xs, nil
 }
 
-// engIndex is the engine index name of t's index name.
-func engIndex(t *Table, name string) string { return t.Engine + "/" + name }
-
 // indexKey is the key function of t's index d: the tuple encoding of the
 // indexed columns, or not indexed when one is NULL.
-func indexKey(t *Table, d IndexDef) func(key, value []byte) ([]byte, bool) {
-	tupleFmt := &Table{KeyFormat: keyFormatTuple}
+func indexKey(t *catalog.Table, d catalog.IndexDef) func(key, value []byte) ([]byte, bool) {
+	tupleFmt := &catalog.Table{KeyFormat: catalog.KeyFormatTuple}
 	xs, xerr := compileIndexExprs(t, d)
 	return func(key, value []byte) (_ []byte, ok bool) {
 		defer func() {
@@ -78,7 +67,7 @@ func indexKey(t *Table, d IndexDef) func(key, value []byte) ([]byte, bool) {
 			return nil, false // refused by CREATE INDEX: a catalog written by another version
 		}
 		row := make([]types.Value, len(t.Cols))
-		if err := decodeRow(t, key, value, row); err != nil {
+		if err := catalog.DecodeRow(t, key, value, row); err != nil {
 			return nil, false
 		}
 		var out []byte
@@ -95,7 +84,7 @@ func indexKey(t *Table, d IndexDef) func(key, value []byte) ([]byte, bool) {
 			if v.Null {
 				return nil, false
 			}
-			out = appendKey(out, tupleFmt, v)
+			out = catalog.AppendKey(out, tupleFmt, v)
 		}
 		return out, true
 	}
@@ -103,9 +92,9 @@ func indexKey(t *Table, d IndexDef) func(key, value []byte) ([]byte, bool) {
 
 // createIndexes creates (or, for a table loaded from the catalog,
 // registers again) t's indexes in the engine.
-func createIndexes(ctx context.Context, db *tupled.DB, t *Table) error {
+func createIndexes(ctx context.Context, db *tupled.DB, t *catalog.Table) error {
 	for _, d := range t.Indexes {
-		err := db.CreateIndex(ctx, t.Engine, engIndex(t, d.Name), tupled.IndexOptions{Unique: d.Unique, Key: indexKey(t, d)})
+		err := db.CreateIndex(ctx, t.Engine, catalog.EngIndex(t, d.Name), tupled.IndexOptions{Unique: d.Unique, Key: indexKey(t, d)})
 		if err != nil && !errors.Is(err, tupled.ErrTableExists) {
 			return err
 		}
@@ -122,21 +111,25 @@ func (s *Session) indexNameTaken(name string) bool {
 }
 
 // findIndex returns the table with index name, or nil.
-func (s *Session) findIndex(name string) *Table {
-	s.eng.cat.mu.RLock()
-	defer s.eng.cat.mu.RUnlock()
-	for _, t := range s.eng.cat.tables {
+func (s *Session) findIndex(name string) *catalog.Table {
+	var found *catalog.Table
+	s.eng.cat.Range(func(_ string, t *catalog.Table) bool {
 		if p, ok := s.pending[t.Name]; ok {
 			t = p
 		}
 		if t == nil {
-			continue
+			return true
 		}
 		for _, d := range t.Indexes {
 			if d.Name == name {
-				return t
+				found = t
+				return false
 			}
 		}
+		return true
+	})
+	if found != nil {
+		return found
 	}
 	for _, t := range s.pending {
 		if t == nil {
@@ -154,7 +147,7 @@ func (s *Session) findIndex(name string) *Table {
 // chooseIndexName is PostgreSQL's ChooseRelationName: table_cols_suffix,
 // then with 1, 2, … appended until the name is free (taken: the names
 // already used, besides the catalog's).
-func (s *Session) chooseIndexName(t *Table, cols []int, suffix string, taken map[string]bool) string {
+func (s *Session) chooseIndexName(t *catalog.Table, cols []int, suffix string, taken map[string]bool) string {
 	var labels []string
 	for _, c := range cols {
 		labels = append(labels, t.Cols[c].Name)
@@ -163,7 +156,7 @@ func (s *Session) chooseIndexName(t *Table, cols []int, suffix string, taken map
 }
 
 // chooseLabelName is chooseIndexName over the elements' labels.
-func (s *Session) chooseLabelName(t *Table, labels []string, suffix string, taken map[string]bool) string {
+func (s *Session) chooseLabelName(t *catalog.Table, labels []string, suffix string, taken map[string]bool) string {
 	base := strings.Join(append([]string{t.Name}, labels...), "_") + "_" + suffix
 	name := base
 	for i := 1; taken[name] || s.indexNameTaken(name); i++ {
@@ -173,10 +166,10 @@ func (s *Session) chooseLabelName(t *Table, labels []string, suffix string, take
 }
 
 // indexCols resolves index columns by name.
-func indexCols(t *Table, names []string, loc int32) ([]int, error) {
+func indexCols(t *catalog.Table, names []string, loc int32) ([]int, error) {
 	var cols []int
 	for _, n := range names {
-		i := t.col(n)
+		i := t.Col(n)
 		if i < 0 {
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q named in key does not exist", n).At(loc)
 		}
@@ -254,7 +247,7 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 			}
 			cols = append(cols, c...)
 		}
-		d := IndexDef{Cols: cols, Unique: st.Unique}
+		d := catalog.IndexDef{Cols: cols, Unique: st.Unique}
 		if hasExpr {
 			d.Exprs = exprs
 			if _, err := compileIndexExprs(t, d); err != nil {
@@ -272,7 +265,7 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 			return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
 		}
 		d.Name = name
-		err := s.eng.db.CreateIndex(ctx, t.Engine, engIndex(t, name), tupled.IndexOptions{Unique: d.Unique, Key: indexKey(t, d)})
+		err := s.eng.db.CreateIndex(ctx, t.Engine, catalog.EngIndex(t, name), tupled.IndexOptions{Unique: d.Unique, Key: indexKey(t, d)})
 		if err != nil {
 			if errors.Is(err, tupled.ErrDuplicateKey) {
 				return nil, pgerror.Errorf(pgerror.CodeUniqueViolation, "could not create unique index %q", name)
@@ -281,10 +274,10 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 		}
 		tx, err := s.ensureTx(ctx)
 		if err == nil {
-			err = s.saveIndexes(ctx, tx, t, append(append([]IndexDef(nil), t.Indexes...), d))
+			err = s.saveIndexes(ctx, tx, t, append(append([]catalog.IndexDef(nil), t.Indexes...), d))
 		}
 		if err != nil {
-			_ = s.eng.db.DropIndex(ctx, engIndex(t, name), true)
+			_ = s.eng.db.DropIndex(ctx, catalog.EngIndex(t, name), true)
 			return nil, err
 		}
 		return res, nil
@@ -294,18 +287,18 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 
 // saveIndexes writes t's catalog entry with indexes ixs (committed with
 // the statement's transaction).
-func (s *Session) saveIndexes(ctx context.Context, tx *tupled.Tx, t *Table, ixs []IndexDef) error {
+func (s *Session) saveIndexes(ctx context.Context, tx *tupled.Tx, t *catalog.Table, ixs []catalog.IndexDef) error {
 	nt := *t
 	nt.Indexes = ixs
 	data, err := json.Marshal(&nt)
 	if err != nil {
 		return err
 	}
-	if err := tx.Update(ctx, CatalogTable, []byte(t.Name), data); err != nil {
+	if err := tx.Update(ctx, catalog.CatalogTable, []byte(t.Name), data); err != nil {
 		return err
 	}
 	if s.pending == nil {
-		s.pending = map[string]*Table{}
+		s.pending = map[string]*catalog.Table{}
 	}
 	s.pending[t.Name] = &nt
 	return nil
@@ -339,13 +332,13 @@ func (s *Session) planDropIndex(st *pg.DropStmt) (*plan, error) {
 				}
 				return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "index %q does not exist", name)
 			}
-			var keep []IndexDef
+			var keep []catalog.IndexDef
 			for _, d := range t.Indexes {
 				if d.Name != name {
 					keep = append(keep, d)
 				}
 			}
-			if err := s.eng.db.DropIndex(ctx, engIndex(t, name), true); err != nil {
+			if err := s.eng.db.DropIndex(ctx, catalog.EngIndex(t, name), true); err != nil {
 				return nil, engineError(err, t)
 			}
 			tx, err := s.ensureTx(ctx)
@@ -363,7 +356,7 @@ func (s *Session) planDropIndex(st *pg.DropStmt) (*plan, error) {
 
 // indexViolation is the 23505 of a unique index of t named in err, or
 // nil when err names none (the primary key's).
-func indexViolation(err error, t *Table) *pgerror.Error {
+func indexViolation(err error, t *catalog.Table) *pgerror.Error {
 	if d, ok := violatedIndex(err, t); ok {
 		return pgerror.Errorf(pgerror.CodeUniqueViolation, "duplicate key value violates unique constraint %q", d.Name)
 	}
@@ -371,46 +364,46 @@ func indexViolation(err error, t *Table) *pgerror.Error {
 }
 
 // violatedIndex is the unique index of t that err (a 23505) names.
-func violatedIndex(err error, t *Table) (IndexDef, bool) {
+func violatedIndex(err error, t *catalog.Table) (catalog.IndexDef, bool) {
 	for _, d := range t.Indexes {
-		if strings.Contains(err.Error(), `"`+engIndex(t, d.Name)+`"`) {
+		if strings.Contains(err.Error(), `"`+catalog.EngIndex(t, d.Name)+`"`) {
 			return d, true
 		}
 	}
-	return IndexDef{}, false
+	return catalog.IndexDef{}, false
 }
 
 // uniqueByName is t's unique index called name.
-func uniqueByName(t *Table, name string) (IndexDef, bool) {
+func uniqueByName(t *catalog.Table, name string) (catalog.IndexDef, bool) {
 	for _, d := range t.Indexes {
 		if d.Unique && d.Name == name {
 			return d, true
 		}
 	}
-	return IndexDef{}, false
+	return catalog.IndexDef{}, false
 }
 
 // uniqueByCols is the unique index of t on exactly the columns of an ON
 // CONFLICT inference specification (in any order), as PostgreSQL's
 // infer_arbiter_indexes matches them.
-func uniqueByCols(t *Table, elems []*pg.Node) (IndexDef, bool) {
+func uniqueByCols(t *catalog.Table, elems []*pg.Node) (catalog.IndexDef, bool) {
 	want := map[string]bool{} // "c<col>" or "e<expression text>"
 	for _, n := range elems {
 		e := n.GetIndexElem()
 		if e == nil {
-			return IndexDef{}, false
+			return catalog.IndexDef{}, false
 		}
 		if e.Name == "" {
 			sql, err := deparseExpr(e.Expr)
 			if err != nil {
-				return IndexDef{}, false
+				return catalog.IndexDef{}, false
 			}
 			want["e"+sql] = true
 			continue
 		}
-		c := t.col(e.Name)
+		c := t.Col(e.Name)
 		if c < 0 {
-			return IndexDef{}, false
+			return catalog.IndexDef{}, false
 		}
 		want[fmt.Sprintf("c%d", c)] = true
 	}
@@ -430,13 +423,13 @@ func uniqueByCols(t *Table, elems []*pg.Node) (IndexDef, bool) {
 			return d, true
 		}
 	}
-	return IndexDef{}, false
+	return catalog.IndexDef{}, false
 }
 
 // dupRowError is dupKeyError for a write of row: a unique index's
 // violation gets PostgreSQL's DETAIL, `Key (cols)=(values) already
 // exists.`, with the index's columns and expressions.
-func dupRowError(err error, t *Table, row []types.Value) error {
+func dupRowError(err error, t *catalog.Table, row []types.Value) error {
 	e := indexViolation(err, t)
 	if e == nil {
 		return dupKeyError(err, t, row)
@@ -468,7 +461,7 @@ func dupRowError(err error, t *Table, row []types.Value) error {
 // (ok false: none; the scan reads the table). value must not depend on the
 // row and must have the column's type (int4 and int8 share an encoding);
 // the rows found are still checked against the whole of where.
-func indexAccess(t *Table, where expr, e *env) (index string, ikey []byte, ok bool, err error) {
+func indexAccess(t *catalog.Table, where expr, e *env) (index string, ikey []byte, ok bool, err error) {
 	if where == nil || len(t.Indexes) == 0 {
 		return "", nil, false, nil
 	}
@@ -499,7 +492,7 @@ func indexAccess(t *Table, where expr, e *env) (index string, ikey []byte, ok bo
 				if v.Null {
 					continue
 				}
-				return engIndex(t, d.Name), appendKey(nil, &Table{KeyFormat: keyFormatTuple}, v), true, nil
+				return catalog.EngIndex(t, d.Name), catalog.AppendKey(nil, &catalog.Table{KeyFormat: catalog.KeyFormatTuple}, v), true, nil
 			}
 		}
 	}
@@ -509,7 +502,7 @@ func indexAccess(t *Table, where expr, e *env) (index string, ikey []byte, ok bo
 // holdsWriteLock reports whether the session's transaction holds a lock on
 // t's engine table that conflicts with ShareLock (RowExclusiveLock and
 // stronger).
-func (s *Session) holdsWriteLock(t *Table) bool {
+func (s *Session) holdsWriteLock(t *catalog.Table) bool {
 	if s.tx == nil {
 		return false
 	}

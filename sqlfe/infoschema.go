@@ -107,7 +107,7 @@ func isColumnsRows(s *Session, sn *catSnap) [][]types.Value {
 			}
 			n := attnum(t, i)
 			row := []types.Value{types.Text(db), types.Text("public"), types.Text(t.Name), types.Text(c.Name), types.Int4(int32(n)), def,
-				yesNo(!(c.NotNull || t.isKeyCol(i))), types.Text(ti.dataType), maxLen, octets, prec,
+				yesNo(!(c.NotNull || t.IsKeyCol(i))), types.Text(ti.dataType), maxLen, octets, prec,
 				radix, scale, dtPrec, nullText, nullInt(),
 				nullText, nullText, nullText, nullText, nullText,
 				nullText, nullText, nullText, nullText, types.Text(db), types.Text("pg_catalog"), types.Text(ti.typname), nullText,
@@ -136,7 +136,7 @@ func isTableConstraintsRows(s *Session, sn *catSnap) [][]types.Value {
 	// <namespace oid>_<table oid>_<attnum>_not_null
 	for _, t := range sn.tables {
 		for i, col := range t.Cols {
-			if col.Hidden || !(col.NotNull || t.isKeyCol(i)) {
+			if col.Hidden || !(col.NotNull || t.IsKeyCol(i)) {
 				continue
 			}
 			name := strconv.Itoa(oidNspPublic) + "_" + strconv.FormatInt(sn.tabOID[t.Name], 10) + "_" + strconv.Itoa(attnum(t, i)) + "_not_null"

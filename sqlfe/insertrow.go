@@ -3,6 +3,8 @@ package sqlfe
 import (
 	"context"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 )
 
@@ -12,8 +14,8 @@ import (
 // the row's engine key. INSERT (dml.go) and COPY FROM (copy.go) share it;
 // both then insert the row with tx.Insert (which checks unique keys,
 // unique indexes and foreign keys) and word a duplicate with dupRowError.
-func (s *Session) prepareRow(ctx context.Context, t *Table, row []types.Value) ([]byte, error) {
-	if t.hiddenKey() {
+func (s *Session) prepareRow(ctx context.Context, t *catalog.Table, row []types.Value) ([]byte, error) {
+	if t.HiddenKey() {
 		id, err := s.eng.nextRowid(ctx, t)
 		if err != nil {
 			return nil, err
@@ -23,5 +25,5 @@ func (s *Session) prepareRow(ctx context.Context, t *Table, row []types.Value) (
 	if err := checkRow(t, row); err != nil {
 		return nil, err
 	}
-	return rowKey(nil, t, row), nil
+	return catalog.RowKey(nil, t, row), nil
 }

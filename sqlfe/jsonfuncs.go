@@ -17,7 +17,7 @@ import (
 // encoding/json's Valid on the way in). A jsonb value is held in S in the
 // form PostgreSQL prints it: object keys ordered by length, then bytes,
 // a duplicate key's last value kept, numbers as numeric prints them, and
-// the spacing {"a": 1, "b": [1, 2]}. Operators parse S into a jnode tree
+// the spacing {"a": 1, "b": [1, 2]}. Operators parse S into a types.JSONNode tree
 // each time (values are small; nothing is cached). Neither can be a key:
 // json has no btree order, and jsonb's order (PostgreSQL's compareJsonb:
 // a container's size before its contents) is not its text's. On the wire

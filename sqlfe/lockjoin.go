@@ -9,7 +9,7 @@ package sqlfe
 // before the select list, as PostgreSQL's LockRows sits below the
 // projection and the LIMIT. For each row the join yields (so only rows that
 // qualify), it locks, in FROM order, the row of each table the clauses
-// name (by its primary key, rowKey, through lockScan.point; each table's
+// name (by its primary key, catalog.RowKey, through lockScan.point; each table's
 // strength is its strongest clause's, NOWAIT winning over SKIP LOCKED as
 // in PostgreSQL), getting the newest version. If a locked version differs
 // from the one the snapshot joined (a concurrent committed update, under
@@ -31,6 +31,8 @@ package sqlfe
 import (
 	"bytes"
 	"strings"
+
+	"github.com/tupled/tupled/sql/catalog"
 
 	"github.com/tupled/tupled/sql/types"
 
@@ -130,7 +132,7 @@ func (n *lockRowsNode) run(q *qctx, fn func(row []types.Value) error) error {
 		for _, lt := range n.targets {
 			t, off := lt.rel.t, lt.rel.off
 			old := row[off : off+len(t.Cols)]
-			key := rowKey(nil, t, old)
+			key := catalog.RowKey(nil, t, old)
 			ls := &lockScan{t: t, e: q.env(nil), strength: lt.strength, wait: lt.wait}
 			var locked []types.Value
 			if err := ls.point(q.ctx, tx, key, func(_ []byte, r []types.Value) error {
@@ -317,7 +319,7 @@ func inKeyOrder(sc *scope, keys []sortCol) bool {
 	if len(r.t.Indexes) > 0 && r.scan.filter != nil {
 		return false
 	}
-	kc := r.t.keyCols()
+	kc := r.t.KeyColumns()
 	if len(keys) > len(kc) {
 		return false
 	}

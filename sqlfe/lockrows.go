@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -43,7 +45,7 @@ type whereFailed struct{ err error }
 // limit). fn gets each locked row's key and the locked version decoded; it
 // must not call tx's methods that write (collect, then write).
 type lockScan struct {
-	t        *Table
+	t        *catalog.Table
 	where    expr
 	e        *env
 	strength tupled.LockStrength
@@ -59,7 +61,7 @@ func (ls *lockScan) opts(start, end []byte, reverse bool, limit int64) tupled.Sc
 	if ls.where != nil {
 		row := make([]types.Value, len(ls.t.Cols))
 		o.Where = func(k, v []byte) bool {
-			if err := decodeRow(ls.t, k, v, row); err != nil {
+			if err := catalog.DecodeRow(ls.t, k, v, row); err != nil {
 				panic(whereFailed{err})
 			}
 			ls.e.row = row
@@ -86,7 +88,7 @@ func (ls *lockScan) run(ctx context.Context, tx *tupled.Tx, start, end []byte, r
 	}()
 	err = tx.Scan(ctx, ls.t.Engine, ls.opts(start, end, reverse, limit), func(k, v []byte) error {
 		row := make([]types.Value, len(ls.t.Cols))
-		if err := decodeRow(ls.t, k, v, row); err != nil {
+		if err := catalog.DecodeRow(ls.t, k, v, row); err != nil {
 			return err
 		}
 		return fn(k, row)

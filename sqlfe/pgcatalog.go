@@ -41,6 +41,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -67,13 +69,13 @@ const (
 type catRel struct {
 	oid  int64
 	name string
-	kind string // "r" table, "i" index, "S" sequence
-	t    *Table // the table, or the index's or sequence's table
+	kind string         // "r" table, "i" index, "S" sequence
+	t    *catalog.Table // the table, or the index's or sequence's table
 	// an index: its definition (for the primary key, the key's columns)
-	ix     IndexDef
+	ix     catalog.IndexDef
 	pkey   bool
-	seqCol int       // a column's sequence: its column's index in t.Cols
-	seq    *Sequence // a sequence: its definition (t nil for one owned by no column)
+	seqCol int               // a column's sequence: its column's index in t.Cols
+	seq    *catalog.Sequence // a sequence: its definition (t nil for one owned by no column)
 }
 
 // catCon is a constraint (pg_constraint): a primary key, a unique
@@ -82,17 +84,17 @@ type catCon struct {
 	oid   int64
 	name  string
 	kind  string // "p", "u", "f"
-	t     *Table
+	t     *catalog.Table
 	cols  []int // column indexes in t.Cols
 	index *catRel
-	fk    *FKDef
-	check *CheckDef // a CHECK constraint's definition
-	ref   *Table    // a foreign key's referenced table
+	fk    *catalog.FKDef
+	check *catalog.CheckDef // a CHECK constraint's definition
+	ref   *catalog.Table    // a foreign key's referenced table
 }
 
 // catSnap is the SQL catalog as one scan sees it, with its OIDs.
 type catSnap struct {
-	tables []*Table // by name
+	tables []*catalog.Table // by name
 	rels   []*catRel
 	cons   []*catCon
 	byOID  map[int64]*catRel
@@ -108,7 +110,7 @@ func (s *Session) RelationOID(table string) uint32 {
 
 // attnum is the attribute number of t's column index i (hidden columns
 // have none).
-func attnum(t *Table, i int) int {
+func attnum(t *catalog.Table, i int) int {
 	n := 0
 	for j := 0; j <= i && j < len(t.Cols); j++ {
 		if !t.Cols[j].Hidden {
@@ -118,7 +120,7 @@ func attnum(t *Table, i int) int {
 	return n
 }
 
-func attnums(t *Table, cols []int) []int64 {
+func attnums(t *catalog.Table, cols []int) []int64 {
 	out := make([]int64, len(cols))
 	for i, c := range cols {
 		if c >= 0 {
@@ -128,11 +130,11 @@ func attnums(t *Table, cols []int) []int64 {
 	return out
 }
 
-func seqName(t *Table, c Column) string { return t.Name + "_" + c.Name + "_seq" }
+func seqName(t *catalog.Table, c catalog.Column) string { return t.Name + "_" + c.Name + "_seq" }
 
 var snapCache struct {
 	sync.Mutex
-	cat  *catalog
+	cat  *catalog.Catalog
 	gen  uint64
 	snap *catSnap
 }
@@ -141,27 +143,17 @@ var snapCache struct {
 // session's uncommitted DDL over them.
 func (s *Session) catalogSnap() *catSnap {
 	cat := &s.eng.cat
-	cat.mu.RLock()
-	gen := cat.gen
 	if len(s.pending) == 0 && len(s.pendingSeqs) == 0 {
+		gen := cat.Generation()
 		snapCache.Lock()
 		if snapCache.cat == cat && snapCache.gen == gen && snapCache.snap != nil {
 			sn := snapCache.snap
 			snapCache.Unlock()
-			cat.mu.RUnlock()
 			return sn
 		}
 		snapCache.Unlock()
 	}
-	m := make(map[string]*Table, len(cat.tables))
-	for n, t := range cat.tables {
-		m[n] = t
-	}
-	seqs := make(map[string]*Sequence, len(cat.seqs))
-	for n, sq := range cat.seqs {
-		seqs[n] = sq
-	}
-	cat.mu.RUnlock()
+	m, seqs, gen := cat.Snapshot()
 	for n, t := range s.pending {
 		if t == nil {
 			delete(m, n)
@@ -185,7 +177,7 @@ func (s *Session) catalogSnap() *catSnap {
 	return sn
 }
 
-func buildSnap(m map[string]*Table, seqs map[string]*Sequence) *catSnap {
+func buildSnap(m map[string]*catalog.Table, seqs map[string]*catalog.Sequence) *catSnap {
 	sn := &catSnap{byOID: map[int64]*catRel{}, byName: map[string]*catRel{}, conOID: map[int64]*catCon{}, tabOID: map[string]int64{}}
 	for _, t := range m {
 		sn.tables = append(sn.tables, t)
@@ -193,8 +185,8 @@ func buildSnap(m map[string]*Table, seqs map[string]*Sequence) *catSnap {
 	sort.Slice(sn.tables, func(i, j int) bool { return sn.tables[i].Name < sn.tables[j].Name })
 	for _, t := range sn.tables {
 		sn.rels = append(sn.rels, &catRel{name: t.Name, kind: "r", t: t})
-		if t.hasPkey() {
-			ix := IndexDef{Name: t.pkeyName(), Cols: t.keyCols(), Unique: true}
+		if t.HasPKey() {
+			ix := catalog.IndexDef{Name: t.PrimaryKeyName(), Cols: t.KeyColumns(), Unique: true}
 			r := &catRel{name: ix.Name, kind: "i", t: t, ix: ix, pkey: true}
 			sn.rels = append(sn.rels, r)
 			sn.cons = append(sn.cons, &catCon{name: ix.Name, kind: "p", t: t, cols: ix.Cols, index: r})
@@ -231,8 +223,8 @@ func buildSnap(m map[string]*Table, seqs map[string]*Sequence) *catSnap {
 	sort.Strings(seqNames)
 	for _, n := range seqNames {
 		r := &catRel{name: n, kind: "S", seq: seqs[n], seqCol: -1}
-		if t := m[r.seq.OwnedTable]; t != nil && t.col(r.seq.OwnedCol) >= 0 {
-			r.t, r.seqCol = t, t.col(r.seq.OwnedCol)
+		if t := m[r.seq.OwnedTable]; t != nil && t.Col(r.seq.OwnedCol) >= 0 {
+			r.t, r.seqCol = t, t.Col(r.seq.OwnedCol)
 		}
 		sn.rels = append(sn.rels, r)
 	}
@@ -273,7 +265,7 @@ func buildSnap(m map[string]*Table, seqs map[string]*Sequence) *catSnap {
 		sn.conOID[c.oid] = c
 		if c.kind == "f" && c.ref != nil {
 			// the referenced table's key the foreign key refers through
-			name := c.ref.pkeyName()
+			name := c.ref.PrimaryKeyName()
 			if c.fk.RefIndex != "" {
 				name = c.fk.RefIndex
 			}
@@ -360,7 +352,7 @@ func systemRelOID(schema, name string) (int64, bool) {
 
 // catalogRel is a generated relation: its columns and its rows.
 type catalogRel struct {
-	cols []Column
+	cols []catalog.Column
 	rows func(s *Session, sn *catSnap) [][]types.Value
 }
 
@@ -440,16 +432,16 @@ func (s *Session) anyCatalogRelation(st *pg.SelectStmt) bool {
 
 // ---- column helpers ----
 
-func cText(n string) Column { return Column{Name: n, Type: types.TText} }
-func cOID(n string) Column  { return Column{Name: n, Type: types.TInt8} }
-func cInt4(n string) Column { return Column{Name: n, Type: types.TInt4} }
-func cInt2(n string) Column { return Column{Name: n, Type: types.TInt4, Int2: true} }
-func cInt8(n string) Column { return Column{Name: n, Type: types.TInt8} }
-func cBool(n string) Column { return Column{Name: n, Type: types.TBool} }
-func cArr(n string) Column  { return Column{Name: n, Type: types.TInt4Array} }
+func cText(n string) catalog.Column { return catalog.Column{Name: n, Type: types.TText} }
+func cOID(n string) catalog.Column  { return catalog.Column{Name: n, Type: types.TInt8} }
+func cInt4(n string) catalog.Column { return catalog.Column{Name: n, Type: types.TInt4} }
+func cInt2(n string) catalog.Column { return catalog.Column{Name: n, Type: types.TInt4, Int2: true} }
+func cInt8(n string) catalog.Column { return catalog.Column{Name: n, Type: types.TInt8} }
+func cBool(n string) catalog.Column { return catalog.Column{Name: n, Type: types.TBool} }
+func cArr(n string) catalog.Column  { return catalog.Column{Name: n, Type: types.TInt4Array} }
 
-func cols(spec string) []Column {
-	var out []Column
+func cols(spec string) []catalog.Column {
+	var out []catalog.Column
 	for _, f := range strings.Fields(spec) {
 		name, t, _ := strings.Cut(f, ":")
 		switch t {
@@ -466,7 +458,7 @@ func cols(spec string) []Column {
 		case "a":
 			out = append(out, cArr(name))
 		case "f":
-			out = append(out, Column{Name: name, Type: types.TNumeric})
+			out = append(out, catalog.Column{Name: name, Type: types.TNumeric})
 		default:
 			out = append(out, cText(name))
 		}
@@ -501,7 +493,7 @@ type colTypeInfo struct {
 	dataType string // information_schema.columns.data_type
 }
 
-func colType(c Column) colTypeInfo {
+func colType(c catalog.Column) colTypeInfo {
 	switch c.Type {
 	case types.TBool:
 		return colTypeInfo{16, -1, 1, "bool", "boolean", "boolean"}
@@ -699,7 +691,7 @@ func pgClassRows(_ *Session, sn *catSnap) [][]types.Value {
 					natts++
 				}
 			}
-			hasIndex = r.t.hasPkey() || len(r.t.Indexes) > 0
+			hasIndex = r.t.HasPKey() || len(r.t.Indexes) > 0
 			checks = len(r.t.Checks)
 		case "i":
 			am, natts = oidAmBtree, len(r.ix.Cols)
@@ -717,7 +709,7 @@ func pgClassRows(_ *Session, sn *catSnap) [][]types.Value {
 
 // referenced reports whether a foreign key refers to t (PostgreSQL's
 // relhastriggers is true for both ends of a foreign key).
-func referenced(sn *catSnap, t *Table) bool {
+func referenced(sn *catSnap, t *catalog.Table) bool {
 	for _, c := range sn.cons {
 		if c.kind == "f" && c.ref == t {
 			return true
@@ -770,7 +762,7 @@ func pgAttributeRows(_ *Session, sn *catSnap) [][]types.Value {
 				storage = "x"
 			}
 			rows = append(rows, []types.Value{oidv(r.oid), types.Text(c.Name), oidv(ti.oid), types.Int4(-1), types.Int4(int32(ti.len)), types.Int4(int32(attnum(r.t, i))), types.Int4(int32(ndims)),
-				types.Int4(-1), types.Int4(ti.typmod), types.Bool(byval), types.Text(align), types.Text(storage), types.Text(""), types.Bool(c.NotNull || r.t.isKeyCol(i)), types.Bool(defaultText(r.t, c) != ""),
+				types.Int4(-1), types.Int4(ti.typmod), types.Bool(byval), types.Text(align), types.Text(storage), types.Text(""), types.Bool(c.NotNull || r.t.IsKeyCol(i)), types.Bool(defaultText(r.t, c) != ""),
 				types.Bool(false), types.Text(c.Identity), types.Text(""), types.Bool(false), types.Bool(true), types.Int4(0), oidv(coll),
 				nullText, nullText, nullText, nullText})
 		}
@@ -783,7 +775,7 @@ func pgAttributeRows(_ *Session, sn *catSnap) [][]types.Value {
 func indexAttributes(r *catRel) [][]types.Value {
 	var rows [][]types.Value
 	for k, c := range r.ix.Cols {
-		name, ti, coll := "expr", colType(Column{Type: types.TText}), int64(oidCollDefault)
+		name, ti, coll := "expr", colType(catalog.Column{Type: types.TText}), int64(oidCollDefault)
 		if c >= 0 {
 			col := r.t.Cols[c]
 			name, ti = col.Name, colType(col)
@@ -870,7 +862,7 @@ func pgIndexRows(_ *Session, sn *catSnap) [][]types.Value {
 }
 
 // indexExprText is the SQL text of index element i, an expression.
-func indexExprText(ix IndexDef, i int) string {
+func indexExprText(ix catalog.IndexDef, i int) string {
 	if i >= len(ix.Exprs) {
 		return ""
 	}
@@ -929,7 +921,7 @@ func pgConstraintRows(_ *Session, sn *catSnap) [][]types.Value {
 var pgAttrdefCols = cols(`oid:oid adrelid:oid adnum:i2 adbin`)
 
 // defaultText is a column's default as pg_get_expr prints it ("" if none).
-func defaultText(t *Table, c Column) string {
+func defaultText(t *catalog.Table, c catalog.Column) string {
 	switch {
 	case c.Identity != "":
 		return "" // attidentity says it (identity.go)
@@ -1069,7 +1061,7 @@ var pgTablesCols = cols(`schemaname tablename tableowner tablespace hasindexes:b
 func pgTablesRows(s *Session, sn *catSnap) [][]types.Value {
 	var rows [][]types.Value
 	for _, t := range sn.tables {
-		rows = append(rows, []types.Value{types.Text("public"), types.Text(t.Name), types.Text(s.user), nullText, types.Bool(t.hasPkey() || len(t.Indexes) > 0),
+		rows = append(rows, []types.Value{types.Text("public"), types.Text(t.Name), types.Text(s.user), nullText, types.Bool(t.HasPKey() || len(t.Indexes) > 0),
 			types.Bool(false), types.Bool(len(t.FKeys) > 0 || referenced(sn, t)), types.Bool(false)})
 	}
 	return rows
@@ -1144,7 +1136,7 @@ func looksLikeCall(e string) bool {
 
 // constraintDef is pg_get_constraintdef.
 func constraintDef(c *catCon) string {
-	names := func(t *Table, cs []int) string {
+	names := func(t *catalog.Table, cs []int) string {
 		var out []string
 		for _, i := range cs {
 			if i >= 0 && t != nil && i < len(t.Cols) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -200,7 +202,7 @@ func (s *Session) planExplain(st *pg.ExplainStmt, params *[]types.Type) (*plan, 
 	for _, line := range strings.Split(strings.TrimSuffix(w.String(), "\n"), "\n") {
 		rows = append(rows, []types.Value{types.Text(line)})
 	}
-	return &plan{cols: []Column{{Name: "QUERY PLAN", Type: types.TText}}, run: func(context.Context, *Session, []types.Value) (*Result, error) {
+	return &plan{cols: []catalog.Column{{Name: "QUERY PLAN", Type: types.TText}}, run: func(context.Context, *Session, []types.Value) (*Result, error) {
 		return &Result{Rows: rows, Tag: "EXPLAIN"}, nil
 	}}, nil
 }

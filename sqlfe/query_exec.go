@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 )
 
@@ -60,7 +62,7 @@ func explainLine(w *strings.Builder, depth int, format string, args ...any) {
 // point lookup, a key range or an index from filter (the conjuncts of WHERE
 // that name only this table, compiled against it alone).
 type tableScan struct {
-	t      *Table
+	t      *catalog.Table
 	alias  string
 	filter expr
 	acc    access
@@ -79,7 +81,7 @@ func (n *tableScan) run(q *qctx, fn func(row []types.Value) error) error {
 func (n *tableScan) explain(w *strings.Builder, depth int) {
 	how := "Seq Scan"
 	if n.acc.points != nil || n.acc.lo != nil || n.acc.hi != nil || n.acc.composite {
-		how = "Index Scan using " + n.t.pkeyName()
+		how = "Index Scan using " + n.t.PrimaryKeyName()
 	}
 	name := n.t.Name
 	if n.alias != "" && n.alias != n.t.Name {
@@ -319,7 +321,7 @@ func hashKeys(dst []byte, xs []expr, e *env) ([]byte, bool, error) {
 }
 
 // appendHashKey appends an encoding of v under which two values are equal
-// exactly when cmpValues says so: integers of either width by value,
+// exactly when types.Compare says so: integers of either width by value,
 // character(n) without its trailing spaces, numeric without trailing
 // fractional zeros (1.0 = 1.00). NULL has an encoding of its own, for
 // DISTINCT and GROUP BY, where NULLs are one group.

@@ -3,6 +3,8 @@ package sqlfe
 import (
 	"fmt"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -15,10 +17,10 @@ import (
 // scopeRel is one FROM item (a table, a subquery, a function) in a scope.
 type scopeRel struct {
 	name     string
-	cols     []Column
-	off      int        // its first column's index in the scope's row
-	t        *Table     // a table, for pushdown and primary-key dependencies
-	scan     *tableScan // its scan, while conjuncts may still be pushed into it
+	cols     []catalog.Column
+	off      int            // its first column's index in the scope's row
+	t        *catalog.Table // a table, for pushdown and primary-key dependencies
+	scan     *tableScan     // its scan, while conjuncts may still be pushed into it
 	rows     *rowsScan
 	nullable bool // on the NULL-extended side of an outer join
 }
@@ -86,7 +88,7 @@ func (sc *scope) resolve(f []string, loc int32) (expr, error) {
 			}
 			for i, col := range r.cols {
 				if col.Name == name && !col.Hidden {
-					return &colExpr{idx: r.off + i, t: col.Type, m: col.mod()}, nil
+					return &colExpr{idx: r.off + i, t: col.Type, m: col.Mod()}, nil
 				}
 			}
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %s.%s does not exist", f[0], name).At(loc)
@@ -116,7 +118,7 @@ func (sc *scope) resolve(f []string, loc int32) (expr, error) {
 			if found != nil {
 				return nil, pgerror.Errorf(pgerror.CodeAmbiguousColumn, "column reference %q is ambiguous", name).At(loc)
 			}
-			found = &colExpr{idx: r.off + i, t: col.Type, m: col.mod()}
+			found = &colExpr{idx: r.off + i, t: col.Type, m: col.Mod()}
 		}
 	}
 	if found == nil {
@@ -129,7 +131,7 @@ func (sc *scope) colAt(i int) *colExpr {
 	for _, r := range sc.rels {
 		if i >= r.off && i < r.off+len(r.cols) {
 			col := r.cols[i-r.off]
-			return &colExpr{idx: i, t: col.Type, m: col.mod()}
+			return &colExpr{idx: i, t: col.Type, m: col.Mod()}
 		}
 	}
 	panic("sqlfe: column index out of scope")
@@ -167,10 +169,10 @@ func (sc *scope) relAt(i int) *scopeRel {
 // the grouping, as PostgreSQL allows).
 func (sc *scope) pkGrouped(i int, grouped map[int]int) bool {
 	r := sc.relAt(i)
-	if r == nil || r.t == nil || !r.t.hasPkey() {
+	if r == nil || r.t == nil || !r.t.HasPKey() {
 		return false
 	}
-	for _, k := range r.t.keyCols() {
+	for _, k := range r.t.KeyColumns() {
 		if _, ok := grouped[r.off+k]; !ok {
 			return false
 		}
@@ -199,7 +201,7 @@ func (sc *scope) star(rel string, loc int32) ([]string, []expr, error) {
 				continue
 			}
 			names = append(names, col.Name)
-			xs = append(xs, &colExpr{idx: r.off + i, t: col.Type, m: col.mod()})
+			xs = append(xs, &colExpr{idx: r.off + i, t: col.Type, m: col.Mod()})
 		}
 	}
 	if rel != "" && !found {
@@ -314,12 +316,12 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 }
 
 // aliasCols renames cols by an alias's column list.
-func aliasCols(cols []Column, a *pg.Alias) ([]Column, error) {
+func aliasCols(cols []catalog.Column, a *pg.Alias) ([]catalog.Column, error) {
 	if a == nil || len(a.Colnames) == 0 {
 		return cols, nil
 	}
 	names := strs(a.Colnames)
-	out := append([]Column(nil), cols...)
+	out := append([]catalog.Column(nil), cols...)
 	j := 0
 	for i := range out {
 		if out[i].Hidden {
@@ -508,7 +510,7 @@ func andAll(xs []expr) expr {
 // ---- SELECT ----
 
 // buildQuery plans a SELECT (or a set operation, or VALUES).
-func (s *Session) buildQuery(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []Column, error) {
+func (s *Session) buildQuery(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []catalog.Column, error) {
 	if st.WithClause != nil {
 		if !allSelectCTEs(st.WithClause) {
 			return nil, nil, pgerror.NotSupported("WITH in this query is not supported")
@@ -546,7 +548,7 @@ func (s *Session) buildQuery(st *pg.SelectStmt, params *[]types.Type, keepUnknow
 		return nil, nil, pgerror.NotSupported("FETCH ... WITH TIES is not supported")
 	}
 	var node relNode
-	var cols []Column
+	var cols []catalog.Column
 	var err error
 	switch {
 	case st.Op != pg.SetOperation_SETOP_NONE:
@@ -679,7 +681,7 @@ func unifyTypes(a, b types.Type, what string) (types.Type, error) {
 	return 0, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "%s types %s and %s cannot be matched", what, a, b)
 }
 
-func (s *Session) setOp(st *pg.SelectStmt, params *[]types.Type) (relNode, []Column, error) {
+func (s *Session) setOp(st *pg.SelectStmt, params *[]types.Type) (relNode, []catalog.Column, error) {
 	l, lcols, err := s.buildQuery(st.Larg, params, true)
 	if err != nil {
 		return nil, nil, err
@@ -693,7 +695,7 @@ func (s *Session) setOp(st *pg.SelectStmt, params *[]types.Type) (relNode, []Col
 		return nil, nil, pgerror.Errorf(pgerror.CodeSyntax, "each %s query must have the same number of columns", op)
 	}
 	n := &setOpNode{op: op, all: st.All, left: l, right: r}
-	cols := make([]Column, len(lcols))
+	cols := make([]catalog.Column, len(lcols))
 	for i := range lcols {
 		t, err := unifyTypes(lcols[i].Type, rcols[i].Type, op)
 		if err != nil {
@@ -702,8 +704,8 @@ func (s *Session) setOp(st *pg.SelectStmt, params *[]types.Type) (relNode, []Col
 		if t == types.TUnknown {
 			t = types.TText
 		}
-		cols[i] = Column{Name: lcols[i].Name, Type: t}
-		if lcols[i].Type == rcols[i].Type && lcols[i].mod() == rcols[i].mod() {
+		cols[i] = catalog.Column{Name: lcols[i].Name, Type: t}
+		if lcols[i].Type == rcols[i].Type && lcols[i].Mod() == rcols[i].Mod() {
 			cols[i] = lcols[i]
 			cols[i].Name = lcols[i].Name
 		}
@@ -712,7 +714,7 @@ func (s *Session) setOp(st *pg.SelectStmt, params *[]types.Type) (relNode, []Col
 	return n, cols, nil
 }
 
-func (s *Session) valuesList(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []Column, error) {
+func (s *Session) valuesList(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []catalog.Column, error) {
 	c := &compiler{s: s, outer: s.planOuter, params: params, clause: "VALUES"}
 	var rows [][]expr
 	var colTypes []types.Type
@@ -736,13 +738,13 @@ func (s *Session) valuesList(st *pg.SelectStmt, params *[]types.Type, keepUnknow
 		}
 		rows = append(rows, row)
 	}
-	cols := make([]Column, len(colTypes))
+	cols := make([]catalog.Column, len(colTypes))
 	for i, t := range colTypes {
 		if t == types.TUnknown && !keepUnknown {
 			t = types.TText
 		}
 		colTypes[i] = t
-		cols[i] = Column{Name: fmt.Sprintf("column%d", i+1), Type: t}
+		cols[i] = catalog.Column{Name: fmt.Sprintf("column%d", i+1), Type: t}
 	}
 	for _, row := range rows {
 		for i, x := range row {
@@ -773,7 +775,7 @@ func (s *Session) valuesList(st *pg.SelectStmt, params *[]types.Type, keepUnknow
 }
 
 // selectBlock plans one SELECT … FROM … WHERE … GROUP BY … HAVING ….
-func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []Column, error) {
+func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []catalog.Column, error) {
 	for _, d := range st.DistinctClause {
 		if d != nil && d.Node != nil {
 			return nil, nil, pgerror.NotSupported("SELECT DISTINCT ON is not supported")
@@ -1081,7 +1083,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 	if extra > 0 {
 		node = &truncNode{in: node, width: width}
 	}
-	cols := make([]Column, width)
+	cols := make([]catalog.Column, width)
 	for i := 0; i < width; i++ {
 		t := targets[i].typ()
 		if t == types.TUnknown && !keepUnknown {

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/pgerror"
 )
 
@@ -27,7 +29,7 @@ func TestDropTableReclaims(t *testing.T) {
 	eng, s := newTestSession(t)
 	want := func(names ...string) {
 		t.Helper()
-		if got := engineTables(t, eng); !reflect.DeepEqual(got, append([]string{CatalogTable}, names...)) {
+		if got := engineTables(t, eng); !reflect.DeepEqual(got, append([]string{catalog.CatalogTable}, names...)) {
 			t.Fatalf("engine tables %q, want %q and the catalog", got, names)
 		}
 	}
@@ -102,7 +104,7 @@ func TestDropTableWaitsForUsers(t *testing.T) {
 	}
 	mustFail(t, s, "SELECT * FROM t", "42P01", "")
 	mustRun(t, s, "CREATE TABLE w (k int PRIMARY KEY)", "CREATE TABLE")
-	if got := engineTables(t, eng); !reflect.DeepEqual(got, []string{CatalogTable, "api_table", "w"}) {
+	if got := engineTables(t, eng); !reflect.DeepEqual(got, []string{catalog.CatalogTable, "api_table", "w"}) {
 		t.Fatalf("engine tables %q", got)
 	}
 }

@@ -30,6 +30,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -41,7 +43,7 @@ import (
 // cteDef is a WITH query of the statement being planned.
 type cteDef struct {
 	name string
-	cols []Column
+	cols []catalog.Column
 	root relNode // the query (a recursive one: the non-recursive term)
 	// a recursive query: its recursive term, UNION ALL or UNION, and the
 	// working table its self-reference reads while it runs
@@ -167,7 +169,7 @@ func allSelectCTEs(w *pg.WithClause) bool {
 }
 
 // buildWith plans st, whose WITH queries are SELECTs (buildQuery).
-func (s *Session) buildWith(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []Column, error) {
+func (s *Session) buildWith(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []catalog.Column, error) {
 	w := st.WithClause
 	depth := len(s.ctes)
 	defer func() { s.ctes = s.ctes[:depth] }()
@@ -240,14 +242,14 @@ func (s *Session) planCTE(cte *pg.CommonTableExpr, recursive bool, params *[]typ
 }
 
 // cteColumns names a WITH query's columns by its column list.
-func cteColumns(cte *pg.CommonTableExpr, cols []Column) ([]Column, error) {
+func cteColumns(cte *pg.CommonTableExpr, cols []catalog.Column) ([]catalog.Column, error) {
 	names := strs(cte.Aliascolnames)
 	if len(names) > len(cols) {
 		return nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "WITH query %q has %d columns available but %d columns specified", cte.Ctename, len(cols), len(names)).At(cte.Location)
 	}
-	out := make([]Column, len(cols))
+	out := make([]catalog.Column, len(cols))
 	for i, c := range cols {
-		out[i] = Column{Name: c.Name, Type: c.Type, Int2: c.Int2, MaxLen: c.MaxLen, Varchar: c.Varchar, Prec: c.Prec, Scale: c.Scale}
+		out[i] = catalog.Column{Name: c.Name, Type: c.Type, Int2: c.Int2, MaxLen: c.MaxLen, Varchar: c.Varchar, Prec: c.Prec, Scale: c.Scale}
 		if i < len(names) {
 			out[i].Name = names[i]
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"maps"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -20,8 +22,8 @@ import (
 // the engine with the rest of the savepoint's writes).
 type sqlSavepoint struct {
 	name    string
-	pending map[string]*Table
-	seqs    map[string]*Sequence // pendingSeqs
+	pending map[string]*catalog.Table
+	seqs    map[string]*catalog.Sequence // pendingSeqs
 	// undo holds, for each setting SET (or SET LOCAL) since the savepoint
 	// was established, its value then: ROLLBACK TO restores them, as
 	// PostgreSQL's subtransaction abort does (AtEOSubXact_GUC). setSetting

@@ -57,6 +57,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -69,27 +71,7 @@ import (
 // above), created with the first sequence.
 const SequenceTable = "_tupled_sequences"
 
-// Sequence is a sequence's definition.
-type Sequence struct {
-	Name string `json:"name"`
-	// Key is the state row's key in SequenceTable.
-	Key   string `json:"key,omitempty"`
-	Type  string `json:"type"` // smallint, integer or bigint
-	Start int64  `json:"start"`
-	Inc   int64  `json:"inc"`
-	Min   int64  `json:"min"`
-	Max   int64  `json:"max"`
-	Cache int64  `json:"cache"`
-	Cycle bool   `json:"cycle,omitempty"`
-	// OwnedTable and OwnedCol: OWNED BY table.column (a column's own
-	// sequence is owned by it too).
-	OwnedTable string `json:"owned_table,omitempty"`
-	OwnedCol   string `json:"owned_col,omitempty"`
-}
-
 func seqCatalogKey(name string) []byte { return []byte("\x00seq\x00" + name) }
-
-func isSeqCatalogKey(k []byte) bool { return strings.HasPrefix(string(k), "\x00seq\x00") }
 
 // seqTypeRange is the type's OID and bounds.
 func seqTypeRange(typ string) (oid int64, min, max int64) {
@@ -103,7 +85,7 @@ func seqTypeRange(typ string) (oid int64, min, max int64) {
 }
 
 // colSeqType is the sequence type of an integer column.
-func colSeqType(c Column) string {
+func colSeqType(c catalog.Column) string {
 	switch {
 	case c.Type == types.TInt8:
 		return "bigint"
@@ -114,18 +96,18 @@ func colSeqType(c Column) string {
 }
 
 // newSequence is a sequence of typ with PostgreSQL's defaults.
-func newSequence(name, typ string) *Sequence {
+func newSequence(name, typ string) *catalog.Sequence {
 	_, _, max := seqTypeRange(typ)
-	return &Sequence{Name: name, Type: typ, Start: 1, Inc: 1, Min: 1, Max: max, Cache: 1}
+	return &catalog.Sequence{Name: name, Type: typ, Start: 1, Inc: 1, Min: 1, Max: max, Cache: 1}
 }
 
 // colSequence is the sequence of t's serial or identity column c (nil if
 // c has none).
-func colSequence(t *Table, c Column) *Sequence {
+func colSequence(t *catalog.Table, c catalog.Column) *catalog.Sequence {
 	if !c.Serial && c.Identity == "" {
 		return nil
 	}
-	var sq Sequence
+	var sq catalog.Sequence
 	if c.Seq != nil {
 		sq = *c.Seq
 	} else {
@@ -141,18 +123,16 @@ func colSequence(t *Table, c Column) *Sequence {
 
 // lookupSeq resolves a standalone sequence's name for the session: its
 // own uncommitted DDL first, then the committed catalog.
-func (s *Session) lookupSeq(name string) *Sequence {
+func (s *Session) lookupSeq(name string) *catalog.Sequence {
 	if sq, ok := s.pendingSeqs[name]; ok {
 		return sq
 	}
-	s.eng.cat.mu.RLock()
-	defer s.eng.cat.mu.RUnlock()
-	return s.eng.cat.seqs[name]
+	return s.eng.cat.Sequence(name)
 }
 
 // findSequence resolves name (as regclass input: maybe qualified and
 // quoted) to any sequence the session sees, standalone or a column's.
-func (s *Session) findSequence(name string) (*Sequence, error) {
+func (s *Session) findSequence(name string) (*catalog.Sequence, error) {
 	sn := s.catalogSnap()
 	o, ok := sn.relOID(name)
 	if !ok || sn.byOID[o] == nil {
@@ -161,49 +141,18 @@ func (s *Session) findSequence(name string) (*Sequence, error) {
 	return s.seqOfRel(sn.byOID[o])
 }
 
-func (s *Session) seqOfRel(r *catRel) (*Sequence, error) {
+func (s *Session) seqOfRel(r *catRel) (*catalog.Sequence, error) {
 	if r.kind != "S" || r.seq == nil {
 		return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a sequence", r.name)
 	}
 	return r.seq, nil
 }
 
-func (s *Session) setPendingSeq(name string, sq *Sequence) {
+func (s *Session) setPendingSeq(name string, sq *catalog.Sequence) {
 	if s.pendingSeqs == nil {
-		s.pendingSeqs = map[string]*Sequence{}
+		s.pendingSeqs = map[string]*catalog.Sequence{}
 	}
 	s.pendingSeqs[name] = sq
-}
-
-// applySeqs installs the sequence DDL of a committed transaction (nil =
-// dropped).
-func (c *catalog) applySeqs(changes map[string]*Sequence) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.seqs == nil {
-		c.seqs = map[string]*Sequence{}
-	}
-	for name, sq := range changes {
-		if sq == nil {
-			delete(c.seqs, name)
-		} else {
-			c.seqs[name] = sq
-		}
-	}
-	c.gen++
-}
-
-// loadSeq reads a sequence's catalog entry (catalog.load).
-func (c *catalog) loadSeq(v []byte) error {
-	var sq Sequence
-	if err := json.Unmarshal(v, &sq); err != nil {
-		return err
-	}
-	if c.seqs == nil {
-		c.seqs = map[string]*Sequence{}
-	}
-	c.seqs[sq.Name] = &sq
-	return nil
 }
 
 // ---- the state ----
@@ -214,7 +163,7 @@ type seqState struct {
 	logCnt int64
 }
 
-func decodeSeqState(sq *Sequence, b []byte, found bool) (seqState, error) {
+func decodeSeqState(sq *catalog.Sequence, b []byte, found bool) (seqState, error) {
 	switch {
 	case !found:
 		return seqState{last: sq.Start}, nil
@@ -223,7 +172,7 @@ func decodeSeqState(sq *Sequence, b []byte, found bool) (seqState, error) {
 	case len(b) == 10:
 		return seqState{last: int64(binary.BigEndian.Uint64(b)), called: b[8] == 1, logCnt: int64(b[9])}, nil
 	}
-	return seqState{}, errCorrupt
+	return seqState{}, catalog.ErrCorrupt
 }
 
 func (st seqState) encode() []byte {
@@ -239,7 +188,7 @@ func b2byte(b bool) byte {
 }
 
 // lockSeqState locks sq's state row in tx and reads it.
-func lockSeqState(ctx context.Context, tx *tupled.Tx, sq *Sequence) (seqState, bool, error) {
+func lockSeqState(ctx context.Context, tx *tupled.Tx, sq *catalog.Sequence) (seqState, bool, error) {
 	cur, err := tx.Lock(ctx, SequenceTable, []byte(sq.Key), tupled.ForUpdate, tupled.Wait)
 	switch {
 	case errors.Is(err, tupled.ErrNotFound), errors.Is(err, tupled.ErrNoTable):
@@ -252,7 +201,7 @@ func lockSeqState(ctx context.Context, tx *tupled.Tx, sq *Sequence) (seqState, b
 	return st, true, err
 }
 
-func writeSeqState(ctx context.Context, tx *tupled.Tx, sq *Sequence, st seqState, exists bool) error {
+func writeSeqState(ctx context.Context, tx *tupled.Tx, sq *catalog.Sequence, st seqState, exists bool) error {
 	if exists {
 		return tx.Update(ctx, SequenceTable, []byte(sq.Key), st.encode())
 	}
@@ -264,7 +213,7 @@ const seqLogVals = 32
 
 // fetchSeq is PostgreSQL's nextval_internal on the row: it takes up to
 // CACHE values, returning the first and the last taken.
-func fetchSeq(ctx context.Context, tx *tupled.Tx, sq *Sequence) (result, last int64, err error) {
+func fetchSeq(ctx context.Context, tx *tupled.Tx, sq *catalog.Sequence) (result, last int64, err error) {
 	st, exists, err := lockSeqState(ctx, tx, sq)
 	if err != nil {
 		return 0, 0, err
@@ -342,7 +291,7 @@ func (s *Session) seqMem(key string) *seqSess {
 
 // seqRun runs fn on sq's state: in the session's transaction if it holds
 // the row, else in a transaction of its own.
-func (s *Session) seqRun(ctx context.Context, sq *Sequence, fn func(tx *tupled.Tx) error) error {
+func (s *Session) seqRun(ctx context.Context, sq *catalog.Sequence, fn func(tx *tupled.Tx) error) error {
 	if s.tx != nil && s.seqInTx[sq.Key] {
 		return fn(s.tx)
 	}
@@ -364,7 +313,7 @@ func (s *Session) seqRun(ctx context.Context, sq *Sequence, fn func(tx *tupled.T
 }
 
 // nextval is nextval(sq) in session s.
-func (s *Session) nextval(ctx context.Context, sq *Sequence) (int64, error) {
+func (s *Session) nextval(ctx context.Context, sq *catalog.Sequence) (int64, error) {
 	if s.txReadOnly {
 		return 0, pgerror.Errorf("25006", "cannot execute nextval() in a read-only transaction")
 	}
@@ -388,7 +337,7 @@ func (s *Session) nextval(ctx context.Context, sq *Sequence) (int64, error) {
 }
 
 // setval is setval(sq, v, called).
-func (s *Session) setval(ctx context.Context, sq *Sequence, v int64, called bool) error {
+func (s *Session) setval(ctx context.Context, sq *catalog.Sequence, v int64, called bool) error {
 	if s.txReadOnly {
 		return pgerror.Errorf("25006", "cannot execute setval() in a read-only transaction")
 	}
@@ -415,7 +364,7 @@ func (s *Session) setval(ctx context.Context, sq *Sequence, v int64, called bool
 
 // readSeqState reads sq's state as SELECT * FROM s does (the newest
 // committed, or the session's own transaction's).
-func (s *Session) readSeqState(ctx context.Context, sq *Sequence) (seqState, error) {
+func (s *Session) readSeqState(ctx context.Context, sq *catalog.Sequence) (seqState, error) {
 	var st seqState
 	read := func(tx *tupled.Tx) error {
 		v, err := tx.Get(ctx, SequenceTable, []byte(sq.Key))
@@ -445,7 +394,7 @@ func (s *Session) readSeqState(ctx context.Context, sq *Sequence) (seqState, err
 // seqFuncs are nextval, currval, setval and lastval (catfuncs.go's table).
 func seqFuncs(add func(name string, fns ...catFn)) {
 	I8, B, A := types.TInt8, types.TBool, tAny
-	resolve := func(e *env, v types.Value) (*Sequence, error) {
+	resolve := func(e *env, v types.Value) (*catalog.Sequence, error) {
 		sn := e.s.catalogSnap()
 		if v.T == types.TText || v.T == types.TBpchar || v.T == types.TUnknown {
 			return e.s.findSequence(v.S)
@@ -638,7 +587,7 @@ func parseSeqOptions(opts []*pg.Node, identity bool) (*seqOptions, error) {
 
 // applySeqOptions is PostgreSQL's init_params: it applies o to sq (a new
 // sequence when create) and reports whether the state restarts, at what.
-func applySeqOptions(sq *Sequence, o *seqOptions, create bool) (restart bool, at int64, err error) {
+func applySeqOptions(sq *catalog.Sequence, o *seqOptions, create bool) (restart bool, at int64, err error) {
 	resetMax, resetMin := false, false
 	if o.typ != nil {
 		if !create && *o.typ != sq.Type {
@@ -728,7 +677,7 @@ func applySeqOptions(sq *Sequence, o *seqOptions, create bool) (restart bool, at
 }
 
 // ownedBy resolves OWNED BY t.c for sequence sq.
-func (s *Session) ownedBy(sq *Sequence, o *seqOptions) error {
+func (s *Session) ownedBy(sq *catalog.Sequence, o *seqOptions) error {
 	switch {
 	case !o.ownedSet:
 		return nil
@@ -750,7 +699,7 @@ func (s *Session) ownedBy(sq *Sequence, o *seqOptions) error {
 	if t == nil {
 		return pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", names[0])
 	}
-	if t.col(names[1]) < 0 {
+	if t.Col(names[1]) < 0 {
 		return pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", names[1], names[0])
 	}
 	sq.OwnedTable, sq.OwnedCol = names[0], names[1]
@@ -781,7 +730,7 @@ func (s *Session) planCreateSequence(st *pg.CreateSeqStmt) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	sq := &Sequence{Name: name}
+	sq := &catalog.Sequence{Name: name}
 	if _, _, err := applySeqOptions(sq, o, true); err != nil {
 		return nil, err
 	}
@@ -813,7 +762,7 @@ func (s *Session) planCreateSequence(st *pg.CreateSeqStmt) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := tx.Insert(ctx, CatalogTable, seqCatalogKey(name), data); err != nil {
+		if err := tx.Insert(ctx, catalog.CatalogTable, seqCatalogKey(name), data); err != nil {
 			if errors.Is(err, tupled.ErrDuplicateKey) {
 				return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
 			}
@@ -893,8 +842,8 @@ func (s *Session) planAlterSequence(st *pg.AlterSeqStmt) (*plan, error) {
 			}
 			t := s.lookupTable(r.seq.OwnedTable)
 			nt := *t
-			nt.Cols = append([]Column(nil), t.Cols...)
-			c := &nt.Cols[nt.col(r.seq.OwnedCol)]
+			nt.Cols = append([]catalog.Column(nil), t.Cols...)
+			c := &nt.Cols[nt.Col(r.seq.OwnedCol)]
 			def := nsq
 			def.Key, def.OwnedTable, def.OwnedCol = "", "", ""
 			if def.Name == seqName(t, *c) {
@@ -913,7 +862,7 @@ func (s *Session) planAlterSequence(st *pg.AlterSeqStmt) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := tx.Update(ctx, CatalogTable, seqCatalogKey(name), data); err != nil {
+		if err := tx.Update(ctx, catalog.CatalogTable, seqCatalogKey(name), data); err != nil {
 			return nil, err
 		}
 		s.setPendingSeq(name, &nsq)
@@ -992,7 +941,7 @@ func (s *Session) planDropSequence(st *pg.DropStmt) (*plan, error) {
 
 // dropSequence drops standalone sequence sq in tx: its catalog entry and
 // its state; with cascade the defaults that call it too (else 2BP01).
-func (s *Session) dropSequence(ctx context.Context, tx *tupled.Tx, sq *Sequence, cascade bool) error {
+func (s *Session) dropSequence(ctx context.Context, tx *tupled.Tx, sq *catalog.Sequence, cascade bool) error {
 	deps := s.seqDependents(sq.Name)
 	if len(deps) > 0 && !cascade {
 		return &pgerror.Error{Code: "2BP01", Message: "cannot drop sequence " + sq.Name + " because other objects depend on it",
@@ -1003,13 +952,13 @@ func (s *Session) dropSequence(ctx context.Context, tx *tupled.Tx, sq *Sequence,
 		s.notice("NOTICE", "00000", "drop cascades to default value for column "+d[1]+" of table "+d[0])
 		t := s.lookupTable(d[0])
 		nt := *t
-		nt.Cols = append([]Column(nil), t.Cols...)
-		nt.Cols[nt.col(d[1])].Default = ""
+		nt.Cols = append([]catalog.Column(nil), t.Cols...)
+		nt.Cols[nt.Col(d[1])].Default = ""
 		if err := s.saveTable(ctx, tx, &nt); err != nil {
 			return err
 		}
 	}
-	if err := tx.Delete(ctx, CatalogTable, seqCatalogKey(sq.Name)); err != nil {
+	if err := tx.Delete(ctx, catalog.CatalogTable, seqCatalogKey(sq.Name)); err != nil {
 		if errors.Is(err, tupled.ErrNotFound) {
 			return pgerror.Errorf(pgerror.CodeUndefinedTable, "sequence %q does not exist", sq.Name)
 		}
@@ -1038,8 +987,8 @@ func (s *Session) dropOwnedSequences(ctx context.Context, tx *tupled.Tx, name st
 
 // ownedSequences are the sequences owned by t's columns: its serial and
 // identity columns' and the standalone ones OWNED BY them.
-func (s *Session) ownedSequences(t *Table) []*Sequence {
-	var out []*Sequence
+func (s *Session) ownedSequences(t *catalog.Table) []*catalog.Sequence {
+	var out []*catalog.Sequence
 	for _, r := range s.catalogSnap().rels {
 		if r.kind == "S" && r.seq != nil && r.seq.OwnedTable == t.Name {
 			out = append(out, r.seq)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -18,7 +20,7 @@ const maxSeriesRows = 1 << 20
 // generateSeries is generate_series(start, stop [, step]) over integer or
 // bigint in FROM: one column, named by the alias (a scalar function's
 // column takes the alias's name, as in PostgreSQL) or generate_series.
-func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []Column, string, error) {
+func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []catalog.Column, string, error) {
 	if len(fc.Args) != 2 && len(fc.Args) != 3 {
 		return nil, nil, "", pgerror.NotSupported("generate_series with %d arguments is not supported", len(fc.Args)).At(fc.Location)
 	}
@@ -76,7 +78,7 @@ func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(co
 		}
 		return rows, nil
 	}
-	return virt, []Column{{Name: col, Type: t}}, rel, nil
+	return virt, []catalog.Column{{Name: col, Type: t}}, rel, nil
 }
 
 // insertSelectRow is the row INSERT ... SELECT makes of each query row (of
@@ -84,7 +86,7 @@ func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(co
 // order, the table's defaults elsewhere. named tells whether the INSERT
 // listed its columns (without a list, a query narrower than the table
 // fills the first columns).
-func insertSelectRow(t *Table, target []int, qcols []Column, named bool) ([]expr, error) {
+func insertSelectRow(t *catalog.Table, target []int, qcols []catalog.Column, named bool) ([]expr, error) {
 	switch {
 	case len(qcols) > len(target):
 		return nil, pgerror.Errorf(pgerror.CodeSyntax, "INSERT has more expressions than target columns")
@@ -101,7 +103,7 @@ func insertSelectRow(t *Table, target []int, qcols []Column, named bool) ([]expr
 	}
 	for j, qc := range qcols {
 		col := t.Cols[target[j]]
-		var x expr = &colExpr{idx: j, t: qc.Type, m: qc.mod()}
+		var x expr = &colExpr{idx: j, t: qc.Type, m: qc.Mod()}
 		switch {
 		case qc.Type == col.Type:
 		case qc.Type == types.TUnknown, types.IsNumber(qc.Type) && types.IsNumber(col.Type), types.IsString(col.Type) && qc.Type != types.TInt4Array:

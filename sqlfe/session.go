@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -27,7 +29,7 @@ const ServerVersion = "15.18"
 // pg_isolation_test_session_is_blocked). It is safe for concurrent use.
 type Executor struct {
 	db              *tupled.DB
-	cat             catalog
+	cat             catalog.Catalog
 	deadlockTimeout time.Duration
 	log             *slog.Logger
 
@@ -56,7 +58,7 @@ func NewExecutor(ctx context.Context, db *tupled.DB, opts *ExecutorOptions) (*Ex
 			e.log = opts.Logger
 		}
 	}
-	if err := e.cat.load(ctx, db); err != nil {
+	if err := e.cat.Load(ctx, db); err != nil {
 		return nil, fmt.Errorf("sqlfe: loading the catalog: %w", err)
 	}
 	if err := e.declareConstraints(ctx); err != nil {
@@ -70,14 +72,14 @@ func NewExecutor(ctx context.Context, db *tupled.DB, opts *ExecutorOptions) (*Ex
 // key functions and referential actions evaluate SQL expressions
 // (index.go, fk.go), so this is sqlfe's part of loading the catalog.
 func (e *Executor) declareConstraints(ctx context.Context) error {
-	tables := e.cat.tables
+	tables, _, _ := e.cat.Snapshot()
 	for _, t := range tables {
 		if err := createIndexes(ctx, e.db, t); err != nil { // index.go
 			return err
 		}
 	}
 	for _, t := range tables {
-		if err := declareFKs(ctx, e.db, t, func(name string) *Table { return tables[name] }); err != nil { // fk.go
+		if err := declareFKs(ctx, e.db, t, func(name string) *catalog.Table { return tables[name] }); err != nil { // fk.go
 			return err
 		}
 	}
@@ -118,7 +120,7 @@ type Session struct {
 	txID    atomic.Uint64   // tx's id while tx != nil, else 0
 	adv     *tupled.Session // owner of the session's advisory locks (advisory.go)
 	block   blockState
-	pending map[string]*Table // DDL of the open transaction (nil value: dropped)
+	pending map[string]*catalog.Table // DDL of the open transaction (nil value: dropped)
 	// savepoints are the block's open savepoints, innermost last (savepoint.go).
 	savepoints []sqlSavepoint
 	created    []string         // engine tables the open transaction created (reclaim.go)
@@ -149,7 +151,7 @@ type Session struct {
 	// pendingSeqs: the open transaction's sequence DDL (nil value:
 	// dropped); seqSess and lastSeq: currval's and lastval's memory
 	// (sequence.go)
-	pendingSeqs map[string]*Sequence
+	pendingSeqs map[string]*catalog.Sequence
 	// ctes: the WITH queries visible to the query being planned
 	// (recursive.go)
 	ctes    []*cteDef
@@ -283,7 +285,7 @@ func (s *Session) rollback() {
 	s.abortUndo = nil
 	created, ddl := s.created, s.pending != nil || s.pendingSeqs != nil
 	s.endTx()
-	s.eng.cat.settle(s.eng.db, created, ddl)
+	s.eng.cat.Settle(s.eng.db, created, ddl)
 }
 
 func (s *Session) commit() error {
@@ -294,16 +296,16 @@ func (s *Session) commit() error {
 		return nil
 	}
 	if err := tx.Commit(); err != nil {
-		s.eng.cat.settle(s.eng.db, created, pending != nil)
+		s.eng.cat.Settle(s.eng.db, created, pending != nil)
 		return err
 	}
 	if pending != nil {
-		s.eng.cat.apply(pending)
+		s.eng.cat.Apply(pending)
 	}
 	if pendingSeqs != nil {
-		s.eng.cat.applySeqs(pendingSeqs) // sequence.go
+		s.eng.cat.ApplySeqs(pendingSeqs) // sequence.go
 	}
-	s.eng.cat.settle(s.eng.db, created, pending != nil)
+	s.eng.cat.Settle(s.eng.db, created, pending != nil)
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -33,14 +35,14 @@ type Stmt struct {
 
 // Result is what a statement returns.
 type Result struct {
-	Cols []Column        // nil: the statement returns no rows (no RowDescription)
-	Rows [][]types.Value // full rows, in order
-	Tag  string          // the command tag (SELECT 3, INSERT 0 1, ...)
+	Cols []catalog.Column // nil: the statement returns no rows (no RowDescription)
+	Rows [][]types.Value  // full rows, in order
+	Tag  string           // the command tag (SELECT 3, INSERT 0 1, ...)
 }
 
 // plan is an analysed statement.
 type plan struct {
-	cols  []Column
+	cols  []catalog.Column
 	ctl   bool // transaction control: runs outside the implicit-transaction handling
 	usesT bool // reads or writes through the transaction
 	run   func(ctx context.Context, s *Session, params []types.Value) (*Result, error)
@@ -153,7 +155,7 @@ func (st *Stmt) ParseParam(i int, binaryFormat bool, p []byte) (types.Value, err
 }
 
 // Describe returns the result columns of st (nil: no rows).
-func (s *Session) Describe(st *Stmt) ([]Column, error) {
+func (s *Session) Describe(st *Stmt) ([]catalog.Column, error) {
 	p, err := s.planFor(st)
 	if err != nil {
 		return nil, err
@@ -163,7 +165,7 @@ func (s *Session) Describe(st *Stmt) ([]Column, error) {
 
 // planFor analyses st, reusing its plan while the catalog has not changed.
 func (s *Session) planFor(st *Stmt) (*plan, error) {
-	_, gen := s.eng.cat.get("")
+	_, gen := s.eng.cat.Get("")
 	if st.p != nil && st.gen == gen && s.pending == nil && !st.p.volatile {
 		return st.p, nil
 	}

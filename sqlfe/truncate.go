@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -51,9 +53,9 @@ func (s *Session) planTruncate(st *pg.TruncateStmt) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		var list []*Table
+		var list []*catalog.Table
 		in := map[string]bool{}
-		add := func(t *Table) error {
+		add := func(t *catalog.Table) error {
 			if in[t.Name] {
 				return nil
 			}
@@ -79,7 +81,7 @@ func (s *Session) planTruncate(st *pg.TruncateStmt) (*plan, error) {
 			}
 		}
 		all := s.allTables()
-		slices.SortFunc(all, func(a, b *Table) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(all, func(a, b *catalog.Table) int { return strings.Compare(a.Name, b.Name) })
 		for changed := true; changed; {
 			changed = false
 			for _, t := range all {
@@ -133,7 +135,7 @@ func (s *Session) planTruncate(st *pg.TruncateStmt) (*plan, error) {
 // of the list referencing it (children first); the tables of a cycle of
 // references (a table referencing itself among them) keep the order named
 // and are reported in cyclic.
-func truncateOrder(list []*Table) (out []*Table, cyclic map[string]bool) {
+func truncateOrder(list []*catalog.Table) (out []*catalog.Table, cyclic map[string]bool) {
 	cyclic = map[string]bool{}
 	for _, t := range list {
 		for _, d := range t.FKeys {
@@ -184,7 +186,7 @@ func truncateOrder(list []*Table) (out []*Table, cyclic map[string]bool) {
 // of references can then be deleted in any order. No one sees these
 // versions: the tables are locked ACCESS EXCLUSIVE and the rows are
 // deleted next, in the same transaction.
-func unlinkRows(ctx context.Context, tx *tupled.Tx, t *Table, in map[string]bool) error {
+func unlinkRows(ctx context.Context, tx *tupled.Tx, t *catalog.Table, in map[string]bool) error {
 	var cols []int
 	for _, d := range t.FKeys {
 		if in[d.RefTable] {
@@ -207,7 +209,7 @@ func unlinkRows(ctx context.Context, tx *tupled.Tx, t *Table, in map[string]bool
 		}
 		row := make([]types.Value, len(t.Cols))
 		for _, r := range batch {
-			if err := decodeRow(t, r.k, r.v, row); err != nil {
+			if err := catalog.DecodeRow(t, r.k, r.v, row); err != nil {
 				return err
 			}
 			changed := false
@@ -217,7 +219,7 @@ func unlinkRows(ctx context.Context, tx *tupled.Tx, t *Table, in map[string]bool
 				}
 			}
 			if changed {
-				if err := tx.Update(ctx, t.Engine, r.k, encodeRow(t, row)); err != nil {
+				if err := tx.Update(ctx, t.Engine, r.k, catalog.EncodeRow(t, row)); err != nil {
 					return engineError(err, t)
 				}
 			}
@@ -233,7 +235,7 @@ func unlinkRows(ctx context.Context, tx *tupled.Tx, t *Table, in map[string]bool
 const truncateBatch = 1024
 
 // truncateRows deletes every row of t in tx, a batch of keys at a time.
-func truncateRows(ctx context.Context, tx *tupled.Tx, t *Table) error {
+func truncateRows(ctx context.Context, tx *tupled.Tx, t *catalog.Table) error {
 	var start []byte
 	keys := make([][]byte, 0, truncateBatch)
 	for {
@@ -260,7 +262,7 @@ func truncateRows(ctx context.Context, tx *tupled.Tx, t *Table) error {
 // restartSequences deletes the state of t's sequences (its serial and
 // identity columns' and those OWNED BY its columns) in tx (the next value
 // is START again) and has nextval run in tx for them until it ends.
-func (s *Session) restartSequences(ctx context.Context, tx *tupled.Tx, t *Table) error {
+func (s *Session) restartSequences(ctx context.Context, tx *tupled.Tx, t *catalog.Table) error {
 	for _, sq := range s.ownedSequences(t) { // sequence.go
 		key := sq.Key
 		if el := s.seqSess[key]; el != nil {

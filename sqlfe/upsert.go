@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -20,7 +22,7 @@ import (
 // what is SQL's is here: the conflict target, SET and WHERE over the
 // existing row and EXCLUDED, and "cannot affect row a second time".
 type onConflict struct {
-	t       *Table
+	t       *catalog.Table
 	nothing bool      // DO NOTHING
 	sets    []setItem // DO UPDATE SET, over the existing row ++ EXCLUDED
 	where   expr      // DO UPDATE WHERE, likewise (nil: none)
@@ -30,7 +32,7 @@ type onConflict struct {
 // planOnConflict compiles st's ON CONFLICT clause for table t, with
 // PostgreSQL's errors: DO UPDATE needs a conflict target, which must be the
 // primary key (42P10 otherwise; 42704 for an unknown constraint name).
-func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]types.Type) (*onConflict, error) {
+func (s *Session) planOnConflict(st *pg.InsertStmt, t *catalog.Table, params *[]types.Type) (*onConflict, error) {
 	oc := st.OnConflictClause
 	if oc == nil {
 		return nil, nil
@@ -42,8 +44,8 @@ func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]types.Ty
 		}
 		if inf.Conname != "" {
 			if d, ok := uniqueByName(t, inf.Conname); ok { // index.go
-				out.arbiter = engIndex(t, d.Name)
-			} else if t.hiddenKey() || inf.Conname != t.pkeyName() {
+				out.arbiter = catalog.EngIndex(t, d.Name)
+			} else if t.HiddenKey() || inf.Conname != t.PrimaryKeyName() {
 				return nil, pgerror.Errorf("42704", "constraint %q for table %q does not exist", inf.Conname, t.Name)
 			}
 		} else if !pkeyByCols(t, inf.IndexElems) { // compositekey.go
@@ -51,7 +53,7 @@ func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]types.Ty
 			if !ok {
 				return nil, pgerror.Errorf("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
 			}
-			out.arbiter = engIndex(t, d.Name)
+			out.arbiter = catalog.EngIndex(t, d.Name)
 		}
 	} else if !out.nothing {
 		e := pgerror.Errorf(pgerror.CodeSyntax, "ON CONFLICT DO UPDATE requires inference specification or constraint name").At(oc.Location)
@@ -66,7 +68,7 @@ func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]types.Ty
 		return nil, err
 	}
 	c.excluded = true
-	sets, err := compileSets(c, t, oc.TargetList, !t.hiddenKey())
+	sets, err := compileSets(c, t, oc.TargetList, !t.HiddenKey())
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +118,7 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 				return nil, false
 			}
 			old := make([]types.Value, len(t.Cols))
-			if err := decodeRow(t, key, existing, old); err != nil {
+			if err := catalog.DecodeRow(t, key, existing, old); err != nil {
 				cbErr = err
 				return nil, false
 			}
@@ -148,23 +150,23 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 				return nil, false
 			}
 			result = nr
-			if nk := rowKey(nil, t, nr); !bytes.Equal(nk, key) {
-				move.newKey, move.value = nk, encodeRow(t, nr)
+			if nk := catalog.RowKey(nil, t, nr); !bytes.Equal(nk, key) {
+				move.newKey, move.value = nk, catalog.EncodeRow(t, nr)
 				return nil, false
 			}
-			return encodeRow(t, nr), true
+			return catalog.EncodeRow(t, nr), true
 		}
 	}
 	var out tupled.UpsertOutcome
 	var err error
 	if oc.arbiter != "" {
-		out, err = tx.UpsertOn(ctx, t.Engine, oc.arbiter, key, encodeRow(t, row), onConflictFn)
+		out, err = tx.UpsertOn(ctx, t.Engine, oc.arbiter, key, catalog.EncodeRow(t, row), onConflictFn)
 	} else {
 		var fn func([]byte) ([]byte, bool)
 		if onConflictFn != nil {
 			fn = func(existing []byte) ([]byte, bool) { return onConflictFn(key, existing) }
 		}
-		out, err = tx.Upsert(ctx, t.Engine, key, encodeRow(t, row), fn)
+		out, err = tx.Upsert(ctx, t.Engine, key, catalog.EncodeRow(t, row), fn)
 	}
 	if cbErr != nil {
 		return nil, cbErr
@@ -197,7 +199,7 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 func (c *compiler) excludedColumn(name string) (expr, bool) {
 	for i, col := range c.cols {
 		if col.Name == name && !col.Hidden {
-			return &colExpr{idx: len(c.cols) + i, t: col.Type, m: col.mod()}, true
+			return &colExpr{idx: len(c.cols) + i, t: col.Type, m: col.Mod()}, true
 		}
 	}
 	return nil, false

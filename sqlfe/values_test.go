@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -206,7 +208,7 @@ func TestEngineSQLStatePassThrough(t *testing.T) {
 	mustRun(t, s, "ROLLBACK", "ROLLBACK")
 	for _, err := range []error{tupled.ErrIO, tupled.ErrInvalid, tupled.ErrReadOnly, tupled.ErrSerialization} {
 		wrapped := fmt.Errorf("key of 40000 bytes: %w", err)
-		tbl := &Table{Name: "t"}
+		tbl := &catalog.Table{Name: "t"}
 		for _, e := range []*pgerror.Error{ToError(wrapped), engineError(wrapped, tbl), ToError(dupKeyError(wrapped, tbl, []types.Value{types.Int4(1)}))} {
 			if e.Code != tupled.SQLState(err) || e.Message != wrapped.Error() {
 				t.Fatalf("%v: got %s %q", err, e.Code, e.Message)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tupled/tupled/sql/catalog"
+
 	"github.com/tupled/tupled/sql/types"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -17,7 +19,7 @@ import (
 
 // pg_locks: a subset of PostgreSQL's columns, from db.Locks(). relation is
 // the SQL table's name (not an OID); tuple is the row's primary key.
-var pgLocksCols = []Column{
+var pgLocksCols = []catalog.Column{
 	{Name: "locktype", Type: types.TText},
 	{Name: "relation", Type: types.TText},
 	{Name: "tuple", Type: types.TText},
@@ -34,11 +36,11 @@ var pgLocksCols = []Column{
 
 // keyText renders an engine key of SQL table engine name e.
 func (s *Session) keyText(engine string, key []byte) (string, string) {
-	name := s.eng.cat.sqlName(engine)
+	name := s.eng.cat.SQLName(engine)
 	if name == "" {
 		return engine, hex.EncodeToString(key)
 	}
-	t, _ := s.eng.cat.get(name)
+	t, _ := s.eng.cat.Get(name)
 	if t == nil {
 		return name, hex.EncodeToString(key)
 	}
@@ -89,7 +91,7 @@ func pgLocks(_ context.Context, s *Session) ([][]types.Value, error) {
 		case strings.HasPrefix(l.Tag, "relation "):
 			row[0] = types.Text("relation")
 			rel := strings.TrimPrefix(l.Tag, "relation ")
-			if name := s.eng.cat.sqlName(rel); name != "" {
+			if name := s.eng.cat.SQLName(rel); name != "" {
 				rel = name
 			}
 			row[1] = types.Text(rel)
@@ -109,7 +111,7 @@ func pgLocks(_ context.Context, s *Session) ([][]types.Value, error) {
 
 // pgrowlocks('t'): PostgreSQL's columns, with the primary key in locked_row
 // (not a ctid) and the arrays rendered as text.
-var pgRowLocksCols = []Column{
+var pgRowLocksCols = []catalog.Column{
 	{Name: "locked_row", Type: types.TText},
 	{Name: "locker", Type: types.TInt8},
 	{Name: "multi", Type: types.TBool},
@@ -123,7 +125,7 @@ var rowLockModes = map[tupled.LockStrength]string{
 	tupled.ForNoKeyUpdate: "For No Key Update", tupled.ForUpdate: "For Update",
 }
 
-func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []Column, string, error) {
+func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []catalog.Column, string, error) {
 	if virt, cols, rel, ok, err := s.catalogRangeFunction(rf, c); ok { // catfuncs.go
 		return virt, cols, rel, err
 	}
