@@ -13,13 +13,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tupled/tupled/sql/catalog"
-
-	"github.com/tupled/tupled/sql/types"
-
-	"github.com/tupled/tupled/sql/pgerror"
-
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 	"github.com/tupled/tupled/sqlfe"
 )
 

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/tupled/tupled/sql/pgerror"
-
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // The COPY sub-protocol (sqlfe.CopyIO), run by the session's goroutine

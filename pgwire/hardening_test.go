@@ -16,12 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tupled/tupled/sql/pgerror"
-
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // rawClient is a frontend speaking the protocol by hand, for what drivers

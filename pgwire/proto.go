@@ -9,9 +9,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/tupled/tupled/sql/pgerror"
-
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // Message size limits, PostgreSQL's (src/include/libpq/pqcomm.h, auth.h).

@@ -5,11 +5,9 @@ import (
 	"math"
 	"sort"
 
-	"github.com/tupled/tupled/sql/catalog"
-
-	"github.com/tupled/tupled/sql/types"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // access is how a WHERE clause restricts the primary key: a list of points

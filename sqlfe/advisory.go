@@ -4,9 +4,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tupled/tupled/sql/types"
-
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Advisory lock functions (PostgreSQL's lockfuncs.c): pg_advisory_lock,

@@ -5,11 +5,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tupled/tupled/sql/types"
-
-	"github.com/tupled/tupled/sql/pgerror"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Aggregation (GROUP BY, HAVING, aggregate functions) for the general query

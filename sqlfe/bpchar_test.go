@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tupled/tupled/sql/types"
-
 	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // character(n) (bpchar), issue 10's last SQL value gap. Every expected

@@ -3,9 +3,8 @@ package sqlfe
 import (
 	"unicode/utf8"
 
-	"github.com/tupled/tupled/sql/types"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // bytea: a byte string, held in S as its bytes, which sort as PostgreSQL's

@@ -16,11 +16,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tupled/tupled/sql/catalog"
-
-	"github.com/tupled/tupled/sql/types"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // checkConstraintDef is pg_get_constraintdef of check d of table t.

@@ -5,13 +5,10 @@ import (
 	"math"
 	"strings"
 
-	"github.com/tupled/tupled/sql/catalog"
-
-	"github.com/tupled/tupled/sql/types"
-
-	"github.com/tupled/tupled/sql/pgerror"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Composite primary keys.

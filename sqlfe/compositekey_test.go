@@ -7,10 +7,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/tupled/tupled/sql/pgerror"
-
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/keys"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // TestCompositeKeyDDL: PRIMARY KEY (a, b) as a table constraint, named or

@@ -7,11 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tupled/tupled/sql/types"
-
-	"github.com/tupled/tupled/sql/pgerror"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Conditional expressions (CASE, COALESCE, NULLIF, GREATEST, LEAST),

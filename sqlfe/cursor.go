@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/tupled/tupled/sql/catalog"
-
-	"github.com/tupled/tupled/sql/types"
-
-	"github.com/tupled/tupled/sql/pgerror"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // SQL cursors: DECLARE name [BINARY] [NO] SCROLL CURSOR [WITH[OUT] HOLD]

@@ -1,9 +1,8 @@
 package sqlfe
 
 import (
-	"github.com/tupled/tupled/sql/types"
-
 	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // date and timestamp with time zone, beside timestamp.go's timestamp.

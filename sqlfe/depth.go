@@ -3,9 +3,8 @@ package sqlfe
 import (
 	"fmt"
 
-	"github.com/tupled/tupled/sql/types"
-
 	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Nesting depth: a guard in front of PostgreSQL's C parser.

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tupled/tupled/sql/pgerror"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // Finding 4: a 30,000-term expression killed the process inside the C

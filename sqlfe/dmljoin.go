@@ -25,13 +25,10 @@ package sqlfe
 import (
 	"sync"
 
-	"github.com/tupled/tupled/sql/catalog"
-
-	"github.com/tupled/tupled/sql/types"
-
-	"github.com/tupled/tupled/sql/pgerror"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // joinSource is the FROM (USING) side of an UPDATE (DELETE).

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/tupled/tupled/sql/catalog"
-
 	"github.com/tupled/tupled/sql/pgerror"
 )
 

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 
-	"github.com/tupled/tupled/sql/catalog"
-
-	"github.com/tupled/tupled/sql/pgerror"
-
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // ToError converts any error (an engine error, a ctx error, an *Error) into an

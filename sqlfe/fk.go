@@ -8,16 +8,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tupled/tupled/sql/catalog"
-
-	"github.com/tupled/tupled/sql/types"
-
-	"github.com/tupled/tupled/sql/pgerror"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
-
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/keys"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Foreign keys: REFERENCES column constraints, FOREIGN KEY table

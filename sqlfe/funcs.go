@@ -6,11 +6,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tupled/tupled/sql/types"
-
-	"github.com/tupled/tupled/sql/pgerror"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // builtin describes a scalar function the front end implements.

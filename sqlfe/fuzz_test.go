@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tupled/tupled/sql/types"
-
 	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // FuzzSQL runs arbitrary SQL on a session with a table: every outcome is a

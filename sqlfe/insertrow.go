@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/tupled/tupled/sql/catalog"
-
 	"github.com/tupled/tupled/sql/types"
 )
 

@@ -7,12 +7,10 @@ import (
 	"math"
 	"testing"
 
-	"github.com/tupled/tupled/sql/catalog"
-
-	"github.com/tupled/tupled/sql/types"
-
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/keys"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // TestKeyFormatTuple: a table made by CREATE TABLE stores its primary keys

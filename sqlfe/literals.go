@@ -4,9 +4,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/tupled/tupled/sql/pgerror"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // pg_query_go's parser is PostgreSQL 17's, whose lexer reads the numeric

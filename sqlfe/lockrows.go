@@ -5,13 +5,10 @@ import (
 	"errors"
 	"math"
 
-	"github.com/tupled/tupled/sql/catalog"
-
-	"github.com/tupled/tupled/sql/types"
-
-	"github.com/tupled/tupled/sql/pgerror"
-
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Locking scans: PostgreSQL's LockRows node and the row lookups of UPDATE

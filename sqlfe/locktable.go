@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 
-	"github.com/tupled/tupled/sql/types"
-
-	"github.com/tupled/tupled/sql/pgerror"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // LOCK [TABLE] name [, ...] [IN mode MODE] [NOWAIT]: the tables are locked

@@ -41,11 +41,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tupled/tupled/sql/catalog"
-
-	"github.com/tupled/tupled/sql/types"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Fixed OIDs, as PostgreSQL numbers them.

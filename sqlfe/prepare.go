@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/tupled/tupled/sql/types"
-
-	"github.com/tupled/tupled/sql/pgerror"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // SQL-level prepared statements: PREPARE name [(types)] AS statement,

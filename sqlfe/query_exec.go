@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/tupled/tupled/sql/catalog"
-
 	"github.com/tupled/tupled/sql/types"
 )
 

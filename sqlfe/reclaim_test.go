@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/tupled/tupled/sql/catalog"
-
 	"github.com/tupled/tupled/sql/pgerror"
 )
 

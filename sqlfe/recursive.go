@@ -30,13 +30,10 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/tupled/tupled/sql/catalog"
-
-	"github.com/tupled/tupled/sql/types"
-
-	"github.com/tupled/tupled/sql/pgerror"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 	"google.golang.org/protobuf/proto"
 )
 

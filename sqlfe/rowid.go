@@ -4,9 +4,8 @@ import (
 	"context"
 	"sync"
 
-	"github.com/tupled/tupled/sql/catalog"
-
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
 )
 
 // A table created without a PRIMARY KEY gets a hidden key column, as a

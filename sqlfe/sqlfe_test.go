@@ -5,9 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tupled/tupled/sql/pgerror"
-
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 func newTestSession(t testing.TB) (*Executor, *Session) {

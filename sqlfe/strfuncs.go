@@ -10,11 +10,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/tupled/tupled/sql/types"
-
-	"github.com/tupled/tupled/sql/pgerror"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // The ordinary string and math functions whose signatures the fixed table

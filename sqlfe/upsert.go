@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"context"
 
-	"github.com/tupled/tupled/sql/catalog"
-
-	"github.com/tupled/tupled/sql/types"
-
-	"github.com/tupled/tupled/sql/pgerror"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
-
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // onConflict is a compiled ON CONFLICT clause of an INSERT. It runs on the

@@ -3,9 +3,8 @@ package sqlfe
 import (
 	"crypto/rand"
 
-	"github.com/tupled/tupled/sql/types"
-
 	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // uuid: a 128-bit identifier, held in S as PostgreSQL prints it (32
