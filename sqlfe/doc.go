@@ -1,7 +1,41 @@
 // Package sqlfe is tupled's SQL front end: it parses SQL with PostgreSQL's
-// own parser (pg_query_go), analyses it against a small catalog, and runs it
+// own parser (pg_query_go), analyses it against the catalog, and runs it
 // over the embedded API (tupled.DB / tupled.Tx) — nothing below the root
 // package is imported.
+//
+// The SQL layer is a house of packages; a statement walks through it so:
+//
+//	pgwire (a client's messages)
+//	  → sqlfe.Parse / Session.Prepare (stmt.go): checkText bounds the
+//	    nesting depth (depth.go), pg_query parses, one Stmt per statement
+//	  → Session.planFor → analyze (stmt.go, ddl.go, dml.go, query_plan.go):
+//	    names resolved against sql/catalog, expressions compiled into
+//	    expr trees (compile.go, expr.go, funcs.go, strfuncs.go,
+//	    conditional.go), a plan of nodes built (dml.go's selectPlan for a
+//	    one-table SELECT, UPDATE, DELETE; query.go's relNodes otherwise),
+//	    reused while the catalog's generation is unchanged
+//	  → plan.run (Session.Execute): the operators (query_exec.go, agg.go,
+//	    window.go, hashjoin.go, lockjoin.go, lockrows.go) over the engine's
+//	    scans, indexes and row locks (tupled.Tx.Scan with ScanOptions.Lock),
+//	    rows encoded and decoded by sql/catalog, datums from sql/types
+//	  → Result (rows of types.Value, columns of catalog.Column) or a
+//	    *pgerror.Error → pgwire (the wire formats: types' AppendText and
+//	    AppendBinary).
+//
+// EXPLAIN prints the plan nodes that run (query.go planExplain, dml.go
+// explain). Who owns what:
+//
+//	sql/pgerror  the error (SQLSTATE, message, position); below everything
+//	sql/types    datums, their text and binary I/O, casts, comparison
+//	sql/catalog  table definitions, the catalog's persistence and the
+//	             committed Catalog, the row and key encodings
+//	sqlfe        analysis, expressions and functions, plans and operators,
+//	             sessions and transactions, the system catalogs'
+//	             generation (pgcatalog.go, infoschema.go, catfuncs.go),
+//	             COPY, settings
+//
+// Each package's doc.go states its own invariants; those below are
+// sqlfe's. Only pgwire and tests call sqlfe; sql/ packages never import it.
 //
 // Callers: pgwire (one Session per client connection) and tests. The Executor is
 // shared and safe for concurrent use; a Session belongs to one goroutine,
