@@ -7,14 +7,9 @@ import (
 	"github.com/tupled/tupled/sql/types"
 )
 
-// bytea: a byte string, held in S as its bytes, which sort as PostgreSQL's
-// byteacmp (memcmp, then length) orders them, so a bytea can be a key and
-// compares by S. Output is the hex format (\x0102), PostgreSQL 15's default
-// bytea_output; input takes the hex format (whitespace between digit
-// pairs) and the escape format (\\ a backslash, \ooo an octal byte, other
-// bytes themselves), as byteain does. On the wire in binary: the bytes
-// (OID 17). Functions: length and octet_length, encode and decode (hex,
-// base64, escape), and bytea || bytea.
+// bytea's SQL functions: length and octet_length, encode and decode (hex,
+// base64, escape), and bytea || bytea; the type itself, its I/O and the
+// encodings are sql/types' (bytea.go).
 
 func init() {
 	// length and octet_length of a bytea count its bytes; of a string,

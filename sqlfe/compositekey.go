@@ -17,22 +17,23 @@ import (
 // has more than one; Table.Key is then the first of them, so that code
 // asking only "is there a key" or "which type leads the key" keeps working.
 // A one-column key has no KeyCols (its catalog entry is what it was before
-// composite keys existed), and every helper here treats it as the list
-// {Key}.
+// composite keys existed), and the Table helpers of sql/catalog
+// (KeyColumns, IsKeyCol, NKeyCols) treat it as the list {Key}.
 //
 // The engine key of a row is the package keys tuple of its key columns'
-// values, in order (catalog.RowKey): the engine's byte order is PostgreSQL's btree
-// order on (a, b, …), the engine's primary-key uniqueness (waiting for an
-// in-progress inserter of the same key, ErrDuplicateKey after its commit)
-// is PostgreSQL's on the whole tuple, and the tuple of the first m columns
-// is a byte prefix of exactly the keys that begin with those m values, so
-// WHERE a = 1 reads one prefix range (analyzeKeyAccess). Composite keys
-// exist only in catalog.KeyFormatTuple; the raw format of older tables has none.
+// values, in order (catalog.RowKey): the engine's byte order is
+// PostgreSQL's btree order on (a, b, …), the engine's primary-key
+// uniqueness (waiting for an in-progress inserter of the same key,
+// ErrDuplicateKey after its commit) is PostgreSQL's on the whole tuple,
+// and the tuple of the first m columns is a byte prefix of exactly the
+// keys that begin with those m values, so WHERE a = 1 reads one prefix
+// range (analyzeKeyAccess). Composite keys exist only in
+// catalog.KeyFormatTuple; the raw format of older tables has none.
 //
-// The row value (catalog.EncodeRow) leaves out every key column; when a key column
-// is a bpchar without a length, the trailing spaces its key encoding drops
-// follow the columns, one count per such key column in key order (for a
-// one-column key, the single count it always had).
+// The row value (catalog.EncodeRow) leaves out every key column; when a
+// key column is a bpchar without a length, the trailing spaces its key
+// encoding drops follow the columns, one count per such key column in key
+// order (for a one-column key, the single count it always had).
 
 // keyString renders engine key b of t for pg_locks and pgrowlocks: the
 // value of a one-column key, (v1,v2,…) for a composite one, as PostgreSQL

@@ -5,28 +5,9 @@ import (
 	"github.com/tupled/tupled/sql/types"
 )
 
-// date and timestamp with time zone, beside timestamp.go's timestamp.
-//
-// A date is held in S as PostgreSQL prints it with DateStyle ISO
-// (2024-01-15); a timestamptz as the instant printed in UTC with its
-// offset (2024-01-15 10:00:00+00). PostgreSQL prints a timestamptz in the
-// session's TimeZone; this layer prints it in UTC whatever TimeZone says
-// (the default here, and the same instant either way: clients parse the
-// offset). Input takes the ISO forms with the date's fields separated by -
-// or / and one-digit months, days and hours (2024-1-5 7:05), and for a
-// timestamptz an offset (+02, -05:30, Z, UTC) — without one, UTC. On the
-// wire in binary: a date is days since 2000-01-01 (int4), a timestamptz
-// microseconds since 2000-01-01 00:00 UTC (int8), as PostgreSQL sends
-// them. BC dates, infinities and the named forms (now, today, epoch) are
-// not implemented (0A000).
-
-// ---- timestamptz ----
-
-// ---- date ----
-
-// ---- binary forms ----
-
-// ---- casts among the date/time types ----
+// Date arithmetic in expressions (date ± integer, date - date); the date
+// and time types themselves, their I/O, casts, date_trunc and extract are
+// sql/types' (datetime.go, timestamp.go).
 
 // ---- functions and arithmetic ----
 

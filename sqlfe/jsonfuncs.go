@@ -9,17 +9,8 @@ import (
 	"github.com/tupled/tupled/sql/types"
 )
 
-// json and jsonb.
-//
-// A json value is held in S verbatim, as PostgreSQL keeps it (checked by
-// encoding/json's Valid on the way in). A jsonb value is held in S in the
-// form PostgreSQL prints it: object keys ordered by length, then bytes,
-// a duplicate key's last value kept, numbers as numeric prints them, and
-// the spacing {"a": 1, "b": [1, 2]}. Operators parse S into a types.JSONNode tree
-// each time (values are small; nothing is cached). Neither can be a key:
-// json has no btree order, and jsonb's order (PostgreSQL's compareJsonb:
-// a container's size before its contents) is not its text's. On the wire
-// in binary: json is its text, jsonb a version byte (1) and its text.
+// json and jsonb's operators and functions over the node tree of
+// sql/types' json.go (which holds the types, their I/O and their order).
 //
 // Operators: -> and ->> (an object's key, an array's index, negative from
 // the end), #> and #>> (a path given as a text-array literal), and for

@@ -10,6 +10,15 @@ import (
 	"github.com/tupled/tupled/sql/pgerror"
 )
 
+// bytea: a byte string, held in S as its bytes, which sort as PostgreSQL's
+// byteacmp (memcmp, then length) orders them, so a bytea can be a key and
+// compares by S. Output is the hex format (\x0102), PostgreSQL 15's default
+// bytea_output; input takes the hex format (whitespace between digit
+// pairs) and the escape format (\\ a backslash, \ooo an octal byte, other
+// bytes themselves), as byteain does. On the wire in binary: the bytes
+// (OID 17). EncodeBytes and DecodeBytes are encode and decode (hex, base64,
+// escape); the SQL functions are sqlfe's (byteafuncs.go).
+
 // OIDBytea is bytea's type OID.
 const OIDBytea = 17
 

@@ -10,6 +10,21 @@ import (
 	"github.com/tupled/tupled/sql/pgerror"
 )
 
+// json and jsonb.
+//
+// A json value is held in S verbatim, as PostgreSQL keeps it (checked by
+// encoding/json's Valid on the way in). A jsonb value is held in S in the
+// form PostgreSQL prints it: object keys ordered by length, then bytes,
+// a duplicate key's last value kept, numbers as numeric prints them, and
+// the spacing {"a": 1, "b": [1, 2]}. Operators parse S into a JSONNode tree
+// each time (values are small; nothing is cached). Neither can be a key:
+// json has no btree order, and jsonb's order (PostgreSQL's compareJsonb:
+// a container's size before its contents) is not its text's. On the wire
+// in binary: json is its text, jsonb a version byte (1) and its text.
+//
+// The operators and functions over the JSONNode tree are sqlfe's
+// (jsonfuncs.go).
+
 const (
 	OIDJSON  = 114
 	OIDJSONB = 3802

@@ -7,6 +7,13 @@ import (
 	"github.com/tupled/tupled/sql/pgerror"
 )
 
+// uuid: a 128-bit identifier, held in S as PostgreSQL prints it (32
+// lower-case hex digits hyphenated 8-4-4-4-12), which sorts as the 16
+// bytes do (PostgreSQL's uuid_cmp is memcmp), so a uuid column can be a
+// key and compares by its text. Input is PostgreSQL's string_to_uuid:
+// upper or lower case, optionally in braces, with a hyphen allowed after
+// any group of four digits. On the wire in binary: the 16 bytes (OID 2950).
+
 // OIDUUID is uuid's type OID.
 const OIDUUID = 2950
 
