@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 	"github.com/tupled/tupled/sqlfe"
 )
 
@@ -56,7 +59,7 @@ type conn struct {
 
 type portal struct {
 	st      *sqlfe.Stmt
-	params  []sqlfe.Value
+	params  []types.Value
 	formats []int16
 	res     *sqlfe.Result
 	pos     int
@@ -162,7 +165,7 @@ func (c *conn) recoverPanic() {
 		defer func() { _ = recover() }() // the backend may be what broke
 		_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
 		c.be.reset()
-		c.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: sqlfe.CodeInternal,
+		c.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: pgerror.CodeInternal,
 			Message: "terminating connection because of an internal error", Detail: fmt.Sprintf("panic: %v", r)})
 		_ = c.be.Flush()
 	}()
@@ -180,7 +183,7 @@ func (c *conn) readFailed(err error, phase string) {
 	var pe *protocolError
 	if errors.As(err, &pe) {
 		c.srv.log.Warn("protocol violation", "phase", phase, "pid", c.pid, "remote", c.nc.RemoteAddr().String(), "err", err)
-		c.fatal(sqlfe.CodeProtocolViolation, pe.msg)
+		c.fatal(pgerror.CodeProtocolViolation, pe.msg)
 		return
 	}
 	c.srv.log.Debug("connection read ended", "phase", phase, "pid", c.pid, "remote", c.nc.RemoteAddr().String(), "tls", c.tls != nil, "err", err)
@@ -327,7 +330,7 @@ func (c *conn) startup() bool {
 			return false
 		}
 	}
-	c.sess.Notice = func(e *sqlfe.Error) {
+	c.sess.Notice = func(e *pgerror.Error) {
 		c.be.Send(&pgproto3.NoticeResponse{Severity: e.Severity, SeverityUnlocalized: e.Severity, Code: e.Code, Message: e.Message, Detail: e.Detail, Hint: e.Hint})
 	}
 	c.sess.ParamStatus = func(name, value string) {
@@ -362,7 +365,7 @@ func (c *conn) unsupportedProtocol(code uint32) {
 		_, _ = c.nc.Write(append([]byte("EFATAL:  "+msg+"\n"), 0))
 		return
 	}
-	c.fatal(sqlfe.CodeFeatureNotSupp, msg)
+	c.fatal(pgerror.CodeFeatureNotSupp, msg)
 }
 
 // startupSetting applies a startup parameter or an options switch as
@@ -382,13 +385,13 @@ func (c *conn) startupSetting(name, value string) bool {
 	e := sqlfe.ToError(err)
 	backendOnly := func() bool {
 		ctx := sqlfe.SettingContext(name)
-		return e.Code == sqlfe.CodeCantChangeRuntime && (ctx == "backend" || ctx == "superuser-backend")
+		return e.Code == pgerror.CodeCantChangeRuntime && (ctx == "backend" || ctx == "superuser-backend")
 	}
-	if e.Code == sqlfe.CodeFeatureNotSupp || backendOnly() {
+	if e.Code == pgerror.CodeFeatureNotSupp || backendOnly() {
 		c.srv.log.Info("startup parameter ignored", "pid", c.pid, "name", name, "err", e.Message)
 		return true
 	}
-	c.sendError(&sqlfe.Error{Severity: "FATAL", Code: e.Code, Message: e.Message, Detail: e.Detail, Hint: e.Hint})
+	c.sendError(&pgerror.Error{Severity: "FATAL", Code: e.Code, Message: e.Message, Detail: e.Detail, Hint: e.Hint})
 	_ = c.be.Flush()
 	return false
 }
@@ -426,7 +429,7 @@ func (c *conn) answerSSL() bool {
 		// client must wait for 'S' before its handshake, and whatever it sent
 		// unencrypted must not pass for TLS data (PostgreSQL's check,
 		// CVE-2021-23214). Sent in plain text, as PostgreSQL does.
-		c.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: sqlfe.CodeProtocolViolation,
+		c.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: pgerror.CodeProtocolViolation,
 			Message: "received unencrypted data after SSL request",
 			Detail:  "This could be either a client-software bug or evidence of an attempted man-in-the-middle attack."})
 		_ = c.be.Flush()
@@ -470,12 +473,12 @@ func (c *conn) loop() {
 				case 'Q', 'F', 'S':
 					c.ignoreTillSync = false
 					c.sess.Abort()
-					c.sendError(&sqlfe.Error{Code: sqlfe.CodeProtocolViolation, Message: pe.msg})
+					c.sendError(&pgerror.Error{Code: pgerror.CodeProtocolViolation, Message: pe.msg})
 					c.ready()
 				case 'd', 'c', 'f':
 					// ignored outside COPY, malformed or not
 				default:
-					c.extError(&sqlfe.Error{Code: sqlfe.CodeProtocolViolation, Message: pe.msg})
+					c.extError(&pgerror.Error{Code: pgerror.CodeProtocolViolation, Message: pe.msg})
 				}
 				continue
 			default:
@@ -518,7 +521,7 @@ func (c *conn) loop() {
 			return
 		case *pgproto3.FunctionCall:
 			c.sess.Abort()
-			c.sendError(&sqlfe.Error{Code: sqlfe.CodeFeatureNotSupp, Message: "fastpath function calls are not supported"})
+			c.sendError(&pgerror.Error{Code: pgerror.CodeFeatureNotSupp, Message: "fastpath function calls are not supported"})
 			c.ready()
 		case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
 			// Outside COPY these are ignored, as PostgreSQL does: a client
@@ -529,7 +532,7 @@ func (c *conn) loop() {
 			// the output stream would be inconsistent. End the session.
 			c.srv.log.Error("cannot encode a message", "pid", c.pid, "err", err)
 			c.be.reset()
-			c.fatal(sqlfe.CodeInternal, "could not encode a protocol message: "+err.Error())
+			c.fatal(pgerror.CodeInternal, "could not encode a protocol message: "+err.Error())
 			return
 		}
 	}
@@ -539,10 +542,10 @@ func (c *conn) loop() {
 // an engine error's SQLSTATE (53100 disk full among them) as it is; an
 // error that reached the wire without one but is a full disk (ENOSPC,
 // EDQUOT) is 53100 as in PostgreSQL, not an internal error.
-func wireError(err error) *sqlfe.Error {
+func wireError(err error) *pgerror.Error {
 	e := sqlfe.ToError(err)
-	if e.Code == sqlfe.CodeInternal && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) {
-		return &sqlfe.Error{Severity: e.Severity, Code: codeDiskFull, Message: e.Message, Hint: "Check free disk space."}
+	if e.Code == pgerror.CodeInternal && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) {
+		return &pgerror.Error{Severity: e.Severity, Code: codeDiskFull, Message: e.Message, Hint: "Check free disk space."}
 	}
 	return e
 }
@@ -557,7 +560,7 @@ func (c *conn) sendError(err error) {
 		sev = "ERROR"
 	}
 	c.be.Send(&pgproto3.ErrorResponse{Severity: sev, SeverityUnlocalized: sev, Code: e.Code, Message: e.Message, Detail: e.Detail, Hint: e.Hint, Position: e.Position, Where: e.Where})
-	if e.Code == sqlfe.CodeInternal {
+	if e.Code == pgerror.CodeInternal {
 		c.srv.log.Error("internal error", "pid", c.pid, "err", e.Message)
 	} else {
 		c.srv.log.Debug("statement error", "pid", c.pid, "sqlstate", e.Code, "err", e.Message)
@@ -572,7 +575,7 @@ var testHookExecuted func(ctx context.Context, pid int32)
 
 // exec runs a statement under a context the CancelRequest, shutdown and
 // the client-connection check can cancel.
-func (c *conn) exec(st *sqlfe.Stmt, params []sqlfe.Value) (*sqlfe.Result, error) {
+func (c *conn) exec(st *sqlfe.Stmt, params []types.Value) (*sqlfe.Result, error) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	defer cancel()
 	c.mu.Lock()
@@ -597,8 +600,8 @@ func (c *conn) exec(st *sqlfe.Stmt, params []sqlfe.Value) (*sqlfe.Result, error)
 		if err == nil {
 			c.sess.Abort()
 		}
-		if err == nil || sqlfe.ToError(err).Code == sqlfe.CodeQueryCanceled {
-			res, err = nil, &sqlfe.Error{Severity: "FATAL", Code: "57P01", Message: "terminating connection due to administrator command"}
+		if err == nil || sqlfe.ToError(err).Code == pgerror.CodeQueryCanceled {
+			res, err = nil, &pgerror.Error{Severity: "FATAL", Code: "57P01", Message: "terminating connection due to administrator command"}
 		}
 	}
 	return res, err
@@ -664,7 +667,7 @@ func peerClosed(raw syscall.RawConn) bool {
 // (whose field count is 16 bits) is never written truncated or not at all.
 const maxTargetList = 1664
 
-var errTooManyColumns = &sqlfe.Error{Code: "54011", Message: fmt.Sprintf("target lists can have at most %d entries", maxTargetList)}
+var errTooManyColumns = &pgerror.Error{Code: "54011", Message: fmt.Sprintf("target lists can have at most %d entries", maxTargetList)}
 
 func checkColumns(n int) error {
 	if n > maxTargetList {
@@ -678,7 +681,7 @@ func checkColumns(n int) error {
 func checkFormats(formats []int16) error {
 	for _, f := range formats {
 		if f != 0 && f != 1 {
-			return &sqlfe.Error{Code: sqlfe.CodeInvalidParamValue, Message: fmt.Sprintf("unsupported format code: %d", f)}
+			return &pgerror.Error{Code: pgerror.CodeInvalidParamValue, Message: fmt.Sprintf("unsupported format code: %d", f)}
 		}
 	}
 	return nil
@@ -702,7 +705,7 @@ func tagWithCount(tag string, n int) string {
 // fieldDescs describes result columns; a column that is a table's carries
 // the table's OID and its attribute number, as PostgreSQL's do (pgjdbc
 // reads them to find a serial column's default).
-func (c *conn) fieldDescs(cols []sqlfe.Column, formats []int16) []pgproto3.FieldDescription {
+func (c *conn) fieldDescs(cols []catalog.Column, formats []int16) []pgproto3.FieldDescription {
 	fds := make([]pgproto3.FieldDescription, len(cols))
 	for i, col := range cols {
 		fds[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: col.OID(), DataTypeSize: col.Size(), TypeModifier: col.TypeModifier(), Format: formatOf(formats, i)}
@@ -726,7 +729,7 @@ func formatOf(formats []int16, i int) int16 {
 	return 0
 }
 
-func (c *conn) sendRows(rows [][]sqlfe.Value, cols []sqlfe.Column, formats []int16) {
+func (c *conn) sendRows(rows [][]types.Value, cols []catalog.Column, formats []int16) {
 	for _, r := range rows {
 		vals := make([][]byte, len(r))
 		for i, v := range r {
@@ -807,7 +810,7 @@ func (c *conn) extError(err error) {
 func (c *conn) parse(m *pgproto3.Parse) {
 	if m.Name != "" {
 		if _, ok := c.stmts[m.Name]; ok {
-			c.extError(&sqlfe.Error{Code: sqlfe.CodeDuplicatePrepared, Message: fmt.Sprintf("prepared statement %q already exists", m.Name)})
+			c.extError(&pgerror.Error{Code: pgerror.CodeDuplicatePrepared, Message: fmt.Sprintf("prepared statement %q already exists", m.Name)})
 			return
 		}
 	}
@@ -823,19 +826,19 @@ func (c *conn) parse(m *pgproto3.Parse) {
 func (c *conn) bind(m *pgproto3.Bind) {
 	st, ok := c.stmts[m.PreparedStatement]
 	if !ok {
-		c.extError(&sqlfe.Error{Code: sqlfe.CodeUndefinedPrepared, Message: fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement)})
+		c.extError(&pgerror.Error{Code: pgerror.CodeUndefinedPrepared, Message: fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement)})
 		return
 	}
-	var types []sqlfe.Type
+	var paramTypes []types.Type
 	if st != nil {
-		types = st.ParamTypes()
+		paramTypes = st.ParamTypes()
 	}
-	if len(m.Parameters) != len(types) {
-		c.extError(&sqlfe.Error{Code: sqlfe.CodeProtocolViolation, Message: fmt.Sprintf("bind message supplies %d parameters, but prepared statement %q requires %d", len(m.Parameters), m.PreparedStatement, len(types))})
+	if len(m.Parameters) != len(paramTypes) {
+		c.extError(&pgerror.Error{Code: pgerror.CodeProtocolViolation, Message: fmt.Sprintf("bind message supplies %d parameters, but prepared statement %q requires %d", len(m.Parameters), m.PreparedStatement, len(paramTypes))})
 		return
 	}
 	if n := len(m.ParameterFormatCodes); n > 1 && n != len(m.Parameters) {
-		c.extError(&sqlfe.Error{Code: sqlfe.CodeProtocolViolation, Message: fmt.Sprintf("bind message has %d parameter formats but %d parameters", n, len(m.Parameters))})
+		c.extError(&pgerror.Error{Code: pgerror.CodeProtocolViolation, Message: fmt.Sprintf("bind message has %d parameter formats but %d parameters", n, len(m.Parameters))})
 		return
 	}
 	if len(m.Parameters) > 0 {
@@ -844,19 +847,19 @@ func (c *conn) bind(m *pgproto3.Bind) {
 			return
 		}
 	}
-	params := make([]sqlfe.Value, len(m.Parameters))
+	params := make([]types.Value, len(m.Parameters))
 	for i, p := range m.Parameters {
 		if p == nil {
-			params[i] = sqlfe.Null(types[i])
+			params[i] = types.Null(paramTypes[i])
 			continue
 		}
-		var v sqlfe.Value
+		var v types.Value
 		var err error
 		v, err = st.ParseParam(i, formatOf(m.ParameterFormatCodes, i) == 1, p)
 		if err != nil {
 			e := sqlfe.ToError(err)
-			if e.Code == sqlfe.CodeInvalidBinary {
-				e = &sqlfe.Error{Code: e.Code, Message: fmt.Sprintf("incorrect binary data format in bind parameter %d", i+1)}
+			if e.Code == pgerror.CodeInvalidBinary {
+				e = &pgerror.Error{Code: e.Code, Message: fmt.Sprintf("incorrect binary data format in bind parameter %d", i+1)}
 			}
 			c.extError(e)
 			return
@@ -867,7 +870,7 @@ func (c *conn) bind(m *pgproto3.Bind) {
 		// PostgreSQL's PortalSetResultFormat: one code for all columns, or
 		// one per column, for a statement that returns rows
 		if cols, err := c.sess.Describe(st); err == nil && cols != nil && n != len(cols) {
-			c.extError(&sqlfe.Error{Code: sqlfe.CodeProtocolViolation, Message: fmt.Sprintf("bind message has %d result formats but query has %d columns", n, len(cols))})
+			c.extError(&pgerror.Error{Code: pgerror.CodeProtocolViolation, Message: fmt.Sprintf("bind message has %d result formats but query has %d columns", n, len(cols))})
 			return
 		}
 	}
@@ -882,7 +885,7 @@ func (c *conn) describe(m *pgproto3.Describe) {
 	case 'S':
 		s, ok := c.stmts[m.Name]
 		if !ok {
-			c.extError(&sqlfe.Error{Code: sqlfe.CodeUndefinedPrepared, Message: fmt.Sprintf("prepared statement %q does not exist", m.Name)})
+			c.extError(&pgerror.Error{Code: pgerror.CodeUndefinedPrepared, Message: fmt.Sprintf("prepared statement %q does not exist", m.Name)})
 			return
 		}
 		st = s
@@ -900,12 +903,12 @@ func (c *conn) describe(m *pgproto3.Describe) {
 				c.be.Send(&pgproto3.RowDescription{Fields: c.fieldDescs(cols, nil)})
 				return
 			}
-			c.extError(&sqlfe.Error{Code: sqlfe.CodeInvalidCursor, Message: fmt.Sprintf("portal %q does not exist", m.Name)})
+			c.extError(&pgerror.Error{Code: pgerror.CodeInvalidCursor, Message: fmt.Sprintf("portal %q does not exist", m.Name)})
 			return
 		}
 		st, formats = p.st, p.formats
 	default:
-		c.extError(&sqlfe.Error{Code: sqlfe.CodeProtocolViolation, Message: fmt.Sprintf("invalid DESCRIBE message subtype %d", m.ObjectType)})
+		c.extError(&pgerror.Error{Code: pgerror.CodeProtocolViolation, Message: fmt.Sprintf("invalid DESCRIBE message subtype %d", m.ObjectType)})
 		return
 	}
 	if st == nil {
@@ -931,7 +934,7 @@ func (c *conn) describe(m *pgproto3.Describe) {
 func (c *conn) execute(m *pgproto3.Execute) {
 	p, ok := c.portals[m.Portal]
 	if !ok {
-		c.extError(&sqlfe.Error{Code: sqlfe.CodeInvalidCursor, Message: fmt.Sprintf("portal %q does not exist", m.Portal)})
+		c.extError(&pgerror.Error{Code: pgerror.CodeInvalidCursor, Message: fmt.Sprintf("portal %q does not exist", m.Portal)})
 		return
 	}
 	if p.st == nil {

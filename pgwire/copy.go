@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/jackc/pgx/v5/pgproto3"
-	"github.com/tupled/tupled/sqlfe"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // The COPY sub-protocol (sqlfe.CopyIO), run by the session's goroutine
@@ -49,7 +49,7 @@ func (x copyIO) CopyInStart(binary bool, ncols int) error {
 
 // errCopyConnLost is the error of a COPY FROM STDIN whose client went away
 // (PostgreSQL's wording); the session ends after it.
-var errCopyConnLost = &sqlfe.Error{Code: "08006", Message: "unexpected EOF on client connection with an open transaction"}
+var errCopyConnLost = &pgerror.Error{Code: "08006", Message: "unexpected EOF on client connection with an open transaction"}
 
 func (x copyIO) CopyInData(ctx context.Context) ([]byte, error) {
 	c := x.c
@@ -61,13 +61,13 @@ func (x copyIO) CopyInData(ctx context.Context) ([]byte, error) {
 		if err != nil {
 			var pe *protocolError
 			if errors.As(err, &pe) && !pe.fatal {
-				return nil, &sqlfe.Error{Code: sqlfe.CodeProtocolViolation, Message: pe.msg}
+				return nil, &pgerror.Error{Code: pgerror.CodeProtocolViolation, Message: pe.msg}
 			}
 			// The stream is gone or its framing lost: the message loop ends
 			// the connection (with the FATAL a protocol violation gets).
 			c.copyErr = err
 			if c.srv.shutting.Load() {
-				return nil, &sqlfe.Error{Severity: "FATAL", Code: "57P01", Message: "terminating connection due to administrator command"}
+				return nil, &pgerror.Error{Severity: "FATAL", Code: "57P01", Message: "terminating connection due to administrator command"}
 			}
 			return nil, errCopyConnLost
 		}
@@ -77,14 +77,14 @@ func (x copyIO) CopyInData(ctx context.Context) ([]byte, error) {
 		case *pgproto3.CopyDone:
 			return nil, io.EOF
 		case *pgproto3.CopyFail:
-			return nil, &sqlfe.Error{Code: sqlfe.CodeQueryCanceled, Message: "COPY from stdin failed: " + m.Message}
+			return nil, &pgerror.Error{Code: pgerror.CodeQueryCanceled, Message: "COPY from stdin failed: " + m.Message}
 		case *pgproto3.Flush, *pgproto3.Sync:
 			continue
 		case *pgproto3.Terminate:
 			c.copyErr = io.EOF
 			return nil, errCopyConnLost
 		default:
-			return nil, &sqlfe.Error{Code: sqlfe.CodeProtocolViolation, Message: fmt.Sprintf("unexpected message type 0x%02X during COPY from stdin", frontendType(msg))}
+			return nil, &pgerror.Error{Code: pgerror.CodeProtocolViolation, Message: fmt.Sprintf("unexpected message type 0x%02X during COPY from stdin", frontendType(msg))}
 		}
 	}
 }

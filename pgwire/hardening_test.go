@@ -20,7 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/tupled/tupled"
-	"github.com/tupled/tupled/sqlfe"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // rawClient is a frontend speaking the protocol by hand, for what drivers
@@ -606,11 +606,11 @@ func TestDiskFullOnTheWire(t *testing.T) {
 		err  error
 		code string
 	}{
-		{&sqlfe.Error{Code: codeDiskFull, Message: "could not write: No space left on device"}, codeDiskFull},
+		{&pgerror.Error{Code: codeDiskFull, Message: "could not write: No space left on device"}, codeDiskFull},
 		{fmt.Errorf("wal: write: %w", syscall.ENOSPC), codeDiskFull},
 		{fmt.Errorf("wal: write: %w", syscall.EDQUOT), codeDiskFull},
 		{fmt.Errorf("wal: %w", tupled.ErrClosed), "57P01"},
-		{errors.New("something else"), sqlfe.CodeInternal},
+		{errors.New("something else"), pgerror.CodeInternal},
 	} {
 		if got := wireError(tc.err); got.Code != tc.code {
 			t.Errorf("%v: %s, want %s", tc.err, got.Code, tc.code)

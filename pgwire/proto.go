@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
-	"github.com/tupled/tupled/sqlfe"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // Message size limits, PostgreSQL's (src/include/libpq/pqcomm.h, auth.h).
@@ -398,7 +398,7 @@ func parseOptions(opts string) ([][2]string, error) {
 		switch {
 		case w == "-c":
 			if i+1 == len(words) {
-				return nil, &sqlfe.Error{Severity: "FATAL", Code: sqlfe.CodeSyntax, Message: "-c requires a value"}
+				return nil, &pgerror.Error{Severity: "FATAL", Code: pgerror.CodeSyntax, Message: "-c requires a value"}
 			}
 			i++
 			setting = words[i]
@@ -407,14 +407,14 @@ func parseOptions(opts string) ([][2]string, error) {
 		case strings.HasPrefix(w, "--"):
 			setting = w[2:]
 		default:
-			return nil, &sqlfe.Error{Severity: "FATAL", Code: sqlfe.CodeSyntax, Message: fmt.Sprintf("invalid command-line argument for server process: %s", w)}
+			return nil, &pgerror.Error{Severity: "FATAL", Code: pgerror.CodeSyntax, Message: fmt.Sprintf("invalid command-line argument for server process: %s", w)}
 		}
 		name, value, ok := strings.Cut(setting, "=")
 		if !ok {
 			if strings.HasPrefix(w, "--") {
-				return nil, &sqlfe.Error{Severity: "FATAL", Code: sqlfe.CodeSyntax, Message: fmt.Sprintf("--%s requires a value", setting)}
+				return nil, &pgerror.Error{Severity: "FATAL", Code: pgerror.CodeSyntax, Message: fmt.Sprintf("--%s requires a value", setting)}
 			}
-			return nil, &sqlfe.Error{Severity: "FATAL", Code: sqlfe.CodeSyntax, Message: fmt.Sprintf("-c %s requires a value", setting)}
+			return nil, &pgerror.Error{Severity: "FATAL", Code: pgerror.CodeSyntax, Message: fmt.Sprintf("-c %s requires a value", setting)}
 		}
 		// ParseLongOption: dashes in the name stand for underscores
 		out = append(out, [2]string{strings.ReplaceAll(name, "-", "_"), value})

@@ -6,6 +6,8 @@ import (
 	"sort"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // access is how a WHERE clause restricts the primary key: a list of points
@@ -40,7 +42,7 @@ func isKey(x expr, key int) bool {
 
 func anyNumeric(xs []expr) bool {
 	for _, x := range xs {
-		if x.typ() == TNumeric {
+		if x.typ() == types.TNumeric {
 			return true
 		}
 	}
@@ -73,7 +75,7 @@ func analyzeAccess(where expr, key int) access {
 			}
 			// a numeric against the (integer) key is left to the filter:
 			// 1.5 equals no key, and its encoding is not an integer's
-			if op == "" || usesRow(other) || other.typ() == TNumeric {
+			if op == "" || usesRow(other) || other.typ() == types.TNumeric {
 				continue
 			}
 			switch op {
@@ -102,20 +104,20 @@ func analyzeAccess(where expr, key int) access {
 
 // keyBytes encodes v as a key of t, of type kt; ok is false when v cannot
 // equal any key of that type (NULL, or out of an int4 key's range).
-func keyBytes(v Value, t *Table, kt Type) ([]byte, bool) {
+func keyBytes(v types.Value, t *catalog.Table, kt types.Type) ([]byte, bool) {
 	if v.Null {
 		return nil, false
 	}
-	if kt == TInt4 && (v.I < math.MinInt32 || v.I > math.MaxInt32) {
+	if kt == types.TInt4 && (v.I < math.MinInt32 || v.I > math.MaxInt32) {
 		return nil, false
 	}
 	v.T = kt
-	return appendKey(nil, t, v), true
+	return catalog.AppendKey(nil, t, v), true
 }
 
 // bounds evaluates the access for one execution: the sorted, distinct point
 // keys, or the scan range [start, end); empty when nothing can qualify.
-func (a *access) bounds(e *env, t *Table) (points [][]byte, start, end []byte, empty bool, err error) {
+func (a *access) bounds(e *env, t *catalog.Table) (points [][]byte, start, end []byte, empty bool, err error) {
 	if a.composite {
 		return a.compositeBounds(e, t)
 	}
@@ -145,12 +147,12 @@ func (a *access) bounds(e *env, t *Table) (points [][]byte, start, end []byte, e
 			return nil, nil, nil, false, err
 		}
 		switch {
-		case v.Null, kt == TInt4 && v.I > math.MaxInt32:
+		case v.Null, kt == types.TInt4 && v.I > math.MaxInt32:
 			return nil, nil, nil, true, nil
-		case kt == TInt4 && v.I < math.MinInt32:
+		case kt == types.TInt4 && v.I < math.MinInt32:
 		default:
 			v.T = kt
-			start = appendKey(nil, t, v)
+			start = catalog.AppendKey(nil, t, v)
 			if !a.loIncl {
 				start = append(start, 0)
 			}
@@ -162,12 +164,12 @@ func (a *access) bounds(e *env, t *Table) (points [][]byte, start, end []byte, e
 			return nil, nil, nil, false, err
 		}
 		switch {
-		case v.Null, kt == TInt4 && v.I < math.MinInt32:
+		case v.Null, kt == types.TInt4 && v.I < math.MinInt32:
 			return nil, nil, nil, true, nil
-		case kt == TInt4 && v.I > math.MaxInt32:
+		case kt == types.TInt4 && v.I > math.MaxInt32:
 		default:
 			v.T = kt
-			end = appendKey(nil, t, v)
+			end = catalog.AppendKey(nil, t, v)
 			if a.hiIncl {
 				end = append(end, 0)
 			}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Advisory lock functions (PostgreSQL's lockfuncs.c): pg_advisory_lock,
@@ -40,14 +41,14 @@ func init() {
 		{name: "pg_advisory_unlock", unlock: true},
 		{name: "pg_advisory_unlock_shared", unlock: true, shared: true},
 	} {
-		ret := TVoid
+		ret := types.TVoid
 		if v.try || v.unlock {
-			ret = TBool
+			ret = types.TBool
 		}
-		fn := func(e *env, a []Value) (Value, error) {
+		fn := func(e *env, a []types.Value) (types.Value, error) {
 			for _, x := range a {
 				if x.Null {
-					return Null(ret), nil
+					return types.Null(ret), nil
 				}
 			}
 			key := tupled.AdvisoryKeyInt64(a[0].I)
@@ -57,35 +58,35 @@ func init() {
 			return e.s.advisory(e, key, v.shared, v.xact, v.try, v.unlock)
 		}
 		advisoryOverloads[v.name] = map[int]builtin{
-			1: {[]Type{TInt8}, ret, fn},
-			2: {[]Type{TInt4, TInt4}, ret, fn},
+			1: {[]types.Type{types.TInt8}, ret, fn},
+			2: {[]types.Type{types.TInt4, types.TInt4}, ret, fn},
 		}
 	}
 	advisoryOverloads["pg_advisory_unlock_all"] = map[int]builtin{
-		0: {nil, TVoid, func(e *env, _ []Value) (Value, error) {
+		0: {nil, types.TVoid, func(e *env, _ []types.Value) (types.Value, error) {
 			if _, err := e.s.ensureTx(e.ctx); err != nil {
-				return Value{}, err
+				return types.Value{}, err
 			}
 			if err := e.s.advSession().AdvisoryUnlockAll(); err != nil {
-				return Value{}, err
+				return types.Value{}, err
 			}
-			return Value{T: TVoid}, nil
+			return types.Value{T: types.TVoid}, nil
 		}},
 	}
 }
 
 // advisory runs one advisory lock function in the statement's transaction.
-func (s *Session) advisory(e *env, key tupled.AdvisoryKey, shared, xact, try, unlock bool) (Value, error) {
+func (s *Session) advisory(e *env, key tupled.AdvisoryKey, shared, xact, try, unlock bool) (types.Value, error) {
 	tx, err := s.ensureTx(e.ctx)
 	if err != nil {
-		return Value{}, err
+		return types.Value{}, err
 	}
 	sess := s.advSession()
 	switch {
 	case unlock:
 		ok, err := sess.AdvisoryUnlock(key, shared)
 		if err != nil {
-			return Value{}, err
+			return types.Value{}, err
 		}
 		if !ok {
 			mode := "ExclusiveLock"
@@ -94,17 +95,17 @@ func (s *Session) advisory(e *env, key tupled.AdvisoryKey, shared, xact, try, un
 			}
 			s.notice("WARNING", "01000", "you don't own a lock of type "+mode)
 		}
-		return Bool(ok), nil
+		return types.Bool(ok), nil
 	case xact && try:
 		ok, err := tx.TryAdvisoryLock(e.ctx, key, shared)
-		return Bool(ok), err
+		return types.Bool(ok), err
 	case xact:
-		return Value{T: TVoid}, tx.AdvisoryLock(e.ctx, key, shared)
+		return types.Value{T: types.TVoid}, tx.AdvisoryLock(e.ctx, key, shared)
 	case try:
 		ok, err := sess.TryAdvisoryLock(e.ctx, key, shared)
-		return Bool(ok), err
+		return types.Bool(ok), err
 	}
-	return Value{T: TVoid}, sess.AdvisoryLock(e.ctx, key, shared)
+	return types.Value{T: types.TVoid}, sess.AdvisoryLock(e.ctx, key, shared)
 }
 
 // advSession is the session's tupled.Session: the connection as the owner

@@ -4,13 +4,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // Outcomes checked on PostgreSQL 15.
 func TestAdvisoryFunctions(t *testing.T) {
 	eng, s := newTestSession(t)
 	var notices []string
-	s.Notice = func(e *Error) { notices = append(notices, e.Severity+" "+e.Code+" "+e.Message) }
+	s.Notice = func(e *pgerror.Error) { notices = append(notices, e.Severity+" "+e.Code+" "+e.Message) }
 	s2 := eng.NewSession(2, "test", nil)
 	defer s2.Close()
 
@@ -61,7 +63,7 @@ func TestAdvisoryBlocking(t *testing.T) {
 	s2 := eng.NewSession(2, "test", nil)
 	defer s2.Close()
 	mustRun(t, s1, "SELECT pg_advisory_lock(5)", "\nSELECT 1")
-	done := make(chan *Error, 1)
+	done := make(chan *pgerror.Error, 1)
 	go func() {
 		_, err := run(t, s2, "SELECT pg_advisory_lock_shared(5)")
 		done <- err

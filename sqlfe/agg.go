@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Aggregation (GROUP BY, HAVING, aggregate functions) for the general query
@@ -51,8 +53,8 @@ type aggSpec struct {
 	distinct bool
 	args     []expr // over the input row
 	filter   expr
-	order    []sortKey // ORDER BY inside the call
-	t        Type      // the result type
+	order    []sortKey  // ORDER BY inside the call
+	t        types.Type // the result type
 }
 
 // aggCtx is a compiler's view of the aggregation below it.
@@ -75,18 +77,18 @@ type aggColumn struct {
 	a   *aggCtx
 	agg int // index into a.aggs, or -1 for a group column
 	grp int
-	t   Type
-	m   typeMod // a group column's modifier: a grouped smallint or varchar stays one
+	t   types.Type
+	m   types.Mod // a group column's modifier: a grouped smallint or varchar stays one
 }
 
-func (c *aggColumn) eval(e *env) (Value, error) {
+func (c *aggColumn) eval(e *env) (types.Value, error) {
 	if c.agg >= 0 {
 		return e.row[len(c.a.groups)+c.agg], nil
 	}
 	return e.row[c.grp], nil
 }
-func (c *aggColumn) typ() Type    { return c.t }
-func (c *aggColumn) kids() []expr { return nil }
+func (c *aggColumn) typ() types.Type { return c.t }
+func (c *aggColumn) kids() []expr    { return nil }
 
 // lookup compiles n above the aggregation when n is a grouped expression,
 // an aggregate call or a column reference; ok is false for anything else
@@ -133,7 +135,7 @@ func (a *aggCtx) ungrouped(cr *pg.ColumnRef) error {
 			name = r + "." + f[0]
 		}
 	}
-	return errorf(CodeGrouping, "column %q must appear in the GROUP BY clause or be used in an aggregate function", name).at(cr.Location)
+	return pgerror.Errorf(pgerror.CodeGrouping, "column %q must appear in the GROUP BY clause or be used in an aggregate function", name).At(cr.Location)
 }
 
 // addAgg compiles an aggregate call's arguments over the input rows.
@@ -144,30 +146,30 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 	in.clause = "aggregate function calls" // nested aggregates: 42803
 	sp := &aggSpec{name: name, star: f.AggStar, distinct: f.AggDistinct}
 	for _, arg := range f.Args {
-		x, err := in.compile(arg, TUnknown)
+		x, err := in.compile(arg, types.TUnknown)
 		if err != nil {
 			return nil, err
 		}
-		if x.typ() == TUnknown {
-			if x, err = in.coerce(x, TText); err != nil {
+		if x.typ() == types.TUnknown {
+			if x, err = in.coerce(x, types.TText); err != nil {
 				return nil, err
 			}
 		}
 		sp.args = append(sp.args, x)
 	}
 	if f.AggFilter != nil {
-		fx, err := in.compile(f.AggFilter, TBool)
+		fx, err := in.compile(f.AggFilter, types.TBool)
 		if err != nil {
 			return nil, err
 		}
-		if fx.typ() != TBool {
-			return nil, errorf(CodeDatatypeMismatch, "argument of FILTER must be type boolean, not type %s", fx.typ())
+		if fx.typ() != types.TBool {
+			return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of FILTER must be type boolean, not type %s", fx.typ())
 		}
 		sp.filter = fx
 	}
 	for _, o := range f.AggOrder {
 		sb := o.GetSortBy()
-		x, err := in.compile(sb.Node, TUnknown)
+		x, err := in.compile(sb.Node, types.TUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +188,7 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 		for _, x := range sp.args {
 			ts = append(ts, x.typ().String())
 		}
-		return &Error{Code: CodeUndefinedFunction, Message: "function " + name + "(" + strings.Join(ts, ", ") + ") does not exist",
+		return &pgerror.Error{Code: pgerror.CodeUndefinedFunction, Message: "function " + name + "(" + strings.Join(ts, ", ") + ") does not exist",
 			Hint: "No function matches the given name and argument types. You might need to add explicit type casts.", Position: f.Location + 1}
 	}
 	nargs := len(sp.args)
@@ -195,43 +197,43 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 		if !sp.star && nargs != 1 {
 			return nil, noSuch()
 		}
-		sp.t = TInt8
+		sp.t = types.TInt8
 	case "sum", "avg":
-		if nargs != 1 || !isNumber(sp.args[0].typ()) && !isFloat(sp.args[0].typ()) {
+		if nargs != 1 || !types.IsNumber(sp.args[0].typ()) && !types.IsFloat(sp.args[0].typ()) {
 			return nil, noSuch()
 		}
-		sp.t = TNumeric
+		sp.t = types.TNumeric
 		switch at := sp.args[0].typ(); {
-		case name == "sum" && at == TInt4:
-			sp.t = TInt8
-		case name == "sum" && isFloat(at):
+		case name == "sum" && at == types.TInt4:
+			sp.t = types.TInt8
+		case name == "sum" && types.IsFloat(at):
 			sp.t = at
-		case isFloat(at):
-			sp.t = TFloat8
+		case types.IsFloat(at):
+			sp.t = types.TFloat8
 		}
 	case "min", "max":
-		if nargs != 1 || isIntArray(sp.args[0].typ()) || sp.args[0].typ() == TVoid || extTypes[sp.args[0].typ()] != nil && !extTypes[sp.args[0].typ()].minMax {
+		if nargs != 1 || types.IsIntArray(sp.args[0].typ()) || sp.args[0].typ() == types.TVoid || types.ExtTypes[sp.args[0].typ()] != nil && !types.ExtTypes[sp.args[0].typ()].MinMax {
 			return nil, noSuch()
 		}
 		sp.t = sp.args[0].typ()
 	case "bool_and", "bool_or", "every":
-		if nargs != 1 || sp.args[0].typ() != TBool {
+		if nargs != 1 || sp.args[0].typ() != types.TBool {
 			return nil, noSuch()
 		}
-		sp.t = TBool
+		sp.t = types.TBool
 	case "string_agg":
-		if nargs != 2 || !isString(sp.args[0].typ()) || !isString(sp.args[1].typ()) {
+		if nargs != 2 || !types.IsString(sp.args[0].typ()) || !types.IsString(sp.args[1].typ()) {
 			return nil, noSuch()
 		}
-		sp.t = TText
+		sp.t = types.TText
 	case "array_agg":
-		if nargs != 1 || sp.args[0].typ() != TInt4 {
-			return nil, notSupported("array_agg is supported only over integer").at(f.Location)
+		if nargs != 1 || sp.args[0].typ() != types.TInt4 {
+			return nil, pgerror.NotSupported("array_agg is supported only over integer").At(f.Location)
 		}
-		sp.t = TInt4Array
+		sp.t = types.TInt4Array
 	}
 	if sp.star && name != "count" {
-		return nil, errorf(CodeWrongObjectType, "%s(*) specified, but %s is not an aggregate function", name, name).at(f.Location)
+		return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%s(*) specified, but %s is not an aggregate function", name, name).At(f.Location)
 	}
 	a.aggs = append(a.aggs, sp)
 	return &aggColumn{a: a, agg: len(a.aggs) - 1, t: sp.t}, nil
@@ -241,18 +243,18 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 type accumulator struct {
 	sp    *aggSpec
 	count int64
-	sum   Value   // integer (I) or numeric (S) sum so far
-	fsum  float64 // a float sum so far
-	best  Value   // min/max, bool_and/or
+	sum   types.Value // integer (I) or numeric (S) sum so far
+	fsum  float64     // a float sum so far
+	best  types.Value // min/max, bool_and/or
 	have  bool
 	text  strings.Builder
 	arr   []int64
 	// with DISTINCT or an ORDER BY inside: the argument rows, aggregated
 	// at the end
-	rows [][]Value
+	rows [][]types.Value
 	// scratch holds one row's argument values while step reads them (it
 	// keeps none), so a plain aggregate allocates nothing per row
-	scratch []Value
+	scratch []types.Value
 }
 
 func (ac *accumulator) add(e *env) error {
@@ -268,12 +270,12 @@ func (ac *accumulator) add(e *env) error {
 		return nil
 	}
 	keep := sp.distinct || len(sp.order) > 0
-	var vals []Value
+	var vals []types.Value
 	if keep {
-		vals = make([]Value, len(sp.args), len(sp.args)+len(sp.order))
+		vals = make([]types.Value, len(sp.args), len(sp.args)+len(sp.order))
 	} else {
 		if ac.scratch == nil {
-			ac.scratch = make([]Value, len(sp.args))
+			ac.scratch = make([]types.Value, len(sp.args))
 		}
 		vals = ac.scratch
 	}
@@ -299,7 +301,7 @@ func (ac *accumulator) add(e *env) error {
 }
 
 // step feeds one row of argument values.
-func (ac *accumulator) step(vals []Value) error {
+func (ac *accumulator) step(vals []types.Value) error {
 	sp := ac.sp
 	v := vals[0]
 	if v.Null && sp.name != "string_agg" && sp.name != "array_agg" {
@@ -310,25 +312,25 @@ func (ac *accumulator) step(vals []Value) error {
 		ac.count++
 	case "sum", "avg":
 		ac.count++
-		if isFloat(sp.t) {
-			ac.fsum += floatOf(v)
+		if types.IsFloat(sp.t) {
+			ac.fsum += types.FloatOf(v)
 			ac.have = true
 			return nil
 		}
 		if !ac.have {
 			ac.have = true
-			if sp.t == TInt8 {
-				ac.sum = Int8(v.I)
+			if sp.t == types.TInt8 {
+				ac.sum = types.Int8(v.I)
 			} else {
 				ac.sum = toNumeric(v)
 			}
 			return nil
 		}
-		if sp.t == TInt8 {
+		if sp.t == types.TInt8 {
 			ac.sum.I += v.I // int4 inputs: a bigint cannot overflow before 2^32 rows
 			return nil
 		}
-		s, err := numericArith('+', ac.sum, toNumeric(v))
+		s, err := types.NumericArith('+', ac.sum, toNumeric(v))
 		if err != nil {
 			return err
 		}
@@ -338,7 +340,7 @@ func (ac *accumulator) step(vals []Value) error {
 			ac.best, ac.have = v, true
 			return nil
 		}
-		d := cmpValues(v, ac.best)
+		d := types.Compare(v, ac.best)
 		if (sp.name == "min" && d < 0) || (sp.name == "max" && d > 0) {
 			ac.best = v
 		}
@@ -360,14 +362,14 @@ func (ac *accumulator) step(vals []Value) error {
 			ac.text.WriteString(vals[1].S)
 		}
 		s := v.S
-		if v.T == TBpchar {
-			s = bpcharTrim(s)
+		if v.T == types.TBpchar {
+			s = types.BpcharTrim(s)
 		}
 		ac.text.WriteString(s)
 		ac.have = true
 	case "array_agg":
 		if v.Null {
-			return notSupported("array_agg of a NULL is not supported")
+			return pgerror.NotSupported("array_agg of a NULL is not supported")
 		}
 		ac.arr = append(ac.arr, v.I)
 		ac.have = true
@@ -375,15 +377,15 @@ func (ac *accumulator) step(vals []Value) error {
 	return nil
 }
 
-func toNumeric(v Value) Value {
-	if v.T == TNumeric {
+func toNumeric(v types.Value) types.Value {
+	if v.T == types.TNumeric {
 		return v
 	}
-	return Value{T: TNumeric, S: strconv.FormatInt(v.I, 10)}
+	return types.Value{T: types.TNumeric, S: strconv.FormatInt(v.I, 10)}
 }
 
 // result is the aggregate's value for the group.
-func (ac *accumulator) result() (Value, error) {
+func (ac *accumulator) result() (types.Value, error) {
 	sp := ac.sp
 	if ac.rows != nil {
 		rows := ac.rows
@@ -406,43 +408,43 @@ func (ac *accumulator) result() (Value, error) {
 				seen[string(kb)] = true
 			}
 			if err := ac.step(r[:n]); err != nil {
-				return Value{}, err
+				return types.Value{}, err
 			}
 		}
 		ac.rows = nil
 	}
 	switch sp.name {
 	case "count":
-		return Int8(ac.count), nil
+		return types.Int8(ac.count), nil
 	case "sum":
 		if !ac.have {
-			return Null(sp.t), nil
+			return types.Null(sp.t), nil
 		}
-		if isFloat(sp.t) {
-			return floatValue(ac.fsum, sp.t), nil
+		if types.IsFloat(sp.t) {
+			return types.FloatValue(ac.fsum, sp.t), nil
 		}
 		return ac.sum, nil
 	case "avg":
 		if !ac.have {
-			return Null(sp.t), nil
+			return types.Null(sp.t), nil
 		}
-		if isFloat(sp.t) {
-			return floatValue(ac.fsum/float64(ac.count), TFloat8), nil
+		if types.IsFloat(sp.t) {
+			return types.FloatValue(ac.fsum/float64(ac.count), types.TFloat8), nil
 		}
-		return numericArith('/', ac.sum, toNumeric(Int8(ac.count)))
+		return types.NumericArith('/', ac.sum, toNumeric(types.Int8(ac.count)))
 	case "string_agg":
 		if !ac.have {
-			return Null(TText), nil
+			return types.Null(types.TText), nil
 		}
-		return Text(ac.text.String()), nil
+		return types.Text(ac.text.String()), nil
 	case "array_agg":
 		if !ac.have {
-			return Null(TInt4Array), nil
+			return types.Null(types.TInt4Array), nil
 		}
-		return Value{T: TInt4Array, A: ac.arr}, nil
+		return types.Value{T: types.TInt4Array, A: ac.arr}, nil
 	}
 	if !ac.have {
-		return Null(sp.t), nil
+		return types.Null(sp.t), nil
 	}
 	return ac.best, nil
 }
@@ -463,12 +465,12 @@ func (n *aggNode) explain(w *strings.Builder, depth int) {
 	n.in.explain(w, depth+1)
 }
 
-func (n *aggNode) run(q *qctx, fn func(row []Value) error) error {
+func (n *aggNode) run(q *qctx, fn func(row []types.Value) error) error {
 	type group struct {
-		vals []Value
+		vals []types.Value
 		accs []accumulator
 	}
-	newGroup := func(vals []Value) *group {
+	newGroup := func(vals []types.Value) *group {
 		g := &group{vals: vals, accs: make([]accumulator, len(n.a.aggs))}
 		for i, sp := range n.a.aggs {
 			g.accs[i].sp = sp
@@ -479,9 +481,9 @@ func (n *aggNode) run(q *qctx, fn func(row []Value) error) error {
 	var order []*group
 	e := q.env(nil)
 	var kb []byte
-	err := n.in.run(q, func(row []Value) error {
+	err := n.in.run(q, func(row []types.Value) error {
 		e.row = row
-		vals := make([]Value, len(n.a.groups))
+		vals := make([]types.Value, len(n.a.groups))
 		kb = kb[:0]
 		for i, x := range n.a.groups {
 			v, err := x.eval(e)
@@ -510,7 +512,7 @@ func (n *aggNode) run(q *qctx, fn func(row []Value) error) error {
 	if n.scalar && len(order) == 0 {
 		order = append(order, newGroup(nil))
 	}
-	out := make([]Value, n.a.width())
+	out := make([]types.Value, n.a.width())
 	for _, g := range order {
 		copy(out, g.vals)
 		for i := range g.accs {

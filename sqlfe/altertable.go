@@ -9,6 +9,9 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // ALTER TABLE forms other than the foreign-key ones of fk.go:
@@ -38,7 +41,7 @@ func storageParams(opts []*pg.Node) error {
 	for _, o := range opts {
 		d := o.GetDefElem()
 		if d == nil {
-			return notSupported("this storage parameter is not supported")
+			return pgerror.NotSupported("this storage parameter is not supported")
 		}
 		name := d.Defname
 		if d.Defnamespace != "" {
@@ -55,14 +58,14 @@ func storageParams(opts []*pg.Node) error {
 				continue // RESET (fillfactor)
 			}
 			if err != nil {
-				return errorf(CodeInvalidParamValue, "invalid value for integer option \"fillfactor\": %s", v)
+				return pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid value for integer option \"fillfactor\": %s", v)
 			}
 			if n < 10 || n > 100 {
-				return &Error{Code: CodeInvalidParamValue, Message: fmt.Sprintf("value %d out of bounds for option \"fillfactor\"", n), Detail: "Valid values are between \"10\" and \"100\"."}
+				return &pgerror.Error{Code: pgerror.CodeInvalidParamValue, Message: fmt.Sprintf("value %d out of bounds for option \"fillfactor\"", n), Detail: "Valid values are between \"10\" and \"100\"."}
 			}
 		case strings.HasPrefix(name, "autovacuum_") || strings.HasPrefix(name, "toast.") || name == "parallel_workers":
 		default:
-			return errorf(CodeInvalidParamValue, "unrecognized parameter %q", name)
+			return pgerror.Errorf(pgerror.CodeInvalidParamValue, "unrecognized parameter %q", name)
 		}
 	}
 	return nil
@@ -79,13 +82,13 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
-	var change func(ctx context.Context, s *Session, tx *tupled.Tx, t *Table) (*Table, func([]Value) ([]Value, error), error)
+	var change func(ctx context.Context, s *Session, tx *tupled.Tx, t *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error)
 	switch cmd.GetSubtype() {
 	case pg.AlterTableType_AT_SetRelOptions, pg.AlterTableType_AT_ResetRelOptions:
 		if err := storageParams(cmd.Def.GetList().GetItems()); err != nil {
 			return nil, true, err
 		}
-		change = func(context.Context, *Session, *tupled.Tx, *Table) (*Table, func([]Value) ([]Value, error), error) {
+		change = func(context.Context, *Session, *tupled.Tx, *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
 			return nil, nil, nil
 		}
 	case pg.AlterTableType_AT_AddConstraint:
@@ -94,43 +97,32 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 			return nil, false, nil
 		}
 		if len(c.Options) > 0 || c.Indexspace != "" || c.Deferrable || len(c.Including) > 0 {
-			return nil, true, notSupported("PRIMARY KEY options are not supported")
+			return nil, true, pgerror.NotSupported("PRIMARY KEY options are not supported")
 		}
 		keys := strs(c.Keys)
-		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *Table) (*Table, func([]Value) ([]Value, error), error) {
+		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
 			return s.addPrimaryKey(t, keys, c.Conname)
 		}
 	case pg.AlterTableType_AT_AddColumn:
 		cd := cmd.Def.GetColumnDef()
-		change = func(ctx context.Context, s *Session, tx *tupled.Tx, t *Table) (*Table, func([]Value) ([]Value, error), error) {
+		change = func(ctx context.Context, s *Session, tx *tupled.Tx, t *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
 			return s.addColumn(ctx, t, cd, cmd.MissingOk)
 		}
 	case pg.AlterTableType_AT_DropColumn:
-		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *Table) (*Table, func([]Value) ([]Value, error), error) {
+		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
 			return s.dropColumn(t, cmd.Name, cmd.MissingOk, cmd.Behavior == pg.DropBehavior_DROP_CASCADE)
 		}
 	default:
 		return nil, false, nil
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "ALTER TABLE"}
-		t := s.lookupTable(tname)
-		if t == nil {
-			if st.MissingOk {
-				s.notice("NOTICE", "00000", "relation \""+tname+"\" does not exist, skipping")
-				return res, nil
-			}
-			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", tname).at(st.Relation.Location)
-		}
-		tx, err := s.ensureTx(ctx)
+		t, tx, err := s.alterTableTarget(ctx, st, tname, true)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.eng.seedRowid(ctx, t); err != nil { // rowid.go: before the lock
-			return nil, err
-		}
-		if err := tx.LockTable(ctx, t.Engine, tupled.AccessExclusive, false); err != nil {
-			return nil, engineError(err, t)
+		if t == nil {
+			return res, nil // IF EXISTS
 		}
 		nt, conv, err := change(ctx, s, tx, t)
 		if err != nil || nt == nil {
@@ -144,13 +136,43 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 	return &plan{usesT: true, run: run}, true, nil
 }
 
+// alterTableTarget is the prologue of the ALTER TABLE forms that rewrite a
+// table or its constraints (planAlterTable, check.go's planAlterCheck):
+// the table st names — nil and no error when IF EXISTS finds none, after
+// PostgreSQL's NOTICE —, the statement's transaction, and ACCESS EXCLUSIVE
+// on the table until that transaction ends. seedRowid seeds a rowid
+// table's counter first (rowid.go), which must happen before the lock.
+func (s *Session) alterTableTarget(ctx context.Context, st *pg.AlterTableStmt, tname string, seedRowid bool) (*catalog.Table, *tupled.Tx, error) {
+	t := s.lookupTable(tname)
+	if t == nil {
+		if st.MissingOk {
+			s.notice("NOTICE", "00000", "relation \""+tname+"\" does not exist, skipping")
+			return nil, nil, nil
+		}
+		return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname).At(st.Relation.Location)
+	}
+	tx, err := s.ensureTx(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if seedRowid {
+		if err := s.eng.seedRowid(ctx, t); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := tx.LockTable(ctx, t.Engine, tupled.AccessExclusive, false); err != nil {
+		return nil, nil, engineError(err, t)
+	}
+	return t, tx, nil
+}
+
 // rewriteTable copies t's rows, converted by conv, into a new engine table
 // for nt, and makes nt t's catalog entry.
-func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *Table, conv func([]Value) ([]Value, error)) error {
+func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *catalog.Table, conv func([]types.Value) ([]types.Value, error)) error {
 	if len(t.FKeys) > 0 || s.referenced(t) {
-		return notSupported("ALTER TABLE that rewrites a table with foreign keys is not supported")
+		return pgerror.NotSupported("ALTER TABLE that rewrites a table with foreign keys is not supported")
 	}
-	e, err := s.eng.cat.newEngineTable(ctx, s.eng.db, t.Name)
+	e, err := s.eng.cat.NewEngineTable(ctx, s.eng.db, t.Name)
 	if err != nil {
 		return err
 	}
@@ -159,20 +181,20 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *Table,
 	if err := createIndexes(ctx, s.eng.db, nt); err != nil {
 		return err
 	}
-	row := make([]Value, len(t.Cols))
+	row := make([]types.Value, len(t.Cols))
 	var kb []byte
 	err = tx.Scan(ctx, t.Engine, tupled.ScanOptions{}, func(k, v []byte) error {
-		if err := decodeRow(t, k, v, row); err != nil {
+		if err := catalog.DecodeRow(t, k, v, row); err != nil {
 			return err
 		}
 		out, err := conv(row)
 		if err != nil {
 			return err
 		}
-		kb = rowKey(kb[:0], nt, out)
-		if err := tx.Insert(ctx, nt.Engine, kb, encodeRow(nt, out)); err != nil {
-			if errors.Is(err, tupled.ErrDuplicateKey) && nt.hasPkey() && !t.hasPkey() {
-				return &Error{Code: CodeUniqueViolation, Message: fmt.Sprintf("could not create unique index %q", nt.pkeyName()),
+		kb = catalog.RowKey(kb[:0], nt, out)
+		if err := tx.Insert(ctx, nt.Engine, kb, catalog.EncodeRow(nt, out)); err != nil {
+			if errors.Is(err, tupled.ErrDuplicateKey) && nt.HasPKey() && !t.HasPKey() {
+				return &pgerror.Error{Code: pgerror.CodeUniqueViolation, Message: fmt.Sprintf("could not create unique index %q", nt.PrimaryKeyName()),
 					Detail: fmt.Sprintf("Key (%s)=(%s) is duplicated.", keyColNames(nt), keyColValues(nt, out))}
 			}
 			return dupKeyError(err, nt, out)
@@ -180,13 +202,13 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *Table,
 		return nil
 	})
 	if err != nil {
-		var fe *Error
+		var fe *pgerror.Error
 		if errors.As(err, &fe) {
 			return fe
 		}
 		return engineError(err, t)
 	}
-	if nt.hiddenKey() {
+	if nt.HiddenKey() {
 		// the rows keep their rowids: the new engine table's counter goes
 		// on from the old one's
 		s.eng.rowids.mu.Lock()
@@ -221,56 +243,57 @@ func moveSequence(ctx context.Context, tx *tupled.Tx, from, to string) error {
 }
 
 // referenced reports whether another table's foreign key references t.
-func (s *Session) referenced(t *Table) bool {
-	s.eng.cat.mu.RLock()
-	defer s.eng.cat.mu.RUnlock()
-	for _, o := range s.eng.cat.tables {
+func (s *Session) referenced(t *catalog.Table) bool {
+	found := false
+	s.eng.cat.Range(func(_ string, o *catalog.Table) bool {
 		if p, ok := s.pending[o.Name]; ok {
 			o = p
 		}
 		if o == nil {
-			continue
+			return true
 		}
 		for _, d := range o.FKeys {
 			if d.RefTable == t.Name && o.Name != t.Name {
-				return true
+				found = true
+				return false
 			}
 		}
-	}
-	return false
+		return true
+	})
+	return found
 }
 
 // cloneTable is a copy of t whose slices can change without touching t's.
-func cloneTable(t *Table) *Table {
+func cloneTable(t *catalog.Table) *catalog.Table {
 	nt := *t
-	nt.Cols = append([]Column(nil), t.Cols...)
+	nt.Cols = append([]catalog.Column(nil), t.Cols...)
 	nt.KeyCols = append([]int(nil), t.KeyCols...)
-	nt.Indexes = append([]IndexDef(nil), t.Indexes...)
-	nt.FKeys = append([]FKDef(nil), t.FKeys...)
+	nt.Indexes = append([]catalog.IndexDef(nil), t.Indexes...)
+	nt.FKeys = append([]catalog.FKDef(nil), t.FKeys...)
 	return &nt
 }
 
 // addPrimaryKey makes cols t's primary key: the hidden rowid goes.
-func (s *Session) addPrimaryKey(t *Table, cols []string, conname string) (*Table, func([]Value) ([]Value, error), error) {
-	if t.hasPkey() {
-		return nil, nil, errorf(CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", t.Name)
+func (s *Session) addPrimaryKey(t *catalog.Table, cols []string, conname string) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
+	if t.HasPKey() {
+		return nil, nil, pgerror.Errorf(pgerror.CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", t.Name)
 	}
 	nt := cloneTable(t)
 	nt.Cols = nt.Cols[:len(nt.Cols)-1] // the hidden rowid is the last column (rowid.go)
 	nt.Key, nt.KeyCols = -1, nil
 	var idx []int
 	for _, c := range cols {
-		i := nt.col(c)
+		i := nt.Col(c)
 		if i < 0 {
-			return nil, nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", c, t.Name)
+			return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", c, t.Name)
 		}
 		for _, j := range idx {
 			if j == i {
-				return nil, nil, errorf(CodeDuplicateColumn, "column %q appears twice in primary key constraint", c)
+				return nil, nil, pgerror.Errorf(pgerror.CodeDuplicateColumn, "column %q appears twice in primary key constraint", c)
 			}
 		}
-		if ty := nt.Cols[i].Type; noKeyType(ty) {
-			return nil, nil, notSupported("a %s PRIMARY KEY is not supported", ty)
+		if ty := nt.Cols[i].Type; types.NoKeyType(ty) {
+			return nil, nil, pgerror.NotSupported("a %s PRIMARY KEY is not supported", ty)
 		}
 		idx = append(idx, i)
 	}
@@ -282,11 +305,11 @@ func (s *Session) addPrimaryKey(t *Table, cols []string, conname string) (*Table
 	if err := s.claimPkeyName(nt, map[string]bool{}); err != nil {
 		return nil, nil, err
 	}
-	conv := func(row []Value) ([]Value, error) {
+	conv := func(row []types.Value) ([]types.Value, error) {
 		out := row[:len(nt.Cols)]
 		for _, i := range idx {
 			if out[i].Null {
-				return nil, &Error{Code: CodeNotNull, Message: fmt.Sprintf("column %q of relation %q contains null values", nt.Cols[i].Name, t.Name)}
+				return nil, &pgerror.Error{Code: pgerror.CodeNotNull, Message: fmt.Sprintf("column %q of relation %q contains null values", nt.Cols[i].Name, t.Name)}
 			}
 		}
 		return out, nil
@@ -299,27 +322,27 @@ func (s *Session) addPrimaryKey(t *Table, cols []string, conname string) (*Table
 
 // addColumn adds a column at the end, its DEFAULT (a constant: evaluated
 // once, as PostgreSQL does for a non-volatile default) in every row.
-func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifNotExists bool) (*Table, func([]Value) ([]Value, error), error) {
-	if t.col(cd.Colname) >= 0 {
+func (s *Session) addColumn(ctx context.Context, t *catalog.Table, cd *pg.ColumnDef, ifNotExists bool) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
+	if t.Col(cd.Colname) >= 0 {
 		if ifNotExists {
 			s.notice("NOTICE", "42701", fmt.Sprintf("column %q of relation %q already exists, skipping", cd.Colname, t.Name))
 			return nil, nil, nil
 		}
-		return nil, nil, errorf(CodeDuplicateColumn, "column %q of relation %q already exists", cd.Colname, t.Name)
+		return nil, nil, pgerror.Errorf(pgerror.CodeDuplicateColumn, "column %q of relation %q already exists", cd.Colname, t.Name)
 	}
 	if cd.CollClause != nil || cd.Identity != "" || cd.Generated != "" {
-		return nil, nil, notSupported("this column option in ALTER TABLE ADD COLUMN is not supported")
+		return nil, nil, pgerror.NotSupported("this column option in ALTER TABLE ADD COLUMN is not supported")
 	}
-	col := Column{Name: cd.Colname, NotNull: cd.IsNotNull}
+	col := catalog.Column{Name: cd.Colname, NotNull: cd.IsNotNull}
 	if _, _, ok := serialType(cd.TypeName); ok {
-		return nil, nil, notSupported("ALTER TABLE ADD COLUMN of a serial column is not supported")
+		return nil, nil, pgerror.NotSupported("ALTER TABLE ADD COLUMN of a serial column is not supported")
 	}
 	typ, m, err := typeOfMod(cd.TypeName)
 	if err != nil {
 		return nil, nil, err
 	}
-	if typ == TInt4Array {
-		return nil, nil, notSupported("array columns are not supported")
+	if typ == types.TInt4Array {
+		return nil, nil, pgerror.NotSupported("array columns are not supported")
 	}
 	col.Type, col.Int2, col.MaxLen, col.Varchar, col.Prec, col.Scale = typ, m.Int2, m.MaxLen, m.Varchar, m.Prec, m.Scale
 	for _, cn := range cd.Constraints {
@@ -333,20 +356,20 @@ func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifN
 			col.NotNull = true
 		case pg.ConstrType_CONSTR_NULL:
 		default:
-			return nil, nil, notSupported("constraint %s in ALTER TABLE ADD COLUMN is not supported", strings.TrimPrefix(c.GetContype().String(), "CONSTR_"))
+			return nil, nil, pgerror.NotSupported("constraint %s in ALTER TABLE ADD COLUMN is not supported", strings.TrimPrefix(c.GetContype().String(), "CONSTR_"))
 		}
 	}
 	nt := cloneTable(t)
 	// the new column goes before a hidden rowid, which stays last
 	at := len(nt.Cols)
-	if t.hiddenKey() {
+	if t.HiddenKey() {
 		at--
 	}
-	nt.Cols = append(nt.Cols[:at:at], append([]Column{col}, nt.Cols[at:]...)...)
-	if t.hiddenKey() {
+	nt.Cols = append(nt.Cols[:at:at], append([]catalog.Column{col}, nt.Cols[at:]...)...)
+	if t.HiddenKey() {
 		nt.Key = len(nt.Cols) - 1
 	}
-	val := Null(col.Type)
+	val := types.Null(col.Type)
 	if col.Default != "" {
 		x, err := defaultExpr(nt, col)
 		if err != nil {
@@ -362,11 +385,11 @@ func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifN
 		tx, _ := s.ensureTx(ctx)
 		_ = tx.Scan(ctx, t.Engine, tupled.ScanOptions{Limit: 1}, func(_, _ []byte) error { n++; return nil })
 		if n > 0 {
-			return nil, nil, &Error{Code: CodeNotNull, Message: fmt.Sprintf("column %q of relation %q contains null values", col.Name, t.Name)}
+			return nil, nil, &pgerror.Error{Code: pgerror.CodeNotNull, Message: fmt.Sprintf("column %q of relation %q contains null values", col.Name, t.Name)}
 		}
 	}
-	conv := func(row []Value) ([]Value, error) {
-		out := make([]Value, 0, len(row)+1)
+	conv := func(row []types.Value) ([]types.Value, error) {
+		out := make([]types.Value, 0, len(row)+1)
 		out = append(out, row[:at]...)
 		out = append(out, val)
 		return append(out, row[at:]...), nil
@@ -376,27 +399,27 @@ func (s *Session) addColumn(ctx context.Context, t *Table, cd *pg.ColumnDef, ifN
 
 // dropColumn drops a column; one an index, the primary key or a foreign
 // key uses is refused unless CASCADE could drop those (not supported).
-func (s *Session) dropColumn(t *Table, name string, ifExists, cascade bool) (*Table, func([]Value) ([]Value, error), error) {
-	i := t.col(name)
+func (s *Session) dropColumn(t *catalog.Table, name string, ifExists, cascade bool) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
+	i := t.Col(name)
 	if i < 0 || t.Cols[i].Hidden {
 		if ifExists {
 			s.notice("NOTICE", "00000", fmt.Sprintf("column %q of relation %q does not exist, skipping", name, t.Name))
 			return nil, nil, nil
 		}
-		return nil, nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", name, t.Name)
+		return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", name, t.Name)
 	}
-	if t.isKeyCol(i) && t.hasPkey() {
-		return nil, nil, notSupported("dropping a primary-key column is not supported")
+	if t.IsKeyCol(i) && t.HasPKey() {
+		return nil, nil, pgerror.NotSupported("dropping a primary-key column is not supported")
 	}
 	for _, d := range t.Indexes {
 		for _, c := range d.Cols {
 			if c == i {
-				return nil, nil, notSupported("dropping a column of index %q is not supported", d.Name)
+				return nil, nil, pgerror.NotSupported("dropping a column of index %q is not supported", d.Name)
 			}
 		}
 	}
 	if t.Cols[i].Serial || t.Cols[i].Identity != "" {
-		return nil, nil, notSupported("dropping a serial or identity column is not supported")
+		return nil, nil, pgerror.NotSupported("dropping a serial or identity column is not supported")
 	}
 	nt := cloneTable(t)
 	dropColumnChecks(nt, name) // check.go
@@ -418,8 +441,8 @@ func (s *Session) dropColumn(t *Table, name string, ifExists, cascade bool) (*Ta
 		}
 		nt.Indexes[j].Cols = cols
 	}
-	conv := func(row []Value) ([]Value, error) {
-		out := make([]Value, 0, len(row)-1)
+	conv := func(row []types.Value) ([]types.Value, error) {
+		out := make([]types.Value, 0, len(row)-1)
 		out = append(out, row[:i]...)
 		return append(out, row[i+1:]...), nil
 	}
@@ -429,13 +452,13 @@ func (s *Session) dropColumn(t *Table, name string, ifExists, cascade bool) (*Ta
 // planRename is ALTER TABLE … RENAME [COLUMN] a TO b (catalog only).
 func (s *Session) planRename(st *pg.RenameStmt) (*plan, error) {
 	if st.RenameType != pg.ObjectType_OBJECT_COLUMN {
-		return nil, notSupported("ALTER … RENAME is supported only for columns")
+		return nil, pgerror.NotSupported("ALTER … RENAME is supported only for columns")
 	}
 	tname, err := relName(st.Relation)
 	if err != nil {
 		return nil, err
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "ALTER TABLE"}
 		t := s.lookupTable(tname)
 		if t == nil {
@@ -443,20 +466,20 @@ func (s *Session) planRename(st *pg.RenameStmt) (*plan, error) {
 				s.notice("NOTICE", "00000", "relation \""+tname+"\" does not exist, skipping")
 				return res, nil
 			}
-			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", tname)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname)
 		}
-		i := t.col(st.Subname)
+		i := t.Col(st.Subname)
 		if i < 0 || t.Cols[i].Hidden {
-			return nil, errorf(CodeUndefinedColumn, "column %q does not exist", st.Subname)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q does not exist", st.Subname)
 		}
-		if j := t.col(st.Newname); j >= 0 {
-			return nil, errorf(CodeDuplicateColumn, "column %q of relation %q already exists", st.Newname, t.Name)
+		if j := t.Col(st.Newname); j >= 0 {
+			return nil, pgerror.Errorf(pgerror.CodeDuplicateColumn, "column %q of relation %q already exists", st.Newname, t.Name)
 		}
 		if len(t.FKeys) > 0 || s.referenced(t) {
-			return nil, notSupported("renaming a column of a table with foreign keys is not supported")
+			return nil, pgerror.NotSupported("renaming a column of a table with foreign keys is not supported")
 		}
 		if checkUsesColumn(t, st.Subname) { // check.go: checks name their columns
-			return nil, notSupported("renaming a column a CHECK constraint uses is not supported")
+			return nil, pgerror.NotSupported("renaming a column a CHECK constraint uses is not supported")
 		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // A rewritten table (ALTER TABLE … ADD PRIMARY KEY, ADD COLUMN) is what
@@ -14,18 +14,7 @@ import (
 // against PostgreSQL.)
 func TestAlterTableRewriteSurvivesReopen(t *testing.T) {
 	dir := t.TempDir()
-	open := func() (*tupled.DB, *Session) {
-		db, err := tupled.Open(dir, &tupled.Options{VacuumInterval: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := NewExecutor(context.Background(), db, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return db, eng.NewSession(1, "test", nil)
-	}
-	db, s := open()
+	db, s := newDiskSession(t, dir)
 	mustRun(t, s, "CREATE TABLE acc (aid int NOT NULL, bal int) WITH (fillfactor=100); INSERT INTO acc VALUES (2, 20), (1, 10)", "CREATE TABLE\nINSERT 0 2")
 	mustRun(t, s, "ALTER TABLE acc ADD PRIMARY KEY (aid)", "ALTER TABLE")
 	mustRun(t, s, "CREATE TABLE w (id serial PRIMARY KEY, x int); INSERT INTO w (x) VALUES (1), (2)", "CREATE TABLE\nINSERT 0 2")
@@ -45,10 +34,10 @@ func TestAlterTableRewriteSurvivesReopen(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, s = open()
+	db, s = newDiskSession(t, dir)
 	defer db.Close()
 	defer s.Close()
 	mustRun(t, s, "SELECT * FROM acc WHERE aid = 1", "1|10\nSELECT 1")
-	mustFail(t, s, "INSERT INTO acc VALUES (2, 0)", CodeUniqueViolation, `duplicate key value violates unique constraint "acc_pkey"`)
+	mustFail(t, s, "INSERT INTO acc VALUES (2, 0)", pgerror.CodeUniqueViolation, `duplicate key value violates unique constraint "acc_pkey"`)
 	mustRun(t, s, "INSERT INTO w (x) VALUES (3) RETURNING id, y", "3|d\nINSERT 0 1")
 }

@@ -18,26 +18,29 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // tAny marks a catalog function argument of any type.
-const tAny Type = 255
+const tAny types.Type = 255
 
 type catFn struct {
-	args   []Type
-	ret    Type
+	args   []types.Type
+	ret    types.Type
 	strict bool // NULL if any argument is NULL
-	fn     func(e *env, a []Value) (Value, error)
+	fn     func(e *env, a []types.Value) (types.Value, error)
 }
 
-func catConst(ret Type, v Value, n ...int) []catFn {
+func catConst(ret types.Type, v types.Value, n ...int) []catFn {
 	var out []catFn
 	for _, k := range n {
-		args := make([]Type, k)
+		args := make([]types.Type, k)
 		for i := range args {
 			args[i] = tAny
 		}
-		out = append(out, catFn{args, ret, false, func(*env, []Value) (Value, error) { return v, nil }})
+		out = append(out, catFn{args, ret, false, func(*env, []types.Value) (types.Value, error) { return v, nil }})
 	}
 	return out
 }
@@ -46,8 +49,8 @@ var catFuncs map[string][]catFn
 
 func init() {
 	snap := func(e *env) *catSnap { return e.s.catalogSnap() }
-	T, I4, I8, B, A := TText, TInt4, TInt8, TBool, tAny
-	indexdef := func(e *env, a []Value) (Value, error) {
+	T, I4, I8, B, A := types.TText, types.TInt4, types.TInt8, types.TBool, tAny
+	indexdef := func(e *env, a []types.Value) (types.Value, error) {
 		r := snap(e).byOID[a[0].I]
 		if r == nil || r.kind != "i" {
 			return nullText, nil
@@ -56,25 +59,25 @@ func init() {
 		if len(a) > 1 && !a[1].Null {
 			col = int(a[1].I)
 		}
-		return Text(indexDef(r, col)), nil
+		return types.Text(indexDef(r, col)), nil
 	}
-	condef := func(e *env, a []Value) (Value, error) {
+	condef := func(e *env, a []types.Value) (types.Value, error) {
 		c := snap(e).conOID[a[0].I]
 		if c == nil {
 			return nullText, nil
 		}
 		if c.kind == "c" && len(a) > 1 && a[1].I != 0 {
-			return Text(checkConstraintDef(c.t, *c.check, true)), nil // checkdef.go
+			return types.Text(checkConstraintDef(c.t, *c.check, true)), nil // checkdef.go
 		}
-		return Text(constraintDef(c)), nil
+		return types.Text(constraintDef(c)), nil
 	}
-	getExpr := func(_ *env, a []Value) (Value, error) { return a[0], nil }
-	yes := func(*env, []Value) (Value, error) { return Bool(true), nil }
-	nullT := func(*env, []Value) (Value, error) { return nullText, nil }
+	getExpr := func(_ *env, a []types.Value) (types.Value, error) { return a[0], nil }
+	yes := func(*env, []types.Value) (types.Value, error) { return types.Bool(true), nil }
+	nullT := func(*env, []types.Value) (types.Value, error) { return nullText, nil }
 	priv := func(n ...int) []catFn {
 		var out []catFn
 		for _, k := range n {
-			args := make([]Type, k)
+			args := make([]types.Type, k)
 			for i := range args {
 				args[i] = A
 			}
@@ -82,10 +85,10 @@ func init() {
 		}
 		return out
 	}
-	size := []catFn{{[]Type{A}, I8, true, func(*env, []Value) (Value, error) { return Int8(0), nil }},
-		{[]Type{A, T}, I8, true, func(*env, []Value) (Value, error) { return Int8(0), nil }}}
+	size := []catFn{{[]types.Type{A}, I8, true, func(*env, []types.Value) (types.Value, error) { return types.Int8(0), nil }},
+		{[]types.Type{A, T}, I8, true, func(*env, []types.Value) (types.Value, error) { return types.Int8(0), nil }}}
 	catFuncs = map[string][]catFn{
-		"format_type": {{[]Type{I8, I4}, T, false, func(_ *env, a []Value) (Value, error) {
+		"format_type": {{[]types.Type{I8, I4}, T, false, func(_ *env, a []types.Value) (types.Value, error) {
 			if a[0].Null {
 				return nullText, nil
 			}
@@ -93,87 +96,87 @@ func init() {
 			if !a[1].Null {
 				mod = a[1].I
 			}
-			return Text(typeName(a[0].I, mod)), nil
+			return types.Text(typeName(a[0].I, mod)), nil
 		}}},
-		"pg_get_userbyid": {{[]Type{I8}, T, true, func(e *env, a []Value) (Value, error) {
+		"pg_get_userbyid": {{[]types.Type{I8}, T, true, func(e *env, a []types.Value) (types.Value, error) {
 			switch a[0].I {
 			case oidSuperuser:
-				return Text(e.s.user), nil
+				return types.Text(e.s.user), nil
 			case oidDBOwnerRole:
-				return Text("pg_database_owner"), nil
+				return types.Text("pg_database_owner"), nil
 			}
-			return Text("unknown (OID=" + strconv.FormatInt(a[0].I, 10) + ")"), nil
+			return types.Text("unknown (OID=" + strconv.FormatInt(a[0].I, 10) + ")"), nil
 		}}},
-		"pg_table_is_visible":     {{[]Type{I8}, B, true, yes}},
-		"pg_type_is_visible":      {{[]Type{I8}, B, true, yes}},
-		"pg_function_is_visible":  {{[]Type{I8}, B, true, yes}},
-		"pg_collation_is_visible": {{[]Type{I8}, B, true, yes}},
-		"pg_get_indexdef":         {{[]Type{I8}, T, true, indexdef}, {[]Type{I8, I4, B}, T, true, indexdef}},
-		"pg_get_constraintdef":    {{[]Type{I8}, T, true, condef}, {[]Type{I8, B}, T, true, condef}},
-		"pg_get_expr":             {{[]Type{T, I8}, T, true, getExpr}, {[]Type{T, I8, B}, T, true, getExpr}},
-		"pg_get_serial_sequence": {{[]Type{T, T}, T, true, func(e *env, a []Value) (Value, error) {
+		"pg_table_is_visible":     {{[]types.Type{I8}, B, true, yes}},
+		"pg_type_is_visible":      {{[]types.Type{I8}, B, true, yes}},
+		"pg_function_is_visible":  {{[]types.Type{I8}, B, true, yes}},
+		"pg_collation_is_visible": {{[]types.Type{I8}, B, true, yes}},
+		"pg_get_indexdef":         {{[]types.Type{I8}, T, true, indexdef}, {[]types.Type{I8, I4, B}, T, true, indexdef}},
+		"pg_get_constraintdef":    {{[]types.Type{I8}, T, true, condef}, {[]types.Type{I8, B}, T, true, condef}},
+		"pg_get_expr":             {{[]types.Type{T, I8}, T, true, getExpr}, {[]types.Type{T, I8, B}, T, true, getExpr}},
+		"pg_get_serial_sequence": {{[]types.Type{T, T}, T, true, func(e *env, a []types.Value) (types.Value, error) {
 			sn := snap(e)
 			parts := splitQualified(a[0].S)
 			name := parts[len(parts)-1]
 			r := sn.byName[name]
 			if r == nil || r.kind != "r" || (len(parts) == 2 && parts[0] != "public") || len(parts) > 2 {
-				return Value{}, errorf(CodeUndefinedTable, "relation %q does not exist", a[0].S)
+				return types.Value{}, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", a[0].S)
 			}
-			i := r.t.col(a[1].S)
+			i := r.t.Col(a[1].S)
 			if i < 0 {
-				return Value{}, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", a[1].S, name)
+				return types.Value{}, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", a[1].S, name)
 			}
 			for _, sr := range sn.rels { // serial, identity and OWNED BY sequences (sequence.go)
 				if sr.kind == "S" && sr.t == r.t && sr.seqCol == i {
-					return Text("public." + quoteIdent(sr.name)), nil
+					return types.Text("public." + quoteIdent(sr.name)), nil
 				}
 			}
 			return nullText, nil
 		}}},
-		"obj_description":   {{[]Type{I8}, T, false, nullT}, {[]Type{I8, T}, T, false, nullT}},
-		"col_description":   {{[]Type{I8, I4}, T, false, nullT}},
-		"shobj_description": {{[]Type{I8, T}, T, false, nullT}},
-		"quote_ident": {{[]Type{T}, T, true, func(_ *env, a []Value) (Value, error) {
-			return Text(quoteIdent(a[0].S)), nil
+		"obj_description":   {{[]types.Type{I8}, T, false, nullT}, {[]types.Type{I8, T}, T, false, nullT}},
+		"col_description":   {{[]types.Type{I8, I4}, T, false, nullT}},
+		"shobj_description": {{[]types.Type{I8, T}, T, false, nullT}},
+		"quote_ident": {{[]types.Type{T}, T, true, func(_ *env, a []types.Value) (types.Value, error) {
+			return types.Text(quoteIdent(a[0].S)), nil
 		}}},
-		"quote_literal": {{[]Type{A}, T, true, func(_ *env, a []Value) (Value, error) {
-			return Text(quoteLiteral(valueText(a[0]))), nil
+		"quote_literal": {{[]types.Type{A}, T, true, func(_ *env, a []types.Value) (types.Value, error) {
+			return types.Text(quoteLiteral(valueText(a[0]))), nil
 		}}},
-		"quote_nullable": {{[]Type{A}, T, false, func(_ *env, a []Value) (Value, error) {
+		"quote_nullable": {{[]types.Type{A}, T, false, func(_ *env, a []types.Value) (types.Value, error) {
 			if a[0].Null {
-				return Text("NULL"), nil
+				return types.Text("NULL"), nil
 			}
-			return Text(quoteLiteral(valueText(a[0]))), nil
+			return types.Text(quoteLiteral(valueText(a[0]))), nil
 		}}},
-		"current_schema": catConst(T, Text("public"), 0),
-		"current_schemas": {{[]Type{B}, T, true, func(_ *env, a []Value) (Value, error) {
+		"current_schema": catConst(T, types.Text("public"), 0),
+		"current_schemas": {{[]types.Type{B}, T, true, func(_ *env, a []types.Value) (types.Value, error) {
 			if a[0].I != 0 {
-				return Text("{pg_catalog,public}"), nil
+				return types.Text("{pg_catalog,public}"), nil
 			}
-			return Text("{public}"), nil
+			return types.Text("{public}"), nil
 		}}},
-		"current_database": {{nil, T, false, func(e *env, _ []Value) (Value, error) { return Text(e.s.database()), nil }}},
-		"pg_encoding_to_char": {{[]Type{I4}, T, true, func(_ *env, a []Value) (Value, error) {
+		"current_database": {{nil, T, false, func(e *env, _ []types.Value) (types.Value, error) { return types.Text(e.s.database()), nil }}},
+		"pg_encoding_to_char": {{[]types.Type{I4}, T, true, func(_ *env, a []types.Value) (types.Value, error) {
 			switch a[0].I {
 			case 6:
-				return Text("UTF8"), nil
+				return types.Text("UTF8"), nil
 			case 0:
-				return Text("SQL_ASCII"), nil
+				return types.Text("SQL_ASCII"), nil
 			}
-			return Text(""), nil
+			return types.Text(""), nil
 		}}},
-		"array_to_string": {{[]Type{A, T}, T, true, arrayToString}, {[]Type{A, T, T}, T, false, arrayToString}},
-		"array_upper": {{[]Type{TInt4Array, I4}, I4, true, func(_ *env, a []Value) (Value, error) {
+		"array_to_string": {{[]types.Type{A, T}, T, true, arrayToString}, {[]types.Type{A, T, T}, T, false, arrayToString}},
+		"array_upper": {{[]types.Type{types.TInt4Array, I4}, I4, true, func(_ *env, a []types.Value) (types.Value, error) {
 			if a[1].I != 1 || len(a[0].A) == 0 {
-				return Null(TInt4), nil
+				return types.Null(types.TInt4), nil
 			}
-			return Int4(int32(len(a[0].A))), nil
+			return types.Int4(int32(len(a[0].A))), nil
 		}}},
-		"array_lower": {{[]Type{TInt4Array, I4}, I4, true, func(_ *env, a []Value) (Value, error) {
+		"array_lower": {{[]types.Type{types.TInt4Array, I4}, I4, true, func(_ *env, a []types.Value) (types.Value, error) {
 			if a[1].I != 1 || len(a[0].A) == 0 {
-				return Null(TInt4), nil
+				return types.Null(types.TInt4), nil
 			}
-			return Int4(1), nil
+			return types.Int4(1), nil
 		}}},
 		"has_table_privilege":      priv(2, 3),
 		"has_schema_privilege":     priv(2, 3),
@@ -182,9 +185,9 @@ func init() {
 		"has_sequence_privilege":   priv(2, 3),
 		"has_function_privilege":   priv(2, 3),
 		"has_any_column_privilege": priv(2, 3),
-		"to_regclass": {{[]Type{T}, I8, true, func(e *env, a []Value) (Value, error) {
+		"to_regclass": {{[]types.Type{T}, I8, true, func(e *env, a []types.Value) (types.Value, error) {
 			if o, ok := snap(e).relOID(a[0].S); ok && !isDigits(a[0].S) {
-				return Int8(o), nil
+				return types.Int8(o), nil
 			}
 			return nullOID, nil
 		}}},
@@ -192,21 +195,21 @@ func init() {
 		"pg_total_relation_size": size[:1],
 		"pg_table_size":          size[:1],
 		"pg_indexes_size":        size[:1],
-		"pg_size_pretty": {{[]Type{I8}, T, true, func(_ *env, a []Value) (Value, error) {
-			return Text(sizePretty(a[0].I)), nil
+		"pg_size_pretty": {{[]types.Type{I8}, T, true, func(_ *env, a []types.Value) (types.Value, error) {
+			return types.Text(sizePretty(a[0].I)), nil
 		}}},
-		"pg_get_viewdef":                     {{[]Type{A}, T, false, nullT}, {[]Type{A, B}, T, false, nullT}},
-		"pg_get_function_result":             {{[]Type{I8}, T, false, nullT}},
-		"pg_get_function_arguments":          {{[]Type{I8}, T, false, nullT}},
-		"pg_get_function_identity_arguments": {{[]Type{I8}, T, false, nullT}},
-		"pg_get_triggerdef":                  {{[]Type{I8}, T, false, nullT}, {[]Type{I8, B}, T, false, nullT}},
-		"pg_get_ruledef":                     {{[]Type{I8}, T, false, nullT}, {[]Type{I8, B}, T, false, nullT}},
-		"pg_get_partkeydef":                  {{[]Type{I8}, T, false, nullT}},
-		"pg_get_statisticsobjdef_columns":    {{[]Type{I8}, T, false, nullT}},
-		"pg_relation_is_publishable":         {{[]Type{I8}, B, true, yes}},
+		"pg_get_viewdef":                     {{[]types.Type{A}, T, false, nullT}, {[]types.Type{A, B}, T, false, nullT}},
+		"pg_get_function_result":             {{[]types.Type{I8}, T, false, nullT}},
+		"pg_get_function_arguments":          {{[]types.Type{I8}, T, false, nullT}},
+		"pg_get_function_identity_arguments": {{[]types.Type{I8}, T, false, nullT}},
+		"pg_get_triggerdef":                  {{[]types.Type{I8}, T, false, nullT}, {[]types.Type{I8, B}, T, false, nullT}},
+		"pg_get_ruledef":                     {{[]types.Type{I8}, T, false, nullT}, {[]types.Type{I8, B}, T, false, nullT}},
+		"pg_get_partkeydef":                  {{[]types.Type{I8}, T, false, nullT}},
+		"pg_get_statisticsobjdef_columns":    {{[]types.Type{I8}, T, false, nullT}},
+		"pg_relation_is_publishable":         {{[]types.Type{I8}, B, true, yes}},
 		// a table that is no partition is its own only ancestor
-		"pg_partition_ancestors": {{[]Type{I8}, I8, true, func(_ *env, a []Value) (Value, error) { return a[0], nil }}},
-		"pg_is_in_recovery":      {{nil, B, false, func(*env, []Value) (Value, error) { return Bool(false), nil }}},
+		"pg_partition_ancestors": {{[]types.Type{I8}, I8, true, func(_ *env, a []types.Value) (types.Value, error) { return a[0], nil }}},
+		"pg_is_in_recovery":      {{nil, B, false, func(*env, []types.Value) (types.Value, error) { return types.Bool(false), nil }}},
 	}
 	seqFuncs(func(name string, fns ...catFn) { catFuncs[name] = fns }) // sequence.go
 }
@@ -226,19 +229,19 @@ func sizePretty(n int64) string {
 	return strconv.FormatInt(n, 10) + " " + units[i]
 }
 
-func arrayToString(_ *env, a []Value) (Value, error) {
+func arrayToString(_ *env, a []types.Value) (types.Value, error) {
 	if a[0].Null || a[1].Null {
 		return nullText, nil
 	}
-	var els []Value
-	if a[0].T == TInt4Array {
+	var els []types.Value
+	if a[0].T == types.TInt4Array {
 		for _, x := range a[0].A {
-			els = append(els, Int8(x))
+			els = append(els, types.Int8(x))
 		}
 	} else {
 		var err error
 		if els, err = parseTextArray(a[0].S); err != nil {
-			return Value{}, err
+			return types.Value{}, err
 		}
 	}
 	var out []string
@@ -250,20 +253,20 @@ func arrayToString(_ *env, a []Value) (Value, error) {
 			out = append(out, a[2].S)
 		}
 	}
-	return Text(strings.Join(out, a[1].S)), nil
+	return types.Text(strings.Join(out, a[1].S)), nil
 }
 
 // valueText is v's text form (v not NULL).
-func valueText(v Value) string {
+func valueText(v types.Value) string {
 	switch v.T {
-	case TInt4, TInt8:
+	case types.TInt4, types.TInt8:
 		return strconv.FormatInt(v.I, 10)
-	case TBool:
+	case types.TBool:
 		if v.I != 0 {
 			return "true"
 		}
 		return "false"
-	case TInt4Array:
+	case types.TInt4Array:
 		return formatIntArray(v.A)
 	}
 	return v.S
@@ -283,16 +286,16 @@ func formatIntArray(a []int64) string {
 }
 
 // parseTextArray parses a one-dimensional array literal ({a,"b c",NULL}).
-func parseTextArray(s string) ([]Value, error) {
-	bad := func() ([]Value, error) {
-		return nil, errorf(CodeInvalidText, "malformed array literal: %q", s)
+func parseTextArray(s string) ([]types.Value, error) {
+	bad := func() ([]types.Value, error) {
+		return nil, pgerror.Errorf(pgerror.CodeInvalidText, "malformed array literal: %q", s)
 	}
 	s = strings.TrimSpace(s)
 	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
 		return bad()
 	}
 	body := s[1 : len(s)-1]
-	var out []Value
+	var out []types.Value
 	if strings.TrimSpace(body) == "" {
 		return out, nil
 	}
@@ -333,7 +336,7 @@ func parseTextArray(s string) ([]Value, error) {
 		if !quoted && strings.EqualFold(txt, "NULL") {
 			out = append(out, nullText)
 		} else {
-			out = append(out, Text(txt))
+			out = append(out, types.Text(txt))
 		}
 		if i < len(body) && body[i] != ',' {
 			return bad()
@@ -344,7 +347,7 @@ func parseTextArray(s string) ([]Value, error) {
 }
 
 // formatTextArray is a text[]'s output form.
-func formatTextArray(vs []Value) string {
+func formatTextArray(vs []types.Value) string {
 	var b strings.Builder
 	b.WriteByte('{')
 	for i, v := range vs {
@@ -416,15 +419,15 @@ func quoteLiteral(s string) string {
 // catalogFunc compiles a call of one of catFuncs (ok false: f is not one).
 func (c *compiler) catalogFunc(f *pg.FuncCall, name string) (expr, bool, error) {
 	if name == "pg_typeof" && len(f.Args) == 1 {
-		x, err := c.compile(f.Args[0], TUnknown)
+		x, err := c.compile(f.Args[0], types.TUnknown)
 		if err != nil {
 			return nil, true, err
 		}
 		t := x.typ().String()
 		if me, ok := x.(*modExpr); ok {
-			t = me.m.name(x.typ())
+			t = me.m.Name(x.typ())
 		}
-		return &constExpr{Text(t)}, true, nil
+		return &constExpr{types.Text(t)}, true, nil
 	}
 	ovs, ok := catFuncs[name]
 	if !ok {
@@ -438,7 +441,7 @@ func (c *compiler) catalogFunc(f *pg.FuncCall, name string) (expr, bool, error) 
 		for i, a := range f.Args {
 			want := ov.args[i]
 			if want == tAny {
-				want = TUnknown
+				want = types.TUnknown
 			}
 			x, err := c.compile(a, want)
 			if err != nil {
@@ -449,23 +452,23 @@ func (c *compiler) catalogFunc(f *pg.FuncCall, name string) (expr, bool, error) 
 			}
 			switch {
 			case ov.args[i] == tAny:
-				if x.typ() == TUnknown {
-					x = &castExpr{arg: x, t: TText}
+				if x.typ() == types.TUnknown {
+					x = &castExpr{arg: x, t: types.TText}
 				}
 			case x.typ() == want:
-			case isInt(want) && isInt(x.typ()), want == TText && x.typ() == TBpchar:
+			case types.IsInt(want) && types.IsInt(x.typ()), want == types.TText && x.typ() == types.TBpchar:
 				x = &castExpr{arg: x, t: want}
 			default:
-				return nil, true, errorf(CodeUndefinedFunction, "function %s(%s) does not exist", name, argTypes(c, f.Args)).at(f.Location)
+				return nil, true, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function %s(%s) does not exist", name, argTypes(c, f.Args)).At(f.Location)
 			}
 			out.args = append(out.args, x)
 		}
 		fn, strict, ret := ov.fn, ov.strict, ov.ret
-		out.fn = func(e *env, a []Value) (Value, error) {
+		out.fn = func(e *env, a []types.Value) (types.Value, error) {
 			if strict {
 				for _, v := range a {
 					if v.Null {
-						return Null(ret), nil
+						return types.Null(ret), nil
 					}
 				}
 			}
@@ -473,14 +476,14 @@ func (c *compiler) catalogFunc(f *pg.FuncCall, name string) (expr, bool, error) 
 		}
 		return out, true, nil
 	}
-	return nil, true, &Error{Code: CodeUndefinedFunction, Message: "function " + name + "(" + argTypes(c, f.Args) + ") does not exist",
+	return nil, true, &pgerror.Error{Code: pgerror.CodeUndefinedFunction, Message: "function " + name + "(" + argTypes(c, f.Args) + ") does not exist",
 		Hint: "No function matches the given name and argument types. You might need to add explicit type casts.", Position: f.Location + 1}
 }
 
 func argTypes(c *compiler, args []*pg.Node) string {
 	var ts []string
 	for _, a := range args {
-		x, err := c.compile1(a, TUnknown)
+		x, err := c.compile1(a, types.TUnknown)
 		if err != nil {
 			ts = append(ts, "unknown")
 			continue
@@ -520,15 +523,15 @@ func (c *compiler) regCast(tc *pg.TypeCast) (expr, bool, error) {
 	array := len(tc.TypeName.ArrayBounds) > 0
 	switch {
 	case array && name == "int2", !array && (name == "int2vector" || name == "oidvector"), array && name == "oid":
-		x, err := c.compile(tc.Arg, TInt4Array)
+		x, err := c.compile(tc.Arg, types.TInt4Array)
 		if err != nil {
 			return nil, true, err
 		}
-		if x, err = c.coerce(x, TInt4Array); err != nil {
+		if x, err = c.coerce(x, types.TInt4Array); err != nil {
 			return nil, true, err
 		}
-		if x.typ() != TInt4Array {
-			return nil, true, errorf(CodeCannotCoerce, "cannot cast type %s to %s", x.typ(), name).at(tc.Location)
+		if x.typ() != types.TInt4Array {
+			return nil, true, pgerror.Errorf(pgerror.CodeCannotCoerce, "cannot cast type %s to %s", x.typ(), name).At(tc.Location)
 		}
 		return x, true, nil
 	case array:
@@ -538,39 +541,39 @@ func (c *compiler) regCast(tc *pg.TypeCast) (expr, bool, error) {
 	if !kinds[name] {
 		return nil, false, nil
 	}
-	x, err := c.compile(tc.Arg, TUnknown)
+	x, err := c.compile(tc.Arg, types.TUnknown)
 	if err != nil {
 		return nil, true, err
 	}
-	if x.typ() == TUnknown {
+	if x.typ() == types.TUnknown {
 		if _, isParam := x.(*paramExpr); isParam && name == "oid" {
-			x, err = c.coerce(x, TInt8)
+			x, err = c.coerce(x, types.TInt8)
 		} else {
-			x, err = c.coerce(x, TText)
+			x, err = c.coerce(x, types.TText)
 		}
 		if err != nil {
 			return nil, true, err
 		}
 	}
-	if isInt(x.typ()) {
+	if types.IsInt(x.typ()) {
 		if name == "oid" {
-			if x.typ() == TInt4 {
-				x = &castExpr{arg: x, t: TInt8}
+			if x.typ() == types.TInt4 {
+				x = &castExpr{arg: x, t: types.TInt8}
 			}
 			return x, true, nil
 		}
 		// an OID's name, as a reg* value prints
-		return &funcExpr{name: name, t: TText, args: []expr{x}, fn: func(e *env, a []Value) (Value, error) {
+		return &funcExpr{name: name, t: types.TText, args: []expr{x}, fn: func(e *env, a []types.Value) (types.Value, error) {
 			if a[0].Null {
 				return nullText, nil
 			}
-			return Text(regName(e, name, a[0].I)), nil
+			return types.Text(regName(e, name, a[0].I)), nil
 		}}, true, nil
 	}
-	if !isString(x.typ()) {
-		return nil, true, errorf(CodeCannotCoerce, "cannot cast type %s to %s", x.typ(), name).at(tc.Location)
+	if !types.IsString(x.typ()) {
+		return nil, true, pgerror.Errorf(pgerror.CodeCannotCoerce, "cannot cast type %s to %s", x.typ(), name).At(tc.Location)
 	}
-	return &funcExpr{name: name, t: TInt8, args: []expr{x}, fn: func(e *env, a []Value) (Value, error) {
+	return &funcExpr{name: name, t: types.TInt8, args: []expr{x}, fn: func(e *env, a []types.Value) (types.Value, error) {
 		if a[0].Null {
 			return nullOID, nil
 		}
@@ -622,40 +625,40 @@ func regName(e *env, kind string, o int64) string {
 }
 
 // regOID resolves a name as input of reg* type kind.
-func regOID(e *env, kind, s string) (Value, error) {
+func regOID(e *env, kind, s string) (types.Value, error) {
 	if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
-		return Int8(n), nil
+		return types.Int8(n), nil
 	}
 	switch kind {
 	case "regclass":
 		if o, ok := e.s.catalogSnap().relOID(s); ok {
-			return Int8(o), nil
+			return types.Int8(o), nil
 		}
-		return Value{}, errorf(CodeUndefinedTable, "relation %q does not exist", s)
+		return types.Value{}, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", s)
 	case "regtype":
 		if o, ok := typeOIDByName(s); ok {
-			return Int8(o), nil
+			return types.Int8(o), nil
 		}
-		return Value{}, errorf(CodeUndefinedObject, "type %q does not exist", s)
+		return types.Value{}, pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", s)
 	case "regnamespace":
 		for _, r := range pgNamespaceRows(nil, nil) {
 			if r[1].S == s {
 				return r[0], nil
 			}
 		}
-		return Value{}, errorf(CodeUndefinedObject, "schema %q does not exist", s)
+		return types.Value{}, pgerror.Errorf(pgerror.CodeUndefinedObject, "schema %q does not exist", s)
 	case "regrole":
 		if s == e.s.user {
-			return Int8(oidSuperuser), nil
+			return types.Int8(oidSuperuser), nil
 		}
 		if s == "pg_database_owner" {
-			return Int8(oidDBOwnerRole), nil
+			return types.Int8(oidDBOwnerRole), nil
 		}
-		return Value{}, errorf(CodeUndefinedObject, "role %q does not exist", s)
+		return types.Value{}, pgerror.Errorf(pgerror.CodeUndefinedObject, "role %q does not exist", s)
 	case "oid":
-		return Value{}, errorf(CodeInvalidText, "invalid input syntax for type oid: %q", s)
+		return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type oid: %q", s)
 	}
-	return Value{}, errorf(CodeUndefinedFunction, "function %q does not exist", s)
+	return types.Value{}, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function %q does not exist", s)
 }
 
 // arrayLiteralCmp compiles col = '{...}' (and <>) over an integer array
@@ -673,54 +676,54 @@ func (c *compiler) arrayLiteralCmp(a *pg.A_Expr) (expr, bool, error) {
 	if col.GetColumnRef() == nil || k == nil || k.GetSval() == nil || !strings.HasPrefix(k.GetSval().Sval, "{") {
 		return nil, false, nil
 	}
-	x, err := c.compile(col, TUnknown)
-	if err != nil || x.typ() != TInt4Array {
+	x, err := c.compile(col, types.TUnknown)
+	if err != nil || x.typ() != types.TInt4Array {
 		return nil, false, nil
 	}
-	want, err := castValue(unknown(k.GetSval().Sval), TInt4Array)
+	want, err := types.Cast(types.Unknown(k.GetSval().Sval), types.TInt4Array)
 	if err != nil {
-		return nil, true, ToError(err).at(k.Location)
+		return nil, true, ToError(err).At(k.Location)
 	}
 	eq := ops[0] == "="
-	return &funcExpr{name: "array_eq", t: TBool, args: []expr{x}, fn: func(_ *env, v []Value) (Value, error) {
+	return &funcExpr{name: "array_eq", t: types.TBool, args: []expr{x}, fn: func(_ *env, v []types.Value) (types.Value, error) {
 		if v[0].Null {
-			return Null(TBool), nil
+			return types.Null(types.TBool), nil
 		}
 		same := len(v[0].A) == len(want.A)
 		for i := 0; same && i < len(want.A); i++ {
 			same = v[0].A[i] == want.A[i]
 		}
-		return Bool(same == eq), nil
+		return types.Bool(same == eq), nil
 	}}, true, nil
 }
 
 // subscript compiles arr[i] over an integer array.
 func (c *compiler) subscript(ind *pg.A_Indirection) (expr, error) {
 	if len(ind.Indirection) != 1 || ind.Indirection[0].GetAIndices() == nil || ind.Indirection[0].GetAIndices().IsSlice {
-		return nil, notSupported("this array subscript is not supported")
+		return nil, pgerror.NotSupported("this array subscript is not supported")
 	}
-	arg, err := c.compile(ind.Arg, TInt4Array)
+	arg, err := c.compile(ind.Arg, types.TInt4Array)
 	if err != nil {
 		return nil, err
 	}
-	if arg.typ() != TInt4Array {
-		return nil, errorf(CodeDatatypeMismatch, "cannot subscript type %s because it does not support subscripting", arg.typ())
+	if arg.typ() != types.TInt4Array {
+		return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "cannot subscript type %s because it does not support subscripting", arg.typ())
 	}
-	idx, err := c.compile(ind.Indirection[0].GetAIndices().Uidx, TInt4)
+	idx, err := c.compile(ind.Indirection[0].GetAIndices().Uidx, types.TInt4)
 	if err != nil {
 		return nil, err
 	}
-	if idx, err = c.coerce(idx, TInt4); err != nil {
+	if idx, err = c.coerce(idx, types.TInt4); err != nil {
 		return nil, err
 	}
-	if !isInt(idx.typ()) {
-		return nil, errorf(CodeDatatypeMismatch, "array subscript must have type integer")
+	if !types.IsInt(idx.typ()) {
+		return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "array subscript must have type integer")
 	}
-	return &funcExpr{name: "subscript", t: TInt4, args: []expr{arg, idx}, fn: func(_ *env, a []Value) (Value, error) {
+	return &funcExpr{name: "subscript", t: types.TInt4, args: []expr{arg, idx}, fn: func(_ *env, a []types.Value) (types.Value, error) {
 		if a[0].Null || a[1].Null || a[1].I < 1 || a[1].I > int64(len(a[0].A)) {
-			return Null(TInt4), nil
+			return types.Null(types.TInt4), nil
 		}
-		return Int4(int32(a[0].A[a[1].I-1])), nil
+		return types.Int4(int32(a[0].A[a[1].I-1])), nil
 	}}, nil
 }
 
@@ -737,60 +740,60 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 	switch op {
 	case "=", "<>", "<", "<=", ">", ">=":
 	default:
-		return nil, notSupported("operator %s with ANY/ALL is not supported", op).at(a.Location)
+		return nil, pgerror.NotSupported("operator %s with ANY/ALL is not supported", op).At(a.Location)
 	}
-	r, err := c.compile(a.Rexpr, TUnknown)
+	r, err := c.compile(a.Rexpr, types.TUnknown)
 	if err != nil {
 		return nil, err
 	}
-	lwant := TUnknown
-	if isIntArray(r.typ()) {
-		lwant = TInt4
+	lwant := types.TUnknown
+	if types.IsIntArray(r.typ()) {
+		lwant = types.TInt4
 	}
 	l, err := c.compile(a.Lexpr, lwant)
 	if err != nil {
 		return nil, err
 	}
-	if r.typ() == TUnknown {
-		if isInt(l.typ()) {
-			r, err = c.coerce(r, TInt4Array)
+	if r.typ() == types.TUnknown {
+		if types.IsInt(l.typ()) {
+			r, err = c.coerce(r, types.TInt4Array)
 		} else {
-			r, err = c.coerce(r, TText)
+			r, err = c.coerce(r, types.TText)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
-	if l.typ() == TUnknown {
-		t := TText
-		if isIntArray(r.typ()) {
-			t = TInt4
+	if l.typ() == types.TUnknown {
+		t := types.TText
+		if types.IsIntArray(r.typ()) {
+			t = types.TInt4
 		}
 		if l, err = c.coerce(l, t); err != nil {
 			return nil, err
 		}
 	}
-	intArr := isIntArray(r.typ())
+	intArr := types.IsIntArray(r.typ())
 	switch {
-	case intArr && isNumber(l.typ()):
-	case !intArr && isString(r.typ()) && isString(l.typ()):
+	case intArr && types.IsNumber(l.typ()):
+	case !intArr && types.IsString(r.typ()) && types.IsString(l.typ()):
 	default:
-		return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).at(a.Location)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).At(a.Location)
 	}
 	all := a.Kind == pg.A_Expr_Kind_AEXPR_OP_ALL
-	return &funcExpr{name: "any", t: TBool, args: []expr{l, r}, fn: func(_ *env, v []Value) (Value, error) {
+	return &funcExpr{name: "any", t: types.TBool, args: []expr{l, r}, fn: func(_ *env, v []types.Value) (types.Value, error) {
 		if v[1].Null {
-			return Null(TBool), nil
+			return types.Null(types.TBool), nil
 		}
-		var els []Value
+		var els []types.Value
 		if intArr {
 			for _, x := range v[1].A {
-				els = append(els, Int8(x))
+				els = append(els, types.Int8(x))
 			}
 		} else {
 			var err error
 			if els, err = parseTextArray(v[1].S); err != nil {
-				return Value{}, err
+				return types.Value{}, err
 			}
 		}
 		sawNull := v[0].Null
@@ -799,18 +802,18 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 				sawNull = true
 				continue
 			}
-			ok := cmpOp(op, cmpValues(v[0], b))
+			ok := cmpOp(op, types.Compare(v[0], b))
 			if ok && !all {
-				return Bool(true), nil
+				return types.Bool(true), nil
 			}
 			if !ok && all {
-				return Bool(false), nil
+				return types.Bool(false), nil
 			}
 		}
 		if sawNull {
-			return Null(TBool), nil
+			return types.Null(types.TBool), nil
 		}
-		return Bool(all), nil
+		return types.Bool(all), nil
 	}}, nil
 }
 
@@ -824,49 +827,49 @@ func (c *compiler) arraySubLink(sl *pg.SubLink) (expr, error) {
 	}
 	q, ok := x.(*subqueryExpr)
 	if !ok {
-		return nil, notSupported("this ARRAY subquery is not supported")
+		return nil, pgerror.NotSupported("this ARRAY subquery is not supported")
 	}
-	intArr := isInt(q.t)
-	t := TText
+	intArr := types.IsInt(q.t)
+	t := types.TText
 	if intArr {
-		t = TInt4Array
+		t = types.TInt4Array
 	}
 	return &arraySubExpr{q: q, t: t}, nil
 }
 
 type arraySubExpr struct {
 	q *subqueryExpr
-	t Type
+	t types.Type
 }
 
-func (a *arraySubExpr) typ() Type    { return a.t }
-func (a *arraySubExpr) kids() []expr { return a.q.kids() }
-func (a *arraySubExpr) eval(e *env) (Value, error) {
+func (a *arraySubExpr) typ() types.Type { return a.t }
+func (a *arraySubExpr) kids() []expr    { return a.q.kids() }
+func (a *arraySubExpr) eval(e *env) (types.Value, error) {
 	rows, err := a.q.rows(e)
 	if err != nil {
-		return Value{}, err
+		return types.Value{}, err
 	}
-	if a.t == TInt4Array {
-		out := Value{T: TInt4Array, A: []int64{}}
+	if a.t == types.TInt4Array {
+		out := types.Value{T: types.TInt4Array, A: []int64{}}
 		for _, r := range rows {
 			if r[0].Null {
-				return Value{}, notSupported("an integer array with NULL elements is not supported")
+				return types.Value{}, pgerror.NotSupported("an integer array with NULL elements is not supported")
 			}
 			out.A = append(out.A, r[0].I)
 		}
 		return out, nil
 	}
-	vs := make([]Value, len(rows))
+	vs := make([]types.Value, len(rows))
 	for i, r := range rows {
 		vs[i] = r[0]
 	}
-	return Text(formatTextArray(vs)), nil
+	return types.Text(formatTextArray(vs)), nil
 }
 
 // catalogRangeFunction plans the catalog functions psql calls in FROM:
 // pg_partition_ancestors(rel) [WITH ORDINALITY] (a table that is no
 // partition: itself, at depth 1).
-func (s *Session) catalogRangeFunction(rf *pg.RangeFunction, c *compiler) (func(context.Context, *Session) ([][]Value, error), []Column, string, bool, error) {
+func (s *Session) catalogRangeFunction(rf *pg.RangeFunction, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []catalog.Column, string, bool, error) {
 	if len(rf.Functions) != 1 || rf.IsRowsfrom || rf.Lateral || len(rf.Coldeflist) > 0 {
 		return nil, nil, "", false, nil
 	}
@@ -879,17 +882,17 @@ func (s *Session) catalogRangeFunction(rf *pg.RangeFunction, c *compiler) (func(
 	if names[len(names)-1] != "pg_partition_ancestors" || (len(names) == 2 && names[0] != "pg_catalog") || len(fc.Args) != 1 {
 		return nil, nil, "", false, nil
 	}
-	arg, err := c.compile(fc.Args[0], TInt8)
+	arg, err := c.compile(fc.Args[0], types.TInt8)
 	if err != nil {
 		return nil, nil, "", true, err
 	}
-	if arg, err = c.coerce(arg, TInt8); err != nil {
+	if arg, err = c.coerce(arg, types.TInt8); err != nil {
 		return nil, nil, "", true, err
 	}
-	if !isInt(arg.typ()) {
-		return nil, nil, "", true, errorf(CodeUndefinedFunction, "function pg_partition_ancestors(%s) does not exist", arg.typ()).at(fc.Location)
+	if !types.IsInt(arg.typ()) {
+		return nil, nil, "", true, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function pg_partition_ancestors(%s) does not exist", arg.typ()).At(fc.Location)
 	}
-	out := []Column{cOID("relid")}
+	out := []catalog.Column{cOID("relid")}
 	if rf.Ordinality {
 		out = append(out, cInt8("ordinality"))
 	}
@@ -901,16 +904,16 @@ func (s *Session) catalogRangeFunction(rf *pg.RangeFunction, c *compiler) (func(
 			return nil, nil, "", true, err
 		}
 	}
-	virt := func(ctx context.Context, s *Session) ([][]Value, error) {
+	virt := func(ctx context.Context, s *Session) ([][]types.Value, error) {
 		v, err := arg.eval(&env{ctx: ctx, s: s})
 		if err != nil || v.Null {
 			return nil, err
 		}
-		row := []Value{Int8(v.I)}
+		row := []types.Value{types.Int8(v.I)}
 		if rf.Ordinality {
-			row = append(row, Int8(1))
+			row = append(row, types.Int8(1))
 		}
-		return [][]Value{row}, nil
+		return [][]types.Value{row}, nil
 	}
 	return virt, out, rel, true, nil
 }

@@ -36,26 +36,21 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// CheckDef is a CHECK constraint of a table.
-type CheckDef struct {
-	Name string `json:"name"`
-	// Expr is the expression as "SELECT expr" (deparseExpr).
-	Expr     string `json:"expr"`
-	NotValid bool   `json:"not_valid,omitempty"`
-}
-
 // checkNode is the parse tree of d's expression.
-func (d CheckDef) node() (*pg.Node, error) {
+func checkNode(d catalog.CheckDef) (*pg.Node, error) {
 	sts, err := Parse(d.Expr)
 	if err != nil {
 		return nil, err
 	}
 	sel := sts[0].node.GetSelectStmt()
 	if sel == nil || len(sel.TargetList) != 1 {
-		return nil, errCorrupt
+		return nil, catalog.ErrCorrupt
 	}
 	return sel.TargetList[0].GetResTarget().Val, nil
 }
@@ -71,16 +66,16 @@ func checkCheckNode(n *pg.Node) error {
 	walk := func(n *pg.Node) {
 		switch {
 		case n.GetSubLink() != nil:
-			bad = notSupported("cannot use subquery in check constraint")
+			bad = pgerror.NotSupported("cannot use subquery in check constraint")
 		case n.GetSqlvalueFunction() != nil:
-			bad = notSupported("%s in a CHECK constraint is not supported", sqlValueName(n.GetSqlvalueFunction()))
+			bad = pgerror.NotSupported("%s in a CHECK constraint is not supported", sqlValueName(n.GetSqlvalueFunction()))
 		case n.GetParamRef() != nil:
-			bad = errorf(CodeUndefinedParameter, "there is no parameter $%d", n.GetParamRef().Number)
+			bad = pgerror.Errorf(pgerror.CodeUndefinedParameter, "there is no parameter $%d", n.GetParamRef().Number)
 		case n.GetFuncCall() != nil:
 			names := strs(n.GetFuncCall().Funcname)
 			name := names[len(names)-1]
 			if _, cat := catFuncs[name]; cat || sessionFuncs[name] || strings.HasPrefix(name, "pg_") {
-				bad = notSupported("function %s() in a CHECK constraint is not supported", name)
+				bad = pgerror.NotSupported("function %s() in a CHECK constraint is not supported", name)
 			}
 		}
 	}
@@ -122,21 +117,21 @@ func sqlValueName(f *pg.SQLValueFunction) string {
 }
 
 // compileCheck compiles d for the columns of t.
-func compileCheck(t *Table, d CheckDef) (expr, error) {
-	n, err := d.node()
+func compileCheck(t *catalog.Table, d catalog.CheckDef) (expr, error) {
+	n, err := checkNode(d)
 	if err != nil {
 		return nil, err
 	}
 	c := &compiler{cols: t.Cols, rel: t.Name, clause: "check constraints"}
-	x, err := c.compile(n, TBool)
+	x, err := c.compile(n, types.TBool)
 	if err != nil {
 		return nil, err
 	}
-	if x.typ() == TUnknown {
-		x = &castExpr{arg: x, t: TBool}
+	if x.typ() == types.TUnknown {
+		x = &castExpr{arg: x, t: types.TBool}
 	}
-	if x.typ() != TBool {
-		return nil, errorf(CodeDatatypeMismatch, "argument of CHECK must be type boolean, not type %s", x.typ())
+	if x.typ() != types.TBool {
+		return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of CHECK must be type boolean, not type %s", x.typ())
 	}
 	return x, nil
 }
@@ -149,12 +144,12 @@ type compiledCheck struct {
 // checkCache: a Table's compiled checks, dropped with the Table.
 var checkCache sync.Map // weak.Pointer[Table] → []compiledCheck
 
-func compiledChecks(t *Table) ([]compiledCheck, error) {
+func compiledChecks(t *catalog.Table) ([]compiledCheck, error) {
 	wp := weak.Make(t)
 	if v, ok := checkCache.Load(wp); ok {
 		return v.([]compiledCheck), nil
 	}
-	defs := append([]CheckDef(nil), t.Checks...)
+	defs := append([]catalog.CheckDef(nil), t.Checks...)
 	sort.SliceStable(defs, func(i, j int) bool { return defs[i].Name < defs[j].Name })
 	out := make([]compiledCheck, len(defs))
 	for i, d := range defs {
@@ -165,13 +160,13 @@ func compiledChecks(t *Table) ([]compiledCheck, error) {
 		out[i] = compiledCheck{d.Name, x}
 	}
 	if _, loaded := checkCache.LoadOrStore(wp, out); !loaded {
-		runtime.AddCleanup(t, func(k weak.Pointer[Table]) { checkCache.Delete(k) }, wp)
+		runtime.AddCleanup(t, func(k weak.Pointer[catalog.Table]) { checkCache.Delete(k) }, wp)
 	}
 	return out, nil
 }
 
 // checkConstraints evaluates t's CHECK constraints on row (checkRow).
-func checkConstraints(t *Table, row []Value) error {
+func checkConstraints(t *catalog.Table, row []types.Value) error {
 	if len(t.Checks) == 0 {
 		return nil
 	}
@@ -186,18 +181,15 @@ func checkConstraints(t *Table, row []Value) error {
 			return err
 		}
 		if !v.Null && v.I == 0 {
-			return &Error{Code: CodeCheckViolation, Message: fmt.Sprintf("new row for relation %q violates check constraint %q", t.Name, c.name),
+			return &pgerror.Error{Code: pgerror.CodeCheckViolation, Message: fmt.Sprintf("new row for relation %q violates check constraint %q", t.Name, c.name),
 				Detail: "Failing row contains (" + failingRow(t, row) + ")."}
 		}
 	}
 	return nil
 }
 
-// CodeCheckViolation is check_violation.
-const CodeCheckViolation = "23514"
-
 // failingRow is a row as a Failing-row detail shows it.
-func failingRow(t *Table, row []Value) string {
+func failingRow(t *catalog.Table, row []types.Value) string {
 	var vals []string
 	for j, v := range row {
 		switch {
@@ -213,12 +205,12 @@ func failingRow(t *Table, row []Value) string {
 
 // checkColumns are the columns (indexes in t.Cols) expression n names,
 // in table order.
-func checkColumns(t *Table, n *pg.Node) []int {
+func checkColumns(t *catalog.Table, n *pg.Node) []int {
 	seen := map[int]bool{}
 	walkNodes(n, func(n *pg.Node) bool {
 		if cr := n.GetColumnRef(); cr != nil {
 			if f := strs(cr.Fields); len(f) > 0 {
-				if i := t.col(f[len(f)-1]); i >= 0 {
+				if i := t.Col(f[len(f)-1]); i >= 0 {
 					seen[i] = true
 				}
 			}
@@ -238,24 +230,24 @@ func checkColumns(t *Table, n *pg.Node) []int {
 // all known), choosing PostgreSQL's name when it has none: t_col_check
 // for an expression of one column, else t_check, with a number appended
 // while taken says the name is used.
-func newCheck(t *Table, c *pg.Constraint, taken func(string) bool) (CheckDef, error) {
+func newCheck(t *catalog.Table, c *pg.Constraint, taken func(string) bool) (catalog.CheckDef, error) {
 	if c.IsNoInherit {
-		return CheckDef{}, notSupported("CHECK ... NO INHERIT is not supported").at(c.Location)
+		return catalog.CheckDef{}, pgerror.NotSupported("CHECK ... NO INHERIT is not supported").At(c.Location)
 	}
 	if err := checkCheckNode(c.RawExpr); err != nil {
-		return CheckDef{}, ToError(err).at(c.Location)
+		return catalog.CheckDef{}, ToError(err).At(c.Location)
 	}
 	text, err := deparseExpr(c.RawExpr)
 	if err != nil {
-		return CheckDef{}, err
+		return catalog.CheckDef{}, err
 	}
-	d := CheckDef{Name: c.Conname, Expr: text, NotValid: c.SkipValidation}
+	d := catalog.CheckDef{Name: c.Conname, Expr: text, NotValid: c.SkipValidation}
 	if _, err := compileCheck(t, d); err != nil {
-		return CheckDef{}, err
+		return catalog.CheckDef{}, err
 	}
 	if d.Name != "" {
 		if taken(d.Name) {
-			return CheckDef{}, errorf("42710", "constraint %q for relation %q already exists", d.Name, t.Name)
+			return catalog.CheckDef{}, pgerror.Errorf("42710", "constraint %q for relation %q already exists", d.Name, t.Name)
 		}
 		return d, nil
 	}
@@ -286,10 +278,10 @@ func chooseName(base, suffix string, taken func(string) bool) string {
 }
 
 // tableConstraintNames are the names of t's constraints.
-func tableConstraintNames(t *Table) map[string]bool {
+func tableConstraintNames(t *catalog.Table) map[string]bool {
 	m := map[string]bool{}
-	if t.hasPkey() {
-		m[t.pkeyName()] = true
+	if t.HasPKey() {
+		m[t.PrimaryKeyName()] = true
 	}
 	for _, ix := range t.Indexes {
 		m[ix.Name] = true
@@ -304,7 +296,7 @@ func tableConstraintNames(t *Table) map[string]bool {
 }
 
 // addChecks turns CREATE TABLE's CHECK constraints into t.Checks.
-func addChecks(t *Table, cons []*pg.Constraint) error {
+func addChecks(t *catalog.Table, cons []*pg.Constraint) error {
 	for _, c := range cons {
 		names := tableConstraintNames(t)
 		d, err := newCheck(t, c, func(n string) bool { return names[n] })
@@ -337,33 +329,25 @@ func (s *Session) planAlterCheck(st *pg.AlterTableStmt) (*plan, bool, error) {
 		}
 	case pg.AlterTableType_AT_DropConstraint:
 		t := s.lookupTable(tname)
-		if t == nil || !slices.ContainsFunc(t.Checks, func(d CheckDef) bool { return d.Name == cmd.Name }) {
+		if t == nil || !slices.ContainsFunc(t.Checks, func(d catalog.CheckDef) bool { return d.Name == cmd.Name }) {
 			return nil, false, nil
 		}
 	default:
 		return nil, false, nil
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "ALTER TABLE"}
-		t := s.lookupTable(tname)
-		if t == nil {
-			if st.MissingOk {
-				s.notice("NOTICE", "00000", "relation \""+tname+"\" does not exist, skipping")
-				return res, nil
-			}
-			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", tname).at(st.Relation.Location)
-		}
-		tx, err := s.ensureTx(ctx)
+		t, tx, err := s.alterTableTarget(ctx, st, tname, false)
 		if err != nil {
 			return nil, err
 		}
-		if err := tx.LockTable(ctx, t.Engine, tupled.AccessExclusive, false); err != nil {
-			return nil, engineError(err, t)
+		if t == nil {
+			return res, nil // IF EXISTS
 		}
 		nt := cloneTable(t)
-		nt.Checks = append([]CheckDef(nil), t.Checks...)
+		nt.Checks = append([]catalog.CheckDef(nil), t.Checks...)
 		if add == nil {
-			nt.Checks = slices.DeleteFunc(nt.Checks, func(d CheckDef) bool { return d.Name == cmd.Name })
+			nt.Checks = slices.DeleteFunc(nt.Checks, func(d catalog.CheckDef) bool { return d.Name == cmd.Name })
 			return res, s.saveTable(ctx, tx, nt)
 		}
 		names := tableConstraintNames(t)
@@ -383,15 +367,15 @@ func (s *Session) planAlterCheck(st *pg.AlterTableStmt) (*plan, bool, error) {
 }
 
 // validateCheck checks d on every row of t in tx.
-func validateCheck(ctx context.Context, tx *tupled.Tx, t *Table, d CheckDef) error {
+func validateCheck(ctx context.Context, tx *tupled.Tx, t *catalog.Table, d catalog.CheckDef) error {
 	x, err := compileCheck(t, d)
 	if err != nil {
 		return err
 	}
-	row := make([]Value, len(t.Cols))
+	row := make([]types.Value, len(t.Cols))
 	e := &env{ctx: ctx, row: row}
 	err = tx.Scan(ctx, t.Engine, tupled.ScanOptions{}, func(k, v []byte) error {
-		if err := decodeRow(t, k, v, row); err != nil {
+		if err := catalog.DecodeRow(t, k, v, row); err != nil {
 			return err
 		}
 		r, err := x.eval(e)
@@ -399,11 +383,11 @@ func validateCheck(ctx context.Context, tx *tupled.Tx, t *Table, d CheckDef) err
 			return err
 		}
 		if !r.Null && r.I == 0 {
-			return errorf(CodeCheckViolation, "check constraint %q of relation %q is violated by some row", d.Name, t.Name)
+			return pgerror.Errorf(pgerror.CodeCheckViolation, "check constraint %q of relation %q is violated by some row", d.Name, t.Name)
 		}
 		return nil
 	})
-	if e := ToError(err); err != nil && e.Code == CodeCheckViolation {
+	if e := ToError(err); err != nil && e.Code == pgerror.CodeCheckViolation {
 		return e
 	}
 	if err != nil {
@@ -414,9 +398,9 @@ func validateCheck(ctx context.Context, tx *tupled.Tx, t *Table, d CheckDef) err
 
 // dropColumnChecks drops the checks of t that use column name (ALTER
 // TABLE DROP COLUMN), as PostgreSQL does.
-func dropColumnChecks(t *Table, name string) {
-	t.Checks = slices.DeleteFunc(append([]CheckDef(nil), t.Checks...), func(d CheckDef) bool {
-		n, err := d.node()
+func dropColumnChecks(t *catalog.Table, name string) {
+	t.Checks = slices.DeleteFunc(append([]catalog.CheckDef(nil), t.Checks...), func(d catalog.CheckDef) bool {
+		n, err := checkNode(d)
 		if err != nil {
 			return false
 		}
@@ -430,9 +414,9 @@ func dropColumnChecks(t *Table, name string) {
 }
 
 // checkUsesColumn reports whether a check of t names column name.
-func checkUsesColumn(t *Table, name string) bool {
+func checkUsesColumn(t *catalog.Table, name string) bool {
 	for _, d := range t.Checks {
-		if n, err := d.node(); err == nil {
+		if n, err := checkNode(d); err == nil {
 			for _, i := range checkColumns(t, n) {
 				if t.Cols[i].Name == name {
 					return true

@@ -3,6 +3,8 @@ package sqlfe
 import (
 	"strings"
 	"testing"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // A CHECK constraint's violation carries PostgreSQL's message and the
@@ -13,7 +15,7 @@ func TestCheckViolationMessageAndCopy(t *testing.T) {
 	_, s := newTestSession(t)
 	mustRun(t, s, "CREATE TABLE t (a int CHECK (a > 0), b text)", "CREATE TABLE")
 	_, err := run(t, s, "INSERT INTO t VALUES (0, NULL)")
-	if err == nil || err.Code != CodeCheckViolation || err.Message != `new row for relation "t" violates check constraint "t_a_check"` ||
+	if err == nil || err.Code != pgerror.CodeCheckViolation || err.Message != `new row for relation "t" violates check constraint "t_a_check"` ||
 		err.Detail != "Failing row contains (0, null)." {
 		t.Fatalf("INSERT: %+v", err)
 	}
@@ -25,7 +27,7 @@ func TestCheckViolationMessageAndCopy(t *testing.T) {
 		t.Fatalf("COPY of a NULL: %q", got)
 	}
 	_, err = run(t, s, "ALTER TABLE t ADD CONSTRAINT big CHECK (a > 100)")
-	if err == nil || err.Code != CodeCheckViolation || err.Message != `check constraint "big" of relation "t" is violated by some row` {
+	if err == nil || err.Code != pgerror.CodeCheckViolation || err.Message != `check constraint "big" of relation "t" is violated by some row` {
 		t.Fatalf("ADD CONSTRAINT: %+v", err)
 	}
 	for _, q := range []string{
@@ -34,7 +36,7 @@ func TestCheckViolationMessageAndCopy(t *testing.T) {
 		"CREATE TABLE bad (x text CHECK (x <> current_user))",
 		"ALTER TABLE t RENAME COLUMN a TO z",
 	} {
-		if _, err := run(t, s, q); err == nil || err.Code != CodeFeatureNotSupp {
+		if _, err := run(t, s, q); err == nil || err.Code != pgerror.CodeFeatureNotSupp {
 			t.Errorf("%s: %v, want 0A000", q, err)
 		}
 	}

@@ -17,12 +17,14 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // checkConstraintDef is pg_get_constraintdef of check d of table t.
-func checkConstraintDef(t *Table, d CheckDef, pretty bool) string {
+func checkConstraintDef(t *catalog.Table, d catalog.CheckDef, pretty bool) string {
 	out := "CHECK (" + strings.TrimSuffix(strings.TrimPrefix(d.Expr, "SELECT "), ";") + ")"
-	if n, err := d.node(); err == nil {
+	if n, err := checkNode(d); err == nil {
 		w := &ruleWriter{t: t, pretty: pretty}
 		out = "CHECK (" + w.expr(n).s + ")"
 	}
@@ -33,7 +35,7 @@ func checkConstraintDef(t *Table, d CheckDef, pretty bool) string {
 }
 
 type ruleWriter struct {
-	t      *Table
+	t      *catalog.Table
 	pretty bool
 }
 
@@ -43,8 +45,8 @@ type printed struct {
 	class  byte // 's' simple (column, constant, function, cast), 'o' operator, 'b' boolean, 'n' null test / ANY
 	op     string
 	boolop pg.BoolExprType
-	typ    Type
-	col    *Column // a bare column of the table
+	typ    types.Type
+	col    *catalog.Column // a bare column of the table
 	lit    *pg.A_Const
 }
 
@@ -100,10 +102,10 @@ func (w *ruleWriter) simple(c printed, pc byte, pop string, pbool pg.BoolExprTyp
 }
 
 // typeOf is n's type as the compiler sees it (TUnknown if it cannot say).
-func (w *ruleWriter) typeOf(n *pg.Node) Type {
-	x, err := (&compiler{cols: w.t.Cols, rel: w.t.Name}).compile(n, TUnknown)
+func (w *ruleWriter) typeOf(n *pg.Node) types.Type {
+	x, err := (&compiler{cols: w.t.Cols, rel: w.t.Name}).compile(n, types.TUnknown)
 	if err != nil {
-		return TUnknown
+		return types.TUnknown
 	}
 	return x.typ()
 }
@@ -117,19 +119,19 @@ func (w *ruleWriter) fallback(n *pg.Node) printed {
 }
 
 // typeLabel is format_type of a column's type or of t.
-func typeLabel(t Type, c *Column) string {
+func typeLabel(t types.Type, c *catalog.Column) string {
 	if c != nil {
 		ti := colType(*c)
-		if c.Type == TText && c.mod().Varchar {
+		if c.Type == types.TText && c.Mod().Varchar {
 			return "character varying"
 		}
 		return ti.dataType
 	}
-	return colType(Column{Type: t}).dataType
+	return colType(catalog.Column{Type: t}).dataType
 }
 
 // constant prints literal k as a value of type t (col: of that column).
-func (w *ruleWriter) constant(k *pg.A_Const, t Type, col *Column) printed {
+func (w *ruleWriter) constant(k *pg.A_Const, t types.Type, col *catalog.Column) printed {
 	if k.Isnull {
 		return printed{s: "NULL", class: 's', typ: t}
 	}
@@ -139,43 +141,43 @@ func (w *ruleWriter) constant(k *pg.A_Const, t Type, col *Column) printed {
 		if v.Ival.Ival < 0 {
 			s = "'" + s + "'::integer"
 		}
-		return printed{s: s, class: 's', typ: TInt4, lit: k}
+		return printed{s: s, class: 's', typ: types.TInt4, lit: k}
 	case *pg.A_Const_Fval:
 		s := v.Fval.Fval
 		if _, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return printed{s: "'" + s + "'::bigint", class: 's', typ: TInt8, lit: k}
+			return printed{s: "'" + s + "'::bigint", class: 's', typ: types.TInt8, lit: k}
 		}
 		if strings.HasPrefix(s, "-") {
 			s = "'" + s + "'::numeric"
 		}
-		return printed{s: s, class: 's', typ: TNumeric, lit: k}
+		return printed{s: s, class: 's', typ: types.TNumeric, lit: k}
 	case *pg.A_Const_Boolval:
-		return printed{s: strconv.FormatBool(v.Boolval.Boolval), class: 's', typ: TBool, lit: k}
+		return printed{s: strconv.FormatBool(v.Boolval.Boolval), class: 's', typ: types.TBool, lit: k}
 	case *pg.A_Const_Sval:
-		if t == TUnknown {
-			t = TText
+		if t == types.TUnknown {
+			t = types.TText
 		}
 		txt := v.Sval.Sval
-		if t != TText && t != TBpchar {
-			if cv, err := castValue(unknown(txt), t); err == nil {
+		if t != types.TText && t != types.TBpchar {
+			if cv, err := types.Cast(types.Unknown(txt), t); err == nil {
 				txt = cv.String()
 			}
 		}
 		label := typeLabel(t, col)
-		if t == TBpchar {
+		if t == types.TBpchar {
 			label = "bpchar"
 		}
-		if col != nil && col.Type == TText && col.mod().Varchar {
+		if col != nil && col.Type == types.TText && col.Mod().Varchar {
 			label = "text" // varchar = unknown resolves to text = text
 		}
-		if (t == TInt4 && (col == nil || !col.Int2)) || t == TInt8 || t == TNumeric {
+		if (t == types.TInt4 && (col == nil || !col.Int2)) || t == types.TInt8 || t == types.TNumeric {
 			if _, err := strconv.ParseFloat(txt, 64); err == nil && !strings.HasPrefix(txt, "-") {
-				if t == TInt4 {
+				if t == types.TInt4 {
 					return printed{s: txt, class: 's', typ: t, lit: k}
 				}
 			}
 		}
-		if t == TBool {
+		if t == types.TBool {
 			return printed{s: txt, class: 's', typ: t, lit: k}
 		}
 		return printed{s: quoteLiteral(txt) + "::" + label, class: 's', typ: t, lit: k}
@@ -184,7 +186,7 @@ func (w *ruleWriter) constant(k *pg.A_Const, t Type, col *Column) printed {
 }
 
 // cast prints p cast to a type named label.
-func (w *ruleWriter) cast(p printed, label string, t Type) printed {
+func (w *ruleWriter) cast(p printed, label string, t types.Type) printed {
 	s := p.s
 	if !w.pretty || p.class != 's' {
 		s = "(" + s + ")"
@@ -207,10 +209,10 @@ func (w *ruleWriter) operands(l, r *pg.Node) (printed, printed) {
 	lp, rp = relit(lp, rp), relit(rp, lp)
 	castSide := func(p, other printed) printed {
 		switch {
-		case p.col != nil && p.col.Type == TText && p.col.mod().Varchar && other.typ == TText && !(other.col != nil && other.col.mod().Varchar):
-			return w.cast(p, "text", TText)
-		case (p.typ == TInt4 || p.typ == TInt8) && other.typ == TNumeric:
-			return w.cast(p, "numeric", TNumeric)
+		case p.col != nil && p.col.Type == types.TText && p.col.Mod().Varchar && other.typ == types.TText && !(other.col != nil && other.col.Mod().Varchar):
+			return w.cast(p, "text", types.TText)
+		case (p.typ == types.TInt4 || p.typ == types.TInt8) && other.typ == types.TNumeric:
+			return w.cast(p, "numeric", types.TNumeric)
 		}
 		return p
 	}
@@ -219,7 +221,7 @@ func (w *ruleWriter) operands(l, r *pg.Node) (printed, printed) {
 
 func (w *ruleWriter) binary(op string, l, r printed) printed {
 	s := w.arg(l, 'o', op, 0, true) + " " + op + " " + w.arg(r, 'o', op, 0, false)
-	t := TBool
+	t := types.TBool
 	if strings.Contains("+-*/%", op) {
 		t = l.typ
 	}
@@ -228,28 +230,28 @@ func (w *ruleWriter) binary(op string, l, r printed) printed {
 
 func (w *ruleWriter) boolean(op pg.BoolExprType, args []printed) printed {
 	if op == pg.BoolExprType_NOT_EXPR {
-		return printed{s: w.paren("NOT " + w.arg(args[0], 'b', "", op, true)), class: 'b', boolop: op, typ: TBool}
+		return printed{s: w.paren("NOT " + w.arg(args[0], 'b', "", op, true)), class: 'b', boolop: op, typ: types.TBool}
 	}
 	word := map[pg.BoolExprType]string{pg.BoolExprType_AND_EXPR: " AND ", pg.BoolExprType_OR_EXPR: " OR "}[op]
 	var parts []string
 	for i, a := range args {
 		parts = append(parts, w.arg(a, 'b', "", op, i == 0))
 	}
-	return printed{s: w.paren(strings.Join(parts, word)), class: 'b', boolop: op, typ: TBool}
+	return printed{s: w.paren(strings.Join(parts, word)), class: 'b', boolop: op, typ: types.TBool}
 }
 
 func (w *ruleWriter) expr(n *pg.Node) printed {
 	switch {
 	case n.GetColumnRef() != nil:
 		f := strs(n.GetColumnRef().Fields)
-		i := w.t.col(f[len(f)-1])
+		i := w.t.Col(f[len(f)-1])
 		if len(f) != 1 || i < 0 {
 			return w.fallback(n)
 		}
 		c := w.t.Cols[i]
 		return printed{s: quoteIdent(c.Name), class: 's', typ: c.Type, col: &c}
 	case n.GetAConst() != nil:
-		return w.constant(n.GetAConst(), TUnknown, nil)
+		return w.constant(n.GetAConst(), types.TUnknown, nil)
 	case n.GetBoolExpr() != nil:
 		b := n.GetBoolExpr()
 		var args []printed
@@ -264,7 +266,7 @@ func (w *ruleWriter) expr(n *pg.Node) printed {
 		if nt.Nulltesttype == pg.NullTestType_IS_NOT_NULL {
 			what = " IS NOT NULL"
 		}
-		return printed{s: w.paren(w.arg(a, 'n', "", 0, true) + what), class: 'n', typ: TBool}
+		return printed{s: w.paren(w.arg(a, 'n', "", 0, true) + what), class: 'n', typ: types.TBool}
 	case n.GetFuncCall() != nil:
 		f := n.GetFuncCall()
 		names := strs(f.Funcname)
@@ -330,7 +332,7 @@ func (w *ruleWriter) aExpr(n *pg.Node, a *pg.A_Expr) printed {
 			quant = "ALL"
 		}
 		s := w.arg(l, 'n', "", 0, true) + " " + op + " " + quant + " (ARRAY[" + strings.Join(elems, ", ") + "])"
-		return printed{s: w.paren(s), class: 'n', typ: TBool}
+		return printed{s: w.paren(s), class: 'n', typ: types.TBool}
 	}
 	return w.fallback(n)
 }

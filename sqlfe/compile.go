@@ -8,15 +8,18 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // compiler turns parse-tree expressions into typed exprs. params holds the
 // statement's parameter types; a parameter without a type gets the one its
 // context wants.
 type compiler struct {
-	params *[]Type
-	cols   []Column // the row in scope (nil: no FROM)
-	rel    string   // its name (or alias)
+	params *[]types.Type
+	cols   []catalog.Column // the row in scope (nil: no FROM)
+	rel    string           // its name (or alias)
 	// excluded: EXCLUDED.col names the row an INSERT … ON CONFLICT DO
 	// UPDATE proposed, which follows cols in the row evaluated (upsert.go)
 	excluded bool
@@ -38,15 +41,15 @@ type compiler struct {
 
 func (c *compiler) param(n int) *paramExpr {
 	for len(*c.params) < n {
-		*c.params = append(*c.params, TUnknown)
+		*c.params = append(*c.params, types.TUnknown)
 	}
 	return &paramExpr{n: n - 1, types: c.params}
 }
 
 // coerce makes x of type want when x is untyped (a literal or a parameter
 // without a type); typed exprs are returned unchanged.
-func (c *compiler) coerce(x expr, want Type) (expr, error) {
-	if want == TUnknown || x.typ() != TUnknown {
+func (c *compiler) coerce(x expr, want types.Type) (expr, error) {
+	if want == types.TUnknown || x.typ() != types.TUnknown {
 		return x, nil
 	}
 	switch y := x.(type) {
@@ -54,7 +57,7 @@ func (c *compiler) coerce(x expr, want Type) (expr, error) {
 		(*c.params)[y.n] = want
 		return y, nil
 	case *constExpr:
-		v, err := castValue(y.v, want)
+		v, err := types.Cast(y.v, want)
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +66,7 @@ func (c *compiler) coerce(x expr, want Type) (expr, error) {
 	return &castExpr{arg: x, t: want}, nil
 }
 
-func (c *compiler) compile(n *pg.Node, want Type) (expr, error) {
+func (c *compiler) compile(n *pg.Node, want types.Type) (expr, error) {
 	x, err := c.compile1(n, want)
 	if err != nil {
 		return nil, err
@@ -92,7 +95,7 @@ func strs(ns []*pg.Node) []string {
 	return out
 }
 
-func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
+func (c *compiler) compile1(n *pg.Node, want types.Type) (expr, error) {
 	if fc := n.GetFuncCall(); fc != nil && fc.Over != nil {
 		return c.windowCall(fc) // window.go
 	}
@@ -101,7 +104,7 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 			return x, err
 		}
 	} else if c.clause != "" && isAggCall(n) {
-		return nil, errorf(CodeGrouping, "aggregate functions are not allowed in %s", c.clause).at(n.GetFuncCall().Location)
+		return nil, pgerror.Errorf(pgerror.CodeGrouping, "aggregate functions are not allowed in %s", c.clause).At(n.GetFuncCall().Location)
 	}
 	if x, ok, err := c.catalogExpr(n); ok { // catfuncs.go: reg* casts, ANY (array), subscripts, ARRAY (subquery)
 		return x, err
@@ -110,11 +113,11 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 	case n.GetAConst() != nil:
 		k := n.GetAConst()
 		if k.Isnull {
-			return &constExpr{Null(TUnknown)}, nil
+			return &constExpr{types.Null(types.TUnknown)}, nil
 		}
 		switch v := k.Val.(type) {
 		case *pg.A_Const_Ival:
-			return &constExpr{Int4(v.Ival.Ival)}, nil
+			return &constExpr{types.Int4(v.Ival.Ival)}, nil
 		case *pg.A_Const_Fval:
 			// an integer beyond int4 (or a negated constant: the grammar
 			// folds -2147483648 into one): int4 if it fits, as
@@ -122,28 +125,28 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 			i, err := strconv.ParseInt(v.Fval.Fval, 10, 64)
 			if err != nil {
 				// a decimal or an integer beyond bigint: numeric
-				d, err := parseNumeric(v.Fval.Fval)
+				d, err := types.ParseNumeric(v.Fval.Fval)
 				if err != nil {
-					return nil, ToError(err).at(k.Location)
+					return nil, ToError(err).At(k.Location)
 				}
-				return &constExpr{d.value()}, nil
+				return &constExpr{d.Value()}, nil
 			}
 			if i >= math.MinInt32 && i <= math.MaxInt32 {
-				return &constExpr{Int4(int32(i))}, nil
+				return &constExpr{types.Int4(int32(i))}, nil
 			}
-			return &constExpr{Int8(i)}, nil
+			return &constExpr{types.Int8(i)}, nil
 		case *pg.A_Const_Boolval:
-			return &constExpr{Bool(v.Boolval.Boolval)}, nil
+			return &constExpr{types.Bool(v.Boolval.Boolval)}, nil
 		case *pg.A_Const_Sval:
-			return &constExpr{unknown(v.Sval.Sval)}, nil
+			return &constExpr{types.Unknown(v.Sval.Sval)}, nil
 		}
-		return nil, notSupported("bit-string literals are not supported").at(k.Location)
+		return nil, pgerror.NotSupported("bit-string literals are not supported").At(k.Location)
 	case n.GetColumnRef() != nil:
 		return c.column(n.GetColumnRef())
 	case n.GetParamRef() != nil:
 		p := n.GetParamRef()
 		if p.Number < 1 || p.Number > 65535 {
-			return nil, errorf(CodeUndefinedParameter, "there is no parameter $%d", p.Number).at(p.Location)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedParameter, "there is no parameter $%d", p.Number).At(p.Location)
 		}
 		return c.param(int(p.Number)), nil
 	case n.GetTypeCast() != nil:
@@ -154,34 +157,34 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 		}
 		want := t
 		if m.Int2 {
-			want = TUnknown // '40000'::smallint names the text in its error
+			want = types.TUnknown // '40000'::smallint names the text in its error
 		}
 		arg, err := c.compile(tc.Arg, want)
 		if err != nil {
 			if ac := tc.Arg.GetAConst(); ac != nil {
-				return nil, ToError(err).at(ac.Location) // the input function failed on the literal
+				return nil, ToError(err).At(ac.Location) // the input function failed on the literal
 			}
 			return nil, err
 		}
-		if arg.typ() == TUnknown && want == TUnknown {
+		if arg.typ() == types.TUnknown && want == types.TUnknown {
 			if _, ok := arg.(*paramExpr); ok {
 				if arg, err = c.coerce(arg, t); err != nil {
 					return nil, err
 				}
 			}
 		}
-		var am typeMod
+		var am types.Mod
 		if me, ok := arg.(*modExpr); ok {
 			am = me.m
 		}
-		if !canCast(arg.typ(), am, t, m) {
-			return nil, errorf(CodeCannotCoerce, "cannot cast type %s to %s", am.name(arg.typ()), m.name(t)).at(tc.Location)
+		if !types.CanCast(arg.typ(), am, t, m) {
+			return nil, pgerror.Errorf(pgerror.CodeCannotCoerce, "cannot cast type %s to %s", am.Name(arg.typ()), m.Name(t)).At(tc.Location)
 		}
 		var x expr
 		switch {
-		case m != (typeMod{}):
+		case m != (types.Mod{}):
 			x = &modExpr{arg: arg, t: t, m: m, explicit: true}
-		case arg.typ() == t && exprMod(arg) != (typeMod{}):
+		case arg.typ() == t && exprMod(arg) != (types.Mod{}):
 			// smallint::int, varchar::text: the value stays, its type
 			// as clients see it changes
 			x = &modExpr{arg: arg, t: t, m: m, explicit: true}
@@ -194,12 +197,12 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 			v, err := x.eval(&env{})
 			if err != nil {
 				e := ToError(err)
-				if ac := tc.Arg.GetAConst(); ac != nil && k.v.T == TUnknown {
-					e = e.at(ac.Location) // the input function failed on the literal
+				if ac := tc.Arg.GetAConst(); ac != nil && k.v.T == types.TUnknown {
+					e = e.At(ac.Location) // the input function failed on the literal
 				}
 				return nil, e
 			}
-			if (t == TBpchar && m.MaxLen > 0) || m.Int2 || m.Varchar || m.Prec > 0 {
+			if (t == types.TBpchar && m.MaxLen > 0) || m.Int2 || m.Varchar || m.Prec > 0 {
 				// folded, but keeping the type a RowDescription reports
 				// (and smallint arithmetic needs)
 				return &modExpr{arg: &constExpr{v}, t: t, m: m, explicit: true}, nil
@@ -211,19 +214,19 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 		b := n.GetBoolExpr()
 		out := &boolExpr{op: b.Boolop}
 		for _, a := range b.Args {
-			x, err := c.compile(a, TBool)
+			x, err := c.compile(a, types.TBool)
 			if err != nil {
 				return nil, err
 			}
-			if x.typ() != TBool {
-				return nil, errorf(CodeDatatypeMismatch, "argument of %s must be type boolean, not type %s", boolOpName(b.Boolop), x.typ()).at(b.Location)
+			if x.typ() != types.TBool {
+				return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of %s must be type boolean, not type %s", boolOpName(b.Boolop), x.typ()).At(b.Location)
 			}
 			out.args = append(out.args, x)
 		}
 		return out, nil
 	case n.GetNullTest() != nil:
 		nt := n.GetNullTest()
-		arg, err := c.compile(nt.Arg, TUnknown)
+		arg, err := c.compile(nt.Arg, types.TUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -250,8 +253,8 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t == TInt4Array {
-			return nil, notSupported("%s of arrays is not supported", name)
+		if t == types.TInt4Array {
+			return nil, pgerror.NotSupported("%s of arrays is not supported", name)
 		}
 		return &minMaxExpr{least: m.Op == pg.MinMaxOp_IS_LEAST, args: xs, t: t}, nil
 	case n.GetSqlvalueFunction() != nil:
@@ -265,12 +268,12 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !isString(x.typ()) && x.typ() != TUnknown {
-				return nil, errorf(CodeDatatypeMismatch, "collations are not supported by type %s", x.typ()).at(cc.Location)
+			if !types.IsString(x.typ()) && x.typ() != types.TUnknown {
+				return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "collations are not supported by type %s", x.typ()).At(cc.Location)
 			}
 			return x, nil
 		default:
-			return nil, errorf(CodeUndefinedObject, "collation %q for encoding \"UTF8\" does not exist", name).at(cc.Location)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "collation %q for encoding \"UTF8\" does not exist", name).At(cc.Location)
 		}
 	case n.GetSubLink() != nil:
 		return c.subLink(n.GetSubLink())
@@ -278,16 +281,16 @@ func (c *compiler) compile1(n *pg.Node, want Type) (expr, error) {
 		return c.arrayExpr(n.GetAArrayExpr(), want)
 	case n.GetBooleanTest() != nil:
 		bt := n.GetBooleanTest()
-		x, err := c.compile(bt.Arg, TBool)
+		x, err := c.compile(bt.Arg, types.TBool)
 		if err != nil {
 			return nil, err
 		}
-		if x.typ() != TBool {
-			return nil, errorf(CodeDatatypeMismatch, "argument of IS TRUE must be type boolean, not type %s", x.typ()).at(bt.Location)
+		if x.typ() != types.TBool {
+			return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of IS TRUE must be type boolean, not type %s", x.typ()).At(bt.Location)
 		}
 		return &booleanTest{arg: x, test: bt.Booltesttype}, nil // strfuncs.go
 	}
-	return nil, notSupported("expressions of kind %s are not supported", nodeName(n))
+	return nil, pgerror.NotSupported("expressions of kind %s are not supported", nodeName(n))
 }
 
 func boolOpName(op pg.BoolExprType) string {
@@ -307,14 +310,14 @@ func (c *compiler) column(cr *pg.ColumnRef) (expr, error) {
 	if err == nil || c.outer == nil {
 		return x, err
 	}
-	var fe *Error
-	if !errors.As(err, &fe) || (fe.Code != CodeUndefinedColumn && fe.Code != CodeUndefinedTable) {
+	var fe *pgerror.Error
+	if !errors.As(err, &fe) || (fe.Code != pgerror.CodeUndefinedColumn && fe.Code != pgerror.CodeUndefinedTable) {
 		return x, err
 	}
-	ox, oerr := c.outer.compile1(&pg.Node{Node: &pg.Node_ColumnRef{ColumnRef: cr}}, TUnknown)
+	ox, oerr := c.outer.compile1(&pg.Node{Node: &pg.Node_ColumnRef{ColumnRef: cr}}, types.TUnknown)
 	if oerr != nil {
-		var oe *Error
-		if errors.As(oerr, &oe) && (oe.Code == CodeUndefinedColumn || oe.Code == CodeUndefinedTable) {
+		var oe *pgerror.Error
+		if errors.As(oerr, &oe) && (oe.Code == pgerror.CodeUndefinedColumn || oe.Code == pgerror.CodeUndefinedTable) {
 			return nil, err // not a name of the outer query either: the inner error
 		}
 		return nil, oerr
@@ -328,11 +331,11 @@ func (c *compiler) column(cr *pg.ColumnRef) (expr, error) {
 func (c *compiler) column1(cr *pg.ColumnRef) (expr, error) {
 	f := strs(cr.Fields)
 	if len(f) == 0 || f[len(f)-1] == "*" {
-		return nil, notSupported("* is only supported as a whole select list item").at(cr.Location)
+		return nil, pgerror.NotSupported("* is only supported as a whole select list item").At(cr.Location)
 	}
 	name := f[len(f)-1]
 	if len(f) > 2 {
-		return nil, notSupported("qualified column reference %s is not supported", strings.Join(f, ".")).at(cr.Location)
+		return nil, pgerror.NotSupported("qualified column reference %s is not supported", strings.Join(f, ".")).At(cr.Location)
 	}
 	if c.scope != nil {
 		return c.scope.resolve(f, cr.Location)
@@ -341,22 +344,22 @@ func (c *compiler) column1(cr *pg.ColumnRef) (expr, error) {
 		if x, ok := c.excludedColumn(name); ok {
 			return x, nil
 		}
-		return nil, errorf(CodeUndefinedColumn, "column excluded.%s does not exist", name).at(cr.Location)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column excluded.%s does not exist", name).At(cr.Location)
 	}
 	if len(f) == 2 && (c.cols == nil || f[0] != c.rel) {
-		return nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).at(cr.Location)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).At(cr.Location)
 	}
 	for i, col := range c.cols {
 		if col.Name == name && !col.Hidden {
-			return &colExpr{idx: i, t: col.Type, m: col.mod()}, nil
+			return &colExpr{idx: i, t: col.Type, m: col.Mod()}, nil
 		}
 	}
-	return nil, errorf(CodeUndefinedColumn, "column %q does not exist", name).at(cr.Location)
+	return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q does not exist", name).At(cr.Location)
 }
 
 // binary compiles l and r so that an untyped side takes the other's type.
 func (c *compiler) binary(l, r *pg.Node) (expr, expr, error) {
-	x, err := c.compile1(l, TUnknown)
+	x, err := c.compile1(l, types.TUnknown)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -364,10 +367,10 @@ func (c *compiler) binary(l, r *pg.Node) (expr, expr, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if x.typ() == TUnknown {
+	if x.typ() == types.TUnknown {
 		want := y.typ()
-		if want == TUnknown {
-			want = TText
+		if want == types.TUnknown {
+			want = types.TText
 		}
 		if x, err = c.coerce(x, want); err != nil {
 			return nil, nil, err
@@ -379,10 +382,10 @@ func (c *compiler) binary(l, r *pg.Node) (expr, expr, error) {
 	// character(n) against text compares as text (PostgreSQL resolves to
 	// text = text, text being the preferred type): the bpchar side loses
 	// its trailing spaces
-	if x.typ() == TBpchar && y.typ() == TText {
-		x = &castExpr{arg: x, t: TText}
-	} else if y.typ() == TBpchar && x.typ() == TText {
-		y = &castExpr{arg: y, t: TText}
+	if x.typ() == types.TBpchar && y.typ() == types.TText {
+		x = &castExpr{arg: x, t: types.TText}
+	} else if y.typ() == types.TBpchar && x.typ() == types.TText {
+		y = &castExpr{arg: y, t: types.TText}
 	}
 	return x, y, nil
 }
@@ -391,42 +394,42 @@ func (c *compiler) binary(l, r *pg.Node) (expr, expr, error) {
 // (PostgreSQL's anynonarray || text and text || anynonarray); an untyped
 // side is text.
 func (c *compiler) concat(a *pg.A_Expr) (expr, error) {
-	l, err := c.compile1(a.Lexpr, TUnknown)
+	l, err := c.compile1(a.Lexpr, types.TUnknown)
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.compile1(a.Rexpr, TUnknown)
+	r, err := c.compile1(a.Rexpr, types.TUnknown)
 	if err != nil {
 		return nil, err
 	}
 	// character(n) is never one of || 's anynonarray operands: it is cast
 	// to text (losing its trailing spaces)
-	if l.typ() == TBpchar {
-		l = &castExpr{arg: l, t: TText}
+	if l.typ() == types.TBpchar {
+		l = &castExpr{arg: l, t: types.TText}
 	}
-	if r.typ() == TBpchar {
-		r = &castExpr{arg: r, t: TText}
+	if r.typ() == types.TBpchar {
+		r = &castExpr{arg: r, t: types.TText}
 	}
 	if x, ok, err := c.byteaConcat(l, r); ok { // bytea.go
 		return x, err
 	}
 	lt, rt := l.typ(), r.typ()
-	bad := lt == TInt4Array || rt == TInt4Array || (lt != TText && lt != TUnknown && rt != TText && rt != TUnknown)
+	bad := lt == types.TInt4Array || rt == types.TInt4Array || (lt != types.TText && lt != types.TUnknown && rt != types.TText && rt != types.TUnknown)
 	if bad {
-		return nil, &Error{Code: CodeUndefinedFunction, Message: fmt.Sprintf("operator does not exist: %s || %s", lt, rt),
+		return nil, &pgerror.Error{Code: pgerror.CodeUndefinedFunction, Message: fmt.Sprintf("operator does not exist: %s || %s", lt, rt),
 			Hint: "No operator matches the given name and argument types. You might need to add explicit type casts.", Position: a.Location + 1}
 	}
-	if l, err = c.coerce(l, TText); err != nil {
+	if l, err = c.coerce(l, types.TText); err != nil {
 		return nil, err
 	}
-	if r, err = c.coerce(r, TText); err != nil {
+	if r, err = c.coerce(r, types.TText); err != nil {
 		return nil, err
 	}
 	return &concatExpr{l, r}, nil
 }
 
-func comparable(a, b Type) bool {
-	return (a == b && a != TJSON) || ((isNumber(a) || isFloat(a)) && (isNumber(b) || isFloat(b))) || (isDateTime(a) && isDateTime(b))
+func comparable(a, b types.Type) bool {
+	return (a == b && a != types.TJSON) || ((types.IsNumber(a) || types.IsFloat(a)) && (types.IsNumber(b) || types.IsFloat(b))) || (types.IsDateTime(a) && types.IsDateTime(b))
 }
 
 func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
@@ -439,14 +442,14 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 	case pg.A_Expr_Kind_AEXPR_OP:
 		if a.Lexpr == nil {
 			if op != "-" && op != "+" {
-				return nil, notSupported("prefix operator %s is not supported", op).at(a.Location)
+				return nil, pgerror.NotSupported("prefix operator %s is not supported", op).At(a.Location)
 			}
-			x, err := c.compile(a.Rexpr, TInt4)
+			x, err := c.compile(a.Rexpr, types.TInt4)
 			if err != nil {
 				return nil, err
 			}
-			if !isNumber(x.typ()) && !isFloat(x.typ()) {
-				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s", op, x.typ()).at(a.Location)
+			if !types.IsNumber(x.typ()) && !types.IsFloat(x.typ()) {
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s", op, x.typ()).At(a.Location)
 			}
 			if op == "+" {
 				return x, nil
@@ -461,7 +464,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			return &negExpr{x}, nil
 		}
 		if a.Rexpr == nil {
-			return nil, notSupported("postfix operator %s is not supported", op).at(a.Location)
+			return nil, pgerror.NotSupported("postfix operator %s is not supported", op).At(a.Location)
 		}
 		if op == "||" {
 			return c.concat(a)
@@ -481,56 +484,56 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			if op == "!=" {
 				op = "<>"
 			}
-			if !comparable(l.typ(), r.typ()) || isIntArray(l.typ()) {
-				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).at(a.Location)
+			if !comparable(l.typ(), r.typ()) || types.IsIntArray(l.typ()) {
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).At(a.Location)
 			}
 			return &cmpExpr{op: op, l: l, r: r}, nil
 		case "+", "-", "*", "/", "%":
 			if x, ok, err := dateOp(op, l, r); ok { // datetime.go
 				return x, err
 			}
-			if (isFloat(l.typ()) || isFloat(r.typ())) && (isNumber(l.typ()) || isFloat(l.typ())) && (isNumber(r.typ()) || isFloat(r.typ())) {
+			if (types.IsFloat(l.typ()) || types.IsFloat(r.typ())) && (types.IsNumber(l.typ()) || types.IsFloat(l.typ())) && (types.IsNumber(r.typ()) || types.IsFloat(r.typ())) {
 				if op == "%" {
-					return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %% %s", l.typ(), r.typ()).at(a.Location)
+					return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %% %s", l.typ(), r.typ()).At(a.Location)
 				}
-				return &arithExpr{op: op[0], l: l, r: r, t: floatResult(l.typ(), r.typ())}, nil
+				return &arithExpr{op: op[0], l: l, r: r, t: types.FloatResult(l.typ(), r.typ())}, nil
 			}
-			if (l.typ() == TNumeric || r.typ() == TNumeric) && isNumber(l.typ()) && isNumber(r.typ()) {
-				return &arithExpr{op: op[0], l: l, r: r, t: TNumeric}, nil
+			if (l.typ() == types.TNumeric || r.typ() == types.TNumeric) && types.IsNumber(l.typ()) && types.IsNumber(r.typ()) {
+				return &arithExpr{op: op[0], l: l, r: r, t: types.TNumeric}, nil
 			}
-			if !isInt(l.typ()) || !isInt(r.typ()) {
-				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).at(a.Location)
+			if !types.IsInt(l.typ()) || !types.IsInt(r.typ()) {
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).At(a.Location)
 			}
-			t := TInt4
-			if l.typ() == TInt8 || r.typ() == TInt8 {
-				t = TInt8
+			t := types.TInt4
+			if l.typ() == types.TInt8 || r.typ() == types.TInt8 {
+				t = types.TInt8
 			}
 			x := &arithExpr{op: op[0], l: l, r: r, t: t}
-			if t == TInt4 && exprMod(l).Int2 && exprMod(r).Int2 {
+			if t == types.TInt4 && exprMod(l).Int2 && exprMod(r).Int2 {
 				// smallint op smallint is smallint (PostgreSQL's int2pl and
 				// kin): out of its range is 22003
-				return &modExpr{arg: x, t: TInt4, m: typeMod{Int2: true}}, nil
+				return &modExpr{arg: x, t: types.TInt4, m: types.Mod{Int2: true}}, nil
 			}
 			return x, nil
 		}
-		return nil, notSupported("operator %s is not supported", op).at(a.Location)
+		return nil, pgerror.NotSupported("operator %s is not supported", op).At(a.Location)
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		l, r, err := c.binary(a.Lexpr, a.Rexpr)
 		if err != nil {
 			return nil, err
 		}
 		if !comparable(l.typ(), r.typ()) {
-			return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s = %s", l.typ(), r.typ()).at(a.Location)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s = %s", l.typ(), r.typ()).At(a.Location)
 		}
 		return &distinctExpr{not: a.Kind == pg.A_Expr_Kind_AEXPR_NOT_DISTINCT, l: l, r: r}, nil
 	case pg.A_Expr_Kind_AEXPR_IN:
-		l, err := c.compile1(a.Lexpr, TUnknown)
+		l, err := c.compile1(a.Lexpr, types.TUnknown)
 		if err != nil {
 			return nil, err
 		}
 		list := a.Rexpr.GetList()
 		if list == nil {
-			return nil, notSupported("IN with a subquery is not supported").at(a.Location)
+			return nil, pgerror.NotSupported("IN with a subquery is not supported").At(a.Location)
 		}
 		var items []expr
 		t := l.typ()
@@ -539,13 +542,13 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			if t == TUnknown {
+			if t == types.TUnknown {
 				t = x.typ()
 			}
 			items = append(items, x)
 		}
-		if t == TUnknown {
-			t = TText
+		if t == types.TUnknown {
+			t = types.TText
 		}
 		if l, err = c.coerce(l, t); err != nil {
 			return nil, err
@@ -555,14 +558,14 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 				return nil, err
 			}
 			if !comparable(items[i].typ(), t) {
-				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s = %s", t, items[i].typ()).at(a.Location)
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s = %s", t, items[i].typ()).At(a.Location)
 			}
 		}
 		return &inExpr{not: op == "<>", l: l, list: items}, nil
 	case pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN:
 		list := a.Rexpr.GetList()
 		if list == nil || len(list.Items) != 2 {
-			return nil, notSupported("this form of BETWEEN is not supported").at(a.Location)
+			return nil, pgerror.NotSupported("this form of BETWEEN is not supported").At(a.Location)
 		}
 		lo, err := c.aexpr(&pg.A_Expr{Kind: pg.A_Expr_Kind_AEXPR_OP, Name: []*pg.Node{pg.MakeStrNode(">=")}, Lexpr: a.Lexpr, Rexpr: list.Items[0], Location: a.Location})
 		if err != nil {
@@ -586,11 +589,11 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !comparable(l.typ(), r.typ()) || isIntArray(l.typ()) {
-			return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s = %s", l.typ(), r.typ()).at(a.Location)
+		if !comparable(l.typ(), r.typ()) || types.IsIntArray(l.typ()) {
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s = %s", l.typ(), r.typ()).At(a.Location)
 		}
-		if l.typ() == TUnknown {
-			l = &castExpr{arg: l, t: TText}
+		if l.typ() == types.TUnknown {
+			l = &castExpr{arg: l, t: types.TText}
 		}
 		return &nullifExpr{l: l, r: r}, nil
 	}
@@ -603,11 +606,11 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 	if name == "" {
 		name = a.Kind.String()
 	}
-	return nil, notSupported("%s is not supported", name).at(a.Location)
+	return nil, pgerror.NotSupported("%s is not supported", name).At(a.Location)
 }
 
 // typeOf maps a type name of the parse tree to a Type.
-func typeOf(tn *pg.TypeName) (Type, error) {
+func typeOf(tn *pg.TypeName) (types.Type, error) {
 	t, _, err := typeOfMod(tn)
 	return t, err
 }
@@ -623,80 +626,76 @@ var pgTypes = func() map[string]bool {
 	return m
 }()
 
-// maxCharLength is PostgreSQL's MaxAttrSize in characters: the largest n of
-// varchar(n) and character(n).
-const maxCharLength = 10485760
-
 // typeOfMod maps a type name of the parse tree to a Type and its modifier.
 // A name PostgreSQL does not know is 42704; one it knows that tupled does
 // not implement is 0A000.
-func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
+func typeOfMod(tn *pg.TypeName) (types.Type, types.Mod, error) {
 	names := strs(tn.Names)
 	name := ""
 	if len(names) > 0 {
 		name = names[len(names)-1]
 	}
-	undefined := func() (Type, typeMod, error) {
+	undefined := func() (types.Type, types.Mod, error) {
 		full := strings.Join(names, ".")
 		if len(tn.ArrayBounds) > 0 {
 			full += "[]"
 		}
-		return 0, typeMod{}, errorf(CodeUndefinedObject, "type %q does not exist", full).at(tn.Location)
+		return 0, types.Mod{}, pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", full).At(tn.Location)
 	}
 	if len(names) > 2 || (len(names) == 2 && names[0] != "pg_catalog") {
 		return undefined()
 	}
-	var t Type
-	var m typeMod
+	var t types.Type
+	var m types.Mod
 	switch name {
 	case "int4", "integer", "int":
-		t = TInt4
+		t = types.TInt4
 	case "int2", "smallint":
-		t, m.Int2 = TInt4, true
+		t, m.Int2 = types.TInt4, true
 	case "int8", "bigint":
-		t = TInt8
+		t = types.TInt8
 	case "text", "name":
-		t = TText
+		t = types.TText
 	case "varchar":
-		t, m.Varchar = TText, true
+		t, m.Varchar = types.TText, true
 	case "bpchar": // char(n), character(n); the grammar makes a bare char char(1)
-		t = TBpchar
+		t = types.TBpchar
 	case "bool", "boolean":
-		t = TBool
+		t = types.TBool
 	case "numeric": // also decimal, dec
-		t = TNumeric
+		t = types.TNumeric
 	case "timestamp": // timestamp without time zone
-		t = TTimestamp
+		t = types.TTimestamp
 	case "timestamptz": // timestamp with time zone
-		t = TTimestamptz
+		t = types.TTimestamptz
 	case "date":
-		t = TDate
+		t = types.TDate
 	case "float8": // double precision, float, float(25..53)
-		t = TFloat8
+		t = types.TFloat8
 	case "float4": // real, float(1..24)
-		t = TFloat4
+		t = types.TFloat4
 	case "uuid":
-		t = TUUID
+		t = types.TUUID
 	case "bytea":
-		t = TBytea
+		t = types.TBytea
 	case "json":
-		t = TJSON
+		t = types.TJSON
 	case "jsonb":
-		t = TJSONB
+		t = types.TJSONB
 	default:
 		if !pgTypes[strings.TrimPrefix(name, "_")] {
 			return undefined()
 		}
-		return 0, m, notSupported("type %s is not supported", name).at(tn.Location)
+		return 0, m, pgerror.NotSupported("type %s is not supported", name).At(tn.Location)
 	}
 	if len(tn.ArrayBounds) > 0 {
 		switch {
-		case len(tn.ArrayBounds) > 1 || m.Int2 || (t != TInt4 && t != TInt8):
-			return 0, m, notSupported("array type %s[] is not supported", name).at(tn.Location)
-		case t == TInt8:
-			t = TInt8Array
+		case len(tn.ArrayBounds) > 1 || m.Int2 || (t != types.TInt4 && t != types.TInt8):
+			return 0, m, pgerror.NotSupported("array type %s[] is not supported", name).At(tn.Location)
+		case t == types.TInt8:
+			t = types.TInt8Array
 		default:
-			t = TInt4Array
+			t = types.TInt4Array
 		}
 	}
 	if len(tn.Typmods) > 0 && name == "numeric" {
@@ -704,12 +703,12 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 	}
 	if len(tn.Typmods) > 0 {
 		if (name != "varchar" && name != "bpchar") || len(tn.Typmods) != 1 {
-			return 0, m, notSupported("type modifiers on %s are not supported", name).at(tn.Location)
+			return 0, m, pgerror.NotSupported("type modifiers on %s are not supported", name).At(tn.Location)
 		}
 		k := tn.Typmods[0].GetAConst()
 		iv, ok := k.GetVal().(*pg.A_Const_Ival)
 		if !ok {
-			return 0, m, errorf(CodeSyntax, "type modifiers must be simple constants or identifiers").at(tn.Location)
+			return 0, m, pgerror.Errorf(pgerror.CodeSyntax, "type modifiers must be simple constants or identifiers").At(tn.Location)
 		}
 		n := iv.Ival.Ival
 		short := name // PostgreSQL's anychar_typmodin names char, not bpchar
@@ -718,9 +717,9 @@ func typeOfMod(tn *pg.TypeName) (Type, typeMod, error) {
 		}
 		switch {
 		case n < 1:
-			return 0, m, errorf(CodeInvalidParamValue, "length for type %s must be at least 1", short).at(tn.Location)
-		case n > maxCharLength:
-			return 0, m, errorf(CodeInvalidParamValue, "length for type %s cannot exceed %d", short, maxCharLength).at(tn.Location)
+			return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "length for type %s must be at least 1", short).At(tn.Location)
+		case n > types.MaxCharLength:
+			return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "length for type %s cannot exceed %d", short, types.MaxCharLength).At(tn.Location)
 		}
 		m.MaxLen = int(n)
 	}
@@ -749,17 +748,17 @@ func defaultName(n *pg.Node) string {
 			switch {
 			case m.Int2:
 				return "int2"
-			case (m.MaxLen > 0 || m.Varchar) && t == TText:
+			case (m.MaxLen > 0 || m.Varchar) && t == types.TText:
 				return "varchar"
 			}
 			switch t {
-			case TBpchar:
+			case types.TBpchar:
 				return "bpchar"
-			case TInt4:
+			case types.TInt4:
 				return "int4"
-			case TInt8:
+			case types.TInt8:
 				return "int8"
-			case TBool:
+			case types.TBool:
 				return "bool"
 			}
 		}
@@ -802,15 +801,15 @@ func defaultName(n *pg.Node) string {
 
 // numericTypmods reads numeric(p[, s]): 1 ≤ p ≤ 1000, -1000 ≤ s ≤ 1000
 // (PostgreSQL 15's bounds; 22023 outside them).
-func numericTypmods(tn *pg.TypeName, t Type, m typeMod) (Type, typeMod, error) {
+func numericTypmods(tn *pg.TypeName, t types.Type, m types.Mod) (types.Type, types.Mod, error) {
 	if len(tn.Typmods) > 2 {
-		return 0, m, errorf(CodeInvalidParamValue, "invalid NUMERIC type modifier").at(tn.Location)
+		return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid NUMERIC type modifier").At(tn.Location)
 	}
 	var vals []int
 	for _, n := range tn.Typmods {
 		iv, ok := n.GetAConst().GetVal().(*pg.A_Const_Ival)
 		if !ok {
-			return 0, m, errorf(CodeSyntax, "type modifiers must be simple constants or identifiers").at(tn.Location)
+			return 0, m, pgerror.Errorf(pgerror.CodeSyntax, "type modifiers must be simple constants or identifiers").At(tn.Location)
 		}
 		vals = append(vals, int(iv.Ival.Ival))
 	}
@@ -819,43 +818,43 @@ func numericTypmods(tn *pg.TypeName, t Type, m typeMod) (Type, typeMod, error) {
 		m.Scale = vals[1]
 	}
 	if m.Prec < 1 || m.Prec > 1000 {
-		return 0, m, errorf(CodeInvalidParamValue, "NUMERIC precision %d must be between 1 and 1000", m.Prec).at(tn.Location)
+		return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "NUMERIC precision %d must be between 1 and 1000", m.Prec).At(tn.Location)
 	}
 	if m.Scale < -1000 || m.Scale > 1000 {
-		return 0, m, errorf(CodeInvalidParamValue, "NUMERIC scale %d must be between -1000 and 1000", m.Scale).at(tn.Location)
+		return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "NUMERIC scale %d must be between -1000 and 1000", m.Scale).At(tn.Location)
 	}
 	return t, m, nil
 }
 
 // arrayExpr is ARRAY[e, ...] of integers: an integer[], or a bigint[] when
 // an element is a bigint or a bigint[] is wanted.
-func (c *compiler) arrayExpr(a *pg.A_ArrayExpr, want Type) (expr, error) {
-	t := TInt4Array
-	if want == TInt8Array {
-		t = TInt8Array
+func (c *compiler) arrayExpr(a *pg.A_ArrayExpr, want types.Type) (expr, error) {
+	t := types.TInt4Array
+	if want == types.TInt8Array {
+		t = types.TInt8Array
 	}
 	var els []expr
 	for _, n := range a.Elements {
-		x, err := c.compile(n, TInt4)
+		x, err := c.compile(n, types.TInt4)
 		if err != nil {
 			return nil, err
 		}
 		switch {
-		case x.typ() == TInt8:
-			t = TInt8Array
-		case x.typ() != TInt4:
-			return nil, notSupported("arrays of %s are not supported", x.typ()).at(a.Location)
+		case x.typ() == types.TInt8:
+			t = types.TInt8Array
+		case x.typ() != types.TInt4:
+			return nil, pgerror.NotSupported("arrays of %s are not supported", x.typ()).At(a.Location)
 		}
 		els = append(els, x)
 	}
-	return &funcExpr{name: "array", t: t, args: els, fn: func(_ *env, vs []Value) (Value, error) {
-		out := Value{T: t, A: make([]int64, 0, len(vs))}
+	return &funcExpr{name: "array", t: t, args: els, fn: func(_ *env, vs []types.Value) (types.Value, error) {
+		out := types.Value{T: t, A: make([]int64, 0, len(vs))}
 		for _, v := range vs {
 			if v.Null {
-				return Value{}, notSupported("arrays with NULL elements are not supported")
+				return types.Value{}, pgerror.NotSupported("arrays with NULL elements are not supported")
 			}
-			if t == TInt4Array && (v.I < math.MinInt32 || v.I > math.MaxInt32) {
-				return Value{}, errorf(CodeNumericRange, "integer out of range")
+			if t == types.TInt4Array && (v.I < math.MinInt32 || v.I > math.MaxInt32) {
+				return types.Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
 			}
 			out.A = append(out.A, v.I)
 		}

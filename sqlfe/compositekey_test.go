@@ -9,6 +9,7 @@ import (
 
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/keys"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // TestCompositeKeyDDL: PRIMARY KEY (a, b) as a table constraint, named or
@@ -19,21 +20,21 @@ import (
 // one-column key's catalog entry has no key_cols: it is what it was.
 func TestCompositeKeyDDL(t *testing.T) {
 	eng, s := newTestSession(t)
-	mustFail(t, s, "CREATE TABLE x (a int, b int, PRIMARY KEY (a, a))", CodeDuplicateColumn, `column "a" appears twice in primary key constraint`)
-	mustFail(t, s, "CREATE TABLE x (a int PRIMARY KEY, b int, PRIMARY KEY (b))", CodeInvalidTableDef, `multiple primary keys for table "x" are not allowed`)
-	mustFail(t, s, "CREATE TABLE x (a int, b int, PRIMARY KEY (a, c))", CodeUndefinedColumn, `column "c" named in key does not exist`)
-	mustFail(t, s, "CREATE TABLE x (a int, b numeric, PRIMARY KEY (a, b))", CodeFeatureNotSupp, "")
+	mustFail(t, s, "CREATE TABLE x (a int, b int, PRIMARY KEY (a, a))", pgerror.CodeDuplicateColumn, `column "a" appears twice in primary key constraint`)
+	mustFail(t, s, "CREATE TABLE x (a int PRIMARY KEY, b int, PRIMARY KEY (b))", pgerror.CodeInvalidTableDef, `multiple primary keys for table "x" are not allowed`)
+	mustFail(t, s, "CREATE TABLE x (a int, b int, PRIMARY KEY (a, c))", pgerror.CodeUndefinedColumn, `column "c" named in key does not exist`)
+	mustFail(t, s, "CREATE TABLE x (a int, b numeric, PRIMARY KEY (a, b))", pgerror.CodeFeatureNotSupp, "")
 	mustRun(t, s, "CREATE TABLE t (v int, b text, a int, PRIMARY KEY (a, b) INCLUDE (v))", "CREATE TABLE")
 	mustRun(t, s, "CREATE TABLE n (a int, b int, CONSTRAINT n_ab PRIMARY KEY (b, a))", "CREATE TABLE")
 	mustRun(t, s, "CREATE TABLE one (k int PRIMARY KEY, v int)", "CREATE TABLE")
-	tbl, _ := eng.cat.get("t")
+	tbl, _ := eng.cat.Get("t")
 	if len(tbl.KeyCols) != 2 || tbl.KeyCols[0] != 2 || tbl.KeyCols[1] != 1 || tbl.Key != 2 || !tbl.Cols[1].NotNull || !tbl.Cols[2].NotNull || tbl.Cols[0].NotNull {
 		t.Fatalf("catalog entry %+v", tbl)
 	}
-	if n, _ := eng.cat.get("n"); n.pkeyName() != "n_ab" {
-		t.Fatalf("named key: %q", n.pkeyName())
+	if n, _ := eng.cat.Get("n"); n.PrimaryKeyName() != "n_ab" {
+		t.Fatalf("named key: %q", n.PrimaryKeyName())
 	}
-	one, _ := eng.cat.get("one")
+	one, _ := eng.cat.Get("one")
 	if js, _ := json.Marshal(one); bytes.Contains(js, []byte("key_cols")) || bytes.Contains(js, []byte("pkey_name")) {
 		t.Fatalf("a one-column table's catalog entry changed: %s", js)
 	}
@@ -62,15 +63,15 @@ func TestCompositeKeyDDL(t *testing.T) {
 	mustRun(t, s, "SELECT v FROM t WHERE b = 'x' AND a = 2", "1\nSELECT 1")
 	mustRun(t, s, "SELECT b FROM t WHERE a = 2 ORDER BY a DESC", "x\nb\nSELECT 2")
 	mustRun(t, s, "UPDATE t SET a = 3 WHERE a = 2 AND b = 'b' RETURNING *", "3|b|3\nUPDATE 1")
-	mustFail(t, s, "INSERT INTO n VALUES (1, 2), (1, 2)", CodeUniqueViolation, `duplicate key value violates unique constraint "n_ab"`)
+	mustFail(t, s, "INSERT INTO n VALUES (1, 2), (1, 2)", pgerror.CodeUniqueViolation, `duplicate key value violates unique constraint "n_ab"`)
 	// the key's name is a relation's: PostgreSQL 15's 42P07s and names
 	mustRun(t, s, "CREATE TABLE m (a int, b int, PRIMARY KEY (a, b))", "CREATE TABLE")
-	mustFail(t, s, "CREATE INDEX m_pkey ON m (b)", CodeDuplicateTable, `relation "m_pkey" already exists`)
-	mustFail(t, s, "CREATE TABLE m2 (a int, b int, CONSTRAINT m_pkey PRIMARY KEY (a, b))", CodeDuplicateTable, `relation "m_pkey" already exists`)
-	mustFail(t, s, "CREATE TABLE m3 (a int, b int, CONSTRAINT k3 PRIMARY KEY (a, b), CONSTRAINT k3 UNIQUE (b))", CodeDuplicateTable, `relation "k3" already exists`)
+	mustFail(t, s, "CREATE INDEX m_pkey ON m (b)", pgerror.CodeDuplicateTable, `relation "m_pkey" already exists`)
+	mustFail(t, s, "CREATE TABLE m2 (a int, b int, CONSTRAINT m_pkey PRIMARY KEY (a, b))", pgerror.CodeDuplicateTable, `relation "m_pkey" already exists`)
+	mustFail(t, s, "CREATE TABLE m3 (a int, b int, CONSTRAINT k3 PRIMARY KEY (a, b), CONSTRAINT k3 UNIQUE (b))", pgerror.CodeDuplicateTable, `relation "k3" already exists`)
 	mustRun(t, s, "CREATE TABLE m4 (a int, b int, CONSTRAINT m4_b_key PRIMARY KEY (a, b), UNIQUE (b))", "CREATE TABLE")
-	mustFail(t, s, "INSERT INTO m4 VALUES (1, 1), (2, 1)", CodeUniqueViolation, `duplicate key value violates unique constraint "m4_b_key1"`)
-	mustFail(t, s, "INSERT INTO m4 VALUES (1, 1), (1, 1)", CodeUniqueViolation, `duplicate key value violates unique constraint "m4_b_key"`)
+	mustFail(t, s, "INSERT INTO m4 VALUES (1, 1), (2, 1)", pgerror.CodeUniqueViolation, `duplicate key value violates unique constraint "m4_b_key1"`)
+	mustFail(t, s, "INSERT INTO m4 VALUES (1, 1), (1, 1)", pgerror.CodeUniqueViolation, `duplicate key value violates unique constraint "m4_b_key"`)
 }
 
 // compositeScript is a session on a table keyed (a, b) through every DML
@@ -164,29 +165,18 @@ func TestCompositeKeyDML(t *testing.T) {
 // and name, rows and uniqueness come back.
 func TestCompositeKeyReopen(t *testing.T) {
 	dir := t.TempDir()
-	open := func() (*tupled.DB, *Session) {
-		db, err := tupled.Open(dir, &tupled.Options{VacuumInterval: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := NewExecutor(context.Background(), db, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return db, eng.NewSession(1, "test", nil)
-	}
-	db, s := open()
+	db, s := newDiskSession(t, dir)
 	mustRun(t, s, "CREATE TABLE r (k char(2), n int, v text, CONSTRAINT r_k PRIMARY KEY (n, k)); INSERT INTO r VALUES ('a', 2, 'x'), ('b', 1, NULL), ('a', 1, 'z')", "CREATE TABLE\nINSERT 0 3")
 	s.Close()
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, s = open()
+	db, s = newDiskSession(t, dir)
 	defer db.Close()
 	defer s.Close()
 	mustRun(t, s, "SELECT * FROM r ORDER BY n, k", "a |1|z\nb |1|NULL\na |2|x\nSELECT 3")
 	mustRun(t, s, "SELECT v FROM r WHERE n = 2 AND k = 'a'", "x\nSELECT 1")
-	mustFail(t, s, "INSERT INTO r VALUES ('b', 1, 'w')", CodeUniqueViolation, `duplicate key value violates unique constraint "r_k"`)
+	mustFail(t, s, "INSERT INTO r VALUES ('b', 1, 'w')", pgerror.CodeUniqueViolation, `duplicate key value violates unique constraint "r_k"`)
 	mustRun(t, s, "INSERT INTO r VALUES ('b', 2, 'w') ON CONFLICT ON CONSTRAINT r_k DO NOTHING", "INSERT 0 1")
 }
 
@@ -223,7 +213,7 @@ func TestCompositeKeyLocking(t *testing.T) {
 	mustRun(t, s2, "SELECT locked_row, modes FROM pgrowlocks('t')", "(1,x)|{\"For Share\"}\n(1,y)|{\"For Share\"}\nSELECT 2")
 	run(t, s1, "ROLLBACK")
 	// pg_locks names a tuple lock's row by its key, as pgrowlocks does
-	tbl, _ := eng.cat.get("t")
+	tbl, _ := eng.cat.Get("t")
 	if rel, k := s1.keyText(tbl.Engine, keys.MustPack(int64(2), "x")); rel != "t" || k != "(2,x)" {
 		t.Fatalf("keyText: %q %q", rel, k)
 	}
@@ -258,7 +248,7 @@ func TestCompositeKeyUpdateVsKeyShare(t *testing.T) {
 		mustRun(t, s1, end, end)
 		out, err := res()
 		if end == "COMMIT" {
-			if err == nil || err.Code != CodeUniqueViolation || err.Detail != "Key (a, b)=(3, n) already exists." {
+			if err == nil || err.Code != pgerror.CodeUniqueViolation || err.Detail != "Key (a, b)=(3, n) already exists." {
 				t.Fatalf("after the inserter's commit: %q %v", out, err)
 			}
 			mustRun(t, s1, "DELETE FROM t WHERE a = 3", "DELETE 1")

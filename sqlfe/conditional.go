@@ -8,6 +8,8 @@ import (
 	"time"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Conditional expressions (CASE, COALESCE, NULLIF, GREATEST, LEAST),
@@ -18,23 +20,23 @@ import (
 // commonType resolves the type of a CASE's results or of COALESCE's,
 // GREATEST's, LEAST's arguments, as PostgreSQL's select_common_type does
 // among our types (all unknown: text).
-func (c *compiler) commonType(xs []expr, what string) (Type, error) {
-	t := TUnknown
+func (c *compiler) commonType(xs []expr, what string) (types.Type, error) {
+	t := types.TUnknown
 	for _, x := range xs {
 		var err error
 		if t, err = unifyTypes(t, x.typ(), what); err != nil {
 			return 0, err
 		}
 	}
-	if t == TUnknown {
-		t = TText
+	if t == types.TUnknown {
+		t = types.TText
 	}
 	return t, nil
 }
 
 // coerceAll makes each of xs of type t (an unknown by resolving it, a
 // typed one by a cast).
-func (c *compiler) coerceAll(xs []expr, t Type) ([]expr, error) {
+func (c *compiler) coerceAll(xs []expr, t types.Type) ([]expr, error) {
 	for i, x := range xs {
 		y, err := c.coerce(x, t)
 		if err != nil {
@@ -53,10 +55,10 @@ type caseExpr struct {
 	whens []expr
 	thens []expr
 	els   expr
-	t     Type
+	t     types.Type
 }
 
-func (c *caseExpr) typ() Type { return c.t }
+func (c *caseExpr) typ() types.Type { return c.t }
 func (c *caseExpr) kids() []expr {
 	out := append(append([]expr{}, c.whens...), c.thens...)
 	if c.arg != nil {
@@ -64,8 +66,8 @@ func (c *caseExpr) kids() []expr {
 	}
 	return append(out, c.els)
 }
-func (c *caseExpr) eval(e *env) (Value, error) {
-	var a Value
+func (c *caseExpr) eval(e *env) (types.Value, error) {
+	var a types.Value
 	if c.arg != nil {
 		var err error
 		if a, err = c.arg.eval(e); err != nil {
@@ -78,11 +80,11 @@ func (c *caseExpr) eval(e *env) (Value, error) {
 			if err != nil {
 				return v, err
 			}
-			if a.Null || v.Null || cmpValues(a, v) != 0 {
+			if a.Null || v.Null || types.Compare(a, v) != 0 {
 				continue
 			}
 		} else if ok, err := truthy(w, e); err != nil {
-			return Value{}, err
+			return types.Value{}, err
 		} else if !ok {
 			continue
 		}
@@ -94,7 +96,7 @@ func (c *caseExpr) eval(e *env) (Value, error) {
 func (c *compiler) caseExpr(n *pg.CaseExpr) (expr, error) {
 	out := &caseExpr{}
 	if n.Arg != nil {
-		a, err := c.compile(n.Arg, TUnknown)
+		a, err := c.compile(n.Arg, types.TUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -108,34 +110,34 @@ func (c *compiler) caseExpr(n *pg.CaseExpr) (expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !comparable(out.arg.typ(), v.typ()) && out.arg.typ() != TUnknown {
-				return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s = %s", out.arg.typ(), v.typ()).at(cw.Location)
+			if !comparable(out.arg.typ(), v.typ()) && out.arg.typ() != types.TUnknown {
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s = %s", out.arg.typ(), v.typ()).At(cw.Location)
 			}
 			out.whens = append(out.whens, v)
 		} else {
-			cond, err := c.compile(cw.Expr, TBool)
+			cond, err := c.compile(cw.Expr, types.TBool)
 			if err != nil {
 				return nil, err
 			}
-			if cond.typ() != TBool {
-				return nil, errorf(CodeDatatypeMismatch, "argument of CASE/WHEN must be type boolean, not type %s", cond.typ()).at(cw.Location)
+			if cond.typ() != types.TBool {
+				return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of CASE/WHEN must be type boolean, not type %s", cond.typ()).At(cw.Location)
 			}
 			out.whens = append(out.whens, cond)
 		}
-		r, err := c.compile(cw.Result, TUnknown)
+		r, err := c.compile(cw.Result, types.TUnknown)
 		if err != nil {
 			return nil, err
 		}
 		results = append(results, r)
 	}
 	if n.Defresult != nil {
-		d, err := c.compile(n.Defresult, TUnknown)
+		d, err := c.compile(n.Defresult, types.TUnknown)
 		if err != nil {
 			return nil, err
 		}
 		results = append(results, d)
 	} else {
-		results = append(results, &constExpr{Null(TUnknown)})
+		results = append(results, &constExpr{types.Null(types.TUnknown)})
 	}
 	t, err := c.commonType(results, "CASE")
 	if err != nil {
@@ -152,13 +154,13 @@ func (c *compiler) caseExpr(n *pg.CaseExpr) (expr, error) {
 type minMaxExpr struct {
 	least bool
 	args  []expr
-	t     Type
+	t     types.Type
 }
 
-func (m *minMaxExpr) typ() Type    { return m.t }
-func (m *minMaxExpr) kids() []expr { return m.args }
-func (m *minMaxExpr) eval(e *env) (Value, error) {
-	best := Null(m.t)
+func (m *minMaxExpr) typ() types.Type { return m.t }
+func (m *minMaxExpr) kids() []expr    { return m.args }
+func (m *minMaxExpr) eval(e *env) (types.Value, error) {
+	best := types.Null(m.t)
 	for _, a := range m.args {
 		v, err := a.eval(e)
 		if err != nil {
@@ -171,7 +173,7 @@ func (m *minMaxExpr) eval(e *env) (Value, error) {
 			best = v
 			continue
 		}
-		d := cmpValues(v, best)
+		d := types.Compare(v, best)
 		if (m.least && d < 0) || (!m.least && d > 0) {
 			best = v
 		}
@@ -182,9 +184,9 @@ func (m *minMaxExpr) eval(e *env) (Value, error) {
 // nullifExpr is NULLIF(a, b): NULL when a = b, else a.
 type nullifExpr struct{ l, r expr }
 
-func (n *nullifExpr) typ() Type    { return n.l.typ() }
-func (n *nullifExpr) kids() []expr { return []expr{n.l, n.r} }
-func (n *nullifExpr) eval(e *env) (Value, error) {
+func (n *nullifExpr) typ() types.Type { return n.l.typ() }
+func (n *nullifExpr) kids() []expr    { return []expr{n.l, n.r} }
+func (n *nullifExpr) eval(e *env) (types.Value, error) {
 	a, err := n.l.eval(e)
 	if err != nil {
 		return a, err
@@ -193,16 +195,16 @@ func (n *nullifExpr) eval(e *env) (Value, error) {
 	if err != nil {
 		return b, err
 	}
-	if !a.Null && !b.Null && cmpValues(a, b) == 0 {
-		return Null(a.T), nil
+	if !a.Null && !b.Null && types.Compare(a, b) == 0 {
+		return types.Null(a.T), nil
 	}
 	return a, nil
 }
 
-func (c *compiler) variadic(args []*pg.Node, what string) ([]expr, Type, error) {
+func (c *compiler) variadic(args []*pg.Node, what string) ([]expr, types.Type, error) {
 	var xs []expr
 	for _, a := range args {
-		x, err := c.compile(a, TUnknown)
+		x, err := c.compile(a, types.TUnknown)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -231,9 +233,9 @@ type patternExpr struct {
 	re     *regexp.Regexp
 }
 
-func (p *patternExpr) typ() Type    { return TBool }
-func (p *patternExpr) kids() []expr { return []expr{p.l, p.pat} }
-func (p *patternExpr) eval(e *env) (Value, error) {
+func (p *patternExpr) typ() types.Type { return types.TBool }
+func (p *patternExpr) kids() []expr    { return []expr{p.l, p.pat} }
+func (p *patternExpr) eval(e *env) (types.Value, error) {
 	a, err := p.l.eval(e)
 	if err != nil {
 		return a, err
@@ -243,17 +245,17 @@ func (p *patternExpr) eval(e *env) (Value, error) {
 		return b, err
 	}
 	if a.Null || b.Null {
-		return Null(TBool), nil
+		return types.Null(types.TBool), nil
 	}
 	re, err := p.regexp(b.S)
 	if err != nil {
-		return Value{}, err
+		return types.Value{}, err
 	}
 	s := a.S
-	if a.T == TBpchar {
-		s = bpcharTrim(s)
+	if a.T == types.TBpchar {
+		s = types.BpcharTrim(s)
 	}
-	return Bool(re.MatchString(s) != p.not), nil
+	return types.Bool(re.MatchString(s) != p.not), nil
 }
 
 func (p *patternExpr) regexp(pat string) (*regexp.Regexp, error) {
@@ -274,7 +276,7 @@ func (p *patternExpr) regexp(pat string) (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile("(?s)" + src)
 	if err != nil {
-		return nil, errorf(CodeInvalidRegex, "invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		return nil, pgerror.Errorf(pgerror.CodeInvalidRegex, "invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
 	p.re, p.last = re, pat
 	return re, nil
@@ -294,7 +296,7 @@ func likeToRegexp(pat string) (string, error) {
 			b.WriteString(".")
 		case '\\':
 			if i+1 == len(rs) {
-				return "", errorf(CodeInvalidEscape, "LIKE pattern must not end with escape character")
+				return "", pgerror.Errorf(pgerror.CodeInvalidEscape, "LIKE pattern must not end with escape character")
 			}
 			i++
 			b.WriteString(regexp.QuoteMeta(string(rs[i])))
@@ -322,16 +324,16 @@ func (c *compiler) patternOp(a *pg.A_Expr, op string) (expr, bool, error) {
 		return nil, false, nil
 	}
 	p.not = strings.HasPrefix(op, "!")
-	l, err := c.compile(a.Lexpr, TText)
+	l, err := c.compile(a.Lexpr, types.TText)
 	if err != nil {
 		return nil, true, err
 	}
-	r, err := c.compile(a.Rexpr, TText)
+	r, err := c.compile(a.Rexpr, types.TText)
 	if err != nil {
 		return nil, true, err
 	}
-	if !isString(l.typ()) || !isString(r.typ()) {
-		return nil, true, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).at(a.Location)
+	if !types.IsString(l.typ()) || !types.IsString(r.typ()) {
+		return nil, true, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).At(a.Location)
 	}
 	p.l, p.pat = l, r
 	if k, ok := r.(*constExpr); ok && !k.v.Null {
@@ -348,30 +350,30 @@ func (c *compiler) sqlValueFunction(f *pg.SQLValueFunction) (expr, error) {
 	switch f.Op {
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE,
 		pg.SQLValueFunctionOp_SVFOP_USER, pg.SQLValueFunctionOp_SVFOP_SESSION_USER:
-		return &funcExpr{name: "current_user", t: TText, fn: func(e *env, _ []Value) (Value, error) {
-			return Text(e.s.user), nil
+		return &funcExpr{name: "current_user", t: types.TText, fn: func(e *env, _ []types.Value) (types.Value, error) {
+			return types.Text(e.s.user), nil
 		}}, nil
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:
-		return &funcExpr{name: "current_catalog", t: TText, fn: func(e *env, _ []Value) (Value, error) {
-			return Text(e.s.database()), nil
+		return &funcExpr{name: "current_catalog", t: types.TText, fn: func(e *env, _ []types.Value) (types.Value, error) {
+			return types.Text(e.s.database()), nil
 		}}, nil
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
-		return &constExpr{Text("public")}, nil
+		return &constExpr{types.Text("public")}, nil
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
-		return &funcExpr{name: "current_timestamp", t: TTimestamptz, fn: func(e *env, _ []Value) (Value, error) {
-			return timestamptzValue(e.s.txStart(e.ctx)), nil
+		return &funcExpr{name: "current_timestamp", t: types.TTimestamptz, fn: func(e *env, _ []types.Value) (types.Value, error) {
+			return types.TimestamptzValue(e.s.txStart(e.ctx)), nil
 		}}, nil
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
-		return &funcExpr{name: "current_date", t: TDate, fn: func(e *env, _ []Value) (Value, error) {
-			return dateValue(e.s.txStart(e.ctx)), nil
+		return &funcExpr{name: "current_date", t: types.TDate, fn: func(e *env, _ []types.Value) (types.Value, error) {
+			return types.DateValue(e.s.txStart(e.ctx)), nil
 		}}, nil
 	case pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP:
 		// timestamp without time zone in the session's time zone, UTC
-		return &funcExpr{name: "current_timestamp", t: TTimestamp, fn: func(e *env, _ []Value) (Value, error) {
-			return timestampValue(e.s.txStart(e.ctx)), nil
+		return &funcExpr{name: "current_timestamp", t: types.TTimestamp, fn: func(e *env, _ []types.Value) (types.Value, error) {
+			return types.TimestampValue(e.s.txStart(e.ctx)), nil
 		}}, nil
 	}
-	return nil, notSupported("%s is not supported (the time type is not implemented yet)", strings.ToUpper(sqlValueFunctionNames[f.Op])).at(f.Location)
+	return nil, pgerror.NotSupported("%s is not supported (the time type is not implemented yet)", strings.ToUpper(sqlValueFunctionNames[f.Op])).At(f.Location)
 }
 
 // sqlValueFunctionNames are the SQL value functions' result column names.
@@ -417,13 +419,13 @@ type subqueryExpr struct {
 	correlated bool
 	test       expr   // ANY/ALL: the left side
 	op         string // ANY/ALL: the comparison
-	t          Type
+	t          types.Type
 	mu         sync.Mutex
 	exec       *execRun // the execution whose rows are cached
-	cache      [][]Value
+	cache      [][]types.Value
 }
 
-func (q *subqueryExpr) typ() Type { return q.t }
+func (q *subqueryExpr) typ() types.Type { return q.t }
 func (q *subqueryExpr) kids() []expr {
 	if q.test != nil {
 		return []expr{q.test}
@@ -431,7 +433,7 @@ func (q *subqueryExpr) kids() []expr {
 	return nil
 }
 
-func (q *subqueryExpr) rows(e *env) ([][]Value, error) {
+func (q *subqueryExpr) rows(e *env) ([][]types.Value, error) {
 	qc := &qctx{ctx: e.ctx, s: e.s, params: e.params, exec: e.exec, outer: e}
 	if q.correlated {
 		return collect(qc, q.root)
@@ -449,22 +451,22 @@ func (q *subqueryExpr) rows(e *env) ([][]Value, error) {
 	return rows, nil
 }
 
-func (q *subqueryExpr) eval(e *env) (Value, error) {
+func (q *subqueryExpr) eval(e *env) (types.Value, error) {
 	rows, err := q.rows(e)
 	if err != nil {
-		return Value{}, err
+		return types.Value{}, err
 	}
 	switch q.kind {
 	case pg.SubLinkType_EXISTS_SUBLINK:
-		return Bool(len(rows) > 0), nil
+		return types.Bool(len(rows) > 0), nil
 	case pg.SubLinkType_EXPR_SUBLINK:
 		switch len(rows) {
 		case 0:
-			return Null(q.t), nil
+			return types.Null(q.t), nil
 		case 1:
 			return rows[0][0], nil
 		}
-		return Value{}, errorf(CodeCardinality, "more than one row returned by a subquery used as an expression")
+		return types.Value{}, pgerror.Errorf(pgerror.CodeCardinality, "more than one row returned by a subquery used as an expression")
 	}
 	// ANY / ALL (IN is = ANY, NOT IN is NOT (= ANY))
 	a, err := q.test.eval(e)
@@ -479,24 +481,24 @@ func (q *subqueryExpr) eval(e *env) (Value, error) {
 			sawNull = true
 			continue
 		}
-		ok := cmpOp(q.op, cmpValues(a, b))
+		ok := cmpOp(q.op, types.Compare(a, b))
 		if ok && !all {
-			return Bool(true), nil
+			return types.Bool(true), nil
 		}
 		if !ok && all {
-			return Bool(false), nil
+			return types.Bool(false), nil
 		}
 	}
 	if sawNull {
-		return Null(TBool), nil
+		return types.Null(types.TBool), nil
 	}
-	return Bool(all), nil
+	return types.Bool(all), nil
 }
 
 func (c *compiler) subLink(sl *pg.SubLink) (expr, error) {
 	sel := sl.Subselect.GetSelectStmt()
 	if sel == nil || c.s == nil {
-		return nil, notSupported("this subquery is not supported")
+		return nil, pgerror.NotSupported("this subquery is not supported")
 	}
 	prevOuter, prevRefs := c.s.planOuter, c.s.outerRefs
 	c.s.planOuter, c.s.outerRefs = c, 0
@@ -511,17 +513,17 @@ func (c *compiler) subLink(sl *pg.SubLink) (expr, error) {
 	p := &plan{cols: cols}
 	switch sl.SubLinkType {
 	case pg.SubLinkType_EXISTS_SUBLINK:
-		q.t = TBool
+		q.t = types.TBool
 		return q, nil
 	case pg.SubLinkType_EXPR_SUBLINK:
 		if len(p.cols) != 1 {
-			return nil, errorf(CodeSyntax, "subquery must return only one column").at(sl.Location)
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "subquery must return only one column").At(sl.Location)
 		}
 		q.t = p.cols[0].Type
 		return q, nil
 	case pg.SubLinkType_ANY_SUBLINK, pg.SubLinkType_ALL_SUBLINK:
 		if len(p.cols) != 1 {
-			return nil, errorf(CodeSyntax, "subquery has too many columns").at(sl.Location)
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "subquery has too many columns").At(sl.Location)
 		}
 		test, err := c.compile(sl.Testexpr, p.cols[0].Type)
 		if err != nil {
@@ -537,13 +539,13 @@ func (c *compiler) subLink(sl *pg.SubLink) (expr, error) {
 		switch op {
 		case "=", "<>", "<", "<=", ">", ">=":
 		default:
-			return nil, notSupported("operator %s with ANY/ALL is not supported", op)
+			return nil, pgerror.NotSupported("operator %s with ANY/ALL is not supported", op)
 		}
 		if !comparable(test.typ(), p.cols[0].Type) {
-			return nil, errorf(CodeUndefinedFunction, "operator does not exist: %s %s %s", test.typ(), op, p.cols[0].Type).at(sl.Location)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", test.typ(), op, p.cols[0].Type).At(sl.Location)
 		}
-		q.test, q.op, q.t = test, op, TBool
+		q.test, q.op, q.t = test, op, types.TBool
 		return q, nil
 	}
-	return nil, notSupported("this kind of subquery is not supported").at(sl.Location)
+	return nil, pgerror.NotSupported("this kind of subquery is not supported").At(sl.Location)
 }

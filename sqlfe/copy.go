@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // COPY ... FROM STDIN and COPY ... TO STDOUT, as PostgreSQL 15 runs them.
@@ -58,9 +61,6 @@ type CopyIO interface {
 // SetCopyIO gives the session its connection's COPY sub-protocol.
 func (s *Session) SetCopyIO(c CopyIO) { s.copyIO = c }
 
-// CodeBadCopyFormat is PostgreSQL's bad_copy_file_format.
-const CodeBadCopyFormat = "22P04"
-
 type copyFormat uint8
 
 const (
@@ -98,7 +98,7 @@ func defBool(d *pg.DefElem) (bool, bool) {
 		return false, false
 	}
 	if s := d.Arg.GetString_(); s != nil {
-		return parseBool(s.Sval)
+		return types.ParseBool(s.Sval)
 	}
 	return false, false
 }
@@ -121,17 +121,17 @@ func parseCopyOpts(list []*pg.Node, from bool) (*copyOpts, error) {
 	for _, n := range list {
 		d := n.GetDefElem()
 		if d == nil {
-			return nil, notSupported("this COPY option is not supported")
+			return nil, pgerror.NotSupported("this COPY option is not supported")
 		}
 		name := d.Defname
 		if seen[name] {
-			return nil, errorf(CodeSyntax, "conflicting or redundant options").at(d.Location)
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "conflicting or redundant options").At(d.Location)
 		}
 		seen[name] = true
 		str := func() (*string, error) {
 			v, ok := defString(d)
 			if !ok {
-				return nil, errorf(CodeSyntax, "%s requires a parameter", name).at(d.Location)
+				return nil, pgerror.Errorf(pgerror.CodeSyntax, "%s requires a parameter", name).At(d.Location)
 			}
 			return &v, nil
 		}
@@ -140,7 +140,7 @@ func parseCopyOpts(list []*pg.Node, from bool) (*copyOpts, error) {
 		case "format":
 			v, ok := defString(d)
 			if !ok {
-				return nil, errorf(CodeSyntax, "%s requires a parameter", name).at(d.Location)
+				return nil, pgerror.Errorf(pgerror.CodeSyntax, "%s requires a parameter", name).At(d.Location)
 			}
 			switch v {
 			case "text":
@@ -150,12 +150,12 @@ func parseCopyOpts(list []*pg.Node, from bool) (*copyOpts, error) {
 			case "binary":
 				o.format = copyBinary
 			default:
-				return nil, errorf(CodeInvalidParamValue, "COPY format %q not recognized", v).at(d.Location)
+				return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "COPY format %q not recognized", v).At(d.Location)
 			}
 			formatSet = true
 		case "freeze":
 			if _, ok := defBool(d); !ok {
-				return nil, errorf(CodeSyntax, "%s requires a Boolean value", name).at(d.Location)
+				return nil, pgerror.Errorf(pgerror.CodeSyntax, "%s requires a Boolean value", name).At(d.Location)
 			}
 		case "delimiter":
 			delim, err = str()
@@ -168,28 +168,28 @@ func parseCopyOpts(list []*pg.Node, from bool) (*copyOpts, error) {
 		case "header":
 			if v, ok := defString(d); ok && strings.EqualFold(v, "match") {
 				if !from {
-					return nil, notSupported("cannot use \"%s\" with HEADER in COPY TO", v).at(d.Location)
+					return nil, pgerror.NotSupported("cannot use \"%s\" with HEADER in COPY TO", v).At(d.Location)
 				}
 				o.header, o.headerMatch = true, true
 				break
 			}
 			b, ok := defBool(d)
 			if !ok {
-				return nil, errorf(CodeSyntax, "%s requires a Boolean value or \"match\"", name).at(d.Location)
+				return nil, pgerror.Errorf(pgerror.CodeSyntax, "%s requires a Boolean value or \"match\"", name).At(d.Location)
 			}
 			o.header = b
 		case "encoding":
 			v, ok := defString(d)
 			if !ok {
-				return nil, errorf(CodeSyntax, "%s requires a parameter", name).at(d.Location)
+				return nil, pgerror.Errorf(pgerror.CodeSyntax, "%s requires a parameter", name).At(d.Location)
 			}
 			if e := strings.ToUpper(strings.ReplaceAll(v, "-", "")); e != "UTF8" && e != "UNICODE" {
-				return nil, notSupported("COPY ENCODING %q is not supported (only UTF8)", v).at(d.Location)
+				return nil, pgerror.NotSupported("COPY ENCODING %q is not supported (only UTF8)", v).At(d.Location)
 			}
 		case "force_quote", "force_not_null", "force_null":
-			return nil, notSupported("COPY %s is not supported", strings.ToUpper(name)).at(d.Location)
+			return nil, pgerror.NotSupported("COPY %s is not supported", strings.ToUpper(name)).At(d.Location)
 		default:
-			return nil, errorf(CodeSyntax, "option %q not recognized", name).at(d.Location)
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "option %q not recognized", name).At(d.Location)
 		}
 		if err != nil {
 			return nil, err
@@ -198,13 +198,13 @@ func parseCopyOpts(list []*pg.Node, from bool) (*copyOpts, error) {
 	_ = formatSet
 	if o.format == copyBinary {
 		if delim != nil {
-			return nil, errorf(CodeSyntax, "cannot specify DELIMITER in BINARY mode")
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "cannot specify DELIMITER in BINARY mode")
 		}
 		if null != nil {
-			return nil, errorf(CodeSyntax, "cannot specify NULL in BINARY mode")
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "cannot specify NULL in BINARY mode")
 		}
 		if o.header {
-			return nil, notSupported("cannot specify HEADER in BINARY mode")
+			return nil, pgerror.NotSupported("cannot specify HEADER in BINARY mode")
 		}
 	}
 	csv := o.format == copyCSV
@@ -214,7 +214,7 @@ func parseCopyOpts(list []*pg.Node, from bool) (*copyOpts, error) {
 	}
 	if delim != nil {
 		if len(*delim) != 1 {
-			return nil, notSupported("COPY delimiter must be a single one-byte character")
+			return nil, pgerror.NotSupported("COPY delimiter must be a single one-byte character")
 		}
 		o.delim = (*delim)[0]
 	}
@@ -225,48 +225,48 @@ func parseCopyOpts(list []*pg.Node, from bool) (*copyOpts, error) {
 		return o, nil
 	}
 	if o.delim == '\r' || o.delim == '\n' {
-		return nil, errorf(CodeInvalidParamValue, "COPY delimiter cannot be newline or carriage return")
+		return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "COPY delimiter cannot be newline or carriage return")
 	}
 	if strings.ContainsAny(o.null, "\r\n") {
-		return nil, errorf(CodeInvalidParamValue, "COPY null representation cannot use newline or carriage return")
+		return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "COPY null representation cannot use newline or carriage return")
 	}
 	if !csv && strings.IndexByte("\\.abcdefghijklmnopqrstuvwxyz0123456789", o.delim) >= 0 {
-		return nil, errorf(CodeInvalidParamValue, "COPY delimiter cannot be \"%s\"", string(o.delim))
+		return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "COPY delimiter cannot be \"%s\"", string(o.delim))
 	}
 	if !csv && quote != nil {
-		return nil, notSupported("COPY quote available only in CSV mode")
+		return nil, pgerror.NotSupported("COPY quote available only in CSV mode")
 	}
 	if quote != nil {
 		if len(*quote) != 1 {
-			return nil, notSupported("COPY quote must be a single one-byte character")
+			return nil, pgerror.NotSupported("COPY quote must be a single one-byte character")
 		}
 		o.quote = (*quote)[0]
 	}
 	if csv && o.delim == o.quote {
-		return nil, errorf(CodeInvalidParamValue, "COPY delimiter and quote must be different")
+		return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "COPY delimiter and quote must be different")
 	}
 	if !csv && escape != nil {
-		return nil, notSupported("COPY escape available only in CSV mode")
+		return nil, pgerror.NotSupported("COPY escape available only in CSV mode")
 	}
 	o.escape = o.quote
 	if escape != nil {
 		if len(*escape) != 1 {
-			return nil, notSupported("COPY escape must be a single one-byte character")
+			return nil, pgerror.NotSupported("COPY escape must be a single one-byte character")
 		}
 		o.escape = (*escape)[0]
 	}
 	if strings.IndexByte(o.null, o.delim) >= 0 {
-		return nil, notSupported("COPY delimiter must not appear in the NULL specification")
+		return nil, pgerror.NotSupported("COPY delimiter must not appear in the NULL specification")
 	}
 	if csv && strings.IndexByte(o.null, o.quote) >= 0 {
-		return nil, errorf(CodeInvalidParamValue, "CSV quote character must not appear in the NULL specification")
+		return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "CSV quote character must not appear in the NULL specification")
 	}
 	return o, nil
 }
 
 // planCopy plans COPY t [(cols)] FROM STDIN, COPY t [(cols)] TO STDOUT and
 // COPY (query) TO STDOUT.
-func (s *Session) planCopy(st *pg.CopyStmt, params *[]Type) (*plan, error) {
+func (s *Session) planCopy(st *pg.CopyStmt, params *[]types.Type) (*plan, error) {
 	if st.Filename != "" || st.IsProgram {
 		what := "a file"
 		if st.IsProgram {
@@ -276,11 +276,11 @@ func (s *Session) planCopy(st *pg.CopyStmt, params *[]Type) (*plan, error) {
 		if st.IsFrom {
 			dir = "from"
 		}
-		return nil, &Error{Code: CodeFeatureNotSupp, Message: fmt.Sprintf("COPY %s %s on the server is not supported", dir, what),
+		return nil, &pgerror.Error{Code: pgerror.CodeFeatureNotSupp, Message: fmt.Sprintf("COPY %s %s on the server is not supported", dir, what),
 			Hint: "COPY FROM STDIN and COPY TO STDOUT work; psql's \\copy reads and writes files on the client through them."}
 	}
 	if st.WhereClause != nil {
-		return nil, notSupported("COPY FROM ... WHERE is not supported")
+		return nil, pgerror.NotSupported("COPY FROM ... WHERE is not supported")
 	}
 	o, err := parseCopyOpts(st.Options, st.IsFrom)
 	if err != nil {
@@ -298,7 +298,7 @@ func (s *Session) planCopy(st *pg.CopyStmt, params *[]Type) (*plan, error) {
 
 // copyTarget resolves the table of COPY t [(cols)] and its column list
 // (every visible column if none is given).
-func (s *Session) copyTarget(rv *pg.RangeVar, names []string) (*Table, []int, error) {
+func (s *Session) copyTarget(rv *pg.RangeVar, names []string) (*catalog.Table, []int, error) {
 	t, err := s.table(rv)
 	if err != nil {
 		return nil, nil, err
@@ -314,12 +314,12 @@ func (s *Session) copyTarget(rv *pg.RangeVar, names []string) (*Table, []int, er
 	}
 	seen := map[int]bool{}
 	for _, n := range names {
-		i := t.col(n)
+		i := t.Col(n)
 		if i < 0 {
-			return nil, nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", n, t.Name)
+			return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", n, t.Name)
 		}
 		if seen[i] {
-			return nil, nil, errorf(CodeDuplicateColumn, "column %q specified more than once", n)
+			return nil, nil, pgerror.Errorf(pgerror.CodeDuplicateColumn, "column %q specified more than once", n)
 		}
 		seen[i] = true
 		target = append(target, i)
@@ -348,9 +348,9 @@ func (s *Session) planCopyFrom(st *pg.CopyStmt, o *copyOpts, names []string) (*p
 			return nil, err
 		}
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		if s.copyIO == nil {
-			return nil, notSupported("COPY FROM STDIN needs a client connection")
+			return nil, pgerror.NotSupported("COPY FROM STDIN needs a client connection")
 		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
@@ -361,7 +361,7 @@ func (s *Session) planCopyFrom(st *pg.CopyStmt, o *copyOpts, names []string) (*p
 		if err := s.copyIO.CopyInStart(o.format == copyBinary, len(target)); err != nil {
 			return nil, err
 		}
-		n, err := cf.run(func(row []Value) error {
+		n, err := cf.run(func(row []types.Value) error {
 			// as PostgreSQL's COPY: NOT NULL (and the other checks of the
 			// row) while the line is at hand, the insert's unique checks
 			// ("COPY t, line n" only: PostgreSQL finds them when it flushes
@@ -371,7 +371,7 @@ func (s *Session) planCopyFrom(st *pg.CopyStmt, o *copyOpts, names []string) (*p
 				return err
 			}
 			cf.curLine = nil
-			if err := tx.Insert(ctx, t.Engine, key, encodeRow(t, row)); err != nil {
+			if err := tx.Insert(ctx, t.Engine, key, catalog.EncodeRow(t, row)); err != nil {
 				return dupRowError(err, t, row)
 			}
 			return nil
@@ -380,7 +380,7 @@ func (s *Session) planCopyFrom(st *pg.CopyStmt, o *copyOpts, names []string) (*p
 			e := ToError(err)
 			// a foreign key is checked by PostgreSQL's after-row triggers,
 			// which run outside the COPY's error context
-			if e.Where == "" && cf.line > 0 && e.fk == nil {
+			if e.Where == "" && cf.line > 0 && fkCause(e) == nil {
 				e.Where = cf.where()
 			}
 			return nil, e
@@ -397,7 +397,7 @@ const maxCopyLine = 256 << 20
 // copyFrom is one COPY FROM STDIN's reading state.
 type copyFrom struct {
 	s      *Session
-	t      *Table
+	t      *catalog.Table
 	o      *copyOpts
 	target []int
 	defs   []expr
@@ -450,8 +450,8 @@ func limitPrintout(s string) string {
 	return s[:cut] + "..."
 }
 
-func copyFormatError(format string, args ...any) *Error {
-	return errorf(CodeBadCopyFormat, format, args...)
+func copyFormatError(format string, args ...any) *pgerror.Error {
+	return pgerror.Errorf(pgerror.CodeBadCopyFormat, format, args...)
 }
 
 // more reads the next CopyData into buf, keeping buf[pos:]; false at
@@ -477,7 +477,7 @@ func (cf *copyFrom) more() (bool, error) {
 		cf.pos = 0
 	}
 	if len(cf.buf)+len(data) > maxCopyLine {
-		return false, errorf(CodeProgramLimit, "COPY line is longer than %d bytes", maxCopyLine)
+		return false, pgerror.Errorf(pgerror.CodeProgramLimit, "COPY line is longer than %d bytes", maxCopyLine)
 	}
 	cf.buf = append(cf.buf, data...)
 	return true, nil
@@ -494,7 +494,7 @@ func (cf *copyFrom) drain() error {
 	}
 }
 
-func (cf *copyFrom) run(insert func([]Value) error) (int64, error) {
+func (cf *copyFrom) run(insert func([]types.Value) error) (int64, error) {
 	cf.curCol = -1
 	if cf.o.format == copyBinary {
 		return cf.runBinary(insert)
@@ -541,16 +541,16 @@ func (cf *copyFrom) run(insert func([]Value) error) (int64, error) {
 		for j, ci := range cf.target {
 			col := cf.t.Cols[ci]
 			if cf.nulls[j] {
-				row[ci] = Null(col.Type)
+				row[ci] = types.Null(col.Type)
 				continue
 			}
 			cf.curCol, cf.curVal, cf.hasVal = ci, string(cf.fields[j]), true
-			v, err := ParseText(col.Type, cf.curVal)
+			v, err := types.ParseText(col.Type, cf.curVal)
 			if err == nil && col.Int2 && (v.I < -32768 || v.I > 32767) {
-				err = errorf(CodeNumericRange, "value %q is out of range for type smallint", cf.curVal)
+				err = pgerror.Errorf(pgerror.CodeNumericRange, "value %q is out of range for type smallint", cf.curVal)
 			}
 			if err == nil && (col.Int2 || col.MaxLen > 0) {
-				v, err = applyMod(v, col.mod(), false) // as the type's input function with the column's typmod
+				v, err = types.ApplyMod(v, col.Mod(), false) // as the type's input function with the column's typmod
 			}
 			if err != nil {
 				return n, err
@@ -572,8 +572,8 @@ func (cf *copyFrom) run(insert func([]Value) error) (int64, error) {
 
 // newRow is a row of the table with the defaults of the columns the data
 // leaves out.
-func (cf *copyFrom) newRow() ([]Value, error) {
-	row := make([]Value, len(cf.t.Cols))
+func (cf *copyFrom) newRow() ([]types.Value, error) {
+	row := make([]types.Value, len(cf.t.Cols))
 	for i, d := range cf.defs {
 		if d == nil {
 			continue
@@ -583,7 +583,7 @@ func (cf *copyFrom) newRow() ([]Value, error) {
 			return nil, err
 		}
 		if v.T != cf.t.Cols[i].Type {
-			if v, err = castValue(v, cf.t.Cols[i].Type); err != nil {
+			if v, err = types.Cast(v, cf.t.Cols[i].Type); err != nil {
 				return nil, err
 			}
 		}
@@ -713,16 +713,16 @@ func (cf *copyFrom) nextLine() ([]byte, bool, error) {
 	}
 }
 
-func eolError(csv bool, c byte) *Error {
+func eolError(csv bool, c byte) *pgerror.Error {
 	switch {
 	case csv && c == '\r':
-		return &Error{Code: CodeBadCopyFormat, Message: "unquoted carriage return found in data", Hint: "Use quoted CSV field to represent carriage return."}
+		return &pgerror.Error{Code: pgerror.CodeBadCopyFormat, Message: "unquoted carriage return found in data", Hint: "Use quoted CSV field to represent carriage return."}
 	case csv:
-		return &Error{Code: CodeBadCopyFormat, Message: "unquoted newline found in data", Hint: "Use quoted CSV field to represent newline."}
+		return &pgerror.Error{Code: pgerror.CodeBadCopyFormat, Message: "unquoted newline found in data", Hint: "Use quoted CSV field to represent newline."}
 	case c == '\r':
-		return &Error{Code: CodeBadCopyFormat, Message: "literal carriage return found in data", Hint: `Use "\r" to represent carriage return.`}
+		return &pgerror.Error{Code: pgerror.CodeBadCopyFormat, Message: "literal carriage return found in data", Hint: `Use "\r" to represent carriage return.`}
 	}
-	return &Error{Code: CodeBadCopyFormat, Message: "literal newline found in data", Hint: `Use "\n" to represent newline.`}
+	return &pgerror.Error{Code: pgerror.CodeBadCopyFormat, Message: "literal newline found in data", Hint: `Use "\n" to represent newline.`}
 }
 
 // endMarker looks at the \. at buf[i] (PostgreSQL's CopyReadLineText):
@@ -986,7 +986,7 @@ func (cf *copyFrom) take(n int) []byte {
 	return b
 }
 
-func (cf *copyFrom) runBinary(insert func([]Value) error) (int64, error) {
+func (cf *copyFrom) runBinary(insert func([]types.Value) error) (int64, error) {
 	eofErr := func() error { return copyFormatError("unexpected EOF in COPY data") }
 	ok, err := cf.need(len(binarySignature))
 	if err != nil {
@@ -1056,7 +1056,7 @@ func (cf *copyFrom) runBinary(insert func([]Value) error) (int64, error) {
 			size := int(int32(binary.BigEndian.Uint32(cf.take(4))))
 			col := cf.t.Cols[ci]
 			if size == -1 {
-				row[ci] = Null(col.Type)
+				row[ci] = types.Null(col.Type)
 				continue
 			}
 			if size < 0 {
@@ -1066,19 +1066,19 @@ func (cf *copyFrom) runBinary(insert func([]Value) error) (int64, error) {
 				return n, orErr(err, eofErr())
 			}
 			b := cf.take(size)
-			var v Value
+			var v types.Value
 			if col.Int2 && size == 2 {
-				v = Int4(int32(int16(binary.BigEndian.Uint16(b))))
+				v = types.Int4(int32(int16(binary.BigEndian.Uint16(b))))
 			} else if w := col.Type.Size(); w > 0 && size < int(w) {
 				// as the type's receive function reading past its field
-				return n, errorf(CodeProtocolViolation, "insufficient data left in message")
+				return n, pgerror.Errorf(pgerror.CodeProtocolViolation, "insufficient data left in message")
 			} else if w > 0 && size > int(w) {
-				return n, errorf(CodeInvalidBinary, "incorrect binary data format")
-			} else if v, err = ParseBinary(col.Type, b); err != nil {
+				return n, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format")
+			} else if v, err = types.ParseBinary(col.Type, b); err != nil {
 				return n, err
 			}
 			if col.Int2 || col.MaxLen > 0 {
-				if v, err = applyMod(v, col.mod(), false); err != nil {
+				if v, err = types.ApplyMod(v, col.Mod(), false); err != nil {
 					return n, err
 				}
 			}
@@ -1106,13 +1106,13 @@ func orErr(err, otherwise error) error {
 
 // ---- COPY TO STDOUT ----
 
-func (s *Session) planCopyTo(st *pg.CopyStmt, o *copyOpts, names []string, params *[]Type) (*plan, error) {
+func (s *Session) planCopyTo(st *pg.CopyStmt, o *copyOpts, names []string, params *[]types.Type) (*plan, error) {
 	var q *plan
 	var rel string
 	if st.Query != nil {
 		sel := st.Query.GetSelectStmt()
 		if sel == nil {
-			return nil, notSupported("COPY (%s) TO is not supported: only a SELECT", strings.TrimSuffix(nodeName(st.Query), "Stmt"))
+			return nil, pgerror.NotSupported("COPY (%s) TO is not supported: only a SELECT", strings.TrimSuffix(nodeName(st.Query), "Stmt"))
 		}
 		var err error
 		if q, err = s.planSelect(sel, params); err != nil {
@@ -1144,9 +1144,9 @@ func (s *Session) planCopyTo(st *pg.CopyStmt, o *copyOpts, names []string, param
 	}
 	_ = rel
 	cols := q.cols
-	run := func(ctx context.Context, s *Session, params []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, params []types.Value) (*Result, error) {
 		if s.copyIO == nil {
-			return nil, notSupported("COPY TO STDOUT needs a client connection")
+			return nil, pgerror.NotSupported("COPY TO STDOUT needs a client connection")
 		}
 		res, err := q.run(ctx, s, params)
 		if err != nil {

@@ -6,6 +6,9 @@ import (
 	"math"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // SQL cursors: DECLARE name [BINARY] [NO] SCROLL CURSOR [WITH[OUT] HOLD]
@@ -23,8 +26,8 @@ import (
 
 // cursor is a declared cursor.
 type cursor struct {
-	cols   []Column
-	rows   [][]Value
+	cols   []catalog.Column
+	rows   [][]types.Value
 	pos    int // rows before the current position (0: before the first)
 	hold   bool
 	scroll bool // not NO SCROLL: backward fetches allowed
@@ -36,22 +39,22 @@ const (
 	cursorOptHold     = 0x20
 )
 
-func (s *Session) planDeclare(st *pg.DeclareCursorStmt, params *[]Type) (*plan, error) {
+func (s *Session) planDeclare(st *pg.DeclareCursorStmt, params *[]types.Type) (*plan, error) {
 	sel := st.Query.GetSelectStmt()
 	if sel == nil {
-		return nil, notSupported("DECLARE CURSOR is supported only for SELECT")
+		return nil, pgerror.NotSupported("DECLARE CURSOR is supported only for SELECT")
 	}
 	q, err := s.planSelect(sel, params)
 	if err != nil {
 		return nil, err
 	}
 	hold := st.Options&cursorOptHold != 0
-	run := func(ctx context.Context, s *Session, pv []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, pv []types.Value) (*Result, error) {
 		if !hold && s.block != blkExplicit {
-			return nil, errorf(CodeNoActiveTx, "DECLARE CURSOR can only be used in transaction blocks")
+			return nil, pgerror.Errorf(pgerror.CodeNoActiveTx, "DECLARE CURSOR can only be used in transaction blocks")
 		}
 		if _, ok := s.cursors[st.Portalname]; ok {
-			return nil, errorf(CodeDuplicateCursor, "cursor %q already exists", st.Portalname)
+			return nil, pgerror.Errorf(pgerror.CodeDuplicateCursor, "cursor %q already exists", st.Portalname)
 		}
 		res, err := q.run(ctx, s, pv)
 		if err != nil {
@@ -69,16 +72,16 @@ func (s *Session) planDeclare(st *pg.DeclareCursorStmt, params *[]Type) (*plan, 
 func (s *Session) planFetch(st *pg.FetchStmt) (*plan, error) {
 	c, ok := s.cursors[st.Portalname]
 	if !ok {
-		return nil, errorf(CodeInvalidCursor, "cursor %q does not exist", st.Portalname)
+		return nil, pgerror.Errorf(pgerror.CodeInvalidCursor, "cursor %q does not exist", st.Portalname)
 	}
-	var cols []Column
+	var cols []catalog.Column
 	if !st.Ismove {
 		cols = c.cols
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		c, ok := s.cursors[st.Portalname]
 		if !ok {
-			return nil, errorf(CodeInvalidCursor, "cursor %q does not exist", st.Portalname)
+			return nil, pgerror.Errorf(pgerror.CodeInvalidCursor, "cursor %q does not exist", st.Portalname)
 		}
 		rows, err := c.fetch(st.Direction, st.HowMany)
 		if err != nil {
@@ -101,7 +104,7 @@ func (s *Session) planFetch(st *pg.FetchStmt) (*plan, error) {
 
 // fetch moves the cursor and returns the rows it passed over, as
 // PostgreSQL's PortalRunFetch does.
-func (c *cursor) fetch(dir pg.FetchDirection, n int64) ([][]Value, error) {
+func (c *cursor) fetch(dir pg.FetchDirection, n int64) ([][]types.Value, error) {
 	total := len(c.rows)
 	switch dir {
 	case pg.FetchDirection_FETCH_ABSOLUTE, pg.FetchDirection_FETCH_RELATIVE:
@@ -113,7 +116,7 @@ func (c *cursor) fetch(dir pg.FetchDirection, n int64) ([][]Value, error) {
 			}
 		}
 		if target < int64(c.pos) && !c.scroll {
-			return nil, &Error{Code: CodeObjectNotInState, Message: "cursor can only scan forward", Hint: "Declare it with SCROLL option to enable backward scan."}
+			return nil, &pgerror.Error{Code: pgerror.CodeObjectNotInState, Message: "cursor can only scan forward", Hint: "Declare it with SCROLL option to enable backward scan."}
 		}
 		switch {
 		case target <= 0:
@@ -127,12 +130,12 @@ func (c *cursor) fetch(dir pg.FetchDirection, n int64) ([][]Value, error) {
 		return c.rows[c.pos-1 : c.pos], nil
 	case pg.FetchDirection_FETCH_BACKWARD:
 		if !c.scroll {
-			return nil, &Error{Code: CodeObjectNotInState, Message: "cursor can only scan forward", Hint: "Declare it with SCROLL option to enable backward scan."}
+			return nil, &pgerror.Error{Code: pgerror.CodeObjectNotInState, Message: "cursor can only scan forward", Hint: "Declare it with SCROLL option to enable backward scan."}
 		}
 		if n == math.MaxInt64 || n > int64(c.pos) {
 			n = int64(c.pos)
 		}
-		var out [][]Value
+		var out [][]types.Value
 		for i := 0; i < int(n); i++ {
 			c.pos--
 			if c.pos >= 1 && c.pos <= total {
@@ -158,13 +161,13 @@ func (c *cursor) fetch(dir pg.FetchDirection, n int64) ([][]Value, error) {
 }
 
 func (s *Session) planClosePortal(st *pg.ClosePortalStmt) (*plan, error) {
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		if st.Portalname == "" { // CLOSE ALL
 			s.cursors = nil
 			return &Result{Tag: "CLOSE CURSOR ALL"}, nil
 		}
 		if _, ok := s.cursors[st.Portalname]; !ok {
-			return nil, errorf(CodeInvalidCursor, "cursor %q does not exist", st.Portalname)
+			return nil, pgerror.Errorf(pgerror.CodeInvalidCursor, "cursor %q does not exist", st.Portalname)
 		}
 		delete(s.cursors, st.Portalname)
 		return &Result{Tag: "CLOSE CURSOR"}, nil
@@ -174,7 +177,7 @@ func (s *Session) planClosePortal(st *pg.ClosePortalStmt) (*plan, error) {
 
 // CursorColumns returns the columns of SQL cursor name, if it is declared
 // (a client's Describe of a portal may name one).
-func (s *Session) CursorColumns(name string) ([]Column, bool) {
+func (s *Session) CursorColumns(name string) ([]catalog.Column, bool) {
 	c, ok := s.cursors[name]
 	if !ok {
 		return nil, false

@@ -9,27 +9,30 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 	rv := st.Relation
 	switch {
 	case len(st.InhRelations) > 0:
-		return nil, notSupported("INHERITS is not supported")
+		return nil, pgerror.NotSupported("INHERITS is not supported")
 	case st.Partbound != nil || st.Partspec != nil:
-		return nil, notSupported("partitioned tables are not supported")
+		return nil, pgerror.NotSupported("partitioned tables are not supported")
 	case st.OfTypename != nil:
-		return nil, notSupported("CREATE TABLE OF is not supported")
+		return nil, pgerror.NotSupported("CREATE TABLE OF is not supported")
 	case st.Oncommit != pg.OnCommitAction_ONCOMMIT_NOOP && st.Oncommit != pg.OnCommitAction_ON_COMMIT_ACTION_UNDEFINED:
-		return nil, notSupported("ON COMMIT is not supported")
+		return nil, pgerror.NotSupported("ON COMMIT is not supported")
 	case st.Tablespacename != "":
-		return nil, notSupported("TABLESPACE is not supported")
+		return nil, pgerror.NotSupported("TABLESPACE is not supported")
 	case st.AccessMethod != "":
-		return nil, notSupported("USING (table access method) is not supported")
+		return nil, pgerror.NotSupported("USING (table access method) is not supported")
 	case rv.Relpersistence == "t":
-		return nil, notSupported("TEMPORARY tables are not supported")
+		return nil, pgerror.NotSupported("TEMPORARY tables are not supported")
 	case rv.Relpersistence == "u":
-		return nil, notSupported("UNLOGGED tables are not supported")
+		return nil, pgerror.NotSupported("UNLOGGED tables are not supported")
 	}
 	if err := storageParams(st.Options); err != nil { // altertable.go
 		return nil, err
@@ -38,30 +41,30 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{Name: name, Key: -1, KeyFormat: keyFormatTuple}
-	var uniques []IndexDef      // UNIQUE constraints, named when the table is created
-	var fkeys []fkConstraint    // FOREIGN KEY constraints, resolved when the table is created (fk.go)
-	var checks []*pg.Constraint // CHECK constraints, compiled once every column is known (check.go)
+	t := &catalog.Table{Name: name, Key: -1, KeyFormat: catalog.KeyFormatTuple}
+	var uniques []catalog.IndexDef // UNIQUE constraints, named when the table is created
+	var fkeys []fkConstraint       // FOREIGN KEY constraints, resolved when the table is created (fk.go)
+	var checks []*pg.Constraint    // CHECK constraints, compiled once every column is known (check.go)
 	setKey := func(cols []string, conname string, loc int32) error {
 		var idx []int
 		for _, col := range cols {
-			i := t.col(col)
+			i := t.Col(col)
 			if i < 0 {
-				return errorf(CodeUndefinedColumn, "column %q named in key does not exist", col).at(loc)
+				return pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q named in key does not exist", col).At(loc)
 			}
 			for _, j := range idx {
 				if j == i {
-					return errorf(CodeDuplicateColumn, "column %q appears twice in primary key constraint", col).at(loc)
+					return pgerror.Errorf(pgerror.CodeDuplicateColumn, "column %q appears twice in primary key constraint", col).At(loc)
 				}
 			}
 			idx = append(idx, i)
 		}
 		if t.Key >= 0 {
-			return errorf(CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", name).at(loc)
+			return pgerror.Errorf(pgerror.CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", name).At(loc)
 		}
 		for _, i := range idx {
-			if ty := t.Cols[i].Type; noKeyType(ty) {
-				return notSupported("a %s PRIMARY KEY is not supported", ty).at(loc)
+			if ty := t.Cols[i].Type; types.NoKeyType(ty) {
+				return pgerror.NotSupported("a %s PRIMARY KEY is not supported", ty).At(loc)
 			}
 			t.Cols[i].NotNull = true
 		}
@@ -76,20 +79,20 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		switch c.Contype {
 		case pg.ConstrType_CONSTR_NOTNULL:
 			if col == "" {
-				return notSupported("table-level NOT NULL is not supported").at(c.Location)
+				return pgerror.NotSupported("table-level NOT NULL is not supported").At(c.Location)
 			}
-			t.Cols[t.col(col)].NotNull = true
+			t.Cols[t.Col(col)].NotNull = true
 		case pg.ConstrType_CONSTR_NULL:
 		case pg.ConstrType_CONSTR_PRIMARY:
 			// INCLUDE (cols) only adds payload columns to PostgreSQL's
 			// index; they are not key columns (an update of them is a
 			// no-key update), so here it changes nothing.
 			if len(c.Options) > 0 || c.Indexspace != "" || c.Deferrable {
-				return notSupported("PRIMARY KEY options are not supported").at(c.Location)
+				return pgerror.NotSupported("PRIMARY KEY options are not supported").At(c.Location)
 			}
 			for _, inc := range strs(c.Including) {
-				if t.col(inc) < 0 {
-					return errorf(CodeUndefinedColumn, "column %q named in key does not exist", inc).at(c.Location)
+				if t.Col(inc) < 0 {
+					return pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q named in key does not exist", inc).At(c.Location)
 				}
 			}
 			keys := []string{col}
@@ -99,7 +102,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			return setKey(keys, c.Conname, c.Location)
 		case pg.ConstrType_CONSTR_UNIQUE: // index.go
 			if len(c.Options) > 0 || c.Indexspace != "" || c.Deferrable || len(c.Including) > 0 || c.NullsNotDistinct {
-				return notSupported("UNIQUE options are not supported").at(c.Location)
+				return pgerror.NotSupported("UNIQUE options are not supported").At(c.Location)
 			}
 			names := strs(c.Keys)
 			if col != "" {
@@ -109,14 +112,14 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			if err != nil {
 				return err
 			}
-			uniques = append(uniques, IndexDef{Name: c.Conname, Cols: cols, Unique: true})
+			uniques = append(uniques, catalog.IndexDef{Name: c.Conname, Cols: cols, Unique: true})
 		case pg.ConstrType_CONSTR_CHECK:
 			checks = append(checks, c)
 		case pg.ConstrType_CONSTR_IDENTITY:
 			if col == "" {
-				return notSupported("table-level GENERATED ... AS IDENTITY is not supported").at(c.Location)
+				return pgerror.NotSupported("table-level GENERATED ... AS IDENTITY is not supported").At(c.Location)
 			}
-			return identityConstraint(name, &t.Cols[t.col(col)], c) // identity.go
+			return identityConstraint(name, &t.Cols[t.Col(col)], c) // identity.go
 		case pg.ConstrType_CONSTR_FOREIGN:
 			if err := checkFKSyntax(c); err != nil {
 				return err
@@ -131,7 +134,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			if k == "" {
 				k = c.Contype.String()
 			}
-			return notSupported("constraint %s is not supported", k).at(c.Location)
+			return pgerror.NotSupported("constraint %s is not supported", k).At(c.Location)
 		}
 		return nil
 	}
@@ -140,13 +143,13 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		switch {
 		case el.GetColumnDef() != nil:
 			cd := el.GetColumnDef()
-			if t.col(cd.Colname) >= 0 {
-				return nil, errorf(CodeDuplicateColumn, "column %q specified more than once", cd.Colname).at(cd.Location)
+			if t.Col(cd.Colname) >= 0 {
+				return nil, pgerror.Errorf(pgerror.CodeDuplicateColumn, "column %q specified more than once", cd.Colname).At(cd.Location)
 			}
 			if cd.CollClause != nil || cd.RawDefault != nil || cd.Identity != "" || cd.Generated != "" || len(cd.Fdwoptions) > 0 || cd.Compression != "" || cd.StorageName != "" {
-				return nil, notSupported("column options other than PRIMARY KEY, NOT NULL and DEFAULT are not supported").at(cd.Location)
+				return nil, pgerror.NotSupported("column options other than PRIMARY KEY, NOT NULL and DEFAULT are not supported").At(cd.Location)
 			}
-			col := Column{Name: cd.Colname, NotNull: cd.IsNotNull}
+			col := catalog.Column{Name: cd.Colname, NotNull: cd.IsNotNull}
 			if st, int2, ok := serialType(cd.TypeName); ok {
 				col.Type, col.Int2, col.Serial, col.NotNull = st, int2, true, true
 			} else {
@@ -154,8 +157,8 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 				if err != nil {
 					return nil, err
 				}
-				if typ == TInt4Array {
-					return nil, notSupported("array columns are not supported").at(cd.Location)
+				if typ == types.TInt4Array {
+					return nil, pgerror.NotSupported("array columns are not supported").At(cd.Location)
 				}
 				col.Type, col.Int2, col.MaxLen, col.Varchar, col.Prec, col.Scale = typ, m.Int2, m.MaxLen, m.Varchar, m.Prec, m.Scale
 			}
@@ -163,7 +166,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			for _, cn := range cd.Constraints {
 				if c := cn.GetConstraint(); c != nil && c.Contype == pg.ConstrType_CONSTR_DEFAULT {
 					if t.Cols[len(t.Cols)-1].Identity != "" {
-						return nil, errorf(CodeSyntax, "both default and identity specified for column %q of table %q", cd.Colname, name).at(c.Location)
+						return nil, pgerror.Errorf(pgerror.CodeSyntax, "both default and identity specified for column %q of table %q", cd.Colname, name).At(c.Location)
 					}
 					if err := columnDefault(name, &t.Cols[len(t.Cols)-1], c); err != nil {
 						return nil, err
@@ -177,7 +180,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		case el.GetConstraint() != nil:
 			tableCons = append(tableCons, el.GetConstraint())
 		default:
-			return nil, notSupported("table element %s is not supported", nodeName(el))
+			return nil, pgerror.NotSupported("table element %s is not supported", nodeName(el))
 		}
 	}
 	for _, cn := range st.Constraints {
@@ -192,19 +195,19 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		return nil, err
 	}
 	if len(t.Cols) > 1600 {
-		return nil, errorf("54011", "tables can have at most 1600 columns")
+		return nil, pgerror.Errorf("54011", "tables can have at most 1600 columns")
 	}
 	if t.Key < 0 {
-		t.addHiddenKey()
+		t.AddHiddenKey()
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "CREATE TABLE"}
 		exists := func() (*Result, error) {
 			if st.IfNotExists {
-				s.notice("NOTICE", CodeDuplicateTable, "relation \""+name+"\" already exists, skipping")
+				s.notice("NOTICE", pgerror.CodeDuplicateTable, "relation \""+name+"\" already exists, skipping")
 				return res, nil
 			}
-			return nil, errorf(CodeDuplicateTable, "relation %q already exists", name)
+			return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
 		}
 		if s.lookupTable(name) != nil || s.catalogSnap().byName[name] != nil || (name == "pg_locks" && rv.Schemaname == "pg_catalog") {
 			return exists()
@@ -213,19 +216,19 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t.hasSerial() {
+		if t.HasSerial() {
 			// made once, outside any transaction, like the catalog
 			if err := s.eng.db.CreateTableIfNotExists(ctx, SequenceTable); err != nil {
 				return nil, err
 			}
 		}
 		nt := *t
-		nt.Cols = append([]Column(nil), t.Cols...)
+		nt.Cols = append([]catalog.Column(nil), t.Cols...)
 		taken := map[string]bool{}
 		if err := s.claimPkeyName(&nt, taken); err != nil { // compositekey.go
 			return nil, err
 		}
-		if nt.Engine, err = s.eng.cat.newEngineTable(ctx, s.eng.db, name); err != nil {
+		if nt.Engine, err = s.eng.cat.NewEngineTable(ctx, s.eng.db, name); err != nil {
 			return nil, err
 		}
 		s.created = append(s.created, nt.Engine)
@@ -233,7 +236,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			if d.Name == "" {
 				d.Name = s.chooseIndexName(&nt, d.Cols, "key", taken)
 			} else if taken[d.Name] || s.indexNameTaken(d.Name) {
-				return nil, errorf(CodeDuplicateTable, "relation %q already exists", d.Name)
+				return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", d.Name)
 			}
 			taken[d.Name] = true
 			nt.Indexes = append(nt.Indexes, d)
@@ -260,14 +263,14 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := tx.Insert(ctx, CatalogTable, []byte(name), data); err != nil {
+		if err := tx.Insert(ctx, catalog.CatalogTable, []byte(name), data); err != nil {
 			if errors.Is(err, tupled.ErrDuplicateKey) {
-				return nil, errorf(CodeDuplicateTable, "relation %q already exists", name)
+				return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
 			}
 			return nil, err
 		}
 		if s.pending == nil {
-			s.pending = map[string]*Table{}
+			s.pending = map[string]*catalog.Table{}
 		}
 		s.pending[name] = &nt
 		return res, nil
@@ -277,10 +280,10 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 
 func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 	if st.RemoveType != pg.ObjectType_OBJECT_TABLE {
-		return nil, notSupported("DROP %s is not supported", strings.TrimPrefix(st.RemoveType.String(), "OBJECT_"))
+		return nil, pgerror.NotSupported("DROP %s is not supported", strings.TrimPrefix(st.RemoveType.String(), "OBJECT_"))
 	}
 	if st.Concurrent {
-		return nil, notSupported("DROP ... CONCURRENTLY is not supported")
+		return nil, pgerror.NotSupported("DROP ... CONCURRENTLY is not supported")
 	}
 	var names []string
 	for _, o := range st.Objects {
@@ -289,11 +292,11 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 		case len(parts) == 1:
 		case len(parts) == 2 && parts[0] == "public":
 		default:
-			return nil, errorf(CodeUndefinedTable, "table %q does not exist", strings.Join(parts, "."))
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "table %q does not exist", strings.Join(parts, "."))
 		}
 		names = append(names, parts[len(parts)-1])
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
 			return nil, err
@@ -310,14 +313,14 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 		for _, name := range names {
 			t := s.lookupTable(name)
 			if r := s.catalogSnap().byName[name]; t == nil && r != nil && r.kind == "S" {
-				return nil, errorf(CodeWrongObjectType, "%q is not a table", name).hint("Use DROP SEQUENCE to remove a sequence.")
+				return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a table", name).WithHint("Use DROP SEQUENCE to remove a sequence.")
 			}
 			if t == nil {
 				if st.MissingOk {
 					s.notice("NOTICE", "00000", "table \""+name+"\" does not exist, skipping")
 					continue
 				}
-				return nil, errorf(CodeUndefinedTable, "table %q does not exist", name)
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "table %q does not exist", name)
 			}
 			// PostgreSQL's DROP TABLE takes AccessExclusiveLock: it waits
 			// for every transaction that has used the table.
@@ -330,19 +333,19 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 			if err := s.dropOwnedSequences(ctx, tx, name); err != nil { // sequence.go
 				return nil, err
 			}
-			err := tx.Delete(ctx, CatalogTable, []byte(name))
+			err := tx.Delete(ctx, catalog.CatalogTable, []byte(name))
 			if errors.Is(err, tupled.ErrNotFound) {
 				// dropped by a transaction that committed meanwhile
 				if st.MissingOk {
 					continue
 				}
-				return nil, errorf(CodeUndefinedTable, "table %q does not exist", name)
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "table %q does not exist", name)
 			}
 			if err != nil {
 				return nil, err
 			}
 			if s.pending == nil {
-				s.pending = map[string]*Table{}
+				s.pending = map[string]*catalog.Table{}
 			}
 			s.pending[name] = nil
 		}
@@ -401,7 +404,7 @@ func (s *Session) txOptions(opts []*pg.Node, apply bool) error {
 			}
 		case "transaction_deferrable":
 		default:
-			return notSupported("transaction option %s is not supported", d.Defname)
+			return pgerror.NotSupported("transaction option %s is not supported", d.Defname)
 		}
 	}
 	return nil
@@ -409,16 +412,16 @@ func (s *Session) txOptions(opts []*pg.Node, apply bool) error {
 
 func (s *Session) planTxn(st *pg.TransactionStmt) (*plan, error) {
 	if st.Chain {
-		return nil, notSupported("AND CHAIN is not supported")
+		return nil, pgerror.NotSupported("AND CHAIN is not supported")
 	}
 	switch st.Kind {
 	case pg.TransactionStmtKind_TRANS_STMT_BEGIN, pg.TransactionStmtKind_TRANS_STMT_START:
 		if err := s.txOptions(st.Options, false); err != nil {
 			return nil, err
 		}
-		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 			if s.block == blkExplicit {
-				s.notice("WARNING", CodeActiveTx, "there is already a transaction in progress")
+				s.notice("WARNING", pgerror.CodeActiveTx, "there is already a transaction in progress")
 				return &Result{Tag: "BEGIN"}, nil
 			}
 			if s.tx == nil {
@@ -431,14 +434,14 @@ func (s *Session) planTxn(st *pg.TransactionStmt) (*plan, error) {
 			return &Result{Tag: "BEGIN"}, nil
 		}}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_COMMIT:
-		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 			switch s.block {
 			case blkFailed:
 				s.rollback()
 				s.block = blkNone
 				return &Result{Tag: "ROLLBACK"}, nil
 			case blkNone, blkImplicit:
-				s.notice("WARNING", CodeNoActiveTx, "there is no transaction in progress")
+				s.notice("WARNING", pgerror.CodeNoActiveTx, "there is no transaction in progress")
 			}
 			s.block = blkNone
 			if err := s.commit(); err != nil {
@@ -447,9 +450,9 @@ func (s *Session) planTxn(st *pg.TransactionStmt) (*plan, error) {
 			return &Result{Tag: "COMMIT"}, nil
 		}}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK:
-		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 			if s.block == blkNone || s.block == blkImplicit {
-				s.notice("WARNING", CodeNoActiveTx, "there is no transaction in progress")
+				s.notice("WARNING", pgerror.CodeNoActiveTx, "there is no transaction in progress")
 			}
 			s.rollback()
 			s.block = blkNone
@@ -458,7 +461,7 @@ func (s *Session) planTxn(st *pg.TransactionStmt) (*plan, error) {
 	case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT, pg.TransactionStmtKind_TRANS_STMT_RELEASE, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
 		return s.planSavepoint(st)
 	}
-	return nil, notSupported("two-phase commit is not supported")
+	return nil, pgerror.NotSupported("two-phase commit is not supported")
 }
 
 var settingDefaults = map[string]string{
@@ -476,7 +479,7 @@ func (s *Session) planSet(st *pg.VariableSetStmt) (*plan, error) {
 		for _, a := range st.Args {
 			v, ok := constString(a)
 			if !ok {
-				return nil, notSupported("SET %s to this value is not supported", st.Name)
+				return nil, pgerror.NotSupported("SET %s to this value is not supported", st.Name)
 			}
 			vals = append(vals, v)
 		}
@@ -493,7 +496,7 @@ func (s *Session) planSet(st *pg.VariableSetStmt) (*plan, error) {
 			case isCustomSetting(key):
 				def = "" // a placeholder's reset value
 			case SettingContext(key) == "user" || SettingContext(key) == "superuser":
-				return nil, notSupported("RESET %s is not supported", st.Name)
+				return nil, pgerror.NotSupported("RESET %s is not supported", st.Name)
 			default:
 				return nil, unimplementedSetting(st.Name) // 42704 or PostgreSQL's 55P02
 			}
@@ -521,11 +524,11 @@ func (s *Session) planSet(st *pg.VariableSetStmt) (*plan, error) {
 			}
 			apply = func(s *Session) error {
 				if s.block != blkExplicit {
-					s.notice("WARNING", CodeNoActiveTx, "SET TRANSACTION can only be used in transaction blocks")
+					s.notice("WARNING", pgerror.CodeNoActiveTx, "SET TRANSACTION can only be used in transaction blocks")
 					return nil
 				}
 				if s.txStarted {
-					return errorf(CodeActiveTx, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
+					return pgerror.Errorf(pgerror.CodeActiveTx, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
 				}
 				return s.txOptions(st.Args, true)
 			}
@@ -540,22 +543,22 @@ func (s *Session) planSet(st *pg.VariableSetStmt) (*plan, error) {
 							return err
 						}
 					default:
-						return notSupported("SET SESSION CHARACTERISTICS %s is not supported", d.Defname)
+						return pgerror.NotSupported("SET SESSION CHARACTERISTICS %s is not supported", d.Defname)
 					}
 				}
 				return nil
 			}
 		default:
-			return nil, notSupported("SET %s is not supported", st.Name)
+			return nil, pgerror.NotSupported("SET %s is not supported", st.Name)
 		}
 	default:
-		return nil, notSupported("this form of SET is not supported")
+		return nil, pgerror.NotSupported("this form of SET is not supported")
 	}
 	tag := "SET"
 	if st.Kind == pg.VariableSetKind_VAR_RESET || st.Kind == pg.VariableSetKind_VAR_RESET_ALL {
 		tag = "RESET" // PostgreSQL's command tag for RESET
 	}
-	return &plan{run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	return &plan{run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		if err := apply(s); err != nil {
 			return nil, err
 		}
@@ -566,17 +569,17 @@ func (s *Session) planSet(st *pg.VariableSetStmt) (*plan, error) {
 func (s *Session) planShow(st *pg.VariableShowStmt) (*plan, error) {
 	name := strings.ToLower(st.Name)
 	if name == "all" {
-		return nil, notSupported("SHOW ALL is not supported")
+		return nil, pgerror.NotSupported("SHOW ALL is not supported")
 	}
 	if _, err := s.getSetting(name); err != nil {
 		return nil, err
 	}
-	cols := []Column{{Name: showName(name), Type: TText}}
-	return &plan{cols: cols, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	cols := []catalog.Column{{Name: showName(name), Type: types.TText}}
+	return &plan{cols: cols, run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		v, err := s.getSetting(name)
 		if err != nil {
 			return nil, err
 		}
-		return &Result{Cols: cols, Rows: [][]Value{{Text(v)}}, Tag: "SHOW"}, nil
+		return &Result{Cols: cols, Rows: [][]types.Value{{types.Text(v)}}, Tag: "SHOW"}, nil
 	}}, nil
 }

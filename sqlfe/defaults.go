@@ -7,6 +7,9 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Column defaults and serial columns.
@@ -26,17 +29,17 @@ import (
 // same name starts at 1 again.
 
 var serialTypes = map[string]struct {
-	t    Type
+	t    types.Type
 	int2 bool
 	max  int64
 }{
-	"smallserial": {TInt4, true, math.MaxInt16}, "serial2": {TInt4, true, math.MaxInt16},
-	"serial": {TInt4, false, math.MaxInt32}, "serial4": {TInt4, false, math.MaxInt32},
-	"bigserial": {TInt8, false, math.MaxInt64}, "serial8": {TInt8, false, math.MaxInt64},
+	"smallserial": {types.TInt4, true, math.MaxInt16}, "serial2": {types.TInt4, true, math.MaxInt16},
+	"serial": {types.TInt4, false, math.MaxInt32}, "serial4": {types.TInt4, false, math.MaxInt32},
+	"bigserial": {types.TInt8, false, math.MaxInt64}, "serial8": {types.TInt8, false, math.MaxInt64},
 }
 
 // serialType reports the serial pseudo-type tn names, if any.
-func serialType(tn *pg.TypeName) (Type, bool, bool) {
+func serialType(tn *pg.TypeName) (types.Type, bool, bool) {
 	names := strs(tn.Names)
 	if len(names) != 1 || len(tn.ArrayBounds) > 0 || len(tn.Typmods) > 0 {
 		return 0, false, false
@@ -56,7 +59,7 @@ func deparseExpr(n *pg.Node) (string, error) {
 }
 
 // defaultExpr compiles col's default for table t: NULL when it has none.
-func defaultExpr(t *Table, col Column) (expr, error) {
+func defaultExpr(t *catalog.Table, col catalog.Column) (expr, error) {
 	switch {
 	case col.Serial || col.Identity != "":
 		return &nextvalExpr{seq: colSequence(t, col), t: col.Type}, nil
@@ -67,38 +70,38 @@ func defaultExpr(t *Table, col Column) (expr, error) {
 		}
 		sel := sts[0].node.GetSelectStmt()
 		if sel == nil || len(sel.TargetList) != 1 {
-			return nil, errCorrupt
+			return nil, catalog.ErrCorrupt
 		}
 		return assign(&compiler{}, sel.TargetList[0].GetResTarget().Val, col)
 	}
-	return &constExpr{Null(col.Type)}, nil
+	return &constExpr{types.Null(col.Type)}, nil
 }
 
 // nextvalExpr is nextval of a serial or identity column's sequence.
 type nextvalExpr struct {
-	seq *Sequence
-	t   Type
+	seq *catalog.Sequence
+	t   types.Type
 }
 
-func (n *nextvalExpr) typ() Type    { return n.t }
-func (n *nextvalExpr) kids() []expr { return nil }
-func (n *nextvalExpr) eval(e *env) (Value, error) {
+func (n *nextvalExpr) typ() types.Type { return n.t }
+func (n *nextvalExpr) kids() []expr    { return nil }
+func (n *nextvalExpr) eval(e *env) (types.Value, error) {
 	v, err := e.s.nextval(e.ctx, n.seq) // sequence.go
 	if err != nil {
-		return Value{}, err
+		return types.Value{}, err
 	}
-	return Value{T: n.t, I: v}, nil
+	return types.Value{T: n.t, I: v}, nil
 }
 
 // columnDefault checks a column's DEFAULT constraint and records it.
-func columnDefault(table string, col *Column, c *pg.Constraint) error {
+func columnDefault(table string, col *catalog.Column, c *pg.Constraint) error {
 	if col.Serial || col.Default != "" {
-		return errorf(CodeSyntax, "multiple default values specified for column %q of table %q", col.Name, table)
+		return pgerror.Errorf(pgerror.CodeSyntax, "multiple default values specified for column %q of table %q", col.Name, table)
 	}
 	_, err := assign(&compiler{}, c.RawExpr, *col)
-	if e := ToError(err); e != nil && (e.Code == CodeUndefinedColumn || e.Code == CodeUndefinedTable) {
+	if e := ToError(err); e != nil && (e.Code == pgerror.CodeUndefinedColumn || e.Code == pgerror.CodeUndefinedTable) {
 		// compiled without columns, any column reference fails to resolve
-		return notSupported("cannot use column reference in DEFAULT expression")
+		return pgerror.NotSupported("cannot use column reference in DEFAULT expression")
 	}
 	if err != nil {
 		return err
@@ -113,7 +116,7 @@ func columnDefault(table string, col *Column, c *pg.Constraint) error {
 
 // dropSequences deletes the sequences of t's serial columns in tx (the DROP
 // TABLE's transaction).
-func dropSequences(ctx context.Context, tx *tupled.Tx, t *Table) error {
+func dropSequences(ctx context.Context, tx *tupled.Tx, t *catalog.Table) error {
 	for _, c := range t.Cols {
 		if !c.Serial && c.Identity == "" {
 			continue
@@ -124,13 +127,4 @@ func dropSequences(ctx context.Context, tx *tupled.Tx, t *Table) error {
 		}
 	}
 	return nil
-}
-
-func (t *Table) hasSerial() bool {
-	for _, c := range t.Cols {
-		if c.Serial || c.Identity != "" {
-			return true
-		}
-	}
-	return false
 }

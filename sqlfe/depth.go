@@ -2,7 +2,9 @@ package sqlfe
 
 import (
 	"fmt"
-	"unicode/utf8"
+
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Nesting depth: a guard in front of PostgreSQL's C parser.
@@ -74,51 +76,19 @@ func depthLimitForStack(size uint64) int {
 	return n
 }
 
-func errStackDepth() *Error {
-	return &Error{Code: CodeStackDepth, Message: "stack depth limit exceeded",
+func errStackDepth() *pgerror.Error {
+	return &pgerror.Error{Code: pgerror.CodeStackDepth, Message: "stack depth limit exceeded",
 		Hint: fmt.Sprintf("tupled refuses statements nested deeper than %d levels (a chain of operators such as 1+1+…, parentheses, function calls, subqueries); simplify the statement.", maxExprDepth)}
 }
 
 // checkText refuses query text PostgreSQL would refuse before parsing it: a
 // NUL byte or invalid UTF-8 (22021), nesting too deep for the parser (54001).
-func checkText(sql string) *Error {
-	if err := checkEncoding(sql); err != nil {
+func checkText(sql string) *pgerror.Error {
+	if err := types.CheckEncoding(sql); err != nil {
 		return err
 	}
 	if depthBound(sql, maxExprDepth) > maxExprDepth {
 		return errStackDepth()
-	}
-	return nil
-}
-
-// checkEncoding reports PostgreSQL's 22021 for the first NUL byte or invalid
-// UTF-8 sequence of s (server encoding UTF8).
-func checkEncoding(s string) *Error {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c != 0 && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if c == 0 || (r == utf8.RuneError && n <= 1) {
-			// PostgreSQL prints the bytes of the sequence the first byte announces
-			l := 1
-			switch {
-			case c&0xe0 == 0xc0:
-				l = 2
-			case c&0xf0 == 0xe0:
-				l = 3
-			case c&0xf8 == 0xf0:
-				l = 4
-			}
-			msg := `invalid byte sequence for encoding "UTF8":`
-			for j := i; j < i+l && j < len(s); j++ {
-				msg += fmt.Sprintf(" 0x%02x", s[j])
-			}
-			return &Error{Code: CodeCharacterNotInRepertoire, Message: msg}
-		}
-		i += n
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // Finding 4: a 30,000-term expression killed the process inside the C
@@ -18,10 +19,10 @@ func TestNestingDepthLimit(t *testing.T) {
 	_, s := newTestSession(t)
 	mustRun(t, s, "CREATE TABLE t (k int PRIMARY KEY, v int)", "CREATE TABLE")
 	sum := "SELECT 1" + strings.Repeat("+1", 30000)
-	mustFail(t, s, sum, CodeStackDepth, "stack depth limit exceeded")
+	mustFail(t, s, sum, pgerror.CodeStackDepth, "stack depth limit exceeded")
 	mustRun(t, s, "SELECT 1", "1\nSELECT 1")
 	// the extended protocol's Parse goes through the same check
-	if _, err := s.Prepare(sum, nil); err == nil || ToError(err).Code != CodeStackDepth {
+	if _, err := s.Prepare(sum, nil); err == nil || ToError(err).Code != pgerror.CodeStackDepth {
 		t.Fatalf("Prepare: %v", err)
 	}
 	// redundant parentheses make no parse-tree level: they are bounded by
@@ -31,22 +32,22 @@ func TestNestingDepthLimit(t *testing.T) {
 		return "SELECT " + strings.Repeat("(", n) + inner + strings.Repeat(")", n)
 	}
 	mustRun(t, s, parens(9993, "1"), "1\nSELECT 1")
-	mustFail(t, s, parens(9994, "1"), CodeSyntax, `memory exhausted at or near ")"`)
-	mustFail(t, s, parens(100000, "1"), CodeSyntax, `memory exhausted at or near "("`)
+	mustFail(t, s, parens(9994, "1"), pgerror.CodeSyntax, `memory exhausted at or near ")"`)
+	mustFail(t, s, parens(100000, "1"), pgerror.CodeSyntax, `memory exhausted at or near "("`)
 	mustRun(t, s, "SELECT k FROM t WHERE "+strings.Repeat("(", 5000)+"k = 1"+strings.Repeat(")", 5000), "SELECT 0")
 	mustRun(t, s, parens(5000, "1"+strings.Repeat("+1", maxExprDepth-4)), strconv.Itoa(maxExprDepth-3)+"\nSELECT 1")
-	mustFail(t, s, parens(5000, "1"+strings.Repeat("+1", maxExprDepth)), CodeStackDepth, "stack depth limit exceeded")
+	mustFail(t, s, parens(5000, "1"+strings.Repeat("+1", maxExprDepth)), pgerror.CodeStackDepth, "stack depth limit exceeded")
 	// parentheses that do make a level still count
-	mustFail(t, s, "SELECT "+strings.Repeat("(1+", 2000)+"1"+strings.Repeat(")", 2000), CodeStackDepth, "")
-	mustFail(t, s, "SELECT "+strings.Repeat("(1, ", 2000)+"1"+strings.Repeat(")", 2000), CodeStackDepth, "")
-	mustFail(t, s, "SELECT "+strings.Repeat("((SELECT ", 1000)+"1"+strings.Repeat("))", 1000), CodeStackDepth, "")
-	mustFail(t, s, strings.Repeat("SELECT 1 UNION ", 20000)+"SELECT 1", CodeStackDepth, "")
-	mustFail(t, s, "SELECT 1"+strings.Repeat("::int", 20000), CodeStackDepth, "")
-	mustFail(t, s, "SELECT 'a'"+strings.Repeat(" || 'a'", 20000), CodeStackDepth, "")
+	mustFail(t, s, "SELECT "+strings.Repeat("(1+", 2000)+"1"+strings.Repeat(")", 2000), pgerror.CodeStackDepth, "")
+	mustFail(t, s, "SELECT "+strings.Repeat("(1, ", 2000)+"1"+strings.Repeat(")", 2000), pgerror.CodeStackDepth, "")
+	mustFail(t, s, "SELECT "+strings.Repeat("((SELECT ", 1000)+"1"+strings.Repeat("))", 1000), pgerror.CodeStackDepth, "")
+	mustFail(t, s, strings.Repeat("SELECT 1 UNION ", 20000)+"SELECT 1", pgerror.CodeStackDepth, "")
+	mustFail(t, s, "SELECT 1"+strings.Repeat("::int", 20000), pgerror.CodeStackDepth, "")
+	mustFail(t, s, "SELECT 'a'"+strings.Repeat(" || 'a'", 20000), pgerror.CodeStackDepth, "")
 	// inside a transaction block the error fails the block, like any other
 	mustRun(t, s, "BEGIN", "BEGIN")
-	mustFail(t, s, sum, CodeStackDepth, "")
-	mustFail(t, s, "SELECT 1", CodeInFailedTx, "")
+	mustFail(t, s, sum, pgerror.CodeStackDepth, "")
+	mustFail(t, s, "SELECT 1", pgerror.CodeInFailedTx, "")
 	mustRun(t, s, "ROLLBACK", "ROLLBACK")
 
 	// at and one past the limit
@@ -55,7 +56,7 @@ func TestNestingDepthLimit(t *testing.T) {
 		t.Fatalf("bound of the %d-term sum: %d, want %d", maxExprDepth, b, maxExprDepth)
 	}
 	mustRun(t, s, at, strconv.Itoa(maxExprDepth)+"\nSELECT 1")
-	mustFail(t, s, at+"+1", CodeStackDepth, "")
+	mustFail(t, s, at+"+1", pgerror.CodeStackDepth, "")
 
 	// realistic statements are far from the limit
 	var in, vals, or []string

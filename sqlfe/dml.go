@@ -10,41 +10,44 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // lookupTable resolves a table name for the session: its own uncommitted
 // DDL first, then the committed catalog.
-func (s *Session) lookupTable(name string) *Table {
+func (s *Session) lookupTable(name string) *catalog.Table {
 	if t, ok := s.pending[name]; ok {
 		return t
 	}
-	t, _ := s.eng.cat.get(name)
+	t, _ := s.eng.cat.Get(name)
 	return t
 }
 
 func relName(rv *pg.RangeVar) (string, error) {
 	if rv.Catalogname != "" {
-		return "", notSupported("cross-database references are not implemented: %s.%s.%s", rv.Catalogname, rv.Schemaname, rv.Relname).at(rv.Location)
+		return "", pgerror.NotSupported("cross-database references are not implemented: %s.%s.%s", rv.Catalogname, rv.Schemaname, rv.Relname).At(rv.Location)
 	}
 	if rv.Schemaname != "" && rv.Schemaname != "public" {
-		return "", errorf(CodeUndefinedTable, "relation \"%s.%s\" does not exist", rv.Schemaname, rv.Relname).at(rv.Location)
+		return "", pgerror.Errorf(pgerror.CodeUndefinedTable, "relation \"%s.%s\" does not exist", rv.Schemaname, rv.Relname).At(rv.Location)
 	}
 	return rv.Relname, nil
 }
 
-func (s *Session) table(rv *pg.RangeVar) (*Table, error) {
+func (s *Session) table(rv *pg.RangeVar) (*catalog.Table, error) {
 	name, err := relName(rv)
 	if err != nil {
 		return nil, err
 	}
 	t := s.lookupTable(name)
 	if t == nil {
-		return nil, errorf(CodeUndefinedTable, "relation %q does not exist", name).at(rv.Location)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", name).At(rv.Location)
 	}
 	if t.Key < 0 {
 		// CREATE TABLE t (): PostgreSQL's isolation specs create such
 		// tables only to LOCK them; they hold no rows here.
-		return nil, notSupported("queries on a table without columns are not supported").at(rv.Location)
+		return nil, pgerror.NotSupported("queries on a table without columns are not supported").At(rv.Location)
 	}
 	return t, nil
 }
@@ -59,8 +62,8 @@ type sortKey struct {
 
 // selectPlan is a SELECT over one table, a virtual relation or no FROM.
 type selectPlan struct {
-	t       *Table                                                   // a table, or
-	virt    func(ctx context.Context, s *Session) ([][]Value, error) // a virtual relation, or neither (no FROM)
+	t       *catalog.Table                                                 // a table, or
+	virt    func(ctx context.Context, s *Session) ([][]types.Value, error) // a virtual relation, or neither (no FROM)
 	where   expr
 	acc     access
 	targets []expr
@@ -73,38 +76,38 @@ type selectPlan struct {
 	wait    tupled.WaitPolicy
 }
 
-func (s *Session) planSelect(st *pg.SelectStmt, params *[]Type) (*plan, error) {
+func (s *Session) planSelect(st *pg.SelectStmt, params *[]types.Type) (*plan, error) {
 	return s.planSelectAs(st, params, false)
 }
 
 // planSelectAs plans a SELECT; with keepUnknown an untyped literal of the
 // select list stays unknown (for INSERT ... SELECT, where the target
 // column's type resolves it, as in PostgreSQL) instead of becoming text.
-func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (*plan, error) {
+func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (*plan, error) {
 	if st.WithClause == nil && (needsQueryPath(st) || s.anyCatalogRelation(st)) { // catalog relations: pgcatalog.go
 		return s.planQuery(st, params, keepUnknown) // query.go
 	}
 	switch {
 	case st.Op != pg.SetOperation_SETOP_NONE:
-		return nil, notSupported("UNION/INTERSECT/EXCEPT is not supported")
+		return nil, pgerror.NotSupported("UNION/INTERSECT/EXCEPT is not supported")
 	case st.WithClause != nil:
 		return s.planWith(st, params, keepUnknown) // with.go
 	case len(st.ValuesLists) > 0:
-		return nil, notSupported("VALUES as a query is not supported")
+		return nil, pgerror.NotSupported("VALUES as a query is not supported")
 	case len(st.DistinctClause) > 0:
-		return nil, notSupported("DISTINCT is not supported")
+		return nil, pgerror.NotSupported("DISTINCT is not supported")
 	case st.IntoClause != nil:
-		return nil, notSupported("SELECT INTO is not supported")
+		return nil, pgerror.NotSupported("SELECT INTO is not supported")
 	case len(st.GroupClause) > 0:
-		return nil, notSupported("GROUP BY is not supported")
+		return nil, pgerror.NotSupported("GROUP BY is not supported")
 	case st.HavingClause != nil:
-		return nil, notSupported("HAVING is not supported")
+		return nil, pgerror.NotSupported("HAVING is not supported")
 	case len(st.WindowClause) > 0:
-		return nil, notSupported("WINDOW is not supported")
+		return nil, pgerror.NotSupported("WINDOW is not supported")
 	case st.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES:
-		return nil, notSupported("FETCH ... WITH TIES is not supported")
+		return nil, pgerror.NotSupported("FETCH ... WITH TIES is not supported")
 	case len(st.FromClause) > 1:
-		return nil, notSupported("FROM with more than one relation (joins) is not supported")
+		return nil, pgerror.NotSupported("FROM with more than one relation (joins) is not supported")
 	}
 	sp := &selectPlan{natural: true}
 	c := &compiler{s: s, params: params}
@@ -114,7 +117,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 		case f.GetRangeVar() != nil:
 			rv := f.GetRangeVar()
 			if rv.Alias != nil && len(rv.Alias.Colnames) > 0 {
-				return nil, notSupported("column aliases in FROM are not supported").at(rv.Location)
+				return nil, pgerror.NotSupported("column aliases in FROM are not supported").At(rv.Location)
 			}
 			c.rel = rv.Relname
 			if rv.Alias != nil {
@@ -137,15 +140,15 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 			}
 			sp.virt, c.cols, c.rel = virt, cols, rel
 		case f.GetJoinExpr() != nil:
-			return nil, notSupported("JOIN is not supported")
+			return nil, pgerror.NotSupported("JOIN is not supported")
 		case f.GetRangeSubselect() != nil:
-			return nil, notSupported("subquery in FROM is not supported")
+			return nil, pgerror.NotSupported("subquery in FROM is not supported")
 		default:
-			return nil, notSupported("FROM item %s is not supported", nodeName(f))
+			return nil, pgerror.NotSupported("FROM item %s is not supported", nodeName(f))
 		}
 	}
 	// select list
-	var cols []Column
+	var cols []catalog.Column
 	type tgt struct {
 		name string
 		x    expr
@@ -154,26 +157,26 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 	for _, n := range st.TargetList {
 		rt := n.GetResTarget()
 		if rt == nil || len(rt.Indirection) > 0 {
-			return nil, notSupported("this select list item is not supported")
+			return nil, pgerror.NotSupported("this select list item is not supported")
 		}
 		if cr := rt.Val.GetColumnRef(); cr != nil {
 			if f := strs(cr.Fields); len(f) > 0 && f[len(f)-1] == "*" {
 				if c.cols == nil {
-					return nil, errorf(CodeSyntax, "SELECT * with no tables specified is not valid").at(cr.Location)
+					return nil, pgerror.Errorf(pgerror.CodeSyntax, "SELECT * with no tables specified is not valid").At(cr.Location)
 				}
 				if len(f) == 2 && f[0] != c.rel {
-					return nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).at(cr.Location)
+					return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).At(cr.Location)
 				}
 				for i, col := range c.cols {
 					if col.Hidden {
 						continue
 					}
-					tgts = append(tgts, tgt{col.Name, &colExpr{idx: i, t: col.Type, m: col.mod()}})
+					tgts = append(tgts, tgt{col.Name, &colExpr{idx: i, t: col.Type, m: col.Mod()}})
 				}
 				continue
 			}
 		}
-		x, err := c.compile(rt.Val, TUnknown)
+		x, err := c.compile(rt.Val, types.TUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -184,12 +187,12 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 		tgts = append(tgts, tgt{name, x})
 	}
 	if len(tgts) > maxTargetListEntries {
-		return nil, errorf(CodeTooManyColumns, "target lists can have at most %d entries", maxTargetListEntries)
+		return nil, pgerror.Errorf(pgerror.CodeTooManyColumns, "target lists can have at most %d entries", maxTargetListEntries)
 	}
 	for _, t := range tgts {
 		typ := t.x.typ()
-		if typ == TUnknown && !keepUnknown {
-			typ = TText
+		if typ == types.TUnknown && !keepUnknown {
+			typ = types.TText
 		}
 		col := resultColumn(t.name, typ, t.x)
 		if ce, ok := t.x.(*colExpr); ok && sp.t != nil {
@@ -199,17 +202,17 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 		sp.targets = append(sp.targets, t.x)
 	}
 	if cols == nil {
-		cols = []Column{}
+		cols = []catalog.Column{}
 	}
 	if st.WhereClause != nil {
 		wc := *c
 		wc.clause = "WHERE"
-		w, err := wc.compile(st.WhereClause, TBool)
+		w, err := wc.compile(st.WhereClause, types.TBool)
 		if err != nil {
 			return nil, err
 		}
-		if w.typ() != TBool {
-			return nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
+		if w.typ() != types.TBool {
+			return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
 		}
 		sp.where = w
 	}
@@ -219,17 +222,17 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 	for _, n := range st.SortClause {
 		sb := n.GetSortBy()
 		if sb == nil || len(sb.UseOp) > 0 {
-			return nil, notSupported("ORDER BY ... USING is not supported")
+			return nil, pgerror.NotSupported("ORDER BY ... USING is not supported")
 		}
 		var x expr
 		if k := sb.Node.GetAConst(); k != nil {
 			iv, ok := k.Val.(*pg.A_Const_Ival)
 			if !ok {
-				return nil, notSupported("ORDER BY a constant is not supported").at(sb.Location)
+				return nil, pgerror.NotSupported("ORDER BY a constant is not supported").At(sb.Location)
 			}
 			pos := int(iv.Ival.Ival)
 			if pos < 1 || pos > len(sp.targets) {
-				return nil, errorf(CodeInvalidColumnRef, "ORDER BY position %d is not in select list", pos).at(k.Location)
+				return nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "ORDER BY position %d is not in select list", pos).At(k.Location)
 			}
 			x = sp.targets[pos-1]
 		} else if cr := sb.Node.GetColumnRef(); cr != nil {
@@ -245,12 +248,12 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 		}
 		if x == nil {
 			var err error
-			if x, err = c.compile(sb.Node, TUnknown); err != nil {
+			if x, err = c.compile(sb.Node, types.TUnknown); err != nil {
 				return nil, err
 			}
 		}
-		if isIntArray(x.typ()) {
-			return nil, notSupported("ORDER BY an array is not supported")
+		if types.IsIntArray(x.typ()) {
+			return nil, pgerror.NotSupported("ORDER BY an array is not supported")
 		}
 		desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
 		nf := desc
@@ -276,19 +279,19 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]Type, keepUnknown bo
 		return nil, err
 	}
 	if len(st.LockingClause) > 1 {
-		return nil, notSupported("more than one locking clause is not supported")
+		return nil, pgerror.NotSupported("more than one locking clause is not supported")
 	}
 	if len(st.LockingClause) == 1 {
 		lk := st.LockingClause[0].GetLockingClause()
 		if sp.t == nil {
 			if sp.virt != nil {
-				return nil, notSupported("row locking on a virtual relation is not supported")
+				return nil, pgerror.NotSupported("row locking on a virtual relation is not supported")
 			}
-			return nil, notSupported("FOR UPDATE/SHARE without FROM is not supported")
+			return nil, pgerror.NotSupported("FOR UPDATE/SHARE without FROM is not supported")
 		}
 		for _, r := range lk.LockedRels {
 			if rv := r.GetRangeVar(); rv == nil || rv.Relname != c.rel {
-				return nil, errorf(CodeUndefinedTable, "relation %q in FOR UPDATE/SHARE clause not found in FROM clause", r.GetRangeVar().GetRelname())
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q in FOR UPDATE/SHARE clause not found in FROM clause", r.GetRangeVar().GetRelname())
 			}
 		}
 		sp.lock, sp.wait = lockMode(lk) // lockjoin.go
@@ -323,9 +326,9 @@ func (sp *selectPlan) explain(w *strings.Builder) {
 }
 
 func wrapLimitErr(err error, what string) error {
-	var e *Error
-	if errors.As(err, &e) && e.Code == CodeUndefinedColumn {
-		return errorf(CodeInvalidColumnRef, "argument of %s must not contain variables", what)
+	var e *pgerror.Error
+	if errors.As(err, &e) && e.Code == pgerror.CodeUndefinedColumn {
+		return pgerror.Errorf(pgerror.CodeInvalidColumnRef, "argument of %s must not contain variables", what)
 	}
 	return err
 }
@@ -342,18 +345,18 @@ func evalCount(x expr, e *env, what string) (int64, bool, error) {
 		return 0, false, nil
 	}
 	if v.I < 0 {
-		code := CodeInvalidRowCount
+		code := pgerror.CodeInvalidRowCount
 		if what == "OFFSET" {
-			code = CodeInvalidOffset
+			code = pgerror.CodeInvalidOffset
 		}
-		return 0, false, errorf(code, "%s must not be negative", what)
+		return 0, false, pgerror.Errorf(code, "%s must not be negative", what)
 	}
 	return v.I, true, nil
 }
 
 type candidate struct {
 	key []byte
-	row []Value
+	row []types.Value
 }
 
 // scanRows calls fn for each row of t that the access may select and that
@@ -362,21 +365,21 @@ type candidate struct {
 // without, both are valid only until fn returns (the scan reuses the row,
 // and the key is the engine's), which spares the general query path's
 // scans two allocations per row (its nodes copy what they keep).
-func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *Table, acc *access, where expr, e *env, keep bool, fn func(key []byte, row []Value) error) error {
+func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *catalog.Table, acc *access, where expr, e *env, keep bool, fn func(key []byte, row []types.Value) error) error {
 	points, start, end, empty, err := acc.bounds(e, t)
 	if err != nil || empty {
 		return err
 	}
-	var reused []Value
+	var reused []types.Value
 	if !keep {
-		reused = make([]Value, len(t.Cols))
+		reused = make([]types.Value, len(t.Cols))
 	}
 	visit := func(k, v []byte) error {
 		row := reused
 		if keep {
-			row = make([]Value, len(t.Cols))
+			row = make([]types.Value, len(t.Cols))
 		}
-		if err := decodeRow(t, k, v, row); err != nil {
+		if err := catalog.DecodeRow(t, k, v, row); err != nil {
 			return err
 		}
 		e.row = row
@@ -428,7 +431,7 @@ func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *Table, acc *ac
 		return nil
 	}
 	if err != nil {
-		var fe *Error
+		var fe *pgerror.Error
 		if errors.As(err, &fe) {
 			return fe
 		}
@@ -447,10 +450,10 @@ func (sp *selectPlan) sortRows(rows []candidate, e *env) error {
 	if sp.natural {
 		return nil
 	}
-	keys := make([][]Value, len(rows))
+	keys := make([][]types.Value, len(rows))
 	for i, r := range rows {
 		e.row = r.row
-		ks := make([]Value, len(sp.sorts))
+		ks := make([]types.Value, len(sp.sorts))
 		for j, sk := range sp.sorts {
 			v, err := sk.x.eval(e)
 			if err != nil {
@@ -474,7 +477,7 @@ func (sp *selectPlan) sortRows(rows []candidate, e *env) error {
 				}
 				return x.Null == sk.nullsFirst
 			}
-			d := cmpValues(x, y)
+			d := types.Compare(x, y)
 			if d == 0 {
 				continue
 			}
@@ -493,7 +496,7 @@ func (sp *selectPlan) sortRows(rows []candidate, e *env) error {
 	return nil
 }
 
-func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Result, error) {
+func (sp *selectPlan) run(ctx context.Context, s *Session, params []types.Value) (*Result, error) {
 	e := &env{ctx: ctx, s: s, params: params, exec: &execRun{}}
 	limit, hasLimit, err := evalCount(sp.limit, e, "LIMIT")
 	if err != nil {
@@ -545,7 +548,7 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Res
 			// LockRows over a scan in key order: the locking scan, with
 			// LIMIT + OFFSET as its limit.
 			ls := &lockScan{t: t, where: sp.where, e: e, strength: sp.lock, wait: sp.wait}
-			err := s.lockRows(ctx, tx, ls, &sp.acc, sp.reverse, want, func(k []byte, row []Value) error {
+			err := s.lockRows(ctx, tx, ls, &sp.acc, sp.reverse, want, func(k []byte, row []types.Value) error {
 				rows = append(rows, candidate{key: k, row: row})
 				return nil
 			})
@@ -555,7 +558,7 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Res
 			break
 		}
 		early := sp.lock == tupled.NoLock && sp.natural && want >= 0
-		err = s.scanRows(ctx, tx, t, &sp.acc, sp.where, e, true, func(k []byte, row []Value) error {
+		err = s.scanRows(ctx, tx, t, &sp.acc, sp.where, e, true, func(k []byte, row []types.Value) error {
 			if early && int64(len(rows)) >= want {
 				return errStop
 			}
@@ -578,7 +581,7 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Res
 				if want >= 0 && int64(len(locked)) >= want {
 					break
 				}
-				err := ls.point(ctx, tx, r.key, func(k []byte, row []Value) error {
+				err := ls.point(ctx, tx, r.key, func(k []byte, row []types.Value) error {
 					locked = append(locked, candidate{key: r.key, row: row})
 					return nil
 				})
@@ -599,17 +602,17 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Res
 	if hasLimit && int64(len(rows)) > limit {
 		rows = rows[:limit]
 	}
-	res := &Result{Rows: make([][]Value, 0, len(rows))}
+	res := &Result{Rows: make([][]types.Value, 0, len(rows))}
 	for _, r := range rows {
 		e.row = r.row
-		out := make([]Value, len(sp.targets))
+		out := make([]types.Value, len(sp.targets))
 		for i, x := range sp.targets {
 			v, err := x.eval(e)
 			if err != nil {
 				return nil, err
 			}
-			if v.T == TUnknown {
-				v.T = TText
+			if v.T == types.TUnknown {
+				v.T = types.TText
 			}
 			out[i] = v
 		}
@@ -623,16 +626,16 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []Value) (*Res
 
 // assign compiles x for assignment to column col (PostgreSQL's assignment
 // coercion, restricted to our types).
-func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
+func assign(c *compiler, n *pg.Node, col catalog.Column) (expr, error) {
 	if n.GetSetToDefault() != nil {
-		return &constExpr{Null(col.Type)}, nil
+		return &constExpr{types.Null(col.Type)}, nil
 	}
 	if k := n.GetAConst(); k != nil && col.Int2 {
 		if sv, ok := k.Val.(*pg.A_Const_Sval); ok {
 			// a literal goes through smallint's input function
-			v, err := castMod(unknown(sv.Sval.Sval), col.Type, col.mod(), false)
+			v, err := types.CastMod(types.Unknown(sv.Sval.Sval), col.Type, col.Mod(), false)
 			if err != nil {
-				return nil, ToError(err).at(k.Location)
+				return nil, ToError(err).At(k.Location)
 			}
 			return &constExpr{v}, nil
 		}
@@ -644,11 +647,11 @@ func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
 	switch {
 	case x.typ() == col.Type:
 		return x, nil
-	case (isNumber(x.typ()) || isFloat(x.typ())) && (isNumber(col.Type) || isFloat(col.Type)), isString(col.Type) && x.typ() != TInt4Array,
-		isDateTime(x.typ()) && isDateTime(col.Type): // PostgreSQL's assignment casts among date, timestamp, timestamptz
+	case (types.IsNumber(x.typ()) || types.IsFloat(x.typ())) && (types.IsNumber(col.Type) || types.IsFloat(col.Type)), types.IsString(col.Type) && x.typ() != types.TInt4Array,
+		types.IsDateTime(x.typ()) && types.IsDateTime(col.Type): // PostgreSQL's assignment casts among date, timestamp, timestamptz
 		return &castExpr{arg: x, t: col.Type}, nil
 	}
-	return nil, &Error{Code: CodeDatatypeMismatch, Message: fmt.Sprintf("column %q is of type %s but expression is of type %s", col.Name, col.Type, x.typ()),
+	return nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("column %q is of type %s but expression is of type %s", col.Name, col.Type, x.typ()),
 		Hint: "You will need to rewrite or cast the expression."}
 }
 
@@ -656,10 +659,10 @@ func assign(c *compiler, n *pg.Node, col Column) (expr, error) {
 // varchar length: 22001, trailing spaces beyond it are cut) and checks NOT
 // NULL, then the CHECK constraints (23514), in that order, as PostgreSQL
 // does.
-func checkRow(t *Table, row []Value) error {
+func checkRow(t *catalog.Table, row []types.Value) error {
 	for i, c := range t.Cols {
 		if c.Int2 || c.MaxLen > 0 || c.Prec > 0 {
-			v, err := applyMod(row[i], c.mod(), false)
+			v, err := types.ApplyMod(row[i], c.Mod(), false)
 			if err != nil {
 				return err
 			}
@@ -667,17 +670,17 @@ func checkRow(t *Table, row []Value) error {
 		}
 	}
 	for i, c := range t.Cols {
-		if row[i].Null && (c.NotNull || t.isKeyCol(i)) {
-			return &Error{Code: CodeNotNull, Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name),
+		if row[i].Null && (c.NotNull || t.IsKeyCol(i)) {
+			return &pgerror.Error{Code: pgerror.CodeNotNull, Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, t.Name),
 				Detail: "Failing row contains (" + failingRow(t, row) + ")."}
 		}
 	}
 	return checkConstraints(t, row) // check.go
 }
 
-func dupKeyError(err error, t *Table, row []Value) error {
+func dupKeyError(err error, t *catalog.Table, row []types.Value) error {
 	e := engineError(err, t)
-	if e.Code == CodeUniqueViolation && indexViolation(err, t) == nil {
+	if e.Code == pgerror.CodeUniqueViolation && indexViolation(err, t) == nil {
 		e.Detail = fmt.Sprintf("Key (%s)=(%s) already exists.", keyColNames(t), keyColValues(t, row))
 	}
 	return e
@@ -686,17 +689,17 @@ func dupKeyError(err error, t *Table, row []Value) error {
 // resultColumn describes an output column of type t computed by x; a
 // character(n) keeps its length, which RowDescription reports as the type
 // modifier.
-func resultColumn(name string, t Type, x expr) Column {
-	c := Column{Name: name, Type: t}
+func resultColumn(name string, t types.Type, x expr) catalog.Column {
+	c := catalog.Column{Name: name, Type: t}
 	m := exprMod(x)
 	switch t {
-	case TBpchar:
+	case types.TBpchar:
 		c.MaxLen = m.MaxLen
-	case TText:
+	case types.TText:
 		c.MaxLen, c.Varchar = m.MaxLen, m.Varchar || m.MaxLen > 0
-	case TInt4:
+	case types.TInt4:
 		c.Int2 = m.Int2
-	case TNumeric:
+	case types.TNumeric:
 		c.Prec, c.Scale = m.Prec, m.Scale
 	}
 	return c
@@ -707,13 +710,13 @@ func resultColumn(name string, t Type, x expr) Column {
 // RowDescription within its 16-bit field count.
 const maxTargetListEntries = 1664
 
-func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
+func returning(c *compiler, list []*pg.Node) ([]expr, []catalog.Column, error) {
 	var xs []expr
-	var cols []Column
+	var cols []catalog.Column
 	for _, n := range list {
 		rt := n.GetResTarget()
 		if rt == nil || len(rt.Indirection) > 0 {
-			return nil, nil, notSupported("this RETURNING item is not supported")
+			return nil, nil, pgerror.NotSupported("this RETURNING item is not supported")
 		}
 		if cr := rt.Val.GetColumnRef(); cr != nil {
 			if f := strs(cr.Fields); f[len(f)-1] == "*" {
@@ -721,13 +724,13 @@ func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
 					if col.Hidden {
 						continue
 					}
-					xs = append(xs, &colExpr{idx: i, t: col.Type, m: col.mod()})
+					xs = append(xs, &colExpr{idx: i, t: col.Type, m: col.Mod()})
 					cols = append(cols, col)
 				}
 				continue
 			}
 		}
-		x, err := c.compile(rt.Val, TUnknown)
+		x, err := c.compile(rt.Val, types.TUnknown)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -736,37 +739,37 @@ func returning(c *compiler, list []*pg.Node) ([]expr, []Column, error) {
 			name = defaultName(rt.Val)
 		}
 		t := x.typ()
-		if t == TUnknown {
-			t = TText
+		if t == types.TUnknown {
+			t = types.TText
 		}
 		xs = append(xs, x)
 		cols = append(cols, resultColumn(name, t, x))
 	}
 	if len(xs) > maxTargetListEntries {
-		return nil, nil, errorf(CodeTooManyColumns, "target lists can have at most %d entries", maxTargetListEntries)
+		return nil, nil, pgerror.Errorf(pgerror.CodeTooManyColumns, "target lists can have at most %d entries", maxTargetListEntries)
 	}
 	return xs, cols, nil
 }
 
-func project(xs []expr, e *env) ([]Value, error) {
-	out := make([]Value, len(xs))
+func project(xs []expr, e *env) ([]types.Value, error) {
+	out := make([]types.Value, len(xs))
 	for i, x := range xs {
 		v, err := x.eval(e)
 		if err != nil {
 			return nil, err
 		}
-		if v.T == TUnknown {
-			v.T = TText
+		if v.T == types.TUnknown {
+			v.T = types.TText
 		}
 		out[i] = v
 	}
 	return out, nil
 }
 
-func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
+func (s *Session) planInsert(st *pg.InsertStmt, params *[]types.Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
-		return nil, notSupported("WITH is not supported")
+		return nil, pgerror.NotSupported("WITH is not supported")
 	}
 	t, err := s.table(st.Relation)
 	if err != nil {
@@ -778,14 +781,14 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		vals = [][]*pg.Node{{}} // DEFAULT VALUES
 	} else if sel := st.SelectStmt.GetSelectStmt(); sel != nil && len(sel.ValuesLists) == 0 && len(sel.TargetList) > 0 {
 		if len(sel.LockingClause) > 0 {
-			return nil, notSupported("INSERT ... SELECT ... FOR UPDATE/SHARE is not supported")
+			return nil, pgerror.NotSupported("INSERT ... SELECT ... FOR UPDATE/SHARE is not supported")
 		}
 		if selPlan, err = s.planSelectAs(sel, params, true); err != nil {
 			return nil, err
 		}
 	} else {
 		if sel == nil || len(sel.ValuesLists) == 0 || len(sel.TargetList) > 0 || sel.WithClause != nil || len(sel.SortClause) > 0 || sel.LimitCount != nil || sel.LimitOffset != nil || len(sel.LockingClause) > 0 {
-			return nil, notSupported("this form of INSERT is not supported")
+			return nil, pgerror.NotSupported("this form of INSERT is not supported")
 		}
 		for _, l := range sel.ValuesLists {
 			vals = append(vals, l.GetList().Items)
@@ -803,14 +806,14 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		for _, n := range st.Cols {
 			rt := n.GetResTarget()
 			if len(rt.Indirection) > 0 {
-				return nil, notSupported("assignment to a part of a column is not supported").at(rt.Location)
+				return nil, pgerror.NotSupported("assignment to a part of a column is not supported").At(rt.Location)
 			}
-			i := t.col(rt.Name)
+			i := t.Col(rt.Name)
 			if i < 0 {
-				return nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).at(rt.Location)
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).At(rt.Location)
 			}
 			if seen[i] {
-				return nil, errorf(CodeDuplicateColumn, "column %q specified more than once", rt.Name).at(rt.Location)
+				return nil, pgerror.Errorf(pgerror.CodeDuplicateColumn, "column %q specified more than once", rt.Name).At(rt.Location)
 			}
 			seen[i] = true
 			target = append(target, i)
@@ -828,9 +831,9 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		} else if len(st.Cols) == 0 && len(items) <= len(target) {
 			// VALUES shorter than the table: the rest are defaults (NULL)
 		} else if len(items) > len(target) {
-			return nil, errorf(CodeSyntax, "INSERT has more expressions than target columns")
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "INSERT has more expressions than target columns")
 		} else if len(items) < len(target) {
-			return nil, errorf(CodeSyntax, "INSERT has more target columns than expressions")
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "INSERT has more target columns than expressions")
 		}
 		row := make([]expr, len(t.Cols))
 		for i := range row {
@@ -868,7 +871,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := func(ctx context.Context, s *Session, params []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, params []types.Value) (*Result, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
 			return nil, err
@@ -878,7 +881,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 		var ups upsertState
 		n := 0
 		rows := rows
-		var selRows [][]Value
+		var selRows [][]types.Value
 		if selPlan != nil {
 			sr, err := selPlan.run(ctx, s, params)
 			if err != nil {
@@ -900,7 +903,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 			}
 			for i := range row {
 				if row[i].T != t.Cols[i].Type {
-					if row[i], err = castValue(row[i], t.Cols[i].Type); err != nil {
+					if row[i], err = types.Cast(row[i], t.Cols[i].Type); err != nil {
 						return nil, err
 					}
 				}
@@ -916,7 +919,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 				if row == nil {
 					continue // DO NOTHING, or DO UPDATE whose WHERE failed
 				}
-			} else if err := tx.Insert(ctx, t.Engine, key, encodeRow(t, row)); err != nil {
+			} else if err := tx.Insert(ctx, t.Engine, key, catalog.EncodeRow(t, row)); err != nil {
 				return nil, dupRowError(err, t, row)
 			}
 			n++
@@ -937,7 +940,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]Type) (*plan, error) {
 
 // targetTable is the table an UPDATE, DELETE or INSERT … ON CONFLICT
 // writes, with a compiler over its row under its name or alias.
-func (s *Session) targetTable(rv *pg.RangeVar, params *[]Type) (*Table, *compiler, error) {
+func (s *Session) targetTable(rv *pg.RangeVar, params *[]types.Type) (*catalog.Table, *compiler, error) {
 	t, err := s.table(rv)
 	if err != nil {
 		return nil, nil, err
@@ -956,23 +959,23 @@ type setItem struct {
 
 // compileSets compiles an UPDATE's (or ON CONFLICT DO UPDATE's) SET list
 // for table t with c; keyOK: the primary key may be assigned.
-func compileSets(c *compiler, t *Table, list []*pg.Node, keyOK bool) ([]setItem, error) {
+func compileSets(c *compiler, t *catalog.Table, list []*pg.Node, keyOK bool) ([]setItem, error) {
 	var sets []setItem
 	seen := map[int]bool{}
 	for _, n := range list {
 		rt := n.GetResTarget()
 		if rt == nil || len(rt.Indirection) > 0 || rt.Val.GetMultiAssignRef() != nil {
-			return nil, notSupported("this form of SET is not supported")
+			return nil, pgerror.NotSupported("this form of SET is not supported")
 		}
-		i := t.col(rt.Name)
+		i := t.Col(rt.Name)
 		if i < 0 {
-			return nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).at(rt.Location)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", rt.Name, t.Name).At(rt.Location)
 		}
-		if t.isKeyCol(i) && !keyOK {
-			return nil, notSupported("ON CONFLICT DO UPDATE SET of the primary key is not supported").at(rt.Location)
+		if t.IsKeyCol(i) && !keyOK {
+			return nil, pgerror.NotSupported("ON CONFLICT DO UPDATE SET of the primary key is not supported").At(rt.Location)
 		}
 		if seen[i] {
-			return nil, errorf(CodeSyntax, "multiple assignments to same column %q", rt.Name).at(rt.Location)
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "multiple assignments to same column %q", rt.Name).At(rt.Location)
 		}
 		seen[i] = true
 		if err := identitySet(t, i, rt.Val); err != nil { // identity.go
@@ -993,10 +996,10 @@ func compileSets(c *compiler, t *Table, list []*pg.Node, keyOK bool) ([]setItem,
 	return sets, nil
 }
 
-func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
+func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]types.Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
-		return nil, notSupported("WITH is not supported")
+		return nil, pgerror.NotSupported("WITH is not supported")
 	}
 	t, c, err := s.targetTable(st.Relation, params)
 	if err != nil {
@@ -1016,11 +1019,11 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 	if js != nil {
 		where = &joinMatch{js}
 	} else if st.WhereClause != nil {
-		if where, err = c.compile(st.WhereClause, TBool); err != nil {
+		if where, err = c.compile(st.WhereClause, types.TBool); err != nil {
 			return nil, err
 		}
-		if where.typ() != TBool {
-			return nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", where.typ())
+		if where.typ() != types.TBool {
+			return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", where.typ())
 		}
 	}
 	acc := analyzeKeyAccess(where, t)
@@ -1028,8 +1031,8 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	newRow := func(e *env, old []Value) ([]Value, error) {
-		row := append([]Value(nil), old...)
+	newRow := func(e *env, old []types.Value) ([]types.Value, error) {
+		row := append([]types.Value(nil), old...)
 		if js != nil { // SET sees the source row the target row joins
 			joined, err := js.match(e, old)
 			if err != nil || joined == nil {
@@ -1043,7 +1046,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 				return nil, err
 			}
 			if v.T != t.Cols[si.col].Type {
-				if v, err = castValue(v, t.Cols[si.col].Type); err != nil {
+				if v, err = types.Cast(v, t.Cols[si.col].Type); err != nil {
 					return nil, err
 				}
 			}
@@ -1051,7 +1054,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 		}
 		return row, checkRow(t, row)
 	}
-	run := func(ctx context.Context, s *Session, params []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, params []types.Value) (*Result, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
 			return nil, err
@@ -1068,12 +1071,12 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 		// READ COMMITTED locking scans follow to the new key.
 		res := &Result{}
 		n := 0
-		emit := func(row, joined []Value) error {
+		emit := func(row, joined []types.Value) error {
 			n++
 			if ret != nil {
 				e.row = row
 				if joined != nil { // RETURNING sees the new row and the source row
-					e.row = append(append([]Value(nil), row...), joined[len(row):]...)
+					e.row = append(append([]types.Value(nil), row...), joined[len(row):]...)
 				}
 				out, err := project(ret, e)
 				if err != nil {
@@ -1084,24 +1087,24 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			return nil
 		}
 		var moves []candidate // key updates: the old key, the new row
-		var movedJoins [][]Value
+		var movedJoins [][]types.Value
 		ls := &lockScan{t: t, where: where, e: e, strength: tupled.ForNoKeyUpdate, wait: tupled.Wait}
-		err = s.lockRows(ctx, tx, ls, &acc, false, -1, func(k []byte, old []Value) error {
+		err = s.lockRows(ctx, tx, ls, &acc, false, -1, func(k []byte, old []types.Value) error {
 			e.row = old
 			row, err := newRow(e, old)
 			if err != nil || row == nil {
 				return err
 			}
-			var joined []Value
+			var joined []types.Value
 			if js != nil {
 				joined = e.row
 			}
-			if !bytes.Equal(rowKey(nil, t, row), k) {
+			if !bytes.Equal(catalog.RowKey(nil, t, row), k) {
 				moves = append(moves, candidate{key: k, row: row})
 				movedJoins = append(movedJoins, joined)
 				return nil
 			}
-			err = tx.Update(ctx, t.Engine, k, encodeRow(t, row))
+			err = tx.Update(ctx, t.Engine, k, catalog.EncodeRow(t, row))
 			if errors.Is(err, tupled.ErrNotFound) {
 				return nil
 			}
@@ -1114,7 +1117,7 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 			return nil, err
 		}
 		for i, mv := range moves {
-			err := tx.UpdateKey(ctx, t.Engine, mv.key, rowKey(nil, t, mv.row), encodeRow(t, mv.row))
+			err := tx.UpdateKey(ctx, t.Engine, mv.key, catalog.RowKey(nil, t, mv.row), catalog.EncodeRow(t, mv.row))
 			if errors.Is(err, tupled.ErrNotFound) {
 				continue
 			}
@@ -1131,10 +1134,10 @@ func (s *Session) planUpdate(st *pg.UpdateStmt, params *[]Type) (*plan, error) {
 	return &plan{cols: cols, usesT: true, run: run}, nil
 }
 
-func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
+func (s *Session) planDelete(st *pg.DeleteStmt, params *[]types.Type) (*plan, error) {
 	switch {
 	case st.WithClause != nil:
-		return nil, notSupported("WITH is not supported")
+		return nil, pgerror.NotSupported("WITH is not supported")
 	}
 	t, c, err := s.targetTable(st.Relation, params)
 	if err != nil {
@@ -1150,11 +1153,11 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 	if js != nil {
 		where = &joinMatch{js}
 	} else if st.WhereClause != nil {
-		if where, err = c.compile(st.WhereClause, TBool); err != nil {
+		if where, err = c.compile(st.WhereClause, types.TBool); err != nil {
 			return nil, err
 		}
-		if where.typ() != TBool {
-			return nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", where.typ())
+		if where.typ() != types.TBool {
+			return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", where.typ())
 		}
 	}
 	acc := analyzeKeyAccess(where, t)
@@ -1162,7 +1165,7 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := func(ctx context.Context, s *Session, params []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, params []types.Value) (*Result, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
 			return nil, err
@@ -1192,7 +1195,7 @@ func (s *Session) planDelete(st *pg.DeleteStmt, params *[]Type) (*plan, error) {
 		// rechecked on the version locked) is deleted at once; RETURNING
 		// sees the version locked.
 		ls := &lockScan{t: t, where: where, e: e, strength: tupled.ForUpdate, wait: tupled.Wait}
-		err = s.lockRows(ctx, tx, ls, &acc, false, -1, func(k []byte, old []Value) error {
+		err = s.lockRows(ctx, tx, ls, &acc, false, -1, func(k []byte, old []types.Value) error {
 			err := tx.Delete(ctx, t.Engine, k)
 			if errors.Is(err, tupled.ErrNotFound) {
 				return nil

@@ -26,6 +26,9 @@ import (
 	"sync"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // joinSource is the FROM (USING) side of an UPDATE (DELETE).
@@ -36,12 +39,12 @@ type joinSource struct {
 
 	mu   sync.Mutex
 	exec *execRun
-	rows [][]Value
+	rows [][]types.Value
 }
 
 // planJoinSource plans the items of from beside target t (named rel) and
 // returns the source and a compiler over target ++ source columns.
-func (s *Session) planJoinSource(t *Table, rel string, from []*pg.Node, where *pg.Node, params *[]Type) (*joinSource, *compiler, error) {
+func (s *Session) planJoinSource(t *catalog.Table, rel string, from []*pg.Node, where *pg.Node, params *[]types.Type) (*joinSource, *compiler, error) {
 	var node relNode
 	var src *scope
 	for _, f := range from {
@@ -67,11 +70,11 @@ func (s *Session) planJoinSource(t *Table, rel string, from []*pg.Node, where *p
 	j := &joinSource{root: node, tWidth: len(t.Cols)}
 	c := &compiler{s: s, params: params, scope: sc, clause: "WHERE"}
 	if where != nil {
-		if j.where, err = c.compile(where, TBool); err != nil {
+		if j.where, err = c.compile(where, types.TBool); err != nil {
 			return nil, nil, err
 		}
-		if j.where.typ() != TBool {
-			return nil, nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", j.where.typ())
+		if j.where.typ() != types.TBool {
+			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", j.where.typ())
 		}
 	}
 	c.clause = ""
@@ -79,7 +82,7 @@ func (s *Session) planJoinSource(t *Table, rel string, from []*pg.Node, where *p
 }
 
 // sourceRows are the source's rows, read once per execution.
-func (j *joinSource) sourceRows(e *env) ([][]Value, error) {
+func (j *joinSource) sourceRows(e *env) ([][]types.Value, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if e.exec != nil && j.exec == e.exec {
@@ -95,13 +98,13 @@ func (j *joinSource) sourceRows(e *env) ([][]Value, error) {
 
 // match is the target row joined with the first source row WHERE accepts
 // (nil if none).
-func (j *joinSource) match(e *env, target []Value) ([]Value, error) {
+func (j *joinSource) match(e *env, target []types.Value) ([]types.Value, error) {
 	rows, err := j.sourceRows(e)
 	if err != nil {
 		return nil, err
 	}
 	je := &env{ctx: e.ctx, s: e.s, params: e.params, exec: e.exec}
-	row := make([]Value, j.tWidth, j.tWidth+8)
+	row := make([]types.Value, j.tWidth, j.tWidth+8)
 	for _, r := range rows {
 		copy(row, target[:j.tWidth])
 		je.row = append(row[:j.tWidth], r...)
@@ -120,9 +123,9 @@ func (j *joinSource) match(e *env, target []Value) ([]Value, error) {
 // env's row) joins.
 type joinMatch struct{ j *joinSource }
 
-func (m *joinMatch) typ() Type    { return TBool }
-func (m *joinMatch) kids() []expr { return nil }
-func (m *joinMatch) eval(e *env) (Value, error) {
+func (m *joinMatch) typ() types.Type { return types.TBool }
+func (m *joinMatch) kids() []expr    { return nil }
+func (m *joinMatch) eval(e *env) (types.Value, error) {
 	r, err := m.j.match(e, e.row)
-	return Bool(r != nil), err
+	return types.Bool(r != nil), err
 }

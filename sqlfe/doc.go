@@ -1,7 +1,41 @@
 // Package sqlfe is tupled's SQL front end: it parses SQL with PostgreSQL's
-// own parser (pg_query_go), analyses it against a small catalog, and runs it
+// own parser (pg_query_go), analyses it against the catalog, and runs it
 // over the embedded API (tupled.DB / tupled.Tx) — nothing below the root
 // package is imported.
+//
+// The SQL layer is a house of packages; a statement walks through it so:
+//
+//	pgwire (a client's messages)
+//	  → sqlfe.Parse / Session.Prepare (stmt.go): checkText bounds the
+//	    nesting depth (depth.go), pg_query parses, one Stmt per statement
+//	  → Session.planFor → analyze (stmt.go, ddl.go, dml.go, query_plan.go):
+//	    names resolved against sql/catalog, expressions compiled into
+//	    expr trees (compile.go, expr.go, funcs.go, strfuncs.go,
+//	    conditional.go), a plan of nodes built (dml.go's selectPlan for a
+//	    one-table SELECT, UPDATE, DELETE; query.go's relNodes otherwise),
+//	    reused while the catalog's generation is unchanged
+//	  → plan.run (Session.Execute): the operators (query_exec.go, agg.go,
+//	    window.go, hashjoin.go, lockjoin.go, lockrows.go) over the engine's
+//	    scans, indexes and row locks (tupled.Tx.Scan with ScanOptions.Lock),
+//	    rows encoded and decoded by sql/catalog, datums from sql/types
+//	  → Result (rows of types.Value, columns of catalog.Column) or a
+//	    *pgerror.Error → pgwire (the wire formats: types' AppendText and
+//	    AppendBinary).
+//
+// EXPLAIN prints the plan nodes that run (query.go planExplain, dml.go
+// explain). Who owns what:
+//
+//	sql/pgerror  the error (SQLSTATE, message, position); below everything
+//	sql/types    datums, their text and binary I/O, casts, comparison
+//	sql/catalog  table definitions, the catalog's persistence and the
+//	             committed Catalog, the row and key encodings
+//	sqlfe        analysis, expressions and functions, plans and operators,
+//	             sessions and transactions, the system catalogs'
+//	             generation (pgcatalog.go, infoschema.go, catfuncs.go),
+//	             COPY, settings
+//
+// Each package's doc.go states its own invariants; those below are
+// sqlfe's. Only pgwire and tests call sqlfe; sql/ packages never import it.
 //
 // Callers: pgwire (one Session per client connection) and tests. The Executor is
 // shared and safe for concurrent use; a Session belongs to one goroutine,
@@ -14,36 +48,16 @@
 // statement's transaction (advisory.go).
 //
 // Invariants:
-//   - The catalog lives in the engine table "_tupled_catalog" (SQL table name
-//     → JSON Table) and, committed, in memory. DDL is transactional: CREATE
-//     and DROP write the catalog row through the session's transaction and
-//     the in-memory catalog changes when that transaction commits. The
-//     engine table of a dropped SQL table (or of a rolled-back CREATE) is
-//     dropped with tupled.DB.DropTable once that transaction is over; one
-//     another transaction still uses (55006) is retried at the next DDL
-//     (reclaim.go). A new table gets the engine table of its own name if
-//     free, else name#2, name#3, ...
-//   - Every table has a primary key: one declared, of one column or of
-//     several (PRIMARY KEY (a, b), compositekey.go), or, for a table
-//     declared without one, a hidden bigint rowid no SQL name reaches
-//     (rowid.go), numbered per table from an in-memory counter seeded from
-//     the table's highest rowid. The engine key is its order-preserving
-//     encoding: the package keys tuple of the key columns' values, in key
-//     order (text its bytes — C collation —, character(n) without trailing
-//     spaces), or, for tables made before package keys, the raw format of
-//     one column (types.go appendKey). So key ranges are tx.Scan ranges,
-//     the leading columns' tuple is a prefix of the keys it begins, and
-//     'ab' and 'ab  ' are one character(n) key. The value is the other
-//     columns: a NULL bitmap, then each non-NULL column (numeric and
-//     timestamp as their text form, which they may not be keys for).
-//   - Types (types.go's Type; a value's datum is Value.I, .S or .A):
-//     boolean, smallint/integer/bigint, numeric[(p,s)] (numeric.go), real
-//     and double precision (float.go), text, varchar[(n)], character(n),
-//     date, timestamp, timestamptz (datetime.go, timestamp.go), integer[]
-//     and bigint[], and, each in a file of its own that registers an
-//     extType (its OID, text and binary I/O) with types.go: uuid (uuid.go:
-//     S its canonical text, a key), bytea (bytea.go: S its bytes, a key),
-//     json and jsonb (json.go: S the text, jsonb normalised; not keys).
+//   - Table definitions, the catalog's persistence and the row and key
+//     encodings are package sql/catalog's (its doc.go states their
+//     invariants). sqlfe keeps a session's uncommitted DDL (Session.pending,
+//     over the committed Catalog until commit), declares the catalog's
+//     indexes and foreign keys with the engine, and numbers a hidden rowid
+//     per table from an in-memory counter seeded from the table's highest
+//     rowid (rowid.go).
+//   - Datums are package sql/types' (Type, Value, text and binary I/O,
+//     casts; its doc.go states their invariants) and errors package
+//     sql/pgerror's; sqlfe compiles, plans and runs statements over them.
 //   - ALTER TABLE forms that change how rows are stored (a new primary
 //     key, a column added or dropped) rewrite the table into a new engine
 //     table in the statement's transaction, under ACCESS EXCLUSIVE; the

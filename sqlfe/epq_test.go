@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // The EvalPlanQual schedules of a locking SELECT, an UPDATE and a DELETE,
@@ -161,17 +164,17 @@ func TestWhereErrorInLockingScan(t *testing.T) {
 
 // startAsync runs sql on s in a goroutine; the returned function waits for
 // its output.
-func startAsync(t *testing.T, s *Session, sql string) func() (string, *Error) {
+func startAsync(t *testing.T, s *Session, sql string) func() (string, *pgerror.Error) {
 	type result struct {
 		out string
-		err *Error
+		err *pgerror.Error
 	}
 	ch := make(chan result, 1)
 	go func() {
 		out, err := run(t, s, sql)
 		ch <- result{out, err}
 	}()
-	return func() (string, *Error) {
+	return func() (string, *pgerror.Error) {
 		select {
 		case r := <-ch:
 			return r.out, r.err
@@ -210,7 +213,7 @@ func rowLocksOf(t *testing.T, eng *Executor, s *Session) string {
 // rowLocksIn is rowLocksOf for the table named table.
 func rowLocksIn(t *testing.T, eng *Executor, s *Session, table string) string {
 	t.Helper()
-	tbl, _ := eng.cat.get(table)
+	tbl, _ := eng.cat.Get(table)
 	rls, err := eng.db.RowLocks(context.Background(), tbl.Engine)
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +225,7 @@ func rowLocksIn(t *testing.T, eng *Executor, s *Session, table string) string {
 			if l != id {
 				continue
 			}
-			k, err := decodeKey(tbl, rl.Key)
+			k, err := catalog.DecodeKey(tbl, rl.Key)
 			if err != nil {
 				t.Fatal(err)
 			}

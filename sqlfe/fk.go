@@ -9,9 +9,11 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
-
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/keys"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Foreign keys: REFERENCES column constraints, FOREIGN KEY table
@@ -41,26 +43,10 @@ import (
 // not drop too; the engine tables of a dropped set are reclaimed children
 // first (reclaim.go).
 
-// FKDef is one foreign key of a table in the catalog.
-type FKDef struct {
-	Name     string `json:"name"`
-	Cols     []int  `json:"cols"`      // the referencing columns, as declared
-	RefTable string `json:"ref_table"` // the referenced table's SQL name
-	RefCols  []int  `json:"ref_cols"`  // the referenced columns, as declared
-	// RefIndex is the referenced table's unique index the foreign key
-	// refers through ("": its primary key).
-	RefIndex string          `json:"ref_index,omitempty"`
-	OnDelete tupled.FKAction `json:"on_delete,omitempty"`
-	OnUpdate tupled.FKAction `json:"on_update,omitempty"`
-}
-
-// engFK is the engine name of t's foreign key name.
-func engFK(t *Table, name string) string { return t.Engine + "/" + name }
-
 // fkOrder returns d's referencing and referenced columns in the order of
 // the key it refers through (the referenced index's column order).
-func fkOrder(parent *Table, d FKDef) (cols, refCols []int) {
-	order := parent.keyCols() // a composite primary key's column order
+func fkOrder(parent *catalog.Table, d catalog.FKDef) (cols, refCols []int) {
+	order := parent.KeyColumns() // a composite primary key's column order
 	if d.RefIndex != "" {
 		ix, ok := uniqueByName(parent, d.RefIndex)
 		if !ok {
@@ -82,103 +68,103 @@ func fkOrder(parent *Table, d FKDef) (cols, refCols []int) {
 
 // fkRefKey encodes the referencing values vals (in fkOrder) as the
 // referenced key is encoded.
-func fkRefKey(parent *Table, d FKDef, refCols []int, vals []Value) []byte {
-	conv := func(v Value, c Column) Value {
+func fkRefKey(parent *catalog.Table, d catalog.FKDef, refCols []int, vals []types.Value) []byte {
+	conv := func(v types.Value, c catalog.Column) types.Value {
 		v.T = c.Type
-		if c.Type == TBpchar || c.Type == TText {
+		if c.Type == types.TBpchar || c.Type == types.TText {
 			v.I = 0
 		}
 		return v
 	}
-	if d.RefIndex == "" && !parent.composite() {
-		return appendKey(nil, parent, conv(vals[0], parent.Cols[parent.Key]))
+	if d.RefIndex == "" && !parent.Composite() {
+		return catalog.AppendKey(nil, parent, conv(vals[0], parent.Cols[parent.Key]))
 	}
-	if d.RefIndex == "" { // a composite primary key: rowKey's encoding
+	if d.RefIndex == "" { // a composite primary key: catalog.RowKey's encoding
 		var out []byte
 		for i, rc := range refCols {
-			out = appendKey(out, parent, conv(vals[i], parent.Cols[rc]))
+			out = catalog.AppendKey(out, parent, conv(vals[i], parent.Cols[rc]))
 		}
 		return out
 	}
-	tupleFmt := &Table{KeyFormat: keyFormatTuple}
+	tupleFmt := &catalog.Table{KeyFormat: catalog.KeyFormatTuple}
 	var out []byte
 	for i, rc := range refCols {
-		out = appendKey(out, tupleFmt, conv(vals[i], parent.Cols[rc]))
+		out = catalog.AppendKey(out, tupleFmt, conv(vals[i], parent.Cols[rc]))
 	}
 	return out
 }
 
 // fkDecodeRef decodes a referenced key (fkRefKey's encoding) into the
 // values of refCols.
-func fkDecodeRef(parent *Table, d FKDef, refCols []int, ref []byte) ([]Value, error) {
-	if d.RefIndex == "" && !parent.composite() {
-		v, err := decodeKey(parent, ref)
-		return []Value{v}, err
+func fkDecodeRef(parent *catalog.Table, d catalog.FKDef, refCols []int, ref []byte) ([]types.Value, error) {
+	if d.RefIndex == "" && !parent.Composite() {
+		v, err := catalog.DecodeKey(parent, ref)
+		return []types.Value{v}, err
 	}
 	if d.RefIndex == "" {
-		row := make([]Value, len(parent.Cols))
-		if err := decodeRowKey(parent, ref, row); err != nil {
+		row := make([]types.Value, len(parent.Cols))
+		if err := catalog.DecodeRowKey(parent, ref, row); err != nil {
 			return nil, err
 		}
-		out := make([]Value, len(refCols))
+		out := make([]types.Value, len(refCols))
 		for i, rc := range refCols {
 			out[i] = row[rc]
 		}
 		return out, nil
 	}
 	r := keys.NewReader(ref)
-	var out []Value
+	var out []types.Value
 	for _, rc := range refCols {
 		c := parent.Cols[rc]
 		switch c.Type {
-		case TInt4, TInt8:
+		case types.TInt4, types.TInt8:
 			n, err := r.Int()
 			if err != nil {
-				return nil, errCorrupt
+				return nil, catalog.ErrCorrupt
 			}
-			out = append(out, Value{T: c.Type, I: n})
-		case TBool:
+			out = append(out, types.Value{T: c.Type, I: n})
+		case types.TBool:
 			b, err := r.Bool()
 			if err != nil {
-				return nil, errCorrupt
+				return nil, catalog.ErrCorrupt
 			}
-			out = append(out, Bool(b))
+			out = append(out, types.Bool(b))
 		default:
 			s, err := r.String()
 			if err != nil {
-				return nil, errCorrupt
+				return nil, catalog.ErrCorrupt
 			}
-			out = append(out, Value{T: c.Type, S: s})
+			out = append(out, types.Value{T: c.Type, S: s})
 		}
 	}
 	if !r.Done() {
-		return nil, errCorrupt
+		return nil, catalog.ErrCorrupt
 	}
 	return out, nil
 }
 
 // engineFK is the engine declaration of child's foreign key d to parent.
-func engineFK(child, parent *Table, d FKDef) tupled.ForeignKey {
+func engineFK(child, parent *catalog.Table, d catalog.FKDef) tupled.ForeignKey {
 	cols, refCols := fkOrder(parent, d)
 	fk := tupled.ForeignKey{
-		Name: engFK(child, d.Name), Table: child.Engine, RefTable: parent.Engine,
+		Name: catalog.EngFK(child, d.Name), Table: child.Engine, RefTable: parent.Engine,
 		OnDelete: d.OnDelete, OnUpdate: d.OnUpdate,
 	}
 	if d.RefIndex != "" {
-		fk.RefIndex = engIndex(parent, d.RefIndex)
+		fk.RefIndex = catalog.EngIndex(parent, d.RefIndex)
 	}
 	for _, ix := range child.Indexes {
 		if slices.Equal(ix.Cols, cols) && ix.Exprs == nil {
-			fk.ChildIndex = engIndex(child, ix.Name)
+			fk.ChildIndex = catalog.EngIndex(child, ix.Name)
 			break
 		}
 	}
 	fk.Ref = func(key, value []byte) (ref []byte, ok bool) {
-		row := make([]Value, len(child.Cols))
-		if err := decodeRow(child, key, value, row); err != nil {
+		row := make([]types.Value, len(child.Cols))
+		if err := catalog.DecodeRow(child, key, value, row); err != nil {
 			return nil, false
 		}
-		vals := make([]Value, len(cols))
+		vals := make([]types.Value, len(cols))
 		for i, c := range cols {
 			if row[c].Null {
 				return nil, false
@@ -188,8 +174,8 @@ func engineFK(child, parent *Table, d FKDef) tupled.ForeignKey {
 		return fkRefKey(parent, d, refCols, vals), true
 	}
 	fk.SetRef = func(key, value []byte, action tupled.FKAction, newRef []byte) ([]byte, error) {
-		row := make([]Value, len(child.Cols))
-		if err := decodeRow(child, key, value, row); err != nil {
+		row := make([]types.Value, len(child.Cols))
+		if err := catalog.DecodeRow(child, key, value, row); err != nil {
 			return nil, err
 		}
 		switch action {
@@ -201,14 +187,14 @@ func engineFK(child, parent *Table, d FKDef) tupled.ForeignKey {
 			for i, c := range cols {
 				v := vals[i]
 				v.T = child.Cols[c].Type
-				if v.T == TInt4 && (v.I < math.MinInt32 || v.I > math.MaxInt32) {
-					return nil, errorf(CodeNumericRange, "integer out of range")
+				if v.T == types.TInt4 && (v.I < math.MinInt32 || v.I > math.MaxInt32) {
+					return nil, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
 				}
 				row[c] = v
 			}
 		case tupled.SetNull:
 			for _, c := range cols {
-				row[c] = Null(child.Cols[c].Type)
+				row[c] = types.Null(child.Cols[c].Type)
 			}
 		case tupled.SetDefault:
 			for _, c := range cols {
@@ -224,44 +210,44 @@ func engineFK(child, parent *Table, d FKDef) tupled.ForeignKey {
 		if err := checkRow(child, row); err != nil {
 			return nil, err
 		}
-		return encodeRow(child, row), nil
+		return catalog.EncodeRow(child, row), nil
 	}
 	return fk
 }
 
 // fkDefault evaluates the DEFAULT of child's column c for ON … SET
 // DEFAULT (a serial column's is refused: it needs the session).
-func fkDefault(child *Table, c int) (v Value, err error) {
+func fkDefault(child *catalog.Table, c int) (v types.Value, err error) {
 	col := child.Cols[c]
 	if col.Serial || col.Identity != "" {
-		return Value{}, notSupported("ON DELETE SET DEFAULT of a serial or identity column is not supported")
+		return types.Value{}, pgerror.NotSupported("ON DELETE SET DEFAULT of a serial or identity column is not supported")
 	}
 	x, err := defaultExpr(child, col)
 	if err != nil {
-		return Value{}, err
+		return types.Value{}, err
 	}
 	defer func() {
 		if recover() != nil {
-			err = notSupported("this DEFAULT of column %q cannot be used by SET DEFAULT", col.Name)
+			err = pgerror.NotSupported("this DEFAULT of column %q cannot be used by SET DEFAULT", col.Name)
 		}
 	}()
 	v, err = x.eval(&env{ctx: context.Background()})
 	if err != nil {
-		return Value{}, err
+		return types.Value{}, err
 	}
 	return v, nil
 }
 
 // declareFKs declares t's foreign keys with the engine (lookup finds the
 // referenced tables); one already declared is left as it is.
-func declareFKs(ctx context.Context, db *tupled.DB, t *Table, lookup func(string) *Table) error {
+func declareFKs(ctx context.Context, db *tupled.DB, t *catalog.Table, lookup func(string) *catalog.Table) error {
 	for _, d := range t.FKeys {
 		parent := lookup(d.RefTable)
 		if d.RefTable == t.Name {
 			parent = t
 		}
 		if parent == nil {
-			return fmt.Errorf("sqlfe: foreign key %q of %q: %w", d.Name, t.Name, errCorrupt)
+			return fmt.Errorf("sqlfe: foreign key %q of %q: %w", d.Name, t.Name, catalog.ErrCorrupt)
 		}
 		err := db.AddForeignKey(ctx, engineFK(t, parent, d))
 		if err != nil && !errors.Is(err, tupled.ErrDuplicateObject) {
@@ -285,7 +271,7 @@ func fkAction(a string) (tupled.FKAction, error) {
 	case "d":
 		return tupled.SetDefault, nil
 	}
-	return 0, notSupported("foreign key action %q is not supported", a)
+	return 0, pgerror.NotSupported("foreign key action %q is not supported", a)
 }
 
 // fkConstraint is a FOREIGN KEY constraint waiting to be resolved: c, and
@@ -300,25 +286,25 @@ type fkConstraint struct {
 func checkFKSyntax(c *pg.Constraint) error {
 	switch {
 	case c.FkMatchtype != "" && c.FkMatchtype != "s":
-		return notSupported("MATCH FULL is not supported").at(c.Location)
+		return pgerror.NotSupported("MATCH FULL is not supported").At(c.Location)
 	case len(c.FkDelSetCols) > 0:
-		return notSupported("ON DELETE SET NULL/SET DEFAULT with a column list is not supported").at(c.Location)
+		return pgerror.NotSupported("ON DELETE SET NULL/SET DEFAULT with a column list is not supported").At(c.Location)
 	case c.Deferrable || c.Initdeferred:
-		return notSupported("DEFERRABLE foreign keys are not supported").at(c.Location)
+		return pgerror.NotSupported("DEFERRABLE foreign keys are not supported").At(c.Location)
 	case c.SkipValidation:
-		return notSupported("NOT VALID foreign keys are not supported").at(c.Location)
+		return pgerror.NotSupported("NOT VALID foreign keys are not supported").At(c.Location)
 	}
 	return nil
 }
 
 // fkColumns resolves foreign key column names in t (42703 with
 // PostgreSQL's wording).
-func fkColumns(t *Table, names []string, loc int32) ([]int, error) {
+func fkColumns(t *catalog.Table, names []string, loc int32) ([]int, error) {
 	var cols []int
 	for _, n := range names {
-		i := t.col(n)
+		i := t.Col(n)
 		if i < 0 {
-			return nil, errorf(CodeUndefinedColumn, "column %q referenced in foreign key constraint does not exist", n).at(loc)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q referenced in foreign key constraint does not exist", n).At(loc)
 		}
 		cols = append(cols, i)
 	}
@@ -327,7 +313,7 @@ func fkColumns(t *Table, names []string, loc int32) ([]int, error) {
 
 // constraintNames are the names of t's constraints (its foreign keys,
 // besides its indexes, which indexNameTaken covers).
-func fkNameTaken(t *Table, name string) bool {
+func fkNameTaken(t *catalog.Table, name string) bool {
 	for _, d := range t.FKeys {
 		if d.Name == name {
 			return true
@@ -339,10 +325,10 @@ func fkNameTaken(t *Table, name string) bool {
 // resolveFK resolves foreign key constraint fc of child (whose foreign
 // keys so far are child.FKeys) into an FKDef, as ATAddForeignKeyConstraint
 // checks it. taken holds names already chosen in the statement.
-func (s *Session) resolveFK(child *Table, fc fkConstraint, taken map[string]bool) (FKDef, *Table, error) {
+func (s *Session) resolveFK(child *catalog.Table, fc fkConstraint, taken map[string]bool) (catalog.FKDef, *catalog.Table, error) {
 	c := fc.c
 	if err := checkFKSyntax(c); err != nil {
-		return FKDef{}, nil, err
+		return catalog.FKDef{}, nil, err
 	}
 	names := strs(c.FkAttrs)
 	if fc.col != "" {
@@ -350,37 +336,37 @@ func (s *Session) resolveFK(child *Table, fc fkConstraint, taken map[string]bool
 	}
 	cols, err := fkColumns(child, names, c.Location)
 	if err != nil {
-		return FKDef{}, nil, err
+		return catalog.FKDef{}, nil, err
 	}
 	pname, err := relName(c.Pktable)
 	if err != nil {
-		return FKDef{}, nil, err
+		return catalog.FKDef{}, nil, err
 	}
 	parent := child
 	if pname != child.Name {
 		if parent = s.lookupTable(pname); parent == nil {
-			return FKDef{}, nil, errorf(CodeUndefinedTable, "relation %q does not exist", pname).at(c.Pktable.Location)
+			return catalog.FKDef{}, nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", pname).At(c.Pktable.Location)
 		}
 	}
-	d := FKDef{Cols: cols, RefTable: parent.Name}
+	d := catalog.FKDef{Cols: cols, RefTable: parent.Name}
 	if pkNames := strs(c.PkAttrs); len(pkNames) == 0 {
 		if parent.Cols[parent.Key].Hidden {
-			return FKDef{}, nil, errorf(CodeUndefinedObject, "there is no primary key for referenced table %q", parent.Name).at(c.Location)
+			return catalog.FKDef{}, nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "there is no primary key for referenced table %q", parent.Name).At(c.Location)
 		}
-		d.RefCols = slices.Clone(parent.keyCols())
+		d.RefCols = slices.Clone(parent.KeyColumns())
 	} else {
 		if d.RefCols, err = fkColumns(parent, pkNames, c.Location); err != nil {
-			return FKDef{}, nil, err
+			return catalog.FKDef{}, nil, err
 		}
 		seen := map[int]bool{}
 		for _, rc := range d.RefCols {
 			if seen[rc] {
-				return FKDef{}, nil, errorf("42830", "foreign key referenced-columns list must not contain duplicates").at(c.Location)
+				return catalog.FKDef{}, nil, pgerror.Errorf("42830", "foreign key referenced-columns list must not contain duplicates").At(c.Location)
 			}
 			seen[rc] = true
 		}
 		switch {
-		case len(d.RefCols) == parent.nKeyCols() && !parent.hiddenKey() && allKeyCols(parent, d.RefCols):
+		case len(d.RefCols) == parent.NKeyCols() && !parent.HiddenKey() && allKeyCols(parent, d.RefCols):
 		default:
 			found := false
 			for _, ix := range parent.Indexes {
@@ -397,18 +383,18 @@ func (s *Session) resolveFK(child *Table, fc fkConstraint, taken map[string]bool
 				}
 			}
 			if !found {
-				return FKDef{}, nil, errorf("42830", "there is no unique constraint matching given keys for referenced table %q", parent.Name).at(c.Location)
+				return catalog.FKDef{}, nil, pgerror.Errorf("42830", "there is no unique constraint matching given keys for referenced table %q", parent.Name).At(c.Location)
 			}
 		}
 	}
 	if len(d.Cols) != len(d.RefCols) {
-		return FKDef{}, nil, errorf("42830", "number of referencing and referenced columns for foreign key disagree")
+		return catalog.FKDef{}, nil, pgerror.Errorf("42830", "number of referencing and referenced columns for foreign key disagree")
 	}
 	if d.OnDelete, err = fkAction(c.FkDelAction); err != nil {
-		return FKDef{}, nil, err
+		return catalog.FKDef{}, nil, err
 	}
 	if d.OnUpdate, err = fkAction(c.FkUpdAction); err != nil {
-		return FKDef{}, nil, err
+		return catalog.FKDef{}, nil, err
 	}
 	d.Name = c.Conname
 	if d.Name == "" {
@@ -418,23 +404,23 @@ func (s *Session) resolveFK(child *Table, fc fkConstraint, taken map[string]bool
 		}
 		d.Name = s.chooseLabelName(child, labels, "fkey", fkTaken(child, taken))
 	} else if taken[d.Name] || fkNameTaken(child, d.Name) {
-		return FKDef{}, nil, errorf("42710", "constraint %q for relation %q already exists", d.Name, child.Name)
+		return catalog.FKDef{}, nil, pgerror.Errorf("42710", "constraint %q for relation %q already exists", d.Name, child.Name)
 	}
 	for i, ci := range d.Cols {
 		ct, pt := child.Cols[ci].Type, parent.Cols[d.RefCols[i]].Type
-		if ct != pt && !(isInt(ct) && isInt(pt)) && !(isString(ct) && isString(pt)) {
-			return FKDef{}, nil, &Error{Code: CodeDatatypeMismatch, Message: fmt.Sprintf("foreign key constraint %q cannot be implemented", d.Name),
+		if ct != pt && !(types.IsInt(ct) && types.IsInt(pt)) && !(types.IsString(ct) && types.IsString(pt)) {
+			return catalog.FKDef{}, nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("foreign key constraint %q cannot be implemented", d.Name),
 				Detail: fmt.Sprintf("Key columns %q and %q are of incompatible types: %s and %s.", child.Cols[ci].Name, parent.Cols[d.RefCols[i]].Name, ct, pt)}
 		}
 		if ci == child.Key && (d.OnUpdate >= tupled.Cascade || d.OnDelete >= tupled.SetNull) {
-			return FKDef{}, nil, notSupported("ON UPDATE/DELETE actions that rewrite a foreign key in the PRIMARY KEY are not supported")
+			return catalog.FKDef{}, nil, pgerror.NotSupported("ON UPDATE/DELETE actions that rewrite a foreign key in the PRIMARY KEY are not supported")
 		}
 	}
 	return d, parent, nil
 }
 
 // fkTaken is taken plus the names of child's foreign keys.
-func fkTaken(child *Table, taken map[string]bool) map[string]bool {
+func fkTaken(child *catalog.Table, taken map[string]bool) map[string]bool {
 	out := map[string]bool{}
 	for n := range taken {
 		out[n] = true
@@ -447,28 +433,25 @@ func fkTaken(child *Table, taken map[string]bool) map[string]bool {
 
 // tableByEngine is the SQL table (as this session sees it) stored in
 // engine table e, or nil.
-func (s *Session) tableByEngine(e string) *Table {
+func (s *Session) tableByEngine(e string) *catalog.Table {
 	for _, t := range s.pending {
 		if t != nil && t.Engine == e {
 			return t
 		}
 	}
-	s.eng.cat.mu.RLock()
-	defer s.eng.cat.mu.RUnlock()
-	return s.eng.cat.byEng[e]
+	return s.eng.cat.ByEngine(e)
 }
 
 // allTables is every table this session sees (its transaction's DDL over
 // the catalog).
-func (s *Session) allTables() []*Table {
-	var out []*Table
-	s.eng.cat.mu.RLock()
-	for name, t := range s.eng.cat.tables {
+func (s *Session) allTables() []*catalog.Table {
+	var out []*catalog.Table
+	s.eng.cat.Range(func(name string, t *catalog.Table) bool {
 		if _, ok := s.pending[name]; !ok {
 			out = append(out, t)
 		}
-	}
-	s.eng.cat.mu.RUnlock()
+		return true
+	})
 	for _, t := range s.pending {
 		if t != nil {
 			out = append(out, t)
@@ -479,17 +462,17 @@ func (s *Session) allTables() []*Table {
 
 // describeFK rewrites e, a foreign key violation from the engine, into
 // PostgreSQL's message and DETAIL (ri_ReportViolation).
-func (s *Session) describeFK(e *Error) {
-	fe := e.fk
-	e.fk = nil
+func (s *Session) describeFK(e *pgerror.Error) {
+	fe := fkCause(e)
+	e.Cause = nil
 	child, parent := s.tableByEngine(fe.FK.Table), s.tableByEngine(fe.FK.RefTable)
 	if child == nil || parent == nil {
 		return
 	}
-	var d FKDef
+	var d catalog.FKDef
 	found := false
 	for _, x := range child.FKeys {
-		if engFK(child, x.Name) == fe.FK.Name {
+		if catalog.EngFK(child, x.Name) == fe.FK.Name {
 			d, found = x, true
 		}
 	}
@@ -499,11 +482,11 @@ func (s *Session) describeFK(e *Error) {
 }
 
 // fkDetail words e, the violation fe of child's foreign key d to parent.
-func fkDetail(e *Error, fe *tupled.ForeignKeyError, child, parent *Table, d FKDef) {
-	e.fk = nil
-	keyOf := func(t *Table, cols []int, key, value []byte) string {
-		row := make([]Value, len(t.Cols))
-		if decodeRow(t, key, value, row) != nil {
+func fkDetail(e *pgerror.Error, fe *tupled.ForeignKeyError, child, parent *catalog.Table, d catalog.FKDef) {
+	e.Cause = nil
+	keyOf := func(t *catalog.Table, cols []int, key, value []byte) string {
+		row := make([]types.Value, len(t.Cols))
+		if catalog.DecodeRow(t, key, value, row) != nil {
 			return ""
 		}
 		var names, vals []string
@@ -530,7 +513,7 @@ func fkDetail(e *Error, fe *tupled.ForeignKeyError, child, parent *Table, d FKDe
 // reportDependentObjects words it (the dependents listed by table name).
 func (s *Session) dropDependents(drop map[string]bool, names []string) error {
 	tables := s.allTables()
-	slices.SortFunc(tables, func(a, b *Table) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(tables, func(a, b *catalog.Table) int { return strings.Compare(a.Name, b.Name) })
 	var deps []string
 	for _, t := range tables {
 		if drop[t.Name] {
@@ -549,7 +532,7 @@ func (s *Session) dropDependents(drop map[string]bool, names []string) error {
 	if len(names) == 1 {
 		msg = fmt.Sprintf("cannot drop table %s because other objects depend on it", names[0])
 	}
-	return &Error{Code: "2BP01", Message: msg, Detail: strings.Join(deps, "\n"),
+	return &pgerror.Error{Code: "2BP01", Message: msg, Detail: strings.Join(deps, "\n"),
 		Hint: "Use DROP ... CASCADE to drop the dependent objects too."}
 }
 
@@ -558,7 +541,7 @@ func (s *Session) dropDependents(drop map[string]bool, names []string) error {
 // command per statement.
 func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 	if st.Objtype != pg.ObjectType_OBJECT_TABLE || len(st.Cmds) != 1 {
-		return nil, notSupported("ALTER TABLE is supported only with one ADD FOREIGN KEY or DROP CONSTRAINT")
+		return nil, pgerror.NotSupported("ALTER TABLE is supported only with one ADD FOREIGN KEY or DROP CONSTRAINT")
 	}
 	cmd := st.Cmds[0].GetAlterTableCmd()
 	tname, err := relName(st.Relation)
@@ -570,22 +553,22 @@ func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 	case pg.AlterTableType_AT_AddConstraint:
 		add = cmd.Def.GetConstraint()
 		if add == nil || add.Contype != pg.ConstrType_CONSTR_FOREIGN {
-			return nil, notSupported("ALTER TABLE ADD CONSTRAINT is supported only for FOREIGN KEY")
+			return nil, pgerror.NotSupported("ALTER TABLE ADD CONSTRAINT is supported only for FOREIGN KEY")
 		}
 		if err := checkFKSyntax(add); err != nil {
 			return nil, err
 		}
 	case pg.AlterTableType_AT_DropConstraint:
 		if cmd.Behavior == pg.DropBehavior_DROP_CASCADE {
-			return nil, notSupported("DROP CONSTRAINT … CASCADE is not supported")
+			return nil, pgerror.NotSupported("DROP CONSTRAINT … CASCADE is not supported")
 		}
 	default:
-		return nil, notSupported("ALTER TABLE is supported only with one ADD FOREIGN KEY or DROP CONSTRAINT")
+		return nil, pgerror.NotSupported("ALTER TABLE is supported only with one ADD FOREIGN KEY or DROP CONSTRAINT")
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "ALTER TABLE"}
 		if s.block == blkExplicit {
-			return nil, notSupported("ALTER TABLE inside a transaction block is not supported")
+			return nil, pgerror.NotSupported("ALTER TABLE inside a transaction block is not supported")
 		}
 		t := s.lookupTable(tname)
 		if t == nil {
@@ -593,7 +576,7 @@ func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 				s.notice("NOTICE", "00000", "relation \""+tname+"\" does not exist, skipping")
 				return res, nil
 			}
-			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", tname).at(st.Relation.Location)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname).At(st.Relation.Location)
 		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
@@ -607,27 +590,27 @@ func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 			}
 			if err := tx.AddForeignKey(ctx, engineFK(t, parent, d)); err != nil {
 				e := ToError(err)
-				if e.fk != nil {
-					fkDetail(e, e.fk, t, parent, d)
+				if fe := fkCause(e); fe != nil {
+					fkDetail(e, fe, t, parent, d)
 				}
 				return nil, e
 			}
-			nt.FKeys = append(append([]FKDef(nil), t.FKeys...), d)
+			nt.FKeys = append(append([]catalog.FKDef(nil), t.FKeys...), d)
 			if err := s.saveTable(ctx, tx, &nt); err != nil {
-				_ = s.eng.db.DropForeignKey(ctx, engFK(t, d.Name), true)
+				_ = s.eng.db.DropForeignKey(ctx, catalog.EngFK(t, d.Name), true)
 				return nil, err
 			}
 			return res, nil
 		}
-		i := slices.IndexFunc(t.FKeys, func(d FKDef) bool { return d.Name == cmd.Name })
+		i := slices.IndexFunc(t.FKeys, func(d catalog.FKDef) bool { return d.Name == cmd.Name })
 		if i < 0 {
 			if cmd.MissingOk {
 				s.notice("NOTICE", "00000", fmt.Sprintf("constraint %q of relation %q does not exist, skipping", cmd.Name, t.Name))
 				return res, nil
 			}
-			return nil, errorf(CodeUndefinedObject, "constraint %q of relation %q does not exist", cmd.Name, t.Name)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "constraint %q of relation %q does not exist", cmd.Name, t.Name)
 		}
-		if err := s.eng.db.DropForeignKey(ctx, engFK(t, cmd.Name), true); err != nil {
+		if err := s.eng.db.DropForeignKey(ctx, catalog.EngFK(t, cmd.Name), true); err != nil {
 			return nil, err
 		}
 		nt.FKeys = slices.Delete(slices.Clone(t.FKeys), i, i+1)
@@ -638,15 +621,15 @@ func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 
 // saveTable writes t's catalog entry (committed with the statement's
 // transaction).
-func (s *Session) saveTable(ctx context.Context, tx *tupled.Tx, t *Table) error {
+func (s *Session) saveTable(ctx context.Context, tx *tupled.Tx, t *catalog.Table) error {
 	return s.saveIndexes(ctx, tx, t, t.Indexes)
 }
 
 // allKeyCols reports whether every column of cols is a primary-key column
 // of t (with no duplicates and as many as the key has, that is the key).
-func allKeyCols(t *Table, cols []int) bool {
+func allKeyCols(t *catalog.Table, cols []int) bool {
 	for _, c := range cols {
-		if !t.isKeyCol(c) {
+		if !t.IsKeyCol(c) {
 			return false
 		}
 	}

@@ -1,10 +1,7 @@
 package sqlfe
 
 import (
-	"context"
 	"testing"
-
-	"github.com/tupled/tupled"
 )
 
 // mustFailDetail is mustFail that also checks the DETAIL.
@@ -136,18 +133,7 @@ func TestForeignKeyErrors(t *testing.T) {
 // it declares them with the engine again.
 func TestForeignKeysReopen(t *testing.T) {
 	dir := t.TempDir()
-	open := func() (*tupled.DB, *Session) {
-		db, err := tupled.Open(dir, &tupled.Options{VacuumInterval: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := NewExecutor(context.Background(), db, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return db, eng.NewSession(1, "test", nil)
-	}
-	db, s := open()
+	db, s := newDiskSession(t, dir)
 	mustRun(t, s, "CREATE TABLE parent (i int, c text)", "CREATE TABLE")
 	mustRun(t, s, "CREATE UNIQUE INDEX parent_idx ON parent (i)", "CREATE INDEX")
 	mustRun(t, s, "CREATE TABLE child (i int REFERENCES parent(i) ON DELETE CASCADE, n int)", "CREATE TABLE")
@@ -157,7 +143,7 @@ func TestForeignKeysReopen(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, s = open()
+	db, s = newDiskSession(t, dir)
 	defer db.Close()
 	defer s.Close()
 	mustFailDetail(t, s, "INSERT INTO child VALUES (3, 30)", "23503", `insert or update on table "child" violates foreign key constraint "child_i_fkey"`,

@@ -7,13 +7,15 @@ import (
 	"unicode/utf8"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // builtin describes a scalar function the front end implements.
 type builtin struct {
-	args []Type
-	ret  Type
-	fn   func(e *env, args []Value) (Value, error)
+	args []types.Type
+	ret  types.Type
+	fn   func(e *env, args []types.Value) (types.Value, error)
 }
 
 // builtins is filled by init functions (this file's, and the type files':
@@ -22,71 +24,71 @@ var builtins = map[string]builtin{}
 
 func init() {
 	for name, b := range map[string]builtin{
-		"pg_backend_pid": {nil, TInt4, func(e *env, _ []Value) (Value, error) {
-			return Int4(e.s.pid), nil
+		"pg_backend_pid": {nil, types.TInt4, func(e *env, _ []types.Value) (types.Value, error) {
+			return types.Int4(e.s.pid), nil
 		}},
-		"pg_isolation_test_session_is_blocked": {[]Type{TInt4, TInt4Array}, TBool, func(e *env, a []Value) (Value, error) {
+		"pg_isolation_test_session_is_blocked": {[]types.Type{types.TInt4, types.TInt4Array}, types.TBool, func(e *env, a []types.Value) (types.Value, error) {
 			if a[0].Null || a[1].Null {
-				return Null(TBool), nil
+				return types.Null(types.TBool), nil
 			}
-			return Bool(e.s.eng.isBlocked(int32(a[0].I), a[1].A)), nil
+			return types.Bool(e.s.eng.isBlocked(int32(a[0].I), a[1].A)), nil
 		}},
-		"current_setting": {[]Type{TText}, TText, func(e *env, a []Value) (Value, error) {
+		"current_setting": {[]types.Type{types.TText}, types.TText, func(e *env, a []types.Value) (types.Value, error) {
 			if a[0].Null {
-				return Null(TText), nil
+				return types.Null(types.TText), nil
 			}
 			v, err := e.s.getSetting(a[0].S)
 			if err != nil {
-				return Value{}, err
+				return types.Value{}, err
 			}
-			return Text(v), nil
+			return types.Text(v), nil
 		}},
-		"set_config": {[]Type{TText, TText, TBool}, TText, func(e *env, a []Value) (Value, error) {
+		"set_config": {[]types.Type{types.TText, types.TText, types.TBool}, types.TText, func(e *env, a []types.Value) (types.Value, error) {
 			if a[0].Null {
-				return Value{}, errorf(CodeInvalidParamValue, "SET requires parameter name")
+				return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "SET requires parameter name")
 			}
 			val := a[1].S
 			if a[1].Null {
 				val = ""
 			}
 			if err := e.s.setSetting(a[0].S, val, !a[2].Null && a[2].I != 0); err != nil {
-				return Value{}, err
+				return types.Value{}, err
 			}
 			v, err := e.s.getSetting(a[0].S)
-			return Text(v), err
+			return types.Text(v), err
 		}},
 		// length(text); on a character(n) it counts the characters
 		// without the trailing spaces, as PostgreSQL's bpcharlen, since
 		// the argument is cast to text
-		"length": {[]Type{TText}, TInt4, func(_ *env, a []Value) (Value, error) {
+		"length": {[]types.Type{types.TText}, types.TInt4, func(_ *env, a []types.Value) (types.Value, error) {
 			if a[0].Null {
-				return Null(TInt4), nil
+				return types.Null(types.TInt4), nil
 			}
-			return Int4(int32(utf8.RuneCountInString(a[0].S))), nil
+			return types.Int4(int32(utf8.RuneCountInString(a[0].S))), nil
 		}},
 		// lower(text), upper(text): as PostgreSQL's under a UTF-8
 		// locale (tupled has no other), Unicode case mapping
-		"lower": {[]Type{TText}, TText, func(_ *env, a []Value) (Value, error) {
+		"lower": {[]types.Type{types.TText}, types.TText, func(_ *env, a []types.Value) (types.Value, error) {
 			if a[0].Null {
-				return Null(TText), nil
+				return types.Null(types.TText), nil
 			}
-			return Text(strings.ToLower(a[0].S)), nil
+			return types.Text(strings.ToLower(a[0].S)), nil
 		}},
-		"upper": {[]Type{TText}, TText, func(_ *env, a []Value) (Value, error) {
+		"upper": {[]types.Type{types.TText}, types.TText, func(_ *env, a []types.Value) (types.Value, error) {
 			if a[0].Null {
-				return Null(TText), nil
+				return types.Null(types.TText), nil
 			}
-			return Text(strings.ToUpper(a[0].S)), nil
+			return types.Text(strings.ToUpper(a[0].S)), nil
 		}},
-		"version": {nil, TText, func(*env, []Value) (Value, error) {
-			return Text("PostgreSQL " + ServerVersion + " (tupled)"), nil
+		"version": {nil, types.TText, func(*env, []types.Value) (types.Value, error) {
+			return types.Text("PostgreSQL " + ServerVersion + " (tupled)"), nil
 		}},
-		"txid_current": {nil, TInt8, func(e *env, _ []Value) (Value, error) {
+		"txid_current": {nil, types.TInt8, func(e *env, _ []types.Value) (types.Value, error) {
 			tx, err := e.s.ensureTx(e.ctx)
 			if err != nil {
-				return Value{}, err
+				return types.Value{}, err
 			}
-			return Int8(int64(tx.ID())), nil
+			return types.Int8(int64(tx.ID())), nil
 		}},
 	} {
 		builtins[name] = b
@@ -95,10 +97,12 @@ func init() {
 	// now() and transaction_timestamp() are the transaction's start, as
 	// in PostgreSQL; statement_timestamp() and clock_timestamp() the
 	// present moment (statements have no start time of their own here)
-	builtins["now"] = builtin{nil, TTimestamptz, func(e *env, _ []Value) (Value, error) { return timestamptzValue(e.s.txStart(e.ctx)), nil }}
+	builtins["now"] = builtin{nil, types.TTimestamptz, func(e *env, _ []types.Value) (types.Value, error) {
+		return types.TimestamptzValue(e.s.txStart(e.ctx)), nil
+	}}
 	builtins["transaction_timestamp"] = builtins["now"]
-	builtins["statement_timestamp"] = builtin{nil, TTimestamptz, func(*env, []Value) (Value, error) {
-		return timestamptzValue(time.Now().UTC().Truncate(time.Microsecond)), nil
+	builtins["statement_timestamp"] = builtin{nil, types.TTimestamptz, func(*env, []types.Value) (types.Value, error) {
+		return types.TimestamptzValue(time.Now().UTC().Truncate(time.Microsecond)), nil
 	}}
 	builtins["clock_timestamp"] = builtins["statement_timestamp"]
 }
@@ -107,19 +111,19 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 	names := strs(f.Funcname)
 	name := names[len(names)-1]
 	if len(names) > 2 {
-		return nil, errorf(CodeUndefinedFunction, "function %s does not exist", strings.Join(names, ".")).at(f.Location)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function %s does not exist", strings.Join(names, ".")).At(f.Location)
 	}
 	elsewhere := len(names) == 2 && names[0] != "pg_catalog" // no such schema here
 	if len(f.Args) > 100 {
-		return nil, errorf(CodeTooManyArguments, "cannot pass more than 100 arguments to a function").at(f.Location)
+		return nil, pgerror.Errorf(pgerror.CodeTooManyArguments, "cannot pass more than 100 arguments to a function").At(f.Location)
 	}
 	switch {
 	case f.AggStar || f.AggDistinct || len(f.AggOrder) > 0 || f.AggFilter != nil:
-		return nil, notSupported("aggregate function %s is not supported", name).at(f.Location)
+		return nil, pgerror.NotSupported("aggregate function %s is not supported", name).At(f.Location)
 	case f.Over != nil:
-		return nil, notSupported("window function %s is not supported", name).at(f.Location)
+		return nil, pgerror.NotSupported("window function %s is not supported", name).At(f.Location)
 	case f.FuncVariadic:
-		return nil, notSupported("VARIADIC is not supported").at(f.Location)
+		return nil, pgerror.NotSupported("VARIADIC is not supported").At(f.Location)
 	}
 	if !elsewhere {
 		if x, ok, err := c.catalogFunc(f, name); ok { // catfuncs.go
@@ -129,7 +133,7 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 	if pf, ok := polyFuncs[name]; ok && !elsewhere {
 		var args []expr
 		for _, a := range f.Args {
-			x, err := c.compile(a, TUnknown)
+			x, err := c.compile(a, types.TUnknown)
 			if err != nil {
 				return nil, err
 			}
@@ -147,23 +151,23 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 	} else if !ok && alts == nil {
 		switch name {
 		case "count", "sum", "min", "max", "avg":
-			return nil, notSupported("aggregate function %s is not supported", name).at(f.Location)
+			return nil, pgerror.NotSupported("aggregate function %s is not supported", name).At(f.Location)
 		}
 		if pgFunctions[name] {
-			return nil, notSupported("function %s() is not supported", name).at(f.Location)
+			return nil, pgerror.NotSupported("function %s() is not supported", name).At(f.Location)
 		}
 	}
 	// PostgreSQL's message names the argument types it looked for
 	noSuch := func() (expr, error) {
-		var types []string
+		var argTypes []string
 		for _, a := range f.Args {
-			x, err := c.compile1(a, TUnknown)
+			x, err := c.compile1(a, types.TUnknown)
 			if err != nil {
 				return nil, err
 			}
-			types = append(types, x.typ().String())
+			argTypes = append(argTypes, x.typ().String())
 		}
-		return nil, &Error{Code: CodeUndefinedFunction, Message: fmt.Sprintf("function %s(%s) does not exist", strings.Join(names, "."), strings.Join(types, ", ")),
+		return nil, &pgerror.Error{Code: pgerror.CodeUndefinedFunction, Message: fmt.Sprintf("function %s(%s) does not exist", strings.Join(names, "."), strings.Join(argTypes, ", ")),
 			Hint: "No function matches the given name and argument types. You might need to add explicit type casts.", Position: f.Location + 1}
 	}
 	if !ok || len(f.Args) != len(b.args) {
@@ -176,10 +180,10 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 			return nil, err
 		}
 		if x.typ() != b.args[i] {
-			if alts != nil && x.typ() == TInt8 && b.args[i] == TInt4 {
+			if alts != nil && x.typ() == types.TInt8 && b.args[i] == types.TInt4 {
 				return noSuch() // overloaded: no implicit bigint -> integer
 			}
-			if (isInt(x.typ()) && isInt(b.args[i])) || (x.typ() == TBpchar && b.args[i] == TText) {
+			if (types.IsInt(x.typ()) && types.IsInt(b.args[i])) || (x.typ() == types.TBpchar && b.args[i] == types.TText) {
 				x = &castExpr{arg: x, t: b.args[i]}
 			} else {
 				return noSuch()

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // FuzzSQL runs arbitrary SQL on a session with a table: every outcome is a
@@ -42,7 +45,7 @@ func FuzzSQL(f *testing.F) {
 			cancel()
 			if err != nil {
 				e := ToError(err)
-				if len(e.Code) != 5 || e.Code == CodeInternal {
+				if len(e.Code) != 5 || e.Code == pgerror.CodeInternal {
 					t.Fatalf("%q: internal or code-less error: %v", st.SQL, err)
 				}
 				break
@@ -80,7 +83,7 @@ func FuzzExtended(f *testing.F) {
 	} {
 		f.Add(c.sql, c.oid, c.p1, c.p2, c.format)
 	}
-	oids := []uint32{0, OIDBool, OIDInt8, OIDInt4, OIDText, 21, 1043, OIDInt4Array, 1700, OIDBpchar}
+	oids := []uint32{0, types.OIDBool, types.OIDInt8, types.OIDInt4, types.OIDText, 21, 1043, types.OIDInt4Array, 1700, types.OIDBpchar}
 	f.Fuzz(func(t *testing.T, sql string, oid byte, p1 string, p2 []byte, format byte) {
 		_, s := newTestSession(t)
 		if _, err := run(t, s, "CREATE TABLE t (k int PRIMARY KEY, v bigint, s varchar(5), b boolean); INSERT INTO t VALUES (1, 1, 'x', true), (2, 4, NULL, false)"); err != nil {
@@ -90,7 +93,7 @@ func FuzzExtended(f *testing.F) {
 			if err == nil {
 				return
 			}
-			if e := ToError(err); len(e.Code) != 5 || e.Code == CodeInternal {
+			if e := ToError(err); len(e.Code) != 5 || e.Code == pgerror.CodeInternal {
 				t.Fatalf("%s %q: internal or code-less error: %v", what, sql, err)
 			}
 		}
@@ -104,20 +107,20 @@ func FuzzExtended(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var params []Value
+		var params []types.Value
 		for i, typ := range st.ParamTypes() {
 			raw := []byte(p1)
 			if i%2 == 1 {
 				raw = p2
 			}
-			var v Value
+			var v types.Value
 			switch {
 			case format&(1<<(i%4)) != 0 && i < 4:
-				v, err = ParseBinary(typ, raw)
+				v, err = types.ParseBinary(typ, raw)
 			case format&0x80 != 0:
-				v = Null(typ)
+				v = types.Null(typ)
 			default:
-				v, err = ParseText(typ, string(raw))
+				v, err = types.ParseText(typ, string(raw))
 			}
 			check("Bind", err)
 			if err != nil {
@@ -140,7 +143,7 @@ func FuzzExtended(f *testing.F) {
 			}
 		}
 		s.EndGroup()
-		if _, err := run(t, s, "ROLLBACK; SELECT 1"); err != nil && err.Code != CodeActiveTx {
+		if _, err := run(t, s, "ROLLBACK; SELECT 1"); err != nil && err.Code != pgerror.CodeActiveTx {
 			t.Fatalf("%q: the session is unusable afterwards: %s %s", sql, err.Code, err.Message)
 		}
 	})

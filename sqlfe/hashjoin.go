@@ -1,5 +1,7 @@
 package sqlfe
 
+import "github.com/tupled/tupled/sql/types"
+
 // joinHash is the table of a hash join (nestedLoop with equality keys):
 // the inner rows' indexes by join key, kept as chains — the first row of
 // each key in a map, the next row of the same key in next — so that the
@@ -24,7 +26,7 @@ func (h *joinHash) key(xs []expr, e *env) (i int64, isInteger, ok bool, err erro
 		if err != nil || v.Null {
 			return 0, false, false, err
 		}
-		if isInt(v.T) || v.T == TBool {
+		if types.IsInt(v.T) || v.T == types.TBool {
 			return v.I, true, true, nil
 		}
 		h.kb = appendHashKey(h.kb[:0], v)

@@ -24,30 +24,33 @@ import (
 	"strconv"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // identityConstraint makes col, of table, an identity column as c says.
-func identityConstraint(table string, col *Column, c *pg.Constraint) error {
+func identityConstraint(table string, col *catalog.Column, c *pg.Constraint) error {
 	switch {
 	case col.Identity != "":
-		return errorf(CodeSyntax, "multiple identity specifications for column %q of table %q", col.Name, table).at(c.Location)
+		return pgerror.Errorf(pgerror.CodeSyntax, "multiple identity specifications for column %q of table %q", col.Name, table).At(c.Location)
 	case col.Default != "" || col.Serial:
-		return errorf(CodeSyntax, "both default and identity specified for column %q of table %q", col.Name, table).at(c.Location)
-	case col.Type != TInt8 && col.Type != TInt4:
-		return errorf(CodeInvalidParamValue, "identity column type must be smallint, integer, or bigint")
+		return pgerror.Errorf(pgerror.CodeSyntax, "both default and identity specified for column %q of table %q", col.Name, table).At(c.Location)
+	case col.Type != types.TInt8 && col.Type != types.TInt4:
+		return pgerror.Errorf(pgerror.CodeInvalidParamValue, "identity column type must be smallint, integer, or bigint")
 	}
 	o, err := parseSeqOptions(c.Options, true)
 	if err != nil {
 		return err
 	}
 	if o.typ != nil {
-		return notSupported("AS type in an identity column's sequence options is not supported")
+		return pgerror.NotSupported("AS type in an identity column's sequence options is not supported")
 	}
 	if o.restart {
-		return errorf(CodeSyntax, "RESTART must not be used with CREATE SEQUENCE")
+		return pgerror.Errorf(pgerror.CodeSyntax, "RESTART must not be used with CREATE SEQUENCE")
 	}
 	typ := colSeqType(*col)
-	sq := &Sequence{Type: typ}
+	sq := &catalog.Sequence{Type: typ}
 	o.typ = &typ
 	if _, _, err := applySeqOptions(sq, o, true); err != nil {
 		return err
@@ -63,8 +66,8 @@ func identityConstraint(table string, col *Column, c *pg.Constraint) error {
 // isDefault reports whether n is DEFAULT.
 func isDefault(n *pg.Node) bool { return n != nil && n.GetSetToDefault() != nil }
 
-func identityAlwaysError(hint string, c Column) *Error {
-	return &Error{Code: "428C9", Message: "cannot insert a non-DEFAULT value into column \"" + c.Name + "\"",
+func identityAlwaysError(hint string, c catalog.Column) *pgerror.Error {
+	return &pgerror.Error{Code: "428C9", Message: "cannot insert a non-DEFAULT value into column \"" + c.Name + "\"",
 		Detail: "Column \"" + c.Name + "\" is an identity column defined as GENERATED ALWAYS.",
 		Hint:   hint}
 }
@@ -73,7 +76,7 @@ func identityAlwaysError(hint string, c Column) *Error {
 // columns: vals are the VALUES rows (nil for INSERT ... SELECT). It returns
 // the target columns whose given values give way to the default
 // (OVERRIDING USER VALUE).
-func identityInsert(t *Table, target []int, over pg.OverridingKind, vals [][]*pg.Node, sel bool) (map[int]bool, error) {
+func identityInsert(t *catalog.Table, target []int, over pg.OverridingKind, vals [][]*pg.Node, sel bool) (map[int]bool, error) {
 	var ignore map[int]bool
 	for j, i := range target {
 		c := t.Cols[i]
@@ -102,9 +105,9 @@ func identityInsert(t *Table, target []int, over pg.OverridingKind, vals [][]*pg
 }
 
 // identitySet checks an UPDATE's SET of column i of t to n.
-func identitySet(t *Table, i int, n *pg.Node) error {
+func identitySet(t *catalog.Table, i int, n *pg.Node) error {
 	if c := t.Cols[i]; c.Identity == "a" && !isDefault(n) {
-		return &Error{Code: "428C9", Message: "column \"" + c.Name + "\" can only be updated to DEFAULT",
+		return &pgerror.Error{Code: "428C9", Message: "column \"" + c.Name + "\" can only be updated to DEFAULT",
 			Detail: "Column \"" + c.Name + "\" is an identity column defined as GENERATED ALWAYS."}
 	}
 	return nil
@@ -112,7 +115,7 @@ func identitySet(t *Table, i int, n *pg.Node) error {
 
 // overrideSelectRow puts the defaults back into an INSERT ... SELECT row
 // for the target columns OVERRIDING USER VALUE ignores.
-func overrideSelectRow(t *Table, row []expr, ignore map[int]bool) error {
+func overrideSelectRow(t *catalog.Table, row []expr, ignore map[int]bool) error {
 	for i := range ignore {
 		x, err := defaultExpr(t, t.Cols[i])
 		if err != nil {
@@ -125,12 +128,12 @@ func overrideSelectRow(t *Table, row []expr, ignore map[int]bool) error {
 
 // identityColumns are information_schema.columns' is_identity through
 // identity_cycle for column c of t.
-func identityColumns(t *Table, c Column) []Value {
+func identityColumns(t *catalog.Table, c catalog.Column) []types.Value {
 	if c.Identity == "" {
-		return []Value{Text("NO"), nullText, nullText, nullText, nullText, nullText, Text("NO")}
+		return []types.Value{types.Text("NO"), nullText, nullText, nullText, nullText, nullText, types.Text("NO")}
 	}
 	sq := colSequence(t, c)
 	gen := map[string]string{"a": "ALWAYS", "d": "BY DEFAULT"}[c.Identity]
-	itoa := func(v int64) Value { return Text(strconv.FormatInt(v, 10)) }
-	return []Value{Text("YES"), Text(gen), itoa(sq.Start), itoa(sq.Inc), itoa(sq.Max), itoa(sq.Min), yesNo(sq.Cycle)}
+	itoa := func(v int64) types.Value { return types.Text(strconv.FormatInt(v, 10)) }
+	return []types.Value{types.Text("YES"), types.Text(gen), itoa(sq.Start), itoa(sq.Inc), itoa(sq.Max), itoa(sq.Min), yesNo(sq.Cycle)}
 }

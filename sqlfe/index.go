@@ -8,8 +8,10 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
-
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Indexes: CREATE [UNIQUE] INDEX on columns, UNIQUE constraints of CREATE
@@ -21,19 +23,9 @@ import (
 // PostgreSQL. Loading the catalog registers every index's key function
 // with the engine again (the engine does not store it).
 
-// IndexDef is one index of a table in the catalog.
-type IndexDef struct {
-	Name   string `json:"name"`
-	Cols   []int  `json:"cols"` // -1: the element is Exprs[i]
-	Unique bool   `json:"unique,omitempty"`
-	// Exprs are the SQL text ("SELECT expr") of expression elements, by
-	// element (nil: every element is a column).
-	Exprs []string `json:"exprs,omitempty"`
-}
-
 // compileIndexExprs compiles d's expression elements over t's row (nil
 // for a column element).
-func compileIndexExprs(t *Table, d IndexDef) ([]expr, error) {
+func compileIndexExprs(t *catalog.Table, d catalog.IndexDef) ([]expr, error) {
 	xs := make([]expr, len(d.Cols))
 	for i, c := range d.Cols {
 		if c >= 0 {
@@ -45,9 +37,9 @@ func compileIndexExprs(t *Table, d IndexDef) ([]expr, error) {
 		}
 		sel := sts[0].node.GetSelectStmt()
 		if sel == nil || len(sel.TargetList) != 1 {
-			return nil, errCorrupt
+			return nil, catalog.ErrCorrupt
 		}
-		x, err := (&compiler{cols: t.Cols, rel: t.Name}).compile(sel.TargetList[0].GetResTarget().Val, TUnknown)
+		x, err := (&compiler{cols: t.Cols, rel: t.Name}).compile(sel.TargetList[0].GetResTarget().Val, types.TUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -56,13 +48,10 @@ func compileIndexExprs(t *Table, d IndexDef) ([]expr, error) {
 	return xs, nil
 }
 
-// engIndex is the engine index name of t's index name.
-func engIndex(t *Table, name string) string { return t.Engine + "/" + name }
-
 // indexKey is the key function of t's index d: the tuple encoding of the
 // indexed columns, or not indexed when one is NULL.
-func indexKey(t *Table, d IndexDef) func(key, value []byte) ([]byte, bool) {
-	tupleFmt := &Table{KeyFormat: keyFormatTuple}
+func indexKey(t *catalog.Table, d catalog.IndexDef) func(key, value []byte) ([]byte, bool) {
+	tupleFmt := &catalog.Table{KeyFormat: catalog.KeyFormatTuple}
 	xs, xerr := compileIndexExprs(t, d)
 	return func(key, value []byte) (_ []byte, ok bool) {
 		defer func() {
@@ -73,13 +62,13 @@ func indexKey(t *Table, d IndexDef) func(key, value []byte) ([]byte, bool) {
 		if xerr != nil {
 			return nil, false // refused by CREATE INDEX: a catalog written by another version
 		}
-		row := make([]Value, len(t.Cols))
-		if err := decodeRow(t, key, value, row); err != nil {
+		row := make([]types.Value, len(t.Cols))
+		if err := catalog.DecodeRow(t, key, value, row); err != nil {
 			return nil, false
 		}
 		var out []byte
 		for i, c := range d.Cols {
-			var v Value
+			var v types.Value
 			if c >= 0 {
 				v = row[c]
 			} else {
@@ -91,7 +80,7 @@ func indexKey(t *Table, d IndexDef) func(key, value []byte) ([]byte, bool) {
 			if v.Null {
 				return nil, false
 			}
-			out = appendKey(out, tupleFmt, v)
+			out = catalog.AppendKey(out, tupleFmt, v)
 		}
 		return out, true
 	}
@@ -99,9 +88,9 @@ func indexKey(t *Table, d IndexDef) func(key, value []byte) ([]byte, bool) {
 
 // createIndexes creates (or, for a table loaded from the catalog,
 // registers again) t's indexes in the engine.
-func createIndexes(ctx context.Context, db *tupled.DB, t *Table) error {
+func createIndexes(ctx context.Context, db *tupled.DB, t *catalog.Table) error {
 	for _, d := range t.Indexes {
-		err := db.CreateIndex(ctx, t.Engine, engIndex(t, d.Name), tupled.IndexOptions{Unique: d.Unique, Key: indexKey(t, d)})
+		err := db.CreateIndex(ctx, t.Engine, catalog.EngIndex(t, d.Name), tupled.IndexOptions{Unique: d.Unique, Key: indexKey(t, d)})
 		if err != nil && !errors.Is(err, tupled.ErrTableExists) {
 			return err
 		}
@@ -118,21 +107,25 @@ func (s *Session) indexNameTaken(name string) bool {
 }
 
 // findIndex returns the table with index name, or nil.
-func (s *Session) findIndex(name string) *Table {
-	s.eng.cat.mu.RLock()
-	defer s.eng.cat.mu.RUnlock()
-	for _, t := range s.eng.cat.tables {
+func (s *Session) findIndex(name string) *catalog.Table {
+	var found *catalog.Table
+	s.eng.cat.Range(func(_ string, t *catalog.Table) bool {
 		if p, ok := s.pending[t.Name]; ok {
 			t = p
 		}
 		if t == nil {
-			continue
+			return true
 		}
 		for _, d := range t.Indexes {
 			if d.Name == name {
-				return t
+				found = t
+				return false
 			}
 		}
+		return true
+	})
+	if found != nil {
+		return found
 	}
 	for _, t := range s.pending {
 		if t == nil {
@@ -150,7 +143,7 @@ func (s *Session) findIndex(name string) *Table {
 // chooseIndexName is PostgreSQL's ChooseRelationName: table_cols_suffix,
 // then with 1, 2, … appended until the name is free (taken: the names
 // already used, besides the catalog's).
-func (s *Session) chooseIndexName(t *Table, cols []int, suffix string, taken map[string]bool) string {
+func (s *Session) chooseIndexName(t *catalog.Table, cols []int, suffix string, taken map[string]bool) string {
 	var labels []string
 	for _, c := range cols {
 		labels = append(labels, t.Cols[c].Name)
@@ -159,7 +152,7 @@ func (s *Session) chooseIndexName(t *Table, cols []int, suffix string, taken map
 }
 
 // chooseLabelName is chooseIndexName over the elements' labels.
-func (s *Session) chooseLabelName(t *Table, labels []string, suffix string, taken map[string]bool) string {
+func (s *Session) chooseLabelName(t *catalog.Table, labels []string, suffix string, taken map[string]bool) string {
 	base := strings.Join(append([]string{t.Name}, labels...), "_") + "_" + suffix
 	name := base
 	for i := 1; taken[name] || s.indexNameTaken(name); i++ {
@@ -169,12 +162,12 @@ func (s *Session) chooseLabelName(t *Table, labels []string, suffix string, take
 }
 
 // indexCols resolves index columns by name.
-func indexCols(t *Table, names []string, loc int32) ([]int, error) {
+func indexCols(t *catalog.Table, names []string, loc int32) ([]int, error) {
 	var cols []int
 	for _, n := range names {
-		i := t.col(n)
+		i := t.Col(n)
 		if i < 0 {
-			return nil, errorf(CodeUndefinedColumn, "column %q named in key does not exist", n).at(loc)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q named in key does not exist", n).At(loc)
 		}
 		cols = append(cols, i)
 	}
@@ -184,15 +177,15 @@ func indexCols(t *Table, names []string, loc int32) ([]int, error) {
 func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 	switch {
 	case st.AccessMethod != "" && st.AccessMethod != "btree":
-		return nil, notSupported("access method %q is not supported", st.AccessMethod)
+		return nil, pgerror.NotSupported("access method %q is not supported", st.AccessMethod)
 	case st.WhereClause != nil:
-		return nil, notSupported("partial indexes are not supported")
+		return nil, pgerror.NotSupported("partial indexes are not supported")
 	case len(st.IndexIncludingParams) > 0 || len(st.Options) > 0 || st.TableSpace != "":
-		return nil, notSupported("CREATE INDEX options are not supported")
+		return nil, pgerror.NotSupported("CREATE INDEX options are not supported")
 	case st.Concurrent:
-		return nil, notSupported("CREATE INDEX CONCURRENTLY is not supported")
+		return nil, pgerror.NotSupported("CREATE INDEX CONCURRENTLY is not supported")
 	case st.NullsNotDistinct:
-		return nil, notSupported("NULLS NOT DISTINCT is not supported")
+		return nil, pgerror.NotSupported("NULLS NOT DISTINCT is not supported")
 	}
 	tname, err := relName(st.Relation)
 	if err != nil {
@@ -202,7 +195,7 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 	for _, p := range st.IndexParams {
 		e := p.GetIndexElem()
 		if e == nil || len(e.Collation) > 0 || len(e.Opclass) > 0 {
-			return nil, notSupported("index elements other than columns and expressions are not supported")
+			return nil, pgerror.NotSupported("index elements other than columns and expressions are not supported")
 		}
 		if e.Name != "" {
 			names, exprs, labels = append(names, e.Name), append(exprs, ""), append(labels, e.Name)
@@ -220,14 +213,14 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 		}
 		names, exprs, labels = append(names, ""), append(exprs, sql), append(labels, label)
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "CREATE INDEX"}
 		if s.block == blkExplicit {
-			return nil, notSupported("CREATE INDEX inside a transaction block is not supported")
+			return nil, pgerror.NotSupported("CREATE INDEX inside a transaction block is not supported")
 		}
 		t := s.lookupTable(tname)
 		if t == nil {
-			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", tname)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname)
 		}
 		if s.holdsWriteLock(t) {
 			// The engine builds an index in a transaction of its own that
@@ -235,7 +228,7 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 			// this statement's own transaction (an earlier statement of
 			// the query string wrote the table or added a foreign key to
 			// it), which it would wait for forever.
-			return nil, notSupported("CREATE INDEX on a table an earlier statement of the same query string wrote to is not supported: send it in a query of its own")
+			return nil, pgerror.NotSupported("CREATE INDEX on a table an earlier statement of the same query string wrote to is not supported: send it in a query of its own")
 		}
 		var cols []int
 		var hasExpr bool
@@ -250,7 +243,7 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 			}
 			cols = append(cols, c...)
 		}
-		d := IndexDef{Cols: cols, Unique: st.Unique}
+		d := catalog.IndexDef{Cols: cols, Unique: st.Unique}
 		if hasExpr {
 			d.Exprs = exprs
 			if _, err := compileIndexExprs(t, d); err != nil {
@@ -262,25 +255,25 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 			name = s.chooseLabelName(t, labels, "idx", nil)
 		} else if s.indexNameTaken(name) {
 			if st.IfNotExists {
-				s.notice("NOTICE", CodeDuplicateTable, "relation \""+name+"\" already exists, skipping")
+				s.notice("NOTICE", pgerror.CodeDuplicateTable, "relation \""+name+"\" already exists, skipping")
 				return res, nil
 			}
-			return nil, errorf(CodeDuplicateTable, "relation %q already exists", name)
+			return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
 		}
 		d.Name = name
-		err := s.eng.db.CreateIndex(ctx, t.Engine, engIndex(t, name), tupled.IndexOptions{Unique: d.Unique, Key: indexKey(t, d)})
+		err := s.eng.db.CreateIndex(ctx, t.Engine, catalog.EngIndex(t, name), tupled.IndexOptions{Unique: d.Unique, Key: indexKey(t, d)})
 		if err != nil {
 			if errors.Is(err, tupled.ErrDuplicateKey) {
-				return nil, errorf(CodeUniqueViolation, "could not create unique index %q", name)
+				return nil, pgerror.Errorf(pgerror.CodeUniqueViolation, "could not create unique index %q", name)
 			}
 			return nil, engineError(err, t)
 		}
 		tx, err := s.ensureTx(ctx)
 		if err == nil {
-			err = s.saveIndexes(ctx, tx, t, append(append([]IndexDef(nil), t.Indexes...), d))
+			err = s.saveIndexes(ctx, tx, t, append(append([]catalog.IndexDef(nil), t.Indexes...), d))
 		}
 		if err != nil {
-			_ = s.eng.db.DropIndex(ctx, engIndex(t, name), true)
+			_ = s.eng.db.DropIndex(ctx, catalog.EngIndex(t, name), true)
 			return nil, err
 		}
 		return res, nil
@@ -290,18 +283,18 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 
 // saveIndexes writes t's catalog entry with indexes ixs (committed with
 // the statement's transaction).
-func (s *Session) saveIndexes(ctx context.Context, tx *tupled.Tx, t *Table, ixs []IndexDef) error {
+func (s *Session) saveIndexes(ctx context.Context, tx *tupled.Tx, t *catalog.Table, ixs []catalog.IndexDef) error {
 	nt := *t
 	nt.Indexes = ixs
 	data, err := json.Marshal(&nt)
 	if err != nil {
 		return err
 	}
-	if err := tx.Update(ctx, CatalogTable, []byte(t.Name), data); err != nil {
+	if err := tx.Update(ctx, catalog.CatalogTable, []byte(t.Name), data); err != nil {
 		return err
 	}
 	if s.pending == nil {
-		s.pending = map[string]*Table{}
+		s.pending = map[string]*catalog.Table{}
 	}
 	s.pending[t.Name] = &nt
 	return nil
@@ -309,7 +302,7 @@ func (s *Session) saveIndexes(ctx context.Context, tx *tupled.Tx, t *Table, ixs 
 
 func (s *Session) planDropIndex(st *pg.DropStmt) (*plan, error) {
 	if st.Concurrent {
-		return nil, notSupported("DROP INDEX CONCURRENTLY is not supported")
+		return nil, pgerror.NotSupported("DROP INDEX CONCURRENTLY is not supported")
 	}
 	var names []string
 	for _, o := range st.Objects {
@@ -318,13 +311,13 @@ func (s *Session) planDropIndex(st *pg.DropStmt) (*plan, error) {
 			parts = parts[1:]
 		}
 		if len(parts) != 1 {
-			return nil, errorf(CodeUndefinedObject, "index %q does not exist", strings.Join(parts, "."))
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "index %q does not exist", strings.Join(parts, "."))
 		}
 		names = append(names, parts[0])
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		if s.block == blkExplicit {
-			return nil, notSupported("DROP INDEX inside a transaction block is not supported")
+			return nil, pgerror.NotSupported("DROP INDEX inside a transaction block is not supported")
 		}
 		for _, name := range names {
 			t := s.findIndex(name)
@@ -333,15 +326,15 @@ func (s *Session) planDropIndex(st *pg.DropStmt) (*plan, error) {
 					s.notice("NOTICE", "00000", "index \""+name+"\" does not exist, skipping")
 					continue
 				}
-				return nil, errorf(CodeUndefinedObject, "index %q does not exist", name)
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "index %q does not exist", name)
 			}
-			var keep []IndexDef
+			var keep []catalog.IndexDef
 			for _, d := range t.Indexes {
 				if d.Name != name {
 					keep = append(keep, d)
 				}
 			}
-			if err := s.eng.db.DropIndex(ctx, engIndex(t, name), true); err != nil {
+			if err := s.eng.db.DropIndex(ctx, catalog.EngIndex(t, name), true); err != nil {
 				return nil, engineError(err, t)
 			}
 			tx, err := s.ensureTx(ctx)
@@ -359,54 +352,54 @@ func (s *Session) planDropIndex(st *pg.DropStmt) (*plan, error) {
 
 // indexViolation is the 23505 of a unique index of t named in err, or
 // nil when err names none (the primary key's).
-func indexViolation(err error, t *Table) *Error {
+func indexViolation(err error, t *catalog.Table) *pgerror.Error {
 	if d, ok := violatedIndex(err, t); ok {
-		return errorf(CodeUniqueViolation, "duplicate key value violates unique constraint %q", d.Name)
+		return pgerror.Errorf(pgerror.CodeUniqueViolation, "duplicate key value violates unique constraint %q", d.Name)
 	}
 	return nil
 }
 
 // violatedIndex is the unique index of t that err (a 23505) names.
-func violatedIndex(err error, t *Table) (IndexDef, bool) {
+func violatedIndex(err error, t *catalog.Table) (catalog.IndexDef, bool) {
 	for _, d := range t.Indexes {
-		if strings.Contains(err.Error(), `"`+engIndex(t, d.Name)+`"`) {
+		if strings.Contains(err.Error(), `"`+catalog.EngIndex(t, d.Name)+`"`) {
 			return d, true
 		}
 	}
-	return IndexDef{}, false
+	return catalog.IndexDef{}, false
 }
 
 // uniqueByName is t's unique index called name.
-func uniqueByName(t *Table, name string) (IndexDef, bool) {
+func uniqueByName(t *catalog.Table, name string) (catalog.IndexDef, bool) {
 	for _, d := range t.Indexes {
 		if d.Unique && d.Name == name {
 			return d, true
 		}
 	}
-	return IndexDef{}, false
+	return catalog.IndexDef{}, false
 }
 
 // uniqueByCols is the unique index of t on exactly the columns of an ON
 // CONFLICT inference specification (in any order), as PostgreSQL's
 // infer_arbiter_indexes matches them.
-func uniqueByCols(t *Table, elems []*pg.Node) (IndexDef, bool) {
+func uniqueByCols(t *catalog.Table, elems []*pg.Node) (catalog.IndexDef, bool) {
 	want := map[string]bool{} // "c<col>" or "e<expression text>"
 	for _, n := range elems {
 		e := n.GetIndexElem()
 		if e == nil {
-			return IndexDef{}, false
+			return catalog.IndexDef{}, false
 		}
 		if e.Name == "" {
 			sql, err := deparseExpr(e.Expr)
 			if err != nil {
-				return IndexDef{}, false
+				return catalog.IndexDef{}, false
 			}
 			want["e"+sql] = true
 			continue
 		}
-		c := t.col(e.Name)
+		c := t.Col(e.Name)
 		if c < 0 {
-			return IndexDef{}, false
+			return catalog.IndexDef{}, false
 		}
 		want[fmt.Sprintf("c%d", c)] = true
 	}
@@ -426,13 +419,13 @@ func uniqueByCols(t *Table, elems []*pg.Node) (IndexDef, bool) {
 			return d, true
 		}
 	}
-	return IndexDef{}, false
+	return catalog.IndexDef{}, false
 }
 
 // dupRowError is dupKeyError for a write of row: a unique index's
 // violation gets PostgreSQL's DETAIL, `Key (cols)=(values) already
 // exists.`, with the index's columns and expressions.
-func dupRowError(err error, t *Table, row []Value) error {
+func dupRowError(err error, t *catalog.Table, row []types.Value) error {
 	e := indexViolation(err, t)
 	if e == nil {
 		return dupKeyError(err, t, row)
@@ -464,11 +457,11 @@ func dupRowError(err error, t *Table, row []Value) error {
 // (ok false: none; the scan reads the table). value must not depend on the
 // row and must have the column's type (int4 and int8 share an encoding);
 // the rows found are still checked against the whole of where.
-func indexAccess(t *Table, where expr, e *env) (index string, ikey []byte, ok bool, err error) {
+func indexAccess(t *catalog.Table, where expr, e *env) (index string, ikey []byte, ok bool, err error) {
 	if where == nil || len(t.Indexes) == 0 {
 		return "", nil, false, nil
 	}
-	intType := func(ty Type) bool { return ty == TInt4 || ty == TInt8 }
+	intType := func(ty types.Type) bool { return ty == types.TInt4 || ty == types.TInt8 }
 	for _, c := range conjuncts(where) {
 		x, isCmp := c.(*cmpExpr)
 		if !isCmp || x.op != "=" {
@@ -481,7 +474,7 @@ func indexAccess(t *Table, where expr, e *env) (index string, ikey []byte, ok bo
 				continue
 			}
 			ct, ot := t.Cols[col.idx].Type, other.typ()
-			if ct != ot && !(intType(ct) && intType(ot)) || ct == TBpchar || noKeyType(ct) {
+			if ct != ot && !(intType(ct) && intType(ot)) || ct == types.TBpchar || types.NoKeyType(ct) {
 				continue
 			}
 			for _, d := range t.Indexes {
@@ -495,7 +488,7 @@ func indexAccess(t *Table, where expr, e *env) (index string, ikey []byte, ok bo
 				if v.Null {
 					continue
 				}
-				return engIndex(t, d.Name), appendKey(nil, &Table{KeyFormat: keyFormatTuple}, v), true, nil
+				return catalog.EngIndex(t, d.Name), catalog.AppendKey(nil, &catalog.Table{KeyFormat: catalog.KeyFormatTuple}, v), true, nil
 			}
 		}
 	}
@@ -505,7 +498,7 @@ func indexAccess(t *Table, where expr, e *env) (index string, ikey []byte, ok bo
 // holdsWriteLock reports whether the session's transaction holds a lock on
 // t's engine table that conflicts with ShareLock (RowExclusiveLock and
 // stronger).
-func (s *Session) holdsWriteLock(t *Table) bool {
+func (s *Session) holdsWriteLock(t *catalog.Table) bool {
 	if s.tx == nil {
 		return false
 	}

@@ -1,10 +1,9 @@
 package sqlfe
 
 import (
-	"context"
 	"testing"
 
-	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // Indexes and UNIQUE constraints as PostgreSQL 15 answers them (checked
@@ -40,18 +39,7 @@ func TestIndexes(t *testing.T) {
 // registers them with the engine again.
 func TestIndexesReopen(t *testing.T) {
 	dir := t.TempDir()
-	open := func() (*tupled.DB, *Session) {
-		db, err := tupled.Open(dir, &tupled.Options{VacuumInterval: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := NewExecutor(context.Background(), db, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return db, eng.NewSession(1, "test", nil)
-	}
-	db, s := open()
+	db, s := newDiskSession(t, dir)
 	mustRun(t, s, "CREATE TABLE u (k int PRIMARY KEY, a int UNIQUE, b text)", "CREATE TABLE")
 	mustRun(t, s, "INSERT INTO u VALUES (1, 1, 'x'), (2, 2, 'y')", "INSERT 0 2")
 	mustRun(t, s, "CREATE UNIQUE INDEX u_b ON u (b)", "CREATE INDEX")
@@ -59,7 +47,7 @@ func TestIndexesReopen(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, s = open()
+	db, s = newDiskSession(t, dir)
 	defer db.Close()
 	defer s.Close()
 	mustFail(t, s, "INSERT INTO u VALUES (3, 1, 'z')", "23505", `duplicate key value violates unique constraint "u_a_key"`)
@@ -139,7 +127,7 @@ func TestIndexLookup(t *testing.T) {
 func TestCreateIndexAfterOtherStatements(t *testing.T) {
 	_, s := newTestSession(t)
 	mustFail(t, s, "CREATE TABLE a (id int PRIMARY KEY); CREATE TABLE b (id int PRIMARY KEY, a int REFERENCES a(id)); CREATE INDEX ON b (a)",
-		CodeFeatureNotSupp, "CREATE INDEX on a table an earlier statement of the same query string wrote to is not supported: send it in a query of its own")
+		pgerror.CodeFeatureNotSupp, "CREATE INDEX on a table an earlier statement of the same query string wrote to is not supported: send it in a query of its own")
 	mustRun(t, s, "CREATE TABLE a (id int PRIMARY KEY, v int); CREATE UNIQUE INDEX ON a (v)", "CREATE TABLE\nCREATE INDEX") // the group was rolled back
-	mustFail(t, s, "INSERT INTO a VALUES (1, 1); CREATE INDEX ON a (id)", CodeFeatureNotSupp, "")
+	mustFail(t, s, "INSERT INTO a VALUES (1, 1); CREATE INDEX ON a (id)", pgerror.CodeFeatureNotSupp, "")
 }

@@ -7,7 +7,11 @@ package sqlfe
 // there. PostgreSQL's domains sql_identifier, character_data and yes_or_no
 // are text here, cardinal_number is integer.
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/tupled/tupled/sql/types"
+)
 
 var infoSchemaRelations = map[string]*catalogRel{
 	"tables": {cols(`table_catalog table_schema table_name table_type self_referencing_column_name
@@ -37,34 +41,34 @@ var infoSchemaRelations = map[string]*catalogRel{
 		is_insertable_into is_trigger_updatable is_trigger_deletable is_trigger_insertable_into`), none},
 }
 
-func yesNo(b bool) Value {
+func yesNo(b bool) types.Value {
 	if b {
-		return Text("YES")
+		return types.Text("YES")
 	}
-	return Text("NO")
+	return types.Text("NO")
 }
 
-func isTablesRows(s *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
+func isTablesRows(s *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	db := s.database()
 	for _, t := range sn.tables {
-		rows = append(rows, []Value{Text(db), Text("public"), Text(t.Name), Text("BASE TABLE"), nullText, nullText, nullText, nullText, nullText,
-			Text("YES"), Text("NO"), nullText})
+		rows = append(rows, []types.Value{types.Text(db), types.Text("public"), types.Text(t.Name), types.Text("BASE TABLE"), nullText, nullText, nullText, nullText, nullText,
+			types.Text("YES"), types.Text("NO"), nullText})
 	}
 	return rows
 }
 
-func nullInt() Value { return Null(TInt4) }
+func nullInt() types.Value { return types.Null(types.TInt4) }
 
-func intOrNull(ok bool, n int) Value {
+func intOrNull(ok bool, n int) types.Value {
 	if !ok {
 		return nullInt()
 	}
-	return Int4(int32(n))
+	return types.Int4(int32(n))
 }
 
-func isColumnsRows(s *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
+func isColumnsRows(s *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	db := s.database()
 	for _, t := range sn.tables {
 		for i, c := range t.Cols {
@@ -74,42 +78,42 @@ func isColumnsRows(s *Session, sn *catSnap) [][]Value {
 			ti := colType(c)
 			def := nullText
 			if d := defaultText(t, c); d != "" {
-				def = Text(d)
+				def = types.Text(d)
 			}
 			maxLen, octets := nullInt(), nullInt()
 			prec, radix, scale, dtPrec := nullInt(), nullInt(), nullInt(), nullInt()
 			switch c.Type {
-			case TText, TBpchar:
+			case types.TText, types.TBpchar:
 				maxLen = intOrNull(c.MaxLen > 0, c.MaxLen)
 				octets = intOrNull(true, 1073741824)
 				if c.MaxLen > 0 {
-					octets = Int4(int32(c.MaxLen * 4))
+					octets = types.Int4(int32(c.MaxLen * 4))
 				}
-			case TInt4, TInt8:
-				prec, radix, scale = Int4(int32(ti.len*8)), Int4(2), Int4(0)
-			case TNumeric:
-				radix = Int4(10)
+			case types.TInt4, types.TInt8:
+				prec, radix, scale = types.Int4(int32(ti.len*8)), types.Int4(2), types.Int4(0)
+			case types.TNumeric:
+				radix = types.Int4(10)
 				if c.Prec > 0 {
-					prec, scale = Int4(int32(c.Prec)), Int4(int32(c.Scale))
+					prec, scale = types.Int4(int32(c.Prec)), types.Int4(int32(c.Scale))
 				}
-			case TFloat8:
-				prec, radix = Int4(53), Int4(2)
-			case TFloat4:
-				prec, radix = Int4(24), Int4(2)
-			case TTimestamp, TTimestamptz:
-				dtPrec = Int4(6)
-			case TDate:
-				dtPrec = Int4(0)
+			case types.TFloat8:
+				prec, radix = types.Int4(53), types.Int4(2)
+			case types.TFloat4:
+				prec, radix = types.Int4(24), types.Int4(2)
+			case types.TTimestamp, types.TTimestamptz:
+				dtPrec = types.Int4(6)
+			case types.TDate:
+				dtPrec = types.Int4(0)
 			}
 			n := attnum(t, i)
-			row := []Value{Text(db), Text("public"), Text(t.Name), Text(c.Name), Int4(int32(n)), def,
-				yesNo(!(c.NotNull || t.isKeyCol(i))), Text(ti.dataType), maxLen, octets, prec,
+			row := []types.Value{types.Text(db), types.Text("public"), types.Text(t.Name), types.Text(c.Name), types.Int4(int32(n)), def,
+				yesNo(!(c.NotNull || t.IsKeyCol(i))), types.Text(ti.dataType), maxLen, octets, prec,
 				radix, scale, dtPrec, nullText, nullInt(),
 				nullText, nullText, nullText, nullText, nullText,
-				nullText, nullText, nullText, nullText, Text(db), Text("pg_catalog"), Text(ti.typname), nullText,
-				nullText, nullText, nullInt(), Text(strconv.Itoa(n)), Text("NO")}
+				nullText, nullText, nullText, nullText, types.Text(db), types.Text("pg_catalog"), types.Text(ti.typname), nullText,
+				nullText, nullText, nullInt(), types.Text(strconv.Itoa(n)), types.Text("NO")}
 			row = append(row, identityColumns(t, c)...) // identity.go
-			rows = append(rows, append(row, Text("NEVER"), nullText, Text("YES")))
+			rows = append(rows, append(row, types.Text("NEVER"), nullText, types.Text("YES")))
 		}
 	}
 	return rows
@@ -117,34 +121,34 @@ func isColumnsRows(s *Session, sn *catSnap) [][]Value {
 
 var constraintTypes = map[string]string{"p": "PRIMARY KEY", "u": "UNIQUE", "f": "FOREIGN KEY", "c": "CHECK"}
 
-func isTableConstraintsRows(s *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
+func isTableConstraintsRows(s *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	db := s.database()
 	for _, c := range sn.cons {
 		nd := nullText
 		if c.kind == "p" || c.kind == "u" {
-			nd = Text("YES")
+			nd = types.Text("YES")
 		}
-		rows = append(rows, []Value{Text(db), Text("public"), Text(c.name), Text(db), Text("public"), Text(c.t.Name),
-			Text(constraintTypes[c.kind]), Text("NO"), Text("NO"), Text("YES"), nd})
+		rows = append(rows, []types.Value{types.Text(db), types.Text("public"), types.Text(c.name), types.Text(db), types.Text("public"), types.Text(c.t.Name),
+			types.Text(constraintTypes[c.kind]), types.Text("NO"), types.Text("NO"), types.Text("YES"), nd})
 	}
 	// PostgreSQL lists each NOT NULL column as a CHECK constraint named
 	// <namespace oid>_<table oid>_<attnum>_not_null
 	for _, t := range sn.tables {
 		for i, col := range t.Cols {
-			if col.Hidden || !(col.NotNull || t.isKeyCol(i)) {
+			if col.Hidden || !(col.NotNull || t.IsKeyCol(i)) {
 				continue
 			}
 			name := strconv.Itoa(oidNspPublic) + "_" + strconv.FormatInt(sn.tabOID[t.Name], 10) + "_" + strconv.Itoa(attnum(t, i)) + "_not_null"
-			rows = append(rows, []Value{Text(db), Text("public"), Text(name), Text(db), Text("public"), Text(t.Name),
-				Text("CHECK"), Text("NO"), Text("NO"), Text("YES"), nullText})
+			rows = append(rows, []types.Value{types.Text(db), types.Text("public"), types.Text(name), types.Text(db), types.Text("public"), types.Text(t.Name),
+				types.Text("CHECK"), types.Text("NO"), types.Text("NO"), types.Text("YES"), nullText})
 		}
 	}
 	return rows
 }
 
-func isKeyColumnUsageRows(s *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
+func isKeyColumnUsageRows(s *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	db := s.database()
 	for _, c := range sn.cons {
 		if c.kind == "c" {
@@ -158,12 +162,12 @@ func isKeyColumnUsageRows(s *Session, sn *catSnap) [][]Value {
 			if c.kind == "f" && c.ref != nil && c.index != nil && k < len(c.fk.RefCols) {
 				for j, rc := range c.index.ix.Cols {
 					if rc == c.fk.RefCols[k] {
-						pos = Int4(int32(j + 1))
+						pos = types.Int4(int32(j + 1))
 					}
 				}
 			}
-			rows = append(rows, []Value{Text(db), Text("public"), Text(c.name), Text(db), Text("public"), Text(c.t.Name),
-				Text(c.t.Cols[col].Name), Int4(int32(k + 1)), pos})
+			rows = append(rows, []types.Value{types.Text(db), types.Text("public"), types.Text(c.name), types.Text(db), types.Text("public"), types.Text(c.t.Name),
+				types.Text(c.t.Cols[col].Name), types.Int4(int32(k + 1)), pos})
 		}
 	}
 	return rows
@@ -171,8 +175,8 @@ func isKeyColumnUsageRows(s *Session, sn *catSnap) [][]Value {
 
 var ruleNames = map[string]string{"a": "NO ACTION", "r": "RESTRICT", "c": "CASCADE", "n": "SET NULL", "d": "SET DEFAULT"}
 
-func isReferentialRows(s *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
+func isReferentialRows(s *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	db := s.database()
 	for _, c := range sn.cons {
 		if c.kind != "f" {
@@ -180,16 +184,16 @@ func isReferentialRows(s *Session, sn *catSnap) [][]Value {
 		}
 		uname := nullText
 		if c.index != nil {
-			uname = Text(c.index.name)
+			uname = types.Text(c.index.name)
 		}
-		rows = append(rows, []Value{Text(db), Text("public"), Text(c.name), Text(db), Text("public"), uname,
-			Text("NONE"), Text(ruleNames[fkActionCode(c.fk.OnUpdate)]), Text(ruleNames[fkActionCode(c.fk.OnDelete)])})
+		rows = append(rows, []types.Value{types.Text(db), types.Text("public"), types.Text(c.name), types.Text(db), types.Text("public"), uname,
+			types.Text("NONE"), types.Text(ruleNames[fkActionCode(c.fk.OnUpdate)]), types.Text(ruleNames[fkActionCode(c.fk.OnDelete)])})
 	}
 	return rows
 }
 
-func isConstraintColumnUsageRows(s *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
+func isConstraintColumnUsageRows(s *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	db := s.database()
 	for _, c := range sn.cons {
 		t, cs := c.t, c.cols
@@ -201,15 +205,15 @@ func isConstraintColumnUsageRows(s *Session, sn *catSnap) [][]Value {
 		}
 		for _, col := range cs {
 			if col >= 0 {
-				rows = append(rows, []Value{Text(db), Text("public"), Text(t.Name), Text(t.Cols[col].Name), Text(db), Text("public"), Text(c.name)})
+				rows = append(rows, []types.Value{types.Text(db), types.Text("public"), types.Text(t.Name), types.Text(t.Cols[col].Name), types.Text(db), types.Text("public"), types.Text(c.name)})
 			}
 		}
 	}
 	return rows
 }
 
-func isSequencesRows(s *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
+func isSequencesRows(s *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	db := s.database()
 	for _, r := range sn.rels {
 		if r.kind != "S" || (r.t != nil && r.seqCol >= 0 && r.t.Cols[r.seqCol].Identity != "") {
@@ -219,16 +223,16 @@ func isSequencesRows(s *Session, sn *catSnap) [][]Value {
 		typid, _, _ := seqTypeRange(sq.Type)
 		prec := map[int64]int32{20: 64, 21: 16, 23: 32}[typid]
 		cycle := map[bool]string{true: "YES", false: "NO"}[sq.Cycle]
-		rows = append(rows, []Value{Text(db), Text("public"), Text(r.name), Text(sq.Type), Int4(prec), Int4(2), Int4(0),
-			Text(strconv.FormatInt(sq.Start, 10)), Text(strconv.FormatInt(sq.Min, 10)), Text(strconv.FormatInt(sq.Max, 10)), Text(strconv.FormatInt(sq.Inc, 10)), Text(cycle)})
+		rows = append(rows, []types.Value{types.Text(db), types.Text("public"), types.Text(r.name), types.Text(sq.Type), types.Int4(prec), types.Int4(2), types.Int4(0),
+			types.Text(strconv.FormatInt(sq.Start, 10)), types.Text(strconv.FormatInt(sq.Min, 10)), types.Text(strconv.FormatInt(sq.Max, 10)), types.Text(strconv.FormatInt(sq.Inc, 10)), types.Text(cycle)})
 	}
 	return rows
 }
 
-func isSchemataRows(s *Session, _ *catSnap) [][]Value {
+func isSchemataRows(s *Session, _ *catSnap) [][]types.Value {
 	db := s.database()
-	row := func(name, owner string) []Value {
-		return []Value{Text(db), Text(name), Text(owner), nullText, nullText, nullText, nullText}
+	row := func(name, owner string) []types.Value {
+		return []types.Value{types.Text(db), types.Text(name), types.Text(owner), nullText, nullText, nullText, nullText}
 	}
-	return [][]Value{row("information_schema", s.user), row("pg_catalog", s.user), row("pg_toast", s.user), row("public", "pg_database_owner")}
+	return [][]types.Value{row("information_schema", s.user), row("pg_catalog", s.user), row("pg_toast", s.user), row("public", "pg_database_owner")}
 }

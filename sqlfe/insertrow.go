@@ -1,6 +1,11 @@
 package sqlfe
 
-import "context"
+import (
+	"context"
+
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/types"
+)
 
 // prepareRow finishes a row about to be inserted into t, as INSERT does
 // after its values are computed: the hidden rowid of a table without a
@@ -8,16 +13,16 @@ import "context"
 // the row's engine key. INSERT (dml.go) and COPY FROM (copy.go) share it;
 // both then insert the row with tx.Insert (which checks unique keys,
 // unique indexes and foreign keys) and word a duplicate with dupRowError.
-func (s *Session) prepareRow(ctx context.Context, t *Table, row []Value) ([]byte, error) {
-	if t.hiddenKey() {
+func (s *Session) prepareRow(ctx context.Context, t *catalog.Table, row []types.Value) ([]byte, error) {
+	if t.HiddenKey() {
 		id, err := s.eng.nextRowid(ctx, t)
 		if err != nil {
 			return nil, err
 		}
-		row[t.Key] = Int8(id)
+		row[t.Key] = types.Int8(id)
 	}
 	if err := checkRow(t, row); err != nil {
 		return nil, err
 	}
-	return rowKey(nil, t, row), nil
+	return catalog.RowKey(nil, t, row), nil
 }

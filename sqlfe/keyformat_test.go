@@ -9,6 +9,8 @@ import (
 
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/keys"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // TestKeyFormatTuple: a table made by CREATE TABLE stores its primary keys
@@ -18,8 +20,8 @@ func TestKeyFormatTuple(t *testing.T) {
 	eng, s := newTestSession(t)
 	mustRun(t, s, "CREATE TABLE n (id bigint PRIMARY KEY, v text)", "CREATE TABLE")
 	mustRun(t, s, "INSERT INTO n VALUES (5, 'a'), (-3, 'b'), (9223372036854775807, 'c'), (-9223372036854775808, 'd'), (0, 'e')", "INSERT 0 5")
-	tbl, _ := eng.cat.get("n")
-	if tbl.KeyFormat != keyFormatTuple {
+	tbl, _ := eng.cat.Get("n")
+	if tbl.KeyFormat != catalog.KeyFormatTuple {
 		t.Fatalf("a new table's key format is %d", tbl.KeyFormat)
 	}
 	var got []int64
@@ -55,37 +57,37 @@ func TestKeyFormatTuple(t *testing.T) {
 // existed (no key_format) is read as the raw format it was written in.
 func TestKeyFormats(t *testing.T) {
 	cases := []struct {
-		col  Column
-		vals []Value // in SQL order
+		col  catalog.Column
+		vals []types.Value // in SQL order
 	}{
-		{Column{Type: TInt4}, []Value{Int4(math.MinInt32), Int4(-1), Int4(0), Int4(1), Int4(math.MaxInt32)}},
-		{Column{Type: TInt8}, []Value{Int8(math.MinInt64), Int8(-256), Int8(-255), Int8(0), Int8(255), Int8(256), Int8(math.MaxInt64)}},
-		{Column{Type: TBool}, []Value{Bool(false), Bool(true)}},
-		{Column{Type: TText}, []Value{Text(""), Text("a"), Text("a\u0001"), Text("ab"), Text("b"), Text("é")}},
-		{Column{Type: TBpchar, MaxLen: 3}, []Value{{T: TBpchar, S: "   "}, {T: TBpchar, S: "a  "}, {T: TBpchar, S: "ab "}, {T: TBpchar, S: "b  "}}},
+		{catalog.Column{Type: types.TInt4}, []types.Value{types.Int4(math.MinInt32), types.Int4(-1), types.Int4(0), types.Int4(1), types.Int4(math.MaxInt32)}},
+		{catalog.Column{Type: types.TInt8}, []types.Value{types.Int8(math.MinInt64), types.Int8(-256), types.Int8(-255), types.Int8(0), types.Int8(255), types.Int8(256), types.Int8(math.MaxInt64)}},
+		{catalog.Column{Type: types.TBool}, []types.Value{types.Bool(false), types.Bool(true)}},
+		{catalog.Column{Type: types.TText}, []types.Value{types.Text(""), types.Text("a"), types.Text("a\u0001"), types.Text("ab"), types.Text("b"), types.Text("é")}},
+		{catalog.Column{Type: types.TBpchar, MaxLen: 3}, []types.Value{{T: types.TBpchar, S: "   "}, {T: types.TBpchar, S: "a  "}, {T: types.TBpchar, S: "ab "}, {T: types.TBpchar, S: "b  "}}},
 	}
-	for _, f := range []keyFormat{keyFormatRaw, keyFormatTuple} {
+	for _, f := range []catalog.KeyFormat{catalog.KeyFormatRaw, catalog.KeyFormatTuple} {
 		for _, c := range cases {
-			tbl := &Table{Cols: []Column{c.col}, KeyFormat: f}
+			tbl := &catalog.Table{Cols: []catalog.Column{c.col}, KeyFormat: f}
 			var prev []byte
 			for i, v := range c.vals {
-				k := appendKey(nil, tbl, v)
+				k := catalog.AppendKey(nil, tbl, v)
 				if i > 0 && bytes.Compare(prev, k) >= 0 {
-					t.Errorf("format %d, %s: %s encodes at or below the value before it", f, c.col.Type, v.debug())
+					t.Errorf("format %d, %s: %s encodes at or below the value before it", f, c.col.Type, v.Debug())
 				}
-				back, err := decodeKey(tbl, k)
-				if err != nil || back.debug() != v.debug() {
-					t.Errorf("format %d: %s decodes to %s, %v", f, v.debug(), back.debug(), err)
+				back, err := catalog.DecodeKey(tbl, k)
+				if err != nil || back.Debug() != v.Debug() {
+					t.Errorf("format %d: %s decodes to %s, %v", f, v.Debug(), back.Debug(), err)
 				}
 				prev = k
 			}
 		}
 	}
-	var old Table
-	if err := json.Unmarshal([]byte(`{"name":"t","engine":"sql_t","cols":[{"name":"k","type":1}],"key":0}`), &old); err != nil || old.KeyFormat != keyFormatRaw {
+	var old catalog.Table
+	if err := json.Unmarshal([]byte(`{"name":"t","engine":"sql_t","cols":[{"name":"k","type":1}],"key":0}`), &old); err != nil || old.KeyFormat != catalog.KeyFormatRaw {
 		t.Fatalf("an old catalog entry: format %d, %v", old.KeyFormat, err)
 	}
-	if _, err := decodeKey(&Table{Cols: []Column{{Type: TInt4}}, KeyFormat: keyFormatTuple}, keys.MustPack(int64(math.MaxInt32)+1)); err == nil {
+	if _, err := catalog.DecodeKey(&catalog.Table{Cols: []catalog.Column{{Type: types.TInt4}}, KeyFormat: catalog.KeyFormatTuple}, keys.MustPack(int64(math.MaxInt32)+1)); err == nil {
 		t.Error("an int4 key past its range decoded")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // pg_query_go's parser is PostgreSQL 17's, whose lexer reads the numeric
@@ -15,7 +16,7 @@ import (
 // followed by one of xXoObB_, so only such texts are scanned.
 
 // checkLiterals reports the first PostgreSQL 16 numeric literal in sql.
-func checkLiterals(sql string) *Error {
+func checkLiterals(sql string) *pgerror.Error {
 	if !mayHaveNewLiteral(sql) {
 		return nil
 	}
@@ -30,7 +31,7 @@ func checkLiterals(sql string) *Error {
 		text := sql[tok.Start:tok.End]
 		lower := strings.ToLower(text)
 		if strings.Contains(text, "_") || strings.HasPrefix(lower, "0x") || strings.HasPrefix(lower, "0o") || strings.HasPrefix(lower, "0b") {
-			return &Error{Code: CodeSyntax, Message: "trailing junk after numeric literal at or near \"" + text + "\"",
+			return &pgerror.Error{Code: pgerror.CodeSyntax, Message: "trailing junk after numeric literal at or near \"" + text + "\"",
 				Position: int32(utf8.RuneCountInString(sql[:tok.Start])) + 1}
 		}
 	}

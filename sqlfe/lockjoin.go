@@ -9,7 +9,7 @@ package sqlfe
 // before the select list, as PostgreSQL's LockRows sits below the
 // projection and the LIMIT. For each row the join yields (so only rows that
 // qualify), it locks, in FROM order, the row of each table the clauses
-// name (by its primary key, rowKey, through lockScan.point; each table's
+// name (by its primary key, catalog.RowKey, through lockScan.point; each table's
 // strength is its strongest clause's, NOWAIT winning over SKIP LOCKED as
 // in PostgreSQL), getting the newest version. If a locked version differs
 // from the one the snapshot joined (a concurrent committed update, under
@@ -34,6 +34,9 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -75,10 +78,10 @@ func lockClauseName(lk *pg.LockingClause) string {
 type pinScan struct {
 	ts     *tableScan
 	pinned bool
-	row    []Value // nil while pinned: no row (a NULL-extended side)
+	row    []types.Value // nil while pinned: no row (a NULL-extended side)
 }
 
-func (n *pinScan) run(q *qctx, fn func(row []Value) error) error {
+func (n *pinScan) run(q *qctx, fn func(row []types.Value) error) error {
 	if !n.pinned {
 		return n.ts.run(q, fn)
 	}
@@ -115,21 +118,21 @@ func (n *lockRowsNode) explain(w *strings.Builder, depth int) {
 	n.in.explain(w, depth+1)
 }
 
-func (n *lockRowsNode) run(q *qctx, fn func(row []Value) error) error {
+func (n *lockRowsNode) run(q *qctx, fn func(row []types.Value) error) error {
 	tx, err := q.s.ensureTx(q.ctx)
 	if err != nil {
 		return err
 	}
-	return n.in.run(q, func(row []Value) error {
+	return n.in.run(q, func(row []types.Value) error {
 		row = copyRow(row)
 		changed := false
 		for _, lt := range n.targets {
 			t, off := lt.rel.t, lt.rel.off
 			old := row[off : off+len(t.Cols)]
-			key := rowKey(nil, t, old)
+			key := catalog.RowKey(nil, t, old)
 			ls := &lockScan{t: t, e: q.env(nil), strength: lt.strength, wait: lt.wait}
-			var locked []Value
-			if err := ls.point(q.ctx, tx, key, func(_ []byte, r []Value) error {
+			var locked []types.Value
+			if err := ls.point(q.ctx, tx, key, func(_ []byte, r []types.Value) error {
 				locked = r
 				return nil
 			}); err != nil {
@@ -154,7 +157,7 @@ func (n *lockRowsNode) run(q *qctx, fn func(row []Value) error) error {
 }
 
 // evalPlanQual runs the FROM and WHERE subtree again over row's versions.
-func (n *lockRowsNode) evalPlanQual(q *qctx, row []Value) ([]Value, bool, error) {
+func (n *lockRowsNode) evalPlanQual(q *qctx, row []types.Value) ([]types.Value, bool, error) {
 	for i, p := range n.pins {
 		r := n.pinRels[i]
 		part := row[r.off : r.off+len(r.cols)]
@@ -168,8 +171,8 @@ func (n *lockRowsNode) evalPlanQual(q *qctx, row []Value) ([]Value, bool, error)
 			p.pinned, p.row = false, nil
 		}
 	}()
-	var out []Value
-	err := n.recheck.run(q, func(r []Value) error {
+	var out []types.Value
+	err := n.recheck.run(q, func(r []types.Value) error {
 		out = copyRow(r)
 		return errStop
 	})
@@ -179,7 +182,7 @@ func (n *lockRowsNode) evalPlanQual(q *qctx, row []Value) ([]Value, bool, error)
 	return out, out != nil, nil
 }
 
-func allNull(row []Value) bool {
+func allNull(row []types.Value) bool {
 	for _, v := range row {
 		if !v.Null {
 			return false
@@ -195,10 +198,10 @@ func (s *Session) planJoinLocks(st *pg.SelectStmt, sc *scope, node relNode, keys
 	targets := map[*scopeRel]*lockTarget{}
 	add := func(r *scopeRel, lk *pg.LockingClause) error {
 		if r.t == nil {
-			return notSupported("%s on a subquery, function or virtual relation in FROM is not supported", lockClauseName(lk))
+			return pgerror.NotSupported("%s on a subquery, function or virtual relation in FROM is not supported", lockClauseName(lk))
 		}
 		if r.nullable {
-			return notSupported("%s cannot be applied to the nullable side of an outer join", lockClauseName(lk))
+			return pgerror.NotSupported("%s cannot be applied to the nullable side of an outer join", lockClauseName(lk))
 		}
 		strength, wait := lockMode(lk)
 		lt := targets[r]
@@ -236,7 +239,7 @@ func (s *Session) planJoinLocks(st *pg.SelectStmt, sc *scope, node relNode, keys
 				if rv != nil {
 					name = rv.Relname
 				}
-				return nil, errorf(CodeUndefinedTable, "relation %q in %s clause not found in FROM clause", name, lockClauseName(lk)).at(rv.GetLocation())
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q in %s clause not found in FROM clause", name, lockClauseName(lk)).At(rv.GetLocation())
 			}
 			if err := add(found, lk); err != nil {
 				return nil, err
@@ -265,10 +268,10 @@ func (s *Session) lockedFrom(st *pg.SelectStmt, in *compiler, sc *scope, node re
 	if len(st.SortClause) > 0 {
 		for _, n := range st.SortClause {
 			sb := n.GetSortBy()
-			x, err := in.compile(sb.Node, TUnknown)
+			x, err := in.compile(sb.Node, types.TUnknown)
 			c, ok := x.(*colExpr)
 			if err != nil || !ok {
-				return nil, nil, notSupported("ORDER BY with FOR UPDATE/SHARE on a join must name columns of the FROM items")
+				return nil, nil, pgerror.NotSupported("ORDER BY with FOR UPDATE/SHARE on a join must name columns of the FROM items")
 			}
 			keys = append(keys, sortColOf(sb, c.idx))
 		}
@@ -313,7 +316,7 @@ func inKeyOrder(sc *scope, keys []sortCol) bool {
 	if len(r.t.Indexes) > 0 && r.scan.filter != nil {
 		return false
 	}
-	kc := r.t.keyCols()
+	kc := r.t.KeyColumns()
 	if len(keys) > len(kc) {
 		return false
 	}

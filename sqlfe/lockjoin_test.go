@@ -1,6 +1,10 @@
 package sqlfe
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/tupled/tupled/sql/pgerror"
+)
 
 // TestEvalPlanQualJoin: locking SELECTs over a join (lockjoin.go), each
 // schedule's output as PostgreSQL 15's isolationtester printed it. Tables
@@ -65,7 +69,7 @@ func TestEvalPlanQualJoin(t *testing.T) {
 			run(t, s2, "BEGIN")
 			res := startAsync(t, s2, tc.s2)
 			var out string
-			var err *Error
+			var err *pgerror.Error
 			if tc.waits {
 				waitForLockWait(t, eng, s2)
 				mustRun(t, s1, "COMMIT", "COMMIT")
@@ -114,7 +118,7 @@ func TestJoinLockDeadlock(t *testing.T) {
 	// the first to fail is the victim; the other then completes
 	type done struct {
 		out string
-		err *Error
+		err *pgerror.Error
 	}
 	c1, c2 := make(chan done, 1), make(chan done, 1)
 	go func() { o, e := r1(); c1 <- done{o, e} }()

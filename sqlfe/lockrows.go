@@ -6,6 +6,9 @@ import (
 	"math"
 
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Locking scans: PostgreSQL's LockRows node and the row lookups of UPDATE
@@ -39,7 +42,7 @@ type whereFailed struct{ err error }
 // limit). fn gets each locked row's key and the locked version decoded; it
 // must not call tx's methods that write (collect, then write).
 type lockScan struct {
-	t        *Table
+	t        *catalog.Table
 	where    expr
 	e        *env
 	strength tupled.LockStrength
@@ -53,9 +56,9 @@ func (ls *lockScan) opts(start, end []byte, reverse bool, limit int64) tupled.Sc
 		o.Limit = int(limit)
 	}
 	if ls.where != nil {
-		row := make([]Value, len(ls.t.Cols))
+		row := make([]types.Value, len(ls.t.Cols))
 		o.Where = func(k, v []byte) bool {
-			if err := decodeRow(ls.t, k, v, row); err != nil {
+			if err := catalog.DecodeRow(ls.t, k, v, row); err != nil {
 				panic(whereFailed{err})
 			}
 			ls.e.row = row
@@ -70,7 +73,7 @@ func (ls *lockScan) opts(start, end []byte, reverse bool, limit int64) tupled.Sc
 }
 
 // run runs one scan; fn returning errStop ends it without error.
-func (ls *lockScan) run(ctx context.Context, tx *tupled.Tx, start, end []byte, reverse bool, limit int64, fn func(key []byte, row []Value) error) (err error) {
+func (ls *lockScan) run(ctx context.Context, tx *tupled.Tx, start, end []byte, reverse bool, limit int64, fn func(key []byte, row []types.Value) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			wf, ok := r.(whereFailed)
@@ -81,13 +84,13 @@ func (ls *lockScan) run(ctx context.Context, tx *tupled.Tx, start, end []byte, r
 		}
 	}()
 	err = tx.Scan(ctx, ls.t.Engine, ls.opts(start, end, reverse, limit), func(k, v []byte) error {
-		row := make([]Value, len(ls.t.Cols))
-		if err := decodeRow(ls.t, k, v, row); err != nil {
+		row := make([]types.Value, len(ls.t.Cols))
+		if err := catalog.DecodeRow(ls.t, k, v, row); err != nil {
 			return err
 		}
 		return fn(k, row)
 	})
-	var fe *Error
+	var fe *pgerror.Error
 	switch {
 	case err == nil, err == errStop:
 		return nil
@@ -99,7 +102,7 @@ func (ls *lockScan) run(ctx context.Context, tx *tupled.Tx, start, end []byte, r
 
 // point locks the row of key, if there is one the WHERE clause accepts,
 // and passes it to fn.
-func (ls *lockScan) point(ctx context.Context, tx *tupled.Tx, key []byte, fn func(key []byte, row []Value) error) error {
+func (ls *lockScan) point(ctx context.Context, tx *tupled.Tx, key []byte, fn func(key []byte, row []types.Value) error) error {
 	end := append(key[:len(key):len(key)], 0)
 	return ls.run(ctx, tx, key, end, false, 1, fn)
 }
@@ -107,7 +110,7 @@ func (ls *lockScan) point(ctx context.Context, tx *tupled.Tx, key []byte, fn fun
 // lockRows locks the rows of t that acc selects and where accepts, in key
 // order (reversed with reverse), at most want of them (want < 0: all),
 // passing each to fn with the version locked.
-func (s *Session) lockRows(ctx context.Context, tx *tupled.Tx, ls *lockScan, acc *access, reverse bool, want int64, fn func(key []byte, row []Value) error) error {
+func (s *Session) lockRows(ctx context.Context, tx *tupled.Tx, ls *lockScan, acc *access, reverse bool, want int64, fn func(key []byte, row []types.Value) error) error {
 	if want == 0 {
 		return nil
 	}
@@ -141,7 +144,7 @@ func (s *Session) lockRows(ctx context.Context, tx *tupled.Tx, ls *lockScan, acc
 		if want > 0 && n >= want {
 			break
 		}
-		err := ls.point(ctx, tx, k, func(k []byte, row []Value) error {
+		err := ls.point(ctx, tx, k, func(k []byte, row []types.Value) error {
 			n++
 			return fn(k, row)
 		})

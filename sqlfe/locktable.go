@@ -6,6 +6,8 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // LOCK [TABLE] name [, ...] [IN mode MODE] [NOWAIT]: the tables are locked
@@ -23,13 +25,13 @@ import (
 func (s *Session) planLock(st *pg.LockStmt) (*plan, error) {
 	mode := tupled.TableLockMode(st.Mode)
 	if mode < tupled.AccessShare || mode > tupled.AccessExclusive {
-		return nil, notSupported("LOCK TABLE in lock mode %d is not supported", st.Mode)
+		return nil, pgerror.NotSupported("LOCK TABLE in lock mode %d is not supported", st.Mode)
 	}
 	var names []string
 	for _, n := range st.Relations {
 		rv := n.GetRangeVar()
 		if rv == nil {
-			return nil, notSupported("LOCK of this object is not supported")
+			return nil, pgerror.NotSupported("LOCK of this object is not supported")
 		}
 		name, err := relName(rv)
 		if err != nil {
@@ -37,9 +39,9 @@ func (s *Session) planLock(st *pg.LockStmt) (*plan, error) {
 		}
 		names = append(names, name)
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		if s.block != blkExplicit {
-			return nil, errorf(CodeNoActiveTx, "LOCK TABLE can only be used in transaction blocks")
+			return nil, pgerror.Errorf(pgerror.CodeNoActiveTx, "LOCK TABLE can only be used in transaction blocks")
 		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
@@ -48,14 +50,14 @@ func (s *Session) planLock(st *pg.LockStmt) (*plan, error) {
 		for _, name := range names {
 			t := s.lookupTable(name)
 			if t == nil {
-				return nil, errorf(CodeUndefinedTable, "relation %q does not exist", name)
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", name)
 			}
 			if err := s.eng.seedRowid(ctx, t); err != nil { // rowid.go: before the lock
 				return nil, err
 			}
 			if err := tx.LockTable(ctx, t.Engine, mode, st.Nowait); err != nil {
 				if errors.Is(err, tupled.ErrLockNotAvailable) {
-					return nil, errorf("55P03", "could not obtain lock on relation %q", t.Name)
+					return nil, pgerror.Errorf("55P03", "could not obtain lock on relation %q", t.Name)
 				}
 				return nil, engineError(err, t)
 			}

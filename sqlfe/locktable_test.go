@@ -3,6 +3,8 @@ package sqlfe
 import (
 	"runtime"
 	"testing"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // TestLockTable pins LOCK TABLE's syntax and errors as PostgreSQL 15 gives
@@ -13,14 +15,14 @@ func TestLockTable(t *testing.T) {
 	_, s := newTestSession(t)
 	mustRun(t, s, "CREATE TABLE t (k int PRIMARY KEY)", "CREATE TABLE")
 	mustRun(t, s, "CREATE TABLE u ()", "CREATE TABLE")
-	mustFail(t, s, "LOCK TABLE t", CodeNoActiveTx, "LOCK TABLE can only be used in transaction blocks")
-	mustFail(t, s, "LOCK t IN SHARE MODE", CodeNoActiveTx, "LOCK TABLE can only be used in transaction blocks")
-	mustFail(t, s, "LOCK TABLE t; SELECT 1", CodeNoActiveTx, "LOCK TABLE can only be used in transaction blocks")
+	mustFail(t, s, "LOCK TABLE t", pgerror.CodeNoActiveTx, "LOCK TABLE can only be used in transaction blocks")
+	mustFail(t, s, "LOCK t IN SHARE MODE", pgerror.CodeNoActiveTx, "LOCK TABLE can only be used in transaction blocks")
+	mustFail(t, s, "LOCK TABLE t; SELECT 1", pgerror.CodeNoActiveTx, "LOCK TABLE can only be used in transaction blocks")
 	mustRun(t, s, "BEGIN", "BEGIN")
-	mustFail(t, s, "LOCK TABLE nosuch", CodeUndefinedTable, `relation "nosuch" does not exist`)
+	mustFail(t, s, "LOCK TABLE nosuch", pgerror.CodeUndefinedTable, `relation "nosuch" does not exist`)
 	mustRun(t, s, "ROLLBACK", "ROLLBACK")
 	mustRun(t, s, "BEGIN", "BEGIN")
-	mustFail(t, s, "LOCK t, nosuch IN SHARE MODE", CodeUndefinedTable, `relation "nosuch" does not exist`)
+	mustFail(t, s, "LOCK t, nosuch IN SHARE MODE", pgerror.CodeUndefinedTable, `relation "nosuch" does not exist`)
 	mustRun(t, s, "ROLLBACK", "ROLLBACK")
 	mustRun(t, s, "BEGIN", "BEGIN")
 	mustRun(t, s, "LOCK TABLE t IN ACCESS SHARE MODE", "LOCK TABLE")

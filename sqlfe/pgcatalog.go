@@ -42,6 +42,8 @@ import (
 	"sync"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Fixed OIDs, as PostgreSQL numbers them.
@@ -65,13 +67,13 @@ const (
 type catRel struct {
 	oid  int64
 	name string
-	kind string // "r" table, "i" index, "S" sequence
-	t    *Table // the table, or the index's or sequence's table
+	kind string         // "r" table, "i" index, "S" sequence
+	t    *catalog.Table // the table, or the index's or sequence's table
 	// an index: its definition (for the primary key, the key's columns)
-	ix     IndexDef
+	ix     catalog.IndexDef
 	pkey   bool
-	seqCol int       // a column's sequence: its column's index in t.Cols
-	seq    *Sequence // a sequence: its definition (t nil for one owned by no column)
+	seqCol int               // a column's sequence: its column's index in t.Cols
+	seq    *catalog.Sequence // a sequence: its definition (t nil for one owned by no column)
 }
 
 // catCon is a constraint (pg_constraint): a primary key, a unique
@@ -80,17 +82,17 @@ type catCon struct {
 	oid   int64
 	name  string
 	kind  string // "p", "u", "f"
-	t     *Table
+	t     *catalog.Table
 	cols  []int // column indexes in t.Cols
 	index *catRel
-	fk    *FKDef
-	check *CheckDef // a CHECK constraint's definition
-	ref   *Table    // a foreign key's referenced table
+	fk    *catalog.FKDef
+	check *catalog.CheckDef // a CHECK constraint's definition
+	ref   *catalog.Table    // a foreign key's referenced table
 }
 
 // catSnap is the SQL catalog as one scan sees it, with its OIDs.
 type catSnap struct {
-	tables []*Table // by name
+	tables []*catalog.Table // by name
 	rels   []*catRel
 	cons   []*catCon
 	byOID  map[int64]*catRel
@@ -106,7 +108,7 @@ func (s *Session) RelationOID(table string) uint32 {
 
 // attnum is the attribute number of t's column index i (hidden columns
 // have none).
-func attnum(t *Table, i int) int {
+func attnum(t *catalog.Table, i int) int {
 	n := 0
 	for j := 0; j <= i && j < len(t.Cols); j++ {
 		if !t.Cols[j].Hidden {
@@ -116,7 +118,7 @@ func attnum(t *Table, i int) int {
 	return n
 }
 
-func attnums(t *Table, cols []int) []int64 {
+func attnums(t *catalog.Table, cols []int) []int64 {
 	out := make([]int64, len(cols))
 	for i, c := range cols {
 		if c >= 0 {
@@ -126,11 +128,11 @@ func attnums(t *Table, cols []int) []int64 {
 	return out
 }
 
-func seqName(t *Table, c Column) string { return t.Name + "_" + c.Name + "_seq" }
+func seqName(t *catalog.Table, c catalog.Column) string { return t.Name + "_" + c.Name + "_seq" }
 
 var snapCache struct {
 	sync.Mutex
-	cat  *catalog
+	cat  *catalog.Catalog
 	gen  uint64
 	snap *catSnap
 }
@@ -139,27 +141,17 @@ var snapCache struct {
 // session's uncommitted DDL over them.
 func (s *Session) catalogSnap() *catSnap {
 	cat := &s.eng.cat
-	cat.mu.RLock()
-	gen := cat.gen
 	if len(s.pending) == 0 && len(s.pendingSeqs) == 0 {
+		gen := cat.Generation()
 		snapCache.Lock()
 		if snapCache.cat == cat && snapCache.gen == gen && snapCache.snap != nil {
 			sn := snapCache.snap
 			snapCache.Unlock()
-			cat.mu.RUnlock()
 			return sn
 		}
 		snapCache.Unlock()
 	}
-	m := make(map[string]*Table, len(cat.tables))
-	for n, t := range cat.tables {
-		m[n] = t
-	}
-	seqs := make(map[string]*Sequence, len(cat.seqs))
-	for n, sq := range cat.seqs {
-		seqs[n] = sq
-	}
-	cat.mu.RUnlock()
+	m, seqs, gen := cat.Snapshot()
 	for n, t := range s.pending {
 		if t == nil {
 			delete(m, n)
@@ -183,7 +175,7 @@ func (s *Session) catalogSnap() *catSnap {
 	return sn
 }
 
-func buildSnap(m map[string]*Table, seqs map[string]*Sequence) *catSnap {
+func buildSnap(m map[string]*catalog.Table, seqs map[string]*catalog.Sequence) *catSnap {
 	sn := &catSnap{byOID: map[int64]*catRel{}, byName: map[string]*catRel{}, conOID: map[int64]*catCon{}, tabOID: map[string]int64{}}
 	for _, t := range m {
 		sn.tables = append(sn.tables, t)
@@ -191,8 +183,8 @@ func buildSnap(m map[string]*Table, seqs map[string]*Sequence) *catSnap {
 	sort.Slice(sn.tables, func(i, j int) bool { return sn.tables[i].Name < sn.tables[j].Name })
 	for _, t := range sn.tables {
 		sn.rels = append(sn.rels, &catRel{name: t.Name, kind: "r", t: t})
-		if t.hasPkey() {
-			ix := IndexDef{Name: t.pkeyName(), Cols: t.keyCols(), Unique: true}
+		if t.HasPKey() {
+			ix := catalog.IndexDef{Name: t.PrimaryKeyName(), Cols: t.KeyColumns(), Unique: true}
 			r := &catRel{name: ix.Name, kind: "i", t: t, ix: ix, pkey: true}
 			sn.rels = append(sn.rels, r)
 			sn.cons = append(sn.cons, &catCon{name: ix.Name, kind: "p", t: t, cols: ix.Cols, index: r})
@@ -216,7 +208,7 @@ func buildSnap(m map[string]*Table, seqs map[string]*Sequence) *catSnap {
 		for i := range t.Checks { // check.go
 			d := &t.Checks[i]
 			var cols []int
-			if n, err := d.node(); err == nil {
+			if n, err := checkNode(*d); err == nil {
 				cols = checkColumns(t, n)
 			}
 			sn.cons = append(sn.cons, &catCon{name: d.Name, kind: "c", t: t, cols: cols, check: d})
@@ -229,8 +221,8 @@ func buildSnap(m map[string]*Table, seqs map[string]*Sequence) *catSnap {
 	sort.Strings(seqNames)
 	for _, n := range seqNames {
 		r := &catRel{name: n, kind: "S", seq: seqs[n], seqCol: -1}
-		if t := m[r.seq.OwnedTable]; t != nil && t.col(r.seq.OwnedCol) >= 0 {
-			r.t, r.seqCol = t, t.col(r.seq.OwnedCol)
+		if t := m[r.seq.OwnedTable]; t != nil && t.Col(r.seq.OwnedCol) >= 0 {
+			r.t, r.seqCol = t, t.Col(r.seq.OwnedCol)
 		}
 		sn.rels = append(sn.rels, r)
 	}
@@ -271,7 +263,7 @@ func buildSnap(m map[string]*Table, seqs map[string]*Sequence) *catSnap {
 		sn.conOID[c.oid] = c
 		if c.kind == "f" && c.ref != nil {
 			// the referenced table's key the foreign key refers through
-			name := c.ref.pkeyName()
+			name := c.ref.PrimaryKeyName()
 			if c.fk.RefIndex != "" {
 				name = c.fk.RefIndex
 			}
@@ -358,8 +350,8 @@ func systemRelOID(schema, name string) (int64, bool) {
 
 // catalogRel is a generated relation: its columns and its rows.
 type catalogRel struct {
-	cols []Column
-	rows func(s *Session, sn *catSnap) [][]Value
+	cols []catalog.Column
+	rows func(s *Session, sn *catSnap) [][]types.Value
 }
 
 // catalogRelation finds the catalog relation rv names, if it names one:
@@ -403,7 +395,7 @@ func (s *Session) catalogFromItem(rv *pg.RangeVar, name string, alias *pg.Alias)
 	if full == "pg_catalog.pg_locks" {
 		return nil, nil, false, nil // virtual.go's
 	}
-	rs := &rowsScan{what: "Seq Scan on " + rv.Relname, rows: func(q *qctx) ([][]Value, error) {
+	rs := &rowsScan{what: "Seq Scan on " + rv.Relname, rows: func(q *qctx) ([][]types.Value, error) {
 		return r.rows(q.s, q.s.catalogSnap()), nil
 	}}
 	cols, err := aliasCols(r.cols, alias)
@@ -438,16 +430,16 @@ func (s *Session) anyCatalogRelation(st *pg.SelectStmt) bool {
 
 // ---- column helpers ----
 
-func cText(n string) Column { return Column{Name: n, Type: TText} }
-func cOID(n string) Column  { return Column{Name: n, Type: TInt8} }
-func cInt4(n string) Column { return Column{Name: n, Type: TInt4} }
-func cInt2(n string) Column { return Column{Name: n, Type: TInt4, Int2: true} }
-func cInt8(n string) Column { return Column{Name: n, Type: TInt8} }
-func cBool(n string) Column { return Column{Name: n, Type: TBool} }
-func cArr(n string) Column  { return Column{Name: n, Type: TInt4Array} }
+func cText(n string) catalog.Column { return catalog.Column{Name: n, Type: types.TText} }
+func cOID(n string) catalog.Column  { return catalog.Column{Name: n, Type: types.TInt8} }
+func cInt4(n string) catalog.Column { return catalog.Column{Name: n, Type: types.TInt4} }
+func cInt2(n string) catalog.Column { return catalog.Column{Name: n, Type: types.TInt4, Int2: true} }
+func cInt8(n string) catalog.Column { return catalog.Column{Name: n, Type: types.TInt8} }
+func cBool(n string) catalog.Column { return catalog.Column{Name: n, Type: types.TBool} }
+func cArr(n string) catalog.Column  { return catalog.Column{Name: n, Type: types.TInt4Array} }
 
-func cols(spec string) []Column {
-	var out []Column
+func cols(spec string) []catalog.Column {
+	var out []catalog.Column
 	for _, f := range strings.Fields(spec) {
 		name, t, _ := strings.Cut(f, ":")
 		switch t {
@@ -464,7 +456,7 @@ func cols(spec string) []Column {
 		case "a":
 			out = append(out, cArr(name))
 		case "f":
-			out = append(out, Column{Name: name, Type: TNumeric})
+			out = append(out, catalog.Column{Name: name, Type: types.TNumeric})
 		default:
 			out = append(out, cText(name))
 		}
@@ -472,17 +464,19 @@ func cols(spec string) []Column {
 	return out
 }
 
-func arr(xs ...int64) Value { return Value{T: TInt4Array, A: append([]int64{}, xs...)} }
+func arr(xs ...int64) types.Value {
+	return types.Value{T: types.TInt4Array, A: append([]int64{}, xs...)}
+}
 
 var (
-	nullText = Null(TText)
-	nullOID  = Null(TInt8)
+	nullText = types.Null(types.TText)
+	nullOID  = types.Null(types.TInt8)
 )
 
-func oidv(o int64) Value { return Int8(o) }
+func oidv(o int64) types.Value { return types.Int8(o) }
 
 // none is the rows of a catalog of objects tupled does not have.
-func none(*Session, *catSnap) [][]Value { return nil }
+func none(*Session, *catSnap) [][]types.Value { return nil }
 
 // ---- pg_catalog ----
 
@@ -497,18 +491,18 @@ type colTypeInfo struct {
 	dataType string // information_schema.columns.data_type
 }
 
-func colType(c Column) colTypeInfo {
+func colType(c catalog.Column) colTypeInfo {
 	switch c.Type {
-	case TBool:
+	case types.TBool:
 		return colTypeInfo{16, -1, 1, "bool", "boolean", "boolean"}
-	case TInt4:
+	case types.TInt4:
 		if c.Int2 {
 			return colTypeInfo{21, -1, 2, "int2", "smallint", "smallint"}
 		}
 		return colTypeInfo{23, -1, 4, "int4", "integer", "integer"}
-	case TInt8:
+	case types.TInt8:
 		return colTypeInfo{20, -1, 8, "int8", "bigint", "bigint"}
-	case TText:
+	case types.TText:
 		if c.MaxLen > 0 {
 			return colTypeInfo{1043, int32(c.MaxLen) + 4, -1, "varchar", "character varying(" + strconv.Itoa(c.MaxLen) + ")", "character varying"}
 		}
@@ -516,33 +510,33 @@ func colType(c Column) colTypeInfo {
 			return colTypeInfo{1043, -1, -1, "varchar", "character varying", "character varying"}
 		}
 		return colTypeInfo{25, -1, -1, "text", "text", "text"}
-	case TBpchar:
+	case types.TBpchar:
 		if c.MaxLen > 0 {
 			return colTypeInfo{1042, int32(c.MaxLen) + 4, -1, "bpchar", "character(" + strconv.Itoa(c.MaxLen) + ")", "character"}
 		}
 		return colTypeInfo{1042, -1, -1, "bpchar", "bpchar", "character"}
-	case TNumeric:
+	case types.TNumeric:
 		if c.Prec > 0 {
 			return colTypeInfo{1700, c.TypeModifier(), -1, "numeric", fmt.Sprintf("numeric(%d,%d)", c.Prec, c.Scale), "numeric"}
 		}
 		return colTypeInfo{1700, -1, -1, "numeric", "numeric", "numeric"}
-	case TTimestamp:
+	case types.TTimestamp:
 		return colTypeInfo{1114, -1, 8, "timestamp", "timestamp without time zone", "timestamp without time zone"}
-	case TTimestamptz:
+	case types.TTimestamptz:
 		return colTypeInfo{1184, -1, 8, "timestamptz", "timestamp with time zone", "timestamp with time zone"}
-	case TDate:
+	case types.TDate:
 		return colTypeInfo{1082, -1, 4, "date", "date", "date"}
-	case TFloat8:
+	case types.TFloat8:
 		return colTypeInfo{701, -1, 8, "float8", "double precision", "double precision"}
-	case TFloat4:
+	case types.TFloat4:
 		return colTypeInfo{700, -1, 4, "float4", "real", "real"}
-	case TInt4Array:
+	case types.TInt4Array:
 		return colTypeInfo{1007, -1, -1, "_int4", "integer[]", "ARRAY"}
-	case TInt8Array:
+	case types.TInt8Array:
 		return colTypeInfo{1016, -1, -1, "_int8", "bigint[]", "ARRAY"}
 	}
-	if x := extTypes[c.Type]; x != nil {
-		return colTypeInfo{int64(x.oid), -1, int(x.size), x.typname, x.name, x.name}
+	if x := types.ExtTypes[c.Type]; x != nil {
+		return colTypeInfo{int64(x.OID), -1, int(x.Size), x.Typname, x.Name, x.Name}
 	}
 	return colTypeInfo{25, -1, -1, "text", "text", "text"}
 }
@@ -682,9 +676,9 @@ var pgClassCols = cols(`oid:oid relname relnamespace:oid reltype:oid reloftype:o
 	relhastriggers:b relhassubclass:b relrowsecurity:b relforcerowsecurity:b relispopulated:b
 	relreplident relispartition:b relrewrite:oid relfrozenxid relminmxid relacl reloptions relpartbound`)
 
-func pgClassRows(_ *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
-	minus1, _ := parseNumeric("-1")
+func pgClassRows(_ *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
+	minus1, _ := types.ParseNumeric("-1")
 	for _, r := range sn.rels {
 		am, natts, hasIndex, persist, checks := int64(0), 0, false, "p", 0
 		switch r.kind {
@@ -695,25 +689,25 @@ func pgClassRows(_ *Session, sn *catSnap) [][]Value {
 					natts++
 				}
 			}
-			hasIndex = r.t.hasPkey() || len(r.t.Indexes) > 0
+			hasIndex = r.t.HasPKey() || len(r.t.Indexes) > 0
 			checks = len(r.t.Checks)
 		case "i":
 			am, natts = oidAmBtree, len(r.ix.Cols)
 		case "S":
 			natts = 3
 		}
-		rows = append(rows, []Value{oidv(r.oid), Text(r.name), oidv(oidNspPublic), oidv(0), oidv(0), oidv(oidSuperuser), oidv(am),
-			oidv(r.oid), oidv(0), Int4(0), minus1.value(), Int4(0), oidv(0),
-			Bool(hasIndex), Bool(false), Text(persist), Text(r.kind), Int4(int32(natts)), Int4(int32(checks)), Bool(false),
-			Bool(r.kind == "r" && (len(r.t.FKeys) > 0 || referenced(sn, r.t))), Bool(false), Bool(false), Bool(false), Bool(true),
-			Text(map[bool]string{true: "d", false: "n"}[r.kind == "r"]), Bool(false), oidv(0), Text("0"), Text("0"), nullText, nullText, nullText})
+		rows = append(rows, []types.Value{oidv(r.oid), types.Text(r.name), oidv(oidNspPublic), oidv(0), oidv(0), oidv(oidSuperuser), oidv(am),
+			oidv(r.oid), oidv(0), types.Int4(0), minus1.Value(), types.Int4(0), oidv(0),
+			types.Bool(hasIndex), types.Bool(false), types.Text(persist), types.Text(r.kind), types.Int4(int32(natts)), types.Int4(int32(checks)), types.Bool(false),
+			types.Bool(r.kind == "r" && (len(r.t.FKeys) > 0 || referenced(sn, r.t))), types.Bool(false), types.Bool(false), types.Bool(false), types.Bool(true),
+			types.Text(map[bool]string{true: "d", false: "n"}[r.kind == "r"]), types.Bool(false), oidv(0), types.Text("0"), types.Text("0"), nullText, nullText, nullText})
 	}
 	return rows
 }
 
 // referenced reports whether a foreign key refers to t (PostgreSQL's
 // relhastriggers is true for both ends of a foreign key).
-func referenced(sn *catSnap, t *Table) bool {
+func referenced(sn *catSnap, t *catalog.Table) bool {
 	for _, c := range sn.cons {
 		if c.kind == "f" && c.ref == t {
 			return true
@@ -724,12 +718,12 @@ func referenced(sn *catSnap, t *Table) bool {
 
 var pgNamespaceCols = cols(`oid:oid nspname nspowner:oid nspacl`)
 
-func pgNamespaceRows(*Session, *catSnap) [][]Value {
-	return [][]Value{
-		{oidv(oidNspToast), Text("pg_toast"), oidv(oidSuperuser), nullText},
-		{oidv(oidNspCatalog), Text("pg_catalog"), oidv(oidSuperuser), nullText},
-		{oidv(oidNspPublic), Text("public"), oidv(oidDBOwnerRole), nullText},
-		{oidv(oidNspInfo), Text("information_schema"), oidv(oidSuperuser), nullText},
+func pgNamespaceRows(*Session, *catSnap) [][]types.Value {
+	return [][]types.Value{
+		{oidv(oidNspToast), types.Text("pg_toast"), oidv(oidSuperuser), nullText},
+		{oidv(oidNspCatalog), types.Text("pg_catalog"), oidv(oidSuperuser), nullText},
+		{oidv(oidNspPublic), types.Text("public"), oidv(oidDBOwnerRole), nullText},
+		{oidv(oidNspInfo), types.Text("information_schema"), oidv(oidSuperuser), nullText},
 	}
 }
 
@@ -738,8 +732,8 @@ var pgAttributeCols = cols(`attrelid:oid attname atttypid:oid attstattarget:i4 a
 	atthasmissing:b attidentity attgenerated attisdropped:b attislocal:b attinhcount:i4 attcollation:oid
 	attacl attoptions attfdwoptions attmissingval`)
 
-func pgAttributeRows(_ *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
+func pgAttributeRows(_ *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	for _, r := range sn.rels {
 		if r.kind == "i" {
 			rows = append(rows, indexAttributes(r)...)
@@ -753,11 +747,11 @@ func pgAttributeRows(_ *Session, sn *catSnap) [][]Value {
 			}
 			ti := colType(c)
 			coll := int64(0)
-			if c.Type == TText || c.Type == TBpchar {
+			if c.Type == types.TText || c.Type == types.TBpchar {
 				coll = oidCollDefault
 			}
 			ndims := 0
-			if c.Type == TInt4Array {
+			if c.Type == types.TInt4Array {
 				ndims = 1
 			}
 			byval := ti.len > 0 && ti.len <= 8
@@ -765,9 +759,9 @@ func pgAttributeRows(_ *Session, sn *catSnap) [][]Value {
 			if ti.len == -1 {
 				storage = "x"
 			}
-			rows = append(rows, []Value{oidv(r.oid), Text(c.Name), oidv(ti.oid), Int4(-1), Int4(int32(ti.len)), Int4(int32(attnum(r.t, i))), Int4(int32(ndims)),
-				Int4(-1), Int4(ti.typmod), Bool(byval), Text(align), Text(storage), Text(""), Bool(c.NotNull || r.t.isKeyCol(i)), Bool(defaultText(r.t, c) != ""),
-				Bool(false), Text(c.Identity), Text(""), Bool(false), Bool(true), Int4(0), oidv(coll),
+			rows = append(rows, []types.Value{oidv(r.oid), types.Text(c.Name), oidv(ti.oid), types.Int4(-1), types.Int4(int32(ti.len)), types.Int4(int32(attnum(r.t, i))), types.Int4(int32(ndims)),
+				types.Int4(-1), types.Int4(ti.typmod), types.Bool(byval), types.Text(align), types.Text(storage), types.Text(""), types.Bool(c.NotNull || r.t.IsKeyCol(i)), types.Bool(defaultText(r.t, c) != ""),
+				types.Bool(false), types.Text(c.Identity), types.Text(""), types.Bool(false), types.Bool(true), types.Int4(0), oidv(coll),
 				nullText, nullText, nullText, nullText})
 		}
 	}
@@ -776,20 +770,20 @@ func pgAttributeRows(_ *Session, sn *catSnap) [][]Value {
 
 // indexAttributes are an index's pg_attribute rows: one per element, named
 // as its column (an expression: "expr", typed text).
-func indexAttributes(r *catRel) [][]Value {
-	var rows [][]Value
+func indexAttributes(r *catRel) [][]types.Value {
+	var rows [][]types.Value
 	for k, c := range r.ix.Cols {
-		name, ti, coll := "expr", colType(Column{Type: TText}), int64(oidCollDefault)
+		name, ti, coll := "expr", colType(catalog.Column{Type: types.TText}), int64(oidCollDefault)
 		if c >= 0 {
 			col := r.t.Cols[c]
 			name, ti = col.Name, colType(col)
-			if col.Type != TText && col.Type != TBpchar {
+			if col.Type != types.TText && col.Type != types.TBpchar {
 				coll = 0
 			}
 		}
-		rows = append(rows, []Value{oidv(r.oid), Text(name), oidv(ti.oid), Int4(-1), Int4(int32(ti.len)), Int4(int32(k + 1)), Int4(0),
-			Int4(-1), Int4(ti.typmod), Bool(ti.len > 0 && ti.len <= 8), Text("i"), Text("p"), Text(""), Bool(false), Bool(false),
-			Bool(false), Text(""), Text(""), Bool(false), Bool(true), Int4(0), oidv(coll),
+		rows = append(rows, []types.Value{oidv(r.oid), types.Text(name), oidv(ti.oid), types.Int4(-1), types.Int4(int32(ti.len)), types.Int4(int32(k + 1)), types.Int4(0),
+			types.Int4(-1), types.Int4(ti.typmod), types.Bool(ti.len > 0 && ti.len <= 8), types.Text("i"), types.Text("p"), types.Text(""), types.Bool(false), types.Bool(false),
+			types.Bool(false), types.Text(""), types.Text(""), types.Bool(false), types.Bool(true), types.Int4(0), oidv(coll),
 			nullText, nullText, nullText, nullText})
 	}
 	return rows
@@ -797,16 +791,16 @@ func indexAttributes(r *catRel) [][]Value {
 
 // pgDependRows: a serial column's sequence is owned by (deptype 'a') its
 // column, which psql's \d of a sequence prints as "Owned by".
-func pgDependRows(_ *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
+func pgDependRows(_ *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	for _, r := range sn.rels {
 		if r.kind == "S" && r.t != nil {
 			dep := "a"
 			if r.t.Cols[r.seqCol].Identity != "" {
 				dep = "i" // an identity column's sequence is internal to it
 			}
-			rows = append(rows, []Value{oidv(oidClassPgClass), oidv(r.oid), Int4(0), oidv(oidClassPgClass), oidv(sn.tabOID[r.t.Name]),
-				Int4(int32(attnum(r.t, r.seqCol))), Text(dep)})
+			rows = append(rows, []types.Value{oidv(oidClassPgClass), oidv(r.oid), types.Int4(0), oidv(oidClassPgClass), oidv(sn.tabOID[r.t.Name]),
+				types.Int4(int32(attnum(r.t, r.seqCol))), types.Text(dep)})
 		}
 	}
 	return rows
@@ -817,18 +811,18 @@ var pgTypeCols = cols(`oid:oid typname typnamespace:oid typowner:oid typlen:i2 t
 	typreceive typsend typmodin typmodout typanalyze typalign typstorage typnotnull:b typbasetype:oid typtypmod:i4
 	typndims:i4 typcollation:oid typdefaultbin typdefault typacl`)
 
-func pgTypeRowsOf(*Session, *catSnap) [][]Value {
-	var rows [][]Value
+func pgTypeRowsOf(*Session, *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	for _, t := range pgTypeRows {
 		name := strings.TrimPrefix(t.name, "_")
 		in, out := name+"in", name+"out"
 		if strings.HasPrefix(t.name, "_") {
 			in, out = "array_in", "array_out"
 		}
-		rows = append(rows, []Value{oidv(t.oid), Text(t.name), oidv(oidNspCatalog), oidv(oidSuperuser), Int4(int32(t.len)), Bool(t.byval), Text(t.typtype), Text(t.category),
-			Bool(false), Bool(true), Text(","), oidv(0), Text("-"), oidv(t.elem), oidv(t.array), Text(in), Text(out),
-			Text(name + "recv"), Text(name + "send"), Text("-"), Text("-"), Text("-"), Text("i"), Text("p"), Bool(false), oidv(0), Int4(-1),
-			Int4(0), oidv(t.coll), nullText, nullText, nullText})
+		rows = append(rows, []types.Value{oidv(t.oid), types.Text(t.name), oidv(oidNspCatalog), oidv(oidSuperuser), types.Int4(int32(t.len)), types.Bool(t.byval), types.Text(t.typtype), types.Text(t.category),
+			types.Bool(false), types.Bool(true), types.Text(","), oidv(0), types.Text("-"), oidv(t.elem), oidv(t.array), types.Text(in), types.Text(out),
+			types.Text(name + "recv"), types.Text(name + "send"), types.Text("-"), types.Text("-"), types.Text("-"), types.Text("i"), types.Text("p"), types.Bool(false), oidv(0), types.Int4(-1),
+			types.Int4(0), oidv(t.coll), nullText, nullText, nullText})
 	}
 	return rows
 }
@@ -837,8 +831,8 @@ var pgIndexCols = cols(`indexrelid:oid indrelid:oid indnatts:i2 indnkeyatts:i2 i
 	indisprimary:b indisexclusion:b indimmediate:b indisclustered:b indisvalid:b indcheckxmin:b indisready:b
 	indislive:b indisreplident:b indkey:a indcollation:a indclass:a indoption:a indexprs indpred`)
 
-func pgIndexRows(_ *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
+func pgIndexRows(_ *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	for _, r := range sn.rels {
 		if r.kind != "i" {
 			continue
@@ -850,23 +844,23 @@ func pgIndexRows(_ *Session, sn *catSnap) [][]Value {
 		for i, c := range r.ix.Cols {
 			if c < 0 {
 				es = append(es, indexExprText(r.ix, i))
-			} else if ct := r.t.Cols[c].Type; ct == TText || ct == TBpchar {
+			} else if ct := r.t.Cols[c].Type; ct == types.TText || ct == types.TBpchar {
 				coll[i] = oidCollDefault
 			}
 		}
 		if len(es) > 0 {
-			exprs = Text(strings.Join(es, ", "))
+			exprs = types.Text(strings.Join(es, ", "))
 		}
 		tab := sn.tabOID[r.t.Name]
-		rows = append(rows, []Value{oidv(r.oid), oidv(tab), Int4(int32(n)), Int4(int32(n)), Bool(r.ix.Unique), Bool(false),
-			Bool(r.pkey), Bool(false), Bool(true), Bool(false), Bool(true), Bool(false), Bool(true),
-			Bool(true), Bool(false), arr(attnums(r.t, r.ix.Cols)...), arr(coll...), arr(class...), arr(opt...), exprs, nullText})
+		rows = append(rows, []types.Value{oidv(r.oid), oidv(tab), types.Int4(int32(n)), types.Int4(int32(n)), types.Bool(r.ix.Unique), types.Bool(false),
+			types.Bool(r.pkey), types.Bool(false), types.Bool(true), types.Bool(false), types.Bool(true), types.Bool(false), types.Bool(true),
+			types.Bool(true), types.Bool(false), arr(attnums(r.t, r.ix.Cols)...), arr(coll...), arr(class...), arr(opt...), exprs, nullText})
 	}
 	return rows
 }
 
 // indexExprText is the SQL text of index element i, an expression.
-func indexExprText(ix IndexDef, i int) string {
+func indexExprText(ix catalog.IndexDef, i int) string {
 	if i >= len(ix.Exprs) {
 		return ""
 	}
@@ -892,8 +886,8 @@ func fkActionCode(a interface{ String() string }) string {
 	return "a"
 }
 
-func pgConstraintRows(_ *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
+func pgConstraintRows(_ *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	for _, c := range sn.cons {
 		ind, fref := nullOID, oidv(0)
 		if c.index != nil {
@@ -901,10 +895,10 @@ func pgConstraintRows(_ *Session, sn *catSnap) [][]Value {
 		} else {
 			ind = oidv(0)
 		}
-		upd, del, match := Text(" "), Text(" "), Text(" ")
-		fkey := Null(TInt4Array)
+		upd, del, match := types.Text(" "), types.Text(" "), types.Text(" ")
+		fkey := types.Null(types.TInt4Array)
 		if c.kind == "f" {
-			upd, del, match = Text(fkActionCode(c.fk.OnUpdate)), Text(fkActionCode(c.fk.OnDelete)), Text("s")
+			upd, del, match = types.Text(fkActionCode(c.fk.OnUpdate)), types.Text(fkActionCode(c.fk.OnDelete)), types.Text("s")
 			if c.ref != nil {
 				fref = oidv(sn.tabOID[c.ref.Name])
 				fkey = arr(attnums(c.ref, c.fk.RefCols)...)
@@ -912,12 +906,12 @@ func pgConstraintRows(_ *Session, sn *catSnap) [][]Value {
 		}
 		validated, noInherit, bin := true, true, nullText
 		if c.kind == "c" {
-			validated, noInherit, bin = !c.check.NotValid, false, Text(checkConstraintDef(c.t, *c.check, false)) // checkdef.go
+			validated, noInherit, bin = !c.check.NotValid, false, types.Text(checkConstraintDef(c.t, *c.check, false)) // checkdef.go
 		}
-		rows = append(rows, []Value{oidv(c.oid), Text(c.name), oidv(oidNspPublic), Text(c.kind), Bool(false), Bool(false), Bool(validated),
+		rows = append(rows, []types.Value{oidv(c.oid), types.Text(c.name), oidv(oidNspPublic), types.Text(c.kind), types.Bool(false), types.Bool(false), types.Bool(validated),
 			oidv(sn.tabOID[c.t.Name]), oidv(0), ind, oidv(0), fref, upd, del, match,
-			Bool(true), Int4(0), Bool(noInherit), arr(attnums(c.t, c.cols)...), fkey, Null(TInt4Array), Null(TInt4Array), Null(TInt4Array),
-			Null(TInt4Array), Null(TInt4Array), bin})
+			types.Bool(true), types.Int4(0), types.Bool(noInherit), arr(attnums(c.t, c.cols)...), fkey, types.Null(types.TInt4Array), types.Null(types.TInt4Array), types.Null(types.TInt4Array),
+			types.Null(types.TInt4Array), types.Null(types.TInt4Array), bin})
 	}
 	return rows
 }
@@ -925,7 +919,7 @@ func pgConstraintRows(_ *Session, sn *catSnap) [][]Value {
 var pgAttrdefCols = cols(`oid:oid adrelid:oid adnum:i2 adbin`)
 
 // defaultText is a column's default as pg_get_expr prints it ("" if none).
-func defaultText(t *Table, c Column) string {
+func defaultText(t *catalog.Table, c catalog.Column) string {
 	switch {
 	case c.Identity != "":
 		return "" // attidentity says it (identity.go)
@@ -937,8 +931,8 @@ func defaultText(t *Table, c Column) string {
 	return ""
 }
 
-func pgAttrdefRows(_ *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
+func pgAttrdefRows(_ *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	for _, r := range sn.rels {
 		if r.kind != "r" {
 			continue
@@ -946,7 +940,7 @@ func pgAttrdefRows(_ *Session, sn *catSnap) [][]Value {
 		for i, c := range r.t.Cols {
 			if d := defaultText(r.t, c); d != "" && !c.Hidden {
 				n := attnum(r.t, i)
-				rows = append(rows, []Value{oidv(r.oid + int64(n)<<32), oidv(r.oid), Int4(int32(n)), Text(d)})
+				rows = append(rows, []types.Value{oidv(r.oid + int64(n)<<32), oidv(r.oid), types.Int4(int32(n)), types.Text(d)})
 			}
 		}
 	}
@@ -955,12 +949,12 @@ func pgAttrdefRows(_ *Session, sn *catSnap) [][]Value {
 
 var pgSequenceCols = cols(`seqrelid:oid seqtypid:oid seqstart:i8 seqincrement:i8 seqmax:i8 seqmin:i8 seqcache:i8 seqcycle:b`)
 
-func pgSequenceRows(_ *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
+func pgSequenceRows(_ *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	for _, r := range sn.rels {
 		if sq := r.seq; r.kind == "S" {
 			typid, _, _ := seqTypeRange(sq.Type)
-			rows = append(rows, []Value{oidv(r.oid), oidv(typid), Int8(sq.Start), Int8(sq.Inc), Int8(sq.Max), Int8(sq.Min), Int8(sq.Cache), Bool(sq.Cycle)})
+			rows = append(rows, []types.Value{oidv(r.oid), oidv(typid), types.Int8(sq.Start), types.Int8(sq.Inc), types.Int8(sq.Max), types.Int8(sq.Min), types.Int8(sq.Cache), types.Bool(sq.Cycle)})
 		}
 	}
 	return rows
@@ -969,15 +963,15 @@ func pgSequenceRows(_ *Session, sn *catSnap) [][]Value {
 var pgSequencesCols = cols(`schemaname sequencename sequenceowner data_type start_value:i8 min_value:i8 max_value:i8
 	increment_by:i8 cycle:b cache_size:i8 last_value:i8`)
 
-func pgSequencesRows(s *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
+func pgSequencesRows(s *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	for _, r := range sn.rels {
 		if sq := r.seq; r.kind == "S" {
-			last := Null(TInt8)
+			last := types.Null(types.TInt8)
 			if st, err := s.readSeqState(context.Background(), sq); err == nil && st.called {
-				last = Int8(st.last)
+				last = types.Int8(st.last)
 			}
-			rows = append(rows, []Value{Text("public"), Text(r.name), Text(s.user), Text(sq.Type), Int8(sq.Start), Int8(sq.Min), Int8(sq.Max), Int8(sq.Inc), Bool(sq.Cycle), Int8(sq.Cache), last})
+			rows = append(rows, []types.Value{types.Text("public"), types.Text(r.name), types.Text(s.user), types.Text(sq.Type), types.Int8(sq.Start), types.Int8(sq.Min), types.Int8(sq.Max), types.Int8(sq.Inc), types.Bool(sq.Cycle), types.Int8(sq.Cache), last})
 		}
 	}
 	return rows
@@ -986,98 +980,98 @@ func pgSequencesRows(s *Session, sn *catSnap) [][]Value {
 var pgDatabaseCols = cols(`oid:oid datname datdba:oid encoding:i4 datlocprovider datistemplate:b datallowconn:b
 	datconnlimit:i4 datfrozenxid datminmxid dattablespace:oid datcollate datctype daticulocale datcollversion datacl`)
 
-func pgDatabaseRows(s *Session, _ *catSnap) [][]Value {
-	return [][]Value{{oidv(oidDatabase), Text(s.database()), oidv(oidSuperuser), Int4(6), Text("c"), Bool(false), Bool(true),
-		Int4(-1), Text("0"), Text("1"), oidv(oidTablespace), Text("C"), Text("C"), nullText, nullText, nullText}}
+func pgDatabaseRows(s *Session, _ *catSnap) [][]types.Value {
+	return [][]types.Value{{oidv(oidDatabase), types.Text(s.database()), oidv(oidSuperuser), types.Int4(6), types.Text("c"), types.Bool(false), types.Bool(true),
+		types.Int4(-1), types.Text("0"), types.Text("1"), oidv(oidTablespace), types.Text("C"), types.Text("C"), nullText, nullText, nullText}}
 }
 
 var pgRolesCols = cols(`rolname rolsuper:b rolinherit:b rolcreaterole:b rolcreatedb:b rolcanlogin:b rolreplication:b
 	rolconnlimit:i4 rolpassword rolvaliduntil rolbypassrls:b rolconfig oid:oid`)
 
-func pgRolesRows(s *Session, _ *catSnap) [][]Value {
-	return [][]Value{{Text(s.user), Bool(true), Bool(true), Bool(true), Bool(true), Bool(true), Bool(true),
-		Int4(-1), Text("********"), nullText, Bool(true), nullText, oidv(oidSuperuser)}}
+func pgRolesRows(s *Session, _ *catSnap) [][]types.Value {
+	return [][]types.Value{{types.Text(s.user), types.Bool(true), types.Bool(true), types.Bool(true), types.Bool(true), types.Bool(true), types.Bool(true),
+		types.Int4(-1), types.Text("********"), nullText, types.Bool(true), nullText, oidv(oidSuperuser)}}
 }
 
 var pgAuthidCols = cols(`oid:oid rolname rolsuper:b rolinherit:b rolcreaterole:b rolcreatedb:b rolcanlogin:b
 	rolreplication:b rolbypassrls:b rolconnlimit:i4 rolpassword rolvaliduntil`)
 
-func pgAuthidRows(s *Session, _ *catSnap) [][]Value {
-	return [][]Value{{oidv(oidSuperuser), Text(s.user), Bool(true), Bool(true), Bool(true), Bool(true), Bool(true),
-		Bool(true), Bool(true), Int4(-1), nullText, nullText}}
+func pgAuthidRows(s *Session, _ *catSnap) [][]types.Value {
+	return [][]types.Value{{oidv(oidSuperuser), types.Text(s.user), types.Bool(true), types.Bool(true), types.Bool(true), types.Bool(true), types.Bool(true),
+		types.Bool(true), types.Bool(true), types.Int4(-1), nullText, nullText}}
 }
 
 var pgUserCols = cols(`usename usesysid:oid usecreatedb:b usesuper:b userepl:b usebypassrls:b passwd valuntil useconfig`)
 
-func pgUserRows(s *Session, _ *catSnap) [][]Value {
-	return [][]Value{{Text(s.user), oidv(oidSuperuser), Bool(true), Bool(true), Bool(true), Bool(true), Text("********"), nullText, nullText}}
+func pgUserRows(s *Session, _ *catSnap) [][]types.Value {
+	return [][]types.Value{{types.Text(s.user), oidv(oidSuperuser), types.Bool(true), types.Bool(true), types.Bool(true), types.Bool(true), types.Text("********"), nullText, nullText}}
 }
 
 var pgSettingsCols = cols(`name setting unit category short_desc extra_desc context vartype source min_val max_val
 	enumvals boot_val reset_val sourcefile sourceline:i4 pending_restart:b`)
 
-func pgSettingsRows(s *Session, _ *catSnap) [][]Value {
+func pgSettingsRows(s *Session, _ *catSnap) [][]types.Value {
 	keys := make([]string, 0, len(pgSettings))
 	for k := range pgSettings {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return pgSettings[keys[i]].name < pgSettings[keys[j]].name })
-	var rows [][]Value
+	var rows [][]types.Value
 	for _, k := range keys {
 		st := pgSettings[k]
 		v, err := s.getSetting(st.name)
 		if err != nil {
 			v = st.def
 		}
-		rows = append(rows, []Value{Text(st.name), Text(v), nullText, Text(""), Text(""), nullText, Text(st.context), Text("string"),
-			Text("default"), nullText, nullText, nullText, Text(st.def), Text(st.def), nullText, Null(TInt4), Bool(false)})
+		rows = append(rows, []types.Value{types.Text(st.name), types.Text(v), nullText, types.Text(""), types.Text(""), nullText, types.Text(st.context), types.Text("string"),
+			types.Text("default"), nullText, nullText, nullText, types.Text(st.def), types.Text(st.def), nullText, types.Null(types.TInt4), types.Bool(false)})
 	}
 	return rows
 }
 
 var pgAmCols = cols(`oid:oid amname amhandler amtype`)
 
-func pgAmRows(*Session, *catSnap) [][]Value {
-	return [][]Value{{oidv(oidAmHeap), Text("heap"), Text("heap_tableam_handler"), Text("t")},
-		{oidv(oidAmBtree), Text("btree"), Text("bthandler"), Text("i")}}
+func pgAmRows(*Session, *catSnap) [][]types.Value {
+	return [][]types.Value{{oidv(oidAmHeap), types.Text("heap"), types.Text("heap_tableam_handler"), types.Text("t")},
+		{oidv(oidAmBtree), types.Text("btree"), types.Text("bthandler"), types.Text("i")}}
 }
 
 var pgCollationCols = cols(`oid:oid collname collnamespace:oid collowner:oid collprovider collisdeterministic:b
 	collencoding:i4 collcollate collctype colliculocale collversion`)
 
-func pgCollationRows(*Session, *catSnap) [][]Value {
-	return [][]Value{
-		{oidv(oidCollDefault), Text("default"), oidv(oidNspCatalog), oidv(oidSuperuser), Text("d"), Bool(true), Int4(-1), nullText, nullText, nullText, nullText},
-		{oidv(950), Text("C"), oidv(oidNspCatalog), oidv(oidSuperuser), Text("c"), Bool(true), Int4(-1), Text("C"), Text("C"), nullText, nullText},
-		{oidv(951), Text("POSIX"), oidv(oidNspCatalog), oidv(oidSuperuser), Text("c"), Bool(true), Int4(-1), Text("POSIX"), Text("POSIX"), nullText, nullText},
+func pgCollationRows(*Session, *catSnap) [][]types.Value {
+	return [][]types.Value{
+		{oidv(oidCollDefault), types.Text("default"), oidv(oidNspCatalog), oidv(oidSuperuser), types.Text("d"), types.Bool(true), types.Int4(-1), nullText, nullText, nullText, nullText},
+		{oidv(950), types.Text("C"), oidv(oidNspCatalog), oidv(oidSuperuser), types.Text("c"), types.Bool(true), types.Int4(-1), types.Text("C"), types.Text("C"), nullText, nullText},
+		{oidv(951), types.Text("POSIX"), oidv(oidNspCatalog), oidv(oidSuperuser), types.Text("c"), types.Bool(true), types.Int4(-1), types.Text("POSIX"), types.Text("POSIX"), nullText, nullText},
 	}
 }
 
 var pgTablespaceCols = cols(`oid:oid spcname spcowner:oid spcacl spcoptions`)
 
-func pgTablespaceRows(*Session, *catSnap) [][]Value {
-	return [][]Value{{oidv(oidTablespace), Text("pg_default"), oidv(oidSuperuser), nullText, nullText},
-		{oidv(1664), Text("pg_global"), oidv(oidSuperuser), nullText, nullText}}
+func pgTablespaceRows(*Session, *catSnap) [][]types.Value {
+	return [][]types.Value{{oidv(oidTablespace), types.Text("pg_default"), oidv(oidSuperuser), nullText, nullText},
+		{oidv(1664), types.Text("pg_global"), oidv(oidSuperuser), nullText, nullText}}
 }
 
 var pgTablesCols = cols(`schemaname tablename tableowner tablespace hasindexes:b hasrules:b hastriggers:b rowsecurity:b`)
 
-func pgTablesRows(s *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
+func pgTablesRows(s *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	for _, t := range sn.tables {
-		rows = append(rows, []Value{Text("public"), Text(t.Name), Text(s.user), nullText, Bool(t.hasPkey() || len(t.Indexes) > 0),
-			Bool(false), Bool(len(t.FKeys) > 0 || referenced(sn, t)), Bool(false)})
+		rows = append(rows, []types.Value{types.Text("public"), types.Text(t.Name), types.Text(s.user), nullText, types.Bool(t.HasPKey() || len(t.Indexes) > 0),
+			types.Bool(false), types.Bool(len(t.FKeys) > 0 || referenced(sn, t)), types.Bool(false)})
 	}
 	return rows
 }
 
 var pgIndexesCols = cols(`schemaname tablename indexname tablespace indexdef`)
 
-func pgIndexesRows(_ *Session, sn *catSnap) [][]Value {
-	var rows [][]Value
+func pgIndexesRows(_ *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
 	for _, r := range sn.rels {
 		if r.kind == "i" {
-			rows = append(rows, []Value{Text("public"), Text(r.t.Name), Text(r.name), nullText, Text(indexDef(r, 0))})
+			rows = append(rows, []types.Value{types.Text("public"), types.Text(r.t.Name), types.Text(r.name), nullText, types.Text(indexDef(r, 0))})
 		}
 	}
 	return rows
@@ -1140,7 +1134,7 @@ func looksLikeCall(e string) bool {
 
 // constraintDef is pg_get_constraintdef.
 func constraintDef(c *catCon) string {
-	names := func(t *Table, cs []int) string {
+	names := func(t *catalog.Table, cs []int) string {
 		var out []string
 		for _, i := range cs {
 			if i >= 0 && t != nil && i < len(t.Cols) {

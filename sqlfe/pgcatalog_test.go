@@ -3,6 +3,8 @@ package sqlfe
 import (
 	"context"
 	"testing"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // The catalogs show a session its own uncommitted DDL, and only it.
@@ -56,15 +58,15 @@ func TestCatalogOIDsStable(t *testing.T) {
 func TestCatalogErrors(t *testing.T) {
 	_, s := newTestSession(t)
 	mustRun(t, s, "CREATE TABLE t (k serial PRIMARY KEY)", "CREATE TABLE")
-	mustFail(t, s, "SELECT 'nosuch'::regclass", CodeUndefinedTable, `relation "nosuch" does not exist`)
-	mustFail(t, s, "SELECT 'x'::oid", CodeInvalidText, `invalid input syntax for type oid: "x"`)
-	mustFail(t, s, "SELECT pg_get_serial_sequence('t', 'nosuch')", CodeUndefinedColumn, `column "nosuch" of relation "t" does not exist`)
-	mustFail(t, s, "SELECT pg_get_serial_sequence('nosuch', 'k')", CodeUndefinedTable, "")
-	mustFail(t, s, "SELECT pg_get_indexdef(1, 2)", CodeUndefinedFunction, "")
-	mustFail(t, s, "SELECT 'a' = ANY ('{a')", CodeInvalidText, `malformed array literal: "{a"`)
-	mustFail(t, s, "SELECT ARRAY(SELECT 1, 2)", CodeSyntax, "")
-	mustFail(t, s, "SELECT * FROM information_schema.nosuch", CodeUndefinedTable, "")
-	mustFail(t, s, "SELECT (1)[1]", CodeDatatypeMismatch, "")
+	mustFail(t, s, "SELECT 'nosuch'::regclass", pgerror.CodeUndefinedTable, `relation "nosuch" does not exist`)
+	mustFail(t, s, "SELECT 'x'::oid", pgerror.CodeInvalidText, `invalid input syntax for type oid: "x"`)
+	mustFail(t, s, "SELECT pg_get_serial_sequence('t', 'nosuch')", pgerror.CodeUndefinedColumn, `column "nosuch" of relation "t" does not exist`)
+	mustFail(t, s, "SELECT pg_get_serial_sequence('nosuch', 'k')", pgerror.CodeUndefinedTable, "")
+	mustFail(t, s, "SELECT pg_get_indexdef(1, 2)", pgerror.CodeUndefinedFunction, "")
+	mustFail(t, s, "SELECT 'a' = ANY ('{a')", pgerror.CodeInvalidText, `malformed array literal: "{a"`)
+	mustFail(t, s, "SELECT ARRAY(SELECT 1, 2)", pgerror.CodeSyntax, "")
+	mustFail(t, s, "SELECT * FROM information_schema.nosuch", pgerror.CodeUndefinedTable, "")
+	mustFail(t, s, "SELECT (1)[1]", pgerror.CodeDatatypeMismatch, "")
 	mustRun(t, s, "SELECT pg_get_indexdef(NULL), NULL::regclass, 1 = ANY (NULL::int[]), pg_get_constraintdef(0)", "NULL|NULL|NULL|NULL\nSELECT 1")
 	mustRun(t, s, "SELECT pg_get_serial_sequence('t', 'k'), pg_get_expr(adbin, adrelid) FROM pg_attrdef", "public.t_k_seq|nextval('t_k_seq'::regclass)\nSELECT 1")
 	// a user table of a catalog's name shadows it unqualified

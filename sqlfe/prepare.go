@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // SQL-level prepared statements: PREPARE name [(types)] AS statement,
@@ -17,22 +19,22 @@ import (
 // statements of PREPARE.)
 
 func (s *Session) planPrepare(st *pg.PrepareStmt) (*plan, error) {
-	var types []Type
+	var paramTypes []types.Type
 	for _, n := range st.Argtypes {
 		t, m, err := typeOfMod(n.GetTypeName())
 		if err != nil {
 			return nil, err
 		}
-		if m != (typeMod{Varchar: m.Varchar}) {
-			return nil, notSupported("parameter types with modifiers are not supported")
+		if m != (types.Mod{Varchar: m.Varchar}) {
+			return nil, pgerror.NotSupported("parameter paramTypes with modifiers are not supported")
 		}
-		types = append(types, t)
+		paramTypes = append(paramTypes, t)
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		if _, ok := s.sqlPrep[st.Name]; ok {
-			return nil, errorf(CodeDuplicatePrepared, "prepared statement %q already exists", st.Name)
+			return nil, pgerror.Errorf(pgerror.CodeDuplicatePrepared, "prepared statement %q already exists", st.Name)
 		}
-		ps := &Stmt{node: st.Query, params: append([]Type(nil), types...)}
+		ps := &Stmt{node: st.Query, params: append([]types.Type(nil), paramTypes...)}
 		if _, err := s.planFor(ps); err != nil {
 			return nil, err
 		}
@@ -45,17 +47,17 @@ func (s *Session) planPrepare(st *pg.PrepareStmt) (*plan, error) {
 	return &plan{run: run}, nil
 }
 
-func (s *Session) planExecute(st *pg.ExecuteStmt, params *[]Type) (*plan, error) {
+func (s *Session) planExecute(st *pg.ExecuteStmt, params *[]types.Type) (*plan, error) {
 	ps, ok := s.sqlPrep[st.Name]
 	if !ok {
-		return nil, errorf(CodeUndefinedPrepared, "prepared statement %q does not exist", st.Name)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedPrepared, "prepared statement %q does not exist", st.Name)
 	}
 	pp, err := s.planFor(ps)
 	if err != nil {
 		return nil, err
 	}
 	if len(st.Params) != len(ps.params) {
-		return nil, &Error{Code: CodeSyntax, Message: fmt.Sprintf("wrong number of parameters for prepared statement %q", st.Name),
+		return nil, &pgerror.Error{Code: pgerror.CodeSyntax, Message: fmt.Sprintf("wrong number of parameters for prepared statement %q", st.Name),
 			Detail: fmt.Sprintf("Expected %d parameters but got %d.", len(ps.params), len(st.Params))}
 	}
 	c := &compiler{params: params}
@@ -67,15 +69,15 @@ func (s *Session) planExecute(st *pg.ExecuteStmt, params *[]Type) (*plan, error)
 		}
 		if want := ps.params[i]; x.typ() != want {
 			// assignment coercion, as PostgreSQL's EXECUTE
-			if !(isNumber(x.typ()) && isNumber(want)) && !(isString(want) && x.typ() != TInt4Array) {
-				return nil, &Error{Code: CodeDatatypeMismatch, Message: fmt.Sprintf("parameter $%d of type %s cannot be coerced to the expected type %s", i+1, x.typ(), want),
+			if !(types.IsNumber(x.typ()) && types.IsNumber(want)) && !(types.IsString(want) && x.typ() != types.TInt4Array) {
+				return nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("parameter $%d of type %s cannot be coerced to the expected type %s", i+1, x.typ(), want),
 					Hint: "You will need to rewrite or cast the expression."}
 			}
 			x = &castExpr{arg: x, t: want}
 		}
 		args = append(args, x)
 	}
-	run := func(ctx context.Context, s *Session, params []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, params []types.Value) (*Result, error) {
 		p, err := s.planFor(ps) // re-analysed if the catalog changed
 		if err != nil {
 			return nil, err
@@ -90,13 +92,13 @@ func (s *Session) planExecute(st *pg.ExecuteStmt, params *[]Type) (*plan, error)
 }
 
 func (s *Session) planDeallocate(st *pg.DeallocateStmt) (*plan, error) {
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		if st.Name == "" { // ALL
 			s.sqlPrep = nil
 			return &Result{Tag: "DEALLOCATE ALL"}, nil
 		}
 		if _, ok := s.sqlPrep[st.Name]; !ok {
-			return nil, errorf(CodeUndefinedPrepared, "prepared statement %q does not exist", st.Name)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedPrepared, "prepared statement %q does not exist", st.Name)
 		}
 		delete(s.sqlPrep, st.Name)
 		return &Result{Tag: "DEALLOCATE"}, nil

@@ -5,6 +5,9 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -150,12 +153,12 @@ func clearLocations(m protoreflect.Message) {
 }
 
 // planQuery plans st by the general path.
-func (s *Session) planQuery(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (*plan, error) {
+func (s *Session) planQuery(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (*plan, error) {
 	root, cols, err := s.buildQuery(st, params, keepUnknown)
 	if err != nil {
 		return nil, err
 	}
-	return &plan{cols: cols, usesT: true, root: root, run: func(ctx context.Context, s *Session, pv []Value) (*Result, error) {
+	return &plan{cols: cols, usesT: true, root: root, run: func(ctx context.Context, s *Session, pv []types.Value) (*Result, error) {
 		return runQuery(ctx, s, pv, root)
 	}}, nil
 }
@@ -164,21 +167,21 @@ func (s *Session) planQuery(st *pg.SelectStmt, params *[]Type, keepUnknown bool)
 // under the column "QUERY PLAN", as PostgreSQL's text format draws them
 // (without costs: this layer has no cost model). A one-table SELECT shows
 // the access its selectPlan chose.
-func (s *Session) planExplain(st *pg.ExplainStmt, params *[]Type) (*plan, error) {
+func (s *Session) planExplain(st *pg.ExplainStmt, params *[]types.Type) (*plan, error) {
 	for _, o := range st.Options {
 		d := o.GetDefElem()
 		switch name := d.GetDefname(); name {
 		case "costs", "verbose", "format":
 			if name == "format" && strings.ToLower(defElemString(d)) != "text" {
-				return nil, notSupported("EXPLAIN (FORMAT %s) is not supported", defElemString(d))
+				return nil, pgerror.NotSupported("EXPLAIN (FORMAT %s) is not supported", defElemString(d))
 			}
 		default:
-			return nil, notSupported("EXPLAIN option %s is not supported", strings.ToUpper(name))
+			return nil, pgerror.NotSupported("EXPLAIN option %s is not supported", strings.ToUpper(name))
 		}
 	}
 	sel := st.Query.GetSelectStmt()
 	if sel == nil {
-		return nil, notSupported("EXPLAIN is supported only for SELECT")
+		return nil, pgerror.NotSupported("EXPLAIN is supported only for SELECT")
 	}
 	p, err := s.planSelect(sel, params)
 	if err != nil {
@@ -192,11 +195,11 @@ func (s *Session) planExplain(st *pg.ExplainStmt, params *[]Type) (*plan, error)
 	} else {
 		w.WriteString("Result\n")
 	}
-	var rows [][]Value
+	var rows [][]types.Value
 	for _, line := range strings.Split(strings.TrimSuffix(w.String(), "\n"), "\n") {
-		rows = append(rows, []Value{Text(line)})
+		rows = append(rows, []types.Value{types.Text(line)})
 	}
-	return &plan{cols: []Column{{Name: "QUERY PLAN", Type: TText}}, run: func(context.Context, *Session, []Value) (*Result, error) {
+	return &plan{cols: []catalog.Column{{Name: "QUERY PLAN", Type: types.TText}}, run: func(context.Context, *Session, []types.Value) (*Result, error) {
 		return &Result{Rows: rows, Tag: "EXPLAIN"}, nil
 	}}, nil
 }

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // The operators of the general query path (query.go). Each is a plan node
@@ -26,19 +29,19 @@ import (
 type qctx struct {
 	ctx    context.Context
 	s      *Session
-	params []Value
+	params []types.Value
 	exec   *execRun
 	outer  *env // a correlated subquery's enclosing row
 }
 
-func (q *qctx) env(row []Value) *env {
+func (q *qctx) env(row []types.Value) *env {
 	return &env{ctx: q.ctx, s: q.s, params: q.params, row: row, exec: q.exec, outer: q.outer}
 }
 
 // relNode is one node of a query plan.
 type relNode interface {
 	// run pushes the node's rows to fn.
-	run(q *qctx, fn func(row []Value) error) error
+	run(q *qctx, fn func(row []types.Value) error) error
 	// explain writes the node and its inputs, indented by depth.
 	explain(w *strings.Builder, depth int)
 }
@@ -58,18 +61,18 @@ func explainLine(w *strings.Builder, depth int, format string, args ...any) {
 // point lookup, a key range or an index from filter (the conjuncts of WHERE
 // that name only this table, compiled against it alone).
 type tableScan struct {
-	t      *Table
+	t      *catalog.Table
 	alias  string
 	filter expr
 	acc    access
 }
 
-func (n *tableScan) run(q *qctx, fn func(row []Value) error) error {
+func (n *tableScan) run(q *qctx, fn func(row []types.Value) error) error {
 	tx, err := q.s.ensureTx(q.ctx)
 	if err != nil {
 		return err
 	}
-	return q.s.scanRows(q.ctx, tx, n.t, &n.acc, n.filter, q.env(nil), false, func(_ []byte, row []Value) error {
+	return q.s.scanRows(q.ctx, tx, n.t, &n.acc, n.filter, q.env(nil), false, func(_ []byte, row []types.Value) error {
 		return fn(row)
 	})
 }
@@ -77,7 +80,7 @@ func (n *tableScan) run(q *qctx, fn func(row []Value) error) error {
 func (n *tableScan) explain(w *strings.Builder, depth int) {
 	how := "Seq Scan"
 	if n.acc.points != nil || n.acc.lo != nil || n.acc.hi != nil || n.acc.composite {
-		how = "Index Scan using " + n.t.pkeyName()
+		how = "Index Scan using " + n.t.PrimaryKeyName()
 	}
 	name := n.t.Name
 	if n.alias != "" && n.alias != n.t.Name {
@@ -90,11 +93,11 @@ func (n *tableScan) explain(w *strings.Builder, depth int) {
 // (pg_locks, a set-returning function), a VALUES list, a subquery in FROM.
 type rowsScan struct {
 	what   string
-	rows   func(q *qctx) ([][]Value, error)
+	rows   func(q *qctx) ([][]types.Value, error)
 	filter expr
 }
 
-func (n *rowsScan) run(q *qctx, fn func(row []Value) error) error {
+func (n *rowsScan) run(q *qctx, fn func(row []types.Value) error) error {
 	rows, err := n.rows(q)
 	if err != nil {
 		return err
@@ -125,9 +128,9 @@ type filterNode struct {
 	cond expr
 }
 
-func (n *filterNode) run(q *qctx, fn func(row []Value) error) error {
+func (n *filterNode) run(q *qctx, fn func(row []types.Value) error) error {
 	e := q.env(nil)
-	return n.in.run(q, func(row []Value) error {
+	return n.in.run(q, func(row []types.Value) error {
 		e.row = row
 		ok, err := truthy(n.cond, e)
 		if err != nil || !ok {
@@ -149,18 +152,18 @@ type projectNode struct {
 	exprs []expr
 }
 
-func (n *projectNode) run(q *qctx, fn func(row []Value) error) error {
+func (n *projectNode) run(q *qctx, fn func(row []types.Value) error) error {
 	e := q.env(nil)
-	out := make([]Value, len(n.exprs))
-	return n.in.run(q, func(row []Value) error {
+	out := make([]types.Value, len(n.exprs))
+	return n.in.run(q, func(row []types.Value) error {
 		e.row = row
 		for i, x := range n.exprs {
 			v, err := x.eval(e)
 			if err != nil {
 				return err
 			}
-			if v.T == TUnknown {
-				v.T = TText
+			if v.T == types.TUnknown {
+				v.T = types.TText
 			}
 			out[i] = v
 		}
@@ -209,16 +212,16 @@ func (n *nestedLoop) explain(w *strings.Builder, depth int) {
 	n.right.explain(w, depth+1)
 }
 
-func copyRow(r []Value) []Value { return append([]Value(nil), r...) }
+func copyRow(r []types.Value) []types.Value { return append([]types.Value(nil), r...) }
 
-func (n *nestedLoop) run(q *qctx, fn func(row []Value) error) error {
+func (n *nestedLoop) run(q *qctx, fn func(row []types.Value) error) error {
 	// The inner rows, materialized in chunks of 256 rows: one allocation
 	// per chunk, not one per row, and nothing copied twice.
-	var inner [][]Value
-	var chunk []Value
-	if err := n.right.run(q, func(row []Value) error {
+	var inner [][]types.Value
+	var chunk []types.Value
+	if err := n.right.run(q, func(row []types.Value) error {
 		if len(chunk)+len(row) > cap(chunk) {
-			chunk = make([]Value, 0, 256*len(row))
+			chunk = make([]types.Value, 0, 256*len(row))
 		}
 		at := len(chunk)
 		chunk = append(chunk, row...)
@@ -231,20 +234,20 @@ func (n *nestedLoop) run(q *qctx, fn func(row []Value) error) error {
 	var h *joinHash // hash join: key → inner rows
 	if len(n.lkeys) > 0 {
 		h = &joinHash{}
-		pad := make([]Value, n.lw+n.rw) // the right keys read the right side's columns at their scope index
+		pad := make([]types.Value, n.lw+n.rw) // the right keys read the right side's columns at their scope index
 		e.row = pad
 		if err := h.build(len(inner), n.rkeys, e, func(i int) { copy(pad[n.lw:], inner[i]) }); err != nil {
 			return err
 		}
 	}
 	matched := make([]bool, len(inner))
-	out := make([]Value, n.lw+n.rw)
-	nulls := func(dst []Value) {
+	out := make([]types.Value, n.lw+n.rw)
+	nulls := func(dst []types.Value) {
 		for i := range dst {
-			dst[i] = Value{Null: true}
+			dst[i] = types.Value{Null: true}
 		}
 	}
-	err := n.left.run(q, func(lrow []Value) error {
+	err := n.left.run(q, func(lrow []types.Value) error {
 		copy(out, lrow)
 		any := false
 		try := func(i int) error {
@@ -317,21 +320,21 @@ func hashKeys(dst []byte, xs []expr, e *env) ([]byte, bool, error) {
 }
 
 // appendHashKey appends an encoding of v under which two values are equal
-// exactly when cmpValues says so: integers of either width by value,
+// exactly when types.Compare says so: integers of either width by value,
 // character(n) without its trailing spaces, numeric without trailing
 // fractional zeros (1.0 = 1.00). NULL has an encoding of its own, for
 // DISTINCT and GROUP BY, where NULLs are one group.
-func appendHashKey(dst []byte, v Value) []byte {
+func appendHashKey(dst []byte, v types.Value) []byte {
 	if v.Null {
 		return append(dst, 0)
 	}
 	switch {
-	case isInt(v.T) || v.T == TBool:
+	case types.IsInt(v.T) || v.T == types.TBool:
 		dst = append(dst, 1)
 		return binary.BigEndian.AppendUint64(dst, uint64(v.I))
-	case isFloat(v.T):
-		return floatHashKey(dst, v) // float.go
-	case v.T == TNumeric:
+	case types.IsFloat(v.T):
+		return types.FloatHashKey(dst, v) // float.go
+	case v.T == types.TNumeric:
 		s := v.S
 		if strings.IndexByte(s, '.') >= 0 {
 			s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
@@ -342,7 +345,7 @@ func appendHashKey(dst []byte, v Value) []byte {
 		dst = append(dst, 2)
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		return append(dst, s...)
-	case isIntArray(v.T):
+	case types.IsIntArray(v.T):
 		dst = append(dst, 3)
 		dst = binary.AppendUvarint(dst, uint64(len(v.A)))
 		for _, a := range v.A {
@@ -351,8 +354,8 @@ func appendHashKey(dst []byte, v Value) []byte {
 		return dst
 	}
 	s := v.S
-	if v.T == TBpchar {
-		s = bpcharTrim(s)
+	if v.T == types.TBpchar {
+		s = types.BpcharTrim(s)
 	}
 	dst = append(dst, 4)
 	dst = binary.AppendUvarint(dst, uint64(len(s)))
@@ -373,7 +376,7 @@ type sortCol struct {
 	nullsFirst bool
 }
 
-func lessRows(a, b []Value, keys []sortCol) bool {
+func lessRows(a, b []types.Value, keys []sortCol) bool {
 	for _, k := range keys {
 		x, y := a[k.idx], b[k.idx]
 		if x.Null || y.Null {
@@ -382,7 +385,7 @@ func lessRows(a, b []Value, keys []sortCol) bool {
 			}
 			return x.Null == k.nullsFirst
 		}
-		d := cmpValues(x, y)
+		d := types.Compare(x, y)
 		if d == 0 {
 			continue
 		}
@@ -394,9 +397,9 @@ func lessRows(a, b []Value, keys []sortCol) bool {
 	return false
 }
 
-func (n *sortNode) run(q *qctx, fn func(row []Value) error) error {
-	var rows [][]Value
-	if err := n.in.run(q, func(row []Value) error {
+func (n *sortNode) run(q *qctx, fn func(row []types.Value) error) error {
+	var rows [][]types.Value
+	if err := n.in.run(q, func(row []types.Value) error {
 		rows = append(rows, copyRow(row))
 		return nil
 	}); err != nil {
@@ -423,10 +426,10 @@ type distinctNode struct {
 	width int
 }
 
-func (n *distinctNode) run(q *qctx, fn func(row []Value) error) error {
+func (n *distinctNode) run(q *qctx, fn func(row []types.Value) error) error {
 	seen := map[string]bool{}
 	var kb []byte
-	return n.in.run(q, func(row []Value) error {
+	return n.in.run(q, func(row []types.Value) error {
 		kb = kb[:0]
 		for _, v := range row[:n.width] {
 			kb = appendHashKey(kb, v)
@@ -450,7 +453,7 @@ type limitNode struct {
 	limit, offset expr
 }
 
-func (n *limitNode) run(q *qctx, fn func(row []Value) error) error {
+func (n *limitNode) run(q *qctx, fn func(row []types.Value) error) error {
 	e := q.env(nil)
 	limit, hasLimit, err := evalCount(n.limit, e, "LIMIT")
 	if err != nil {
@@ -464,7 +467,7 @@ func (n *limitNode) run(q *qctx, fn func(row []Value) error) error {
 		return nil
 	}
 	var seen, sent int64
-	err = n.in.run(q, func(row []Value) error {
+	err = n.in.run(q, func(row []types.Value) error {
 		seen++
 		if seen <= offset {
 			return nil
@@ -496,8 +499,8 @@ type truncNode struct {
 	width int
 }
 
-func (n *truncNode) run(q *qctx, fn func(row []Value) error) error {
-	return n.in.run(q, func(row []Value) error { return fn(row[:n.width]) })
+func (n *truncNode) run(q *qctx, fn func(row []types.Value) error) error {
+	return n.in.run(q, func(row []types.Value) error { return fn(row[:n.width]) })
 }
 
 func (n *truncNode) explain(w *strings.Builder, depth int) { n.in.explain(w, depth) }
@@ -508,7 +511,7 @@ type setOpNode struct {
 	op          string // UNION, INTERSECT, EXCEPT
 	all         bool
 	left, right relNode
-	types       []Type // the result columns' types, to which each side's values are cast
+	types       []types.Type // the result columns' types, to which each side's values are cast
 }
 
 func (n *setOpNode) explain(w *strings.Builder, depth int) {
@@ -521,11 +524,11 @@ func (n *setOpNode) explain(w *strings.Builder, depth int) {
 	n.right.explain(w, depth+1)
 }
 
-func (n *setOpNode) conv(row []Value) ([]Value, error) {
-	out := make([]Value, len(row))
+func (n *setOpNode) conv(row []types.Value) ([]types.Value, error) {
+	out := make([]types.Value, len(row))
 	for i, v := range row {
-		if v.T != n.types[i] && n.types[i] != TUnknown {
-			c, err := castValue(v, n.types[i])
+		if v.T != n.types[i] && n.types[i] != types.TUnknown {
+			c, err := types.Cast(v, n.types[i])
 			if err != nil {
 				return nil, err
 			}
@@ -536,17 +539,17 @@ func (n *setOpNode) conv(row []Value) ([]Value, error) {
 	return out, nil
 }
 
-func valuesKey(dst []byte, row []Value) []byte {
+func valuesKey(dst []byte, row []types.Value) []byte {
 	for _, v := range row {
 		dst = appendHashKey(dst, v)
 	}
 	return dst
 }
 
-func (n *setOpNode) run(q *qctx, fn func(row []Value) error) error {
+func (n *setOpNode) run(q *qctx, fn func(row []types.Value) error) error {
 	if n.op == "UNION" && n.all {
 		for _, side := range []relNode{n.left, n.right} {
-			if err := side.run(q, func(row []Value) error {
+			if err := side.run(q, func(row []types.Value) error {
 				r, err := n.conv(row)
 				if err != nil {
 					return err
@@ -561,7 +564,7 @@ func (n *setOpNode) run(q *qctx, fn func(row []Value) error) error {
 	// count each distinct row on both sides, in the order of first
 	// appearance
 	type entry struct {
-		row   []Value
+		row   []types.Value
 		l, r  int64
 		order int
 	}
@@ -569,7 +572,7 @@ func (n *setOpNode) run(q *qctx, fn func(row []Value) error) error {
 	var order []*entry
 	var kb []byte
 	for side, in := range []relNode{n.left, n.right} {
-		if err := in.run(q, func(row []Value) error {
+		if err := in.run(q, func(row []types.Value) error {
 			r, err := n.conv(row)
 			if err != nil {
 				return err
@@ -621,7 +624,7 @@ func (n *setOpNode) run(q *qctx, fn func(row []Value) error) error {
 // ---- running a plan ----
 
 // runQuery runs a query plan and collects its rows.
-func runQuery(ctx context.Context, s *Session, params []Value, root relNode) (*Result, error) {
+func runQuery(ctx context.Context, s *Session, params []types.Value, root relNode) (*Result, error) {
 	rows, err := collect(&qctx{ctx: ctx, s: s, params: params, exec: &execRun{}}, root)
 	if err != nil {
 		return nil, err
@@ -630,9 +633,9 @@ func runQuery(ctx context.Context, s *Session, params []Value, root relNode) (*R
 }
 
 // collect runs root and keeps its rows.
-func collect(q *qctx, root relNode) ([][]Value, error) {
-	rows := [][]Value{}
-	err := root.run(q, func(row []Value) error {
+func collect(q *qctx, root relNode) ([][]types.Value, error) {
+	rows := [][]types.Value{}
+	err := root.run(q, func(row []types.Value) error {
 		rows = append(rows, copyRow(row))
 		return nil
 	})

@@ -4,6 +4,9 @@ import (
 	"fmt"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // ---- scope: the names a query's FROM puts in reach ----
@@ -11,10 +14,10 @@ import (
 // scopeRel is one FROM item (a table, a subquery, a function) in a scope.
 type scopeRel struct {
 	name     string
-	cols     []Column
-	off      int        // its first column's index in the scope's row
-	t        *Table     // a table, for pushdown and primary-key dependencies
-	scan     *tableScan // its scan, while conjuncts may still be pushed into it
+	cols     []catalog.Column
+	off      int            // its first column's index in the scope's row
+	t        *catalog.Table // a table, for pushdown and primary-key dependencies
+	scan     *tableScan     // its scan, while conjuncts may still be pushed into it
 	rows     *rowsScan
 	nullable bool // on the NULL-extended side of an outer join
 }
@@ -25,7 +28,7 @@ type usingCol struct {
 	name string
 	l, r int
 	kind joinKind
-	t    Type
+	t    types.Type
 }
 
 type scope struct {
@@ -40,7 +43,7 @@ func (sc *scope) merge(o *scope) (*scope, error) {
 	for _, r := range o.rels {
 		for _, l := range sc.rels {
 			if l.name == r.name {
-				return nil, errorf(CodeDuplicateAlias, "table name %q specified more than once", r.name)
+				return nil, pgerror.Errorf(pgerror.CodeDuplicateAlias, "table name %q specified more than once", r.name)
 			}
 		}
 	}
@@ -82,12 +85,12 @@ func (sc *scope) resolve(f []string, loc int32) (expr, error) {
 			}
 			for i, col := range r.cols {
 				if col.Name == name && !col.Hidden {
-					return &colExpr{idx: r.off + i, t: col.Type, m: col.mod()}, nil
+					return &colExpr{idx: r.off + i, t: col.Type, m: col.Mod()}, nil
 				}
 			}
-			return nil, errorf(CodeUndefinedColumn, "column %s.%s does not exist", f[0], name).at(loc)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %s.%s does not exist", f[0], name).At(loc)
 		}
-		return nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).at(loc)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "missing FROM-clause entry for table %q", f[0]).At(loc)
 	}
 	for _, u := range sc.using {
 		if u.name != name {
@@ -110,13 +113,13 @@ func (sc *scope) resolve(f []string, loc int32) (expr, error) {
 				continue
 			}
 			if found != nil {
-				return nil, errorf(CodeAmbiguousColumn, "column reference %q is ambiguous", name).at(loc)
+				return nil, pgerror.Errorf(pgerror.CodeAmbiguousColumn, "column reference %q is ambiguous", name).At(loc)
 			}
-			found = &colExpr{idx: r.off + i, t: col.Type, m: col.mod()}
+			found = &colExpr{idx: r.off + i, t: col.Type, m: col.Mod()}
 		}
 	}
 	if found == nil {
-		return nil, errorf(CodeUndefinedColumn, "column %q does not exist", name).at(loc)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q does not exist", name).At(loc)
 	}
 	return found, nil
 }
@@ -125,7 +128,7 @@ func (sc *scope) colAt(i int) *colExpr {
 	for _, r := range sc.rels {
 		if i >= r.off && i < r.off+len(r.cols) {
 			col := r.cols[i-r.off]
-			return &colExpr{idx: i, t: col.Type, m: col.mod()}
+			return &colExpr{idx: i, t: col.Type, m: col.Mod()}
 		}
 	}
 	panic("sqlfe: column index out of scope")
@@ -163,10 +166,10 @@ func (sc *scope) relAt(i int) *scopeRel {
 // the grouping, as PostgreSQL allows).
 func (sc *scope) pkGrouped(i int, grouped map[int]int) bool {
 	r := sc.relAt(i)
-	if r == nil || r.t == nil || !r.t.hasPkey() {
+	if r == nil || r.t == nil || !r.t.HasPKey() {
 		return false
 	}
-	for _, k := range r.t.keyCols() {
+	for _, k := range r.t.KeyColumns() {
 		if _, ok := grouped[r.off+k]; !ok {
 			return false
 		}
@@ -195,11 +198,11 @@ func (sc *scope) star(rel string, loc int32) ([]string, []expr, error) {
 				continue
 			}
 			names = append(names, col.Name)
-			xs = append(xs, &colExpr{idx: r.off + i, t: col.Type, m: col.mod()})
+			xs = append(xs, &colExpr{idx: r.off + i, t: col.Type, m: col.Mod()})
 		}
 	}
 	if rel != "" && !found {
-		return nil, nil, errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", rel).at(loc)
+		return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "missing FROM-clause entry for table %q", rel).At(loc)
 	}
 	return names, xs, nil
 }
@@ -207,28 +210,28 @@ func (sc *scope) star(rel string, loc int32) ([]string, []expr, error) {
 // coalesceExpr is COALESCE(args...): the first non-NULL.
 type coalesceExpr struct {
 	args []expr
-	t    Type
+	t    types.Type
 }
 
-func (c *coalesceExpr) typ() Type    { return c.t }
-func (c *coalesceExpr) kids() []expr { return c.args }
-func (c *coalesceExpr) eval(e *env) (Value, error) {
+func (c *coalesceExpr) typ() types.Type { return c.t }
+func (c *coalesceExpr) kids() []expr    { return c.args }
+func (c *coalesceExpr) eval(e *env) (types.Value, error) {
 	for _, a := range c.args {
 		v, err := a.eval(e)
 		if err != nil || !v.Null {
-			if err == nil && v.T != c.t && c.t != TUnknown {
-				return castValue(v, c.t)
+			if err == nil && v.T != c.t && c.t != types.TUnknown {
+				return types.Cast(v, c.t)
 			}
 			return v, err
 		}
 	}
-	return Null(c.t), nil
+	return types.Null(c.t), nil
 }
 
 // ---- FROM ----
 
 // fromItem plans one FROM item: its node, its scope.
-func (s *Session) fromItem(n *pg.Node, params *[]Type) (relNode, *scope, error) {
+func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, error) {
 	switch {
 	case n.GetRangeVar() != nil:
 		rv := n.GetRangeVar()
@@ -244,7 +247,7 @@ func (s *Session) fromItem(n *pg.Node, params *[]Type) (relNode, *scope, error) 
 			return node, sc, err
 		}
 		if (rv.Schemaname == "" || rv.Schemaname == "pg_catalog") && rv.Relname == "pg_locks" && s.lookupTable("pg_locks") == nil {
-			rs := &rowsScan{what: "Function Scan on pg_locks", rows: func(q *qctx) ([][]Value, error) { return pgLocks(q.ctx, q.s) }}
+			rs := &rowsScan{what: "Function Scan on pg_locks", rows: func(q *qctx) ([][]types.Value, error) { return pgLocks(q.ctx, q.s) }}
 			cols, err := aliasCols(pgLocksCols, alias)
 			if err != nil {
 				return nil, nil, err
@@ -273,19 +276,19 @@ func (s *Session) fromItem(n *pg.Node, params *[]Type) (relNode, *scope, error) 
 		if err != nil {
 			return nil, nil, err
 		}
-		rs := &rowsScan{what: "Function Scan on " + rel, rows: func(q *qctx) ([][]Value, error) { return virt(q.ctx, q.s) }}
+		rs := &rowsScan{what: "Function Scan on " + rel, rows: func(q *qctx) ([][]types.Value, error) { return virt(q.ctx, q.s) }}
 		return rs, &scope{rels: []*scopeRel{{name: rel, cols: cols, rows: rs}}, width: len(cols)}, nil
 	case n.GetRangeSubselect() != nil:
 		rs := n.GetRangeSubselect()
 		if rs.Lateral {
-			return nil, nil, notSupported("LATERAL is not supported")
+			return nil, nil, pgerror.NotSupported("LATERAL is not supported")
 		}
 		sub := rs.Subquery.GetSelectStmt()
 		if sub == nil {
-			return nil, nil, notSupported("this subquery in FROM is not supported")
+			return nil, nil, pgerror.NotSupported("this subquery in FROM is not supported")
 		}
 		if rs.Alias == nil {
-			return nil, nil, errorf(CodeSyntax, "subquery in FROM must have an alias")
+			return nil, nil, pgerror.Errorf(pgerror.CodeSyntax, "subquery in FROM must have an alias")
 		}
 		p, err := s.planSelectAs(sub, params, false)
 		if err != nil {
@@ -295,7 +298,7 @@ func (s *Session) fromItem(n *pg.Node, params *[]Type) (relNode, *scope, error) 
 		if err != nil {
 			return nil, nil, err
 		}
-		scan := &rowsScan{what: "Subquery Scan on " + rs.Alias.Aliasname, rows: func(q *qctx) ([][]Value, error) {
+		scan := &rowsScan{what: "Subquery Scan on " + rs.Alias.Aliasname, rows: func(q *qctx) ([][]types.Value, error) {
 			res, err := p.run(q.ctx, q.s, q.params)
 			if err != nil {
 				return nil, err
@@ -306,16 +309,16 @@ func (s *Session) fromItem(n *pg.Node, params *[]Type) (relNode, *scope, error) 
 	case n.GetJoinExpr() != nil:
 		return s.joinItem(n.GetJoinExpr(), params)
 	}
-	return nil, nil, notSupported("FROM item %s is not supported", nodeName(n))
+	return nil, nil, pgerror.NotSupported("FROM item %s is not supported", nodeName(n))
 }
 
 // aliasCols renames cols by an alias's column list.
-func aliasCols(cols []Column, a *pg.Alias) ([]Column, error) {
+func aliasCols(cols []catalog.Column, a *pg.Alias) ([]catalog.Column, error) {
 	if a == nil || len(a.Colnames) == 0 {
 		return cols, nil
 	}
 	names := strs(a.Colnames)
-	out := append([]Column(nil), cols...)
+	out := append([]catalog.Column(nil), cols...)
 	j := 0
 	for i := range out {
 		if out[i].Hidden {
@@ -328,14 +331,14 @@ func aliasCols(cols []Column, a *pg.Alias) ([]Column, error) {
 		j++
 	}
 	if j < len(names) {
-		return nil, errorf(CodeInvalidColumnRef, "table %q has %d columns available but %d columns specified", a.Aliasname, j, len(names))
+		return nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "table %q has %d columns available but %d columns specified", a.Aliasname, j, len(names))
 	}
 	return out, nil
 }
 
-func (s *Session) joinItem(j *pg.JoinExpr, params *[]Type) (relNode, *scope, error) {
+func (s *Session) joinItem(j *pg.JoinExpr, params *[]types.Type) (relNode, *scope, error) {
 	if j.Alias != nil || j.JoinUsingAlias != nil {
-		return nil, nil, notSupported("an alias on a JOIN is not supported")
+		return nil, nil, pgerror.NotSupported("an alias on a JOIN is not supported")
 	}
 	var kind joinKind
 	switch j.Jointype {
@@ -348,7 +351,7 @@ func (s *Session) joinItem(j *pg.JoinExpr, params *[]Type) (relNode, *scope, err
 	case pg.JoinType_JOIN_FULL:
 		kind = joinFull
 	default:
-		return nil, nil, notSupported("this kind of JOIN is not supported")
+		return nil, nil, pgerror.NotSupported("this kind of JOIN is not supported")
 	}
 	ln, lsc, err := s.fromItem(j.Larg, params)
 	if err != nil {
@@ -388,22 +391,22 @@ func (s *Session) joinItem(j *pg.JoinExpr, params *[]Type) (relNode, *scope, err
 	for _, name := range using {
 		lx, err := lsc.resolve([]string{name}, -1)
 		if err != nil {
-			return nil, nil, errorf(CodeUndefinedColumn, "column %q specified in USING clause does not exist in left table", name)
+			return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q specified in USING clause does not exist in left table", name)
 		}
 		rx, err := rsc.resolve([]string{name}, -1)
 		if err != nil {
-			return nil, nil, errorf(CodeUndefinedColumn, "column %q specified in USING clause does not exist in right table", name)
+			return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q specified in USING clause does not exist in right table", name)
 		}
 		l, ok1 := lx.(*colExpr)
 		r, ok2 := rx.(*colExpr)
 		if !ok1 || !ok2 {
-			return nil, nil, notSupported("USING over a merged column is not supported")
+			return nil, nil, pgerror.NotSupported("USING over a merged column is not supported")
 		}
 		t := l.t
 		if !comparable(l.t, r.t) {
-			return nil, nil, errorf(CodeUndefinedFunction, "operator does not exist: %s = %s", l.t, r.t)
+			return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s = %s", l.t, r.t)
 		}
-		if l.t != r.t && (r.t == TInt8 || r.t == TNumeric) {
+		if l.t != r.t && (r.t == types.TInt8 || r.t == types.TNumeric) {
 			t = r.t
 		}
 		rr := &colExpr{idx: r.idx + lsc.width, t: r.t, m: r.m}
@@ -411,12 +414,12 @@ func (s *Session) joinItem(j *pg.JoinExpr, params *[]Type) (relNode, *scope, err
 		conds = append(conds, &cmpExpr{op: "=", l: l, r: rr})
 	}
 	if j.Quals != nil {
-		q, err := c.compile(j.Quals, TBool)
+		q, err := c.compile(j.Quals, types.TBool)
 		if err != nil {
 			return nil, nil, err
 		}
-		if q.typ() != TBool {
-			return nil, nil, errorf(CodeDatatypeMismatch, "argument of JOIN/ON must be type boolean, not type %s", q.typ())
+		if q.typ() != types.TBool {
+			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of JOIN/ON must be type boolean, not type %s", q.typ())
 		}
 		conds = append(conds, conjuncts(q)...)
 	}
@@ -473,14 +476,14 @@ func (n *nestedLoop) setCond(conds []expr) {
 
 // hashable reports whether equality of a and b is equality of their hash
 // keys (appendHashKey).
-func hashable(a, b Type) bool {
+func hashable(a, b types.Type) bool {
 	switch {
-	case isInt(a) && isInt(b):
+	case types.IsInt(a) && types.IsInt(b):
 		return true
-	case a == TBpchar || b == TBpchar:
+	case a == types.TBpchar || b == types.TBpchar:
 		return false // text = character(n) compares as text, with its spaces
 	}
-	return a == b && a != TUnknown
+	return a == b && a != types.TUnknown
 }
 
 // andWith is x AND y, x nil meaning true.
@@ -504,45 +507,45 @@ func andAll(xs []expr) expr {
 // ---- SELECT ----
 
 // buildQuery plans a SELECT (or a set operation, or VALUES).
-func (s *Session) buildQuery(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (relNode, []Column, error) {
+func (s *Session) buildQuery(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []catalog.Column, error) {
 	if st.WithClause != nil {
 		if !allSelectCTEs(st.WithClause) {
-			return nil, nil, notSupported("WITH in this query is not supported")
+			return nil, nil, pgerror.NotSupported("WITH in this query is not supported")
 		}
 		return s.buildWith(st, params, keepUnknown) // recursive.go
 	}
 	if st.IntoClause != nil {
-		return nil, nil, notSupported("SELECT INTO is not supported")
+		return nil, nil, pgerror.NotSupported("SELECT INTO is not supported")
 	}
 	if len(st.LockingClause) > 0 {
 		switch {
 		case st.Op != pg.SetOperation_SETOP_NONE:
-			return nil, nil, notSupported("FOR UPDATE is not allowed with UNION/INTERSECT/EXCEPT")
+			return nil, nil, pgerror.NotSupported("FOR UPDATE is not allowed with UNION/INTERSECT/EXCEPT")
 		case len(st.DistinctClause) > 0:
-			return nil, nil, notSupported("FOR UPDATE is not allowed with DISTINCT clause")
+			return nil, nil, pgerror.NotSupported("FOR UPDATE is not allowed with DISTINCT clause")
 		case len(st.GroupClause) > 0:
-			return nil, nil, notSupported("FOR UPDATE is not allowed with GROUP BY clause")
+			return nil, nil, pgerror.NotSupported("FOR UPDATE is not allowed with GROUP BY clause")
 		case st.HavingClause != nil:
-			return nil, nil, notSupported("FOR UPDATE is not allowed with HAVING clause")
+			return nil, nil, pgerror.NotSupported("FOR UPDATE is not allowed with HAVING clause")
 		case needsAgg(st):
-			return nil, nil, notSupported("FOR UPDATE is not allowed with aggregate functions")
+			return nil, nil, pgerror.NotSupported("FOR UPDATE is not allowed with aggregate functions")
 		case len(st.ValuesLists) > 0:
-			return nil, nil, notSupported("FOR UPDATE cannot be applied to VALUES")
+			return nil, nil, pgerror.NotSupported("FOR UPDATE cannot be applied to VALUES")
 		}
 		for _, n := range st.TargetList {
 			if hasWindow(n.ProtoReflect()) {
-				return nil, nil, notSupported("FOR UPDATE is not allowed with window functions")
+				return nil, nil, pgerror.NotSupported("FOR UPDATE is not allowed with window functions")
 			}
 		}
 	}
 	if len(st.WindowClause) > 0 {
-		return nil, nil, notSupported("WINDOW is not supported")
+		return nil, nil, pgerror.NotSupported("WINDOW is not supported")
 	}
 	if st.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES {
-		return nil, nil, notSupported("FETCH ... WITH TIES is not supported")
+		return nil, nil, pgerror.NotSupported("FETCH ... WITH TIES is not supported")
 	}
 	var node relNode
-	var cols []Column
+	var cols []catalog.Column
 	var err error
 	switch {
 	case st.Op != pg.SetOperation_SETOP_NONE:
@@ -565,7 +568,7 @@ func (s *Session) buildQuery(st *pg.SelectStmt, params *[]Type, keepUnknown bool
 			if iv, ok := k.Val.(*pg.A_Const_Ival); ok {
 				idx = int(iv.Ival.Ival) - 1
 				if idx < 0 || idx >= len(cols) {
-					return nil, nil, errorf(CodeInvalidColumnRef, "ORDER BY position %d is not in select list", iv.Ival.Ival).at(k.Location)
+					return nil, nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "ORDER BY position %d is not in select list", iv.Ival.Ival).At(k.Location)
 				}
 			}
 		} else if cr := sb.Node.GetColumnRef(); cr != nil {
@@ -579,7 +582,7 @@ func (s *Session) buildQuery(st *pg.SelectStmt, params *[]Type, keepUnknown bool
 			}
 		}
 		if idx < 0 {
-			return nil, nil, notSupported("ORDER BY of a UNION/INTERSECT/EXCEPT or VALUES must name a result column")
+			return nil, nil, pgerror.NotSupported("ORDER BY of a UNION/INTERSECT/EXCEPT or VALUES must name a result column")
 		}
 		keys = append(keys, sortColOf(sb, idx))
 	}
@@ -605,7 +608,7 @@ func sortColOf(sb *pg.SortBy, idx int) sortCol {
 }
 
 // limitOver puts st's LIMIT / OFFSET over node.
-func limitOver(node relNode, st *pg.SelectStmt, params *[]Type) (relNode, error) {
+func limitOver(node relNode, st *pg.SelectStmt, params *[]types.Type) (relNode, error) {
 	limit, offset, err := compileLimit(st, params)
 	if err != nil {
 		return nil, err
@@ -618,28 +621,28 @@ func limitOver(node relNode, st *pg.SelectStmt, params *[]Type) (relNode, error)
 
 // compileLimit compiles LIMIT and OFFSET (nil when absent; LIMIT ALL and
 // LIMIT NULL are absent).
-func compileLimit(st *pg.SelectStmt, params *[]Type) (limit, offset expr, err error) {
+func compileLimit(st *pg.SelectStmt, params *[]types.Type) (limit, offset expr, err error) {
 	lc := &compiler{params: params}
 	if st.LimitCount != nil {
-		if limit, err = lc.compile(st.LimitCount, TInt8); err != nil {
+		if limit, err = lc.compile(st.LimitCount, types.TInt8); err != nil {
 			return nil, nil, wrapLimitErr(err, "LIMIT")
 		}
 		if k, ok := limit.(*constExpr); ok && k.v.Null {
 			limit = nil // LIMIT ALL / NULL
-		} else if limit.typ() == TNumeric {
-			limit = &castExpr{arg: limit, t: TInt8} // rounded, as PostgreSQL's implicit numeric → bigint
-		} else if !isInt(limit.typ()) {
-			return nil, nil, errorf(CodeDatatypeMismatch, "argument of LIMIT must be type bigint, not type %s", limit.typ())
+		} else if limit.typ() == types.TNumeric {
+			limit = &castExpr{arg: limit, t: types.TInt8} // rounded, as PostgreSQL's implicit numeric → bigint
+		} else if !types.IsInt(limit.typ()) {
+			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of LIMIT must be type bigint, not type %s", limit.typ())
 		}
 	}
 	if st.LimitOffset != nil {
-		if offset, err = lc.compile(st.LimitOffset, TInt8); err != nil {
+		if offset, err = lc.compile(st.LimitOffset, types.TInt8); err != nil {
 			return nil, nil, wrapLimitErr(err, "OFFSET")
 		}
-		if offset.typ() == TNumeric {
-			offset = &castExpr{arg: offset, t: TInt8}
-		} else if !isInt(offset.typ()) {
-			return nil, nil, errorf(CodeDatatypeMismatch, "argument of OFFSET must be type bigint, not type %s", offset.typ())
+		if offset.typ() == types.TNumeric {
+			offset = &castExpr{arg: offset, t: types.TInt8}
+		} else if !types.IsInt(offset.typ()) {
+			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of OFFSET must be type bigint, not type %s", offset.typ())
 		}
 	}
 	return limit, offset, nil
@@ -648,34 +651,34 @@ func compileLimit(st *pg.SelectStmt, params *[]Type) (limit, offset expr, err er
 // unifyTypes is the type of a result column that takes values of a and b
 // (UNION, VALUES rows), as PostgreSQL's select_common_type resolves it
 // among our types.
-func unifyTypes(a, b Type, what string) (Type, error) {
+func unifyTypes(a, b types.Type, what string) (types.Type, error) {
 	switch {
 	case a == b:
 		return a, nil
-	case a == TUnknown:
+	case a == types.TUnknown:
 		return b, nil
-	case b == TUnknown:
+	case b == types.TUnknown:
 		return a, nil
-	case (isNumber(a) || isFloat(a)) && (isNumber(b) || isFloat(b)):
+	case (types.IsNumber(a) || types.IsFloat(a)) && (types.IsNumber(b) || types.IsFloat(b)):
 		switch {
-		case isFloat(a) || isFloat(b):
-			return floatResult(a, b), nil
-		case a == TNumeric || b == TNumeric:
-			return TNumeric, nil
+		case types.IsFloat(a) || types.IsFloat(b):
+			return types.FloatResult(a, b), nil
+		case a == types.TNumeric || b == types.TNumeric:
+			return types.TNumeric, nil
 		}
-		return TInt8, nil
-	case isString(a) && isString(b):
-		return TText, nil
-	case isDateTime(a) && isDateTime(b):
-		if a == TTimestamptz || b == TTimestamptz {
-			return TTimestamptz, nil
+		return types.TInt8, nil
+	case types.IsString(a) && types.IsString(b):
+		return types.TText, nil
+	case types.IsDateTime(a) && types.IsDateTime(b):
+		if a == types.TTimestamptz || b == types.TTimestamptz {
+			return types.TTimestamptz, nil
 		}
-		return TTimestamp, nil
+		return types.TTimestamp, nil
 	}
-	return 0, errorf(CodeDatatypeMismatch, "%s types %s and %s cannot be matched", what, a, b)
+	return 0, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "%s types %s and %s cannot be matched", what, a, b)
 }
 
-func (s *Session) setOp(st *pg.SelectStmt, params *[]Type) (relNode, []Column, error) {
+func (s *Session) setOp(st *pg.SelectStmt, params *[]types.Type) (relNode, []catalog.Column, error) {
 	l, lcols, err := s.buildQuery(st.Larg, params, true)
 	if err != nil {
 		return nil, nil, err
@@ -686,20 +689,20 @@ func (s *Session) setOp(st *pg.SelectStmt, params *[]Type) (relNode, []Column, e
 	}
 	op := map[pg.SetOperation]string{pg.SetOperation_SETOP_UNION: "UNION", pg.SetOperation_SETOP_INTERSECT: "INTERSECT", pg.SetOperation_SETOP_EXCEPT: "EXCEPT"}[st.Op]
 	if len(lcols) != len(rcols) {
-		return nil, nil, errorf(CodeSyntax, "each %s query must have the same number of columns", op)
+		return nil, nil, pgerror.Errorf(pgerror.CodeSyntax, "each %s query must have the same number of columns", op)
 	}
 	n := &setOpNode{op: op, all: st.All, left: l, right: r}
-	cols := make([]Column, len(lcols))
+	cols := make([]catalog.Column, len(lcols))
 	for i := range lcols {
 		t, err := unifyTypes(lcols[i].Type, rcols[i].Type, op)
 		if err != nil {
 			return nil, nil, err
 		}
-		if t == TUnknown {
-			t = TText
+		if t == types.TUnknown {
+			t = types.TText
 		}
-		cols[i] = Column{Name: lcols[i].Name, Type: t}
-		if lcols[i].Type == rcols[i].Type && lcols[i].mod() == rcols[i].mod() {
+		cols[i] = catalog.Column{Name: lcols[i].Name, Type: t}
+		if lcols[i].Type == rcols[i].Type && lcols[i].Mod() == rcols[i].Mod() {
 			cols[i] = lcols[i]
 			cols[i].Name = lcols[i].Name
 		}
@@ -708,54 +711,54 @@ func (s *Session) setOp(st *pg.SelectStmt, params *[]Type) (relNode, []Column, e
 	return n, cols, nil
 }
 
-func (s *Session) valuesList(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (relNode, []Column, error) {
+func (s *Session) valuesList(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []catalog.Column, error) {
 	c := &compiler{s: s, outer: s.planOuter, params: params, clause: "VALUES"}
 	var rows [][]expr
-	var types []Type
+	var colTypes []types.Type
 	for _, n := range st.ValuesLists {
 		items := n.GetList().GetItems()
-		if rows != nil && len(items) != len(types) {
-			return nil, nil, errorf(CodeSyntax, "VALUES lists must all be the same length")
+		if rows != nil && len(items) != len(colTypes) {
+			return nil, nil, pgerror.Errorf(pgerror.CodeSyntax, "VALUES lists must all be the same length")
 		}
 		var row []expr
 		for i, it := range items {
-			x, err := c.compile(it, TUnknown)
+			x, err := c.compile(it, types.TUnknown)
 			if err != nil {
 				return nil, nil, err
 			}
 			if rows == nil {
-				types = append(types, x.typ())
-			} else if types[i], err = unifyTypes(types[i], x.typ(), "VALUES"); err != nil {
+				colTypes = append(colTypes, x.typ())
+			} else if colTypes[i], err = unifyTypes(colTypes[i], x.typ(), "VALUES"); err != nil {
 				return nil, nil, err
 			}
 			row = append(row, x)
 		}
 		rows = append(rows, row)
 	}
-	cols := make([]Column, len(types))
-	for i, t := range types {
-		if t == TUnknown && !keepUnknown {
-			t = TText
+	cols := make([]catalog.Column, len(colTypes))
+	for i, t := range colTypes {
+		if t == types.TUnknown && !keepUnknown {
+			t = types.TText
 		}
-		types[i] = t
-		cols[i] = Column{Name: fmt.Sprintf("column%d", i+1), Type: t}
+		colTypes[i] = t
+		cols[i] = catalog.Column{Name: fmt.Sprintf("column%d", i+1), Type: t}
 	}
 	for _, row := range rows {
 		for i, x := range row {
-			if x.typ() != types[i] {
+			if x.typ() != colTypes[i] {
 				var err error
-				if row[i], err = c.coerce(x, types[i]); err != nil {
+				if row[i], err = c.coerce(x, colTypes[i]); err != nil {
 					return nil, nil, err
 				}
-				if row[i].typ() != types[i] {
-					row[i] = &castExpr{arg: row[i], t: types[i]}
+				if row[i].typ() != colTypes[i] {
+					row[i] = &castExpr{arg: row[i], t: colTypes[i]}
 				}
 			}
 		}
 	}
-	scan := &rowsScan{what: "Values Scan", rows: func(q *qctx) ([][]Value, error) {
+	scan := &rowsScan{what: "Values Scan", rows: func(q *qctx) ([][]types.Value, error) {
 		e := q.env(nil)
-		out := make([][]Value, len(rows))
+		out := make([][]types.Value, len(rows))
 		for i, row := range rows {
 			vals, err := project(row, e)
 			if err != nil {
@@ -769,10 +772,10 @@ func (s *Session) valuesList(st *pg.SelectStmt, params *[]Type, keepUnknown bool
 }
 
 // selectBlock plans one SELECT … FROM … WHERE … GROUP BY … HAVING ….
-func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (relNode, []Column, error) {
+func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []catalog.Column, error) {
 	for _, d := range st.DistinctClause {
 		if d != nil && d.Node != nil {
-			return nil, nil, notSupported("SELECT DISTINCT ON is not supported")
+			return nil, nil, pgerror.NotSupported("SELECT DISTINCT ON is not supported")
 		}
 	}
 	// FROM: the items side by side, each a cross join of the ones before
@@ -809,12 +812,12 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 		in.scope = nil
 	}
 	if st.WhereClause != nil {
-		w, err := in.compile(st.WhereClause, TBool)
+		w, err := in.compile(st.WhereClause, types.TBool)
 		if err != nil {
 			return nil, nil, err
 		}
-		if w.typ() != TBool {
-			return nil, nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
+		if w.typ() != types.TBool {
+			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
 		}
 		var rest []expr
 		wheres := whereConjuncts(st.WhereClause)
@@ -833,7 +836,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 			if r := sc.relAt(lo); r != nil && hi < r.off+len(r.cols) && !r.nullable && (r.scan != nil || r.rows != nil) {
 				// one FROM item's: into its scan, compiled over its row
 				one := &compiler{s: s, outer: s.planOuter, params: params, scope: &scope{rels: []*scopeRel{{name: r.name, cols: r.cols}}, width: len(r.cols)}, clause: "WHERE"}
-				px, err := one.compile(wheres[i], TBool)
+				px, err := one.compile(wheres[i], types.TBool)
 				if err == nil {
 					if r.scan != nil {
 						r.scan.filter = andWith(r.scan.filter, px)
@@ -861,13 +864,13 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 		}
 		if cond := andAll(rest); cond != nil {
 			if node == nil { // no FROM: the one row a WHERE filters
-				node = &rowsScan{what: "Result", rows: func(*qctx) ([][]Value, error) { return [][]Value{nil}, nil }}
+				node = &rowsScan{what: "Result", rows: func(*qctx) ([][]types.Value, error) { return [][]types.Value{nil}, nil }}
 			}
 			node = &filterNode{in: node, cond: cond}
 		}
 	}
 	if node == nil {
-		node = &rowsScan{what: "Result", rows: func(*qctx) ([][]Value, error) { return [][]Value{nil}, nil }}
+		node = &rowsScan{what: "Result", rows: func(*qctx) ([][]types.Value, error) { return [][]types.Value{nil}, nil }}
 	}
 	if len(st.LockingClause) > 0 { // lockjoin.go
 		s.lockPins = savedPins
@@ -889,12 +892,12 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 				if iv, ok := k.Val.(*pg.A_Const_Ival); ok {
 					pos := int(iv.Ival.Ival)
 					if pos < 1 || pos > len(st.TargetList) {
-						return nil, nil, errorf(CodeInvalidColumnRef, "GROUP BY position %d is not in select list", pos).at(k.Location)
+						return nil, nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "GROUP BY position %d is not in select list", pos).At(k.Location)
 					}
 					gn = st.TargetList[pos-1].GetResTarget().Val
 				}
 			}
-			x, err := gin.compile(gn, TUnknown)
+			x, err := gin.compile(gn, types.TUnknown)
 			if err != nil {
 				// GROUP BY an output column's name
 				if cr := gn.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
@@ -902,7 +905,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 					for _, t := range st.TargetList {
 						if rt := t.GetResTarget(); rt.Name == name {
 							gn = rt.Val
-							x, err = gin.compile(gn, TUnknown)
+							x, err = gin.compile(gn, types.TUnknown)
 							break
 						}
 					}
@@ -911,8 +914,8 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 					return nil, nil, err
 				}
 			}
-			if x.typ() == TUnknown {
-				x = &castExpr{arg: x, t: TText}
+			if x.typ() == types.TUnknown {
+				x = &castExpr{arg: x, t: types.TText}
 			}
 			if _, dup := agg.groupKeys[nodeKey(gn)]; dup {
 				continue
@@ -935,12 +938,12 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 	for _, n := range st.TargetList {
 		rt := n.GetResTarget()
 		if rt == nil || len(rt.Indirection) > 0 {
-			return nil, nil, notSupported("this select list item is not supported")
+			return nil, nil, pgerror.NotSupported("this select list item is not supported")
 		}
 		if cr := rt.Val.GetColumnRef(); cr != nil {
 			if f := strs(cr.Fields); len(f) > 0 && f[len(f)-1] == "*" {
 				if len(st.FromClause) == 0 {
-					return nil, nil, errorf(CodeSyntax, "SELECT * with no tables specified is not valid").at(cr.Location)
+					return nil, nil, pgerror.Errorf(pgerror.CodeSyntax, "SELECT * with no tables specified is not valid").At(cr.Location)
 				}
 				rel := ""
 				if len(f) == 2 {
@@ -957,7 +960,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 						if rel != "" {
 							ref.GetColumnRef().Fields = []*pg.Node{pg.MakeStrNode(rel), pg.MakeStrNode(ns[i])}
 						}
-						x, err := out.compile(ref, TUnknown)
+						x, err := out.compile(ref, types.TUnknown)
 						if err != nil {
 							return nil, nil, err
 						}
@@ -972,7 +975,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 		}
 		sel := *out
 		sel.clause = ""
-		x, err := sel.compile(rt.Val, TUnknown)
+		x, err := sel.compile(rt.Val, types.TUnknown)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -983,17 +986,17 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 		names, targets, targetNodes = append(names, name), append(targets, x), append(targetNodes, rt.Val)
 	}
 	if len(targets) > maxTargetListEntries {
-		return nil, nil, errorf(CodeTooManyColumns, "target lists can have at most %d entries", maxTargetListEntries)
+		return nil, nil, pgerror.Errorf(pgerror.CodeTooManyColumns, "target lists can have at most %d entries", maxTargetListEntries)
 	}
 	if st.HavingClause != nil {
 		hc := *out
 		hc.clause, hc.win = "HAVING", nil
-		h, err := hc.compile(st.HavingClause, TBool)
+		h, err := hc.compile(st.HavingClause, types.TBool)
 		if err != nil {
 			return nil, nil, err
 		}
-		if h.typ() != TBool {
-			return nil, nil, errorf(CodeDatatypeMismatch, "argument of HAVING must be type boolean, not type %s", h.typ())
+		if h.typ() != types.TBool {
+			return nil, nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of HAVING must be type boolean, not type %s", h.typ())
 		}
 		agg.having = h
 	}
@@ -1005,17 +1008,17 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 	for _, n := range st.SortClause {
 		sb := n.GetSortBy()
 		if sb == nil || len(sb.UseOp) > 0 {
-			return nil, nil, notSupported("ORDER BY ... USING is not supported")
+			return nil, nil, pgerror.NotSupported("ORDER BY ... USING is not supported")
 		}
 		idx := -1
 		if k := sb.Node.GetAConst(); k != nil {
 			iv, ok := k.Val.(*pg.A_Const_Ival)
 			if !ok {
-				return nil, nil, notSupported("ORDER BY a constant is not supported").at(sb.Location)
+				return nil, nil, pgerror.NotSupported("ORDER BY a constant is not supported").At(sb.Location)
 			}
 			idx = int(iv.Ival.Ival) - 1
 			if idx < 0 || idx >= len(targets) {
-				return nil, nil, errorf(CodeInvalidColumnRef, "ORDER BY position %d is not in select list", iv.Ival.Ival).at(k.Location)
+				return nil, nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "ORDER BY position %d is not in select list", iv.Ival.Ival).At(k.Location)
 			}
 		} else if cr := sb.Node.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
 			name := strs(cr.Fields)[0]
@@ -1037,11 +1040,11 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 		}
 		if idx < 0 {
 			if distinct {
-				return nil, nil, errorf(CodeInvalidColumnRef, "for SELECT DISTINCT, ORDER BY expressions must appear in select list").at(sb.Location)
+				return nil, nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "for SELECT DISTINCT, ORDER BY expressions must appear in select list").At(sb.Location)
 			}
 			oc := *out
 			oc.clause = ""
-			x, err := oc.compile(sb.Node, TUnknown)
+			x, err := oc.compile(sb.Node, types.TUnknown)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -1049,8 +1052,8 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 			idx = len(targets) - 1
 			extra++
 		}
-		if isIntArray(targets[idx].typ()) {
-			return nil, nil, notSupported("ORDER BY an array is not supported")
+		if types.IsIntArray(targets[idx].typ()) {
+			return nil, nil, pgerror.NotSupported("ORDER BY an array is not supported")
 		}
 		keys = append(keys, sortColOf(sb, idx))
 	}
@@ -1077,11 +1080,11 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]Type, keepUnknown boo
 	if extra > 0 {
 		node = &truncNode{in: node, width: width}
 	}
-	cols := make([]Column, width)
+	cols := make([]catalog.Column, width)
 	for i := 0; i < width; i++ {
 		t := targets[i].typ()
-		if t == TUnknown && !keepUnknown {
-			t = TText
+		if t == types.TUnknown && !keepUnknown {
+			t = types.TText
 		}
 		cols[i] = resultColumn(names[i], t, targets[i])
 		x := targets[i]

@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"runtime"
 	"testing"
+
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 func engineTables(t *testing.T, eng *Executor) []string {
@@ -25,7 +28,7 @@ func TestDropTableReclaims(t *testing.T) {
 	eng, s := newTestSession(t)
 	want := func(names ...string) {
 		t.Helper()
-		if got := engineTables(t, eng); !reflect.DeepEqual(got, append([]string{CatalogTable}, names...)) {
+		if got := engineTables(t, eng); !reflect.DeepEqual(got, append([]string{catalog.CatalogTable}, names...)) {
 			t.Fatalf("engine tables %q, want %q and the catalog", got, names)
 		}
 	}
@@ -74,7 +77,7 @@ func TestDropTableWaitsForUsers(t *testing.T) {
 	mustRun(t, s2, "SELECT k FROM t FOR SHARE", "1\nSELECT 1")
 	type res struct {
 		out string
-		err *Error
+		err *pgerror.Error
 	}
 	done := make(chan res, 1)
 	go func() {
@@ -100,7 +103,7 @@ func TestDropTableWaitsForUsers(t *testing.T) {
 	}
 	mustFail(t, s, "SELECT * FROM t", "42P01", "")
 	mustRun(t, s, "CREATE TABLE w (k int PRIMARY KEY)", "CREATE TABLE")
-	if got := engineTables(t, eng); !reflect.DeepEqual(got, []string{CatalogTable, "api_table", "w"}) {
+	if got := engineTables(t, eng); !reflect.DeepEqual(got, []string{catalog.CatalogTable, "api_table", "w"}) {
 		t.Fatalf("engine tables %q", got)
 	}
 }

@@ -31,19 +31,22 @@ import (
 	"sync"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 	"google.golang.org/protobuf/proto"
 )
 
 // cteDef is a WITH query of the statement being planned.
 type cteDef struct {
 	name string
-	cols []Column
+	cols []catalog.Column
 	root relNode // the query (a recursive one: the non-recursive term)
 	// a recursive query: its recursive term, UNION ALL or UNION, and the
 	// working table its self-reference reads while it runs
 	step relNode
 	all  bool
-	work [][]Value
+	work [][]types.Value
 	// owner: set on the entry a recursive term's self-reference resolves
 	// to, the query whose working table it reads
 	owner *cteDef
@@ -51,7 +54,7 @@ type cteDef struct {
 	correlated bool // planned inside a subquery: run at each scan
 	mu         sync.Mutex
 	exec       *execRun
-	cache      [][]Value
+	cache      [][]types.Value
 }
 
 // lookupCTE finds the WITH query an unqualified name names, innermost
@@ -80,13 +83,13 @@ func (s *Session) cteFromItem(rv *pg.RangeVar, name string, alias *pg.Alias) (re
 	}
 	rs := &rowsScan{what: "CTE Scan on " + rv.Relname, rows: d.rows}
 	if w := d.owner; w != nil {
-		rs = &rowsScan{what: "WorkTable Scan on " + rv.Relname, rows: func(*qctx) ([][]Value, error) { return w.work, nil }}
+		rs = &rowsScan{what: "WorkTable Scan on " + rv.Relname, rows: func(*qctx) ([][]types.Value, error) { return w.work, nil }}
 	}
 	return rs, &scope{rels: []*scopeRel{{name: name, cols: cols, rows: rs}}, width: len(cols)}, true, nil
 }
 
 // rows runs the WITH query (once per execution unless correlated).
-func (d *cteDef) rows(q *qctx) ([][]Value, error) {
+func (d *cteDef) rows(q *qctx) ([][]types.Value, error) {
 	if d.correlated {
 		return d.run(q)
 	}
@@ -103,14 +106,14 @@ func (d *cteDef) rows(q *qctx) ([][]Value, error) {
 	return rows, nil
 }
 
-func (d *cteDef) run(q *qctx) ([][]Value, error) {
+func (d *cteDef) run(q *qctx) ([][]types.Value, error) {
 	rows, err := collect(q, d.root)
 	if err != nil || d.step == nil {
 		return rows, err
 	}
 	seen := map[string]bool{}
 	var kb []byte
-	fresh := func(r []Value) bool {
+	fresh := func(r []types.Value) bool {
 		if d.all {
 			return true
 		}
@@ -124,7 +127,7 @@ func (d *cteDef) run(q *qctx) ([][]Value, error) {
 		seen[string(kb)] = true
 		return true
 	}
-	var out [][]Value
+	var out [][]types.Value
 	for _, r := range rows {
 		if fresh(r) {
 			out = append(out, r)
@@ -163,7 +166,7 @@ func allSelectCTEs(w *pg.WithClause) bool {
 }
 
 // buildWith plans st, whose WITH queries are SELECTs (buildQuery).
-func (s *Session) buildWith(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (relNode, []Column, error) {
+func (s *Session) buildWith(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []catalog.Column, error) {
 	w := st.WithClause
 	depth := len(s.ctes)
 	defer func() { s.ctes = s.ctes[:depth] }()
@@ -172,11 +175,11 @@ func (s *Session) buildWith(st *pg.SelectStmt, params *[]Type, keepUnknown bool)
 		cte := n.GetCommonTableExpr()
 		switch {
 		case cte.SearchClause != nil:
-			return nil, nil, notSupported("SEARCH in a WITH query is not supported")
+			return nil, nil, pgerror.NotSupported("SEARCH in a WITH query is not supported")
 		case cte.CycleClause != nil:
-			return nil, nil, notSupported("CYCLE in a WITH query is not supported")
+			return nil, nil, pgerror.NotSupported("CYCLE in a WITH query is not supported")
 		case names[cte.Ctename]:
-			return nil, nil, errorf(CodeDuplicateAlias, "WITH query name %q specified more than once", cte.Ctename).at(cte.Location)
+			return nil, nil, pgerror.Errorf(pgerror.CodeDuplicateAlias, "WITH query name %q specified more than once", cte.Ctename).At(cte.Location)
 		}
 		names[cte.Ctename] = true
 		d, err := s.planCTE(cte, w.Recursive, params)
@@ -191,7 +194,7 @@ func (s *Session) buildWith(st *pg.SelectStmt, params *[]Type, keepUnknown bool)
 }
 
 // planCTE plans one WITH query.
-func (s *Session) planCTE(cte *pg.CommonTableExpr, recursive bool, params *[]Type) (*cteDef, error) {
+func (s *Session) planCTE(cte *pg.CommonTableExpr, recursive bool, params *[]types.Type) (*cteDef, error) {
 	q := cte.Ctequery.GetSelectStmt()
 	d := &cteDef{name: cte.Ctename, correlated: s.planOuter != nil}
 	self := map[string]bool{cte.Ctename: true}
@@ -223,11 +226,11 @@ func (s *Session) planCTE(cte *pg.CommonTableExpr, recursive bool, params *[]Typ
 		return nil, err
 	}
 	if len(scols) != len(cols) {
-		return nil, errorf(CodeSyntax, "each UNION query must have the same number of columns")
+		return nil, pgerror.Errorf(pgerror.CodeSyntax, "each UNION query must have the same number of columns")
 	}
 	for i := range cols {
-		if scols[i].Type != cols[i].Type && scols[i].Type != TUnknown {
-			return nil, &Error{Code: CodeDatatypeMismatch, Message: fmt.Sprintf("recursive query %q column %d has type %s in non-recursive term but type %s overall",
+		if scols[i].Type != cols[i].Type && scols[i].Type != types.TUnknown {
+			return nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("recursive query %q column %d has type %s in non-recursive term but type %s overall",
 				cte.Ctename, i+1, cols[i].Type, scols[i].Type), Hint: "Cast the output of the non-recursive term to the correct type."}
 		}
 	}
@@ -236,14 +239,14 @@ func (s *Session) planCTE(cte *pg.CommonTableExpr, recursive bool, params *[]Typ
 }
 
 // cteColumns names a WITH query's columns by its column list.
-func cteColumns(cte *pg.CommonTableExpr, cols []Column) ([]Column, error) {
+func cteColumns(cte *pg.CommonTableExpr, cols []catalog.Column) ([]catalog.Column, error) {
 	names := strs(cte.Aliascolnames)
 	if len(names) > len(cols) {
-		return nil, errorf(CodeInvalidColumnRef, "WITH query %q has %d columns available but %d columns specified", cte.Ctename, len(cols), len(names)).at(cte.Location)
+		return nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "WITH query %q has %d columns available but %d columns specified", cte.Ctename, len(cols), len(names)).At(cte.Location)
 	}
-	out := make([]Column, len(cols))
+	out := make([]catalog.Column, len(cols))
 	for i, c := range cols {
-		out[i] = Column{Name: c.Name, Type: c.Type, Int2: c.Int2, MaxLen: c.MaxLen, Varchar: c.Varchar, Prec: c.Prec, Scale: c.Scale}
+		out[i] = catalog.Column{Name: c.Name, Type: c.Type, Int2: c.Int2, MaxLen: c.MaxLen, Varchar: c.Varchar, Prec: c.Prec, Scale: c.Scale}
 		if i < len(names) {
 			out[i].Name = names[i]
 		}
@@ -255,20 +258,20 @@ func cteColumns(cte *pg.CommonTableExpr, cols []Column) ([]Column, error) {
 func checkRecursiveForm(cte *pg.CommonTableExpr, q *pg.SelectStmt) error {
 	name := cte.Ctename
 	self := map[string]bool{name: true}
-	invalid := func(format string, args ...any) *Error {
-		return errorf("42P19", format, args...).at(cte.Location)
+	invalid := func(format string, args ...any) *pgerror.Error {
+		return pgerror.Errorf("42P19", format, args...).At(cte.Location)
 	}
 	switch {
 	case q.Op != pg.SetOperation_SETOP_UNION:
 		return invalid("recursive query %q does not have the form non-recursive-term UNION [ALL] recursive-term", name)
 	case len(q.SortClause) > 0:
-		return notSupported("ORDER BY in a recursive query is not implemented").at(cte.Location)
+		return pgerror.NotSupported("ORDER BY in a recursive query is not implemented").At(cte.Location)
 	case q.LimitOffset != nil:
-		return notSupported("OFFSET in a recursive query is not implemented").at(cte.Location)
+		return pgerror.NotSupported("OFFSET in a recursive query is not implemented").At(cte.Location)
 	case q.LimitCount != nil:
-		return notSupported("LIMIT in a recursive query is not implemented").at(cte.Location)
+		return pgerror.NotSupported("LIMIT in a recursive query is not implemented").At(cte.Location)
 	case len(q.LockingClause) > 0:
-		return notSupported("FOR UPDATE/SHARE in a recursive query is not implemented").at(cte.Location)
+		return pgerror.NotSupported("FOR UPDATE/SHARE in a recursive query is not implemented").At(cte.Location)
 	case readsAny(q.Larg.ProtoReflect(), self):
 		return invalid("recursive reference to query %q must not appear within its non-recursive term", name)
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
 )
 
 // A table created without a PRIMARY KEY gets a hidden key column, as a
@@ -26,17 +27,8 @@ type rowidCounters struct {
 	next map[string]int64 // engine table name -> next rowid
 }
 
-// hiddenKey reports whether t's key is the hidden rowid column.
-func (t *Table) hiddenKey() bool { return t.Key >= 0 && t.Cols[t.Key].Hidden }
-
-// addHiddenKey gives t (which has no PRIMARY KEY) its rowid column.
-func (t *Table) addHiddenKey() {
-	t.Cols = append(t.Cols, Column{Name: "", Type: TInt8, NotNull: true, Hidden: true})
-	t.Key = len(t.Cols) - 1
-}
-
 // nextRowid returns a rowid no row of t has had since the Executor started.
-func (e *Executor) nextRowid(ctx context.Context, t *Table) (int64, error) {
+func (e *Executor) nextRowid(ctx context.Context, t *catalog.Table) (int64, error) {
 	if err := e.seedRowid(ctx, t); err != nil {
 		return 0, err
 	}
@@ -54,8 +46,8 @@ func (e *Executor) nextRowid(ctx context.Context, t *Table) (int64, error) {
 // rewrite) seeds first: once its own transaction holds the lock, the read
 // would wait for that transaction forever (pgbench -i's TRUNCATE then
 // INSERT did).
-func (e *Executor) seedRowid(ctx context.Context, t *Table) error {
-	if !t.hiddenKey() {
+func (e *Executor) seedRowid(ctx context.Context, t *catalog.Table) error {
+	if !t.HiddenKey() {
 		return nil
 	}
 	e.rowids.mu.Lock()
@@ -67,7 +59,7 @@ func (e *Executor) seedRowid(ctx context.Context, t *Table) error {
 	n := int64(1)
 	err := e.db.RunTx(ctx, &tupled.TxOptions{ReadOnly: true}, func(tx *tupled.Tx) error {
 		return tx.Scan(ctx, t.Engine, tupled.ScanOptions{Reverse: true, Limit: 1}, func(k, _ []byte) error {
-			v, err := decodeKey(t, k)
+			v, err := catalog.DecodeKey(t, k)
 			if err != nil {
 				return err
 			}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/tupled/tupled"
 )
 
 // TestTableWithoutPrimaryKey: a table without a PRIMARY KEY works as in
@@ -58,15 +56,7 @@ func TestRowidSeededFromTable(t *testing.T) {
 func TestRowidAfterTruncateInOneTransaction(t *testing.T) {
 	dir := t.TempDir()
 	for round := 0; round < 2; round++ {
-		db, err := tupled.Open(dir, &tupled.Options{VacuumInterval: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := NewExecutor(context.Background(), db, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := eng.NewSession(1, "test", nil)
+		db, s := newDiskSession(t, dir)
 		if round == 0 {
 			mustRun(t, s, "CREATE TABLE h (a int); INSERT INTO h VALUES (1), (2)", "CREATE TABLE\nINSERT 0 2")
 		} else {

@@ -6,8 +6,10 @@ import (
 	"maps"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
-
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // sqlSavepoint is an open savepoint of the session's transaction block:
@@ -16,8 +18,8 @@ import (
 // the engine with the rest of the savepoint's writes).
 type sqlSavepoint struct {
 	name    string
-	pending map[string]*Table
-	seqs    map[string]*Sequence // pendingSeqs
+	pending map[string]*catalog.Table
+	seqs    map[string]*catalog.Sequence // pendingSeqs
 	// undo holds, for each setting SET (or SET LOCAL) since the savepoint
 	// was established, its value then: ROLLBACK TO restores them, as
 	// PostgreSQL's subtransaction abort does (AtEOSubXact_GUC). setSetting
@@ -61,7 +63,7 @@ func (s *Session) planSavepoint(st *pg.TransactionStmt) (*plan, error) {
 	name := st.SavepointName
 	switch st.Kind {
 	case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
-		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 			if s.block != blkExplicit {
 				return nil, s.outsideBlock("SAVEPOINT")
 			}
@@ -76,7 +78,7 @@ func (s *Session) planSavepoint(st *pg.TransactionStmt) (*plan, error) {
 			return &Result{Tag: "SAVEPOINT"}, nil
 		}}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_RELEASE:
-		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 			if s.block != blkExplicit {
 				return nil, s.outsideBlock("RELEASE SAVEPOINT")
 			}
@@ -91,7 +93,7 @@ func (s *Session) planSavepoint(st *pg.TransactionStmt) (*plan, error) {
 			return &Result{Tag: "RELEASE"}, nil
 		}}, nil
 	default: // ROLLBACK TO
-		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+		return &plan{ctl: true, run: func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 			if s.block != blkExplicit && s.block != blkFailed {
 				return nil, s.outsideBlock("ROLLBACK TO SAVEPOINT")
 			}
@@ -113,11 +115,11 @@ func (s *Session) planSavepoint(st *pg.TransactionStmt) (*plan, error) {
 }
 
 func (s *Session) outsideBlock(what string) error {
-	return errorf(CodeNoActiveTx, "%s can only be used in transaction blocks", what)
+	return pgerror.Errorf(pgerror.CodeNoActiveTx, "%s can only be used in transaction blocks", what)
 }
 
-func noSavepoint(name string) *Error {
-	return errorf(CodeInvalidSavepoint, "savepoint %q does not exist", name)
+func noSavepoint(name string) *pgerror.Error {
+	return pgerror.Errorf(pgerror.CodeInvalidSavepoint, "savepoint %q does not exist", name)
 }
 
 func (s *Session) findSavepoint(name string) int {

@@ -59,33 +59,16 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // SequenceTable is the engine table holding every sequence's state (see
 // above), created with the first sequence.
 const SequenceTable = "_tupled_sequences"
 
-// Sequence is a sequence's definition.
-type Sequence struct {
-	Name string `json:"name"`
-	// Key is the state row's key in SequenceTable.
-	Key   string `json:"key,omitempty"`
-	Type  string `json:"type"` // smallint, integer or bigint
-	Start int64  `json:"start"`
-	Inc   int64  `json:"inc"`
-	Min   int64  `json:"min"`
-	Max   int64  `json:"max"`
-	Cache int64  `json:"cache"`
-	Cycle bool   `json:"cycle,omitempty"`
-	// OwnedTable and OwnedCol: OWNED BY table.column (a column's own
-	// sequence is owned by it too).
-	OwnedTable string `json:"owned_table,omitempty"`
-	OwnedCol   string `json:"owned_col,omitempty"`
-}
-
 func seqCatalogKey(name string) []byte { return []byte("\x00seq\x00" + name) }
-
-func isSeqCatalogKey(k []byte) bool { return strings.HasPrefix(string(k), "\x00seq\x00") }
 
 // seqTypeRange is the type's OID and bounds.
 func seqTypeRange(typ string) (oid int64, min, max int64) {
@@ -99,9 +82,9 @@ func seqTypeRange(typ string) (oid int64, min, max int64) {
 }
 
 // colSeqType is the sequence type of an integer column.
-func colSeqType(c Column) string {
+func colSeqType(c catalog.Column) string {
 	switch {
-	case c.Type == TInt8:
+	case c.Type == types.TInt8:
 		return "bigint"
 	case c.Int2:
 		return "smallint"
@@ -110,18 +93,18 @@ func colSeqType(c Column) string {
 }
 
 // newSequence is a sequence of typ with PostgreSQL's defaults.
-func newSequence(name, typ string) *Sequence {
+func newSequence(name, typ string) *catalog.Sequence {
 	_, _, max := seqTypeRange(typ)
-	return &Sequence{Name: name, Type: typ, Start: 1, Inc: 1, Min: 1, Max: max, Cache: 1}
+	return &catalog.Sequence{Name: name, Type: typ, Start: 1, Inc: 1, Min: 1, Max: max, Cache: 1}
 }
 
 // colSequence is the sequence of t's serial or identity column c (nil if
 // c has none).
-func colSequence(t *Table, c Column) *Sequence {
+func colSequence(t *catalog.Table, c catalog.Column) *catalog.Sequence {
 	if !c.Serial && c.Identity == "" {
 		return nil
 	}
-	var sq Sequence
+	var sq catalog.Sequence
 	if c.Seq != nil {
 		sq = *c.Seq
 	} else {
@@ -137,69 +120,36 @@ func colSequence(t *Table, c Column) *Sequence {
 
 // lookupSeq resolves a standalone sequence's name for the session: its
 // own uncommitted DDL first, then the committed catalog.
-func (s *Session) lookupSeq(name string) *Sequence {
+func (s *Session) lookupSeq(name string) *catalog.Sequence {
 	if sq, ok := s.pendingSeqs[name]; ok {
 		return sq
 	}
-	s.eng.cat.mu.RLock()
-	defer s.eng.cat.mu.RUnlock()
-	return s.eng.cat.seqs[name]
+	return s.eng.cat.Sequence(name)
 }
 
 // findSequence resolves name (as regclass input: maybe qualified and
 // quoted) to any sequence the session sees, standalone or a column's.
-func (s *Session) findSequence(name string) (*Sequence, error) {
+func (s *Session) findSequence(name string) (*catalog.Sequence, error) {
 	sn := s.catalogSnap()
 	o, ok := sn.relOID(name)
 	if !ok || sn.byOID[o] == nil {
-		return nil, errorf(CodeUndefinedTable, "relation %q does not exist", name)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", name)
 	}
 	return s.seqOfRel(sn.byOID[o])
 }
 
-func (s *Session) seqOfRel(r *catRel) (*Sequence, error) {
+func (s *Session) seqOfRel(r *catRel) (*catalog.Sequence, error) {
 	if r.kind != "S" || r.seq == nil {
-		return nil, errorf(CodeWrongObjectType, "%q is not a sequence", r.name)
+		return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a sequence", r.name)
 	}
 	return r.seq, nil
 }
 
-func (s *Session) setPendingSeq(name string, sq *Sequence) {
+func (s *Session) setPendingSeq(name string, sq *catalog.Sequence) {
 	if s.pendingSeqs == nil {
-		s.pendingSeqs = map[string]*Sequence{}
+		s.pendingSeqs = map[string]*catalog.Sequence{}
 	}
 	s.pendingSeqs[name] = sq
-}
-
-// applySeqs installs the sequence DDL of a committed transaction (nil =
-// dropped).
-func (c *catalog) applySeqs(changes map[string]*Sequence) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.seqs == nil {
-		c.seqs = map[string]*Sequence{}
-	}
-	for name, sq := range changes {
-		if sq == nil {
-			delete(c.seqs, name)
-		} else {
-			c.seqs[name] = sq
-		}
-	}
-	c.gen++
-}
-
-// loadSeq reads a sequence's catalog entry (catalog.load).
-func (c *catalog) loadSeq(v []byte) error {
-	var sq Sequence
-	if err := json.Unmarshal(v, &sq); err != nil {
-		return err
-	}
-	if c.seqs == nil {
-		c.seqs = map[string]*Sequence{}
-	}
-	c.seqs[sq.Name] = &sq
-	return nil
 }
 
 // ---- the state ----
@@ -210,7 +160,7 @@ type seqState struct {
 	logCnt int64
 }
 
-func decodeSeqState(sq *Sequence, b []byte, found bool) (seqState, error) {
+func decodeSeqState(sq *catalog.Sequence, b []byte, found bool) (seqState, error) {
 	switch {
 	case !found:
 		return seqState{last: sq.Start}, nil
@@ -219,7 +169,7 @@ func decodeSeqState(sq *Sequence, b []byte, found bool) (seqState, error) {
 	case len(b) == 10:
 		return seqState{last: int64(binary.BigEndian.Uint64(b)), called: b[8] == 1, logCnt: int64(b[9])}, nil
 	}
-	return seqState{}, errCorrupt
+	return seqState{}, catalog.ErrCorrupt
 }
 
 func (st seqState) encode() []byte {
@@ -235,7 +185,7 @@ func b2byte(b bool) byte {
 }
 
 // lockSeqState locks sq's state row in tx and reads it.
-func lockSeqState(ctx context.Context, tx *tupled.Tx, sq *Sequence) (seqState, bool, error) {
+func lockSeqState(ctx context.Context, tx *tupled.Tx, sq *catalog.Sequence) (seqState, bool, error) {
 	cur, err := tx.Lock(ctx, SequenceTable, []byte(sq.Key), tupled.ForUpdate, tupled.Wait)
 	switch {
 	case errors.Is(err, tupled.ErrNotFound), errors.Is(err, tupled.ErrNoTable):
@@ -248,7 +198,7 @@ func lockSeqState(ctx context.Context, tx *tupled.Tx, sq *Sequence) (seqState, b
 	return st, true, err
 }
 
-func writeSeqState(ctx context.Context, tx *tupled.Tx, sq *Sequence, st seqState, exists bool) error {
+func writeSeqState(ctx context.Context, tx *tupled.Tx, sq *catalog.Sequence, st seqState, exists bool) error {
 	if exists {
 		return tx.Update(ctx, SequenceTable, []byte(sq.Key), st.encode())
 	}
@@ -260,7 +210,7 @@ const seqLogVals = 32
 
 // fetchSeq is PostgreSQL's nextval_internal on the row: it takes up to
 // CACHE values, returning the first and the last taken.
-func fetchSeq(ctx context.Context, tx *tupled.Tx, sq *Sequence) (result, last int64, err error) {
+func fetchSeq(ctx context.Context, tx *tupled.Tx, sq *catalog.Sequence) (result, last int64, err error) {
 	st, exists, err := lockSeqState(ctx, tx, sq)
 	if err != nil {
 		return 0, 0, err
@@ -283,7 +233,7 @@ func fetchSeq(ctx context.Context, tx *tupled.Tx, sq *Sequence) (result, last in
 					break
 				}
 				if !sq.Cycle {
-					return 0, 0, errorf("2200H", "nextval: reached maximum value of sequence %q (%d)", sq.Name, sq.Max)
+					return 0, 0, pgerror.Errorf("2200H", "nextval: reached maximum value of sequence %q (%d)", sq.Name, sq.Max)
 				}
 				next = sq.Min
 			} else {
@@ -295,7 +245,7 @@ func fetchSeq(ctx context.Context, tx *tupled.Tx, sq *Sequence) (result, last in
 					break
 				}
 				if !sq.Cycle {
-					return 0, 0, errorf("2200H", "nextval: reached minimum value of sequence %q (%d)", sq.Name, sq.Min)
+					return 0, 0, pgerror.Errorf("2200H", "nextval: reached minimum value of sequence %q (%d)", sq.Name, sq.Min)
 				}
 				next = sq.Max
 			} else {
@@ -338,7 +288,7 @@ func (s *Session) seqMem(key string) *seqSess {
 
 // seqRun runs fn on sq's state: in the session's transaction if it holds
 // the row, else in a transaction of its own.
-func (s *Session) seqRun(ctx context.Context, sq *Sequence, fn func(tx *tupled.Tx) error) error {
+func (s *Session) seqRun(ctx context.Context, sq *catalog.Sequence, fn func(tx *tupled.Tx) error) error {
 	if s.tx != nil && s.seqInTx[sq.Key] {
 		return fn(s.tx)
 	}
@@ -360,9 +310,9 @@ func (s *Session) seqRun(ctx context.Context, sq *Sequence, fn func(tx *tupled.T
 }
 
 // nextval is nextval(sq) in session s.
-func (s *Session) nextval(ctx context.Context, sq *Sequence) (int64, error) {
+func (s *Session) nextval(ctx context.Context, sq *catalog.Sequence) (int64, error) {
 	if s.txReadOnly {
-		return 0, errorf("25006", "cannot execute nextval() in a read-only transaction")
+		return 0, pgerror.Errorf("25006", "cannot execute nextval() in a read-only transaction")
 	}
 	el := s.seqMem(sq.Key)
 	s.lastSeq = sq.Key
@@ -384,12 +334,12 @@ func (s *Session) nextval(ctx context.Context, sq *Sequence) (int64, error) {
 }
 
 // setval is setval(sq, v, called).
-func (s *Session) setval(ctx context.Context, sq *Sequence, v int64, called bool) error {
+func (s *Session) setval(ctx context.Context, sq *catalog.Sequence, v int64, called bool) error {
 	if s.txReadOnly {
-		return errorf("25006", "cannot execute setval() in a read-only transaction")
+		return pgerror.Errorf("25006", "cannot execute setval() in a read-only transaction")
 	}
 	if v < sq.Min || v > sq.Max {
-		return errorf(CodeNumericRange, "setval: value %d is out of bounds for sequence %q (%d..%d)", v, sq.Name, sq.Min, sq.Max)
+		return pgerror.Errorf(pgerror.CodeNumericRange, "setval: value %d is out of bounds for sequence %q (%d..%d)", v, sq.Name, sq.Min, sq.Max)
 	}
 	err := s.seqRun(ctx, sq, func(tx *tupled.Tx) error {
 		_, exists, err := lockSeqState(ctx, tx, sq)
@@ -411,7 +361,7 @@ func (s *Session) setval(ctx context.Context, sq *Sequence, v int64, called bool
 
 // readSeqState reads sq's state as SELECT * FROM s does (the newest
 // committed, or the session's own transaction's).
-func (s *Session) readSeqState(ctx context.Context, sq *Sequence) (seqState, error) {
+func (s *Session) readSeqState(ctx context.Context, sq *catalog.Sequence) (seqState, error) {
 	var st seqState
 	read := func(tx *tupled.Tx) error {
 		v, err := tx.Get(ctx, SequenceTable, []byte(sq.Key))
@@ -440,53 +390,53 @@ func (s *Session) readSeqState(ctx context.Context, sq *Sequence) (seqState, err
 
 // seqFuncs are nextval, currval, setval and lastval (catfuncs.go's table).
 func seqFuncs(add func(name string, fns ...catFn)) {
-	I8, B, A := TInt8, TBool, tAny
-	resolve := func(e *env, v Value) (*Sequence, error) {
+	I8, B, A := types.TInt8, types.TBool, tAny
+	resolve := func(e *env, v types.Value) (*catalog.Sequence, error) {
 		sn := e.s.catalogSnap()
-		if v.T == TText || v.T == TBpchar || v.T == TUnknown {
+		if v.T == types.TText || v.T == types.TBpchar || v.T == types.TUnknown {
 			return e.s.findSequence(v.S)
 		}
 		r := sn.byOID[v.I]
 		if r == nil {
-			return nil, errorf(CodeUndefinedTable, "could not open relation with OID %d", v.I)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "could not open relation with OID %d", v.I)
 		}
 		return e.s.seqOfRel(r)
 	}
-	add("nextval", catFn{[]Type{A}, I8, true, func(e *env, a []Value) (Value, error) {
+	add("nextval", catFn{[]types.Type{A}, I8, true, func(e *env, a []types.Value) (types.Value, error) {
 		sq, err := resolve(e, a[0])
 		if err != nil {
-			return Value{}, err
+			return types.Value{}, err
 		}
 		v, err := e.s.nextval(e.ctx, sq)
-		return Int8(v), err
+		return types.Int8(v), err
 	}})
-	add("currval", catFn{[]Type{A}, I8, true, func(e *env, a []Value) (Value, error) {
+	add("currval", catFn{[]types.Type{A}, I8, true, func(e *env, a []types.Value) (types.Value, error) {
 		sq, err := resolve(e, a[0])
 		if err != nil {
-			return Value{}, err
+			return types.Value{}, err
 		}
 		el := e.s.seqSess[sq.Key]
 		if el == nil || !el.valid {
-			return Value{}, errorf(CodeObjectNotInState, "currval of sequence %q is not yet defined in this session", sq.Name)
+			return types.Value{}, pgerror.Errorf(pgerror.CodeObjectNotInState, "currval of sequence %q is not yet defined in this session", sq.Name)
 		}
-		return Int8(el.last), nil
+		return types.Int8(el.last), nil
 	}})
-	add("lastval", catFn{nil, I8, false, func(e *env, _ []Value) (Value, error) {
+	add("lastval", catFn{nil, I8, false, func(e *env, _ []types.Value) (types.Value, error) {
 		el := e.s.seqSess[e.s.lastSeq]
 		if e.s.lastSeq == "" || el == nil || !el.valid || !e.s.seqKeyExists(e.s.lastSeq) {
-			return Value{}, errorf(CodeObjectNotInState, "lastval is not yet defined in this session")
+			return types.Value{}, pgerror.Errorf(pgerror.CodeObjectNotInState, "lastval is not yet defined in this session")
 		}
-		return Int8(el.last), nil
+		return types.Int8(el.last), nil
 	}})
-	setval := func(e *env, a []Value) (Value, error) {
+	setval := func(e *env, a []types.Value) (types.Value, error) {
 		sq, err := resolve(e, a[0])
 		if err != nil {
-			return Value{}, err
+			return types.Value{}, err
 		}
 		called := len(a) < 3 || a[2].I != 0
 		return a[1], e.s.setval(e.ctx, sq, a[1].I, called)
 	}
-	add("setval", catFn{[]Type{A, I8}, I8, true, setval}, catFn{[]Type{A, I8, B}, I8, true, setval})
+	add("setval", catFn{[]types.Type{A, I8}, I8, true, setval}, catFn{[]types.Type{A, I8, B}, I8, true, setval})
 }
 
 func (s *Session) seqKeyExists(key string) bool {
@@ -505,12 +455,12 @@ func (s *Session) seqRelation(name string) (*catalogRel, bool) {
 		return nil, false
 	}
 	sq := r.seq
-	return &catalogRel{cols: cols(`last_value:i8 log_cnt:i8 is_called:b`), rows: func(s *Session, _ *catSnap) [][]Value {
+	return &catalogRel{cols: cols(`last_value:i8 log_cnt:i8 is_called:b`), rows: func(s *Session, _ *catSnap) [][]types.Value {
 		st, err := s.readSeqState(context.Background(), sq)
 		if err != nil {
 			return nil
 		}
-		return [][]Value{{Int8(st.last), Int8(st.logCnt), Bool(st.called)}}
+		return [][]types.Value{{types.Int8(st.last), types.Int8(st.logCnt), types.Bool(st.called)}}
 	}}, true
 }
 
@@ -537,11 +487,11 @@ func defInt64(d *pg.DefElem) (int64, error) {
 	case d.Arg.GetFloat() != nil:
 		v, err := strconv.ParseInt(d.Arg.GetFloat().Fval, 10, 64)
 		if err != nil {
-			return 0, errorf(CodeNumericRange, "value \"%s\" is out of range for type bigint", d.Arg.GetFloat().Fval)
+			return 0, pgerror.Errorf(pgerror.CodeNumericRange, "value \"%s\" is out of range for type bigint", d.Arg.GetFloat().Fval)
 		}
 		return v, nil
 	}
-	return 0, errorf(CodeSyntax, "%s requires a numeric value", d.Defname)
+	return 0, pgerror.Errorf(pgerror.CodeSyntax, "%s requires a numeric value", d.Defname)
 }
 
 func parseSeqOptions(opts []*pg.Node, identity bool) (*seqOptions, error) {
@@ -550,10 +500,10 @@ func parseSeqOptions(opts []*pg.Node, identity bool) (*seqOptions, error) {
 	for _, n := range opts {
 		d := n.GetDefElem()
 		if d == nil {
-			return nil, notSupported("sequence option %s is not supported", nodeName(n))
+			return nil, pgerror.NotSupported("sequence option %s is not supported", nodeName(n))
 		}
 		if seen[d.Defname] {
-			return nil, errorf(CodeSyntax, "conflicting or redundant options").at(d.Location)
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "conflicting or redundant options").At(d.Location)
 		}
 		seen[d.Defname] = true
 		num := func() (*int64, error) {
@@ -569,14 +519,14 @@ func parseSeqOptions(opts []*pg.Node, identity bool) (*seqOptions, error) {
 			switch {
 			case terr != nil:
 				return nil, terr
-			case typ == TInt4 && m.Int2:
+			case typ == types.TInt4 && m.Int2:
 				name = "smallint"
-			case typ == TInt4:
+			case typ == types.TInt4:
 				name = "integer"
-			case typ == TInt8:
+			case typ == types.TInt8:
 				name = "bigint"
 			default:
-				return nil, errorf(CodeInvalidParamValue, "sequence type must be smallint, integer, or bigint")
+				return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "sequence type must be smallint, integer, or bigint")
 			}
 			o.typ = &name
 		case "increment":
@@ -607,7 +557,7 @@ func parseSeqOptions(opts []*pg.Node, identity bool) (*seqOptions, error) {
 			o.cycle = &c
 		case "owned_by":
 			if identity {
-				return nil, notSupported("OWNED BY in an identity column's sequence options is not supported")
+				return nil, pgerror.NotSupported("OWNED BY in an identity column's sequence options is not supported")
 			}
 			o.ownedSet = true
 			names := strs(d.Arg.GetList().GetItems())
@@ -618,12 +568,12 @@ func parseSeqOptions(opts []*pg.Node, identity bool) (*seqOptions, error) {
 			}
 		case "sequence_name":
 			if !identity {
-				return nil, errorf(CodeSyntax, "invalid sequence option SEQUENCE NAME")
+				return nil, pgerror.Errorf(pgerror.CodeSyntax, "invalid sequence option SEQUENCE NAME")
 			}
 			names := strs(d.Arg.GetList().GetItems())
 			o.nameSet, o.name = true, names[len(names)-1]
 		default:
-			return nil, notSupported("sequence option %s is not supported", d.Defname)
+			return nil, pgerror.NotSupported("sequence option %s is not supported", d.Defname)
 		}
 		if err != nil {
 			return nil, err
@@ -634,7 +584,7 @@ func parseSeqOptions(opts []*pg.Node, identity bool) (*seqOptions, error) {
 
 // applySeqOptions is PostgreSQL's init_params: it applies o to sq (a new
 // sequence when create) and reports whether the state restarts, at what.
-func applySeqOptions(sq *Sequence, o *seqOptions, create bool) (restart bool, at int64, err error) {
+func applySeqOptions(sq *catalog.Sequence, o *seqOptions, create bool) (restart bool, at int64, err error) {
 	resetMax, resetMin := false, false
 	if o.typ != nil {
 		if !create && *o.typ != sq.Type {
@@ -648,7 +598,7 @@ func applySeqOptions(sq *Sequence, o *seqOptions, create bool) (restart bool, at
 	}
 	if o.inc != nil {
 		if *o.inc == 0 {
-			return false, 0, errorf(CodeInvalidParamValue, "INCREMENT must not be zero")
+			return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "INCREMENT must not be zero")
 		}
 		sq.Inc = *o.inc
 	} else if create {
@@ -668,7 +618,7 @@ func applySeqOptions(sq *Sequence, o *seqOptions, create bool) (restart bool, at
 		}
 	}
 	if sq.Max < tmin || sq.Max > tmax {
-		return false, 0, errorf(CodeInvalidParamValue, "MAXVALUE (%d) is out of range for sequence data type %s", sq.Max, sq.Type)
+		return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "MAXVALUE (%d) is out of range for sequence data type %s", sq.Max, sq.Type)
 	}
 	switch {
 	case o.min != nil:
@@ -680,10 +630,10 @@ func applySeqOptions(sq *Sequence, o *seqOptions, create bool) (restart bool, at
 		}
 	}
 	if sq.Min < tmin || sq.Min > tmax {
-		return false, 0, errorf(CodeInvalidParamValue, "MINVALUE (%d) is out of range for sequence data type %s", sq.Min, sq.Type)
+		return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "MINVALUE (%d) is out of range for sequence data type %s", sq.Min, sq.Type)
 	}
 	if sq.Min >= sq.Max {
-		return false, 0, errorf(CodeInvalidParamValue, "MINVALUE (%d) must be less than MAXVALUE (%d)", sq.Min, sq.Max)
+		return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "MINVALUE (%d) must be less than MAXVALUE (%d)", sq.Min, sq.Max)
 	}
 	switch {
 	case o.start != nil:
@@ -695,10 +645,10 @@ func applySeqOptions(sq *Sequence, o *seqOptions, create bool) (restart bool, at
 		}
 	}
 	if sq.Start < sq.Min {
-		return false, 0, errorf(CodeInvalidParamValue, "START value (%d) cannot be less than MINVALUE (%d)", sq.Start, sq.Min)
+		return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "START value (%d) cannot be less than MINVALUE (%d)", sq.Start, sq.Min)
 	}
 	if sq.Start > sq.Max {
-		return false, 0, errorf(CodeInvalidParamValue, "START value (%d) cannot be greater than MAXVALUE (%d)", sq.Start, sq.Max)
+		return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "START value (%d) cannot be greater than MAXVALUE (%d)", sq.Start, sq.Max)
 	}
 	if o.restart {
 		restart, at = true, sq.Start
@@ -706,15 +656,15 @@ func applySeqOptions(sq *Sequence, o *seqOptions, create bool) (restart bool, at
 			at = *o.restartVal
 		}
 		if at < sq.Min {
-			return false, 0, errorf(CodeInvalidParamValue, "RESTART value (%d) cannot be less than MINVALUE (%d)", at, sq.Min)
+			return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "RESTART value (%d) cannot be less than MINVALUE (%d)", at, sq.Min)
 		}
 		if at > sq.Max {
-			return false, 0, errorf(CodeInvalidParamValue, "RESTART value (%d) cannot be greater than MAXVALUE (%d)", at, sq.Max)
+			return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "RESTART value (%d) cannot be greater than MAXVALUE (%d)", at, sq.Max)
 		}
 	}
 	if o.cache != nil {
 		if *o.cache <= 0 {
-			return false, 0, errorf(CodeInvalidParamValue, "CACHE (%d) must be greater than zero", *o.cache)
+			return false, 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "CACHE (%d) must be greater than zero", *o.cache)
 		}
 		sq.Cache = *o.cache
 	} else if create {
@@ -724,7 +674,7 @@ func applySeqOptions(sq *Sequence, o *seqOptions, create bool) (restart bool, at
 }
 
 // ownedBy resolves OWNED BY t.c for sequence sq.
-func (s *Session) ownedBy(sq *Sequence, o *seqOptions) error {
+func (s *Session) ownedBy(sq *catalog.Sequence, o *seqOptions) error {
 	switch {
 	case !o.ownedSet:
 		return nil
@@ -737,17 +687,17 @@ func (s *Session) ownedBy(sq *Sequence, o *seqOptions) error {
 		names = names[1:]
 	}
 	if len(names) < 2 {
-		return errorf(CodeSyntax, "invalid OWNED BY option").hint("Specify OWNED BY table.column or OWNED BY NONE.")
+		return pgerror.Errorf(pgerror.CodeSyntax, "invalid OWNED BY option").WithHint("Specify OWNED BY table.column or OWNED BY NONE.")
 	}
 	if len(names) > 2 {
-		return errorf(CodeUndefinedTable, "relation %q does not exist", strings.Join(names[:len(names)-1], "."))
+		return pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", strings.Join(names[:len(names)-1], "."))
 	}
 	t := s.lookupTable(names[0])
 	if t == nil {
-		return errorf(CodeUndefinedTable, "relation %q does not exist", names[0])
+		return pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", names[0])
 	}
-	if t.col(names[1]) < 0 {
-		return errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", names[1], names[0])
+	if t.Col(names[1]) < 0 {
+		return pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", names[1], names[0])
 	}
 	sq.OwnedTable, sq.OwnedCol = names[0], names[1]
 	return nil
@@ -765,9 +715,9 @@ func (s *Session) planCreateSequence(st *pg.CreateSeqStmt) (*plan, error) {
 	rv := st.Sequence
 	switch rv.Relpersistence {
 	case "t":
-		return nil, notSupported("TEMPORARY sequences are not supported")
+		return nil, pgerror.NotSupported("TEMPORARY sequences are not supported")
 	case "u":
-		return nil, notSupported("UNLOGGED sequences are not supported")
+		return nil, pgerror.NotSupported("UNLOGGED sequences are not supported")
 	}
 	name, err := relName(rv)
 	if err != nil {
@@ -777,21 +727,21 @@ func (s *Session) planCreateSequence(st *pg.CreateSeqStmt) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	sq := &Sequence{Name: name}
+	sq := &catalog.Sequence{Name: name}
 	if _, _, err := applySeqOptions(sq, o, true); err != nil {
 		return nil, err
 	}
 	if o.restart {
-		return nil, errorf(CodeSyntax, "RESTART must not be used with CREATE SEQUENCE")
+		return nil, pgerror.Errorf(pgerror.CodeSyntax, "RESTART must not be used with CREATE SEQUENCE")
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "CREATE SEQUENCE"}
 		if s.lookupTable(name) != nil || s.lookupSeq(name) != nil || s.catalogSnap().byName[name] != nil {
 			if st.IfNotExists {
-				s.notice("NOTICE", CodeDuplicateTable, "relation \""+name+"\" already exists, skipping")
+				s.notice("NOTICE", pgerror.CodeDuplicateTable, "relation \""+name+"\" already exists, skipping")
 				return res, nil
 			}
-			return nil, errorf(CodeDuplicateTable, "relation %q already exists", name)
+			return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
 		}
 		nsq := *sq
 		if err := s.ownedBy(&nsq, o); err != nil {
@@ -809,9 +759,9 @@ func (s *Session) planCreateSequence(st *pg.CreateSeqStmt) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := tx.Insert(ctx, CatalogTable, seqCatalogKey(name), data); err != nil {
+		if err := tx.Insert(ctx, catalog.CatalogTable, seqCatalogKey(name), data); err != nil {
 			if errors.Is(err, tupled.ErrDuplicateKey) {
-				return nil, errorf(CodeDuplicateTable, "relation %q already exists", name)
+				return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
 			}
 			return nil, err
 		}
@@ -830,7 +780,7 @@ func (s *Session) planAlterSequence(st *pg.AlterSeqStmt) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "ALTER SEQUENCE"}
 		r := s.catalogSnap().byName[name]
 		if r == nil {
@@ -838,7 +788,7 @@ func (s *Session) planAlterSequence(st *pg.AlterSeqStmt) (*plan, error) {
 				s.notice("NOTICE", "00000", "relation \""+name+"\" does not exist, skipping")
 				return res, nil
 			}
-			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", name)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", name)
 		}
 		old, err := s.seqOfRel(r)
 		if err != nil {
@@ -869,10 +819,10 @@ func (s *Session) planAlterSequence(st *pg.AlterSeqStmt) (*plan, error) {
 			state = seqState{last: at}
 		} else {
 			if state.last < nsq.Min {
-				return nil, errorf(CodeInvalidParamValue, "RESTART value (%d) cannot be less than MINVALUE (%d)", state.last, nsq.Min)
+				return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "RESTART value (%d) cannot be less than MINVALUE (%d)", state.last, nsq.Min)
 			}
 			if state.last > nsq.Max {
-				return nil, errorf(CodeInvalidParamValue, "RESTART value (%d) cannot be greater than MAXVALUE (%d)", state.last, nsq.Max)
+				return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "RESTART value (%d) cannot be greater than MAXVALUE (%d)", state.last, nsq.Max)
 			}
 			state.logCnt = 0
 		}
@@ -885,12 +835,12 @@ func (s *Session) planAlterSequence(st *pg.AlterSeqStmt) (*plan, error) {
 		if r.seq.OwnedCol != "" && s.lookupSeq(name) == nil {
 			// a column's own sequence: its definition is the column's
 			if o.ownedSet {
-				return nil, notSupported("ALTER SEQUENCE ... OWNED BY of a column's own sequence is not supported")
+				return nil, pgerror.NotSupported("ALTER SEQUENCE ... OWNED BY of a column's own sequence is not supported")
 			}
 			t := s.lookupTable(r.seq.OwnedTable)
 			nt := *t
-			nt.Cols = append([]Column(nil), t.Cols...)
-			c := &nt.Cols[nt.col(r.seq.OwnedCol)]
+			nt.Cols = append([]catalog.Column(nil), t.Cols...)
+			c := &nt.Cols[nt.Col(r.seq.OwnedCol)]
 			def := nsq
 			def.Key, def.OwnedTable, def.OwnedCol = "", "", ""
 			if def.Name == seqName(t, *c) {
@@ -909,7 +859,7 @@ func (s *Session) planAlterSequence(st *pg.AlterSeqStmt) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := tx.Update(ctx, CatalogTable, seqCatalogKey(name), data); err != nil {
+		if err := tx.Update(ctx, catalog.CatalogTable, seqCatalogKey(name), data); err != nil {
 			return nil, err
 		}
 		s.setPendingSeq(name, &nsq)
@@ -941,7 +891,7 @@ func (s *Session) seqDependents(name string) [][2]string {
 
 func (s *Session) planDropSequence(st *pg.DropStmt) (*plan, error) {
 	if st.Concurrent {
-		return nil, notSupported("DROP ... CONCURRENTLY is not supported")
+		return nil, pgerror.NotSupported("DROP ... CONCURRENTLY is not supported")
 	}
 	var names []string
 	for _, o := range st.Objects {
@@ -950,12 +900,12 @@ func (s *Session) planDropSequence(st *pg.DropStmt) (*plan, error) {
 		case len(parts) == 1:
 		case len(parts) == 2 && parts[0] == "public":
 		default:
-			return nil, errorf(CodeUndefinedTable, "sequence %q does not exist", strings.Join(parts, "."))
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "sequence %q does not exist", strings.Join(parts, "."))
 		}
 		names = append(names, parts[len(parts)-1])
 	}
 	cascade := st.Behavior == pg.DropBehavior_DROP_CASCADE
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
 			return nil, err
@@ -964,18 +914,18 @@ func (s *Session) planDropSequence(st *pg.DropStmt) (*plan, error) {
 			sq := s.lookupSeq(name)
 			if sq == nil {
 				if r := s.catalogSnap().byName[name]; r != nil && r.kind == "S" {
-					return nil, &Error{Code: "2BP01", Message: "cannot drop sequence " + name + " because other objects depend on it",
+					return nil, &pgerror.Error{Code: "2BP01", Message: "cannot drop sequence " + name + " because other objects depend on it",
 						Detail: "default value for column " + r.seq.OwnedCol + " of table " + r.seq.OwnedTable + " depends on sequence " + name,
 						Hint:   "Use DROP ... CASCADE to drop the dependent objects too."}
 				}
 				if r := s.catalogSnap().byName[name]; r != nil {
-					return nil, errorf(CodeWrongObjectType, "%q is not a sequence", name).hint("Use DROP " + map[string]string{"r": "TABLE", "i": "INDEX"}[r.kind] + " to remove a " + map[string]string{"r": "table", "i": "index"}[r.kind] + ".")
+					return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a sequence", name).WithHint("Use DROP " + map[string]string{"r": "TABLE", "i": "INDEX"}[r.kind] + " to remove a " + map[string]string{"r": "table", "i": "index"}[r.kind] + ".")
 				}
 				if st.MissingOk {
 					s.notice("NOTICE", "00000", "sequence \""+name+"\" does not exist, skipping")
 					continue
 				}
-				return nil, errorf(CodeUndefinedTable, "sequence %q does not exist", name)
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "sequence %q does not exist", name)
 			}
 			if err := s.dropSequence(ctx, tx, sq, cascade); err != nil {
 				return nil, err
@@ -988,10 +938,10 @@ func (s *Session) planDropSequence(st *pg.DropStmt) (*plan, error) {
 
 // dropSequence drops standalone sequence sq in tx: its catalog entry and
 // its state; with cascade the defaults that call it too (else 2BP01).
-func (s *Session) dropSequence(ctx context.Context, tx *tupled.Tx, sq *Sequence, cascade bool) error {
+func (s *Session) dropSequence(ctx context.Context, tx *tupled.Tx, sq *catalog.Sequence, cascade bool) error {
 	deps := s.seqDependents(sq.Name)
 	if len(deps) > 0 && !cascade {
-		return &Error{Code: "2BP01", Message: "cannot drop sequence " + sq.Name + " because other objects depend on it",
+		return &pgerror.Error{Code: "2BP01", Message: "cannot drop sequence " + sq.Name + " because other objects depend on it",
 			Detail: "default value for column " + deps[0][1] + " of table " + deps[0][0] + " depends on sequence " + sq.Name,
 			Hint:   "Use DROP ... CASCADE to drop the dependent objects too."}
 	}
@@ -999,15 +949,15 @@ func (s *Session) dropSequence(ctx context.Context, tx *tupled.Tx, sq *Sequence,
 		s.notice("NOTICE", "00000", "drop cascades to default value for column "+d[1]+" of table "+d[0])
 		t := s.lookupTable(d[0])
 		nt := *t
-		nt.Cols = append([]Column(nil), t.Cols...)
-		nt.Cols[nt.col(d[1])].Default = ""
+		nt.Cols = append([]catalog.Column(nil), t.Cols...)
+		nt.Cols[nt.Col(d[1])].Default = ""
 		if err := s.saveTable(ctx, tx, &nt); err != nil {
 			return err
 		}
 	}
-	if err := tx.Delete(ctx, CatalogTable, seqCatalogKey(sq.Name)); err != nil {
+	if err := tx.Delete(ctx, catalog.CatalogTable, seqCatalogKey(sq.Name)); err != nil {
 		if errors.Is(err, tupled.ErrNotFound) {
-			return errorf(CodeUndefinedTable, "sequence %q does not exist", sq.Name)
+			return pgerror.Errorf(pgerror.CodeUndefinedTable, "sequence %q does not exist", sq.Name)
 		}
 		return err
 	}
@@ -1034,8 +984,8 @@ func (s *Session) dropOwnedSequences(ctx context.Context, tx *tupled.Tx, name st
 
 // ownedSequences are the sequences owned by t's columns: its serial and
 // identity columns' and the standalone ones OWNED BY them.
-func (s *Session) ownedSequences(t *Table) []*Sequence {
-	var out []*Sequence
+func (s *Session) ownedSequences(t *catalog.Table) []*catalog.Sequence {
+	var out []*catalog.Sequence
 	for _, r := range s.catalogSnap().rels {
 		if r.kind == "S" && r.seq != nil && r.seq.OwnedTable == t.Name {
 			out = append(out, r.seq)

@@ -1,12 +1,11 @@
 package sqlfe
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
 
-	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // Sequences are durable: a standalone sequence's definition and state, a
@@ -17,18 +16,7 @@ import (
 // against PostgreSQL.)
 func TestSequencesSurviveReopen(t *testing.T) {
 	dir := t.TempDir()
-	open := func() (*tupled.DB, *Session) {
-		db, err := tupled.Open(dir, &tupled.Options{VacuumInterval: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := NewExecutor(context.Background(), db, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return db, eng.NewSession(1, "test", nil)
-	}
-	db, s := open()
+	db, s := newDiskSession(t, dir)
 	mustRun(t, s, "CREATE SEQUENCE s INCREMENT BY 5 START 10 MAXVALUE 30", "CREATE SEQUENCE")
 	mustRun(t, s, "SELECT nextval('s'), nextval('s')", "10|15\nSELECT 1")
 	mustRun(t, s, "CREATE SEQUENCE gone", "CREATE SEQUENCE")
@@ -43,19 +31,19 @@ func TestSequencesSurviveReopen(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, s = open()
+	db, s = newDiskSession(t, dir)
 	defer db.Close()
 	defer s.Close()
-	mustFail(t, s, "SELECT currval('s')", CodeObjectNotInState, `currval of sequence "s" is not yet defined in this session`)
+	mustFail(t, s, "SELECT currval('s')", pgerror.CodeObjectNotInState, `currval of sequence "s" is not yet defined in this session`)
 	mustRun(t, s, "SELECT last_value, is_called FROM s", "15|t\nSELECT 1")
 	mustRun(t, s, "SELECT nextval('s'), nextval('s'), nextval('s')", "20|25|30\nSELECT 1")
 	mustFail(t, s, "SELECT nextval('s')", "2200H", `nextval: reached maximum value of sequence "s" (30)`)
-	mustFail(t, s, "SELECT nextval('gone')", CodeUndefinedTable, `relation "gone" does not exist`)
+	mustFail(t, s, "SELECT nextval('gone')", pgerror.CodeUndefinedTable, `relation "gone" does not exist`)
 	mustRun(t, s, "INSERT INTO w (x) VALUES (3) RETURNING id", "50\nINSERT 0 1")
 	mustRun(t, s, "SELECT seqincrement FROM pg_sequence WHERE seqrelid = 'w_id_seq'::regclass", "10\nSELECT 1")
 	mustRun(t, s, "INSERT INTO ident (v) VALUES ('b') RETURNING id", "10\nINSERT 0 1")
 	mustFail(t, s, "INSERT INTO ident VALUES (1, 'c')", "428C9", `cannot insert a non-DEFAULT value into column "id"`)
-	mustFail(t, s, "INSERT INTO ident (v) VALUES ('long')", CodeCheckViolation, `new row for relation "ident" violates check constraint "v_short"`)
+	mustFail(t, s, "INSERT INTO ident (v) VALUES ('long')", pgerror.CodeCheckViolation, `new row for relation "ident" violates check constraint "v_short"`)
 }
 
 // Concurrent sessions never get the same value, and a value taken in a
@@ -119,7 +107,7 @@ func TestIdentityUnsupportedCorners(t *testing.T) {
 		"CREATE TABLE z (id int GENERATED ALWAYS AS IDENTITY (OWNED BY d.v))",
 		"CREATE TABLE z (id int GENERATED ALWAYS AS IDENTITY (AS bigint))",
 	} {
-		if _, err := run(t, s, q); err == nil || err.Code != CodeFeatureNotSupp {
+		if _, err := run(t, s, q); err == nil || err.Code != pgerror.CodeFeatureNotSupp {
 			t.Errorf("%s: %v, want 0A000", q, err)
 		}
 	}

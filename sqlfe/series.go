@@ -5,6 +5,9 @@ import (
 	"fmt"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // maxSeriesRows bounds what generate_series may return: its rows are made
@@ -14,22 +17,22 @@ const maxSeriesRows = 1 << 20
 // generateSeries is generate_series(start, stop [, step]) over integer or
 // bigint in FROM: one column, named by the alias (a scalar function's
 // column takes the alias's name, as in PostgreSQL) or generate_series.
-func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(context.Context, *Session) ([][]Value, error), []Column, string, error) {
+func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []catalog.Column, string, error) {
 	if len(fc.Args) != 2 && len(fc.Args) != 3 {
-		return nil, nil, "", notSupported("generate_series with %d arguments is not supported", len(fc.Args)).at(fc.Location)
+		return nil, nil, "", pgerror.NotSupported("generate_series with %d arguments is not supported", len(fc.Args)).At(fc.Location)
 	}
 	var args []expr
-	t := TInt4
+	t := types.TInt4
 	for _, a := range fc.Args {
-		x, err := c.compile(a, TInt4)
+		x, err := c.compile(a, types.TInt4)
 		if err != nil {
 			return nil, nil, "", err
 		}
-		if !isInt(x.typ()) {
-			return nil, nil, "", notSupported("generate_series over %s is not supported", x.typ()).at(fc.Location)
+		if !types.IsInt(x.typ()) {
+			return nil, nil, "", pgerror.NotSupported("generate_series over %s is not supported", x.typ()).At(fc.Location)
 		}
-		if x.typ() == TInt8 {
-			t = TInt8
+		if x.typ() == types.TInt8 {
+			t = types.TInt8
 		}
 		args = append(args, x)
 	}
@@ -39,10 +42,10 @@ func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(co
 		if cn := strs(rf.Alias.Colnames); len(cn) == 1 {
 			col = cn[0]
 		} else if len(cn) > 1 {
-			return nil, nil, "", errorf("42601", "too many column aliases specified for function generate_series")
+			return nil, nil, "", pgerror.Errorf("42601", "too many column aliases specified for function generate_series")
 		}
 	}
-	virt := func(ctx context.Context, s *Session) ([][]Value, error) {
+	virt := func(ctx context.Context, s *Session) ([][]types.Value, error) {
 		e := &env{ctx: ctx, s: s}
 		vs := make([]int64, 3)
 		vs[2] = 1
@@ -58,21 +61,21 @@ func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(co
 		}
 		start, stop, step := vs[0], vs[1], vs[2]
 		if step == 0 {
-			return nil, errorf(CodeInvalidParamValue, "step size cannot equal zero")
+			return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "step size cannot equal zero")
 		}
-		var rows [][]Value
+		var rows [][]types.Value
 		for i := start; (step > 0 && i <= stop) || (step < 0 && i >= stop); i += step {
 			if len(rows) == maxSeriesRows {
-				return nil, notSupported("generate_series of more than %d rows is not supported", maxSeriesRows)
+				return nil, pgerror.NotSupported("generate_series of more than %d rows is not supported", maxSeriesRows)
 			}
-			rows = append(rows, []Value{{T: t, I: i}})
+			rows = append(rows, []types.Value{{T: t, I: i}})
 			if (step > 0 && i > stop-step) || (step < 0 && i < stop-step) {
 				break // the next step would pass stop (or overflow)
 			}
 		}
 		return rows, nil
 	}
-	return virt, []Column{{Name: col, Type: t}}, rel, nil
+	return virt, []catalog.Column{{Name: col, Type: t}}, rel, nil
 }
 
 // insertSelectRow is the row INSERT ... SELECT makes of each query row (of
@@ -80,12 +83,12 @@ func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(co
 // order, the table's defaults elsewhere. named tells whether the INSERT
 // listed its columns (without a list, a query narrower than the table
 // fills the first columns).
-func insertSelectRow(t *Table, target []int, qcols []Column, named bool) ([]expr, error) {
+func insertSelectRow(t *catalog.Table, target []int, qcols []catalog.Column, named bool) ([]expr, error) {
 	switch {
 	case len(qcols) > len(target):
-		return nil, errorf(CodeSyntax, "INSERT has more expressions than target columns")
+		return nil, pgerror.Errorf(pgerror.CodeSyntax, "INSERT has more expressions than target columns")
 	case len(qcols) < len(target) && named:
-		return nil, errorf(CodeSyntax, "INSERT has more target columns than expressions")
+		return nil, pgerror.Errorf(pgerror.CodeSyntax, "INSERT has more target columns than expressions")
 	}
 	row := make([]expr, len(t.Cols))
 	for i := range row {
@@ -97,13 +100,13 @@ func insertSelectRow(t *Table, target []int, qcols []Column, named bool) ([]expr
 	}
 	for j, qc := range qcols {
 		col := t.Cols[target[j]]
-		var x expr = &colExpr{idx: j, t: qc.Type, m: qc.mod()}
+		var x expr = &colExpr{idx: j, t: qc.Type, m: qc.Mod()}
 		switch {
 		case qc.Type == col.Type:
-		case qc.Type == TUnknown, isNumber(qc.Type) && isNumber(col.Type), isString(col.Type) && qc.Type != TInt4Array:
+		case qc.Type == types.TUnknown, types.IsNumber(qc.Type) && types.IsNumber(col.Type), types.IsString(col.Type) && qc.Type != types.TInt4Array:
 			x = &castExpr{arg: x, t: col.Type}
 		default:
-			return nil, &Error{Code: CodeDatatypeMismatch, Message: fmt.Sprintf("column %q is of type %s but expression is of type %s", col.Name, col.Type, qc.Type),
+			return nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("column %q is of type %s but expression is of type %s", col.Name, col.Type, qc.Type),
 				Hint: "You will need to rewrite or cast the expression."}
 		}
 		row[target[j]] = x

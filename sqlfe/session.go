@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // ServerVersion is the PostgreSQL version the front end reports.
@@ -23,7 +26,7 @@ const ServerVersion = "15.18"
 // pg_isolation_test_session_is_blocked). It is safe for concurrent use.
 type Executor struct {
 	db              *tupled.DB
-	cat             catalog
+	cat             catalog.Catalog
 	deadlockTimeout time.Duration
 	log             *slog.Logger
 
@@ -52,10 +55,32 @@ func NewExecutor(ctx context.Context, db *tupled.DB, opts *ExecutorOptions) (*Ex
 			e.log = opts.Logger
 		}
 	}
-	if err := e.cat.load(ctx, db); err != nil {
+	if err := e.cat.Load(ctx, db); err != nil {
+		return nil, fmt.Errorf("sqlfe: loading the catalog: %w", err)
+	}
+	if err := e.declareConstraints(ctx); err != nil {
 		return nil, fmt.Errorf("sqlfe: loading the catalog: %w", err)
 	}
 	return e, nil
+}
+
+// declareConstraints declares the loaded catalog's indexes and foreign
+// keys with the engine, which keeps no SQL definitions of its own: their
+// key functions and referential actions evaluate SQL expressions
+// (index.go, fk.go), so this is sqlfe's part of loading the catalog.
+func (e *Executor) declareConstraints(ctx context.Context) error {
+	tables, _, _ := e.cat.Snapshot()
+	for _, t := range tables {
+		if err := createIndexes(ctx, e.db, t); err != nil { // index.go
+			return err
+		}
+	}
+	for _, t := range tables {
+		if err := declareFKs(ctx, e.db, t, func(name string) *catalog.Table { return tables[name] }); err != nil { // fk.go
+			return err
+		}
+	}
+	return nil
 }
 
 // DB returns the engine's database.
@@ -92,7 +117,7 @@ type Session struct {
 	txID    atomic.Uint64   // tx's id while tx != nil, else 0
 	adv     *tupled.Session // owner of the session's advisory locks (advisory.go)
 	block   blockState
-	pending map[string]*Table // DDL of the open transaction (nil value: dropped)
+	pending map[string]*catalog.Table // DDL of the open transaction (nil value: dropped)
 	// savepoints are the block's open savepoints, innermost last (savepoint.go).
 	savepoints []sqlSavepoint
 	created    []string         // engine tables the open transaction created (reclaim.go)
@@ -123,7 +148,7 @@ type Session struct {
 	// pendingSeqs: the open transaction's sequence DDL (nil value:
 	// dropped); seqSess and lastSeq: currval's and lastval's memory
 	// (sequence.go)
-	pendingSeqs map[string]*Sequence
+	pendingSeqs map[string]*catalog.Sequence
 	// ctes: the WITH queries visible to the query being planned
 	// (recursive.go)
 	ctes    []*cteDef
@@ -131,7 +156,7 @@ type Session struct {
 	lastSeq string
 
 	// Notice receives warnings and notices (may be nil).
-	Notice func(*Error)
+	Notice func(*pgerror.Error)
 	// ParamStatus receives changes of reported parameters (may be nil).
 	ParamStatus func(name, value string)
 }
@@ -257,7 +282,7 @@ func (s *Session) rollback() {
 	s.abortUndo = nil
 	created, ddl := s.created, s.pending != nil || s.pendingSeqs != nil
 	s.endTx()
-	s.eng.cat.settle(s.eng.db, created, ddl)
+	s.eng.cat.Settle(s.eng.db, created, ddl)
 }
 
 func (s *Session) commit() error {
@@ -268,16 +293,16 @@ func (s *Session) commit() error {
 		return nil
 	}
 	if err := tx.Commit(); err != nil {
-		s.eng.cat.settle(s.eng.db, created, pending != nil)
+		s.eng.cat.Settle(s.eng.db, created, pending != nil)
 		return err
 	}
 	if pending != nil {
-		s.eng.cat.apply(pending)
+		s.eng.cat.Apply(pending)
 	}
 	if pendingSeqs != nil {
-		s.eng.cat.applySeqs(pendingSeqs) // sequence.go
+		s.eng.cat.ApplySeqs(pendingSeqs) // sequence.go
 	}
-	s.eng.cat.settle(s.eng.db, created, pending != nil)
+	s.eng.cat.Settle(s.eng.db, created, pending != nil)
 	return nil
 }
 
@@ -310,7 +335,7 @@ func (s *Session) fail() {
 
 func (s *Session) notice(sev, code, msg string) {
 	if s.Notice != nil {
-		s.Notice(&Error{Severity: sev, Code: code, Message: msg})
+		s.Notice(&pgerror.Error{Severity: sev, Code: code, Message: msg})
 	}
 }
 
@@ -351,19 +376,19 @@ func parseDuration(name, v string, min int64) (time.Duration, error) {
 	num, unit := s[:i], strings.TrimSpace(s[i:])
 	f, err := strconv.ParseFloat(num, 64)
 	if err != nil || math.IsNaN(f) {
-		return 0, errorf(CodeInvalidParamValue, "invalid value for parameter %q: %q", name, v)
+		return 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid value for parameter %q: %q", name, v)
 	}
 	mult := map[string]float64{"": 1, "ms": 1, "us": 0.001, "s": 1000, "min": 60000, "h": 3600000, "d": 86400000}
 	m, ok := mult[unit]
 	if !ok {
-		return 0, &Error{Code: CodeInvalidParamValue, Message: fmt.Sprintf("invalid value for parameter %q: %q", name, v), Hint: `Valid units for this parameter are "us", "ms", "s", "min", "h", and "d".`}
+		return 0, &pgerror.Error{Code: pgerror.CodeInvalidParamValue, Message: fmt.Sprintf("invalid value for parameter %q: %q", name, v), Hint: `Valid units for this parameter are "us", "ms", "s", "min", "h", and "d".`}
 	}
 	ms := math.RoundToEven(f * m)
 	if ms > math.MaxInt32 || ms < math.MinInt32 {
-		return 0, &Error{Code: CodeInvalidParamValue, Message: fmt.Sprintf("invalid value for parameter %q: %q", name, v), Hint: "Value exceeds integer range."}
+		return 0, &pgerror.Error{Code: pgerror.CodeInvalidParamValue, Message: fmt.Sprintf("invalid value for parameter %q: %q", name, v), Hint: "Value exceeds integer range."}
 	}
 	if int64(ms) < min {
-		return 0, errorf(CodeInvalidParamValue, "%d ms is outside the valid range for parameter %q (%d .. %d)", int64(ms), name, min, math.MaxInt32)
+		return 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "%d ms is outside the valid range for parameter %q (%d .. %d)", int64(ms), name, min, math.MaxInt32)
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }
@@ -375,9 +400,9 @@ func parseIso(v string) (tupled.IsolationLevel, error) {
 	case "repeatable read":
 		return tupled.RepeatableRead, nil
 	case "serializable", "read uncommitted":
-		return 0, notSupported("isolation level %s is not supported (only READ COMMITTED and REPEATABLE READ)", strings.ToUpper(v))
+		return 0, pgerror.NotSupported("isolation level %s is not supported (only READ COMMITTED and REPEATABLE READ)", strings.ToUpper(v))
 	}
-	return 0, errorf(CodeInvalidParamValue, "invalid value for parameter \"transaction_isolation\": %q", v)
+	return 0, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid value for parameter \"transaction_isolation\": %q", v)
 }
 
 func (s *Session) getSetting(name string) (string, error) {
@@ -467,7 +492,7 @@ func (s *Session) setSetting(name, value string, local bool) error {
 			return err
 		}
 		if s.block == blkExplicit && s.txStarted && iso != s.txIso {
-			return errorf(CodeActiveTx, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
+			return pgerror.Errorf(pgerror.CodeActiveTx, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
 		}
 		s.txIso = iso
 		return nil
@@ -482,23 +507,23 @@ func (s *Session) setSetting(name, value string, local bool) error {
 		}
 		return nil
 	case "transaction_read_only":
-		b, ok := parseBool(value)
+		b, ok := types.ParseBool(value)
 		if !ok {
-			return errorf(CodeInvalidParamValue, "parameter %q requires a Boolean value", name)
+			return pgerror.Errorf(pgerror.CodeInvalidParamValue, "parameter %q requires a Boolean value", name)
 		}
 		if s.block == blkExplicit && s.txStarted {
-			return errorf(CodeActiveTx, "transaction read-write mode must be set before any query")
+			return pgerror.Errorf(pgerror.CodeActiveTx, "transaction read-write mode must be set before any query")
 		}
 		s.txReadOnly = b
 		return nil
 	case "client_encoding":
 		if v := strings.ToUpper(strings.ReplaceAll(value, "-", "")); v != "UTF8" && v != "UNICODE" {
-			return notSupported("client_encoding %q is not supported (only UTF8)", value)
+			return pgerror.NotSupported("client_encoding %q is not supported (only UTF8)", value)
 		}
 		value = "UTF8"
 	case "standard_conforming_strings":
-		if b, ok := parseBool(value); !ok || !b {
-			return notSupported("standard_conforming_strings can only be on")
+		if b, ok := types.ParseBool(value); !ok || !b {
+			return pgerror.NotSupported("standard_conforming_strings can only be on")
 		}
 		value = "on"
 	case "idle_in_transaction_session_timeout":
@@ -508,7 +533,7 @@ func (s *Session) setSetting(name, value string, local bool) error {
 		}
 		value = formatDuration(d)
 	case "server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser", "max_identifier_length":
-		return errorf(CodeCantChangeRuntime, "parameter %q cannot be changed", key)
+		return pgerror.Errorf(pgerror.CodeCantChangeRuntime, "parameter %q cannot be changed", key)
 	case "application_name", "datestyle", "timezone", "intervalstyle", "extra_float_digits", "search_path",
 		"client_min_messages", "session_authorization", "synchronous_commit",
 		"row_security", "bytea_output", "geqo", "jit", "enable_seqscan", "enable_indexscan", "enable_bitmapscan",

@@ -5,6 +5,8 @@ package sqlfe
 import (
 	"strconv"
 	"strings"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // pgSetting is one of PostgreSQL 15's configuration parameters
@@ -59,7 +61,7 @@ func checkCustomName(name string) error {
 			}
 		}
 		if !ok {
-			return &Error{Code: CodeInvalidName, Message: "invalid configuration parameter name \"" + name + "\"",
+			return &pgerror.Error{Code: pgerror.CodeInvalidName, Message: "invalid configuration parameter name \"" + name + "\"",
 				Detail: "Custom parameter names must be two or more simple identifiers separated by dots."}
 		}
 	}
@@ -73,19 +75,19 @@ func checkCustomName(name string) error {
 func unimplementedSetting(name string) error {
 	ps, ok := pgSettings[strings.ToLower(name)]
 	if !ok {
-		return errorf(CodeUndefinedObject, "unrecognized configuration parameter %q", name)
+		return pgerror.Errorf(pgerror.CodeUndefinedObject, "unrecognized configuration parameter %q", name)
 	}
 	switch ps.context {
 	case "postmaster":
-		return errorf(CodeCantChangeRuntime, "parameter %q cannot be changed without restarting the server", ps.name)
+		return pgerror.Errorf(pgerror.CodeCantChangeRuntime, "parameter %q cannot be changed without restarting the server", ps.name)
 	case "sighup":
-		return errorf(CodeCantChangeRuntime, "parameter %q cannot be changed now", ps.name)
+		return pgerror.Errorf(pgerror.CodeCantChangeRuntime, "parameter %q cannot be changed now", ps.name)
 	case "internal":
-		return errorf(CodeCantChangeRuntime, "parameter %q cannot be changed", ps.name)
+		return pgerror.Errorf(pgerror.CodeCantChangeRuntime, "parameter %q cannot be changed", ps.name)
 	case "backend", "superuser-backend":
-		return errorf(CodeCantChangeRuntime, "parameter %q cannot be set after connection start", ps.name)
+		return pgerror.Errorf(pgerror.CodeCantChangeRuntime, "parameter %q cannot be set after connection start", ps.name)
 	}
-	return notSupported("configuration parameter %q is not supported", ps.name)
+	return pgerror.NotSupported("configuration parameter %q is not supported", ps.name)
 }
 
 // unimplementedShow is SHOW of a parameter tupled does not implement
@@ -93,13 +95,13 @@ func unimplementedSetting(name string) error {
 func unimplementedShow(name, key string) (string, error) {
 	ps, ok := pgSettings[key]
 	if !ok {
-		return "", errorf(CodeUndefinedObject, "unrecognized configuration parameter %q", name)
+		return "", pgerror.Errorf(pgerror.CodeUndefinedObject, "unrecognized configuration parameter %q", name)
 	}
 	switch ps.context {
 	case "user", "superuser":
 		return ps.def, nil
 	}
-	return "", notSupported("configuration parameter %q is not supported", ps.name)
+	return "", pgerror.NotSupported("configuration parameter %q is not supported", ps.name)
 }
 
 // showName is SHOW's column name for parameter name: PostgreSQL's spelling

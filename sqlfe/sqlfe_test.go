@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 func newTestSession(t testing.TB) (*Executor, *Session) {
@@ -24,8 +25,24 @@ func newTestSession(t testing.TB) (*Executor, *Session) {
 	return eng, s
 }
 
+// newDiskSession opens (or reopens) the disk database in dir, with its
+// catalog loaded by a new Executor, and returns it with a session of its
+// own; the test closes both, to reopen dir and see what survived.
+func newDiskSession(t testing.TB, dir string) (*tupled.DB, *Session) {
+	t.Helper()
+	db, err := tupled.Open(dir, &tupled.Options{VacuumInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := NewExecutor(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, eng.NewSession(1, "test", nil)
+}
+
 // run executes a simple query and renders the results as text.
-func run(t testing.TB, s *Session, sql string) (string, *Error) {
+func run(t testing.TB, s *Session, sql string) (string, *pgerror.Error) {
 	t.Helper()
 	sts, err := Parse(sql)
 	if err != nil {

@@ -7,6 +7,9 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/pganalyze/pg_query_go/v6/parser"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -17,7 +20,7 @@ type Stmt struct {
 	SQL    string // the statement's text
 	node   *pg.Node
 	loc    int32 // offset of the statement in the query string it came from
-	params []Type
+	params []types.Type
 	p      *plan
 	gen    uint64
 	simple bool // from Parse, not Prepare: no parameter can be bound
@@ -29,17 +32,17 @@ type Stmt struct {
 
 // Result is what a statement returns.
 type Result struct {
-	Cols []Column  // nil: the statement returns no rows (no RowDescription)
-	Rows [][]Value // full rows, in order
-	Tag  string    // the command tag (SELECT 3, INSERT 0 1, ...)
+	Cols []catalog.Column // nil: the statement returns no rows (no RowDescription)
+	Rows [][]types.Value  // full rows, in order
+	Tag  string           // the command tag (SELECT 3, INSERT 0 1, ...)
 }
 
 // plan is an analysed statement.
 type plan struct {
-	cols  []Column
+	cols  []catalog.Column
 	ctl   bool // transaction control: runs outside the implicit-transaction handling
 	usesT bool // reads or writes through the transaction
-	run   func(ctx context.Context, s *Session, params []Value) (*Result, error)
+	run   func(ctx context.Context, s *Session, params []types.Value) (*Result, error)
 	// for EXPLAIN: the general query path's plan, or a one-table SELECT's
 	// drawing of itself
 	root    relNode
@@ -63,16 +66,16 @@ func Parse(sql string) ([]*Stmt, error) {
 	if err != nil {
 		var pe *parser.Error
 		if errors.As(err, &pe) {
-			code := CodeSyntax
+			code := pgerror.CodeSyntax
 			if strings.HasPrefix(pe.Message, "invalid byte sequence for encoding") {
-				code = CodeCharacterNotInRepertoire // E'\x00', E'\xff'
+				code = pgerror.CodeCharacterNotInRepertoire // E'\x00', E'\xff'
 			}
-			return nil, &Error{Code: code, Message: pe.Message, Position: int32(pe.Cursorpos)}
+			return nil, &pgerror.Error{Code: code, Message: pe.Message, Position: int32(pe.Cursorpos)}
 		}
 		if strings.Contains(err.Error(), "exceeded maximum recursion depth") {
 			return nil, errStackDepth() // the Go protobuf decoder's own limit
 		}
-		return nil, errorf(CodeSyntax, "%v", err)
+		return nil, pgerror.Errorf(pgerror.CodeSyntax, "%v", err)
 	}
 	if e := checkLiterals(sql); e != nil { // literals.go
 		return nil, e
@@ -98,7 +101,7 @@ func (s *Session) Prepare(sql string, paramOIDs []uint32) (*Stmt, error) {
 		return nil, err
 	}
 	if len(sts) > 1 {
-		return nil, errorf(CodeSyntax, "cannot insert multiple commands into a prepared statement")
+		return nil, pgerror.Errorf(pgerror.CodeSyntax, "cannot insert multiple commands into a prepared statement")
 	}
 	if len(sts) == 0 {
 		return nil, nil
@@ -106,7 +109,7 @@ func (s *Session) Prepare(sql string, paramOIDs []uint32) (*Stmt, error) {
 	st := sts[0]
 	st.simple = false
 	for _, oid := range paramOIDs {
-		st.params = append(st.params, TypeForOID(oid))
+		st.params = append(st.params, types.TypeForOID(oid))
 	}
 	st.declared = paramOIDs
 	if _, err := s.planFor(st); err != nil {
@@ -116,7 +119,7 @@ func (s *Session) Prepare(sql string, paramOIDs []uint32) (*Stmt, error) {
 }
 
 // ParamTypes are the statement's parameter types (after analysis).
-func (st *Stmt) ParamTypes() []Type { return st.params }
+func (st *Stmt) ParamTypes() []types.Type { return st.params }
 
 // ParamOIDs are the parameter types as ParameterDescription reports them:
 // a type the client declared, as declared (varchar stays 1043, smallint
@@ -125,7 +128,7 @@ func (st *Stmt) ParamOIDs() []uint32 {
 	out := make([]uint32, len(st.params))
 	for i, t := range st.params {
 		out[i] = t.OID()
-		if i < len(st.declared) && st.declared[i] != 0 && TypeForOID(st.declared[i]) == t {
+		if i < len(st.declared) && st.declared[i] != 0 && types.TypeForOID(st.declared[i]) == t {
 			out[i] = st.declared[i]
 		}
 	}
@@ -134,22 +137,22 @@ func (st *Stmt) ParamOIDs() []uint32 {
 
 // ParseParam converts parameter i's value in the given format (1: binary)
 // to a Value of its type.
-func (st *Stmt) ParseParam(i int, binaryFormat bool, p []byte) (Value, error) {
+func (st *Stmt) ParseParam(i int, binaryFormat bool, p []byte) (types.Value, error) {
 	t := st.params[i]
 	if !binaryFormat {
-		return ParseText(t, string(p))
+		return types.ParseText(t, string(p))
 	}
-	if i < len(st.declared) && st.declared[i] == OIDInt2 && t == TInt4 {
+	if i < len(st.declared) && st.declared[i] == types.OIDInt2 && t == types.TInt4 {
 		if len(p) != 2 {
-			return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type smallint")
+			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type smallint")
 		}
-		return Int4(int32(int16(uint16(p[0])<<8 | uint16(p[1])))), nil
+		return types.Int4(int32(int16(uint16(p[0])<<8 | uint16(p[1])))), nil
 	}
-	return ParseBinary(t, p)
+	return types.ParseBinary(t, p)
 }
 
 // Describe returns the result columns of st (nil: no rows).
-func (s *Session) Describe(st *Stmt) ([]Column, error) {
+func (s *Session) Describe(st *Stmt) ([]catalog.Column, error) {
 	p, err := s.planFor(st)
 	if err != nil {
 		return nil, err
@@ -159,11 +162,11 @@ func (s *Session) Describe(st *Stmt) ([]Column, error) {
 
 // planFor analyses st, reusing its plan while the catalog has not changed.
 func (s *Session) planFor(st *Stmt) (*plan, error) {
-	_, gen := s.eng.cat.get("")
+	_, gen := s.eng.cat.Get("")
 	if st.p != nil && st.gen == gen && s.pending == nil && !st.p.volatile {
 		return st.p, nil
 	}
-	params := append([]Type(nil), st.params...)
+	params := append([]types.Type(nil), st.params...)
 	p, err := s.analyze(st.node, &params)
 	if err != nil {
 		return nil, err // parse-tree locations are offsets in the whole query string already
@@ -171,11 +174,11 @@ func (s *Session) planFor(st *Stmt) (*plan, error) {
 	if st.simple && len(params) > 0 {
 		// a simple query has no parameters: $n is an error of analysis
 		n, loc := firstParamRef(st.node.ProtoReflect())
-		return nil, errorf(CodeUndefinedParameter, "there is no parameter $%d", n).at(loc)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedParameter, "there is no parameter $%d", n).At(loc)
 	}
 	for i, t := range params {
-		if t == TUnknown {
-			params[i] = TText
+		if t == types.TUnknown {
+			params[i] = types.TText
 		}
 	}
 	st.params, st.p, st.gen = params, p, gen
@@ -225,9 +228,9 @@ func isTxnExit(n *pg.Node) bool {
 // Execute runs st with params under ctx (cancelled by the connection on a
 // CancelRequest or close). statement_timeout applies here. On error the
 // transaction is rolled back (inside BEGIN the block becomes failed).
-func (s *Session) Execute(ctx context.Context, st *Stmt, params []Value) (*Result, error) {
+func (s *Session) Execute(ctx context.Context, st *Stmt, params []types.Value) (*Result, error) {
 	if s.block == blkFailed && !isTxnExit(st.node) {
-		return nil, errorf(CodeInFailedTx, "current transaction is aborted, commands ignored until end of transaction block")
+		return nil, pgerror.Errorf(pgerror.CodeInFailedTx, "current transaction is aborted, commands ignored until end of transaction block")
 	}
 	p, err := s.planFor(st)
 	if err != nil {
@@ -236,7 +239,7 @@ func (s *Session) Execute(ctx context.Context, st *Stmt, params []Value) (*Resul
 	}
 	if len(params) < len(st.params) {
 		s.fail()
-		return nil, errorf(CodeProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(st.params))
+		return nil, pgerror.Errorf(pgerror.CodeProtocolViolation, "bind message supplies %d parameters, but prepared statement requires %d", len(params), len(st.params))
 	}
 	if !p.ctl && s.block == blkNone {
 		s.block = blkImplicit
@@ -249,7 +252,7 @@ func (s *Session) Execute(ctx context.Context, st *Stmt, params []Value) (*Resul
 	res, err := p.run(ctx, s, params)
 	if err != nil {
 		e := ToError(err)
-		if e.fk != nil {
+		if fkCause(e) != nil {
 			s.describeFK(e) // fk.go
 		}
 		s.fail()
@@ -280,7 +283,7 @@ var stmtNames = map[string]string{
 	"GrantStmt": "GRANT", "CreateRoleStmt": "CREATE ROLE", "CommentStmt": "COMMENT", "ReindexStmt": "REINDEX",
 }
 
-func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
+func (s *Session) analyze(n *pg.Node, params *[]types.Type) (*plan, error) {
 	switch {
 	case n.GetSelectStmt() != nil:
 		return s.planSelect(n.GetSelectStmt(), params)
@@ -345,7 +348,7 @@ func (s *Session) analyze(n *pg.Node, params *[]Type) (*plan, error) {
 	}
 	kind := strings.TrimSuffix(nodeName(n), "")
 	if name, ok := stmtNames[kind]; ok {
-		return nil, notSupported("%s is not supported", name)
+		return nil, pgerror.NotSupported("%s is not supported", name)
 	}
-	return nil, notSupported("statement %s is not supported", strings.TrimSuffix(kind, "Stmt"))
+	return nil, pgerror.NotSupported("statement %s is not supported", strings.TrimSuffix(kind, "Stmt"))
 }

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // The ordinary string and math functions whose signatures the fixed table
@@ -34,18 +36,22 @@ func init() {
 		"btrim":     trimFunc(true, true),
 		"ltrim":     trimFunc(true, false),
 		"rtrim":     trimFunc(false, true),
-		"strpos":    strictText("strpos", TInt4, 2, func(a []Value) (Value, error) { return Int4(int32(runePos(a[0].S, a[1].S))), nil }),
-		"position":  strictText("position", TInt4, 2, func(a []Value) (Value, error) { return Int4(int32(runePos(a[0].S, a[1].S))), nil }), // the grammar puts position(sub IN s)'s string first
-		"replace":   strictText("replace", TText, 3, func(a []Value) (Value, error) { return Text(strings.ReplaceAll(a[0].S, a[1].S, a[2].S)), nil }),
-		"reverse":   strictText("reverse", TText, 1, func(a []Value) (Value, error) { return Text(reverseRunes(a[0].S)), nil }),
-		"md5": strictText("md5", TText, 1, func(a []Value) (Value, error) {
-			h := md5.Sum([]byte(a[0].S))
-			return Text(hex.EncodeToString(h[:])), nil
+		"strpos":    strictText("strpos", types.TInt4, 2, func(a []types.Value) (types.Value, error) { return types.Int4(int32(runePos(a[0].S, a[1].S))), nil }),
+		"position":  strictText("position", types.TInt4, 2, func(a []types.Value) (types.Value, error) { return types.Int4(int32(runePos(a[0].S, a[1].S))), nil }), // the grammar puts position(sub IN s)'s string first
+		"replace": strictText("replace", types.TText, 3, func(a []types.Value) (types.Value, error) {
+			return types.Text(strings.ReplaceAll(a[0].S, a[1].S, a[2].S)), nil
 		}),
-		"starts_with":  strictText("starts_with", TBool, 2, func(a []Value) (Value, error) { return Bool(strings.HasPrefix(a[0].S, a[1].S)), nil }),
-		"char_length":  strictText("char_length", TInt4, 1, func(a []Value) (Value, error) { return Int4(int32(utf8.RuneCountInString(a[0].S))), nil }),
-		"octet_length": strictText("octet_length", TInt4, 1, func(a []Value) (Value, error) { return Int4(int32(len(a[0].S))), nil }),
-		"initcap":      strictText("initcap", TText, 1, func(a []Value) (Value, error) { return Text(initcap(a[0].S)), nil }),
+		"reverse": strictText("reverse", types.TText, 1, func(a []types.Value) (types.Value, error) { return types.Text(reverseRunes(a[0].S)), nil }),
+		"md5": strictText("md5", types.TText, 1, func(a []types.Value) (types.Value, error) {
+			h := md5.Sum([]byte(a[0].S))
+			return types.Text(hex.EncodeToString(h[:])), nil
+		}),
+		"starts_with": strictText("starts_with", types.TBool, 2, func(a []types.Value) (types.Value, error) { return types.Bool(strings.HasPrefix(a[0].S, a[1].S)), nil }),
+		"char_length": strictText("char_length", types.TInt4, 1, func(a []types.Value) (types.Value, error) {
+			return types.Int4(int32(utf8.RuneCountInString(a[0].S))), nil
+		}),
+		"octet_length": strictText("octet_length", types.TInt4, 1, func(a []types.Value) (types.Value, error) { return types.Int4(int32(len(a[0].S))), nil }),
+		"initcap":      strictText("initcap", types.TText, 1, func(a []types.Value) (types.Value, error) { return types.Text(initcap(a[0].S)), nil }),
 		"left":         leftRight(true),
 		"right":        leftRight(false),
 		"repeat":       repeatFunc,
@@ -63,7 +69,7 @@ func init() {
 		"extract":      extractFunc,
 		"sqrt": float1("sqrt", math.Sqrt, func(x float64) error {
 			if x < 0 {
-				return errorf(CodeInvalidArgument, "cannot take square root of a negative number")
+				return pgerror.Errorf(pgerror.CodeInvalidArgument, "cannot take square root of a negative number")
 			}
 			return nil
 		}),
@@ -71,9 +77,9 @@ func init() {
 		"ln": float1("ln", math.Log, func(x float64) error {
 			switch {
 			case x == 0:
-				return errorf(CodeInvalidLog, "cannot take logarithm of zero")
+				return pgerror.Errorf(pgerror.CodeInvalidLog, "cannot take logarithm of zero")
 			case x < 0:
-				return errorf(CodeInvalidLog, "cannot take logarithm of a negative number")
+				return pgerror.Errorf(pgerror.CodeInvalidLog, "cannot take logarithm of a negative number")
 			}
 			return nil
 		}),
@@ -98,13 +104,13 @@ func noSuchFunc(f *pg.FuncCall, args []expr) error {
 	for _, a := range args {
 		types = append(types, a.typ().String())
 	}
-	return &Error{Code: CodeUndefinedFunction, Message: "function " + strings.Join(names, ".") + "(" + strings.Join(types, ", ") + ") does not exist",
+	return &pgerror.Error{Code: pgerror.CodeUndefinedFunction, Message: "function " + strings.Join(names, ".") + "(" + strings.Join(types, ", ") + ") does not exist",
 		Hint: "No function matches the given name and argument types. You might need to add explicit type casts.", Position: f.Location + 1}
 }
 
 // wantTypes coerces args to want (unknowns resolved, integers widened,
 // character(n) read as text) or reports 42883.
-func wantTypes(c *compiler, f *pg.FuncCall, args []expr, want ...Type) ([]expr, error) {
+func wantTypes(c *compiler, f *pg.FuncCall, args []expr, want ...types.Type) ([]expr, error) {
 	if len(args) != len(want) {
 		return nil, noSuchFunc(f, args)
 	}
@@ -116,7 +122,7 @@ func wantTypes(c *compiler, f *pg.FuncCall, args []expr, want ...Type) ([]expr, 
 		}
 		switch {
 		case x.typ() == want[i]:
-		case isInt(x.typ()) && (isInt(want[i]) || want[i] == TNumeric), x.typ() == TBpchar && want[i] == TText:
+		case types.IsInt(x.typ()) && (types.IsInt(want[i]) || want[i] == types.TNumeric), x.typ() == types.TBpchar && want[i] == types.TText:
 			x = &castExpr{arg: x, t: want[i]}
 		default:
 			return nil, noSuchFunc(f, args)
@@ -127,22 +133,22 @@ func wantTypes(c *compiler, f *pg.FuncCall, args []expr, want ...Type) ([]expr, 
 }
 
 // strict wraps fn: NULL if any argument is NULL.
-func strict(name string, t Type, args []expr, fn func([]Value) (Value, error)) expr {
-	return &funcExpr{name: name, t: t, args: args, fn: func(_ *env, a []Value) (Value, error) {
+func strict(name string, t types.Type, args []expr, fn func([]types.Value) (types.Value, error)) expr {
+	return &funcExpr{name: name, t: t, args: args, fn: func(_ *env, a []types.Value) (types.Value, error) {
 		for _, v := range a {
 			if v.Null {
-				return Null(t), nil
+				return types.Null(t), nil
 			}
 		}
 		return fn(a)
 	}}
 }
 
-func strictText(name string, t Type, n int, fn func([]Value) (Value, error)) polyFunc {
+func strictText(name string, t types.Type, n int, fn func([]types.Value) (types.Value, error)) polyFunc {
 	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-		want := make([]Type, n)
+		want := make([]types.Type, n)
 		for i := range want {
-			want[i] = TText
+			want[i] = types.TText
 		}
 		xs, err := wantTypes(c, f, args, want...)
 		if err != nil {
@@ -187,7 +193,7 @@ func initcap(s string) string {
 }
 
 func substrFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-	want := []Type{TText, TInt4, TInt4}[:len(args)]
+	want := []types.Type{types.TText, types.TInt4, types.TInt4}[:len(args)]
 	if len(args) < 2 || len(args) > 3 {
 		return nil, noSuchFunc(f, args)
 	}
@@ -195,35 +201,35 @@ func substrFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return strict("substr", TText, xs, func(a []Value) (Value, error) {
+	return strict("substr", types.TText, xs, func(a []types.Value) (types.Value, error) {
 		r := []rune(a[0].S)
 		start := a[1].I // 1-based; before 1 counts toward the length
 		end := int64(len(r)) + 1
 		if len(a) == 3 {
 			if a[2].I < 0 {
-				return Value{}, errorf(CodeSubstringError, "negative substring length not allowed")
+				return types.Value{}, pgerror.Errorf(pgerror.CodeSubstringError, "negative substring length not allowed")
 			}
 			end = start + a[2].I
 		}
 		start = max(start, 1)
 		end = min(end, int64(len(r))+1)
 		if start >= end {
-			return Text(""), nil
+			return types.Text(""), nil
 		}
-		return Text(string(r[start-1 : end-1])), nil
+		return types.Text(string(r[start-1 : end-1])), nil
 	}), nil
 }
 
 func trimFunc(left, right bool) polyFunc {
 	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		if len(args) == 1 {
-			args = append(args, &constExpr{Text(" ")})
+			args = append(args, &constExpr{types.Text(" ")})
 		}
-		xs, err := wantTypes(c, f, args, TText, TText)
+		xs, err := wantTypes(c, f, args, types.TText, types.TText)
 		if err != nil {
 			return nil, err
 		}
-		return strict(strs(f.Funcname)[len(strs(f.Funcname))-1], TText, xs, func(a []Value) (Value, error) {
+		return strict(strs(f.Funcname)[len(strs(f.Funcname))-1], types.TText, xs, func(a []types.Value) (types.Value, error) {
 			s := a[0].S
 			if left {
 				s = strings.TrimLeft(s, a[1].S)
@@ -231,18 +237,18 @@ func trimFunc(left, right bool) polyFunc {
 			if right {
 				s = strings.TrimRight(s, a[1].S)
 			}
-			return Text(s), nil
+			return types.Text(s), nil
 		}), nil
 	}
 }
 
 func leftRight(left bool) polyFunc {
 	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-		xs, err := wantTypes(c, f, args, TText, TInt4)
+		xs, err := wantTypes(c, f, args, types.TText, types.TInt4)
 		if err != nil {
 			return nil, err
 		}
-		return strict("left", TText, xs, func(a []Value) (Value, error) {
+		return strict("left", types.TText, xs, func(a []types.Value) (types.Value, error) {
 			r := []rune(a[0].S)
 			n := int(a[1].I)
 			if n < 0 {
@@ -250,38 +256,38 @@ func leftRight(left bool) polyFunc {
 			}
 			n = min(n, len(r))
 			if left {
-				return Text(string(r[:n])), nil
+				return types.Text(string(r[:n])), nil
 			}
-			return Text(string(r[len(r)-n:])), nil
+			return types.Text(string(r[len(r)-n:])), nil
 		}), nil
 	}
 }
 
 func repeatFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-	xs, err := wantTypes(c, f, args, TText, TInt4)
+	xs, err := wantTypes(c, f, args, types.TText, types.TInt4)
 	if err != nil {
 		return nil, err
 	}
-	return strict("repeat", TText, xs, func(a []Value) (Value, error) {
+	return strict("repeat", types.TText, xs, func(a []types.Value) (types.Value, error) {
 		if a[1].I <= 0 {
-			return Text(""), nil
+			return types.Text(""), nil
 		}
 		if int64(len(a[0].S))*a[1].I > 1<<30-1 {
-			return Value{}, errorf(CodeProgramLimit, "requested length too large")
+			return types.Value{}, pgerror.Errorf(pgerror.CodeProgramLimit, "requested length too large")
 		}
-		return Text(strings.Repeat(a[0].S, int(a[1].I))), nil
+		return types.Text(strings.Repeat(a[0].S, int(a[1].I))), nil
 	}), nil
 }
 
 func splitPart(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-	xs, err := wantTypes(c, f, args, TText, TText, TInt4)
+	xs, err := wantTypes(c, f, args, types.TText, types.TText, types.TInt4)
 	if err != nil {
 		return nil, err
 	}
-	return strict("split_part", TText, xs, func(a []Value) (Value, error) {
+	return strict("split_part", types.TText, xs, func(a []types.Value) (types.Value, error) {
 		n := a[2].I
 		if n == 0 {
-			return Value{}, errorf(CodeInvalidParamValue, "field position must not be zero")
+			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "field position must not be zero")
 		}
 		var parts []string
 		if a[1].S == "" {
@@ -293,9 +299,9 @@ func splitPart(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 			n = int64(len(parts)) + n + 1
 		}
 		if n < 1 || n > int64(len(parts)) {
-			return Text(""), nil
+			return types.Text(""), nil
 		}
-		return Text(parts[n-1]), nil
+		return types.Text(parts[n-1]), nil
 	}), nil
 }
 
@@ -305,7 +311,7 @@ func concatFunc(ws bool) polyFunc {
 			return nil, noSuchFunc(f, args)
 		}
 		for i, a := range args {
-			x, err := c.coerce(a, TText)
+			x, err := c.coerce(a, types.TText)
 			if err != nil {
 				return nil, err
 			}
@@ -315,11 +321,11 @@ func concatFunc(ws bool) polyFunc {
 		if ws {
 			name = "concat_ws"
 		}
-		return &funcExpr{name: name, t: TText, args: args, fn: func(_ *env, a []Value) (Value, error) {
+		return &funcExpr{name: name, t: types.TText, args: args, fn: func(_ *env, a []types.Value) (types.Value, error) {
 			sep := ""
 			if ws {
 				if a[0].Null {
-					return Null(TText), nil
+					return types.Null(types.TText), nil
 				}
 				sep, a = a[0].S, a[1:]
 			}
@@ -335,7 +341,7 @@ func concatFunc(ws bool) polyFunc {
 				first = false
 				b.WriteString(v.String()) // the output function: a boolean is t or f
 			}
-			return Text(b.String()), nil
+			return types.Text(b.String()), nil
 		}}, nil
 	}
 }
@@ -346,20 +352,20 @@ func numArg(c *compiler, f *pg.FuncCall, args []expr, n int) ([]expr, error) {
 	if len(args) < 1 || len(args) > n {
 		return nil, noSuchFunc(f, args)
 	}
-	x, err := c.coerce(args[0], TNumeric)
+	x, err := c.coerce(args[0], types.TNumeric)
 	if err != nil {
 		return nil, err
 	}
-	if !isNumber(x.typ()) && !isFloat(x.typ()) {
+	if !types.IsNumber(x.typ()) && !types.IsFloat(x.typ()) {
 		return nil, noSuchFunc(f, args)
 	}
 	args[0] = x
 	for i := 1; i < len(args); i++ {
-		y, err := c.coerce(args[i], TInt4)
+		y, err := c.coerce(args[i], types.TInt4)
 		if err != nil {
 			return nil, err
 		}
-		if !isInt(y.typ()) {
+		if !types.IsInt(y.typ()) {
 			return nil, noSuchFunc(f, args)
 		}
 		args[i] = y
@@ -372,15 +378,15 @@ func absFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if isFloat(xs[0].typ()) {
+	if types.IsFloat(xs[0].typ()) {
 		return floatFunc("abs", xs[0], math.Abs), nil
 	}
 	t := xs[0].typ()
-	return strict("abs", t, xs, func(a []Value) (Value, error) {
+	return strict("abs", t, xs, func(a []types.Value) (types.Value, error) {
 		v := a[0]
-		if v.T == TNumeric {
+		if v.T == types.TNumeric {
 			if strings.HasPrefix(v.S, "-") {
-				return Value{T: TNumeric, S: v.S[1:]}, nil
+				return types.Value{T: types.TNumeric, S: v.S[1:]}, nil
 			}
 			return v, nil
 		}
@@ -396,8 +402,8 @@ func signFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if isFloat(xs[0].typ()) {
-		return floatFunc("sign", &castExpr{arg: xs[0], t: TFloat8}, func(x float64) float64 {
+	if types.IsFloat(xs[0].typ()) {
+		return floatFunc("sign", &castExpr{arg: xs[0], t: types.TFloat8}, func(x float64) float64 {
 			switch {
 			case x > 0:
 				return 1
@@ -407,15 +413,15 @@ func signFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 			return 0
 		}), nil
 	}
-	if isInt(xs[0].typ()) {
-		xs[0] = &castExpr{arg: xs[0], t: TNumeric}
+	if types.IsInt(xs[0].typ()) {
+		xs[0] = &castExpr{arg: xs[0], t: types.TNumeric}
 	}
-	return strict("sign", TNumeric, xs, func(a []Value) (Value, error) {
-		d, err := numericOf(a[0])
+	return strict("sign", types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
+		d, err := types.NumericOf(a[0])
 		if err != nil {
-			return Value{}, err
+			return types.Value{}, err
 		}
-		return Value{T: TNumeric, S: strconv.Itoa(d.u.Sign())}, nil
+		return types.Value{T: types.TNumeric, S: strconv.Itoa(d.Unscaled.Sign())}, nil
 	}), nil
 }
 
@@ -427,15 +433,15 @@ func modFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !isNumber(l.typ()) || !isNumber(r.typ()) {
+	if !types.IsNumber(l.typ()) || !types.IsNumber(r.typ()) {
 		return nil, noSuchFunc(f, args)
 	}
-	t := TInt4
+	t := types.TInt4
 	switch {
-	case l.typ() == TNumeric || r.typ() == TNumeric:
-		t = TNumeric
-	case l.typ() == TInt8 || r.typ() == TInt8:
-		t = TInt8
+	case l.typ() == types.TNumeric || r.typ() == types.TNumeric:
+		t = types.TNumeric
+	case l.typ() == types.TInt8 || r.typ() == types.TInt8:
+		t = types.TInt8
 	}
 	return &arithExpr{op: '%', l: l, r: r, t: t}, nil
 }
@@ -443,13 +449,13 @@ func modFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 // binaryExprs gives two compiled arguments one type when one is untyped.
 func (c *compiler) binaryExprs(l, r expr) (expr, expr, error) {
 	var err error
-	if l.typ() == TUnknown && r.typ() != TUnknown {
+	if l.typ() == types.TUnknown && r.typ() != types.TUnknown {
 		l, err = c.coerce(l, r.typ())
-	} else if r.typ() == TUnknown && l.typ() != TUnknown {
+	} else if r.typ() == types.TUnknown && l.typ() != types.TUnknown {
 		r, err = c.coerce(r, l.typ())
-	} else if l.typ() == TUnknown {
-		if l, err = c.coerce(l, TNumeric); err == nil {
-			r, err = c.coerce(r, TNumeric)
+	} else if l.typ() == types.TUnknown {
+		if l, err = c.coerce(l, types.TNumeric); err == nil {
+			r, err = c.coerce(r, types.TNumeric)
 		}
 	}
 	return l, r, err
@@ -463,7 +469,7 @@ func roundFunc(name string) polyFunc {
 		if err != nil {
 			return nil, err
 		}
-		if isFloat(xs[0].typ()) {
+		if types.IsFloat(xs[0].typ()) {
 			if len(xs) == 2 {
 				return nil, noSuchFunc(f, xs) // round(double precision, integer) does not exist
 			}
@@ -471,50 +477,23 @@ func roundFunc(name string) polyFunc {
 			if name == "trunc" {
 				fn = math.Trunc
 			}
-			return floatFunc(name, &castExpr{arg: xs[0], t: TFloat8}, fn), nil
+			return floatFunc(name, &castExpr{arg: xs[0], t: types.TFloat8}, fn), nil
 		}
-		if isInt(xs[0].typ()) {
-			xs[0] = &castExpr{arg: xs[0], t: TNumeric}
+		if types.IsInt(xs[0].typ()) {
+			xs[0] = &castExpr{arg: xs[0], t: types.TNumeric}
 		}
-		return strict(name, TNumeric, xs, func(a []Value) (Value, error) {
-			d, err := numericOf(a[0])
+		return strict(name, types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
+			d, err := types.NumericOf(a[0])
 			if err != nil {
-				return Value{}, err
+				return types.Value{}, err
 			}
 			places := 0
 			if len(a) == 2 {
-				places = int(max(min(a[1].I, maxNumericScale), -maxNumericScale))
+				places = int(max(min(a[1].I, types.MaxNumericScale), -types.MaxNumericScale))
 			}
-			return roundDecimal(d, places, name == "trunc").value(), nil
+			return types.RoundDecimal(d, places, name == "trunc").Value(), nil
 		}), nil
 	}
-}
-
-// roundDecimal rounds d to places digits after the point (before it when
-// negative), half away from zero, or truncates; the result's scale is
-// max(places, 0).
-func roundDecimal(d decimal, places int, trunc bool) decimal {
-	if places >= d.scale {
-		return d.rescale(places)
-	}
-	drop := d.scale - places // digits to drop
-	div := pow10(drop)
-	q, r := new(big.Int).QuoRem(d.u, div, new(big.Int))
-	if !trunc {
-		r2 := new(big.Int).Abs(r)
-		r2.Lsh(r2, 1)
-		if r2.Cmp(div) >= 0 {
-			if d.u.Sign() < 0 {
-				q.Sub(q, big.NewInt(1))
-			} else {
-				q.Add(q, big.NewInt(1))
-			}
-		}
-	}
-	if places < 0 {
-		return decimal{q.Mul(q, pow10(-places)), 0}
-	}
-	return decimal{q, places}
 }
 
 // ceilFloor is ceil/ceiling or floor: of a numeric, a numeric of scale 0;
@@ -525,30 +504,30 @@ func ceilFloor(ceil bool) polyFunc {
 		if err != nil {
 			return nil, err
 		}
-		if isFloat(xs[0].typ()) {
+		if types.IsFloat(xs[0].typ()) {
 			fn := math.Floor
 			if ceil {
 				fn = math.Ceil
 			}
-			return floatFunc("ceil", &castExpr{arg: xs[0], t: TFloat8}, fn), nil
+			return floatFunc("ceil", &castExpr{arg: xs[0], t: types.TFloat8}, fn), nil
 		}
-		if isInt(xs[0].typ()) {
-			xs[0] = &castExpr{arg: xs[0], t: TNumeric}
+		if types.IsInt(xs[0].typ()) {
+			xs[0] = &castExpr{arg: xs[0], t: types.TNumeric}
 		}
-		return strict("ceil", TNumeric, xs, func(a []Value) (Value, error) {
-			d, err := numericOf(a[0])
+		return strict("ceil", types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
+			d, err := types.NumericOf(a[0])
 			if err != nil {
-				return Value{}, err
+				return types.Value{}, err
 			}
-			t := roundDecimal(d, 0, true)
-			if t.rescale(d.scale).u.Cmp(d.u) != 0 {
-				if ceil && d.u.Sign() > 0 {
-					t.u.Add(t.u, big.NewInt(1))
-				} else if !ceil && d.u.Sign() < 0 {
-					t.u.Sub(t.u, big.NewInt(1))
+			t := types.RoundDecimal(d, 0, true)
+			if t.Rescale(d.Scale).Unscaled.Cmp(d.Unscaled) != 0 {
+				if ceil && d.Unscaled.Sign() > 0 {
+					t.Unscaled.Add(t.Unscaled, big.NewInt(1))
+				} else if !ceil && d.Unscaled.Sign() < 0 {
+					t.Unscaled.Sub(t.Unscaled, big.NewInt(1))
 				}
 			}
-			return t.value(), nil
+			return t.Value(), nil
 		}), nil
 	}
 }
@@ -559,9 +538,9 @@ type booleanTest struct {
 	test pg.BoolTestType
 }
 
-func (b *booleanTest) typ() Type    { return TBool }
-func (b *booleanTest) kids() []expr { return []expr{b.arg} }
-func (b *booleanTest) eval(e *env) (Value, error) {
+func (b *booleanTest) typ() types.Type { return types.TBool }
+func (b *booleanTest) kids() []expr    { return []expr{b.arg} }
+func (b *booleanTest) eval(e *env) (types.Value, error) {
 	v, err := b.arg.eval(e)
 	if err != nil {
 		return v, err
@@ -569,20 +548,18 @@ func (b *booleanTest) eval(e *env) (Value, error) {
 	isTrue, isFalse := !v.Null && v.I != 0, !v.Null && v.I == 0
 	switch b.test {
 	case pg.BoolTestType_IS_TRUE:
-		return Bool(isTrue), nil
+		return types.Bool(isTrue), nil
 	case pg.BoolTestType_IS_NOT_TRUE:
-		return Bool(!isTrue), nil
+		return types.Bool(!isTrue), nil
 	case pg.BoolTestType_IS_FALSE:
-		return Bool(isFalse), nil
+		return types.Bool(isFalse), nil
 	case pg.BoolTestType_IS_NOT_FALSE:
-		return Bool(!isFalse), nil
+		return types.Bool(!isFalse), nil
 	case pg.BoolTestType_IS_UNKNOWN:
-		return Bool(v.Null), nil
+		return types.Bool(v.Null), nil
 	}
-	return Bool(!v.Null), nil // IS NOT UNKNOWN
+	return types.Bool(!v.Null), nil // IS NOT UNKNOWN
 }
-
-func bigInt(i int64) *big.Int { return big.NewInt(i) }
 
 // extractFunc is extract(field FROM x) (the grammar's extract('field', x))
 // and date_part('field', x), on a date, timestamp or timestamptz.
@@ -590,22 +567,22 @@ func extractFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if len(args) != 2 {
 		return nil, noSuchFunc(f, args)
 	}
-	field, err := c.coerce(args[0], TText)
+	field, err := c.coerce(args[0], types.TText)
 	if err != nil {
 		return nil, err
 	}
-	x, err := c.coerce(args[1], TTimestamptz)
+	x, err := c.coerce(args[1], types.TTimestamptz)
 	if err != nil {
 		return nil, err
 	}
-	if !isString(field.typ()) || !isDateTime(x.typ()) {
+	if !types.IsString(field.typ()) || !types.IsDateTime(x.typ()) {
 		return nil, noSuchFunc(f, args)
 	}
 	if strs(f.Funcname)[len(strs(f.Funcname))-1] == "date_part" {
-		return nil, notSupported("date_part() is not supported (double precision is not implemented yet): use extract")
+		return nil, pgerror.NotSupported("date_part() is not supported (double precision is not implemented yet): use extract")
 	}
-	return strict("extract", TNumeric, []expr{field, x}, func(a []Value) (Value, error) {
-		return extractField(strings.ToLower(a[0].S), a[1])
+	return strict("extract", types.TNumeric, []expr{field, x}, func(a []types.Value) (types.Value, error) {
+		return types.ExtractField(strings.ToLower(a[0].S), a[1])
 	}), nil
 }
 
@@ -615,33 +592,33 @@ func dateTruncFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if len(args) != 2 {
 		return nil, noSuchFunc(f, args)
 	}
-	unit, err := c.coerce(args[0], TText)
+	unit, err := c.coerce(args[0], types.TText)
 	if err != nil {
 		return nil, err
 	}
-	x, err := c.coerce(args[1], TTimestamptz)
+	x, err := c.coerce(args[1], types.TTimestamptz)
 	if err != nil {
 		return nil, err
 	}
-	if !isString(unit.typ()) || !isDateTime(x.typ()) {
+	if !types.IsString(unit.typ()) || !types.IsDateTime(x.typ()) {
 		return nil, noSuchFunc(f, args)
 	}
 	t := x.typ()
-	if t == TDate {
-		t = TTimestamptz
+	if t == types.TDate {
+		t = types.TTimestamptz
 	}
-	return strict("date_trunc", t, []expr{unit, x}, func(a []Value) (Value, error) {
+	return strict("date_trunc", t, []expr{unit, x}, func(a []types.Value) (types.Value, error) {
 		u := strings.ToLower(a[0].S)
-		r, ok := truncTime(instant(a[1]), u)
+		r, ok := types.TruncTime(types.Instant(a[1]), u)
 		if !ok {
-			if _, known := truncUnits[u]; !known {
-				return Value{}, errorf(CodeInvalidParamValue, "unit %q not recognized for type %s", u, t)
+			if _, known := types.TruncUnits[u]; !known {
+				return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unit %q not recognized for type %s", u, t)
 			}
 		}
-		if t == TTimestamp {
-			return timestampValue(r), nil
+		if t == types.TTimestamp {
+			return types.TimestampValue(r), nil
 		}
-		return timestamptzValue(r), nil
+		return types.TimestamptzValue(r), nil
 	}), nil
 }
 
@@ -649,8 +626,8 @@ func dateTruncFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 // round, ceil, floor, trunc, sign).
 func floatFunc(name string, x expr, fn func(float64) float64) expr {
 	t := x.typ()
-	return strict(name, t, []expr{x}, func(a []Value) (Value, error) {
-		return floatValue(fn(floatOf(a[0])), t), nil
+	return strict(name, t, []expr{x}, func(a []types.Value) (types.Value, error) {
+		return types.FloatValue(fn(types.FloatOf(a[0])), t), nil
 	})
 }
 
@@ -661,25 +638,25 @@ func float1(name string, fn func(float64) float64, check func(float64) error) po
 		if len(args) != 1 {
 			return nil, noSuchFunc(f, args)
 		}
-		x, err := c.coerce(args[0], TFloat8)
+		x, err := c.coerce(args[0], types.TFloat8)
 		if err != nil {
 			return nil, err
 		}
-		if !isNumber(x.typ()) && !isFloat(x.typ()) {
+		if !types.IsNumber(x.typ()) && !types.IsFloat(x.typ()) {
 			return nil, noSuchFunc(f, args)
 		}
-		return strict(name, TFloat8, []expr{x}, func(a []Value) (Value, error) {
-			v := floatOf(a[0])
+		return strict(name, types.TFloat8, []expr{x}, func(a []types.Value) (types.Value, error) {
+			v := types.FloatOf(a[0])
 			if check != nil {
 				if err := check(v); err != nil {
-					return Value{}, err
+					return types.Value{}, err
 				}
 			}
 			r := fn(v)
 			if math.IsInf(r, 0) && !math.IsInf(v, 0) {
-				return Value{}, errorf(CodeNumericRange, "value out of range: overflow")
+				return types.Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value out of range: overflow")
 			}
-			return floatValue(r, TFloat8), nil
+			return types.FloatValue(r, types.TFloat8), nil
 		}), nil
 	}
 }
@@ -690,31 +667,31 @@ func powerFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	}
 	var xs []expr
 	for _, a := range args {
-		x, err := c.coerce(a, TFloat8)
+		x, err := c.coerce(a, types.TFloat8)
 		if err != nil {
 			return nil, err
 		}
-		if !isNumber(x.typ()) && !isFloat(x.typ()) {
+		if !types.IsNumber(x.typ()) && !types.IsFloat(x.typ()) {
 			return nil, noSuchFunc(f, args)
 		}
 		xs = append(xs, x)
 	}
-	if !isFloat(xs[0].typ()) && !isFloat(xs[1].typ()) && (xs[0].typ() == TNumeric || xs[1].typ() == TNumeric) {
-		return nil, notSupported("power() of numeric is not supported: cast an argument to double precision")
+	if !types.IsFloat(xs[0].typ()) && !types.IsFloat(xs[1].typ()) && (xs[0].typ() == types.TNumeric || xs[1].typ() == types.TNumeric) {
+		return nil, pgerror.NotSupported("power() of numeric is not supported: cast an argument to double precision")
 	}
-	return strict("power", TFloat8, xs, func(a []Value) (Value, error) {
-		x, y := floatOf(a[0]), floatOf(a[1])
+	return strict("power", types.TFloat8, xs, func(a []types.Value) (types.Value, error) {
+		x, y := types.FloatOf(a[0]), types.FloatOf(a[1])
 		if x == 0 && y < 0 {
-			return Value{}, errorf(CodeInvalidPower, "zero raised to a negative power is undefined")
+			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidPower, "zero raised to a negative power is undefined")
 		}
 		if x < 0 && y != math.Trunc(y) {
-			return Value{}, errorf(CodeInvalidPower, "a negative number raised to a non-integer power yields a complex result")
+			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidPower, "a negative number raised to a non-integer power yields a complex result")
 		}
 		r := math.Pow(x, y)
 		if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
-			return Value{}, errorf(CodeNumericRange, "value out of range: overflow")
+			return types.Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value out of range: overflow")
 		}
-		return floatValue(r, TFloat8), nil
+		return types.FloatValue(r, types.TFloat8), nil
 	}), nil
 }
 
@@ -722,8 +699,8 @@ func randomFunc(_ *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if len(args) != 0 {
 		return nil, noSuchFunc(f, args)
 	}
-	return &funcExpr{name: "random", t: TFloat8, fn: func(*env, []Value) (Value, error) {
-		return floatValue(rand.Float64(), TFloat8), nil
+	return &funcExpr{name: "random", t: types.TFloat8, fn: func(*env, []types.Value) (types.Value, error) {
+		return types.FloatValue(rand.Float64(), types.TFloat8), nil
 	}}, nil
 }
 
@@ -731,5 +708,5 @@ func piFunc(_ *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if len(args) != 0 {
 		return nil, noSuchFunc(f, args)
 	}
-	return &constExpr{floatValue(math.Pi, TFloat8)}, nil
+	return &constExpr{types.FloatValue(math.Pi, types.TFloat8)}, nil
 }

@@ -9,6 +9,9 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // TRUNCATE [TABLE] [ONLY] t [, ...] [RESTART IDENTITY | CONTINUE IDENTITY]
@@ -34,7 +37,7 @@ func (s *Session) planTruncate(st *pg.TruncateStmt) (*plan, error) {
 	for _, n := range st.Relations {
 		rv := n.GetRangeVar()
 		if rv == nil {
-			return nil, notSupported("this TRUNCATE target is not supported")
+			return nil, pgerror.NotSupported("this TRUNCATE target is not supported")
 		}
 		if _, err := relName(rv); err != nil {
 			return nil, err
@@ -42,14 +45,14 @@ func (s *Session) planTruncate(st *pg.TruncateStmt) (*plan, error) {
 		rvs = append(rvs, rv)
 	}
 	cascade := st.Behavior == pg.DropBehavior_DROP_CASCADE
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
 			return nil, err
 		}
-		var list []*Table
+		var list []*catalog.Table
 		in := map[string]bool{}
-		add := func(t *Table) error {
+		add := func(t *catalog.Table) error {
 			if in[t.Name] {
 				return nil
 			}
@@ -75,7 +78,7 @@ func (s *Session) planTruncate(st *pg.TruncateStmt) (*plan, error) {
 			}
 		}
 		all := s.allTables()
-		slices.SortFunc(all, func(a, b *Table) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(all, func(a, b *catalog.Table) int { return strings.Compare(a.Name, b.Name) })
 		for changed := true; changed; {
 			changed = false
 			for _, t := range all {
@@ -87,7 +90,7 @@ func (s *Session) planTruncate(st *pg.TruncateStmt) (*plan, error) {
 						continue
 					}
 					if !cascade {
-						return nil, &Error{Code: CodeFeatureNotSupp, Message: "cannot truncate a table referenced in a foreign key constraint",
+						return nil, &pgerror.Error{Code: pgerror.CodeFeatureNotSupp, Message: "cannot truncate a table referenced in a foreign key constraint",
 							Detail: fmt.Sprintf("Table %q references %q.", t.Name, d.RefTable),
 							Hint:   fmt.Sprintf("Truncate table %q at the same time, or use TRUNCATE ... CASCADE.", t.Name)}
 					}
@@ -129,7 +132,7 @@ func (s *Session) planTruncate(st *pg.TruncateStmt) (*plan, error) {
 // of the list referencing it (children first); the tables of a cycle of
 // references (a table referencing itself among them) keep the order named
 // and are reported in cyclic.
-func truncateOrder(list []*Table) (out []*Table, cyclic map[string]bool) {
+func truncateOrder(list []*catalog.Table) (out []*catalog.Table, cyclic map[string]bool) {
 	cyclic = map[string]bool{}
 	for _, t := range list {
 		for _, d := range t.FKeys {
@@ -180,7 +183,7 @@ func truncateOrder(list []*Table) (out []*Table, cyclic map[string]bool) {
 // of references can then be deleted in any order. No one sees these
 // versions: the tables are locked ACCESS EXCLUSIVE and the rows are
 // deleted next, in the same transaction.
-func unlinkRows(ctx context.Context, tx *tupled.Tx, t *Table, in map[string]bool) error {
+func unlinkRows(ctx context.Context, tx *tupled.Tx, t *catalog.Table, in map[string]bool) error {
 	var cols []int
 	for _, d := range t.FKeys {
 		if in[d.RefTable] {
@@ -201,19 +204,19 @@ func unlinkRows(ctx context.Context, tx *tupled.Tx, t *Table, in map[string]bool
 		if err != nil {
 			return engineError(err, t)
 		}
-		row := make([]Value, len(t.Cols))
+		row := make([]types.Value, len(t.Cols))
 		for _, r := range batch {
-			if err := decodeRow(t, r.k, r.v, row); err != nil {
+			if err := catalog.DecodeRow(t, r.k, r.v, row); err != nil {
 				return err
 			}
 			changed := false
 			for _, c := range cols {
 				if !row[c].Null {
-					row[c], changed = Null(t.Cols[c].Type), true
+					row[c], changed = types.Null(t.Cols[c].Type), true
 				}
 			}
 			if changed {
-				if err := tx.Update(ctx, t.Engine, r.k, encodeRow(t, row)); err != nil {
+				if err := tx.Update(ctx, t.Engine, r.k, catalog.EncodeRow(t, row)); err != nil {
 					return engineError(err, t)
 				}
 			}
@@ -229,7 +232,7 @@ func unlinkRows(ctx context.Context, tx *tupled.Tx, t *Table, in map[string]bool
 const truncateBatch = 1024
 
 // truncateRows deletes every row of t in tx, a batch of keys at a time.
-func truncateRows(ctx context.Context, tx *tupled.Tx, t *Table) error {
+func truncateRows(ctx context.Context, tx *tupled.Tx, t *catalog.Table) error {
 	var start []byte
 	keys := make([][]byte, 0, truncateBatch)
 	for {
@@ -256,7 +259,7 @@ func truncateRows(ctx context.Context, tx *tupled.Tx, t *Table) error {
 // restartSequences deletes the state of t's sequences (its serial and
 // identity columns' and those OWNED BY its columns) in tx (the next value
 // is START again) and has nextval run in tx for them until it ends.
-func (s *Session) restartSequences(ctx context.Context, tx *tupled.Tx, t *Table) error {
+func (s *Session) restartSequences(ctx context.Context, tx *tupled.Tx, t *catalog.Table) error {
 	for _, sq := range s.ownedSequences(t) { // sequence.go
 		key := sq.Key
 		if el := s.seqSess[key]; el != nil {

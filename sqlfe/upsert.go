@@ -5,8 +5,10 @@ import (
 	"context"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
-
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // onConflict is a compiled ON CONFLICT clause of an INSERT. It runs on the
@@ -16,7 +18,7 @@ import (
 // what is SQL's is here: the conflict target, SET and WHERE over the
 // existing row and EXCLUDED, and "cannot affect row a second time".
 type onConflict struct {
-	t       *Table
+	t       *catalog.Table
 	nothing bool      // DO NOTHING
 	sets    []setItem // DO UPDATE SET, over the existing row ++ EXCLUDED
 	where   expr      // DO UPDATE WHERE, likewise (nil: none)
@@ -26,7 +28,7 @@ type onConflict struct {
 // planOnConflict compiles st's ON CONFLICT clause for table t, with
 // PostgreSQL's errors: DO UPDATE needs a conflict target, which must be the
 // primary key (42P10 otherwise; 42704 for an unknown constraint name).
-func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]Type) (*onConflict, error) {
+func (s *Session) planOnConflict(st *pg.InsertStmt, t *catalog.Table, params *[]types.Type) (*onConflict, error) {
 	oc := st.OnConflictClause
 	if oc == nil {
 		return nil, nil
@@ -34,23 +36,23 @@ func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]Type) (*
 	out := &onConflict{t: t, nothing: oc.Action == pg.OnConflictAction_ONCONFLICT_NOTHING}
 	if inf := oc.Infer; inf != nil {
 		if inf.WhereClause != nil {
-			return nil, notSupported("ON CONFLICT with a partial index's WHERE is not supported").at(inf.Location)
+			return nil, pgerror.NotSupported("ON CONFLICT with a partial index's WHERE is not supported").At(inf.Location)
 		}
 		if inf.Conname != "" {
 			if d, ok := uniqueByName(t, inf.Conname); ok { // index.go
-				out.arbiter = engIndex(t, d.Name)
-			} else if t.hiddenKey() || inf.Conname != t.pkeyName() {
-				return nil, errorf("42704", "constraint %q for table %q does not exist", inf.Conname, t.Name)
+				out.arbiter = catalog.EngIndex(t, d.Name)
+			} else if t.HiddenKey() || inf.Conname != t.PrimaryKeyName() {
+				return nil, pgerror.Errorf("42704", "constraint %q for table %q does not exist", inf.Conname, t.Name)
 			}
 		} else if !pkeyByCols(t, inf.IndexElems) { // compositekey.go
 			d, ok := uniqueByCols(t, inf.IndexElems) // index.go
 			if !ok {
-				return nil, errorf("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
+				return nil, pgerror.Errorf("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
 			}
-			out.arbiter = engIndex(t, d.Name)
+			out.arbiter = catalog.EngIndex(t, d.Name)
 		}
 	} else if !out.nothing {
-		e := errorf(CodeSyntax, "ON CONFLICT DO UPDATE requires inference specification or constraint name").at(oc.Location)
+		e := pgerror.Errorf(pgerror.CodeSyntax, "ON CONFLICT DO UPDATE requires inference specification or constraint name").At(oc.Location)
 		e.Hint = "For example, ON CONFLICT (column_name)."
 		return nil, e
 	}
@@ -62,18 +64,18 @@ func (s *Session) planOnConflict(st *pg.InsertStmt, t *Table, params *[]Type) (*
 		return nil, err
 	}
 	c.excluded = true
-	sets, err := compileSets(c, t, oc.TargetList, !t.hiddenKey())
+	sets, err := compileSets(c, t, oc.TargetList, !t.HiddenKey())
 	if err != nil {
 		return nil, err
 	}
 	out.sets = sets
 	if oc.WhereClause != nil {
-		w, err := c.compile(oc.WhereClause, TBool)
+		w, err := c.compile(oc.WhereClause, types.TBool)
 		if err != nil {
 			return nil, err
 		}
-		if w.typ() != TBool {
-			return nil, errorf(CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
+		if w.typ() != types.TBool {
+			return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", w.typ())
 		}
 		out.where = w
 	}
@@ -89,9 +91,9 @@ type upsertState struct {
 // insert inserts row (encoded key and value) or acts on the conflict. It
 // returns the row the statement inserted or updated (for RETURNING and the
 // count), or nil when it did nothing.
-func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *upsertState, key []byte, row []Value) ([]Value, error) {
+func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *upsertState, key []byte, row []types.Value) ([]types.Value, error) {
 	t := oc.t
-	var result []Value
+	var result []types.Value
 	var cbErr error
 	var onConflictFn func(ekey, existing []byte) ([]byte, bool)
 	target := key // the row inserted or updated
@@ -107,16 +109,16 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 		onConflictFn = func(key, existing []byte) ([]byte, bool) {
 			target = key
 			if st.written[string(key)] {
-				cbErr = &Error{Code: "21000", Message: "ON CONFLICT DO UPDATE command cannot affect row a second time",
+				cbErr = &pgerror.Error{Code: "21000", Message: "ON CONFLICT DO UPDATE command cannot affect row a second time",
 					Hint: "Ensure that no rows proposed for insertion within the same command have duplicate constrained values."}
 				return nil, false
 			}
-			old := make([]Value, len(t.Cols))
-			if err := decodeRow(t, key, existing, old); err != nil {
+			old := make([]types.Value, len(t.Cols))
+			if err := catalog.DecodeRow(t, key, existing, old); err != nil {
 				cbErr = err
 				return nil, false
 			}
-			e.row = append(append(make([]Value, 0, 2*len(t.Cols)), old...), row...)
+			e.row = append(append(make([]types.Value, 0, 2*len(t.Cols)), old...), row...)
 			if oc.where != nil {
 				ok, err := truthy(oc.where, e)
 				if err != nil {
@@ -127,11 +129,11 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 					return nil, false
 				}
 			}
-			nr := append([]Value(nil), old...)
+			nr := append([]types.Value(nil), old...)
 			for _, si := range oc.sets {
 				v, err := si.x.eval(e)
 				if err == nil && v.T != t.Cols[si.col].Type {
-					v, err = castValue(v, t.Cols[si.col].Type)
+					v, err = types.Cast(v, t.Cols[si.col].Type)
 				}
 				if err != nil {
 					cbErr = err
@@ -144,23 +146,23 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 				return nil, false
 			}
 			result = nr
-			if nk := rowKey(nil, t, nr); !bytes.Equal(nk, key) {
-				move.newKey, move.value = nk, encodeRow(t, nr)
+			if nk := catalog.RowKey(nil, t, nr); !bytes.Equal(nk, key) {
+				move.newKey, move.value = nk, catalog.EncodeRow(t, nr)
 				return nil, false
 			}
-			return encodeRow(t, nr), true
+			return catalog.EncodeRow(t, nr), true
 		}
 	}
 	var out tupled.UpsertOutcome
 	var err error
 	if oc.arbiter != "" {
-		out, err = tx.UpsertOn(ctx, t.Engine, oc.arbiter, key, encodeRow(t, row), onConflictFn)
+		out, err = tx.UpsertOn(ctx, t.Engine, oc.arbiter, key, catalog.EncodeRow(t, row), onConflictFn)
 	} else {
 		var fn func([]byte) ([]byte, bool)
 		if onConflictFn != nil {
 			fn = func(existing []byte) ([]byte, bool) { return onConflictFn(key, existing) }
 		}
-		out, err = tx.Upsert(ctx, t.Engine, key, encodeRow(t, row), fn)
+		out, err = tx.Upsert(ctx, t.Engine, key, catalog.EncodeRow(t, row), fn)
 	}
 	if cbErr != nil {
 		return nil, cbErr
@@ -193,7 +195,7 @@ func (oc *onConflict) insert(ctx context.Context, tx *tupled.Tx, e *env, st *ups
 func (c *compiler) excludedColumn(name string) (expr, bool) {
 	for i, col := range c.cols {
 		if col.Name == name && !col.Hidden {
-			return &colExpr{idx: len(c.cols) + i, t: col.Type, m: col.mod()}, true
+			return &colExpr{idx: len(c.cols) + i, t: col.Type, m: col.Mod()}, true
 		}
 	}
 	return nil, false

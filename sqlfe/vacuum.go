@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // VACUUM [FULL | FREEZE | VERBOSE | ANALYZE] [table [, ...]] and ANALYZE
@@ -19,7 +21,7 @@ func (s *Session) planVacuum(st *pg.VacuumStmt) (*plan, error) {
 	for _, r := range st.Rels {
 		vr := r.GetVacuumRelation()
 		if vr == nil || vr.Relation == nil {
-			return nil, notSupported("this VACUUM target is not supported")
+			return nil, pgerror.NotSupported("this VACUUM target is not supported")
 		}
 		name, err := relName(vr.Relation)
 		if err != nil {
@@ -31,20 +33,20 @@ func (s *Session) planVacuum(st *pg.VacuumStmt) (*plan, error) {
 		switch d := o.GetDefElem(); strings.ToLower(d.GetDefname()) {
 		case "analyze", "verbose", "freeze", "full", "skip_locked", "index_cleanup", "process_toast", "truncate", "parallel", "disable_page_skipping":
 		default:
-			return nil, errorf(CodeSyntax, "unrecognized %s option %q", map[bool]string{true: "VACUUM", false: "ANALYZE"}[st.IsVacuumcmd], d.GetDefname()).at(d.GetLocation())
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "unrecognized %s option %q", map[bool]string{true: "VACUUM", false: "ANALYZE"}[st.IsVacuumcmd], d.GetDefname()).At(d.GetLocation())
 		}
 	}
 	tag := "ANALYZE"
 	if st.IsVacuumcmd {
 		tag = "VACUUM"
 	}
-	run := func(ctx context.Context, s *Session, _ []Value) (*Result, error) {
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		if st.IsVacuumcmd && s.block != blkNone {
-			return nil, errorf(CodeActiveTx, "VACUUM cannot run inside a transaction block")
+			return nil, pgerror.Errorf(pgerror.CodeActiveTx, "VACUUM cannot run inside a transaction block")
 		}
 		for _, n := range names {
 			if s.lookupTable(n) == nil {
-				return nil, errorf(CodeUndefinedTable, "relation %q does not exist", n)
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", n)
 			}
 		}
 		if st.IsVacuumcmd {

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Every expected outcome below is what PostgreSQL 15.18 answered.
@@ -16,14 +19,14 @@ func TestTargetListLimit(t *testing.T) {
 	_, s := newTestSession(t)
 	ones := func(n int) string { return strings.TrimSuffix(strings.Repeat("1,", n), ",") }
 	mustRun(t, s, "SELECT "+ones(1664), ones(1664)[:0]+strings.ReplaceAll(ones(1664), ",", "|")+"\nSELECT 1")
-	mustFail(t, s, "SELECT "+ones(1665), CodeTooManyColumns, "target lists can have at most 1664 entries")
-	mustFail(t, s, "SELECT "+ones(70000), CodeTooManyColumns, "target lists can have at most 1664 entries")
+	mustFail(t, s, "SELECT "+ones(1665), pgerror.CodeTooManyColumns, "target lists can have at most 1664 entries")
+	mustFail(t, s, "SELECT "+ones(70000), pgerror.CodeTooManyColumns, "target lists can have at most 1664 entries")
 	mustRun(t, s, "CREATE TABLE w (k int PRIMARY KEY, v int)", "CREATE TABLE")
 	ks := func(n int) string { return strings.TrimSuffix(strings.Repeat("k,", n), ",") }
 	mustRun(t, s, "SELECT *, "+ks(1662)+" FROM w", "SELECT 0") // * counts its columns
-	mustFail(t, s, "SELECT *, "+ks(1663)+" FROM w", CodeTooManyColumns, "")
+	mustFail(t, s, "SELECT *, "+ks(1663)+" FROM w", pgerror.CodeTooManyColumns, "")
 	mustRun(t, s, "INSERT INTO w VALUES (1, 1) RETURNING "+ks(1664), strings.ReplaceAll(ks(1664), "k", "1")[:0]+strings.Repeat("1|", 1663)+"1\nINSERT 0 1")
-	mustFail(t, s, "INSERT INTO w VALUES (2, 2) RETURNING "+ks(1665), CodeTooManyColumns, "")
+	mustFail(t, s, "INSERT INTO w VALUES (2, 2) RETURNING "+ks(1665), pgerror.CodeTooManyColumns, "")
 	mustRun(t, s, "SELECT k FROM w", "1\nSELECT 1")
 }
 
@@ -31,16 +34,16 @@ func TestTargetListLimit(t *testing.T) {
 // columns.
 func TestIntegerRanges(t *testing.T) {
 	_, s := newTestSession(t)
-	mustFail(t, s, "SELECT -((-2147483648)::int)", CodeNumericRange, "integer out of range")
-	mustFail(t, s, "SELECT -(-9223372036854775808)::bigint", CodeNumericRange, "bigint out of range")
-	mustFail(t, s, "SELECT 9223372036854775807 + 1", CodeNumericRange, "bigint out of range")
-	mustFail(t, s, "SELECT 9223372036854775807 * 2", CodeNumericRange, "bigint out of range")
-	mustFail(t, s, "SELECT (-9223372036854775807 - 1) / -1", CodeNumericRange, "bigint out of range")
-	mustFail(t, s, "SELECT -9223372036854775807 - 2", CodeNumericRange, "bigint out of range")
-	mustFail(t, s, "SELECT 3000000000::int", CodeNumericRange, "integer out of range")
-	mustFail(t, s, "SELECT '3000000000'::int", CodeNumericRange, `value "3000000000" is out of range for type integer`)
-	mustFail(t, s, "SELECT 40000::smallint", CodeNumericRange, "smallint out of range")
-	mustFail(t, s, "SELECT '40000'::smallint", CodeNumericRange, `value "40000" is out of range for type smallint`)
+	mustFail(t, s, "SELECT -((-2147483648)::int)", pgerror.CodeNumericRange, "integer out of range")
+	mustFail(t, s, "SELECT -(-9223372036854775808)::bigint", pgerror.CodeNumericRange, "bigint out of range")
+	mustFail(t, s, "SELECT 9223372036854775807 + 1", pgerror.CodeNumericRange, "bigint out of range")
+	mustFail(t, s, "SELECT 9223372036854775807 * 2", pgerror.CodeNumericRange, "bigint out of range")
+	mustFail(t, s, "SELECT (-9223372036854775807 - 1) / -1", pgerror.CodeNumericRange, "bigint out of range")
+	mustFail(t, s, "SELECT -9223372036854775807 - 2", pgerror.CodeNumericRange, "bigint out of range")
+	mustFail(t, s, "SELECT 3000000000::int", pgerror.CodeNumericRange, "integer out of range")
+	mustFail(t, s, "SELECT '3000000000'::int", pgerror.CodeNumericRange, `value "3000000000" is out of range for type integer`)
+	mustFail(t, s, "SELECT 40000::smallint", pgerror.CodeNumericRange, "smallint out of range")
+	mustFail(t, s, "SELECT '40000'::smallint", pgerror.CodeNumericRange, `value "40000" is out of range for type smallint`)
 	mustRun(t, s, "SELECT -2147483648, -9223372036854775808, 32767::smallint, '-32768'::int2", "-2147483648|-9223372036854775808|32767|-32768\nSELECT 1")
 
 	// -2147483648 is an integer constant, as PostgreSQL folds it
@@ -58,17 +61,17 @@ func TestIntegerRanges(t *testing.T) {
 	}
 
 	mustRun(t, s, "CREATE TABLE i (k int PRIMARY KEY, a smallint, b int, c bigint)", "CREATE TABLE")
-	mustFail(t, s, "INSERT INTO i VALUES (1, 40000)", CodeNumericRange, "smallint out of range")
-	mustFail(t, s, "INSERT INTO i VALUES (1, '40000')", CodeNumericRange, `value "40000" is out of range for type smallint`)
-	mustFail(t, s, "INSERT INTO i VALUES (1, 'x')", CodeInvalidText, `invalid input syntax for type smallint: "x"`)
-	mustFail(t, s, "INSERT INTO i VALUES (1, 40000::bigint)", CodeNumericRange, "smallint out of range")
-	mustFail(t, s, "INSERT INTO i VALUES (1, 1, 3000000000)", CodeNumericRange, "integer out of range")
-	mustFail(t, s, "INSERT INTO i VALUES (-((-2147483648)::int))", CodeNumericRange, "integer out of range")
+	mustFail(t, s, "INSERT INTO i VALUES (1, 40000)", pgerror.CodeNumericRange, "smallint out of range")
+	mustFail(t, s, "INSERT INTO i VALUES (1, '40000')", pgerror.CodeNumericRange, `value "40000" is out of range for type smallint`)
+	mustFail(t, s, "INSERT INTO i VALUES (1, 'x')", pgerror.CodeInvalidText, `invalid input syntax for type smallint: "x"`)
+	mustFail(t, s, "INSERT INTO i VALUES (1, 40000::bigint)", pgerror.CodeNumericRange, "smallint out of range")
+	mustFail(t, s, "INSERT INTO i VALUES (1, 1, 3000000000)", pgerror.CodeNumericRange, "integer out of range")
+	mustFail(t, s, "INSERT INTO i VALUES (-((-2147483648)::int))", pgerror.CodeNumericRange, "integer out of range")
 	mustRun(t, s, "INSERT INTO i VALUES (1, -32768, -2147483648, -9223372036854775808) RETURNING *", "1|-32768|-2147483648|-9223372036854775808\nINSERT 0 1")
-	mustFail(t, s, "UPDATE i SET a = a - 1", CodeNumericRange, "smallint out of range")
-	mustFail(t, s, "UPDATE i SET b = -b", CodeNumericRange, "integer out of range")
-	mustFail(t, s, "UPDATE i SET c = -c", CodeNumericRange, "bigint out of range")
-	mustFail(t, s, "UPDATE i SET c = c - 1", CodeNumericRange, "bigint out of range")
+	mustFail(t, s, "UPDATE i SET a = a - 1", pgerror.CodeNumericRange, "smallint out of range")
+	mustFail(t, s, "UPDATE i SET b = -b", pgerror.CodeNumericRange, "integer out of range")
+	mustFail(t, s, "UPDATE i SET c = -c", pgerror.CodeNumericRange, "bigint out of range")
+	mustFail(t, s, "UPDATE i SET c = c - 1", pgerror.CodeNumericRange, "bigint out of range")
 	mustRun(t, s, "UPDATE i SET a = a + 1, b = b + 1, c = c + 1 RETURNING a, b, c", "-32767|-2147483647|-9223372036854775807\nUPDATE 1")
 	mustRun(t, s, "SELECT * FROM i", "1|-32767|-2147483647|-9223372036854775807\nSELECT 1")
 	// a smallint column survives the catalog's reload
@@ -78,25 +81,25 @@ func TestIntegerRanges(t *testing.T) {
 	}
 	s2 := eng2.NewSession(2, "test", nil)
 	defer s2.Close()
-	mustFail(t, s2, "INSERT INTO i VALUES (2, 32768)", CodeNumericRange, "smallint out of range")
+	mustFail(t, s2, "INSERT INTO i VALUES (2, 32768)", pgerror.CodeNumericRange, "smallint out of range")
 }
 
 // Finding 10: varchar(n) lengths.
 func TestVarcharLength(t *testing.T) {
 	_, s := newTestSession(t)
 	mustRun(t, s, "CREATE TABLE v (k int PRIMARY KEY, a varchar(3), c varchar)", "CREATE TABLE")
-	mustFail(t, s, "INSERT INTO v VALUES (1, 'abcdef')", CodeStringTooLong, "value too long for type character varying(3)")
-	mustFail(t, s, "INSERT INTO v VALUES (1, 'abcd ')", CodeStringTooLong, "value too long for type character varying(3)")
-	mustFail(t, s, "INSERT INTO v VALUES (1, 'éé€x')", CodeStringTooLong, "value too long for type character varying(3)")
+	mustFail(t, s, "INSERT INTO v VALUES (1, 'abcdef')", pgerror.CodeStringTooLong, "value too long for type character varying(3)")
+	mustFail(t, s, "INSERT INTO v VALUES (1, 'abcd ')", pgerror.CodeStringTooLong, "value too long for type character varying(3)")
+	mustFail(t, s, "INSERT INTO v VALUES (1, 'éé€x')", pgerror.CodeStringTooLong, "value too long for type character varying(3)")
 	mustRun(t, s, "INSERT INTO v VALUES (1, 'ab '), (2, 'abc   '), (5, 'éé€'), (6, 1234::text::varchar(3)) RETURNING a || '|'", "ab |\nabc|\néé€|\n123|\nINSERT 0 4")
-	mustFail(t, s, "UPDATE v SET a = a || 'x' WHERE k = 1", CodeStringTooLong, "value too long for type character varying(3)")
+	mustFail(t, s, "UPDATE v SET a = a || 'x' WHERE k = 1", pgerror.CodeStringTooLong, "value too long for type character varying(3)")
 	mustRun(t, s, "UPDATE v SET c = 'abcdef' || k WHERE k = 1 RETURNING c", "abcdef1\nUPDATE 1")
 	mustRun(t, s, "SELECT 'abcdef'::varchar(3), 'abc  '::varchar(3), 'éé€x'::varchar(2)", "abc|abc|éé\nSELECT 1")
-	mustFail(t, s, "CREATE TABLE z (k int PRIMARY KEY, a varchar(0))", CodeInvalidParamValue, "length for type varchar must be at least 1")
-	mustFail(t, s, "CREATE TABLE z (k int PRIMARY KEY, a varchar(10485761))", CodeInvalidParamValue, "length for type varchar cannot exceed 10485760")
+	mustFail(t, s, "CREATE TABLE z (k int PRIMARY KEY, a varchar(0))", pgerror.CodeInvalidParamValue, "length for type varchar must be at least 1")
+	mustFail(t, s, "CREATE TABLE z (k int PRIMARY KEY, a varchar(10485761))", pgerror.CodeInvalidParamValue, "length for type varchar cannot exceed 10485760")
 	// a varchar primary key too
 	mustRun(t, s, "CREATE TABLE vk (k varchar(2) PRIMARY KEY)", "CREATE TABLE")
-	mustFail(t, s, "INSERT INTO vk VALUES ('abc')", CodeStringTooLong, "value too long for type character varying(2)")
+	mustFail(t, s, "INSERT INTO vk VALUES ('abc')", pgerror.CodeStringTooLong, "value too long for type character varying(2)")
 	mustRun(t, s, "INSERT INTO vk VALUES ('ab  ') RETURNING k || '|'", "ab|\nINSERT 0 1")
 }
 
@@ -107,8 +110,8 @@ func TestConcatOperands(t *testing.T) {
 	mustRun(t, s, "SELECT 'one' || b, b || 'one', 'id-' || k, k || '-x', 'n' || n, s || b, s || k, b::text, 'a' || NULL::int FROM b",
 		"onetrue|trueone|id-1|1-x|n5|xtrue|x1|true|NULL\nSELECT 1")
 	mustRun(t, s, "SELECT 'one' || true, 'one' || 1::bool, NULL || NULL", "onetrue|onetrue|NULL\nSELECT 1")
-	mustFail(t, s, "SELECT k || k FROM b", CodeUndefinedFunction, "operator does not exist: integer || integer")
-	mustFail(t, s, "SELECT true || false", CodeUndefinedFunction, "operator does not exist: boolean || boolean")
+	mustFail(t, s, "SELECT k || k FROM b", pgerror.CodeUndefinedFunction, "operator does not exist: integer || integer")
+	mustFail(t, s, "SELECT true || false", pgerror.CodeUndefinedFunction, "operator does not exist: boolean || boolean")
 	mustRun(t, s, "INSERT INTO b (k, s) VALUES (2, true), (3, 5); SELECT s FROM b ORDER BY k", "INSERT 0 2\nx\ntrue\n5\nSELECT 3")
 }
 
@@ -116,24 +119,24 @@ func TestConcatOperands(t *testing.T) {
 // text and parameters.
 func TestEncodingChecks(t *testing.T) {
 	_, s := newTestSession(t)
-	mustFail(t, s, `SELECT E'a\x00b'`, CodeCharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0x00`)
-	mustFail(t, s, `SELECT E'\xff'`, CodeCharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0xff`)
-	mustFail(t, s, "SELECT 'a\xffb'", CodeCharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0xff`)
-	mustFail(t, s, "SELECT 'a\xe2\x28\xa1'", CodeCharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0xe2 0x28 0xa1`)
-	mustFail(t, s, "SELECT 1\x00; SELECT 2", CodeCharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0x00`)
+	mustFail(t, s, `SELECT E'a\x00b'`, pgerror.CodeCharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0x00`)
+	mustFail(t, s, `SELECT E'\xff'`, pgerror.CodeCharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0xff`)
+	mustFail(t, s, "SELECT 'a\xffb'", pgerror.CodeCharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0xff`)
+	mustFail(t, s, "SELECT 'a\xe2\x28\xa1'", pgerror.CodeCharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0xe2 0x28 0xa1`)
+	mustFail(t, s, "SELECT 1\x00; SELECT 2", pgerror.CodeCharacterNotInRepertoire, `invalid byte sequence for encoding "UTF8": 0x00`)
 	mustRun(t, s, "SELECT 'é€😀'", "é€😀\nSELECT 1")
 	for _, p := range []string{"a\x00b", "\xff", "\xed\xa0\x80" /* a surrogate */} {
-		if _, err := ParseText(TText, p); err == nil || ToError(err).Code != CodeCharacterNotInRepertoire {
+		if _, err := types.ParseText(types.TText, p); err == nil || ToError(err).Code != pgerror.CodeCharacterNotInRepertoire {
 			t.Fatalf("ParseText(%q): %v", p, err)
 		}
-		if _, err := ParseText(TInt4, p); err == nil || ToError(err).Code != CodeCharacterNotInRepertoire {
+		if _, err := types.ParseText(types.TInt4, p); err == nil || ToError(err).Code != pgerror.CodeCharacterNotInRepertoire {
 			t.Fatalf("ParseText(int4, %q): %v", p, err)
 		}
-		if _, err := ParseBinary(TText, []byte(p)); err == nil || ToError(err).Code != CodeCharacterNotInRepertoire {
+		if _, err := types.ParseBinary(types.TText, []byte(p)); err == nil || ToError(err).Code != pgerror.CodeCharacterNotInRepertoire {
 			t.Fatalf("ParseBinary(%q): %v", p, err)
 		}
 	}
-	if v, err := ParseText(TText, "é"); err != nil || v.S != "é" {
+	if v, err := types.ParseText(types.TText, "é"); err != nil || v.S != "é" {
 		t.Fatal(v, err)
 	}
 }
@@ -142,14 +145,14 @@ func TestEncodingChecks(t *testing.T) {
 // milliseconds (0 .. INT_MAX).
 func TestTimeoutRange(t *testing.T) {
 	_, s := newTestSession(t)
-	mustFail(t, s, "SET lock_timeout = '100000000000 s'", CodeInvalidParamValue, `invalid value for parameter "lock_timeout": "100000000000 s"`)
-	mustFail(t, s, "SET lock_timeout = '2147483648 ms'", CodeInvalidParamValue, `invalid value for parameter "lock_timeout": "2147483648 ms"`)
-	mustFail(t, s, "SET lock_timeout = '25d'", CodeInvalidParamValue, "")
-	mustFail(t, s, "SET lock_timeout = -1", CodeInvalidParamValue, `-1 ms is outside the valid range for parameter "lock_timeout" (0 .. 2147483647)`)
-	mustFail(t, s, "SET statement_timeout = '100000000000 s'", CodeInvalidParamValue, `invalid value for parameter "statement_timeout": "100000000000 s"`)
-	mustFail(t, s, "SET deadlock_timeout = '100000000000 s'", CodeInvalidParamValue, `invalid value for parameter "deadlock_timeout": "100000000000 s"`)
-	mustFail(t, s, "SET deadlock_timeout = 0", CodeInvalidParamValue, `0 ms is outside the valid range for parameter "deadlock_timeout" (1 .. 2147483647)`)
-	mustFail(t, s, "SET idle_in_transaction_session_timeout = '100000000000 s'", CodeInvalidParamValue, "")
+	mustFail(t, s, "SET lock_timeout = '100000000000 s'", pgerror.CodeInvalidParamValue, `invalid value for parameter "lock_timeout": "100000000000 s"`)
+	mustFail(t, s, "SET lock_timeout = '2147483648 ms'", pgerror.CodeInvalidParamValue, `invalid value for parameter "lock_timeout": "2147483648 ms"`)
+	mustFail(t, s, "SET lock_timeout = '25d'", pgerror.CodeInvalidParamValue, "")
+	mustFail(t, s, "SET lock_timeout = -1", pgerror.CodeInvalidParamValue, `-1 ms is outside the valid range for parameter "lock_timeout" (0 .. 2147483647)`)
+	mustFail(t, s, "SET statement_timeout = '100000000000 s'", pgerror.CodeInvalidParamValue, `invalid value for parameter "statement_timeout": "100000000000 s"`)
+	mustFail(t, s, "SET deadlock_timeout = '100000000000 s'", pgerror.CodeInvalidParamValue, `invalid value for parameter "deadlock_timeout": "100000000000 s"`)
+	mustFail(t, s, "SET deadlock_timeout = 0", pgerror.CodeInvalidParamValue, `0 ms is outside the valid range for parameter "deadlock_timeout" (1 .. 2147483647)`)
+	mustFail(t, s, "SET idle_in_transaction_session_timeout = '100000000000 s'", pgerror.CodeInvalidParamValue, "")
 	_, err := run(t, s, "SET lock_timeout = '100000000000 s'")
 	if err.Hint != "Value exceeds integer range." {
 		t.Fatalf("hint %q", err.Hint)
@@ -165,26 +168,26 @@ func TestTimeoutRange(t *testing.T) {
 // Finding 11: SQLSTATEs of PostgreSQL.
 func TestSQLStates(t *testing.T) {
 	_, s := newTestSession(t)
-	mustFail(t, s, "SELECT 1 OFFSET -1", CodeInvalidOffset, "OFFSET must not be negative")
-	mustFail(t, s, "SELECT 1 LIMIT -1", CodeInvalidRowCount, "LIMIT must not be negative")
-	mustFail(t, s, "SELECT true::bigint", CodeCannotCoerce, "cannot cast type boolean to bigint")
-	mustFail(t, s, "SELECT 1::bigint::bool", CodeCannotCoerce, "cannot cast type bigint to boolean")
-	mustFail(t, s, "SELECT true::smallint", CodeCannotCoerce, "cannot cast type boolean to smallint")
-	mustFail(t, s, "SELECT 1::int4[]::bigint", CodeCannotCoerce, "cannot cast type integer to integer[]")
+	mustFail(t, s, "SELECT 1 OFFSET -1", pgerror.CodeInvalidOffset, "OFFSET must not be negative")
+	mustFail(t, s, "SELECT 1 LIMIT -1", pgerror.CodeInvalidRowCount, "LIMIT must not be negative")
+	mustFail(t, s, "SELECT true::bigint", pgerror.CodeCannotCoerce, "cannot cast type boolean to bigint")
+	mustFail(t, s, "SELECT 1::bigint::bool", pgerror.CodeCannotCoerce, "cannot cast type bigint to boolean")
+	mustFail(t, s, "SELECT true::smallint", pgerror.CodeCannotCoerce, "cannot cast type boolean to smallint")
+	mustFail(t, s, "SELECT 1::int4[]::bigint", pgerror.CodeCannotCoerce, "cannot cast type integer to integer[]")
 	mustRun(t, s, "SELECT true::int, 1::bool, 0::bool, true::text", "1|t|f|true\nSELECT 1")
-	mustFail(t, s, "SELECT $0", CodeUndefinedParameter, "there is no parameter $0")
-	mustFail(t, s, "SELECT 1::foo", CodeUndefinedObject, `type "foo" does not exist`)
-	mustFail(t, s, "SELECT 1::int[]::foo[]", CodeUndefinedObject, `type "foo[]" does not exist`)
-	mustFail(t, s, "CREATE TABLE x (a foo)", CodeUndefinedObject, `type "foo" does not exist`)
-	mustFail(t, s, "SELECT '1'::xml", CodeFeatureNotSupp, "")
-	mustFail(t, s, "SELECT foo(1)", CodeUndefinedFunction, "function foo(integer) does not exist")
-	mustFail(t, s, "SELECT foo('a')", CodeUndefinedFunction, "function foo(unknown) does not exist")
-	mustFail(t, s, "SELECT foo()", CodeUndefinedFunction, "function foo() does not exist")
-	mustFail(t, s, "SELECT foo(1, 'a', true)", CodeUndefinedFunction, "function foo(integer, unknown, boolean) does not exist")
-	mustFail(t, s, "SELECT foo(1::bigint, NULL)", CodeUndefinedFunction, "function foo(bigint, unknown) does not exist")
-	mustFail(t, s, "SELECT public.foo(1)", CodeUndefinedFunction, "function public.foo(integer) does not exist")
-	mustFail(t, s, "SELECT pg_backend_pid(1)", CodeUndefinedFunction, "function pg_backend_pid(integer) does not exist")
-	mustFail(t, s, "SELECT to_hex(255)", CodeFeatureNotSupp, "") // PostgreSQL has it; tupled does not
+	mustFail(t, s, "SELECT $0", pgerror.CodeUndefinedParameter, "there is no parameter $0")
+	mustFail(t, s, "SELECT 1::foo", pgerror.CodeUndefinedObject, `type "foo" does not exist`)
+	mustFail(t, s, "SELECT 1::int[]::foo[]", pgerror.CodeUndefinedObject, `type "foo[]" does not exist`)
+	mustFail(t, s, "CREATE TABLE x (a foo)", pgerror.CodeUndefinedObject, `type "foo" does not exist`)
+	mustFail(t, s, "SELECT '1'::xml", pgerror.CodeFeatureNotSupp, "")
+	mustFail(t, s, "SELECT foo(1)", pgerror.CodeUndefinedFunction, "function foo(integer) does not exist")
+	mustFail(t, s, "SELECT foo('a')", pgerror.CodeUndefinedFunction, "function foo(unknown) does not exist")
+	mustFail(t, s, "SELECT foo()", pgerror.CodeUndefinedFunction, "function foo() does not exist")
+	mustFail(t, s, "SELECT foo(1, 'a', true)", pgerror.CodeUndefinedFunction, "function foo(integer, unknown, boolean) does not exist")
+	mustFail(t, s, "SELECT foo(1::bigint, NULL)", pgerror.CodeUndefinedFunction, "function foo(bigint, unknown) does not exist")
+	mustFail(t, s, "SELECT public.foo(1)", pgerror.CodeUndefinedFunction, "function public.foo(integer) does not exist")
+	mustFail(t, s, "SELECT pg_backend_pid(1)", pgerror.CodeUndefinedFunction, "function pg_backend_pid(integer) does not exist")
+	mustFail(t, s, "SELECT to_hex(255)", pgerror.CodeFeatureNotSupp, "") // PostgreSQL has it; tupled does not
 	mustRun(t, s, "SELECT lower('AÉ'), upper('aé')", "aé|AÉ\nSELECT 1")
 	_, err := run(t, s, "SELECT foo(1)")
 	if err.Hint == "" || err.Position != 8 {
@@ -202,8 +205,8 @@ func TestEngineSQLStatePassThrough(t *testing.T) {
 	mustRun(t, s, "ROLLBACK", "ROLLBACK")
 	for _, err := range []error{tupled.ErrIO, tupled.ErrInvalid, tupled.ErrReadOnly, tupled.ErrSerialization} {
 		wrapped := fmt.Errorf("key of 40000 bytes: %w", err)
-		tbl := &Table{Name: "t"}
-		for _, e := range []*Error{ToError(wrapped), engineError(wrapped, tbl), ToError(dupKeyError(wrapped, tbl, []Value{Int4(1)}))} {
+		tbl := &catalog.Table{Name: "t"}
+		for _, e := range []*pgerror.Error{ToError(wrapped), engineError(wrapped, tbl), ToError(dupKeyError(wrapped, tbl, []types.Value{types.Int4(1)}))} {
 			if e.Code != tupled.SQLState(err) || e.Message != wrapped.Error() {
 				t.Fatalf("%v: got %s %q", err, e.Code, e.Message)
 			}
@@ -215,7 +218,7 @@ func TestEngineSQLStatePassThrough(t *testing.T) {
 // PostgreSQL says (not the extended protocol's 08P01 about Bind).
 func TestSimpleQueryParameter(t *testing.T) {
 	_, s := newTestSession(t)
-	mustFail(t, s, "SELECT 1, $2, $1", CodeUndefinedParameter, "there is no parameter $2")
+	mustFail(t, s, "SELECT 1, $2, $1", pgerror.CodeUndefinedParameter, "there is no parameter $2")
 	_, err := run(t, s, "SELECT 1; SELECT 1, $2, $1")
 	if err.Position != 21 {
 		t.Fatalf("position %d", err.Position)
@@ -228,7 +231,7 @@ func TestSimpleQueryParameter(t *testing.T) {
 	if perr != nil {
 		t.Fatal(perr)
 	}
-	res, xerr := s.Execute(t.Context(), st, []Value{Int4(41)})
+	res, xerr := s.Execute(t.Context(), st, []types.Value{types.Int4(41)})
 	if xerr != nil || res.Rows[0][0].I != 42 {
 		t.Fatal(res, xerr)
 	}

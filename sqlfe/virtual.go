@@ -9,32 +9,35 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // pg_locks: a subset of PostgreSQL's columns, from db.Locks(). relation is
 // the SQL table's name (not an OID); tuple is the row's primary key.
-var pgLocksCols = []Column{
-	{Name: "locktype", Type: TText},
-	{Name: "relation", Type: TText},
-	{Name: "tuple", Type: TText},
-	{Name: "transactionid", Type: TInt8},
-	{Name: "classid", Type: TInt8}, // oid in PostgreSQL: advisory locks' key, unsigned
-	{Name: "objid", Type: TInt8},
-	{Name: "objsubid", Type: TInt4}, // smallint in PostgreSQL: 1 bigint key, 2 integer pair
-	{Name: "virtualtransaction", Type: TText},
-	{Name: "pid", Type: TInt4},
-	{Name: "mode", Type: TText},
-	{Name: "granted", Type: TBool},
-	{Name: "waitstart", Type: TText},
+var pgLocksCols = []catalog.Column{
+	{Name: "locktype", Type: types.TText},
+	{Name: "relation", Type: types.TText},
+	{Name: "tuple", Type: types.TText},
+	{Name: "transactionid", Type: types.TInt8},
+	{Name: "classid", Type: types.TInt8}, // oid in PostgreSQL: advisory locks' key, unsigned
+	{Name: "objid", Type: types.TInt8},
+	{Name: "objsubid", Type: types.TInt4}, // smallint in PostgreSQL: 1 bigint key, 2 integer pair
+	{Name: "virtualtransaction", Type: types.TText},
+	{Name: "pid", Type: types.TInt4},
+	{Name: "mode", Type: types.TText},
+	{Name: "granted", Type: types.TBool},
+	{Name: "waitstart", Type: types.TText},
 }
 
 // keyText renders an engine key of SQL table engine name e.
 func (s *Session) keyText(engine string, key []byte) (string, string) {
-	name := s.eng.cat.sqlName(engine)
+	name := s.eng.cat.SQLName(engine)
 	if name == "" {
 		return engine, hex.EncodeToString(key)
 	}
-	t, _ := s.eng.cat.get(name)
+	t, _ := s.eng.cat.Get(name)
 	if t == nil {
 		return name, hex.EncodeToString(key)
 	}
@@ -45,34 +48,34 @@ func (s *Session) keyText(engine string, key []byte) (string, string) {
 	return name, k
 }
 
-func pgLocks(_ context.Context, s *Session) ([][]Value, error) {
+func pgLocks(_ context.Context, s *Session) ([][]types.Value, error) {
 	pids := s.eng.pidsByTx()
 	spids := s.eng.pidsBySession()
-	var rows [][]Value
+	var rows [][]types.Value
 	for _, l := range s.eng.db.Locks() {
-		row := []Value{Null(TText), Null(TText), Null(TText), Null(TInt8), Null(TInt8), Null(TInt8), Null(TInt4), Text(strconv.FormatUint(l.TxID, 10)), Null(TInt4), Text(l.Mode), Bool(l.Granted), Null(TText)}
+		row := []types.Value{types.Null(types.TText), types.Null(types.TText), types.Null(types.TText), types.Null(types.TInt8), types.Null(types.TInt8), types.Null(types.TInt8), types.Null(types.TInt4), types.Text(strconv.FormatUint(l.TxID, 10)), types.Null(types.TInt4), types.Text(l.Mode), types.Bool(l.Granted), types.Null(types.TText)}
 		const colVXact, colPid, colWaitStart = 7, 8, 11
 		if l.Session != 0 {
 			if l.TxID == 0 {
-				row[colVXact] = Null(TText)
+				row[colVXact] = types.Null(types.TText)
 			}
 			if pid, ok := spids[l.Session]; ok {
-				row[colPid] = Int4(pid)
+				row[colPid] = types.Int4(pid)
 			}
 		}
 		switch {
 		case strings.HasPrefix(l.Tag, "advisory "):
-			row[0] = Text("advisory")
+			row[0] = types.Text("advisory")
 			if c, o, sub, ok := advisoryColumns(strings.TrimPrefix(l.Tag, "advisory ")); ok {
-				row[4], row[5], row[6] = Int8(c), Int8(o), Int4(sub)
+				row[4], row[5], row[6] = types.Int8(c), types.Int8(o), types.Int4(sub)
 			}
 		case strings.HasPrefix(l.Tag, "transaction "):
-			row[0] = Text("transactionid")
+			row[0] = types.Text("transactionid")
 			if id, err := strconv.ParseInt(strings.TrimPrefix(l.Tag, "transaction "), 10, 64); err == nil {
-				row[3] = Int8(id)
+				row[3] = types.Int8(id)
 			}
 		case strings.HasPrefix(l.Tag, "tuple "):
-			row[0] = Text("tuple")
+			row[0] = types.Text("tuple")
 			rest := strings.TrimPrefix(l.Tag, "tuple ")
 			if i := strings.LastIndexByte(rest, '/'); i >= 0 {
 				key, err := hex.DecodeString(rest[i+1:])
@@ -80,23 +83,23 @@ func pgLocks(_ context.Context, s *Session) ([][]Value, error) {
 				if err == nil {
 					rel, k = s.keyText(rest[:i], key)
 				}
-				row[1], row[2] = Text(rel), Text(k)
+				row[1], row[2] = types.Text(rel), types.Text(k)
 			}
 		case strings.HasPrefix(l.Tag, "relation "):
-			row[0] = Text("relation")
+			row[0] = types.Text("relation")
 			rel := strings.TrimPrefix(l.Tag, "relation ")
-			if name := s.eng.cat.sqlName(rel); name != "" {
+			if name := s.eng.cat.SQLName(rel); name != "" {
 				rel = name
 			}
-			row[1] = Text(rel)
+			row[1] = types.Text(rel)
 		default:
-			row[0] = Text(l.Tag)
+			row[0] = types.Text(l.Tag)
 		}
 		if pid, ok := pids[l.TxID]; ok && l.TxID != 0 {
-			row[colPid] = Int4(pid)
+			row[colPid] = types.Int4(pid)
 		}
 		if !l.Granted && !l.WaitStart.IsZero() {
-			row[colWaitStart] = Text(l.WaitStart.UTC().Format("2006-01-02 15:04:05.999999+00"))
+			row[colWaitStart] = types.Text(l.WaitStart.UTC().Format("2006-01-02 15:04:05.999999+00"))
 		}
 		rows = append(rows, row)
 	}
@@ -105,13 +108,13 @@ func pgLocks(_ context.Context, s *Session) ([][]Value, error) {
 
 // pgrowlocks('t'): PostgreSQL's columns, with the primary key in locked_row
 // (not a ctid) and the arrays rendered as text.
-var pgRowLocksCols = []Column{
-	{Name: "locked_row", Type: TText},
-	{Name: "locker", Type: TInt8},
-	{Name: "multi", Type: TBool},
-	{Name: "xids", Type: TText},
-	{Name: "modes", Type: TText},
-	{Name: "pids", Type: TText},
+var pgRowLocksCols = []catalog.Column{
+	{Name: "locked_row", Type: types.TText},
+	{Name: "locker", Type: types.TInt8},
+	{Name: "multi", Type: types.TBool},
+	{Name: "xids", Type: types.TText},
+	{Name: "modes", Type: types.TText},
+	{Name: "pids", Type: types.TText},
 }
 
 var rowLockModes = map[tupled.LockStrength]string{
@@ -119,16 +122,16 @@ var rowLockModes = map[tupled.LockStrength]string{
 	tupled.ForNoKeyUpdate: "For No Key Update", tupled.ForUpdate: "For Update",
 }
 
-func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context.Context, *Session) ([][]Value, error), []Column, string, error) {
+func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []catalog.Column, string, error) {
 	if virt, cols, rel, ok, err := s.catalogRangeFunction(rf, c); ok { // catfuncs.go
 		return virt, cols, rel, err
 	}
 	if rf.Lateral || rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
-		return nil, nil, "", notSupported("this function in FROM is not supported")
+		return nil, nil, "", pgerror.NotSupported("this function in FROM is not supported")
 	}
 	items := rf.Functions[0].GetList().GetItems()
 	if len(items) == 0 || items[0].GetFuncCall() == nil {
-		return nil, nil, "", notSupported("this function in FROM is not supported")
+		return nil, nil, "", pgerror.NotSupported("this function in FROM is not supported")
 	}
 	fc := items[0].GetFuncCall()
 	names := strs(fc.Funcname)
@@ -137,30 +140,30 @@ func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context
 		return generateSeries(rf, fc, c)
 	}
 	if name != "pgrowlocks" || (len(names) == 2 && names[0] != "public") {
-		return nil, nil, "", notSupported("function %s() in FROM is not supported", strings.Join(names, ".")).at(fc.Location)
+		return nil, nil, "", pgerror.NotSupported("function %s() in FROM is not supported", strings.Join(names, ".")).At(fc.Location)
 	}
 	if len(fc.Args) != 1 {
-		return nil, nil, "", errorf(CodeUndefinedFunction, "function pgrowlocks with %d arguments does not exist", len(fc.Args)).at(fc.Location)
+		return nil, nil, "", pgerror.Errorf(pgerror.CodeUndefinedFunction, "function pgrowlocks with %d arguments does not exist", len(fc.Args)).At(fc.Location)
 	}
-	arg, err := c.compile(fc.Args[0], TText)
+	arg, err := c.compile(fc.Args[0], types.TText)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	if arg.typ() != TText {
-		return nil, nil, "", errorf(CodeUndefinedFunction, "function pgrowlocks(%s) does not exist", arg.typ()).at(fc.Location)
+	if arg.typ() != types.TText {
+		return nil, nil, "", pgerror.Errorf(pgerror.CodeUndefinedFunction, "function pgrowlocks(%s) does not exist", arg.typ()).At(fc.Location)
 	}
 	rel := "pgrowlocks"
 	if rf.Alias != nil {
 		rel = rf.Alias.Aliasname
 	}
-	virt := func(ctx context.Context, s *Session) ([][]Value, error) {
+	virt := func(ctx context.Context, s *Session) ([][]types.Value, error) {
 		v, err := arg.eval(&env{ctx: ctx, s: s})
 		if err != nil {
 			return nil, err
 		}
 		t := s.lookupTable(v.S)
 		if t == nil {
-			return nil, errorf(CodeUndefinedTable, "relation %q does not exist", v.S)
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", v.S)
 		}
 		if t.Key < 0 {
 			return nil, nil // a table without columns holds no rows
@@ -170,7 +173,7 @@ func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context
 			return nil, engineError(err, t)
 		}
 		pids := s.eng.pidsByTx()
-		var rows [][]Value
+		var rows [][]types.Value
 		for _, rl := range locks {
 			k, err := keyString(t, rl.Key)
 			if err != nil {
@@ -191,12 +194,12 @@ func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context
 					ps = append(ps, "NULL")
 				}
 			}
-			locker := Null(TInt8)
+			locker := types.Null(types.TInt8)
 			if len(rl.Lockers) == 1 {
-				locker = Int8(int64(rl.Lockers[0]))
+				locker = types.Int8(int64(rl.Lockers[0]))
 			}
-			rows = append(rows, []Value{Text(k), locker, Bool(rl.Multi),
-				Text("{" + strings.Join(xids, ",") + "}"), Text("{" + strings.Join(modes, ",") + "}"), Text("{" + strings.Join(ps, ",") + "}")})
+			rows = append(rows, []types.Value{types.Text(k), locker, types.Bool(rl.Multi),
+				types.Text("{" + strings.Join(xids, ",") + "}"), types.Text("{" + strings.Join(modes, ",") + "}"), types.Text("{" + strings.Join(ps, ",") + "}")})
 		}
 		return rows, nil
 	}

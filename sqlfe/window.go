@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -27,7 +29,7 @@ type winSpec struct {
 	agg       *aggSpec // an aggregate over the window, or nil
 	partition []expr
 	order     []sortKey
-	t         Type
+	t         types.Type
 }
 
 // winCtx collects a query's window calls.
@@ -39,14 +41,14 @@ type winCtx struct {
 type winColumn struct {
 	w *winCtx
 	k int
-	t Type
+	t types.Type
 }
 
-func (c *winColumn) eval(e *env) (Value, error) {
+func (c *winColumn) eval(e *env) (types.Value, error) {
 	return e.row[len(e.row)-len(c.w.specs)+c.k], nil
 }
-func (c *winColumn) typ() Type    { return c.t }
-func (c *winColumn) kids() []expr { return nil }
+func (c *winColumn) typ() types.Type { return c.t }
+func (c *winColumn) kids() []expr    { return nil }
 
 const frameOptionNonDefault = 0x1
 
@@ -57,18 +59,18 @@ func (c *compiler) windowCall(f *pg.FuncCall) (expr, error) {
 	w := f.Over
 	switch {
 	case c.win == nil:
-		return nil, errorf(CodeWindowing, "window functions are not allowed in %s", orClause(c.clause, "this context")).at(f.Location)
+		return nil, pgerror.Errorf(pgerror.CodeWindowing, "window functions are not allowed in %s", orClause(c.clause, "this context")).At(f.Location)
 	case w.Name != "" || w.Refname != "":
-		return nil, notSupported("named windows are not supported").at(f.Location)
+		return nil, pgerror.NotSupported("named windows are not supported").At(f.Location)
 	case w.FrameOptions&frameOptionNonDefault != 0:
-		return nil, notSupported("window frame clauses are not supported").at(f.Location)
+		return nil, pgerror.NotSupported("window frame clauses are not supported").At(f.Location)
 	}
 	in := *c
 	in.win = nil
 	in.clause = "window function calls" // nested window calls: 42P20
 	sp := &winSpec{name: name}
 	for _, p := range w.PartitionClause {
-		x, err := in.compile(p, TUnknown)
+		x, err := in.compile(p, types.TUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -76,7 +78,7 @@ func (c *compiler) windowCall(f *pg.FuncCall) (expr, error) {
 	}
 	for _, o := range w.OrderClause {
 		sb := o.GetSortBy()
-		x, err := in.compile(sb.Node, TUnknown)
+		x, err := in.compile(sb.Node, types.TUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -88,13 +90,13 @@ func (c *compiler) windowCall(f *pg.FuncCall) (expr, error) {
 		if len(f.Args) > 0 || f.AggStar {
 			return nil, noSuchFunc(f, nil)
 		}
-		sp.t = TInt8
+		sp.t = types.TInt8
 	default:
 		if !aggNames[name] || name == "array_agg" {
-			return nil, notSupported("window function %s is not supported", name).at(f.Location)
+			return nil, pgerror.NotSupported("window function %s is not supported", name).At(f.Location)
 		}
 		if len(f.AggOrder) > 0 || f.AggDistinct {
-			return nil, notSupported("DISTINCT or ORDER BY in a window aggregate is not supported").at(f.Location)
+			return nil, pgerror.NotSupported("DISTINCT or ORDER BY in a window aggregate is not supported").At(f.Location)
 		}
 		// compile the aggregate's arguments through a scratch aggCtx
 		a := &aggCtx{in: &in, groupKeys: map[string]int{}, groupCols: map[int]int{}}
@@ -129,20 +131,20 @@ func (n *windowNode) explain(w *strings.Builder, depth int) {
 	n.in.explain(w, depth+1)
 }
 
-func (n *windowNode) run(q *qctx, fn func(row []Value) error) error {
-	var rows [][]Value
+func (n *windowNode) run(q *qctx, fn func(row []types.Value) error) error {
+	var rows [][]types.Value
 	nw := len(n.w.specs)
-	if err := n.in.run(q, func(row []Value) error {
-		r := make([]Value, len(row), len(row)+nw)
+	if err := n.in.run(q, func(row []types.Value) error {
+		r := make([]types.Value, len(row), len(row)+nw)
 		copy(r, row)
 		rows = append(rows, r)
 		return nil
 	}); err != nil {
 		return err
 	}
-	vals := make([][]Value, len(rows))
+	vals := make([][]types.Value, len(rows))
 	for i := range vals {
-		vals[i] = make([]Value, nw)
+		vals[i] = make([]types.Value, nw)
 	}
 	e := q.env(nil)
 	order := make([]int, len(rows))
@@ -150,7 +152,7 @@ func (n *windowNode) run(q *qctx, fn func(row []Value) error) error {
 		// partition and order keys of each row
 		type keyed struct {
 			part string
-			ord  []Value
+			ord  []types.Value
 		}
 		keys := make([]keyed, len(rows))
 		var kb []byte
@@ -216,7 +218,7 @@ func (n *windowNode) run(q *qctx, fn func(row []Value) error) error {
 
 // fill computes spec k's value for the rows of one partition (part, in
 // window order).
-func (sp *winSpec) fill(part []int, rows, vals [][]Value, k int, peer func(a, b int) bool, ordered bool, e *env) error {
+func (sp *winSpec) fill(part []int, rows, vals [][]types.Value, k int, peer func(a, b int) bool, ordered bool, e *env) error {
 	if sp.agg == nil {
 		rank, dense := int64(0), int64(0)
 		for j, i := range part {
@@ -225,11 +227,11 @@ func (sp *winSpec) fill(part []int, rows, vals [][]Value, k int, peer func(a, b 
 			}
 			switch sp.name {
 			case "row_number":
-				vals[i][k] = Int8(int64(j + 1))
+				vals[i][k] = types.Int8(int64(j + 1))
 			case "rank":
-				vals[i][k] = Int8(rank)
+				vals[i][k] = types.Int8(rank)
 			default:
-				vals[i][k] = Int8(dense)
+				vals[i][k] = types.Int8(dense)
 			}
 		}
 		return nil

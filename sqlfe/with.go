@@ -4,6 +4,8 @@ import (
 	"context"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -25,27 +27,27 @@ import (
 // queries are all SELECTs is recursive.go's.
 
 // planWith plans a SELECT with a WITH clause; st is not modified.
-func (s *Session) planWith(st *pg.SelectStmt, params *[]Type, keepUnknown bool) (*plan, error) {
+func (s *Session) planWith(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (*plan, error) {
 	w := st.WithClause
 	if allSelectCTEs(w) {
 		return s.planQuery(st, params, keepUnknown) // recursive.go: WITH queries that are SELECTs
 	}
 	if w.Recursive {
-		return nil, notSupported("WITH RECURSIVE is not supported")
+		return nil, pgerror.NotSupported("WITH RECURSIVE is not supported")
 	}
 	var subs []*plan
 	names := map[string]bool{}
 	for _, n := range w.Ctes {
 		cte := n.GetCommonTableExpr()
 		if cte == nil {
-			return nil, notSupported("WITH is not supported")
+			return nil, pgerror.NotSupported("WITH is not supported")
 		}
 		q := cte.Ctequery
 		if q.GetInsertStmt() == nil && q.GetUpdateStmt() == nil && q.GetDeleteStmt() == nil {
-			return nil, notSupported("WITH is supported only for data-modifying statements (INSERT, UPDATE, DELETE) the main query does not read")
+			return nil, pgerror.NotSupported("WITH is supported only for data-modifying statements (INSERT, UPDATE, DELETE) the main query does not read")
 		}
 		if names[cte.Ctename] {
-			return nil, errorf(CodeDuplicateAlias, "WITH query name %q specified more than once", cte.Ctename)
+			return nil, pgerror.Errorf(pgerror.CodeDuplicateAlias, "WITH query name %q specified more than once", cte.Ctename)
 		}
 		names[cte.Ctename] = true
 		p, err := s.analyze(q, params)
@@ -57,13 +59,13 @@ func (s *Session) planWith(st *pg.SelectStmt, params *[]Type, keepUnknown bool) 
 	main := proto.Clone(st).(*pg.SelectStmt)
 	main.WithClause = nil
 	if readsAny(main.ProtoReflect(), names) {
-		return nil, notSupported("a main query that reads a WITH query's rows is not supported")
+		return nil, pgerror.NotSupported("a main query that reads a WITH query's rows is not supported")
 	}
 	mp, err := s.planSelectAs(main, params, keepUnknown)
 	if err != nil {
 		return nil, err
 	}
-	return &plan{cols: mp.cols, usesT: true, run: func(ctx context.Context, s *Session, pv []Value) (*Result, error) {
+	return &plan{cols: mp.cols, usesT: true, run: func(ctx context.Context, s *Session, pv []types.Value) (*Result, error) {
 		res, err := mp.run(ctx, s, pv)
 		if err != nil {
 			return nil, err

@@ -1,9 +1,10 @@
-package sqlfe
+package types
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"strings"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // uuid: a 128-bit identifier, held in S as PostgreSQL prints it (32
@@ -13,10 +14,11 @@ import (
 // upper or lower case, optionally in braces, with a hyphen allowed after
 // any group of four digits. On the wire in binary: the 16 bytes (OID 2950).
 
+// OIDUUID is uuid's type OID.
 const OIDUUID = 2950
 
 func init() {
-	extTypes[TUUID] = &extType{name: "uuid", typname: "uuid", oid: OIDUUID, size: 16, key: true,
+	ExtTypes[TUUID] = &extType{Name: "uuid", Typname: "uuid", OID: OIDUUID, Size: 16, key: true,
 		parse: parseUUID,
 		appendBin: func(dst []byte, v Value) []byte {
 			b, _ := hex.DecodeString(strings.ReplaceAll(v.S, "-", ""))
@@ -24,24 +26,15 @@ func init() {
 		},
 		parseBin: func(b []byte) (Value, error) {
 			if len(b) != 16 {
-				return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type uuid")
+				return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type uuid")
 			}
-			return uuidValue(b), nil
+			return UUIDValue(b), nil
 		},
 	}
-	builtins["gen_random_uuid"] = builtin{nil, TUUID, func(*env, []Value) (Value, error) {
-		var b [16]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return Value{}, errorf(CodeInternal, "could not generate random values: %v", err)
-		}
-		b[6] = b[6]&0x0f | 0x40 // version 4
-		b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
-		return uuidValue(b[:]), nil
-	}}
 }
 
-// uuidValue is the uuid of 16 bytes.
-func uuidValue(b []byte) Value {
+// UUIDValue is the uuid of 16 bytes.
+func UUIDValue(b []byte) Value {
 	h := hex.EncodeToString(b)
 	return Value{T: TUUID, S: h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]}
 }
@@ -49,7 +42,7 @@ func uuidValue(b []byte) Value {
 // parseUUID reads a uuid's text as PostgreSQL's string_to_uuid does.
 func parseUUID(s string) (Value, error) {
 	bad := func() (Value, error) {
-		return Value{}, errorf(CodeInvalidText, "invalid input syntax for type uuid: %q", s)
+		return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type uuid: %q", s)
 	}
 	p := s
 	braces := strings.HasPrefix(p, "{")
@@ -80,5 +73,5 @@ func parseUUID(s string) (Value, error) {
 	if p != "" {
 		return bad()
 	}
-	return uuidValue(b[:]), nil
+	return UUIDValue(b[:]), nil
 }

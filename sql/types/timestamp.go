@@ -1,9 +1,11 @@
-package sqlfe
+package types
 
 import (
 	"encoding/binary"
 	"strings"
 	"time"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // timestamp (without time zone): a Value of type TTimestamp holds its text
@@ -29,7 +31,8 @@ func parseTimestamp(s string) (time.Time, error) {
 
 func formatTimestamp(v time.Time) string { return v.Format("2006-01-02 15:04:05.999999") }
 
-func timestampValue(v time.Time) Value { return Value{T: TTimestamp, S: formatTimestamp(v)} }
+// TimestampValue is the timestamp of v's wall clock, without time zone.
+func TimestampValue(v time.Time) Value { return Value{T: TTimestamp, S: formatTimestamp(v)} }
 
 // timestamp_send: microseconds since pgEpoch.
 func appendTimestampBinary(dst []byte, s string) []byte {
@@ -42,8 +45,8 @@ func appendTimestampBinary(dst []byte, s string) []byte {
 
 func parseTimestampBinary(b []byte) (Value, error) {
 	if len(b) != 8 {
-		return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type timestamp without time zone")
+		return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type timestamp without time zone")
 	}
 	us := int64(binary.BigEndian.Uint64(b))
-	return timestampValue(time.UnixMicro(us + pgEpoch.UnixMicro()).UTC()), nil
+	return TimestampValue(time.UnixMicro(us + pgEpoch.UnixMicro()).UTC()), nil
 }

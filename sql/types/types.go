@@ -1,14 +1,17 @@
-package sqlfe
+package types
 
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
-	"github.com/tupled/tupled/keys"
+	"github.com/tupled/tupled/sql/pgerror"
 )
+
+// MaxCharLength is PostgreSQL's MaxAttrSize in characters: the largest n of
+// varchar(n) and character(n).
+const MaxCharLength = 10485760
 
 // Type is a SQL type the front end knows.
 type Type uint8
@@ -42,35 +45,37 @@ const (
 )
 
 // extType describes a type whose I/O lives in its own file (uuid.go,
-// bytea.go, json.go): each registers one in extTypes from an init, and the
+// bytea.go, json.go): each registers one in ExtTypes from an init, and the
 // switches below fall back to it. Its value is held in Value.S in the
 // canonical form parse returns.
 type extType struct {
-	name    string // format_type's name (and information_schema's data_type)
-	typname string // pg_type.typname
-	oid     uint32
-	size    int16 // wire width in binary, -1: variable
+	Name    string // format_type's name (and information_schema's data_type)
+	Typname string // pg_type.typname
+	OID     uint32
+	Size    int16 // wire width in binary, -1: variable
 	// key: S's byte order is the type's order, so it can be a key
 	key       bool
-	minMax    bool                             // min and max aggregate it (uuid, bytea, json[b] have none in PostgreSQL 15)
+	MinMax    bool                             // min and max aggregate it (uuid, bytea, json[b] have none in PostgreSQL 15)
 	parse     func(s string) (Value, error)    // text input
 	out       func(v Value) string             // text output (nil: S)
 	appendBin func(dst []byte, v Value) []byte // binary output
 	parseBin  func(b []byte) (Value, error)    // binary input
 }
 
-var extTypes = map[Type]*extType{}
+// ExtTypes is the registry of extType descriptions by Type, filled by the
+// init functions of uuid.go, bytea.go and json.go; read-only after init.
+var ExtTypes = map[Type]*extType{}
 
-// isIntArray reports whether t is an integer array (its elements in
+// IsIntArray reports whether t is an integer array (its elements in
 // Value.A).
-func isIntArray(t Type) bool { return t == TInt4Array || t == TInt8Array }
+func IsIntArray(t Type) bool { return t == TInt4Array || t == TInt8Array }
 
-// noKeyType reports whether t, held as text in canonical form, cannot be a
+// NoKeyType reports whether t, held as text in canonical form, cannot be a
 // primary key or an index lookup's value (its text does not sort as its
 // values).
-func noKeyType(t Type) bool {
-	return t == TNumeric || t == TTimestamp || t == TDate || t == TTimestamptz || isFloat(t) ||
-		(extTypes[t] != nil && !extTypes[t].key)
+func NoKeyType(t Type) bool {
+	return t == TNumeric || t == TTimestamp || t == TDate || t == TTimestamptz || IsFloat(t) ||
+		(ExtTypes[t] != nil && !ExtTypes[t].key)
 }
 
 // OIDs of the types, as PostgreSQL numbers them.
@@ -126,8 +131,8 @@ func (t Type) OID() uint32 {
 	case TInt8Array:
 		return OIDInt8Array
 	}
-	if x := extTypes[t]; x != nil {
-		return x.oid
+	if x := ExtTypes[t]; x != nil {
+		return x.OID
 	}
 	return OIDText // unknown results are sent as text, as PostgreSQL does for unknown literals
 }
@@ -163,8 +168,8 @@ func TypeForOID(oid uint32) Type {
 	case OIDInt8Array:
 		return TInt8Array
 	}
-	for t, x := range extTypes {
-		if x.oid == oid {
+	for t, x := range ExtTypes {
+		if x.OID == oid {
 			return t
 		}
 	}
@@ -183,12 +188,13 @@ func (t Type) Size() int16 {
 	case TDate, TFloat4:
 		return 4
 	}
-	if x := extTypes[t]; x != nil {
-		return x.size
+	if x := ExtTypes[t]; x != nil {
+		return x.Size
 	}
 	return -1
 }
 
+// String is format_type's name of t ("integer", "character varying").
 func (t Type) String() string {
 	switch t {
 	case TBool:
@@ -220,26 +226,28 @@ func (t Type) String() string {
 	case TInt8Array:
 		return "bigint[]"
 	}
-	if x := extTypes[t]; x != nil {
-		return x.name
+	if x := ExtTypes[t]; x != nil {
+		return x.Name
 	}
 	return "unknown"
 }
 
-func isInt(t Type) bool { return t == TInt4 || t == TInt8 }
+// IsInt reports whether t is integer or bigint (smallint is integer with
+// a Mod).
+func IsInt(t Type) bool { return t == TInt4 || t == TInt8 }
 
-// isNumber reports whether t is of PostgreSQL's numeric category among our
+// IsNumber reports whether t is of PostgreSQL's numeric category among our
 // types (the integers and numeric).
-func isNumber(t Type) bool { return isInt(t) || t == TNumeric }
+func IsNumber(t Type) bool { return IsInt(t) || t == TNumeric }
 
-// isString reports whether t is of PostgreSQL's string category (text,
+// IsString reports whether t is of PostgreSQL's string category (text,
 // character(n)): any value converts to it through its output function.
-func isString(t Type) bool { return t == TText || t == TBpchar }
+func IsString(t Type) bool { return t == TText || t == TBpchar }
 
-// bpcharTrim is a character(n) value without its trailing spaces, the form
+// BpcharTrim is a character(n) value without its trailing spaces, the form
 // in which it compares, converts to text and is encoded as a key
 // (PostgreSQL's bcTruelen).
-func bpcharTrim(s string) string { return strings.TrimRight(s, " ") }
+func BpcharTrim(s string) string { return strings.TrimRight(s, " ") }
 
 // Value is one SQL datum. Bools and integers live in I, text in S.
 type Value struct {
@@ -254,11 +262,19 @@ type Value struct {
 func Null(t Type) Value { return Value{T: t, Null: true} }
 
 // Int4, Int8, Text and Bool build non-NULL values.
-func Int4(i int32) Value     { return Value{T: TInt4, I: int64(i)} }
-func Int8(i int64) Value     { return Value{T: TInt8, I: i} }
-func Text(s string) Value    { return Value{T: TText, S: s} }
-func Bool(b bool) Value      { return Value{T: TBool, I: b2i(b)} }
-func unknown(s string) Value { return Value{T: TUnknown, S: s} }
+func Int4(i int32) Value { return Value{T: TInt4, I: int64(i)} }
+
+// Int8 is the bigint i.
+func Int8(i int64) Value { return Value{T: TInt8, I: i} }
+
+// Text is the text s.
+func Text(s string) Value { return Value{T: TText, S: s} }
+
+// Bool is the boolean b.
+func Bool(b bool) Value { return Value{T: TBool, I: b2i(b)} }
+
+// Unknown is the untyped literal s ('5'), typed later by its context.
+func Unknown(s string) Value { return Value{T: TUnknown, S: s} }
 
 func b2i(b bool) int64 {
 	if b {
@@ -292,7 +308,7 @@ func (v Value) String() string {
 		b.WriteByte('}')
 		return b.String()
 	}
-	if x := extTypes[v.T]; x != nil && x.out != nil {
+	if x := ExtTypes[v.T]; x != nil && x.out != nil {
 		return x.out(v)
 	}
 	return v.S
@@ -349,7 +365,7 @@ func (v Value) AppendBinary(dst []byte) []byte {
 	case TFloat8, TFloat4:
 		return appendFloatBinary(dst, v)
 	}
-	if x := extTypes[v.T]; x != nil {
+	if x := ExtTypes[v.T]; x != nil {
 		return x.appendBin(dst, v)
 	}
 	return append(dst, v.S...)
@@ -361,20 +377,20 @@ func (v Value) AppendBinary(dst []byte) []byte {
 // The text must be valid UTF-8 without NUL bytes (22021), as PostgreSQL
 // checks every text-format parameter.
 func ParseText(t Type, s string) (Value, error) {
-	if err := checkEncoding(s); err != nil {
+	if err := CheckEncoding(s); err != nil {
 		return Value{}, err
 	}
 	switch t {
 	case TUnknown:
-		return unknown(s), nil
+		return Unknown(s), nil
 	case TText:
 		return Text(s), nil
 	case TBpchar:
 		return Value{T: TBpchar, S: s}, nil
 	case TBool:
-		b, ok := parseBool(s)
+		b, ok := ParseBool(s)
 		if !ok {
-			return Value{}, errorf(CodeInvalidText, "invalid input syntax for type boolean: %q", s)
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type boolean: %q", s)
 		}
 		return Bool(b), nil
 	case TInt4, TInt8:
@@ -386,41 +402,41 @@ func ParseText(t Type, s string) (Value, error) {
 		i, err := strconv.ParseInt(ts, 10, bits)
 		if err != nil {
 			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-				return Value{}, errorf(CodeNumericRange, "value %q is out of range for type %s", s, name)
+				return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value %q is out of range for type %s", s, name)
 			}
-			return Value{}, errorf(CodeInvalidText, "invalid input syntax for type %s: %q", name, s)
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type %s: %q", name, s)
 		}
 		return Value{T: t, I: i}, nil
 	case TNumeric:
-		d, err := parseNumeric(s)
+		d, err := ParseNumeric(s)
 		if err != nil {
 			return Value{}, err
 		}
-		return d.value(), nil
+		return d.Value(), nil
 	case TTimestamp:
 		v, err := parseTimestamp(s)
 		if err != nil {
 			return Value{}, err
 		}
-		return timestampValue(v), nil
+		return TimestampValue(v), nil
 	case TDate:
 		v, err := parseDate(s)
 		if err != nil {
 			return Value{}, err
 		}
-		return dateValue(v), nil
+		return DateValue(v), nil
 	case TTimestamptz:
 		v, err := parseTimestamptz(s)
 		if err != nil {
 			return Value{}, err
 		}
-		return timestamptzValue(v), nil
+		return TimestamptzValue(v), nil
 	case TFloat8, TFloat4:
 		return parseFloatValue(t, s)
 	case TInt4Array, TInt8Array:
 		ts := strings.TrimSpace(s)
 		if len(ts) < 2 || ts[0] != '{' || ts[len(ts)-1] != '}' {
-			return Value{}, errorf(CodeInvalidText, "malformed array literal: %q", s)
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "malformed array literal: %q", s)
 		}
 		inner := strings.TrimSpace(ts[1 : len(ts)-1])
 		v := Value{T: t, A: []int64{}}
@@ -440,13 +456,15 @@ func ParseText(t Type, s string) (Value, error) {
 		}
 		return v, nil
 	}
-	if x := extTypes[t]; x != nil {
+	if x := ExtTypes[t]; x != nil {
 		return x.parse(s)
 	}
-	return Value{}, errorf(CodeInternal, "unknown type %d", t)
+	return Value{}, pgerror.Errorf(pgerror.CodeInternal, "unknown type %d", t)
 }
 
-func parseBool(s string) (bool, bool) {
+// ParseBool parses boolean input as PostgreSQL's boolin does (t, true, yes,
+// on, 1 and their opposites, any case, unique prefixes); false if s is none.
+func ParseBool(s string) (bool, bool) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	if s == "" {
 		return false, false
@@ -473,7 +491,7 @@ func parseBool(s string) (bool, bool) {
 // ParseBinary converts the binary form b to a value of type t.
 func ParseBinary(t Type, b []byte) (Value, error) {
 	bad := func() (Value, error) {
-		return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type %s", t)
+		return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type %s", t)
 	}
 	switch t {
 	case TBool:
@@ -502,7 +520,7 @@ func ParseBinary(t Type, b []byte) (Value, error) {
 	case TFloat8, TFloat4:
 		return parseFloatBinary(t, b)
 	case TText, TUnknown, TBpchar:
-		if err := checkEncoding(string(b)); err != nil {
+		if err := CheckEncoding(string(b)); err != nil {
 			return Value{}, err
 		}
 		if t == TBpchar {
@@ -545,232 +563,11 @@ func ParseBinary(t Type, b []byte) (Value, error) {
 		}
 		return v, nil
 	}
-	if x := extTypes[t]; x != nil {
+	if x := ExtTypes[t]; x != nil {
 		return x.parseBin(b)
 	}
 	return bad()
 }
 
-// appendKey appends the order-preserving encoding of t's non-NULL key v in
-// t's key format: keys.AppendInt for integers, keys.AppendString for text,
-// keys.AppendBool (keyFormatTuple); or integers big-endian with the sign
-// bit flipped, text its bytes, bool one byte (keyFormatRaw). A character(n)
-// key is encoded without its trailing spaces, so that 'ab' and 'ab  ' are
-// one key, as bpchar's btree opclass has it. Byte order of the encodings
-// is the SQL order of the values.
-func appendKey(dst []byte, t *Table, v Value) []byte {
-	if t.KeyFormat == keyFormatTuple {
-		switch v.T {
-		case TBpchar:
-			return keys.AppendString(dst, bpcharTrim(v.S))
-		case TInt4, TInt8:
-			return keys.AppendInt(dst, v.I)
-		case TBool:
-			return keys.AppendBool(dst, v.I != 0)
-		}
-		return keys.AppendString(dst, v.S)
-	}
-	switch v.T {
-	case TBpchar:
-		return append(dst, bpcharTrim(v.S)...)
-	case TInt4:
-		return binary.BigEndian.AppendUint32(dst, uint32(int32(v.I))^(1<<31))
-	case TInt8:
-		return binary.BigEndian.AppendUint64(dst, uint64(v.I)^(1<<63))
-	case TBool:
-		return append(dst, byte(v.I))
-	}
-	return append(dst, v.S...)
-}
-
-// decodeKey is appendKey's inverse for t's key column: a character(n) key
-// gets its padding back. (A bpchar key without a length comes back without
-// trailing spaces: decodeRow restores them from the row value.)
-func decodeKey(t *Table, b []byte) (Value, error) {
-	c := t.Cols[t.Key]
-	if t.KeyFormat == keyFormatTuple {
-		return decodeTupleKey(c, b)
-	}
-	switch c.Type {
-	case TBpchar:
-		return Value{T: TBpchar, S: bpcharPad(string(b), c.MaxLen)}, nil
-	case TInt4:
-		if len(b) != 4 {
-			return Value{}, errCorrupt
-		}
-		return Int4(int32(binary.BigEndian.Uint32(b) ^ (1 << 31))), nil
-	case TInt8:
-		if len(b) != 8 {
-			return Value{}, errCorrupt
-		}
-		return Int8(int64(binary.BigEndian.Uint64(b) ^ (1 << 63))), nil
-	case TBool:
-		if len(b) != 1 {
-			return Value{}, errCorrupt
-		}
-		return Bool(b[0] != 0), nil
-	}
-	if extTypes[c.Type] != nil {
-		return Value{T: c.Type, S: string(b)}, nil
-	}
-	return Text(string(b)), nil
-}
-
-func decodeTupleKey(c Column, b []byte) (Value, error) {
-	r := keys.NewReader(b)
-	v, err := readKeyElem(r, c)
-	if err != nil {
-		return Value{}, err
-	}
-	if !r.Done() {
-		return Value{}, errCorrupt
-	}
-	return v, nil
-}
-
-// readKeyElem reads the next tuple element of a key as column c's value.
-func readKeyElem(r *keys.Reader, c Column) (Value, error) {
-	var v Value
-	switch c.Type {
-	case TInt4:
-		n, err := r.Int()
-		if err != nil || n < math.MinInt32 || n > math.MaxInt32 {
-			return Value{}, errCorrupt
-		}
-		v = Int4(int32(n))
-	case TInt8:
-		n, err := r.Int()
-		if err != nil {
-			return Value{}, errCorrupt
-		}
-		v = Int8(n)
-	case TBool:
-		x, err := r.Bool()
-		if err != nil {
-			return Value{}, errCorrupt
-		}
-		v = Bool(x)
-	default:
-		s, err := r.String()
-		if err != nil {
-			return Value{}, errCorrupt
-		}
-		switch {
-		case c.Type == TBpchar:
-			v = Value{T: TBpchar, S: bpcharPad(s, c.MaxLen)}
-		case extTypes[c.Type] != nil: // uuid, bytea: their S as stored
-			v = Value{T: c.Type, S: s}
-		default:
-			v = Text(s)
-		}
-	}
-	return v, nil
-}
-
-var errCorrupt = errorf(CodeDataCorrupted, "stored row does not match the table's columns")
-
-// encodeRow encodes the non-key columns of row: a NULL bitmap (one bit per
-// non-key column), then each non-NULL column (int: 4 or 8 bytes big-endian,
-// bool: 1 byte, text: uvarint length + bytes), then, for each key column
-// that is a bpchar without a length (in key order), the number of trailing
-// spaces its key encoding dropped (uvarint), so that it reads back as it
-// was written.
-func encodeRow(t *Table, row []Value) []byte {
-	n := len(t.Cols) - t.nKeyCols()
-	out := make([]byte, (n+7)/8, (n+7)/8+8*n)
-	j := 0
-	for i, c := range t.Cols {
-		if t.isKeyCol(i) {
-			continue
-		}
-		v := row[i]
-		if v.Null {
-			out[j/8] |= 1 << (j % 8)
-			j++
-			continue
-		}
-		j++
-		switch c.Type {
-		case TInt4:
-			out = binary.BigEndian.AppendUint32(out, uint32(int32(v.I)))
-		case TInt8:
-			out = binary.BigEndian.AppendUint64(out, uint64(v.I))
-		case TBool:
-			out = append(out, byte(v.I))
-		default:
-			out = binary.AppendUvarint(out, uint64(len(v.S)))
-			out = append(out, v.S...)
-		}
-	}
-	for _, c := range unpaddedKeyCols(t) { // compositekey.go
-		k := row[c].S
-		out = binary.AppendUvarint(out, uint64(len(k)-len(bpcharTrim(k))))
-	}
-	return out
-}
-
-// decodeRow decodes a stored row (key and value) into dst (len(t.Cols)).
-func decodeRow(t *Table, key, val []byte, dst []Value) error {
-	if err := decodeRowKey(t, key, dst); err != nil {
-		return err
-	}
-	n := len(t.Cols) - t.nKeyCols()
-	nb := (n + 7) / 8
-	if len(val) < nb {
-		return errCorrupt
-	}
-	bitmap, p := val[:nb], val[nb:]
-	j := 0
-	for i, c := range t.Cols {
-		if t.isKeyCol(i) {
-			continue
-		}
-		if bitmap[j/8]&(1<<(j%8)) != 0 {
-			dst[i] = Null(c.Type)
-			j++
-			continue
-		}
-		j++
-		switch c.Type {
-		case TInt4:
-			if len(p) < 4 {
-				return errCorrupt
-			}
-			dst[i] = Int4(int32(binary.BigEndian.Uint32(p)))
-			p = p[4:]
-		case TInt8:
-			if len(p) < 8 {
-				return errCorrupt
-			}
-			dst[i] = Int8(int64(binary.BigEndian.Uint64(p)))
-			p = p[8:]
-		case TBool:
-			if len(p) < 1 {
-				return errCorrupt
-			}
-			dst[i] = Bool(p[0] != 0)
-			p = p[1:]
-		default:
-			l, k := binary.Uvarint(p)
-			if k <= 0 || uint64(len(p)-k) < l {
-				return errCorrupt
-			}
-			dst[i] = Value{T: c.Type, S: string(p[k : k+int(l)])}
-			p = p[k+int(l):]
-		}
-	}
-	for _, c := range unpaddedKeyCols(t) {
-		l, k := binary.Uvarint(p)
-		if k <= 0 || l > maxCharLength {
-			return errCorrupt
-		}
-		dst[c].S += strings.Repeat(" ", int(l))
-		p = p[k:]
-	}
-	if len(p) != 0 {
-		return errCorrupt
-	}
-	return nil
-}
-
-func (v Value) debug() string { return fmt.Sprintf("%s:%s", v.T, v.String()) }
+// Debug is v as type:text, for test failures.
+func (v Value) Debug() string { return fmt.Sprintf("%s:%s", v.T, v.String()) }

@@ -1,4 +1,4 @@
-package sqlfe
+package types
 
 import (
 	"encoding/base64"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // bytea: a byte string, held in S as its bytes, which sort as PostgreSQL's
@@ -16,44 +16,18 @@ import (
 // bytea_output; input takes the hex format (whitespace between digit
 // pairs) and the escape format (\\ a backslash, \ooo an octal byte, other
 // bytes themselves), as byteain does. On the wire in binary: the bytes
-// (OID 17). Functions: length and octet_length, encode and decode (hex,
-// base64, escape), and bytea || bytea.
+// (OID 17). EncodeBytes and DecodeBytes are encode and decode (hex, base64,
+// escape); the SQL functions are sqlfe's (byteafuncs.go).
 
+// OIDBytea is bytea's type OID.
 const OIDBytea = 17
 
 func init() {
-	extTypes[TBytea] = &extType{name: "bytea", typname: "bytea", oid: OIDBytea, size: -1, key: true,
+	ExtTypes[TBytea] = &extType{Name: "bytea", Typname: "bytea", OID: OIDBytea, Size: -1, key: true,
 		parse:     parseBytea,
 		out:       func(v Value) string { return `\x` + hex.EncodeToString([]byte(v.S)) },
 		appendBin: func(dst []byte, v Value) []byte { return append(dst, v.S...) },
 		parseBin:  func(b []byte) (Value, error) { return Value{T: TBytea, S: string(b)}, nil },
-	}
-	// length and octet_length of a bytea count its bytes; of a string,
-	// characters and bytes as text's (builtins' length, strfuncs.go)
-	for name, text := range map[string]polyFunc{
-		"length":       strictText("length", TInt4, 1, func(a []Value) (Value, error) { return Int4(int32(utf8.RuneCountInString(a[0].S))), nil }),
-		"octet_length": strictText("octet_length", TInt4, 1, func(a []Value) (Value, error) { return Int4(int32(len(a[0].S))), nil }),
-	} {
-		polyFuncs[name] = func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-			if len(args) == 1 && args[0].typ() == TBytea {
-				return strict(name, TInt4, args, func(a []Value) (Value, error) { return Int4(int32(len(a[0].S))), nil }), nil
-			}
-			return text(c, f, args)
-		}
-	}
-	polyFuncs["encode"] = func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-		xs, err := wantTypes(c, f, args, TBytea, TText)
-		if err != nil {
-			return nil, err
-		}
-		return strict("encode", TText, xs, func(a []Value) (Value, error) { return encodeBytes(a[0].S, a[1].S) }), nil
-	}
-	polyFuncs["decode"] = func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-		xs, err := wantTypes(c, f, args, TText, TText)
-		if err != nil {
-			return nil, err
-		}
-		return strict("decode", TBytea, xs, func(a []Value) (Value, error) { return decodeBytes(a[0].S, a[1].S) }), nil
 	}
 }
 
@@ -68,9 +42,9 @@ func parseBytea(s string) (Value, error) {
 			}
 			if len(p) < 2 || strings.IndexByte(" \t\n\r", p[1]) >= 0 {
 				if _, err := hex.DecodeString(p[:1] + "0"); err != nil {
-					return Value{}, errorf(CodeInvalidParamValue, "invalid hexadecimal digit: %q", p[:1])
+					return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid hexadecimal digit: %q", p[:1])
 				}
-				return Value{}, errorf(CodeInvalidParamValue, "invalid hexadecimal data: odd number of digits")
+				return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid hexadecimal data: odd number of digits")
 			}
 			x, err := hex.DecodeString(p[:2])
 			if err != nil {
@@ -78,7 +52,7 @@ func parseBytea(s string) (Value, error) {
 				if _, err := hex.DecodeString(bad + "0"); err == nil {
 					bad = p[1:2]
 				}
-				return Value{}, errorf(CodeInvalidParamValue, "invalid hexadecimal digit: %q", bad)
+				return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid hexadecimal digit: %q", bad)
 			}
 			b = append(b, x[0])
 			p = p[2:]
@@ -87,7 +61,7 @@ func parseBytea(s string) (Value, error) {
 	}
 	b, ok := unescapeBytes(s)
 	if !ok {
-		return Value{}, errorf(CodeInvalidText, "invalid input syntax for type bytea")
+		return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type bytea")
 	}
 	return Value{T: TBytea, S: b}, nil
 }
@@ -116,8 +90,8 @@ func unescapeBytes(s string) (string, bool) {
 
 func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 
-// encodeBytes is encode(bytea, format).
-func encodeBytes(b, format string) (Value, error) {
+// EncodeBytes is encode(bytea, format).
+func EncodeBytes(b, format string) (Value, error) {
 	switch strings.ToLower(format) {
 	case "hex":
 		return Text(hex.EncodeToString([]byte(b))), nil
@@ -144,15 +118,15 @@ func encodeBytes(b, format string) (Value, error) {
 			}
 		}
 		if !utf8.ValidString(out.String()) {
-			return Value{}, errorf(CodeInvalidText, "invalid byte sequence")
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid byte sequence")
 		}
 		return Text(out.String()), nil
 	}
-	return Value{}, errorf(CodeInvalidParamValue, "unrecognized encoding: %q", format)
+	return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unrecognized encoding: %q", format)
 }
 
-// decodeBytes is decode(text, format).
-func decodeBytes(s, format string) (Value, error) {
+// DecodeBytes is decode(text, format).
+func DecodeBytes(s, format string) (Value, error) {
 	switch strings.ToLower(format) {
 	case "hex":
 		v, err := parseBytea(`\x` + s)
@@ -169,37 +143,15 @@ func decodeBytes(s, format string) (Value, error) {
 		}, s)
 		b, err := base64.StdEncoding.DecodeString(t)
 		if err != nil {
-			return Value{}, errorf(CodeInvalidParamValue, "invalid base64 end sequence")
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid base64 end sequence")
 		}
 		return Value{T: TBytea, S: string(b)}, nil
 	case "escape":
 		b, ok := unescapeBytes(s)
 		if !ok {
-			return Value{}, errorf(CodeInvalidText, "invalid input syntax for type bytea")
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type bytea")
 		}
 		return Value{T: TBytea, S: b}, nil
 	}
-	return Value{}, errorf(CodeInvalidParamValue, "unrecognized encoding: %q", format)
-}
-
-// byteaConcat compiles bytea || bytea (an untyped side is bytea); ok is
-// false when neither side is a bytea or one is text (then || is text's).
-func (c *compiler) byteaConcat(l, r expr) (expr, bool, error) {
-	lt, rt := l.typ(), r.typ()
-	if !(lt == TBytea && (rt == TBytea || rt == TUnknown) || rt == TBytea && lt == TUnknown) {
-		return nil, false, nil
-	}
-	l, err := c.coerce(l, TBytea)
-	if err != nil {
-		return nil, true, err
-	}
-	if r, err = c.coerce(r, TBytea); err != nil {
-		return nil, true, err
-	}
-	return &funcExpr{name: "byteacat", t: TBytea, args: []expr{l, r}, fn: func(_ *env, a []Value) (Value, error) {
-		if a[0].Null || a[1].Null {
-			return Null(TBytea), nil
-		}
-		return Value{T: TBytea, S: a[0].S + a[1].S}, nil
-	}}, true, nil
+	return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unrecognized encoding: %q", format)
 }

@@ -1,12 +1,4 @@
-package sqlfe
-
-import (
-	"context"
-	"errors"
-	"strconv"
-
-	"github.com/tupled/tupled"
-)
+package catalog
 
 // Reclaiming engine tables.
 //
@@ -14,7 +6,7 @@ import (
 // transactional — CREATE and DROP change the catalog table inside the
 // session's transaction — while the engine's CreateTable and DropTable are
 // not. So CREATE TABLE creates its engine table at once (registered in
-// catalog.creating until its transaction ends), and the engine table of a
+// Catalog.creating until its transaction ends), and the engine table of a
 // dropped SQL table, or of a CREATE whose transaction rolled back, is
 // dropped with tupled.DB.DropTable once the transaction is over (an
 // orphan). A drop that fails — a transaction of another session still
@@ -25,10 +17,18 @@ import (
 // commit and its reclaim, or still in use when the process exits, keeps
 // its data until dropped by hand (tupled.DB.DropTable).
 
-// newEngineTable creates a fresh engine table for SQL table name: name
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/tupled/tupled"
+)
+
+// NewEngineTable creates a fresh engine table for SQL table name: name
 // itself if free, else name#2, name#3, ... (a name still held by a table
 // not yet reclaimed).
-func (c *catalog) newEngineTable(ctx context.Context, db *tupled.DB, name string) (string, error) {
+func (c *Catalog) NewEngineTable(ctx context.Context, db *tupled.DB, name string) (string, error) {
 	for i := 1; ; i++ {
 		e := name
 		if i > 1 {
@@ -58,16 +58,16 @@ func (c *catalog) newEngineTable(ctx context.Context, db *tupled.DB, name string
 }
 
 // orphan marks engine table e for reclaim. c.mu held.
-func (c *catalog) orphan(e string) {
+func (c *Catalog) orphan(e string) {
 	if c.orphans == nil {
 		c.orphans = map[string]bool{}
 	}
 	c.orphans[e] = true
 }
 
-// settle ends the transaction's engine-table creations (those no committed
+// Settle ends the transaction's engine-table creations (those no committed
 // SQL table names become orphans) and reclaims orphans.
-func (c *catalog) settle(db *tupled.DB, created []string, ddl bool) {
+func (c *Catalog) Settle(db *tupled.DB, created []string, ddl bool) {
 	if len(created) == 0 && !ddl {
 		return
 	}
@@ -84,7 +84,7 @@ func (c *catalog) settle(db *tupled.DB, created []string, ddl bool) {
 
 // reclaim drops the orphaned engine tables. One still in use (55006) stays
 // marked for the next call.
-func (c *catalog) reclaim(ctx context.Context, db *tupled.DB) {
+func (c *Catalog) reclaim(ctx context.Context, db *tupled.DB) {
 	c.mu.RLock()
 	orphans := make([]string, 0, len(c.orphans))
 	for e := range c.orphans {

@@ -1,4 +1,4 @@
-package sqlfe
+package types
 
 import (
 	"encoding/binary"
@@ -7,6 +7,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // numeric (PostgreSQL's arbitrary-precision decimal): a Value of type TNumeric holds its text form in S, as
@@ -22,28 +24,28 @@ import (
 
 // decimal is unscaled × 10^-scale.
 type decimal struct {
-	u     *big.Int
-	scale int
+	Unscaled *big.Int
+	Scale    int
 }
 
-// maxNumericScale bounds the display scale, as PostgreSQL's NUMERIC_MAX_DISPLAY_SCALE.
-const maxNumericScale = 1000
+// MaxNumericScale bounds the display scale, as PostgreSQL's NUMERIC_MAX_DISPLAY_SCALE.
+const MaxNumericScale = 1000
 
-// parseNumeric reads numeric_in's input: [+-]digits[.digits][e[+-]digits]
+// ParseNumeric reads numeric_in's input: [+-]digits[.digits][e[+-]digits]
 // around optional spaces.
-func parseNumeric(s string) (decimal, error) {
+func ParseNumeric(s string) (decimal, error) {
 	bad := func() (decimal, error) {
-		return decimal{}, errorf(CodeInvalidText, "invalid input syntax for type numeric: %q", s)
+		return decimal{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type numeric: %q", s)
 	}
 	t := strings.TrimSpace(s)
 	switch strings.ToLower(strings.TrimLeft(t, "+-")) {
 	case "nan", "infinity", "inf":
-		return decimal{}, notSupported("numeric %s is not supported", t)
+		return decimal{}, pgerror.NotSupported("numeric %s is not supported", t)
 	}
 	mant, exp := t, 0
 	if i := strings.IndexAny(t, "eE"); i >= 0 {
 		e, err := strconv.Atoi(t[i+1:])
-		if err != nil || e > maxNumericScale || e < -maxNumericScale {
+		if err != nil || e > MaxNumericScale || e < -MaxNumericScale {
 			return bad()
 		}
 		mant, exp = t[:i], e
@@ -64,12 +66,12 @@ func parseNumeric(s string) (decimal, error) {
 		u.Neg(u)
 	}
 	d := decimal{u, len(fp)}
-	d.scale -= exp
-	if d.scale < 0 {
-		d.u.Mul(d.u, pow10(-d.scale))
-		d.scale = 0
+	d.Scale -= exp
+	if d.Scale < 0 {
+		d.Unscaled.Mul(d.Unscaled, pow10(-d.Scale))
+		d.Scale = 0
 	}
-	if d.scale > maxNumericScale {
+	if d.Scale > MaxNumericScale {
 		return bad()
 	}
 	return d, nil
@@ -79,13 +81,13 @@ func pow10(n int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(
 
 // String is numeric_out's text.
 func (d decimal) String() string {
-	neg := d.u.Sign() < 0
-	digits := new(big.Int).Abs(d.u).String()
-	if d.scale > 0 {
-		if len(digits) <= d.scale {
-			digits = strings.Repeat("0", d.scale-len(digits)+1) + digits
+	neg := d.Unscaled.Sign() < 0
+	digits := new(big.Int).Abs(d.Unscaled).String()
+	if d.Scale > 0 {
+		if len(digits) <= d.Scale {
+			digits = strings.Repeat("0", d.Scale-len(digits)+1) + digits
 		}
-		digits = digits[:len(digits)-d.scale] + "." + digits[len(digits)-d.scale:]
+		digits = digits[:len(digits)-d.Scale] + "." + digits[len(digits)-d.Scale:]
 	}
 	if neg {
 		return "-" + digits
@@ -93,75 +95,76 @@ func (d decimal) String() string {
 	return digits
 }
 
-func (d decimal) value() Value { return Value{T: TNumeric, S: d.String()} }
+// Value is d as a numeric Value (its text form).
+func (d decimal) Value() Value { return Value{T: TNumeric, S: d.String()} }
 
-// rescale returns d with scale s >= d.scale.
-func (d decimal) rescale(s int) decimal {
-	if s == d.scale {
+// Rescale returns d with scale s >= d.scale.
+func (d decimal) Rescale(s int) decimal {
+	if s == d.Scale {
 		return d
 	}
-	return decimal{new(big.Int).Mul(d.u, pow10(s-d.scale)), s}
+	return decimal{new(big.Int).Mul(d.Unscaled, pow10(s-d.Scale)), s}
 }
 
-// numericOf reads a numeric or integer value as a decimal.
-func numericOf(v Value) (decimal, error) {
-	if isInt(v.T) {
+// NumericOf reads a numeric or integer value as a decimal.
+func NumericOf(v Value) (decimal, error) {
+	if IsInt(v.T) {
 		return decimal{big.NewInt(v.I), 0}, nil
 	}
-	return parseNumeric(v.S)
+	return ParseNumeric(v.S)
 }
 
 func numericCmp(a, b Value) int {
-	x, err1 := numericOf(a)
-	y, err2 := numericOf(b)
+	x, err1 := NumericOf(a)
+	y, err2 := NumericOf(b)
 	if err1 != nil || err2 != nil {
 		return strings.Compare(a.S, b.S) // cannot happen: values are parsed on the way in
 	}
-	s := max(x.scale, y.scale)
-	return x.rescale(s).u.Cmp(y.rescale(s).u)
+	s := max(x.Scale, y.Scale)
+	return x.Rescale(s).Unscaled.Cmp(y.Rescale(s).Unscaled)
 }
 
-// numericArith is + - * on numerics (either side may be an integer).
-func numericArith(op byte, a, b Value) (Value, error) {
-	x, err := numericOf(a)
+// NumericArith is + - * on numerics (either side may be an integer).
+func NumericArith(op byte, a, b Value) (Value, error) {
+	x, err := NumericOf(a)
 	if err != nil {
 		return Value{}, err
 	}
-	y, err := numericOf(b)
+	y, err := NumericOf(b)
 	if err != nil {
 		return Value{}, err
 	}
 	switch op {
 	case '+', '-':
-		s := max(x.scale, y.scale)
-		x, y = x.rescale(s), y.rescale(s)
+		s := max(x.Scale, y.Scale)
+		x, y = x.Rescale(s), y.Rescale(s)
 		r := new(big.Int)
 		if op == '+' {
-			r.Add(x.u, y.u)
+			r.Add(x.Unscaled, y.Unscaled)
 		} else {
-			r.Sub(x.u, y.u)
+			r.Sub(x.Unscaled, y.Unscaled)
 		}
-		return decimal{r, s}.value(), nil
+		return decimal{r, s}.Value(), nil
 	case '*':
-		if x.scale+y.scale > maxNumericScale {
-			return Value{}, errorf(CodeNumericRange, "value overflows numeric format")
+		if x.Scale+y.Scale > MaxNumericScale {
+			return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value overflows numeric format")
 		}
-		return decimal{new(big.Int).Mul(x.u, y.u), x.scale + y.scale}.value(), nil
+		return decimal{new(big.Int).Mul(x.Unscaled, y.Unscaled), x.Scale + y.Scale}.Value(), nil
 	case '/':
-		if y.u.Sign() == 0 {
-			return Value{}, errorf(CodeDivisionByZero, "division by zero")
+		if y.Unscaled.Sign() == 0 {
+			return Value{}, pgerror.Errorf(pgerror.CodeDivisionByZero, "division by zero")
 		}
-		return x.div(y, divScale(x, y)).value(), nil
+		return x.div(y, divScale(x, y)).Value(), nil
 	case '%':
-		if y.u.Sign() == 0 {
-			return Value{}, errorf(CodeDivisionByZero, "division by zero")
+		if y.Unscaled.Sign() == 0 {
+			return Value{}, pgerror.Errorf(pgerror.CodeDivisionByZero, "division by zero")
 		}
 		// x - trunc(x / y) * y, at the larger scale (PostgreSQL's mod_var)
-		s := max(x.scale, y.scale)
-		x, y = x.rescale(s), y.rescale(s)
-		return decimal{new(big.Int).Rem(x.u, y.u), s}.value(), nil
+		s := max(x.Scale, y.Scale)
+		x, y = x.Rescale(s), y.Rescale(s)
+		return decimal{new(big.Int).Rem(x.Unscaled, y.Unscaled), s}.Value(), nil
 	}
-	return Value{}, notSupported("operator %c on numeric is not supported", op)
+	return Value{}, pgerror.NotSupported("operator %c on numeric is not supported", op)
 }
 
 // divScale is the scale of x / y as PostgreSQL's select_div_scale picks
@@ -177,23 +180,23 @@ func divScale(x, y decimal) int {
 		qweight--
 	}
 	r := 16 - qweight*4
-	r = max(r, x.scale, y.scale, 0)
-	return min(r, maxNumericScale)
+	r = max(r, x.Scale, y.Scale, 0)
+	return min(r, MaxNumericScale)
 }
 
 // nbaseLead is d's weight and first digit in PostgreSQL's base-10000
 // representation (groups of four decimal digits aligned at the point);
 // 0, 0 for zero.
 func nbaseLead(d decimal) (weight, first int) {
-	if d.u.Sign() == 0 {
+	if d.Unscaled.Sign() == 0 {
 		return 0, 0
 	}
-	digits := new(big.Int).Abs(d.u).String()
+	digits := new(big.Int).Abs(d.Unscaled).String()
 	ip, fp := "", ""
-	if d.scale >= len(digits) {
-		fp = strings.Repeat("0", d.scale-len(digits)) + digits
+	if d.Scale >= len(digits) {
+		fp = strings.Repeat("0", d.Scale-len(digits)) + digits
 	} else {
-		ip, fp = digits[:len(digits)-d.scale], digits[len(digits)-d.scale:]
+		ip, fp = digits[:len(digits)-d.Scale], digits[len(digits)-d.Scale:]
 	}
 	if pad := (4 - len(ip)%4) % 4; pad > 0 {
 		ip = strings.Repeat("0", pad) + ip
@@ -214,12 +217,12 @@ func nbaseLead(d decimal) (weight, first int) {
 
 // div is x / y rounded half away from zero to scale s (y is not zero).
 func (x decimal) div(y decimal, s int) decimal {
-	n := new(big.Int).Mul(x.u, pow10(s-x.scale+y.scale))
-	q, r := new(big.Int).QuoRem(n, y.u, new(big.Int))
+	n := new(big.Int).Mul(x.Unscaled, pow10(s-x.Scale+y.Scale))
+	q, r := new(big.Int).QuoRem(n, y.Unscaled, new(big.Int))
 	r2 := new(big.Int).Abs(r)
 	r2.Lsh(r2, 1)
-	if r2.Cmp(new(big.Int).Abs(y.u)) >= 0 {
-		if (n.Sign() < 0) != (y.u.Sign() < 0) {
+	if r2.Cmp(new(big.Int).Abs(y.Unscaled)) >= 0 {
+		if (n.Sign() < 0) != (y.Unscaled.Sign() < 0) {
 			q.Sub(q, big.NewInt(1))
 		} else {
 			q.Add(q, big.NewInt(1))
@@ -232,29 +235,30 @@ func (x decimal) div(y decimal, s int) decimal {
 // apply_typmod does: round to scale, then at most prec - scale digits
 // before the point.
 func numericTypmod(v Value, prec, scale int) (Value, error) {
-	d, err := numericOf(v)
+	d, err := NumericOf(v)
 	if err != nil {
 		return Value{}, err
 	}
-	r := roundDecimal(d, scale, false)
-	if r.u.Sign() != 0 {
+	r := RoundDecimal(d, scale, false)
+	if r.Unscaled.Sign() != 0 {
 		// |r| must be < 10^(prec-scale): in units of 10^-r.scale,
 		// 10^(prec-scale+r.scale)
-		limit := pow10(max(prec-scale+r.scale, 0))
-		if prec-scale+r.scale < 0 || new(big.Int).Abs(r.u).Cmp(limit) >= 0 {
-			return Value{}, &Error{Code: CodeNumericRange, Message: "numeric field overflow",
+		limit := pow10(max(prec-scale+r.Scale, 0))
+		if prec-scale+r.Scale < 0 || new(big.Int).Abs(r.Unscaled).Cmp(limit) >= 0 {
+			return Value{}, &pgerror.Error{Code: pgerror.CodeNumericRange, Message: "numeric field overflow",
 				Detail: fmt.Sprintf("A field with precision %d, scale %d must round to an absolute value less than %s10^%d.", prec, scale, "", prec-scale)}
 		}
 	}
-	return r.value(), nil
+	return r.Value(), nil
 }
 
-func numericNeg(v Value) Value {
+// NumericNeg is -v of a numeric v (NULL stays NULL).
+func NumericNeg(v Value) Value {
 	if strings.HasPrefix(v.S, "-") {
 		return Value{T: TNumeric, S: v.S[1:]}
 	}
-	d, err := parseNumeric(v.S)
-	if err != nil || d.u.Sign() == 0 {
+	d, err := ParseNumeric(v.S)
+	if err != nil || d.Unscaled.Sign() == 0 {
 		return v
 	}
 	return Value{T: TNumeric, S: "-" + v.S}
@@ -262,26 +266,26 @@ func numericNeg(v Value) Value {
 
 // numericToInt rounds half away from zero, as numeric_int4/numeric_int8.
 func numericToInt(v Value, t Type) (Value, error) {
-	d, err := parseNumeric(v.S)
+	d, err := ParseNumeric(v.S)
 	if err != nil {
 		return Value{}, err
 	}
 	q := new(big.Int)
-	if d.scale > 0 {
-		p := pow10(d.scale)
+	if d.Scale > 0 {
+		p := pow10(d.Scale)
 		r := new(big.Int)
-		q.QuoRem(d.u, p, r)
+		q.QuoRem(d.Unscaled, p, r)
 		if new(big.Int).Mul(new(big.Int).Abs(r), big.NewInt(2)).Cmp(p) >= 0 {
-			q.Add(q, big.NewInt(int64(d.u.Sign())))
+			q.Add(q, big.NewInt(int64(d.Unscaled.Sign())))
 		}
 	} else {
-		q = d.u
+		q = d.Unscaled
 	}
 	if !q.IsInt64() || (t == TInt4 && (q.Int64() < math.MinInt32 || q.Int64() > math.MaxInt32)) {
 		if t == TInt4 {
-			return Value{}, errorf(CodeNumericRange, "integer out of range")
+			return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
 		}
-		return Value{}, errorf(CodeNumericRange, "bigint out of range")
+		return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "bigint out of range")
 	}
 	return Value{T: t, I: q.Int64()}, nil
 }
@@ -289,17 +293,17 @@ func numericToInt(v Value, t Type) (Value, error) {
 // appendNumericBinary is numeric_send: ndigits, weight, sign, dscale, then
 // base-10000 digits.
 func appendNumericBinary(dst []byte, s string) []byte {
-	d, err := parseNumeric(s)
+	d, err := ParseNumeric(s)
 	if err != nil {
 		return dst
 	}
 	sign := uint16(0)
-	if d.u.Sign() < 0 {
+	if d.Unscaled.Sign() < 0 {
 		sign = 0x4000
 	}
-	digits := new(big.Int).Abs(d.u).String()
+	digits := new(big.Int).Abs(d.Unscaled).String()
 	// pad the fraction to a multiple of 4 digits, the integer part too
-	frac := d.scale
+	frac := d.Scale
 	pad := (4 - frac%4) % 4
 	digits += strings.Repeat("0", pad)
 	intLen := len(digits) - frac - pad
@@ -329,7 +333,7 @@ func appendNumericBinary(dst []byte, s string) []byte {
 	dst = binary.BigEndian.AppendUint16(dst, uint16(len(groups)))
 	dst = binary.BigEndian.AppendUint16(dst, uint16(int16(weight)))
 	dst = binary.BigEndian.AppendUint16(dst, sign)
-	dst = binary.BigEndian.AppendUint16(dst, uint16(d.scale))
+	dst = binary.BigEndian.AppendUint16(dst, uint16(d.Scale))
 	for _, g := range groups {
 		dst = binary.BigEndian.AppendUint16(dst, g)
 	}
@@ -338,7 +342,7 @@ func appendNumericBinary(dst []byte, s string) []byte {
 
 // parseNumericBinary is numeric_recv.
 func parseNumericBinary(b []byte) (Value, error) {
-	bad := errorf(CodeInvalidBinary, "invalid external \"numeric\" value")
+	bad := pgerror.Errorf(pgerror.CodeInvalidBinary, "invalid external \"numeric\" value")
 	if len(b) < 8 {
 		return Value{}, bad
 	}
@@ -346,9 +350,9 @@ func parseNumericBinary(b []byte) (Value, error) {
 	weight := int(int16(binary.BigEndian.Uint16(b[2:])))
 	sign := binary.BigEndian.Uint16(b[4:])
 	scale := int(binary.BigEndian.Uint16(b[6:]))
-	if len(b) != 8+2*n || (sign != 0 && sign != 0x4000) || scale > maxNumericScale {
+	if len(b) != 8+2*n || (sign != 0 && sign != 0x4000) || scale > MaxNumericScale {
 		if sign == 0xC000 || sign == 0xD000 || sign == 0xF000 {
-			return Value{}, notSupported("numeric NaN and infinities are not supported")
+			return Value{}, pgerror.NotSupported("numeric NaN and infinities are not supported")
 		}
 		return Value{}, bad
 	}
@@ -367,13 +371,42 @@ func parseNumericBinary(b []byte) (Value, error) {
 		e = 0
 	}
 	d := decimal{u, -e}
-	if d.scale > scale {
-		d.u.Quo(d.u, pow10(d.scale-scale))
-		d.scale = scale
+	if d.Scale > scale {
+		d.Unscaled.Quo(d.Unscaled, pow10(d.Scale-scale))
+		d.Scale = scale
 	}
-	d = d.rescale(scale)
+	d = d.Rescale(scale)
 	if sign == 0x4000 {
-		d.u.Neg(d.u)
+		d.Unscaled.Neg(d.Unscaled)
 	}
-	return d.value(), nil
+	return d.Value(), nil
 }
+
+// RoundDecimal rounds d to places digits after the point (before it when
+// negative), half away from zero, or truncates; the result's scale is
+// max(places, 0).
+func RoundDecimal(d decimal, places int, trunc bool) decimal {
+	if places >= d.Scale {
+		return d.Rescale(places)
+	}
+	drop := d.Scale - places // digits to drop
+	div := pow10(drop)
+	q, r := new(big.Int).QuoRem(d.Unscaled, div, new(big.Int))
+	if !trunc {
+		r2 := new(big.Int).Abs(r)
+		r2.Lsh(r2, 1)
+		if r2.Cmp(div) >= 0 {
+			if d.Unscaled.Sign() < 0 {
+				q.Sub(q, big.NewInt(1))
+			} else {
+				q.Add(q, big.NewInt(1))
+			}
+		}
+	}
+	if places < 0 {
+		return decimal{q.Mul(q, pow10(-places)), 0}
+	}
+	return decimal{q, places}
+}
+
+func bigInt(i int64) *big.Int { return big.NewInt(i) }

@@ -1,4 +1,4 @@
-package sqlfe
+package types
 
 import (
 	"encoding/binary"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // double precision (float8) and real (float4). A Value holds its text form
@@ -20,12 +22,13 @@ import (
 // Comparisons put NaN above every number and equal to itself. Floats are
 // not keys (0A000).
 
-func isFloat(t Type) bool { return t == TFloat8 || t == TFloat4 }
+// IsFloat reports whether t is real or double precision.
+func IsFloat(t Type) bool { return t == TFloat8 || t == TFloat4 }
 
-// floatOf reads a float, integer or numeric value as a float64.
-func floatOf(v Value) float64 {
+// FloatOf reads a float, integer or numeric value as a float64.
+func FloatOf(v Value) float64 {
 	switch {
-	case isInt(v.T):
+	case IsInt(v.T):
 		return float64(v.I)
 	case v.T == TFloat4:
 		f, _ := strconv.ParseFloat(v.S, 32)
@@ -55,9 +58,9 @@ func parseFloatText(s string, bits int) (float64, error) {
 			name = "real"
 		}
 		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return 0, errorf(CodeNumericRange, "%q is out of range for type %s", t, name)
+			return 0, pgerror.Errorf(pgerror.CodeNumericRange, "%q is out of range for type %s", t, name)
 		}
-		return 0, errorf(CodeInvalidText, "invalid input syntax for type %s: %q", name, s)
+		return 0, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type %s: %q", name, s)
 	}
 	return f, nil
 }
@@ -111,7 +114,9 @@ func formatFloat(f float64, bits int) string {
 	return out
 }
 
-func floatValue(f float64, t Type) Value {
+// FloatValue is f as a value of type t (real or double precision), rounded
+// to float32 for real.
+func FloatValue(f float64, t Type) Value {
 	if t == TFloat4 {
 		return Value{T: TFloat4, S: formatFloat(float64(float32(f)), 32)}
 	}
@@ -127,12 +132,12 @@ func parseFloatValue(t Type, s string) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
-	return floatValue(f, t), nil
+	return FloatValue(f, t), nil
 }
 
 // floatCmp orders floats as PostgreSQL's float8_cmp: NaN above all.
 func floatCmp(a, b Value) int {
-	x, y := floatOf(a), floatOf(b)
+	x, y := FloatOf(a), FloatOf(b)
 	switch {
 	case math.IsNaN(x) && math.IsNaN(y):
 		return 0
@@ -148,9 +153,9 @@ func floatCmp(a, b Value) int {
 	return 0
 }
 
-// floatArith is + - * / on floats (either side may be any number).
-func floatArith(op byte, a, b Value, t Type) (Value, error) {
-	x, y := floatOf(a), floatOf(b)
+// FloatArith is + - * / on floats (either side may be any number).
+func FloatArith(op byte, a, b Value, t Type) (Value, error) {
+	x, y := FloatOf(a), FloatOf(b)
 	var r float64
 	switch op {
 	case '+':
@@ -161,26 +166,26 @@ func floatArith(op byte, a, b Value, t Type) (Value, error) {
 		r = x * y
 	case '/':
 		if y == 0 {
-			return Value{}, errorf(CodeDivisionByZero, "division by zero")
+			return Value{}, pgerror.Errorf(pgerror.CodeDivisionByZero, "division by zero")
 		}
 		r = x / y
 	default:
-		return Value{}, errorf(CodeUndefinedFunction, "operator does not exist: %s %c %s", t, op, t)
+		return Value{}, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %c %s", t, op, t)
 	}
 	if t == TFloat4 {
 		r = float64(float32(r))
 	}
 	if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
-		return Value{}, errorf(CodeNumericRange, "value out of range: overflow")
+		return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value out of range: overflow")
 	}
 	if r == 0 && (op == '*' || op == '/') && x != 0 && !math.IsInf(y, 0) && (op == '/' || y != 0) {
-		return Value{}, errorf(CodeNumericRange, "value out of range: underflow")
+		return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value out of range: underflow")
 	}
-	return floatValue(r, t), nil
+	return FloatValue(r, t), nil
 }
 
-// floatResult is the type of an arithmetic of a and b when one is a float.
-func floatResult(a, b Type) Type {
+// FloatResult is the type of an arithmetic of a and b when one is a float.
+func FloatResult(a, b Type) Type {
 	if a == TFloat4 && b == TFloat4 {
 		return TFloat4
 	}
@@ -190,34 +195,34 @@ func floatResult(a, b Type) Type {
 // castFloat converts to and from the floats; ok is false for other pairs.
 func castFloat(v Value, t Type) (Value, bool, error) {
 	switch {
-	case isFloat(t) && (isNumber(v.T) || isFloat(v.T)):
-		return floatValue(floatOf(v), t), true, nil
-	case isFloat(v.T) && isInt(t):
-		f := math.RoundToEven(floatOf(v)) // rint
+	case IsFloat(t) && (IsNumber(v.T) || IsFloat(v.T)):
+		return FloatValue(FloatOf(v), t), true, nil
+	case IsFloat(v.T) && IsInt(t):
+		f := math.RoundToEven(FloatOf(v)) // rint
 		lo, hi := float64(math.MinInt32), float64(math.MaxInt32)
 		name := "integer"
 		if t == TInt8 {
 			lo, hi, name = math.MinInt64, math.MaxInt64, "bigint"
 		}
 		if math.IsNaN(f) || f < lo || f >= hi+1 {
-			return Value{}, true, errorf(CodeNumericRange, "%s out of range", name)
+			return Value{}, true, pgerror.Errorf(pgerror.CodeNumericRange, "%s out of range", name)
 		}
 		return Value{T: t, I: int64(f)}, true, nil
-	case isFloat(v.T) && t == TNumeric:
-		f := floatOf(v)
+	case IsFloat(v.T) && t == TNumeric:
+		f := FloatOf(v)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return Value{}, true, notSupported("numeric %s is not supported", v.S)
+			return Value{}, true, pgerror.NotSupported("numeric %s is not supported", v.S)
 		}
 		prec := 15 // float8_numeric prints DBL_DIG digits
 		if v.T == TFloat4 {
 			prec = 6
 		}
-		d, err := parseNumeric(strconv.FormatFloat(f, 'g', prec, 64))
+		d, err := ParseNumeric(strconv.FormatFloat(f, 'g', prec, 64))
 		if err != nil {
 			return Value{}, true, err
 		}
 		// %g's form has no trailing zeros after the point
-		return trimNumeric(d).value(), true, nil
+		return trimNumeric(d).Value(), true, nil
 	}
 	return Value{}, false, nil
 }
@@ -228,30 +233,30 @@ func trimNumeric(d decimal) decimal {
 	if strings.Contains(s, ".") {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
-	out, _ := parseNumeric(s)
+	out, _ := ParseNumeric(s)
 	return out
 }
 
 func appendFloatBinary(dst []byte, v Value) []byte {
 	if v.T == TFloat4 {
-		return binary.BigEndian.AppendUint32(dst, math.Float32bits(float32(floatOf(v))))
+		return binary.BigEndian.AppendUint32(dst, math.Float32bits(float32(FloatOf(v))))
 	}
-	return binary.BigEndian.AppendUint64(dst, math.Float64bits(floatOf(v)))
+	return binary.BigEndian.AppendUint64(dst, math.Float64bits(FloatOf(v)))
 }
 
 func parseFloatBinary(t Type, b []byte) (Value, error) {
 	switch {
 	case t == TFloat4 && len(b) == 4:
-		return floatValue(float64(math.Float32frombits(binary.BigEndian.Uint32(b))), t), nil
+		return FloatValue(float64(math.Float32frombits(binary.BigEndian.Uint32(b))), t), nil
 	case t == TFloat8 && len(b) == 8:
-		return floatValue(math.Float64frombits(binary.BigEndian.Uint64(b)), t), nil
+		return FloatValue(math.Float64frombits(binary.BigEndian.Uint64(b)), t), nil
 	}
-	return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type %s", t)
+	return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type %s", t)
 }
 
-// floatHashKey is a float's identity for hashing: -0 is 0, every NaN one.
-func floatHashKey(dst []byte, v Value) []byte {
-	f := floatOf(v)
+// FloatHashKey is a float's identity for hashing: -0 is 0, every NaN one.
+func FloatHashKey(dst []byte, v Value) []byte {
+	f := FloatOf(v)
 	if f == 0 {
 		f = 0
 	}

@@ -1,4 +1,4 @@
-package sqlfe
+package types
 
 import (
 	"encoding/binary"
@@ -7,9 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
-// date and timestamp with time zone, beside timestamp.go's timestamp.
+// date and timestamp with time zone, beside timestamp.go's timestamp; their arithmetic in
+// expressions is sqlfe's (dateops.go).
 //
 // A date is held in S as PostgreSQL prints it with DateStyle ISO
 // (2024-01-15); a timestamptz as the instant printed in UTC with its
@@ -23,10 +26,6 @@ import (
 // microseconds since 2000-01-01 00:00 UTC (int8), as PostgreSQL sends
 // them. BC dates, infinities and the named forms (now, today, epoch) are
 // not implemented (0A000).
-
-// CodeDatetimeFormat is invalid_datetime_format, PostgreSQL's answer to a
-// malformed date or time.
-const CodeDatetimeFormat = "22007"
 
 var (
 	dateLayouts = []string{"2006-1-2"}
@@ -53,7 +52,7 @@ func parseDateTime(s, typeName string) (time.Time, error) {
 	t := normDateTime(s)
 	switch strings.ToLower(t) {
 	case "infinity", "-infinity", "epoch", "now", "today", "tomorrow", "yesterday", "allballs":
-		return time.Time{}, notSupported("%s %q is not supported", typeName, t)
+		return time.Time{}, pgerror.NotSupported("%s %q is not supported", typeName, t)
 	}
 	datePart, timePart, _ := strings.Cut(t, " ")
 	timePart = strings.TrimSpace(timePart)
@@ -80,15 +79,13 @@ func parseDateTime(s, typeName string) (time.Time, error) {
 				time.Duration(c.Second())*time.Second + time.Duration(c.Nanosecond())).Round(time.Microsecond), nil
 		}
 	}
-	return time.Time{}, errorf(CodeDatetimeFormat, "invalid input syntax for type %s: %q", typeName, s)
+	return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeFormat, "invalid input syntax for type %s: %q", typeName, s)
 }
 
 func rangeError(s string) error {
-	return &Error{Code: "22008", Message: fmt.Sprintf("date/time field value out of range: %q", s),
+	return &pgerror.Error{Code: "22008", Message: fmt.Sprintf("date/time field value out of range: %q", s),
 		Hint: `Perhaps you need a different "datestyle" setting.`}
 }
-
-// ---- timestamptz ----
 
 func parseTimestamptz(s string) (time.Time, error) {
 	t := strings.TrimSpace(s)
@@ -122,10 +119,10 @@ func parseTimestamptz(s string) (time.Time, error) {
 					m, _ = strconv.Atoi(digits[2:4])
 					sec, _ = strconv.Atoi(digits[4:])
 				default:
-					return time.Time{}, errorf(CodeDatetimeFormat, "invalid input syntax for type timestamp with time zone: %q", s)
+					return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeFormat, "invalid input syntax for type timestamp with time zone: %q", s)
 				}
 				if h > 15 || m > 59 || sec > 59 {
-					return time.Time{}, &Error{Code: "22009", Message: fmt.Sprintf("time zone displacement out of range: %q", s)}
+					return time.Time{}, &pgerror.Error{Code: "22009", Message: fmt.Sprintf("time zone displacement out of range: %q", s)}
 				}
 				off = sign * (h*3600 + m*60 + sec)
 			}
@@ -134,8 +131,8 @@ func parseTimestamptz(s string) (time.Time, error) {
 	}
 	v, err := parseDateTime(t, "timestamp with time zone")
 	if err != nil {
-		if e, ok := err.(*Error); ok && e.Code == CodeDatetimeFormat {
-			return time.Time{}, errorf(CodeDatetimeFormat, "invalid input syntax for type timestamp with time zone: %q", s)
+		if e, ok := err.(*pgerror.Error); ok && e.Code == pgerror.CodeDatetimeFormat {
+			return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeFormat, "invalid input syntax for type timestamp with time zone: %q", s)
 		}
 		return time.Time{}, err
 	}
@@ -146,11 +143,12 @@ func formatTimestamptz(v time.Time) string {
 	return v.UTC().Format("2006-01-02 15:04:05.999999") + "+00"
 }
 
-func timestamptzValue(v time.Time) Value { return Value{T: TTimestamptz, S: formatTimestamptz(v)} }
+// TimestamptzValue is the timestamptz of instant v.
+func TimestamptzValue(v time.Time) Value { return Value{T: TTimestamptz, S: formatTimestamptz(v)} }
 
-// instant reads a timestamp or timestamptz value (a timestamp as UTC, the
+// Instant reads a timestamp or timestamptz value (a timestamp as UTC, the
 // session's zone here).
-func instant(v Value) time.Time {
+func Instant(v Value) time.Time {
 	var t time.Time
 	var err error
 	switch v.T {
@@ -166,8 +164,6 @@ func instant(v Value) time.Time {
 	}
 	return t
 }
-
-// ---- date ----
 
 func parseDate(s string) (time.Time, error) {
 	t := normDateTime(s)
@@ -186,15 +182,14 @@ func parseDate(s string) (time.Time, error) {
 }
 
 func dateError(err error, s string) error {
-	if e, ok := err.(*Error); ok && e.Code == CodeDatetimeFormat {
-		return errorf(CodeDatetimeFormat, "invalid input syntax for type date: %q", s)
+	if e, ok := err.(*pgerror.Error); ok && e.Code == pgerror.CodeDatetimeFormat {
+		return pgerror.Errorf(pgerror.CodeDatetimeFormat, "invalid input syntax for type date: %q", s)
 	}
 	return err
 }
 
-func dateValue(v time.Time) Value { return Value{T: TDate, S: v.Format("2006-01-02")} }
-
-// ---- binary forms ----
+// DateValue is the date of v's calendar day.
+func DateValue(v time.Time) Value { return Value{T: TDate, S: v.Format("2006-01-02")} }
 
 func appendDateBinary(dst []byte, s string) []byte {
 	v, err := parseDateTime(s, "date")
@@ -206,10 +201,10 @@ func appendDateBinary(dst []byte, s string) []byte {
 
 func parseDateBinary(b []byte) (Value, error) {
 	if len(b) != 4 {
-		return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type date")
+		return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type date")
 	}
 	days := int32(binary.BigEndian.Uint32(b))
-	return dateValue(pgEpoch.AddDate(0, 0, int(days))), nil
+	return DateValue(pgEpoch.AddDate(0, 0, int(days))), nil
 }
 
 func appendTimestamptzBinary(dst []byte, s string) []byte {
@@ -222,93 +217,38 @@ func appendTimestamptzBinary(dst []byte, s string) []byte {
 
 func parseTimestamptzBinary(b []byte) (Value, error) {
 	if len(b) != 8 {
-		return Value{}, errorf(CodeInvalidBinary, "incorrect binary data format for type timestamp with time zone")
+		return Value{}, pgerror.Errorf(pgerror.CodeInvalidBinary, "incorrect binary data format for type timestamp with time zone")
 	}
 	us := int64(binary.BigEndian.Uint64(b))
-	return timestamptzValue(time.UnixMicro(us + pgEpoch.UnixMicro())), nil
+	return TimestamptzValue(time.UnixMicro(us + pgEpoch.UnixMicro())), nil
 }
-
-// ---- casts among the date/time types ----
 
 // castDateTime converts between date, timestamp and timestamptz (the
 // session's zone being UTC); ok is false for other pairs.
 func castDateTime(v Value, t Type) (Value, bool) {
-	if !isDateTime(v.T) || !isDateTime(t) {
+	if !IsDateTime(v.T) || !IsDateTime(t) {
 		return Value{}, false
 	}
-	x := instant(v)
+	x := Instant(v)
 	switch t {
 	case TDate:
-		return dateValue(x), true
+		return DateValue(x), true
 	case TTimestamp:
-		return timestampValue(x), true
+		return TimestampValue(x), true
 	}
-	return timestamptzValue(x), true
+	return TimestamptzValue(x), true
 }
 
-func isDateTime(t Type) bool { return t == TDate || t == TTimestamp || t == TTimestamptz }
-
-// ---- functions and arithmetic ----
-
-// dateArith is date + integer, date - integer (a date) and date - date
-// (an integer: the days between).
-type dateArith struct {
-	op   byte
-	l, r expr
-	t    Type
-}
-
-func (d *dateArith) typ() Type    { return d.t }
-func (d *dateArith) kids() []expr { return []expr{d.l, d.r} }
-func (d *dateArith) eval(e *env) (Value, error) {
-	a, err := d.l.eval(e)
-	if err != nil {
-		return a, err
-	}
-	b, err := d.r.eval(e)
-	if err != nil {
-		return b, err
-	}
-	if a.Null || b.Null {
-		return Null(d.t), nil
-	}
-	if d.t == TInt4 {
-		return Int4(int32(instant(a).Sub(instant(b)).Hours() / 24)), nil
-	}
-	if a.T != TDate {
-		a, b = b, a // integer + date
-	}
-	n := b.I
-	if d.op == '-' {
-		n = -n
-	}
-	r := instant(a).AddDate(0, 0, int(n))
-	if r.Year() > 5874897 || r.Year() < 1 {
-		return Value{}, errorf(CodeDatetimeRange, "date out of range")
-	}
-	return dateValue(r), nil
-}
-
-// dateOp compiles + and - with a date; ok is false when neither side is
-// one.
-func dateOp(op string, l, r expr) (expr, bool, error) {
-	lt, rt := l.typ(), r.typ()
-	switch {
-	case op == "-" && lt == TDate && rt == TDate:
-		return &dateArith{op: '-', l: l, r: r, t: TInt4}, true, nil
-	case (op == "+" || op == "-") && lt == TDate && isInt(rt):
-		return &dateArith{op: op[0], l: l, r: &castExpr{arg: r, t: TInt4}, t: TDate}, true, nil
-	case op == "+" && isInt(lt) && rt == TDate:
-		return &dateArith{op: '+', l: &castExpr{arg: l, t: TInt4}, r: r, t: TDate}, true, nil
-	}
-	return nil, false, nil
-}
+// IsDateTime reports whether t is date, timestamp or timestamptz.
+func IsDateTime(t Type) bool { return t == TDate || t == TTimestamp || t == TTimestamptz }
 
 // datetimeFields are the fields extract and date_trunc know, in
 // date_trunc's order of precision.
-var truncUnits = map[string]int{"microseconds": 0, "milliseconds": 1, "second": 2, "minute": 3, "hour": 4, "day": 5, "week": 6, "month": 7, "quarter": 8, "year": 9, "decade": 10, "century": 11, "millennium": 12}
+var TruncUnits = map[string]int{"microseconds": 0, "milliseconds": 1, "second": 2, "minute": 3, "hour": 4, "day": 5, "week": 6, "month": 7, "quarter": 8, "year": 9, "decade": 10, "century": 11, "millennium": 12}
 
-func truncTime(t time.Time, unit string) (time.Time, bool) {
+// TruncTime is date_trunc: t truncated to unit ("hour", "month", ...);
+// false for a unit PostgreSQL does not know.
+func TruncTime(t time.Time, unit string) (time.Time, bool) {
 	y, m, d := t.Date()
 	switch unit {
 	case "microseconds":
@@ -342,10 +282,10 @@ func truncTime(t time.Time, unit string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// extractField is extract(field FROM v) as PostgreSQL 15 computes it: a
+// ExtractField is extract(field FROM v) as PostgreSQL 15 computes it: a
 // numeric.
-func extractField(field string, v Value) (Value, error) {
-	t := instant(v)
+func ExtractField(field string, v Value) (Value, error) {
+	t := Instant(v)
 	num := func(i int64) (Value, error) { return Value{T: TNumeric, S: strconv.FormatInt(i, 10)}, nil }
 	y, m, d := t.Date()
 	switch field {
@@ -368,7 +308,7 @@ func extractField(field string, v Value) (Value, error) {
 			break
 		}
 		us := int64(t.Second())*1e6 + int64(t.Nanosecond()/1000)
-		return decimal{u: bigInt(us), scale: 6}.value(), nil
+		return decimal{Unscaled: bigInt(us), Scale: 6}.Value(), nil
 	case "dow":
 		return num(int64(t.Weekday()))
 	case "isodow":
@@ -394,10 +334,10 @@ func extractField(field string, v Value) (Value, error) {
 		if v.T == TDate {
 			return num(us / 1e6)
 		}
-		return decimal{u: bigInt(us), scale: 6}.value(), nil
+		return decimal{Unscaled: bigInt(us), Scale: 6}.Value(), nil
 	}
-	if _, known := truncUnits[field]; known || field == "dow" || field == "doy" || field == "epoch" {
-		return Value{}, errorf(CodeFeatureNotSupp, "unit %q not supported for type %s", field, v.T)
+	if _, known := TruncUnits[field]; known || field == "dow" || field == "doy" || field == "epoch" {
+		return Value{}, pgerror.Errorf(pgerror.CodeFeatureNotSupp, "unit %q not supported for type %s", field, v.T)
 	}
-	return Value{}, errorf(CodeInvalidParamValue, "unit %q not recognized for type %s", field, v.T)
+	return Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unit %q not recognized for type %s", field, v.T)
 }

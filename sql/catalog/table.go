@@ -1,14 +1,6 @@
-package sqlfe
+package catalog
 
-import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"sync"
-
-	"github.com/tupled/tupled"
-)
+import "github.com/tupled/tupled/sql/types"
 
 // CatalogTable is the engine table holding the SQL catalog: SQL table name →
 // JSON of its Table.
@@ -16,9 +8,9 @@ const CatalogTable = "_tupled_catalog"
 
 // Column of a SQL table.
 type Column struct {
-	Name    string `json:"name"`
-	Type    Type   `json:"type"`
-	NotNull bool   `json:"not_null,omitempty"`
+	Name    string     `json:"name"`
+	Type    types.Type `json:"type"`
+	NotNull bool       `json:"not_null,omitempty"`
 	// the declared type's modifier: smallint is stored as an integer
 	// checked to 16 bits, varchar(n) as a text of at most n characters,
 	// character(n) as a TBpchar of MaxLen n (0: bpchar, no length)
@@ -49,18 +41,20 @@ type Column struct {
 	Seq      *Sequence `json:"seq,omitempty"`
 }
 
-func (c Column) mod() typeMod {
-	return typeMod{Int2: c.Int2, MaxLen: c.MaxLen, Varchar: c.Varchar || (c.Type == TText && c.MaxLen > 0), Prec: c.Prec, Scale: c.Scale}
+// Mod is the column's type modifier as sql/types applies it on assignment
+// (smallint, varchar(n), character(n), numeric(p,s)).
+func (c Column) Mod() types.Mod {
+	return types.Mod{Int2: c.Int2, MaxLen: c.MaxLen, Varchar: c.Varchar || (c.Type == types.TText && c.MaxLen > 0), Prec: c.Prec, Scale: c.Scale}
 }
 
 // TypeModifier is the column's type modifier as PostgreSQL reports it in a
 // RowDescription (atttypmod): n+4 for a character(n) or character
 // varying(n), else -1.
 func (c Column) TypeModifier() int32 {
-	if (c.Type == TBpchar || c.Type == TText) && c.MaxLen > 0 {
+	if (c.Type == types.TBpchar || c.Type == types.TText) && c.MaxLen > 0 {
 		return int32(c.MaxLen) + 4
 	}
-	if c.Type == TNumeric && c.Prec > 0 {
+	if c.Type == types.TNumeric && c.Prec > 0 {
 		return int32(c.Prec<<16|(c.Scale&0x7ff)) + 4
 	}
 	return -1
@@ -70,18 +64,18 @@ func (c Column) TypeModifier() int32 {
 // character varying (1043) are their own types on the wire, though
 // integer and text here.
 func (c Column) OID() uint32 {
-	switch m := c.mod(); {
-	case c.Type == TInt4 && m.Int2:
-		return OIDInt2
-	case c.Type == TText && m.Varchar:
-		return OIDVarchar
+	switch m := c.Mod(); {
+	case c.Type == types.TInt4 && m.Int2:
+		return types.OIDInt2
+	case c.Type == types.TText && m.Varchar:
+		return types.OIDVarchar
 	}
 	return c.Type.OID()
 }
 
 // Size is the column's fixed width on the wire, -1 if variable.
 func (c Column) Size() int16 {
-	if c.Type == TInt4 && c.Int2 {
+	if c.Type == types.TInt4 && c.Int2 {
 		return 2
 	}
 	return c.Type.Size()
@@ -89,8 +83,8 @@ func (c Column) Size() int16 {
 
 // AppendBinary appends v's binary format as a value of column c: a
 // smallint in two bytes.
-func (c Column) AppendBinary(dst []byte, v Value) []byte {
-	if c.Type == TInt4 && c.Int2 && v.T == TInt4 {
+func (c Column) AppendBinary(dst []byte, v types.Value) []byte {
+	if c.Type == types.TInt4 && c.Int2 && v.T == types.TInt4 {
 		return append(dst, byte(v.I>>8), byte(v.I))
 	}
 	return v.AppendBinary(dst)
@@ -98,7 +92,7 @@ func (c Column) AppendBinary(dst []byte, v Value) []byte {
 
 // Table is a SQL table: its columns, which one is the primary key, and the
 // engine table holding its rows (key: the encoded primary key, value: the
-// other columns, see encodeRow).
+// other columns, see EncodeRow).
 type Table struct {
 	Name   string   `json:"name"`
 	Engine string   `json:"engine"`
@@ -111,9 +105,9 @@ type Table struct {
 	KeyCols  []int  `json:"key_cols,omitempty"`
 	PKeyName string `json:"pkey_name,omitempty"`
 	// KeyFormat is how the primary key is encoded in the engine's keys:
-	// keyFormatTuple (package keys) for tables created since it exists,
-	// keyFormatRaw for older ones, which keep theirs.
-	KeyFormat keyFormat `json:"key_format,omitempty"`
+	// KeyFormatTuple (package keys) for tables created since it exists,
+	// KeyFormatRaw for older ones, which keep theirs.
+	KeyFormat KeyFormat `json:"key_format,omitempty"`
 	// Indexes are its secondary indexes and UNIQUE constraints (index.go).
 	Indexes []IndexDef `json:"indexes,omitempty"`
 	// FKeys are its foreign keys (fk.go).
@@ -122,20 +116,22 @@ type Table struct {
 	Checks []CheckDef `json:"checks,omitempty"`
 }
 
-// keyFormat names a primary-key encoding (see appendKey).
-type keyFormat uint8
+// KeyFormat names a primary-key encoding (see AppendKey).
+type KeyFormat uint8
 
 const (
-	// keyFormatRaw: integers big-endian with the sign bit flipped, text
+	// KeyFormatRaw: integers big-endian with the sign bit flipped, text
 	// its bytes, bool one byte (tables created before package keys).
-	keyFormatRaw keyFormat = iota
-	// keyFormatTuple: the key as a one-element tuple of package keys, the
+	KeyFormatRaw KeyFormat = iota
+	// KeyFormatTuple: the key as a one-element tuple of package keys, the
 	// encoding programs use for their own keys (and the one that makes
 	// composite keys possible).
-	keyFormatTuple
+	KeyFormatTuple
 )
 
-func (t *Table) col(name string) int {
+// Col is the index of t's visible column name, -1 if none (the hidden
+// rowid has no name a query reaches).
+func (t *Table) Col(name string) int {
 	for i, c := range t.Cols {
 		if c.Name == name && !c.Hidden {
 			return i
@@ -144,92 +140,74 @@ func (t *Table) col(name string) int {
 	return -1
 }
 
-// catalog is the committed SQL catalog, kept in memory (loaded at start,
-// changed when a DDL transaction commits). gen changes with every change so
-// that prepared statements re-plan.
-type catalog struct {
-	mu     sync.RWMutex
-	tables map[string]*Table
-	byEng  map[string]*Table
-	seqs   map[string]*Sequence // standalone sequences (sequence.go)
-	gen    uint64
-	// creating: engine tables created by a transaction still open (not in
-	// byEng yet), which reclaim must leave alone (reclaim.go).
-	creating map[string]bool
-	// orphans: engine tables of dropped SQL tables and of CREATEs rolled
-	// back, to be dropped (reclaim.go).
-	orphans map[string]bool
+// HasSerial reports whether one of t's columns is serial or an identity
+// column, whose sequence state lives in the sequences table.
+func (t *Table) HasSerial() bool {
+	for _, c := range t.Cols {
+		if c.Serial || c.Identity != "" {
+			return true
+		}
+	}
+	return false
 }
 
-func (c *catalog) load(ctx context.Context, db *tupled.DB) error {
-	if err := db.CreateTable(ctx, CatalogTable); err != nil && !errors.Is(err, tupled.ErrTableExists) {
-		return err
+// HiddenKey reports whether t's key is the hidden rowid column.
+func (t *Table) HiddenKey() bool { return t.Key >= 0 && t.Cols[t.Key].Hidden }
+
+// AddHiddenKey gives t (which has no PRIMARY KEY) its rowid column.
+func (t *Table) AddHiddenKey() {
+	t.Cols = append(t.Cols, Column{Name: "", Type: types.TInt8, NotNull: true, Hidden: true})
+	t.Key = len(t.Cols) - 1
+}
+
+// KeyColumns returns the columns of t's primary key in key order (nil for a
+// table without columns).
+func (t *Table) KeyColumns() []int {
+	if len(t.KeyCols) > 0 {
+		return t.KeyCols
 	}
-	c.tables = map[string]*Table{}
-	c.byEng = map[string]*Table{}
-	tx, err := db.Begin(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	err = tx.Scan(ctx, CatalogTable, tupled.ScanOptions{}, func(k, v []byte) error {
-		if isSeqCatalogKey(k) {
-			return c.loadSeq(v) // sequence.go
-		}
-		var t Table
-		if err := json.Unmarshal(v, &t); err != nil {
-			return fmt.Errorf("catalog entry %q: %w", k, err)
-		}
-		c.tables[t.Name] = &t
-		c.byEng[t.Engine] = &t
+	if t.Key < 0 {
 		return nil
-	})
-	for _, t := range c.tables {
-		if err == nil {
-			err = createIndexes(ctx, db, t) // index.go
-		}
 	}
-	for _, t := range c.tables {
-		if err == nil {
-			err = declareFKs(ctx, db, t, func(name string) *Table { return c.tables[name] }) // fk.go
-		}
-	}
-	return err
+	return []int{t.Key}
 }
 
-func (c *catalog) get(name string) (*Table, uint64) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.tables[name], c.gen
+// IsKeyCol reports whether column i is one of t's primary-key columns.
+func (t *Table) IsKeyCol(i int) bool {
+	if len(t.KeyCols) == 0 {
+		return i == t.Key
+	}
+	for _, k := range t.KeyCols {
+		if k == i {
+			return true
+		}
+	}
+	return false
 }
 
-// engineName returns the SQL name of engine table e ("" if unknown).
-func (c *catalog) sqlName(e string) string {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if t := c.byEng[e]; t != nil {
-		return t.Name
+// NKeyCols is the number of t's primary-key columns.
+func (t *Table) NKeyCols() int {
+	if len(t.KeyCols) > 0 {
+		return len(t.KeyCols)
 	}
-	return ""
+	if t.Key < 0 {
+		return 0
+	}
+	return 1
 }
 
-// apply installs the DDL of a committed transaction (nil = dropped).
-func (c *catalog) apply(changes map[string]*Table) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for name, t := range changes {
-		if old := c.tables[name]; old != nil {
-			delete(c.byEng, old.Engine)
-			if t == nil || t.Engine != old.Engine {
-				c.orphan(old.Engine)
-			}
-		}
-		if t == nil {
-			delete(c.tables, name)
-			continue
-		}
-		c.tables[name] = t
-		c.byEng[t.Engine] = t
+// Composite reports whether t's primary key has more than one column.
+func (t *Table) Composite() bool { return len(t.KeyCols) > 1 }
+
+// PrimaryKeyName is the name of t's primary-key constraint: the one given by
+// CONSTRAINT name PRIMARY KEY, else PostgreSQL's default, t_pkey.
+func (t *Table) PrimaryKeyName() string {
+	if t.PKeyName != "" {
+		return t.PKeyName
 	}
-	c.gen++
+	return t.Name + "_pkey"
 }
+
+// HasPKey reports whether t has a declared primary key (not the hidden
+// rowid), whose constraint name is a relation name in PostgreSQL.
+func (t *Table) HasPKey() bool { return t != nil && t.Key >= 0 && !t.HiddenKey() }

@@ -1,0 +1,234 @@
+package types
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tupled/tupled/sql/pgerror"
+)
+
+// Cast converts v to type t as an explicit CAST without a modifier does
+// (PostgreSQL's cast functions and I/O conversion through text): NULL stays
+// NULL of type t; an impossible or failing conversion is an error with
+// PostgreSQL's SQLSTATE (22P02, 22003, 42846, ...).
+func Cast(v Value, t Type) (Value, error) {
+	if v.Null {
+		return Null(t), nil
+	}
+	if v.T == t {
+		return v, nil
+	}
+	if r, ok := castDateTime(v, t); ok { // datetime.go
+		return r, nil
+	}
+	if r, ok, err := castFloat(v, t); ok { // float.go
+		return r, err
+	}
+	if IsJSON(v.T) && IsJSON(t) { // json.go
+		return castJSON(v, t)
+	}
+	switch {
+	case t == TText && v.T == TBpchar:
+		return Text(BpcharTrim(v.S)), nil // PostgreSQL's rtrim1
+	case IsString(t) && !IsString(v.T) && v.T != TUnknown:
+		return Value{T: t, S: TextOut(v)}, nil
+	case IsString(t) && IsString(v.T), v.T == TUnknown:
+		return ParseText(t, v.S)
+	case v.T == TText || v.T == TBpchar:
+		return ParseText(t, v.S)
+	case IsIntArray(v.T) && IsIntArray(t):
+		if t == TInt4Array {
+			for _, x := range v.A {
+				if x < math.MinInt32 || x > math.MaxInt32 {
+					return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
+				}
+			}
+		}
+		return Value{T: t, A: v.A}, nil
+	case IsInt(v.T) && IsInt(t):
+		return intResult(v.I, t)
+	case v.T == TInt4 && t == TBool:
+		return Bool(v.I != 0), nil
+	case v.T == TBool && t == TInt4:
+		return Int4(int32(v.I)), nil
+	case IsInt(v.T) && t == TNumeric:
+		return Value{T: TNumeric, S: strconv.FormatInt(v.I, 10)}, nil
+	case v.T == TNumeric && IsInt(t):
+		return numericToInt(v, t)
+	}
+	return Value{}, pgerror.Errorf(pgerror.CodeCannotCoerce, "cannot cast type %s to %s", v.T, t)
+}
+
+// CanCast reports whether PostgreSQL has a cast from a to b among our types
+// (bool to and from integer, not bigint or smallint; anything to and from
+// text).
+func CanCast(a Type, am Mod, b Type, bm Mod) bool {
+	switch {
+	case a == b && a != TBool && !IsInt(a):
+		return true
+	case a == TUnknown || IsString(a) || IsString(b):
+		return true
+	case (IsNumber(a) || IsFloat(a)) && (IsNumber(b) || IsFloat(b)):
+		return true
+	case a == TBool && b == TBool:
+		return true
+	case IsDateTime(a) && IsDateTime(b), IsIntArray(a) && IsIntArray(b), IsJSON(a) && IsJSON(b):
+		return true
+	case a == TBool && b == TInt4:
+		return !bm.Int2
+	case a == TInt4 && b == TBool:
+		return !am.Int2
+	}
+	return false
+}
+
+// TextOut is the text a value converts to in a cast to text or in ||:
+// booleans give "true" and "false" (PostgreSQL's booltext), unlike their
+// output format "t" and "f".
+func TextOut(v Value) string {
+	if v.T == TBool {
+		if v.I != 0 {
+			return "true"
+		}
+		return "false"
+	}
+	return v.String()
+}
+
+// Mod narrows a Type: smallint is an integer checked to 16 bits,
+// varchar(n) a text of at most n characters, character(n) (a TBpchar) one of
+// exactly n, blank-padded.
+type Mod struct {
+	Int2   bool
+	MaxLen int
+	// Varchar marks character varying (with or without a length): a text
+	// that clients see as varchar (OID 1043)
+	Varchar bool
+	// Prec > 0: numeric(Prec, Scale): values are rounded to Scale digits
+	// after the point (before it when negative) and must have at most
+	// Prec - Scale before it (22003)
+	Prec, Scale int
+}
+
+// Name is format_type's name of t with modifier m: "character varying(10)",
+// "numeric(10,2)", "smallint".
+func (m Mod) Name(t Type) string {
+	switch {
+	case m.Int2:
+		return "smallint"
+	case m.MaxLen > 0 && t == TBpchar:
+		return fmt.Sprintf("character(%d)", m.MaxLen)
+	case m.MaxLen > 0:
+		return fmt.Sprintf("character varying(%d)", m.MaxLen)
+	case m.Varchar && t == TText:
+		return "character varying"
+	case m.Prec > 0:
+		return fmt.Sprintf("numeric(%d,%d)", m.Prec, m.Scale)
+	}
+	return t.String()
+}
+
+// BpcharPad blank-pads s to n characters (n = 0: unlimited, s unchanged).
+func BpcharPad(s string, n int) string {
+	if n == 0 || len(s) >= 4*n {
+		return s
+	}
+	if c := utf8.RuneCountInString(s); c < n {
+		return s + strings.Repeat(" ", n-c)
+	}
+	return s
+}
+
+// CastMod converts v to type t with modifier m: explicit for a cast (which
+// truncates a varchar silently), else an assignment (which refuses to cut
+// anything but spaces: 22001).
+func CastMod(v Value, t Type, m Mod, explicit bool) (Value, error) {
+	if v.Null {
+		return Null(t), nil
+	}
+	if m.Int2 && (IsString(v.T) || v.T == TUnknown) {
+		i, err := strconv.ParseInt(strings.TrimSpace(v.S), 10, 64)
+		if err != nil {
+			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+				return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value %q is out of range for type smallint", v.S)
+			}
+			return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type smallint: %q", v.S)
+		}
+		if i < math.MinInt16 || i > math.MaxInt16 {
+			return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value %q is out of range for type smallint", v.S)
+		}
+		return Int4(int32(i)), nil
+	}
+	v, err := Cast(v, t)
+	if err != nil {
+		return v, err
+	}
+	return ApplyMod(v, m, explicit)
+}
+
+// ApplyMod checks (or, for a varchar or character, truncates) a value of
+// the right type against modifier m, and blank-pads a character(n), as
+// PostgreSQL's varchar() and bpchar() length coercions do.
+func ApplyMod(v Value, m Mod, explicit bool) (Value, error) {
+	if v.Null {
+		return v, nil
+	}
+	if m.Int2 && (v.I < math.MinInt16 || v.I > math.MaxInt16) {
+		return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "smallint out of range")
+	}
+	if m.Prec > 0 && v.T == TNumeric {
+		return numericTypmod(v, m.Prec, m.Scale)
+	}
+	if m.MaxLen > 0 && len(v.S) > m.MaxLen && utf8.RuneCountInString(v.S) > m.MaxLen {
+		cut, n := 0, 0
+		for cut = range v.S {
+			if n == m.MaxLen {
+				break
+			}
+			n++
+		}
+		if !explicit && strings.TrimRight(v.S[cut:], " ") != "" {
+			return Value{}, pgerror.Errorf(pgerror.CodeStringTooLong, "value too long for type %s", m.Name(v.T))
+		}
+		v.S = v.S[:cut]
+	}
+	if v.T == TBpchar {
+		v.S = BpcharPad(v.S, m.MaxLen)
+	}
+	return v, nil
+}
+
+func intResult(i int64, t Type) (Value, error) {
+	if t == TInt4 && (i < math.MinInt32 || i > math.MaxInt32) {
+		return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
+	}
+	return Value{T: t, I: i}, nil
+}
+
+// Compare compares two non-NULL values of comparable types.
+func Compare(a, b Value) int {
+	switch {
+	case IsFloat(a.T) || IsFloat(b.T):
+		return floatCmp(a, b)
+	case a.T == TNumeric || b.T == TNumeric:
+		return numericCmp(a, b)
+	case IsDateTime(a.T) && IsDateTime(b.T):
+		return Instant(a).Compare(Instant(b))
+	case a.T == TJSONB:
+		return JSONBCompare(a, b) // json.go
+	case IsInt(a.T) || a.T == TBool:
+		switch {
+		case a.I < b.I:
+			return -1
+		case a.I > b.I:
+			return 1
+		}
+		return 0
+	case a.T == TBpchar || b.T == TBpchar:
+		return strings.Compare(BpcharTrim(a.S), BpcharTrim(b.S)) // bpcharcmp
+	}
+	return strings.Compare(a.S, b.S)
+}

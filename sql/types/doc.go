@@ -1,0 +1,43 @@
+// Package types is the SQL layer's datums: the Type enumeration, Value (a
+// datum with its type and NULL flag) and its constructors, each type's
+// text and binary I/O as PostgreSQL's typinput/typoutput and
+// typreceive/typsend functions have them (ParseText, ParseBinary,
+// Value.AppendText, Value.AppendBinary, Value.String), comparison
+// (Compare), the casts between types (Cast, CastMod, ApplyMod, CanCast) and
+// the value arithmetic of numeric and the floats.
+//
+// Who calls it: sqlfe (analysis, the expression compiler, the executor,
+// the catalog and its row encodings) and pgwire (parameters and results on
+// the wire). It imports neither of them, nor the engine, nor pg_query: a
+// datum knows nothing of tables or parse trees.
+//
+// Invariants:
+//   - A Value's datum is in one field, by type: I for boolean (0/1),
+//     integer and bigint; A for integer[] and bigint[]; S for every other
+//     type, in the canonical text form ParseText returns (numeric as
+//     numeric_out prints it, timestamps as PostgreSQL's DateStyle ISO,
+//     real and double precision in the shortest form that reads back,
+//     uuid lower-case with hyphens, bytea its raw bytes, jsonb normalised).
+//     So two equal values of one type have equal fields, and S can be
+//     stored as it is.
+//   - The Type numbers are stored in the catalog (a Column's type): a new
+//     type goes at the end of the enumeration, never between.
+//   - NoKeyType types (numeric, the date/time types, the floats, json and
+//     jsonb) are held as text that does not sort as their values, so they
+//     cannot be keys; every other type's S (or I) sorts as the type does.
+//   - Errors are *pgerror.Error with PostgreSQL's SQLSTATE and wording:
+//     22P02 bad text input, 22P03 bad binary input, 22003 out of range,
+//     22008/22007 bad dates and times, 22021 invalid UTF-8 or NUL
+//     (CheckEncoding, applied to all text input), 22001 too long for a
+//     varchar(n) or character(n) at assignment.
+//   - A type whose I/O lives in a file of its own (uuid.go, bytea.go,
+//     json.go) registers an extType in ExtTypes from an init; the
+//     switches of types.go fall back to the registry, so adding one such
+//     type touches no switch. ExtTypes is read-only after init.
+//
+// Files: types.go (Type, Value, OIDs, text and binary I/O, integer
+// arrays), cast.go (Mod, Cast, CastMod, ApplyMod, Compare), numeric.go,
+// float.go, datetime.go (date, timestamptz, date_trunc, extract),
+// timestamp.go, uuid.go, bytea.go, json.go (json and jsonb: the parser,
+// normalisation, the operators' node walks), encoding.go (CheckEncoding).
+package types

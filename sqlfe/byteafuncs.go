@@ -1,0 +1,66 @@
+package sqlfe
+
+import (
+	"unicode/utf8"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/types"
+)
+
+// bytea's SQL functions: length and octet_length, encode and decode (hex,
+// base64, escape), and bytea || bytea; the type itself, its I/O and the
+// encodings are sql/types' (bytea.go).
+
+func init() {
+	// length and octet_length of a bytea count its bytes; of a string,
+	// characters and bytes as text's (builtins' length, strfuncs.go)
+	for name, text := range map[string]polyFunc{
+		"length": strictText("length", types.TInt4, 1, func(a []types.Value) (types.Value, error) {
+			return types.Int4(int32(utf8.RuneCountInString(a[0].S))), nil
+		}),
+		"octet_length": strictText("octet_length", types.TInt4, 1, func(a []types.Value) (types.Value, error) { return types.Int4(int32(len(a[0].S))), nil }),
+	} {
+		polyFuncs[name] = func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+			if len(args) == 1 && args[0].typ() == types.TBytea {
+				return strict(name, types.TInt4, args, func(a []types.Value) (types.Value, error) { return types.Int4(int32(len(a[0].S))), nil }), nil
+			}
+			return text(c, f, args)
+		}
+	}
+	polyFuncs["encode"] = func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+		xs, err := wantTypes(c, f, args, types.TBytea, types.TText)
+		if err != nil {
+			return nil, err
+		}
+		return strict("encode", types.TText, xs, func(a []types.Value) (types.Value, error) { return types.EncodeBytes(a[0].S, a[1].S) }), nil
+	}
+	polyFuncs["decode"] = func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+		xs, err := wantTypes(c, f, args, types.TText, types.TText)
+		if err != nil {
+			return nil, err
+		}
+		return strict("decode", types.TBytea, xs, func(a []types.Value) (types.Value, error) { return types.DecodeBytes(a[0].S, a[1].S) }), nil
+	}
+}
+
+// byteaConcat compiles bytea || bytea (an untyped side is bytea); ok is
+// false when neither side is a bytea or one is text (then || is text's).
+func (c *compiler) byteaConcat(l, r expr) (expr, bool, error) {
+	lt, rt := l.typ(), r.typ()
+	if !(lt == types.TBytea && (rt == types.TBytea || rt == types.TUnknown) || rt == types.TBytea && lt == types.TUnknown) {
+		return nil, false, nil
+	}
+	l, err := c.coerce(l, types.TBytea)
+	if err != nil {
+		return nil, true, err
+	}
+	if r, err = c.coerce(r, types.TBytea); err != nil {
+		return nil, true, err
+	}
+	return &funcExpr{name: "byteacat", t: types.TBytea, args: []expr{l, r}, fn: func(_ *env, a []types.Value) (types.Value, error) {
+		if a[0].Null || a[1].Null {
+			return types.Null(types.TBytea), nil
+		}
+		return types.Value{T: types.TBytea, S: a[0].S + a[1].S}, nil
+	}}, true, nil
+}
