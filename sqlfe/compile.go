@@ -448,7 +448,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !types.IsNumber(x.typ()) && !types.IsFloat(x.typ()) {
+			if !types.IsNumber(x.typ()) && !types.IsFloat(x.typ()) && x.typ() != types.TInterval {
 				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s", op, x.typ()).At(a.Location)
 			}
 			if op == "+" {
@@ -489,7 +489,10 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			}
 			return &cmpExpr{op: op, l: l, r: r}, nil
 		case "+", "-", "*", "/", "%":
-			if x, ok, err := dateOp(op, l, r); ok { // datetime.go
+			if x, ok, err := dateOp(op, l, r); ok { // dateops.go
+				return x, err
+			}
+			if x, ok, err := intervalOp(op, l, r); ok { // intervalops.go
 				return x, err
 			}
 			if (types.IsFloat(l.typ()) || types.IsFloat(r.typ())) && (types.IsNumber(l.typ()) || types.IsFloat(l.typ())) && (types.IsNumber(r.typ()) || types.IsFloat(r.typ())) {
@@ -682,6 +685,10 @@ func typeOfMod(tn *pg.TypeName) (types.Type, types.Mod, error) {
 		t = types.TJSON
 	case "jsonb":
 		t = types.TJSONB
+	case "interval":
+		t = types.TInterval
+	case "time": // time without time zone
+		t = types.TTime
 	default:
 		if !pgTypes[strings.TrimPrefix(name, "_")] {
 			return undefined()

@@ -64,7 +64,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		}
 		for _, i := range idx {
 			if ty := t.Cols[i].Type; types.NoKeyType(ty) {
-				return pgerror.NotSupported("a %s PRIMARY KEY is not supported", ty).At(loc)
+				return pgerror.NotSupported("a PRIMARY KEY of type %s is not supported", ty).At(loc)
 			}
 			t.Cols[i].NotNull = true
 		}

@@ -571,6 +571,21 @@ func extractFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t := args[1].typ(); (t == types.TInterval || t == types.TTime) && types.IsString(field.typ()) && strs(f.Funcname)[len(strs(f.Funcname))-1] != "date_part" {
+		return strict("extract", types.TNumeric, []expr{field, args[1]}, func(a []types.Value) (types.Value, error) {
+			var s string
+			var err error
+			if a[1].T == types.TInterval {
+				s, err = types.ExtractInterval(a[0].S, types.IntervalOf(a[1]))
+			} else {
+				s, err = types.ExtractTimeOfDay(a[0].S, types.TimeOf(a[1]))
+			}
+			if err != nil {
+				return types.Value{}, err
+			}
+			return types.Value{T: types.TNumeric, S: s}, nil
+		}), nil
+	}
 	x, err := c.coerce(args[1], types.TTimestamptz)
 	if err != nil {
 		return nil, err
@@ -595,6 +610,11 @@ func dateTruncFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	unit, err := c.coerce(args[0], types.TText)
 	if err != nil {
 		return nil, err
+	}
+	if args[1].typ() == types.TInterval && types.IsString(unit.typ()) {
+		return strict("date_trunc", types.TInterval, []expr{unit, args[1]}, func(a []types.Value) (types.Value, error) {
+			return ivResult(types.TruncInterval(a[0].S, types.IntervalOf(a[1])))
+		}), nil
 	}
 	x, err := c.coerce(args[1], types.TTimestamptz)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // Interval is PostgreSQL's interval datum: months, days and microseconds
@@ -26,9 +28,15 @@ import (
 //     PostgreSQL 15's DecodeInterval does ('1.5 mons' is 1 mon 15 days,
 //     '1.5 days' 1 day 12:00:00), never upwards.
 //   - Months and Days are int32 and Micros int64, PostgreSQL's ranges: an
-//     input or a result beyond them is an error (22008 for a field out of
-//     range on input, 22008 "interval out of range" for arithmetic), not a
-//     wrapped value.
+//     input or a result beyond them is an error (22015 for a field out of
+//     range on input, 22008 "interval out of range" for the months of a
+//     whole input and for arithmetic), not a wrapped value.
+//   - A Value of type interval holds FormatInterval's text in S (types.go's
+//     rule for text-held types); IntervalOf reads it back. That text does
+//     not sort as the intervals do, so an interval is no key (NoKeyType),
+//     and Compare orders intervals with CompareIntervals. GROUP BY and
+//     DISTINCT group by S, so '1 mon' and '30 days', equal in PostgreSQL,
+//     are two groups here.
 //   - The text form is PostgreSQL's IntervalStyle "postgres" (the
 //     default), which is what FormatInterval prints and ParseInterval reads
 //     back; the binary form is interval_send's: int64 microseconds, int32
@@ -50,31 +58,48 @@ const (
 	secsPerDay     = 86400
 )
 
-// SQLSTATEs this file's errors carry.
+// OIDs of the types of this file and timeofday.go.
 const (
-	codeInvalidDatetimeFormat = "22007"
-	codeDatetimeFieldOverflow = "22008"
-	codeDivisionByZero        = "22012"
-	codeIntervalFieldOverflow = "22015"
-	codeFeatureNotSupported   = "0A000"
-	codeInvalidParameterValue = "22023"
-	codeInvalidBinary         = "22P03"
+	OIDInterval = 1186
+	OIDTime     = 1083
 )
 
-// IntervalError is an error of this file's functions: a SQLSTATE and
-// PostgreSQL's message for it.
-type IntervalError struct {
-	Code    string
-	Message string
+func init() {
+	ExtTypes[TInterval] = &extType{Name: "interval", Typname: "interval", OID: OIDInterval, Size: 16, MinMax: true,
+		parse: func(s string) (Value, error) {
+			iv, err := ParseInterval(s)
+			if err != nil {
+				return Value{}, err
+			}
+			return IntervalValue(iv), nil
+		},
+		appendBin: func(dst []byte, v Value) []byte { return AppendIntervalBinary(dst, IntervalOf(v)) },
+		parseBin: func(b []byte) (Value, error) {
+			iv, err := ParseIntervalBinary(b)
+			if err != nil {
+				return Value{}, err
+			}
+			return IntervalValue(iv), nil
+		},
+	}
 }
 
-func (e *IntervalError) Error() string { return e.Message }
+// IntervalValue is the Value of an interval: S its text in IntervalStyle
+// postgres, which reads back to the same fields.
+func IntervalValue(iv Interval) Value { return Value{T: TInterval, S: FormatInterval(iv)} }
 
-func ivErr(code, format string, args ...any) error {
-	return &IntervalError{Code: code, Message: fmt.Sprintf(format, args...)}
+// IntervalOf reads the interval of a non-NULL Value of type interval.
+func IntervalOf(v Value) Interval {
+	iv, err := ParseInterval(v.S)
+	if err != nil {
+		return Interval{} // cannot happen: S is FormatInterval's output
+	}
+	return iv
 }
 
-func errIntervalRange() error { return ivErr(codeDatetimeFieldOverflow, "interval out of range") }
+func ivErr(code, format string, args ...any) error { return pgerror.Errorf(code, format, args...) }
+
+func errIntervalRange() error { return ivErr(pgerror.CodeDatetimeRange, "interval out of range") }
 
 // ---- input ----
 
@@ -138,8 +163,8 @@ var intervalUnits = func() map[string]intervalUnit {
 // the ranges once at the end.
 type ivAcc struct {
 	years, months, days, micros int64
-	fmask                uint32
-	bad                  bool // a field overflowed int64 on the way
+	fmask                       uint32
+	bad                         bool // a field overflowed int64 on the way
 }
 
 func (a *ivAcc) addMicros(v int64) {
@@ -238,7 +263,7 @@ func (a *ivAcc) add(u intervalUnit, whole int64, frac float64) {
 func ParseInterval(s string) (Interval, error) {
 	in := strings.ToLower(strings.TrimSpace(s))
 	syntax := func() error {
-		return ivErr(codeInvalidDatetimeFormat, "invalid input syntax for type interval: %q", s)
+		return ivErr(pgerror.CodeDatetimeFormat, "invalid input syntax for type interval: %q", s)
 	}
 	if in == "" {
 		return Interval{}, syntax()
@@ -271,7 +296,7 @@ func ParseInterval(s string) (Interval, error) {
 }
 
 func errFieldRange(s string) error {
-	return ivErr(codeIntervalFieldOverflow, "interval field value out of range: %q", s)
+	return ivErr(pgerror.CodeIntervalFieldOverflow, "interval field value out of range: %q", s)
 }
 
 var (
@@ -735,7 +760,7 @@ func AppendIntervalBinary(dst []byte, iv Interval) []byte {
 // ParseIntervalBinary reads interval_recv's form.
 func ParseIntervalBinary(b []byte) (Interval, error) {
 	if len(b) != 16 {
-		return Interval{}, ivErr(codeInvalidBinary, "incorrect binary data format for type interval")
+		return Interval{}, ivErr(pgerror.CodeInvalidBinary, "incorrect binary data format for type interval")
 	}
 	return Interval{
 		Micros: int64(binary.BigEndian.Uint64(b)),
@@ -856,7 +881,7 @@ func MulInterval(a Interval, f float64) (Interval, error) {
 // DivInterval is interval_div (interval / float8); dividing by zero is 22012.
 func DivInterval(a Interval, f float64) (Interval, error) {
 	if f == 0 {
-		return Interval{}, ivErr(codeDivisionByZero, "division by zero")
+		return Interval{}, ivErr(pgerror.CodeDivisionByZero, "division by zero")
 	}
 	return scaleInterval(a, func(x float64) float64 { return x / f })
 }
@@ -1073,7 +1098,7 @@ func ExtractInterval(field string, iv Interval) (string, error) {
 		}
 		return scaled(v, 6), nil
 	}
-	return "", ivErr(codeInvalidParameterValue, "unit %q not recognized for type interval", strings.ToLower(field))
+	return "", ivErr(pgerror.CodeInvalidParamValue, "unit %q not recognized for type interval", strings.ToLower(field))
 }
 
 // TruncInterval is date_trunc(field, interval): the fields below field set
@@ -1109,9 +1134,9 @@ func TruncInterval(field string, iv Interval) (Interval, error) {
 		f.usec = f.usec / 1000 * 1000
 	case "microsecond", "microseconds", "us", "usec", "usecs":
 	case "week", "weeks", "w":
-		return Interval{}, ivErr(codeFeatureNotSupported, "interval units %q not supported because months usually have fractional weeks", "week")
+		return Interval{}, ivErr(pgerror.CodeFeatureNotSupp, "interval units %q not supported because months usually have fractional weeks", "week")
 	default:
-		return Interval{}, ivErr(codeInvalidParameterValue, "interval units %q not recognized", strings.ToLower(field))
+		return Interval{}, ivErr(pgerror.CodeInvalidParamValue, "interval units %q not recognized", strings.ToLower(field))
 	}
 	return Interval{
 		Months: int32(f.year*monthsPerYear + f.mon),

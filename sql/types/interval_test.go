@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 const tsLayout = "2006-01-02 15:04:05.999999"
@@ -32,9 +34,9 @@ func TestIntervalAgainstPostgres(t *testing.T) {
 		t.Run(kind+"/"+a+"/"+b, func(t *testing.T) {
 			got, err := evalIntervalCase(t, kind, a, b)
 			if code, ok := strings.CutPrefix(want, "ERROR "); ok {
-				var ie *IntervalError
+				var ie *pgerror.Error
 				require.Error(t, err, "got %q", got)
-				require.True(t, errors.As(err, &ie), "error %v is not an IntervalError", err)
+				require.True(t, errors.As(err, &ie), "error %v is not a *pgerror.Error", err)
 				require.Equal(t, code, ie.Code, "error %v", err)
 				return
 			}
@@ -144,7 +146,7 @@ func TestIntervalCompareIsATotalOrder(t *testing.T) {
 	}
 }
 
-// FuzzParseInterval: any input is an interval or an IntervalError, never
+// FuzzParseInterval: any input is an interval or a *pgerror.Error, never
 // a panic, and an accepted one prints to text that reads back the same.
 func FuzzParseInterval(f *testing.F) {
 	for _, s := range []string{"1 year 2 mons", "-1:30", "P1Y2M3DT4H5M6S", "@ 1 hour ago", "1-2 3 4:05:06", "1.5 weeks", "99999999999999999999 s"} {
@@ -153,9 +155,9 @@ func FuzzParseInterval(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		v, err := ParseInterval(s)
 		if err != nil {
-			var ie *IntervalError
+			var ie *pgerror.Error
 			if !errors.As(err, &ie) {
-				t.Fatalf("%q: error %v is not an IntervalError", s, err)
+				t.Fatalf("%q: error %v is not a *pgerror.Error", s, err)
 			}
 			return
 		}

@@ -5,7 +5,43 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
+
+func init() {
+	ExtTypes[TTime] = &extType{Name: "time without time zone", Typname: "time", OID: OIDTime, Size: 8, key: true, MinMax: true,
+		parse: func(s string) (Value, error) {
+			t, err := ParseTimeOfDay(s)
+			if err != nil {
+				return Value{}, err
+			}
+			return TimeValue(t), nil
+		},
+		appendBin: func(dst []byte, v Value) []byte { return AppendTimeOfDayBinary(dst, TimeOf(v)) },
+		parseBin: func(b []byte) (Value, error) {
+			t, err := ParseTimeOfDayBinary(b)
+			if err != nil {
+				return Value{}, err
+			}
+			return TimeValue(t), nil
+		},
+	}
+}
+
+// TimeValue is the Value of a time of day: S its text, hh:mm:ss[.f],
+// which sorts as the times do (two-digit fields, '.' below the digits), so
+// a time can be a key.
+func TimeValue(t TimeOfDay) Value { return Value{T: TTime, S: FormatTimeOfDay(t)} }
+
+// TimeOf reads the time of day of a non-NULL Value of type time.
+func TimeOf(v Value) TimeOfDay {
+	t, err := ParseTimeOfDay(v.S)
+	if err != nil {
+		return 0 // cannot happen: S is FormatTimeOfDay's output
+	}
+	return t
+}
 
 // TimeOfDay is PostgreSQL's time (without time zone): microseconds since
 // midnight, 0 through 24:00:00 inclusive (PostgreSQL keeps 24:00:00 apart
@@ -17,11 +53,11 @@ type TimeOfDay int64
 const maxTimeOfDay = TimeOfDay(usecsPerDay)
 
 func errTimeSyntax(s string) error {
-	return ivErr(codeInvalidDatetimeFormat, "invalid input syntax for type time: %q", s)
+	return ivErr(pgerror.CodeDatetimeFormat, "invalid input syntax for type time: %q", s)
 }
 
 func errTimeRange(s string) error {
-	return ivErr(codeDatetimeFieldOverflow, "date/time field value out of range: %q", s)
+	return ivErr(pgerror.CodeDatetimeRange, "date/time field value out of range: %q", s)
 }
 
 // ParseTimeOfDay reads time input as time_in does for the forms clients
@@ -184,11 +220,11 @@ func AppendTimeOfDayBinary(dst []byte, t TimeOfDay) []byte {
 // 00:00:00..24:00:00 is 22008, as time_recv refuses it.
 func ParseTimeOfDayBinary(b []byte) (TimeOfDay, error) {
 	if len(b) != 8 {
-		return 0, ivErr(codeInvalidBinary, "incorrect binary data format for type time")
+		return 0, ivErr(pgerror.CodeInvalidBinary, "incorrect binary data format for type time")
 	}
 	v := TimeOfDay(binary.BigEndian.Uint64(b))
 	if v < 0 || v > maxTimeOfDay {
-		return 0, ivErr(codeDatetimeFieldOverflow, "time out of range")
+		return 0, ivErr(pgerror.CodeDatetimeRange, "time out of range")
 	}
 	return v, nil
 }
@@ -237,5 +273,21 @@ func ExtractTimeOfDay(field string, t TimeOfDay) (string, error) {
 	case "epoch":
 		return scaled(us, 6), nil
 	}
-	return "", ivErr(codeFeatureNotSupported, "unit %q not supported for type time without time zone", strings.ToLower(field))
+	return "", ivErr(pgerror.CodeFeatureNotSupp, "unit %q not supported for type time without time zone", strings.ToLower(field))
+}
+
+// castTimeOfDay is the casts to and from time among the date/time types:
+// timestamp and timestamptz to time (the time of day, timestamptz's in
+// UTC, this layer's TimeZone), interval to time (its time part around the
+// clock, as interval_time) and time to interval.
+func castTimeOfDay(v Value, t Type) (Value, bool) {
+	switch {
+	case t == TTime && (v.T == TTimestamp || v.T == TTimestamptz):
+		return TimeValue(TimeOfDayOf(Instant(v).UTC())), true
+	case t == TTime && v.T == TInterval:
+		return TimeValue(AddIntervalToTimeOfDay(0, Interval{Micros: IntervalOf(v).Micros})), true
+	case t == TInterval && v.T == TTime:
+		return IntervalValue(Interval{Micros: int64(TimeOf(v))}), true
+	}
+	return Value{}, false
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tupled/tupled/sql/pgerror"
 )
 
 // TestTimeOfDayAgainstPostgres replays testdata/timeofday.expected,
@@ -60,7 +62,7 @@ func TestTimeOfDayAgainstPostgres(t *testing.T) {
 				t.Fatalf("unknown case kind %q", kind)
 			}
 			if code, ok := strings.CutPrefix(want, "ERROR "); ok {
-				var ie *IntervalError
+				var ie *pgerror.Error
 				require.Error(t, err, "got %q", got)
 				require.True(t, errors.As(err, &ie), "error %v", err)
 				require.Equal(t, code, ie.Code, "error %v", err)
