@@ -180,7 +180,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		case el.GetConstraint() != nil:
 			tableCons = append(tableCons, el.GetConstraint())
 		default:
-			return nil, pgerror.NotSupported("table element %s is not supported", nodeName(el))
+			return nil, pgerror.NotSupported("%s is not supported in CREATE TABLE", nodeName(el))
 		}
 	}
 	for _, cn := range st.Constraints {

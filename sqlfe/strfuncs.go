@@ -197,6 +197,11 @@ func substrFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if len(args) < 2 || len(args) > 3 {
 		return nil, noSuchFunc(f, args)
 	}
+	if t := args[1].typ(); types.IsString(t) || t == types.TUnknown {
+		// substring(text FROM pattern [FOR escape]): PostgreSQL resolves a
+		// text (or untyped) second argument to the regular-expression forms
+		return nil, pgerror.NotSupported("substring with a regular expression or SIMILAR pattern is not supported").At(f.Location)
+	}
 	xs, err := wantTypes(c, f, args, want...)
 	if err != nil {
 		return nil, err

@@ -31,7 +31,7 @@
 //     (CheckEncoding, applied to all text input), 22001 too long for a
 //     varchar(n) or character(n) at assignment.
 //   - A type whose I/O lives in a file of its own (uuid.go, bytea.go,
-//     json.go) registers an extType in ExtTypes from an init; the
+//     json.go, interval.go, timeofday.go) registers an extType in ExtTypes from an init; the
 //     switches of types.go fall back to the registry, so adding one such
 //     type touches no switch. ExtTypes is read-only after init.
 //
