@@ -552,6 +552,11 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).At(a.Location)
 			}
 			return &cmpExpr{op: op, l: l, r: r}, nil
+		case "^":
+			if !isNumeric(l.typ()) || !isNumeric(r.typ()) {
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s ^ %s", l.typ(), r.typ()).At(a.Location)
+			}
+			return powerExpr(l, r, "operator ^")
 		case "+", "-", "*", "/", "%":
 			if x, ok, err := dateOp(op, l, r); ok { // dateops.go
 				return x, err

@@ -17,6 +17,7 @@ const (
 	CodeGrouping              = "42803"
 	CodeWindowing             = "42P20"
 	CodeInvalidRegex          = "2201B"
+	CodeNullValueNotAllowed   = "22004" // null_value_not_allowed
 	CodeInvalidEscape         = "22025"
 	CodeCardinality           = "21000"
 	CodeSubstringError        = "22011"

@@ -1144,3 +1144,63 @@ func TruncInterval(field string, iv Interval) (Interval, error) {
 		Micros: ((f.hour*60+f.min)*60+f.sec)*usecsPerSec + f.usec,
 	}, nil
 }
+
+// Age is age(a, b), PostgreSQL's timestamp_age: the symbolic difference
+// a - b in years, months and days (then the time), each field of a minus
+// b's, negative fields borrowed from the next one up, a borrowed month
+// being the days of b's month (of a's when a < b, where the fields are
+// negated first): age('2024-03-01', '2024-01-31') is 1 mon 1 day.
+func Age(a, b time.Time) (Interval, error) {
+	type tm struct{ year, mon, mday, hour, min, sec, usec int64 }
+	split := func(t time.Time) tm {
+		y, m, d := t.Date()
+		h, mi, s := t.Clock()
+		return tm{int64(y), int64(m), int64(d), int64(h), int64(mi), int64(s), int64(t.Nanosecond() / 1000)}
+	}
+	t1, t2 := split(a), split(b)
+	r := tm{t1.year - t2.year, t1.mon - t2.mon, t1.mday - t2.mday, t1.hour - t2.hour, t1.min - t2.min, t1.sec - t2.sec, t1.usec - t2.usec}
+	neg := a.Before(b)
+	flip := func() {
+		r = tm{-r.year, -r.mon, -r.mday, -r.hour, -r.min, -r.sec, -r.usec}
+	}
+	if neg {
+		flip()
+	}
+	for r.usec < 0 {
+		r.usec += usecsPerSec
+		r.sec--
+	}
+	for r.sec < 0 {
+		r.sec += 60
+		r.min--
+	}
+	for r.min < 0 {
+		r.min += 60
+		r.hour--
+	}
+	for r.hour < 0 {
+		r.hour += 24
+		r.mday--
+	}
+	for r.mday < 0 {
+		from := t2
+		if neg {
+			from = t1
+		}
+		r.mday += int64(daysIn(int(from.year), int(from.mon)))
+		r.mon--
+	}
+	for r.mon < 0 {
+		r.mon += monthsPerYear
+		r.year--
+	}
+	if neg {
+		flip()
+	}
+	months := r.year*monthsPerYear + r.mon
+	if months > math.MaxInt32 || months < math.MinInt32 {
+		return Interval{}, errIntervalRange()
+	}
+	return Interval{Months: int32(months), Days: int32(r.mday),
+		Micros: ((r.hour*60+r.min)*60+r.sec)*usecsPerSec + r.usec}, nil
+}
