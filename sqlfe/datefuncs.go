@@ -211,7 +211,7 @@ func pgSleepFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 				select {
 				case <-tm.C:
 				case <-e.ctx.Done():
-					return types.Value{}, pgerror.Errorf(pgerror.CodeQueryCanceled, "canceling statement due to user request")
+					return types.Value{}, e.ctx.Err() // ToError words it: a cancel, or statement_timeout
 				}
 			}
 		}
