@@ -665,3 +665,18 @@ func TestShutdownAfterStatementFinished(t *testing.T) {
 		})
 	}
 }
+
+// TestPgSleepHonoursCancel: pg_sleep ends at statement_timeout (57014
+// with PostgreSQL's wording: the statement's context ends the wait), and
+// the session goes on.
+func TestPgSleepHonoursCancel(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	exec(t, c, "SET statement_timeout = '50ms'")
+	_, err := c.Exec(context.Background(), "SELECT pg_sleep(600)")
+	if pe := pgErr(t, err, "57014"); pe.Message != "canceling statement due to statement timeout" {
+		t.Fatal(pe.Message)
+	}
+	exec(t, c, "SET statement_timeout = 0")
+	exec(t, c, "SELECT pg_sleep(0.001)")
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // describe is "name:oid:size:typmod" of each column of rr.
@@ -123,5 +124,51 @@ func TestWireBytea(t *testing.T) {
 	var got []byte
 	if err := c.QueryRow(ctx, "SELECT v || k FROM b WHERE k = $1", key).Scan(&got); err != nil || !slices.Equal(got, key) {
 		t.Fatalf("pgx []byte: %x %v", got, err)
+	}
+}
+
+// TestWireIntervalTime: interval (OID 1186) and time (1083) columns and
+// parameters in text and binary, and through pgx's own types (which read
+// and send the binary forms: int64 µs, int32 days, int32 months; int64 µs).
+func TestWireIntervalTime(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	ctx := context.Background()
+	pc := c.PgConn()
+	exec(t, c, "CREATE TABLE iv (k time PRIMARY KEY, d interval)")
+	sd, err := pc.Prepare(ctx, "ins", "INSERT INTO iv VALUES ($1, $2)", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sd.ParamOIDs, []uint32{1083, 1186}) {
+		t.Fatalf("ParameterDescription %v, want [1083 1186]", sd.ParamOIDs)
+	}
+	if res := pc.ExecPrepared(ctx, "ins", [][]byte{[]byte("13:14:15.5"), []byte("1 year 2 mons -3 days 04:05:06.5")}, nil, nil).Read(); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	// pgx sends both in binary.
+	if _, err := c.Exec(ctx, "INSERT INTO iv VALUES ($1, $2)",
+		pgtype.Time{Microseconds: 3600_000_000, Valid: true},
+		pgtype.Interval{Months: -1, Days: 2, Microseconds: -1, Valid: true}); err != nil {
+		t.Fatal(err)
+	}
+	rr := pc.ExecParams(ctx, "SELECT k, d FROM iv ORDER BY k", nil, nil, nil, []int16{1, 1}).Read()
+	if rr.Err != nil {
+		t.Fatal(rr.Err)
+	}
+	if g, want := describe(rr), "k:1083:8:-1 d:1186:16:-1"; g != want {
+		t.Fatalf("RowDescription:\ngot  %s\nwant %s", g, want)
+	}
+	var tm pgtype.Time
+	var d pgtype.Interval
+	if err := c.QueryRow(ctx, "SELECT k, d FROM iv WHERE k > '12:00'").Scan(&tm, &d); err != nil {
+		t.Fatal(err)
+	}
+	if tm.Microseconds != 47655_500_000 || d.Months != 14 || d.Days != -3 || d.Microseconds != 14706_500_000 {
+		t.Fatalf("binary: time %+v interval %+v", tm, d)
+	}
+	var s string
+	if err := c.QueryRow(ctx, "SELECT d::text FROM iv WHERE k = '01:00'").Scan(&s); err != nil || s != "-1 mons +2 days -00:00:00.000001" {
+		t.Fatalf("text of pgx's interval: %q %v", s, err)
 	}
 }

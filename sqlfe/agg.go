@@ -199,6 +199,10 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 		}
 		sp.t = types.TInt8
 	case "sum", "avg":
+		if nargs == 1 && sp.args[0].typ() == types.TInterval {
+			sp.t = types.TInterval // interval_pl's sum; avg divides it by the count
+			break
+		}
 		if nargs != 1 || !types.IsNumber(sp.args[0].typ()) && !types.IsFloat(sp.args[0].typ()) {
 			return nil, noSuch()
 		}
@@ -317,6 +321,18 @@ func (ac *accumulator) step(vals []types.Value) error {
 			ac.have = true
 			return nil
 		}
+		if sp.t == types.TInterval {
+			if !ac.have {
+				ac.sum, ac.have = v, true
+				return nil
+			}
+			s, err := types.AddIntervals(types.IntervalOf(ac.sum), types.IntervalOf(v))
+			if err != nil {
+				return err
+			}
+			ac.sum = types.IntervalValue(s)
+			return nil
+		}
 		if !ac.have {
 			ac.have = true
 			if sp.t == types.TInt8 {
@@ -430,6 +446,9 @@ func (ac *accumulator) result() (types.Value, error) {
 		}
 		if types.IsFloat(sp.t) {
 			return types.FloatValue(ac.fsum/float64(ac.count), types.TFloat8), nil
+		}
+		if sp.t == types.TInterval {
+			return ivResult(types.DivInterval(types.IntervalOf(ac.sum), float64(ac.count)))
 		}
 		return types.NumericArith('/', ac.sum, toNumeric(types.Int8(ac.count)))
 	case "string_agg":

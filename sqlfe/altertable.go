@@ -293,7 +293,7 @@ func (s *Session) addPrimaryKey(t *catalog.Table, cols []string, conname string)
 			}
 		}
 		if ty := nt.Cols[i].Type; types.NoKeyType(ty) {
-			return nil, nil, pgerror.NotSupported("a %s PRIMARY KEY is not supported", ty)
+			return nil, nil, pgerror.NotSupported("a PRIMARY KEY of type %s is not supported", ty)
 		}
 		idx = append(idx, i)
 	}

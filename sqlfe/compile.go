@@ -74,13 +74,77 @@ func (c *compiler) compile(n *pg.Node, want types.Type) (expr, error) {
 	return c.coerce(x, want)
 }
 
+// nodeKind is the parse node's type name (GroupingSet, RowExpr,
+// CreateEnumStmt): for lookups, never for a message.
+func nodeKind(n *pg.Node) string {
+	if n == nil {
+		return ""
+	}
+	return strings.TrimPrefix(fmt.Sprintf("%T", n.Node), "*pg_query.Node_")
+}
+
+// nodeSQL names in SQL words the construct of parse nodes of each kind
+// a message may meet; nodeName falls back to the kind's words.
+var nodeSQL = map[string]string{
+	"GroupingSet": "GROUP BY ROLLUP, CUBE or GROUPING SETS", "GroupingFunc": "GROUPING()",
+	"RowExpr": "a row constructor (ROW(...) or (a, b, ...))", "RangeTableSample": "TABLESAMPLE",
+	"RangeTableFunc": "XMLTABLE", "XmlExpr": "an XML expression", "XmlSerialize": "XMLSERIALIZE",
+	"CollateClause": "COLLATE", "MultiAssignRef": "a multiple-column assignment",
+	"CurrentOfExpr": "WHERE CURRENT OF", "SetToDefault": "DEFAULT in this place",
+	"MinMaxExpr": "GREATEST or LEAST", "BooleanTest": "IS [NOT] TRUE/FALSE/UNKNOWN",
+	"ParamRef": "a parameter in this place", "TableLikeClause": "LIKE in CREATE TABLE",
+	"RangeFunction": "a function in FROM", "RangeSubselect": "a subquery in FROM",
+	"JsonObjectConstructor": "JSON_OBJECT", "JsonArrayConstructor": "JSON_ARRAY",
+	"CreateEnumStmt": "CREATE TYPE ... AS ENUM", "CompositeTypeStmt": "CREATE TYPE ... AS",
+	"CreateRangeStmt": "CREATE TYPE ... AS RANGE", "CreateDomainStmt": "CREATE DOMAIN",
+	"DefineStmt": "CREATE AGGREGATE, OPERATOR or TYPE", "CreateTrigStmt": "CREATE TRIGGER",
+	"RuleStmt": "CREATE RULE", "CreatePolicyStmt": "CREATE POLICY", "AlterOwnerStmt": "ALTER ... OWNER TO",
+	"AlterObjectSchemaStmt": "ALTER ... SET SCHEMA", "AlterEnumStmt": "ALTER TYPE",
+	"CreateStatsStmt": "CREATE STATISTICS", "CreatePublicationStmt": "CREATE PUBLICATION",
+	"CreateSubscriptionStmt": "CREATE SUBSCRIPTION", "SecLabelStmt": "SECURITY LABEL",
+	"AlterDefaultPrivilegesStmt": "ALTER DEFAULT PRIVILEGES", "GrantRoleStmt": "GRANT (a role)",
+	"ClusterStmt": "CLUSTER", "RefreshMatViewStmt": "REFRESH MATERIALIZED VIEW", "LoadStmt": "LOAD",
+	"CreateTableSpaceStmt": "CREATE TABLESPACE", "AlterSystemStmt": "ALTER SYSTEM",
+	"CreateCastStmt": "CREATE CAST", "CreateOpClassStmt": "CREATE OPERATOR CLASS",
+	"CreateConversionStmt": "CREATE CONVERSION", "CreateTransformStmt": "CREATE TRANSFORM",
+	"CreateEventTrigStmt": "CREATE EVENT TRIGGER", "CreatePLangStmt": "CREATE LANGUAGE",
+	"CreateFdwStmt": "CREATE FOREIGN DATA WRAPPER", "CreateForeignServerStmt": "CREATE SERVER",
+	"CreateForeignTableStmt": "CREATE FOREIGN TABLE", "CreateUserMappingStmt": "CREATE USER MAPPING",
+	"ImportForeignSchemaStmt": "IMPORT FOREIGN SCHEMA", "AlterRoleStmt": "ALTER ROLE",
+	"DropRoleStmt": "DROP ROLE", "DropOwnedStmt": "DROP OWNED", "ReassignOwnedStmt": "REASSIGN OWNED",
+	"AlterDatabaseStmt": "ALTER DATABASE", "AlterDatabaseSetStmt": "ALTER DATABASE ... SET",
+	"DropdbStmt": "DROP DATABASE", "AlterFunctionStmt": "ALTER FUNCTION", "ConstraintsSetStmt": "SET CONSTRAINTS",
+	"AlterTSDictionaryStmt": "ALTER TEXT SEARCH DICTIONARY", "AlterTSConfigurationStmt": "ALTER TEXT SEARCH CONFIGURATION",
+	"CreateAmStmt": "CREATE ACCESS METHOD", "AlterCollationStmt": "ALTER COLLATION",
+	"AlterExtensionStmt": "ALTER EXTENSION", "AlterSeqStmt": "ALTER SEQUENCE",
+}
+
+// nodeName is the construct of n in SQL words for a message ("an
+// unsupported construct says so in SQL words, never a parser node name"):
+// nodeSQL's, else a statement's kind spelled as its command (AlterDomainStmt
+// is ALTER DOMAIN), else the kind's words in lower case.
 func nodeName(n *pg.Node) string {
 	if n == nil {
-		return "empty expression"
+		return "an empty expression"
 	}
-	s := fmt.Sprintf("%T", n.Node)
-	s = strings.TrimPrefix(s, "*pg_query.Node_")
-	return s
+	k := nodeKind(n)
+	if w, ok := nodeSQL[k]; ok {
+		return w
+	}
+	stmt := strings.HasSuffix(k, "Stmt")
+	var words []string
+	start := 0
+	base := strings.TrimSuffix(k, "Stmt")
+	for i := 1; i <= len(base); i++ {
+		if i == len(base) || base[i] >= 'A' && base[i] <= 'Z' {
+			words = append(words, base[start:i])
+			start = i
+		}
+	}
+	if stmt {
+		return strings.ToUpper(strings.Join(words, " "))
+	}
+	return strings.ToLower(strings.Join(words, " "))
 }
 
 func strs(ns []*pg.Node) []string {
@@ -290,7 +354,7 @@ func (c *compiler) compile1(n *pg.Node, want types.Type) (expr, error) {
 		}
 		return &booleanTest{arg: x, test: bt.Booltesttype}, nil // strfuncs.go
 	}
-	return nil, pgerror.NotSupported("expressions of kind %s are not supported", nodeName(n))
+	return nil, pgerror.NotSupported("%s is not supported", nodeName(n))
 }
 
 func boolOpName(op pg.BoolExprType) string {
@@ -448,7 +512,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !types.IsNumber(x.typ()) && !types.IsFloat(x.typ()) {
+			if !types.IsNumber(x.typ()) && !types.IsFloat(x.typ()) && x.typ() != types.TInterval {
 				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s", op, x.typ()).At(a.Location)
 			}
 			if op == "+" {
@@ -488,8 +552,16 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).At(a.Location)
 			}
 			return &cmpExpr{op: op, l: l, r: r}, nil
+		case "^":
+			if !isNumeric(l.typ()) || !isNumeric(r.typ()) {
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s ^ %s", l.typ(), r.typ()).At(a.Location)
+			}
+			return powerExpr(l, r, "operator ^")
 		case "+", "-", "*", "/", "%":
-			if x, ok, err := dateOp(op, l, r); ok { // datetime.go
+			if x, ok, err := dateOp(op, l, r); ok { // dateops.go
+				return x, err
+			}
+			if x, ok, err := intervalOp(op, l, r); ok { // intervalops.go
 				return x, err
 			}
 			if (types.IsFloat(l.typ()) || types.IsFloat(r.typ())) && (types.IsNumber(l.typ()) || types.IsFloat(l.typ())) && (types.IsNumber(r.typ()) || types.IsFloat(r.typ())) {
@@ -682,6 +754,10 @@ func typeOfMod(tn *pg.TypeName) (types.Type, types.Mod, error) {
 		t = types.TJSON
 	case "jsonb":
 		t = types.TJSONB
+	case "interval":
+		t = types.TInterval
+	case "time": // time without time zone
+		t = types.TTime
 	default:
 		if !pgTypes[strings.TrimPrefix(name, "_")] {
 			return undefined()
@@ -835,8 +911,17 @@ func (c *compiler) arrayExpr(a *pg.A_ArrayExpr, want types.Type) (expr, error) {
 	}
 	var els []expr
 	for _, n := range a.Elements {
-		x, err := c.compile(n, types.TInt4)
+		x, err := c.compile1(n, types.TUnknown)
 		if err != nil {
+			return nil, err
+		}
+		if k, ok := x.(*constExpr); ok && k.v.T == types.TUnknown && !k.v.Null {
+			if _, perr := strconv.ParseInt(strings.TrimSpace(k.v.S), 10, 64); perr != nil {
+				// ARRAY['a', 'b'] is a text[] in PostgreSQL
+				return nil, pgerror.NotSupported("arrays of text are not supported").At(a.Location)
+			}
+		}
+		if x, err = c.coerce(x, types.TInt4); err != nil {
 			return nil, err
 		}
 		switch {

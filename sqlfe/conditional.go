@@ -372,8 +372,13 @@ func (c *compiler) sqlValueFunction(f *pg.SQLValueFunction) (expr, error) {
 		return &funcExpr{name: "current_timestamp", t: types.TTimestamp, fn: func(e *env, _ []types.Value) (types.Value, error) {
 			return types.TimestampValue(e.s.txStart(e.ctx)), nil
 		}}, nil
+	case pg.SQLValueFunctionOp_SVFOP_LOCALTIME, pg.SQLValueFunctionOp_SVFOP_LOCALTIME_N:
+		// time without time zone in the session's time zone, UTC
+		return &funcExpr{name: "localtime", t: types.TTime, fn: func(e *env, _ []types.Value) (types.Value, error) {
+			return types.TimeValue(types.TimeOfDayOf(e.s.txStart(e.ctx).UTC())), nil
+		}}, nil
 	}
-	return nil, pgerror.NotSupported("%s is not supported (the time type is not implemented yet)", strings.ToUpper(sqlValueFunctionNames[f.Op])).At(f.Location)
+	return nil, pgerror.NotSupported("%s is not supported (time with time zone is not implemented)", strings.ToUpper(sqlValueFunctionNames[f.Op])).At(f.Location)
 }
 
 // sqlValueFunctionNames are the SQL value functions' result column names.

@@ -64,7 +64,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		}
 		for _, i := range idx {
 			if ty := t.Cols[i].Type; types.NoKeyType(ty) {
-				return pgerror.NotSupported("a %s PRIMARY KEY is not supported", ty).At(loc)
+				return pgerror.NotSupported("a PRIMARY KEY of type %s is not supported", ty).At(loc)
 			}
 			t.Cols[i].NotNull = true
 		}
@@ -180,7 +180,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		case el.GetConstraint() != nil:
 			tableCons = append(tableCons, el.GetConstraint())
 		default:
-			return nil, pgerror.NotSupported("table element %s is not supported", nodeName(el))
+			return nil, pgerror.NotSupported("%s is not supported in CREATE TABLE", nodeName(el))
 		}
 	}
 	for _, cn := range st.Constraints {

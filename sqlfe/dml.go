@@ -144,7 +144,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]types.Type, keepUnkn
 		case f.GetRangeSubselect() != nil:
 			return nil, pgerror.NotSupported("subquery in FROM is not supported")
 		default:
-			return nil, pgerror.NotSupported("FROM item %s is not supported", nodeName(f))
+			return nil, pgerror.NotSupported("%s is not supported in FROM", nodeName(f))
 		}
 	}
 	// select list

@@ -300,6 +300,12 @@ func negate(v types.Value) (types.Value, error) {
 		return types.NumericNeg(v), nil
 	case types.IsFloat(v.T):
 		return types.FloatValue(-types.FloatOf(v), v.T), nil
+	case v.T == types.TInterval:
+		n, err := types.NegateInterval(types.IntervalOf(v))
+		if err != nil {
+			return types.Value{}, err
+		}
+		return types.IntervalValue(n), nil
 	case v.T == types.TInt8 && v.I == math.MinInt64:
 		return types.Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "bigint out of range")
 	case v.T == types.TInt4 && v.I == math.MinInt32:

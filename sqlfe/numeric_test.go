@@ -28,7 +28,7 @@ func TestNumeric(t *testing.T) {
 	mustRun(t, s, "SELECT 1.0 / 3, 2.50 / 0.5, -1 / 3.0, 1 % 0.3, 123456789.123 / 7",
 		"0.33333333333333333333|5.0000000000000000|-0.33333333333333333333|0.1|17636684.160428571429\nSELECT 1")
 	mustFail(t, s, "SELECT 1.0 / 0", "22012", "division by zero")
-	mustFail(t, s, "CREATE TABLE nk (k numeric PRIMARY KEY)", "0A000", "a numeric PRIMARY KEY is not supported")
+	mustFail(t, s, "CREATE TABLE nk (k numeric PRIMARY KEY)", "0A000", "a PRIMARY KEY of type numeric is not supported")
 	mustRun(t, s, "CREATE TABLE nk (k int PRIMARY KEY, v numeric(10,2)); INSERT INTO nk VALUES (1, 2.345) RETURNING v", "CREATE TABLE\n2.35\nINSERT 0 1")
 }
 

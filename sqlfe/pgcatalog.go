@@ -579,8 +579,10 @@ var pgTypeRows = []pgTypeRow{
 	{1042, "bpchar", -1, false, "b", "S", 0, 1014, 100},
 	{1043, "varchar", -1, false, "b", "S", 0, 1015, 100},
 	{1082, "date", 4, true, "b", "D", 0, 1182, 0},
+	{1083, "time", 8, true, "b", "D", 0, 1183, 0},
 	{1114, "timestamp", 8, true, "b", "D", 0, 1115, 0},
 	{1184, "timestamptz", 8, true, "b", "D", 0, 1185, 0},
+	{1186, "interval", 16, false, "b", "T", 0, 1187, 0},
 	{1700, "numeric", -1, false, "b", "N", 0, 1231, 0},
 	{2205, "regclass", 4, true, "b", "N", 0, 2210, 0},
 	{2206, "regtype", 4, true, "b", "N", 0, 2211, 0},
@@ -625,6 +627,8 @@ func typeName(oid int64, typmod int64) string {
 		return "timestamp with time zone"
 	case 1082:
 		return "date"
+	case 1083:
+		return "time without time zone"
 	case 700:
 		return "real"
 	case 701:

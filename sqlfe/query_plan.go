@@ -309,7 +309,7 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 	case n.GetJoinExpr() != nil:
 		return s.joinItem(n.GetJoinExpr(), params)
 	}
-	return nil, nil, pgerror.NotSupported("FROM item %s is not supported", nodeName(n))
+	return nil, nil, pgerror.NotSupported("%s is not supported in FROM", nodeName(n))
 }
 
 // aliasCols renames cols by an alias's column list.

@@ -21,6 +21,26 @@ func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(co
 	if len(fc.Args) != 2 && len(fc.Args) != 3 {
 		return nil, nil, "", pgerror.NotSupported("generate_series with %d arguments is not supported", len(fc.Args)).At(fc.Location)
 	}
+	rel, col := "generate_series", "generate_series"
+	if rf.Alias != nil {
+		rel, col = rf.Alias.Aliasname, rf.Alias.Aliasname
+		if cn := strs(rf.Alias.Colnames); len(cn) == 1 {
+			col = cn[0]
+		} else if len(cn) > 1 {
+			return nil, nil, "", pgerror.Errorf("42601", "too many column aliases specified for function generate_series")
+		}
+	}
+	first, err := c.compile(fc.Args[0], types.TInt4)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if types.IsDateTime(first.typ()) {
+		virt, t, err := timestampSeries(fc, c, first)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return virt, []catalog.Column{{Name: col, Type: t}}, rel, nil
+	}
 	var args []expr
 	t := types.TInt4
 	for _, a := range fc.Args {
@@ -35,15 +55,6 @@ func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(co
 			t = types.TInt8
 		}
 		args = append(args, x)
-	}
-	rel, col := "generate_series", "generate_series"
-	if rf.Alias != nil {
-		rel, col = rf.Alias.Aliasname, rf.Alias.Aliasname
-		if cn := strs(rf.Alias.Colnames); len(cn) == 1 {
-			col = cn[0]
-		} else if len(cn) > 1 {
-			return nil, nil, "", pgerror.Errorf("42601", "too many column aliases specified for function generate_series")
-		}
 	}
 	virt := func(ctx context.Context, s *Session) ([][]types.Value, error) {
 		e := &env{ctx: ctx, s: s}
@@ -76,6 +87,74 @@ func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(co
 		return rows, nil
 	}
 	return virt, []catalog.Column{{Name: col, Type: t}}, rel, nil
+}
+
+// timestampSeries is generate_series(start, stop, step interval) over
+// timestamp (a timestamp series) or timestamptz and date (a timestamptz
+// series, as PostgreSQL resolves a date's): each value is the one before
+// plus step, so a month step from January 31 gives February 29, then
+// March 29.
+func timestampSeries(fc *pg.FuncCall, c *compiler, first expr) (func(context.Context, *Session) ([][]types.Value, error), types.Type, error) {
+	if len(fc.Args) != 3 {
+		return nil, 0, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function generate_series(%s, %s) does not exist", first.typ(), first.typ()).At(fc.Location)
+	}
+	t := types.TTimestamptz
+	if first.typ() == types.TTimestamp {
+		t = types.TTimestamp
+	}
+	start, err := c.coerce(first, t)
+	if err != nil {
+		return nil, 0, err
+	}
+	stop, err := c.compile(fc.Args[1], t)
+	if err == nil {
+		stop, err = c.coerce(stop, t)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	step, err := c.compile(fc.Args[2], types.TInterval)
+	if err == nil {
+		step, err = c.coerce(step, types.TInterval)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if !types.IsDateTime(stop.typ()) || step.typ() != types.TInterval {
+		return nil, 0, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function generate_series(%s, %s, %s) does not exist", start.typ(), stop.typ(), step.typ()).At(fc.Location)
+	}
+	virt := func(ctx context.Context, s *Session) ([][]types.Value, error) {
+		e := &env{ctx: ctx, s: s}
+		var vs [3]types.Value
+		for i, a := range []expr{start, stop, step} {
+			v, err := a.eval(e)
+			if err != nil {
+				return nil, err
+			}
+			if v.Null {
+				return nil, nil // strict: NULL in, no rows out
+			}
+			vs[i] = v
+		}
+		from, to, iv := types.Instant(vs[0]), types.Instant(vs[1]), types.IntervalOf(vs[2])
+		sign := types.CompareIntervals(iv, types.Interval{})
+		if sign == 0 {
+			return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "step size cannot equal zero")
+		}
+		var rows [][]types.Value
+		for cur := from; (sign > 0 && !cur.After(to)) || (sign < 0 && !cur.Before(to)); cur = types.AddIntervalToTime(cur, iv) {
+			if len(rows) == maxSeriesRows {
+				return nil, pgerror.NotSupported("generate_series of more than %d rows is not supported", maxSeriesRows)
+			}
+			v, err := timestampResult(cur, t)
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, []types.Value{v})
+		}
+		return rows, nil
+	}
+	return virt, t, nil
 }
 
 // insertSelectRow is the row INSERT ... SELECT makes of each query row (of

@@ -346,9 +346,8 @@ func (s *Session) analyze(n *pg.Node, params *[]types.Type) (*plan, error) {
 	case n.GetTruncateStmt() != nil:
 		return s.planTruncate(n.GetTruncateStmt()) // truncate.go
 	}
-	kind := strings.TrimSuffix(nodeName(n), "")
-	if name, ok := stmtNames[kind]; ok {
+	if name, ok := stmtNames[nodeKind(n)]; ok {
 		return nil, pgerror.NotSupported("%s is not supported", name)
 	}
-	return nil, pgerror.NotSupported("statement %s is not supported", strings.TrimSuffix(kind, "Stmt"))
+	return nil, pgerror.NotSupported("%s is not supported", nodeName(n))
 }

@@ -87,7 +87,6 @@ func init() {
 		"pow":        powerFunc,
 		"random":     randomFunc,
 		"pi":         piFunc,
-		"date_part":  extractFunc,
 		"date_trunc": dateTruncFunc,
 	} {
 		if polyFuncs[name] == nil { // a type file's overload (bytea.go's octet_length) comes first
@@ -109,7 +108,8 @@ func noSuchFunc(f *pg.FuncCall, args []expr) error {
 }
 
 // wantTypes coerces args to want (unknowns resolved, integers widened,
-// character(n) read as text) or reports 42883.
+// numbers made double precision, character(n) read as text) or reports
+// 42883.
 func wantTypes(c *compiler, f *pg.FuncCall, args []expr, want ...types.Type) ([]expr, error) {
 	if len(args) != len(want) {
 		return nil, noSuchFunc(f, args)
@@ -122,7 +122,8 @@ func wantTypes(c *compiler, f *pg.FuncCall, args []expr, want ...types.Type) ([]
 		}
 		switch {
 		case x.typ() == want[i]:
-		case types.IsInt(x.typ()) && (types.IsInt(want[i]) || want[i] == types.TNumeric), x.typ() == types.TBpchar && want[i] == types.TText:
+		case types.IsInt(x.typ()) && (types.IsInt(want[i]) || want[i] == types.TNumeric), x.typ() == types.TBpchar && want[i] == types.TText,
+			isNumeric(x.typ()) && types.IsFloat(want[i]):
 			x = &castExpr{arg: x, t: want[i]}
 		default:
 			return nil, noSuchFunc(f, args)
@@ -196,6 +197,11 @@ func substrFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	want := []types.Type{types.TText, types.TInt4, types.TInt4}[:len(args)]
 	if len(args) < 2 || len(args) > 3 {
 		return nil, noSuchFunc(f, args)
+	}
+	if t := args[1].typ(); types.IsString(t) || t == types.TUnknown {
+		// substring(text FROM pattern [FOR escape]): PostgreSQL resolves a
+		// text (or untyped) second argument to the regular-expression forms
+		return nil, pgerror.NotSupported("substring with a regular expression or SIMILAR pattern is not supported").At(f.Location)
 	}
 	xs, err := wantTypes(c, f, args, want...)
 	if err != nil {
@@ -571,15 +577,27 @@ func extractFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t := args[1].typ(); (t == types.TInterval || t == types.TTime) && types.IsString(field.typ()) {
+		return strict("extract", types.TNumeric, []expr{field, args[1]}, func(a []types.Value) (types.Value, error) {
+			var s string
+			var err error
+			if a[1].T == types.TInterval {
+				s, err = types.ExtractInterval(a[0].S, types.IntervalOf(a[1]))
+			} else {
+				s, err = types.ExtractTimeOfDay(a[0].S, types.TimeOf(a[1]))
+			}
+			if err != nil {
+				return types.Value{}, err
+			}
+			return types.Value{T: types.TNumeric, S: s}, nil
+		}), nil
+	}
 	x, err := c.coerce(args[1], types.TTimestamptz)
 	if err != nil {
 		return nil, err
 	}
 	if !types.IsString(field.typ()) || !types.IsDateTime(x.typ()) {
 		return nil, noSuchFunc(f, args)
-	}
-	if strs(f.Funcname)[len(strs(f.Funcname))-1] == "date_part" {
-		return nil, pgerror.NotSupported("date_part() is not supported (double precision is not implemented yet): use extract")
 	}
 	return strict("extract", types.TNumeric, []expr{field, x}, func(a []types.Value) (types.Value, error) {
 		return types.ExtractField(strings.ToLower(a[0].S), a[1])
@@ -595,6 +613,11 @@ func dateTruncFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	unit, err := c.coerce(args[0], types.TText)
 	if err != nil {
 		return nil, err
+	}
+	if args[1].typ() == types.TInterval && types.IsString(unit.typ()) {
+		return strict("date_trunc", types.TInterval, []expr{unit, args[1]}, func(a []types.Value) (types.Value, error) {
+			return ivResult(types.TruncInterval(a[0].S, types.IntervalOf(a[1])))
+		}), nil
 	}
 	x, err := c.coerce(args[1], types.TTimestamptz)
 	if err != nil {
@@ -676,8 +699,20 @@ func powerFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		}
 		xs = append(xs, x)
 	}
+	return powerExpr(xs[0], xs[1], "power()")
+}
+
+// powerExpr is power(x, y) and x ^ y over double precision (numeric's
+// exact power is not supported).
+func powerExpr(l, r expr, what string) (expr, error) {
+	xs := []expr{l, r}
 	if !types.IsFloat(xs[0].typ()) && !types.IsFloat(xs[1].typ()) && (xs[0].typ() == types.TNumeric || xs[1].typ() == types.TNumeric) {
-		return nil, pgerror.NotSupported("power() of numeric is not supported: cast an argument to double precision")
+		return nil, pgerror.NotSupported("%s of numeric is not supported: cast an argument to double precision", what)
+	}
+	for i, x := range xs {
+		if !types.IsFloat(x.typ()) {
+			xs[i] = &castExpr{arg: x, t: types.TFloat8}
+		}
 	}
 	return strict("power", types.TFloat8, xs, func(a []types.Value) (types.Value, error) {
 		x, y := types.FloatOf(a[0]), types.FloatOf(a[1])

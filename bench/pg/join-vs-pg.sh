@@ -8,17 +8,10 @@
 #   PGCONN="host=127.0.0.1 port=5499 user=postgres dbname=postgres" bench/pg/join-vs-pg.sh [rounds]
 set -euo pipefail
 rounds=${1:-3}
-: "${PGCONN:?set PGCONN to a PostgreSQL 15 connection string}"
-D=$(mktemp -d /tmp/join-vs-pg.XXXX)
-trap 'kill $tpid 2>/dev/null; rm -rf "$D"' EXIT
-go build -o "$D/tupled" ./cmd/tupled
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$D/tupled" serve --listen 127.0.0.1:$port --data "$D/data" >"$D/serve.log" 2>&1 &
-tpid=$!
-for i in $(seq 50); do psql "host=127.0.0.1 port=$port user=t dbname=t sslmode=disable" -Atc 'select 1' >/dev/null 2>&1 && break; sleep 0.1; done
-TU="host=127.0.0.1 port=$port user=t dbname=t sslmode=disable"
-psql "$PGCONN" -qc "drop database if exists benchjoin" -c "create database benchjoin"
-PG="$PGCONN dbname=benchjoin"
+. bench/pg/lib.sh
+bench_dir join-vs-pg
+tupled_serve
+pg_database benchjoin
 setup="CREATE TABLE ja (id int PRIMARY KEY, v int, pad text);
 CREATE TABLE jb (id int PRIMARY KEY, a_id int, w int);
 INSERT INTO ja SELECT i, i % 1000, 'pad' || i FROM generate_series(1, 100000) i;
@@ -29,14 +22,12 @@ psql "$PG" -q -v ON_ERROR_STOP=1 -c "$setup" >/dev/null
 echo 'SELECT count(*), sum(ja.v + jb.w) FROM ja JOIN jb ON ja.id = jb.a_id;' > "$D/agg.sql"
 echo 'SELECT ja.id, ja.v, jb.w FROM ja JOIN jb ON ja.id = jb.a_id;' > "$D/rows.sql"
 for sys in tupled postgres; do
-  if [ $sys = tupled ]; then C="$TU"; else C="$PG"; fi
-  echo "check $sys: $(psql "$C" -Atf "$D/agg.sql")"
+  echo "check $sys: $(psql "$(conn_of $sys)" -Atf "$D/agg.sql")"
 done
 for r in $(seq "$rounds"); do
   for q in agg rows; do
     for sys in tupled postgres; do
-      if [ $sys = tupled ]; then C="$TU"; else C="$PG"; fi
-      echo "$r $q $sys $(pgbench -n -f "$D/$q.sql" -M prepared -c 1 -T 8 "$C" 2>&1 | grep -E '^tps|failed' | tr '\n' ' ')"
+      echo "$r $q $sys $(pgbench -n -f "$D/$q.sql" -M prepared -c 1 -T 8 "$(conn_of $sys)" 2>&1 | grep -E '^tps|failed' | tr '\n' ' ')"
     done
   done
 done

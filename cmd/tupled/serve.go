@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -196,6 +197,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	logFormat := fs.String("log-format", "text", "text or json")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate (chain) file: offer TLS to clients (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of --tls-cert")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the server's whole run to this file, closed at shutdown")
 	tlsRequired := fs.Bool("tls-required", false, "refuse clients that do not use TLS (28000); needs --tls-cert and --tls-key")
 	if err := parseFlags(c, fs, args, stdout); err != nil {
 		return err
@@ -334,6 +336,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log.Info("serving", "addr", ln.Addr().String(), "data", where, "auth", map[bool]string{true: "scram-sha-256", false: "trust"}[pw != ""], "password", pwSource, "tls", tlsMode)
 	fmt.Fprintf(stdout, "tupled serve: listening on %s\n", ln.Addr())
 
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	var serveErr error

@@ -24,6 +24,9 @@ func Cast(v Value, t Type) (Value, error) {
 	if r, ok := castDateTime(v, t); ok { // datetime.go
 		return r, nil
 	}
+	if r, ok := castTimeOfDay(v, t); ok { // timeofday.go
+		return r, nil
+	}
 	if r, ok, err := castFloat(v, t); ok { // float.go
 		return r, err
 	}
@@ -76,6 +79,8 @@ func CanCast(a Type, am Mod, b Type, bm Mod) bool {
 	case a == TBool && b == TBool:
 		return true
 	case IsDateTime(a) && IsDateTime(b), IsIntArray(a) && IsIntArray(b), IsJSON(a) && IsJSON(b):
+		return true
+	case b == TTime && (a == TTimestamp || a == TTimestamptz || a == TInterval), a == TTime && b == TInterval:
 		return true
 	case a == TBool && b == TInt4:
 		return !bm.Int2
@@ -219,6 +224,8 @@ func Compare(a, b Value) int {
 		return Instant(a).Compare(Instant(b))
 	case a.T == TJSONB:
 		return JSONBCompare(a, b) // json.go
+	case a.T == TInterval && b.T == TInterval:
+		return CompareIntervals(IntervalOf(a), IntervalOf(b)) // interval.go
 	case IsInt(a.T) || a.T == TBool:
 		switch {
 		case a.I < b.I:

@@ -22,8 +22,8 @@
 //     stored as it is.
 //   - The Type numbers are stored in the catalog (a Column's type): a new
 //     type goes at the end of the enumeration, never between.
-//   - NoKeyType types (numeric, the date/time types, the floats, json and
-//     jsonb) are held as text that does not sort as their values, so they
+//   - NoKeyType types (numeric, date, the timestamps, interval, the
+//     floats, json and jsonb) are held as text that does not sort as their values, so they
 //     cannot be keys; every other type's S (or I) sorts as the type does.
 //   - Errors are *pgerror.Error with PostgreSQL's SQLSTATE and wording:
 //     22P02 bad text input, 22P03 bad binary input, 22003 out of range,
@@ -31,13 +31,16 @@
 //     (CheckEncoding, applied to all text input), 22001 too long for a
 //     varchar(n) or character(n) at assignment.
 //   - A type whose I/O lives in a file of its own (uuid.go, bytea.go,
-//     json.go) registers an extType in ExtTypes from an init; the
+//     json.go, interval.go, timeofday.go) registers an extType in ExtTypes from an init; the
 //     switches of types.go fall back to the registry, so adding one such
 //     type touches no switch. ExtTypes is read-only after init.
 //
 // Files: types.go (Type, Value, OIDs, text and binary I/O, integer
 // arrays), cast.go (Mod, Cast, CastMod, ApplyMod, Compare), numeric.go,
 // float.go, datetime.go (date, timestamptz, date_trunc, extract),
-// timestamp.go, uuid.go, bytea.go, json.go (json and jsonb: the parser,
+// timestamp.go, interval.go (interval: input, output, comparison and
+// arithmetic as PostgreSQL 15's; testdata/ holds PostgreSQL's answers to
+// its cases and gen.sh, which asks them again), timeofday.go (time),
+// uuid.go, bytea.go, json.go (json and jsonb: the parser,
 // normalisation, the operators' node walks), encoding.go (CheckEncoding).
 package types

@@ -42,6 +42,8 @@ const (
 	TBytea       // bytea (see bytea.go)
 	TJSON        // json (see json.go)
 	TJSONB       // jsonb (see json.go)
+	TInterval    // interval (see interval.go)
+	TTime        // time without time zone (see timeofday.go)
 )
 
 // extType describes a type whose I/O lives in its own file (uuid.go,

@@ -12,6 +12,11 @@
 // `-pg -rewrite` rewrites the expectations from PostgreSQL's answers.
 // One file: `go test ./tests/sqllogic -run TestLogic/<base name>`.
 //
+// TestRefused (refused_test.go) runs testdata/sql/refused.sql, SQL
+// PostgreSQL runs and tupled refuses: each case must get 0A000 with a
+// message in SQL words from tupled, and succeed on PostgreSQL with -pg;
+// testdata/sql/REFUSED.md, its generated list, must be current.
+//
 // Invariants:
 //   - Expectations come from PostgreSQL, never from tupled: with -pg every
 //     file, pending ones included, must pass; -rewrite is accepted only

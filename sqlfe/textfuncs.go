@@ -1,0 +1,296 @@
+package sqlfe
+
+import (
+	"crypto/sha256"
+	"crypto/sha512"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
+)
+
+// More of PostgreSQL's string functions than strfuncs.go's: lpad and rpad,
+// format, regexp_replace, the sha2 digests, and the integer arrays'
+// array_length and cardinality. Strict, like PostgreSQL's (format is not:
+// a NULL argument is an empty %s).
+
+func init() {
+	for name, f := range map[string]polyFunc{
+		"lpad":           padFunc(true),
+		"rpad":           padFunc(false),
+		"format":         formatFunc,
+		"regexp_replace": regexpReplaceFunc,
+		"sha224":         shaFunc("sha224", func(b []byte) []byte { h := sha256.Sum224(b); return h[:] }),
+		"sha256":         shaFunc("sha256", func(b []byte) []byte { h := sha256.Sum256(b); return h[:] }),
+		"sha384":         shaFunc("sha384", func(b []byte) []byte { h := sha512.Sum384(b); return h[:] }),
+		"sha512":         shaFunc("sha512", func(b []byte) []byte { h := sha512.Sum512(b); return h[:] }),
+		"array_length":   arrayLengthFunc,
+		"cardinality":    cardinalityFunc,
+	} {
+		polyFuncs[name] = f
+	}
+}
+
+// padFunc is lpad/rpad(s, n [, fill]): s cut or filled (with fill, a
+// space by default) to n characters; an empty fill leaves s as it is.
+func padFunc(left bool) polyFunc {
+	name := "rpad"
+	if left {
+		name = "lpad"
+	}
+	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+		want := []types.Type{types.TText, types.TInt4, types.TText}
+		if len(args) != 2 && len(args) != 3 {
+			return nil, noSuchFunc(f, args)
+		}
+		xs, err := wantTypes(c, f, args, want[:len(args)]...)
+		if err != nil {
+			return nil, err
+		}
+		return strict(name, types.TText, xs, func(a []types.Value) (types.Value, error) {
+			s, n, fill := a[0].S, a[1].I, " "
+			if len(a) == 3 {
+				fill = a[2].S
+			}
+			if n > 10485760 {
+				return types.Value{}, pgerror.Errorf("54000", "requested length too large")
+			}
+			have := int64(utf8.RuneCountInString(s))
+			if n <= 0 {
+				return types.Text(""), nil
+			}
+			if have >= n {
+				rs := []rune(s)
+				return types.Text(string(rs[:n])), nil
+			}
+			if fill == "" {
+				return types.Text(s), nil
+			}
+			fr := []rune(fill)
+			var b strings.Builder
+			for i := int64(0); i < n-have; i++ {
+				b.WriteRune(fr[i%int64(len(fr))])
+			}
+			if left {
+				return types.Text(b.String() + s), nil
+			}
+			return types.Text(s + b.String()), nil
+		}), nil
+	}
+}
+
+// formatFunc is format(fmt, args...): %s (the argument's text, NULL
+// empty), %I (quote_ident), %L (quote_literal, NULL unquoted NULL), %%,
+// each optionally with a position n$; widths and the - flag are not
+// supported (0A000).
+func formatFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) == 0 {
+		return nil, noSuchFunc(f, args)
+	}
+	var xs []expr
+	for i, a := range args {
+		want := types.TUnknown
+		if i == 0 || a.typ() == types.TUnknown {
+			want = types.TText
+		}
+		x, err := c.coerce(a, want)
+		if err != nil {
+			return nil, err
+		}
+		xs = append(xs, x)
+	}
+	if !types.IsString(xs[0].typ()) {
+		return nil, noSuchFunc(f, args)
+	}
+	return &funcExpr{name: "format", t: types.TText, args: xs, fn: func(_ *env, a []types.Value) (types.Value, error) {
+		if a[0].Null {
+			return types.Null(types.TText), nil
+		}
+		return formatValues(a[0].S, a[1:])
+	}}, nil
+}
+
+func formatValues(fs string, args []types.Value) (types.Value, error) {
+	var b strings.Builder
+	next := 0
+	for i := 0; i < len(fs); i++ {
+		if fs[i] != '%' {
+			b.WriteByte(fs[i])
+			continue
+		}
+		i++
+		if i == len(fs) {
+			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unterminated format() type specifier").WithHint(`For a single "%" use "%%".`)
+		}
+		if fs[i] == '%' {
+			b.WriteByte('%')
+			continue
+		}
+		// an argument position n$
+		j := i
+		for j < len(fs) && fs[j] >= '0' && fs[j] <= '9' {
+			j++
+		}
+		if j > i && j < len(fs) && fs[j] == '$' {
+			n, _ := strconv.Atoi(fs[i:j])
+			if n == 0 {
+				return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "format specifies argument 0, but arguments are numbered from 1")
+			}
+			next = n - 1
+			i = j + 1
+		} else if j > i || fs[i] == '-' || fs[i] == '*' {
+			return types.Value{}, pgerror.NotSupported("format() widths and flags are not supported")
+		}
+		if i == len(fs) {
+			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unterminated format() type specifier").WithHint(`For a single "%" use "%%".`)
+		}
+		conv := fs[i]
+		if conv != 's' && conv != 'I' && conv != 'L' {
+			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unrecognized format() type specifier %q", string(conv)).WithHint(`For a single "%" use "%%".`)
+		}
+		if next >= len(args) {
+			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "too few arguments for format()")
+		}
+		v := args[next]
+		next++
+		switch conv {
+		case 's':
+			if !v.Null {
+				b.WriteString(types.TextOut(v))
+			}
+		case 'I':
+			if v.Null {
+				return types.Value{}, pgerror.Errorf(pgerror.CodeNullValueNotAllowed, "null values cannot be formatted as an SQL identifier")
+			}
+			b.WriteString(quoteIdent(types.TextOut(v)))
+		case 'L':
+			if v.Null {
+				b.WriteString("NULL")
+			} else {
+				b.WriteString(quoteLiteral(types.TextOut(v)))
+			}
+		}
+	}
+	return types.Text(b.String()), nil
+}
+
+// regexpReplaceFunc is regexp_replace(source, pattern, replacement [,
+// flags]): the first match replaced (every one with flag g; i for a
+// case-insensitive match), \1..\9 and \& in the replacement naming the
+// groups and the match. The pattern is Go's RE2, which reads PostgreSQL's
+// common regular expressions the same; back-references in the pattern
+// are refused (2201B).
+func regexpReplaceFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) != 3 && len(args) != 4 {
+		return nil, noSuchFunc(f, args)
+	}
+	want := []types.Type{types.TText, types.TText, types.TText, types.TText}
+	xs, err := wantTypes(c, f, args, want[:len(args)]...)
+	if err != nil {
+		return nil, err
+	}
+	return strict("regexp_replace", types.TText, xs, func(a []types.Value) (types.Value, error) {
+		global, prefix := false, ""
+		if len(a) == 4 {
+			for _, fl := range a[3].S {
+				switch fl {
+				case 'g':
+					global = true
+				case 'i':
+					prefix = "(?i)"
+				case 'c':
+					prefix = ""
+				default:
+					return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid regular expression option: %q", string(fl))
+				}
+			}
+		}
+		re, err := regexp.Compile(prefix + a[1].S)
+		if err != nil {
+			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidRegex, "invalid regular expression: %v", err)
+		}
+		repl := a[2].S
+		src := a[0].S
+		var b strings.Builder
+		last := 0
+		for _, m := range re.FindAllStringSubmatchIndex(src, -1) {
+			b.WriteString(src[last:m[0]])
+			for i := 0; i < len(repl); i++ {
+				ch := repl[i]
+				if ch == '\\' && i+1 < len(repl) {
+					n := repl[i+1]
+					switch {
+					case n >= '1' && n <= '9':
+						if g := int(n - '0'); 2*g+1 < len(m) && m[2*g] >= 0 {
+							b.WriteString(src[m[2*g]:m[2*g+1]])
+						}
+						i++
+						continue
+					case n == '&':
+						b.WriteString(src[m[0]:m[1]])
+						i++
+						continue
+					case n == '\\':
+						b.WriteByte('\\')
+						i++
+						continue
+					}
+				}
+				b.WriteByte(ch)
+			}
+			last = m[1]
+			if !global {
+				break
+			}
+		}
+		b.WriteString(src[last:])
+		return types.Text(b.String()), nil
+	}), nil
+}
+
+// shaFunc is a sha2 digest of a bytea (an untyped literal is a bytea).
+func shaFunc(name string, sum func([]byte) []byte) polyFunc {
+	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+		xs, err := wantTypes(c, f, args, types.TBytea)
+		if err != nil {
+			return nil, err
+		}
+		return strict(name, types.TBytea, xs, func(a []types.Value) (types.Value, error) {
+			return types.Value{T: types.TBytea, S: string(sum([]byte(a[0].S)))}, nil
+		}), nil
+	}
+}
+
+// arrayLengthFunc is array_length(a, dim) of a one-dimensional integer
+// array: its length for dim 1, NULL for another dimension or an empty
+// array.
+func arrayLengthFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) != 2 || !types.IsIntArray(args[0].typ()) {
+		return nil, noSuchFunc(f, args)
+	}
+	dim, err := c.coerce(args[1], types.TInt4)
+	if err != nil || !types.IsInt(dim.typ()) {
+		return nil, noSuchFunc(f, args)
+	}
+	return strict("array_length", types.TInt4, []expr{args[0], dim}, func(a []types.Value) (types.Value, error) {
+		if a[1].I != 1 || len(a[0].A) == 0 {
+			return types.Null(types.TInt4), nil
+		}
+		return types.Int4(int32(len(a[0].A))), nil
+	}), nil
+}
+
+// cardinalityFunc is cardinality(a): the number of elements.
+func cardinalityFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) != 1 || !types.IsIntArray(args[0].typ()) {
+		return nil, noSuchFunc(f, args)
+	}
+	return strict("cardinality", types.TInt4, args, func(a []types.Value) (types.Value, error) {
+		return types.Int4(int32(len(a[0].A))), nil
+	}), nil
+}

@@ -1,0 +1,65 @@
+-- SQL that PostgreSQL 15 runs and tupled still refuses (issue 24's "list
+-- of the SQL still refused"). tests/sqllogic's TestRefused runs every case
+-- against tupled, where each must fail with SQLSTATE 0A000 and a message
+-- in SQL words (never a parser node's name), and, with -pg, against
+-- PostgreSQL 15, where each must succeed. A case tupled starts to run
+-- fails the test: move it into a .test file (with PostgreSQL's answer)
+-- and delete it here. REFUSED.md is generated from this file and
+-- tupled's answers (go test ./tests/sqllogic -run TestRefused -refused-doc).
+--
+-- Format: the lines up to "-- cases" are setup, run first on both; after
+-- it, one case per line. Comments start with "--".
+CREATE TABLE t (a int PRIMARY KEY, b text, c int);
+INSERT INTO t VALUES (1, 'x', 10), (2, 'y', 20), (3, 'x', 30);
+CREATE TABLE u (a int PRIMARY KEY, t_a int REFERENCES t (a));
+INSERT INTO u VALUES (1, 1), (2, 2);
+-- cases
+-- types
+SELECT ARRAY['a', 'b'];
+SELECT interval '1 day' hour;
+SELECT '12:00+02'::timetz;
+CREATE TABLE arr (id int PRIMARY KEY, tags text[]);
+CREATE TABLE jk (j jsonb PRIMARY KEY);
+SELECT 'NaN'::numeric;
+CREATE TYPE mood AS ENUM ('sad', 'happy');
+-- queries
+SELECT DISTINCT ON (b) a, b FROM t ORDER BY b, a;
+SELECT * FROM t, LATERAL (SELECT * FROM u WHERE u.t_a = t.a) s;
+SELECT sum(c) OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t;
+SELECT sum(c) OVER w FROM t WINDOW w AS (ORDER BY a);
+SELECT b, sum(c) FROM t GROUP BY ROLLUP (b);
+SELECT b, sum(c) FROM t GROUP BY GROUPING SETS ((b), ());
+SELECT * FROM t WHERE (a, c) IN ((1, 10));
+SELECT ROW(1, 2) = ROW(1, 2);
+SELECT * FROM t TABLESAMPLE SYSTEM (50);
+SELECT 'abc' SIMILAR TO 'a%';
+SELECT 'a_b' LIKE 'a\_b' ESCAPE '\';
+SELECT generate_series(1, 3);
+SELECT unnest(ARRAY[1, 2, 3]);
+INSERT INTO t SELECT a + 10, b, c FROM t FOR UPDATE;
+-- functions and aggregates
+SELECT to_char(timestamp '2024-01-02', 'YYYY-MM-DD');
+SELECT to_timestamp('2024-01-02', 'YYYY-MM-DD');
+SELECT format('%5s', 'a');
+SELECT regexp_matches('abc', '(b)');
+SELECT substring('abcdef' FROM 'b.d');
+SELECT power(2::numeric, 3);
+SELECT array_agg(b) FROM t;
+SELECT stddev(c), variance(c) FROM t;
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY c) FROM t;
+SELECT json_agg(t) FROM t;
+SELECT row_to_json(t) FROM t;
+SELECT jsonb_array_elements('[1, 2]'::jsonb);
+SELECT jsonb_set('{"a": 1}', '{a}', '2');
+-- DDL and other statements
+CREATE TEMP TABLE tt (a int);
+CREATE INDEX ON t (c) WHERE c > 10;
+CREATE SCHEMA s;
+ALTER TABLE t ALTER COLUMN c TYPE bigint;
+CREATE VIEW v AS SELECT * FROM t;
+COMMENT ON TABLE t IS 'hello';
+GRANT SELECT ON t TO PUBLIC;
+CREATE EXTENSION IF NOT EXISTS plpgsql;
+LISTEN chan;
+EXPLAIN ANALYZE SELECT * FROM t;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
