@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/internal/invariants"
 )
 
 // The lock path at the speed of memory (issue 28): what one transaction
@@ -83,6 +84,65 @@ func lockTx(tb testing.TB, db *tupled.DB, strength tupled.LockStrength, yield bo
 	}
 	if err := tx.Commit(); err != nil {
 		tb.Fatal(err)
+	}
+}
+
+// sessGetNoCopyTx is getNoCopyTx through a Session, whose transactions
+// reuse one Tx.
+func sessGetNoCopyTx(tb testing.TB, s *tupled.Session) {
+	tx, err := s.Begin(bg, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := tx.GetNoCopy(bg, "t", allocKey); err != nil {
+		tb.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// sessLockNoCopyTx is lockNoCopyTx through a Session.
+func sessLockNoCopyTx(tb testing.TB, s *tupled.Session, strength tupled.LockStrength) {
+	tx, err := s.Begin(bg, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := tx.LockNoCopy(bg, "t", allocKey, strength, tupled.Wait); err != nil {
+		tb.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func BenchmarkSessionTxGetNoCopy(b *testing.B) {
+	db := allocDB(b)
+	s := db.NewSession()
+	defer s.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		sessGetNoCopyTx(b, s)
+	}
+}
+
+func BenchmarkSessionTxLockShareNoCopy(b *testing.B) {
+	db := allocDB(b)
+	s := db.NewSession()
+	defer s.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		sessLockNoCopyTx(b, s, tupled.ForShare)
+	}
+}
+
+func BenchmarkSessionTxLockKeyShareNoCopy(b *testing.B) {
+	db := allocDB(b)
+	s := db.NewSession()
+	defer s.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		sessLockNoCopyTx(b, s, tupled.ForKeyShare)
 	}
 }
 
@@ -185,6 +245,9 @@ func TestTxAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own account")
 	}
+	if invariants.Enabled {
+		t.Skip("the invariants build lends NoCopy values as scratch copies (Tx.GetNoCopy)")
+	}
 	db := allocDB(t)
 	// hot: a database whose row is held FOR KEY SHARE by an open
 	// transaction, so each lock makes or extends a multixact.
@@ -208,6 +271,8 @@ func TestTxAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	hotSess := hot.NewSession()
+	defer hotSess.Close()
 	for _, c := range []struct {
 		name string
 		max  float64
@@ -217,11 +282,17 @@ func TestTxAllocs(t *testing.T) {
 		{"ForShare", 2, func() { lockTx(t, db, tupled.ForShare, false) }},
 		{"ForKeyShare", 2, func() { lockTx(t, db, tupled.ForKeyShare, false) }},
 		{"ForKeyShareMulti", 2, func() { lockTx(t, hot, tupled.ForKeyShare, false) }},
-		{"SessionForKeyShare", 2, sessTx},
+		// A Session reuses its Tx: only the value's copy is allocated.
+		{"SessionForKeyShare", 1, sessTx},
 		// Without the value's copy only the Tx itself is allocated.
 		{"GetNoCopy", 1, func() { getNoCopyTx(t, db) }},
 		{"ForShareNoCopy", 1, func() { lockNoCopyTx(t, db, tupled.ForShare) }},
 		{"ForKeyShareNoCopy", 1, func() { lockNoCopyTx(t, db, tupled.ForKeyShare) }},
+		// Through a Session, without the copy: nothing at all (issue 28).
+		{"SessionGetNoCopy", 0, func() { sessGetNoCopyTx(t, sess) }},
+		{"SessionForShareNoCopy", 0, func() { sessLockNoCopyTx(t, sess, tupled.ForShare) }},
+		{"SessionForKeyShareNoCopy", 0, func() { sessLockNoCopyTx(t, sess, tupled.ForKeyShare) }},
+		{"SessionForKeyShareMultiNoCopy", 0, func() { sessLockNoCopyTx(t, hotSess, tupled.ForKeyShare) }},
 	} {
 		if n := testing.AllocsPerRun(1000, c.txn); n > c.max {
 			t.Errorf("%s: %v allocations per transaction, want at most %v", c.name, n, c.max)
