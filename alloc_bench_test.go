@@ -1,6 +1,7 @@
 package tupled_test
 
 import (
+	"context"
 	"runtime"
 	"testing"
 
@@ -40,8 +41,14 @@ func getTx(tb testing.TB, db *tupled.DB) {
 	}
 }
 
+// beginner begins transactions: a *tupled.DB, or a *tupled.Session (whose
+// transactions reuse one Tx).
+type beginner interface {
+	Begin(ctx context.Context, opts *tupled.TxOptions) (*tupled.Tx, error)
+}
+
 // getNoCopyTx is getTx reading with GetNoCopy (no copy of the value).
-func getNoCopyTx(tb testing.TB, db *tupled.DB) {
+func getNoCopyTx(tb testing.TB, db beginner) {
 	tx, err := db.Begin(bg, nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -55,7 +62,7 @@ func getNoCopyTx(tb testing.TB, db *tupled.DB) {
 }
 
 // lockNoCopyTx is lockTx locking with LockNoCopy, without yield.
-func lockNoCopyTx(tb testing.TB, db *tupled.DB, strength tupled.LockStrength) {
+func lockNoCopyTx(tb testing.TB, db beginner, strength tupled.LockStrength) {
 	tx, err := db.Begin(bg, nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -87,42 +94,13 @@ func lockTx(tb testing.TB, db *tupled.DB, strength tupled.LockStrength, yield bo
 	}
 }
 
-// sessGetNoCopyTx is getNoCopyTx through a Session, whose transactions
-// reuse one Tx.
-func sessGetNoCopyTx(tb testing.TB, s *tupled.Session) {
-	tx, err := s.Begin(bg, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := tx.GetNoCopy(bg, "t", allocKey); err != nil {
-		tb.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
-		tb.Fatal(err)
-	}
-}
-
-// sessLockNoCopyTx is lockNoCopyTx through a Session.
-func sessLockNoCopyTx(tb testing.TB, s *tupled.Session, strength tupled.LockStrength) {
-	tx, err := s.Begin(bg, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := tx.LockNoCopy(bg, "t", allocKey, strength, tupled.Wait); err != nil {
-		tb.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 func BenchmarkSessionTxGetNoCopy(b *testing.B) {
 	db := allocDB(b)
 	s := db.NewSession()
 	defer s.Close()
 	b.ReportAllocs()
 	for b.Loop() {
-		sessGetNoCopyTx(b, s)
+		getNoCopyTx(b, s)
 	}
 }
 
@@ -132,7 +110,7 @@ func BenchmarkSessionTxLockShareNoCopy(b *testing.B) {
 	defer s.Close()
 	b.ReportAllocs()
 	for b.Loop() {
-		sessLockNoCopyTx(b, s, tupled.ForShare)
+		lockNoCopyTx(b, s, tupled.ForShare)
 	}
 }
 
@@ -142,7 +120,7 @@ func BenchmarkSessionTxLockKeyShareNoCopy(b *testing.B) {
 	defer s.Close()
 	b.ReportAllocs()
 	for b.Loop() {
-		sessLockNoCopyTx(b, s, tupled.ForKeyShare)
+		lockNoCopyTx(b, s, tupled.ForKeyShare)
 	}
 }
 
@@ -289,10 +267,10 @@ func TestTxAllocs(t *testing.T) {
 		{"ForShareNoCopy", 1, func() { lockNoCopyTx(t, db, tupled.ForShare) }},
 		{"ForKeyShareNoCopy", 1, func() { lockNoCopyTx(t, db, tupled.ForKeyShare) }},
 		// Through a Session, without the copy: nothing at all (issue 28).
-		{"SessionGetNoCopy", 0, func() { sessGetNoCopyTx(t, sess) }},
-		{"SessionForShareNoCopy", 0, func() { sessLockNoCopyTx(t, sess, tupled.ForShare) }},
-		{"SessionForKeyShareNoCopy", 0, func() { sessLockNoCopyTx(t, sess, tupled.ForKeyShare) }},
-		{"SessionForKeyShareMultiNoCopy", 0, func() { sessLockNoCopyTx(t, hotSess, tupled.ForKeyShare) }},
+		{"SessionGetNoCopy", 0, func() { getNoCopyTx(t, sess) }},
+		{"SessionForShareNoCopy", 0, func() { lockNoCopyTx(t, sess, tupled.ForShare) }},
+		{"SessionForKeyShareNoCopy", 0, func() { lockNoCopyTx(t, sess, tupled.ForKeyShare) }},
+		{"SessionForKeyShareMultiNoCopy", 0, func() { lockNoCopyTx(t, hotSess, tupled.ForKeyShare) }},
 	} {
 		if n := testing.AllocsPerRun(1000, c.txn); n > c.max {
 			t.Errorf("%s: %v allocations per transaction, want at most %v", c.name, n, c.max)
