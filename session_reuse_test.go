@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -50,9 +51,11 @@ func TestSessionReusesEndedTx(t *testing.T) {
 // the row when it looked — it wakes when that one ends, not when the
 // reused record's later transaction does — and every lock is granted
 // exactly once at a time: the counter each holder increments in the row
-// ends at the number of transactions (run with -race).
+// ends at the number of transactions (run with -race). The deadlock
+// timeout is tiny, so the detector walks the lock's holders — Procs the
+// sessions go on reusing — while they begin again.
 func TestSessionReuseUnderWaiters(t *testing.T) {
-	db := openDB(t, nil, map[string]string{"n": "0"})
+	db := openDB(t, &tupled.Options{DeadlockTimeout: time.Microsecond}, map[string]string{"n": "0"})
 	const rounds, waiters = 200, 4
 	incr := func(tx *tupled.Tx) error {
 		v, err := tx.Lock(bg, "t", []byte("n"), tupled.ForUpdate, tupled.Wait)
@@ -94,12 +97,31 @@ func TestSessionReuseUnderWaiters(t *testing.T) {
 			}
 		}
 	}()
-	for range waiters {
+	for i := range waiters {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if i%2 == 0 { // DB.Begin transactions, never reused
+				for range rounds {
+					if err := db.RunTx(bg, nil, incr); err != nil {
+						errc <- err
+						return
+					}
+				}
+				return
+			}
+			s := db.NewSession() // and sessions, reusing theirs
+			defer s.Close()
 			for range rounds {
-				if err := db.RunTx(bg, nil, incr); err != nil {
+				tx, err := s.Begin(bg, nil)
+				if err == nil {
+					if err = incr(tx); err == nil {
+						err = tx.Commit()
+					} else {
+						_ = tx.Rollback()
+					}
+				}
+				if err != nil {
 					errc <- err
 					return
 				}

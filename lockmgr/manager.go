@@ -172,12 +172,14 @@ func (m *Manager) NewProc(xid uint64) *Proc { return &Proc{xid: xid} }
 // holders, and the deadlock detector follows a holder's wait only if it
 // was published before the detector saw that holder (walker's comment),
 // which a wait of the reused proc's new transaction never is.
+//
+// Nothing but xid is written on reuse: the fields a late reader may load
+// without a lock (the detector reads a stale holder's cur and sess, in
+// wait) are already what a new Proc has — cur nil, sess nil (a
+// transaction's Proc never has one), regNext nil — and are only checked.
 func (m *Manager) InitProc(p *Proc, xid uint64) {
-	if p.xid != 0 {
-		if p.cur.Load() != nil || len(p.held) != 0 || p.fpRegistered {
-			panic("lockmgr: InitProc reusing a Proc that still waits or holds locks")
-		}
-		p.sess, p.regNext = nil, nil
+	if p.xid != 0 && (p.cur.Load() != nil || len(p.held) != 0 || p.fpRegistered || p.sess != nil || p.regNext != nil) {
+		panic("lockmgr: InitProc reusing a Proc that still waits, holds locks or is a session's")
 	}
 	p.xid = xid
 }
