@@ -92,6 +92,10 @@ type Session struct {
 	db   *DB
 	s    *engine.Session
 	busy atomic.Bool
+	// last is the Tx of the session's previous transaction, whose record
+	// Begin reuses once it has ended (see Begin): a Session's
+	// transactions allocate nothing. Read and written under busy.
+	last *Tx
 }
 
 // NewSession returns a new session holding no lock. It costs one small
@@ -121,6 +125,17 @@ func (s *Session) exit() {
 // Begin starts a transaction of the session, as DB.Begin does (same opts and
 // errors). ErrTxBusy (55000) if the session's previous transaction has not
 // ended; ErrInvalid (22023) after Close.
+//
+// The Tx returned is, once the session's previous transaction has ended
+// (Commit, or Rollback, returned), that transaction's own Tx, reused: a
+// session's transactions cost no allocation, as a PostgreSQL backend
+// reuses its PGPROC. So a Tx of a Session is the caller's until the
+// session's next Begin: after its Commit or Rollback, calls on it fail
+// with ErrTxDone as on any ended Tx, but after the next Begin the same
+// *Tx is the new transaction. (A DB.Begin transaction is never reused.)
+// The engine's records stay safe for everyone else who may hold them: a
+// waiter that waited for the old transaction, the deadlock detector, the
+// lock table all tell the two apart by their xids (internal/engine's doc).
 func (s *Session) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
 	if err := s.enter(); err != nil {
 		return nil, err
@@ -130,12 +145,35 @@ func (s *Session) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	tx := &Tx{db: s.db}
+	tx := s.reusable()
+	if tx == nil {
+		tx = &Tx{db: s.db}
+	}
 	if err := s.s.BeginIn(&tx.rec, eo); err != nil {
+		tx.busy.Store(false)
+		s.last = nil
 		return nil, err
 	}
 	tx.t = &tx.rec
+	s.last = tx
+	tx.busy.Store(false)
 	return tx, nil
+}
+
+// reusable returns the session's previous Tx, marked busy (no call on it
+// can start while Begin reuses it), if its transaction is over and no
+// call on it runs; otherwise nil.
+func (s *Session) reusable() *Tx {
+	tx := s.last
+	if tx == nil || !tx.busy.CompareAndSwap(false, true) {
+		return nil
+	}
+	if !tx.rec.Finished() {
+		tx.busy.Store(false)
+		return nil
+	}
+	tx.t, tx.lent = nil, nil
+	return tx
 }
 
 // AdvisoryLock takes a session-level advisory lock on key, exclusive or

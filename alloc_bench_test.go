@@ -1,10 +1,12 @@
 package tupled_test
 
 import (
+	"context"
 	"runtime"
 	"testing"
 
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/internal/invariants"
 )
 
 // The lock path at the speed of memory (issue 28): what one transaction
@@ -39,8 +41,14 @@ func getTx(tb testing.TB, db *tupled.DB) {
 	}
 }
 
+// beginner begins transactions: a *tupled.DB, or a *tupled.Session (whose
+// transactions reuse one Tx).
+type beginner interface {
+	Begin(ctx context.Context, opts *tupled.TxOptions) (*tupled.Tx, error)
+}
+
 // getNoCopyTx is getTx reading with GetNoCopy (no copy of the value).
-func getNoCopyTx(tb testing.TB, db *tupled.DB) {
+func getNoCopyTx(tb testing.TB, db beginner) {
 	tx, err := db.Begin(bg, nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -54,7 +62,7 @@ func getNoCopyTx(tb testing.TB, db *tupled.DB) {
 }
 
 // lockNoCopyTx is lockTx locking with LockNoCopy, without yield.
-func lockNoCopyTx(tb testing.TB, db *tupled.DB, strength tupled.LockStrength) {
+func lockNoCopyTx(tb testing.TB, db beginner, strength tupled.LockStrength) {
 	tx, err := db.Begin(bg, nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -83,6 +91,36 @@ func lockTx(tb testing.TB, db *tupled.DB, strength tupled.LockStrength, yield bo
 	}
 	if err := tx.Commit(); err != nil {
 		tb.Fatal(err)
+	}
+}
+
+func BenchmarkSessionTxGetNoCopy(b *testing.B) {
+	db := allocDB(b)
+	s := db.NewSession()
+	defer s.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		getNoCopyTx(b, s)
+	}
+}
+
+func BenchmarkSessionTxLockShareNoCopy(b *testing.B) {
+	db := allocDB(b)
+	s := db.NewSession()
+	defer s.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		lockNoCopyTx(b, s, tupled.ForShare)
+	}
+}
+
+func BenchmarkSessionTxLockKeyShareNoCopy(b *testing.B) {
+	db := allocDB(b)
+	s := db.NewSession()
+	defer s.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		lockNoCopyTx(b, s, tupled.ForKeyShare)
 	}
 }
 
@@ -185,6 +223,9 @@ func TestTxAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own account")
 	}
+	if invariants.Enabled {
+		t.Skip("the invariants build lends NoCopy values as scratch copies (Tx.GetNoCopy)")
+	}
 	db := allocDB(t)
 	// hot: a database whose row is held FOR KEY SHARE by an open
 	// transaction, so each lock makes or extends a multixact.
@@ -208,6 +249,8 @@ func TestTxAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	hotSess := hot.NewSession()
+	defer hotSess.Close()
 	for _, c := range []struct {
 		name string
 		max  float64
@@ -217,11 +260,17 @@ func TestTxAllocs(t *testing.T) {
 		{"ForShare", 2, func() { lockTx(t, db, tupled.ForShare, false) }},
 		{"ForKeyShare", 2, func() { lockTx(t, db, tupled.ForKeyShare, false) }},
 		{"ForKeyShareMulti", 2, func() { lockTx(t, hot, tupled.ForKeyShare, false) }},
-		{"SessionForKeyShare", 2, sessTx},
+		// A Session reuses its Tx: only the value's copy is allocated.
+		{"SessionForKeyShare", 1, sessTx},
 		// Without the value's copy only the Tx itself is allocated.
 		{"GetNoCopy", 1, func() { getNoCopyTx(t, db) }},
 		{"ForShareNoCopy", 1, func() { lockNoCopyTx(t, db, tupled.ForShare) }},
 		{"ForKeyShareNoCopy", 1, func() { lockNoCopyTx(t, db, tupled.ForKeyShare) }},
+		// Through a Session, without the copy: nothing at all (issue 28).
+		{"SessionGetNoCopy", 0, func() { getNoCopyTx(t, sess) }},
+		{"SessionForShareNoCopy", 0, func() { lockNoCopyTx(t, sess, tupled.ForShare) }},
+		{"SessionForKeyShareNoCopy", 0, func() { lockNoCopyTx(t, sess, tupled.ForKeyShare) }},
+		{"SessionForKeyShareMultiNoCopy", 0, func() { lockNoCopyTx(t, hotSess, tupled.ForKeyShare) }},
 	} {
 		if n := testing.AllocsPerRun(1000, c.txn); n > c.max {
 			t.Errorf("%s: %v allocations per transaction, want at most %v", c.name, n, c.max)

@@ -13,6 +13,9 @@ import (
 // hints name (copying the live members into a new immutable set per locker).
 // Variants: plain (the same transaction reading the row), keyshare, share.
 // Config.HotRows spreads the clients over that many hot rows (default 1).
+// Each client runs its transactions through a Session of its own, as a
+// pgbench client runs them on its connection (a Session reuses its
+// transaction's record: no allocation per transaction, issue 28).
 type hotRow struct{ dbs dbCache }
 
 func (*hotRow) Name() string              { return "hotrow" }
@@ -38,8 +41,9 @@ func (w *hotRow) Prepare(ctx context.Context, cfg *Config, variant string) (*Pre
 	strength, lock := map[string]tupled.LockStrength{"keyshare": tupled.ForKeyShare, "share": tupled.ForShare}[variant]
 	before := db.Stats()
 	p := &Prepared{DB: db}
+	p.Setup = func(c *Client) error { c.State = db.NewSession(); return nil }
 	p.Txn = func(ctx context.Context, c *Client) error {
-		tx, err := db.Begin(ctx, nil)
+		tx, err := c.State.(*tupled.Session).Begin(ctx, nil)
 		if err != nil {
 			return err
 		}

@@ -161,9 +161,28 @@ func (m *Manager) NewProc(xid uint64) *Proc { return &Proc{xid: xid} }
 // InitProc is NewProc in memory the caller provides (the engine embeds a
 // transaction's Proc in its transaction record, so that beginning costs
 // no allocation): p, a zero Proc never used, becomes the proc of xid. p
-// must stay where it is and is never reused (the lock table and the
-// deadlock detector may still hold it after its transaction ends).
-func (m *Manager) InitProc(p *Proc, xid uint64) { p.xid = xid }
+// must stay where it is.
+//
+// p may also be the Proc of a transaction that has ended — ReleaseAll
+// returned, it waits for nothing and holds no tuple lock — which InitProc
+// reuses for the new transaction xid, as PostgreSQL reuses a backend's
+// PGPROC. Its generation is its xid. A late holder cannot mistake the new
+// transaction for the old: the registry of waiting procs is keyed by the
+// xid a wait was published under, a lock object lists only current
+// holders, and the deadlock detector follows a holder's wait only if it
+// was published before the detector saw that holder (walker's comment),
+// which a wait of the reused proc's new transaction never is.
+//
+// Nothing but xid is written on reuse: the fields a late reader may load
+// without a lock (the detector reads a stale holder's cur and sess, in
+// wait) are already what a new Proc has — cur nil, sess nil (a
+// transaction's Proc never has one), regNext nil — and are only checked.
+func (m *Manager) InitProc(p *Proc, xid uint64) {
+	if p.xid != 0 && (p.cur.Load() != nil || len(p.held) != 0 || p.fpRegistered || p.sess != nil || p.regNext != nil) {
+		panic("lockmgr: InitProc reusing a Proc that still waits, holds locks or is a session's")
+	}
+	p.xid = xid
+}
 
 // Stats returns the counters.
 func (m *Manager) Stats() Stats {

@@ -315,3 +315,48 @@ func TestReleaseSince(t *testing.T) {
 	m.ReleaseAll(p2)
 	empty(t, m)
 }
+
+// TestInitProcReusesAnEndedProc: InitProc on the Proc of a transaction
+// that released everything makes it the proc of a new xid, holding
+// nothing; on one that still holds a lock it refuses (a panic: the
+// engine reuses a Proc only after ReleaseAll).
+func TestInitProcReusesAnEndedProc(t *testing.T) {
+	m, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+	var p Proc
+	m.InitProc(&p, 1)
+	if err := m.LockRelation(ctx, &p, "r", RowExclusiveLock, Wait{}); err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("InitProc reused a Proc that holds a relation lock")
+			}
+		}()
+		m.InitProc(&p, 2)
+	}()
+	m.ReleaseAll(&p)
+	m.InitProc(&p, 2)
+	if p.Xid() != 2 || p.HoldsRelation("r", RowExclusiveLock) {
+		t.Fatalf("reused proc: xid %d, holds r: %v", p.Xid(), p.HoldsRelation("r", RowExclusiveLock))
+	}
+	// The reused proc locks as a new one: a strong lock of another
+	// transaction now conflicts with it.
+	if err := m.LockRelation(ctx, &p, "r", RowExclusiveLock, Wait{}); err != nil {
+		t.Fatal(err)
+	}
+	q := m.NewProc(3)
+	if err := m.LockRelation(ctx, q, "r", AccessExclusiveLock, Wait{NoWait: true}); err != ErrWouldBlock {
+		t.Fatalf("AccessExclusiveLock beside the reused proc's lock: %v, want ErrWouldBlock", err)
+	}
+	m.ReleaseAll(&p)
+	if err := m.LockRelation(ctx, q, "r", AccessExclusiveLock, Wait{NoWait: true}); err != nil {
+		t.Fatal(err)
+	}
+	m.ReleaseAll(q)
+}

@@ -177,8 +177,10 @@ func xmaxChanged(t *heap.Tuple, xwait uint64, im uint16) bool {
 func (e *Locker) waitXacts(ctx context.Context, tx *Txn, xids []uint64, policy WaitPolicy) (bool, error) {
 	var xs []lockmgr.AwaitedXact
 	for _, id := range xids {
-		if x := e.xacts.Lookup(id); x != nil {
-			xs = append(xs, lockmgr.AwaitedXact{Xid: id, Top: x.Top().ID(), Done: x.Done()})
+		// Await, not Lookup: the record may be reused by a later
+		// transaction as soon as id ends (xact.Manager.BeginIn).
+		if top, done, ok := e.xacts.Await(id); ok {
+			xs = append(xs, lockmgr.AwaitedXact{Xid: id, Top: top, Done: done})
 		}
 	}
 	if len(xs) == 0 {

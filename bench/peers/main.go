@@ -33,6 +33,7 @@ func sizeFlags(fs *flag.FlagSet, c *config) {
 	fs.IntVar(&c.Rows, "rows", 200_000, "kv rows for the read and scan workloads (the issue's figure: 1000000)")
 	fs.IntVar(&c.ValueSize, "value", 100, "bytes per kv value (at least 8)")
 	fs.IntVar(&c.Accounts, "accounts", 100_000, "bank accounts")
+	fs.IntVar(&c.Hot, "hot-accounts", 100, "the accounts bankhot's transfers use (the first N of -accounts)")
 	fs.Int64Var(&c.Balance, "balance", 1000, "each account's starting balance")
 	fs.IntVar(&c.Jobs, "jobs", 5000, "jobs the queue drains (the issue's figure: 10000)")
 	fs.IntVar(&c.Bucket, "bucket", 1000, "jobs per point of the queue's jobs/s curve (first vs last)")
@@ -45,7 +46,7 @@ func sizeFlags(fs *flag.FlagSet, c *config) {
 func (c *config) args() []string {
 	return []string{
 		fmt.Sprint("-rows=", c.Rows), fmt.Sprint("-value=", c.ValueSize),
-		fmt.Sprint("-accounts=", c.Accounts), fmt.Sprint("-balance=", c.Balance),
+		fmt.Sprint("-accounts=", c.Accounts), fmt.Sprint("-hot-accounts=", c.Hot), fmt.Sprint("-balance=", c.Balance),
 		fmt.Sprint("-jobs=", c.Jobs), fmt.Sprint("-bucket=", c.Bucket),
 		fmt.Sprint("-clients=", c.Clients), fmt.Sprint("-duration=", c.Duration),
 		fmt.Sprint("-writes=", c.Writes), fmt.Sprint("-queue-max=", c.QueueMax),

@@ -71,7 +71,7 @@ if a correctness check fails or a child dies. See README.md.
 		return 2
 	}
 	if *short {
-		cfg = config{Rows: 300, ValueSize: 100, Accounts: 50, Balance: 1000, Jobs: 60, Bucket: 20,
+		cfg = config{Rows: 300, ValueSize: 100, Accounts: 50, Hot: 10, Balance: 1000, Jobs: 60, Bucket: 20,
 			Clients: 4, Duration: 150 * time.Millisecond, Writes: 10, QueueMax: 30 * time.Second}
 		*rounds = 1
 	}
@@ -144,7 +144,7 @@ func (h *harness) do(r *run) {
 	for _, s := range r.Systems {
 		needLoad := false
 		for _, w := range r.Workloads {
-			needLoad = needLoad || (w != "queue" && w != "write")
+			needLoad = needLoad || !freshWorkload(w)
 		}
 		if !needLoad {
 			break
@@ -168,11 +168,11 @@ func (h *harness) do(r *run) {
 		for _, w := range r.Workloads {
 			for i := range r.Systems {
 				s := r.Systems[(i+round)%len(r.Systems)]
-				if w != "queue" && w != "write" && !loaded(r, s) {
+				if !freshWorkload(w) && !loaded(r, s) {
 					continue
 				}
 				dir := filepath.Join(h.base, s, "data")
-				if w == "queue" || w == "write" {
+				if freshWorkload(w) {
 					dir = filepath.Join(h.base, s, fmt.Sprintf("%s-%d", w, round))
 					os.RemoveAll(dir)
 					if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -181,7 +181,7 @@ func (h *harness) do(r *run) {
 					}
 				}
 				res, err := h.child(s, w, dir, round)
-				if w == "queue" || w == "write" {
+				if freshWorkload(w) {
 					os.RemoveAll(dir)
 				}
 				if err != nil {

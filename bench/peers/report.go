@@ -21,13 +21,15 @@ func metric(w string, r *result) (v float64, higherBetter bool) {
 }
 
 var workloadTitle = map[string]string{
-	"cold":  "3 random rows FOR SHARE per txn, cold cache",
-	"warm":  "same, after a full scan warmed the cache",
-	"plain": "3 random rows, plain reads (no lock) per txn, cold cache",
-	"queue": "job queue: claim SKIP LOCKED + Where, move to done",
-	"bank":  "bank transfers",
-	"scan":  "full scan (time, first scan in a fresh process)",
-	"write": "one durable single-row write (p50 latency)",
+	"cold":    "3 random rows FOR SHARE per txn, cold cache",
+	"warm":    "same, after a full scan warmed the cache",
+	"plain":   "3 random rows, plain reads (no lock) per txn, cold cache",
+	"queue":   "job queue: claim SKIP LOCKED + Where, move to done",
+	"bank":    "bank transfers",
+	"bankhot": "bank transfers among the hot accounts (-hot-accounts)",
+	"fk":      "FK children inserted under a hot parent being updated (children/s)",
+	"scan":    "full scan (time, first scan in a fresh process)",
+	"write":   "one durable single-row write (p50 latency)",
 }
 
 var peerTitle = map[string]string{

@@ -19,6 +19,7 @@ type config struct {
 	Rows      int           // kv rows (read and scan workloads)
 	ValueSize int           // bytes per kv value
 	Accounts  int           // bank accounts
+	Hot       int           // the accounts bankhot's transfers move money between (the first Hot)
 	Balance   int64         // each account's starting balance
 	Jobs      int           // jobs the queue drains
 	Bucket    int           // jobs per bucket of the queue's jobs/s curve
@@ -58,7 +59,11 @@ var workloads = []string{"cold", "warm", "queue", "bank", "scan", "write"}
 // without the locks, through plainReader where a system has one (tupled:
 // a read-only transaction of GetNoCopy) and readShare elsewhere (bbolt's
 // and badger's readShare already read without locking).
-var optionalWorkloads = []string{"plain"}
+//
+// bankhot is bank over only the first -hot-accounts accounts (issue 28's
+// "100 hot accounts"); fk inserts children under a hot parent that an
+// updater keeps updating (fk.go; tupled and pebble only).
+var optionalWorkloads = []string{"plain", "bankhot", "fk"}
 
 // runChild opens system in dir and runs workload; fresh says dir starts
 // empty (queue and write load their own data there).
@@ -70,7 +75,7 @@ func runChild(ctx context.Context, sysName, workload, dir string, cfg config) (*
 	}
 	res := &result{System: sysName, Workload: workload, Finished: true, Extra: map[string]float64{}}
 	res.Extra["open_s"] = time.Since(opened).Seconds()
-	if sysName == "tupled-mem" && workload != "load" && workload != "queue" && workload != "write" {
+	if sysName == "tupled-mem" && workload != "load" && !freshWorkload(workload) {
 		// Nothing survives between its children: load what the workload
 		// reads, untimed.
 		if err := runLoad(ctx, s, cfg, &result{Extra: map[string]float64{}}); err != nil {
@@ -110,7 +115,11 @@ func runChild(ctx context.Context, sysName, workload, dir string, cfg config) (*
 	case "queue":
 		runErr = runQueue(ctx, s, cfg, res)
 	case "bank":
-		runErr = runBank(ctx, s, cfg, res)
+		runErr = runBank(ctx, s, cfg, cfg.Accounts, res)
+	case "bankhot":
+		runErr = runBank(ctx, s, cfg, min(cfg.Hot, cfg.Accounts), res)
+	case "fk":
+		runErr = runFK(ctx, s, cfg, res)
 	case "scan":
 		runErr = runScan(ctx, s, cfg, res)
 	case "write":
@@ -221,14 +230,16 @@ func runReadsWith(ctx context.Context, read func(context.Context, []uint64) erro
 }
 
 // runBank: each transaction moves 1..100 between two distinct random
-// accounts; afterwards the total must be what the load put there.
-func runBank(ctx context.Context, s system, cfg config, res *result) error {
-	if cfg.Accounts < 2 {
-		return fmt.Errorf("bank needs 2 accounts or more, have %d", cfg.Accounts)
+// accounts of the first among (all of them for bank, the hot ones for
+// bankhot); afterwards the total over every account must be what the
+// load put there.
+func runBank(ctx context.Context, s system, cfg config, among int, res *result) error {
+	if among < 2 {
+		return fmt.Errorf("bank needs 2 accounts or more, have %d", among)
 	}
 	err := clients(ctx, cfg.Clients, cfg.Duration, func(ctx context.Context, rng *rand.Rand) error {
-		from := rng.Uint64N(uint64(cfg.Accounts))
-		to := rng.Uint64N(uint64(cfg.Accounts - 1))
+		from := rng.Uint64N(uint64(among))
+		to := rng.Uint64N(uint64(among - 1))
 		if to >= from {
 			to++
 		}
@@ -424,3 +435,7 @@ func dirSize(dir string) int64 {
 	})
 	return n
 }
+
+// freshWorkload is a workload that loads its own data into a fresh
+// directory each round instead of reading the loaded kv rows and accounts.
+func freshWorkload(w string) bool { return w == "queue" || w == "write" || w == "fk" }

@@ -239,6 +239,15 @@ func (tx *Tx) check(ctx context.Context) error {
 	return tx.liveLocked(ctx)
 }
 
+// Finished reports whether tx has ended with Commit or Rollback (not
+// merely been aborted by an error, which leaves it to be rolled back): a
+// Tx BeginIn may reuse.
+func (tx *Tx) Finished() bool {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	return tx.state == txDone
+}
+
 func (tx *Tx) ended() bool {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()

@@ -38,9 +38,20 @@
 // (Engine.BeginIn), which embeds the xact.Xact and the lockmgr.Proc
 // (xact.Manager.BeginIn, lockmgr.Manager.InitProc) and holds the
 // tuplelock.Txn by value; the Done channel is made only if someone waits
-// (package xact). None is ever reused for another transaction: a waiter,
-// the deadlock detector or a stale handle may still hold it after the
-// end, and must find that transaction ended, not a newer one.
+// (package xact). A tupled.Session reuses its ended transaction's record
+// for its next one (BeginIn on a Tx whose Commit or Rollback returned), so
+// a session's transactions allocate nothing; a DB.Begin transaction's
+// record is never reused. A waiter, the deadlock detector or the lock
+// table may still hold the old Xact or Proc then, and must find that
+// transaction ended, not the newer one: the xid is each record's
+// generation. Waiters read an Xact only under the live set's lock, by the
+// xid they wait for (xact.Manager.Await: the Done channel they get is that
+// xid's, closed at its end, never the reused record's next one); the lock
+// table lists only current holders and registers waiting Procs by the xid
+// they wait under, and the deadlock detector follows a holder's wait only
+// if it began before the holder was seen holding (lockmgr.Manager.InitProc).
+// The handle itself is the one thing that cannot tell: a Session's Tx is
+// the caller's until the session's next Begin (tupled.Session.Begin).
 //
 // A row lock is NOT an object of any of them: it is the xmax (and
 // infomask bits, or a multixact) written into the locked version. It lasts

@@ -342,8 +342,8 @@ func (e *Engine) RowLocks(table string, stop func() error) ([]RowLock, error) {
 		rl := RowLock{Key: append([]byte(nil), r.Key()...), Multi: multi}
 		for _, m := range live {
 			id := m.Xid
-			if x := e.xacts.Lookup(id); x != nil && x.IsSub() {
-				id = x.Top().ID() // a savepoint's lock is its transaction's (Tx.ID)
+			if top := e.xacts.TopOf(id); top != xact.InvalidXID {
+				id = top // a savepoint's lock is its transaction's (Tx.ID)
 			}
 			rl.Lockers = append(rl.Lockers, id)
 			rl.Modes = append(rl.Modes, m.Status.LockMode())

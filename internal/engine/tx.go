@@ -91,10 +91,34 @@ type Tx struct {
 	// xrec and prec are the memory of the transaction's xact.Xact and
 	// lockmgr.Proc (BeginIn, InitProc): one record per transaction, not
 	// three, and none at all when the caller embeds the Tx (package
-	// tupled's Tx does). Never reused: a waiter or the deadlock detector
-	// may hold either after the transaction ends.
+	// tupled's Tx does). A Tx that has ended may be begun again (BeginIn:
+	// package tupled's Session does, so that its transactions allocate
+	// nothing); a waiter or the deadlock detector may still hold the
+	// ended transaction's Xact or Proc then, and each tells the two
+	// transactions apart by their xid, its generation (xact.Manager.BeginIn,
+	// lockmgr.Manager.InitProc).
 	xrec xact.Xact
 	prec lockmgr.Proc
+}
+
+// reuse makes an ended tx (state txDone) a zero Tx again, but for the
+// records a late holder may still read (xrec, prec: their own BeginIn and
+// InitProc reset them) and the capacity of its slices, which the next
+// transaction fills without allocating. Every other field is zeroed
+// here (TestReuseZeroesEveryField checks the list).
+func (tx *Tx) reuse() {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if tx.state != txDone {
+		panic("engine: BeginIn of a Tx that has not ended")
+	}
+	clear(tx.writes)
+	clear(tx.savepoints)
+	clear(tx.advTaken)
+	tx.e, tx.id, tx.txn, tx.proc, tx.lockTO, tx.rr, tx.readOnly = nil, 0, tuplelock.Txn{}, nil, 0, false, false
+	tx.state, tx.snap, tx.haveSnap, tx.freshSnap = txActive, xact.Snapshot{}, false, false
+	tx.writes, tx.savepoints, tx.subAborted, tx.advTaken = tx.writes[:0], tx.savepoints[:0], false, tx.advTaken[:0]
+	tx.sess, tx.adv, tx.skipIndex = nil, nil, nil
 }
 
 // Begin starts a transaction: its id is assigned (and, on disk, reserved
@@ -108,9 +132,15 @@ func (e *Engine) Begin(o TxOptions) (*Tx, error) {
 }
 
 // BeginIn is Begin in memory the caller provides: tx, a zero Tx never
-// begun, becomes the transaction. tx must stay where it is and is never
-// reused (see Tx.xrec). On error tx is left unusable.
+// begun, becomes the transaction. tx must stay where it is. tx may also be
+// a Tx whose transaction has ended (Commit or Rollback returned), which
+// becomes the new transaction: the caller must know that no call on the
+// old one runs or will run (package tupled's Session reuses its
+// transactions' records so). On error tx is left unusable.
 func (e *Engine) BeginIn(tx *Tx, o TxOptions) error {
+	if tx.state == txDone { // an ended Tx, begun again
+		tx.reuse()
+	}
 	lt := o.LockTimeout
 	if lt == 0 {
 		lt = e.cfg.LockTimeout

@@ -96,7 +96,15 @@
 // call, not by Begin, since most transactions end without a waiter; a Done
 // call after the end returns a channel already closed. A transaction costs
 // no allocation here when its caller embeds the Xact (BeginIn), as the
-// engine does.
+// engine does, and none at all when it begins an ended transaction's record
+// again (BeginIn reuses it, as a Session does).
+//
+// Invariant (a record's generation is its xid): nobody but its owner reads
+// an Xact outside the live set's shard lock, and under it the record found
+// for xid is xid's own (it leaves the set before its Done closes, and is
+// begun again only after). A waiter gets what it needs there, by xid
+// (Await): the Done channel it holds is then xid's, closed at xid's end,
+// whatever the record runs later.
 //
 // # Subtransactions
 //

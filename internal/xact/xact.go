@@ -255,9 +255,33 @@ func (m *Manager) Begin() *Xact {
 // BeginIn is Begin in memory the caller provides: x, a zero Xact that
 // was never begun, becomes the running transaction (the engine embeds it
 // in its own transaction record, so that beginning costs no allocation).
-// x must stay where it is, and is never reused: a waiter may hold it
-// after the transaction ends.
-func (m *Manager) BeginIn(x *Xact) { m.begin(x, false) }
+// x must stay where it is.
+//
+// x may also be the record of a top-level transaction that has ended
+// (Commit, CommitNoWrite or Abort returned): BeginIn then reuses it for
+// the new transaction (a Session's next transaction, package tupled). The
+// record's generation is its xid: it changes with every reuse, and
+// nobody outside the owner reads an Xact except under the live set's
+// shard lock, where the xid asked for (Await, TopOf) is the record's own
+// — so a late holder that waited for the ended transaction finds it
+// ended, never the newer one (see Await).
+func (m *Manager) BeginIn(x *Xact) {
+	if x.id != InvalidXID {
+		// Reuse: the ended transaction's record. Its live-set entry is
+		// gone and its Done was closed (end); the waiters that got it
+		// hold the channel, not the record. Order: the new xid is set
+		// only in begin below, so the reset fields are the ended
+		// transaction's until then, and register publishes both under
+		// the shard lock.
+		if x.top != nil {
+			panic("xact: BeginIn reusing a subtransaction's record")
+		}
+		x.done.Store(nil)
+		x.wrote.Store(false)
+		x.subs = x.subs[:0]
+	}
+	m.begin(x, false)
+}
 
 // begin is Begin, for the engine's own transactions too (BeginInternal).
 func (m *Manager) begin(x *Xact, internal bool) {
@@ -406,13 +430,46 @@ func (m *Manager) end(x *Xact) {
 }
 
 // Lookup returns the live transaction with this xid, or nil if it has ended
-// (or never existed).
+// (or never existed). The record may be reused for a later transaction
+// once xid has ended (BeginIn): a caller that outlives xid must not read
+// it, and waiters use Await, tests and introspection TopOf.
 func (m *Manager) Lookup(xid XID) *Xact {
 	s := &m.live[xid%liveShards]
 	s.mu.Lock()
 	x := s.m[xid]
 	s.mu.Unlock()
 	return x
+}
+
+// Await is what a waiter needs of the running transaction xid
+// (XactLockTableWait's view): its top-level xid and its Done channel,
+// read under the live set's shard lock, where the record is xid's own
+// (it leaves the set before its Done closes, and is reused only after).
+// ok is false if xid has ended or never ran. The channel is closed when
+// xid ends; it is never the channel of a later transaction that reuses
+// the record (BeginIn), which is what lets a Session reuse it.
+func (m *Manager) Await(xid XID) (top XID, done <-chan struct{}, ok bool) {
+	s := &m.live[xid%liveShards]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	x := s.m[xid]
+	if x == nil {
+		return InvalidXID, nil, false
+	}
+	return x.Top().id, x.Done(), true
+}
+
+// TopOf is the top-level xid of the running transaction xid (xid itself
+// for a top-level one), or InvalidXID once xid has ended: Await without
+// the channel, for introspection.
+func (m *Manager) TopOf(xid XID) XID {
+	s := &m.live[xid%liveShards]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if x := s.m[xid]; x != nil {
+		return x.Top().id
+	}
+	return InvalidXID
 }
 
 // Status returns the fate of xid and, when committed, its CSN.
