@@ -91,7 +91,7 @@
 // it cannot decide (an updater in xmax, an xmin not yet committed before
 // the snapshot, the reader's own write) takes the latch as before.
 //
-// # Plan (issue 28; item 1 built, item 2 built and taken out, 3 and 4 NOT YET BUILT)
+// # Plan (issue 28; items 1 and 4 built, item 2 built and taken out, 3 NOT YET BUILT)
 //
 // What the in-memory store still costs, measured in bench/RESULTS.md: each
 // Row and each Tuple is a heap object full of pointers (key slice,
@@ -139,10 +139,11 @@
 //     only under the latch, and only from versions still listed) or the
 //     index-addressed arrays above, where a removed version's slot is
 //     freed explicitly.
-//  4. The lock path's last allocation: package tupled's Tx record (one per
-//     transaction; a waiter or the deadlock detector may hold its
-//     xact.Xact and lockmgr.Proc after it ends, so it is not reused today).
-//     A Session reuses its record once a generation counter in Xact and
-//     Proc lets a late holder see that the transaction it waited for has
-//     ended.
+//  4. Built (package tupled, Session.Begin): a Session reuses its ended
+//     Tx record, and with it the xact.Xact and lockmgr.Proc inside; the
+//     xid is the record's generation, and a waiter takes a transaction's
+//     Done channel by xid (xact.Manager.Await), so a late holder never
+//     waits on the record's next transaction. A Session's read and
+//     lock-only transactions allocate nothing; DB.Begin's still allocate
+//     their record.
 package heap
