@@ -1054,36 +1054,67 @@ func scaled(v int64, scale int) string {
 	return out
 }
 
+// Units of extract and date_trunc, by each spelling PostgreSQL accepts
+// (its deltatktbl's), as the canonical names the switches below use.
+var fieldUnits = func() map[string]string {
+	m := map[string]string{"epoch": "epoch"}
+	for canon, names := range map[string][]string{
+		"microsecond": {"microseconds", "us", "usec", "usecs"},
+		"millisecond": {"milliseconds", "ms", "msec", "msecs"},
+		"second":      {"seconds", "s", "sec", "secs"},
+		"minute":      {"minutes", "m", "min", "mins"},
+		"hour":        {"hours", "h", "hr", "hrs"},
+		"day":         {"days", "d"},
+		"week":        {"weeks", "w"},
+		"month":       {"months", "mon", "mons"},
+		"quarter":     {"qtr"},
+		"year":        {"years", "y", "yr", "yrs"},
+		"decade":      {"decades", "dec", "decs"},
+		"century":     {"centuries", "c", "cent"},
+		"millennium":  {"millennia", "mil", "mils"},
+	} {
+		m[canon] = canon
+		for _, n := range names {
+			m[n] = canon
+		}
+	}
+	return m
+}()
+
+// fieldUnit is field's canonical unit ("" if PostgreSQL has none such).
+func fieldUnit(field string) string { return fieldUnits[strings.ToLower(field)] }
+
 // ExtractInterval is extract(field FROM interval) in PostgreSQL 15: the
 // result as numeric text (second, millisecond and epoch with their
 // fractional digits, as PostgreSQL's numeric result prints them).
 func ExtractInterval(field string, iv Interval) (string, error) {
 	f := iv.fields()
-	switch strings.ToLower(field) {
-	case "microsecond", "microseconds", "us", "usec", "usecs":
-		return strconv.FormatInt(f.sec*usecsPerSec+f.usec, 10), nil
-	case "millisecond", "milliseconds", "ms", "msec", "msecs":
+	n := func(v int64) (string, error) { return strconv.FormatInt(v, 10), nil }
+	switch fieldUnit(field) {
+	case "microsecond":
+		return n(f.sec*usecsPerSec + f.usec)
+	case "millisecond":
 		return scaled(f.sec*usecsPerSec+f.usec, 3), nil
-	case "second", "seconds", "s", "sec", "secs":
+	case "second":
 		return scaled(f.sec*usecsPerSec+f.usec, 6), nil
-	case "minute", "minutes", "m", "min", "mins":
-		return strconv.FormatInt(f.min, 10), nil
-	case "hour", "hours", "h", "hr", "hrs":
-		return strconv.FormatInt(f.hour, 10), nil
-	case "day", "days", "d":
-		return strconv.FormatInt(f.mday, 10), nil
-	case "month", "months", "mon", "mons":
-		return strconv.FormatInt(f.mon, 10), nil
-	case "quarter", "qtr":
-		return strconv.FormatInt(f.mon/3+1, 10), nil
-	case "year", "years", "y", "yr", "yrs":
-		return strconv.FormatInt(f.year, 10), nil
-	case "decade", "decades", "dec", "decs":
-		return strconv.FormatInt(f.year/10, 10), nil
-	case "century", "centuries", "c", "cent":
-		return strconv.FormatInt(f.year/100, 10), nil
-	case "millennium", "millennia", "mil", "mils":
-		return strconv.FormatInt(f.year/1000, 10), nil
+	case "minute":
+		return n(f.min)
+	case "hour":
+		return n(f.hour)
+	case "day":
+		return n(f.mday)
+	case "month":
+		return n(f.mon)
+	case "quarter":
+		return n(f.mon/3 + 1)
+	case "year":
+		return n(f.year)
+	case "decade":
+		return n(f.year / 10)
+	case "century":
+		return n(f.year / 100)
+	case "millennium":
+		return n(f.year / 1000)
 	case "epoch":
 		// 365.25-day years and 30-day months, in quarters of a day to
 		// stay in integers, as PostgreSQL 15 computes it.
@@ -1101,42 +1132,44 @@ func ExtractInterval(field string, iv Interval) (string, error) {
 	return "", ivErr(pgerror.CodeInvalidParamValue, "unit %q not recognized for type interval", strings.ToLower(field))
 }
 
+// truncLevel orders date_trunc's units from the largest: a field below
+// the unit's level is set to zero.
+var truncLevel = map[string]int{
+	"millennium": 0, "century": 1, "decade": 2, "year": 3, "quarter": 4, "month": 5,
+	"day": 6, "hour": 7, "minute": 8, "second": 9, "millisecond": 10, "microsecond": 11,
+}
+
 // TruncInterval is date_trunc(field, interval): the fields below field set
 // to zero.
 func TruncInterval(field string, iv Interval) (Interval, error) {
-	f := iv.fields()
-	switch strings.ToLower(field) {
-	case "millennium", "millennia", "mil", "mils":
-		f.year = f.year / 1000 * 1000
-		f.mon, f.mday, f.hour, f.min, f.sec, f.usec = 0, 0, 0, 0, 0, 0
-	case "century", "centuries", "c", "cent":
-		f.year = f.year / 100 * 100
-		f.mon, f.mday, f.hour, f.min, f.sec, f.usec = 0, 0, 0, 0, 0, 0
-	case "decade", "decades", "dec", "decs":
-		f.year = f.year / 10 * 10
-		f.mon, f.mday, f.hour, f.min, f.sec, f.usec = 0, 0, 0, 0, 0, 0
-	case "year", "years", "y", "yr", "yrs":
-		f.mon, f.mday, f.hour, f.min, f.sec, f.usec = 0, 0, 0, 0, 0, 0
-	case "quarter", "qtr":
-		f.mon = 3 * (f.mon / 3)
-		f.mday, f.hour, f.min, f.sec, f.usec = 0, 0, 0, 0, 0
-	case "month", "months", "mon", "mons":
-		f.mday, f.hour, f.min, f.sec, f.usec = 0, 0, 0, 0, 0
-	case "day", "days", "d":
-		f.hour, f.min, f.sec, f.usec = 0, 0, 0, 0
-	case "hour", "hours", "h", "hr", "hrs":
-		f.min, f.sec, f.usec = 0, 0, 0
-	case "minute", "minutes", "m", "min", "mins":
-		f.sec, f.usec = 0, 0
-	case "second", "seconds", "s", "sec", "secs":
-		f.usec = 0
-	case "millisecond", "milliseconds", "ms", "msec", "msecs":
-		f.usec = f.usec / 1000 * 1000
-	case "microsecond", "microseconds", "us", "usec", "usecs":
-	case "week", "weeks", "w":
+	unit := fieldUnit(field)
+	lvl, ok := truncLevel[unit]
+	switch {
+	case unit == "week":
 		return Interval{}, ivErr(pgerror.CodeFeatureNotSupp, "interval units %q not supported because months usually have fractional weeks", "week")
-	default:
+	case !ok:
 		return Interval{}, ivErr(pgerror.CodeInvalidParamValue, "interval units %q not recognized", strings.ToLower(field))
+	}
+	f := iv.fields()
+	switch lvl {
+	case 0:
+		f.year = f.year / 1000 * 1000
+	case 1:
+		f.year = f.year / 100 * 100
+	case 2:
+		f.year = f.year / 10 * 10
+	case 4:
+		f.mon = 3 * (f.mon / 3)
+	case 10:
+		f.usec = f.usec / 1000 * 1000
+	}
+	for _, z := range []struct {
+		below int
+		field *int64
+	}{{3, &f.mon}, {5, &f.mday}, {6, &f.hour}, {7, &f.min}, {8, &f.sec}, {9, &f.usec}} {
+		if lvl <= z.below {
+			*z.field = 0
+		}
 	}
 	return Interval{
 		Months: int32(f.year*monthsPerYear + f.mon),

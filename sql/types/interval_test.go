@@ -19,9 +19,16 @@ const tsLayout = "2006-01-02 15:04:05.999999"
 
 // TestIntervalAgainstPostgres replays testdata/interval.expected: each
 // case of interval.cases with PostgreSQL 15's answer beside it (written
-// by testdata/gen-interval.sh), so every expectation here is PostgreSQL's.
+// by testdata/gen.sh interval), so every expectation here is PostgreSQL's.
 func TestIntervalAgainstPostgres(t *testing.T) {
-	f, err := os.Open("testdata/interval.expected")
+	replayExpected(t, "testdata/interval.expected", 100, evalIntervalCase)
+}
+
+// replayExpected runs each line of a testdata/*.expected file (kind, two
+// arguments, PostgreSQL's answer or "ERROR sqlstate") through eval, as a
+// subtest, and requires at least min lines.
+func replayExpected(t *testing.T, path string, min int, eval func(t *testing.T, kind, a, b string) (string, error)) {
+	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -32,7 +39,7 @@ func TestIntervalAgainstPostgres(t *testing.T) {
 		kind, a, b, want := fields[0], fields[1], fields[2], fields[3]
 		n++
 		t.Run(kind+"/"+a+"/"+b, func(t *testing.T) {
-			got, err := evalIntervalCase(t, kind, a, b)
+			got, err := eval(t, kind, a, b)
 			if code, ok := strings.CutPrefix(want, "ERROR "); ok {
 				var ie *pgerror.Error
 				require.Error(t, err, "got %q", got)
@@ -45,7 +52,7 @@ func TestIntervalAgainstPostgres(t *testing.T) {
 		})
 	}
 	require.NoError(t, sc.Err())
-	require.Greater(t, n, 100)
+	require.Greater(t, n, min)
 }
 
 func evalIntervalCase(t *testing.T, kind, a, b string) (string, error) {

@@ -259,16 +259,16 @@ func AtTimeOfDay(date time.Time, t TimeOfDay) time.Time {
 // numeric text.
 func ExtractTimeOfDay(field string, t TimeOfDay) (string, error) {
 	us := int64(t)
-	switch strings.ToLower(field) {
-	case "microsecond", "microseconds", "us", "usec", "usecs":
+	switch fieldUnit(field) {
+	case "microsecond":
 		return strconv.FormatInt(us%usecsPerMinute, 10), nil
-	case "millisecond", "milliseconds", "ms", "msec", "msecs":
+	case "millisecond":
 		return scaled(us%usecsPerMinute, 3), nil
-	case "second", "seconds", "s", "sec", "secs":
+	case "second":
 		return scaled(us%usecsPerMinute, 6), nil
-	case "minute", "minutes", "m", "min", "mins":
+	case "minute":
 		return strconv.FormatInt(us/usecsPerMinute%60, 10), nil
-	case "hour", "hours", "h", "hr", "hrs":
+	case "hour":
 		return strconv.FormatInt(us/usecsPerHour, 10), nil
 	case "epoch":
 		return scaled(us, 6), nil
