@@ -886,17 +886,34 @@ func DivInterval(a Interval, f float64) (Interval, error) {
 	return scaleInterval(a, func(x float64) float64 { return x / f })
 }
 
-// JustifyHours is justify_hours: whole 24-hour periods of the time become
-// days, and the signs of days and time agree.
-func JustifyHours(a Interval) (Interval, error) {
-	r := a
+// daysFromTime moves the whole 24-hour days of the time into the days
+// (PostgreSQL's TMODULO over USECS_PER_DAY).
+func (r *Interval) daysFromTime() error {
 	whole := r.Micros / usecsPerDay
 	r.Micros -= whole * usecsPerDay
 	d := int64(r.Days) + whole
 	if d > math.MaxInt32 || d < math.MinInt32 {
-		return Interval{}, errIntervalRange()
+		return errIntervalRange()
 	}
 	r.Days = int32(d)
+	return nil
+}
+
+// monthsFromDays moves the whole 30-day periods of the days into the
+// months.
+func (r *Interval) monthsFromDays() error {
+	whole := r.Days / daysPerMonth
+	r.Days -= whole * daysPerMonth
+	m, ok := add32(r.Months, whole)
+	if !ok {
+		return errIntervalRange()
+	}
+	r.Months = m
+	return nil
+}
+
+// alignTime gives the time the days' sign, borrowing a day.
+func (r *Interval) alignTime() {
 	if r.Days > 0 && r.Micros < 0 {
 		r.Micros += usecsPerDay
 		r.Days--
@@ -904,19 +921,25 @@ func JustifyHours(a Interval) (Interval, error) {
 		r.Micros -= usecsPerDay
 		r.Days++
 	}
+}
+
+// JustifyHours is justify_hours: whole 24-hour periods of the time become
+// days, and the signs of days and time agree.
+func JustifyHours(a Interval) (Interval, error) {
+	r := a
+	if err := r.daysFromTime(); err != nil {
+		return Interval{}, err
+	}
+	r.alignTime()
 	return r, nil
 }
 
 // JustifyDays is justify_days: whole 30-day periods become months.
 func JustifyDays(a Interval) (Interval, error) {
 	r := a
-	whole := r.Days / daysPerMonth
-	r.Days -= whole * daysPerMonth
-	m, ok := add32(r.Months, whole)
-	if !ok {
-		return Interval{}, errIntervalRange()
+	if err := r.monthsFromDays(); err != nil {
+		return Interval{}, err
 	}
-	r.Months = m
 	if r.Months > 0 && r.Days < 0 {
 		r.Days += daysPerMonth
 		r.Months--
@@ -930,25 +953,17 @@ func JustifyDays(a Interval) (Interval, error) {
 // JustifyInterval is justify_interval: both, with one sign throughout.
 func JustifyInterval(a Interval) (Interval, error) {
 	r := a
-	var ok bool
 	if (r.Days > 0 && r.Micros > 0) || (r.Days < 0 && r.Micros < 0) {
-		wm := r.Days / daysPerMonth
-		r.Days -= wm * daysPerMonth
-		if r.Months, ok = add32(r.Months, wm); !ok {
-			return Interval{}, errIntervalRange()
+		// pre-justify the days, which may prevent an overflow
+		if err := r.monthsFromDays(); err != nil {
+			return Interval{}, err
 		}
 	}
-	whole := r.Micros / usecsPerDay
-	r.Micros -= whole * usecsPerDay
-	d := int64(r.Days) + whole
-	if d > math.MaxInt32 || d < math.MinInt32 {
-		return Interval{}, errIntervalRange()
+	if err := r.daysFromTime(); err != nil {
+		return Interval{}, err
 	}
-	r.Days = int32(d)
-	wm := r.Days / daysPerMonth
-	r.Days -= wm * daysPerMonth
-	if r.Months, ok = add32(r.Months, wm); !ok {
-		return Interval{}, errIntervalRange()
+	if err := r.monthsFromDays(); err != nil {
+		return Interval{}, err
 	}
 	if r.Months > 0 && (r.Days < 0 || (r.Days == 0 && r.Micros < 0)) {
 		r.Days += daysPerMonth
@@ -957,13 +972,7 @@ func JustifyInterval(a Interval) (Interval, error) {
 		r.Days -= daysPerMonth
 		r.Months++
 	}
-	if r.Days > 0 && r.Micros < 0 {
-		r.Micros += usecsPerDay
-		r.Days--
-	} else if r.Days < 0 && r.Micros > 0 {
-		r.Micros -= usecsPerDay
-		r.Days++
-	}
+	r.alignTime()
 	return r, nil
 }
 
