@@ -624,32 +624,29 @@ func parseISOInterval(s string, acc *ivAcc) error {
 }
 
 func parseISOAlternative(datePart, timePart string, hasT bool, acc *ivAcc) error {
-	if datePart != "" {
-		f := strings.Split(datePart, "-")
-		if len(f) > 3 {
+	// fields reads up to three sep-separated numbers as units, in order.
+	fields := func(part, sep string, units ...string) error {
+		f := strings.Split(part, sep)
+		if len(f) > len(units) {
 			return errSyntax
 		}
-		units := []intervalUnit{intervalUnits["year"], intervalUnits["month"], intervalUnits["day"]}
 		for i, p := range f {
 			whole, frac, err := splitNumber(p)
 			if err != nil {
 				return err
 			}
-			acc.add(units[i], whole, frac)
+			acc.add(intervalUnits[units[i]], whole, frac)
+		}
+		return nil
+	}
+	if datePart != "" {
+		if err := fields(datePart, "-", "year", "month", "day"); err != nil {
+			return err
 		}
 	}
 	if hasT {
-		f := strings.Split(timePart, ":")
-		if len(f) > 3 {
-			return errSyntax
-		}
-		units := []intervalUnit{intervalUnits["hour"], intervalUnits["minute"], intervalUnits["second"]}
-		for i, p := range f {
-			whole, frac, err := splitNumber(p)
-			if err != nil {
-				return err
-			}
-			acc.add(units[i], whole, frac)
+		if err := fields(timePart, ":", "hour", "minute", "second"); err != nil {
+			return err
 		}
 	}
 	acc.fmask |= bitDay
