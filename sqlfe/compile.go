@@ -539,6 +539,9 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 		if x, ok, err := c.jsonOp(a, op); ok {
 			return x, err // json.go
 		}
+		if rowItems(a.Lexpr) != nil || rowItems(a.Rexpr) != nil {
+			return c.rowCompare(a.Lexpr, a.Rexpr, op, a.Location) // rowcmp.go
+		}
 		l, r, err := c.binary(a.Lexpr, a.Rexpr)
 		if err != nil {
 			return nil, err
@@ -599,6 +602,9 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 		}
 		return &distinctExpr{not: a.Kind == pg.A_Expr_Kind_AEXPR_NOT_DISTINCT, l: l, r: r}, nil
 	case pg.A_Expr_Kind_AEXPR_IN:
+		if rowItems(a.Lexpr) != nil && a.Rexpr.GetList() != nil {
+			return c.rowIn(a, a.Rexpr.GetList().Items, op == "<>") // rowcmp.go
+		}
 		l, err := c.compile1(a.Lexpr, types.TUnknown)
 		if err != nil {
 			return nil, err

@@ -527,6 +527,9 @@ func (c *compiler) subLink(sl *pg.SubLink) (expr, error) {
 		q.t = p.cols[0].Type
 		return q, nil
 	case pg.SubLinkType_ANY_SUBLINK, pg.SubLinkType_ALL_SUBLINK:
+		if rowItems(sl.Testexpr) != nil {
+			return nil, pgerror.NotSupported("a row constructor IN, ANY or ALL a subquery is not supported").At(sl.Location)
+		}
 		if len(p.cols) != 1 {
 			return nil, pgerror.Errorf(pgerror.CodeSyntax, "subquery has too many columns").At(sl.Location)
 		}
