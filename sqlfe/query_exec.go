@@ -447,6 +447,35 @@ func (n *distinctNode) explain(w *strings.Builder, depth int) {
 	n.in.explain(w, depth+1)
 }
 
+// distinctOnNode is SELECT DISTINCT ON: of each run of rows (sorted
+// below it) equal in the on columns, the first.
+type distinctOnNode struct {
+	in relNode
+	on []int
+}
+
+func (n *distinctOnNode) run(q *qctx, fn func(row []types.Value) error) error {
+	var prev, kb []byte
+	first := true
+	return n.in.run(q, func(row []types.Value) error {
+		kb = kb[:0]
+		for _, i := range n.on {
+			kb = appendHashKey(kb, row[i])
+		}
+		if !first && string(kb) == string(prev) {
+			return nil
+		}
+		first = false
+		prev = append(prev[:0], kb...)
+		return fn(row)
+	})
+}
+
+func (n *distinctOnNode) explain(w *strings.Builder, depth int) {
+	explainLine(w, depth, "Unique (DISTINCT ON)")
+	n.in.explain(w, depth+1)
+}
+
 // limitNode skips offset rows and passes at most limit (nil: all).
 type limitNode struct {
 	in            relNode

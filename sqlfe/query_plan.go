@@ -773,11 +773,6 @@ func (s *Session) valuesList(st *pg.SelectStmt, params *[]types.Type, keepUnknow
 
 // selectBlock plans one SELECT … FROM … WHERE … GROUP BY … HAVING ….
 func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (relNode, []catalog.Column, error) {
-	for _, d := range st.DistinctClause {
-		if d != nil && d.Node != nil {
-			return nil, nil, pgerror.NotSupported("SELECT DISTINCT ON is not supported")
-		}
-	}
 	// FROM: the items side by side, each a cross join of the ones before
 	// (a WHERE conjunct naming two of them becomes their join's condition)
 	var node relNode
@@ -1004,58 +999,102 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 	// computed beside the select list
 	var keys []sortCol
 	extra := 0
-	distinct := len(st.DistinctClause) > 0
+	// DISTINCT ON (exprs): the clause's items are expressions, not one
+	// nil node as plain DISTINCT's
+	var onExprs []*pg.Node
+	for _, d := range st.DistinctClause {
+		if d != nil && d.Node != nil {
+			onExprs = append(onExprs, d)
+		}
+	}
+	distinct := len(st.DistinctClause) > 0 && len(onExprs) == 0
+	hidden := map[string]int{} // expressions computed beside the select list, by nodeKey
+	// resolve finds the result column an ORDER BY or DISTINCT ON item
+	// names: by position, by output name, as a select-list expression, or
+	// as an expression computed beside the select list
+	resolve := func(n *pg.Node, loc int32) (int, error) {
+		idx := -1
+		if k := n.GetAConst(); k != nil {
+			iv, ok := k.Val.(*pg.A_Const_Ival)
+			if !ok {
+				return 0, pgerror.NotSupported("ORDER BY a constant is not supported").At(loc)
+			}
+			idx = int(iv.Ival.Ival) - 1
+			if idx < 0 || idx >= len(targets)-extra {
+				return 0, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "ORDER BY position %d is not in select list", iv.Ival.Ival).At(k.Location)
+			}
+			return idx, nil
+		}
+		if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
+			name := strs(cr.Fields)[0]
+			for i, nm := range names {
+				if nm == name {
+					return i, nil
+				}
+			}
+		}
+		key := nodeKey(n)
+		for i, tn := range targetNodes {
+			if tn != nil && nodeKey(tn) == key {
+				return i, nil
+			}
+		}
+		if i, ok := hidden[key]; ok {
+			return i, nil
+		}
+		if distinct {
+			return 0, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "for SELECT DISTINCT, ORDER BY expressions must appear in select list").At(loc)
+		}
+		oc := *out
+		oc.clause = ""
+		x, err := oc.compile(n, types.TUnknown)
+		if err != nil {
+			return 0, err
+		}
+		targets = append(targets, x)
+		extra++
+		hidden[key] = len(targets) - 1
+		return len(targets) - 1, nil
+	}
 	for _, n := range st.SortClause {
 		sb := n.GetSortBy()
 		if sb == nil || len(sb.UseOp) > 0 {
 			return nil, nil, pgerror.NotSupported("ORDER BY ... USING is not supported")
 		}
-		idx := -1
-		if k := sb.Node.GetAConst(); k != nil {
-			iv, ok := k.Val.(*pg.A_Const_Ival)
-			if !ok {
-				return nil, nil, pgerror.NotSupported("ORDER BY a constant is not supported").At(sb.Location)
-			}
-			idx = int(iv.Ival.Ival) - 1
-			if idx < 0 || idx >= len(targets) {
-				return nil, nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "ORDER BY position %d is not in select list", iv.Ival.Ival).At(k.Location)
-			}
-		} else if cr := sb.Node.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
-			name := strs(cr.Fields)[0]
-			for i, nm := range names {
-				if nm == name {
-					idx = i
-					break
-				}
-			}
-		}
-		if idx < 0 {
-			key := nodeKey(sb.Node)
-			for i, tn := range targetNodes {
-				if tn != nil && nodeKey(tn) == key {
-					idx = i
-					break
-				}
-			}
-		}
-		if idx < 0 {
-			if distinct {
-				return nil, nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "for SELECT DISTINCT, ORDER BY expressions must appear in select list").At(sb.Location)
-			}
-			oc := *out
-			oc.clause = ""
-			x, err := oc.compile(sb.Node, types.TUnknown)
-			if err != nil {
-				return nil, nil, err
-			}
-			targets = append(targets, x)
-			idx = len(targets) - 1
-			extra++
+		idx, err := resolve(sb.Node, sb.Location)
+		if err != nil {
+			return nil, nil, err
 		}
 		if types.IsIntArray(targets[idx].typ()) {
 			return nil, nil, pgerror.NotSupported("ORDER BY an array is not supported")
 		}
 		keys = append(keys, sortColOf(sb, idx))
+	}
+	var onIdx []int
+	for _, n := range onExprs {
+		idx, err := resolve(n, -1)
+		if err != nil {
+			return nil, nil, err
+		}
+		onIdx = append(onIdx, idx)
+	}
+	if len(onIdx) > 0 {
+		// PostgreSQL: the ON expressions must be the leading ORDER BY
+		// items (in any order); without ORDER BY, rows are sorted by them
+		if len(keys) == 0 {
+			for _, i := range onIdx {
+				keys = append(keys, sortCol{idx: i})
+			}
+		}
+		lead := map[int]bool{}
+		for i := 0; i < len(keys) && i < len(onIdx); i++ {
+			lead[keys[i].idx] = true
+		}
+		for _, i := range onIdx {
+			if !lead[i] {
+				return nil, nil, pgerror.Errorf("42P10", "SELECT DISTINCT ON expressions must match initial ORDER BY expressions")
+			}
+		}
 	}
 	if agg != nil {
 		node = &aggNode{in: node, a: agg, scalar: len(agg.groupKeys) == 0 && len(st.GroupClause) == 0}
@@ -1073,6 +1112,9 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 	}
 	if len(keys) > 0 {
 		node = &sortNode{in: node, keys: keys}
+	}
+	if len(onIdx) > 0 {
+		node = &distinctOnNode{in: node, on: onIdx}
 	}
 	if node, err = limitOver(node, st, params); err != nil {
 		return nil, nil, err

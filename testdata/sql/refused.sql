@@ -23,7 +23,6 @@ CREATE TABLE jk (j jsonb PRIMARY KEY);
 SELECT 'NaN'::numeric;
 CREATE TYPE mood AS ENUM ('sad', 'happy');
 -- queries
-SELECT DISTINCT ON (b) a, b FROM t ORDER BY b, a;
 SELECT * FROM t, LATERAL (SELECT * FROM u WHERE u.t_a = t.a) s;
 SELECT sum(c) OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t;
 SELECT sum(c) OVER w FROM t WINDOW w AS (ORDER BY a);
