@@ -11,6 +11,19 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+// prepare Parses sql as the statement name with the declared parameter
+// types and requires the ParameterDescription to be want.
+func prepare(t *testing.T, pc *pgconn.PgConn, name, sql string, declared, want []uint32) {
+	t.Helper()
+	sd, err := pc.Prepare(context.Background(), name, sql, declared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sd.ParamOIDs, want) {
+		t.Fatalf("ParameterDescription %v, want %v", sd.ParamOIDs, want)
+	}
+}
+
 // describe is "name:oid:size:typmod" of each column of rr.
 func describe(rr *pgconn.Result) string {
 	var got []string
@@ -52,13 +65,7 @@ func TestWireUUIDJSON(t *testing.T) {
 		t.Fatalf("gen_random_uuid in binary: %x", row[5])
 	}
 
-	sd, err := pc.Prepare(ctx, "p", "SELECT id, b FROM t WHERE id = $1 AND b @> $2", []uint32{2950, 3802})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(sd.ParamOIDs, []uint32{2950, 3802}) {
-		t.Fatalf("ParameterDescription %v", sd.ParamOIDs)
-	}
+	prepare(t, pc, "p", "SELECT id, b FROM t WHERE id = $1 AND b @> $2", []uint32{2950, 3802}, []uint32{2950, 3802})
 	res := pc.ExecPrepared(ctx, "p", [][]byte{wantID, []byte("\x01" + `{"a": 2}`)}, []int16{1, 1}, []int16{0}).Read()
 	if res.Err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11" || string(res.Rows[0][1]) != `{"a": 2, "b": 1}` {
 		t.Fatalf("binary uuid and jsonb parameters: %v %q", res.Err, res.Rows)
@@ -99,13 +106,7 @@ func TestWireBytea(t *testing.T) {
 	ctx := context.Background()
 	pc := c.PgConn()
 	exec(t, c, "CREATE TABLE b (k bytea PRIMARY KEY, v bytea)")
-	sd, err := pc.Prepare(ctx, "ins", "INSERT INTO b VALUES ($1, $2)", []uint32{17, 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(sd.ParamOIDs, []uint32{17, 17}) {
-		t.Fatalf("ParameterDescription %v, want [17 17]", sd.ParamOIDs)
-	}
+	prepare(t, pc, "ins", "INSERT INTO b VALUES ($1, $2)", []uint32{17, 0}, []uint32{17, 17})
 	key := []byte{0, 1, 0xff, '\\', 0}
 	if res := pc.ExecPrepared(ctx, "ins", [][]byte{key, {}}, []int16{1, 1}, nil).Read(); res.Err != nil {
 		t.Fatal(res.Err)
@@ -136,13 +137,7 @@ func TestWireIntervalTime(t *testing.T) {
 	ctx := context.Background()
 	pc := c.PgConn()
 	exec(t, c, "CREATE TABLE iv (k time PRIMARY KEY, d interval)")
-	sd, err := pc.Prepare(ctx, "ins", "INSERT INTO iv VALUES ($1, $2)", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(sd.ParamOIDs, []uint32{1083, 1186}) {
-		t.Fatalf("ParameterDescription %v, want [1083 1186]", sd.ParamOIDs)
-	}
+	prepare(t, pc, "ins", "INSERT INTO iv VALUES ($1, $2)", nil, []uint32{1083, 1186})
 	if res := pc.ExecPrepared(ctx, "ins", [][]byte{[]byte("13:14:15.5"), []byte("1 year 2 mons -3 days 04:05:06.5")}, nil, nil).Read(); res.Err != nil {
 		t.Fatal(res.Err)
 	}

@@ -46,13 +46,7 @@ func TestWireTypes(t *testing.T) {
 	if row := rr.Rows[0]; !slices.Equal(row[0], []byte{0, 7}) || !slices.Equal(row[4], []byte{0, 14}) || !slices.Equal(row[7], []byte{0, 0, 0, 7}) {
 		t.Fatalf("binary smallint / integer values: %v %v %v", row[0], row[4], row[7])
 	}
-	sd, err := pc.Prepare(ctx, "p", "SELECT $1::text, $2 + 1 FROM t WHERE v = $3", []uint32{1043, 21, 1043})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(sd.ParamOIDs, []uint32{1043, 21, 1043}) {
-		t.Fatalf("ParameterDescription %v, want the declared [1043 21 1043]", sd.ParamOIDs)
-	}
+	prepare(t, pc, "p", "SELECT $1::text, $2 + 1 FROM t WHERE v = $3", []uint32{1043, 21, 1043}, []uint32{1043, 21, 1043})
 	res := pc.ExecPrepared(ctx, "p", [][]byte{[]byte("x"), {0xff, 0xfe}, []byte("a")}, []int16{0, 1, 0}, nil).Read()
 	if res.Err != nil || len(res.Rows) != 1 || string(res.Rows[0][1]) != "-1" {
 		t.Fatalf("a two-byte smallint parameter: %v %q", res.Err, res.Rows)
@@ -74,6 +68,6 @@ func TestWireTypes(t *testing.T) {
 		t.Fatalf("numeric RowDescription:\ngot  %s\nwant %s", g, want)
 	}
 	// smallint arithmetic stays smallint: past its range is 22003
-	_, err = c.Exec(ctx, "SELECT s * 10000::smallint FROM t")
+	_, err := c.Exec(ctx, "SELECT s * 10000::smallint FROM t")
 	pgErr(t, err, "22003")
 }

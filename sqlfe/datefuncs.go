@@ -73,19 +73,10 @@ func datePartFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	}), nil
 }
 
-// intArgs coerces every argument to integer (42883 if one cannot be).
-func intArgs(c *compiler, f *pg.FuncCall, args []expr, n int) ([]expr, error) {
-	want := make([]types.Type, n)
-	for i := range want {
-		want[i] = types.TInt4
-	}
-	return wantTypes(c, f, args, want...)
-}
-
 // makeDateFunc is make_date(year, month, day): 22008 for a date that does
 // not exist (February 30), as PostgreSQL's.
 func makeDateFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-	xs, err := intArgs(c, f, args, 3)
+	xs, err := wantTypes(c, f, args, types.TInt4, types.TInt4, types.TInt4)
 	if err != nil {
 		return nil, err
 	}

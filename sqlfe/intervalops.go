@@ -1,7 +1,6 @@
 package sqlfe
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -128,17 +127,11 @@ func timestampResult(r time.Time, t types.Type) (types.Value, error) {
 
 // floatOf is a number as float8, interval_mul's factor.
 func floatOf(v types.Value) (float64, error) {
-	switch {
-	case types.IsInt(v.T):
-		return float64(v.I), nil
-	case types.IsFloat(v.T):
-		return types.FloatOf(v), nil
-	}
-	f, err := strconv.ParseFloat(v.S, 64)
+	f, err := types.Cast(v, types.TFloat8)
 	if err != nil {
-		return 0, pgerror.Errorf(pgerror.CodeNumericRange, "value out of range: overflow")
+		return 0, err
 	}
-	return f, nil
+	return types.FloatOf(f), nil
 }
 
 func isNumeric(t types.Type) bool { return types.IsNumber(t) || types.IsFloat(t) }

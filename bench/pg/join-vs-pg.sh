@@ -9,9 +9,7 @@
 set -euo pipefail
 rounds=${1:-3}
 . bench/pg/lib.sh
-bench_dir join-vs-pg
-tupled_serve
-pg_database benchjoin
+bench_start join-vs-pg benchjoin
 setup="CREATE TABLE ja (id int PRIMARY KEY, v int, pad text);
 CREATE TABLE jb (id int PRIMARY KEY, a_id int, w int);
 INSERT INTO ja SELECT i, i % 1000, 'pad' || i FROM generate_series(1, 100000) i;

@@ -8,6 +8,8 @@
 #                           connection string) and tpid (its process)
 #   pg_database NAME        drops and creates database NAME on PGCONN; sets PG
 #   conn_of SYS             the connection string of tupled or postgres
+#   bench_start NAME DB     all three: bench_dir NAME, tupled_serve,
+#                           pg_database DB
 : "${PGCONN:?set PGCONN to a PostgreSQL 15 connection string}"
 tpid=
 
@@ -38,4 +40,10 @@ pg_database() {
 
 conn_of() {
 	if [ "$1" = tupled ]; then echo "$TU"; else echo "$PG"; fi
+}
+
+bench_start() {
+	bench_dir "$1"
+	tupled_serve
+	pg_database "$2"
 }

@@ -12,9 +12,7 @@
 set -euo pipefail
 rounds=${1:-3}
 . bench/pg/lib.sh
-bench_dir pgbench-vs-pg
-tupled_serve
-pg_database bench
+bench_start pgbench-vs-pg bench
 pgbench -i -s 10 -q "$TU"
 pgbench -i -s 10 -q "$PG"
 hz=$(getconf CLK_TCK)

@@ -218,6 +218,21 @@ func (a *ivAcc) addFracDays(frac float64, scale int64) {
 	a.addFracMicros(f-float64(d), usecsPerDay)
 }
 
+// field adds the number num of unit u, refusing a unit given twice ('1
+// day 2 days').
+func (a *ivAcc) field(u intervalUnit, num string) error {
+	whole, frac, err := splitNumber(num)
+	if err != nil {
+		return err
+	}
+	if a.fmask&u.bit != 0 {
+		return errSyntax
+	}
+	a.fmask |= u.bit
+	a.add(u, whole, frac)
+	return nil
+}
+
 func (a *ivAcc) add(u intervalUnit, whole int64, frac float64) {
 	switch u.kind {
 	case kindMicros:
@@ -467,15 +482,9 @@ func parsePostgresInterval(s string, acc *ivAcc) error {
 				u = *pending
 				pending = nil
 			}
-			whole, frac, err := splitNumber(t.text)
-			if err != nil {
+			if err := acc.field(u, t.text); err != nil {
 				return err
 			}
-			if acc.fmask&u.bit != 0 {
-				return errSyntax
-			}
-			acc.fmask |= u.bit
-			acc.add(u, whole, frac)
 		}
 	}
 	if pending != nil || acc.fmask == 0 {
@@ -592,15 +601,9 @@ func parseISOInterval(s string, acc *ivAcc) error {
 			if !ok {
 				return errSyntax
 			}
-			whole, frac, err := splitNumber(part[:j])
-			if err != nil {
+			if err := acc.field(u, part[:j]); err != nil {
 				return err
 			}
-			if acc.fmask&u.bit != 0 {
-				return errSyntax
-			}
-			acc.fmask |= u.bit
-			acc.add(u, whole, frac)
 			part = part[j+1:]
 		}
 		return nil
@@ -631,11 +634,9 @@ func parseISOAlternative(datePart, timePart string, hasT bool, acc *ivAcc) error
 			return errSyntax
 		}
 		for i, p := range f {
-			whole, frac, err := splitNumber(p)
-			if err != nil {
+			if err := acc.field(intervalUnits[units[i]], p); err != nil {
 				return err
 			}
-			acc.add(intervalUnits[units[i]], whole, frac)
 		}
 		return nil
 	}
