@@ -19,6 +19,10 @@ import (
 // array_length and cardinality. Strict, like PostgreSQL's (format is not:
 // a NULL argument is an empty %s).
 
+// maxAllocSize is PostgreSQL's MaxAllocSize, the largest value a
+// function may build.
+const maxAllocSize = 1<<30 - 1
+
 func init() {
 	for name, f := range map[string]polyFunc{
 		"lpad":           padFunc(true),
@@ -57,8 +61,10 @@ func padFunc(left bool) polyFunc {
 			if len(a) == 3 {
 				fill = a[2].S
 			}
-			if n > 10485760 {
-				return types.Value{}, pgerror.Errorf("54000", "requested length too large")
+			// PostgreSQL's bound: n characters of the encoding's widest
+			// (4 bytes in UTF8) must fit one allocation (MaxAllocSize)
+			if n > (maxAllocSize-4)/4 {
+				return types.Value{}, pgerror.Errorf(pgerror.CodeProgramLimit, "requested length too large")
 			}
 			have := int64(utf8.RuneCountInString(s))
 			if n <= 0 {
