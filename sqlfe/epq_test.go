@@ -170,10 +170,20 @@ func startAsync(t *testing.T, s *Session, sql string) func() (string, *pgerror.E
 		err *pgerror.Error
 	}
 	ch := make(chan result, 1)
+	finished := make(chan struct{})
 	go func() {
+		defer close(finished)
 		out, err := run(t, s, sql)
 		ch <- result{out, err}
 	}()
+	// A test that fails early must not close s (its cleanup, registered
+	// before this one, runs after it) while the statement still runs on it.
+	t.Cleanup(func() {
+		select {
+		case <-finished:
+		case <-time.After(30 * time.Second):
+		}
+	})
 	return func() (string, *pgerror.Error) {
 		select {
 		case r := <-ch:
