@@ -336,21 +336,29 @@ func RunVariant(ctx context.Context, cfg *Config, workload, variant string, p *P
 	}
 	var prog progressAcc
 	lastTick := start
-	// sample closes the interval since the previous sample; last marks the
-	// one at the end of the run, a point of the series only if it is whole.
+	// The interval since lastTick, summed over the shards' samples until
+	// it is whole: a tick that comes late (a stalled sampler) makes the
+	// next one come early, and the series must hold whole intervals only.
+	var pend struct {
+		n, failed  uint64
+		sum, sumsq float64
+	}
+	// sample closes the interval since the previous sample if it is whole
+	// (else the next sample carries it on); last marks the one at the end
+	// of the run, a point of the series only if it is whole.
 	sample := func(now time.Time, last bool) {
-		var n, failed uint64
-		var sum, sumsq float64
 		for _, s := range shards {
 			a, b, c, d := s.takeInterval()
-			n, failed, sum, sumsq = n+a, failed+b, sum+c, sumsq+d
+			pend.n, pend.failed, pend.sum, pend.sumsq = pend.n+a, pend.failed+b, pend.sum+c, pend.sumsq+d
 		}
 		secs := now.Sub(lastTick).Seconds()
-		lastTick = now
-		if secs <= 0 {
+		if secs <= 0 || (!last && !wholeInterval(secs, tick)) {
 			return
 		}
-		if !last || wholeInterval(secs, tick) {
+		lastTick = now
+		n, failed, sum, sumsq := pend.n, pend.failed, pend.sum, pend.sumsq
+		pend.n, pend.failed, pend.sum, pend.sumsq = 0, 0, 0, 0
+		if wholeInterval(secs, tick) {
 			iv := Interval{At: now.Sub(start).Seconds(), TPS: float64(n) / secs, Failed: failed}
 			iv.LatAvgMs, iv.LatStddevMs = meanStddev(n, sum, sumsq)
 			res.Series = append(res.Series, iv)
@@ -426,8 +434,9 @@ loop:
 }
 
 // wholeInterval says whether an interval of secs seconds, sampled every
-// tick, is a whole one (a ticker fires a little late or early, never by a
-// tenth of its period on a machine that is not stalled).
+// tick, is a whole one (a ticker fires a little late or early; an interval
+// shorter than nine tenths of a tick follows a late tick, and RunVariant
+// carries it on into the next).
 func wholeInterval(secs float64, tick time.Duration) bool {
 	return secs >= 0.9*tick.Seconds()
 }
