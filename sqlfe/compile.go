@@ -421,6 +421,66 @@ func (c *compiler) column1(cr *pg.ColumnRef) (expr, error) {
 	return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q does not exist", name).At(cr.Location)
 }
 
+// untyped reports whether n is a quoted literal or NULL without a cast: its
+// type, unknown, is for the operator around it to decide.
+func untyped(n *pg.Node) bool {
+	k := n.GetAConst()
+	if k == nil {
+		return false
+	}
+	_, ok := k.Val.(*pg.A_Const_Sval)
+	return ok || k.Isnull
+}
+
+// operands compiles the operands of the binary operator op. An untyped
+// literal mostly takes the other side's type (binary), which is what
+// PostgreSQL's operator resolution picks when an operator takes that type
+// on both sides. For arithmetic it does not always: no timestamp + timestamp
+// exists, so beside a timestamp, timestamptz, time or interval the literal
+// of a + is an interval ('1 day'); beside a date several operators fit
+// (date + integer, + interval, + time) and PostgreSQL will not choose
+// (42725), nor between two untyped literals.
+func (c *compiler) operands(a *pg.A_Expr, op string) (expr, expr, error) {
+	lu, ru := untyped(a.Lexpr), untyped(a.Rexpr)
+	arith := op == "+" || op == "-" || op == "*" || op == "/" || op == "%"
+	notUnique := func(lt, rt string) error {
+		return &pgerror.Error{Code: pgerror.CodeAmbiguousFunction, Message: fmt.Sprintf("operator is not unique: %s %s %s", lt, op, rt),
+			Hint: "Could not choose a best candidate operator. You might need to add explicit type casts.", Position: a.Location + 1}
+	}
+	switch {
+	case arith && lu && ru:
+		return nil, nil, notUnique("unknown", "unknown")
+	case op == "+" && lu != ru:
+		known, lit := a.Lexpr, a.Rexpr
+		if lu {
+			known, lit = a.Rexpr, a.Lexpr
+		}
+		x, err := c.compile1(known, types.TUnknown)
+		if err != nil {
+			return nil, nil, err
+		}
+		want := x.typ()
+		switch want {
+		case types.TTimestamp, types.TTimestamptz, types.TTime, types.TInterval:
+			want = types.TInterval
+		case types.TDate:
+			if lu {
+				return nil, nil, notUnique("unknown", "date")
+			}
+			return nil, nil, notUnique("date", "unknown")
+		}
+		y, err := c.compile(lit, want)
+		if err != nil {
+			return nil, nil, err
+		}
+		if lu {
+			return y, x, nil
+		}
+		return x, y, nil
+	}
+	return c.binary(a.Lexpr, a.Rexpr)
+}
+
 // binary compiles l and r so that an untyped side takes the other's type.
 func (c *compiler) binary(l, r *pg.Node) (expr, expr, error) {
 	x, err := c.compile1(l, types.TUnknown)
@@ -542,7 +602,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 		if rowItems(a.Lexpr) != nil || rowItems(a.Rexpr) != nil {
 			return c.rowCompare(a.Lexpr, a.Rexpr, op, a.Location) // rowcmp.go
 		}
-		l, r, err := c.binary(a.Lexpr, a.Rexpr)
+		l, r, err := c.operands(a, op)
 		if err != nil {
 			return nil, err
 		}

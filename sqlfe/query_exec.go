@@ -322,8 +322,8 @@ func hashKeys(dst []byte, xs []expr, e *env) ([]byte, bool, error) {
 // appendHashKey appends an encoding of v under which two values are equal
 // exactly when types.Compare says so: integers of either width by value,
 // character(n) without its trailing spaces, numeric without trailing
-// fractional zeros (1.0 = 1.00). NULL has an encoding of its own, for
-// DISTINCT and GROUP BY, where NULLs are one group.
+// fractional zeros (1.0 = 1.00), intervals by their span. NULL has an
+// encoding of its own, for DISTINCT and GROUP BY, where NULLs are one group.
 func appendHashKey(dst []byte, v types.Value) []byte {
 	if v.Null {
 		return append(dst, 0)
@@ -334,6 +334,8 @@ func appendHashKey(dst []byte, v types.Value) []byte {
 		return binary.BigEndian.AppendUint64(dst, uint64(v.I))
 	case types.IsFloat(v.T):
 		return types.FloatHashKey(dst, v) // float.go
+	case v.T == types.TInterval:
+		return types.IntervalHashKey(dst, v) // '1 day' = '24 hours'
 	case v.T == types.TNumeric:
 		s := v.S
 		if strings.IndexByte(s, '.') >= 0 {

@@ -11,6 +11,7 @@ const (
 	CodeDuplicateAlias        = "42712"
 	CodeUndefinedColumn       = "42703"
 	CodeUndefinedFunction     = "42883"
+	CodeAmbiguousFunction     = "42725"
 	CodeUndefinedObject       = "42704"
 	CodeInvalidName           = "42602"
 	CodeAmbiguousColumn       = "42702"

@@ -783,6 +783,17 @@ func (iv Interval) span() (days int64, rest int64) {
 	return days + q, r
 }
 
+// IntervalHashKey is an interval's identity for hashing (GROUP BY,
+// DISTINCT, hash joins, set operations): its span, so that the values
+// CompareIntervals calls equal ('1 day', '24 hours') have one key, as
+// PostgreSQL's interval_hash hashes interval_cmp_value.
+func IntervalHashKey(dst []byte, v Value) []byte {
+	days, rest := IntervalOf(v).span()
+	dst = append(dst, 6)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(days))
+	return binary.BigEndian.AppendUint64(dst, uint64(rest))
+}
+
 // CompareIntervals orders intervals as PostgreSQL does: -1, 0 or +1.
 // '1 mon', '30 days' and '720 hours' are equal.
 func CompareIntervals(a, b Interval) int {
