@@ -34,9 +34,10 @@ import (
 //   - A Value of type interval holds FormatInterval's text in S (types.go's
 //     rule for text-held types); IntervalOf reads it back. That text does
 //     not sort as the intervals do, so an interval is no key (NoKeyType),
-//     and Compare orders intervals with CompareIntervals. GROUP BY and
-//     DISTINCT group by S, so '1 mon' and '30 days', equal in PostgreSQL,
-//     are two groups here.
+//     and Compare orders intervals with CompareIntervals. GROUP BY,
+//     DISTINCT and hash joins key an interval by its span
+//     (IntervalHashKey), so '1 mon' and '30 days' are one group, as in
+//     PostgreSQL.
 //   - The text form is PostgreSQL's IntervalStyle "postgres" (the
 //     default), which is what FormatInterval prints and ParseInterval reads
 //     back; the binary form is interval_send's: int64 microseconds, int32
