@@ -40,18 +40,35 @@ func isKey(x expr, key int) bool {
 	return ok && c.idx == key
 }
 
-func anyNumeric(xs []expr) bool {
+// keyComparable reports whether a value of type ot, compared with a key
+// column of type kt, can be encoded as a key of kt to find the rows it
+// equals: an integer of either width for an integer key (a numeric or a
+// float never is: 1.5 equals no key, and 1.0's encoding is not 1's), the
+// key's own type for the types whose key is not their text (a date against
+// a timestamp key compares as midnight, which the filter does); other
+// pairs are the compiler's, which coerced the value to the key's type.
+func keyComparable(kt, ot types.Type) bool {
+	switch {
+	case types.IsInt(kt):
+		return types.IsInt(ot)
+	case types.IsDateTime(kt) || types.IsFloat(kt) || kt == types.TNumeric || kt == types.TInterval:
+		return ot == kt
+	}
+	return ot != types.TNumeric && !types.IsFloat(ot)
+}
+
+func allKeyComparable(kt types.Type, xs []expr) bool {
 	for _, x := range xs {
-		if x.typ() == types.TNumeric {
-			return true
+		if !keyComparable(kt, x.typ()) {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 var flipOp = map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
-func analyzeAccess(where expr, key int) access {
+func analyzeAccess(where expr, key int, kt types.Type) access {
 	var a access
 	if where == nil {
 		return a
@@ -61,7 +78,7 @@ func analyzeAccess(where expr, key int) access {
 	for _, c := range cs {
 		switch x := c.(type) {
 		case *inExpr:
-			if !x.not && a.points == nil && isKey(x.l, key) && !usesRow(&boolExpr{args: x.list}) && !anyNumeric(x.list) {
+			if !x.not && a.points == nil && isKey(x.l, key) && !usesRow(&boolExpr{args: x.list}) && allKeyComparable(kt, x.list) {
 				a.points = x.list
 				used++
 			}
@@ -73,9 +90,7 @@ func analyzeAccess(where expr, key int) access {
 				}
 				op, other = flipOp[x.op], x.l
 			}
-			// a numeric against the (integer) key is left to the filter:
-			// 1.5 equals no key, and its encoding is not an integer's
-			if op == "" || usesRow(other) || other.typ() == types.TNumeric {
+			if op == "" || usesRow(other) || !keyComparable(kt, other.typ()) {
 				continue
 			}
 			switch op {

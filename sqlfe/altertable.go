@@ -292,7 +292,7 @@ func (s *Session) addPrimaryKey(t *catalog.Table, cols []string, conname string)
 				return nil, nil, pgerror.Errorf(pgerror.CodeDuplicateColumn, "column %q appears twice in primary key constraint", c)
 			}
 		}
-		if ty := nt.Cols[i].Type; types.NoKeyType(ty) {
+		if ty := nt.Cols[i].Type; !catalog.KeyTypeOK(nt, ty) {
 			return nil, nil, pgerror.NotSupported("a PRIMARY KEY of type %s is not supported", ty)
 		}
 		idx = append(idx, i)

@@ -122,7 +122,7 @@ func keyOrder(t *catalog.Table, sorts []sortKey) (natural, reverse bool) {
 // range within the prefix of the equal ones.
 func analyzeKeyAccess(where expr, t *catalog.Table) access {
 	if !t.Composite() {
-		return analyzeAccess(where, t.Key)
+		return analyzeAccess(where, t.Key, t.Cols[t.Key].Type)
 	}
 	a := access{composite: true}
 	if where == nil {
@@ -130,7 +130,7 @@ func analyzeKeyAccess(where expr, t *catalog.Table) access {
 	}
 	cs := conjuncts(where)
 	for _, k := range t.KeyCols {
-		sub := analyzeAccess(where, k)
+		sub := analyzeAccess(where, k, t.Cols[k].Type)
 		if len(sub.points) == 1 {
 			a.eq = append(a.eq, sub.points[0])
 			continue

@@ -41,7 +41,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &catalog.Table{Name: name, Key: -1, KeyFormat: catalog.KeyFormatTuple}
+	t := &catalog.Table{Name: name, Key: -1, KeyFormat: catalog.KeyFormatTyped}
 	var uniques []catalog.IndexDef // UNIQUE constraints, named when the table is created
 	var fkeys []fkConstraint       // FOREIGN KEY constraints, resolved when the table is created (fk.go)
 	var checks []*pg.Constraint    // CHECK constraints, compiled once every column is known (check.go)
@@ -63,7 +63,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			return pgerror.Errorf(pgerror.CodeInvalidTableDef, "multiple primary keys for table %q are not allowed", name).At(loc)
 		}
 		for _, i := range idx {
-			if ty := t.Cols[i].Type; types.NoKeyType(ty) {
+			if ty := t.Cols[i].Type; !catalog.KeyTypeOK(t, ty) {
 				return pgerror.NotSupported("a PRIMARY KEY of type %s is not supported", ty).At(loc)
 			}
 			t.Cols[i].NotNull = true
@@ -112,7 +112,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			if err != nil {
 				return err
 			}
-			uniques = append(uniques, catalog.IndexDef{Name: c.Conname, Cols: cols, Unique: true})
+			uniques = append(uniques, catalog.IndexDef{Name: c.Conname, Cols: cols, Unique: true, Typed: true})
 		case pg.ConstrType_CONSTR_CHECK:
 			checks = append(checks, c)
 		case pg.ConstrType_CONSTR_IDENTITY:

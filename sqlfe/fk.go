@@ -10,7 +10,6 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
-	"github.com/tupled/tupled/keys"
 	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
@@ -86,12 +85,24 @@ func fkRefKey(parent *catalog.Table, d catalog.FKDef, refCols []int, vals []type
 		}
 		return out
 	}
-	tupleFmt := &catalog.Table{KeyFormat: catalog.KeyFormatTuple}
+	ix, _ := uniqueByName(parent, d.RefIndex)
+	kf := ix.KeyFormat()
 	var out []byte
 	for i, rc := range refCols {
-		out = catalog.AppendKey(out, tupleFmt, conv(vals[i], parent.Cols[rc]))
+		out = catalog.AppendKey(out, kf, conv(vals[i], parent.Cols[rc]))
 	}
 	return out
+}
+
+// refTyped reports whether the references of d to parent are in
+// KeyFormatTyped (the parent's key or unique index is), where a typed key
+// type's value is not its text.
+func refTyped(parent *catalog.Table, d catalog.FKDef) bool {
+	if d.RefIndex == "" {
+		return parent.KeyFormat == catalog.KeyFormatTyped
+	}
+	ix, _ := uniqueByName(parent, d.RefIndex)
+	return ix.Typed
 }
 
 // fkDecodeRef decodes a referenced key (fkRefKey's encoding) into the
@@ -112,35 +123,8 @@ func fkDecodeRef(parent *catalog.Table, d catalog.FKDef, refCols []int, ref []by
 		}
 		return out, nil
 	}
-	r := keys.NewReader(ref)
-	var out []types.Value
-	for _, rc := range refCols {
-		c := parent.Cols[rc]
-		switch c.Type {
-		case types.TInt4, types.TInt8:
-			n, err := r.Int()
-			if err != nil {
-				return nil, catalog.ErrCorrupt
-			}
-			out = append(out, types.Value{T: c.Type, I: n})
-		case types.TBool:
-			b, err := r.Bool()
-			if err != nil {
-				return nil, catalog.ErrCorrupt
-			}
-			out = append(out, types.Bool(b))
-		default:
-			s, err := r.String()
-			if err != nil {
-				return nil, catalog.ErrCorrupt
-			}
-			out = append(out, types.Value{T: c.Type, S: s})
-		}
-	}
-	if !r.Done() {
-		return nil, catalog.ErrCorrupt
-	}
-	return out, nil
+	ix, _ := uniqueByName(parent, d.RefIndex)
+	return catalog.DecodeIndexKey(parent, catalog.IndexDef{Cols: refCols, Typed: ix.Typed}, ref)
 }
 
 // engineFK is the engine declaration of child's foreign key d to parent.
@@ -153,8 +137,22 @@ func engineFK(child, parent *catalog.Table, d catalog.FKDef) tupled.ForeignKey {
 	if d.RefIndex != "" {
 		fk.RefIndex = catalog.EngIndex(parent, d.RefIndex)
 	}
+	// the child's index on the referencing columns finds the children of a
+	// reference if its keys are the references' encoding: the same format,
+	// or columns none of whose types the formats encode differently
+	sameEncoding := func(ix catalog.IndexDef) bool {
+		if ix.Typed == refTyped(parent, d) {
+			return true
+		}
+		for _, c := range cols {
+			if catalog.TypedKeyType(child.Cols[c].Type) {
+				return false
+			}
+		}
+		return true
+	}
 	for _, ix := range child.Indexes {
-		if slices.Equal(ix.Cols, cols) && ix.Exprs == nil {
+		if slices.Equal(ix.Cols, cols) && ix.Exprs == nil && sameEncoding(ix) {
 			fk.ChildIndex = catalog.EngIndex(child, ix.Name)
 			break
 		}

@@ -49,9 +49,9 @@ func compileIndexExprs(t *catalog.Table, d catalog.IndexDef) ([]expr, error) {
 }
 
 // indexKey is the key function of t's index d: the tuple encoding of the
-// indexed columns, or not indexed when one is NULL.
+// indexed columns in d's format, or not indexed when one is NULL.
 func indexKey(t *catalog.Table, d catalog.IndexDef) func(key, value []byte) ([]byte, bool) {
-	tupleFmt := &catalog.Table{KeyFormat: catalog.KeyFormatTuple}
+	kf := d.KeyFormat()
 	xs, xerr := compileIndexExprs(t, d)
 	return func(key, value []byte) (_ []byte, ok bool) {
 		defer func() {
@@ -80,7 +80,7 @@ func indexKey(t *catalog.Table, d catalog.IndexDef) func(key, value []byte) ([]b
 			if v.Null {
 				return nil, false
 			}
-			out = catalog.AppendKey(out, tupleFmt, v)
+			out = catalog.AppendKey(out, kf, v)
 		}
 		return out, true
 	}
@@ -243,7 +243,7 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 			}
 			cols = append(cols, c...)
 		}
-		d := catalog.IndexDef{Cols: cols, Unique: st.Unique}
+		d := catalog.IndexDef{Cols: cols, Unique: st.Unique, Typed: true}
 		if hasExpr {
 			d.Exprs = exprs
 			if _, err := compileIndexExprs(t, d); err != nil {
@@ -474,11 +474,15 @@ func indexAccess(t *catalog.Table, where expr, e *env) (index string, ikey []byt
 				continue
 			}
 			ct, ot := t.Cols[col.idx].Type, other.typ()
-			if ct != ot && !(intType(ct) && intType(ot)) || ct == types.TBpchar || types.NoKeyType(ct) {
+			if ct != ot && !(intType(ct) && intType(ot)) || ct == types.TBpchar {
 				continue
 			}
 			for _, d := range t.Indexes {
 				if len(d.Cols) != 1 || d.Cols[0] != col.idx {
+					continue
+				}
+				// a type whose text is not its key: only through a typed index
+				if types.NoKeyType(ct) && !(d.Typed && catalog.TypedKeyType(ct)) {
 					continue
 				}
 				v, err := other.eval(e)
@@ -488,7 +492,7 @@ func indexAccess(t *catalog.Table, where expr, e *env) (index string, ikey []byt
 				if v.Null {
 					continue
 				}
-				return catalog.EngIndex(t, d.Name), catalog.AppendKey(nil, &catalog.Table{KeyFormat: catalog.KeyFormatTuple}, v), true, nil
+				return catalog.EngIndex(t, d.Name), catalog.AppendKey(nil, d.KeyFormat(), v), true, nil
 			}
 		}
 	}

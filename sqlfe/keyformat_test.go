@@ -14,14 +14,16 @@ import (
 )
 
 // TestKeyFormatTuple: a table made by CREATE TABLE stores its primary keys
-// as package keys tuples, so a program reading the engine table with the
-// embedded API decodes them with keys.Unpack, in SQL order.
+// as package keys tuples (KeyFormatTyped, which is KeyFormatTuple with
+// ordered forms for the types whose text is not), so a program reading the
+// engine table with the embedded API decodes them with keys.Unpack, in SQL
+// order.
 func TestKeyFormatTuple(t *testing.T) {
 	eng, s := newTestSession(t)
 	mustRun(t, s, "CREATE TABLE n (id bigint PRIMARY KEY, v text)", "CREATE TABLE")
 	mustRun(t, s, "INSERT INTO n VALUES (5, 'a'), (-3, 'b'), (9223372036854775807, 'c'), (-9223372036854775808, 'd'), (0, 'e')", "INSERT 0 5")
 	tbl, _ := eng.cat.Get("n")
-	if tbl.KeyFormat != catalog.KeyFormatTuple {
+	if tbl.KeyFormat != catalog.KeyFormatTyped {
 		t.Fatalf("a new table's key format is %d", tbl.KeyFormat)
 	}
 	var got []int64

@@ -28,7 +28,10 @@ func TestNumeric(t *testing.T) {
 	mustRun(t, s, "SELECT 1.0 / 3, 2.50 / 0.5, -1 / 3.0, 1 % 0.3, 123456789.123 / 7",
 		"0.33333333333333333333|5.0000000000000000|-0.33333333333333333333|0.1|17636684.160428571429\nSELECT 1")
 	mustFail(t, s, "SELECT 1.0 / 0", "22012", "division by zero")
-	mustFail(t, s, "CREATE TABLE nk (k numeric PRIMARY KEY)", "0A000", "a PRIMARY KEY of type numeric is not supported")
+	// a numeric key: 1.5 and 1.50 are one key; a row shows the scale it was written with
+	mustRun(t, s, "CREATE TABLE nkey (k numeric PRIMARY KEY); INSERT INTO nkey VALUES (1.50), (-2), (0.25) RETURNING k", "CREATE TABLE\n1.50\n-2\n0.25\nINSERT 0 3")
+	mustFail(t, s, "INSERT INTO nkey VALUES (1.5)", "23505", `duplicate key value violates unique constraint "nkey_pkey"`)
+	mustRun(t, s, "SELECT k FROM nkey WHERE k = 1.5000 UNION ALL SELECT max(k) FROM nkey WHERE k < 1", "1.50\n0.25\nSELECT 2")
 	mustRun(t, s, "CREATE TABLE nk (k int PRIMARY KEY, v numeric(10,2)); INSERT INTO nk VALUES (1, 2.345) RETURNING v", "CREATE TABLE\n2.35\nINSERT 0 1")
 }
 

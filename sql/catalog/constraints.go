@@ -1,6 +1,10 @@
 package catalog
 
-import "github.com/tupled/tupled"
+import (
+	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/keys"
+	"github.com/tupled/tupled/sql/types"
+)
 
 // IndexDef is one index of a table in the catalog.
 type IndexDef struct {
@@ -10,6 +14,46 @@ type IndexDef struct {
 	// Exprs are the SQL text ("SELECT expr") of expression elements, by
 	// element (nil: every element is a column).
 	Exprs []string `json:"exprs,omitempty"`
+	// Typed: its keys are in KeyFormatTyped (indexes made since it
+	// exists), where numeric, float and interval values that are equal
+	// (1.5 and 1.50) are one key and dates and timestamps sort by value;
+	// else in KeyFormatTuple, where those types are their text.
+	Typed bool `json:"typed,omitempty"`
+}
+
+var (
+	tupleFormat = &Table{KeyFormat: KeyFormatTuple}
+	typedFormat = &Table{KeyFormat: KeyFormatTyped}
+)
+
+// KeyFormat is the format of d's keys, as a Table to hand AppendKey.
+func (d IndexDef) KeyFormat() *Table {
+	if d.Typed {
+		return typedFormat
+	}
+	return tupleFormat
+}
+
+// DecodeIndexKey decodes the key of index d of t (AppendKey of the values
+// of d's columns, in d's format) into those values; d's elements are all
+// columns.
+func DecodeIndexKey(t *Table, d IndexDef, b []byte) ([]types.Value, error) {
+	r := keys.NewReader(b)
+	out := make([]types.Value, 0, len(d.Cols))
+	for _, c := range d.Cols {
+		if c < 0 || c >= len(t.Cols) {
+			return nil, ErrCorrupt
+		}
+		v, err := readKeyElem(r, t.Cols[c], d.Typed)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if !r.Done() {
+		return nil, ErrCorrupt
+	}
+	return out, nil
 }
 
 // EngIndex is the engine index name of t's index name.

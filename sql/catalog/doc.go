@@ -39,10 +39,15 @@
 //     made before package keys, the raw format of one column (KeyFormatRaw,
 //     AppendKey). So key ranges are tx.Scan ranges, the leading columns'
 //     tuple is a prefix of the keys it begins, and 'ab' and 'ab  ' are one
-//     character(n) key. The value is the other columns: a NULL bitmap, then
-//     each non-NULL column (numeric and timestamp as their text form,
-//     which they may not be keys for). A stored row that does not decode
-//     is ErrCorrupt (XX001), never a panic.
+//     character(n) key. In the typed format of tables made since it exists
+//     (KeyFormatTyped), dates, timestamps, floats, numeric and interval
+//     are keys too, by their ordered forms (types' keyenc.go), where 1.5
+//     and 1.50, -0 and 0, '1 day' and '24 hours' are one key; older tables
+//     keep their format, where those types cannot be keys (KeyTypeOK). The
+//     value is the other columns: a NULL bitmap, then each non-NULL column
+//     (numeric and timestamp as their text form), then the text of the key
+//     columns whose key does not give it back (keyTextCols). A stored row
+//     that does not decode is ErrCorrupt (XX001), never a panic.
 //   - The JSON field names of Table and Column, and the numbers of
 //     types.Type and KeyFormat, are the stored format: they are only ever
 //     added to.

@@ -18,6 +18,17 @@ var fuzzTables = []*Table{
 	{Name: "b", Cols: []Column{{Name: "k", Type: types.TBool}}},
 	// a composite key (compositekey.go) with an unpadded bpchar column
 	{Name: "c", KeyFormat: KeyFormatTuple, Cols: []Column{{Name: "a", Type: types.TInt4}, {Name: "v", Type: types.TText}, {Name: "b", Type: types.TBpchar}, {Name: "c", Type: types.TBool}, {Name: "w", Type: types.TInt8}}, Key: 2, KeyCols: []int{2, 0, 4}},
+	// a composite key of every typed key type (KeyFormatTyped), whose
+	// lossy columns' text is in the value
+	{Name: "y", KeyFormat: KeyFormatTyped, Cols: []Column{{Name: "d", Type: types.TDate}, {Name: "n", Type: types.TNumeric}, {Name: "v", Type: types.TText}, {Name: "f", Type: types.TFloat8}, {Name: "t", Type: types.TTimestamptz}, {Name: "i", Type: types.TInterval}, {Name: "r", Type: types.TFloat4}, {Name: "s", Type: types.TTimestamp}},
+		Key: 0, KeyCols: []int{0, 1, 3, 4, 5, 6, 7}},
+	{Name: "n", KeyFormat: KeyFormatTyped, Cols: []Column{{Name: "k", Type: types.TNumeric}, {Name: "v", Type: types.TInt4}}},
+}
+
+// typedSeed is a value of each typed key type for the seeds.
+var typedSeed = map[types.Type]string{
+	types.TDate: "1900-02-28", types.TNumeric: "-12.3400", types.TFloat8: "-0", types.TTimestamptz: "2020-01-01 10:00:00.5+00",
+	types.TInterval: "1 mon 02:00:00", types.TFloat4: "1.5", types.TTimestamp: "1999-12-31 23:59:59.999999",
 }
 
 // FuzzDecodeRow is the row decoder under damage the checksums did not
@@ -38,6 +49,13 @@ func FuzzDecodeRow(f *testing.F) {
 				row[i] = types.Bool(i%2 == 0)
 			default:
 				row[i] = types.Text("value")
+				if txt, ok := typedSeed[c.Type]; ok {
+					v, err := types.ParseText(c.Type, txt)
+					if err != nil {
+						f.Fatal(err)
+					}
+					row[i] = v
+				}
 			}
 		}
 		key := RowKey(nil, t, row)

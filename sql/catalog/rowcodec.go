@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"strings"
@@ -12,13 +13,15 @@ import (
 
 // AppendKey appends the order-preserving encoding of t's non-NULL key v in
 // t's key format: keys.AppendInt for integers, keys.AppendString for text,
-// keys.AppendBool (KeyFormatTuple); or integers big-endian with the sign
-// bit flipped, text its bytes, bool one byte (KeyFormatRaw). A character(n)
+// keys.AppendBool (KeyFormatTuple), and in KeyFormatTyped the ordered
+// forms of dates, timestamps, floats, numeric and interval (appendTypedKey);
+// or integers big-endian with the sign bit flipped, text its bytes, bool
+// one byte (KeyFormatRaw). A character(n)
 // key is encoded without its trailing spaces, so that 'ab' and 'ab  ' are
 // one key, as bpchar's btree opclass has it. Byte order of the encodings
 // is the SQL order of the values.
 func AppendKey(dst []byte, t *Table, v types.Value) []byte {
-	if t.KeyFormat == KeyFormatTuple {
+	if t.tupleKeys() {
 		switch v.T {
 		case types.TBpchar:
 			return keys.AppendString(dst, types.BpcharTrim(v.S))
@@ -26,6 +29,9 @@ func AppendKey(dst []byte, t *Table, v types.Value) []byte {
 			return keys.AppendInt(dst, v.I)
 		case types.TBool:
 			return keys.AppendBool(dst, v.I != 0)
+		}
+		if t.KeyFormat == KeyFormatTyped && typedKey(v.T) {
+			return appendTypedKey(dst, v)
 		}
 		return keys.AppendString(dst, v.S)
 	}
@@ -42,13 +48,30 @@ func AppendKey(dst []byte, t *Table, v types.Value) []byte {
 	return append(dst, v.S...)
 }
 
+// appendTypedKey appends KeyFormatTyped's element for a value of a
+// typedKey type: dates and timestamps as integers, floats as floats,
+// numeric and interval as NumericKey's and IntervalKey's bytes.
+func appendTypedKey(dst []byte, v types.Value) []byte {
+	if n, ok := types.KeyInt(v); ok {
+		return keys.AppendInt(dst, n)
+	}
+	if types.IsFloat(v.T) {
+		return keys.AppendFloat(dst, types.KeyFloat(v))
+	}
+	var buf [32]byte
+	if v.T == types.TInterval {
+		return keys.AppendBytes(dst, types.IntervalKey(buf[:0], v))
+	}
+	return keys.AppendBytes(dst, types.NumericKey(buf[:0], v.S))
+}
+
 // DecodeKey is AppendKey's inverse for t's key column: a character(n) key
 // gets its padding back. (A bpchar key without a length comes back without
 // trailing spaces: DecodeRow restores them from the row value.)
 func DecodeKey(t *Table, b []byte) (types.Value, error) {
 	c := t.Cols[t.Key]
-	if t.KeyFormat == KeyFormatTuple {
-		return decodeTupleKey(c, b)
+	if t.tupleKeys() {
+		return decodeTupleKey(c, b, t.KeyFormat == KeyFormatTyped)
 	}
 	switch c.Type {
 	case types.TBpchar:
@@ -75,9 +98,9 @@ func DecodeKey(t *Table, b []byte) (types.Value, error) {
 	return types.Text(string(b)), nil
 }
 
-func decodeTupleKey(c Column, b []byte) (types.Value, error) {
+func decodeTupleKey(c Column, b []byte, typed bool) (types.Value, error) {
 	r := keys.NewReader(b)
-	v, err := readKeyElem(r, c)
+	v, err := readKeyElem(r, c, typed)
 	if err != nil {
 		return types.Value{}, err
 	}
@@ -87,10 +110,16 @@ func decodeTupleKey(c Column, b []byte) (types.Value, error) {
 	return v, nil
 }
 
-// readKeyElem reads the next tuple element of a key as column c's value.
-func readKeyElem(r *keys.Reader, c Column) (types.Value, error) {
+// readKeyElem reads the next tuple element of a key as column c's value;
+// typed says the key is in KeyFormatTyped (else a typedKey type's element
+// is its text).
+func readKeyElem(r *keys.Reader, c Column, typed bool) (types.Value, error) {
 	var v types.Value
-	switch c.Type {
+	ty := c.Type
+	if !typed && typedKey(ty) {
+		ty = types.TText // its text (an index made before KeyFormatTyped)
+	}
+	switch ty {
 	case types.TInt4:
 		n, err := r.Int()
 		if err != nil || n < math.MinInt32 || n > math.MaxInt32 {
@@ -109,6 +138,36 @@ func readKeyElem(r *keys.Reader, c Column) (types.Value, error) {
 			return types.Value{}, ErrCorrupt
 		}
 		v = types.Bool(x)
+	case types.TDate, types.TTimestamp, types.TTimestamptz: // KeyFormatTyped only
+		n, err := r.Int()
+		if err != nil {
+			return types.Value{}, ErrCorrupt
+		}
+		v = types.KeyIntValue(c.Type, n)
+	case types.TFloat4, types.TFloat8:
+		f, err := r.Float()
+		if err != nil {
+			return types.Value{}, ErrCorrupt
+		}
+		v = types.FloatValue(f, c.Type)
+	case types.TNumeric:
+		b, err := r.Bytes()
+		if err != nil {
+			return types.Value{}, ErrCorrupt
+		}
+		var ok bool
+		if v, ok = types.NumericFromKey(b); !ok {
+			return types.Value{}, ErrCorrupt
+		}
+	case types.TInterval:
+		b, err := r.Bytes()
+		if err != nil {
+			return types.Value{}, ErrCorrupt
+		}
+		var ok bool
+		if v, ok = types.IntervalFromKey(b); !ok {
+			return types.Value{}, ErrCorrupt
+		}
 	default:
 		s, err := r.String()
 		if err != nil {
@@ -117,7 +176,7 @@ func readKeyElem(r *keys.Reader, c Column) (types.Value, error) {
 		switch {
 		case c.Type == types.TBpchar:
 			v = types.Value{T: types.TBpchar, S: types.BpcharPad(s, c.MaxLen)}
-		case types.ExtTypes[c.Type] != nil: // uuid, bytea: their S as stored
+		case types.ExtTypes[c.Type] != nil || typedKey(c.Type): // uuid, bytea, an old index's numeric…: their S as stored
 			v = types.Value{T: c.Type, S: s}
 		default:
 			v = types.Text(s)
@@ -133,9 +192,10 @@ var ErrCorrupt = pgerror.Errorf(pgerror.CodeDataCorrupted, "stored row does not 
 // EncodeRow encodes the non-key columns of row: a NULL bitmap (one bit per
 // non-key column), then each non-NULL column (int: 4 or 8 bytes big-endian,
 // bool: 1 byte, text: uvarint length + bytes), then, for each key column
-// that is a bpchar without a length (in key order), the number of trailing
-// spaces its key encoding dropped (uvarint), so that it reads back as it
-// was written.
+// whose key does not give back its text (keyTextCols, in key order), what
+// the key dropped: a bpchar's number of trailing spaces (uvarint), the
+// text of a numeric, a float or an interval (uvarint length + bytes), so that it reads
+// back as it was written.
 func EncodeRow(t *Table, row []types.Value) []byte {
 	n := len(t.Cols) - t.NKeyCols()
 	out := make([]byte, (n+7)/8, (n+7)/8+8*n)
@@ -163,9 +223,14 @@ func EncodeRow(t *Table, row []types.Value) []byte {
 			out = append(out, v.S...)
 		}
 	}
-	for _, c := range unpaddedKeyCols(t) { // compositekey.go
+	for _, c := range keyTextCols(t) {
 		k := row[c].S
-		out = binary.AppendUvarint(out, uint64(len(k)-len(types.BpcharTrim(k))))
+		if t.Cols[c].Type == types.TBpchar {
+			out = binary.AppendUvarint(out, uint64(len(k)-len(types.BpcharTrim(k))))
+			continue
+		}
+		out = binary.AppendUvarint(out, uint64(len(k)))
+		out = append(out, k...)
 	}
 	return out
 }
@@ -220,13 +285,27 @@ func DecodeRow(t *Table, key, val []byte, dst []types.Value) error {
 			p = p[k+int(l):]
 		}
 	}
-	for _, c := range unpaddedKeyCols(t) {
+	for _, c := range keyTextCols(t) {
 		l, k := binary.Uvarint(p)
-		if k <= 0 || l > types.MaxCharLength {
+		if t.Cols[c].Type == types.TBpchar {
+			if k <= 0 || l > types.MaxCharLength {
+				return ErrCorrupt
+			}
+			dst[c].S += strings.Repeat(" ", int(l))
+			p = p[k:]
+			continue
+		}
+		if k <= 0 || uint64(len(p)-k) < l {
 			return ErrCorrupt
 		}
-		dst[c].S += strings.Repeat(" ", int(l))
-		p = p[k:]
+		// the text must be a value's own (canonical) text, of the key's value
+		text := string(p[k : k+int(l)])
+		v, err := types.ParseText(t.Cols[c].Type, text)
+		if err != nil || v.S != text || !bytes.Equal(AppendKey(nil, t, v), AppendKey(nil, t, dst[c])) {
+			return ErrCorrupt
+		}
+		dst[c] = v
+		p = p[k+int(l):]
 	}
 	if len(p) != 0 {
 		return ErrCorrupt
@@ -247,7 +326,7 @@ func DecodeRowKey(t *Table, b []byte, dst []types.Value) error {
 	}
 	r := keys.NewReader(b)
 	for _, c := range t.KeyCols {
-		v, err := readKeyElem(r, t.Cols[c])
+		v, err := readKeyElem(r, t.Cols[c], t.KeyFormat == KeyFormatTyped)
 		if err != nil {
 			return err
 		}
@@ -259,19 +338,24 @@ func DecodeRowKey(t *Table, b []byte, dst []types.Value) error {
 	return nil
 }
 
-// UnpaddedKeyCols are t's key columns of type bpchar without a length, in
-// key order: their trailing spaces are not implied by the key and live in
-// the row value.
-func unpaddedKeyCols(t *Table) []int {
+// keyTextCols are t's key columns whose key does not give back their
+// text, in key order: a character(n) without a length (its trailing
+// spaces), numeric (its display scale: 1.50 and 1.5 are one key), the
+// floats (-0 is 0's key) and interval ('1 day' is '24 hours' key). The row value carries what the key drops: the
+// number of trailing spaces, or the whole text.
+func keyTextCols(t *Table) []int {
+	lossy := func(c Column) bool {
+		return (c.Type == types.TBpchar && c.MaxLen == 0) || c.Type == types.TNumeric || types.IsFloat(c.Type) || c.Type == types.TInterval
+	}
 	if len(t.KeyCols) == 0 {
-		if c := t.Cols[t.Key]; c.Type == types.TBpchar && c.MaxLen == 0 {
+		if lossy(t.Cols[t.Key]) {
 			return []int{t.Key}
 		}
 		return nil // (no allocation for a row of the common table)
 	}
 	var out []int
 	for _, c := range t.KeyCols {
-		if col := t.Cols[c]; col.Type == types.TBpchar && col.MaxLen == 0 {
+		if lossy(t.Cols[c]) {
 			out = append(out, c)
 		}
 	}

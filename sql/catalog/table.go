@@ -105,8 +105,8 @@ type Table struct {
 	KeyCols  []int  `json:"key_cols,omitempty"`
 	PKeyName string `json:"pkey_name,omitempty"`
 	// KeyFormat is how the primary key is encoded in the engine's keys:
-	// KeyFormatTuple (package keys) for tables created since it exists,
-	// KeyFormatRaw for older ones, which keep theirs.
+	// KeyFormatTyped for tables created since it exists, KeyFormatTuple
+	// (package keys) and KeyFormatRaw for older ones, which keep theirs.
 	KeyFormat KeyFormat `json:"key_format,omitempty"`
 	// Indexes are its secondary indexes and UNIQUE constraints (index.go).
 	Indexes []IndexDef `json:"indexes,omitempty"`
@@ -127,7 +127,32 @@ const (
 	// encoding programs use for their own keys (and the one that makes
 	// composite keys possible).
 	KeyFormatTuple
+	// KeyFormatTyped: KeyFormatTuple, and date, timestamp, timestamptz,
+	// real, double precision, numeric and interval keys as their ordered
+	// forms (types.KeyInt, KeyFloat, NumericKey, IntervalKey), which the
+	// text of those types is not: tables created since it exists, the only ones those types
+	// can be primary keys of (KeyTypeOK).
+	KeyFormatTyped
 )
+
+// tupleKeys reports whether t's keys are package keys tuples.
+func (t *Table) tupleKeys() bool { return t.KeyFormat >= KeyFormatTuple }
+
+// TypedKeyType reports whether ty, held as text that does not sort as its
+// values, has an ordered key form in KeyFormatTyped (date, timestamp,
+// timestamptz, real, double precision, numeric, interval).
+func TypedKeyType(ty types.Type) bool { return typedKey(ty) }
+
+func typedKey(ty types.Type) bool {
+	return types.IsDateTime(ty) || types.IsFloat(ty) || ty == types.TNumeric || ty == types.TInterval
+}
+
+// KeyTypeOK reports whether a column of type ty can be in t's primary key:
+// any type but those held as text that does not sort as their values
+// (types.NoKeyType), and of those the typed ones in a KeyFormatTyped table.
+func KeyTypeOK(t *Table, ty types.Type) bool {
+	return !types.NoKeyType(ty) || (t.KeyFormat == KeyFormatTyped && typedKey(ty))
+}
 
 // Col is the index of t's visible column name, -1 if none (the hidden
 // rowid has no name a query reaches).

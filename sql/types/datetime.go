@@ -196,8 +196,12 @@ func appendDateBinary(dst []byte, s string) []byte {
 	if err != nil {
 		return dst
 	}
-	return binary.BigEndian.AppendUint32(dst, uint32(int32(v.Sub(pgEpoch).Hours()/24)))
+	return binary.BigEndian.AppendUint32(dst, uint32(int32(dateDays(v))))
 }
+
+// dateDays is the days from 2000-01-01 to the midnight t (by seconds: a
+// time.Duration spans only 292 years).
+func dateDays(t time.Time) int64 { return (t.Unix() - pgEpoch.Unix()) / 86400 }
 
 func parseDateBinary(b []byte) (Value, error) {
 	if len(b) != 4 {

@@ -23,8 +23,11 @@
 //   - The Type numbers are stored in the catalog (a Column's type): a new
 //     type goes at the end of the enumeration, never between.
 //   - NoKeyType types (numeric, date, the timestamps, interval, the
-//     floats, json and jsonb) are held as text that does not sort as their values, so they
-//     cannot be keys; every other type's S (or I) sorts as the type does.
+//     floats, json and jsonb) are held as text that does not sort as their
+//     values, so their text cannot be a key; all but json and jsonb have an
+//     ordered key form instead (keyenc.go: KeyInt, KeyFloat, NumericKey,
+//     IntervalKey), which the catalog's typed key format uses. Every other
+//     type's S (or I) sorts as the type does.
 //   - Errors are *pgerror.Error with PostgreSQL's SQLSTATE and wording:
 //     22P02 bad text input, 22P03 bad binary input, 22003 out of range,
 //     22008/22007 bad dates and times, 22021 invalid UTF-8 or NUL

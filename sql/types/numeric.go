@@ -19,8 +19,9 @@ import (
 // a sum or difference has the larger of the operands' scales, a product
 // their sum, as in PostgreSQL; a quotient has the scale select_div_scale
 // picks (divScale), a remainder the larger scale. numeric(p, s) rounds at
-// assignment and cast (numericTypmod). NaN, the infinities and numeric
-// keys are not implemented (0A000).
+// assignment and cast (numericTypmod). A numeric key is NumericKey's
+// ordered form (keyenc.go). NaN and the infinities are not implemented
+// (0A000).
 
 // decimal is unscaled × 10^-scale.
 type decimal struct {

@@ -20,8 +20,6 @@ SELECT interval '1 day' hour;
 SELECT '12:00+02'::timetz;
 CREATE TABLE arr (id int PRIMARY KEY, tags text[]);
 CREATE TABLE jk (j jsonb PRIMARY KEY);
-CREATE TABLE nk (n numeric PRIMARY KEY);
-CREATE TABLE ik (d interval PRIMARY KEY);
 SELECT 'NaN'::numeric;
 CREATE TYPE mood AS ENUM ('sad', 'happy');
 -- queries
