@@ -722,6 +722,8 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 		if x, ok, err := c.patternOp(a, op); ok {
 			return x, err
 		}
+	case pg.A_Expr_Kind_AEXPR_SIMILAR:
+		return c.similarTo(a, op) // conditional.go
 	case pg.A_Expr_Kind_AEXPR_NULLIF:
 		l, r, err := c.binary(a.Lexpr, a.Rexpr)
 		if err != nil {

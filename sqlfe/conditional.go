@@ -225,16 +225,29 @@ func (c *compiler) variadic(args []*pg.Node, what string) ([]expr, types.Type, e
 // compiled per distinct pattern value met.
 type patternExpr struct {
 	l, pat expr
-	like   bool // LIKE syntax (% _ and the \ escape), else a POSIX regex
-	fold   bool // case-insensitive
-	not    bool
-	mu     sync.Mutex
-	last   string
-	re     *regexp.Regexp
+	// esc is LIKE's ESCAPE or SIMILAR TO's escape (nil: the default \\;
+	// an empty one: none)
+	esc     expr
+	like    bool // LIKE syntax (% _ and the escape), else a POSIX regex
+	similar bool // SIMILAR TO's SQL regex
+	fold    bool // case-insensitive
+	not     bool
+	mu      sync.Mutex
+	last    string // the pattern and escape re was compiled from
+	lastEsc string
+	re      *regexp.Regexp
+	// trailing: the LIKE pattern re was made from ends with its escape;
+	// re matches the texts that make that an error
+	trailing bool
 }
 
 func (p *patternExpr) typ() types.Type { return types.TBool }
-func (p *patternExpr) kids() []expr    { return []expr{p.l, p.pat} }
+func (p *patternExpr) kids() []expr {
+	if p.esc != nil {
+		return []expr{p.l, p.pat, p.esc}
+	}
+	return []expr{p.l, p.pat}
+}
 func (p *patternExpr) eval(e *env) (types.Value, error) {
 	a, err := p.l.eval(e)
 	if err != nil {
@@ -244,10 +257,16 @@ func (p *patternExpr) eval(e *env) (types.Value, error) {
 	if err != nil {
 		return b, err
 	}
-	if a.Null || b.Null {
+	esc := types.Text(`\`)
+	if p.esc != nil {
+		if esc, err = p.esc.eval(e); err != nil {
+			return esc, err
+		}
+	}
+	if a.Null || b.Null || esc.Null {
 		return types.Null(types.TBool), nil
 	}
-	re, err := p.regexp(b.S)
+	re, trailing, err := p.regexp(b.S, esc.S)
 	if err != nil {
 		return types.Value{}, err
 	}
@@ -255,20 +274,34 @@ func (p *patternExpr) eval(e *env) (types.Value, error) {
 	if a.T == types.TBpchar {
 		s = types.BpcharTrim(s)
 	}
+	if trailing { // a LIKE pattern ending with its escape matches nothing
+		if re.MatchString(s) {
+			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidEscape, "LIKE pattern must not end with escape character")
+		}
+		return types.Bool(p.not), nil
+	}
 	return types.Bool(re.MatchString(s) != p.not), nil
 }
 
-func (p *patternExpr) regexp(pat string) (*regexp.Regexp, error) {
+func (p *patternExpr) regexp(pat, esc string) (_ *regexp.Regexp, trailing bool, _ error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.re != nil && p.last == pat {
-		return p.re, nil
+	if p.re != nil && p.last == pat && p.lastEsc == esc {
+		return p.re, p.trailing, nil
 	}
 	src := pat
-	if p.like {
-		var err error
-		if src, err = likeToRegexp(pat); err != nil {
-			return nil, err
+	if p.like || p.similar {
+		e, err := escapeRune(esc)
+		if err != nil {
+			return nil, false, err
+		}
+		if p.like {
+			src, p.trailing, err = likeToRegexp(pat, e)
+		} else {
+			src, err = similarToRegexp(pat, e)
+		}
+		if err != nil {
+			return nil, false, err
 		}
 	}
 	if p.fold {
@@ -276,40 +309,114 @@ func (p *patternExpr) regexp(pat string) (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile("(?s)" + src)
 	if err != nil {
-		return nil, pgerror.Errorf(pgerror.CodeInvalidRegex, "invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		return nil, false, pgerror.Errorf(pgerror.CodeInvalidRegex, "invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
-	p.re, p.last = re, pat
-	return re, nil
+	p.re, p.last, p.lastEsc = re, pat, esc
+	return re, p.trailing, nil
+}
+
+// escapeRune is the escape character of an ESCAPE string: -1 for the
+// empty string (no escape), else its one character (22025 otherwise).
+func escapeRune(esc string) (rune, error) {
+	rs := []rune(esc)
+	switch len(rs) {
+	case 0:
+		return -1, nil
+	case 1:
+		return rs[0], nil
+	}
+	return 0, &pgerror.Error{Code: pgerror.CodeInvalidEscape, Message: "invalid escape string", Hint: "Escape string must be empty or one character."}
 }
 
 // likeToRegexp translates a LIKE pattern: % any string, _ any character,
-// \ escapes the next character; it must match the whole string.
-func likeToRegexp(pat string) (string, error) {
+// esc (-1: none) escapes the next character; it must match the whole
+// string. A pattern ending with esc is an error only where PostgreSQL's
+// matcher reaches that end with text left over: no string matches it, and
+// the regexp returned (trailing true) matches the strings that are the
+// error (the rest of the pattern, then at least one character).
+func likeToRegexp(pat string, esc rune) (src string, trailing bool, err error) {
 	var b strings.Builder
 	b.WriteString("^")
 	rs := []rune(pat)
 	for i := 0; i < len(rs); i++ {
-		switch r := rs[i]; r {
-		case '%':
-			b.WriteString(".*")
-		case '_':
-			b.WriteString(".")
-		case '\\':
+		switch r := rs[i]; {
+		case r == esc:
 			if i+1 == len(rs) {
-				return "", pgerror.Errorf(pgerror.CodeInvalidEscape, "LIKE pattern must not end with escape character")
+				b.WriteString(".+$")
+				return b.String(), true, nil
 			}
 			i++
 			b.WriteString(regexp.QuoteMeta(string(rs[i])))
+		case r == '%':
+			b.WriteString(".*")
+		case r == '_':
+			b.WriteString(".")
 		default:
 			b.WriteString(regexp.QuoteMeta(string(r)))
 		}
 	}
 	b.WriteString("$")
+	return b.String(), false, nil
+}
+
+// similarToRegexp translates a SIMILAR TO pattern (SQL's regular
+// expressions), as PostgreSQL's similar_to_escape does: % and _ are .* and
+// ., the regex metacharacters | * + ? {m,n} ( ) [ ] keep their meaning
+// (a group does not capture), . ^ $ are literal, esc (-1: none) makes the
+// next character literal; it must match the whole string.
+func similarToRegexp(pat string, esc rune) (string, error) {
+	var b strings.Builder
+	b.WriteString("^(?:")
+	rs := []rune(pat)
+	inBracket := false
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == esc:
+			if i+1 == len(rs) {
+				break // a trailing escape is dropped, as PostgreSQL's similar_to_escape does
+			}
+			i++
+			b.WriteString(regexp.QuoteMeta(string(rs[i])))
+		case inBracket:
+			if r == ']' {
+				inBracket = false
+			}
+			if r == '\\' {
+				b.WriteString(`\\`)
+				continue
+			}
+			b.WriteRune(r)
+		case r == '[':
+			inBracket = true
+			b.WriteRune(r)
+			if i+1 < len(rs) && rs[i+1] == '^' { // [^…]: the ^ is the bracket's
+				i++
+				b.WriteRune('^')
+			}
+			if i+1 < len(rs) && rs[i+1] == ']' { // []…]: a literal ]
+				i++
+				b.WriteString(`\]`)
+			}
+		case r == '%':
+			b.WriteString(".*")
+		case r == '_':
+			b.WriteString(".")
+		case r == '(':
+			b.WriteString("(?:")
+		case strings.ContainsRune("|*+?{})", r):
+			b.WriteRune(r)
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString(")$")
 	return b.String(), nil
 }
 
-// patternOp compiles LIKE / ILIKE / ~ and their negations; ok is false
-// when op is none of them.
+// patternOp compiles LIKE / ILIKE / ~ and their negations, with LIKE's
+// ESCAPE (the parser's pg_catalog.like_escape(pattern, escape)); ok is
+// false when op is none of them.
 func (c *compiler) patternOp(a *pg.A_Expr, op string) (expr, bool, error) {
 	p := &patternExpr{}
 	switch op {
@@ -324,24 +431,69 @@ func (c *compiler) patternOp(a *pg.A_Expr, op string) (expr, bool, error) {
 		return nil, false, nil
 	}
 	p.not = strings.HasPrefix(op, "!")
+	x, err := c.pattern(a, p, "like_escape")
+	return x, true, err
+}
+
+// similarTo compiles [NOT] SIMILAR TO pattern [ESCAPE esc], which the
+// parser gives as ~ (or !~) of pg_catalog.similar_to_escape(pattern[, esc]).
+func (c *compiler) similarTo(a *pg.A_Expr, op string) (expr, error) {
+	if op != "~" && op != "!~" {
+		return nil, pgerror.NotSupported("SIMILAR TO with operator %s is not supported", op).At(a.Location)
+	}
+	return c.pattern(a, &patternExpr{similar: true, not: op == "!~"}, "similar_to_escape")
+}
+
+// pattern compiles the operands of p: the left side, and the pattern,
+// unwrapped from the parser's call of escapeFunc(pattern[, escape]) if it
+// is one.
+func (c *compiler) pattern(a *pg.A_Expr, p *patternExpr, escapeFunc string) (expr, error) {
 	l, err := c.compile(a.Lexpr, types.TText)
 	if err != nil {
-		return nil, true, err
+		return nil, err
 	}
-	r, err := c.compile(a.Rexpr, types.TText)
-	if err != nil {
-		return nil, true, err
-	}
-	if !types.IsString(l.typ()) || !types.IsString(r.typ()) {
-		return nil, true, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).At(a.Location)
-	}
-	p.l, p.pat = l, r
-	if k, ok := r.(*constExpr); ok && !k.v.Null {
-		if _, err := p.regexp(k.v.S); err != nil {
-			return nil, true, err
+	patNode, escNode := a.Rexpr, (*pg.Node)(nil)
+	if fc := a.Rexpr.GetFuncCall(); fc != nil {
+		if name := strs(fc.Funcname); len(name) == 2 && name[0] == "pg_catalog" && name[1] == escapeFunc && len(fc.Args) >= 1 && len(fc.Args) <= 2 {
+			patNode = fc.Args[0]
+			if len(fc.Args) == 2 {
+				escNode = fc.Args[1]
+			}
 		}
 	}
-	return p, true, nil
+	r, err := c.compile(patNode, types.TText)
+	if err != nil {
+		return nil, err
+	}
+	if !types.IsString(l.typ()) || !types.IsString(r.typ()) {
+		op := strs(a.Name)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op[len(op)-1], r.typ()).At(a.Location)
+	}
+	p.l, p.pat = l, r
+	if escNode != nil {
+		if p.esc, err = c.compile(escNode, types.TText); err != nil {
+			return nil, err
+		}
+		if !types.IsString(p.esc.typ()) {
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function %s(text, %s) does not exist", escapeFunc, p.esc.typ()).At(a.Location)
+		}
+	}
+	// a constant pattern (and escape) is checked at compile time
+	esc := `\`
+	constEsc := true
+	if p.esc != nil {
+		k, ok := p.esc.(*constExpr)
+		constEsc = ok && !k.v.Null
+		if constEsc {
+			esc = k.v.S
+		}
+	}
+	if k, ok := r.(*constExpr); ok && !k.v.Null && constEsc {
+		if _, _, err := p.regexp(k.v.S, esc); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 // ---- SQL value functions ----

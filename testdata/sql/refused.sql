@@ -31,8 +31,6 @@ SELECT b, sum(c) FROM t GROUP BY GROUPING SETS ((b), ());
 SELECT * FROM t TABLESAMPLE SYSTEM (50);
 SELECT ROW(a, b) FROM t;
 SELECT * FROM t WHERE (a, c) IN (SELECT a, t_a FROM u);
-SELECT 'abc' SIMILAR TO 'a%';
-SELECT 'a_b' LIKE 'a\_b' ESCAPE '\';
 SELECT generate_series(1, 3);
 SELECT unnest(ARRAY[1, 2, 3]);
 INSERT INTO t SELECT a + 10, b, c FROM t FOR UPDATE;
