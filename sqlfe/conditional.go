@@ -575,6 +575,7 @@ type subqueryExpr struct {
 	root       relNode
 	correlated bool
 	test       expr   // ANY/ALL: the left side
+	rowTest    []expr // ANY/ALL of a row constructor: its items (test is nil)
 	op         string // ANY/ALL: the comparison
 	t          types.Type
 	mu         sync.Mutex
@@ -587,7 +588,7 @@ func (q *subqueryExpr) kids() []expr {
 	if q.test != nil {
 		return []expr{q.test}
 	}
-	return nil
+	return q.rowTest
 }
 
 func (q *subqueryExpr) rows(e *env) ([][]types.Value, error) {
@@ -626,11 +627,14 @@ func (q *subqueryExpr) eval(e *env) (types.Value, error) {
 		return types.Value{}, pgerror.Errorf(pgerror.CodeCardinality, "more than one row returned by a subquery used as an expression")
 	}
 	// ANY / ALL (IN is = ANY, NOT IN is NOT (= ANY))
+	all := q.kind == pg.SubLinkType_ALL_SUBLINK
+	if q.rowTest != nil {
+		return q.rowAnyAll(e, rows, all)
+	}
 	a, err := q.test.eval(e)
 	if err != nil {
 		return a, err
 	}
-	all := q.kind == pg.SubLinkType_ALL_SUBLINK
 	sawNull := false
 	for _, r := range rows {
 		b := r[0]
@@ -643,6 +647,36 @@ func (q *subqueryExpr) eval(e *env) (types.Value, error) {
 			return types.Bool(true), nil
 		}
 		if !ok && all {
+			return types.Bool(false), nil
+		}
+	}
+	if sawNull {
+		return types.Null(types.TBool), nil
+	}
+	return types.Bool(all), nil
+}
+
+// rowAnyAll is (a, b, …) op ANY/ALL (subquery): each row of the subquery
+// compared as a row comparison (rowcmp.go), true, false or NULL, and the
+// results combined as ANY's OR or ALL's AND.
+func (q *subqueryExpr) rowAnyAll(e *env, rows [][]types.Value, all bool) (types.Value, error) {
+	left := make([]types.Value, len(q.rowTest))
+	for i, x := range q.rowTest {
+		v, err := x.eval(e)
+		if err != nil {
+			return v, err
+		}
+		left[i] = v
+	}
+	sawNull := false
+	for _, r := range rows {
+		ok, null := compareRows(q.op, left, r)
+		switch {
+		case null:
+			sawNull = true
+		case ok && !all:
+			return types.Bool(true), nil
+		case !ok && all:
 			return types.Bool(false), nil
 		}
 	}
@@ -679,16 +713,6 @@ func (c *compiler) subLink(sl *pg.SubLink) (expr, error) {
 		q.t = p.cols[0].Type
 		return q, nil
 	case pg.SubLinkType_ANY_SUBLINK, pg.SubLinkType_ALL_SUBLINK:
-		if rowItems(sl.Testexpr) != nil {
-			return nil, pgerror.NotSupported("a row constructor IN, ANY or ALL a subquery is not supported").At(sl.Location)
-		}
-		if len(p.cols) != 1 {
-			return nil, pgerror.Errorf(pgerror.CodeSyntax, "subquery has too many columns").At(sl.Location)
-		}
-		test, err := c.compile(sl.Testexpr, p.cols[0].Type)
-		if err != nil {
-			return nil, err
-		}
 		op := "="
 		if names := strs(sl.OperName); len(names) > 0 {
 			op = names[len(names)-1]
@@ -700,6 +724,16 @@ func (c *compiler) subLink(sl *pg.SubLink) (expr, error) {
 		case "=", "<>", "<", "<=", ">", ">=":
 		default:
 			return nil, pgerror.NotSupported("operator %s with ANY/ALL is not supported", op)
+		}
+		if items := rowItems(sl.Testexpr); items != nil {
+			return c.rowSubLink(sl, q, items, p.cols, op)
+		}
+		if len(p.cols) != 1 {
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "subquery has too many columns").At(sl.Location)
+		}
+		test, err := c.compile(sl.Testexpr, p.cols[0].Type)
+		if err != nil {
+			return nil, err
 		}
 		if !comparable(test.typ(), p.cols[0].Type) {
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", test.typ(), op, p.cols[0].Type).At(sl.Location)

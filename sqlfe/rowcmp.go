@@ -3,12 +3,14 @@ package sqlfe
 import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
 
-// Row comparisons: ROW(a, b) op ROW(c, d) (or (a, b) op (c, d)) and
-// (a, b) [NOT] IN ((1, 2), (3, 4)), as PostgreSQL's row-wise comparison
+// Row comparisons: ROW(a, b) op ROW(c, d) (or (a, b) op (c, d)),
+// (a, b) [NOT] IN ((1, 2), (3, 4)) and (a, b) [NOT] IN / op ANY / op ALL
+// (SELECT x, y …), as PostgreSQL's row-wise comparison
 // (make_row_comparison_op): = and <> pair by pair; <, <=, > and >=
 // lexicographic, deciding at the first pair that is not equal — so
 // keyset pagination's WHERE (created, id) > ($1, $2) reads as users
@@ -26,7 +28,7 @@ func (x *rowCmpExpr) typ() types.Type { return types.TBool }
 func (x *rowCmpExpr) kids() []expr    { return append(append([]expr{}, x.l...), x.r...) }
 
 func (x *rowCmpExpr) eval(e *env) (types.Value, error) {
-	sawNull := false
+	var st rowCmpState
 	for i := range x.l {
 		a, err := x.l[i].eval(e)
 		if err != nil {
@@ -36,27 +38,70 @@ func (x *rowCmpExpr) eval(e *env) (types.Value, error) {
 		if err != nil {
 			return b, err
 		}
-		if a.Null || b.Null {
-			if x.op != "=" && x.op != "<>" {
-				return types.Null(types.TBool), nil
-			}
-			sawNull = true
-			continue
-		}
-		d := types.Compare(a, b)
-		switch {
-		case x.op == "=" && d != 0:
-			return types.Bool(false), nil
-		case x.op == "<>" && d != 0:
-			return types.Bool(true), nil
-		case x.op != "=" && x.op != "<>" && d != 0:
-			return types.Bool(cmpOp(x.op, d)), nil
+		if st.pair(x.op, a, b) {
+			break
 		}
 	}
-	if sawNull {
+	ok, null := st.result(x.op)
+	if null {
 		return types.Null(types.TBool), nil
 	}
-	return types.Bool(cmpOp(x.op, 0)), nil
+	return types.Bool(ok), nil
+}
+
+// rowCmpState is a row comparison's progress, pair by pair.
+type rowCmpState struct {
+	decided, ok, null bool
+	sawNull           bool
+}
+
+// pair takes the next pair of values; it reports whether the comparison
+// is decided (the pairs after it do not matter).
+func (st *rowCmpState) pair(op string, a, b types.Value) bool {
+	if a.Null || b.Null {
+		if op != "=" && op != "<>" {
+			st.decided, st.null = true, true
+			return true
+		}
+		st.sawNull = true
+		return false
+	}
+	d := types.Compare(a, b)
+	switch {
+	case d == 0:
+		return false
+	case op == "=":
+		st.ok = false
+	case op == "<>":
+		st.ok = true
+	default:
+		st.ok = cmpOp(op, d)
+	}
+	st.decided = true
+	return true
+}
+
+// result is the comparison's value: ok, or NULL (null).
+func (st *rowCmpState) result(op string) (ok, null bool) {
+	switch {
+	case st.decided:
+		return st.ok, st.null
+	case st.sawNull:
+		return false, true
+	}
+	return cmpOp(op, 0), false
+}
+
+// compareRows compares two rows of values of the same arity as
+// rowCmpExpr does.
+func compareRows(op string, a, b []types.Value) (ok, null bool) {
+	var st rowCmpState
+	for i := range a {
+		if st.pair(op, a[i], b[i]) {
+			break
+		}
+	}
+	return st.result(op)
 }
 
 // rowItems is the expressions of a row constructor (ROW(...) or a
@@ -117,4 +162,28 @@ func (c *compiler) rowIn(a *pg.A_Expr, list []*pg.Node, not bool) (expr, error) 
 		return args[0], nil
 	}
 	return &boolExpr{op: join, args: args}, nil
+}
+
+// rowSubLink compiles (a, b, …) op ANY/ALL (subquery), IN and NOT IN
+// included: as many items as the subquery has columns, each comparable
+// with its column.
+func (c *compiler) rowSubLink(sl *pg.SubLink, q *subqueryExpr, items []*pg.Node, cols []catalog.Column, op string) (expr, error) {
+	switch {
+	case len(items) < len(cols):
+		return nil, pgerror.Errorf(pgerror.CodeSyntax, "subquery has too many columns").At(sl.Location)
+	case len(items) > len(cols):
+		return nil, pgerror.Errorf(pgerror.CodeSyntax, "subquery has too few columns").At(sl.Location)
+	}
+	for i, it := range items {
+		x, err := c.compile(it, cols[i].Type)
+		if err != nil {
+			return nil, err
+		}
+		if !comparable(x.typ(), cols[i].Type) || types.IsIntArray(x.typ()) {
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", x.typ(), op, cols[i].Type).At(sl.Location)
+		}
+		q.rowTest = append(q.rowTest, x)
+	}
+	q.op, q.t = op, types.TBool
+	return q, nil
 }

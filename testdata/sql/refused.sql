@@ -30,7 +30,6 @@ SELECT b, sum(c) FROM t GROUP BY ROLLUP (b);
 SELECT b, sum(c) FROM t GROUP BY GROUPING SETS ((b), ());
 SELECT * FROM t TABLESAMPLE SYSTEM (50);
 SELECT ROW(a, b) FROM t;
-SELECT * FROM t WHERE (a, c) IN (SELECT a, t_a FROM u);
 SELECT generate_series(1, 3);
 SELECT unnest(ARRAY[1, 2, 3]);
 INSERT INTO t SELECT a + 10, b, c FROM t FOR UPDATE;
