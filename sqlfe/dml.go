@@ -102,8 +102,6 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]types.Type, keepUnkn
 		return nil, pgerror.NotSupported("GROUP BY is not supported")
 	case st.HavingClause != nil:
 		return nil, pgerror.NotSupported("HAVING is not supported")
-	case len(st.WindowClause) > 0:
-		return nil, pgerror.NotSupported("WINDOW is not supported")
 	case st.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES:
 		return nil, pgerror.NotSupported("FETCH ... WITH TIES is not supported")
 	case len(st.FromClause) > 1:

@@ -54,7 +54,7 @@ import (
 // needsQueryPath reports whether st is planned by the general path.
 func needsQueryPath(st *pg.SelectStmt) bool {
 	if st.Op != pg.SetOperation_SETOP_NONE || len(st.ValuesLists) > 0 || len(st.DistinctClause) > 0 ||
-		len(st.GroupClause) > 0 || st.HavingClause != nil || len(st.FromClause) > 1 {
+		len(st.GroupClause) > 0 || st.HavingClause != nil || len(st.FromClause) > 1 || len(st.WindowClause) > 0 {
 		return true
 	}
 	for _, f := range st.FromClause {

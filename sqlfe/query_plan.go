@@ -538,9 +538,6 @@ func (s *Session) buildQuery(st *pg.SelectStmt, params *[]types.Type, keepUnknow
 			}
 		}
 	}
-	if len(st.WindowClause) > 0 {
-		return nil, nil, pgerror.NotSupported("WINDOW is not supported")
-	}
 	if st.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES {
 		return nil, nil, pgerror.NotSupported("FETCH ... WITH TIES is not supported")
 	}
@@ -924,7 +921,10 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 		out = &compiler{s: s, outer: s.planOuter, params: params, agg: agg}
 	}
 	// window calls, in the select list and ORDER BY (window.go)
-	win := &winCtx{}
+	win, err := newWinCtx(st.WindowClause)
+	if err != nil {
+		return nil, nil, err
+	}
 	out.win = win
 	// the select list
 	var names []string

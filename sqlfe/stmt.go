@@ -70,6 +70,9 @@ func Parse(sql string) ([]*Stmt, error) {
 			if strings.HasPrefix(pe.Message, "invalid byte sequence for encoding") {
 				code = pgerror.CodeCharacterNotInRepertoire // E'\x00', E'\xff'
 			}
+			if grammarWindowing[pe.Message] {
+				code = pgerror.CodeWindowing // the grammar's frame checks (gram.y's ERRCODE_WINDOWING)
+			}
 			return nil, &pgerror.Error{Code: code, Message: pe.Message, Position: int32(pe.Cursorpos)}
 		}
 		if strings.Contains(err.Error(), "exceeded maximum recursion depth") {
@@ -91,6 +94,17 @@ func Parse(sql string) ([]*Stmt, error) {
 		out = append(out, &Stmt{SQL: strings.TrimSpace(text), node: rs.Stmt, loc: rs.StmtLocation, simple: true})
 	}
 	return out, nil
+}
+
+// grammarWindowing are the messages PostgreSQL's grammar raises with
+// SQLSTATE 42P20 rather than a syntax error: pg_query reports every parser
+// error alike.
+var grammarWindowing = map[string]bool{
+	"frame start cannot be UNBOUNDED FOLLOWING":                     true,
+	"frame starting from following row cannot end with current row": true,
+	"frame end cannot be UNBOUNDED PRECEDING":                       true,
+	"frame starting from current row cannot have preceding rows":    true,
+	"frame starting from following row cannot have preceding rows":  true,
 }
 
 // Prepare parses sql as one statement (nil for an empty query) with the
