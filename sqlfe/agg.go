@@ -144,6 +144,7 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 	name := names[len(names)-1]
 	in := *a.in
 	in.clause = "aggregate function calls" // nested aggregates: 42803
+	in.srf = nil
 	sp := &aggSpec{name: name, star: f.AggStar, distinct: f.AggDistinct}
 	for _, arg := range f.Args {
 		x, err := in.compile(arg, types.TUnknown)

@@ -37,6 +37,9 @@ type compiler struct {
 	// win collects window calls where they are allowed (the select list,
 	// ORDER BY: window.go)
 	win *winCtx
+	// srf collects set-returning calls where they are allowed (the select
+	// list: srf.go)
+	srf *srfCtx
 }
 
 func (c *compiler) param(n int) *paramExpr {
@@ -162,6 +165,15 @@ func strs(ns []*pg.Node) []string {
 func (c *compiler) compile1(n *pg.Node, want types.Type) (expr, error) {
 	if fc := n.GetFuncCall(); fc != nil && fc.Over != nil {
 		return c.windowCall(fc) // window.go
+	}
+	if fc := n.GetFuncCall(); fc != nil {
+		if _, _, ok := srfOf(fc); ok {
+			return c.srfCall(fc) // srf.go
+		}
+	} else if c.srf != nil {
+		if err := c.srfConditional(n); err != nil {
+			return nil, err
+		}
 	}
 	if c.agg != nil {
 		if x, ok, err := c.agg.lookup(c, n); ok || err != nil {

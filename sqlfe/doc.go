@@ -17,7 +17,8 @@
 //	    one-table SELECT, UPDATE, DELETE; query.go's relNodes otherwise),
 //	    reused while the catalog's generation is unchanged
 //	  → plan.run (Session.Execute): the operators (query_exec.go, agg.go,
-//	    window.go, hashjoin.go, lockjoin.go, lockrows.go) over the engine's
+//	    window.go, srf.go for set-returning functions, hashjoin.go,
+//	    lockjoin.go, lockrows.go) over the engine's
 //	    scans, indexes and row locks (tupled.Tx.Scan with ScanOptions.Lock),
 //	    rows encoded and decoded by sql/catalog, datums from sql/types
 //	  → Result (rows of types.Value, columns of catalog.Column) or a

@@ -28,7 +28,9 @@ import (
 //	      index access; a conjunct joining two FROM-list items becomes
 //	      their join's condition)
 //	  → GROUP BY / aggregates (agg.go) → HAVING
-//	  → the select list (and ORDER BY keys not in it)
+//	  → window functions (window.go)
+//	  → the select list (and ORDER BY keys not in it); with set-returning
+//	      calls a ProjectSet (srf.go)
 //	  → DISTINCT → ORDER BY → LIMIT / OFFSET
 //
 // and UNION / INTERSECT / EXCEPT [ALL] and VALUES lists as their own
@@ -63,7 +65,7 @@ func needsQueryPath(st *pg.SelectStmt) bool {
 		}
 	}
 	for _, n := range st.TargetList {
-		if hasAgg(n.ProtoReflect()) || hasWindow(n.ProtoReflect()) {
+		if hasAgg(n.ProtoReflect()) || hasWindow(n.ProtoReflect()) || hasSRF(n.ProtoReflect()) {
 			return true
 		}
 	}

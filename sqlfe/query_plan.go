@@ -926,6 +926,8 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 	// window calls, in the select list and ORDER BY (window.go)
 	win := &winCtx{}
 	out.win = win
+	srf := &srfCtx{} // set-returning calls, in the select list and ORDER BY (srf.go)
+	out.srf = srf
 	// the select list
 	var names []string
 	var targets []expr
@@ -985,7 +987,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 	}
 	if st.HavingClause != nil {
 		hc := *out
-		hc.clause, hc.win = "HAVING", nil
+		hc.clause, hc.win, hc.srf = "HAVING", nil, nil
 		h, err := hc.compile(st.HavingClause, types.TBool)
 		if err != nil {
 			return nil, nil, err
@@ -1105,7 +1107,11 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 	if len(win.specs) > 0 {
 		node = &windowNode{in: node, w: win}
 	}
-	node = &projectNode{in: node, exprs: targets}
+	if len(srf.specs) > 0 {
+		node = &projectSetNode{in: node, srf: srf, exprs: targets}
+	} else {
+		node = &projectNode{in: node, exprs: targets}
+	}
 	width := len(targets) - extra
 	if distinct {
 		node = &distinctNode{in: node, width: width}

@@ -33,9 +33,10 @@ SELECT ROW(a, b) FROM t;
 SELECT * FROM t WHERE (a, c) IN (SELECT a, t_a FROM u);
 SELECT 'abc' SIMILAR TO 'a%';
 SELECT 'a_b' LIKE 'a\_b' ESCAPE '\';
-SELECT generate_series(1, 3);
-SELECT unnest(ARRAY[1, 2, 3]);
 INSERT INTO t SELECT a + 10, b, c FROM t FOR UPDATE;
+SELECT count(*) FROM t GROUP BY generate_series(1, 2);
+SELECT generate_series(1, generate_series(1, 2));
+INSERT INTO u VALUES (generate_series(3, 4), 1);
 -- functions and aggregates
 SELECT to_char(timestamp '2024-01-02', 'YYYY-MM-DD');
 SELECT to_timestamp('2024-01-02', 'YYYY-MM-DD');
@@ -48,7 +49,6 @@ SELECT stddev(c), variance(c) FROM t;
 SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY c) FROM t;
 SELECT json_agg(t) FROM t;
 SELECT row_to_json(t) FROM t;
-SELECT jsonb_array_elements('[1, 2]'::jsonb);
 SELECT jsonb_set('{"a": 1}', '{a}', '2');
 -- DDL and other statements
 CREATE TEMP TABLE tt (a int);
