@@ -16,8 +16,8 @@
 //	    for row comparisons, jsonfuncs.go, byteafuncs.go), a plan of nodes built (dml.go's selectPlan for a
 //	    one-table SELECT, UPDATE, DELETE; query.go's relNodes otherwise),
 //	    reused while the catalog's generation is unchanged
-//	  → plan.run (Session.Execute): the operators (query_exec.go, agg.go,
-//	    window.go, srf.go for set-returning functions, hashjoin.go,
+//	  → plan.run (Session.Execute): the operators (query_exec.go, agg.go
+//	    with orderedset.go for WITHIN GROUP, window.go, srf.go for set-returning functions, hashjoin.go,
 //	    lockjoin.go, lockrows.go) over the engine's
 //	    scans, indexes and row locks (tupled.Tx.Scan with ScanOptions.Lock),
 //	    rows encoded and decoded by sql/catalog, datums from sql/types

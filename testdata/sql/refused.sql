@@ -45,8 +45,6 @@ SELECT regexp_matches('abc', '(b)');
 SELECT substring('abcdef' FROM 'b.d');
 SELECT power(2::numeric, 3);
 SELECT array_agg(b) FROM t;
-SELECT stddev(c), variance(c) FROM t;
-SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY c) FROM t;
 SELECT json_agg(t) FROM t;
 SELECT row_to_json(t) FROM t;
 SELECT jsonb_set('{"a": 1}', '{a}', '2');
