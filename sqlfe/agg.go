@@ -665,8 +665,7 @@ func (ac *accumulator) statResult(sample, stddev bool) (types.Value, error) {
 		return types.Null(ac.sp.t), nil
 	}
 	if ac.sp.t != types.TFloat8 {
-		v, _, err := types.NumericVariance(ac.count, ac.sum, ac.sumX2, sample, stddev)
-		return v, err
+		return types.NumericVariance(ac.count, ac.sum, ac.sumX2, sample, stddev)
 	}
 	n := float64(ac.count)
 	if sample {

@@ -11,7 +11,8 @@
 //	  → Session.planFor → analyze (stmt.go, ddl.go, dml.go, query_plan.go):
 //	    names resolved against sql/catalog, expressions compiled into
 //	    expr trees (compile.go, expr.go, funcs.go, strfuncs.go,
-//	    textfuncs.go, datefuncs.go, conditional.go; the operators of a
+//	    textfuncs.go, datefuncs.go, formatting.go (to_char, to_timestamp,
+//	    to_date), conditional.go; the operators of a
 //	    type in a file of its own: dateops.go, intervalops.go, rowcmp.go
 //	    for row comparisons, jsonfuncs.go, byteafuncs.go), a plan of nodes built (dml.go's selectPlan for a
 //	    one-table SELECT, UPDATE, DELETE; query.go's relNodes otherwise),

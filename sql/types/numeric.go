@@ -414,28 +414,27 @@ func bigInt(i int64) *big.Int { return big.NewInt(i) }
 // NumericVariance is PostgreSQL's numeric_stddev_internal: the sample
 // (sample) or population variance, or its square root (stddev), of n
 // values whose sum is sumX and sum of squares sumX2 (numeric or integer
-// values). null reports PostgreSQL's NULL: no values, or one for a
-// sample. The numerator n·sumX2 − sumX² is exact; the quotient has the
+// values): NULL for no values, or one for a sample. The numerator n·sumX2 − sumX² is exact; the quotient has the
 // scale select_div_scale picks, the square root that same scale, both
 // rounded half away from zero; a numerator that is not positive is 0.
-func NumericVariance(n int64, sumX, sumX2 Value, sample, stddev bool) (v Value, null bool, err error) {
+func NumericVariance(n int64, sumX, sumX2 Value, sample, stddev bool) (Value, error) {
 	if n == 0 || (sample && n <= 1) {
-		return Null(TNumeric), true, nil
+		return Null(TNumeric), nil
 	}
 	sx, err := NumericOf(sumX)
 	if err != nil {
-		return Value{}, false, err
+		return Value{}, err
 	}
 	sxx, err := NumericOf(sumX2)
 	if err != nil {
-		return Value{}, false, err
+		return Value{}, err
 	}
 	sq := decimal{new(big.Int).Mul(sx.Unscaled, sx.Unscaled), sx.Scale * 2}
 	nsxx := decimal{new(big.Int).Mul(big.NewInt(n), sxx.Unscaled), sxx.Scale}
 	s := max(sq.Scale, nsxx.Scale)
 	num := decimal{new(big.Int).Sub(nsxx.Rescale(s).Unscaled, sq.Rescale(s).Unscaled), s}
 	if num.Unscaled.Sign() <= 0 {
-		return Value{T: TNumeric, S: "0"}, false, nil
+		return Value{T: TNumeric, S: "0"}, nil
 	}
 	den := n * n
 	if sample {
@@ -447,7 +446,7 @@ func NumericVariance(n int64, sumX, sumX2 Value, sample, stddev bool) (v Value, 
 	if stddev {
 		q = sqrtDecimal(q, scale)
 	}
-	return q.Value(), false, nil
+	return q.Value(), nil
 }
 
 // sqrtDecimal is the square root of d (d >= 0) rounded half away from

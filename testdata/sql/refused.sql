@@ -38,8 +38,10 @@ SELECT count(*) FROM t GROUP BY generate_series(1, 2);
 SELECT generate_series(1, generate_series(1, 2));
 INSERT INTO u VALUES (generate_series(3, 4), 1);
 -- functions and aggregates
-SELECT to_char(timestamp '2024-01-02', 'YYYY-MM-DD');
-SELECT to_timestamp('2024-01-02', 'YYYY-MM-DD');
+SELECT to_char(interval '1 day 02:00', 'DD HH24');
+SELECT to_char(1987, 'RN');
+SELECT to_char(0.00048, '9.99EEEE');
+SELECT to_timestamp('10:30', 'HH24:MI');
 SELECT format('%5s', 'a');
 SELECT regexp_matches('abc', '(b)');
 SELECT substring('abcdef' FROM 'b.d');
