@@ -279,6 +279,9 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 }
 
 func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
+	if st.RemoveType == pg.ObjectType_OBJECT_VIEW {
+		return s.planDropView(st) // views.go
+	}
 	if st.RemoveType != pg.ObjectType_OBJECT_TABLE {
 		return nil, pgerror.NotSupported("DROP %s is not supported", strings.TrimPrefix(st.RemoveType.String(), "OBJECT_"))
 	}
@@ -310,8 +313,14 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 		if err := s.dropDependents(drop, existing); err != nil { // fk.go
 			return nil, err
 		}
+		if err := s.dropViewsFor(ctx, tx, drop, st.Behavior == pg.DropBehavior_DROP_CASCADE); err != nil { // views.go
+			return nil, err
+		}
 		for _, name := range names {
 			t := s.lookupTable(name)
+			if t == nil && s.lookupView(name) != nil {
+				return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a table", name).WithHint("Use DROP VIEW to remove a view.")
+			}
 			if r := s.catalogSnap().byName[name]; t == nil && r != nil && r.kind == "S" {
 				return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a table", name).WithHint("Use DROP SEQUENCE to remove a sequence.")
 			}

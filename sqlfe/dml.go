@@ -17,7 +17,17 @@ import (
 
 // lookupTable resolves a table name for the session: its own uncommitted
 // DDL first, then the committed catalog.
+// lookupTable returns the table name the session sees (its own DDL over
+// the committed catalog), nil if none; views are lookupView's.
 func (s *Session) lookupTable(name string) *catalog.Table {
+	if t := s.lookupRel(name); !t.IsView() {
+		return t
+	}
+	return nil
+}
+
+// lookupRel returns the table or view name the session sees.
+func (s *Session) lookupRel(name string) *catalog.Table {
 	if t, ok := s.pending[name]; ok {
 		return t
 	}
@@ -41,6 +51,9 @@ func (s *Session) table(rv *pg.RangeVar) (*catalog.Table, error) {
 		return nil, err
 	}
 	t := s.lookupTable(name)
+	if t == nil && s.lookupView(name) != nil { // views.go
+		return nil, pgerror.NotSupported("%q is a view: only queries read views (INSERT, UPDATE, DELETE, COPY and TRUNCATE of a view are not supported)", name).At(rv.Location)
+	}
 	if t == nil {
 		return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", name).At(rv.Location)
 	}

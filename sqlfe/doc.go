@@ -162,6 +162,10 @@
 //     in catfuncs.go). A query naming one takes the general path. OIDs of
 //     tables, indexes, sequences and constraints derive from their names,
 //     so they are stable without being stored.
+//   - Views (views.go) are catalog entries holding their query's SQL
+//     text, expanded where a query names one like a subquery in FROM;
+//     the tables and views a view reads cannot be dropped without
+//     CASCADE.
 //   - COPY t [(cols)] FROM STDIN and COPY t [(cols)] | (SELECT ...) TO
 //     STDOUT, text, csv and binary (copy.go), run through the connection's
 //     CopyIO in the session's transaction: each row is inserted by

@@ -246,6 +246,9 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 		if node, sc, ok, err := s.catalogFromItem(rv, name, alias); ok { // pgcatalog.go
 			return node, sc, err
 		}
+		if v := s.viewOf(rv); v != nil {
+			return s.viewFromItem(v, name, alias, params) // views.go
+		}
 		if (rv.Schemaname == "" || rv.Schemaname == "pg_catalog") && rv.Relname == "pg_locks" && s.lookupTable("pg_locks") == nil {
 			rs := &rowsScan{what: "Function Scan on pg_locks", rows: func(q *qctx) ([][]types.Value, error) { return pgLocks(q.ctx, q.s) }}
 			cols, err := aliasCols(pgLocksCols, alias)
