@@ -39,6 +39,7 @@ var aggNames = map[string]bool{
 	"bool_and": true, "bool_or": true, "every": true, "string_agg": true, "array_agg": true,
 	"stddev": true, "stddev_samp": true, "stddev_pop": true, "variance": true, "var_samp": true, "var_pop": true,
 	"percentile_cont": true, "percentile_disc": true, "mode": true,
+	"json_agg": true, "jsonb_agg": true,
 }
 
 // orderedSetAggs are the ordered-set aggregates: name(direct args) WITHIN
@@ -168,6 +169,7 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 	in := *a.in
 	in.clause = "aggregate function calls" // nested aggregates: 42803
 	in.srf = nil
+	in.wholeRow = name == "json_agg" || name == "jsonb_agg" // json_agg(t): jsonfuncs.go
 	sp := &aggSpec{name: name, star: f.AggStar, distinct: f.AggDistinct, within: f.AggWithinGroup}
 	switch {
 	case orderedSetAggs[name] && !f.AggWithinGroup:
@@ -280,6 +282,14 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 			return nil, noSuch()
 		}
 		sp.t = types.TText
+	case "json_agg", "jsonb_agg":
+		if nargs != 1 {
+			return nil, noSuch()
+		}
+		sp.t = types.TJSON
+		if name == "jsonb_agg" {
+			sp.t = types.TJSONB
+		}
 	case "array_agg":
 		if nargs != 1 || sp.args[0].typ() != types.TInt4 {
 			return nil, pgerror.NotSupported("array_agg is supported only over integer").At(f.Location)
@@ -363,7 +373,7 @@ func (ac *accumulator) add(e *env) error {
 func (ac *accumulator) step(vals []types.Value) error {
 	sp := ac.sp
 	v := vals[0]
-	if v.Null && sp.name != "string_agg" && sp.name != "array_agg" {
+	if v.Null && sp.name != "string_agg" && sp.name != "array_agg" && sp.name != "json_agg" && sp.name != "jsonb_agg" {
 		return nil // strict: NULL inputs are skipped
 	}
 	if _, ok := statAggs[sp.name]; ok {
@@ -441,6 +451,10 @@ func (ac *accumulator) step(vals []types.Value) error {
 		}
 		ac.text.WriteString(s)
 		ac.have = true
+	case "json_agg", "jsonb_agg":
+		_, composite := sp.args[0].(*rowExpr)
+		ac.have = true
+		return jsonAggStep(&ac.text, sp.t, v, composite) // jsonfuncs.go
 	case "array_agg":
 		if v.Null {
 			return pgerror.NotSupported("array_agg of a NULL is not supported")
@@ -471,6 +485,14 @@ func (ac *accumulator) result() (types.Value, error) {
 			keys := make([]sortCol, len(sp.order))
 			for i, o := range sp.order {
 				keys[i] = sortCol{idx: n + i, desc: o.desc, nullsFirst: o.nullsFirst}
+			}
+			sort.SliceStable(rows, func(i, j int) bool { return lessRows(rows[i], rows[j], keys) })
+		} else if sp.distinct {
+			// PostgreSQL sorts a DISTINCT aggregate's input by its
+			// arguments, so string_agg(DISTINCT x) comes in x's order
+			keys := make([]sortCol, n)
+			for i := range keys {
+				keys[i] = sortCol{idx: i}
 			}
 			sort.SliceStable(rows, func(i, j int) bool { return lessRows(rows[i], rows[j], keys) })
 		}
@@ -520,6 +542,11 @@ func (ac *accumulator) result() (types.Value, error) {
 			return types.Null(types.TText), nil
 		}
 		return types.Text(ac.text.String()), nil
+	case "json_agg", "jsonb_agg":
+		if !ac.have {
+			return types.Null(sp.t), nil
+		}
+		return types.Value{T: sp.t, S: ac.text.String() + "]"}, nil
 	case "array_agg":
 		if !ac.have {
 			return types.Null(types.TInt4Array), nil

@@ -40,6 +40,10 @@ type compiler struct {
 	// srf collects set-returning calls where they are allowed (the select
 	// list: srf.go)
 	srf *srfCtx
+	// wholeRow: a FROM item's name is its whole row, as the argument of
+	// the JSON functions that take one (row_to_json, to_json[b],
+	// json[b]_agg: jsonfuncs.go); tupled has no other composite values
+	wholeRow bool
 }
 
 func (c *compiler) param(n int) *paramExpr {
@@ -218,7 +222,16 @@ func (c *compiler) compile1(n *pg.Node, want types.Type) (expr, error) {
 		}
 		return nil, pgerror.NotSupported("bit-string literals are not supported").At(k.Location)
 	case n.GetColumnRef() != nil:
-		return c.column(n.GetColumnRef())
+		x, err := c.column(n.GetColumnRef())
+		if err != nil {
+			if r, ok := c.wholeRowRef(n.GetColumnRef()); ok { // jsonfuncs.go
+				if c.wholeRow {
+					return r, nil
+				}
+				return nil, pgerror.NotSupported("a whole-row reference is supported only as the argument of row_to_json, to_json, to_jsonb, json_agg and jsonb_agg").At(n.GetColumnRef().Location)
+			}
+		}
+		return x, err
 	case n.GetParamRef() != nil:
 		p := n.GetParamRef()
 		if p.Number < 1 || p.Number > 65535 {

@@ -31,6 +31,8 @@ SELECT b, sum(c) FROM t GROUP BY ROLLUP (b);
 SELECT b, sum(c) FROM t GROUP BY GROUPING SETS ((b), ());
 SELECT * FROM t TABLESAMPLE SYSTEM (50);
 SELECT ROW(a, b) FROM t;
+SELECT t FROM t;
+SELECT json_object_agg(b, c) FROM t;
 SELECT * FROM t WHERE (a, c) IN (SELECT a, t_a FROM u);
 SELECT 'abc' SIMILAR TO 'a%';
 SELECT 'a_b' LIKE 'a\_b' ESCAPE '\';
@@ -48,9 +50,6 @@ SELECT regexp_matches('abc', '(b)');
 SELECT substring('abcdef' FROM 'b.d');
 SELECT power(2::numeric, 3);
 SELECT array_agg(b) FROM t;
-SELECT json_agg(t) FROM t;
-SELECT row_to_json(t) FROM t;
-SELECT jsonb_set('{"a": 1}', '{a}', '2');
 -- DDL and other statements
 CREATE TEMP TABLE tt (a int);
 CREATE INDEX ON t (c) WHERE c > 10;
