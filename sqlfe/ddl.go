@@ -269,10 +269,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			}
 			return nil, err
 		}
-		if s.pending == nil {
-			s.pending = map[string]*catalog.Table{}
-		}
-		s.pending[name] = &nt
+		s.stage(name, &nt)
 		return res, nil
 	}
 	return &plan{usesT: true, run: run}, nil
@@ -353,10 +350,7 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 			if err != nil {
 				return nil, err
 			}
-			if s.pending == nil {
-				s.pending = map[string]*catalog.Table{}
-			}
-			s.pending[name] = nil
+			s.stage(name, nil)
 		}
 		return &Result{Tag: "DROP TABLE"}, nil
 	}

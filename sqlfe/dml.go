@@ -26,6 +26,15 @@ func (s *Session) lookupTable(name string) *catalog.Table {
 	return nil
 }
 
+// stage records the open transaction's DDL of relation name: t, or nil
+// for dropped (Session.pending, applied to the Catalog at commit).
+func (s *Session) stage(name string, t *catalog.Table) {
+	if s.pending == nil {
+		s.pending = map[string]*catalog.Table{}
+	}
+	s.pending[name] = t
+}
+
 // lookupRel returns the table or view name the session sees.
 func (s *Session) lookupRel(name string) *catalog.Table {
 	if t, ok := s.pending[name]; ok {
@@ -764,17 +773,11 @@ func returning(c *compiler, list []*pg.Node) ([]expr, []catalog.Column, error) {
 	return xs, cols, nil
 }
 
+// project evaluates xs over e into a new row (projectInto).
 func project(xs []expr, e *env) ([]types.Value, error) {
 	out := make([]types.Value, len(xs))
-	for i, x := range xs {
-		v, err := x.eval(e)
-		if err != nil {
-			return nil, err
-		}
-		if v.T == types.TUnknown {
-			v.T = types.TText
-		}
-		out[i] = v
+	if err := projectInto(e, xs, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -297,10 +297,7 @@ func (s *Session) saveIndexes(ctx context.Context, tx *tupled.Tx, t *catalog.Tab
 	if err := tx.Update(ctx, catalog.CatalogTable, []byte(t.Name), data); err != nil {
 		return err
 	}
-	if s.pending == nil {
-		s.pending = map[string]*catalog.Table{}
-	}
-	s.pending[t.Name] = &nt
+	s.stage(t.Name, &nt)
 	return nil
 }
 

@@ -79,10 +79,10 @@ func needsQueryPath(st *pg.SelectStmt) bool {
 	return len(st.SortClause) > 0 && hasSeqCall(st)
 }
 
-// hasWindow reports whether m holds a window function call outside a
-// subquery.
-func hasWindow(m protoreflect.Message) bool {
-	if f, ok := m.Interface().(*pg.FuncCall); ok && f.Over != nil {
+// inTree reports whether m, or a message below it outside a subquery,
+// satisfies is.
+func inTree(m protoreflect.Message, is func(protoreflect.Message) bool) bool {
+	if is(m) {
 		return true
 	}
 	if _, ok := m.Interface().(*pg.SubLink); ok {
@@ -94,38 +94,31 @@ func hasWindow(m protoreflect.Message) bool {
 		case fd.IsList() && fd.Message() != nil:
 			l := v.List()
 			for i := 0; i < l.Len() && !found; i++ {
-				found = hasWindow(l.Get(i).Message())
+				found = inTree(l.Get(i).Message(), is)
 			}
 		case fd.Message() != nil && !fd.IsMap():
-			found = hasWindow(v.Message())
+			found = inTree(v.Message(), is)
 		}
 		return !found
 	})
 	return found
 }
 
+// hasWindow reports whether m holds a window function call outside a
+// subquery.
+func hasWindow(m protoreflect.Message) bool {
+	return inTree(m, func(m protoreflect.Message) bool {
+		f, ok := m.Interface().(*pg.FuncCall)
+		return ok && f.Over != nil
+	})
+}
+
 // hasAgg reports whether m holds an aggregate call outside a subquery.
 func hasAgg(m protoreflect.Message) bool {
-	if n, ok := m.Interface().(*pg.Node); ok && isAggCall(n) {
-		return true
-	}
-	if _, ok := m.Interface().(*pg.SubLink); ok {
-		return false
-	}
-	found := false
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := 0; i < l.Len() && !found; i++ {
-				found = hasAgg(l.Get(i).Message())
-			}
-		case fd.Message() != nil && !fd.IsMap():
-			found = hasAgg(v.Message())
-		}
-		return !found
+	return inTree(m, func(m protoreflect.Message) bool {
+		n, ok := m.Interface().(*pg.Node)
+		return ok && isAggCall(n)
 	})
-	return found
 }
 
 // nodeKey is a parse tree's identity regardless of where in the text it

@@ -145,28 +145,14 @@ func (c *compiler) srfConditional(n *pg.Node) error {
 
 // hasSRF reports whether m holds a set-returning call outside a subquery.
 func hasSRF(m protoreflect.Message) bool {
-	if f, ok := m.Interface().(*pg.FuncCall); ok {
-		if _, _, ok := srfOf(f); ok {
-			return true
+	return inTree(m, func(m protoreflect.Message) bool {
+		f, ok := m.Interface().(*pg.FuncCall)
+		if !ok {
+			return false
 		}
-	}
-	if _, ok := m.Interface().(*pg.SubLink); ok {
-		return false
-	}
-	found := false
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := 0; i < l.Len() && !found; i++ {
-				found = hasSRF(l.Get(i).Message())
-			}
-		case fd.Message() != nil && !fd.IsMap():
-			found = hasSRF(v.Message())
-		}
-		return !found
+		_, _, ok = srfOf(f)
+		return ok
 	})
-	return found
 }
 
 // values evaluates sp over e: nil when an argument is NULL.
@@ -263,15 +249,8 @@ func (n *projectSetNode) run(q *qctx, fn func(row []types.Value) error) error {
 				}
 			}
 			e.srf = cur
-			for j, x := range n.exprs {
-				v, err := x.eval(e)
-				if err != nil {
-					return err
-				}
-				if v.T == types.TUnknown {
-					v.T = types.TText
-				}
-				out[j] = v
+			if err := projectInto(e, n.exprs, out); err != nil {
+				return err
 			}
 			if err := fn(out); err != nil {
 				return err
@@ -318,82 +297,71 @@ func unnestSRF(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
 	return &srfSpec{name: "unnest", args: args, t: t, gen: gen}, nil
 }
 
-// jsonArg compiles the one json or jsonb argument of f.
-func jsonArg(c *compiler, f *pg.FuncCall, t types.Type) (expr, error) {
-	var args []expr
-	for _, a := range f.Args {
-		x, err := c.compile(a, t)
-		if err != nil {
-			return nil, err
+// jsonSRF compiles a set-returning function of one json (or jsonb)
+// argument of type t, returning rt: gen makes its values from the
+// argument's parsed tree.
+func jsonSRF(name string, t, rt types.Type, gen func(n *types.JSONNode) ([]types.Value, error)) func(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
+	return func(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
+		var args []expr
+		for _, a := range f.Args {
+			x, err := c.compile(a, t)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, x)
 		}
-		args = append(args, x)
+		if len(args) != 1 || args[0].typ() != t {
+			return nil, noSuchFunc(f, args)
+		}
+		return &srfSpec{name: name, args: args, t: rt, gen: func(vs []types.Value) ([]types.Value, error) {
+			return gen(types.MustJSON(vs[0]))
+		}}, nil
 	}
-	if len(args) != 1 || args[0].typ() != t {
-		return nil, noSuchFunc(f, args)
-	}
-	return args[0], nil
 }
 
 // jsonElementsSRF is json[b]_array_elements (asText: ..._text): an
 // array's elements, in order.
 func jsonElementsSRF(t types.Type, asText bool) func(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
-	name := t.String() + "_array_elements"
-	rt := t
+	name, rt := t.String()+"_array_elements", t
 	if asText {
 		name, rt = name+"_text", types.TText
 	}
-	return func(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
-		arg, err := jsonArg(c, f, t)
-		if err != nil {
-			return nil, err
+	return jsonSRF(name, t, rt, func(n *types.JSONNode) ([]types.Value, error) {
+		switch n.Kind {
+		case 'a':
+		case 'o':
+			return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "cannot extract elements from an object")
+		default:
+			return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "cannot extract elements from a scalar")
 		}
-		gen := func(vs []types.Value) ([]types.Value, error) {
-			n := types.MustJSON(vs[0])
-			switch n.Kind {
-			case 'a':
-			case 'o':
-				return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "cannot extract elements from an object")
-			default:
-				return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "cannot extract elements from a scalar")
+		out := make([]types.Value, len(n.Elems))
+		for i, el := range n.Elems {
+			if asText {
+				out[i] = types.JSONText(el, t)
+			} else {
+				out[i] = types.JSONOut(el, t)
 			}
-			out := make([]types.Value, len(n.Elems))
-			for i, el := range n.Elems {
-				if asText {
-					out[i] = types.JSONText(el, t)
-				} else {
-					out[i] = types.JSONOut(el, t)
-				}
-			}
-			return out, nil
 		}
-		return &srfSpec{name: name, args: []expr{arg}, t: rt, gen: gen}, nil
-	}
+		return out, nil
+	})
 }
 
 // jsonKeysSRF is json[b]_object_keys: an object's keys (jsonb's in its
 // order, json's as written, duplicates too).
 func jsonKeysSRF(t types.Type) func(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
 	name := t.String() + "_object_keys"
-	return func(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
-		arg, err := jsonArg(c, f, t)
-		if err != nil {
-			return nil, err
+	return jsonSRF(name, t, types.TText, func(n *types.JSONNode) ([]types.Value, error) {
+		switch n.Kind {
+		case 'o':
+		case 'a':
+			return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "cannot call %s on an array", name)
+		default:
+			return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "cannot call %s on a scalar", name)
 		}
-		gen := func(vs []types.Value) ([]types.Value, error) {
-			n := types.MustJSON(vs[0])
-			switch n.Kind {
-			case 'o':
-			case 'a':
-				return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "cannot call %s on an array", name)
-			default:
-				return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "cannot call %s on a scalar", name)
-			}
-			out := make([]types.Value, len(n.Keys))
-			for i, k := range n.Keys {
-				out[i] = types.Text(k)
-			}
-			return out, nil
+		out := make([]types.Value, len(n.Keys))
+		for i, k := range n.Keys {
+			out[i] = types.Text(k)
 		}
-		return &srfSpec{name: name, args: []expr{arg}, t: types.TText, gen: gen}, nil
-	}
+		return out, nil
+	})
 }

@@ -215,10 +215,7 @@ func (s *Session) planCreateView(st *pg.ViewStmt) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.pending == nil {
-			s.pending = map[string]*catalog.Table{}
-		}
-		s.pending[name] = v
+		s.stage(name, v)
 		return &Result{Tag: "CREATE VIEW"}, nil
 	}
 	return &plan{usesT: true, run: run}, nil
@@ -375,10 +372,7 @@ func (s *Session) dropView(ctx context.Context, tx *tupled.Tx, name string) erro
 	if err := tx.Delete(ctx, catalog.CatalogTable, []byte(name)); err != nil && !errors.Is(err, tupled.ErrNotFound) {
 		return err
 	}
-	if s.pending == nil {
-		s.pending = map[string]*catalog.Table{}
-	}
-	s.pending[name] = nil
+	s.stage(name, nil)
 	return nil
 }
 
