@@ -1,6 +1,7 @@
 package sqlfe
 
 import (
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,11 +26,31 @@ import (
 // and each aggregate call to its column of the aggNode's row; a column
 // reference that is neither grouped nor functionally dependent on a
 // grouped primary key is 42803, as PostgreSQL says.
+//
+// The variance family (stddev, variance and their _samp and _pop forms)
+// is PostgreSQL's: integers and numerics give numeric, summing x and x²
+// exactly (sql/types' NumericVariance has numeric_stddev_internal's
+// scales), floats give double precision by float8_accum's Youngs-Cramer
+// steps.
 
 // aggNames are the aggregate functions this layer implements.
 var aggNames = map[string]bool{
 	"count": true, "sum": true, "min": true, "max": true, "avg": true,
 	"bool_and": true, "bool_or": true, "every": true, "string_agg": true, "array_agg": true,
+	"stddev": true, "stddev_samp": true, "stddev_pop": true, "variance": true, "var_samp": true, "var_pop": true,
+	"percentile_cont": true, "percentile_disc": true, "mode": true,
+	"json_agg": true, "jsonb_agg": true,
+}
+
+// orderedSetAggs are the ordered-set aggregates: name(direct args) WITHIN
+// GROUP (ORDER BY the aggregated value).
+var orderedSetAggs = map[string]bool{"percentile_cont": true, "percentile_disc": true, "mode": true}
+
+// statAggs are the variance family: sample (or population) variance, or
+// its square root.
+var statAggs = map[string]struct{ sample, stddev bool }{
+	"stddev": {true, true}, "stddev_samp": {true, true}, "stddev_pop": {false, true},
+	"variance": {true, false}, "var_samp": {true, false}, "var_pop": {false, false},
 }
 
 // isAggCall reports whether n is a call of an aggregate (not as a window
@@ -55,6 +76,9 @@ type aggSpec struct {
 	filter   expr
 	order    []sortKey  // ORDER BY inside the call
 	t        types.Type // the result type
+	// within: an ordered-set aggregate; args are its direct arguments,
+	// evaluated once per group (orderedset.go), order its aggregated value
+	within bool
 }
 
 // aggCtx is a compiler's view of the aggregation below it.
@@ -144,14 +168,26 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 	name := names[len(names)-1]
 	in := *a.in
 	in.clause = "aggregate function calls" // nested aggregates: 42803
-	sp := &aggSpec{name: name, star: f.AggStar, distinct: f.AggDistinct}
+	in.srf = nil
+	in.wholeRow = name == "json_agg" || name == "jsonb_agg" // json_agg(t): jsonfuncs.go
+	sp := &aggSpec{name: name, star: f.AggStar, distinct: f.AggDistinct, within: f.AggWithinGroup}
+	switch {
+	case orderedSetAggs[name] && !f.AggWithinGroup:
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "WITHIN GROUP is required for ordered-set aggregate %s", name).At(f.Location)
+	case !orderedSetAggs[name] && f.AggWithinGroup:
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "%s is not an ordered-set aggregate, so it cannot have WITHIN GROUP", name).At(f.Location)
+	}
 	for _, arg := range f.Args {
 		x, err := in.compile(arg, types.TUnknown)
 		if err != nil {
 			return nil, err
 		}
 		if x.typ() == types.TUnknown {
-			if x, err = in.coerce(x, types.TText); err != nil {
+			want := types.TText
+			if sp.within { // a percentile's fraction
+				want = types.TFloat8
+			}
+			if x, err = in.coerce(x, want); err != nil {
 				return nil, err
 			}
 		}
@@ -192,6 +228,22 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 			Hint: "No function matches the given name and argument types. You might need to add explicit type casts.", Position: f.Location + 1}
 	}
 	nargs := len(sp.args)
+	if sp.within {
+		if err := orderedSetSpec(sp, f, noSuch); err != nil { // orderedset.go
+			return nil, err
+		}
+		a.aggs = append(a.aggs, sp)
+		return &aggColumn{a: a, agg: len(a.aggs) - 1, t: sp.t}, nil
+	}
+	if _, ok := statAggs[name]; ok {
+		if nargs != 1 || !types.IsNumber(sp.args[0].typ()) && !types.IsFloat(sp.args[0].typ()) {
+			return nil, noSuch()
+		}
+		sp.t = types.TNumeric
+		if types.IsFloat(sp.args[0].typ()) {
+			sp.t = types.TFloat8
+		}
+	}
 	switch name {
 	case "count":
 		if !sp.star && nargs != 1 {
@@ -230,6 +282,14 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 			return nil, noSuch()
 		}
 		sp.t = types.TText
+	case "json_agg", "jsonb_agg":
+		if nargs != 1 {
+			return nil, noSuch()
+		}
+		sp.t = types.TJSON
+		if name == "jsonb_agg" {
+			sp.t = types.TJSONB
+		}
 	case "array_agg":
 		if nargs != 1 || sp.args[0].typ() != types.TInt4 {
 			return nil, pgerror.NotSupported("array_agg is supported only over integer").At(f.Location)
@@ -249,10 +309,15 @@ type accumulator struct {
 	count int64
 	sum   types.Value // integer (I) or numeric (S) sum so far
 	fsum  float64     // a float sum so far
-	best  types.Value // min/max, bool_and/or
-	have  bool
-	text  strings.Builder
-	arr   []int64
+	sumX2 types.Value // the variance family's numeric sum of squares
+	fsxx  float64     // its float state: Youngs-Cramer's sum of squared differences
+	// direct: an ordered-set aggregate's direct arguments, evaluated for
+	// the group before result
+	direct []types.Value
+	best   types.Value // min/max, bool_and/or
+	have   bool
+	text   strings.Builder
+	arr    []int64
 	// with DISTINCT or an ORDER BY inside: the argument rows, aggregated
 	// at the end
 	rows [][]types.Value
@@ -308,8 +373,11 @@ func (ac *accumulator) add(e *env) error {
 func (ac *accumulator) step(vals []types.Value) error {
 	sp := ac.sp
 	v := vals[0]
-	if v.Null && sp.name != "string_agg" && sp.name != "array_agg" {
+	if v.Null && sp.name != "string_agg" && sp.name != "array_agg" && sp.name != "json_agg" && sp.name != "jsonb_agg" {
 		return nil // strict: NULL inputs are skipped
+	}
+	if _, ok := statAggs[sp.name]; ok {
+		return ac.statStep(v)
 	}
 	switch sp.name {
 	case "count":
@@ -383,6 +451,10 @@ func (ac *accumulator) step(vals []types.Value) error {
 		}
 		ac.text.WriteString(s)
 		ac.have = true
+	case "json_agg", "jsonb_agg":
+		_, composite := sp.args[0].(*rowExpr)
+		ac.have = true
+		return jsonAggStep(&ac.text, sp.t, v, composite) // jsonfuncs.go
 	case "array_agg":
 		if v.Null {
 			return pgerror.NotSupported("array_agg of a NULL is not supported")
@@ -403,6 +475,9 @@ func toNumeric(v types.Value) types.Value {
 // result is the aggregate's value for the group.
 func (ac *accumulator) result() (types.Value, error) {
 	sp := ac.sp
+	if sp.within {
+		return ac.orderedSetResult() // orderedset.go
+	}
 	if ac.rows != nil {
 		rows := ac.rows
 		n := len(sp.args)
@@ -410,6 +485,14 @@ func (ac *accumulator) result() (types.Value, error) {
 			keys := make([]sortCol, len(sp.order))
 			for i, o := range sp.order {
 				keys[i] = sortCol{idx: n + i, desc: o.desc, nullsFirst: o.nullsFirst}
+			}
+			sort.SliceStable(rows, func(i, j int) bool { return lessRows(rows[i], rows[j], keys) })
+		} else if sp.distinct {
+			// PostgreSQL sorts a DISTINCT aggregate's input by its
+			// arguments, so string_agg(DISTINCT x) comes in x's order
+			keys := make([]sortCol, n)
+			for i := range keys {
+				keys[i] = sortCol{idx: i}
 			}
 			sort.SliceStable(rows, func(i, j int) bool { return lessRows(rows[i], rows[j], keys) })
 		}
@@ -428,6 +511,9 @@ func (ac *accumulator) result() (types.Value, error) {
 			}
 		}
 		ac.rows = nil
+	}
+	if st, ok := statAggs[sp.name]; ok {
+		return ac.statResult(st.sample, st.stddev)
 	}
 	switch sp.name {
 	case "count":
@@ -456,6 +542,11 @@ func (ac *accumulator) result() (types.Value, error) {
 			return types.Null(types.TText), nil
 		}
 		return types.Text(ac.text.String()), nil
+	case "json_agg", "jsonb_agg":
+		if !ac.have {
+			return types.Null(sp.t), nil
+		}
+		return types.Value{T: sp.t, S: ac.text.String() + "]"}, nil
 	case "array_agg":
 		if !ac.have {
 			return types.Null(types.TInt4Array), nil
@@ -532,9 +623,13 @@ func (n *aggNode) run(q *qctx, fn func(row []types.Value) error) error {
 		order = append(order, newGroup(nil))
 	}
 	out := make([]types.Value, n.a.width())
+	e.row = nil
 	for _, g := range order {
 		copy(out, g.vals)
 		for i := range g.accs {
+			if err := g.accs[i].evalDirect(e); err != nil {
+				return err
+			}
 			v, err := g.accs[i].result()
 			if err != nil {
 				return err
@@ -546,4 +641,69 @@ func (n *aggNode) run(q *qctx, fn func(row []types.Value) error) error {
 		}
 	}
 	return nil
+}
+
+// statStep feeds v (not NULL) to an aggregate of the variance family:
+// integers and numerics sum x and x² exactly (PostgreSQL's
+// do_numeric_accum), floats keep the Youngs-Cramer state of float8_accum.
+func (ac *accumulator) statStep(v types.Value) error {
+	ac.count++
+	if ac.sp.t == types.TFloat8 {
+		x, oldSum := types.FloatOf(v), ac.fsum
+		ac.fsum += x
+		if ac.count == 1 {
+			if math.IsInf(x, 0) || math.IsNaN(x) {
+				ac.fsxx = math.NaN()
+			}
+			return nil
+		}
+		n := float64(ac.count)
+		tmp := x*n - ac.fsum
+		ac.fsxx += tmp * tmp / (n * (n - 1))
+		if math.IsInf(ac.fsum, 0) || math.IsInf(ac.fsxx, 0) {
+			if !math.IsInf(oldSum, 0) && !math.IsInf(x, 0) {
+				return pgerror.Errorf(pgerror.CodeNumericRange, "value out of range: overflow")
+			}
+			ac.fsxx = math.NaN()
+		}
+		return nil
+	}
+	x := toNumeric(v)
+	sq, err := types.NumericArith('*', x, x)
+	if err != nil {
+		return err
+	}
+	if ac.count == 1 {
+		ac.sum, ac.sumX2 = x, sq
+		return nil
+	}
+	if ac.sum, err = types.NumericArith('+', ac.sum, x); err != nil {
+		return err
+	}
+	ac.sumX2, err = types.NumericArith('+', ac.sumX2, sq)
+	return err
+}
+
+// statResult is the variance family's result: NULL for no rows (or one,
+// for a sample), as PostgreSQL's float8_var_samp and
+// numeric_stddev_internal.
+func (ac *accumulator) statResult(sample, stddev bool) (types.Value, error) {
+	if ac.count == 0 || (sample && ac.count == 1) {
+		return types.Null(ac.sp.t), nil
+	}
+	if ac.sp.t != types.TFloat8 {
+		return types.NumericVariance(ac.count, ac.sum, ac.sumX2, sample, stddev)
+	}
+	n := float64(ac.count)
+	if sample {
+		n--
+	}
+	r := 0.0
+	if !(ac.fsxx <= 0) { // NaN stays NaN
+		r = ac.fsxx / n
+	}
+	if stddev {
+		r = math.Sqrt(r)
+	}
+	return types.FloatValue(r, types.TFloat8), nil
 }

@@ -110,6 +110,9 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 		}
 	case pg.AlterTableType_AT_DropColumn:
 		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
+			if err := s.refuseUnderViews(t.Name, "ALTER TABLE ... DROP COLUMN"); err != nil { // views.go
+				return nil, nil, err
+			}
 			return s.dropColumn(t, cmd.Name, cmd.MissingOk, cmd.Behavior == pg.DropBehavior_DROP_CASCADE)
 		}
 	default:
@@ -144,6 +147,9 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 // table's counter first (rowid.go), which must happen before the lock.
 func (s *Session) alterTableTarget(ctx context.Context, st *pg.AlterTableStmt, tname string, seedRowid bool) (*catalog.Table, *tupled.Tx, error) {
 	t := s.lookupTable(tname)
+	if t == nil && s.lookupView(tname) != nil {
+		return nil, nil, pgerror.NotSupported("ALTER TABLE of a view is not supported").At(st.Relation.Location)
+	}
 	if t == nil {
 		if st.MissingOk {
 			s.notice("NOTICE", "00000", "relation \""+tname+"\" does not exist, skipping")
@@ -461,12 +467,18 @@ func (s *Session) planRename(st *pg.RenameStmt) (*plan, error) {
 	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "ALTER TABLE"}
 		t := s.lookupTable(tname)
+		if t == nil && s.lookupView(tname) != nil {
+			return nil, pgerror.NotSupported("renaming a view's columns is not supported")
+		}
 		if t == nil {
 			if st.MissingOk {
 				s.notice("NOTICE", "00000", "relation \""+tname+"\" does not exist, skipping")
 				return res, nil
 			}
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname)
+		}
+		if err := s.refuseUnderViews(tname, "ALTER TABLE ... RENAME COLUMN"); err != nil { // views.go
+			return nil, err
 		}
 		i := t.Col(st.Subname)
 		if i < 0 || t.Cols[i].Hidden {

@@ -71,6 +71,18 @@ func init() {
 		}
 		return types.Text(constraintDef(c)), nil
 	}
+	// pg_get_viewdef(oid | name [, pretty])
+	viewdef := func(e *env, a []types.Value) (types.Value, error) {
+		sn := snap(e)
+		r := sn.byOID[a[0].I]
+		if !types.IsInt(a[0].T) {
+			r = sn.byName[a[0].S]
+		}
+		if r != nil && r.kind == "v" {
+			return types.Text(r.t.View), nil // the stored text (views.go)
+		}
+		return nullText, nil
+	}
 	getExpr := func(_ *env, a []types.Value) (types.Value, error) { return a[0], nil }
 	yes := func(*env, []types.Value) (types.Value, error) { return types.Bool(true), nil }
 	nullT := func(*env, []types.Value) (types.Value, error) { return nullText, nil }
@@ -198,7 +210,7 @@ func init() {
 		"pg_size_pretty": {{[]types.Type{I8}, T, true, func(_ *env, a []types.Value) (types.Value, error) {
 			return types.Text(sizePretty(a[0].I)), nil
 		}}},
-		"pg_get_viewdef":                     {{[]types.Type{A}, T, false, nullT}, {[]types.Type{A, B}, T, false, nullT}},
+		"pg_get_viewdef":                     {{[]types.Type{A}, T, true, viewdef}, {[]types.Type{A, B}, T, true, viewdef}},
 		"pg_get_function_result":             {{[]types.Type{I8}, T, false, nullT}},
 		"pg_get_function_arguments":          {{[]types.Type{I8}, T, false, nullT}},
 		"pg_get_function_identity_arguments": {{[]types.Type{I8}, T, false, nullT}},

@@ -37,6 +37,13 @@ type compiler struct {
 	// win collects window calls where they are allowed (the select list,
 	// ORDER BY: window.go)
 	win *winCtx
+	// srf collects set-returning calls where they are allowed (the select
+	// list: srf.go)
+	srf *srfCtx
+	// wholeRow: a FROM item's name is its whole row, as the argument of
+	// the JSON functions that take one (row_to_json, to_json[b],
+	// json[b]_agg: jsonfuncs.go); tupled has no other composite values
+	wholeRow bool
 }
 
 func (c *compiler) param(n int) *paramExpr {
@@ -163,6 +170,15 @@ func (c *compiler) compile1(n *pg.Node, want types.Type) (expr, error) {
 	if fc := n.GetFuncCall(); fc != nil && fc.Over != nil {
 		return c.windowCall(fc) // window.go
 	}
+	if fc := n.GetFuncCall(); fc != nil {
+		if _, _, ok := srfOf(fc); ok {
+			return c.srfCall(fc) // srf.go
+		}
+	} else if c.srf != nil {
+		if err := c.srfConditional(n); err != nil {
+			return nil, err
+		}
+	}
 	if c.agg != nil {
 		if x, ok, err := c.agg.lookup(c, n); ok || err != nil {
 			return x, err
@@ -206,7 +222,16 @@ func (c *compiler) compile1(n *pg.Node, want types.Type) (expr, error) {
 		}
 		return nil, pgerror.NotSupported("bit-string literals are not supported").At(k.Location)
 	case n.GetColumnRef() != nil:
-		return c.column(n.GetColumnRef())
+		x, err := c.column(n.GetColumnRef())
+		if err != nil {
+			if r, ok := c.wholeRowRef(n.GetColumnRef()); ok { // jsonfuncs.go
+				if c.wholeRow {
+					return r, nil
+				}
+				return nil, pgerror.NotSupported("a whole-row reference is supported only as the argument of row_to_json, to_json, to_jsonb, json_agg and jsonb_agg").At(n.GetColumnRef().Location)
+			}
+		}
+		return x, err
 	case n.GetParamRef() != nil:
 		p := n.GetParamRef()
 		if p.Number < 1 || p.Number > 65535 {

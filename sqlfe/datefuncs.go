@@ -14,7 +14,8 @@ import (
 
 // Date and time functions beside extract and date_trunc (strfuncs.go):
 // date_part (extract as double precision), make_date, make_timestamp,
-// to_timestamp(double precision), age, and pg_sleep. Each checks its
+// to_timestamp(double precision), age, and pg_sleep (to_char, to_date and
+// to_timestamp(text, text): formatting.go). Each checks its
 // arguments as PostgreSQL resolves them among our types, and is strict.
 
 func init() {
@@ -126,10 +127,10 @@ func makeTimestampFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 }
 
 // toTimestampFunc is to_timestamp(seconds since the Unix epoch): a
-// timestamptz. (to_timestamp(text, format) is not supported.)
+// timestamptz; to_timestamp(text, format) is formatting.go's.
 func toTimestampFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-	if len(args) != 1 {
-		return nil, pgerror.NotSupported("to_timestamp(text, format) is not supported")
+	if len(args) == 2 {
+		return toTimestampText(c, f, args)
 	}
 	xs, err := wantTypes(c, f, args, types.TFloat8)
 	if err != nil {

@@ -269,16 +269,16 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			}
 			return nil, err
 		}
-		if s.pending == nil {
-			s.pending = map[string]*catalog.Table{}
-		}
-		s.pending[name] = &nt
+		s.stage(name, &nt)
 		return res, nil
 	}
 	return &plan{usesT: true, run: run}, nil
 }
 
 func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
+	if st.RemoveType == pg.ObjectType_OBJECT_VIEW {
+		return s.planDropView(st) // views.go
+	}
 	if st.RemoveType != pg.ObjectType_OBJECT_TABLE {
 		return nil, pgerror.NotSupported("DROP %s is not supported", strings.TrimPrefix(st.RemoveType.String(), "OBJECT_"))
 	}
@@ -310,8 +310,14 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 		if err := s.dropDependents(drop, existing); err != nil { // fk.go
 			return nil, err
 		}
+		if err := s.dropViewsFor(ctx, tx, drop, st.Behavior == pg.DropBehavior_DROP_CASCADE); err != nil { // views.go
+			return nil, err
+		}
 		for _, name := range names {
 			t := s.lookupTable(name)
+			if t == nil && s.lookupView(name) != nil {
+				return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a table", name).WithHint("Use DROP VIEW to remove a view.")
+			}
 			if r := s.catalogSnap().byName[name]; t == nil && r != nil && r.kind == "S" {
 				return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a table", name).WithHint("Use DROP SEQUENCE to remove a sequence.")
 			}
@@ -344,10 +350,7 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 			if err != nil {
 				return nil, err
 			}
-			if s.pending == nil {
-				s.pending = map[string]*catalog.Table{}
-			}
-			s.pending[name] = nil
+			s.stage(name, nil)
 		}
 		return &Result{Tag: "DROP TABLE"}, nil
 	}

@@ -17,7 +17,26 @@ import (
 
 // lookupTable resolves a table name for the session: its own uncommitted
 // DDL first, then the committed catalog.
+// lookupTable returns the table name the session sees (its own DDL over
+// the committed catalog), nil if none; views are lookupView's.
 func (s *Session) lookupTable(name string) *catalog.Table {
+	if t := s.lookupRel(name); !t.IsView() {
+		return t
+	}
+	return nil
+}
+
+// stage records the open transaction's DDL of relation name: t, or nil
+// for dropped (Session.pending, applied to the Catalog at commit).
+func (s *Session) stage(name string, t *catalog.Table) {
+	if s.pending == nil {
+		s.pending = map[string]*catalog.Table{}
+	}
+	s.pending[name] = t
+}
+
+// lookupRel returns the table or view name the session sees.
+func (s *Session) lookupRel(name string) *catalog.Table {
 	if t, ok := s.pending[name]; ok {
 		return t
 	}
@@ -41,6 +60,9 @@ func (s *Session) table(rv *pg.RangeVar) (*catalog.Table, error) {
 		return nil, err
 	}
 	t := s.lookupTable(name)
+	if t == nil && s.lookupView(name) != nil { // views.go
+		return nil, pgerror.NotSupported("%q is a view: only queries read views (INSERT, UPDATE, DELETE, COPY and TRUNCATE of a view are not supported)", name).At(rv.Location)
+	}
 	if t == nil {
 		return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", name).At(rv.Location)
 	}
@@ -749,17 +771,11 @@ func returning(c *compiler, list []*pg.Node) ([]expr, []catalog.Column, error) {
 	return xs, cols, nil
 }
 
+// project evaluates xs over e into a new row (projectInto).
 func project(xs []expr, e *env) ([]types.Value, error) {
 	out := make([]types.Value, len(xs))
-	for i, x := range xs {
-		v, err := x.eval(e)
-		if err != nil {
-			return nil, err
-		}
-		if v.T == types.TUnknown {
-			v.T = types.TText
-		}
-		out[i] = v
+	if err := projectInto(e, xs, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

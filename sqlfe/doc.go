@@ -11,13 +11,15 @@
 //	  → Session.planFor → analyze (stmt.go, ddl.go, dml.go, query_plan.go):
 //	    names resolved against sql/catalog, expressions compiled into
 //	    expr trees (compile.go, expr.go, funcs.go, strfuncs.go,
-//	    textfuncs.go, datefuncs.go, conditional.go; the operators of a
+//	    textfuncs.go, datefuncs.go, formatting.go (to_char, to_timestamp,
+//	    to_date), conditional.go; the operators of a
 //	    type in a file of its own: dateops.go, intervalops.go, rowcmp.go
 //	    for row comparisons, jsonfuncs.go, byteafuncs.go), a plan of nodes built (dml.go's selectPlan for a
 //	    one-table SELECT, UPDATE, DELETE; query.go's relNodes otherwise),
 //	    reused while the catalog's generation is unchanged
-//	  → plan.run (Session.Execute): the operators (query_exec.go, agg.go,
-//	    window.go, hashjoin.go, lockjoin.go, lockrows.go) over the engine's
+//	  → plan.run (Session.Execute): the operators (query_exec.go, agg.go
+//	    with orderedset.go for WITHIN GROUP, window.go, srf.go for set-returning functions, hashjoin.go,
+//	    lockjoin.go, lockrows.go) over the engine's
 //	    scans, indexes and row locks (tupled.Tx.Scan with ScanOptions.Lock),
 //	    rows encoded and decoded by sql/catalog, datums from sql/types
 //	  → Result (rows of types.Value, columns of catalog.Column) or a
@@ -160,6 +162,10 @@
 //     in catfuncs.go). A query naming one takes the general path. OIDs of
 //     tables, indexes, sequences and constraints derive from their names,
 //     so they are stable without being stored.
+//   - Views (views.go) are catalog entries holding their query's SQL
+//     text, expanded where a query names one like a subquery in FROM;
+//     the tables and views a view reads cannot be dropped without
+//     CASCADE.
 //   - COPY t [(cols)] FROM STDIN and COPY t [(cols)] | (SELECT ...) TO
 //     STDOUT, text, csv and binary (copy.go), run through the connection's
 //     CopyIO in the session's transaction: each row is inserted by

@@ -23,6 +23,9 @@ type env struct {
 	// outer is the enclosing query's env while a correlated subquery
 	// runs: what its outerExprs read
 	outer *env
+	// srf holds the current values of a select list's set-returning
+	// calls while a projectSetNode evaluates it (srf.go)
+	srf []types.Value
 }
 
 // outerExpr reads x, a column of an enclosing query, from the outer env.

@@ -132,8 +132,14 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 	}
 	if pf, ok := polyFuncs[name]; ok && !elsewhere {
 		var args []expr
+		in := c
+		if wholeRowFuncs[name] {
+			wc := *c
+			wc.wholeRow = true
+			in = &wc
+		}
 		for _, a := range f.Args {
-			x, err := c.compile(a, types.TUnknown)
+			x, err := in.compile(a, types.TUnknown)
 			if err != nil {
 				return nil, err
 			}

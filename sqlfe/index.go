@@ -100,7 +100,7 @@ func createIndexes(ctx context.Context, db *tupled.DB, t *catalog.Table) error {
 
 // indexNameTaken reports whether a table or an index is called name.
 func (s *Session) indexNameTaken(name string) bool {
-	if s.lookupTable(name) != nil || s.pkeyNamed(name) { // compositekey.go
+	if s.lookupRel(name) != nil || s.pkeyNamed(name) { // a table or view; compositekey.go
 		return true
 	}
 	return s.findIndex(name) != nil
@@ -219,6 +219,10 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 			return nil, pgerror.NotSupported("CREATE INDEX inside a transaction block is not supported")
 		}
 		t := s.lookupTable(tname)
+		if t == nil && s.lookupView(tname) != nil {
+			return nil, &pgerror.Error{Code: pgerror.CodeWrongObjectType, Message: fmt.Sprintf("cannot create index on relation %q", tname),
+				Detail: "This operation is not supported for views."}
+		}
 		if t == nil {
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname)
 		}
@@ -293,10 +297,7 @@ func (s *Session) saveIndexes(ctx context.Context, tx *tupled.Tx, t *catalog.Tab
 	if err := tx.Update(ctx, catalog.CatalogTable, []byte(t.Name), data); err != nil {
 		return err
 	}
-	if s.pending == nil {
-		s.pending = map[string]*catalog.Table{}
-	}
-	s.pending[t.Name] = &nt
+	s.stage(t.Name, &nt)
 	return nil
 }
 

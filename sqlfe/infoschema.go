@@ -10,6 +10,7 @@ package sqlfe
 import (
 	"strconv"
 
+	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/types"
 )
 
@@ -38,7 +39,7 @@ var infoSchemaRelations = map[string]*catalogRel{
 	"schemata": {cols(`catalog_name schema_name schema_owner default_character_set_catalog
 		default_character_set_schema default_character_set_name sql_path`), isSchemataRows},
 	"views": {cols(`table_catalog table_schema table_name view_definition check_option is_updatable
-		is_insertable_into is_trigger_updatable is_trigger_deletable is_trigger_insertable_into`), none},
+		is_insertable_into is_trigger_updatable is_trigger_deletable is_trigger_insertable_into`), isViewsRows},
 }
 
 func yesNo(b bool) types.Value {
@@ -55,6 +56,20 @@ func isTablesRows(s *Session, sn *catSnap) [][]types.Value {
 		rows = append(rows, []types.Value{types.Text(db), types.Text("public"), types.Text(t.Name), types.Text("BASE TABLE"), nullText, nullText, nullText, nullText, nullText,
 			types.Text("YES"), types.Text("NO"), nullText})
 	}
+	for _, v := range sn.views { // not insertable: tupled writes no view (views.go)
+		rows = append(rows, []types.Value{types.Text(db), types.Text("public"), types.Text(v.Name), types.Text("VIEW"), nullText, nullText, nullText, nullText, nullText,
+			types.Text("NO"), types.Text("NO"), nullText})
+	}
+	return rows
+}
+
+func isViewsRows(s *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
+	db := s.database()
+	for _, v := range sn.views {
+		rows = append(rows, []types.Value{types.Text(db), types.Text("public"), types.Text(v.Name), types.Text(v.View), types.Text("NONE"), types.Text("NO"),
+			types.Text("NO"), types.Text("NO"), types.Text("NO"), types.Text("NO")})
+	}
 	return rows
 }
 
@@ -70,7 +85,7 @@ func intOrNull(ok bool, n int) types.Value {
 func isColumnsRows(s *Session, sn *catSnap) [][]types.Value {
 	var rows [][]types.Value
 	db := s.database()
-	for _, t := range sn.tables {
+	for _, t := range append(append([]*catalog.Table(nil), sn.tables...), sn.views...) {
 		for i, c := range t.Cols {
 			if c.Hidden {
 				continue
@@ -113,7 +128,7 @@ func isColumnsRows(s *Session, sn *catSnap) [][]types.Value {
 				nullText, nullText, nullText, nullText, types.Text(db), types.Text("pg_catalog"), types.Text(ti.typname), nullText,
 				nullText, nullText, nullInt(), types.Text(strconv.Itoa(n)), types.Text("NO")}
 			row = append(row, identityColumns(t, c)...) // identity.go
-			rows = append(rows, append(row, types.Text("NEVER"), nullText, types.Text("YES")))
+			rows = append(rows, append(row, types.Text("NEVER"), nullText, yesNo(!t.IsView())))
 		}
 	}
 	return rows

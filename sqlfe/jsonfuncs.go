@@ -2,6 +2,7 @@ package sqlfe
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -15,7 +16,12 @@ import (
 // Operators: -> and ->> (an object's key, an array's index, negative from
 // the end), #> and #>> (a path given as a text-array literal), and for
 // jsonb @>, <@ and ? (a key, an array's string element). Functions:
-// json[b]_build_object, to_json[b], json[b]_typeof.
+// json[b]_build_object, to_json[b], json[b]_typeof, jsonb_set,
+// row_to_json; json[b]_agg's element text (agg.go accumulates it). A FROM
+// item's whole row (row_to_json(t), json_agg(t)) is a rowExpr, compiled
+// only where these functions take one (compiler.wholeRow): tupled has no
+// composite values otherwise. The set-returning json[b]_array_elements
+// and json[b]_object_keys are srf.go's.
 
 func init() {
 	polyFuncs["jsonb_build_object"] = buildObjectFunc(types.TJSONB)
@@ -228,4 +234,267 @@ func typeofFunc(t types.Type) polyFunc {
 			return types.Text(names[types.MustJSON(a[0]).Kind]), nil
 		}), nil
 	}
+}
+
+// ---- whole rows, json[b]_agg, row_to_json, jsonb_set ----
+
+// wholeRowFuncs take a FROM item's whole row as an argument (a
+// compiler's wholeRow): row_to_json(t), to_json(t), to_jsonb(t).
+var wholeRowFuncs = map[string]bool{"row_to_json": true, "to_json": true, "to_jsonb": true}
+
+// rowExpr is a FROM item's whole row where a JSON function takes one: its
+// value is the row as json, composite_to_json's text ({"a":1,"b":"x"}).
+type rowExpr struct {
+	names []string
+	args  []expr
+	sep   string // between fields: "," (row_to_json's pretty form: ",\n ")
+}
+
+func (r *rowExpr) typ() types.Type { return types.TJSON }
+func (r *rowExpr) kids() []expr    { return r.args }
+func (r *rowExpr) eval(e *env) (types.Value, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, x := range r.args {
+		v, err := x.eval(e)
+		if err != nil {
+			return types.Value{}, err
+		}
+		if i > 0 {
+			b.WriteString(r.sep)
+		}
+		types.WriteJSONString(&b, r.names[i])
+		b.WriteByte(':')
+		b.WriteString(jsonDatumText(v))
+	}
+	b.WriteByte('}')
+	return types.Value{T: types.TJSON, S: b.String()}, nil
+}
+
+// jsonDatumText is datum_to_json's text of v: json verbatim, numbers and
+// booleans bare, an integer array a JSON array, the rest JSON strings.
+func jsonDatumText(v types.Value) string {
+	if types.IsIntArray(v.T) && !v.Null {
+		var b strings.Builder
+		b.WriteByte('[')
+		for i, x := range v.A {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(fmt.Sprint(x))
+		}
+		b.WriteByte(']')
+		return b.String()
+	}
+	if v.T == types.TJSON && !v.Null {
+		return v.S
+	}
+	return types.ToJSONNode(v).Raw
+}
+
+// jsonbDatumText is to_jsonb's text of v.
+func jsonbDatumText(v types.Value) (string, error) {
+	switch {
+	case v.Null:
+		return "null", nil
+	case v.T == types.TJSONB:
+		return v.S, nil
+	case v.T == types.TJSON || types.IsIntArray(v.T):
+		j, err := types.Cast(types.Value{T: types.TJSON, S: jsonDatumText(v)}, types.TJSONB)
+		return j.S, err
+	}
+	return types.ToJSONNode(v).JSONBText(), nil
+}
+
+// wholeRowRef resolves cr (t or t.*) as the whole row of FROM item t.
+func (c *compiler) wholeRowRef(cr *pg.ColumnRef) (*rowExpr, bool) {
+	f := strs(cr.Fields)
+	if len(f) == 2 && f[1] == "*" {
+		f = f[:1]
+	}
+	if len(f) != 1 {
+		return nil, false
+	}
+	r := &rowExpr{sep: ","}
+	switch {
+	case c.scope != nil:
+		names, xs, err := c.scope.star(f[0], cr.Location)
+		if err != nil {
+			return nil, false
+		}
+		r.names, r.args = names, xs
+	case c.cols != nil && c.rel == f[0]:
+		for i, col := range c.cols {
+			if !col.Hidden {
+				r.names = append(r.names, col.Name)
+				r.args = append(r.args, &colExpr{idx: i, t: col.Type, m: col.Mod()})
+			}
+		}
+	default:
+		return nil, false
+	}
+	return r, true
+}
+
+func init() {
+	polyFuncs["row_to_json"] = rowToJSONFunc
+	polyFuncs["jsonb_set"] = jsonbSetFunc
+}
+
+// rowToJSONFunc is row_to_json(record [, pretty]).
+func rowToJSONFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) == 0 || len(args) > 2 {
+		return nil, noSuchFunc(f, args)
+	}
+	r, ok := args[0].(*rowExpr)
+	if !ok {
+		return nil, noSuchFunc(f, args)
+	}
+	if len(args) == 1 {
+		return r, nil
+	}
+	pretty, err := wantTypes(c, f, args[1:], types.TBool)
+	if err != nil {
+		return nil, err
+	}
+	compact, spaced := *r, *r
+	spaced.sep = ",\n "
+	return &funcExpr{name: "row_to_json", t: types.TJSON, args: []expr{pretty[0]}, fn: func(e *env, a []types.Value) (types.Value, error) {
+		if a[0].Null {
+			return types.Null(types.TJSON), nil
+		}
+		if a[0].I != 0 {
+			return spaced.eval(e)
+		}
+		return compact.eval(e)
+	}}, nil
+}
+
+// jsonAggStep adds v to json[b]_agg's array text in b: composite
+// (a whole row) values after the first get PostgreSQL's "\n " too.
+func jsonAggStep(b *strings.Builder, t types.Type, v types.Value, composite bool) error {
+	if b.Len() == 0 {
+		b.WriteByte('[')
+	} else if t == types.TJSON {
+		b.WriteString(", ")
+		if composite && !v.Null {
+			b.WriteString("\n ")
+		}
+	} else {
+		b.WriteString(", ")
+	}
+	if t == types.TJSON {
+		if v.Null {
+			b.WriteString("null")
+		} else {
+			b.WriteString(jsonDatumText(v))
+		}
+		return nil
+	}
+	s, err := jsonbDatumText(v)
+	b.WriteString(s)
+	return err
+}
+
+// jsonbSetFunc is jsonb_set(target, path text[], new_value [,
+// create_if_missing]), as PostgreSQL's setPath with JB_PATH_CREATE or
+// JB_PATH_REPLACE: the path's last step replaces (or, creating, adds) an
+// object's key or an array's element (a negative index counts from the
+// end; past either end, creating prepends or appends); a step that finds
+// nothing leaves target as it is.
+func jsonbSetFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) == 3 {
+		args = append(args, &constExpr{types.Bool(true)})
+	}
+	if len(args) != 4 {
+		return nil, noSuchFunc(f, args)
+	}
+	xs, err := wantTypes(c, f, args, types.TJSONB, types.TText, types.TJSONB, types.TBool)
+	if err != nil {
+		return nil, err
+	}
+	return strict("jsonb_set", types.TJSONB, xs, func(a []types.Value) (types.Value, error) {
+		target := types.MustJSON(a[0])
+		if target.Kind != 'o' && target.Kind != 'a' {
+			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "cannot set path in scalar")
+		}
+		path, err := types.ParsePathLiteral(a[1].S)
+		if err != nil {
+			return types.Value{}, err
+		}
+		if len(path) == 0 {
+			return a[0], nil
+		}
+		out, err := jsonbSetPath(target, path, 0, types.MustJSON(a[2]), a[3].I != 0)
+		if err != nil {
+			return types.Value{}, err
+		}
+		return types.Value{T: types.TJSONB, S: out.JSONBText()}, nil
+	}), nil
+}
+
+// jsonbSetPath is setPath over a copy of n at path[level:].
+func jsonbSetPath(n *types.JSONNode, path []string, level int, nv *types.JSONNode, create bool) (*types.JSONNode, error) {
+	last := level == len(path)-1
+	step := path[level]
+	switch n.Kind {
+	case 'o':
+		cp := &types.JSONNode{Kind: 'o', Keys: append([]string(nil), n.Keys...), Elems: append([]*types.JSONNode(nil), n.Elems...)}
+		for i, k := range cp.Keys {
+			if k != step {
+				continue
+			}
+			if last {
+				cp.Elems[i] = nv
+				return cp, nil
+			}
+			sub, err := jsonbSetPath(cp.Elems[i], path, level+1, nv, create)
+			if err != nil {
+				return nil, err
+			}
+			cp.Elems[i] = sub
+			return cp, nil
+		}
+		if last && create {
+			cp.Keys, cp.Elems = append(cp.Keys, step), append(cp.Elems, nv)
+			cp.Normalise()
+		}
+		return cp, nil
+	case 'a':
+		idx, err := strconv.ParseInt(step, 10, 32)
+		if err != nil {
+			return nil, pgerror.Errorf(pgerror.CodeInvalidText, "path element at position %d is not an integer: %q", level+1, step)
+		}
+		cnt := int64(len(n.Elems))
+		prepend := false
+		if idx < 0 {
+			if -idx > cnt {
+				prepend = true
+			} else {
+				idx += cnt
+			}
+		}
+		if idx > cnt {
+			idx = cnt
+		}
+		elems := append([]*types.JSONNode(nil), n.Elems...)
+		switch {
+		case (prepend || cnt == 0) && last && create:
+			elems = append([]*types.JSONNode{nv}, elems...)
+		case !prepend && idx < cnt:
+			if last {
+				elems[idx] = nv
+			} else {
+				sub, err := jsonbSetPath(elems[idx], path, level+1, nv, create)
+				if err != nil {
+					return nil, err
+				}
+				elems[idx] = sub
+			}
+		case last && create && !prepend:
+			elems = append(elems, nv)
+		}
+		return &types.JSONNode{Kind: 'a', Elems: elems}, nil
+	}
+	return n, nil
 }

@@ -198,7 +198,7 @@ func (s *Session) planJoinLocks(st *pg.SelectStmt, sc *scope, node relNode, keys
 	targets := map[*scopeRel]*lockTarget{}
 	add := func(r *scopeRel, lk *pg.LockingClause) error {
 		if r.t == nil {
-			return pgerror.NotSupported("%s on a subquery, function or virtual relation in FROM is not supported", lockClauseName(lk))
+			return pgerror.NotSupported("%s on a view, subquery, function or virtual relation in FROM is not supported", lockClauseName(lk))
 		}
 		if r.nullable {
 			return pgerror.NotSupported("%s cannot be applied to the nullable side of an outer join", lockClauseName(lk))

@@ -49,6 +49,9 @@ func (s *Session) planLock(st *pg.LockStmt) (*plan, error) {
 		}
 		for _, name := range names {
 			t := s.lookupTable(name)
+			if t == nil && s.lookupView(name) != nil {
+				return nil, pgerror.NotSupported("LOCK of a view is not supported")
+			}
 			if t == nil {
 				return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", name)
 			}

@@ -93,6 +93,7 @@ type catCon struct {
 // catSnap is the SQL catalog as one scan sees it, with its OIDs.
 type catSnap struct {
 	tables []*catalog.Table // by name
+	views  []*catalog.Table // by name (views.go)
 	rels   []*catRel
 	cons   []*catCon
 	byOID  map[int64]*catRel
@@ -178,9 +179,17 @@ func (s *Session) catalogSnap() *catSnap {
 func buildSnap(m map[string]*catalog.Table, seqs map[string]*catalog.Sequence) *catSnap {
 	sn := &catSnap{byOID: map[int64]*catRel{}, byName: map[string]*catRel{}, conOID: map[int64]*catCon{}, tabOID: map[string]int64{}}
 	for _, t := range m {
-		sn.tables = append(sn.tables, t)
+		if t.IsView() {
+			sn.views = append(sn.views, t)
+		} else {
+			sn.tables = append(sn.tables, t)
+		}
 	}
 	sort.Slice(sn.tables, func(i, j int) bool { return sn.tables[i].Name < sn.tables[j].Name })
+	sort.Slice(sn.views, func(i, j int) bool { return sn.views[i].Name < sn.views[j].Name })
+	for _, v := range sn.views {
+		sn.rels = append(sn.rels, &catRel{name: v.Name, kind: "v", t: v})
+	}
 	for _, t := range sn.tables {
 		sn.rels = append(sn.rels, &catRel{name: t.Name, kind: "r", t: t})
 		if t.HasPKey() {
@@ -379,11 +388,11 @@ func (s *Session) catalogRelation(rv *pg.RangeVar) (string, *catalogRel, bool) {
 	return "", nil, false
 }
 
-// isCatalogRelation reports whether rv names a catalog relation (for
-// needsQueryPath).
+// isCatalogRelation reports whether rv names a catalog relation or a view
+// (views.go): the general query path plans both (needsQueryPath).
 func (s *Session) isCatalogRelation(rv *pg.RangeVar) bool {
 	_, _, ok := s.catalogRelation(rv)
-	return ok
+	return ok || s.viewOf(rv) != nil
 }
 
 // catalogFromItem is fromItem's RangeVar case for a catalog relation.
@@ -699,10 +708,12 @@ func pgClassRows(_ *Session, sn *catSnap) [][]types.Value {
 			am, natts = oidAmBtree, len(r.ix.Cols)
 		case "S":
 			natts = 3
+		case "v":
+			natts = len(r.t.Cols)
 		}
 		rows = append(rows, []types.Value{oidv(r.oid), types.Text(r.name), oidv(oidNspPublic), oidv(0), oidv(0), oidv(oidSuperuser), oidv(am),
 			oidv(r.oid), oidv(0), types.Int4(0), minus1.Value(), types.Int4(0), oidv(0),
-			types.Bool(hasIndex), types.Bool(false), types.Text(persist), types.Text(r.kind), types.Int4(int32(natts)), types.Int4(int32(checks)), types.Bool(false),
+			types.Bool(hasIndex), types.Bool(false), types.Text(persist), types.Text(r.kind), types.Int4(int32(natts)), types.Int4(int32(checks)), types.Bool(r.kind == "v"),
 			types.Bool(r.kind == "r" && (len(r.t.FKeys) > 0 || referenced(sn, r.t))), types.Bool(false), types.Bool(false), types.Bool(false), types.Bool(true),
 			types.Text(map[bool]string{true: "d", false: "n"}[r.kind == "r"]), types.Bool(false), oidv(0), types.Text("0"), types.Text("0"), nullText, nullText, nullText})
 	}
@@ -742,7 +753,7 @@ func pgAttributeRows(_ *Session, sn *catSnap) [][]types.Value {
 		if r.kind == "i" {
 			rows = append(rows, indexAttributes(r)...)
 		}
-		if r.kind != "r" {
+		if r.kind != "r" && r.kind != "v" {
 			continue
 		}
 		for i, c := range r.t.Cols {
@@ -1176,6 +1187,16 @@ func constraintDef(c *catCon) string {
 
 var pgViewsCols = cols(`schemaname viewname viewowner definition`)
 
+// pgViewsRows lists the views; definition is the query as stored
+// (pg_query's deparsed text, not pg_get_viewdef's layout).
+func pgViewsRows(s *Session, sn *catSnap) [][]types.Value {
+	var rows [][]types.Value
+	for _, v := range sn.views {
+		rows = append(rows, []types.Value{types.Text("public"), types.Text(v.Name), types.Text(s.user), types.Text(v.View)})
+	}
+	return rows
+}
+
 // catalogRelations are the generated relations, by schema.name.
 var catalogRelations map[string]*catalogRel
 
@@ -1200,7 +1221,7 @@ func init() {
 		"pg_catalog.pg_collation":     {pgCollationCols, pgCollationRows},
 		"pg_catalog.pg_tablespace":    {pgTablespaceCols, pgTablespaceRows},
 		"pg_catalog.pg_tables":        {pgTablesCols, pgTablesRows},
-		"pg_catalog.pg_views":         {pgViewsCols, none},
+		"pg_catalog.pg_views":         {pgViewsCols, pgViewsRows},
 		"pg_catalog.pg_matviews":      {cols(`schemaname matviewname matviewowner tablespace hasindexes:b ispopulated:b definition`), none},
 		"pg_catalog.pg_description":   {cols(`objoid:oid classoid:oid objsubid:i4 description`), none},
 		"pg_catalog.pg_shdescription": {cols(`objoid:oid classoid:oid description`), none},

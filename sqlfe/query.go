@@ -28,7 +28,9 @@ import (
 //	      index access; a conjunct joining two FROM-list items becomes
 //	      their join's condition)
 //	  → GROUP BY / aggregates (agg.go) → HAVING
-//	  → the select list (and ORDER BY keys not in it)
+//	  → window functions (window.go)
+//	  → the select list (and ORDER BY keys not in it); with set-returning
+//	      calls a ProjectSet (srf.go)
 //	  → DISTINCT → ORDER BY → LIMIT / OFFSET
 //
 // and UNION / INTERSECT / EXCEPT [ALL] and VALUES lists as their own
@@ -63,7 +65,7 @@ func needsQueryPath(st *pg.SelectStmt) bool {
 		}
 	}
 	for _, n := range st.TargetList {
-		if hasAgg(n.ProtoReflect()) || hasWindow(n.ProtoReflect()) {
+		if hasAgg(n.ProtoReflect()) || hasWindow(n.ProtoReflect()) || hasSRF(n.ProtoReflect()) {
 			return true
 		}
 	}
@@ -77,10 +79,10 @@ func needsQueryPath(st *pg.SelectStmt) bool {
 	return len(st.SortClause) > 0 && hasSeqCall(st)
 }
 
-// hasWindow reports whether m holds a window function call outside a
-// subquery.
-func hasWindow(m protoreflect.Message) bool {
-	if f, ok := m.Interface().(*pg.FuncCall); ok && f.Over != nil {
+// inTree reports whether m, or a message below it outside a subquery,
+// satisfies is.
+func inTree(m protoreflect.Message, is func(protoreflect.Message) bool) bool {
+	if is(m) {
 		return true
 	}
 	if _, ok := m.Interface().(*pg.SubLink); ok {
@@ -92,38 +94,31 @@ func hasWindow(m protoreflect.Message) bool {
 		case fd.IsList() && fd.Message() != nil:
 			l := v.List()
 			for i := 0; i < l.Len() && !found; i++ {
-				found = hasWindow(l.Get(i).Message())
+				found = inTree(l.Get(i).Message(), is)
 			}
 		case fd.Message() != nil && !fd.IsMap():
-			found = hasWindow(v.Message())
+			found = inTree(v.Message(), is)
 		}
 		return !found
 	})
 	return found
 }
 
+// hasWindow reports whether m holds a window function call outside a
+// subquery.
+func hasWindow(m protoreflect.Message) bool {
+	return inTree(m, func(m protoreflect.Message) bool {
+		f, ok := m.Interface().(*pg.FuncCall)
+		return ok && f.Over != nil
+	})
+}
+
 // hasAgg reports whether m holds an aggregate call outside a subquery.
 func hasAgg(m protoreflect.Message) bool {
-	if n, ok := m.Interface().(*pg.Node); ok && isAggCall(n) {
-		return true
-	}
-	if _, ok := m.Interface().(*pg.SubLink); ok {
-		return false
-	}
-	found := false
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := 0; i < l.Len() && !found; i++ {
-				found = hasAgg(l.Get(i).Message())
-			}
-		case fd.Message() != nil && !fd.IsMap():
-			found = hasAgg(v.Message())
-		}
-		return !found
+	return inTree(m, func(m protoreflect.Message) bool {
+		n, ok := m.Interface().(*pg.Node)
+		return ok && isAggCall(n)
 	})
-	return found
 }
 
 // nodeKey is a parse tree's identity regardless of where in the text it

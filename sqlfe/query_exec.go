@@ -157,18 +157,27 @@ func (n *projectNode) run(q *qctx, fn func(row []types.Value) error) error {
 	out := make([]types.Value, len(n.exprs))
 	return n.in.run(q, func(row []types.Value) error {
 		e.row = row
-		for i, x := range n.exprs {
-			v, err := x.eval(e)
-			if err != nil {
-				return err
-			}
-			if v.T == types.TUnknown {
-				v.T = types.TText
-			}
-			out[i] = v
+		if err := projectInto(e, n.exprs, out); err != nil {
+			return err
 		}
 		return fn(out)
 	})
+}
+
+// projectInto evaluates a select list over e into out (an untyped
+// literal's value is text).
+func projectInto(e *env, exprs []expr, out []types.Value) error {
+	for i, x := range exprs {
+		v, err := x.eval(e)
+		if err != nil {
+			return err
+		}
+		if v.T == types.TUnknown {
+			v.T = types.TText
+		}
+		out[i] = v
+	}
+	return nil
 }
 
 func (n *projectNode) explain(w *strings.Builder, depth int) { n.in.explain(w, depth) }

@@ -246,6 +246,9 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 		if node, sc, ok, err := s.catalogFromItem(rv, name, alias); ok { // pgcatalog.go
 			return node, sc, err
 		}
+		if v := s.viewOf(rv); v != nil {
+			return s.viewFromItem(v, name, alias, params) // views.go
+		}
 		if (rv.Schemaname == "" || rv.Schemaname == "pg_catalog") && rv.Relname == "pg_locks" && s.lookupTable("pg_locks") == nil {
 			rs := &rowsScan{what: "Function Scan on pg_locks", rows: func(q *qctx) ([][]types.Value, error) { return pgLocks(q.ctx, q.s) }}
 			cols, err := aliasCols(pgLocksCols, alias)
@@ -926,6 +929,8 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 		return nil, nil, err
 	}
 	out.win = win
+	srf := &srfCtx{} // set-returning calls, in the select list and ORDER BY (srf.go)
+	out.srf = srf
 	// the select list
 	var names []string
 	var targets []expr
@@ -985,7 +990,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 	}
 	if st.HavingClause != nil {
 		hc := *out
-		hc.clause, hc.win = "HAVING", nil
+		hc.clause, hc.win, hc.srf = "HAVING", nil, nil
 		h, err := hc.compile(st.HavingClause, types.TBool)
 		if err != nil {
 			return nil, nil, err
@@ -1105,7 +1110,11 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 	if len(win.specs) > 0 {
 		node = &windowNode{in: node, w: win}
 	}
-	node = &projectNode{in: node, exprs: targets}
+	if len(srf.specs) > 0 {
+		node = &projectSetNode{in: node, srf: srf, exprs: targets}
+	} else {
+		node = &projectNode{in: node, exprs: targets}
+	}
 	width := len(targets) - extra
 	if distinct {
 		node = &distinctNode{in: node, width: width}

@@ -1,7 +1,6 @@
 package sqlfe
 
 import (
-	"context"
 	"fmt"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -10,83 +9,65 @@ import (
 	"github.com/tupled/tupled/sql/types"
 )
 
-// maxSeriesRows bounds what generate_series may return: its rows are made
-// in memory (PostgreSQL streams them).
+// maxSeriesRows bounds what one call of a set-returning function may
+// return: its rows are made in memory (PostgreSQL streams them).
 const maxSeriesRows = 1 << 20
 
-// generateSeries is generate_series(start, stop [, step]) over integer or
-// bigint in FROM: one column, named by the alias (a scalar function's
-// column takes the alias's name, as in PostgreSQL) or generate_series.
-func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []catalog.Column, string, error) {
+// errSeriesRows is the bound's error.
+func errSeriesRows(name string) error {
+	return pgerror.NotSupported("%s of more than %d rows is not supported", name, maxSeriesRows)
+}
+
+// generateSeries compiles generate_series(start, stop [, step]) over
+// integer or bigint, or (start, stop, step interval) over timestamp,
+// timestamptz or date (srf.go calls it, for FROM and the select list).
+func generateSeries(c *compiler, fc *pg.FuncCall) (*srfSpec, error) {
 	if len(fc.Args) != 2 && len(fc.Args) != 3 {
-		return nil, nil, "", pgerror.NotSupported("generate_series with %d arguments is not supported", len(fc.Args)).At(fc.Location)
-	}
-	rel, col := "generate_series", "generate_series"
-	if rf.Alias != nil {
-		rel, col = rf.Alias.Aliasname, rf.Alias.Aliasname
-		if cn := strs(rf.Alias.Colnames); len(cn) == 1 {
-			col = cn[0]
-		} else if len(cn) > 1 {
-			return nil, nil, "", pgerror.Errorf("42601", "too many column aliases specified for function generate_series")
-		}
+		return nil, pgerror.NotSupported("generate_series with %d arguments is not supported", len(fc.Args)).At(fc.Location)
 	}
 	first, err := c.compile(fc.Args[0], types.TInt4)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, err
 	}
 	if types.IsDateTime(first.typ()) {
-		virt, t, err := timestampSeries(fc, c, first)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		return virt, []catalog.Column{{Name: col, Type: t}}, rel, nil
+		return timestampSeries(fc, c, first)
 	}
 	var args []expr
 	t := types.TInt4
 	for _, a := range fc.Args {
 		x, err := c.compile(a, types.TInt4)
 		if err != nil {
-			return nil, nil, "", err
+			return nil, err
 		}
 		if !types.IsInt(x.typ()) {
-			return nil, nil, "", pgerror.NotSupported("generate_series over %s is not supported", x.typ()).At(fc.Location)
+			return nil, pgerror.NotSupported("generate_series over %s is not supported", x.typ()).At(fc.Location)
 		}
 		if x.typ() == types.TInt8 {
 			t = types.TInt8
 		}
 		args = append(args, x)
 	}
-	virt := func(ctx context.Context, s *Session) ([][]types.Value, error) {
-		e := &env{ctx: ctx, s: s}
-		vs := make([]int64, 3)
-		vs[2] = 1
-		for i, a := range args {
-			v, err := a.eval(e)
-			if err != nil {
-				return nil, err
-			}
-			if v.Null {
-				return nil, nil // strict: NULL in, no rows out
-			}
-			vs[i] = v.I
+	gen := func(vs []types.Value) ([]types.Value, error) {
+		start, stop, step := vs[0].I, vs[1].I, int64(1)
+		if len(vs) == 3 {
+			step = vs[2].I
 		}
-		start, stop, step := vs[0], vs[1], vs[2]
 		if step == 0 {
 			return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "step size cannot equal zero")
 		}
-		var rows [][]types.Value
+		var out []types.Value
 		for i := start; (step > 0 && i <= stop) || (step < 0 && i >= stop); i += step {
-			if len(rows) == maxSeriesRows {
-				return nil, pgerror.NotSupported("generate_series of more than %d rows is not supported", maxSeriesRows)
+			if len(out) == maxSeriesRows {
+				return nil, errSeriesRows("generate_series")
 			}
-			rows = append(rows, []types.Value{{T: t, I: i}})
+			out = append(out, types.Value{T: t, I: i})
 			if (step > 0 && i > stop-step) || (step < 0 && i < stop-step) {
 				break // the next step would pass stop (or overflow)
 			}
 		}
-		return rows, nil
+		return out, nil
 	}
-	return virt, []catalog.Column{{Name: col, Type: t}}, rel, nil
+	return &srfSpec{name: "generate_series", args: args, t: t, gen: gen}, nil
 }
 
 // timestampSeries is generate_series(start, stop, step interval) over
@@ -94,9 +75,9 @@ func generateSeries(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(co
 // series, as PostgreSQL resolves a date's): each value is the one before
 // plus step, so a month step from January 31 gives February 29, then
 // March 29.
-func timestampSeries(fc *pg.FuncCall, c *compiler, first expr) (func(context.Context, *Session) ([][]types.Value, error), types.Type, error) {
+func timestampSeries(fc *pg.FuncCall, c *compiler, first expr) (*srfSpec, error) {
 	if len(fc.Args) != 3 {
-		return nil, 0, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function generate_series(%s, %s) does not exist", first.typ(), first.typ()).At(fc.Location)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function generate_series(%s, %s) does not exist", first.typ(), first.typ()).At(fc.Location)
 	}
 	t := types.TTimestamptz
 	if first.typ() == types.TTimestamp {
@@ -104,57 +85,45 @@ func timestampSeries(fc *pg.FuncCall, c *compiler, first expr) (func(context.Con
 	}
 	start, err := c.coerce(first, t)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	stop, err := c.compile(fc.Args[1], t)
 	if err == nil {
 		stop, err = c.coerce(stop, t)
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	step, err := c.compile(fc.Args[2], types.TInterval)
 	if err == nil {
 		step, err = c.coerce(step, types.TInterval)
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if !types.IsDateTime(stop.typ()) || step.typ() != types.TInterval {
-		return nil, 0, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function generate_series(%s, %s, %s) does not exist", start.typ(), stop.typ(), step.typ()).At(fc.Location)
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function generate_series(%s, %s, %s) does not exist", start.typ(), stop.typ(), step.typ()).At(fc.Location)
 	}
-	virt := func(ctx context.Context, s *Session) ([][]types.Value, error) {
-		e := &env{ctx: ctx, s: s}
-		var vs [3]types.Value
-		for i, a := range []expr{start, stop, step} {
-			v, err := a.eval(e)
-			if err != nil {
-				return nil, err
-			}
-			if v.Null {
-				return nil, nil // strict: NULL in, no rows out
-			}
-			vs[i] = v
-		}
+	gen := func(vs []types.Value) ([]types.Value, error) {
 		from, to, iv := types.Instant(vs[0]), types.Instant(vs[1]), types.IntervalOf(vs[2])
 		sign := types.CompareIntervals(iv, types.Interval{})
 		if sign == 0 {
 			return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "step size cannot equal zero")
 		}
-		var rows [][]types.Value
+		var out []types.Value
 		for cur := from; (sign > 0 && !cur.After(to)) || (sign < 0 && !cur.Before(to)); cur = types.AddIntervalToTime(cur, iv) {
-			if len(rows) == maxSeriesRows {
-				return nil, pgerror.NotSupported("generate_series of more than %d rows is not supported", maxSeriesRows)
+			if len(out) == maxSeriesRows {
+				return nil, errSeriesRows("generate_series")
 			}
 			v, err := timestampResult(cur, t)
 			if err != nil {
 				return nil, err
 			}
-			rows = append(rows, []types.Value{v})
+			out = append(out, v)
 		}
-		return rows, nil
+		return out, nil
 	}
-	return virt, t, nil
+	return &srfSpec{name: "generate_series", args: []expr{start, stop, step}, t: t, gen: gen}, nil
 }
 
 // insertSelectRow is the row INSERT ... SELECT makes of each query row (of

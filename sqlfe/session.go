@@ -111,6 +111,7 @@ type Session struct {
 	planOuter *compiler
 	lockPins  *[]*pinScan // while a locking SELECT's FROM is planned (lockjoin.go)
 	outerRefs int
+	viewDepth int                // views being planned, one inside another (views.go)
 	cursors   map[string]*cursor // cursor.go
 
 	tx      *tupled.Tx

@@ -309,6 +309,8 @@ func (s *Session) analyze(n *pg.Node, params *[]types.Type) (*plan, error) {
 		return s.planDelete(n.GetDeleteStmt(), params)
 	case n.GetCreateStmt() != nil:
 		return s.planCreate(n.GetCreateStmt())
+	case n.GetViewStmt() != nil:
+		return s.planCreateView(n.GetViewStmt()) // views.go
 	case n.GetCreateSeqStmt() != nil:
 		return s.planCreateSequence(n.GetCreateSeqStmt()) // sequence.go
 	case n.GetAlterSeqStmt() != nil:

@@ -2,6 +2,7 @@ package sqlfe
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -45,6 +46,10 @@ func (s *Session) planVacuum(st *pg.VacuumStmt) (*plan, error) {
 			return nil, pgerror.Errorf(pgerror.CodeActiveTx, "VACUUM cannot run inside a transaction block")
 		}
 		for _, n := range names {
+			if s.lookupView(n) != nil {
+				s.notice("WARNING", "01000", fmt.Sprintf("skipping %q --- cannot %s non-tables or special system tables", n, strings.ToLower(tag)))
+				continue
+			}
 			if s.lookupTable(n) == nil {
 				return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", n)
 			}

@@ -136,8 +136,8 @@ func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context
 	fc := items[0].GetFuncCall()
 	names := strs(fc.Funcname)
 	name := names[len(names)-1]
-	if name == "generate_series" && (len(names) == 1 || names[0] == "pg_catalog") {
-		return generateSeries(rf, fc, c)
+	if _, _, ok := srfOf(fc); ok {
+		return srfInFrom(rf, fc, c) // srf.go
 	}
 	if name != "pgrowlocks" || (len(names) == 2 && names[0] != "public") {
 		return nil, nil, "", pgerror.NotSupported("function %s() in FROM is not supported", strings.Join(names, ".")).At(fc.Location)

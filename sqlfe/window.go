@@ -192,7 +192,7 @@ func (c *compiler) windowCall(f *pg.FuncCall) (expr, error) {
 		return nil, err
 	}
 	in := *c
-	in.win = nil
+	in.win, in.srf = nil, nil
 	in.clause = "window function calls" // nested window calls: 42P20
 	sp := &winSpec{name: name}
 	for _, p := range w.PartitionClause {

@@ -53,7 +53,9 @@ func (c *Catalog) Load(ctx context.Context, db *tupled.DB) error {
 			return fmt.Errorf("catalog entry %q: %w", k, err)
 		}
 		c.tables[t.Name] = &t
-		c.byEng[t.Engine] = &t
+		if !t.IsView() {
+			c.byEng[t.Engine] = &t
+		}
 		return nil
 	})
 	return err
@@ -82,7 +84,7 @@ func (c *Catalog) Apply(changes map[string]*Table) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for name, t := range changes {
-		if old := c.tables[name]; old != nil {
+		if old := c.tables[name]; old != nil && !old.IsView() {
 			delete(c.byEng, old.Engine)
 			if t == nil || t.Engine != old.Engine {
 				c.orphan(old.Engine)
@@ -93,7 +95,9 @@ func (c *Catalog) Apply(changes map[string]*Table) {
 			continue
 		}
 		c.tables[name] = t
-		c.byEng[t.Engine] = t
+		if !t.IsView() { // a view has no engine table
+			c.byEng[t.Engine] = t
+		}
 	}
 	c.gen++
 }

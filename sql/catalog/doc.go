@@ -1,6 +1,7 @@
 // Package catalog is the SQL layer's catalog: the definitions of SQL
-// tables (Table, Column, IndexDef, FKDef, CheckDef) and standalone
-// sequences (Sequence), their persistence in the engine table
+// tables (Table, Column, IndexDef, FKDef, CheckDef), views (a Table whose
+// View holds its query's SQL text: no engine table, no key) and
+// standalone sequences (Sequence), their persistence in the engine table
 // CatalogTable, the committed catalog in memory (Catalog), the engine
 // tables it owns (NewEngineTable, Settle: creating and reclaiming them),
 // and the encodings of a table's rows in its engine table (AppendKey,

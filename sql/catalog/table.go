@@ -114,7 +114,17 @@ type Table struct {
 	FKeys []FKDef `json:"fkeys,omitempty"`
 	// Checks are its CHECK constraints (check.go).
 	Checks []CheckDef `json:"checks,omitempty"`
+	// View, when not empty, makes the entry a view: its query as SQL
+	// text, planned where the view is named (sqlfe's views.go). A view
+	// has no engine table (Engine ""), no key (Key -1) and no
+	// constraints; Cols are its result columns. ViewDeps are the tables
+	// and views its query reads, which cannot be dropped while it exists.
+	View     string   `json:"view,omitempty"`
+	ViewDeps []string `json:"view_deps,omitempty"`
 }
+
+// IsView reports whether t is a view.
+func (t *Table) IsView() bool { return t != nil && t.View != "" }
 
 // KeyFormat names a primary-key encoding (see AppendKey).
 type KeyFormat uint8

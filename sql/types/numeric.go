@@ -411,3 +411,61 @@ func RoundDecimal(d decimal, places int, trunc bool) decimal {
 }
 
 func bigInt(i int64) *big.Int { return big.NewInt(i) }
+
+// NumericVariance is PostgreSQL's numeric_stddev_internal: the sample
+// (sample) or population variance, or its square root (stddev), of n
+// values whose sum is sumX and sum of squares sumX2 (numeric or integer
+// values): NULL for no values, or one for a sample. The numerator n·sumX2 − sumX² is exact; the quotient has the
+// scale select_div_scale picks, the square root that same scale, both
+// rounded half away from zero; a numerator that is not positive is 0.
+func NumericVariance(n int64, sumX, sumX2 Value, sample, stddev bool) (Value, error) {
+	if n == 0 || (sample && n <= 1) {
+		return Null(TNumeric), nil
+	}
+	sx, err := NumericOf(sumX)
+	if err != nil {
+		return Value{}, err
+	}
+	sxx, err := NumericOf(sumX2)
+	if err != nil {
+		return Value{}, err
+	}
+	sq := decimal{new(big.Int).Mul(sx.Unscaled, sx.Unscaled), sx.Scale * 2}
+	nsxx := decimal{new(big.Int).Mul(big.NewInt(n), sxx.Unscaled), sxx.Scale}
+	s := max(sq.Scale, nsxx.Scale)
+	num := decimal{new(big.Int).Sub(nsxx.Rescale(s).Unscaled, sq.Rescale(s).Unscaled), s}
+	if num.Unscaled.Sign() <= 0 {
+		return Value{T: TNumeric, S: "0"}, nil
+	}
+	den := n * n
+	if sample {
+		den = n * (n - 1)
+	}
+	dd := decimal{big.NewInt(den), 0}
+	scale := divScale(num, dd)
+	q := num.div(dd, scale)
+	if stddev {
+		q = sqrtDecimal(q, scale)
+	}
+	return q.Value(), nil
+}
+
+// sqrtDecimal is the square root of d (d >= 0) rounded half away from
+// zero to s digits after the point.
+func sqrtDecimal(d decimal, s int) decimal {
+	// floor(sqrt(d)·10^(s+1)) = floor(sqrt(U·10^(2(s+1)−scale)))
+	e := 2*(s+1) - d.Scale
+	u := new(big.Int).Set(d.Unscaled)
+	if e >= 0 {
+		u.Mul(u, pow10(e))
+	} else {
+		u.Quo(u, pow10(-e)) // floor(sqrt(floor(x))) = floor(sqrt(x))
+	}
+	r := new(big.Int).Sqrt(u)
+	last := new(big.Int)
+	r.QuoRem(r, big.NewInt(10), last)
+	if last.Int64() >= 5 {
+		r.Add(r, big.NewInt(1))
+	}
+	return decimal{r, s}
+}
