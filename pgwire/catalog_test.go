@@ -12,7 +12,7 @@ import (
 )
 
 // catalogSchema has what psql's \d family describes: a serial and a
-// bigserial key, a UNIQUE constraint, an index, NOT NULL, defaults, types
+// bigserial key, a UNIQUE constraint, an index, a partial unique index, NOT NULL, defaults, types
 // with modifiers, a composite key, foreign keys, a table without a key,
 // CHECK constraints, a standalone sequence and an identity column.
 const catalogSchema = `
@@ -22,6 +22,7 @@ CREATE TABLE books (id bigserial PRIMARY KEY, author_id integer NOT NULL REFEREN
   in_print boolean DEFAULT true, pages smallint DEFAULT 0 CHECK (pages >= 0),
   CONSTRAINT price_positive CHECK (price > 0 AND price < 10000));
 CREATE INDEX books_title_idx ON books (title);
+CREATE UNIQUE INDEX books_isbn_live ON books (isbn) WHERE in_print AND price > 0;
 CREATE TABLE tags (book_id bigint REFERENCES books(id) ON DELETE CASCADE, tag text, PRIMARY KEY (book_id, tag));
 CREATE TABLE notes (body text, n int);
 CREATE SEQUENCE order_seq START 100 INCREMENT 5 MAXVALUE 100000 CYCLE OWNED BY notes.n;
@@ -37,7 +38,7 @@ CREATE TABLE events (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, kind te
 var psqlCatalogCommands = []string{
 	`\d`, `\dt`, `\d books`, `\d authors`, `\d tags`, `\d notes`, `\di`, `\ds`, `\dn`, `\du`,
 	`\l postgres`, `\df`, `\d books_pkey`, `\d authors_id_seq`, `\dv`, `\dp`, `\dT`,
-	`\d events`, `\d order_seq`, `\d events_id_seq`,
+	`\d events`, `\d order_seq`, `\d events_id_seq`, `\d books_isbn_live`,
 }
 
 // TestPsqlCatalog runs psql's \d family against tupled serve and against

@@ -59,7 +59,7 @@ func init() {
 		if len(a) > 1 && !a[1].Null {
 			col = int(a[1].I)
 		}
-		return types.Text(indexDef(r, col)), nil
+		return types.Text(indexDef(r, col, len(a) > 2 && a[2].I != 0)), nil
 	}
 	condef := func(e *env, a []types.Value) (types.Value, error) {
 		c := snap(e).conOID[a[0].I]

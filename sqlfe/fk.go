@@ -152,7 +152,7 @@ func engineFK(child, parent *catalog.Table, d catalog.FKDef) tupled.ForeignKey {
 		return true
 	}
 	for _, ix := range child.Indexes {
-		if slices.Equal(ix.Cols, cols) && ix.Exprs == nil && sameEncoding(ix) {
+		if slices.Equal(ix.Cols, cols) && ix.Exprs == nil && ix.Where == "" && sameEncoding(ix) {
 			fk.ChildIndex = catalog.EngIndex(child, ix.Name)
 			break
 		}
@@ -368,7 +368,7 @@ func (s *Session) resolveFK(child *catalog.Table, fc fkConstraint, taken map[str
 		default:
 			found := false
 			for _, ix := range parent.Indexes {
-				if !ix.Unique || ix.Exprs != nil || len(ix.Cols) != len(d.RefCols) {
+				if !ix.Unique || ix.Exprs != nil || ix.Where != "" || len(ix.Cols) != len(d.RefCols) {
 					continue
 				}
 				match := true

@@ -48,10 +48,64 @@ func compileIndexExprs(t *catalog.Table, d catalog.IndexDef) ([]expr, error) {
 	return xs, nil
 }
 
+// checkIndexPredicate refuses what a partial index's WHERE may not hold,
+// with PostgreSQL's errors: subqueries (0A000), aggregates and window
+// functions (42803, 42P20), parameters, and functions whose value is not
+// the row's alone (42P17).
+func checkIndexPredicate(n *pg.Node) error {
+	var bad error
+	walkNodes(n, func(n *pg.Node) bool {
+		switch {
+		case n.GetSubLink() != nil:
+			bad = pgerror.NotSupported("cannot use subquery in index predicate")
+		case n.GetParamRef() != nil:
+			bad = pgerror.Errorf(pgerror.CodeUndefinedParameter, "there is no parameter $%d", n.GetParamRef().Number)
+		case n.GetSqlvalueFunction() != nil:
+			bad = pgerror.Errorf(pgerror.CodeInvalidObjectDefinition, "functions in index predicate must be marked IMMUTABLE")
+		case n.GetFuncCall() != nil:
+			f := n.GetFuncCall()
+			names := strs(f.Funcname)
+			name := names[len(names)-1]
+			switch _, cat := catFuncs[name]; {
+			case f.Over != nil:
+				bad = pgerror.Errorf(pgerror.CodeWindowing, "cannot use window function in index predicate")
+			case aggNames[name]:
+				bad = pgerror.Errorf(pgerror.CodeGrouping, "cannot use aggregate function in index predicate")
+			case cat || sessionFuncs[name] || strings.HasPrefix(name, "pg_") || name == "nextval" || name == "currval":
+				bad = pgerror.Errorf(pgerror.CodeInvalidObjectDefinition, "functions in index predicate must be marked IMMUTABLE")
+			}
+		}
+		return bad == nil
+	})
+	return bad
+}
+
+// compileIndexPredicate compiles d's WHERE over t's row (nil for an index
+// of every row): a boolean, else 42804.
+func compileIndexPredicate(t *catalog.Table, d catalog.IndexDef) (expr, error) {
+	if d.Where == "" {
+		return nil, nil
+	}
+	n, err := checkNode(catalog.CheckDef{Expr: d.Where}) // check.go: the stored "SELECT pred"
+	if err != nil {
+		return nil, err
+	}
+	x, err := (&compiler{cols: t.Cols, rel: t.Name}).compile(n, types.TBool)
+	if err != nil {
+		return nil, err
+	}
+	if x.typ() != types.TBool && x.typ() != types.TUnknown {
+		return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "argument of WHERE must be type boolean, not type %s", x.typ())
+	}
+	return x, nil
+}
+
 // indexKey is the key function of t's index d: the tuple encoding of the
-// indexed columns in d's format, or not indexed when one is NULL.
+// indexed columns in d's format, or not indexed when one is NULL or the
+// row is not one a partial index's predicate is true for.
 func indexKey(t *catalog.Table, d catalog.IndexDef) func(key, value []byte) ([]byte, bool) {
 	kf := d.KeyFormat()
+	pred, perr := compileIndexPredicate(t, d)
 	xs, xerr := compileIndexExprs(t, d)
 	return func(key, value []byte) (_ []byte, ok bool) {
 		defer func() {
@@ -59,12 +113,17 @@ func indexKey(t *catalog.Table, d catalog.IndexDef) func(key, value []byte) ([]b
 				ok = false
 			}
 		}()
-		if xerr != nil {
+		if xerr != nil || perr != nil {
 			return nil, false // refused by CREATE INDEX: a catalog written by another version
 		}
 		row := make([]types.Value, len(t.Cols))
 		if err := catalog.DecodeRow(t, key, value, row); err != nil {
 			return nil, false
+		}
+		if pred != nil {
+			if ok, err := truthy(pred, &env{ctx: context.Background(), row: row}); err != nil || !ok {
+				return nil, false
+			}
 		}
 		var out []byte
 		for i, c := range d.Cols {
@@ -178,8 +237,6 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 	switch {
 	case st.AccessMethod != "" && st.AccessMethod != "btree":
 		return nil, pgerror.NotSupported("access method %q is not supported", st.AccessMethod)
-	case st.WhereClause != nil:
-		return nil, pgerror.NotSupported("partial indexes are not supported")
 	case len(st.IndexIncludingParams) > 0 || len(st.Options) > 0 || st.TableSpace != "":
 		return nil, pgerror.NotSupported("CREATE INDEX options are not supported")
 	case st.Concurrent:
@@ -212,6 +269,16 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 			}
 		}
 		names, exprs, labels = append(names, ""), append(exprs, sql), append(labels, label)
+	}
+	var where string // a partial index's predicate
+	if st.WhereClause != nil {
+		if err := checkIndexPredicate(st.WhereClause); err != nil {
+			return nil, err
+		}
+		var err error
+		if where, err = deparseExpr(st.WhereClause); err != nil {
+			return nil, err
+		}
 	}
 	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "CREATE INDEX"}
@@ -247,12 +314,15 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 			}
 			cols = append(cols, c...)
 		}
-		d := catalog.IndexDef{Cols: cols, Unique: st.Unique, Typed: true}
+		d := catalog.IndexDef{Cols: cols, Unique: st.Unique, Typed: true, Where: where, IndexOnly: st.Unique}
 		if hasExpr {
 			d.Exprs = exprs
 			if _, err := compileIndexExprs(t, d); err != nil {
 				return nil, err
 			}
+		}
+		if _, err := compileIndexPredicate(t, d); err != nil {
+			return nil, err
 		}
 		name := st.Idxname
 		if name == "" {
@@ -382,8 +452,10 @@ func uniqueByName(t *catalog.Table, name string) (catalog.IndexDef, bool) {
 
 // uniqueByCols is the unique index of t on exactly the columns of an ON
 // CONFLICT inference specification (in any order), as PostgreSQL's
-// infer_arbiter_indexes matches them.
-func uniqueByCols(t *catalog.Table, elems []*pg.Node) (catalog.IndexDef, bool) {
+// infer_arbiter_indexes matches them. A partial index is one only for an
+// inference WHERE (where, its SQL text) that is its predicate; PostgreSQL
+// takes any it implies, tupled the same text (after pg_query's deparse).
+func uniqueByCols(t *catalog.Table, elems []*pg.Node, where string) (catalog.IndexDef, bool) {
 	want := map[string]bool{} // "c<col>" or "e<expression text>"
 	for _, n := range elems {
 		e := n.GetIndexElem()
@@ -404,8 +476,9 @@ func uniqueByCols(t *catalog.Table, elems []*pg.Node) (catalog.IndexDef, bool) {
 		}
 		want[fmt.Sprintf("c%d", c)] = true
 	}
+	var partial *catalog.IndexDef
 	for _, d := range t.Indexes {
-		if !d.Unique || len(d.Cols) != len(want) {
+		if !d.Unique || len(d.Cols) != len(want) || (d.Where != "" && d.Where != where) {
 			continue
 		}
 		match := true
@@ -416,9 +489,15 @@ func uniqueByCols(t *catalog.Table, elems []*pg.Node) (catalog.IndexDef, bool) {
 				match = match && want[fmt.Sprintf("c%d", c)]
 			}
 		}
-		if match {
+		if match && d.Where == "" {
 			return d, true
 		}
+		if match && partial == nil {
+			partial = &d
+		}
+	}
+	if partial != nil {
+		return *partial, true
 	}
 	return catalog.IndexDef{}, false
 }
@@ -479,7 +558,7 @@ func indexAccess(t *catalog.Table, where expr, e *env) (index string, ikey []byt
 				continue
 			}
 			for _, d := range t.Indexes {
-				if len(d.Cols) != 1 || d.Cols[0] != col.idx {
+				if len(d.Cols) != 1 || d.Cols[0] != col.idx || d.Where != "" { // a partial index has not every row
 					continue
 				}
 				// a type whose text is not its key: only through a typed index

@@ -201,7 +201,7 @@ func buildSnap(m map[string]*catalog.Table, seqs map[string]*catalog.Sequence) *
 		for _, ix := range t.Indexes {
 			r := &catRel{name: ix.Name, kind: "i", t: t, ix: ix}
 			sn.rels = append(sn.rels, r)
-			if ix.Unique && len(ix.Exprs) == 0 {
+			if ix.Unique && len(ix.Exprs) == 0 && !ix.IndexOnly {
 				sn.cons = append(sn.cons, &catCon{name: ix.Name, kind: "u", t: t, cols: ix.Cols, index: r})
 			}
 		}
@@ -869,9 +869,23 @@ func pgIndexRows(_ *Session, sn *catSnap) [][]types.Value {
 		tab := sn.tabOID[r.t.Name]
 		rows = append(rows, []types.Value{oidv(r.oid), oidv(tab), types.Int4(int32(n)), types.Int4(int32(n)), types.Bool(r.ix.Unique), types.Bool(false),
 			types.Bool(r.pkey), types.Bool(false), types.Bool(true), types.Bool(false), types.Bool(true), types.Bool(false), types.Bool(true),
-			types.Bool(true), types.Bool(false), arr(attnums(r.t, r.ix.Cols)...), arr(coll...), arr(class...), arr(opt...), exprs, nullText})
+			types.Bool(true), types.Bool(false), arr(attnums(r.t, r.ix.Cols)...), arr(coll...), arr(class...), arr(opt...), exprs, indexPredicate(r, true)})
 	}
 	return rows
+}
+
+// indexPredicate is a partial index's WHERE as PostgreSQL's ruleutils
+// prints it (pg_get_expr of pg_index.indpred, which psql asks pretty), or
+// NULL for an index of every row.
+func indexPredicate(r *catRel, pretty bool) types.Value {
+	if r.ix.Where == "" {
+		return nullText
+	}
+	n, err := checkNode(catalog.CheckDef{Expr: r.ix.Where})
+	if err != nil {
+		return types.Text(strings.TrimSuffix(strings.TrimPrefix(r.ix.Where, "SELECT "), ";"))
+	}
+	return types.Text((&ruleWriter{t: r.t, pretty: pretty}).expr(n).s) // checkdef.go
 }
 
 // indexExprText is the SQL text of index element i, an expression.
@@ -1086,7 +1100,7 @@ func pgIndexesRows(_ *Session, sn *catSnap) [][]types.Value {
 	var rows [][]types.Value
 	for _, r := range sn.rels {
 		if r.kind == "i" {
-			rows = append(rows, []types.Value{types.Text("public"), types.Text(r.t.Name), types.Text(r.name), nullText, types.Text(indexDef(r, 0))})
+			rows = append(rows, []types.Value{types.Text("public"), types.Text(r.t.Name), types.Text(r.name), nullText, types.Text(indexDef(r, 0, false))})
 		}
 	}
 	return rows
@@ -1094,7 +1108,7 @@ func pgIndexesRows(_ *Session, sn *catSnap) [][]types.Value {
 
 // indexDef is pg_get_indexdef(r, col): the CREATE INDEX statement, or with
 // col > 0 that element's text.
-func indexDef(r *catRel, col int) string {
+func indexDef(r *catRel, col int, pretty bool) string {
 	var els []string
 	for i, c := range r.ix.Cols {
 		if c >= 0 {
@@ -1117,7 +1131,15 @@ func indexDef(r *catRel, col int) string {
 	if r.ix.Unique {
 		u = "UNIQUE "
 	}
-	return "CREATE " + u + "INDEX " + quoteIdent(r.name) + " ON public." + quoteIdent(r.t.Name) + " USING btree (" + strings.Join(els, ", ") + ")"
+	schema := "public." // pretty (PRETTYFLAG_SCHEMA) leaves out a schema on the search path
+	if pretty {
+		schema = ""
+	}
+	out := "CREATE " + u + "INDEX " + quoteIdent(r.name) + " ON " + schema + quoteIdent(r.t.Name) + " USING btree (" + strings.Join(els, ", ") + ")"
+	if p := indexPredicate(r, pretty); !p.Null {
+		out += " WHERE " + p.S
+	}
+	return out
 }
 
 // looksLikeCall reports whether e is one function call (f(...)), which an

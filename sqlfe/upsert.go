@@ -35,17 +35,21 @@ func (s *Session) planOnConflict(st *pg.InsertStmt, t *catalog.Table, params *[]
 	}
 	out := &onConflict{t: t, nothing: oc.Action == pg.OnConflictAction_ONCONFLICT_NOTHING}
 	if inf := oc.Infer; inf != nil {
+		var where string // the inference WHERE, for a partial unique index
 		if inf.WhereClause != nil {
-			return nil, pgerror.NotSupported("ON CONFLICT with a partial index's WHERE is not supported").At(inf.Location)
+			var err error
+			if where, err = deparseExpr(inf.WhereClause); err != nil {
+				return nil, err
+			}
 		}
 		if inf.Conname != "" {
-			if d, ok := uniqueByName(t, inf.Conname); ok { // index.go
+			if d, ok := uniqueByName(t, inf.Conname); ok && !d.IndexOnly { // index.go
 				out.arbiter = catalog.EngIndex(t, d.Name)
 			} else if t.HiddenKey() || inf.Conname != t.PrimaryKeyName() {
 				return nil, pgerror.Errorf("42704", "constraint %q for table %q does not exist", inf.Conname, t.Name)
 			}
 		} else if !pkeyByCols(t, inf.IndexElems) { // compositekey.go
-			d, ok := uniqueByCols(t, inf.IndexElems) // index.go
+			d, ok := uniqueByCols(t, inf.IndexElems, where) // index.go
 			if !ok {
 				return nil, pgerror.Errorf("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification")
 			}

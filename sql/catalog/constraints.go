@@ -19,6 +19,15 @@ type IndexDef struct {
 	// (1.5 and 1.50) are one key and dates and timestamps sort by value;
 	// else in KeyFormatTuple, where those types are their text.
 	Typed bool `json:"typed,omitempty"`
+	// Where is a partial index's predicate, as SQL text ("SELECT pred"):
+	// only the rows it is true for are in the index ("": every row).
+	Where string `json:"where,omitempty"`
+	// IndexOnly: a unique index CREATE UNIQUE INDEX made, which is not a
+	// constraint (pg_constraint has no row for it, ON CONFLICT ON
+	// CONSTRAINT does not name it), unlike a UNIQUE constraint's index.
+	// (Unique indexes from before the field existed count as
+	// constraints.)
+	IndexOnly bool `json:"index_only,omitempty"`
 }
 
 var (

@@ -47,7 +47,6 @@ SELECT power(2::numeric, 3);
 SELECT array_agg(b) FROM t;
 -- DDL and other statements
 CREATE TEMP TABLE tt (a int);
-CREATE INDEX ON t (c) WHERE c > 10;
 CREATE SCHEMA s;
 ALTER TABLE t ALTER COLUMN c TYPE bigint;
 CREATE TEMP VIEW tv AS SELECT 1;
