@@ -59,12 +59,14 @@ func explainLine(w *strings.Builder, depth int, format string, args ...any) {
 
 // tableScan reads a table with its snapshot through scanRows, which picks a
 // point lookup, a key range or an index from filter (the conjuncts of WHERE
-// that name only this table, compiled against it alone).
+// that name only this table, compiled against it alone), decoding only the
+// columns the query reads (use; the others are NULL in its rows).
 type tableScan struct {
 	t      *catalog.Table
 	alias  string
 	filter expr
 	acc    access
+	use    *colUse // the columns the query reads, the only ones decoded (nil: all)
 }
 
 func (n *tableScan) run(q *qctx, fn func(row []types.Value) error) error {
@@ -72,7 +74,11 @@ func (n *tableScan) run(q *qctx, fn func(row []types.Value) error) error {
 	if err != nil {
 		return err
 	}
-	return q.s.scanRows(q.ctx, tx, n.t, &n.acc, n.filter, q.env(nil), false, func(_ []byte, row []types.Value) error {
+	var read []bool
+	if n.use != nil {
+		read = n.use.read
+	}
+	return q.s.scanRows(q.ctx, tx, n.t, &n.acc, n.filter, q.env(nil), false, read, func(_ []byte, row []types.Value) error {
 		return fn(row)
 	})
 }
@@ -200,6 +206,35 @@ type nestedLoop struct {
 	// hash join: the equality keys, left and right expressions (each over
 	// its own side's row); cond is then the rest of ON
 	lkeys, rkeys []expr
+	// the right side's FROM items, offsets in its row: which of its
+	// columns the query reads (their colUse), the only ones the join keeps
+	rrels []*scopeRel
+}
+
+// rightCols is the indexes, in the right side's row, of the columns the
+// query reads: of a table scan those its colUse marks, of any other item
+// all. nil when that is every column (or the items do not tile the row).
+// The join keeps only these of its inner rows (PostgreSQL's Hash node
+// likewise keeps only the columns above it needs): fewer values to store
+// and to copy into each joined row; the others stay NULL there.
+func (n *nestedLoop) rightCols() []int {
+	var cols []int
+	at := 0
+	for _, r := range n.rrels {
+		if r.off != at {
+			return nil
+		}
+		for i := range r.cols {
+			if r.use == nil || r.use.read[i] {
+				cols = append(cols, r.off+i)
+			}
+		}
+		at += len(r.cols)
+	}
+	if at != n.rw || len(cols) == n.rw {
+		return nil
+	}
+	return cols
 }
 
 func (n *nestedLoop) explain(w *strings.Builder, depth int) {
@@ -214,21 +249,61 @@ func (n *nestedLoop) explain(w *strings.Builder, depth int) {
 
 func copyRow(r []types.Value) []types.Value { return append([]types.Value(nil), r...) }
 
+// rowArena keeps copies of rows in chunks, of 4 rows first, doubling up
+// to 256: one allocation per chunk, not one per row, and a result of one
+// row no bigger than before. Each copy is capped at its own length, so
+// appending to one reallocates rather than writing over the next.
+type rowArena struct {
+	chunk []types.Value
+	rows  int // the next chunk's rows
+}
+
+func (a *rowArena) copy(row []types.Value) []types.Value {
+	if len(a.chunk)+len(row) > cap(a.chunk) {
+		a.rows = min(max(2*a.rows, 4), 256)
+		a.chunk = make([]types.Value, 0, a.rows*max(len(row), 1))
+	}
+	at := len(a.chunk)
+	a.chunk = append(a.chunk, row...)
+	return a.chunk[at:len(a.chunk):len(a.chunk)]
+}
+
 func (n *nestedLoop) run(q *qctx, fn func(row []types.Value) error) error {
 	// The inner rows, materialized in chunks of 256 rows: one allocation
 	// per chunk, not one per row, and nothing copied twice.
+	// Of each inner row only the columns read are kept (cols; nil: all).
 	var inner [][]types.Value
-	var chunk []types.Value
+	var arena rowArena
+	cols := n.rightCols()
+	var kept []types.Value
 	if err := n.right.run(q, func(row []types.Value) error {
-		if len(chunk)+len(row) > cap(chunk) {
-			chunk = make([]types.Value, 0, 256*len(row))
+		if cols != nil {
+			kept = kept[:0]
+			for _, c := range cols {
+				kept = append(kept, row[c])
+			}
+			row = kept
 		}
-		at := len(chunk)
-		chunk = append(chunk, row...)
-		inner = append(inner, chunk[at:len(chunk):len(chunk)])
+		inner = append(inner, arena.copy(row))
 		return nil
 	}); err != nil {
 		return err
+	}
+	// setRight puts inner row i in dst's right side; the columns not kept
+	// stay as they are (NULL: see nulls below).
+	setRight := func(dst []types.Value, i int) {
+		if cols == nil {
+			copy(dst[n.lw:], inner[i])
+			return
+		}
+		for j, c := range cols {
+			dst[n.lw+c] = inner[i][j]
+		}
+	}
+	nulls := func(dst []types.Value) {
+		for i := range dst {
+			dst[i] = types.Value{Null: true}
+		}
 	}
 	e := q.env(nil)
 	var h *joinHash // hash join: key → inner rows
@@ -236,22 +311,18 @@ func (n *nestedLoop) run(q *qctx, fn func(row []types.Value) error) error {
 		h = &joinHash{}
 		pad := make([]types.Value, n.lw+n.rw) // the right keys read the right side's columns at their scope index
 		e.row = pad
-		if err := h.build(len(inner), n.rkeys, e, func(i int) { copy(pad[n.lw:], inner[i]) }); err != nil {
+		if err := h.build(len(inner), n.rkeys, e, func(i int) { setRight(pad, i) }); err != nil {
 			return err
 		}
 	}
 	matched := make([]bool, len(inner))
 	out := make([]types.Value, n.lw+n.rw)
-	nulls := func(dst []types.Value) {
-		for i := range dst {
-			dst[i] = types.Value{Null: true}
-		}
-	}
+	nulls(out[n.lw:])
 	err := n.left.run(q, func(lrow []types.Value) error {
 		copy(out, lrow)
 		any := false
 		try := func(i int) error {
-			copy(out[n.lw:], inner[i])
+			setRight(out, i)
 			e.row = out
 			ok, err := truthy(n.cond, e)
 			if err != nil || !ok {
@@ -289,12 +360,12 @@ func (n *nestedLoop) run(q *qctx, fn func(row []types.Value) error) error {
 		return err
 	}
 	if n.kind == joinRight || n.kind == joinFull {
-		for i, r := range inner {
+		for i := range inner {
 			if matched[i] {
 				continue
 			}
 			nulls(out[:n.lw])
-			copy(out[n.lw:], r)
+			setRight(out, i)
 			if err := fn(out); err != nil {
 				return err
 			}
@@ -661,11 +732,13 @@ func runQuery(ctx context.Context, s *Session, params []types.Value, root relNod
 	return &Result{Rows: rows, Tag: fmt.Sprintf("SELECT %d", len(rows))}, nil
 }
 
-// collect runs root and keeps its rows.
+// collect runs root and keeps its rows (copied in chunks: a result of
+// many rows allocates per chunk, not per row).
 func collect(q *qctx, root relNode) ([][]types.Value, error) {
 	rows := [][]types.Value{}
+	var arena rowArena
 	err := root.run(q, func(row []types.Value) error {
-		rows = append(rows, copyRow(row))
+		rows = append(rows, arena.copy(row))
 		return nil
 	})
 	if err == errStop {
