@@ -4,20 +4,56 @@ import "github.com/tupled/tupled/sql/types"
 
 // joinHash is the table of a hash join (nestedLoop with equality keys):
 // the inner rows' indexes by join key, kept as chains — the first row of
-// each key in a map, the next row of the same key in next — so that the
+// each key in a table, the next row of the same key in next — so that the
 // build allocates nothing per row and a key's rows come out in the inner
 // input's order. A key of one integer (or boolean) value, the common join
-// on an id, is its own map key; any other key is its appendHashKey
-// encoding. Which of the two a value takes depends on the value alone, on
-// either side, so two keys meet exactly when appendHashKey's encodings
-// would be equal.
+// on an id, is its own key in ints, an open-addressing table of its own
+// (intTable); any other key is its appendHashKey encoding, in strs. Which
+// of the two a value takes depends on the value alone, on either side, so
+// two keys meet exactly when appendHashKey's encodings would be equal.
 type joinHash struct {
-	ints map[int64]int32
+	ints intTable
 	strs map[string]int32
 	next []int32 // inner row → the next inner row of its key, or -1
 	kb   []byte
 }
 
+// intTable maps integer keys to the first inner row of each, by linear
+// probing in a power-of-two array of slots at most two-thirds full. A slot
+// holds its key, its first row and whether more rows follow in
+// joinHash.next, so that a probe of a unique key — a join on a primary
+// key — reads one slot and nothing else. It holds no pointers: the
+// collector does not scan it.
+type intTable struct {
+	slots []intSlot
+	shift uint // 64 - log2(len(slots))
+}
+
+type intSlot struct {
+	k    int64
+	row  int32 // the key's first row + 1; 0: an empty slot
+	more bool  // the key has further rows (joinHash.next)
+}
+
+// init sizes the table for up to n keys.
+func (t *intTable) init(n int) {
+	size, bits := 8, uint(3)
+	for size < n+n/2 {
+		size, bits = size*2, bits+1
+	}
+	t.slots, t.shift = make([]intSlot, size), 64-bits
+}
+
+// slot is k's slot, or the empty slot where k would go.
+func (t *intTable) slot(k int64) *intSlot {
+	mask := uint64(len(t.slots) - 1)
+	for h := (uint64(k) * 0x9E3779B97F4A7C15) >> t.shift; ; h = (h + 1) & mask {
+		s := &t.slots[h]
+		if s.row == 0 || s.k == k {
+			return s
+		}
+	}
+}
 // key evaluates xs on e into h.kb or the integer it returns; ok is false
 // when a value is NULL (which equals nothing).
 func (h *joinHash) key(xs []expr, e *env) (i int64, isInteger, ok bool, err error) {
@@ -52,13 +88,14 @@ func (h *joinHash) build(n int, xs []expr, e *env, set func(i int)) error {
 			continue
 		}
 		if isInteger {
-			if h.ints == nil {
-				h.ints = make(map[int64]int32, n)
+			if h.ints.slots == nil {
+				h.ints.init(n)
 			}
-			if first, found := h.ints[k]; found {
-				h.next[i] = first
+			s := h.ints.slot(k)
+			if s.row != 0 {
+				h.next[i], s.more = s.row-1, true
 			}
-			h.ints[k] = int32(i)
+			s.k, s.row = k, int32(i)+1
 			continue
 		}
 		if h.strs == nil {
@@ -72,21 +109,23 @@ func (h *joinHash) build(n int, xs []expr, e *env, set func(i int)) error {
 	return nil
 }
 
-// first is the first inner row whose key equals xs's on e, or -1; the
-// rest of them follow in h.next.
-func (h *joinHash) first(xs []expr, e *env) (int32, error) {
+// first is the first inner row whose key equals xs's on e, or -1; more
+// reports whether the rest of them follow in h.next (false: it is the
+// only one).
+func (h *joinHash) first(xs []expr, e *env) (i int32, more bool, err error) {
 	k, isInteger, ok, err := h.key(xs, e)
 	if err != nil || !ok {
-		return -1, err
+		return -1, false, err
 	}
 	if isInteger {
-		if i, found := h.ints[k]; found {
-			return i, nil
+		if h.ints.slots == nil {
+			return -1, false, nil
 		}
-		return -1, nil
+		s := h.ints.slot(k)
+		return s.row - 1, s.more, nil
 	}
 	if i, found := h.strs[string(h.kb)]; found {
-		return i, nil
+		return i, true, nil
 	}
-	return -1, nil
+	return -1, false, nil
 }

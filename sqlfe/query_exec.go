@@ -249,6 +249,42 @@ func (n *nestedLoop) explain(w *strings.Builder, depth int) {
 
 func copyRow(r []types.Value) []types.Value { return append([]types.Value(nil), r...) }
 
+// innerRows is a join's inner side, materialized: rows of w values each,
+// in chunks of 256 rows (the first grown as a slice up to that), reached
+// by index — no slice header kept per row, one allocation per chunk, and
+// nothing copied twice but the first chunk's growth.
+type innerRows struct {
+	w, n   int
+	chunks [][]types.Value
+}
+
+// add appends a row (row's first w values, or zeros for row nil) and
+// returns the stored row.
+func (r *innerRows) add(row []types.Value) []types.Value {
+	c := r.n >> 8
+	if c == len(r.chunks) {
+		var chunk []types.Value
+		if c > 0 {
+			chunk = make([]types.Value, 0, 256*r.w)
+		}
+		r.chunks = append(r.chunks, chunk)
+	}
+	at := len(r.chunks[c])
+	if row == nil {
+		r.chunks[c] = append(r.chunks[c], make([]types.Value, r.w)...)
+	} else {
+		r.chunks[c] = append(r.chunks[c], row[:r.w]...)
+	}
+	r.n++
+	return r.chunks[c][at : at+r.w : at+r.w]
+}
+
+// row is row i, valid until the next add (which may move the first chunk).
+func (r *innerRows) row(i int) []types.Value {
+	at := (i & 255) * r.w
+	return r.chunks[i>>8][at : at+r.w : at+r.w]
+}
+
 // rowArena keeps copies of rows in chunks, of 4 rows first, doubling up
 // to 256: one allocation per chunk, not one per row, and a result of one
 // row no bigger than before. Each copy is capped at its own length, so
@@ -272,19 +308,20 @@ func (n *nestedLoop) run(q *qctx, fn func(row []types.Value) error) error {
 	// The inner rows, materialized in chunks of 256 rows: one allocation
 	// per chunk, not one per row, and nothing copied twice.
 	// Of each inner row only the columns read are kept (cols; nil: all).
-	var inner [][]types.Value
-	var arena rowArena
 	cols := n.rightCols()
-	var kept []types.Value
+	inner := innerRows{w: n.rw}
+	if cols != nil {
+		inner.w = len(cols)
+	}
 	if err := n.right.run(q, func(row []types.Value) error {
-		if cols != nil {
-			kept = kept[:0]
-			for _, c := range cols {
-				kept = append(kept, row[c])
-			}
-			row = kept
+		if cols == nil {
+			inner.add(row)
+			return nil
 		}
-		inner = append(inner, arena.copy(row))
+		kept := inner.add(nil)
+		for j, c := range cols {
+			kept[j] = row[c]
+		}
 		return nil
 	}); err != nil {
 		return err
@@ -292,12 +329,13 @@ func (n *nestedLoop) run(q *qctx, fn func(row []types.Value) error) error {
 	// setRight puts inner row i in dst's right side; the columns not kept
 	// stay as they are (NULL: see nulls below).
 	setRight := func(dst []types.Value, i int) {
+		r := inner.row(i)
 		if cols == nil {
-			copy(dst[n.lw:], inner[i])
+			copy(dst[n.lw:], r)
 			return
 		}
 		for j, c := range cols {
-			dst[n.lw+c] = inner[i][j]
+			dst[n.lw+c] = r[j]
 		}
 	}
 	nulls := func(dst []types.Value) {
@@ -311,11 +349,14 @@ func (n *nestedLoop) run(q *qctx, fn func(row []types.Value) error) error {
 		h = &joinHash{}
 		pad := make([]types.Value, n.lw+n.rw) // the right keys read the right side's columns at their scope index
 		e.row = pad
-		if err := h.build(len(inner), n.rkeys, e, func(i int) { setRight(pad, i) }); err != nil {
+		if err := h.build(inner.n, n.rkeys, e, func(i int) { setRight(pad, i) }); err != nil {
 			return err
 		}
 	}
-	matched := make([]bool, len(inner))
+	var matched []bool // the inner rows joined, for a right or full join's NULL-extended rest
+	if n.kind == joinRight || n.kind == joinFull {
+		matched = make([]bool, inner.n)
+	}
 	out := make([]types.Value, n.lw+n.rw)
 	nulls(out[n.lw:])
 	err := n.left.run(q, func(lrow []types.Value) error {
@@ -329,25 +370,31 @@ func (n *nestedLoop) run(q *qctx, fn func(row []types.Value) error) error {
 				return err
 			}
 			any = true
-			matched[i] = true
+			if matched != nil {
+				matched[i] = true
+			}
 			return fn(out)
 		}
 		if h == nil {
-			for i := range inner {
+			for i := range inner.n {
 				if err := try(i); err != nil {
 					return err
 				}
 			}
 		} else {
 			e.row = lrow
-			i, err := h.first(n.lkeys, e)
+			i, more, err := h.first(n.lkeys, e)
 			if err != nil {
 				return err
 			}
-			for ; i >= 0; i = h.next[i] {
+			for i >= 0 {
 				if err := try(int(i)); err != nil {
 					return err
 				}
+				if !more {
+					break
+				}
+				i = h.next[i]
 			}
 		}
 		if !any && (n.kind == joinLeft || n.kind == joinFull) {
@@ -359,8 +406,8 @@ func (n *nestedLoop) run(q *qctx, fn func(row []types.Value) error) error {
 	if err != nil {
 		return err
 	}
-	if n.kind == joinRight || n.kind == joinFull {
-		for i := range inner {
+	if matched != nil {
+		for i := range inner.n {
 			if matched[i] {
 				continue
 			}
