@@ -54,6 +54,7 @@ func (t *intTable) slot(k int64) *intSlot {
 		}
 	}
 }
+
 // key evaluates xs on e into h.kb or the integer it returns; ok is false
 // when a value is NULL (which equals nothing).
 func (h *joinHash) key(xs []expr, e *env) (i int64, isInteger, ok bool, err error) {
