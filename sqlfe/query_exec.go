@@ -359,7 +359,9 @@ func (n *nestedLoop) run(q *qctx, fn func(row []types.Value) error) error {
 	}
 	out := make([]types.Value, n.lw+n.rw)
 	nulls(out[n.lw:])
-	err := n.left.run(q, func(lrow []types.Value) error {
+	// join joins lrow with the inner rows of the hash chain from i (more:
+	// whether the chain goes on), or without a hash with every inner row.
+	join := func(lrow []types.Value, i int32, more bool) error {
 		copy(out, lrow)
 		any := false
 		try := func(i int) error {
@@ -382,11 +384,6 @@ func (n *nestedLoop) run(q *qctx, fn func(row []types.Value) error) error {
 				}
 			}
 		} else {
-			e.row = lrow
-			i, more, err := h.first(n.lkeys, e)
-			if err != nil {
-				return err
-			}
 			for i >= 0 {
 				if err := try(int(i)); err != nil {
 					return err
@@ -402,7 +399,23 @@ func (n *nestedLoop) run(q *qctx, fn func(row []types.Value) error) error {
 			return fn(out)
 		}
 		return nil
-	})
+	}
+	var err error
+	if h != nil && n.probeInBatches() {
+		err = n.probeBatched(q, h, &inner, e, join)
+	} else {
+		err = n.left.run(q, func(lrow []types.Value) error {
+			if h == nil {
+				return join(lrow, 0, false)
+			}
+			e.row = lrow
+			i, more, err := h.first(n.lkeys, e)
+			if err != nil {
+				return err
+			}
+			return join(lrow, i, more)
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -419,6 +432,102 @@ func (n *nestedLoop) run(q *qctx, fn func(row []types.Value) error) error {
 		}
 	}
 	return nil
+}
+
+// probeBatch is how many outer rows a hash join looks up at a time.
+const probeBatch = 64
+
+// probeInBatches reports whether the hash join may read its outer rows
+// ahead of joining them, probeBatch at a time: when they come from a
+// table scan with no filter and its keys are columns, reading ahead
+// evaluates nothing — no function runs and no error can be raised for a
+// row that a LIMIT above would not have reached.
+func (n *nestedLoop) probeInBatches() bool {
+	ts, ok := n.left.(*tableScan)
+	if !ok || ts.filter != nil {
+		return false
+	}
+	for _, x := range n.lkeys {
+		if _, ok := x.(*colExpr); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// probeBatched is the hash join's probe of outer rows read probeBatch at a
+// time (probeInBatches): the rows' hash-table slots are touched first in a
+// tight loop, then the first inner row of each key found, and only then
+// are the rows joined, in order. The probes of a big join are cache misses
+// (the slots and the inner rows are reached at random); issued together,
+// the processor overlaps them instead of waiting for each in turn, as
+// a hash join's group prefetching does.
+func (n *nestedLoop) probeBatched(q *qctx, h *joinHash, inner *innerRows, e *env, join func(lrow []types.Value, i int32, more bool) error) error {
+	lw := n.lw
+	buf := make([]types.Value, probeBatch*lw)
+	var keys [probeBatch]int64
+	var kind [probeBatch]int8 // 0: NULL key, 1: an integer, 2: another kind (the strings table)
+	var firsts [probeBatch]int32
+	var mores [probeBatch]bool
+	nb := 0
+	flush := func() error {
+		var sink int64
+		for b := range nb {
+			e.row = buf[b*lw : (b+1)*lw]
+			k, isInteger, ok, err := h.key(n.lkeys, e)
+			if err != nil {
+				return err
+			}
+			switch {
+			case !ok:
+				kind[b] = 0
+			case isInteger && h.ints.slots != nil:
+				keys[b], kind[b] = k, 1
+				sink += int64(h.ints.slots[h.ints.home(k)].row)
+			case isInteger:
+				kind[b] = 0 // no inner row has an integer key
+			default:
+				kind[b] = 2
+			}
+		}
+		for b := range nb {
+			firsts[b], mores[b] = -1, false
+			switch kind[b] {
+			case 1:
+				sl := h.ints.slot(keys[b])
+				firsts[b], mores[b] = sl.row-1, sl.more
+			case 2:
+				e.row = buf[b*lw : (b+1)*lw]
+				var err error
+				if firsts[b], mores[b], err = h.first(n.lkeys, e); err != nil {
+					return err
+				}
+			}
+			if firsts[b] >= 0 && inner.w > 0 {
+				sink += inner.row(int(firsts[b]))[0].I
+			}
+		}
+		h.sink = sink // the touches are used: not optimized away
+		for b := range nb {
+			if err := join(buf[b*lw:(b+1)*lw], firsts[b], mores[b]); err != nil {
+				return err
+			}
+		}
+		nb = 0
+		return nil
+	}
+	err := n.left.run(q, func(lrow []types.Value) error {
+		copy(buf[nb*lw:], lrow)
+		nb++
+		if nb == probeBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
 }
 
 // hashKeys appends the hash-table key of the values of xs to dst; ok is

@@ -259,6 +259,17 @@ func DecodeRowCols(t *Table, key, val []byte, dst []types.Value, read []bool) er
 // decoded from engine key b into dst.
 func DecodeRowKey(t *Table, b []byte, dst []types.Value) error {
 	if len(t.KeyCols) == 0 {
+		if c := t.Cols[t.Key]; t.KeyFormat == KeyFormatTuple && (c.Type == types.TInt4 || c.Type == types.TInt8) {
+			// The common key, an integer, decoded in place (readKeyElem's
+			// checks): a scan decodes one per row.
+			r := keys.NewReader(b)
+			n, err := r.Int()
+			if err != nil || !r.Done() || (c.Type == types.TInt4 && (n < math.MinInt32 || n > math.MaxInt32)) {
+				return ErrCorrupt
+			}
+			dst[t.Key] = types.Value{T: c.Type, I: n}
+			return nil
+		}
 		v, err := DecodeKey(t, b)
 		if err != nil {
 			return err
