@@ -484,9 +484,9 @@ func (n *nestedLoop) probeInBatches() bool {
 }
 
 // probeBatched is the hash join's probe of outer rows read probeBatch at a
-// time (probeInBatches): the rows' hash-table slots are touched first in a
-// tight loop, then the first inner row of each key found, and only then
-// are the rows joined, in order. The probes of a big join are cache misses
+// time (probeInBatches): the rows' keys are evaluated, their hash-table
+// slots touched in a tight loop, the first inner row of each key found
+// touched in another, and only then are the rows joined, in order. The probes of a big join are cache misses
 // (the slots and the inner rows are reached at random); issued together,
 // the processor overlaps them instead of waiting for each in turn, as
 // a hash join's group prefetching does.
@@ -511,11 +511,17 @@ func (n *nestedLoop) probeBatched(q *qctx, h *joinHash, inner *innerRows, e *env
 				kind[b] = 0
 			case isInteger && h.ints.slots != nil:
 				keys[b], kind[b] = k, 1
-				sink += int64(h.ints.slots[h.ints.home(k)].row)
 			case isInteger:
 				kind[b] = 0 // no inner row has an integer key
 			default:
 				kind[b] = 2
+			}
+		}
+		// The touches: loops of a few instructions a row, so that the
+		// processor has many of their cache misses in flight at once.
+		if h.ints.slots != nil {
+			for b := range nb {
+				sink += int64(h.ints.slots[h.ints.home(keys[b])].row) // a row of no integer key touches a stale one: harmless
 			}
 		}
 		for b := range nb {
@@ -531,8 +537,12 @@ func (n *nestedLoop) probeBatched(q *qctx, h *joinHash, inner *innerRows, e *env
 					return err
 				}
 			}
-			if firsts[b] >= 0 && inner.w > 0 {
-				sink += inner.row(int(firsts[b]))[0].I
+		}
+		for b := range nb {
+			if firsts[b] >= 0 {
+				for _, v := range inner.row(int(firsts[b])) { // one cache line a value
+					sink += v.I
+				}
 			}
 		}
 		h.sink = sink // the touches are used: not optimized away
