@@ -106,34 +106,54 @@ func (h *joinHash) key(xs []expr, e *env) (i int64, isInteger, ok bool, err erro
 // row in front, lists its rows in inner order.
 func (h *joinHash) build(n int, xs []expr, e *env, set func(i int)) error {
 	h.next = make([]int32, n)
-	for i := n - 1; i >= 0; i-- {
-		set(i)
-		k, isInteger, ok, err := h.key(xs, e)
-		if err != nil {
-			return err
+	// probeBatch rows at a time: their integer keys are evaluated, their
+	// slots touched in a loop of their own (the cache misses overlap, as
+	// in probeBatched), then the keys go in, in the same order.
+	var ints [probeBatch]int64
+	var rows [probeBatch]int32
+	for hi := n; hi > 0; hi -= probeBatch {
+		nb := 0
+		for i := hi - 1; i >= max(hi-probeBatch, 0); i-- {
+			set(i)
+			k, isInteger, ok, err := h.key(xs, e)
+			if err != nil {
+				return err
+			}
+			h.next[i] = -1
+			if !ok {
+				continue
+			}
+			if isInteger {
+				ints[nb], rows[nb] = k, int32(i)
+				nb++
+				continue
+			}
+			if h.strs == nil {
+				h.strs = make(map[string]int32)
+			}
+			if first, found := h.strs[string(h.kb)]; found {
+				h.next[i] = first
+			}
+			h.strs[string(h.kb)] = int32(i)
 		}
-		h.next[i] = -1
-		if !ok {
+		if nb == 0 {
 			continue
 		}
-		if isInteger {
-			if h.ints.slots == nil {
-				h.ints.init(n)
-			}
-			s := h.ints.slot(k)
+		if h.ints.slots == nil {
+			h.ints.init(n)
+		}
+		var sink int32
+		for b := range nb {
+			sink += h.ints.slots[h.ints.home(ints[b])].row
+		}
+		h.sink += int64(sink)
+		for b := range nb {
+			s := h.ints.slot(ints[b])
 			if s.row != 0 {
-				h.next[i], s.more = s.row-1, true
+				h.next[rows[b]], s.more = s.row-1, true
 			}
-			s.k, s.row = k, int32(i)+1
-			continue
+			s.k, s.row = ints[b], rows[b]+1
 		}
-		if h.strs == nil {
-			h.strs = make(map[string]int32)
-		}
-		if first, found := h.strs[string(h.kb)]; found {
-			h.next[i] = first
-		}
-		h.strs[string(h.kb)] = int32(i)
 	}
 	return nil
 }
