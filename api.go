@@ -215,6 +215,23 @@ type ScanOptions struct {
 	// stops with its error. A panic in Where ends the scan and passes on,
 	// leaving the Tx usable.
 	Where func(key, value []byte) bool
+	// NoCopy, for a reading scan (Lock == NoLock), passes the callback the
+	// stored row's own key and value bytes instead of the caller's own
+	// copies, saving an allocation and a copy per row (a SQL join's scans
+	// decode each row into values at once and keep nothing of it). They
+	// are valid only during the callback's call (with Rows, during the
+	// loop body's iteration), must not be modified,
+	// and must not be kept: copy what is needed past the call. With a
+	// lock strength it is ErrInvalid (22023): a locking scan's rows are
+	// copies of the version locked.
+	//
+	// The rule is enforced in test builds as GetNoCopy's is: under the
+	// invariants build tag the bytes passed are a scratch copy that is
+	// overwritten with 0xDB bytes when the callback returns, so a use
+	// after the call reads garbage, and a use from another goroutine not
+	// ordered before the callback's return is a data race the race
+	// detector reports (nocopy_invariants_test.go).
+	NoCopy bool
 }
 
 // LockInfo is one heavyweight lock held or awaited, like a row of pg_locks

@@ -98,3 +98,22 @@ func TestNoCopyRaceCaught(t *testing.T) {
 	require.True(t, strings.Contains(string(out), "WARNING: DATA RACE") && strings.Contains(string(out), "endLent"),
 		"the child failed without a race report on the lent value:\n%s", out)
 }
+
+// TestScanNoCopyMisuseAfterCall: under the invariants tag the key and
+// value a NoCopy scan lent read as 0xDB bytes once the callback that got
+// them has returned, so a caller that keeps them sees garbage in tests.
+func TestScanNoCopyMisuseAfterCall(t *testing.T) {
+	db := openDB(t, nil, map[string]string{"a": "alpha", "b": "beta"})
+	tx := begin(t, db, nil)
+	var keys, vals [][]byte
+	require.NoError(t, tx.Scan(bg, "t", tupled.ScanOptions{NoCopy: true}, func(k, v []byte) error {
+		require.Equal(t, map[string]string{"a": "alpha", "b": "beta"}[string(k)], string(v)) // valid during the call
+		keys, vals = append(keys, k), append(vals, v)
+		return nil
+	}))
+	require.Len(t, keys, 2)
+	for i := range keys {
+		require.True(t, poisoned(keys[i]) && poisoned(vals[i]), "row %d after its call reads %q=%q", i, keys[i], vals[i])
+	}
+	require.NoError(t, tx.Commit())
+}

@@ -137,3 +137,62 @@ func TestNoCopyUnderVacuum(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestScanNoCopy: a NoCopy scan passes its callback the rows a copying
+// scan passes (same keys, values and order, forward, reverse, in a range
+// and through an index), in memory and on disk; with a lock strength it
+// is ErrInvalid and the transaction is aborted.
+func TestScanNoCopy(t *testing.T) {
+	for _, dir := range []string{"", t.TempDir()} {
+		db, err := tupled.Open(dir, &tupled.Options{VacuumInterval: -1})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, db.Close()) })
+		require.NoError(t, db.CreateTable(bg, "t"))
+		require.NoError(t, db.CreateIndex(bg, "t", "t_by_len", tupled.IndexOptions{Key: func(key, value []byte) ([]byte, bool) {
+			return []byte{byte(len(value))}, true
+		}}))
+		require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+			for i := range 50 {
+				if err := tx.Insert(bg, "t", fmt.Appendf(nil, "k%03d", i), bytes.Repeat([]byte{'v'}, 1+i%4)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		collect := func(tx *tupled.Tx, opts tupled.ScanOptions, index []byte) []string {
+			var out []string
+			fn := func(k, v []byte) error {
+				out = append(out, string(k)+"="+string(v)) // copies, as the rule asks
+				return nil
+			}
+			if index != nil {
+				require.NoError(t, tx.IndexScan(bg, "t_by_len", index, opts, fn))
+			} else {
+				require.NoError(t, tx.Scan(bg, "t", opts, fn))
+			}
+			return out
+		}
+		tx := begin(t, db, nil)
+		for _, c := range []struct {
+			opts  tupled.ScanOptions
+			index []byte
+		}{
+			{tupled.ScanOptions{}, nil},
+			{tupled.ScanOptions{Reverse: true, Limit: 7}, nil},
+			{tupled.ScanOptions{Start: []byte("k010"), End: []byte("k020")}, nil},
+			{tupled.ScanOptions{Where: func(_, v []byte) bool { return len(v) == 2 }}, nil},
+			{tupled.ScanOptions{}, []byte{3}},
+		} {
+			want := collect(tx, c.opts, c.index)
+			require.NotEmpty(t, want)
+			c.opts.NoCopy = true
+			require.Equal(t, want, collect(tx, c.opts, c.index), "%+v", c.opts)
+		}
+		require.NoError(t, tx.Commit())
+
+		tx = begin(t, db, nil)
+		err = tx.Scan(bg, "t", tupled.ScanOptions{NoCopy: true, Lock: tupled.ForShare}, func(k, v []byte) error { return nil })
+		require.ErrorIs(t, err, tupled.ErrInvalid)
+		require.ErrorIs(t, tx.Insert(bg, "t", []byte("x"), []byte("y")), tupled.ErrTxAborted)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"iter"
 
 	"github.com/tupled/tupled/internal/engine"
+	"github.com/tupled/tupled/internal/invariants"
 )
 
 // Scans for queues.
@@ -117,7 +118,7 @@ func (tx *Tx) scanVia(ctx context.Context, opts ScanOptions, fn func(key, value 
 		held = true
 		return true
 	}
-	spec := engine.ScanSpec{Start: opts.Start, End: opts.End, Prefix: opts.Prefix, Reverse: opts.Reverse, Limit: opts.Limit}
+	spec := engine.ScanSpec{Start: opts.Start, End: opts.End, Prefix: opts.Prefix, Reverse: opts.Reverse, Limit: opts.Limit, NoCopy: opts.NoCopy}
 	if opts.Where != nil {
 		spec.Where = func(key, value []byte) (ok bool, err error) {
 			if !release(func() { ok = opts.Where(key, value) }) {
@@ -131,9 +132,17 @@ func (tx *Tx) scanVia(ctx context.Context, opts ScanOptions, fn func(key, value 
 		spec.Mode, spec.Policy = lockArgs(opts.Lock, opts.Wait)
 	}
 	return run(spec, func(key, value []byte) error {
+		var lent []byte // NoCopy under the invariants tag: a scratch copy for this call, poisoned after it
+		if opts.NoCopy && invariants.Enabled {
+			lent = append(append(make([]byte, 0, len(key)+len(value)), key...), value...)
+			key, value = lent[:len(key):len(key)], lent[len(key):]
+		}
 		var err error
 		if !release(func() { err = fn(key, value) }) && err == nil {
 			err = ErrTxBusy
+		}
+		if opts.NoCopy && invariants.Enabled {
+			poison(lent)
 		}
 		return err
 	})

@@ -135,13 +135,18 @@ var lentPoisonBytes = bytes.Repeat([]byte{0xDB}, 64)
 func (tx *Tx) endLent() {
 	if invariants.Enabled {
 		for _, v := range tx.lent {
-			// copy, not a byte loop: the compiler turns a fill loop
-			// into a memset the race detector does not see.
-			for len(v) > 0 {
-				v = v[copy(v, lentPoisonBytes):]
-			}
+			poison(v)
 		}
 		tx.lent = nil
+	}
+}
+
+// poison overwrites v with 0xDB bytes: a lent value's validity has ended.
+// It uses copy, not a byte loop: the compiler turns a fill loop into a
+// memset the race detector does not see.
+func poison(v []byte) {
+	for len(v) > 0 {
+		v = v[copy(v, lentPoisonBytes):]
 	}
 }
 

@@ -729,24 +729,40 @@ func formatOf(formats []int16, i int) int16 {
 	return 0
 }
 
+// sendRows sends rows as DataRow messages. Each row's values are encoded
+// into one buffer and the message reuses it and its slice of values from
+// row to row: Send encodes the message into the connection's write buffer
+// at once, so nothing of a row is allocated per row.
 func (c *conn) sendRows(rows [][]types.Value, cols []catalog.Column, formats []int16) {
+	var vals [][]byte
+	var ends []int
+	buf := make([]byte, 0, 256) // never nil: an empty value is buf[i:i], not NULL
+	msg := &pgproto3.DataRow{}
 	for _, r := range rows {
-		vals := make([][]byte, len(r))
+		vals, ends, buf = vals[:0], ends[:0], buf[:0]
+		for i, v := range r {
+			switch {
+			case v.Null:
+			case formatOf(formats, i) != 1:
+				buf = v.AppendText(buf)
+			case i < len(cols):
+				buf = cols[i].AppendBinary(buf, v)
+			default:
+				buf = v.AppendBinary(buf)
+			}
+			ends = append(ends, len(buf))
+		}
+		start := 0
 		for i, v := range r {
 			if v.Null {
-				continue
-			}
-			if formatOf(formats, i) == 1 {
-				if i < len(cols) {
-					vals[i] = cols[i].AppendBinary([]byte{}, v)
-					continue
-				}
-				vals[i] = v.AppendBinary([]byte{})
+				vals = append(vals, nil)
 			} else {
-				vals[i] = v.AppendText([]byte{})
+				vals = append(vals, buf[start:ends[i]:ends[i]])
 			}
+			start = ends[i]
 		}
-		c.be.Send(&pgproto3.DataRow{Values: vals})
+		msg.Values = vals
+		c.be.Send(msg)
 	}
 }
 

@@ -384,8 +384,13 @@ type candidate struct {
 // With keep, each call gets a key and a row of its own, which fn may keep;
 // without, both are valid only until fn returns (the scan reuses the row,
 // and the key is the engine's), which spares the general query path's
-// scans two allocations per row (its nodes copy what they keep).
-func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *catalog.Table, acc *access, where expr, e *env, keep bool, fn func(key []byte, row []types.Value) error) error {
+// scans two allocations per row (its nodes copy what they keep). Either
+// way the engine lends the stored bytes (ScanOptions.NoCopy, GetNoCopy):
+// a row is decoded into values of its own at once, and only a key fn may
+// keep is copied, so no scan allocates its key and value per row. read,
+// if not nil, names the columns decoded (catalog.DecodeRowCols): the
+// others are NULL in the rows fn gets.
+func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *catalog.Table, acc *access, where expr, e *env, keep bool, read []bool, fn func(key []byte, row []types.Value) error) error {
 	points, start, end, empty, err := acc.bounds(e, t)
 	if err != nil || empty {
 		return err
@@ -399,7 +404,7 @@ func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *catalog.Table,
 		if keep {
 			row = make([]types.Value, len(t.Cols))
 		}
-		if err := catalog.DecodeRow(t, k, v, row); err != nil {
+		if err := catalog.DecodeRowCols(t, k, v, row, read); err != nil {
 			return err
 		}
 		e.row = row
@@ -411,7 +416,7 @@ func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *catalog.Table,
 	}
 	if points != nil {
 		for _, k := range points {
-			v, err := tx.Get(ctx, t.Engine, k)
+			v, err := tx.GetNoCopy(ctx, t.Engine, k)
 			if errors.Is(err, tupled.ErrNotFound) {
 				continue
 			}
@@ -428,7 +433,7 @@ func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *catalog.Table,
 		return nil
 	}
 	scan := func(fn func(k, v []byte) error) error {
-		return tx.Scan(ctx, t.Engine, tupled.ScanOptions{Start: start, End: end}, fn)
+		return tx.Scan(ctx, t.Engine, tupled.ScanOptions{Start: start, End: end, NoCopy: true}, fn)
 	}
 	if start == nil && end == nil {
 		index, ikey, ok, err := indexAccess(t, where, e) // index.go
@@ -437,7 +442,7 @@ func (s *Session) scanRows(ctx context.Context, tx *tupled.Tx, t *catalog.Table,
 		}
 		if ok {
 			scan = func(fn func(k, v []byte) error) error {
-				return tx.IndexScan(ctx, index, ikey, tupled.ScanOptions{}, fn)
+				return tx.IndexScan(ctx, index, ikey, tupled.ScanOptions{NoCopy: true}, fn)
 			}
 		}
 	}
@@ -578,7 +583,7 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []types.Value)
 			break
 		}
 		early := sp.lock == tupled.NoLock && sp.natural && want >= 0
-		err = s.scanRows(ctx, tx, t, &sp.acc, sp.where, e, true, func(k []byte, row []types.Value) error {
+		err = s.scanRows(ctx, tx, t, &sp.acc, sp.where, e, true, nil, func(k []byte, row []types.Value) error {
 			if early && int64(len(rows)) >= want {
 				return errStop
 			}

@@ -56,7 +56,7 @@ func (s *Session) planJoinSource(t *catalog.Table, rel string, from []*pg.Node, 
 			node, src = n, fsc
 			continue
 		}
-		nl := &nestedLoop{kind: joinInner, left: node, right: n, lw: src.width, rw: fsc.width}
+		nl := &nestedLoop{kind: joinInner, left: node, right: n, lw: src.width, rw: fsc.width, rrels: fsc.rels}
 		if src, err = src.merge(fsc); err != nil {
 			return nil, nil, err
 		}

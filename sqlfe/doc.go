@@ -119,9 +119,16 @@
 //     as in PostgreSQL, on the nullable side of an outer join and with
 //     GROUP BY, HAVING, DISTINCT, aggregates, window functions, set
 //     operations and VALUES; 42P01 for OF naming no FROM item.
-//     Joins hash on an equality of their two sides, else loop; a WHERE
-//     conjunct that names one FROM item is pushed into its scan, so keys
-//     and indexes still serve. Subqueries in expressions are planned by it
+//     Joins hash on an equality of their two sides (the right side is the
+//     one built; an integer key has an open-addressing table of its own,
+//     hashjoin.go), else loop; a WHERE conjunct that names one FROM item
+//     is pushed into its scan, so keys and indexes still serve. A table
+//     scan decodes only the columns the query's column references resolve
+//     to (colUse, query_plan.go; the others are NULL in its rows) and a
+//     join keeps only those of its inner rows — except under a locking
+//     clause, whose LockRows node compares whole rows. The engine lends
+//     the scans its stored bytes (ScanOptions.NoCopy): a row is decoded at
+//     once and nothing of the bytes is kept past the callback. Subqueries in expressions are planned by it
 //     too (conditional.go): a name a subquery does not have resolves in
 //     the query around it (a correlated subquery, run per outer row); an
 //     uncorrelated one runs once per execution of its statement.

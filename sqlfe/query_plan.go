@@ -19,7 +19,25 @@ type scopeRel struct {
 	t        *catalog.Table // a table, for pushdown and primary-key dependencies
 	scan     *tableScan     // its scan, while conjuncts may still be pushed into it
 	rows     *rowsScan
-	nullable bool // on the NULL-extended side of an outer join
+	use      *colUse // a table scan's: the columns the query reads (nil: all)
+	nullable bool    // on the NULL-extended side of an outer join
+}
+
+// colUse is which columns of a table scan's row the query reads, marked
+// as column references resolve to them (scope.resolve, colAt, star: every
+// column a compiled expression reads comes through one of them), so that
+// the scan decodes only those (column pruning, tableScan.run). A scope
+// rel's copies (scope.merge, the pushed-down WHERE's own scope) share
+// their table scan's colUse. A locking query has none: its LockRows node
+// compares and locks whole rows.
+type colUse struct{ read []bool }
+
+// mark records that the query reads column i (nil u: every column is read
+// anyway).
+func (u *colUse) mark(i int) {
+	if u != nil {
+		u.read[i] = true
+	}
 }
 
 // usingCol is a column that JOIN … USING (or NATURAL JOIN) merged: one
@@ -85,6 +103,7 @@ func (sc *scope) resolve(f []string, loc int32) (expr, error) {
 			}
 			for i, col := range r.cols {
 				if col.Name == name && !col.Hidden {
+					r.use.mark(i)
 					return &colExpr{idx: r.off + i, t: col.Type, m: col.Mod()}, nil
 				}
 			}
@@ -106,7 +125,8 @@ func (sc *scope) resolve(f []string, loc int32) (expr, error) {
 		}
 		return l, nil
 	}
-	var found expr
+	var found *colExpr
+	var use func()
 	for _, r := range sc.rels {
 		for i, col := range r.cols {
 			if col.Name != name || col.Hidden || sc.hiddenByUsing(r.off+i) {
@@ -115,12 +135,13 @@ func (sc *scope) resolve(f []string, loc int32) (expr, error) {
 			if found != nil {
 				return nil, pgerror.Errorf(pgerror.CodeAmbiguousColumn, "column reference %q is ambiguous", name).At(loc)
 			}
-			found = &colExpr{idx: r.off + i, t: col.Type, m: col.Mod()}
+			found, use = &colExpr{idx: r.off + i, t: col.Type, m: col.Mod()}, func() { r.use.mark(i) }
 		}
 	}
 	if found == nil {
 		return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q does not exist", name).At(loc)
 	}
+	use()
 	return found, nil
 }
 
@@ -128,6 +149,7 @@ func (sc *scope) colAt(i int) *colExpr {
 	for _, r := range sc.rels {
 		if i >= r.off && i < r.off+len(r.cols) {
 			col := r.cols[i-r.off]
+			r.use.mark(i - r.off)
 			return &colExpr{idx: i, t: col.Type, m: col.Mod()}
 		}
 	}
@@ -198,6 +220,7 @@ func (sc *scope) star(rel string, loc int32) ([]string, []expr, error) {
 				continue
 			}
 			names = append(names, col.Name)
+			r.use.mark(i)
 			xs = append(xs, &colExpr{idx: r.off + i, t: col.Type, m: col.Mod()})
 		}
 	}
@@ -271,8 +294,10 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 			p := &pinScan{ts: ts}
 			*s.lockPins = append(*s.lockPins, p)
 			node = p
+		} else {
+			ts.use = &colUse{read: make([]bool, len(t.Cols))}
 		}
-		return node, &scope{rels: []*scopeRel{{name: name, cols: cols, t: t, scan: ts}}, width: len(cols)}, nil
+		return node, &scope{rels: []*scopeRel{{name: name, cols: cols, t: t, scan: ts, use: ts.use}}, width: len(cols)}, nil
 	case n.GetRangeFunction() != nil:
 		rf := n.GetRangeFunction()
 		virt, cols, rel, err := s.rangeFunction(rf, &compiler{s: s, outer: s.planOuter, params: params})
@@ -378,7 +403,7 @@ func (s *Session) joinItem(j *pg.JoinExpr, params *[]types.Type) (relNode, *scop
 			r.nullable = true
 		}
 	}
-	nl := &nestedLoop{kind: kind, left: ln, right: rn, lw: lsc.width, rw: rsc.width}
+	nl := &nestedLoop{kind: kind, left: ln, right: rn, lw: lsc.width, rw: rsc.width, rrels: rsc.rels}
 	c := &compiler{s: s, outer: s.planOuter, params: params, scope: sc, clause: "JOIN conditions"}
 	using := strs(j.UsingClause)
 	if j.IsNatural {
@@ -795,7 +820,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 			node, sc = n, fsc
 			continue
 		}
-		nl := &nestedLoop{kind: joinInner, left: node, right: n, lw: sc.width, rw: fsc.width}
+		nl := &nestedLoop{kind: joinInner, left: node, right: n, lw: sc.width, rw: fsc.width, rrels: fsc.rels}
 		chain = append(chain, nl)
 		if sc, err = sc.merge(fsc); err != nil {
 			return nil, nil, err
@@ -830,7 +855,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 			}
 			if r := sc.relAt(lo); r != nil && hi < r.off+len(r.cols) && !r.nullable && (r.scan != nil || r.rows != nil) {
 				// one FROM item's: into its scan, compiled over its row
-				one := &compiler{s: s, outer: s.planOuter, params: params, scope: &scope{rels: []*scopeRel{{name: r.name, cols: r.cols}}, width: len(r.cols)}, clause: "WHERE"}
+				one := &compiler{s: s, outer: s.planOuter, params: params, scope: &scope{rels: []*scopeRel{{name: r.name, cols: r.cols, use: r.use}}, width: len(r.cols)}, clause: "WHERE"}
 				px, err := one.compile(wheres[i], types.TBool)
 				if err == nil {
 					if r.scan != nil {

@@ -26,7 +26,8 @@ import (
 //     ErrSerialization), and when the version locked is not the one Where
 //     saw, check Where again on it (EvalPlanQual): failing the recheck
 //     leaves the row out, locked;
-//  4. pass copies of key and value to fn; count toward Limit.
+//  4. pass copies of key and value to fn (a reading scan with NoCopy: the
+//     stored bytes themselves); count toward Limit.
 //
 // This is the only EvalPlanQual recheck in the module: the API's Scan and
 // Rows, and the SQL front end's locking SELECT, UPDATE and DELETE, all go
@@ -41,6 +42,11 @@ type ScanSpec struct {
 	Lock       bool   // lock each row in Mode with Policy
 	Mode       tuplemode.Mode
 	Policy     WaitPolicy
+	// NoCopy passes fn the stored row's own key and value bytes instead
+	// of copies, valid only during fn's call and never to be modified; a
+	// reading scan only (with Lock it is ErrInvalid). The API's
+	// ScanOptions.NoCopy is it.
+	NoCopy bool
 	// Where is the qualification (nil: every row). It gets copies valid
 	// during the call only; an error from it ends the scan with that error.
 	Where func(key, value []byte) (bool, error)
@@ -96,6 +102,9 @@ func (tx *Tx) Scan(ctx context.Context, table string, s ScanSpec, fn func(key, v
 	}
 	if s.Limit < 0 {
 		return tx.Fail(ctx, errs.Op(errs.ErrInvalid, fmt.Sprintf("tupled: invalid ScanOptions: negative Limit %d", s.Limit)))
+	}
+	if s.Lock && s.NoCopy {
+		return tx.Fail(ctx, errs.Op(errs.ErrInvalid, "tupled: invalid ScanOptions: NoCopy with a lock strength (a locking scan's rows are copies)"))
 	}
 	if s.Lock {
 		if err := checkLock(s.Mode, s.Policy); err != nil {
@@ -237,11 +246,12 @@ func (tx *Tx) Scan(ctx context.Context, table string, s ScanSpec, fn func(key, v
 			tup = locked
 		}
 		k, value := r.Key(), tup.Value()
-		if s.Lock || !r.Transient() {
+		if s.Lock || !(r.Transient() || s.NoCopy) {
 			// One allocation holds both copies. A reading scan's
 			// transient row is already a copy of its own (see
 			// heap.Row.Transient): a full scan's rows mostly are, and
-			// copying them again was a tenth of its time.
+			// copying them again was a tenth of its time. A NoCopy
+			// reading scan lends the stored bytes for fn's call.
 			buf := make([]byte, len(k)+len(value))
 			copy(buf, k)
 			copy(buf[len(k):], value)

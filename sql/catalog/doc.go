@@ -5,7 +5,8 @@
 // CatalogTable, the committed catalog in memory (Catalog), the engine
 // tables it owns (NewEngineTable, Settle: creating and reclaiming them),
 // and the encodings of a table's rows in its engine table (AppendKey,
-// RowKey, EncodeRow, DecodeRow, DecodeKey, DecodeRowKey).
+// RowKey, EncodeRow, DecodeRow, DecodeRowCols — some columns only —,
+// DecodeKey, DecodeRowKey).
 //
 // Who calls it: sqlfe, which plans DDL against it, writes catalog rows
 // through the session's transaction, applies them here when that

@@ -35,7 +35,7 @@ var typedSeed = map[types.Type]string{
 // catch (or a row written by a different column layout): whatever the
 // stored key and value bytes, DecodeRow never panics, fails only with the
 // data-corrupted error, and what it accepts encodes back to a row that
-// decodes to the same values.
+// decodes to the same values; DecodeRowCols agrees with it.
 func FuzzDecodeRow(f *testing.F) {
 	for ti, t := range fuzzTables {
 		row := make([]types.Value, len(t.Cols))
@@ -68,7 +68,30 @@ func FuzzDecodeRow(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint8, key, val []byte) {
 		tbl := fuzzTables[int(which)%len(fuzzTables)]
 		dst := make([]types.Value, len(tbl.Cols))
-		if err := DecodeRow(tbl, key, val, dst); err != nil {
+		err := DecodeRow(tbl, key, val, dst)
+		// DecodeRowCols, reading the columns which's bits pick, accepts
+		// exactly what DecodeRow does and agrees on the columns read
+		// (the key's always); the others are NULL.
+		read := make([]bool, len(tbl.Cols))
+		for i := range read {
+			read[i] = which&(1<<(i%8)) != 0
+		}
+		some := make([]types.Value, len(tbl.Cols))
+		if serr := DecodeRowCols(tbl, key, val, some, read); (serr == nil) != (err == nil) {
+			t.Fatalf("DecodeRowCols: %v, DecodeRow: %v", serr, err)
+		} else if err == nil {
+			for i := range some {
+				switch {
+				case read[i] || tbl.IsKeyCol(i):
+					if some[i].Debug() != dst[i].Debug() || some[i].Null != dst[i].Null {
+						t.Fatalf("column %d read: %s, DecodeRow's %s", i, some[i].Debug(), dst[i].Debug())
+					}
+				case !some[i].Null:
+					t.Fatalf("column %d not read: %s, not NULL", i, some[i].Debug())
+				}
+			}
+		}
+		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("decodeRow failed with %v, not the data-corrupted error", err)
 			}

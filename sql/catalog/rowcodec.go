@@ -237,6 +237,15 @@ func EncodeRow(t *Table, row []types.Value) []byte {
 
 // DecodeRow decodes a stored row (key and value) into dst (len(t.Cols)).
 func DecodeRow(t *Table, key, val []byte, dst []types.Value) error {
+	return DecodeRowCols(t, key, val, dst, nil)
+}
+
+// DecodeRowCols is DecodeRow for a reader of some columns only: a non-key
+// column i with read[i] false is stepped over, not decoded (no string is
+// made of it), and set to NULL of its type; the key columns are always
+// decoded. read nil (or as long as t.Cols and all true) is DecodeRow. The
+// whole value is still checked to be well formed.
+func DecodeRowCols(t *Table, key, val []byte, dst []types.Value, read []bool) error {
 	if err := DecodeRowKey(t, key, dst); err != nil {
 		return err
 	}
@@ -257,31 +266,43 @@ func DecodeRow(t *Table, key, val []byte, dst []types.Value) error {
 			continue
 		}
 		j++
+		skip := read != nil && !read[i]
+		if skip {
+			dst[i] = types.Null(c.Type)
+		}
 		switch c.Type {
 		case types.TInt4:
 			if len(p) < 4 {
 				return ErrCorrupt
 			}
-			dst[i] = types.Int4(int32(binary.BigEndian.Uint32(p)))
+			if !skip {
+				dst[i] = types.Int4(int32(binary.BigEndian.Uint32(p)))
+			}
 			p = p[4:]
 		case types.TInt8:
 			if len(p) < 8 {
 				return ErrCorrupt
 			}
-			dst[i] = types.Int8(int64(binary.BigEndian.Uint64(p)))
+			if !skip {
+				dst[i] = types.Int8(int64(binary.BigEndian.Uint64(p)))
+			}
 			p = p[8:]
 		case types.TBool:
 			if len(p) < 1 {
 				return ErrCorrupt
 			}
-			dst[i] = types.Bool(p[0] != 0)
+			if !skip {
+				dst[i] = types.Bool(p[0] != 0)
+			}
 			p = p[1:]
 		default:
 			l, k := binary.Uvarint(p)
 			if k <= 0 || uint64(len(p)-k) < l {
 				return ErrCorrupt
 			}
-			dst[i] = types.Value{T: c.Type, S: string(p[k : k+int(l)])}
+			if !skip {
+				dst[i] = types.Value{T: c.Type, S: string(p[k : k+int(l)])}
+			}
 			p = p[k+int(l):]
 		}
 	}
@@ -317,6 +338,17 @@ func DecodeRow(t *Table, key, val []byte, dst []types.Value) error {
 // decoded from engine key b into dst.
 func DecodeRowKey(t *Table, b []byte, dst []types.Value) error {
 	if len(t.KeyCols) == 0 {
+		if c := t.Cols[t.Key]; t.KeyFormat == KeyFormatTuple && (c.Type == types.TInt4 || c.Type == types.TInt8) {
+			// The common key, an integer, decoded in place (readKeyElem's
+			// checks): a scan decodes one per row.
+			r := keys.NewReader(b)
+			n, err := r.Int()
+			if err != nil || !r.Done() || (c.Type == types.TInt4 && (n < math.MinInt32 || n > math.MaxInt32)) {
+				return ErrCorrupt
+			}
+			dst[t.Key] = types.Value{T: c.Type, I: n}
+			return nil
+		}
 		v, err := DecodeKey(t, b)
 		if err != nil {
 			return err
