@@ -87,8 +87,18 @@ type Table struct {
 	heap  *Heap
 	store rowStore
 
-	dirtyMu   sync.Mutex
-	dirtyRows map[*Row]struct{} // persistent tables: rows written since the last checkpoint
+	// Persistent tables: the rows written since the last checkpoint
+	// (backed.go, markDirty and CheckpointRows), each once, in the order
+	// they were first written since they were last clean, after the
+	// leftovers of the last checkpoint kept in key order: dirtyList[:dirtySorted]
+	// is in key order, so a checkpoint sorts only what was written since
+	// the last one, and not even that when keys arrive in order (a bulk
+	// load). Row.listed says "in dirtyList"; nDirty counts those rows.
+	// Guarded by dirtyMu.
+	dirtyMu     sync.Mutex
+	dirtyList   []*Row
+	dirtySorted int
+	nDirty      int
 
 	// vacList is the vacuum worklist (PostgreSQL's visibility map, inverted):
 	// every row that may hold something for vacuum to do — more than one
@@ -129,7 +139,7 @@ func (h *Heap) CreateTable(name string) (*Table, error) {
 	if _, ok := h.tables[name]; ok {
 		return nil, ErrTableExists
 	}
-	t := &Table{name: name, heap: h, store: newMemStore(), dirtyRows: make(map[*Row]struct{})}
+	t := &Table{name: name, heap: h, store: newMemStore()}
 	if h.backend != nil {
 		t.store = h.newBackedStore(name, h.backend)
 	}

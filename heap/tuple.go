@@ -112,6 +112,9 @@ type Row struct {
 	removed  atomic.Bool // vacuum or eviction unlinked this row from its table: look it up again (set under the latch)
 	// dirty: a write since the last checkpoint (persistent tables only).
 	dirty bool
+	// listed: 1 when the row is in its table's dirtyList (guarded by the
+	// table's dirtyMu, not the latch; 2 only inside CheckpointRows' clean).
+	listed uint8
 	// writes counts markDirty calls: a checkpoint marks a row clean only
 	// if it was not written again since the checkpoint read it.
 	writes uint64
@@ -126,7 +129,11 @@ type Row struct {
 	// count when the scan read it from the backend (see backedStore.adopt).
 	inTree    bool
 	transient bool
-	readAt    uint64
+	// stored: the backend may hold the row's key — the row was loaded from
+	// it, or a checkpoint wrote a value for it. A row that never was has
+	// nothing in the backend to delete (CheckpointRows). Under the latch.
+	stored bool
+	readAt uint64
 	// cur is the latch-free summary of the newest version (current.go):
 	// written by publish under the latch, read by Table.ReadResident
 	// without it.
