@@ -316,14 +316,14 @@ func (s *backedStore) Get(key []byte) *Row { return s.load(key) }
 func (s *backedStore) Resident(key []byte) *Row { return s.idx.get(key) }
 
 // GetOrCreate returns the row for key, loading it or creating an empty one
-// (in bt: its state is not the backend's).
+// (in bt: its state is not the backend's) that keeps key.
 func (s *backedStore) GetOrCreate(key []byte) *Row {
 	if r := s.load(key); r != nil {
 		return r
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := &Row{key: bytes.Clone(key), inTree: true}
+	r := &Row{key: key, inTree: true}
 	if old := s.idx.putIfAbsent(r, nil); old != r {
 		return old
 	}

@@ -20,7 +20,8 @@ type rowStore interface {
 	// Resident returns the row for key if it is in memory, or nil; it
 	// never reads a backend (Table.ReadResident).
 	Resident(key []byte) *Row
-	// GetOrCreate returns the row for key, creating an empty one if needed.
+	// GetOrCreate returns the row for key, creating an empty one if needed;
+	// a row it creates keeps key itself (see Table.RowForInsert).
 	GetOrCreate(key []byte) *Row
 	// Remove unlinks r (vacuum, when it has no versions left).
 	Remove(r *Row)
@@ -68,7 +69,7 @@ func (s *memStore) GetOrCreate(key []byte) *Row {
 	if r := s.idx.get(key); r != nil {
 		return r
 	}
-	r := &Row{key: bytes.Clone(key)}
+	r := &Row{key: key}
 	s.insertLocked(r)
 	return r
 }
