@@ -71,3 +71,37 @@ func FuzzDecodeRow(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendRowAfterOtherBytes: AppendRow onto a buffer that already holds
+// bytes, and has no room to grow in place, appends exactly EncodeRow's
+// bytes — the NULL bitmap set in the appended part, not in the old array
+// (COPY reuses one buffer for every row, which grows while a row is
+// encoded).
+func TestAppendRowAfterOtherBytes(t *testing.T) {
+	for _, tbl := range fuzzTables {
+		row := make([]types.Value, len(tbl.Cols))
+		for i, c := range tbl.Cols {
+			switch c.Type {
+			case types.TInt4:
+				row[i] = types.Int4(int32(i))
+			case types.TInt8:
+				row[i] = types.Int8(int64(i) << 40)
+			case types.TBool:
+				row[i] = types.Bool(true)
+			default:
+				row[i] = types.Text("a value longer than the buffer's spare room")
+			}
+		}
+		for i := range row {
+			if !tbl.IsKeyCol(i) && i%2 == 1 {
+				row[i] = types.Null(tbl.Cols[i].Type)
+			}
+		}
+		want := EncodeRow(tbl, row)
+		prefix := []byte("old")
+		got := AppendRow(prefix[:len(prefix):len(prefix)], tbl, row)
+		if !bytes.Equal(got[:3], prefix) || !bytes.Equal(got[3:], want) {
+			t.Fatalf("table %s: AppendRow gave %x after the prefix, EncodeRow %x", tbl.Name, got[3:], want)
+		}
+	}
+}
