@@ -317,18 +317,39 @@ func (s *backedStore) Resident(key []byte) *Row { return s.idx.get(key) }
 
 // GetOrCreate returns the row for key, loading it or creating an empty one
 // (in bt: its state is not the backend's) that keeps key.
+//
+// A key above the backend's ceiling (a bulk load's) is in memory or
+// nowhere: one putIfAbsent finds the row there or inserts the new one,
+// without load's lookup first (the hash and probe of a million-row map,
+// twice per row) — provided no row left memory since the ceiling was
+// read: a row of the key that was in memory then may since have been
+// checkpointed (raising the ceiling past it) and evicted. Then, as when
+// the key is below the ceiling, load looks first.
 func (s *backedStore) GetOrCreate(key []byte) *Row {
-	if r := s.load(key); r != nil {
+	nr := &Row{key: key, inTree: true} // outside the lock: it may assist the GC
+	s.mu.RLock()
+	readAt := s.removals
+	s.mu.RUnlock()
+	fast := s.absentFromBackend(key)
+	for {
+		if !fast {
+			if r := s.load(key); r != nil {
+				return r
+			}
+		}
+		s.mu.Lock()
+		if fast && s.removals != readAt {
+			s.mu.Unlock()
+			fast = false
+			continue
+		}
+		r := s.idx.putIfAbsent(nr, nil)
+		if r == nr {
+			s.bt.ReplaceOrInsert(nr)
+		}
+		s.mu.Unlock()
 		return r
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := &Row{key: key, inTree: true}
-	if old := s.idx.putIfAbsent(r, nil); old != r {
-		return old
-	}
-	s.bt.ReplaceOrInsert(r)
-	return r
 }
 
 func (s *backedStore) Remove(r *Row) {
