@@ -138,7 +138,12 @@
 //     needs either Next links that vacuum may clear (readers follow them
 //     only under the latch, and only from versions still listed) or the
 //     index-addressed arrays above, where a removed version's slot is
-//     freed explicitly.
+//     freed explicitly. What is built (tuple.go, insertedTuple) is the
+//     other way round: an inserted version carries the row's first
+//     version list, in the size class the Tuple takes alone. The list
+//     keeps only its own version alive, and only while the row's
+//     versions are that list (an update moves them to a new array, and
+//     pruning that empties a row drops the list).
 //  4. Built (package tupled, Session.Begin): a Session reuses its ended
 //     Tx record, and with it the xact.Xact and lockmgr.Proc inside; the
 //     xid is the record's generation, and a waiter takes a transaction's

@@ -39,6 +39,9 @@ type Change struct {
 	Xid  uint64 // the acting transaction
 	Old  *Tuple // ChangeUpdate, ChangeXmax: the version whose header changes
 	New  *Tuple // ChangeInsert, ChangeUpdate: the version added, made by NewTuple and not yet in any row
+	// List (ChangeInsert, optional): room for a row's first version list,
+	// used if the row has none (NewInsertTuple's, allocated with New).
+	List []*Tuple
 
 	// The new header of Old.
 	Xmax      uint64
@@ -306,6 +309,9 @@ func (t *Table) Apply(r *Row, c Change) {
 			t.prune(r)
 		}
 		c.New.applied = true
+		if cap(r.versions) == 0 {
+			r.versions = c.List
+		}
 		r.versions = append(r.versions, c.New)
 		t.heap.tuplesLive.Add(1)
 	case ChangeUpdate:

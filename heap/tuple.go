@@ -34,6 +34,24 @@ type Tuple struct {
 	applied bool // Table.Apply published it (SetInitialXmax refuses then)
 }
 
+// insertedTuple is an inserted version and the one-element version list
+// a new row starts with, in one allocation (80 bytes, the size class a
+// Tuple alone takes). The list keeps the tuple alive only while the row's
+// versions are that list: an update's append moves them to a new array,
+// and pruning that empties a row drops the list (pruneWith), so no dead
+// version outlives its removal through it.
+type insertedTuple struct {
+	t    Tuple
+	list [1]*Tuple
+}
+
+// NewInsertTuple is NewTuple(xmin, value, false) with a version list for
+// a new row (Change.List): one allocation per inserted row instead of two.
+func NewInsertTuple(xmin uint64, value []byte) (*Tuple, []*Tuple) {
+	it := &insertedTuple{t: Tuple{xmin: xmin, value: value, infomask: XmaxInvalid}}
+	return &it.t, it.list[:0]
+}
+
 // NewTuple is a version made by transaction xmin with value, no xmax yet;
 // updated marks the new version of an UPDATE (HEAP_UPDATED).
 func NewTuple(xmin uint64, value []byte, updated bool) *Tuple {

@@ -90,6 +90,9 @@ func (t *Table) pruneWith(r *Row, horizon uint64) int {
 	}
 	clear(r.versions[len(kept):])
 	r.versions = kept
+	if len(kept) == 0 {
+		r.versions = nil // the list may live in a removed version's allocation (insertedTuple)
+	}
 	// A surviving version whose successor was removed had an aborted
 	// updater: drop the link so the dead version can be reclaimed.
 	for _, v := range kept {

@@ -215,7 +215,8 @@ func (e *Locker) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, valu
 		if invariants.Enabled {
 			checkWriteNoted(me, "insert")
 		}
-		tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: me.ID(), New: heap.NewTuple(me.ID(), value, false)})
+		nt, list := heap.NewInsertTuple(me.ID(), value)
+		tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: me.ID(), New: nt, List: list})
 		r.Unlock()
 		return nil
 	}
