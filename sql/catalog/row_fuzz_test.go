@@ -20,6 +20,25 @@ var fuzzTables = []*Table{
 	{Name: "c", KeyFormat: KeyFormatTuple, Cols: []Column{{Name: "a", Type: types.TInt4}, {Name: "v", Type: types.TText}, {Name: "b", Type: types.TBpchar}, {Name: "c", Type: types.TBool}, {Name: "w", Type: types.TInt8}}, Key: 2, KeyCols: []int{2, 0, 4}},
 }
 
+// sampleRow is a row of t with a value of its type in every column, text
+// the text columns'.
+func sampleRow(t *Table, text string) []types.Value {
+	row := make([]types.Value, len(t.Cols))
+	for i, c := range t.Cols {
+		switch c.Type {
+		case types.TInt4:
+			row[i] = types.Int4(int32(-7 * i))
+		case types.TInt8:
+			row[i] = types.Int8(int64(1) << 40)
+		case types.TBool:
+			row[i] = types.Bool(i%2 == 0)
+		default:
+			row[i] = types.Text(text)
+		}
+	}
+	return row
+}
+
 // FuzzDecodeRow is the row decoder under damage the checksums did not
 // catch (or a row written by a different column layout): whatever the
 // stored key and value bytes, DecodeRow never panics, fails only with the
@@ -27,19 +46,7 @@ var fuzzTables = []*Table{
 // decodes to the same values.
 func FuzzDecodeRow(f *testing.F) {
 	for ti, t := range fuzzTables {
-		row := make([]types.Value, len(t.Cols))
-		for i, c := range t.Cols {
-			switch c.Type {
-			case types.TInt4:
-				row[i] = types.Int4(int32(-7 * i))
-			case types.TInt8:
-				row[i] = types.Int8(int64(1) << 40)
-			case types.TBool:
-				row[i] = types.Bool(i%2 == 0)
-			default:
-				row[i] = types.Text("value")
-			}
-		}
+		row := sampleRow(t, "value")
 		key := RowKey(nil, t, row)
 		f.Add(uint8(ti), key, EncodeRow(t, row))
 		row[(t.Key+1)%len(row)] = types.Null(t.Cols[(t.Key+1)%len(row)].Type) // a non-key column
@@ -79,19 +86,7 @@ func FuzzDecodeRow(f *testing.F) {
 // encoded).
 func TestAppendRowAfterOtherBytes(t *testing.T) {
 	for _, tbl := range fuzzTables {
-		row := make([]types.Value, len(tbl.Cols))
-		for i, c := range tbl.Cols {
-			switch c.Type {
-			case types.TInt4:
-				row[i] = types.Int4(int32(i))
-			case types.TInt8:
-				row[i] = types.Int8(int64(i) << 40)
-			case types.TBool:
-				row[i] = types.Bool(true)
-			default:
-				row[i] = types.Text("a value longer than the buffer's spare room")
-			}
-		}
+		row := sampleRow(tbl, "a value longer than the buffer's spare room")
 		for i := range row {
 			if !tbl.IsKeyCol(i) && i%2 == 1 {
 				row[i] = types.Null(tbl.Cols[i].Type)
