@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/google/btree"
-
 	"github.com/tupled/tupled/internal/storage"
 	"github.com/tupled/tupled/internal/xact"
 )
@@ -132,8 +130,8 @@ func RowKeyLen(table string, keyLen int) int {
 // in memory (see "Persistent tables" above).
 type backedStore struct {
 	mu  sync.RWMutex
-	idx *rowIndex           // every row in memory (sharded; see rowIndex)
-	bt  *btree.BTreeG[*Row] // the rows in memory written since they entered it (Row.inTree)
+	idx *rowIndex // every row in memory (sharded; see rowIndex)
+	bt  rowTree   // the rows in memory written since they entered it (Row.inTree)
 	// removals counts rows Remove unlinked: readers of the backend compare
 	// it around their read (load, scan, adopt).
 	removals uint64
@@ -214,7 +212,7 @@ type floorScan struct {
 // NewBackedStore returns the store of a persistent table.
 func (h *Heap) newBackedStore(table string, be storage.Backend) *backedStore {
 	return &backedStore{
-		idx: newRowIndex(), bt: btree.NewG[*Row](32, rowLess),
+		idx: newRowIndex(), bt: newRowTree(),
 		floorScans: make(map[*floorScan]struct{}),
 		be:         be, prefix: RowKey(table, nil), heap: h,
 	}
@@ -612,11 +610,11 @@ func (s *backedStore) writtenIn(lo, hi []byte, reverse bool, limit int) (rows []
 	case !reverse && lo == nil:
 		s.bt.Ascend(visit)
 	case !reverse:
-		s.bt.AscendGreaterOrEqual(&Row{key: lo}, visit)
+		s.bt.AscendGreaterOrEqual(lo, visit)
 	case hi == nil:
 		s.bt.Descend(visit)
 	default:
-		s.bt.DescendLessOrEqual(&Row{key: hi}, visit)
+		s.bt.DescendLessOrEqual(hi, visit)
 	}
 	if reverse {
 		slices.Reverse(rows)
