@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/google/btree"
-
 	"github.com/tupled/tupled/internal/storage"
 	"github.com/tupled/tupled/internal/xact"
 )
@@ -105,6 +103,12 @@ import (
 //     version, with at most lockers in its xmax.
 //   - No row visible to a live or future snapshot has a key below floor.
 //   - Once known, no key above ceil is in the backend (for this table).
+//   - A row with stored unset has no key in the backend: it was made for a
+//     key the backend did not hold (GetOrCreate after a miss) and no
+//     checkpoint wrote a value for it since, so a checkpoint that finds
+//     no version of it visible has nothing to delete.
+//   - The table's dirtyList holds each dirty row once (Row.listed), its
+//     first dirtySorted rows in key order (CheckpointRows keeps them so).
 
 // RowKey is the backend key of (table, key): 'r', uvarint(len(table)), table, key.
 func RowKey(table string, key []byte) []byte {
@@ -126,8 +130,8 @@ func RowKeyLen(table string, keyLen int) int {
 // in memory (see "Persistent tables" above).
 type backedStore struct {
 	mu  sync.RWMutex
-	idx *rowIndex           // every row in memory (sharded; see rowIndex)
-	bt  *btree.BTreeG[*Row] // the rows in memory written since they entered it (Row.inTree)
+	idx *rowIndex // every row in memory (sharded; see rowIndex)
+	bt  rowTree   // the rows in memory written since they entered it (Row.inTree)
 	// removals counts rows Remove unlinked: readers of the backend compare
 	// it around their read (load, scan, adopt).
 	removals uint64
@@ -208,7 +212,7 @@ type floorScan struct {
 // NewBackedStore returns the store of a persistent table.
 func (h *Heap) newBackedStore(table string, be storage.Backend) *backedStore {
 	return &backedStore{
-		idx: newRowIndex(), bt: btree.NewG[*Row](32, rowLess),
+		idx: newRowIndex(), bt: newRowTree(),
 		floorScans: make(map[*floorScan]struct{}),
 		be:         be, prefix: RowKey(table, nil), heap: h,
 	}
@@ -229,6 +233,7 @@ func newLoadedRow(key, value []byte) *Row {
 	l := &loadedRow{tuple: Tuple{value: value, infomask: XminFrozen | XmaxInvalid, applied: true}}
 	l.list[0] = &l.tuple
 	l.row.key = bytes.Clone(key)
+	l.row.stored = true
 	l.row.versions = l.list[:]
 	l.row.publish()
 	return &l.row
@@ -309,19 +314,40 @@ func (s *backedStore) Get(key []byte) *Row { return s.load(key) }
 func (s *backedStore) Resident(key []byte) *Row { return s.idx.get(key) }
 
 // GetOrCreate returns the row for key, loading it or creating an empty one
-// (in bt: its state is not the backend's).
+// (in bt: its state is not the backend's) that keeps key.
+//
+// A key above the backend's ceiling (a bulk load's) is in memory or
+// nowhere: one putIfAbsent finds the row there or inserts the new one,
+// without load's lookup first (the hash and probe of a million-row map,
+// twice per row) — provided no row left memory since the ceiling was
+// read: a row of the key that was in memory then may since have been
+// checkpointed (raising the ceiling past it) and evicted. Then, as when
+// the key is below the ceiling, load looks first.
 func (s *backedStore) GetOrCreate(key []byte) *Row {
-	if r := s.load(key); r != nil {
+	nr := &Row{key: key, inTree: true} // outside the lock: it may assist the GC
+	s.mu.RLock()
+	readAt := s.removals
+	s.mu.RUnlock()
+	fast := s.absentFromBackend(key)
+	for {
+		if !fast {
+			if r := s.load(key); r != nil {
+				return r
+			}
+		}
+		s.mu.Lock()
+		if fast && s.removals != readAt {
+			s.mu.Unlock()
+			fast = false
+			continue
+		}
+		r := s.idx.putIfAbsent(nr, nil)
+		if r == nr {
+			s.bt.ReplaceOrInsert(nr)
+		}
+		s.mu.Unlock()
 		return r
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := &Row{key: bytes.Clone(key), inTree: true}
-	if old := s.idx.putIfAbsent(r, nil); old != r {
-		return old
-	}
-	s.bt.ReplaceOrInsert(r)
-	return r
 }
 
 func (s *backedStore) Remove(r *Row) {
@@ -584,11 +610,11 @@ func (s *backedStore) writtenIn(lo, hi []byte, reverse bool, limit int) (rows []
 	case !reverse && lo == nil:
 		s.bt.Ascend(visit)
 	case !reverse:
-		s.bt.AscendGreaterOrEqual(&Row{key: lo}, visit)
+		s.bt.AscendGreaterOrEqual(lo, visit)
 	case hi == nil:
 		s.bt.Descend(visit)
 	default:
-		s.bt.DescendLessOrEqual(&Row{key: hi}, visit)
+		s.bt.DescendLessOrEqual(hi, visit)
 	}
 	if reverse {
 		slices.Reverse(rows)
@@ -851,29 +877,34 @@ func (t *Table) markDirty(r *Row) {
 	}
 	r.dirty = true
 	t.dirtyMu.Lock()
-	t.dirtyRows[r] = struct{}{}
+	if r.listed == 0 {
+		r.listed = 1
+		t.nDirty++
+		t.dirtyList = append(t.dirtyList, r)
+	}
 	t.dirtyMu.Unlock()
 }
 
 // CheckpointRows calls put for every dirty row with the value of its version
-// visible to snap (ok=false: no such version, the key must be deleted). It
-// returns clean, which the caller calls once what put received is durable
+// visible to snap (ok=false: no such version, the key must be deleted), in
+// key order. It returns clean, which the caller calls once what put received is durable
 // in the backend: it marks clean the rows whose every version was committed
 // at or below snap.CSN (their written state is their current state) and
 // that were not written since. Until then they stay dirty, so they are
 // neither evicted nor unlinked and loaded again from a backend that does
 // not hold the checkpoint yet. The caller's snapshot must be published
 // (xact.TakeSnapshot) so that pruning keeps the versions it reads.
+//
+// A row with no version visible to snap whose key the backend never held
+// (Row.stored: not loaded from it, never written to it) is not passed to
+// put: there is nothing to delete. That is every row of a bulk load still
+// in progress, which each checkpoint during it would otherwise write as a
+// delete of a key that is nowhere (and the backend would then compact).
 func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, ok bool) error) (clean func(), err error) {
 	t.dirtyMu.Lock()
-	rows := make([]*Row, 0, len(t.dirtyRows))
-	for r := range t.dirtyRows {
-		rows = append(rows, r)
-	}
+	n := len(t.dirtyList)
+	rows := sortDirty(t.dirtyList[:n:n], t.dirtySorted)
 	t.dirtyMu.Unlock()
-	// In key order: a B+tree backend (bbolt) applies sorted writes far
-	// faster than random ones.
-	slices.SortFunc(rows, func(a, b *Row) int { return bytes.Compare(a.key, b.key) })
 	bs, _ := t.store.(*backedStore)
 	type settled struct {
 		r      *Row
@@ -894,7 +925,11 @@ func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, o
 		if found && bs != nil {
 			bs.raiseCeil(r.key) // before the backend can hold it
 		}
-		err := put(r.key, val, found)
+		var err error
+		if found || r.stored {
+			r.stored = r.stored || found
+			err = put(r.key, val, found)
+		}
 		if err == nil && t.heap.settledAt(r, snap.CSN()) {
 			done = append(done, settled{r, r.writes})
 		}
@@ -909,12 +944,68 @@ func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, o
 			if s.r.dirty && s.r.writes == s.writes {
 				s.r.dirty = false
 				t.dirtyMu.Lock()
-				delete(t.dirtyRows, s.r)
+				s.r.listed = 0
+				t.nDirty--
 				t.dirtyMu.Unlock()
 			}
 			s.r.Unlock()
 		}
+		// The list becomes the rows still dirty in key order, then those
+		// first written since the checkpoint read it (its tail). A row
+		// cleaned above and written again since is in the tail only:
+		// marked 2 there, its old entry is dropped.
+		t.dirtyMu.Lock()
+		tail := t.dirtyList[n:]
+		for _, r := range tail {
+			r.listed = 2
+		}
+		kept := make([]*Row, 0, t.nDirty)
+		for _, r := range rows {
+			if r.listed == 1 {
+				kept = append(kept, r)
+			}
+		}
+		t.dirtySorted = len(kept)
+		for _, r := range tail {
+			r.listed = 1
+			kept = append(kept, r)
+		}
+		t.dirtyList = kept
+		t.dirtyMu.Unlock()
 	}, nil
+}
+
+func rowCmp(a, b *Row) int { return bytes.Compare(a.key, b.key) }
+
+// sortDirty returns list's rows in key order, list[:sorted] being in key
+// order already: the rest is sorted (unless it is already: a bulk load's
+// keys arrive in order) and merged with it. In key order because a B+tree
+// backend (bbolt) applies sorted writes far faster than random ones. list
+// itself is never changed: the result is list or a new slice.
+func sortDirty(list []*Row, sorted int) []*Row {
+	head, tail := list[:sorted], list[sorted:]
+	if !slices.IsSortedFunc(tail, rowCmp) {
+		tail = slices.Clone(tail)
+		slices.SortFunc(tail, rowCmp)
+	} else if len(head) == 0 || len(tail) == 0 || rowCmp(head[len(head)-1], tail[0]) < 0 {
+		return list // already in key order
+	}
+	if len(head) == 0 {
+		return tail
+	}
+	out := make([]*Row, 0, len(list))
+	i, j := 0, 0
+	for i < len(head) && j < len(tail) {
+		if rowCmp(tail[j], head[i]) < 0 {
+			out = append(out, tail[j])
+			j++
+		} else {
+			out = append(out, head[i])
+			i++
+		}
+	}
+	out = append(out, head[i:]...)
+	return append(out, tail[j:]...)
 }
 
 // settledAt reports whether every version of r was made, and if updated or
@@ -941,7 +1032,7 @@ func (h *Heap) settledAt(r *Row, csn uint64) bool {
 func (t *Table) DirtyRows() int {
 	t.dirtyMu.Lock()
 	defer t.dirtyMu.Unlock()
-	return len(t.dirtyRows)
+	return t.nDirty
 }
 
 // Evict drops clean rows from memory until at most keep rows remain (or no

@@ -57,7 +57,9 @@
 // # Storage
 //
 // Rows live in a rowStore. An in-memory database's tables keep all their rows
-// in memory (store.go): a B-tree for ordered scans beside a lock-free
+// in memory (store.go): a B-tree for ordered scans (rowtree.go, whose items
+// carry the key's first 8 bytes so that most comparisons are one integer
+// compare) beside a lock-free
 // open-addressing hash index for point lookups (hashindex.go, whose
 // comment is its design: a reader takes no lock, and for a key of up to 8
 // bytes decides the match from one slot holding the hash, the length and
@@ -66,8 +68,8 @@
 // tables" comment is the design): the storage.Backend holds one committed
 // value per key as of the last checkpoint, and memory holds the rows in use
 // — every one in a hash (sharded, rowindex.go: a cold read's insert takes
-// one shard's lock, not the table's), and those written since they
-// entered memory also in a B-tree. A row missing from memory has one frozen version, visible to
+// one shard's lock, not the table's; each shard a hashindex.go table), and
+// those written since they entered memory also in a B-tree. A row missing from memory has one frozen version, visible to
 // every snapshot: a point read loads it into the hash; a scan merges the
 // batches of one backend cursor with the B-tree and passes such rows as transient
 // copies (Row.Transient) without loading them, and a caller that locks one
@@ -138,7 +140,12 @@
 //     needs either Next links that vacuum may clear (readers follow them
 //     only under the latch, and only from versions still listed) or the
 //     index-addressed arrays above, where a removed version's slot is
-//     freed explicitly.
+//     freed explicitly. What is built (tuple.go, insertedTuple) is the
+//     other way round: an inserted version carries the row's first
+//     version list, in the size class the Tuple takes alone. The list
+//     keeps only its own version alive, and only while the row's
+//     versions are that list (an update moves them to a new array, and
+//     pruning that empties a row drops the list).
 //  4. Built (package tupled, Session.Begin): a Session reuses its ended
 //     Tx record, and with it the xact.Xact and lockmgr.Proc inside; the
 //     xid is the record's generation, and a waiter takes a transaction's

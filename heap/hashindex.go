@@ -39,8 +39,9 @@ import (
 //
 // # Concurrency
 //
-// Writers (insert, remove, growth) hold memStore.mu; readers hold
-// nothing. What makes that safe:
+// Writers (insert, remove, growth) hold memStore.mu (a persistent
+// table's rowIndex keeps one hashIndex per shard, its writers holding the
+// shard's lock); readers hold nothing. What makes that safe:
 //
 //   - A slot is filled once: prefix and row are written, then tag is
 //     stored (atomically) last; a reader loads tag first, so a non-zero tag
@@ -121,6 +122,11 @@ func keyTag(key []byte) (tag, prefix uint64) {
 // get returns key's row, or nil. It takes no lock.
 func (x *hashIndex) get(key []byte) *Row {
 	tag, prefix := keyTag(key)
+	return x.getTagged(key, tag, prefix)
+}
+
+// getTagged is get with key's keyTag computed.
+func (x *hashIndex) getTagged(key []byte, tag, prefix uint64) *Row {
 	t := x.tab.Load()
 	for i := tag >> 8 & t.mask; ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
@@ -140,11 +146,16 @@ func (x *hashIndex) get(key []byte) *Row {
 
 // insert adds r, whose key has no live row in the index. memStore.mu held.
 func (x *hashIndex) insert(r *Row) {
+	tag, prefix := keyTag(r.key)
+	x.insertTagged(r, tag, prefix)
+}
+
+// insertTagged is insert with r.key's keyTag computed.
+func (x *hashIndex) insertTagged(r *Row, tag, prefix uint64) {
 	t := x.tab.Load()
 	if (x.used+1)*4 > len(t.slots)*3 {
 		t = x.rebuild(t)
 	}
-	tag, prefix := keyTag(r.key)
 	t.put(tag, prefix, r)
 	x.used++
 	x.live++
@@ -201,3 +212,15 @@ func (x *hashIndex) remove(r *Row) bool {
 
 // len is the number of live rows. memStore.mu held.
 func (x *hashIndex) len() int { return x.live }
+
+// each calls fn for the live rows, in slot order (as good as random),
+// until fn returns false. The writers' lock held (it reads one table).
+func (x *hashIndex) each(fn func(*Row) bool) bool {
+	t := x.tab.Load()
+	for i := range t.slots {
+		if r := t.slots[i].row.Load(); r != nil && !fn(r) {
+			return false
+		}
+	}
+	return true
+}

@@ -39,6 +39,9 @@ type Change struct {
 	Xid  uint64 // the acting transaction
 	Old  *Tuple // ChangeUpdate, ChangeXmax: the version whose header changes
 	New  *Tuple // ChangeInsert, ChangeUpdate: the version added, made by NewTuple and not yet in any row
+	// List (ChangeInsert, optional): room for a row's first version list,
+	// used if the row has none (NewInsertTuple's, allocated with New).
+	List []*Tuple
 
 	// The new header of Old.
 	Xmax      uint64
@@ -87,8 +90,18 @@ type Table struct {
 	heap  *Heap
 	store rowStore
 
-	dirtyMu   sync.Mutex
-	dirtyRows map[*Row]struct{} // persistent tables: rows written since the last checkpoint
+	// Persistent tables: the rows written since the last checkpoint
+	// (backed.go, markDirty and CheckpointRows), each once, in the order
+	// they were first written since they were last clean, after the
+	// leftovers of the last checkpoint kept in key order: dirtyList[:dirtySorted]
+	// is in key order, so a checkpoint sorts only what was written since
+	// the last one, and not even that when keys arrive in order (a bulk
+	// load). Row.listed says "in dirtyList"; nDirty counts those rows.
+	// Guarded by dirtyMu.
+	dirtyMu     sync.Mutex
+	dirtyList   []*Row
+	dirtySorted int
+	nDirty      int
 
 	// vacList is the vacuum worklist (PostgreSQL's visibility map, inverted):
 	// every row that may hold something for vacuum to do — more than one
@@ -129,7 +142,7 @@ func (h *Heap) CreateTable(name string) (*Table, error) {
 	if _, ok := h.tables[name]; ok {
 		return nil, ErrTableExists
 	}
-	t := &Table{name: name, heap: h, store: newMemStore(), dirtyRows: make(map[*Row]struct{})}
+	t := &Table{name: name, heap: h, store: newMemStore()}
 	if h.backend != nil {
 		t.store = h.newBackedStore(name, h.backend)
 	}
@@ -187,7 +200,10 @@ func (h *Heap) TuplesReclaimed() uint64 { return h.tuplesReclaimed.Load() }
 func (t *Table) Row(key []byte) *Row { return t.store.Get(key) }
 
 // RowForInsert returns the row for key, creating it if needed, with its
-// latch held and not removed.
+// latch held and not removed. A row it creates keeps key as its own, not a
+// copy: the caller hands over a key nothing changes afterwards (the
+// engine's insert passes the copy it made of its caller's key, which its
+// write set shares; one copy per inserted row instead of two).
 func (t *Table) RowForInsert(key []byte) *Row {
 	for {
 		r := t.store.GetOrCreate(key)
@@ -293,6 +309,9 @@ func (t *Table) Apply(r *Row, c Change) {
 			t.prune(r)
 		}
 		c.New.applied = true
+		if cap(r.versions) == 0 {
+			r.versions = c.List
+		}
 		r.versions = append(r.versions, c.New)
 		t.heap.tuplesLive.Add(1)
 	case ChangeUpdate:

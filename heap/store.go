@@ -3,8 +3,6 @@ package heap
 import (
 	"bytes"
 	"sync"
-
-	"github.com/google/btree"
 )
 
 // rowStore is where a table's rows live. newMemStore keeps them in memory
@@ -20,7 +18,8 @@ type rowStore interface {
 	// Resident returns the row for key if it is in memory, or nil; it
 	// never reads a backend (Table.ReadResident).
 	Resident(key []byte) *Row
-	// GetOrCreate returns the row for key, creating an empty one if needed.
+	// GetOrCreate returns the row for key, creating an empty one if needed;
+	// a row it creates keeps key itself (see Table.RowForInsert).
 	GetOrCreate(key []byte) *Row
 	// Remove unlinks r (vacuum, when it has no versions left).
 	Remove(r *Row)
@@ -38,15 +37,13 @@ type rowStore interface {
 // serializes the hash index's writers; Get takes no lock.
 type memStore struct {
 	mu  sync.RWMutex
-	bt  *btree.BTreeG[*Row]
+	bt  rowTree
 	idx *hashIndex
 }
 
-func rowLess(a, b *Row) bool { return bytes.Compare(a.key, b.key) < 0 }
-
 // newMemStore returns an empty in-memory store.
 func newMemStore() *memStore {
-	return &memStore{bt: btree.NewG[*Row](32, rowLess), idx: newHashIndex()}
+	return &memStore{bt: newRowTree(), idx: newHashIndex()}
 }
 
 func (s *memStore) Get(key []byte) *Row { return s.idx.get(key) }
@@ -68,7 +65,7 @@ func (s *memStore) GetOrCreate(key []byte) *Row {
 	if r := s.idx.get(key); r != nil {
 		return r
 	}
-	r := &Row{key: bytes.Clone(key)}
+	r := &Row{key: key}
 	s.insertLocked(r)
 	return r
 }
@@ -93,7 +90,7 @@ func (s *memStore) Ascend(start, end []byte, fn func(*Row) bool) {
 	if start == nil {
 		s.bt.Ascend(iter)
 	} else {
-		s.bt.AscendGreaterOrEqual(&Row{key: start}, iter)
+		s.bt.AscendGreaterOrEqual(start, iter)
 	}
 }
 
@@ -109,7 +106,7 @@ func (s *memStore) Descend(start, end []byte, fn func(*Row) bool) {
 	if end == nil {
 		s.bt.Descend(iter)
 	} else {
-		s.bt.DescendLessOrEqual(&Row{key: end}, func(r *Row) bool {
+		s.bt.DescendLessOrEqual(end, func(r *Row) bool {
 			if bytes.Equal(r.key, end) {
 				return true // the end is excluded
 			}

@@ -34,6 +34,24 @@ type Tuple struct {
 	applied bool // Table.Apply published it (SetInitialXmax refuses then)
 }
 
+// insertedTuple is an inserted version and the one-element version list
+// a new row starts with, in one allocation (80 bytes, the size class a
+// Tuple alone takes). The list keeps the tuple alive only while the row's
+// versions are that list: an update's append moves them to a new array,
+// and pruning that empties a row drops the list (pruneWith), so no dead
+// version outlives its removal through it.
+type insertedTuple struct {
+	t    Tuple
+	list [1]*Tuple
+}
+
+// NewInsertTuple is NewTuple(xmin, value, false) with a version list for
+// a new row (Change.List): one allocation per inserted row instead of two.
+func NewInsertTuple(xmin uint64, value []byte) (*Tuple, []*Tuple) {
+	it := &insertedTuple{t: Tuple{xmin: xmin, value: value, infomask: XmaxInvalid}}
+	return &it.t, it.list[:0]
+}
+
 // NewTuple is a version made by transaction xmin with value, no xmax yet;
 // updated marks the new version of an UPDATE (HEAP_UPDATED).
 func NewTuple(xmin uint64, value []byte, updated bool) *Tuple {
@@ -112,6 +130,9 @@ type Row struct {
 	removed  atomic.Bool // vacuum or eviction unlinked this row from its table: look it up again (set under the latch)
 	// dirty: a write since the last checkpoint (persistent tables only).
 	dirty bool
+	// listed: 1 when the row is in its table's dirtyList (guarded by the
+	// table's dirtyMu, not the latch; 2 only inside CheckpointRows' clean).
+	listed uint8
 	// writes counts markDirty calls: a checkpoint marks a row clean only
 	// if it was not written again since the checkpoint read it.
 	writes uint64
@@ -126,7 +147,11 @@ type Row struct {
 	// count when the scan read it from the backend (see backedStore.adopt).
 	inTree    bool
 	transient bool
-	readAt    uint64
+	// stored: the backend may hold the row's key — the row was loaded from
+	// it, or a checkpoint wrote a value for it. A row that never was has
+	// nothing in the backend to delete (CheckpointRows). Under the latch.
+	stored bool
+	readAt uint64
 	// cur is the latch-free summary of the newest version (current.go):
 	// written by publish under the latch, read by Table.ReadResident
 	// without it.

@@ -90,6 +90,9 @@ func (t *Table) pruneWith(r *Row, horizon uint64) int {
 	}
 	clear(r.versions[len(kept):])
 	r.versions = kept
+	if len(kept) == 0 {
+		r.versions = nil // the list may live in a removed version's allocation (insertedTuple)
+	}
 	// A surviving version whose successor was removed had an aborted
 	// updater: drop the link so the dead version can be reclaimed.
 	for _, v := range kept {
@@ -132,8 +135,16 @@ func (t *Table) Vacuum(horizon uint64, freezeBelow uint64) VacuumResult {
 	t.vacList = nil
 	t.vacMu.Unlock()
 	var again []*Row
+	var running uint64 // an xid found in progress in this pass (see pendingInsert)
 	for _, r := range list {
 		r.Lock()
+		if t.pendingInsert(r, &running) {
+			res.Rows++
+			ref(r.versions[0].xmin)
+			again = append(again, r)
+			r.Unlock()
+			continue
+		}
 		if t.vacuumRow(r, horizon, freezeBelow, &res, ref) {
 			again = append(again, r)
 		} else {
@@ -147,6 +158,30 @@ func (t *Table) Vacuum(horizon uint64, freezeBelow uint64) VacuumResult {
 		t.vacMu.Unlock()
 	}
 	return res
+}
+
+// pendingInsert reports whether r is one version inserted by a
+// transaction in progress, without xmax: vacuumRow would find nothing to
+// do but keep it listed. A bulk load's rows are all such until it commits,
+// and every pass during the load visits them all; running, the last xid
+// found in progress in this pass, spares those visits the status lookup
+// (it may have ended since: the row then waits for the next pass, as it
+// would had vacuum looked just before the end). Latch held.
+func (t *Table) pendingInsert(r *Row, running *uint64) bool {
+	if len(r.versions) != 1 || r.removed.Load() {
+		return false
+	}
+	v := r.versions[0]
+	if v.xmin == 0 || v.infomask&(XminCommitted|XminInvalid) != 0 || (v.infomask&XmaxInvalid == 0 && v.xmax != 0) {
+		return false
+	}
+	if v.xmin != *running {
+		if st, _ := t.heap.xacts.Status(v.xmin); st != xact.InProgress {
+			return false
+		}
+		*running = v.xmin
+	}
+	return true
 }
 
 // vacuumRow vacuums one row of the worklist (latch held) and reports whether

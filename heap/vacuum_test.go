@@ -255,3 +255,35 @@ func TestPruneCountsWhatItRemoves(t *testing.T) {
 	assert.Equal(t, int64(left), e.h.TuplesLive(), "TuplesLive is the number of versions left")
 	assert.Equal(t, uint64(res.Removed), e.h.TuplesReclaimed())
 }
+
+// TestVacuumKeepsABulkLoadsRowsUntilItEnds: rows a running transaction
+// inserted (a COPY in progress) stay on the worklist untouched, their xmin
+// counted in MinXidRef; once the loader aborts, the next pass removes
+// them, and once another loader commits, a pass freezes its rows and
+// takes them off the list.
+func TestVacuumKeepsABulkLoadsRowsUntilItEnds(t *testing.T) {
+	e := newEnv(t)
+	load := e.x.Begin()
+	other := e.x.Begin() // a second running inserter, interleaved
+	for _, k := range []string{"a", "b", "c"} {
+		e.insert(k, live(load.ID()))
+		e.insert(k+"2", live(other.ID()))
+	}
+	res := e.tbl.Vacuum(e.x.Horizon(), 0)
+	assert.Equal(t, 6, res.Rows)
+	assert.Zero(t, res.Removed)
+	assert.Equal(t, load.ID(), res.MinXidRef)
+
+	e.x.Abort(load)
+	res = e.tbl.Vacuum(e.x.Horizon(), 0)
+	assert.Equal(t, 3, res.Removed, "the aborted load's rows go")
+	assert.Equal(t, 3, res.RowsUnlinked)
+	assert.Equal(t, other.ID(), res.MinXidRef)
+	assert.Equal(t, 3, e.tbl.CachedRows())
+
+	e.x.Commit(other)
+	res = e.tbl.Vacuum(e.x.Horizon(), e.x.NextXid())
+	assert.Equal(t, 3, res.Rows)
+	assert.Equal(t, ^uint64(0), res.MinXidRef, "frozen: nothing unfrozen is left")
+	assert.Zero(t, e.tbl.Vacuum(e.x.Horizon(), e.x.NextXid()).Rows, "off the worklist")
+}

@@ -366,12 +366,16 @@ func (s *Session) planCopyFrom(st *pg.CopyStmt, o *copyOpts, names []string) (*p
 			// row) while the line is at hand, the insert's unique checks
 			// ("COPY t, line n" only: PostgreSQL finds them when it flushes
 			// a batch of rows)
-			key, err := s.prepareRow(ctx, t, row)
+			// key and value go into buffers the next row reuses: the
+			// engine's insert copies both
+			key, err := s.prepareRow(ctx, t, row, cf.key)
 			if err != nil {
 				return err
 			}
+			cf.key = key
 			cf.curLine = nil
-			if err := tx.Insert(ctx, t.Engine, key, catalog.EncodeRow(t, row)); err != nil {
+			cf.value = catalog.AppendRow(cf.value[:0], t, row)
+			if err := tx.Insert(ctx, t.Engine, key, cf.value); err != nil {
 				return dupRowError(err, t, row)
 			}
 			return nil
@@ -419,6 +423,10 @@ type copyFrom struct {
 	fields  [][]byte
 	nulls   []bool
 	scratch []byte
+	// row, key and value are reused from one row to the next: an insert
+	// keeps none of them (the engine copies the key and the value)
+	row        []types.Value
+	key, value []byte
 }
 
 // where is PostgreSQL's CopyFromErrorCallback context.
@@ -571,9 +579,13 @@ func (cf *copyFrom) run(insert func([]types.Value) error) (int64, error) {
 }
 
 // newRow is a row of the table with the defaults of the columns the data
-// leaves out.
+// leaves out: cf.row, emptied.
 func (cf *copyFrom) newRow() ([]types.Value, error) {
-	row := make([]types.Value, len(cf.t.Cols))
+	if cf.row == nil {
+		cf.row = make([]types.Value, len(cf.t.Cols))
+	}
+	row := cf.row
+	clear(row)
 	for i, d := range cf.defs {
 		if d == nil {
 			continue

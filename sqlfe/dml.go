@@ -912,6 +912,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]types.Type) (*plan, er
 				rows[i] = selRow
 			}
 		}
+		var keyBuf, valBuf []byte
 		for r, xs := range rows {
 			if selRows != nil {
 				e.row = selRows[r]
@@ -927,7 +928,11 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]types.Type) (*plan, er
 					}
 				}
 			}
-			key, err := s.prepareRow(ctx, t, row) // insertrow.go
+			var kbuf []byte // a plain insert's key and value: reused, the engine copies them
+			if oc == nil {
+				kbuf = keyBuf
+			}
+			key, err := s.prepareRow(ctx, t, row, kbuf) // insertrow.go
 			if err != nil {
 				return nil, err
 			}
@@ -938,8 +943,11 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]types.Type) (*plan, er
 				if row == nil {
 					continue // DO NOTHING, or DO UPDATE whose WHERE failed
 				}
-			} else if err := tx.Insert(ctx, t.Engine, key, catalog.EncodeRow(t, row)); err != nil {
-				return nil, dupRowError(err, t, row)
+			} else {
+				keyBuf, valBuf = key, catalog.AppendRow(valBuf[:0], t, row)
+				if err := tx.Insert(ctx, t.Engine, key, valBuf); err != nil {
+					return nil, dupRowError(err, t, row)
+				}
 			}
 			n++
 			if ret != nil {

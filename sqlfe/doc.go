@@ -177,7 +177,9 @@
 //     STDOUT, text, csv and binary (copy.go), run through the connection's
 //     CopyIO in the session's transaction: each row is inserted by
 //     INSERT's own path (insertrow.go) as soon as its line has arrived, so
-//     the data is never held whole; an error's CONTEXT names the line
+//     the data is never held whole (one row, key and value buffer serve
+//     the whole statement: the engine copies what it keeps); an error's
+//     CONTEXT names the line
 //     ("COPY t, line 3, column a: ..."). COPY to or from a server file or
 //     program is 0A000.
 //   - TRUNCATE (truncate.go) is transactional: ACCESS EXCLUSIVE on each

@@ -13,7 +13,7 @@ import (
 // the row's engine key. INSERT (dml.go) and COPY FROM (copy.go) share it;
 // both then insert the row with tx.Insert (which checks unique keys,
 // unique indexes and foreign keys) and word a duplicate with dupRowError.
-func (s *Session) prepareRow(ctx context.Context, t *catalog.Table, row []types.Value) ([]byte, error) {
+func (s *Session) prepareRow(ctx context.Context, t *catalog.Table, row []types.Value, dst []byte) ([]byte, error) {
 	if t.HiddenKey() {
 		id, err := s.eng.nextRowid(ctx, t)
 		if err != nil {
@@ -24,5 +24,5 @@ func (s *Session) prepareRow(ctx context.Context, t *catalog.Table, row []types.
 	if err := checkRow(t, row); err != nil {
 		return nil, err
 	}
-	return catalog.RowKey(nil, t, row), nil
+	return catalog.RowKey(dst[:0], t, row), nil
 }

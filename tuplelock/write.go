@@ -168,7 +168,9 @@ var insertLockMode = hwMode(tuplemode.NoKeyExclusive)
 // Insert adds a row version for key, enforcing primary-key uniqueness like
 // _bt_check_unique: it waits for an in-progress inserter or deleter of the
 // key and then re-checks; a live version (even one the caller's snapshot
-// cannot see) is ErrDuplicateKey.
+// cannot see) is ErrDuplicateKey. A row it creates keeps key and the
+// version keeps value, neither copied: the caller passes copies of its
+// own that nothing changes afterwards (heap.Table.RowForInsert).
 //
 // Unlike _bt_check_unique, a waiter first queues on the key's tuple lock
 // (the heavyweight lock updaters queue on, in ExclusiveLock mode) and keeps
@@ -213,7 +215,8 @@ func (e *Locker) Insert(ctx context.Context, tx *Txn, tbl *heap.Table, key, valu
 		if invariants.Enabled {
 			checkWriteNoted(me, "insert")
 		}
-		tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: me.ID(), New: heap.NewTuple(me.ID(), value, false)})
+		nt, list := heap.NewInsertTuple(me.ID(), value)
+		tbl.Apply(r, heap.Change{Kind: heap.ChangeInsert, Xid: me.ID(), New: nt, List: list})
 		r.Unlock()
 		return nil
 	}

@@ -51,7 +51,9 @@
 // row, or one with live lockers, is never evicted). The Store decides when:
 // Maintain checkpoints on time and on WAL size and then evicts down to the
 // cache size; Checkpoint asks each table for its dirty rows' versions as
-// of the checkpoint's snapshot (heap.Table.CheckpointRows).
+// of the checkpoint's snapshot (heap.Table.CheckpointRows), in key order;
+// a row nothing is visible of and whose key the backend never held (a
+// running bulk load's) is left out, not written as a delete.
 //
 // # Files
 //

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -409,8 +410,15 @@ func (e *Engine) olderVersionChanged(r *heap.Row, tup *heap.Tuple, snap xact.Sna
 }
 
 // logWrite remembers a write of an on-disk engine's transaction.
+//
+// The write set doubles when it fills: append grows a large slice by a
+// quarter, which for a bulk load's million writes (72 bytes each) copied
+// the set about four times over as it grew, 6% of an on-disk COPY.
 func (tx *Tx) logWrite(table string, key, value []byte, isDelete bool) {
 	if tx.e.dur != nil {
+		if len(tx.writes) == cap(tx.writes) && len(tx.writes) >= 1024 {
+			tx.writes = slices.Grow(tx.writes, len(tx.writes))
+		}
 		tx.writes = append(tx.writes, durable.Write{Table: table, Key: key, Value: value, Delete: isDelete})
 	}
 }

@@ -31,6 +31,32 @@ var typedSeed = map[types.Type]string{
 	types.TInterval: "1 mon 02:00:00", types.TFloat4: "1.5", types.TTimestamp: "1999-12-31 23:59:59.999999",
 }
 
+// sampleRow is a row of t with a value of its type in every column, text
+// the text columns'.
+func sampleRow(t *Table, text string) []types.Value {
+	row := make([]types.Value, len(t.Cols))
+	for i, c := range t.Cols {
+		switch c.Type {
+		case types.TInt4:
+			row[i] = types.Int4(int32(-7 * i))
+		case types.TInt8:
+			row[i] = types.Int8(int64(1) << 40)
+		case types.TBool:
+			row[i] = types.Bool(i%2 == 0)
+		default:
+			row[i] = types.Text(text)
+			if txt, ok := typedSeed[c.Type]; ok { // a typed key type: a value of its own
+				v, err := types.ParseText(c.Type, txt)
+				if err != nil {
+					panic(err)
+				}
+				row[i] = v
+			}
+		}
+	}
+	return row
+}
+
 // FuzzDecodeRow is the row decoder under damage the checksums did not
 // catch (or a row written by a different column layout): whatever the
 // stored key and value bytes, DecodeRow never panics, fails only with the
@@ -38,26 +64,7 @@ var typedSeed = map[types.Type]string{
 // decodes to the same values; DecodeRowCols agrees with it.
 func FuzzDecodeRow(f *testing.F) {
 	for ti, t := range fuzzTables {
-		row := make([]types.Value, len(t.Cols))
-		for i, c := range t.Cols {
-			switch c.Type {
-			case types.TInt4:
-				row[i] = types.Int4(int32(-7 * i))
-			case types.TInt8:
-				row[i] = types.Int8(int64(1) << 40)
-			case types.TBool:
-				row[i] = types.Bool(i%2 == 0)
-			default:
-				row[i] = types.Text("value")
-				if txt, ok := typedSeed[c.Type]; ok {
-					v, err := types.ParseText(c.Type, txt)
-					if err != nil {
-						f.Fatal(err)
-					}
-					row[i] = v
-				}
-			}
-		}
+		row := sampleRow(t, "value")
 		key := RowKey(nil, t, row)
 		f.Add(uint8(ti), key, EncodeRow(t, row))
 		row[(t.Key+1)%len(row)] = types.Null(t.Cols[(t.Key+1)%len(row)].Type) // a non-key column
@@ -111,4 +118,26 @@ func FuzzDecodeRow(f *testing.F) {
 			t.Fatal("the encoding of a decoded row is not stable")
 		}
 	})
+}
+
+// TestAppendRowAfterOtherBytes: AppendRow onto a buffer that already holds
+// bytes, and has no room to grow in place, appends exactly EncodeRow's
+// bytes — the NULL bitmap set in the appended part, not in the old array
+// (COPY reuses one buffer for every row, which grows while a row is
+// encoded).
+func TestAppendRowAfterOtherBytes(t *testing.T) {
+	for _, tbl := range fuzzTables {
+		row := sampleRow(tbl, "a value longer than the buffer's spare room")
+		for i := range row {
+			if !tbl.IsKeyCol(i) && i%2 == 1 {
+				row[i] = types.Null(tbl.Cols[i].Type)
+			}
+		}
+		want := EncodeRow(tbl, row)
+		prefix := []byte("old")
+		got := AppendRow(prefix[:len(prefix):len(prefix)], tbl, row)
+		if !bytes.Equal(got[:3], prefix) || !bytes.Equal(got[3:], want) {
+			t.Fatalf("table %s: AppendRow gave %x after the prefix, EncodeRow %x", tbl.Name, got[3:], want)
+		}
+	}
 }

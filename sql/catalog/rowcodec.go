@@ -198,7 +198,15 @@ var ErrCorrupt = pgerror.Errorf(pgerror.CodeDataCorrupted, "stored row does not 
 // back as it was written.
 func EncodeRow(t *Table, row []types.Value) []byte {
 	n := len(t.Cols) - t.NKeyCols()
-	out := make([]byte, (n+7)/8, (n+7)/8+8*n)
+	return AppendRow(make([]byte, 0, (n+7)/8+8*n), t, row)
+}
+
+// AppendRow appends EncodeRow(t, row) to dst: a bulk insert (COPY) encodes
+// every row into one buffer, which the engine's insert copies.
+func AppendRow(dst []byte, t *Table, row []types.Value) []byte {
+	n := len(t.Cols) - t.NKeyCols()
+	base := len(dst)
+	out := append(dst, make([]byte, (n+7)/8)...) // the NULL bitmap, at out[base:]
 	j := 0
 	for i, c := range t.Cols {
 		if t.IsKeyCol(i) {
@@ -206,7 +214,7 @@ func EncodeRow(t *Table, row []types.Value) []byte {
 		}
 		v := row[i]
 		if v.Null {
-			out[j/8] |= 1 << (j % 8)
+			out[base+j/8] |= 1 << (j % 8)
 			j++
 			continue
 		}
