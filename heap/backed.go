@@ -71,13 +71,13 @@ import (
 //   - A queue's consumers delete from the head of a key range; deleted rows
 //     stay in memory (and in the backend until the next checkpoint, then as
 //     the backend's tombstones until its compaction), and a scan from the
-//     head would walk every one of them on every claim. floor is the key
-//     below which no row is visible to any snapshot, live or future: a scan
-//     that starts at or below it starts at it instead. A scan that starts
-//     at or below the floor moves it up past the rows it finds dead to
-//     every snapshot (Heap.deadToAll), and an insert below it lowers it
-//     (noteInsert). A claim then costs a seek plus the rows it skips
-//     because they are locked, not the rows consumed since the checkpoint.
+//     head would walk every one of them on every claim. floor (floor.go,
+//     which the in-memory store keeps too) is the key below which no row is
+//     visible to any snapshot, live or future: a scan that starts at or
+//     below it starts at it instead, moves it up past the rows it finds
+//     dead to every snapshot (Heap.deadToAll), and an insert below it lowers
+//     it. A claim then costs a seek plus the rows it skips because they are
+//     locked, not the rows consumed since the checkpoint.
 //   - A bulk load (COPY, INSERT ... SELECT, a serial or rowid key) inserts
 //     keys above every key the backend holds, and each insert would pay a
 //     backend Get only to learn that the key is new. ceil is the largest
@@ -136,13 +136,9 @@ type backedStore struct {
 	// it around their read (load, scan, adopt).
 	removals uint64
 
-	// floor: no row with a smaller key is visible to any snapshot (nil:
-	// nothing known). Written under mu; read without it by noteInsert's
-	// fast path. floorScans are the scans that may raise it (registered
-	// under mu; nFloorScans mirrors their number for the fast path).
-	floor       atomic.Pointer[[]byte]
-	floorScans  map[*floorScan]struct{}
-	nFloorScans atomic.Int32
+	// floor: no row with a smaller key is visible to any snapshot
+	// (floor.go).
+	floor scanFloor
 
 	// ceil: the largest key the backend may hold (see "A bulk load"
 	// above); nil until ceilKnown. ceilMu orders the first reverse seek
@@ -200,21 +196,11 @@ func (s *backedStore) raiseCeil(key []byte) {
 
 var errStopScan = errors.New("heap: stop scan")
 
-// floorScan is a scan that started at or below its table's floor and may
-// raise it to the end of the run of dead rows it found there. lowest is
-// the smallest key inserted while it ran (inserted: any), which caps what
-// it may publish.
-type floorScan struct {
-	lowest   []byte
-	inserted bool
-}
-
 // NewBackedStore returns the store of a persistent table.
 func (h *Heap) newBackedStore(table string, be storage.Backend) *backedStore {
 	return &backedStore{
 		idx: newRowIndex(), bt: newRowTree(),
-		floorScans: make(map[*floorScan]struct{}),
-		be:         be, prefix: RowKey(table, nil), heap: h,
+		be: be, prefix: RowKey(table, nil), heap: h,
 	}
 }
 
@@ -667,26 +653,10 @@ func (s *backedStore) scan(start, end []byte, reverse bool, fn func(*Row) bool) 
 	var horizon uint64
 	var candidate []byte
 	if reverse {
-		if f := s.floor.Load(); f != nil && (start == nil || bytes.Compare(start, *f) < 0) {
-			start = *f
-		}
-	} else {
-		s.mu.Lock()
-		f := s.floor.Load()
-		switch {
-		case f != nil && (start == nil || bytes.Compare(start, *f) <= 0):
-			start = *f
-			fallthrough
-		case start == nil:
-			fs = &floorScan{}
-			s.floorScans[fs] = struct{}{}
-			s.nFloorScans.Add(1)
-		}
-		s.mu.Unlock()
-		if fs != nil {
-			defer func() { s.publishFloor(fs, candidate) }()
-			horizon = s.heap.xacts.Horizon()
-		}
+		start = s.floor.clampReverse(start)
+	} else if start, fs = s.floor.begin(start); fs != nil {
+		defer func() { s.floor.publish(fs, candidate) }()
+		horizon = s.heap.xacts.Horizon()
 	}
 	if start != nil && end != nil && bytes.Compare(start, end) >= 0 {
 		return
@@ -754,7 +724,7 @@ func (s *backedStore) scan(start, end []byte, reverse bool, fn func(*Row) bool) 
 					candidate = keyAfter(r.key)
 					continue
 				}
-				s.publishFloor(fs, candidate)
+				s.floor.publish(fs, candidate)
 				fs = nil
 			}
 			if !fn(r) {
@@ -779,52 +749,6 @@ func (s *backedStore) scan(start, end []byte, reverse bool, fn func(*Row) bool) 
 
 // keyAfter is the smallest key greater than k.
 func keyAfter(k []byte) []byte { return append(bytes.Clone(k), 0) }
-
-// publishFloor ends floor scan fs (once; later calls do nothing): the
-// floor rises to candidate (nil: no dead run found), but not above a key
-// inserted while fs ran.
-func (s *backedStore) publishFloor(fs *floorScan, candidate []byte) {
-	if fs == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.floorScans[fs]; !ok {
-		return
-	}
-	if candidate != nil {
-		if fs.inserted && bytes.Compare(fs.lowest, candidate) < 0 {
-			candidate = fs.lowest
-		}
-		if f := s.floor.Load(); f == nil || bytes.Compare(candidate, *f) > 0 {
-			s.floor.Store(&candidate)
-		}
-	}
-	// After the store: an insert that sees no floor scan sees the floor.
-	delete(s.floorScans, fs)
-	s.nFloorScans.Add(-1)
-}
-
-// noteInsert lowers the floor below key, about to hold a new version, and
-// tells the running floor scans. Row latch held.
-func (s *backedStore) noteInsert(key []byte) {
-	if s.nFloorScans.Load() == 0 {
-		if f := s.floor.Load(); f == nil || bytes.Compare(key, *f) >= 0 {
-			return
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for fs := range s.floorScans {
-		if !fs.inserted || bytes.Compare(key, fs.lowest) < 0 {
-			fs.lowest, fs.inserted = bytes.Clone(key), true
-		}
-	}
-	if f := s.floor.Load(); f != nil && bytes.Compare(key, *f) < 0 {
-		k := bytes.Clone(key)
-		s.floor.Store(&k)
-	}
-}
 
 // PinRow returns the row for key pinned (see Row.Pin), or nil. The caller
 // must Unpin it when done.

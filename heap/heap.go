@@ -226,12 +226,21 @@ func (t *Table) Ascend(start, end []byte, fn func(*Row) bool) {
 		s.scan(start, end, false, fn)
 		return
 	}
+	ms := t.store.(*memStore)
+	// from the floor (floor.go) rather than through the dead head before it,
+	// raising it past the dead rows this scan finds there
+	next, fs := ms.floor.begin(start)
+	var horizon uint64
+	var candidate []byte
+	if fs != nil {
+		defer func() { ms.floor.publish(fs, candidate) }()
+		horizon = t.heap.xacts.Horizon()
+	}
 	const batch = 64
-	next := start
 	skipFirst := false
 	for {
 		rows := make([]*Row, 0, batch)
-		t.store.(*memStore).Ascend(next, end, func(r *Row) bool {
+		ms.Ascend(next, end, func(r *Row) bool {
 			if skipFirst {
 				skipFirst = false
 				if string(r.key) == string(next) {
@@ -242,6 +251,14 @@ func (t *Table) Ascend(start, end []byte, fn func(*Row) bool) {
 			return len(rows) < batch
 		})
 		for _, r := range rows {
+			if fs != nil {
+				if t.heap.deadToAll(r, horizon) {
+					candidate = keyAfter(r.key)
+					continue
+				}
+				ms.floor.publish(fs, candidate)
+				fs = nil
+			}
 			if !fn(r) {
 				return
 			}
@@ -254,6 +271,14 @@ func (t *Table) Ascend(start, end []byte, fn func(*Row) bool) {
 	}
 }
 
+// scanFloor is t's store's floor (floor.go).
+func (t *Table) scanFloor() *scanFloor {
+	if s, ok := t.store.(*backedStore); ok {
+		return &s.floor
+	}
+	return &t.store.(*memStore).floor
+}
+
 // Descend visits rows in decreasing key order in [start, end), in batches
 // like Ascend: the callback runs without any table lock held.
 func (t *Table) Descend(start, end []byte, fn func(*Row) bool) {
@@ -261,11 +286,13 @@ func (t *Table) Descend(start, end []byte, fn func(*Row) bool) {
 		s.scan(start, end, true, fn)
 		return
 	}
+	ms := t.store.(*memStore)
+	start = ms.floor.clampReverse(start)
 	const batch = 64
 	next := end
 	for {
 		rows := make([]*Row, 0, batch)
-		t.store.(*memStore).Descend(start, next, func(r *Row) bool {
+		ms.Descend(start, next, func(r *Row) bool {
 			rows = append(rows, r)
 			return len(rows) < batch
 		})
@@ -298,9 +325,7 @@ func (t *Table) Apply(r *Row, c Change) {
 	switch c.Kind {
 	case ChangeInsert:
 		t.markDirty(r)
-		if s, ok := t.store.(*backedStore); ok {
-			s.noteInsert(r.key)
-		}
+		t.scanFloor().noteInsert(r.key)
 		if len(r.versions) > 0 {
 			// A key inserted and deleted over and over (a queue, the
 			// storm's contended unique inserts) collects dead versions

@@ -39,6 +39,9 @@ type memStore struct {
 	mu  sync.RWMutex
 	bt  rowTree
 	idx *hashIndex
+	// floor: no row with a smaller key is visible to any snapshot
+	// (floor.go); Table.Ascend starts there.
+	floor scanFloor
 }
 
 // newMemStore returns an empty in-memory store.
