@@ -363,12 +363,14 @@ func likeToRegexp(pat string, esc rune) (src string, trailing bool, err error) {
 // expressions), as PostgreSQL's similar_to_escape does: % and _ are .* and
 // ., the regex metacharacters | * + ? {m,n} ( ) [ ] keep their meaning
 // (a group does not capture), . ^ $ are literal, esc (-1: none) makes the
-// next character literal; it must match the whole string.
+// next character literal, and esc" separates the part substring() returns
+// (the only capturing group); it must match the whole string.
 func similarToRegexp(pat string, esc rune) (string, error) {
 	var b strings.Builder
 	b.WriteString("^(?:")
 	rs := []rune(pat)
 	inBracket := false
+	quotes := 0
 	for i := 0; i < len(rs); i++ {
 		r := rs[i]
 		switch {
@@ -377,6 +379,17 @@ func similarToRegexp(pat string, esc rune) (string, error) {
 				break // a trailing escape is dropped, as PostgreSQL's similar_to_escape does
 			}
 			i++
+			if rs[i] == '"' { // an escape-double-quote separator: substring's part
+				switch quotes++; quotes {
+				case 1:
+					b.WriteString("){1,1}?(")
+				case 2:
+					b.WriteString("){1,1}(?:")
+				default:
+					return "", pgerror.Errorf(pgerror.CodeInvalidEscapeUse, "SQL regular expression may not contain more than two escape-double-quote separators")
+				}
+				continue
+			}
 			b.WriteString(regexp.QuoteMeta(string(rs[i])))
 		case inBracket:
 			if r == ']' {
@@ -412,6 +425,44 @@ func similarToRegexp(pat string, esc rune) (string, error) {
 	}
 	b.WriteString(")$")
 	return b.String(), nil
+}
+
+// substringPattern is substring(text FROM pattern), the part of the text
+// the POSIX regular expression matches (its first parenthesised
+// subexpression's, if it has one; NULL without a match), and
+// substring(text FROM pattern FOR escape) — also written SIMILAR pattern
+// ESCAPE escape —, the part of a whole-string SIMILAR TO match between the
+// pattern's two escape-double-quote separators (all of it without them).
+func substringPattern(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) == 3 && !types.IsString(args[2].typ()) && args[2].typ() != types.TUnknown {
+		return nil, noSuchFunc(f, args)
+	}
+	xs, err := wantTypes(c, f, args, []types.Type{types.TText, types.TText, types.TText}[:len(args)]...)
+	if err != nil {
+		return nil, err
+	}
+	p := &patternExpr{similar: len(xs) == 3}
+	return strict("substring", types.TText, xs, func(a []types.Value) (types.Value, error) {
+		esc := ""
+		if len(a) == 3 {
+			esc = a[2].S
+		}
+		re, _, err := p.regexp(a[1].S, esc)
+		if err != nil {
+			return types.Value{}, err
+		}
+		m := re.FindStringSubmatchIndex(a[0].S)
+		switch {
+		case m == nil:
+			return types.Null(types.TText), nil
+		case len(m) > 2: // the first subexpression, NULL if it took no part
+			if m[2] < 0 {
+				return types.Null(types.TText), nil
+			}
+			return types.Text(a[0].S[m[2]:m[3]]), nil
+		}
+		return types.Text(a[0].S[m[0]:m[1]]), nil
+	}), nil
 }
 
 // patternOp compiles LIKE / ILIKE / ~ and their negations, with LIKE's

@@ -201,7 +201,7 @@ func substrFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if t := args[1].typ(); types.IsString(t) || t == types.TUnknown {
 		// substring(text FROM pattern [FOR escape]): PostgreSQL resolves a
 		// text (or untyped) second argument to the regular-expression forms
-		return nil, pgerror.NotSupported("substring with a regular expression or SIMILAR pattern is not supported").At(f.Location)
+		return substringPattern(c, f, args) // conditional.go
 	}
 	xs, err := wantTypes(c, f, args, want...)
 	if err != nil {

@@ -3,6 +3,7 @@ package sqlfe
 import (
 	"crypto/sha256"
 	"crypto/sha512"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -122,8 +123,11 @@ func formatFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 }
 
 func formatValues(fs string, args []types.Value) (types.Value, error) {
+	unterminated := func() error {
+		return pgerror.Errorf(pgerror.CodeInvalidParamValue, "unterminated format() type specifier").WithHint(`For a single "%" use "%%".`)
+	}
 	var b strings.Builder
-	next := 0
+	next := 0 // the next argument, 0-based (PostgreSQL's arg - 1)
 	for i := 0; i < len(fs); i++ {
 		if fs[i] != '%' {
 			b.WriteByte(fs[i])
@@ -131,58 +135,160 @@ func formatValues(fs string, args []types.Value) (types.Value, error) {
 		}
 		i++
 		if i == len(fs) {
-			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unterminated format() type specifier").WithHint(`For a single "%" use "%%".`)
+			return types.Value{}, unterminated()
 		}
 		if fs[i] == '%' {
 			b.WriteByte('%')
 			continue
 		}
-		// an argument position n$
-		j := i
-		for j < len(fs) && fs[j] >= '0' && fs[j] <= '9' {
-			j++
+		spec, n, err := parseFormatSpec(fs[i:])
+		if err != nil {
+			return types.Value{}, err
 		}
-		if j > i && j < len(fs) && fs[j] == '$' {
-			n, _ := strconv.Atoi(fs[i:j])
-			if n == 0 {
-				return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "format specifies argument 0, but arguments are numbered from 1")
-			}
-			next = n - 1
-			i = j + 1
-		} else if j > i || fs[i] == '-' || fs[i] == '*' {
-			return types.Value{}, pgerror.NotSupported("format() widths and flags are not supported")
-		}
+		i += n
 		if i == len(fs) {
-			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unterminated format() type specifier").WithHint(`For a single "%" use "%%".`)
+			return types.Value{}, unterminated()
 		}
 		conv := fs[i]
 		if conv != 's' && conv != 'I' && conv != 'L' {
 			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unrecognized format() type specifier %q", string(conv)).WithHint(`For a single "%" use "%%".`)
+		}
+		width, left := spec.width, spec.left
+		if spec.widthArg >= 0 { // * or *n$: the width is an argument
+			if spec.widthArg > 0 {
+				next = spec.widthArg - 1
+			}
+			if next >= len(args) {
+				return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "too few arguments for format()")
+			}
+			w := args[next]
+			next++
+			width = 0
+			if !w.Null {
+				n, err := types.Cast(w, types.TInt4)
+				if err != nil {
+					return types.Value{}, err
+				}
+				width = n.I
+			}
+		}
+		if spec.arg > 0 {
+			next = spec.arg - 1
 		}
 		if next >= len(args) {
 			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "too few arguments for format()")
 		}
 		v := args[next]
 		next++
+		var out string
 		switch conv {
 		case 's':
 			if !v.Null {
-				b.WriteString(types.TextOut(v))
+				out = types.TextOut(v)
 			}
 		case 'I':
 			if v.Null {
 				return types.Value{}, pgerror.Errorf(pgerror.CodeNullValueNotAllowed, "null values cannot be formatted as an SQL identifier")
 			}
-			b.WriteString(quoteIdent(types.TextOut(v)))
+			out = quoteIdent(types.TextOut(v))
 		case 'L':
-			if v.Null {
-				b.WriteString("NULL")
-			} else {
-				b.WriteString(quoteLiteral(types.TextOut(v)))
+			out = "NULL"
+			if !v.Null {
+				out = quoteLiteral(types.TextOut(v))
 			}
+		}
+		if width < 0 { // a negative width is the - flag
+			if width == math.MinInt32 {
+				return types.Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "number is out of range")
+			}
+			width, left = -width, true
+		}
+		pad := int(width) - utf8.RuneCountInString(out)
+		if pad > 0 && !left {
+			b.WriteString(strings.Repeat(" ", pad))
+		}
+		b.WriteString(out)
+		if pad > 0 && left {
+			b.WriteString(strings.Repeat(" ", pad))
 		}
 	}
 	return types.Text(b.String()), nil
+}
+
+// formatSpec is a format() specifier's %[n$][-][width|*|*m$]: arg is the
+// argument position n (0: the next), widthArg the width's argument
+// position m (0: the next; -1: no * ), width a direct width.
+type formatSpec struct {
+	arg, widthArg int
+	width         int64
+	left          bool
+}
+
+// parseFormatSpec reads the specifier at the start of s, up to its type
+// character, as PostgreSQL's text_format_parse_format does; n is the
+// bytes it used.
+func parseFormatSpec(s string) (spec formatSpec, n int, err error) {
+	spec.widthArg = -1
+	digits := func() (int64, bool, error) {
+		j := n
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		if j == n {
+			return 0, false, nil
+		}
+		v, perr := strconv.ParseInt(s[n:j], 10, 32)
+		if perr != nil {
+			return 0, false, pgerror.Errorf(pgerror.CodeNumericRange, "number is out of range")
+		}
+		n = j
+		return v, true, nil
+	}
+	argZero := pgerror.Errorf(pgerror.CodeInvalidParamValue, "format specifies argument 0, but arguments are numbered from 1")
+	v, ok, err := digits()
+	if err != nil {
+		return spec, n, err
+	}
+	if ok {
+		if n >= len(s) || s[n] != '$' {
+			spec.width = v // just a width
+			return spec, n, nil
+		}
+		if v == 0 {
+			return spec, n, argZero
+		}
+		spec.arg = int(v)
+		n++
+	}
+	for n < len(s) && s[n] == '-' {
+		spec.left = true
+		n++
+	}
+	if n < len(s) && s[n] == '*' {
+		n++
+		v, ok, err := digits()
+		if err != nil {
+			return spec, n, err
+		}
+		spec.widthArg = 0
+		if ok {
+			if n >= len(s) || s[n] != '$' {
+				return spec, n, pgerror.Errorf(pgerror.CodeInvalidParamValue, `width argument position must be ended by "$"`)
+			}
+			if v == 0 {
+				return spec, n, argZero
+			}
+			spec.widthArg = int(v)
+			n++
+		}
+		return spec, n, nil
+	}
+	if v, ok, err := digits(); err != nil {
+		return spec, n, err
+	} else if ok {
+		spec.width = v
+	}
+	return spec, n, nil
 }
 
 // regexpReplaceFunc is regexp_replace(source, pattern, replacement [,

@@ -21,6 +21,7 @@ const (
 	CodeInvalidRegex            = "2201B"
 	CodeNullValueNotAllowed     = "22004" // null_value_not_allowed
 	CodeInvalidEscape           = "22025"
+	CodeInvalidEscapeUse        = "2200C"
 	// window functions' argument errors
 	CodeInvalidPrecedingOrFollowing = "22013"
 	CodeInvalidArgumentForNtile     = "22014"
