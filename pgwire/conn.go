@@ -55,6 +55,14 @@ type conn struct {
 	// copyErr: the connection broke during a COPY FROM STDIN (copy.go);
 	// the message loop ends the session with it
 	copyErr error
+
+	// LISTEN's notifications reach an idle session as they come: wmu
+	// orders the writes of the message loop and of notifier, which writes
+	// only while idle (from a ReadyForQuery outside a transaction block
+	// to the next message the loop reads, when the loop writes nothing).
+	wmu      sync.Mutex
+	idle     bool
+	notifyCh chan struct{}
 }
 
 type portal struct {
@@ -119,6 +127,14 @@ func (c *conn) serve() {
 	m := c.srv.cfg.Metrics
 	m.connOpened(c.tls != nil)
 	defer m.connClosed()
+	c.notifyCh = make(chan struct{}, 1)
+	c.sess.OnNotify(func() {
+		select {
+		case c.notifyCh <- struct{}{}:
+		default:
+		}
+	})
+	go c.notifier(c.ctx)
 	c.loop()
 }
 
@@ -344,6 +360,7 @@ func (c *conn) startup() bool {
 	if err := c.be.Flush(); err != nil {
 		return false
 	}
+	c.idle = true // (no notifier yet)
 	c.stmts = map[string]*sqlfe.Stmt{}
 	c.portals = map[string]*portal{}
 	tlsVersion := "off"
@@ -456,6 +473,9 @@ func (c *conn) loop() {
 			return
 		}
 		msg, err := c.be.Receive()
+		c.wmu.Lock()
+		c.idle = false
+		c.wmu.Unlock()
 		if err != nil {
 			var pe *protocolError
 			switch {
@@ -584,6 +604,9 @@ func (c *conn) exec(st *sqlfe.Stmt, params []types.Value) (*sqlfe.Result, error)
 	stop := c.watchClient(cancel)
 	start := time.Now()
 	res, err := c.sess.Execute(ctx, st, params)
+	if err == nil && res.DiscardAll { // the protocol's prepared statements go too
+		c.stmts, c.portals = map[string]*sqlfe.Stmt{}, map[string]*portal{}
+	}
 	if testHookExecuted != nil {
 		testHookExecuted(ctx, c.pid)
 	}
@@ -767,8 +790,41 @@ func (c *conn) sendRows(rows [][]types.Value, cols []catalog.Column, formats []i
 }
 
 func (c *conn) ready() {
-	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: c.sess.TxStatus()})
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	st := c.sess.TxStatus()
+	if st == 'I' {
+		c.sendNotifications()
+	}
+	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: st})
 	_ = c.be.Flush()
+	c.idle = st == 'I'
+}
+
+// sendNotifications sends the NotificationResponses of the session's
+// LISTENs (sqlfe/notify.go), between transactions. wmu held.
+func (c *conn) sendNotifications() {
+	for _, n := range c.sess.TakeNotifications() {
+		c.be.Send(&pgproto3.NotificationResponse{PID: uint32(n.PID), Channel: n.Channel, Payload: n.Payload})
+	}
+}
+
+// notifier sends an idle session the notifications that arrive while it
+// waits for its client (until ctx, the connection's, ends).
+func (c *conn) notifier(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.notifyCh:
+		}
+		c.wmu.Lock()
+		if c.idle {
+			c.sendNotifications()
+			_ = c.be.Flush()
+		}
+		c.wmu.Unlock()
+	}
 }
 
 func (c *conn) simpleQuery(sql string) {

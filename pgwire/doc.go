@@ -37,6 +37,12 @@
 //     transaction and sends ReadyForQuery with the true status (I/T/E).
 //     Execute with a row limit ends a full batch with PortalSuspended; the
 //     last batch's tag counts its own rows, as PostgreSQL's.
+//   - LISTEN's notifications (sqlfe/notify.go) go out as
+//     NotificationResponse between transactions: before a ReadyForQuery
+//     outside a transaction block, and while the session is idle, from a
+//     goroutine of the connection (notifier) that writes only then; wmu
+//     orders its writes and the message loop's. DISCARD ALL drops the
+//     connection's prepared statements and portals.
 //   - COPY (copy.go): FROM STDIN answers CopyInResponse and hands each
 //     CopyData to sqlfe as it arrives (rows are inserted line by line,
 //     nothing buffered beyond the line being read) until CopyDone ("COPY

@@ -57,7 +57,7 @@ func checkNode(d catalog.CheckDef) (*pg.Node, error) {
 
 // sessionFuncs are functions whose value depends on the session or that
 // change state: a CHECK may not call them here.
-var sessionFuncs = map[string]bool{"now": true, "current_setting": true, "set_config": true, "txid_current": true,
+var sessionFuncs = map[string]bool{"now": true, "current_setting": true, "set_config": true, "txid_current": true, "pg_notify": true,
 	"statement_timestamp": true, "transaction_timestamp": true, "clock_timestamp": true, "random": true}
 
 // checkCheckNode refuses what a CHECK expression may not hold.

@@ -44,7 +44,8 @@
 // Callers: pgwire (one Session per client connection) and tests. The Executor is
 // shared and safe for concurrent use; a Session belongs to one goroutine,
 // like a tupled.Tx (only its transaction id is read by other sessions, for
-// pg_locks and pg_isolation_test_session_is_blocked).
+// pg_locks and pg_isolation_test_session_is_blocked, and its LISTEN inbox
+// is written by the sessions that NOTIFY, under its own mutex: notify.go).
 //
 // Each Session owns a tupled.Session, the owner of its session-level
 // advisory locks, and begins every transaction through it; Close (the

@@ -43,6 +43,7 @@ func init() {
 			}
 			return types.Text(v), nil
 		}},
+		"pg_notify": {[]types.Type{types.TText, types.TText}, types.TVoid, pgNotify}, // notify.go
 		"set_config": {[]types.Type{types.TText, types.TText, types.TBool}, types.TText, func(e *env, a []types.Value) (types.Value, error) {
 			if a[0].Null {
 				return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "SET requires parameter name")

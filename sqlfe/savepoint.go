@@ -26,6 +26,8 @@ type sqlSavepoint struct {
 	// records a key in every open savepoint that lacks it, so a RELEASE
 	// just drops the released ones.
 	undo map[string]string
+	// notify: the transaction's LISTEN/NOTIFY work when it was made
+	notify [2]int
 }
 
 // restoreSettings undoes the SETs made since savepoint i was established
@@ -74,7 +76,7 @@ func (s *Session) planSavepoint(st *pg.TransactionStmt) (*plan, error) {
 			if err := tx.Savepoint(name); err != nil {
 				return nil, err
 			}
-			s.savepoints = append(s.savepoints, sqlSavepoint{name: name, pending: maps.Clone(s.pending), seqs: maps.Clone(s.pendingSeqs)})
+			s.savepoints = append(s.savepoints, sqlSavepoint{name: name, pending: maps.Clone(s.pending), seqs: maps.Clone(s.pendingSeqs), notify: s.notifyMark()})
 			return &Result{Tag: "SAVEPOINT"}, nil
 		}}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_RELEASE:
@@ -105,6 +107,7 @@ func (s *Session) planSavepoint(st *pg.TransactionStmt) (*plan, error) {
 				return nil, err
 			}
 			s.restoreSettings(i)
+			s.rollbackNotify(s.savepoints[i].notify)
 			s.pending, s.pendingSeqs = s.savepoints[i].pending, s.savepoints[i].seqs
 			s.savepoints[i].pending, s.savepoints[i].seqs = maps.Clone(s.pending), maps.Clone(s.pendingSeqs)
 			s.savepoints = s.savepoints[:i+1]
@@ -147,6 +150,7 @@ func (s *Session) failUnderSavepoint() bool {
 		return false
 	}
 	s.restoreSettings(len(s.savepoints) - 1)
+	s.rollbackNotify(sp.notify)
 	s.pending, s.pendingSeqs = sp.pending, sp.seqs
 	s.savepoints[len(s.savepoints)-1].pending, s.savepoints[len(s.savepoints)-1].seqs = maps.Clone(s.pending), maps.Clone(s.pendingSeqs)
 	s.block = blkFailed

@@ -32,6 +32,7 @@ type Executor struct {
 
 	mu       sync.Mutex
 	sessions map[int32]*Session
+	notify   notifyHub // LISTEN/NOTIFY (notify.go)
 
 	rowids rowidCounters // tables without a PRIMARY KEY
 }
@@ -155,6 +156,8 @@ type Session struct {
 	ctes    []*cteDef
 	seqSess map[string]*seqSess
 	lastSeq string
+	// notify: LISTEN/NOTIFY (notify.go)
+	notify notifyState
 
 	// Notice receives warnings and notices (may be nil).
 	Notice func(*pgerror.Error)
@@ -217,6 +220,7 @@ func (s *Session) PID() int32 { return s.pid }
 // Close rolls back the open transaction and unregisters the session.
 func (s *Session) Close() {
 	s.rollback()
+	s.unlistenAll()
 	_ = s.adv.Close()
 	s.block = blkNone
 	s.eng.mu.Lock()
@@ -272,6 +276,7 @@ func (s *Session) endTx() {
 }
 
 func (s *Session) rollback() {
+	s.abortNotify() // notify.go
 	if s.tx != nil {
 		_ = s.tx.Rollback()
 	}
@@ -291,12 +296,15 @@ func (s *Session) commit() error {
 	tx, pending, created, pendingSeqs := s.tx, s.pending, s.created, s.pendingSeqs
 	s.endTx()
 	if tx == nil {
+		s.commitNotify() // notify.go
 		return nil
 	}
 	if err := tx.Commit(); err != nil {
+		s.abortNotify()
 		s.eng.cat.Settle(s.eng.db, created, pending != nil)
 		return err
 	}
+	s.commitNotify()
 	if pending != nil {
 		s.eng.cat.Apply(pending)
 	}

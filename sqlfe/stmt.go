@@ -35,6 +35,9 @@ type Result struct {
 	Cols []catalog.Column // nil: the statement returns no rows (no RowDescription)
 	Rows [][]types.Value  // full rows, in order
 	Tag  string           // the command tag (SELECT 3, INSERT 0 1, ...)
+	// DiscardAll: the statement was DISCARD ALL, which drops the
+	// protocol-level prepared statements and portals too (notify.go)
+	DiscardAll bool
 }
 
 // plan is an analysed statement.
@@ -361,6 +364,14 @@ func (s *Session) analyze(n *pg.Node, params *[]types.Type) (*plan, error) {
 		return s.planCopy(n.GetCopyStmt(), params) // copy.go
 	case n.GetTruncateStmt() != nil:
 		return s.planTruncate(n.GetTruncateStmt()) // truncate.go
+	case n.GetListenStmt() != nil:
+		return s.planListen(n.GetListenStmt()) // notify.go
+	case n.GetUnlistenStmt() != nil:
+		return s.planUnlisten(n.GetUnlistenStmt())
+	case n.GetNotifyStmt() != nil:
+		return s.planNotify(n.GetNotifyStmt())
+	case n.GetDiscardStmt() != nil:
+		return s.planDiscard(n.GetDiscardStmt())
 	}
 	if name, ok := stmtNames[nodeKind(n)]; ok {
 		return nil, pgerror.NotSupported("%s is not supported", name)
