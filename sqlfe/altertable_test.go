@@ -30,13 +30,7 @@ func TestAlterTableRewriteSurvivesReopen(t *testing.T) {
 	if names["acc"] || !names["acc#2"] || names["w"] || !names["w#2"] {
 		t.Fatalf("engine tables after the rewrites: %v (want acc#2 and w#2 only)", names)
 	}
-	s.Close()
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, s = newDiskSession(t, dir)
-	defer db.Close()
-	defer s.Close()
+	db, s = reopenDisk(t, dir, db, s)
 	mustRun(t, s, "SELECT * FROM acc WHERE aid = 1", "1|10\nSELECT 1")
 	mustFail(t, s, "INSERT INTO acc VALUES (2, 0)", pgerror.CodeUniqueViolation, `duplicate key value violates unique constraint "acc_pkey"`)
 	mustRun(t, s, "INSERT INTO w (x) VALUES (3) RETURNING id, y", "3|d\nINSERT 0 1")

@@ -130,13 +130,7 @@ func TestCharReopen(t *testing.T) {
 	dir := t.TempDir()
 	db, s := newDiskSession(t, dir)
 	mustRun(t, s, "CREATE TABLE r (k char(3) PRIMARY KEY, c character(4)); INSERT INTO r VALUES ('a', 'x'), ('bc ', 'yz'), ('d', NULL)", "CREATE TABLE\nINSERT 0 3")
-	s.Close()
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, s = newDiskSession(t, dir)
-	defer db.Close()
-	defer s.Close()
+	db, s = reopenDisk(t, dir, db, s)
 	mustRun(t, s, "SELECT k || '|', k, c FROM r ORDER BY k DESC", "d||d  |NULL\nbc||bc |yz  \na||a  |x   \nSELECT 3")
 	mustRun(t, s, "SELECT c FROM r WHERE k = 'bc'", "yz  \nSELECT 1")
 	mustFail(t, s, "INSERT INTO r VALUES ('a  ', 'w')", pgerror.CodeUniqueViolation, "")

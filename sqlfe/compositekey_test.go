@@ -167,13 +167,7 @@ func TestCompositeKeyReopen(t *testing.T) {
 	dir := t.TempDir()
 	db, s := newDiskSession(t, dir)
 	mustRun(t, s, "CREATE TABLE r (k char(2), n int, v text, CONSTRAINT r_k PRIMARY KEY (n, k)); INSERT INTO r VALUES ('a', 2, 'x'), ('b', 1, NULL), ('a', 1, 'z')", "CREATE TABLE\nINSERT 0 3")
-	s.Close()
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, s = newDiskSession(t, dir)
-	defer db.Close()
-	defer s.Close()
+	db, s = reopenDisk(t, dir, db, s)
 	mustRun(t, s, "SELECT * FROM r ORDER BY n, k", "a |1|z\nb |1|NULL\na |2|x\nSELECT 3")
 	mustRun(t, s, "SELECT v FROM r WHERE n = 2 AND k = 'a'", "x\nSELECT 1")
 	mustFail(t, s, "INSERT INTO r VALUES ('b', 1, 'w')", pgerror.CodeUniqueViolation, `duplicate key value violates unique constraint "r_k"`)

@@ -139,13 +139,7 @@ func TestForeignKeysReopen(t *testing.T) {
 	mustRun(t, s, "CREATE TABLE child (i int REFERENCES parent(i) ON DELETE CASCADE, n int)", "CREATE TABLE")
 	mustRun(t, s, "INSERT INTO parent VALUES (1, 'a'), (2, 'b')", "INSERT 0 2")
 	mustRun(t, s, "INSERT INTO child VALUES (1, 10), (2, 20)", "INSERT 0 2")
-	s.Close()
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, s = newDiskSession(t, dir)
-	defer db.Close()
-	defer s.Close()
+	db, s = reopenDisk(t, dir, db, s)
 	mustFailDetail(t, s, "INSERT INTO child VALUES (3, 30)", "23503", `insert or update on table "child" violates foreign key constraint "child_i_fkey"`,
 		`Key (i)=(3) is not present in table "parent".`)
 	mustRun(t, s, "DELETE FROM parent WHERE i = 1", "DELETE 1")

@@ -43,13 +43,7 @@ func TestIndexesReopen(t *testing.T) {
 	mustRun(t, s, "CREATE TABLE u (k int PRIMARY KEY, a int UNIQUE, b text)", "CREATE TABLE")
 	mustRun(t, s, "INSERT INTO u VALUES (1, 1, 'x'), (2, 2, 'y')", "INSERT 0 2")
 	mustRun(t, s, "CREATE UNIQUE INDEX u_b ON u (b)", "CREATE INDEX")
-	s.Close()
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, s = newDiskSession(t, dir)
-	defer db.Close()
-	defer s.Close()
+	db, s = reopenDisk(t, dir, db, s)
 	mustFail(t, s, "INSERT INTO u VALUES (3, 1, 'z')", "23505", `duplicate key value violates unique constraint "u_a_key"`)
 	mustFail(t, s, "INSERT INTO u VALUES (3, 3, 'x')", "23505", `duplicate key value violates unique constraint "u_b"`)
 	mustRun(t, s, "INSERT INTO u VALUES (3, 3, 'z')", "INSERT 0 1")

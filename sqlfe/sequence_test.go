@@ -27,13 +27,7 @@ func TestSequencesSurviveReopen(t *testing.T) {
 	mustRun(t, s, "CREATE TABLE ident (id int GENERATED ALWAYS AS IDENTITY (START 7 INCREMENT 3) PRIMARY KEY, v text)", "CREATE TABLE")
 	mustRun(t, s, "INSERT INTO ident (v) VALUES ('a') RETURNING id", "7\nINSERT 0 1")
 	mustRun(t, s, "ALTER TABLE ident ADD CONSTRAINT v_short CHECK (length(v) < 3)", "ALTER TABLE")
-	s.Close()
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, s = newDiskSession(t, dir)
-	defer db.Close()
-	defer s.Close()
+	db, s = reopenDisk(t, dir, db, s)
 	mustFail(t, s, "SELECT currval('s')", pgerror.CodeObjectNotInState, `currval of sequence "s" is not yet defined in this session`)
 	mustRun(t, s, "SELECT last_value, is_called FROM s", "15|t\nSELECT 1")
 	mustRun(t, s, "SELECT nextval('s'), nextval('s'), nextval('s')", "20|25|30\nSELECT 1")

@@ -28,6 +28,19 @@ func newTestSession(t testing.TB) (*Executor, *Session) {
 // newDiskSession opens (or reopens) the disk database in dir, with its
 // catalog loaded by a new Executor, and returns it with a session of its
 // own; the test closes both, to reopen dir and see what survived.
+// reopenDisk closes s and db and opens dir again: the database a test's
+// writes left on disk, in a new session (closed at the test's end).
+func reopenDisk(t testing.TB, dir string, db *tupled.DB, s *Session) (*tupled.DB, *Session) {
+	t.Helper()
+	s.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, s = newDiskSession(t, dir)
+	t.Cleanup(func() { s.Close(); db.Close() })
+	return db, s
+}
+
 func newDiskSession(t testing.TB, dir string) (*tupled.DB, *Session) {
 	t.Helper()
 	db, err := tupled.Open(dir, &tupled.Options{VacuumInterval: -1})

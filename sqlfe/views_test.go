@@ -28,13 +28,7 @@ func TestViewsSurviveReopen(t *testing.T) {
 			t.Fatalf("engine table %q made for a view", name)
 		}
 	}
-	s.Close()
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, s = newDiskSession(t, dir)
-	defer db.Close()
-	defer s.Close()
+	db, s = reopenDisk(t, dir, db, s)
 	mustRun(t, s, "SELECT aa, bb FROM v", "2|y\nSELECT 1")
 	mustRun(t, s, "SELECT n FROM w", "1\nSELECT 1")
 	mustRun(t, s, "SELECT relname, relkind FROM pg_class WHERE relname IN ('t', 'v', 'w', 'gone') ORDER BY 1", "t|r\nv|v\nw|v\nSELECT 3")
