@@ -43,6 +43,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
 
@@ -486,6 +487,34 @@ func oidv(o int64) types.Value { return types.Int8(o) }
 
 // none is the rows of a catalog of objects tupled does not have.
 func none(*Session, *catSnap) [][]types.Value { return nil }
+
+// oidExtPlpgsql is plpgsql's pg_extension OID in PostgreSQL 15's initdb.
+const oidExtPlpgsql = 13566
+
+// pgExtensionRows: plpgsql, which every PostgreSQL database has installed
+// (tupled runs no procedural language, but has the extension's row, so
+// CREATE EXTENSION IF NOT EXISTS plpgsql skips as PostgreSQL's does).
+func pgExtensionRows(*Session, *catSnap) [][]types.Value {
+	return [][]types.Value{{oidv(oidExtPlpgsql), types.Text("plpgsql"), oidv(oidSuperuser), oidv(oidNspCatalog), types.Bool(false),
+		types.Text("1.0"), nullText, nullText}}
+}
+
+// planCreateExtension is CREATE EXTENSION [IF NOT EXISTS]: plpgsql exists
+// already (42710, or a NOTICE with IF NOT EXISTS); no other extension is
+// available (0A000, where PostgreSQL without the extension's files says
+// 58P01).
+func (s *Session) planCreateExtension(st *pg.CreateExtensionStmt) (*plan, error) {
+	if st.Extname != "plpgsql" {
+		return nil, pgerror.NotSupported("extension %q is not available", st.Extname)
+	}
+	return &plan{run: func(context.Context, *Session, []types.Value) (*Result, error) {
+		if !st.IfNotExists {
+			return nil, pgerror.Errorf("42710", "extension %q already exists", st.Extname)
+		}
+		s.notice("NOTICE", "42710", fmt.Sprintf("extension %q already exists, skipping", st.Extname))
+		return &Result{Tag: "CREATE EXTENSION"}, nil
+	}}, nil
+}
 
 // ---- pg_catalog ----
 
@@ -1266,7 +1295,7 @@ func init() {
 		"pg_catalog.pg_auth_members":          {cols(`roleid:oid member:oid grantor:oid admin_option:b`), none},
 		"pg_catalog.pg_enum":                  {cols(`oid:oid enumtypid:oid enumsortorder:f enumlabel`), none},
 		"pg_catalog.pg_extension": {cols(`oid:oid extname extowner:oid extnamespace:oid extrelocatable:b extversion
-			extconfig extcondition`), none},
+			extconfig extcondition`), pgExtensionRows},
 		"pg_catalog.pg_depend":  {cols(`classid:oid objid:oid objsubid:i4 refclassid:oid refobjid:oid refobjsubid:i4 deptype`), pgDependRows},
 		"pg_catalog.pg_rewrite": {cols(`oid:oid rulename ev_class:oid ev_type is_instead:b ev_qual ev_action`), none},
 		"pg_catalog.pg_locks":   {pgLocksCols, nil}, // virtual.go plans it

@@ -372,6 +372,8 @@ func (s *Session) analyze(n *pg.Node, params *[]types.Type) (*plan, error) {
 		return s.planNotify(n.GetNotifyStmt())
 	case n.GetDiscardStmt() != nil:
 		return s.planDiscard(n.GetDiscardStmt())
+	case n.GetCreateExtensionStmt() != nil:
+		return s.planCreateExtension(n.GetCreateExtensionStmt()) // pgcatalog.go
 	}
 	if name, ok := stmtNames[nodeKind(n)]; ok {
 		return nil, pgerror.NotSupported("%s is not supported", name)
