@@ -19,6 +19,7 @@
 //	    reused while the catalog's generation is unchanged
 //	  → plan.run (Session.Execute): the operators (query_exec.go, agg.go
 //	    with orderedset.go for WITHIN GROUP, window.go, srf.go for set-returning functions, hashjoin.go,
+//	    lateral.go for LATERAL items,
 //	    lockjoin.go, lockrows.go) over the engine's
 //	    scans, indexes and row locks (tupled.Tx.Scan with ScanOptions.Lock),
 //	    rows encoded and decoded by sql/catalog, datums from sql/types
@@ -131,7 +132,13 @@
 //     once and nothing of the bytes is kept past the callback. Subqueries in expressions are planned by it
 //     too (conditional.go): a name a subquery does not have resolves in
 //     the query around it (a correlated subquery, run per outer row); an
-//     uncorrelated one runs once per execution of its statement.
+//     uncorrelated one runs once per execution of its statement. A
+//     LATERAL subquery in FROM, and any set-returning function there, is
+//     planned so with the FROM items to its left as the query around it
+//     (lateral.go): its join is a nested loop that runs it per left row,
+//     INNER or LEFT (42P10 on the right of a RIGHT or FULL JOIN, as in
+//     PostgreSQL; a LATERAL item in a JOIN reading the FROM list's items
+//     before that JOIN is 0A000).
 //   - Any error rolls back the transaction (statements are atomic because
 //     transactions are): inside BEGIN the block becomes failed (25P02 until
 //     ROLLBACK/COMMIT); outside, the statements of the current group (one

@@ -300,6 +300,9 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 		return node, &scope{rels: []*scopeRel{{name: name, cols: cols, t: t, scan: ts, use: ts.use}}, width: len(cols)}, nil
 	case n.GetRangeFunction() != nil:
 		rf := n.GetRangeFunction()
+		if node, sc, ok, err := s.srfFromItem(rf, s.lateral, params); ok { // lateral.go
+			return node, sc, err
+		}
 		virt, cols, rel, err := s.rangeFunction(rf, &compiler{s: s, outer: s.planOuter, params: params})
 		if err != nil {
 			return nil, nil, err
@@ -308,9 +311,6 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 		return rs, &scope{rels: []*scopeRel{{name: rel, cols: cols, rows: rs}}, width: len(cols)}, nil
 	case n.GetRangeSubselect() != nil:
 		rs := n.GetRangeSubselect()
-		if rs.Lateral {
-			return nil, nil, pgerror.NotSupported("LATERAL is not supported")
-		}
 		sub := rs.Subquery.GetSelectStmt()
 		if sub == nil {
 			return nil, nil, pgerror.NotSupported("this subquery in FROM is not supported")
@@ -318,9 +318,17 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 		if rs.Alias == nil {
 			return nil, nil, pgerror.Errorf(pgerror.CodeSyntax, "subquery in FROM must have an alias")
 		}
+		lc := s.lateral
+		s.lateral = nil
+		defer func() { s.lateral = lc }()
+		if rs.Lateral && lc != nil && lc.left != nil {
+			if node, sc, ok, err := s.lateralSubquery(rs, sub, lc, params); ok { // lateral.go
+				return node, sc, err
+			}
+		}
 		p, err := s.planSelectAs(sub, params, false)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, lateralError(err, lc, rs.Lateral)
 		}
 		cols, err := aliasCols(p.cols, rs.Alias)
 		if err != nil {
@@ -381,14 +389,25 @@ func (s *Session) joinItem(j *pg.JoinExpr, params *[]types.Type) (relNode, *scop
 	default:
 		return nil, nil, pgerror.NotSupported("this kind of JOIN is not supported")
 	}
+	// what each side may read to its left (lateral.go): the left side
+	// nothing, the right side the left's items, unless RIGHT or FULL
+	saved := s.lateral
+	defer func() { s.lateral = saved }()
+	s.lateral = &lateralCtx{beyond: saved.names()}
 	ln, lsc, err := s.fromItem(j.Larg, params)
 	if err != nil {
 		return nil, nil, err
+	}
+	if kind == joinRight || kind == joinFull {
+		s.lateral = &lateralCtx{beyond: saved.names(), rightFull: relNames(lsc)}
+	} else {
+		s.lateral = &lateralCtx{left: lsc, beyond: saved.names()}
 	}
 	rn, rsc, err := s.fromItem(j.Rarg, params)
 	if err != nil {
 		return nil, nil, err
 	}
+	s.lateral = saved
 	if kind == joinRight || kind == joinFull {
 		for _, r := range lsc.rels {
 			r.nullable = true
@@ -403,7 +422,7 @@ func (s *Session) joinItem(j *pg.JoinExpr, params *[]types.Type) (relNode, *scop
 			r.nullable = true
 		}
 	}
-	nl := &nestedLoop{kind: kind, left: ln, right: rn, lw: lsc.width, rw: rsc.width, rrels: rsc.rels}
+	nl := &nestedLoop{kind: kind, left: ln, right: rn, lw: lsc.width, rw: rsc.width, rrels: rsc.rels, lateral: isLateral(rn)}
 	c := &compiler{s: s, outer: s.planOuter, params: params, scope: sc, clause: "JOIN conditions"}
 	using := strs(j.UsingClause)
 	if j.IsNatural {
@@ -485,7 +504,7 @@ func colRange(x expr) (lo, hi int) {
 func (n *nestedLoop) setCond(conds []expr) {
 	var rest []expr
 	for _, x := range conds {
-		if c, ok := x.(*cmpExpr); ok && c.op == "=" && hashable(c.l.typ(), c.r.typ()) {
+		if c, ok := x.(*cmpExpr); ok && c.op == "=" && hashable(c.l.typ(), c.r.typ()) && !n.lateral {
 			llo, lhi := colRange(c.l)
 			rlo, rhi := colRange(c.r)
 			switch {
@@ -811,7 +830,13 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 		s.lockPins = &pins
 	}
 	defer func() { s.lockPins = savedPins }()
+	savedLateral := s.lateral
+	defer func() { s.lateral = savedLateral }()
 	for _, f := range st.FromClause {
+		s.lateral = &lateralCtx{} // what a LATERAL item may read (lateral.go)
+		if node != nil {
+			s.lateral.left = sc
+		}
 		n, fsc, err := s.fromItem(f, params)
 		if err != nil {
 			return nil, nil, err
@@ -820,7 +845,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 			node, sc = n, fsc
 			continue
 		}
-		nl := &nestedLoop{kind: joinInner, left: node, right: n, lw: sc.width, rw: fsc.width, rrels: fsc.rels}
+		nl := &nestedLoop{kind: joinInner, left: node, right: n, lw: sc.width, rw: fsc.width, rrels: fsc.rels, lateral: isLateral(n)}
 		chain = append(chain, nl)
 		if sc, err = sc.merge(fsc); err != nil {
 			return nil, nil, err

@@ -24,7 +24,6 @@ CREATE TABLE jk (j jsonb PRIMARY KEY);
 SELECT 'NaN'::numeric;
 CREATE TYPE mood AS ENUM ('sad', 'happy');
 -- queries
-SELECT * FROM t, LATERAL (SELECT * FROM u WHERE u.t_a = t.a) s;
 SELECT b, sum(c) FROM t GROUP BY ROLLUP (b);
 SELECT b, sum(c) FROM t GROUP BY GROUPING SETS ((b), ());
 SELECT * FROM t TABLESAMPLE SYSTEM (50);
