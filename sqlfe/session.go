@@ -111,7 +111,7 @@ type Session struct {
 	planOuter *compiler
 	lockPins  *[]*pinScan // while a locking SELECT's FROM is planned (lockjoin.go)
 	outerRefs int
-	lateral   *lateralCtx // while a FROM item is planned: what it may read to its left (lateral.go)
+	lateral   *lateralCtx        // while a FROM item is planned: what it may read to its left (lateral.go)
 	viewDepth int                // views being planned, one inside another (views.go)
 	cursors   map[string]*cursor // cursor.go
 
