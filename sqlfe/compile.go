@@ -185,6 +185,11 @@ func (c *compiler) compile1(n *pg.Node, want types.Type) (expr, error) {
 		}
 	} else if c.clause != "" && isAggCall(n) {
 		return nil, pgerror.Errorf(pgerror.CodeGrouping, "aggregate functions are not allowed in %s", c.clause).At(n.GetFuncCall().Location)
+	} else if gf := n.GetGroupingFunc(); gf != nil {
+		if c.clause != "" {
+			return nil, pgerror.Errorf(pgerror.CodeGrouping, "grouping operations are not allowed in %s", c.clause).At(gf.Location)
+		}
+		return nil, pgerror.Errorf(pgerror.CodeGrouping, "arguments to GROUPING must be grouping expressions of the associated query level").At(gf.Location)
 	}
 	if x, ok, err := c.catalogExpr(n); ok { // catfuncs.go: reg* casts, ANY (array), subscripts, ARRAY (subquery)
 		return x, err

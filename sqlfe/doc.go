@@ -18,7 +18,8 @@
 //	    one-table SELECT, UPDATE, DELETE; query.go's relNodes otherwise),
 //	    reused while the catalog's generation is unchanged
 //	  → plan.run (Session.Execute): the operators (query_exec.go, agg.go
-//	    with orderedset.go for WITHIN GROUP, window.go, srf.go for set-returning functions, hashjoin.go,
+//	    with orderedset.go for WITHIN GROUP and groupingsets.go for ROLLUP,
+//	    CUBE and GROUPING SETS, window.go, srf.go for set-returning functions, hashjoin.go,
 //	    lateral.go for LATERAL items,
 //	    lockjoin.go, lockrows.go) over the engine's
 //	    scans, indexes and row locks (tupled.Tx.Scan with ScanOptions.Lock),

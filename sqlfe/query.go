@@ -117,7 +117,7 @@ func hasWindow(m protoreflect.Message) bool {
 func hasAgg(m protoreflect.Message) bool {
 	return inTree(m, func(m protoreflect.Message) bool {
 		n, ok := m.Interface().(*pg.Node)
-		return ok && isAggCall(n)
+		return ok && (isAggCall(n) || n.GetGroupingFunc() != nil)
 	})
 }
 

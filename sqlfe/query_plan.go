@@ -931,45 +931,8 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 		agg = &aggCtx{in: in, groupKeys: map[string]int{}, groupCols: map[int]int{}}
 		gin := *in
 		gin.clause = "GROUP BY"
-		for _, g := range st.GroupClause {
-			gn := g
-			if k := g.GetAConst(); k != nil {
-				if iv, ok := k.Val.(*pg.A_Const_Ival); ok {
-					pos := int(iv.Ival.Ival)
-					if pos < 1 || pos > len(st.TargetList) {
-						return nil, nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "GROUP BY position %d is not in select list", pos).At(k.Location)
-					}
-					gn = st.TargetList[pos-1].GetResTarget().Val
-				}
-			}
-			x, err := gin.compile(gn, types.TUnknown)
-			if err != nil {
-				// GROUP BY an output column's name
-				if cr := gn.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
-					name := strs(cr.Fields)[0]
-					for _, t := range st.TargetList {
-						if rt := t.GetResTarget(); rt.Name == name {
-							gn = rt.Val
-							x, err = gin.compile(gn, types.TUnknown)
-							break
-						}
-					}
-				}
-				if err != nil {
-					return nil, nil, err
-				}
-			}
-			if x.typ() == types.TUnknown {
-				x = &castExpr{arg: x, t: types.TText}
-			}
-			if _, dup := agg.groupKeys[nodeKey(gn)]; dup {
-				continue
-			}
-			agg.groupKeys[nodeKey(gn)] = len(agg.groups)
-			if c, ok := x.(*colExpr); ok {
-				agg.groupCols[c.idx] = len(agg.groups)
-			}
-			agg.groups = append(agg.groups, x)
+		if err := groupClause(&gin, st, agg); err != nil { // groupingsets.go
+			return nil, nil, err
 		}
 		out = &compiler{s: s, outer: s.planOuter, params: params, agg: agg}
 	}

@@ -24,8 +24,6 @@ CREATE TABLE jk (j jsonb PRIMARY KEY);
 SELECT 'NaN'::numeric;
 CREATE TYPE mood AS ENUM ('sad', 'happy');
 -- queries
-SELECT b, sum(c) FROM t GROUP BY ROLLUP (b);
-SELECT b, sum(c) FROM t GROUP BY GROUPING SETS ((b), ());
 SELECT * FROM t TABLESAMPLE SYSTEM (50);
 SELECT ROW(a, b) FROM t;
 SELECT t FROM t;
