@@ -104,7 +104,9 @@
 //     UPDATE locks FOR NO KEY UPDATE and writes each row from the version
 //     locked: with tx.Update, or, when the primary key changes (a key
 //     update), with Delete + Insert after the scan (Delete takes the lock
-//     to FOR UPDATE); DELETE locks FOR UPDATE.
+//     to FOR UPDATE); DELETE locks FOR UPDATE. INSERT ... SELECT ... FOR
+//     <strength> locks the rows its SELECT reads as that SELECT alone
+//     would, all before the first row is inserted.
 //   - A SELECT over one table (or none) without grouping, aggregates,
 //     DISTINCT or a set operation is planned by dml.go's selectPlan, which
 //     owns row locking; every other SELECT by the general query path
