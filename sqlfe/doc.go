@@ -29,7 +29,11 @@
 //	    AppendBinary).
 //
 // EXPLAIN prints the plan nodes that run (query.go planExplain, dml.go
-// explain). Who owns what:
+// explain); EXPLAIN ANALYZE plans the SELECT by the general path for each
+// execution, runs it with every node counted and timed, and prints each
+// node's "(actual time=… rows=N loops=L)" and the summary as PostgreSQL
+// does, never costs (explain_analyze.go, which reads EXPLAIN's options).
+// Who owns what:
 //
 //	sql/pgerror  the error (SQLSTATE, message, position); below everything
 //	sql/types    datums, their text and binary I/O, casts, comparison
