@@ -239,6 +239,12 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 		}
 		sp.order = append(sp.order, sortKey{x: x, desc: desc, nullsFirst: nf})
 	}
+	if outerAggregate(append(append(sp.args[:len(sp.args):len(sp.args)], sp.filter), sortKeyExprs(sp.order)...)) { // lateral.go
+		if a.in.outer != nil && a.in.outer.fromLateral {
+			return nil, pgerror.Errorf(pgerror.CodeGrouping, "aggregate functions are not allowed in FROM clause of their own query level").At(f.Location)
+		}
+		return nil, pgerror.NotSupported("an aggregate over only the columns of an enclosing query is not supported").At(f.Location)
+	}
 	noSuch := func() error {
 		var ts []string
 		for _, x := range sp.args {

@@ -32,8 +32,10 @@ type compiler struct {
 	clause string
 	s      *Session // plans subqueries (nil: a subquery is not supported here)
 	// outer compiles the enclosing query's names for a subquery's
-	// compilers (a correlated subquery); nil at the top
-	outer *compiler
+	// compilers (a correlated subquery); nil at the top. fromLateral: this
+	// compiler is the FROM items to the left of a LATERAL item (lateral.go)
+	outer       *compiler
+	fromLateral bool
 	// win collects window calls where they are allowed (the select list,
 	// ORDER BY: window.go)
 	win *winCtx

@@ -145,7 +145,10 @@
 //     (lateral.go): its join is a nested loop that runs it per left row,
 //     INNER or LEFT (42P10 on the right of a RIGHT or FULL JOIN, as in
 //     PostgreSQL; a LATERAL item in a JOIN reading the FROM list's items
-//     before that JOIN is 0A000).
+//     before that JOIN is 0A000). A subquery in FROM reads the queries
+//     around it as one in an expression does. An aggregate whose
+//     arguments read only an enclosing query's columns (PostgreSQL's
+//     aggregate of that query) is 0A000, 42803 in a LATERAL item.
 //   - Any error rolls back the transaction (statements are atomic because
 //     transactions are): inside BEGIN the block becomes failed (25P02 until
 //     ROLLBACK/COMMIT); outside, the statements of the current group (one

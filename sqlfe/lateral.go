@@ -103,7 +103,7 @@ func (s *Session) planLateral(lc *lateralCtx, params *[]types.Type, plan func(ou
 	prevOuter, prevRefs := s.planOuter, s.outerRefs
 	outer := s.planOuter
 	if lc != nil && lc.left != nil {
-		outer = &compiler{s: s, outer: s.planOuter, params: params, scope: lc.left}
+		outer = &compiler{s: s, outer: s.planOuter, params: params, scope: lc.left, fromLateral: true}
 	}
 	s.planOuter, s.outerRefs = outer, 0
 	err = plan(outer)
@@ -112,8 +112,15 @@ func (s *Session) planLateral(lc *lateralCtx, params *[]types.Type, plan func(ou
 	return refs, err
 }
 
-// lateralSubquery plans a LATERAL (subquery) in FROM over lc.
-func (s *Session) lateralSubquery(rs *pg.RangeSubselect, sub *pg.SelectStmt, lc *lateralCtx, params *[]types.Type) (relNode, *scope, bool, error) {
+// correlatedSubquery plans a subquery in FROM that may read a query
+// around it: a LATERAL one the items to its left (lc.left) too. One that
+// reads neither is left to the ordinary path (ok false); one that reads
+// only the queries around it runs once per run of its scan, under their
+// rows; a lateral one per left row (a lateralScan).
+func (s *Session) correlatedSubquery(rs *pg.RangeSubselect, sub *pg.SelectStmt, lc *lateralCtx, params *[]types.Type) (relNode, *scope, bool, error) {
+	if !rs.Lateral {
+		lc = nil // its siblings are not in reach
+	}
 	var root relNode
 	var cols []catalog.Column
 	refs, err := s.planLateral(lc, params, func(*compiler) error {
@@ -121,17 +128,77 @@ func (s *Session) lateralSubquery(rs *pg.RangeSubselect, sub *pg.SelectStmt, lc 
 		root, cols, err = s.buildQuery(sub, params, false)
 		return err
 	})
-	if err != nil {
+	if err != nil && lc != nil && lc.left != nil {
 		return nil, nil, true, lateralError(err, lc, true)
 	}
+	if err != nil {
+		return nil, nil, false, nil // the ordinary path plans it or says what is wrong
+	}
 	if refs == 0 {
-		return nil, nil, false, nil // reads nothing to its left: an ordinary subquery
+		return nil, nil, false, nil // reads nothing around it: an ordinary subquery
 	}
 	if cols, err = aliasCols(cols, rs.Alias); err != nil {
 		return nil, nil, true, err
 	}
-	n := &lateralScan{what: "Subquery Scan on " + rs.Alias.Aliasname, root: root}
-	return n, &scope{rels: []*scopeRel{{name: rs.Alias.Aliasname, cols: cols}}, width: len(cols)}, true, nil
+	what := "Subquery Scan on " + rs.Alias.Aliasname
+	if lc != nil && lc.left != nil {
+		n := &lateralScan{what: what, root: root}
+		return n, &scope{rels: []*scopeRel{{name: rs.Alias.Aliasname, cols: cols}}, width: len(cols)}, true, nil
+	}
+	n := &rowsScan{what: what, rows: func(q *qctx) ([][]types.Value, error) { return collect(q, root) }}
+	return n, &scope{rels: []*scopeRel{{name: rs.Alias.Aliasname, cols: cols, rows: n}}, width: len(cols)}, true, nil
+}
+
+// outerStar is rel.* of a query around c's (err: the one rel's absence
+// from c's scope gave, returned when no query around has it either):
+// each column an outerExpr, as column references to it are.
+func outerStar(c *compiler, rel string, err error) ([]string, []expr, error) {
+	depth := 0
+	for o := c.outer; o != nil; o = o.outer {
+		depth++
+		if o.scope == nil {
+			continue
+		}
+		names, xs, oerr := o.scope.star(rel, -1)
+		if oerr != nil {
+			continue
+		}
+		for i := range xs {
+			for range depth {
+				xs[i] = &outerExpr{x: xs[i]}
+			}
+		}
+		if c.s != nil {
+			c.s.outerRefs++
+		}
+		return names, xs, nil
+	}
+	return nil, nil, err
+}
+
+// outerAggregate reports whether an aggregate's compiled arguments read
+// columns of a query around it and none of its own: PostgreSQL's
+// aggregate of that outer query, which tupled does not evaluate there.
+func outerAggregate(xs []expr) bool {
+	outer, own := false, false
+	var walk func(x expr)
+	walk = func(x expr) {
+		switch x.(type) {
+		case *outerExpr:
+			outer = true
+		case *colExpr:
+			own = true
+		}
+		for _, k := range x.kids() {
+			walk(k)
+		}
+	}
+	for _, x := range xs {
+		if x != nil {
+			walk(x)
+		}
+	}
+	return outer && !own
 }
 
 // srfFromItem plans a set-returning function in FROM (srf.go's
@@ -239,4 +306,12 @@ func (n *nestedLoop) runLateral(q *qctx, fn func(row []types.Value) error) error
 		}
 		return fn(out)
 	})
+}
+
+func sortKeyExprs(ks []sortKey) []expr {
+	var out []expr
+	for _, k := range ks {
+		out = append(out, k.x)
+	}
+	return out
 }

@@ -21,6 +21,13 @@ func TestLateral(t *testing.T) {
 	// before the JOIN; tupled's join of the JOIN does not have their row
 	mustFail(t, s, "SELECT * FROM t, u JOIN LATERAL (SELECT t.a + u.id AS z) s ON true", "0A000", `a LATERAL reference to "t", outside the JOIN the LATERAL item is in, is not supported`)
 
+	// an aggregate of only the left item's columns is the outer query's:
+	// not allowed in FROM (PostgreSQL); in a scalar subquery, where
+	// PostgreSQL evaluates it in the outer query, tupled refuses it
+	mustFail(t, s, "SELECT * FROM t, LATERAL (SELECT sum(t.a) FROM u) s", "42803", "aggregate functions are not allowed in FROM clause of their own query level")
+	mustFail(t, s, "SELECT (SELECT sum(t.a) FROM u LIMIT 1) FROM t", "0A000", "an aggregate over only the columns of an enclosing query is not supported")
+	mustRun(t, s, "SELECT (SELECT sum(t.a + u.id) FROM u) FROM t ORDER BY 1", "14\n18\n22\nSELECT 3")
+
 	// the plan: a nested loop that runs the lateral item per left row
 	mustRun(t, s, "EXPLAIN SELECT * FROM t, LATERAL (SELECT id FROM u WHERE u.t_a = t.a) s",
 		"Nested Loop Inner Join\n  ->  Seq Scan on t\n  ->  Subquery Scan on s\n        ->  Seq Scan on u\nEXPLAIN")

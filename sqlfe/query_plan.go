@@ -321,8 +321,8 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 		lc := s.lateral
 		s.lateral = nil
 		defer func() { s.lateral = lc }()
-		if rs.Lateral && lc != nil && lc.left != nil {
-			if node, sc, ok, err := s.lateralSubquery(rs, sub, lc, params); ok { // lateral.go
+		if s.planOuter != nil || (rs.Lateral && lc != nil && lc.left != nil) {
+			if node, sc, ok, err := s.correlatedSubquery(rs, sub, lc, params); ok { // lateral.go
 				return node, sc, err
 			}
 		}
@@ -955,14 +955,17 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 		}
 		if cr := rt.Val.GetColumnRef(); cr != nil {
 			if f := strs(cr.Fields); len(f) > 0 && f[len(f)-1] == "*" {
-				if len(st.FromClause) == 0 {
-					return nil, nil, pgerror.Errorf(pgerror.CodeSyntax, "SELECT * with no tables specified is not valid").At(cr.Location)
-				}
 				rel := ""
 				if len(f) == 2 {
 					rel = f[0]
 				}
+				if len(st.FromClause) == 0 && rel == "" {
+					return nil, nil, pgerror.Errorf(pgerror.CodeSyntax, "SELECT * with no tables specified is not valid").At(cr.Location)
+				}
 				ns, xs, err := sc.star(rel, cr.Location)
+				if err != nil && rel != "" {
+					ns, xs, err = outerStar(in, rel, err) // lateral.go
+				}
 				if err != nil {
 					return nil, nil, err
 				}

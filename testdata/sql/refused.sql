@@ -31,6 +31,7 @@ SELECT json_object_agg(b, c) FROM t;
 SELECT count(*) FROM t GROUP BY generate_series(1, 2);
 SELECT generate_series(1, generate_series(1, 2));
 INSERT INTO u VALUES (generate_series(3, 4), 1);
+SELECT (SELECT sum(t.c) FROM u LIMIT 1) FROM t;
 -- functions and aggregates
 SELECT to_char(interval '1 day 02:00', 'DD HH24');
 SELECT to_char(1987, 'RN');
