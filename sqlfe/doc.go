@@ -126,7 +126,12 @@
 //     table's key needs no sort, so a LIMIT stops its scan. It is 0A000,
 //     as in PostgreSQL, on the nullable side of an outer join and with
 //     GROUP BY, HAVING, DISTINCT, aggregates, window functions, set
-//     operations and VALUES; 42P01 for OF naming no FROM item.
+//     operations and VALUES; 42P01 for OF naming no FROM item. Over a
+//     subquery in FROM that PostgreSQL does not pull up into the join
+//     (ORDER BY, LIMIT, … : a LATERAL top N per group) the clause is
+//     pushed into the subquery, which locks the rows it returns, as
+//     PostgreSQL's does (lateral.go pushLocks); over a simple subquery,
+//     which PostgreSQL flattens to lock only its joined rows, it is 0A000.
 //     Joins hash on an equality of their two sides (the right side is the
 //     one built; an integer key has an open-addressing table of its own,
 //     hashjoin.go), else loop; a WHERE conjunct that names one FROM item

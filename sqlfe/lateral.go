@@ -9,6 +9,7 @@ import (
 	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
+	"google.golang.org/protobuf/proto"
 )
 
 // LATERAL: a FROM item that reads the FROM items to its left — a
@@ -314,4 +315,58 @@ func sortKeyExprs(ks []sortKey) []expr {
 		out = append(out, k.x)
 	}
 	return out
+}
+
+// pushLocks is a subquery in FROM (named alias) with the locking clauses
+// of the query around it that apply to it (those without OF, or whose OF
+// names it) added as its own, without OF: PostgreSQL's
+// transformLockingClause pushes them into the subquery so, and its rows
+// are then locked by its own plan (the LockRows node above skips it:
+// scopeRel.lockedInside). pushed reports whether any applied.
+//
+// Only into a subquery PostgreSQL's planner does not pull up into the
+// join (is_simple_subquery: one with ORDER BY, LIMIT, OFFSET, WITH,
+// grouping, aggregates, DISTINCT, window functions or a set operation —
+// the top N per group): that one locks the rows it returns, as here. A
+// simple one is flattened, and PostgreSQL locks only its rows that are
+// joined and pass the WHERE; tupled cannot, and leaves it to the LockRows
+// node's 0A000.
+func pushLocks(sub *pg.SelectStmt, alias string, locks []*pg.Node) (out *pg.SelectStmt, pushed bool) {
+	simple := len(sub.SortClause) == 0 && sub.LimitCount == nil && sub.LimitOffset == nil && sub.WithClause == nil &&
+		len(sub.GroupClause) == 0 && sub.HavingClause == nil && len(sub.DistinctClause) == 0 && len(sub.WindowClause) == 0 &&
+		sub.Op == pg.SetOperation_SETOP_NONE && len(sub.ValuesLists) == 0 && !needsAgg(sub) && !hasWindow(sub.ProtoReflect())
+	if simple {
+		return sub, false
+	}
+	var apply []*pg.Node
+	for _, n := range locks {
+		lk := n.GetLockingClause()
+		named := len(lk.LockedRels) == 0
+		for _, r := range lk.LockedRels {
+			if rv := r.GetRangeVar(); rv != nil && rv.Schemaname == "" && rv.Relname == alias {
+				named = true
+			}
+		}
+		if named {
+			c := proto.Clone(n).(*pg.Node)
+			c.GetLockingClause().LockedRels = nil
+			apply = append(apply, c)
+		}
+	}
+	if len(apply) == 0 {
+		return sub, false
+	}
+	out = proto.Clone(sub).(*pg.SelectStmt)
+	out.LockingClause = append(out.LockingClause, apply...)
+	return out, true
+}
+
+// lockedInside marks sc's item as a subquery locking its own rows.
+func lockedInside(sc *scope, pushed bool) *scope {
+	if sc != nil && pushed {
+		for _, r := range sc.rels {
+			r.lockedInside = true
+		}
+	}
+	return sc
 }

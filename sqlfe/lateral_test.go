@@ -50,5 +50,26 @@ func TestLateral(t *testing.T) {
 		"1|2\n3|3\nSELECT 2")
 	mustRun(t, s2, "SELECT locked_row, modes FROM pgrowlocks('t') ORDER BY 1", "1|{\"For Update\"}\n3|{\"For Update\"}\nSELECT 2")
 	mustRun(t, s, "COMMIT", "COMMIT")
+
+	// a locking clause over a subquery in FROM that PostgreSQL does not
+	// pull up into the join (here the top N per group) is pushed into it,
+	// as PostgreSQL's is: FOR UPDATE locks the left table's rows and those
+	// the subquery returns, FOR SHARE OF s only the subquery's
+	mustRun(t, s, "BEGIN", "BEGIN")
+	mustRun(t, s, "SELECT t.a, s.id FROM t, LATERAL (SELECT id FROM u WHERE u.t_a = t.a ORDER BY score DESC LIMIT 1) s ORDER BY t.a FOR UPDATE",
+		"1|2\n3|3\nSELECT 2")
+	mustRun(t, s2, "SELECT locked_row, modes FROM pgrowlocks('t') ORDER BY 1", "1|{\"For Update\"}\n3|{\"For Update\"}\nSELECT 2")
+	mustRun(t, s2, "SELECT locked_row, modes FROM pgrowlocks('u') ORDER BY 1", "2|{\"For Update\"}\n3|{\"For Update\"}\nSELECT 2")
+	mustRun(t, s, "COMMIT", "COMMIT")
+	mustRun(t, s, "BEGIN", "BEGIN")
+	mustRun(t, s, "SELECT t.a, s.id FROM t, LATERAL (SELECT id FROM u WHERE u.t_a = t.a ORDER BY id LIMIT 1) s ORDER BY t.a FOR SHARE OF s",
+		"1|1\n3|3\nSELECT 2")
+	mustRun(t, s2, "SELECT count(*) FROM pgrowlocks('t')", "0\nSELECT 1")
+	mustRun(t, s2, "SELECT locked_row, modes FROM pgrowlocks('u') ORDER BY 1", "1|{\"For Share\"}\n3|{\"For Share\"}\nSELECT 2")
+	mustRun(t, s, "COMMIT", "COMMIT")
+	// a simple subquery PostgreSQL flattens, locking only its rows that
+	// join: tupled refuses
 	mustFail(t, s, "SELECT * FROM t, LATERAL (SELECT * FROM u WHERE u.t_a = t.a) s FOR UPDATE", "0A000", "FOR UPDATE on a view, subquery, function or virtual relation in FROM is not supported")
+	mustFail(t, s, "SELECT * FROM t JOIN (SELECT id, t_a FROM u) s ON s.t_a = t.a FOR SHARE OF s", "0A000", "FOR SHARE on a view, subquery, function or virtual relation in FROM is not supported")
+	mustFail(t, s, "SELECT * FROM t, (SELECT count(*) FROM u) s FOR UPDATE", "0A000", "FOR UPDATE is not allowed with aggregate functions")
 }

@@ -21,6 +21,9 @@ type scopeRel struct {
 	rows     *rowsScan
 	use      *colUse // a table scan's: the columns the query reads (nil: all)
 	nullable bool    // on the NULL-extended side of an outer join
+	// lockedInside: a subquery the query's locking clause was pushed into
+	// (lateral.go pushLocks); its rows are locked there
+	lockedInside bool
 }
 
 // colUse is which columns of a table scan's row the query reads, marked
@@ -318,12 +321,13 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 		if rs.Alias == nil {
 			return nil, nil, pgerror.Errorf(pgerror.CodeSyntax, "subquery in FROM must have an alias")
 		}
-		lc := s.lateral
-		s.lateral = nil
-		defer func() { s.lateral = lc }()
+		lc, locks := s.lateral, s.fromLocks
+		s.lateral, s.fromLocks = nil, nil
+		defer func() { s.lateral, s.fromLocks = lc, locks }()
+		sub, pushed := pushLocks(sub, rs.Alias.Aliasname, locks) // lateral.go
 		if s.planOuter != nil || (rs.Lateral && lc != nil && lc.left != nil) {
 			if node, sc, ok, err := s.correlatedSubquery(rs, sub, lc, params); ok { // lateral.go
-				return node, sc, err
+				return node, lockedInside(sc, pushed), err
 			}
 		}
 		p, err := s.planSelectAs(sub, params, false)
@@ -341,7 +345,7 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 			}
 			return res.Rows, nil
 		}}
-		return scan, &scope{rels: []*scopeRel{{name: rs.Alias.Aliasname, cols: cols, rows: scan}}, width: len(cols)}, nil
+		return scan, lockedInside(&scope{rels: []*scopeRel{{name: rs.Alias.Aliasname, cols: cols, rows: scan}}, width: len(cols)}, pushed), nil
 	case n.GetJoinExpr() != nil:
 		return s.joinItem(n.GetJoinExpr(), params)
 	}
@@ -826,10 +830,13 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 	savedPins := s.lockPins
 	s.lockPins = nil
 	var pins []*pinScan
+	savedLocks := s.fromLocks
+	s.fromLocks = nil
 	if len(st.LockingClause) > 0 {
 		s.lockPins = &pins
+		s.fromLocks = st.LockingClause
 	}
-	defer func() { s.lockPins = savedPins }()
+	defer func() { s.lockPins, s.fromLocks = savedPins, savedLocks }()
 	savedLateral := s.lateral
 	defer func() { s.lateral = savedLateral }()
 	for _, f := range st.FromClause {
