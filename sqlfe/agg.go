@@ -214,7 +214,9 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 		sp.args = append(sp.args, x)
 	}
 	if f.AggFilter != nil {
-		fx, err := in.compile(f.AggFilter, types.TBool)
+		fin := in
+		fin.clause = "FILTER"
+		fx, err := fin.compile(f.AggFilter, types.TBool)
 		if err != nil {
 			return nil, err
 		}

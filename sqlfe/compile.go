@@ -185,6 +185,8 @@ func (c *compiler) compile1(n *pg.Node, want types.Type) (expr, error) {
 		if x, ok, err := c.agg.lookup(c, n); ok || err != nil {
 			return x, err
 		}
+	} else if c.clause == "aggregate function calls" && (isAggCall(n) || n.GetGroupingFunc() != nil) {
+		return nil, pgerror.Errorf(pgerror.CodeGrouping, "aggregate function calls cannot be nested").At(nodeLocation(n))
 	} else if c.clause != "" && isAggCall(n) {
 		return nil, pgerror.Errorf(pgerror.CodeGrouping, "aggregate functions are not allowed in %s", c.clause).At(n.GetFuncCall().Location)
 	} else if gf := n.GetGroupingFunc(); gf != nil {

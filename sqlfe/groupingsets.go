@@ -310,3 +310,11 @@ func (g *groupingExpr) eval(e *env) (types.Value, error) {
 	}
 	return types.Int4(v), nil
 }
+
+// nodeLocation is where an aggregate call or grouping() starts.
+func nodeLocation(n *pg.Node) int32 {
+	if f := n.GetFuncCall(); f != nil {
+		return f.Location
+	}
+	return n.GetGroupingFunc().GetLocation()
+}
