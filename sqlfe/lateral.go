@@ -115,9 +115,10 @@ func (s *Session) planLateral(lc *lateralCtx, params *[]types.Type, plan func(ou
 
 // correlatedSubquery plans a subquery in FROM that may read a query
 // around it: a LATERAL one the items to its left (lc.left) too. One that
-// reads neither is left to the ordinary path (ok false); one that reads
-// only the queries around it runs once per run of its scan, under their
-// rows; a lateral one per left row (a lateralScan).
+// reads no item to its left runs once per run of its scan (under the rows
+// of the queries around it, if it reads them); a lateral one per left
+// row (a lateralScan). ok is false when the general path cannot plan it:
+// the ordinary path (fromItem) then plans it or says what is wrong.
 func (s *Session) correlatedSubquery(rs *pg.RangeSubselect, sub *pg.SelectStmt, lc *lateralCtx, params *[]types.Type) (relNode, *scope, bool, error) {
 	if !rs.Lateral {
 		lc = nil // its siblings are not in reach
@@ -135,14 +136,13 @@ func (s *Session) correlatedSubquery(rs *pg.RangeSubselect, sub *pg.SelectStmt, 
 	if err != nil {
 		return nil, nil, false, nil // the ordinary path plans it or says what is wrong
 	}
-	if refs == 0 {
-		return nil, nil, false, nil // reads nothing around it: an ordinary subquery
-	}
 	if cols, err = aliasCols(cols, rs.Alias); err != nil {
 		return nil, nil, true, err
 	}
 	what := "Subquery Scan on " + rs.Alias.Aliasname
-	if lc != nil && lc.left != nil {
+	// (one that reads nothing around it is an ordinary subquery, but is
+	// not planned again: nested ones would be planned twice per level)
+	if refs > 0 && lc != nil && lc.left != nil {
 		n := &lateralScan{what: what, root: root}
 		return n, &scope{rels: []*scopeRel{{name: rs.Alias.Aliasname, cols: cols}}, width: len(cols)}, true, nil
 	}
