@@ -19,7 +19,10 @@ import (
 // each aggregate's accumulator of that group. It then produces one row per
 // group, in the order the groups were first seen: the group values, then
 // the aggregates' results. With no GROUP BY there is one group, produced
-// even when the input is empty (count(*) of an empty table is 0).
+// even when the input is empty (count(*) of an empty table is 0). With
+// grouping sets (groupingsets.go) each row joins one group of each set,
+// the group columns its set does not group by NULL; an empty set's group
+// is produced even when the input is empty.
 //
 // What is evaluated above the aggregation (the select list, HAVING, ORDER
 // BY) is compiled by a compiler whose aggCtx maps each GROUP BY expression
@@ -89,9 +92,19 @@ type aggCtx struct {
 	groups    []expr         // the GROUP BY expressions, over the input row
 	aggs      []*aggSpec
 	having    expr // over the aggregation's row
+	// sets: GROUP BY's grouping sets, each the group columns it groups by
+	// (nil: one set of them all; groupingsets.go)
+	sets [][]int
 }
 
-func (a *aggCtx) width() int { return len(a.groups) + len(a.aggs) }
+// width is the aggregation's row: the group columns, the aggregates and,
+// with grouping sets, the index of the row's set.
+func (a *aggCtx) width() int {
+	if a.sets != nil {
+		return len(a.groups) + len(a.aggs) + 1
+	}
+	return len(a.groups) + len(a.aggs)
+}
 
 // aggColumn is the column of the aggregation's row holding a value the
 // aggregation produces; after planning, the aggregate columns are moved
@@ -126,6 +139,10 @@ func (a *aggCtx) lookup(c *compiler, n *pg.Node) (expr, bool, error) {
 		x, err := a.addAgg(c, n.GetFuncCall())
 		return x, true, err
 	}
+	if gf := n.GetGroupingFunc(); gf != nil {
+		x, err := a.groupingFunc(gf) // groupingsets.go
+		return x, true, err
+	}
 	cr := n.GetColumnRef()
 	if cr == nil {
 		return nil, false, nil
@@ -143,10 +160,13 @@ func (a *aggCtx) lookup(c *compiler, n *pg.Node) (expr, bool, error) {
 		return &aggColumn{a: a, agg: -1, grp: g, t: col.t, m: col.m}, true, nil
 	}
 	// functionally dependent on a grouped primary key: group by it too
-	if a.in.scope != nil && a.in.scope.pkGrouped(col.idx, a.groupCols) {
+	if a.in.scope != nil && a.in.scope.pkGrouped(col.idx, a.commonGroupCols()) {
 		g := len(a.groups)
 		a.groups = append(a.groups, col)
 		a.groupCols[col.idx] = g
+		for i := range a.sets { // grouped in every set, as the key is
+			a.sets[i] = append(a.sets[i], g)
+		}
 		return &aggColumn{a: a, agg: -1, grp: g, t: col.t, m: col.m}, true, nil
 	}
 	return nil, true, a.ungrouped(cr)
@@ -194,7 +214,9 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 		sp.args = append(sp.args, x)
 	}
 	if f.AggFilter != nil {
-		fx, err := in.compile(f.AggFilter, types.TBool)
+		fin := in
+		fin.clause = "FILTER"
+		fx, err := fin.compile(f.AggFilter, types.TBool)
 		if err != nil {
 			return nil, err
 		}
@@ -218,6 +240,12 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 			nf = false
 		}
 		sp.order = append(sp.order, sortKey{x: x, desc: desc, nullsFirst: nf})
+	}
+	if outerAggregate(append(append(sp.args[:len(sp.args):len(sp.args)], sp.filter), sortKeyExprs(sp.order)...)) { // lateral.go
+		if a.in.outer != nil && a.in.outer.fromLateral {
+			return nil, pgerror.Errorf(pgerror.CodeGrouping, "aggregate functions are not allowed in FROM clause of their own query level").At(f.Location)
+		}
+		return nil, pgerror.NotSupported("an aggregate over only the columns of an enclosing query is not supported").At(f.Location)
 	}
 	noSuch := func() error {
 		var ts []string
@@ -567,7 +595,9 @@ type aggNode struct {
 }
 
 func (n *aggNode) explain(w *strings.Builder, depth int) {
-	if n.scalar {
+	if n.a.sets != nil {
+		explainLine(w, depth, "MixedAggregate")
+	} else if n.scalar {
 		explainLine(w, depth, "Aggregate")
 	} else {
 		explainLine(w, depth, "HashAggregate")
@@ -591,27 +621,42 @@ func (n *aggNode) run(q *qctx, fn func(row []types.Value) error) error {
 	var order []*group
 	e := q.env(nil)
 	var kb []byte
+	sets := n.a.sets
+	if sets == nil {
+		sets = [][]int{nil} // one set: every group column
+	}
+	setOf := make([]int, 0, 1) // order's groups' sets
+	all := make([]types.Value, len(n.a.groups))
 	err := n.in.run(q, func(row []types.Value) error {
 		e.row = row
-		vals := make([]types.Value, len(n.a.groups))
-		kb = kb[:0]
 		for i, x := range n.a.groups {
 			v, err := x.eval(e)
 			if err != nil {
 				return err
 			}
-			vals[i] = v
-			kb = appendHashKey(kb, v)
+			all[i] = v
 		}
-		g := groups[string(kb)]
-		if g == nil {
-			g = newGroup(vals)
-			groups[string(kb)] = g
-			order = append(order, g)
-		}
-		for i := range g.accs {
-			if err := g.accs[i].add(e); err != nil {
-				return err
+		for si, set := range sets {
+			kb = append(kb[:0], byte(si>>8), byte(si))
+			vals := make([]types.Value, len(n.a.groups))
+			for i, v := range all {
+				if n.a.sets != nil && !containsInt(set, i) {
+					vals[i] = types.Null(n.a.groups[i].typ())
+					continue
+				}
+				vals[i] = v
+				kb = appendHashKey(kb, v)
+			}
+			g := groups[string(kb)]
+			if g == nil {
+				g = newGroup(vals)
+				groups[string(kb)] = g
+				order, setOf = append(order, g), append(setOf, si)
+			}
+			for i := range g.accs {
+				if err := g.accs[i].add(e); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -620,12 +665,27 @@ func (n *aggNode) run(q *qctx, fn func(row []types.Value) error) error {
 		return err
 	}
 	if n.scalar && len(order) == 0 {
-		order = append(order, newGroup(nil))
+		order, setOf = append(order, newGroup(nil)), append(setOf, 0)
+	}
+	if len(order) == 0 {
+		// an empty grouping set is one group, even of no rows
+		for si, set := range n.a.sets {
+			if len(set) == 0 {
+				vals := make([]types.Value, len(n.a.groups))
+				for i, x := range n.a.groups {
+					vals[i] = types.Null(x.typ())
+				}
+				order, setOf = append(order, newGroup(vals)), append(setOf, si)
+			}
+		}
 	}
 	out := make([]types.Value, n.a.width())
 	e.row = nil
-	for _, g := range order {
+	for gi, g := range order {
 		copy(out, g.vals)
+		if n.a.sets != nil {
+			out[len(out)-1] = types.Int4(int32(setOf[gi]))
+		}
 		for i := range g.accs {
 			if err := g.accs[i].evalDirect(e); err != nil {
 				return err

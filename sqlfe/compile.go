@@ -32,8 +32,10 @@ type compiler struct {
 	clause string
 	s      *Session // plans subqueries (nil: a subquery is not supported here)
 	// outer compiles the enclosing query's names for a subquery's
-	// compilers (a correlated subquery); nil at the top
-	outer *compiler
+	// compilers (a correlated subquery); nil at the top. fromLateral: this
+	// compiler is the FROM items to the left of a LATERAL item (lateral.go)
+	outer       *compiler
+	fromLateral bool
 	// win collects window calls where they are allowed (the select list,
 	// ORDER BY: window.go)
 	win *winCtx
@@ -183,8 +185,15 @@ func (c *compiler) compile1(n *pg.Node, want types.Type) (expr, error) {
 		if x, ok, err := c.agg.lookup(c, n); ok || err != nil {
 			return x, err
 		}
+	} else if c.clause == "aggregate function calls" && (isAggCall(n) || n.GetGroupingFunc() != nil) {
+		return nil, pgerror.Errorf(pgerror.CodeGrouping, "aggregate function calls cannot be nested").At(nodeLocation(n))
 	} else if c.clause != "" && isAggCall(n) {
 		return nil, pgerror.Errorf(pgerror.CodeGrouping, "aggregate functions are not allowed in %s", c.clause).At(n.GetFuncCall().Location)
+	} else if gf := n.GetGroupingFunc(); gf != nil {
+		if c.clause != "" {
+			return nil, pgerror.Errorf(pgerror.CodeGrouping, "grouping operations are not allowed in %s", c.clause).At(gf.Location)
+		}
+		return nil, pgerror.Errorf(pgerror.CodeGrouping, "arguments to GROUPING must be grouping expressions of the associated query level").At(gf.Location)
 	}
 	if x, ok, err := c.catalogExpr(n); ok { // catfuncs.go: reg* casts, ANY (array), subscripts, ARRAY (subquery)
 		return x, err

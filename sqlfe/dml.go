@@ -799,9 +799,9 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]types.Type) (*plan, er
 	if st.SelectStmt == nil {
 		vals = [][]*pg.Node{{}} // DEFAULT VALUES
 	} else if sel := st.SelectStmt.GetSelectStmt(); sel != nil && len(sel.ValuesLists) == 0 && len(sel.TargetList) > 0 {
-		if len(sel.LockingClause) > 0 {
-			return nil, pgerror.NotSupported("INSERT ... SELECT ... FOR UPDATE/SHARE is not supported")
-		}
+		// a locking clause locks the rows the SELECT reads, as in
+		// PostgreSQL: the SELECT's own plan takes the locks (it runs whole
+		// before the first row is inserted)
 		if selPlan, err = s.planSelectAs(sel, params, true); err != nil {
 			return nil, err
 		}

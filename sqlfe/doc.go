@@ -18,7 +18,9 @@
 //	    one-table SELECT, UPDATE, DELETE; query.go's relNodes otherwise),
 //	    reused while the catalog's generation is unchanged
 //	  → plan.run (Session.Execute): the operators (query_exec.go, agg.go
-//	    with orderedset.go for WITHIN GROUP, window.go, srf.go for set-returning functions, hashjoin.go,
+//	    with orderedset.go for WITHIN GROUP and groupingsets.go for ROLLUP,
+//	    CUBE and GROUPING SETS, window.go, srf.go for set-returning functions, hashjoin.go,
+//	    lateral.go for LATERAL items,
 //	    lockjoin.go, lockrows.go) over the engine's
 //	    scans, indexes and row locks (tupled.Tx.Scan with ScanOptions.Lock),
 //	    rows encoded and decoded by sql/catalog, datums from sql/types
@@ -27,7 +29,11 @@
 //	    AppendBinary).
 //
 // EXPLAIN prints the plan nodes that run (query.go planExplain, dml.go
-// explain). Who owns what:
+// explain); EXPLAIN ANALYZE plans the SELECT by the general path for each
+// execution, runs it with every node counted and timed, and prints each
+// node's "(actual time=… rows=N loops=L)" and the summary as PostgreSQL
+// does, never costs (explain_analyze.go, which reads EXPLAIN's options).
+// Who owns what:
 //
 //	sql/pgerror  the error (SQLSTATE, message, position); below everything
 //	sql/types    datums, their text and binary I/O, casts, comparison
@@ -103,7 +109,9 @@
 //     UPDATE locks FOR NO KEY UPDATE and writes each row from the version
 //     locked: with tx.Update, or, when the primary key changes (a key
 //     update), with Delete + Insert after the scan (Delete takes the lock
-//     to FOR UPDATE); DELETE locks FOR UPDATE.
+//     to FOR UPDATE); DELETE locks FOR UPDATE. INSERT ... SELECT ... FOR
+//     <strength> locks the rows its SELECT reads as that SELECT alone
+//     would, all before the first row is inserted.
 //   - A SELECT over one table (or none) without grouping, aggregates,
 //     DISTINCT or a set operation is planned by dml.go's selectPlan, which
 //     owns row locking; every other SELECT by the general query path
@@ -119,7 +127,12 @@
 //     table's key needs no sort, so a LIMIT stops its scan. It is 0A000,
 //     as in PostgreSQL, on the nullable side of an outer join and with
 //     GROUP BY, HAVING, DISTINCT, aggregates, window functions, set
-//     operations and VALUES; 42P01 for OF naming no FROM item.
+//     operations and VALUES; 42P01 for OF naming no FROM item. Over a
+//     subquery in FROM that PostgreSQL does not pull up into the join
+//     (ORDER BY, LIMIT, … : a LATERAL top N per group) the clause is
+//     pushed into the subquery, which locks the rows it returns, as
+//     PostgreSQL's does (lateral.go pushLocks); over a simple subquery,
+//     which PostgreSQL flattens to lock only its joined rows, it is 0A000.
 //     Joins hash on an equality of their two sides (the right side is the
 //     one built; an integer key has an open-addressing table of its own,
 //     hashjoin.go), else loop; a WHERE conjunct that names one FROM item
@@ -132,7 +145,16 @@
 //     once and nothing of the bytes is kept past the callback. Subqueries in expressions are planned by it
 //     too (conditional.go): a name a subquery does not have resolves in
 //     the query around it (a correlated subquery, run per outer row); an
-//     uncorrelated one runs once per execution of its statement.
+//     uncorrelated one runs once per execution of its statement. A
+//     LATERAL subquery in FROM, and any set-returning function there, is
+//     planned so with the FROM items to its left as the query around it
+//     (lateral.go): its join is a nested loop that runs it per left row,
+//     INNER or LEFT (42P10 on the right of a RIGHT or FULL JOIN, as in
+//     PostgreSQL; a LATERAL item in a JOIN reading the FROM list's items
+//     before that JOIN is 0A000). A subquery in FROM reads the queries
+//     around it as one in an expression does. An aggregate whose
+//     arguments read only an enclosing query's columns (PostgreSQL's
+//     aggregate of that query) is 0A000, 42803 in a LATERAL item.
 //   - Any error rolls back the transaction (statements are atomic because
 //     transactions are): inside BEGIN the block becomes failed (25P02 until
 //     ROLLBACK/COMMIT); outside, the statements of the current group (one

@@ -197,6 +197,9 @@ func allNull(row []types.Value) bool {
 func (s *Session) planJoinLocks(st *pg.SelectStmt, sc *scope, node relNode, keys []sortCol) (*lockRowsNode, error) {
 	targets := map[*scopeRel]*lockTarget{}
 	add := func(r *scopeRel, lk *pg.LockingClause) error {
+		if r.lockedInside {
+			return nil // a subquery that locks its own rows (lateral.go pushLocks)
+		}
 		if r.t == nil {
 			return pgerror.NotSupported("%s on a view, subquery, function or virtual relation in FROM is not supported", lockClauseName(lk))
 		}

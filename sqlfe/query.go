@@ -2,7 +2,9 @@ package sqlfe
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"time"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/catalog"
@@ -117,7 +119,7 @@ func hasWindow(m protoreflect.Message) bool {
 func hasAgg(m protoreflect.Message) bool {
 	return inTree(m, func(m protoreflect.Message) bool {
 		n, ok := m.Interface().(*pg.Node)
-		return ok && isAggCall(n)
+		return ok && (isAggCall(n) || n.GetGroupingFunc() != nil)
 	})
 }
 
@@ -163,21 +165,18 @@ func (s *Session) planQuery(st *pg.SelectStmt, params *[]types.Type, keepUnknown
 // (without costs: this layer has no cost model). A one-table SELECT shows
 // the access its selectPlan chose.
 func (s *Session) planExplain(st *pg.ExplainStmt, params *[]types.Type) (*plan, error) {
-	for _, o := range st.Options {
-		d := o.GetDefElem()
-		switch name := d.GetDefname(); name {
-		case "costs", "verbose", "format":
-			if name == "format" && strings.ToLower(defElemString(d)) != "text" {
-				return nil, pgerror.NotSupported("EXPLAIN (FORMAT %s) is not supported", defElemString(d))
-			}
-		default:
-			return nil, pgerror.NotSupported("EXPLAIN option %s is not supported", strings.ToUpper(name))
-		}
+	o, err := explainOptions(st.Options) // explain_analyze.go
+	if err != nil {
+		return nil, err
 	}
 	sel := st.Query.GetSelectStmt()
 	if sel == nil {
 		return nil, pgerror.NotSupported("EXPLAIN is supported only for SELECT")
 	}
+	if o.analyze {
+		return s.planExplainAnalyze(sel, params, o)
+	}
+	start := time.Now()
 	p, err := s.planSelect(sel, params)
 	if err != nil {
 		return nil, err
@@ -190,10 +189,10 @@ func (s *Session) planExplain(st *pg.ExplainStmt, params *[]types.Type) (*plan, 
 	} else {
 		w.WriteString("Result\n")
 	}
-	var rows [][]types.Value
-	for _, line := range strings.Split(strings.TrimSuffix(w.String(), "\n"), "\n") {
-		rows = append(rows, []types.Value{types.Text(line)})
+	if o.summary {
+		fmt.Fprintf(&w, "Planning Time: %.3f ms\n", ms(time.Since(start)))
 	}
+	rows := planLines(w.String())
 	return &plan{cols: []catalog.Column{{Name: "QUERY PLAN", Type: types.TText}}, run: func(context.Context, *Session, []types.Value) (*Result, error) {
 		return &Result{Rows: rows, Tag: "EXPLAIN"}, nil
 	}}, nil

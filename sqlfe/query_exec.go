@@ -219,6 +219,9 @@ type nestedLoop struct {
 	// the right side's FROM items, offsets in its row: which of its
 	// columns the query reads (their colUse), the only ones the join keeps
 	rrels []*scopeRel
+	// lateral: the right side reads the left row, so runs once per left
+	// row (runLateral, lateral.go)
+	lateral bool
 }
 
 // rightCols is the indexes, in the right side's row, of the columns the
@@ -340,6 +343,9 @@ func (a *rowArena) copy(row []types.Value) []types.Value {
 }
 
 func (n *nestedLoop) run(q *qctx, fn func(row []types.Value) error) error {
+	if n.lateral {
+		return n.runLateral(q, fn)
+	}
 	// The inner rows, materialized in chunks of 256 rows: one allocation
 	// per chunk, not one per row, and nothing copied twice.
 	// Of each inner row only the columns read are kept (cols; nil: all).

@@ -21,6 +21,9 @@ type scopeRel struct {
 	rows     *rowsScan
 	use      *colUse // a table scan's: the columns the query reads (nil: all)
 	nullable bool    // on the NULL-extended side of an outer join
+	// lockedInside: a subquery the query's locking clause was pushed into
+	// (lateral.go pushLocks); its rows are locked there
+	lockedInside bool
 }
 
 // colUse is which columns of a table scan's row the query reads, marked
@@ -300,6 +303,9 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 		return node, &scope{rels: []*scopeRel{{name: name, cols: cols, t: t, scan: ts, use: ts.use}}, width: len(cols)}, nil
 	case n.GetRangeFunction() != nil:
 		rf := n.GetRangeFunction()
+		if node, sc, ok, err := s.srfFromItem(rf, s.lateral, params); ok { // lateral.go
+			return node, sc, err
+		}
 		virt, cols, rel, err := s.rangeFunction(rf, &compiler{s: s, outer: s.planOuter, params: params})
 		if err != nil {
 			return nil, nil, err
@@ -308,9 +314,6 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 		return rs, &scope{rels: []*scopeRel{{name: rel, cols: cols, rows: rs}}, width: len(cols)}, nil
 	case n.GetRangeSubselect() != nil:
 		rs := n.GetRangeSubselect()
-		if rs.Lateral {
-			return nil, nil, pgerror.NotSupported("LATERAL is not supported")
-		}
 		sub := rs.Subquery.GetSelectStmt()
 		if sub == nil {
 			return nil, nil, pgerror.NotSupported("this subquery in FROM is not supported")
@@ -318,9 +321,18 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 		if rs.Alias == nil {
 			return nil, nil, pgerror.Errorf(pgerror.CodeSyntax, "subquery in FROM must have an alias")
 		}
+		lc, locks := s.lateral, s.fromLocks
+		s.lateral, s.fromLocks = nil, nil
+		defer func() { s.lateral, s.fromLocks = lc, locks }()
+		sub, pushed := pushLocks(sub, rs.Alias.Aliasname, locks) // lateral.go
+		if s.planOuter != nil || (rs.Lateral && lc != nil && lc.left != nil) {
+			if node, sc, ok, err := s.correlatedSubquery(rs, sub, lc, params); ok { // lateral.go
+				return node, lockedInside(sc, pushed), err
+			}
+		}
 		p, err := s.planSelectAs(sub, params, false)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, lateralError(err, lc, rs.Lateral)
 		}
 		cols, err := aliasCols(p.cols, rs.Alias)
 		if err != nil {
@@ -333,7 +345,7 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 			}
 			return res.Rows, nil
 		}}
-		return scan, &scope{rels: []*scopeRel{{name: rs.Alias.Aliasname, cols: cols, rows: scan}}, width: len(cols)}, nil
+		return scan, lockedInside(&scope{rels: []*scopeRel{{name: rs.Alias.Aliasname, cols: cols, rows: scan}}, width: len(cols)}, pushed), nil
 	case n.GetJoinExpr() != nil:
 		return s.joinItem(n.GetJoinExpr(), params)
 	}
@@ -381,14 +393,25 @@ func (s *Session) joinItem(j *pg.JoinExpr, params *[]types.Type) (relNode, *scop
 	default:
 		return nil, nil, pgerror.NotSupported("this kind of JOIN is not supported")
 	}
+	// what each side may read to its left (lateral.go): the left side
+	// nothing, the right side the left's items, unless RIGHT or FULL
+	saved := s.lateral
+	defer func() { s.lateral = saved }()
+	s.lateral = &lateralCtx{beyond: saved.names()}
 	ln, lsc, err := s.fromItem(j.Larg, params)
 	if err != nil {
 		return nil, nil, err
+	}
+	if kind == joinRight || kind == joinFull {
+		s.lateral = &lateralCtx{beyond: saved.names(), rightFull: relNames(lsc)}
+	} else {
+		s.lateral = &lateralCtx{left: lsc, beyond: saved.names()}
 	}
 	rn, rsc, err := s.fromItem(j.Rarg, params)
 	if err != nil {
 		return nil, nil, err
 	}
+	s.lateral = saved
 	if kind == joinRight || kind == joinFull {
 		for _, r := range lsc.rels {
 			r.nullable = true
@@ -403,7 +426,7 @@ func (s *Session) joinItem(j *pg.JoinExpr, params *[]types.Type) (relNode, *scop
 			r.nullable = true
 		}
 	}
-	nl := &nestedLoop{kind: kind, left: ln, right: rn, lw: lsc.width, rw: rsc.width, rrels: rsc.rels}
+	nl := &nestedLoop{kind: kind, left: ln, right: rn, lw: lsc.width, rw: rsc.width, rrels: rsc.rels, lateral: isLateral(rn)}
 	c := &compiler{s: s, outer: s.planOuter, params: params, scope: sc, clause: "JOIN conditions"}
 	using := strs(j.UsingClause)
 	if j.IsNatural {
@@ -485,7 +508,7 @@ func colRange(x expr) (lo, hi int) {
 func (n *nestedLoop) setCond(conds []expr) {
 	var rest []expr
 	for _, x := range conds {
-		if c, ok := x.(*cmpExpr); ok && c.op == "=" && hashable(c.l.typ(), c.r.typ()) {
+		if c, ok := x.(*cmpExpr); ok && c.op == "=" && hashable(c.l.typ(), c.r.typ()) && !n.lateral {
 			llo, lhi := colRange(c.l)
 			rlo, rhi := colRange(c.r)
 			switch {
@@ -807,11 +830,20 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 	savedPins := s.lockPins
 	s.lockPins = nil
 	var pins []*pinScan
+	savedLocks := s.fromLocks
+	s.fromLocks = nil
 	if len(st.LockingClause) > 0 {
 		s.lockPins = &pins
+		s.fromLocks = st.LockingClause
 	}
-	defer func() { s.lockPins = savedPins }()
+	defer func() { s.lockPins, s.fromLocks = savedPins, savedLocks }()
+	savedLateral := s.lateral
+	defer func() { s.lateral = savedLateral }()
 	for _, f := range st.FromClause {
+		s.lateral = &lateralCtx{} // what a LATERAL item may read (lateral.go)
+		if node != nil {
+			s.lateral.left = sc
+		}
 		n, fsc, err := s.fromItem(f, params)
 		if err != nil {
 			return nil, nil, err
@@ -820,7 +852,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 			node, sc = n, fsc
 			continue
 		}
-		nl := &nestedLoop{kind: joinInner, left: node, right: n, lw: sc.width, rw: fsc.width, rrels: fsc.rels}
+		nl := &nestedLoop{kind: joinInner, left: node, right: n, lw: sc.width, rw: fsc.width, rrels: fsc.rels, lateral: isLateral(n)}
 		chain = append(chain, nl)
 		if sc, err = sc.merge(fsc); err != nil {
 			return nil, nil, err
@@ -906,45 +938,8 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 		agg = &aggCtx{in: in, groupKeys: map[string]int{}, groupCols: map[int]int{}}
 		gin := *in
 		gin.clause = "GROUP BY"
-		for _, g := range st.GroupClause {
-			gn := g
-			if k := g.GetAConst(); k != nil {
-				if iv, ok := k.Val.(*pg.A_Const_Ival); ok {
-					pos := int(iv.Ival.Ival)
-					if pos < 1 || pos > len(st.TargetList) {
-						return nil, nil, pgerror.Errorf(pgerror.CodeInvalidColumnRef, "GROUP BY position %d is not in select list", pos).At(k.Location)
-					}
-					gn = st.TargetList[pos-1].GetResTarget().Val
-				}
-			}
-			x, err := gin.compile(gn, types.TUnknown)
-			if err != nil {
-				// GROUP BY an output column's name
-				if cr := gn.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
-					name := strs(cr.Fields)[0]
-					for _, t := range st.TargetList {
-						if rt := t.GetResTarget(); rt.Name == name {
-							gn = rt.Val
-							x, err = gin.compile(gn, types.TUnknown)
-							break
-						}
-					}
-				}
-				if err != nil {
-					return nil, nil, err
-				}
-			}
-			if x.typ() == types.TUnknown {
-				x = &castExpr{arg: x, t: types.TText}
-			}
-			if _, dup := agg.groupKeys[nodeKey(gn)]; dup {
-				continue
-			}
-			agg.groupKeys[nodeKey(gn)] = len(agg.groups)
-			if c, ok := x.(*colExpr); ok {
-				agg.groupCols[c.idx] = len(agg.groups)
-			}
-			agg.groups = append(agg.groups, x)
+		if err := groupClause(&gin, st, agg); err != nil { // groupingsets.go
+			return nil, nil, err
 		}
 		out = &compiler{s: s, outer: s.planOuter, params: params, agg: agg}
 	}
@@ -967,14 +962,17 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 		}
 		if cr := rt.Val.GetColumnRef(); cr != nil {
 			if f := strs(cr.Fields); len(f) > 0 && f[len(f)-1] == "*" {
-				if len(st.FromClause) == 0 {
-					return nil, nil, pgerror.Errorf(pgerror.CodeSyntax, "SELECT * with no tables specified is not valid").At(cr.Location)
-				}
 				rel := ""
 				if len(f) == 2 {
 					rel = f[0]
 				}
+				if len(st.FromClause) == 0 && rel == "" {
+					return nil, nil, pgerror.Errorf(pgerror.CodeSyntax, "SELECT * with no tables specified is not valid").At(cr.Location)
+				}
 				ns, xs, err := sc.star(rel, cr.Location)
+				if err != nil && rel != "" {
+					ns, xs, err = outerStar(in, rel, err) // lateral.go
+				}
 				if err != nil {
 					return nil, nil, err
 				}

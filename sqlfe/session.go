@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/pgerror"
@@ -112,6 +113,8 @@ type Session struct {
 	planOuter *compiler
 	lockPins  *[]*pinScan // while a locking SELECT's FROM is planned (lockjoin.go)
 	outerRefs int
+	lateral   *lateralCtx        // while a FROM item is planned: what it may read to its left (lateral.go)
+	fromLocks []*pg.Node         // while a locking SELECT's FROM is planned: its locking clauses (lateral.go pushLocks)
 	viewDepth int                // views being planned, one inside another (views.go)
 	cursors   map[string]*cursor // cursor.go
 

@@ -175,6 +175,15 @@ func (sp *srfSpec) values(e *env) ([]types.Value, error) {
 // the alias (a scalar function's column takes the alias's name, as in
 // PostgreSQL) unless the function names it.
 func srfInFrom(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []catalog.Column, string, error) {
+	sp, cols, rel, err := srfSpecInFrom(rf, fc, c)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return func(ctx context.Context, s *Session) ([][]types.Value, error) { return sp.rows(&env{ctx: ctx, s: s}) }, cols, rel, nil
+}
+
+// srfSpecInFrom compiles srfInFrom's call: its spec, column and name.
+func srfSpecInFrom(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (*srfSpec, []catalog.Column, string, error) {
 	name, sf, _ := srfOf(fc)
 	rel, col := name, name
 	if sf.outCol != "" {
@@ -197,18 +206,20 @@ func srfInFrom(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(context
 	if err != nil {
 		return nil, nil, "", err
 	}
-	virt := func(ctx context.Context, s *Session) ([][]types.Value, error) {
-		vs, err := sp.values(&env{ctx: ctx, s: s})
-		if err != nil {
-			return nil, err
-		}
-		rows := make([][]types.Value, len(vs))
-		for i, v := range vs {
-			rows[i] = []types.Value{v}
-		}
-		return rows, nil
+	return sp, []catalog.Column{{Name: col, Type: sp.t}}, rel, nil
+}
+
+// rows is sp's values over e as one-column rows.
+func (sp *srfSpec) rows(e *env) ([][]types.Value, error) {
+	vs, err := sp.values(e)
+	if err != nil {
+		return nil, err
 	}
-	return virt, []catalog.Column{{Name: col, Type: sp.t}}, rel, nil
+	rows := make([][]types.Value, len(vs))
+	for i, v := range vs {
+		rows[i] = []types.Value{v}
+	}
+	return rows, nil
 }
 
 // projectSetNode is the select list with set-returning calls (see the

@@ -126,7 +126,7 @@ func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context
 	if virt, cols, rel, ok, err := s.catalogRangeFunction(rf, c); ok { // catfuncs.go
 		return virt, cols, rel, err
 	}
-	if rf.Lateral || rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
+	if rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
 		return nil, nil, "", pgerror.NotSupported("this function in FROM is not supported")
 	}
 	items := rf.Functions[0].GetList().GetItems()
