@@ -44,6 +44,14 @@ const (
 	TJSONB       // jsonb (see json.go)
 	TInterval    // interval (see interval.go)
 	TTime        // time without time zone (see timeofday.go)
+	// The arrays of array.go, held in S as their canonical text.
+	TTextArray        // text[] (and varchar[]: a text[] with Mod.Varchar)
+	TBoolArray        // boolean[]
+	TNumericArray     // numeric[]
+	TFloat8Array      // double precision[]
+	TUUIDArray        // uuid[]
+	TDateArray        // date[]
+	TTimestamptzArray // timestamp with time zone[]
 )
 
 // extType describes a type whose I/O lives in its own file (uuid.go,
@@ -76,7 +84,7 @@ func IsIntArray(t Type) bool { return t == TInt4Array || t == TInt8Array }
 // primary key or an index lookup's value (its text does not sort as its
 // values).
 func NoKeyType(t Type) bool {
-	return t == TNumeric || t == TTimestamp || t == TDate || t == TTimestamptz || IsFloat(t) ||
+	return t == TNumeric || t == TTimestamp || t == TDate || t == TTimestamptz || IsFloat(t) || IsArray(t) ||
 		(ExtTypes[t] != nil && !ExtTypes[t].key)
 }
 
@@ -133,6 +141,9 @@ func (t Type) OID() uint32 {
 	case TInt8Array:
 		return OIDInt8Array
 	}
+	if a, ok := arrayTypes[t]; ok {
+		return a.oid
+	}
 	if x := ExtTypes[t]; x != nil {
 		return x.OID
 	}
@@ -169,6 +180,13 @@ func TypeForOID(oid uint32) Type {
 		return TFloat4
 	case OIDInt8Array:
 		return TInt8Array
+	case OIDVarcharArray, 1014 /* bpchar[] */ :
+		return TTextArray
+	}
+	for t, a := range arrayTypes {
+		if a.oid == oid {
+			return t
+		}
 	}
 	for t, x := range ExtTypes {
 		if x.OID == oid {
@@ -227,6 +245,9 @@ func (t Type) String() string {
 		return "real"
 	case TInt8Array:
 		return "bigint[]"
+	}
+	if IsArray(t) {
+		return ElemType(t).String() + "[]"
 	}
 	if x := ExtTypes[t]; x != nil {
 		return x.Name
@@ -367,6 +388,9 @@ func (v Value) AppendBinary(dst []byte) []byte {
 	case TFloat8, TFloat4:
 		return appendFloatBinary(dst, v)
 	}
+	if IsArray(v.T) {
+		return appendArrayBinary(dst, v) // array.go
+	}
 	if x := ExtTypes[v.T]; x != nil {
 		return x.appendBin(dst, v)
 	}
@@ -457,6 +481,9 @@ func ParseText(t Type, s string) (Value, error) {
 			v.A = append(v.A, e.I)
 		}
 		return v, nil
+	}
+	if IsArray(t) {
+		return parseArrayText(t, s) // array.go
 	}
 	if x := ExtTypes[t]; x != nil {
 		return x.parse(s)
@@ -564,6 +591,9 @@ func ParseBinary(t Type, b []byte) (Value, error) {
 			p = p[4+width:]
 		}
 		return v, nil
+	}
+	if IsArray(t) {
+		return parseArrayBinary(t, b) // array.go
 	}
 	if x := ExtTypes[t]; x != nil {
 		return x.parseBin(b)
