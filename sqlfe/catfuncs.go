@@ -177,19 +177,6 @@ func init() {
 			}
 			return types.Text(""), nil
 		}}},
-		"array_to_string": {{[]types.Type{A, T}, T, true, arrayToString}, {[]types.Type{A, T, T}, T, false, arrayToString}},
-		"array_upper": {{[]types.Type{types.TInt4Array, I4}, I4, true, func(_ *env, a []types.Value) (types.Value, error) {
-			if a[1].I != 1 || len(a[0].A) == 0 {
-				return types.Null(types.TInt4), nil
-			}
-			return types.Int4(int32(len(a[0].A))), nil
-		}}},
-		"array_lower": {{[]types.Type{types.TInt4Array, I4}, I4, true, func(_ *env, a []types.Value) (types.Value, error) {
-			if a[1].I != 1 || len(a[0].A) == 0 {
-				return types.Null(types.TInt4), nil
-			}
-			return types.Int4(1), nil
-		}}},
 		"has_table_privilege":      priv(2, 3),
 		"has_schema_privilege":     priv(2, 3),
 		"has_database_privilege":   priv(2, 3),
@@ -239,33 +226,6 @@ func sizePretty(n int64) string {
 		i++
 	}
 	return strconv.FormatInt(n, 10) + " " + units[i]
-}
-
-func arrayToString(_ *env, a []types.Value) (types.Value, error) {
-	if a[0].Null || a[1].Null {
-		return nullText, nil
-	}
-	var els []types.Value
-	if a[0].T == types.TInt4Array {
-		for _, x := range a[0].A {
-			els = append(els, types.Int8(x))
-		}
-	} else {
-		var err error
-		if els, err = parseTextArray(a[0].S); err != nil {
-			return types.Value{}, err
-		}
-	}
-	var out []string
-	for _, v := range els {
-		switch {
-		case !v.Null:
-			out = append(out, valueText(v))
-		case len(a) > 2 && !a[2].Null:
-			out = append(out, a[2].S)
-		}
-	}
-	return types.Text(strings.Join(out, a[1].S)), nil
 }
 
 // valueText is v's text form (v not NULL).
@@ -709,16 +669,19 @@ func (c *compiler) arrayLiteralCmp(a *pg.A_Expr) (expr, bool, error) {
 	}}, true, nil
 }
 
-// subscript compiles arr[i] over an integer array.
+// subscript compiles arr[i]: the element, NULL outside the array.
 func (c *compiler) subscript(ind *pg.A_Indirection) (expr, error) {
 	if len(ind.Indirection) != 1 || ind.Indirection[0].GetAIndices() == nil || ind.Indirection[0].GetAIndices().IsSlice {
 		return nil, pgerror.NotSupported("this array subscript is not supported")
 	}
-	arg, err := c.compile(ind.Arg, types.TInt4Array)
+	arg, err := c.compile(ind.Arg, types.TUnknown)
+	if err == nil {
+		arg, err = c.coerce(arg, types.TInt4Array) // a literal: the catalog's int2vector
+	}
 	if err != nil {
 		return nil, err
 	}
-	if arg.typ() != types.TInt4Array {
+	if !types.IsArray(arg.typ()) {
 		return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "cannot subscript type %s because it does not support subscripting", arg.typ())
 	}
 	idx, err := c.compile(ind.Indirection[0].GetAIndices().Uidx, types.TInt4)
@@ -731,11 +694,16 @@ func (c *compiler) subscript(ind *pg.A_Indirection) (expr, error) {
 	if !types.IsInt(idx.typ()) {
 		return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "array subscript must have type integer")
 	}
-	return &funcExpr{name: "subscript", t: types.TInt4, args: []expr{arg, idx}, fn: func(_ *env, a []types.Value) (types.Value, error) {
-		if a[0].Null || a[1].Null || a[1].I < 1 || a[1].I > int64(len(a[0].A)) {
-			return types.Null(types.TInt4), nil
+	et := types.ElemType(arg.typ())
+	return &funcExpr{name: "subscript", t: et, args: []expr{arg, idx}, fn: func(_ *env, a []types.Value) (types.Value, error) {
+		if a[0].Null || a[1].Null {
+			return types.Null(et), nil
 		}
-		return types.Int4(int32(a[0].A[a[1].I-1])), nil
+		els, err := types.ArrayElems(a[0])
+		if err != nil || a[1].I < 1 || a[1].I > int64(len(els)) {
+			return types.Null(et), err
+		}
+		return els[a[1].I-1], nil
 	}}, nil
 }
 
@@ -758,7 +726,7 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	lwant := types.TUnknown
+	lwant := types.ElemType(r.typ())
 	if types.IsIntArray(r.typ()) {
 		lwant = types.TInt4
 	}
@@ -767,28 +735,31 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 		return nil, err
 	}
 	if r.typ() == types.TUnknown {
+		// = ANY($1) and = ANY('{..}'): an array of the left side's type
+		want := types.TText // no array type: the literal's text is read as a text[]'s
 		if types.IsInt(l.typ()) {
-			r, err = c.coerce(r, types.TInt4Array)
-		} else {
-			r, err = c.coerce(r, types.TText)
+			want = types.TInt4Array
+		} else if at, ok := types.ArrayOf(l.typ()); ok {
+			want = at
 		}
-		if err != nil {
+		if r, err = c.coerce(r, want); err != nil {
 			return nil, err
 		}
 	}
 	if l.typ() == types.TUnknown {
 		t := types.TText
-		if types.IsIntArray(r.typ()) {
-			t = types.TInt4
+		if types.IsArray(r.typ()) {
+			t = types.ElemType(r.typ())
 		}
 		if l, err = c.coerce(l, t); err != nil {
 			return nil, err
 		}
 	}
-	intArr := types.IsIntArray(r.typ())
+	arr := types.IsArray(r.typ())
 	switch {
-	case intArr && types.IsNumber(l.typ()):
-	case !intArr && types.IsString(r.typ()) && types.IsString(l.typ()):
+	case arr && comparable(l.typ(), types.ElemType(r.typ())):
+	case arr && types.IsString(l.typ()) && types.ElemType(r.typ()) == types.TText:
+	case !arr && types.IsString(r.typ()) && types.IsString(l.typ()):
 	default:
 		return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).At(a.Location)
 	}
@@ -798,15 +769,14 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 			return types.Null(types.TBool), nil
 		}
 		var els []types.Value
-		if intArr {
-			for _, x := range v[1].A {
-				els = append(els, types.Int8(x))
-			}
+		var err error
+		if arr {
+			els, err = types.ArrayElems(v[1])
 		} else {
-			var err error
-			if els, err = parseTextArray(v[1].S); err != nil {
-				return types.Value{}, err
-			}
+			els, err = parseTextArray(v[1].S)
+		}
+		if err != nil {
+			return types.Value{}, err
 		}
 		sawNull := v[0].Null
 		for _, b := range els {

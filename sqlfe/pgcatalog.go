@@ -543,6 +543,14 @@ func colType(c catalog.Column) colTypeInfo {
 		return colTypeInfo{1007, -1, -1, "_int4", "integer[]", "ARRAY"}
 	case types.TInt8Array:
 		return colTypeInfo{1016, -1, -1, "_int8", "bigint[]", "ARRAY"}
+	case types.TTextArray:
+		if c.Varchar {
+			return colTypeInfo{1015, -1, -1, "_varchar", "character varying[]", "ARRAY"}
+		}
+	}
+	if types.IsArray(c.Type) {
+		el := colType(catalog.Column{Type: types.ElemType(c.Type)})
+		return colTypeInfo{int64(c.Type.OID()), -1, -1, "_" + el.typname, el.format + "[]", "ARRAY"}
 	}
 	if x := types.ExtTypes[c.Type]; x != nil {
 		return colTypeInfo{int64(x.OID), -1, int(x.Size), x.Typname, x.Name, x.Name}
@@ -585,6 +593,12 @@ var pgTypeRows = []pgTypeRow{
 	{1007, "_int4", -1, false, "b", "A", 23, 0, 0},
 	{1009, "_text", -1, false, "b", "A", 25, 0, 100},
 	{1016, "_int8", -1, false, "b", "A", 20, 0, 0},
+	{1015, "_varchar", -1, false, "b", "A", 1043, 0, 100},
+	{1022, "_float8", -1, false, "b", "A", 701, 0, 0},
+	{1182, "_date", -1, false, "b", "A", 1082, 0, 0},
+	{1185, "_timestamptz", -1, false, "b", "A", 1184, 0, 0},
+	{1231, "_numeric", -1, false, "b", "A", 1700, 0, 0},
+	{2951, "_uuid", -1, false, "b", "A", 2950, 0, 0},
 	{1042, "bpchar", -1, false, "b", "S", 0, 1014, 100},
 	{1043, "varchar", -1, false, "b", "S", 0, 1015, 100},
 	{1082, "date", 4, true, "b", "D", 0, 1182, 0},
@@ -657,8 +671,8 @@ func typeName(oid int64, typmod int64) string {
 	}
 	for _, r := range pgTypeRows {
 		if r.oid == oid {
-			if strings.HasPrefix(r.name, "_") {
-				return r.name[1:] + "[]"
+			if strings.HasPrefix(r.name, "_") && r.elem != 0 {
+				return typeName(r.elem, typmod) + "[]"
 			}
 			return r.name
 		}

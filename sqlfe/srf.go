@@ -260,7 +260,7 @@ func (n *projectSetNode) run(q *qctx, fn func(row []types.Value) error) error {
 	})
 }
 
-// unnestSRF is unnest(anyarray) over the integer arrays.
+// unnestSRF is unnest(anyarray): the array's elements, in order.
 func unnestSRF(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
 	var args []expr
 	for _, a := range f.Args {
@@ -276,23 +276,16 @@ func unnestSRF(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
 		}
 		return nil, noSuchFunc(f, args)
 	}
-	t := types.TInt4
-	switch args[0].typ() {
-	case types.TInt4Array:
-	case types.TInt8Array:
-		t = types.TInt8
-	case types.TUnknown:
+	t := types.ElemType(args[0].typ())
+	switch {
+	case args[0].typ() == types.TUnknown:
 		return nil, &pgerror.Error{Code: "42725", Message: "function unnest(unknown) is not unique",
 			Hint: "Could not choose a best candidate function. You might need to add explicit type casts.", Position: f.Location + 1}
-	default:
+	case !types.IsArray(args[0].typ()):
 		return nil, noSuchFunc(f, args)
 	}
 	gen := func(vs []types.Value) ([]types.Value, error) {
-		out := make([]types.Value, len(vs[0].A))
-		for i, x := range vs[0].A {
-			out[i] = types.Value{T: t, I: x}
-		}
-		return out, nil
+		return types.ArrayElems(vs[0])
 	}
 	return &srfSpec{name: "unnest", args: args, t: t, gen: gen}, nil
 }
