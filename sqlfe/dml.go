@@ -722,6 +722,8 @@ func resultColumn(name string, t types.Type, x expr) catalog.Column {
 		c.MaxLen = m.MaxLen
 	case types.TText:
 		c.MaxLen, c.Varchar = m.MaxLen, m.Varchar || m.MaxLen > 0
+	case types.TTextArray:
+		c.Varchar = m.Varchar // varchar[]
 	case types.TInt4:
 		c.Int2 = m.Int2
 	case types.TNumeric:

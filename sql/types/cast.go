@@ -134,6 +134,8 @@ func (m Mod) Name(t Type) string {
 		return fmt.Sprintf("character varying(%d)", m.MaxLen)
 	case m.Varchar && t == TText:
 		return "character varying"
+	case m.Varchar && t == TTextArray:
+		return "character varying[]"
 	case m.Prec > 0:
 		return fmt.Sprintf("numeric(%d,%d)", m.Prec, m.Scale)
 	}
