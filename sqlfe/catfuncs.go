@@ -799,8 +799,8 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 	}}, nil
 }
 
-// arraySubLink compiles ARRAY (subquery): an integer array of an integer
-// column, else a text array literal.
+// arraySubLink compiles ARRAY (subquery): an array of the column's type,
+// or, for a type without one here, the text of a text[] of its values.
 func (c *compiler) arraySubLink(sl *pg.SubLink) (expr, error) {
 	cp := &pg.SubLink{SubLinkType: pg.SubLinkType_EXPR_SUBLINK, Subselect: sl.Subselect, Location: sl.Location}
 	x, err := c.subLink(cp)
@@ -811,10 +811,9 @@ func (c *compiler) arraySubLink(sl *pg.SubLink) (expr, error) {
 	if !ok {
 		return nil, pgerror.NotSupported("this ARRAY subquery is not supported")
 	}
-	intArr := types.IsInt(q.t)
-	t := types.TText
-	if intArr {
-		t = types.TInt4Array
+	t, ok := types.ArrayOf(q.t)
+	if !ok {
+		t = types.TText
 	}
 	return &arraySubExpr{q: q, t: t}, nil
 }
@@ -831,21 +830,14 @@ func (a *arraySubExpr) eval(e *env) (types.Value, error) {
 	if err != nil {
 		return types.Value{}, err
 	}
-	if a.t == types.TInt4Array {
-		out := types.Value{T: types.TInt4Array, A: []int64{}}
-		for _, r := range rows {
-			if r[0].Null {
-				return types.Value{}, pgerror.NotSupported("an integer array with NULL elements is not supported")
-			}
-			out.A = append(out.A, r[0].I)
-		}
-		return out, nil
-	}
 	vs := make([]types.Value, len(rows))
 	for i, r := range rows {
 		vs[i] = r[0]
 	}
-	return types.Text(formatTextArray(vs)), nil
+	if a.t == types.TText {
+		return types.Text(formatTextArray(vs)), nil
+	}
+	return types.MakeArray(a.t, vs)
 }
 
 // catalogRangeFunction plans the catalog functions psql calls in FROM:

@@ -272,9 +272,6 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]types.Type, keepUnkn
 				return nil, err
 			}
 		}
-		if types.IsIntArray(x.typ()) {
-			return nil, pgerror.NotSupported("ORDER BY an array is not supported")
-		}
 		desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
 		nf := desc
 		switch sb.SortbyNulls {

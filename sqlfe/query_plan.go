@@ -1095,9 +1095,6 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 		if err != nil {
 			return nil, nil, err
 		}
-		if types.IsIntArray(targets[idx].typ()) {
-			return nil, nil, pgerror.NotSupported("ORDER BY an array is not supported")
-		}
 		keys = append(keys, sortColOf(sb, idx))
 	}
 	var onIdx []int
