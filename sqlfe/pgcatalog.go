@@ -694,6 +694,15 @@ func typeOIDByName(name string) (int64, bool) {
 			return r.oid, true
 		}
 	}
+	if el, ok := strings.CutSuffix(name, "[]"); ok { // varchar[], double precision[]
+		if eo, ok := typeOIDByName(el); ok {
+			for _, r := range pgTypeRows {
+				if r.elem == eo && strings.HasPrefix(r.name, "_") {
+					return r.oid, true
+				}
+			}
+		}
+	}
 	return 0, false
 }
 
