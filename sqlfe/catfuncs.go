@@ -13,7 +13,6 @@ package sqlfe
 // PostgreSQL's. ::oid of an integer is the integer as a bigint.
 
 import (
-	"context"
 	"strconv"
 	"strings"
 
@@ -843,7 +842,7 @@ func (a *arraySubExpr) eval(e *env) (types.Value, error) {
 // catalogRangeFunction plans the catalog functions psql calls in FROM:
 // pg_partition_ancestors(rel) [WITH ORDINALITY] (a table that is no
 // partition: itself, at depth 1).
-func (s *Session) catalogRangeFunction(rf *pg.RangeFunction, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []catalog.Column, string, bool, error) {
+func (s *Session) catalogRangeFunction(rf *pg.RangeFunction, c *compiler) (virtRows, []catalog.Column, string, bool, error) {
 	if len(rf.Functions) != 1 || rf.IsRowsfrom || rf.Lateral || len(rf.Coldeflist) > 0 {
 		return nil, nil, "", false, nil
 	}
@@ -878,8 +877,8 @@ func (s *Session) catalogRangeFunction(rf *pg.RangeFunction, c *compiler) (func(
 			return nil, nil, "", true, err
 		}
 	}
-	virt := func(ctx context.Context, s *Session) ([][]types.Value, error) {
-		v, err := arg.eval(&env{ctx: ctx, s: s})
+	virt := func(e *env) ([][]types.Value, error) {
+		v, err := arg.eval(e)
 		if err != nil || v.Null {
 			return nil, err
 		}

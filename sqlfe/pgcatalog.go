@@ -464,6 +464,8 @@ func cols(spec string) []catalog.Column {
 			out = append(out, cBool(name))
 		case "a":
 			out = append(out, cArr(name))
+		case "ta":
+			out = append(out, catalog.Column{Name: name, Type: types.TTextArray})
 		case "f":
 			out = append(out, catalog.Column{Name: name, Type: types.TNumeric})
 		default:
@@ -710,7 +712,7 @@ var pgClassCols = cols(`oid:oid relname relnamespace:oid reltype:oid reloftype:o
 	relfilenode:oid reltablespace:oid relpages:i4 reltuples:f relallvisible:i4 reltoastrelid:oid
 	relhasindex:b relisshared:b relpersistence relkind relnatts:i2 relchecks:i2 relhasrules:b
 	relhastriggers:b relhassubclass:b relrowsecurity:b relforcerowsecurity:b relispopulated:b
-	relreplident relispartition:b relrewrite:oid relfrozenxid relminmxid relacl reloptions relpartbound`)
+	relreplident relispartition:b relrewrite:oid relfrozenxid relminmxid relacl reloptions:ta relpartbound`)
 
 func pgClassRows(_ *Session, sn *catSnap) [][]types.Value {
 	var rows [][]types.Value
@@ -738,7 +740,7 @@ func pgClassRows(_ *Session, sn *catSnap) [][]types.Value {
 			oidv(r.oid), oidv(0), types.Int4(0), minus1.Value(), types.Int4(0), oidv(0),
 			types.Bool(hasIndex), types.Bool(false), types.Text(persist), types.Text(r.kind), types.Int4(int32(natts)), types.Int4(int32(checks)), types.Bool(r.kind == "v"),
 			types.Bool(r.kind == "r" && (len(r.t.FKeys) > 0 || referenced(sn, r.t))), types.Bool(false), types.Bool(false), types.Bool(false), types.Bool(true),
-			types.Text(map[bool]string{true: "d", false: "n"}[r.kind == "r"]), types.Bool(false), oidv(0), types.Text("0"), types.Text("0"), nullText, nullText, nullText})
+			types.Text(map[bool]string{true: "d", false: "n"}[r.kind == "r"]), types.Bool(false), oidv(0), types.Text("0"), types.Text("0"), nullText, types.Null(types.TTextArray), nullText})
 	}
 	return rows
 }
@@ -785,16 +787,19 @@ func pgAttributeRows(_ *Session, sn *catSnap) [][]types.Value {
 			}
 			ti := colType(c)
 			coll := int64(0)
-			if c.Type == types.TText || c.Type == types.TBpchar {
+			if c.Type == types.TText || c.Type == types.TBpchar || c.Type == types.TTextArray {
 				coll = oidCollDefault
 			}
 			ndims := 0
-			if c.Type == types.TInt4Array {
+			if types.IsArray(c.Type) {
 				ndims = 1
 			}
 			byval := ti.len > 0 && ti.len <= 8
 			align, storage := "i", "p"
-			if ti.len == -1 {
+			switch {
+			case c.Type == types.TNumeric:
+				storage = "m" // numeric's typstorage: main
+			case ti.len == -1:
 				storage = "x"
 			}
 			rows = append(rows, []types.Value{oidv(r.oid), types.Text(c.Name), oidv(ti.oid), types.Int4(-1), types.Int4(int32(ti.len)), types.Int4(int32(attnum(r.t, i))), types.Int4(int32(ndims)),

@@ -304,7 +304,7 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 		if err != nil {
 			return nil, nil, err
 		}
-		rs := &rowsScan{what: "Function Scan on " + rel, rows: func(q *qctx) ([][]types.Value, error) { return virt(q.ctx, q.s) }}
+		rs := &rowsScan{what: "Function Scan on " + rel, rows: func(q *qctx) ([][]types.Value, error) { return virt(q.env(nil)) }}
 		return rs, &scope{rels: []*scopeRel{{name: rel, cols: cols, rows: rs}}, width: len(cols)}, nil
 	case n.GetRangeSubselect() != nil:
 		rs := n.GetRangeSubselect()

@@ -1,7 +1,6 @@
 package sqlfe
 
 import (
-	"context"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -174,7 +173,7 @@ func (sp *srfSpec) values(e *env) ([]types.Value, error) {
 // srfInFrom is a set-returning function in FROM: one column, named by
 // the alias (a scalar function's column takes the alias's name, as in
 // PostgreSQL) unless the function names it.
-func srfInFrom(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []catalog.Column, string, error) {
+func srfInFrom(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (virtRows, []catalog.Column, string, error) {
 	name, sf, _ := srfOf(fc)
 	rel, col := name, name
 	if sf.outCol != "" {
@@ -197,8 +196,8 @@ func srfInFrom(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(context
 	if err != nil {
 		return nil, nil, "", err
 	}
-	virt := func(ctx context.Context, s *Session) ([][]types.Value, error) {
-		vs, err := sp.values(&env{ctx: ctx, s: s})
+	virt := func(e *env) ([][]types.Value, error) {
+		vs, err := sp.values(e)
 		if err != nil {
 			return nil, err
 		}
