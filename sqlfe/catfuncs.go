@@ -237,107 +237,30 @@ func valueText(v types.Value) string {
 			return "true"
 		}
 		return "false"
-	case types.TInt4Array:
-		return formatIntArray(v.A)
+	case types.TInt4Array, types.TInt8Array:
+		return v.String()
 	}
 	return v.S
 }
 
-func formatIntArray(a []int64) string {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, x := range a {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.FormatInt(x, 10))
-	}
-	b.WriteByte('}')
-	return b.String()
-}
-
-// parseTextArray parses a one-dimensional array literal ({a,"b c",NULL}).
+// parseTextArray reads the text of a catalog array (a text column holding
+// {a,"b c",NULL}) as a text[]'s elements.
 func parseTextArray(s string) ([]types.Value, error) {
-	bad := func() ([]types.Value, error) {
-		return nil, pgerror.Errorf(pgerror.CodeInvalidText, "malformed array literal: %q", s)
-	}
-	s = strings.TrimSpace(s)
-	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
-		return bad()
-	}
-	body := s[1 : len(s)-1]
-	var out []types.Value
-	if strings.TrimSpace(body) == "" {
-		return out, nil
-	}
-	for i := 0; i <= len(body); {
-		for i < len(body) && body[i] == ' ' {
-			i++
-		}
-		var el strings.Builder
-		quoted := false
-		if i < len(body) && body[i] == '"' {
-			quoted = true
-			i++
-			for ; i < len(body) && body[i] != '"'; i++ {
-				if body[i] == '\\' && i+1 < len(body) {
-					i++
-				}
-				el.WriteByte(body[i])
-			}
-			if i >= len(body) {
-				return bad()
-			}
-			i++
-			for i < len(body) && body[i] == ' ' {
-				i++
-			}
-		} else {
-			for ; i < len(body) && body[i] != ','; i++ {
-				if body[i] == '\\' && i+1 < len(body) {
-					i++
-				}
-				el.WriteByte(body[i])
-			}
-		}
-		txt := el.String()
-		if !quoted {
-			txt = strings.TrimSpace(txt)
-		}
-		if !quoted && strings.EqualFold(txt, "NULL") {
-			out = append(out, nullText)
-		} else {
-			out = append(out, types.Text(txt))
-		}
-		if i < len(body) && body[i] != ',' {
-			return bad()
-		}
-		i++
-	}
-	return out, nil
+	return types.ArrayElems(types.Value{T: types.TTextArray, S: s})
 }
 
-// formatTextArray is a text[]'s output form.
+// formatTextArray is the text[] output form of vs's texts (ARRAY of a
+// type without an array type here).
 func formatTextArray(vs []types.Value) string {
-	var b strings.Builder
-	b.WriteByte('{')
+	els := make([]types.Value, len(vs))
 	for i, v := range vs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if v.Null {
-			b.WriteString("NULL")
-			continue
-		}
-		s := valueText(v)
-		if s == "" || strings.EqualFold(s, "NULL") || strings.ContainsAny(s, "{},\"\\ \t\n") {
-			b.WriteString(`"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`)
-		} else {
-			b.WriteString(s)
+		els[i] = nullText
+		if !v.Null {
+			els[i] = types.Text(valueText(v))
 		}
 	}
-	b.WriteByte('}')
-	return b.String()
+	a, _ := types.MakeArray(types.TTextArray, els) // a text[] takes any element
+	return a.S
 }
 
 // reservedWords are the keywords quote_ident quotes (PostgreSQL's

@@ -248,20 +248,9 @@ func splitArray(s string) ([]string, []bool, error) {
 // the element type (its errors are the element type's) and written back
 // in canonical form.
 func parseArrayText(t Type, s string) (Value, error) {
-	parts, nulls, err := splitArray(s)
+	els, err := ArrayElems(Value{T: t, S: s}) // s as it came: parsed, not yet canonical
 	if err != nil {
 		return Value{}, err
-	}
-	el := ElemType(t)
-	els := make([]Value, len(parts))
-	for i, p := range parts {
-		if nulls[i] {
-			els[i] = Null(el)
-			continue
-		}
-		if els[i], err = ParseText(el, p); err != nil {
-			return Value{}, err
-		}
 	}
 	return MakeArray(t, els)
 }
