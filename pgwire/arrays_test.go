@@ -3,6 +3,7 @@ package pgwire
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -110,4 +111,17 @@ func TestWireTextArrays(t *testing.T) {
 	}
 	res = pc.ExecParams(ctx, "SELECT $1::text[]", [][]byte{[]byte(`{a,`)}, nil, []int16{0}, nil).Read()
 	pgErr(t, res.Err, "22P02")
+
+	// COPY: pgx's CopyFrom sends binary rows; COPY TO writes the text form
+	n, err := c.CopyFrom(ctx, pgx.Identifier{"ta"}, []string{"id", "tags"}, pgx.CopyFromRows([][]any{{int32(10), []string{"c 1", "c2"}}, {int32(11), []string{}}}))
+	if err != nil || n != 2 {
+		t.Fatalf("CopyFrom: %d %v", n, err)
+	}
+	var buf strings.Builder
+	if _, err := pc.CopyTo(ctx, &buf, "COPY (SELECT id, tags FROM ta WHERE id >= 10 ORDER BY id) TO STDOUT"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := buf.String(), "10\t{\"c 1\",c2}\n11\t{}\n"; got != want {
+		t.Errorf("COPY TO gave %q, want %q", got, want)
+	}
 }
