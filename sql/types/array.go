@@ -15,7 +15,8 @@ import (
 // datum in one field, makes equal arrays equal strings (their elements
 // are canonical) and can be stored by the row codec as it is; the cost is
 // a parse per use (ArrayElems), which only the array functions pay.
-// Integer arrays keep their elements in A (and have no NULL elements).
+// Integer arrays keep their elements in A (and have no NULL elements); their
+// I/O is the same array_in, array_out, array_send and array_recv.
 // These arrays are NoKeyType: their text does not sort as the arrays do.
 
 // arrayType is one array type: its element type, its OID and its name.
@@ -72,7 +73,12 @@ func ArrayElems(v Value) ([]Value, error) {
 		}
 		return out, nil
 	}
-	parts, nulls, err := splitArray(v.S)
+	return parseElems(el, v.S)
+}
+
+// parseElems is the elements of array literal s, each read as type el.
+func parseElems(el Type, s string) ([]Value, error) {
+	parts, nulls, err := splitArray(s)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +254,7 @@ func splitArray(s string) ([]string, []bool, error) {
 // the element type (its errors are the element type's) and written back
 // in canonical form.
 func parseArrayText(t Type, s string) (Value, error) {
-	els, err := ArrayElems(Value{T: t, S: s}) // s as it came: parsed, not yet canonical
+	els, err := parseElems(ElemType(t), s)
 	if err != nil {
 		return Value{}, err
 	}

@@ -40,6 +40,7 @@ SELECT to_char(0.00048, '9.99EEEE');
 SELECT to_timestamp('10:30', 'HH24:MI');
 SELECT regexp_matches('abc', '(b)');
 SELECT power(2::numeric, 3);
+SELECT ARRAY[1, NULL];
 -- DDL and other statements
 CREATE TEMP TABLE tt (a int);
 CREATE SCHEMA s;
