@@ -268,7 +268,7 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 			sp.t = types.TFloat8
 		}
 	case "min", "max":
-		if nargs != 1 || types.IsArray(sp.args[0].typ()) || sp.args[0].typ() == types.TVoid || types.ExtTypes[sp.args[0].typ()] != nil && !types.ExtTypes[sp.args[0].typ()].MinMax {
+		if nargs != 1 || sp.args[0].typ() == types.TVoid || types.ExtTypes[sp.args[0].typ()] != nil && !types.ExtTypes[sp.args[0].typ()].MinMax {
 			return nil, noSuch()
 		}
 		sp.t = sp.args[0].typ()

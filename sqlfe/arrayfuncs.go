@@ -11,7 +11,9 @@ import (
 
 // The functions and operators of one-dimensional arrays (types/array.go
 // holds the values): array_length, cardinality, array_upper, array_lower,
-// array_to_string, string_to_array, and ||, @>, <@ and && (arrayOp).
+// array_to_string, string_to_array, array_cat, array_append,
+// array_prepend, array_position, array_remove, and ||, @>, <@ and &&
+// (arrayOp).
 
 func init() {
 	for name, f := range map[string]polyFunc{
@@ -21,6 +23,11 @@ func init() {
 		"cardinality":     cardinalityFunc,
 		"array_to_string": arrayToStringFunc,
 		"string_to_array": stringToArrayFunc,
+		"array_cat":       arrayConcatFunc("array_cat", -1),
+		"array_append":    arrayConcatFunc("array_append", 1),
+		"array_prepend":   arrayConcatFunc("array_prepend", 0),
+		"array_position":  arrayPositionFunc,
+		"array_remove":    arrayRemoveFunc,
 	} {
 		polyFuncs[name] = f
 	}
@@ -210,10 +217,8 @@ func (c *compiler) arrayOp(a *pg.A_Expr, op string) (expr, bool, error) {
 		return nil, true, err
 	}
 	la, ra = types.IsArray(l.typ()), types.IsArray(r.typ())
-	et := types.ElemType(t)
-	sameArr := la && ra && (l.typ() == r.typ() || types.IsIntArray(l.typ()) && types.IsIntArray(r.typ()))
 	if op != "||" {
-		if !sameArr {
+		if !la || !ra || l.typ() != r.typ() && !(types.IsIntArray(l.typ()) && types.IsIntArray(r.typ())) {
 			return nope()
 		}
 		return &funcExpr{name: op, t: types.TBool, args: []expr{l, r}, fn: func(_ *env, v []types.Value) (types.Value, error) {
@@ -242,22 +247,43 @@ func (c *compiler) arrayOp(a *pg.A_Expr, op string) (expr, bool, error) {
 			return types.Bool(false), nil
 		}}, true, nil
 	}
-	if types.IsIntArray(l.typ()) && types.IsIntArray(r.typ()) && l.typ() != r.typ() {
-		t = types.TInt8Array
+	x, ok := arrayConcat("||", l, r)
+	if !ok {
+		return nope()
 	}
+	return x, true, nil
+}
+
+// arrayConcat is l || r (array_cat, array_append, array_prepend) of typed
+// operands, one at least an array; false if their types do not fit.
+func arrayConcat(name string, l, r expr) (expr, bool) {
+	la, ra := types.IsArray(l.typ()), types.IsArray(r.typ())
+	t := l.typ()
+	if !la {
+		t = r.typ()
+	}
+	et := types.ElemType(t)
 	switch {
-	case sameArr:
+	case types.IsIntArray(l.typ()) && types.IsIntArray(r.typ()):
+		if l.typ() != r.typ() {
+			t = types.TInt8Array
+		}
+	case la && ra && l.typ() == r.typ():
 	case la && !ra && comparable(r.typ(), et), ra && !la && comparable(l.typ(), et):
 	case la && !ra && types.IsString(r.typ()) && et == types.TText, ra && !la && types.IsString(l.typ()) && et == types.TText:
 	default:
-		return nope()
+		return nil, false
 	}
-	return &funcExpr{name: "||", t: t, args: []expr{l, r}, fn: func(_ *env, v []types.Value) (types.Value, error) {
+	isArr := []bool{la, ra}
+	return &funcExpr{name: name, t: t, args: []expr{l, r}, fn: func(_ *env, v []types.Value) (types.Value, error) {
+		if la && ra && v[0].Null && v[1].Null {
+			return types.Null(t), nil
+		}
 		var els []types.Value
 		for i, x := range v {
 			switch {
-			case []bool{la, ra}[i] && x.Null:
-			case []bool{la, ra}[i]:
+			case isArr[i] && x.Null:
+			case isArr[i]:
 				xs, err := types.ArrayElems(x)
 				if err != nil {
 					return types.Value{}, err
@@ -273,11 +299,45 @@ func (c *compiler) arrayOp(a *pg.A_Expr, op string) (expr, bool, error) {
 				els = append(els, x)
 			}
 		}
-		if la && ra && v[0].Null && v[1].Null {
-			return types.Null(t), nil
-		}
 		return types.MakeArray(t, els)
-	}}, true, nil
+	}}, true
+}
+
+// arrayConcatFunc is array_cat(a, b), array_append(a, e) or
+// array_prepend(e, a): || with the element's side an element (an untyped
+// literal there is of the array's element type).
+func arrayConcatFunc(name string, elem int) polyFunc {
+	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+		if len(args) != 2 {
+			return nil, noSuchFunc(f, args)
+		}
+		arr := 1 - elem
+		if elem < 0 {
+			arr = 0
+		}
+		a, err := arrayArg(c, f, args, arr)
+		if err != nil {
+			return nil, err
+		}
+		xs := []expr{args[0], args[1]}
+		xs[arr] = a
+		other := 1 - arr
+		want := a.typ()
+		if elem >= 0 {
+			want = types.ElemType(a.typ())
+		}
+		if xs[other], err = c.coerce(xs[other], want); err != nil {
+			return nil, err
+		}
+		if elem >= 0 && types.IsArray(xs[other].typ()) || elem < 0 && !types.IsArray(xs[other].typ()) {
+			return nil, noSuchFunc(f, args)
+		}
+		x, ok := arrayConcat(name, xs[0], xs[1])
+		if !ok {
+			return nil, noSuchFunc(f, args)
+		}
+		return x, nil
+	}
 }
 
 // containsAll reports whether every element of y equals one of x (a NULL
@@ -296,4 +356,78 @@ func containsAll(x, y []types.Value) bool {
 		}
 	}
 	return true
+}
+
+// arrayElemArgs compiles (array, element) arguments: an untyped element is
+// of the array's element type, which a typed one must compare with.
+func arrayElemArgs(c *compiler, f *pg.FuncCall, args []expr) (expr, expr, error) {
+	a, err := arrayArg(c, f, args, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	et := types.ElemType(a.typ())
+	e, err := c.coerce(args[1], et)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !comparable(e.typ(), et) && !(types.IsString(e.typ()) && et == types.TText) {
+		return nil, nil, noSuchFunc(f, args)
+	}
+	return a, e, nil
+}
+
+// arrayPositionFunc is array_position(a, e): the subscript of e's first
+// occurrence (IS NOT DISTINCT FROM: NULL finds a NULL), NULL if none.
+func arrayPositionFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) != 2 {
+		return nil, noSuchFunc(f, args)
+	}
+	a, e, err := arrayElemArgs(c, f, args)
+	if err != nil {
+		return nil, err
+	}
+	return &funcExpr{name: "array_position", t: types.TInt4, args: []expr{a, e}, fn: func(_ *env, v []types.Value) (types.Value, error) {
+		if v[0].Null {
+			return types.Null(types.TInt4), nil
+		}
+		els, err := types.ArrayElems(v[0])
+		if err != nil {
+			return types.Value{}, err
+		}
+		for i, x := range els {
+			if x.Null && v[1].Null || !x.Null && !v[1].Null && types.Compare(x, v[1]) == 0 {
+				return types.Int4(int32(i + 1)), nil
+			}
+		}
+		return types.Null(types.TInt4), nil
+	}}, nil
+}
+
+// arrayRemoveFunc is array_remove(a, e): a without the elements equal to
+// e (IS NOT DISTINCT FROM).
+func arrayRemoveFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) != 2 {
+		return nil, noSuchFunc(f, args)
+	}
+	a, e, err := arrayElemArgs(c, f, args)
+	if err != nil {
+		return nil, err
+	}
+	t := a.typ()
+	return &funcExpr{name: "array_remove", t: t, args: []expr{a, e}, fn: func(_ *env, v []types.Value) (types.Value, error) {
+		if v[0].Null {
+			return types.Null(t), nil
+		}
+		els, err := types.ArrayElems(v[0])
+		if err != nil {
+			return types.Value{}, err
+		}
+		keep := els[:0]
+		for _, x := range els {
+			if !(x.Null && v[1].Null || !x.Null && !v[1].Null && types.Compare(x, v[1]) == 0) {
+				keep = append(keep, x)
+			}
+		}
+		return types.MakeArray(t, keep)
+	}}, nil
 }
