@@ -33,6 +33,9 @@ func TestArrayKeysRefused(t *testing.T) {
 	_, s := newTestSession(t)
 	mustRun(t, s, "CREATE TABLE k (id int PRIMARY KEY, tags text[])", "CREATE TABLE")
 	mustFail(t, s, "CREATE TABLE k2 (tags text[] PRIMARY KEY)", "0A000", "")
+	mustFail(t, s, "CREATE INDEX ON k (tags)", "0A000", "")
+	mustFail(t, s, "ALTER TABLE k ADD UNIQUE (tags)", "0A000", "")
+	mustFail(t, s, "CREATE TABLE k3 (id int PRIMARY KEY, tags text[] UNIQUE)", "0A000", "")
 	mustFail(t, s, "INSERT INTO k VALUES (1, '{a')", "22P02", `malformed array literal: "{a"`)
 	mustFail(t, s, "INSERT INTO k VALUES (1, '{{a},{b}}')", "0A000", "")
 }
