@@ -99,3 +99,68 @@ func code(err error) string {
 	}
 	return ""
 }
+
+// FuzzArrayText: array_in never panics and fails only with 22P02, 0A000
+// or an element's own error; what it accepts is canonical after one
+// output (reads back to the same text) and survives array_send/array_recv.
+func FuzzArrayText(f *testing.F) {
+	for _, s := range []string{`{}`, `{a,"b c",NULL}`, `{"\\",\"}`, ` { x , y } `, `{{a}}`, `{1,2}`, `[1:2]={a,b}`} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, s string, ints bool) {
+		typ := TTextArray
+		if ints {
+			typ = TInt8Array
+		}
+		v, err := ParseText(typ, s)
+		if err != nil {
+			switch code(err) {
+			case pgerror.CodeInvalidText, pgerror.CodeFeatureNotSupp, pgerror.CodeNumericRange, pgerror.CodeCharacterNotInRepertoire:
+				return
+			}
+			t.Fatalf("%q: %v (%s)", s, err, code(err))
+		}
+		out := v.String()
+		w, err := ParseText(typ, out)
+		if err != nil || w.String() != out {
+			t.Fatalf("%q gave %q, which reads back as %q, %v", s, out, w.String(), err)
+		}
+		b, err := ParseBinary(typ, v.AppendBinary(nil))
+		if err != nil || b.String() != out {
+			t.Fatalf("%q: binary round trip gave %q, %v", s, b.String(), err)
+		}
+	})
+}
+
+// FuzzArrayBinary: array_recv of any bytes never panics and fails only
+// with 22P03, 42804 (another element type), 0A000 or 22021 (an element's
+// bad UTF-8); what it accepts is sent back and received as the same array.
+func FuzzArrayBinary(f *testing.F) {
+	for _, s := range []string{`{}`, `{a,"b c",NULL}`, `{t,f}`} {
+		typ := TTextArray
+		if s == `{t,f}` {
+			typ = TBoolArray
+		}
+		v, _ := ParseText(typ, s)
+		f.Add(v.AppendBinary(nil), typ == TBoolArray)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, bools bool) {
+		typ := TTextArray
+		if bools {
+			typ = TBoolArray
+		}
+		v, err := ParseBinary(typ, b)
+		if err != nil {
+			switch code(err) {
+			case pgerror.CodeInvalidBinary, pgerror.CodeDatatypeMismatch, pgerror.CodeFeatureNotSupp, pgerror.CodeCharacterNotInRepertoire:
+				return
+			}
+			t.Fatalf("%x: %v (%s)", b, err, code(err))
+		}
+		w, err := ParseBinary(typ, v.AppendBinary(nil))
+		if err != nil || w.S != v.S {
+			t.Fatalf("%x: %q, sent and received %q, %v", b, v.S, w.S, err)
+		}
+	})
+}
