@@ -197,8 +197,12 @@ func (c *compiler) arrayOp(a *pg.A_Expr, op string) (expr, bool, error) {
 		return nil, true, err
 	}
 	la, ra := types.IsArray(l.typ()), types.IsArray(r.typ())
-	if !la && !ra {
-		return nil, false, nil
+	switch {
+	case !la && !ra && op == "||":
+		x, err := c.concatExprs(a, l, r) // compile.go: text || text
+		return x, true, err
+	case !la && !ra:
+		return nil, false, nil // jsonb's @>, <@ (jsonfuncs.go)
 	}
 	nope := func() (expr, bool, error) {
 		return nil, true, &pgerror.Error{Code: pgerror.CodeUndefinedFunction, Message: "operator does not exist: " + l.typ().String() + " " + op + " " + r.typ().String(),

@@ -539,18 +539,13 @@ func (c *compiler) binary(l, r *pg.Node) (expr, expr, error) {
 	return x, y, nil
 }
 
-// concat compiles a || b: text || text, or text with any non-array value
-// (PostgreSQL's anynonarray || text and text || anynonarray); an untyped
-// side is text.
-func (c *compiler) concat(a *pg.A_Expr) (expr, error) {
-	l, err := c.compile1(a.Lexpr, types.TUnknown)
-	if err != nil {
-		return nil, err
-	}
-	r, err := c.compile1(a.Rexpr, types.TUnknown)
-	if err != nil {
-		return nil, err
-	}
+// concatExprs compiles l || r of compiled operands neither of which is an
+// array (arrayOp, arrayfuncs.go, has those and calls this for the rest):
+// text || text, or text with any non-array value (PostgreSQL's anynonarray
+// || text and text || anynonarray), or bytea || bytea; an untyped side is
+// text.
+func (c *compiler) concatExprs(a *pg.A_Expr, l, r expr) (expr, error) {
+	var err error
 	// character(n) is never one of || 's anynonarray operands: it is cast
 	// to text (losing its trailing spaces)
 	if l.typ() == types.TBpchar {
@@ -563,7 +558,7 @@ func (c *compiler) concat(a *pg.A_Expr) (expr, error) {
 		return x, err
 	}
 	lt, rt := l.typ(), r.typ()
-	bad := lt == types.TInt4Array || rt == types.TInt4Array || (lt != types.TText && lt != types.TUnknown && rt != types.TText && rt != types.TUnknown)
+	bad := lt != types.TText && lt != types.TUnknown && rt != types.TText && rt != types.TUnknown
 	if bad {
 		return nil, &pgerror.Error{Code: pgerror.CodeUndefinedFunction, Message: fmt.Sprintf("operator does not exist: %s || %s", lt, rt),
 			Hint: "No operator matches the given name and argument types. You might need to add explicit type casts.", Position: a.Location + 1}
@@ -616,10 +611,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			return nil, pgerror.NotSupported("postfix operator %s is not supported", op).At(a.Location)
 		}
 		if x, ok, err := c.arrayOp(a, op); ok {
-			return x, err // arrayfuncs.go
-		}
-		if op == "||" {
-			return c.concat(a)
+			return x, err // arrayfuncs.go: every ||, and @>, <@, && of arrays
 		}
 		if x, ok, err := c.patternOp(a, op); ok {
 			return x, err // conditional.go
