@@ -16,9 +16,9 @@ import (
 )
 
 // More of PostgreSQL's string functions than strfuncs.go's: lpad and rpad,
-// format, regexp_replace, the sha2 digests, and the integer arrays'
-// array_length and cardinality. Strict, like PostgreSQL's (format is not:
-// a NULL argument is an empty %s).
+// format, regexp_replace and the sha2 digests (the array functions are in
+// arrayfuncs.go). Strict, like PostgreSQL's (format is not: a NULL
+// argument is an empty %s).
 
 // maxAllocSize is PostgreSQL's MaxAllocSize, the largest value a
 // function may build.
