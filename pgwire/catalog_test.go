@@ -14,7 +14,8 @@ import (
 // catalogSchema has what psql's \d family describes: a serial and a
 // bigserial key, a UNIQUE constraint, an index, a partial unique index, NOT NULL, defaults, types
 // with modifiers, a composite key, foreign keys, a table without a key,
-// CHECK constraints, a standalone sequence and an identity column.
+// CHECK constraints, array columns, a standalone sequence and an identity
+// column.
 const catalogSchema = `
 CREATE TABLE authors (id serial PRIMARY KEY, name text NOT NULL UNIQUE, born integer);
 CREATE TABLE books (id bigserial PRIMARY KEY, author_id integer NOT NULL REFERENCES authors(id),
@@ -24,7 +25,7 @@ CREATE TABLE books (id bigserial PRIMARY KEY, author_id integer NOT NULL REFEREN
 CREATE INDEX books_title_idx ON books (title);
 CREATE UNIQUE INDEX books_isbn_live ON books (isbn) WHERE in_print AND price > 0;
 CREATE TABLE tags (book_id bigint REFERENCES books(id) ON DELETE CASCADE, tag text, PRIMARY KEY (book_id, tag));
-CREATE TABLE notes (body text, n int);
+CREATE TABLE notes (body text, n int, labels text[], scores numeric[]);
 CREATE SEQUENCE order_seq START 100 INCREMENT 5 MAXVALUE 100000 CYCLE OWNED BY notes.n;
 CREATE TABLE events (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, kind text CHECK (kind <> ''));
 `
@@ -32,13 +33,13 @@ CREATE TABLE events (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, kind te
 // psqlCatalogCommands are the meta-commands whose output must be
 // PostgreSQL's. Not here, because they differ by design: \l without a
 // pattern (PostgreSQL also lists template0 and template1; tupled has one
-// database), \dt+ and \d+ (relation sizes are 0 here; \d+ needs unnest and
-// array concatenation for reloptions), \dx (PostgreSQL has plpgsql
+// database), \dt+ (relation sizes are 0 here; PostgreSQL's empty tables
+// show their TOAST index's 8192 bytes), \dx (PostgreSQL has plpgsql
 // installed).
 var psqlCatalogCommands = []string{
 	`\d`, `\dt`, `\d books`, `\d authors`, `\d tags`, `\d notes`, `\di`, `\ds`, `\dn`, `\du`,
 	`\l postgres`, `\df`, `\d books_pkey`, `\d authors_id_seq`, `\dv`, `\dp`, `\dT`,
-	`\d events`, `\d order_seq`, `\d events_id_seq`, `\d books_isbn_live`,
+	`\d events`, `\d order_seq`, `\d events_id_seq`, `\d books_isbn_live`, `\d+ books`, `\d+ tags`, `\d+ notes`,
 }
 
 // TestPsqlCatalog runs psql's \d family against tupled serve and against

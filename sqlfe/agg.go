@@ -296,7 +296,7 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 			sp.t = types.TFloat8
 		}
 	case "min", "max":
-		if nargs != 1 || types.IsIntArray(sp.args[0].typ()) || sp.args[0].typ() == types.TVoid || types.ExtTypes[sp.args[0].typ()] != nil && !types.ExtTypes[sp.args[0].typ()].MinMax {
+		if nargs != 1 || sp.args[0].typ() == types.TVoid || types.ExtTypes[sp.args[0].typ()] != nil && !types.ExtTypes[sp.args[0].typ()].MinMax {
 			return nil, noSuch()
 		}
 		sp.t = sp.args[0].typ()
@@ -319,10 +319,14 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 			sp.t = types.TJSONB
 		}
 	case "array_agg":
-		if nargs != 1 || sp.args[0].typ() != types.TInt4 {
-			return nil, pgerror.NotSupported("array_agg is supported only over integer").At(f.Location)
+		if nargs != 1 {
+			return nil, noSuch()
 		}
-		sp.t = types.TInt4Array
+		at, ok := types.ArrayOf(sp.args[0].typ())
+		if !ok {
+			return nil, pgerror.NotSupported("array_agg of %s is not supported", sp.args[0].typ()).At(f.Location)
+		}
+		sp.t = at
 	}
 	if sp.star && name != "count" {
 		return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%s(*) specified, but %s is not an aggregate function", name, name).At(f.Location)
@@ -345,7 +349,7 @@ type accumulator struct {
 	best   types.Value // min/max, bool_and/or
 	have   bool
 	text   strings.Builder
-	arr    []int64
+	arr    []types.Value // array_agg's elements
 	// with DISTINCT or an ORDER BY inside: the argument rows, aggregated
 	// at the end
 	rows [][]types.Value
@@ -484,10 +488,10 @@ func (ac *accumulator) step(vals []types.Value) error {
 		ac.have = true
 		return jsonAggStep(&ac.text, sp.t, v, composite) // jsonfuncs.go
 	case "array_agg":
-		if v.Null {
-			return pgerror.NotSupported("array_agg of a NULL is not supported")
+		if v.T == types.TBpchar {
+			v = types.Text(types.BpcharTrim(v.S))
 		}
-		ac.arr = append(ac.arr, v.I)
+		ac.arr = append(ac.arr, v)
 		ac.have = true
 	}
 	return nil
@@ -577,9 +581,9 @@ func (ac *accumulator) result() (types.Value, error) {
 		return types.Value{T: sp.t, S: ac.text.String() + "]"}, nil
 	case "array_agg":
 		if !ac.have {
-			return types.Null(types.TInt4Array), nil
+			return types.Null(sp.t), nil
 		}
-		return types.Value{T: types.TInt4Array, A: ac.arr}, nil
+		return types.MakeArray(sp.t, ac.arr)
 	}
 	if !ac.have {
 		return types.Null(sp.t), nil

@@ -347,9 +347,6 @@ func (s *Session) addColumn(ctx context.Context, t *catalog.Table, cd *pg.Column
 	if err != nil {
 		return nil, nil, err
 	}
-	if typ == types.TInt4Array {
-		return nil, nil, pgerror.NotSupported("array columns are not supported")
-	}
 	col.Type, col.Int2, col.MaxLen, col.Varchar, col.Prec, col.Scale = typ, m.Int2, m.MaxLen, m.Varchar, m.Prec, m.Scale
 	for _, cn := range cd.Constraints {
 		c := cn.GetConstraint()

@@ -13,7 +13,6 @@ package sqlfe
 // PostgreSQL's. ::oid of an integer is the integer as a bigint.
 
 import (
-	"context"
 	"strconv"
 	"strings"
 
@@ -177,19 +176,6 @@ func init() {
 			}
 			return types.Text(""), nil
 		}}},
-		"array_to_string": {{[]types.Type{A, T}, T, true, arrayToString}, {[]types.Type{A, T, T}, T, false, arrayToString}},
-		"array_upper": {{[]types.Type{types.TInt4Array, I4}, I4, true, func(_ *env, a []types.Value) (types.Value, error) {
-			if a[1].I != 1 || len(a[0].A) == 0 {
-				return types.Null(types.TInt4), nil
-			}
-			return types.Int4(int32(len(a[0].A))), nil
-		}}},
-		"array_lower": {{[]types.Type{types.TInt4Array, I4}, I4, true, func(_ *env, a []types.Value) (types.Value, error) {
-			if a[1].I != 1 || len(a[0].A) == 0 {
-				return types.Null(types.TInt4), nil
-			}
-			return types.Int4(1), nil
-		}}},
 		"has_table_privilege":      priv(2, 3),
 		"has_schema_privilege":     priv(2, 3),
 		"has_database_privilege":   priv(2, 3),
@@ -241,33 +227,6 @@ func sizePretty(n int64) string {
 	return strconv.FormatInt(n, 10) + " " + units[i]
 }
 
-func arrayToString(_ *env, a []types.Value) (types.Value, error) {
-	if a[0].Null || a[1].Null {
-		return nullText, nil
-	}
-	var els []types.Value
-	if a[0].T == types.TInt4Array {
-		for _, x := range a[0].A {
-			els = append(els, types.Int8(x))
-		}
-	} else {
-		var err error
-		if els, err = parseTextArray(a[0].S); err != nil {
-			return types.Value{}, err
-		}
-	}
-	var out []string
-	for _, v := range els {
-		switch {
-		case !v.Null:
-			out = append(out, valueText(v))
-		case len(a) > 2 && !a[2].Null:
-			out = append(out, a[2].S)
-		}
-	}
-	return types.Text(strings.Join(out, a[1].S)), nil
-}
-
 // valueText is v's text form (v not NULL).
 func valueText(v types.Value) string {
 	switch v.T {
@@ -278,107 +237,30 @@ func valueText(v types.Value) string {
 			return "true"
 		}
 		return "false"
-	case types.TInt4Array:
-		return formatIntArray(v.A)
+	case types.TInt4Array, types.TInt8Array:
+		return v.String()
 	}
 	return v.S
 }
 
-func formatIntArray(a []int64) string {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, x := range a {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.FormatInt(x, 10))
-	}
-	b.WriteByte('}')
-	return b.String()
-}
-
-// parseTextArray parses a one-dimensional array literal ({a,"b c",NULL}).
+// parseTextArray reads the text of a catalog array (a text column holding
+// {a,"b c",NULL}) as a text[]'s elements.
 func parseTextArray(s string) ([]types.Value, error) {
-	bad := func() ([]types.Value, error) {
-		return nil, pgerror.Errorf(pgerror.CodeInvalidText, "malformed array literal: %q", s)
-	}
-	s = strings.TrimSpace(s)
-	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
-		return bad()
-	}
-	body := s[1 : len(s)-1]
-	var out []types.Value
-	if strings.TrimSpace(body) == "" {
-		return out, nil
-	}
-	for i := 0; i <= len(body); {
-		for i < len(body) && body[i] == ' ' {
-			i++
-		}
-		var el strings.Builder
-		quoted := false
-		if i < len(body) && body[i] == '"' {
-			quoted = true
-			i++
-			for ; i < len(body) && body[i] != '"'; i++ {
-				if body[i] == '\\' && i+1 < len(body) {
-					i++
-				}
-				el.WriteByte(body[i])
-			}
-			if i >= len(body) {
-				return bad()
-			}
-			i++
-			for i < len(body) && body[i] == ' ' {
-				i++
-			}
-		} else {
-			for ; i < len(body) && body[i] != ','; i++ {
-				if body[i] == '\\' && i+1 < len(body) {
-					i++
-				}
-				el.WriteByte(body[i])
-			}
-		}
-		txt := el.String()
-		if !quoted {
-			txt = strings.TrimSpace(txt)
-		}
-		if !quoted && strings.EqualFold(txt, "NULL") {
-			out = append(out, nullText)
-		} else {
-			out = append(out, types.Text(txt))
-		}
-		if i < len(body) && body[i] != ',' {
-			return bad()
-		}
-		i++
-	}
-	return out, nil
+	return types.ArrayElems(types.Value{T: types.TTextArray, S: s})
 }
 
-// formatTextArray is a text[]'s output form.
+// formatTextArray is the text[] output form of vs's texts (ARRAY of a
+// type without an array type here).
 func formatTextArray(vs []types.Value) string {
-	var b strings.Builder
-	b.WriteByte('{')
+	els := make([]types.Value, len(vs))
 	for i, v := range vs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if v.Null {
-			b.WriteString("NULL")
-			continue
-		}
-		s := valueText(v)
-		if s == "" || strings.EqualFold(s, "NULL") || strings.ContainsAny(s, "{},\"\\ \t\n") {
-			b.WriteString(`"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`)
-		} else {
-			b.WriteString(s)
+		els[i] = nullText
+		if !v.Null {
+			els[i] = types.Text(valueText(v))
 		}
 	}
-	b.WriteByte('}')
-	return b.String()
+	a, _ := types.MakeArray(types.TTextArray, els) // a text[] takes any element
+	return a.S
 }
 
 // reservedWords are the keywords quote_ident quotes (PostgreSQL's
@@ -709,16 +591,19 @@ func (c *compiler) arrayLiteralCmp(a *pg.A_Expr) (expr, bool, error) {
 	}}, true, nil
 }
 
-// subscript compiles arr[i] over an integer array.
+// subscript compiles arr[i]: the element, NULL outside the array.
 func (c *compiler) subscript(ind *pg.A_Indirection) (expr, error) {
 	if len(ind.Indirection) != 1 || ind.Indirection[0].GetAIndices() == nil || ind.Indirection[0].GetAIndices().IsSlice {
 		return nil, pgerror.NotSupported("this array subscript is not supported")
 	}
-	arg, err := c.compile(ind.Arg, types.TInt4Array)
+	arg, err := c.compile(ind.Arg, types.TUnknown)
+	if err == nil {
+		arg, err = c.coerce(arg, types.TInt4Array) // a literal: the catalog's int2vector
+	}
 	if err != nil {
 		return nil, err
 	}
-	if arg.typ() != types.TInt4Array {
+	if !types.IsArray(arg.typ()) {
 		return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "cannot subscript type %s because it does not support subscripting", arg.typ())
 	}
 	idx, err := c.compile(ind.Indirection[0].GetAIndices().Uidx, types.TInt4)
@@ -731,11 +616,16 @@ func (c *compiler) subscript(ind *pg.A_Indirection) (expr, error) {
 	if !types.IsInt(idx.typ()) {
 		return nil, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "array subscript must have type integer")
 	}
-	return &funcExpr{name: "subscript", t: types.TInt4, args: []expr{arg, idx}, fn: func(_ *env, a []types.Value) (types.Value, error) {
-		if a[0].Null || a[1].Null || a[1].I < 1 || a[1].I > int64(len(a[0].A)) {
-			return types.Null(types.TInt4), nil
+	et := types.ElemType(arg.typ())
+	return &funcExpr{name: "subscript", t: et, args: []expr{arg, idx}, fn: func(_ *env, a []types.Value) (types.Value, error) {
+		if a[0].Null || a[1].Null {
+			return types.Null(et), nil
 		}
-		return types.Int4(int32(a[0].A[a[1].I-1])), nil
+		els, err := types.ArrayElems(a[0])
+		if err != nil || a[1].I < 1 || a[1].I > int64(len(els)) {
+			return types.Null(et), err
+		}
+		return els[a[1].I-1], nil
 	}}, nil
 }
 
@@ -758,7 +648,7 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	lwant := types.TUnknown
+	lwant := types.ElemType(r.typ())
 	if types.IsIntArray(r.typ()) {
 		lwant = types.TInt4
 	}
@@ -767,28 +657,31 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 		return nil, err
 	}
 	if r.typ() == types.TUnknown {
+		// = ANY($1) and = ANY('{..}'): an array of the left side's type
+		want := types.TText // no array type: the literal's text is read as a text[]'s
 		if types.IsInt(l.typ()) {
-			r, err = c.coerce(r, types.TInt4Array)
-		} else {
-			r, err = c.coerce(r, types.TText)
+			want = types.TInt4Array
+		} else if at, ok := types.ArrayOf(l.typ()); ok {
+			want = at
 		}
-		if err != nil {
+		if r, err = c.coerce(r, want); err != nil {
 			return nil, err
 		}
 	}
 	if l.typ() == types.TUnknown {
 		t := types.TText
-		if types.IsIntArray(r.typ()) {
-			t = types.TInt4
+		if types.IsArray(r.typ()) {
+			t = types.ElemType(r.typ())
 		}
 		if l, err = c.coerce(l, t); err != nil {
 			return nil, err
 		}
 	}
-	intArr := types.IsIntArray(r.typ())
+	arr := types.IsArray(r.typ())
 	switch {
-	case intArr && types.IsNumber(l.typ()):
-	case !intArr && types.IsString(r.typ()) && types.IsString(l.typ()):
+	case arr && comparable(l.typ(), types.ElemType(r.typ())):
+	case arr && types.IsString(l.typ()) && types.ElemType(r.typ()) == types.TText:
+	case !arr && types.IsString(r.typ()) && types.IsString(l.typ()):
 	default:
 		return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).At(a.Location)
 	}
@@ -798,15 +691,14 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 			return types.Null(types.TBool), nil
 		}
 		var els []types.Value
-		if intArr {
-			for _, x := range v[1].A {
-				els = append(els, types.Int8(x))
-			}
+		var err error
+		if arr {
+			els, err = types.ArrayElems(v[1])
 		} else {
-			var err error
-			if els, err = parseTextArray(v[1].S); err != nil {
-				return types.Value{}, err
-			}
+			els, err = parseTextArray(v[1].S)
+		}
+		if err != nil {
+			return types.Value{}, err
 		}
 		sawNull := v[0].Null
 		for _, b := range els {
@@ -829,8 +721,8 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 	}}, nil
 }
 
-// arraySubLink compiles ARRAY (subquery): an integer array of an integer
-// column, else a text array literal.
+// arraySubLink compiles ARRAY (subquery): an array of the column's type,
+// or, for a type without one here, the text of a text[] of its values.
 func (c *compiler) arraySubLink(sl *pg.SubLink) (expr, error) {
 	cp := &pg.SubLink{SubLinkType: pg.SubLinkType_EXPR_SUBLINK, Subselect: sl.Subselect, Location: sl.Location}
 	x, err := c.subLink(cp)
@@ -841,10 +733,9 @@ func (c *compiler) arraySubLink(sl *pg.SubLink) (expr, error) {
 	if !ok {
 		return nil, pgerror.NotSupported("this ARRAY subquery is not supported")
 	}
-	intArr := types.IsInt(q.t)
-	t := types.TText
-	if intArr {
-		t = types.TInt4Array
+	t, ok := types.ArrayOf(q.t)
+	if !ok {
+		t = types.TText
 	}
 	return &arraySubExpr{q: q, t: t}, nil
 }
@@ -861,27 +752,20 @@ func (a *arraySubExpr) eval(e *env) (types.Value, error) {
 	if err != nil {
 		return types.Value{}, err
 	}
-	if a.t == types.TInt4Array {
-		out := types.Value{T: types.TInt4Array, A: []int64{}}
-		for _, r := range rows {
-			if r[0].Null {
-				return types.Value{}, pgerror.NotSupported("an integer array with NULL elements is not supported")
-			}
-			out.A = append(out.A, r[0].I)
-		}
-		return out, nil
-	}
 	vs := make([]types.Value, len(rows))
 	for i, r := range rows {
 		vs[i] = r[0]
 	}
-	return types.Text(formatTextArray(vs)), nil
+	if a.t == types.TText {
+		return types.Text(formatTextArray(vs)), nil
+	}
+	return types.MakeArray(a.t, vs)
 }
 
 // catalogRangeFunction plans the catalog functions psql calls in FROM:
 // pg_partition_ancestors(rel) [WITH ORDINALITY] (a table that is no
 // partition: itself, at depth 1).
-func (s *Session) catalogRangeFunction(rf *pg.RangeFunction, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []catalog.Column, string, bool, error) {
+func (s *Session) catalogRangeFunction(rf *pg.RangeFunction, c *compiler) (virtRows, []catalog.Column, string, bool, error) {
 	if len(rf.Functions) != 1 || rf.IsRowsfrom || rf.Lateral || len(rf.Coldeflist) > 0 {
 		return nil, nil, "", false, nil
 	}
@@ -916,8 +800,8 @@ func (s *Session) catalogRangeFunction(rf *pg.RangeFunction, c *compiler) (func(
 			return nil, nil, "", true, err
 		}
 	}
-	virt := func(ctx context.Context, s *Session) ([][]types.Value, error) {
-		v, err := arg.eval(&env{ctx: ctx, s: s})
+	virt := func(e *env) ([][]types.Value, error) {
+		v, err := arg.eval(e)
 		if err != nil || v.Null {
 			return nil, err
 		}

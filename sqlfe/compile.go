@@ -548,18 +548,13 @@ func (c *compiler) binary(l, r *pg.Node) (expr, expr, error) {
 	return x, y, nil
 }
 
-// concat compiles a || b: text || text, or text with any non-array value
-// (PostgreSQL's anynonarray || text and text || anynonarray); an untyped
-// side is text.
-func (c *compiler) concat(a *pg.A_Expr) (expr, error) {
-	l, err := c.compile1(a.Lexpr, types.TUnknown)
-	if err != nil {
-		return nil, err
-	}
-	r, err := c.compile1(a.Rexpr, types.TUnknown)
-	if err != nil {
-		return nil, err
-	}
+// concatExprs compiles l || r of compiled operands neither of which is an
+// array (arrayOp, arrayfuncs.go, has those and calls this for the rest):
+// text || text, or text with any non-array value (PostgreSQL's anynonarray
+// || text and text || anynonarray), or bytea || bytea; an untyped side is
+// text.
+func (c *compiler) concatExprs(a *pg.A_Expr, l, r expr) (expr, error) {
+	var err error
 	// character(n) is never one of || 's anynonarray operands: it is cast
 	// to text (losing its trailing spaces)
 	if l.typ() == types.TBpchar {
@@ -572,7 +567,7 @@ func (c *compiler) concat(a *pg.A_Expr) (expr, error) {
 		return x, err
 	}
 	lt, rt := l.typ(), r.typ()
-	bad := lt == types.TInt4Array || rt == types.TInt4Array || (lt != types.TText && lt != types.TUnknown && rt != types.TText && rt != types.TUnknown)
+	bad := lt != types.TText && lt != types.TUnknown && rt != types.TText && rt != types.TUnknown
 	if bad {
 		return nil, &pgerror.Error{Code: pgerror.CodeUndefinedFunction, Message: fmt.Sprintf("operator does not exist: %s || %s", lt, rt),
 			Hint: "No operator matches the given name and argument types. You might need to add explicit type casts.", Position: a.Location + 1}
@@ -624,8 +619,8 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 		if a.Rexpr == nil {
 			return nil, pgerror.NotSupported("postfix operator %s is not supported", op).At(a.Location)
 		}
-		if op == "||" {
-			return c.concat(a)
+		if x, ok, err := c.arrayOp(a, op); ok {
+			return x, err // arrayfuncs.go: every ||, and @>, <@, && of arrays
 		}
 		if x, ok, err := c.patternOp(a, op); ok {
 			return x, err // conditional.go
@@ -645,7 +640,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			if op == "!=" {
 				op = "<>"
 			}
-			if !comparable(l.typ(), r.typ()) || types.IsIntArray(l.typ()) {
+			if !comparable(l.typ(), r.typ()) {
 				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.typ(), op, r.typ()).At(a.Location)
 			}
 			return &cmpExpr{op: op, l: l, r: r}, nil
@@ -763,7 +758,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !comparable(l.typ(), r.typ()) || types.IsIntArray(l.typ()) {
+		if !comparable(l.typ(), r.typ()) {
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s = %s", l.typ(), r.typ()).At(a.Location)
 		}
 		if l.typ() == types.TUnknown {
@@ -867,14 +862,12 @@ func typeOfMod(tn *pg.TypeName) (types.Type, types.Mod, error) {
 		return 0, m, pgerror.NotSupported("type %s is not supported", name).At(tn.Location)
 	}
 	if len(tn.ArrayBounds) > 0 {
-		switch {
-		case len(tn.ArrayBounds) > 1 || m.Int2 || (t != types.TInt4 && t != types.TInt8):
+		// varchar[] is a text[] that clients see as varchar[] (OID 1015)
+		at, ok := types.ArrayOf(t)
+		if len(tn.ArrayBounds) > 1 || m.Int2 || t == types.TBpchar || len(tn.Typmods) > 0 || !ok {
 			return 0, m, pgerror.NotSupported("array type %s[] is not supported", name).At(tn.Location)
-		case t == types.TInt8:
-			t = types.TInt8Array
-		default:
-			t = types.TInt4Array
 		}
+		t = at
 	}
 	if len(tn.Typmods) > 0 && name == "numeric" {
 		return numericTypmods(tn, t, m)
@@ -1004,47 +997,42 @@ func numericTypmods(tn *pg.TypeName, t types.Type, m types.Mod) (types.Type, typ
 	return t, m, nil
 }
 
-// arrayExpr is ARRAY[e, ...] of integers: an integer[], or a bigint[] when
-// an element is a bigint or a bigint[] is wanted.
+// arrayExpr is ARRAY[e, ...]: an array of the elements' common type (text
+// for literals alone, or the element type of a wanted array type), a
+// bigint[] of integers when a bigint[] is wanted.
 func (c *compiler) arrayExpr(a *pg.A_ArrayExpr, want types.Type) (expr, error) {
-	t := types.TInt4Array
-	if want == types.TInt8Array {
-		t = types.TInt8Array
-	}
+	elWant := types.ElemType(want)
 	var els []expr
 	for _, n := range a.Elements {
-		x, err := c.compile1(n, types.TUnknown)
+		x, err := c.compile(n, elWant)
 		if err != nil {
 			return nil, err
 		}
-		if k, ok := x.(*constExpr); ok && k.v.T == types.TUnknown && !k.v.Null {
-			if _, perr := strconv.ParseInt(strings.TrimSpace(k.v.S), 10, 64); perr != nil {
-				// ARRAY['a', 'b'] is a text[] in PostgreSQL
-				return nil, pgerror.NotSupported("arrays of text are not supported").At(a.Location)
-			}
-		}
-		if x, err = c.coerce(x, types.TInt4); err != nil {
-			return nil, err
-		}
-		switch {
-		case x.typ() == types.TInt8:
-			t = types.TInt8Array
-		case x.typ() != types.TInt4:
-			return nil, pgerror.NotSupported("arrays of %s are not supported", x.typ()).At(a.Location)
-		}
 		els = append(els, x)
 	}
-	return &funcExpr{name: "array", t: t, args: els, fn: func(_ *env, vs []types.Value) (types.Value, error) {
-		out := types.Value{T: t, A: make([]int64, 0, len(vs))}
-		for _, v := range vs {
-			if v.Null {
-				return types.Value{}, pgerror.NotSupported("arrays with NULL elements are not supported")
-			}
-			if t == types.TInt4Array && (v.I < math.MinInt32 || v.I > math.MaxInt32) {
-				return types.Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
-			}
-			out.A = append(out.A, v.I)
+	if len(els) == 0 {
+		if !types.IsArray(want) {
+			return nil, pgerror.Errorf(pgerror.CodeIndeterminateType, "cannot determine type of empty array").At(a.Location).
+				WithHint("Explicitly cast to the desired type, for example ARRAY[]::integer[].")
 		}
-		return out, nil
+		v, err := types.MakeArray(want, nil)
+		return &constExpr{v}, err
+	}
+	et, err := c.commonType(els, "ARRAY")
+	if err != nil {
+		return nil, err
+	}
+	if et == types.TInt4 && want == types.TInt8Array {
+		et = types.TInt8
+	}
+	t, ok := types.ArrayOf(et)
+	if !ok {
+		return nil, pgerror.NotSupported("arrays of %s are not supported", et).At(a.Location)
+	}
+	if els, err = c.coerceAll(els, types.ElemType(t)); err != nil {
+		return nil, err
+	}
+	return &funcExpr{name: "array", t: t, args: els, fn: func(_ *env, vs []types.Value) (types.Value, error) {
+		return types.MakeArray(t, vs)
 	}}, nil
 }

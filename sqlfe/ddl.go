@@ -157,9 +157,6 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 				if err != nil {
 					return nil, err
 				}
-				if typ == types.TInt4Array {
-					return nil, pgerror.NotSupported("array columns are not supported").At(cd.Location)
-				}
 				col.Type, col.Int2, col.MaxLen, col.Varchar, col.Prec, col.Scale = typ, m.Int2, m.MaxLen, m.Varchar, m.Prec, m.Scale
 			}
 			t.Cols = append(t.Cols, col)

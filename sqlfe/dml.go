@@ -84,8 +84,8 @@ type sortKey struct {
 
 // selectPlan is a SELECT over one table, a virtual relation or no FROM.
 type selectPlan struct {
-	t       *catalog.Table                                                 // a table, or
-	virt    func(ctx context.Context, s *Session) ([][]types.Value, error) // a virtual relation, or neither (no FROM)
+	t       *catalog.Table // a table, or
+	virt    virtRows       // a virtual relation, or neither (no FROM)
 	where   expr
 	acc     access
 	targets []expr
@@ -144,7 +144,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]types.Type, keepUnkn
 				c.rel = rv.Alias.Aliasname
 			}
 			if (rv.Schemaname == "" || rv.Schemaname == "pg_catalog") && rv.Relname == "pg_locks" && s.lookupTable("pg_locks") == nil {
-				c.cols, sp.virt = pgLocksCols, pgLocks
+				c.cols, sp.virt = pgLocksCols, func(e *env) ([][]types.Value, error) { return pgLocks(e.ctx, e.s) }
 			} else {
 				t, err := s.table(rv)
 				if err != nil {
@@ -271,9 +271,6 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]types.Type, keepUnkn
 			if x, err = c.compile(sb.Node, types.TUnknown); err != nil {
 				return nil, err
 			}
-		}
-		if types.IsIntArray(x.typ()) {
-			return nil, pgerror.NotSupported("ORDER BY an array is not supported")
 		}
 		desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
 		nf := desc
@@ -546,7 +543,7 @@ func (sp *selectPlan) run(ctx context.Context, s *Session, params []types.Value)
 			rows = append(rows, candidate{})
 		}
 	case sp.virt != nil:
-		all, err := sp.virt(ctx, s)
+		all, err := sp.virt(e)
 		if err != nil {
 			return nil, err
 		}
@@ -722,6 +719,8 @@ func resultColumn(name string, t types.Type, x expr) catalog.Column {
 		c.MaxLen = m.MaxLen
 	case types.TText:
 		c.MaxLen, c.Varchar = m.MaxLen, m.Varchar || m.MaxLen > 0
+	case types.TTextArray:
+		c.Varchar = m.Varchar // varchar[]
 	case types.TInt4:
 		c.Int2 = m.Int2
 	case types.TNumeric:

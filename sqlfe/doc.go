@@ -14,7 +14,8 @@
 //	    textfuncs.go, datefuncs.go, formatting.go (to_char, to_timestamp,
 //	    to_date), conditional.go; the operators of a
 //	    type in a file of its own: dateops.go, intervalops.go, rowcmp.go
-//	    for row comparisons, jsonfuncs.go, byteafuncs.go), a plan of nodes built (dml.go's selectPlan for a
+//	    for row comparisons, jsonfuncs.go, byteafuncs.go, arrayfuncs.go
+//	    for the array functions and ||, @>, <@, && on arrays), a plan of nodes built (dml.go's selectPlan for a
 //	    one-table SELECT, UPDATE, DELETE; query.go's relNodes otherwise),
 //	    reused while the catalog's generation is unchanged
 //	  → plan.run (Session.Execute): the operators (query_exec.go, agg.go

@@ -228,6 +228,10 @@ func indexCols(t *catalog.Table, names []string, loc int32) ([]int, error) {
 		if i < 0 {
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q named in key does not exist", n).At(loc)
 		}
+		if types.IsArray(t.Cols[i].Type) {
+			// its key would be the array's text, which does not sort as arrays do
+			return nil, pgerror.NotSupported("an index on an array column is not supported").At(loc)
+		}
 		cols = append(cols, i)
 	}
 	return cols, nil

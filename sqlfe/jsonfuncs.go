@@ -172,6 +172,9 @@ func toJSONFunc(t types.Type) polyFunc {
 			return nil, err
 		}
 		return strict(t.String(), t, xs, func(a []types.Value) (types.Value, error) {
+			if types.IsArray(a[0].T) { // a JSON array of the elements
+				return types.Cast(types.Value{T: types.TJSON, S: jsonDatumText(a[0])}, t)
+			}
 			n := types.ToJSONNode(a[0])
 			if t == types.TJSON && types.IsJSON(a[0].T) {
 				return types.Value{T: types.TJSON, S: a[0].S}, nil
@@ -272,16 +275,25 @@ func (r *rowExpr) eval(e *env) (types.Value, error) {
 }
 
 // jsonDatumText is datum_to_json's text of v: json verbatim, numbers and
-// booleans bare, an integer array a JSON array, the rest JSON strings.
+// booleans bare, an array a JSON array of its elements, the rest JSON
+// strings.
 func jsonDatumText(v types.Value) string {
-	if types.IsIntArray(v.T) && !v.Null {
+	if types.IsArray(v.T) && !v.Null {
+		els, err := types.ArrayElems(v)
+		if err != nil {
+			return "null" // a held array's text always parses
+		}
 		var b strings.Builder
 		b.WriteByte('[')
-		for i, x := range v.A {
+		for i, e := range els {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString(fmt.Sprint(x))
+			if e.Null {
+				b.WriteString("null")
+				continue
+			}
+			b.WriteString(jsonDatumText(e))
 		}
 		b.WriteByte(']')
 		return b.String()
@@ -299,7 +311,7 @@ func jsonbDatumText(v types.Value) (string, error) {
 		return "null", nil
 	case v.T == types.TJSONB:
 		return v.S, nil
-	case v.T == types.TJSON || types.IsIntArray(v.T):
+	case v.T == types.TJSON || types.IsArray(v.T):
 		j, err := types.Cast(types.Value{T: types.TJSON, S: jsonDatumText(v)}, types.TJSONB)
 		return j.S, err
 	}

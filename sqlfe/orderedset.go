@@ -31,7 +31,7 @@ func orderedSetSpec(sp *aggSpec, f *pg.FuncCall, noSuch func() error) error {
 		return noSuch()
 	}
 	ot := sp.order[0].x.typ()
-	if types.IsIntArray(ot) || ot == types.TVoid {
+	if types.IsArray(ot) || ot == types.TVoid {
 		return noSuch()
 	}
 	if wantArgs == 1 {

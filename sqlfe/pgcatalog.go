@@ -465,6 +465,8 @@ func cols(spec string) []catalog.Column {
 			out = append(out, cBool(name))
 		case "a":
 			out = append(out, cArr(name))
+		case "ta":
+			out = append(out, catalog.Column{Name: name, Type: types.TTextArray})
 		case "f":
 			out = append(out, catalog.Column{Name: name, Type: types.TNumeric})
 		default:
@@ -572,6 +574,14 @@ func colType(c catalog.Column) colTypeInfo {
 		return colTypeInfo{1007, -1, -1, "_int4", "integer[]", "ARRAY"}
 	case types.TInt8Array:
 		return colTypeInfo{1016, -1, -1, "_int8", "bigint[]", "ARRAY"}
+	case types.TTextArray:
+		if c.Varchar {
+			return colTypeInfo{1015, -1, -1, "_varchar", "character varying[]", "ARRAY"}
+		}
+	}
+	if types.IsArray(c.Type) {
+		el := colType(catalog.Column{Type: types.ElemType(c.Type)})
+		return colTypeInfo{int64(c.Type.OID()), -1, -1, "_" + el.typname, el.format + "[]", "ARRAY"}
 	}
 	if x := types.ExtTypes[c.Type]; x != nil {
 		return colTypeInfo{int64(x.OID), -1, int(x.Size), x.Typname, x.Name, x.Name}
@@ -614,6 +624,12 @@ var pgTypeRows = []pgTypeRow{
 	{1007, "_int4", -1, false, "b", "A", 23, 0, 0},
 	{1009, "_text", -1, false, "b", "A", 25, 0, 100},
 	{1016, "_int8", -1, false, "b", "A", 20, 0, 0},
+	{1015, "_varchar", -1, false, "b", "A", 1043, 0, 100},
+	{1022, "_float8", -1, false, "b", "A", 701, 0, 0},
+	{1182, "_date", -1, false, "b", "A", 1082, 0, 0},
+	{1185, "_timestamptz", -1, false, "b", "A", 1184, 0, 0},
+	{1231, "_numeric", -1, false, "b", "A", 1700, 0, 0},
+	{2951, "_uuid", -1, false, "b", "A", 2950, 0, 0},
 	{1042, "bpchar", -1, false, "b", "S", 0, 1014, 100},
 	{1043, "varchar", -1, false, "b", "S", 0, 1015, 100},
 	{1082, "date", 4, true, "b", "D", 0, 1182, 0},
@@ -686,8 +702,8 @@ func typeName(oid int64, typmod int64) string {
 	}
 	for _, r := range pgTypeRows {
 		if r.oid == oid {
-			if strings.HasPrefix(r.name, "_") {
-				return r.name[1:] + "[]"
+			if strings.HasPrefix(r.name, "_") && r.elem != 0 {
+				return typeName(r.elem, typmod) + "[]"
 			}
 			return r.name
 		}
@@ -709,6 +725,15 @@ func typeOIDByName(name string) (int64, bool) {
 			return r.oid, true
 		}
 	}
+	if el, ok := strings.CutSuffix(name, "[]"); ok { // varchar[], double precision[]
+		if eo, ok := typeOIDByName(el); ok {
+			for _, r := range pgTypeRows {
+				if r.elem == eo && strings.HasPrefix(r.name, "_") {
+					return r.oid, true
+				}
+			}
+		}
+	}
 	return 0, false
 }
 
@@ -716,7 +741,7 @@ var pgClassCols = cols(`oid:oid relname relnamespace:oid reltype:oid reloftype:o
 	relfilenode:oid reltablespace:oid relpages:i4 reltuples:f relallvisible:i4 reltoastrelid:oid
 	relhasindex:b relisshared:b relpersistence relkind relnatts:i2 relchecks:i2 relhasrules:b
 	relhastriggers:b relhassubclass:b relrowsecurity:b relforcerowsecurity:b relispopulated:b
-	relreplident relispartition:b relrewrite:oid relfrozenxid relminmxid relacl reloptions relpartbound`)
+	relreplident relispartition:b relrewrite:oid relfrozenxid relminmxid relacl reloptions:ta relpartbound`)
 
 func pgClassRows(_ *Session, sn *catSnap) [][]types.Value {
 	var rows [][]types.Value
@@ -744,7 +769,7 @@ func pgClassRows(_ *Session, sn *catSnap) [][]types.Value {
 			oidv(r.oid), oidv(0), types.Int4(0), minus1.Value(), types.Int4(0), oidv(0),
 			types.Bool(hasIndex), types.Bool(false), types.Text(persist), types.Text(r.kind), types.Int4(int32(natts)), types.Int4(int32(checks)), types.Bool(r.kind == "v"),
 			types.Bool(r.kind == "r" && (len(r.t.FKeys) > 0 || referenced(sn, r.t))), types.Bool(false), types.Bool(false), types.Bool(false), types.Bool(true),
-			types.Text(map[bool]string{true: "d", false: "n"}[r.kind == "r"]), types.Bool(false), oidv(0), types.Text("0"), types.Text("0"), nullText, nullText, nullText})
+			types.Text(map[bool]string{true: "d", false: "n"}[r.kind == "r"]), types.Bool(false), oidv(0), types.Text("0"), types.Text("0"), nullText, types.Null(types.TTextArray), nullText})
 	}
 	return rows
 }
@@ -791,16 +816,19 @@ func pgAttributeRows(_ *Session, sn *catSnap) [][]types.Value {
 			}
 			ti := colType(c)
 			coll := int64(0)
-			if c.Type == types.TText || c.Type == types.TBpchar {
+			if c.Type == types.TText || c.Type == types.TBpchar || c.Type == types.TTextArray {
 				coll = oidCollDefault
 			}
 			ndims := 0
-			if c.Type == types.TInt4Array {
+			if types.IsArray(c.Type) {
 				ndims = 1
 			}
 			byval := ti.len > 0 && ti.len <= 8
 			align, storage := "i", "p"
-			if ti.len == -1 {
+			switch {
+			case c.Type == types.TNumeric:
+				storage = "m" // numeric's typstorage: main
+			case ti.len == -1:
 				storage = "x"
 			}
 			rows = append(rows, []types.Value{oidv(r.oid), types.Text(c.Name), oidv(ti.oid), types.Int4(-1), types.Int4(int32(ti.len)), types.Int4(int32(attnum(r.t, i))), types.Int4(int32(ndims)),

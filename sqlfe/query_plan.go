@@ -310,7 +310,7 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 		if err != nil {
 			return nil, nil, err
 		}
-		rs := &rowsScan{what: "Function Scan on " + rel, rows: func(q *qctx) ([][]types.Value, error) { return virt(q.ctx, q.s) }}
+		rs := &rowsScan{what: "Function Scan on " + rel, rows: func(q *qctx) ([][]types.Value, error) { return virt(q.env(nil)) }}
 		return rs, &scope{rels: []*scopeRel{{name: rel, cols: cols, rows: rs}}, width: len(cols)}, nil
 	case n.GetRangeSubselect() != nil:
 		rs := n.GetRangeSubselect()
@@ -1092,9 +1092,6 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 		idx, err := resolve(sb.Node, sb.Location)
 		if err != nil {
 			return nil, nil, err
-		}
-		if types.IsIntArray(targets[idx].typ()) {
-			return nil, nil, pgerror.NotSupported("ORDER BY an array is not supported")
 		}
 		keys = append(keys, sortColOf(sb, idx))
 	}

@@ -1,7 +1,6 @@
 package sqlfe
 
 import (
-	"context"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -174,12 +173,12 @@ func (sp *srfSpec) values(e *env) ([]types.Value, error) {
 // srfInFrom is a set-returning function in FROM: one column, named by
 // the alias (a scalar function's column takes the alias's name, as in
 // PostgreSQL) unless the function names it.
-func srfInFrom(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []catalog.Column, string, error) {
+func srfInFrom(rf *pg.RangeFunction, fc *pg.FuncCall, c *compiler) (virtRows, []catalog.Column, string, error) {
 	sp, cols, rel, err := srfSpecInFrom(rf, fc, c)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	return func(ctx context.Context, s *Session) ([][]types.Value, error) { return sp.rows(&env{ctx: ctx, s: s}) }, cols, rel, nil
+	return sp.rows, cols, rel, nil
 }
 
 // srfSpecInFrom compiles srfInFrom's call: its spec, column and name.
@@ -271,7 +270,7 @@ func (n *projectSetNode) run(q *qctx, fn func(row []types.Value) error) error {
 	})
 }
 
-// unnestSRF is unnest(anyarray) over the integer arrays.
+// unnestSRF is unnest(anyarray): the array's elements, in order.
 func unnestSRF(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
 	var args []expr
 	for _, a := range f.Args {
@@ -287,23 +286,16 @@ func unnestSRF(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
 		}
 		return nil, noSuchFunc(f, args)
 	}
-	t := types.TInt4
-	switch args[0].typ() {
-	case types.TInt4Array:
-	case types.TInt8Array:
-		t = types.TInt8
-	case types.TUnknown:
+	t := types.ElemType(args[0].typ())
+	switch {
+	case args[0].typ() == types.TUnknown:
 		return nil, &pgerror.Error{Code: "42725", Message: "function unnest(unknown) is not unique",
 			Hint: "Could not choose a best candidate function. You might need to add explicit type casts.", Position: f.Location + 1}
-	default:
+	case !types.IsArray(args[0].typ()):
 		return nil, noSuchFunc(f, args)
 	}
 	gen := func(vs []types.Value) ([]types.Value, error) {
-		out := make([]types.Value, len(vs[0].A))
-		for i, x := range vs[0].A {
-			out[i] = types.Value{T: t, I: x}
-		}
-		return out, nil
+		return types.ArrayElems(vs[0])
 	}
 	return &srfSpec{name: "unnest", args: args, t: t, gen: gen}, nil
 }

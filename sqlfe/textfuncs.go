@@ -16,9 +16,9 @@ import (
 )
 
 // More of PostgreSQL's string functions than strfuncs.go's: lpad and rpad,
-// format, regexp_replace, the sha2 digests, and the integer arrays'
-// array_length and cardinality. Strict, like PostgreSQL's (format is not:
-// a NULL argument is an empty %s).
+// format, regexp_replace and the sha2 digests (the array functions are in
+// arrayfuncs.go). Strict, like PostgreSQL's (format is not: a NULL
+// argument is an empty %s).
 
 // maxAllocSize is PostgreSQL's MaxAllocSize, the largest value a
 // function may build.
@@ -34,8 +34,6 @@ func init() {
 		"sha256":         shaFunc("sha256", func(b []byte) []byte { h := sha256.Sum256(b); return h[:] }),
 		"sha384":         shaFunc("sha384", func(b []byte) []byte { h := sha512.Sum384(b); return h[:] }),
 		"sha512":         shaFunc("sha512", func(b []byte) []byte { h := sha512.Sum512(b); return h[:] }),
-		"array_length":   arrayLengthFunc,
-		"cardinality":    cardinalityFunc,
 	} {
 		polyFuncs[name] = f
 	}
@@ -376,33 +374,4 @@ func shaFunc(name string, sum func([]byte) []byte) polyFunc {
 			return types.Value{T: types.TBytea, S: string(sum([]byte(a[0].S)))}, nil
 		}), nil
 	}
-}
-
-// arrayLengthFunc is array_length(a, dim) of a one-dimensional integer
-// array: its length for dim 1, NULL for another dimension or an empty
-// array.
-func arrayLengthFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-	if len(args) != 2 || !types.IsIntArray(args[0].typ()) {
-		return nil, noSuchFunc(f, args)
-	}
-	dim, err := c.coerce(args[1], types.TInt4)
-	if err != nil || !types.IsInt(dim.typ()) {
-		return nil, noSuchFunc(f, args)
-	}
-	return strict("array_length", types.TInt4, []expr{args[0], dim}, func(a []types.Value) (types.Value, error) {
-		if a[1].I != 1 || len(a[0].A) == 0 {
-			return types.Null(types.TInt4), nil
-		}
-		return types.Int4(int32(len(a[0].A))), nil
-	}), nil
-}
-
-// cardinalityFunc is cardinality(a): the number of elements.
-func cardinalityFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-	if len(args) != 1 || !types.IsIntArray(args[0].typ()) {
-		return nil, noSuchFunc(f, args)
-	}
-	return strict("cardinality", types.TInt4, args, func(a []types.Value) (types.Value, error) {
-		return types.Int4(int32(len(a[0].A))), nil
-	}), nil
 }

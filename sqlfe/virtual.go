@@ -122,7 +122,13 @@ var rowLockModes = map[tupled.LockStrength]string{
 	tupled.ForNoKeyUpdate: "For No Key Update", tupled.ForUpdate: "For Update",
 }
 
-func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context.Context, *Session) ([][]types.Value, error), []catalog.Column, string, error) {
+// virtRows computes the rows of a function in FROM (a virtual relation);
+// e is the env of the query reading it: its parameters and, in a
+// correlated subquery, the outer row its arguments may read (psql's
+// unnest(tc.reloptions) in an ARRAY subquery).
+type virtRows func(e *env) ([][]types.Value, error)
+
+func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (virtRows, []catalog.Column, string, error) {
 	if virt, cols, rel, ok, err := s.catalogRangeFunction(rf, c); ok { // catfuncs.go
 		return virt, cols, rel, err
 	}
@@ -156,8 +162,9 @@ func (s *Session) rangeFunction(rf *pg.RangeFunction, c *compiler) (func(context
 	if rf.Alias != nil {
 		rel = rf.Alias.Aliasname
 	}
-	virt := func(ctx context.Context, s *Session) ([][]types.Value, error) {
-		v, err := arg.eval(&env{ctx: ctx, s: s})
+	virt := func(e *env) ([][]types.Value, error) {
+		ctx, s := e.ctx, e.s
+		v, err := arg.eval(e)
 		if err != nil {
 			return nil, err
 		}

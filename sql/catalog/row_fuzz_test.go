@@ -23,12 +23,20 @@ var fuzzTables = []*Table{
 	{Name: "y", KeyFormat: KeyFormatTyped, Cols: []Column{{Name: "d", Type: types.TDate}, {Name: "n", Type: types.TNumeric}, {Name: "v", Type: types.TText}, {Name: "f", Type: types.TFloat8}, {Name: "t", Type: types.TTimestamptz}, {Name: "i", Type: types.TInterval}, {Name: "r", Type: types.TFloat4}, {Name: "s", Type: types.TTimestamp}},
 		Key: 0, KeyCols: []int{0, 1, 3, 4, 5, 6, 7}},
 	{Name: "n", KeyFormat: KeyFormatTyped, Cols: []Column{{Name: "k", Type: types.TNumeric}, {Name: "v", Type: types.TInt4}}},
+	// array columns: a text[] held as its text, integer arrays decoded
+	// from theirs
+	{Name: "a", KeyFormat: KeyFormatTuple, Cols: []Column{{Name: "k", Type: types.TInt4}, {Name: "t", Type: types.TTextArray}, {Name: "i", Type: types.TInt4Array}, {Name: "j", Type: types.TInt8Array}}},
 }
 
 // typedSeed is a value of each typed key type for the seeds.
 var typedSeed = map[types.Type]string{
 	types.TDate: "1900-02-28", types.TNumeric: "-12.3400", types.TFloat8: "-0", types.TTimestamptz: "2020-01-01 10:00:00.5+00",
 	types.TInterval: "1 mon 02:00:00", types.TFloat4: "1.5", types.TTimestamp: "1999-12-31 23:59:59.999999",
+}
+
+// arraySeed is a value of each array type in fuzzTables.
+var arraySeed = map[types.Type]string{
+	types.TTextArray: `{a,"b c",NULL,""}`, types.TInt4Array: "{1,-2}", types.TInt8Array: "{9223372036854775807}",
 }
 
 // sampleRow is a row of t with a value of its type in every column, text
@@ -45,7 +53,11 @@ func sampleRow(t *Table, text string) []types.Value {
 			row[i] = types.Bool(i%2 == 0)
 		default:
 			row[i] = types.Text(text)
-			if txt, ok := typedSeed[c.Type]; ok { // a typed key type: a value of its own
+			txt, ok := typedSeed[c.Type] // a typed key type: a value of its own
+			if a, isArr := arraySeed[c.Type]; isArr {
+				txt, ok = a, true
+			}
+			if ok {
 				v, err := types.ParseText(c.Type, txt)
 				if err != nil {
 					panic(err)

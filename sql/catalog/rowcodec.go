@@ -226,6 +226,10 @@ func AppendRow(dst []byte, t *Table, row []types.Value) []byte {
 			out = binary.BigEndian.AppendUint64(out, uint64(v.I))
 		case types.TBool:
 			out = append(out, byte(v.I))
+		case types.TInt4Array, types.TInt8Array:
+			text := v.String() // array_out's text, as every other array is held
+			out = binary.AppendUvarint(out, uint64(len(text)))
+			out = append(out, text...)
 		default:
 			out = binary.AppendUvarint(out, uint64(len(v.S)))
 			out = append(out, v.S...)
@@ -310,6 +314,13 @@ func DecodeRowCols(t *Table, key, val []byte, dst []types.Value, read []bool) er
 			}
 			if !skip {
 				dst[i] = types.Value{T: c.Type, S: string(p[k : k+int(l)])}
+				if types.IsIntArray(c.Type) {
+					v, err := types.ParseText(c.Type, dst[i].S)
+					if err != nil {
+						return ErrCorrupt
+					}
+					dst[i] = v
+				}
 			}
 			p = p[k+int(l):]
 		}

@@ -69,6 +69,8 @@ func (c Column) OID() uint32 {
 		return types.OIDInt2
 	case c.Type == types.TText && m.Varchar:
 		return types.OIDVarchar
+	case c.Type == types.TTextArray && m.Varchar:
+		return types.OIDVarcharArray
 	}
 	return c.Type.OID()
 }

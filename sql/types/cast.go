@@ -51,6 +51,8 @@ func Cast(v Value, t Type) (Value, error) {
 			}
 		}
 		return Value{T: t, A: v.A}, nil
+	case IsArray(v.T) && IsArray(t) && CanCast(ElemType(v.T), Mod{}, ElemType(t), Mod{}):
+		return castArray(v, t) // array.go
 	case IsInt(v.T) && IsInt(t):
 		return intResult(v.I, t)
 	case v.T == TInt4 && t == TBool:
@@ -74,6 +76,8 @@ func CanCast(a Type, am Mod, b Type, bm Mod) bool {
 		return true
 	case a == TUnknown || IsString(a) || IsString(b):
 		return true
+	case IsArray(a) && IsArray(b):
+		return CanCast(ElemType(a), Mod{}, ElemType(b), Mod{})
 	case (IsNumber(a) || IsFloat(a)) && (IsNumber(b) || IsFloat(b)):
 		return true
 	case a == TBool && b == TBool:
@@ -130,6 +134,8 @@ func (m Mod) Name(t Type) string {
 		return fmt.Sprintf("character varying(%d)", m.MaxLen)
 	case m.Varchar && t == TText:
 		return "character varying"
+	case m.Varchar && t == TTextArray:
+		return "character varying[]"
 	case m.Prec > 0:
 		return fmt.Sprintf("numeric(%d,%d)", m.Prec, m.Scale)
 	}
@@ -216,6 +222,8 @@ func intResult(i int64, t Type) (Value, error) {
 // Compare compares two non-NULL values of comparable types.
 func Compare(a, b Value) int {
 	switch {
+	case IsArray(a.T) && IsArray(b.T):
+		return compareArrays(a, b) // array.go
 	case IsFloat(a.T) || IsFloat(b.T):
 		return floatCmp(a, b)
 	case a.T == TNumeric || b.T == TNumeric:

@@ -14,7 +14,8 @@
 // Invariants:
 //   - A Value's datum is in one field, by type: I for boolean (0/1),
 //     integer and bigint; A for integer[] and bigint[]; S for every other
-//     type, in the canonical text form ParseText returns (numeric as
+//     type, in the canonical text form ParseText returns (the other arrays
+//     as array_out prints them, {a,"b c",NULL}: array.go; numeric as
 //     numeric_out prints it, timestamps as PostgreSQL's DateStyle ISO,
 //     real and double precision in the shortest form that reads back,
 //     uuid lower-case with hyphens, bytea its raw bytes, jsonb normalised).
@@ -23,7 +24,7 @@
 //   - The Type numbers are stored in the catalog (a Column's type): a new
 //     type goes at the end of the enumeration, never between.
 //   - NoKeyType types (numeric, date, the timestamps, interval, the
-//     floats, json and jsonb) are held as text that does not sort as their
+//     floats, json and jsonb, the arrays) are held as text that does not sort as their
 //     values, so their text cannot be a key; all but json and jsonb have an
 //     ordered key form instead (keyenc.go: KeyInt, KeyFloat, NumericKey,
 //     IntervalKey), which the catalog's typed key format uses. Every other
@@ -38,8 +39,10 @@
 //     switches of types.go fall back to the registry, so adding one such
 //     type touches no switch. ExtTypes is read-only after init.
 //
-// Files: types.go (Type, Value, OIDs, text and binary I/O, integer
-// arrays), cast.go (Mod, Cast, CastMod, ApplyMod, Compare), numeric.go,
+// Files: types.go (Type, Value, OIDs, text and binary I/O), array.go
+// (the one-dimensional arrays of integer, bigint, text, boolean, numeric,
+// double precision, uuid, date and timestamptz: array_in, array_out,
+// array_send, array_recv, comparison, element casts), cast.go (Mod, Cast, CastMod, ApplyMod, Compare), numeric.go,
 // float.go, datetime.go (date, timestamptz, date_trunc, extract),
 // timestamp.go, interval.go (interval: input, output, comparison and
 // arithmetic as PostgreSQL 15's; testdata/ holds PostgreSQL's answers to

@@ -44,6 +44,14 @@ const (
 	TJSONB       // jsonb (see json.go)
 	TInterval    // interval (see interval.go)
 	TTime        // time without time zone (see timeofday.go)
+	// The arrays of array.go, held in S as their canonical text.
+	TTextArray        // text[] (and varchar[]: a text[] with Mod.Varchar)
+	TBoolArray        // boolean[]
+	TNumericArray     // numeric[]
+	TFloat8Array      // double precision[]
+	TUUIDArray        // uuid[]
+	TDateArray        // date[]
+	TTimestamptzArray // timestamp with time zone[]
 )
 
 // extType describes a type whose I/O lives in its own file (uuid.go,
@@ -76,7 +84,7 @@ func IsIntArray(t Type) bool { return t == TInt4Array || t == TInt8Array }
 // primary key or an index lookup's value (its text does not sort as its
 // values).
 func NoKeyType(t Type) bool {
-	return t == TNumeric || t == TTimestamp || t == TDate || t == TTimestamptz || IsFloat(t) ||
+	return t == TNumeric || t == TTimestamp || t == TDate || t == TTimestamptz || IsFloat(t) || IsArray(t) ||
 		(ExtTypes[t] != nil && !ExtTypes[t].key)
 }
 
@@ -133,6 +141,9 @@ func (t Type) OID() uint32 {
 	case TInt8Array:
 		return OIDInt8Array
 	}
+	if a, ok := arrayTypes[t]; ok {
+		return a.oid
+	}
 	if x := ExtTypes[t]; x != nil {
 		return x.OID
 	}
@@ -169,6 +180,13 @@ func TypeForOID(oid uint32) Type {
 		return TFloat4
 	case OIDInt8Array:
 		return TInt8Array
+	case OIDVarcharArray, 1014 /* bpchar[] */ :
+		return TTextArray
+	}
+	for t, a := range arrayTypes {
+		if a.oid == oid {
+			return t
+		}
 	}
 	for t, x := range ExtTypes {
 		if x.OID == oid {
@@ -227,6 +245,9 @@ func (t Type) String() string {
 		return "real"
 	case TInt8Array:
 		return "bigint[]"
+	}
+	if IsArray(t) {
+		return ElemType(t).String() + "[]"
 	}
 	if x := ExtTypes[t]; x != nil {
 		return x.Name
@@ -336,26 +357,6 @@ func (v Value) AppendBinary(dst []byte) []byte {
 		return binary.BigEndian.AppendUint32(dst, uint32(int32(v.I)))
 	case TInt8:
 		return binary.BigEndian.AppendUint64(dst, uint64(v.I))
-	case TInt4Array, TInt8Array:
-		// one-dimensional: ndim, hasnull, elemtype, dim, lbound, elems
-		elem, width := uint32(OIDInt4), 4
-		if v.T == TInt8Array {
-			elem, width = OIDInt8, 8
-		}
-		dst = binary.BigEndian.AppendUint32(dst, 1)
-		dst = binary.BigEndian.AppendUint32(dst, 0)
-		dst = binary.BigEndian.AppendUint32(dst, elem)
-		dst = binary.BigEndian.AppendUint32(dst, uint32(len(v.A)))
-		dst = binary.BigEndian.AppendUint32(dst, 1)
-		for _, x := range v.A {
-			dst = binary.BigEndian.AppendUint32(dst, uint32(width))
-			if width == 4 {
-				dst = binary.BigEndian.AppendUint32(dst, uint32(int32(x)))
-			} else {
-				dst = binary.BigEndian.AppendUint64(dst, uint64(x))
-			}
-		}
-		return dst
 	case TNumeric:
 		return appendNumericBinary(dst, v.S)
 	case TTimestamp:
@@ -366,6 +367,9 @@ func (v Value) AppendBinary(dst []byte) []byte {
 		return appendTimestamptzBinary(dst, v.S)
 	case TFloat8, TFloat4:
 		return appendFloatBinary(dst, v)
+	}
+	if IsArray(v.T) {
+		return appendArrayBinary(dst, v) // array.go
 	}
 	if x := ExtTypes[v.T]; x != nil {
 		return x.appendBin(dst, v)
@@ -435,28 +439,9 @@ func ParseText(t Type, s string) (Value, error) {
 		return TimestamptzValue(v), nil
 	case TFloat8, TFloat4:
 		return parseFloatValue(t, s)
-	case TInt4Array, TInt8Array:
-		ts := strings.TrimSpace(s)
-		if len(ts) < 2 || ts[0] != '{' || ts[len(ts)-1] != '}' {
-			return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "malformed array literal: %q", s)
-		}
-		inner := strings.TrimSpace(ts[1 : len(ts)-1])
-		v := Value{T: t, A: []int64{}}
-		if inner == "" {
-			return v, nil
-		}
-		elem := TInt4
-		if t == TInt8Array {
-			elem = TInt8
-		}
-		for _, part := range strings.Split(inner, ",") {
-			e, err := ParseText(elem, part)
-			if err != nil {
-				return Value{}, err
-			}
-			v.A = append(v.A, e.I)
-		}
-		return v, nil
+	}
+	if IsArray(t) {
+		return parseArrayText(t, s) // array.go
 	}
 	if x := ExtTypes[t]; x != nil {
 		return x.parse(s)
@@ -529,41 +514,9 @@ func ParseBinary(t Type, b []byte) (Value, error) {
 			return Value{T: TBpchar, S: string(b)}, nil
 		}
 		return Text(string(b)), nil
-	case TInt4Array, TInt8Array:
-		// ndim, has-nulls flag, element type, then per dimension its
-		// length and lower bound, then per element its length and bytes
-		if len(b) < 12 {
-			return bad()
-		}
-		ndim := binary.BigEndian.Uint32(b)
-		v := Value{T: t, A: []int64{}}
-		if ndim == 0 {
-			return v, nil
-		}
-		width := 4
-		if t == TInt8Array {
-			width = 8
-		}
-		if ndim != 1 || len(b) < 20 || binary.BigEndian.Uint32(b[4:]) != 0 {
-			return bad()
-		}
-		n := int(binary.BigEndian.Uint32(b[12:]))
-		p := b[20:]
-		if n < 0 || len(p) != n*(4+width) {
-			return bad()
-		}
-		for i := 0; i < n; i++ {
-			if int(binary.BigEndian.Uint32(p)) != width {
-				return bad()
-			}
-			if width == 4 {
-				v.A = append(v.A, int64(int32(binary.BigEndian.Uint32(p[4:]))))
-			} else {
-				v.A = append(v.A, int64(binary.BigEndian.Uint64(p[4:])))
-			}
-			p = p[4+width:]
-		}
-		return v, nil
+	}
+	if IsArray(t) {
+		return parseArrayBinary(t, b) // array.go
 	}
 	if x := ExtTypes[t]; x != nil {
 		return x.parseBin(b)
