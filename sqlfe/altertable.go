@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,7 @@ import (
 //	ADD [CONSTRAINT name] PRIMARY KEY (cols)   (pgbench -i adds its keys so)
 //	ADD [COLUMN] [IF NOT EXISTS] col type [DEFAULT x] [NOT NULL]
 //	DROP [COLUMN] [IF EXISTS] col
+//	ALTER [COLUMN] col [SET DATA] TYPE type [USING expr]   (altertype.go)
 //	RENAME [COLUMN] a TO b
 //	SET (fillfactor = n), RESET (fillfactor)   (accepted: the heap has no pages to leave free)
 //
@@ -107,6 +109,11 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 		cd := cmd.Def.GetColumnDef()
 		change = func(ctx context.Context, s *Session, tx *tupled.Tx, t *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
 			return s.addColumn(ctx, t, cd, cmd.MissingOk)
+		}
+	case pg.AlterTableType_AT_AlterColumnType:
+		cd := cmd.Def.GetColumnDef()
+		change = func(ctx context.Context, s *Session, _ *tupled.Tx, t *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
+			return s.alterColumnType(ctx, t, cmd.Name, cd)
 		}
 	case pg.AlterTableType_AT_DropColumn:
 		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
@@ -199,9 +206,8 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *catalo
 		}
 		kb = catalog.RowKey(kb[:0], nt, out)
 		if err := tx.Insert(ctx, nt.Engine, kb, catalog.EncodeRow(nt, out)); err != nil {
-			if errors.Is(err, tupled.ErrDuplicateKey) && nt.HasPKey() && !t.HasPKey() {
-				return &pgerror.Error{Code: pgerror.CodeUniqueViolation, Message: fmt.Sprintf("could not create unique index %q", nt.PrimaryKeyName()),
-					Detail: fmt.Sprintf("Key (%s)=(%s) is duplicated.", keyColNames(nt), keyColValues(nt, out))}
+			if errors.Is(err, tupled.ErrDuplicateKey) {
+				return rewriteDuplicate(err, nt, out)
 			}
 			return dupKeyError(err, nt, out)
 		}
@@ -229,6 +235,27 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *catalo
 		}
 	}
 	return s.saveTable(ctx, tx, nt)
+}
+
+// rewriteDuplicate is the error of a rewrite whose rows collide in nt's
+// primary key or one of its unique indexes: the rows were distinct in the
+// table rewritten, so the key or index is new (ADD PRIMARY KEY) or its
+// values are (ALTER COLUMN TYPE), and PostgreSQL, building it anew, says
+// it "could not create unique index".
+func rewriteDuplicate(err error, nt *catalog.Table, row []types.Value) error {
+	name, cols := nt.PrimaryKeyName(), nt.KeyColumns()
+	if d, ok := violatedIndex(err, nt); ok {
+		name, cols = d.Name, d.Cols
+	}
+	e := &pgerror.Error{Code: pgerror.CodeUniqueViolation, Message: fmt.Sprintf("could not create unique index %q", name)}
+	if !slices.Contains(cols, -1) { // an expression's value is not at hand
+		var names, vals []string
+		for _, c := range cols {
+			names, vals = append(names, nt.Cols[c].Name), append(vals, row[c].String())
+		}
+		e.Detail = fmt.Sprintf("Key (%s)=(%s) is duplicated.", strings.Join(names, ", "), strings.Join(vals, ", "))
+	}
+	return e
 }
 
 // moveSequence moves a serial column's sequence row (defaults.go) to a new

@@ -63,7 +63,8 @@
 //     casts; its doc.go states their invariants) and errors package
 //     sql/pgerror's; sqlfe compiles, plans and runs statements over them.
 //   - ALTER TABLE forms that change how rows are stored (a new primary
-//     key, a column added or dropped) rewrite the table into a new engine
+//     key, a column added or dropped, a column's type changed:
+//     altertype.go) rewrite the table into a new engine
 //     table in the statement's transaction, under ACCESS EXCLUSIVE; the
 //     catalog entry then names it and the old one is reclaimed like a
 //     dropped table's (altertable.go).
