@@ -32,8 +32,11 @@ import (
 // engine table; when the transaction commits the old one is reclaimed
 // (reclaim.go), when it rolls back the new one is. The table is locked
 // ACCESS EXCLUSIVE first, so no other transaction reads or writes it
-// meanwhile. A table with foreign keys (either way) is not rewritten
-// (0A000): its engine foreign keys name its engine table.
+// meanwhile. A table's own foreign keys are declared anew on the new
+// engine table (a rewrite that changes their columns is 0A000); a table
+// other tables' foreign keys reference is not rewritten (0A000): their
+// engine foreign keys name its engine table, and the engine's
+// declarations are not transactional.
 
 // storageParams checks CREATE TABLE … WITH (…) and ALTER TABLE … SET (…):
 // fillfactor (10–100) is accepted and has no effect; autovacuum settings
@@ -182,7 +185,7 @@ func (s *Session) alterTableTarget(ctx context.Context, st *pg.AlterTableStmt, t
 // rewriteTable copies t's rows, converted by conv, into a new engine table
 // for nt, and makes nt t's catalog entry.
 func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *catalog.Table, conv func([]types.Value) ([]types.Value, error)) error {
-	if len(t.FKeys) > 0 || s.referenced(t) {
+	if s.referenced(t) || !fkColsKept(t, nt) {
 		return pgerror.NotSupported("ALTER TABLE that rewrites a table with foreign keys is not supported")
 	}
 	e, err := s.eng.cat.NewEngineTable(ctx, s.eng.db, t.Name)
@@ -227,6 +230,25 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *catalo
 		s.eng.rowids.next[nt.Engine] = s.eng.rowids.next[t.Engine]
 		s.eng.rowids.mu.Unlock()
 	}
+	// t's foreign keys, declared anew on the new engine table, check its
+	// rows (the old one's go when it is reclaimed, the new one's with it
+	// if the transaction rolls back)
+	for _, d := range nt.FKeys {
+		parent := s.lookupTable(d.RefTable)
+		if d.RefTable == nt.Name {
+			parent = nt
+		}
+		if parent == nil {
+			return fmt.Errorf("sqlfe: foreign key %q of %q: %w", d.Name, nt.Name, catalog.ErrCorrupt)
+		}
+		if err := tx.AddForeignKey(ctx, engineFK(nt, parent, d)); err != nil {
+			e := ToError(err)
+			if fe := fkCause(e); fe != nil {
+				fkDetail(e, fe, nt, parent, d)
+			}
+			return e
+		}
+	}
 	for _, c := range nt.Cols {
 		if c.Serial || c.Identity != "" {
 			if err := moveSequence(ctx, tx, t.Engine+"."+c.Name, nt.Engine+"."+c.Name); err != nil {
@@ -256,6 +278,27 @@ func rewriteDuplicate(err error, nt *catalog.Table, row []types.Value) error {
 		e.Detail = fmt.Sprintf("Key (%s)=(%s) is duplicated.", strings.Join(names, ", "), strings.Join(vals, ", "))
 	}
 	return e
+}
+
+// fkColsKept reports whether nt, t rewritten, keeps t's foreign keys'
+// columns as they were: the same names at the same places with the same
+// types (a rewrite that would change them, which the engine's foreign
+// keys would have to follow, is refused).
+func fkColsKept(t, nt *catalog.Table) bool {
+	if len(t.FKeys) != len(nt.FKeys) {
+		return false
+	}
+	for i, d := range t.FKeys {
+		if !slices.Equal(d.Cols, nt.FKeys[i].Cols) {
+			return false
+		}
+		for _, c := range d.Cols {
+			if c >= len(nt.Cols) || nt.Cols[c].Name != t.Cols[c].Name || nt.Cols[c].Type != t.Cols[c].Type || nt.Cols[c].Mod() != t.Cols[c].Mod() {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // moveSequence moves a serial column's sequence row (defaults.go) to a new

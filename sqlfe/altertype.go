@@ -33,10 +33,12 @@ import (
 // assign to the new type (42804 "default for column ..."); a serial or
 // identity column's sequence keeps its own type, as in PostgreSQL.
 //
-// Refused with 0A000: a table with foreign keys, either way (rewriteTable:
-// its engine foreign keys name its engine table), a table a view reads
-// (refuseUnderViews), a new type that cannot be in the primary key the
-// column is in, array types, and COLLATE.
+// The table's own foreign keys are declared anew on the rewritten table
+// (rewriteTable). Refused with 0A000: a column of one of them, a table
+// other tables' foreign keys reference (their engine declarations name its
+// engine table), a table a view reads (refuseUnderViews), a new type that
+// cannot be in the primary key the column is in, array types, and
+// COLLATE.
 
 // alterColumnType is the change of ALTER COLUMN name TYPE (cd: the new
 // type and the USING expression, cd.RawDefault) to t.

@@ -58,3 +58,25 @@ func hintOf(e *pgerror.Error) string {
 	}
 	return e.Hint
 }
+
+// What ALTER COLUMN TYPE refuses (PostgreSQL runs these): a foreign key's
+// own column, a table other tables reference, a table a view reads. The
+// refusal leaves the table and its foreign keys working.
+func TestAlterColumnTypeRefused(t *testing.T) {
+	_, s := newTestSession(t)
+	mustRun(t, s, "CREATE TABLE p (id int PRIMARY KEY, x int); CREATE TABLE c (id int PRIMARY KEY, p_id int REFERENCES p, y int); CREATE VIEW v AS SELECT y FROM c",
+		"CREATE TABLE\nCREATE TABLE\nCREATE VIEW")
+	mustRun(t, s, "INSERT INTO p VALUES (1, 1); INSERT INTO c VALUES (1, 1, 1)", "INSERT 0 1\nINSERT 0 1")
+	for _, sql := range []string{
+		"ALTER TABLE c ALTER COLUMN p_id TYPE bigint",
+		"ALTER TABLE p ALTER COLUMN x TYPE bigint",
+		"ALTER TABLE c ALTER COLUMN y TYPE bigint",
+		"ALTER TABLE p ALTER COLUMN x TYPE int[]",
+	} {
+		if _, err := run(t, s, sql); err == nil || err.Code != pgerror.CodeFeatureNotSupp {
+			t.Errorf("%s: got %v, want 0A000", sql, err)
+		}
+	}
+	mustFail(t, s, "INSERT INTO c VALUES (2, 9, 0)", "23503", `insert or update on table "c" violates foreign key constraint "c_p_id_fkey"`)
+	mustRun(t, s, "SELECT pg_typeof(p_id), pg_typeof(y) FROM c", "integer|integer\nSELECT 1")
+}
