@@ -170,6 +170,10 @@
 //     in catfuncs.go). A query naming one takes the general path. OIDs of
 //     tables, indexes, sequences and constraints derive from their names,
 //     so they are stable without being stored.
+//   - Comments (COMMENT ON, comment.go) are fields of their objects'
+//     catalog entries (Table, Column, IndexDef, Sequence), so they are
+//     transactional and go with their objects; pg_description,
+//     obj_description and col_description read them.
 //   - Views (views.go) are catalog entries holding their query's SQL
 //     text, expanded where a query names one like a subquery in FROM;
 //     the tables and views a view reads cannot be dropped without

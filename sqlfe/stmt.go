@@ -294,7 +294,7 @@ var stmtNames = map[string]string{
 	"FetchStmt": "FETCH", "ClosePortalStmt": "CLOSE", "ListenStmt": "LISTEN", "NotifyStmt": "NOTIFY",
 	"UnlistenStmt": "UNLISTEN", "DiscardStmt": "DISCARD", "CreateExtensionStmt": "CREATE EXTENSION",
 	"CreatedbStmt": "CREATE DATABASE", "CheckPointStmt": "CHECKPOINT", "MergeStmt": "MERGE", "CallStmt": "CALL",
-	"GrantStmt": "GRANT", "CreateRoleStmt": "CREATE ROLE", "CommentStmt": "COMMENT", "ReindexStmt": "REINDEX",
+	"GrantStmt": "GRANT", "CreateRoleStmt": "CREATE ROLE", "ReindexStmt": "REINDEX",
 }
 
 func (s *Session) analyze(n *pg.Node, params *[]types.Type) (*plan, error) {
@@ -333,6 +333,8 @@ func (s *Session) analyze(n *pg.Node, params *[]types.Type) (*plan, error) {
 		return s.planAlterTable(n.GetAlterTableStmt()) // fk.go
 	case n.GetRenameStmt() != nil:
 		return s.planRename(n.GetRenameStmt()) // altertable.go
+	case n.GetCommentStmt() != nil:
+		return s.planComment(n.GetCommentStmt()) // comment.go
 	case n.GetTransactionStmt() != nil:
 		return s.planTxn(n.GetTransactionStmt())
 	case n.GetVariableSetStmt() != nil:

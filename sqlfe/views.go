@@ -198,6 +198,11 @@ func (s *Session) planCreateView(st *pg.ViewStmt) (*plan, error) {
 			if err := replaceableBy(old, v); err != nil {
 				return nil, err
 			}
+			// the same relation: its comments stay (comment.go)
+			v.Comment = old.Comment
+			for i := range old.Cols {
+				v.Cols[i].Comment = old.Cols[i].Comment
+			}
 		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
