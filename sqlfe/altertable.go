@@ -185,8 +185,11 @@ func (s *Session) alterTableTarget(ctx context.Context, st *pg.AlterTableStmt, t
 // rewriteTable copies t's rows, converted by conv, into a new engine table
 // for nt, and makes nt t's catalog entry.
 func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *catalog.Table, conv func([]types.Value) ([]types.Value, error)) error {
-	if s.referenced(t) || !fkColsKept(t, nt) {
-		return pgerror.NotSupported("ALTER TABLE that rewrites a table with foreign keys is not supported")
+	if s.referenced(t) {
+		return pgerror.NotSupported("ALTER TABLE that rewrites a table other tables' foreign keys reference is not supported")
+	}
+	if !fkColsKept(t, nt) {
+		return pgerror.NotSupported("ALTER TABLE that changes the columns of a foreign key is not supported")
 	}
 	e, err := s.eng.cat.NewEngineTable(ctx, s.eng.db, t.Name)
 	if err != nil {

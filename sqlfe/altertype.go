@@ -33,10 +33,16 @@ import (
 // assign to the new type (42804 "default for column ..."); a serial or
 // identity column's sequence keeps its own type, as in PostgreSQL.
 //
+// A view reading the table must not use the column (PostgreSQL's own
+// refusal, 0A000): its stored result columns would go stale. viewMayUse
+// over-approximates: a view is taken to use the column if its query names
+// anything so (a column reference, a USING list), has a * or a NATURAL
+// join, or names a FROM item's whole row.
+//
 // The table's own foreign keys are declared anew on the rewritten table
 // (rewriteTable). Refused with 0A000: a column of one of them, a table
 // other tables' foreign keys reference (their engine declarations name its
-// engine table), a table a view reads (refuseUnderViews), a new type that
+// engine table), a new type that
 // cannot be in the primary key the column is in, array types, and
 // COLLATE.
 
@@ -50,8 +56,11 @@ func (s *Session) alterColumnType(ctx context.Context, t *catalog.Table, name st
 	if cd.CollClause != nil {
 		return nil, nil, pgerror.NotSupported("ALTER COLUMN TYPE ... COLLATE is not supported")
 	}
-	if err := s.refuseUnderViews(t.Name, "ALTER TABLE ... ALTER COLUMN TYPE"); err != nil { // views.go
-		return nil, nil, err
+	for _, v := range s.catalogSnap().views {
+		if slices.Contains(v.ViewDeps, t.Name) && viewMayUse(v, name) {
+			return nil, nil, &pgerror.Error{Code: pgerror.CodeFeatureNotSupp, Message: "cannot alter type of a column used by a view or rule",
+				Detail: fmt.Sprintf("rule _RETURN on view %s depends on column %q", v.Name, name)}
+		}
 	}
 	typ, m, err := typeOfMod(cd.TypeName)
 	if err != nil {
@@ -148,4 +157,37 @@ func (s *Session) alterColumnType(ctx context.Context, t *catalog.Table, name st
 		return row, nil
 	}
 	return nt, conv, nil
+}
+
+// viewMayUse reports whether view v's query may use a column called col
+// (see above: never false when it does).
+func viewMayUse(v *catalog.Table, col string) bool {
+	sts, err := Parse(v.View)
+	if err != nil || len(sts) != 1 {
+		return true
+	}
+	rels := map[string]bool{} // FROM items' names and aliases: a whole-row reference names one
+	walkNodes(sts[0].node, func(n *pg.Node) bool {
+		if rv := n.GetRangeVar(); rv != nil {
+			rels[rv.Relname] = true
+			if rv.Alias != nil {
+				rels[rv.Alias.Aliasname] = true
+			}
+		}
+		if rs := n.GetRangeSubselect(); rs != nil && rs.Alias != nil {
+			rels[rs.Alias.Aliasname] = true
+		}
+		return true
+	})
+	uses := false
+	walkNodes(sts[0].node, func(n *pg.Node) bool {
+		switch {
+		case n.GetString_() != nil && n.GetString_().Sval == col, n.GetAStar() != nil, n.GetJoinExpr() != nil && n.GetJoinExpr().IsNatural:
+			uses = true
+		case n.GetColumnRef() != nil && len(n.GetColumnRef().Fields) == 1 && n.GetColumnRef().Fields[0].GetString_() != nil && rels[n.GetColumnRef().Fields[0].GetString_().Sval]:
+			uses = true
+		}
+		return !uses
+	})
+	return uses
 }
