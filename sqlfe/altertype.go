@@ -27,9 +27,10 @@ import (
 // checked (23502 "column "c" of relation "t" contains null values"), then
 // the CHECK constraints, compiled anew over the new type ("check
 // constraint "x" of relation "t" is violated by some row"). The primary
-// key and the indexes are built anew on the new engine table, so their
-// keys are the new type's (a collision the conversion makes is 23505
-// "could not create unique index"); a DEFAULT is kept as its text and must
+// key and the indexes are built on the new engine table, their
+// expressions and predicates compiled over the new type, so their keys
+// are the new type's (a collision the conversion makes is 23505 "could
+// not create unique index"); a DEFAULT is kept as its text and must
 // assign to the new type (42804 "default for column ..."); a serial or
 // identity column's sequence keeps its own type, as in PostgreSQL.
 //
@@ -42,9 +43,8 @@ import (
 // The table's own foreign keys are declared anew on the rewritten table
 // (rewriteTable). Refused with 0A000: a column of one of them, a table
 // other tables' foreign keys reference (their engine declarations name its
-// engine table), a new type that
-// cannot be in the primary key the column is in, array types, and
-// COLLATE.
+// engine table), a new type that cannot be in the primary key the column
+// is in, array types, and COLLATE.
 
 // alterColumnType is the change of ALTER COLUMN name TYPE (cd: the new
 // type and the USING expression, cd.RawDefault) to t.
@@ -129,6 +129,14 @@ func (s *Session) alterColumnType(ctx context.Context, t *catalog.Table, name st
 	checks, err := compiledChecks(nt) // compiled over the new type now, as PostgreSQL re-adds them
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, d := range nt.Indexes { // so are index expressions and predicates (indexKey would skip the rows)
+		if _, err := compileIndexExprs(nt, d); err != nil {
+			return nil, nil, err
+		}
+		if _, err := compileIndexPredicate(nt, d); err != nil {
+			return nil, nil, err
+		}
 	}
 
 	e := &env{ctx: ctx, s: s}
