@@ -167,6 +167,9 @@ func (s *Session) alterTableTarget(ctx context.Context, st *pg.AlterTableStmt, t
 		}
 		return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname).At(st.Relation.Location)
 	}
+	if err := refuseTemp(t, "ALTER TABLE"); err != nil { // temp.go
+		return nil, nil, err
+	}
 	tx, err := s.ensureTx(ctx)
 	if err != nil {
 		return nil, nil, err

@@ -79,6 +79,9 @@ func (s *Session) planComment(st *pg.CommentStmt) (*plan, error) {
 	text := st.Comment // "" is NULL, as in PostgreSQL
 	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "COMMENT"}
+		if tt := s.lookupTemp(rel); tt != nil {
+			return nil, refuseTemp(tt.t, "COMMENT ON") // temp.go
+		}
 		r := s.catalogSnap().byName[rel]
 		if r == nil {
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", rel)

@@ -174,6 +174,11 @@
 //     catalog entries (Table, Column, IndexDef, Sequence), so they are
 //     transactional and go with their objects; pg_description,
 //     obj_description and col_description read them.
+//   - Temporary tables (temp.go) are the session's, never in the
+//     catalog: a session's table over an engine table of its own, looked
+//     up before the catalog's names (pg_temp first), dropped at commit
+//     (ON COMMIT DROP) or with the session, and by NewExecutor after a
+//     crash.
 //   - Views (views.go) are catalog entries holding their query's SQL
 //     text, expanded where a query names one like a subquery in FROM;
 //     the tables and views a view reads cannot be dropped without

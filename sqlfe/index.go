@@ -293,6 +293,9 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 		if t == nil {
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname)
 		}
+		if err := refuseTemp(t, "CREATE INDEX"); err != nil { // temp.go
+			return nil, err
+		}
 		if s.holdsWriteLock(t) {
 			// The engine builds an index in a transaction of its own that
 			// takes ShareLock, waiting for the table's writers: one is
@@ -358,6 +361,9 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 // saveIndexes writes t's catalog entry with indexes ixs (committed with
 // the statement's transaction).
 func (s *Session) saveIndexes(ctx context.Context, tx *tupled.Tx, t *catalog.Table, ixs []catalog.IndexDef) error {
+	if err := refuseTemp(t, "changing the definition"); err != nil { // temp.go: never in the catalog table
+		return err
+	}
 	nt := *t
 	nt.Indexes = ixs
 	data, err := json.Marshal(&nt)

@@ -190,6 +190,11 @@ func (s *Session) planCreateView(st *pg.ViewStmt) (*plan, error) {
 		}
 		v.ViewDeps = s.viewDeps(q)
 		for _, d := range v.ViewDeps {
+			if s.lookupTemp(d) != nil { // PostgreSQL makes the view temporary
+				return nil, pgerror.NotSupported("a view over a temporary table is not supported")
+			}
+		}
+		for _, d := range v.ViewDeps {
 			if d == name {
 				return nil, pgerror.Errorf("42P17", "infinite recursion detected in rules for relation %q", name)
 			}

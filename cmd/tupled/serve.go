@@ -43,7 +43,7 @@ use it:
 Without --data (or with --data '') the database is IN MEMORY: everything is
 lost when the server stops, and serve says so on stderr at start.
 
-SQL is parsed by PostgreSQL's own parser. What runs: CREATE/DROP TABLE
+SQL is parsed by PostgreSQL's own parser. What runs: CREATE [TEMP]/DROP TABLE
 (smallint, integer, bigint, numeric[(p,s)], real, double precision, text,
 varchar, char, boolean, date, timestamp, timestamptz, uuid, bytea, json,
 jsonb, serial and

@@ -128,6 +128,9 @@ type Table struct {
 	// comment.go). They go with the table, as a column's with the column.
 	Comment     string `json:"comment,omitempty"`
 	PKeyComment string `json:"pkey_comment,omitempty"`
+	// Temp marks a session's temporary table (sqlfe's temp.go), which is
+	// never written to CatalogTable.
+	Temp bool `json:"-"`
 }
 
 // IsView reports whether t is a view.

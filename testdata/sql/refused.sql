@@ -46,7 +46,8 @@ SELECT substring('abcdef' FROM 'b.d');
 SELECT power(2::numeric, 3);
 SELECT array_agg(b) FROM t;
 -- DDL and other statements
-CREATE TEMP TABLE tt (a int);
+CREATE TEMP TABLE tt (id serial, a int);
+CREATE TEMP TABLE ti (a int); CREATE INDEX ON ti (a);
 CREATE SCHEMA s;
 ALTER TABLE t ALTER COLUMN c TYPE bigint;
 CREATE TEMP VIEW tv AS SELECT 1;
