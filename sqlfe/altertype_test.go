@@ -18,13 +18,7 @@ func TestAlterColumnTypeSurvivesReopen(t *testing.T) {
 	mustRun(t, s, "ALTER TABLE m ALTER COLUMN id TYPE bigint", "ALTER TABLE")
 	mustRun(t, s, "ALTER TABLE m ALTER COLUMN code TYPE integer USING code::integer", "ALTER TABLE")
 	mustRun(t, s, "ALTER TABLE m ALTER COLUMN amount TYPE numeric(10,1)", "ALTER TABLE")
-	s.Close()
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, s = newDiskSession(t, dir)
-	defer db.Close()
-	defer s.Close()
+	_, s = reopenDiskSession(t, dir, db, s)
 	mustRun(t, s, "SELECT id, code, amount, pg_typeof(id), pg_typeof(code) FROM m WHERE code = 20", "2|20|2.5|bigint|integer\nSELECT 1")
 	mustRun(t, s, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'm'::regclass AND attname = 'amount'", "numeric(10,1)\nSELECT 1")
 	mustFail(t, s, "INSERT INTO m VALUES (3, 10, 0)", pgerror.CodeUniqueViolation, `duplicate key value violates unique constraint "m_code"`)

@@ -2,12 +2,10 @@ package sqlfe
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
-	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -112,15 +110,7 @@ func (s *Session) planComment(st *pg.CommentStmt) (*plan, error) {
 		if owner == nil {
 			sq := *s.lookupSeq(rel)
 			sq.Comment = text
-			data, err := json.Marshal(&sq)
-			if err != nil {
-				return nil, err
-			}
-			if err := tx.Update(ctx, catalog.CatalogTable, seqCatalogKey(rel), data); err != nil {
-				return nil, err
-			}
-			s.setPendingSeq(rel, &sq)
-			return res, nil
+			return res, s.saveSequence(ctx, tx, rel, &sq) // sequence.go
 		}
 		nt := cloneTable(owner)
 		switch r.kind {
@@ -147,12 +137,8 @@ func (s *Session) planComment(st *pg.CommentStmt) (*plan, error) {
 		case "S": // a serial or identity column's own sequence: the column's Seq
 			c := &nt.Cols[r.seqCol]
 			def := *colSequence(owner, *c)
-			def.Key, def.OwnedTable, def.OwnedCol = "", "", ""
-			if def.Name == seqName(owner, *c) {
-				def.Name = ""
-			}
 			def.Comment = text
-			c.Seq = &def
+			c.Seq = colSeqDef(owner, *c, def) // sequence.go
 		}
 		return res, s.saveTable(ctx, tx, nt)
 	}
