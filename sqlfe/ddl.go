@@ -219,7 +219,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
 		}
 		switch {
-		case temp && s.lookupTemp(name) != nil: // its own namespace, pg_temp (temp.go)
+		case temp && s.tempNameTaken(name): // its own namespace, pg_temp (temp.go)
 			return exists()
 		case !temp && (s.lookupShared(name) != nil || s.catalogSnap().byName[name] != nil || (name == "pg_locks" && rv.Schemaname == "pg_catalog")):
 			return exists()
@@ -239,6 +239,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		}
 		nt := *t
 		nt.Cols = append([]catalog.Column(nil), t.Cols...)
+		nt.Temp = temp // its names are pg_temp's (relNameTaken)
 		taken := map[string]bool{}
 		if err := s.claimPkeyName(&nt, taken); err != nil { // compositekey.go
 			return nil, err
@@ -252,7 +253,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		for _, d := range uniques {
 			if d.Name == "" {
 				d.Name = s.chooseIndexName(&nt, d.Cols, "key", taken)
-			} else if taken[d.Name] || s.indexNameTaken(d.Name) {
+			} else if taken[d.Name] || s.relNameTaken(&nt, d.Name) {
 				return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", d.Name)
 			}
 			taken[d.Name] = true

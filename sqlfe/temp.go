@@ -70,6 +70,26 @@ func (s *Session) stageTemp(name string, tt *tempTable) {
 	s.temps.gen++
 }
 
+// tempNameTaken reports whether a relation of pg_temp is called name: a
+// temporary table or one of their indexes.
+func (s *Session) tempNameTaken(name string) bool {
+	for n := range s.tempNames() {
+		tt := s.lookupTemp(n)
+		if tt == nil {
+			continue
+		}
+		if n == name || (tt.t.HasPKey() && tt.t.PrimaryKeyName() == name) {
+			return true
+		}
+		for _, d := range tt.t.Indexes {
+			if d.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // refuseTemp is the 0A000 of what temporary tables do not support.
 func refuseTemp(t *catalog.Table, what string) error {
 	if t != nil && t.Temp {
