@@ -14,8 +14,9 @@ import (
 // catalogSchema has what psql's \d family describes: a serial and a
 // bigserial key, a UNIQUE constraint, an index, a partial unique index, NOT NULL, defaults, types
 // with modifiers, a composite key, foreign keys, a table without a key,
-// CHECK constraints, array columns, a standalone sequence and an identity
-// column.
+// CHECK constraints, array columns, a standalone sequence, an identity
+// column, and columns whose type ALTER COLUMN TYPE changed under a key, an
+// index, a default and a CHECK.
 const catalogSchema = `
 CREATE TABLE authors (id serial PRIMARY KEY, name text NOT NULL UNIQUE, born integer);
 CREATE TABLE books (id bigserial PRIMARY KEY, author_id integer NOT NULL REFERENCES authors(id),
@@ -28,6 +29,10 @@ CREATE TABLE tags (book_id bigint REFERENCES books(id) ON DELETE CASCADE, tag te
 CREATE TABLE notes (body text, n int, labels text[], scores numeric[]);
 CREATE SEQUENCE order_seq START 100 INCREMENT 5 MAXVALUE 100000 CYCLE OWNED BY notes.n;
 CREATE TABLE events (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, kind text CHECK (kind <> ''));
+CREATE TABLE prices (code varchar(5) PRIMARY KEY, amount integer NOT NULL DEFAULT 0 CHECK (amount >= 0));
+CREATE INDEX prices_amount_idx ON prices (amount);
+ALTER TABLE prices ALTER COLUMN code TYPE varchar(12);
+ALTER TABLE prices ALTER COLUMN amount SET DATA TYPE numeric(12,2);
 `
 
 // psqlCatalogCommands are the meta-commands whose output must be
@@ -39,7 +44,7 @@ CREATE TABLE events (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, kind te
 var psqlCatalogCommands = []string{
 	`\d`, `\dt`, `\d books`, `\d authors`, `\d tags`, `\d notes`, `\di`, `\ds`, `\dn`, `\du`,
 	`\l postgres`, `\df`, `\d books_pkey`, `\d authors_id_seq`, `\dv`, `\dp`, `\dT`,
-	`\d events`, `\d order_seq`, `\d events_id_seq`, `\d books_isbn_live`, `\d+ books`, `\d+ tags`, `\d+ notes`,
+	`\d events`, `\d order_seq`, `\d events_id_seq`, `\d books_isbn_live`, `\d+ books`, `\d+ tags`, `\d+ notes`, `\d prices`,
 }
 
 // TestPsqlCatalog runs psql's \d family against tupled serve and against

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,7 @@ import (
 //	ADD [CONSTRAINT name] PRIMARY KEY (cols)   (pgbench -i adds its keys so)
 //	ADD [COLUMN] [IF NOT EXISTS] col type [DEFAULT x] [NOT NULL]
 //	DROP [COLUMN] [IF EXISTS] col
+//	ALTER [COLUMN] col [SET DATA] TYPE type [USING expr]   (altertype.go)
 //	RENAME [COLUMN] a TO b
 //	SET (fillfactor = n), RESET (fillfactor)   (accepted: the heap has no pages to leave free)
 //
@@ -30,8 +32,11 @@ import (
 // engine table; when the transaction commits the old one is reclaimed
 // (reclaim.go), when it rolls back the new one is. The table is locked
 // ACCESS EXCLUSIVE first, so no other transaction reads or writes it
-// meanwhile. A table with foreign keys (either way) is not rewritten
-// (0A000): its engine foreign keys name its engine table.
+// meanwhile. A table's own foreign keys are declared anew on the new
+// engine table (a rewrite that changes their columns is 0A000); a table
+// other tables' foreign keys reference is not rewritten (0A000): their
+// engine foreign keys name its engine table, and the engine's
+// declarations are not transactional.
 
 // storageParams checks CREATE TABLE … WITH (…) and ALTER TABLE … SET (…):
 // fillfactor (10–100) is accepted and has no effect; autovacuum settings
@@ -108,6 +113,11 @@ func (s *Session) planAlterRewrite(st *pg.AlterTableStmt) (*plan, bool, error) {
 		change = func(ctx context.Context, s *Session, tx *tupled.Tx, t *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
 			return s.addColumn(ctx, t, cd, cmd.MissingOk)
 		}
+	case pg.AlterTableType_AT_AlterColumnType:
+		cd := cmd.Def.GetColumnDef()
+		change = func(ctx context.Context, s *Session, _ *tupled.Tx, t *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
+			return s.alterColumnType(ctx, t, cmd.Name, cd)
+		}
 	case pg.AlterTableType_AT_DropColumn:
 		change = func(_ context.Context, s *Session, _ *tupled.Tx, t *catalog.Table) (*catalog.Table, func([]types.Value) ([]types.Value, error), error) {
 			if err := s.refuseUnderViews(t.Name, "ALTER TABLE ... DROP COLUMN"); err != nil { // views.go
@@ -157,6 +167,9 @@ func (s *Session) alterTableTarget(ctx context.Context, st *pg.AlterTableStmt, t
 		}
 		return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname).At(st.Relation.Location)
 	}
+	if err := refuseTemp(t, "ALTER TABLE"); err != nil { // temp.go
+		return nil, nil, err
+	}
 	tx, err := s.ensureTx(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -175,8 +188,11 @@ func (s *Session) alterTableTarget(ctx context.Context, st *pg.AlterTableStmt, t
 // rewriteTable copies t's rows, converted by conv, into a new engine table
 // for nt, and makes nt t's catalog entry.
 func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *catalog.Table, conv func([]types.Value) ([]types.Value, error)) error {
-	if len(t.FKeys) > 0 || s.referenced(t) {
-		return pgerror.NotSupported("ALTER TABLE that rewrites a table with foreign keys is not supported")
+	if s.referenced(t) {
+		return pgerror.NotSupported("ALTER TABLE that rewrites a table other tables' foreign keys reference is not supported")
+	}
+	if !fkColsKept(t, nt) {
+		return pgerror.NotSupported("ALTER TABLE that changes the columns of a foreign key is not supported")
 	}
 	e, err := s.eng.cat.NewEngineTable(ctx, s.eng.db, t.Name)
 	if err != nil {
@@ -199,9 +215,8 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *catalo
 		}
 		kb = catalog.RowKey(kb[:0], nt, out)
 		if err := tx.Insert(ctx, nt.Engine, kb, catalog.EncodeRow(nt, out)); err != nil {
-			if errors.Is(err, tupled.ErrDuplicateKey) && nt.HasPKey() && !t.HasPKey() {
-				return &pgerror.Error{Code: pgerror.CodeUniqueViolation, Message: fmt.Sprintf("could not create unique index %q", nt.PrimaryKeyName()),
-					Detail: fmt.Sprintf("Key (%s)=(%s) is duplicated.", keyColNames(nt), keyColValues(nt, out))}
+			if errors.Is(err, tupled.ErrDuplicateKey) {
+				return rewriteDuplicate(err, nt, out)
 			}
 			return dupKeyError(err, nt, out)
 		}
@@ -221,6 +236,25 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *catalo
 		s.eng.rowids.next[nt.Engine] = s.eng.rowids.next[t.Engine]
 		s.eng.rowids.mu.Unlock()
 	}
+	// t's foreign keys, declared anew on the new engine table, check its
+	// rows (the old one's go when it is reclaimed, the new one's with it
+	// if the transaction rolls back)
+	for _, d := range nt.FKeys {
+		parent := s.lookupTable(d.RefTable)
+		if d.RefTable == nt.Name {
+			parent = nt
+		}
+		if parent == nil {
+			return fmt.Errorf("sqlfe: foreign key %q of %q: %w", d.Name, nt.Name, catalog.ErrCorrupt)
+		}
+		if err := tx.AddForeignKey(ctx, engineFK(nt, parent, d)); err != nil {
+			e := ToError(err)
+			if fe := fkCause(e); fe != nil {
+				fkDetail(e, fe, nt, parent, d)
+			}
+			return e
+		}
+	}
 	for _, c := range nt.Cols {
 		if c.Serial || c.Identity != "" {
 			if err := moveSequence(ctx, tx, t.Engine+"."+c.Name, nt.Engine+"."+c.Name); err != nil {
@@ -229,6 +263,48 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *catalo
 		}
 	}
 	return s.saveTable(ctx, tx, nt)
+}
+
+// rewriteDuplicate is the error of a rewrite whose rows collide in nt's
+// primary key or one of its unique indexes: the rows were distinct in the
+// table rewritten, so the key or index is new (ADD PRIMARY KEY) or its
+// values are (ALTER COLUMN TYPE), and PostgreSQL, building it anew, says
+// it "could not create unique index".
+func rewriteDuplicate(err error, nt *catalog.Table, row []types.Value) error {
+	name, cols := nt.PrimaryKeyName(), nt.KeyColumns()
+	if d, ok := violatedIndex(err, nt); ok {
+		name, cols = d.Name, d.Cols
+	}
+	e := &pgerror.Error{Code: pgerror.CodeUniqueViolation, Message: fmt.Sprintf("could not create unique index %q", name)}
+	if !slices.Contains(cols, -1) { // an expression's value is not at hand
+		var names, vals []string
+		for _, c := range cols {
+			names, vals = append(names, nt.Cols[c].Name), append(vals, row[c].String())
+		}
+		e.Detail = fmt.Sprintf("Key (%s)=(%s) is duplicated.", strings.Join(names, ", "), strings.Join(vals, ", "))
+	}
+	return e
+}
+
+// fkColsKept reports whether nt, t rewritten, keeps t's foreign keys'
+// columns as they were: the same names at the same places with the same
+// types (a rewrite that would change them, which the engine's foreign
+// keys would have to follow, is refused).
+func fkColsKept(t, nt *catalog.Table) bool {
+	if len(t.FKeys) != len(nt.FKeys) {
+		return false
+	}
+	for i, d := range t.FKeys {
+		if !slices.Equal(d.Cols, nt.FKeys[i].Cols) {
+			return false
+		}
+		for _, c := range d.Cols {
+			if c >= len(nt.Cols) || nt.Cols[c].Name != t.Cols[c].Name || nt.Cols[c].Type != t.Cols[c].Type || nt.Cols[c].Mod() != t.Cols[c].Mod() {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // moveSequence moves a serial column's sequence row (defaults.go) to a new

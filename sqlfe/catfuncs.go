@@ -144,8 +144,17 @@ func init() {
 			}
 			return nullText, nil
 		}}},
-		"obj_description":   {{[]types.Type{I8}, T, false, nullT}, {[]types.Type{I8, T}, T, false, nullT}},
-		"col_description":   {{[]types.Type{I8, I4}, T, false, nullT}},
+		"obj_description": {{[]types.Type{I8}, T, true, func(e *env, a []types.Value) (types.Value, error) {
+			return describe(snap(e), a[0].I, 0), nil // comment.go
+		}}, {[]types.Type{I8, T}, T, true, func(e *env, a []types.Value) (types.Value, error) {
+			if a[1].S != "pg_class" { // only relations have comments here
+				return nullText, nil
+			}
+			return describe(snap(e), a[0].I, 0), nil
+		}}},
+		"col_description": {{[]types.Type{I8, I4}, T, true, func(e *env, a []types.Value) (types.Value, error) {
+			return describe(snap(e), a[0].I, int(a[1].I)), nil
+		}}},
 		"shobj_description": {{[]types.Type{I8, T}, T, false, nullT}},
 		"quote_ident": {{[]types.Type{T}, T, true, func(_ *env, a []types.Value) (types.Value, error) {
 			return types.Text(quoteIdent(a[0].S)), nil

@@ -246,7 +246,7 @@ func (s *Session) claimPkeyName(t *catalog.Table, taken map[string]bool) error {
 		return nil
 	}
 	name := t.PrimaryKeyName()
-	if s.indexNameTaken(name) {
+	if s.relNameTaken(t, name) {
 		return pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
 	}
 	taken[name] = true

@@ -23,19 +23,28 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		return nil, pgerror.NotSupported("partitioned tables are not supported")
 	case st.OfTypename != nil:
 		return nil, pgerror.NotSupported("CREATE TABLE OF is not supported")
-	case st.Oncommit != pg.OnCommitAction_ONCOMMIT_NOOP && st.Oncommit != pg.OnCommitAction_ON_COMMIT_ACTION_UNDEFINED:
-		return nil, pgerror.NotSupported("ON COMMIT is not supported")
+	case st.Oncommit != pg.OnCommitAction_ONCOMMIT_NOOP && st.Oncommit != pg.OnCommitAction_ON_COMMIT_ACTION_UNDEFINED && rv.Relpersistence != "t":
+		return nil, pgerror.Errorf(pgerror.CodeInvalidTableDef, "ON COMMIT can only be used on temporary tables")
 	case st.Tablespacename != "":
 		return nil, pgerror.NotSupported("TABLESPACE is not supported")
 	case st.AccessMethod != "":
 		return nil, pgerror.NotSupported("USING (table access method) is not supported")
-	case rv.Relpersistence == "t":
-		return nil, pgerror.NotSupported("TEMPORARY tables are not supported")
 	case rv.Relpersistence == "u":
 		return nil, pgerror.NotSupported("UNLOGGED tables are not supported")
 	}
 	if err := storageParams(st.Options); err != nil { // altertable.go
 		return nil, err
+	}
+	temp := rv.Relpersistence == "t"
+	switch {
+	case temp && rv.Schemaname == "public":
+		return nil, pgerror.Errorf(pgerror.CodeInvalidTableDef, "cannot create temporary relation in non-temporary schema").At(rv.Location)
+	case temp && rv.Schemaname != "" && rv.Schemaname != "pg_temp":
+		return nil, pgerror.Errorf("3F000", "schema %q does not exist", rv.Schemaname).At(rv.Location)
+	}
+	if rv.Schemaname == "pg_temp" {
+		rv = &pg.RangeVar{Relname: rv.Relname, Location: rv.Location}
+		temp = true
 	}
 	name, err := relName(rv)
 	if err != nil {
@@ -206,12 +215,18 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			}
 			return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
 		}
-		if s.lookupTable(name) != nil || s.catalogSnap().byName[name] != nil || (name == "pg_locks" && rv.Schemaname == "pg_catalog") {
+		switch {
+		case temp && s.tempNameTaken(name): // its own namespace, pg_temp (temp.go)
+			return exists()
+		case !temp && (s.lookupShared(name) != nil || s.catalogSnap().byName[name] != nil || (name == "pg_locks" && rv.Schemaname == "pg_catalog")):
 			return exists()
 		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
 			return nil, err
+		}
+		if temp && (len(fkeys) > 0 || t.HasSerial()) {
+			return nil, refuseTemp(&catalog.Table{Temp: true}, map[bool]string{true: "FOREIGN KEY", false: "a serial or identity column"}[len(fkeys) > 0])
 		}
 		if t.HasSerial() {
 			// made once, outside any transaction, like the catalog
@@ -221,22 +236,28 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		}
 		nt := *t
 		nt.Cols = append([]catalog.Column(nil), t.Cols...)
+		nt.Temp = temp // its names are pg_temp's (relNameTaken)
 		taken := map[string]bool{}
 		if err := s.claimPkeyName(&nt, taken); err != nil { // compositekey.go
 			return nil, err
 		}
-		if nt.Engine, err = s.eng.cat.NewEngineTable(ctx, s.eng.db, name); err != nil {
-			return nil, err
+		if !temp {
+			if nt.Engine, err = s.eng.cat.NewEngineTable(ctx, s.eng.db, name); err != nil {
+				return nil, err
+			}
+			s.created = append(s.created, nt.Engine)
 		}
-		s.created = append(s.created, nt.Engine)
 		for _, d := range uniques {
 			if d.Name == "" {
 				d.Name = s.chooseIndexName(&nt, d.Cols, "key", taken)
-			} else if taken[d.Name] || s.indexNameTaken(d.Name) {
+			} else if taken[d.Name] || s.relNameTaken(&nt, d.Name) {
 				return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", d.Name)
 			}
 			taken[d.Name] = true
 			nt.Indexes = append(nt.Indexes, d)
+		}
+		if temp {
+			return res, s.createTemp(ctx, &nt, st.Oncommit) // temp.go
 		}
 		if err := createIndexes(ctx, s.eng.db, &nt); err != nil {
 			return nil, err
@@ -300,7 +321,7 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 		}
 		drop, existing := map[string]bool{}, []string(nil)
 		for _, name := range names {
-			if s.lookupTable(name) != nil {
+			if s.lookupTemp(name) == nil && s.lookupTable(name) != nil {
 				drop[name], existing = true, append(existing, name)
 			}
 		}
@@ -311,6 +332,12 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 			return nil, err
 		}
 		for _, name := range names {
+			if tt := s.lookupTemp(name); tt != nil { // pg_temp first (temp.go)
+				if err := s.dropTemp(ctx, tx, tt); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			t := s.lookupTable(name)
 			if t == nil && s.lookupView(name) != nil {
 				return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a table", name).WithHint("Use DROP VIEW to remove a view.")

@@ -37,6 +37,16 @@ func (s *Session) stage(name string, t *catalog.Table) {
 
 // lookupRel returns the table or view name the session sees.
 func (s *Session) lookupRel(name string) *catalog.Table {
+	// pg_temp comes first (temp.go); not inside a view, which is never
+	// over a temporary table and reads the tables it read when made
+	if tt := s.lookupTemp(name); tt != nil && s.viewDepth == 0 {
+		return tt.t
+	}
+	return s.lookupShared(name)
+}
+
+// lookupShared is lookupRel past the session's temporary tables.
+func (s *Session) lookupShared(name string) *catalog.Table {
 	if t, ok := s.pending[name]; ok {
 		return t
 	}

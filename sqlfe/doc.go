@@ -71,7 +71,8 @@
 //     casts; its doc.go states their invariants) and errors package
 //     sql/pgerror's; sqlfe compiles, plans and runs statements over them.
 //   - ALTER TABLE forms that change how rows are stored (a new primary
-//     key, a column added or dropped) rewrite the table into a new engine
+//     key, a column added or dropped, a column's type changed:
+//     altertype.go) rewrite the table into a new engine
 //     table in the statement's transaction, under ACCESS EXCLUSIVE; the
 //     catalog entry then names it and the old one is reclaimed like a
 //     dropped table's (altertable.go).
@@ -193,6 +194,15 @@
 //     in catfuncs.go). A query naming one takes the general path. OIDs of
 //     tables, indexes, sequences and constraints derive from their names,
 //     so they are stable without being stored.
+//   - Comments (COMMENT ON, comment.go) are fields of their objects'
+//     catalog entries (Table, Column, IndexDef, Sequence), so they are
+//     transactional and go with their objects; pg_description,
+//     obj_description and col_description read them.
+//   - Temporary tables (temp.go) are the session's, never in the
+//     catalog: a session's table over an engine table of its own, looked
+//     up before the catalog's names (pg_temp first), dropped at commit
+//     (ON COMMIT DROP) or with the session, and by NewExecutor after a
+//     crash.
 //   - Views (views.go) are catalog entries holding their query's SQL
 //     text, expanded where a query names one like a subquery in FROM;
 //     the tables and views a view reads cannot be dropped without

@@ -345,6 +345,9 @@ func (s *Session) resolveFK(child *catalog.Table, fc fkConstraint, taken map[str
 		if parent = s.lookupTable(pname); parent == nil {
 			return catalog.FKDef{}, nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", pname).At(c.Pktable.Location)
 		}
+		if parent.Temp && !child.Temp {
+			return catalog.FKDef{}, nil, pgerror.Errorf(pgerror.CodeInvalidTableDef, "constraints on permanent tables may reference only permanent tables")
+		}
 	}
 	d := catalog.FKDef{Cols: cols, RefTable: parent.Name}
 	if pkNames := strs(c.PkAttrs); len(pkNames) == 0 {
@@ -575,6 +578,9 @@ func (s *Session) planAlterTable(st *pg.AlterTableStmt) (*plan, error) {
 				return res, nil
 			}
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname).At(st.Relation.Location)
+		}
+		if err := refuseTemp(t, "ALTER TABLE"); err != nil { // temp.go
+			return nil, err
 		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {

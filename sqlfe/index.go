@@ -157,9 +157,18 @@ func createIndexes(ctx context.Context, db *tupled.DB, t *catalog.Table) error {
 	return nil
 }
 
+// relNameTaken reports whether a relation in t's namespace is called
+// name: pg_temp's for a temporary table (temp.go), else the catalog's.
+func (s *Session) relNameTaken(t *catalog.Table, name string) bool {
+	if t.Temp {
+		return s.tempNameTaken(name)
+	}
+	return s.indexNameTaken(name)
+}
+
 // indexNameTaken reports whether a table or an index is called name.
 func (s *Session) indexNameTaken(name string) bool {
-	if s.lookupRel(name) != nil || s.pkeyNamed(name) { // a table or view; compositekey.go
+	if s.lookupShared(name) != nil || s.pkeyNamed(name) { // a table or view (not pg_temp's: temp.go); compositekey.go
 		return true
 	}
 	return s.findIndex(name) != nil
@@ -214,7 +223,7 @@ func (s *Session) chooseIndexName(t *catalog.Table, cols []int, suffix string, t
 func (s *Session) chooseLabelName(t *catalog.Table, labels []string, suffix string, taken map[string]bool) string {
 	base := strings.Join(append([]string{t.Name}, labels...), "_") + "_" + suffix
 	name := base
-	for i := 1; taken[name] || s.indexNameTaken(name); i++ {
+	for i := 1; taken[name] || s.relNameTaken(t, name); i++ {
 		name = fmt.Sprintf("%s%d", base, i)
 	}
 	return name
@@ -297,6 +306,9 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 		if t == nil {
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", tname)
 		}
+		if err := refuseTemp(t, "CREATE INDEX"); err != nil { // temp.go
+			return nil, err
+		}
 		if s.holdsWriteLock(t) {
 			// The engine builds an index in a transaction of its own that
 			// takes ShareLock, waiting for the table's writers: one is
@@ -362,6 +374,9 @@ func (s *Session) planCreateIndex(st *pg.IndexStmt) (*plan, error) {
 // saveIndexes writes t's catalog entry with indexes ixs (committed with
 // the statement's transaction).
 func (s *Session) saveIndexes(ctx context.Context, tx *tupled.Tx, t *catalog.Table, ixs []catalog.IndexDef) error {
+	if err := refuseTemp(t, "changing the definition"); err != nil { // temp.go: never in the catalog table
+		return err
+	}
 	nt := *t
 	nt.Indexes = ixs
 	data, err := json.Marshal(&nt)

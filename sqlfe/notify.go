@@ -227,7 +227,8 @@ func pgNotify(e *env, a []types.Value) (types.Value, error) {
 // advisory locks released, and the other three. PLANS has nothing to do
 // (plans are per prepared statement, analysed again when the catalog
 // changes); SEQUENCES forgets currval, lastval and cached values; TEMP
-// drops the session's temporary tables (none exist yet).
+// drops the session's temporary tables (temp.go; outside a transaction
+// block only here, 0A000 inside one).
 func (s *Session) planDiscard(st *pg.DiscardStmt) (*plan, error) {
 	tag := map[pg.DiscardMode]string{pg.DiscardMode_DISCARD_ALL: "DISCARD ALL", pg.DiscardMode_DISCARD_PLANS: "DISCARD PLANS",
 		pg.DiscardMode_DISCARD_SEQUENCES: "DISCARD SEQUENCES", pg.DiscardMode_DISCARD_TEMP: "DISCARD TEMP"}[st.Target]
@@ -258,9 +259,15 @@ func (s *Session) planDiscard(st *pg.DiscardStmt) (*plan, error) {
 				return nil, err
 			}
 			s.seqSess, s.lastSeq = nil, ""
+			s.dropAllTemps()
 			res.DiscardAll = true
 		case pg.DiscardMode_DISCARD_SEQUENCES:
 			s.seqSess, s.lastSeq = nil, ""
+		case pg.DiscardMode_DISCARD_TEMP:
+			if s.block == blkExplicit || s.block == blkFailed || len(s.temps.pending) > 0 {
+				return nil, pgerror.NotSupported("DISCARD TEMP inside a transaction block is not supported")
+			}
+			s.dropAllTemps()
 		}
 		return res, nil
 	}}, nil

@@ -194,7 +194,7 @@ func buildSnap(m map[string]*catalog.Table, seqs map[string]*catalog.Sequence) *
 	for _, t := range sn.tables {
 		sn.rels = append(sn.rels, &catRel{name: t.Name, kind: "r", t: t})
 		if t.HasPKey() {
-			ix := catalog.IndexDef{Name: t.PrimaryKeyName(), Cols: t.KeyColumns(), Unique: true}
+			ix := catalog.IndexDef{Name: t.PrimaryKeyName(), Cols: t.KeyColumns(), Unique: true, Comment: t.PKeyComment}
 			r := &catRel{name: ix.Name, kind: "i", t: t, ix: ix, pkey: true}
 			sn.rels = append(sn.rels, r)
 			sn.cons = append(sn.cons, &catCon{name: ix.Name, kind: "p", t: t, cols: ix.Cols, index: r})
@@ -1302,7 +1302,7 @@ func init() {
 		"pg_catalog.pg_tables":        {pgTablesCols, pgTablesRows},
 		"pg_catalog.pg_views":         {pgViewsCols, pgViewsRows},
 		"pg_catalog.pg_matviews":      {cols(`schemaname matviewname matviewowner tablespace hasindexes:b ispopulated:b definition`), none},
-		"pg_catalog.pg_description":   {cols(`objoid:oid classoid:oid objsubid:i4 description`), none},
+		"pg_catalog.pg_description":   {pgDescriptionCols, pgDescriptionRows}, // comment.go
 		"pg_catalog.pg_shdescription": {cols(`objoid:oid classoid:oid description`), none},
 		"pg_catalog.pg_proc": {cols(`oid:oid proname pronamespace:oid proowner:oid prolang:oid procost:f prorows:f
 			provariadic:oid prosupport prokind prosecdef:b proleakproof:b proisstrict:b proretset:b provolatile

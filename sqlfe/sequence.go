@@ -841,12 +841,7 @@ func (s *Session) planAlterSequence(st *pg.AlterSeqStmt) (*plan, error) {
 			nt := *t
 			nt.Cols = append([]catalog.Column(nil), t.Cols...)
 			c := &nt.Cols[nt.Col(r.seq.OwnedCol)]
-			def := nsq
-			def.Key, def.OwnedTable, def.OwnedCol = "", "", ""
-			if def.Name == seqName(t, *c) {
-				def.Name = ""
-			}
-			c.Seq = &def
+			c.Seq = colSeqDef(t, *c, nsq)
 			if err := s.saveTable(ctx, tx, &nt); err != nil {
 				return nil, err
 			}
@@ -855,17 +850,33 @@ func (s *Session) planAlterSequence(st *pg.AlterSeqStmt) (*plan, error) {
 		if err := s.ownedBy(&nsq, o); err != nil {
 			return nil, err
 		}
-		data, err := json.Marshal(&nsq)
-		if err != nil {
-			return nil, err
-		}
-		if err := tx.Update(ctx, catalog.CatalogTable, seqCatalogKey(name), data); err != nil {
-			return nil, err
-		}
-		s.setPendingSeq(name, &nsq)
-		return res, nil
+		return res, s.saveSequence(ctx, tx, name, &nsq)
 	}
 	return &plan{usesT: true, run: run}, nil
+}
+
+// saveSequence writes standalone sequence name's new definition sq in tx.
+func (s *Session) saveSequence(ctx context.Context, tx *tupled.Tx, name string, sq *catalog.Sequence) error {
+	data, err := json.Marshal(sq)
+	if err != nil {
+		return err
+	}
+	if err := tx.Update(ctx, catalog.CatalogTable, seqCatalogKey(name), data); err != nil {
+		return err
+	}
+	s.setPendingSeq(name, sq)
+	return nil
+}
+
+// colSeqDef is sq as column c of t keeps its own sequence's definition
+// (Column.Seq): without its state key and owner, which are the column's,
+// and without its name when that is the default one.
+func colSeqDef(t *catalog.Table, c catalog.Column, sq catalog.Sequence) *catalog.Sequence {
+	sq.Key, sq.OwnedTable, sq.OwnedCol = "", "", ""
+	if sq.Name == seqName(t, c) {
+		sq.Name = ""
+	}
+	return &sq
 }
 
 // nextvalRef matches a DEFAULT that calls nextval of a sequence (the

@@ -63,6 +63,9 @@ func NewExecutor(ctx context.Context, db *tupled.DB, opts *ExecutorOptions) (*Ex
 	if err := e.declareConstraints(ctx); err != nil {
 		return nil, fmt.Errorf("sqlfe: loading the catalog: %w", err)
 	}
+	if err := dropLeftoverTemps(ctx, db); err != nil { // temp.go: a crash's
+		return nil, fmt.Errorf("sqlfe: dropping temporary tables: %w", err)
+	}
 	return e, nil
 }
 
@@ -126,6 +129,7 @@ type Session struct {
 	// savepoints are the block's open savepoints, innermost last (savepoint.go).
 	savepoints []sqlSavepoint
 	created    []string         // engine tables the open transaction created (reclaim.go)
+	temps      tempTables       // temporary tables (temp.go)
 	sqlPrep    map[string]*Stmt // statements of SQL PREPARE (prepare.go)
 
 	// the next/current transaction's characteristics
@@ -224,6 +228,7 @@ func (s *Session) PID() int32 { return s.pid }
 func (s *Session) Close() {
 	s.rollback()
 	s.unlistenAll()
+	s.dropAllTemps() // temp.go
 	_ = s.adv.Close()
 	s.block = blkNone
 	s.eng.mu.Lock()
@@ -292,9 +297,16 @@ func (s *Session) rollback() {
 	created, ddl := s.created, s.pending != nil || s.pendingSeqs != nil
 	s.endTx()
 	s.eng.cat.Settle(s.eng.db, created, ddl)
+	s.tempEnd(context.Background(), false) // temp.go
 }
 
 func (s *Session) commit() error {
+	if s.tx != nil {
+		if err := s.tempPreCommit(context.Background(), s.tx); err != nil { // ON COMMIT DELETE ROWS: temp.go
+			s.rollback()
+			return err
+		}
+	}
 	s.abortUndo = nil
 	tx, pending, created, pendingSeqs := s.tx, s.pending, s.created, s.pendingSeqs
 	s.endTx()
@@ -305,6 +317,7 @@ func (s *Session) commit() error {
 	if err := tx.Commit(); err != nil {
 		s.abortNotify()
 		s.eng.cat.Settle(s.eng.db, created, pending != nil)
+		s.tempEnd(context.Background(), false)
 		return err
 	}
 	s.commitNotify()
@@ -315,6 +328,7 @@ func (s *Session) commit() error {
 		s.eng.cat.ApplySeqs(pendingSeqs) // sequence.go
 	}
 	s.eng.cat.Settle(s.eng.db, created, pending != nil)
+	s.tempEnd(context.Background(), true)
 	return nil
 }
 

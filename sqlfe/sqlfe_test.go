@@ -54,6 +54,19 @@ func newDiskSession(t testing.TB, dir string) (*tupled.DB, *Session) {
 	return db, eng.NewSession(1, "test", nil)
 }
 
+// reopenDiskSession ends session s and closes db, then opens dir again
+// (newDiskSession), closing the new pair when the test ends.
+func reopenDiskSession(t *testing.T, dir string, db *tupled.DB, s *Session) (*tupled.DB, *Session) {
+	t.Helper()
+	s.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, s = newDiskSession(t, dir)
+	t.Cleanup(func() { s.Close(); db.Close() })
+	return db, s
+}
+
 // run executes a simple query and renders the results as text.
 func run(t testing.TB, s *Session, sql string) (string, *pgerror.Error) {
 	t.Helper()

@@ -23,7 +23,10 @@ type Stmt struct {
 	params []types.Type
 	p      *plan
 	gen    uint64
-	simple bool // from Parse, not Prepare: no parameter can be bound
+	// tempGen: the session's temporary tables' generation it was planned
+	// at (temp.go)
+	tempGen uint64
+	simple  bool // from Parse, not Prepare: no parameter can be bound
 	// declared are the parameter type OIDs the client gave in Parse (0:
 	// none): reported back as declared, and a smallint's binary form is
 	// two bytes
@@ -180,7 +183,7 @@ func (s *Session) Describe(st *Stmt) ([]catalog.Column, error) {
 // planFor analyses st, reusing its plan while the catalog has not changed.
 func (s *Session) planFor(st *Stmt) (*plan, error) {
 	_, gen := s.eng.cat.Get("")
-	if st.p != nil && st.gen == gen && s.pending == nil && !st.p.volatile {
+	if st.p != nil && st.gen == gen && st.tempGen == s.temps.gen && s.pending == nil && !st.p.volatile {
 		return st.p, nil
 	}
 	params := append([]types.Type(nil), st.params...)
@@ -198,7 +201,7 @@ func (s *Session) planFor(st *Stmt) (*plan, error) {
 			params[i] = types.TText
 		}
 	}
-	st.params, st.p, st.gen = params, p, gen
+	st.params, st.p, st.gen, st.tempGen = params, p, gen, s.temps.gen
 	return p, nil
 }
 
@@ -297,7 +300,7 @@ var stmtNames = map[string]string{
 	"FetchStmt": "FETCH", "ClosePortalStmt": "CLOSE", "ListenStmt": "LISTEN", "NotifyStmt": "NOTIFY",
 	"UnlistenStmt": "UNLISTEN", "DiscardStmt": "DISCARD", "CreateExtensionStmt": "CREATE EXTENSION",
 	"CreatedbStmt": "CREATE DATABASE", "CheckPointStmt": "CHECKPOINT", "MergeStmt": "MERGE", "CallStmt": "CALL",
-	"GrantStmt": "GRANT", "CreateRoleStmt": "CREATE ROLE", "CommentStmt": "COMMENT", "ReindexStmt": "REINDEX",
+	"GrantStmt": "GRANT", "CreateRoleStmt": "CREATE ROLE", "ReindexStmt": "REINDEX",
 }
 
 func (s *Session) analyze(n *pg.Node, params *[]types.Type) (*plan, error) {
@@ -336,6 +339,8 @@ func (s *Session) analyze(n *pg.Node, params *[]types.Type) (*plan, error) {
 		return s.planAlterTable(n.GetAlterTableStmt()) // fk.go
 	case n.GetRenameStmt() != nil:
 		return s.planRename(n.GetRenameStmt()) // altertable.go
+	case n.GetCommentStmt() != nil:
+		return s.planComment(n.GetCommentStmt()) // comment.go
 	case n.GetTransactionStmt() != nil:
 		return s.planTxn(n.GetTransactionStmt())
 	case n.GetVariableSetStmt() != nil:

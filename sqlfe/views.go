@@ -190,6 +190,11 @@ func (s *Session) planCreateView(st *pg.ViewStmt) (*plan, error) {
 		}
 		v.ViewDeps = s.viewDeps(q)
 		for _, d := range v.ViewDeps {
+			if s.lookupTemp(d) != nil { // PostgreSQL makes the view temporary
+				return nil, pgerror.NotSupported("a view over a temporary table is not supported")
+			}
+		}
+		for _, d := range v.ViewDeps {
 			if d == name {
 				return nil, pgerror.Errorf("42P17", "infinite recursion detected in rules for relation %q", name)
 			}
@@ -197,6 +202,11 @@ func (s *Session) planCreateView(st *pg.ViewStmt) (*plan, error) {
 		if old != nil {
 			if err := replaceableBy(old, v); err != nil {
 				return nil, err
+			}
+			// the same relation: its comments stay (comment.go)
+			v.Comment = old.Comment
+			for i := range old.Cols {
+				v.Cols[i].Comment = old.Cols[i].Comment
 			}
 		}
 		tx, err := s.ensureTx(ctx)

@@ -43,16 +43,16 @@ use it:
 Without --data (or with --data '') the database is IN MEMORY: everything is
 lost when the server stops, and serve says so on stderr at start.
 
-SQL is parsed by PostgreSQL's own parser. What runs: CREATE/DROP TABLE
+SQL is parsed by PostgreSQL's own parser. What runs: CREATE [TEMP]/DROP TABLE
 (smallint, integer, bigint, numeric[(p,s)], real, double precision, text,
 varchar, char, boolean, date, timestamp, timestamptz, uuid, bytea, json,
 jsonb, serial and
 GENERATED ... AS IDENTITY columns; primary keys of one or more columns,
 UNIQUE, NOT NULL, DEFAULT, CHECK, REFERENCES), CREATE/DROP INDEX,
 CREATE/ALTER/DROP SEQUENCE (nextval, currval, setval, lastval), ALTER
-TABLE (ADD PRIMARY KEY, ADD/DROP/RENAME COLUMN, ADD/DROP CONSTRAINT:
-FOREIGN KEY, CHECK); INSERT (ON CONFLICT, RETURNING), UPDATE [FROM],
-DELETE [USING], and SELECT with joins, aggregates, GROUP BY, DISTINCT,
+TABLE (ADD PRIMARY KEY, ADD/DROP/RENAME COLUMN, ALTER COLUMN TYPE,
+ADD/DROP CONSTRAINT: FOREIGN KEY, CHECK), COMMENT ON; INSERT (ON
+CONFLICT, RETURNING), UPDATE [FROM], DELETE [USING], and SELECT with joins, aggregates, GROUP BY, DISTINCT,
 window functions, subqueries, set operations and WITH [RECURSIVE], and
 FOR KEY SHARE|SHARE|NO KEY UPDATE|UPDATE [OF t] [NOWAIT|SKIP LOCKED] on
 tables and joins;

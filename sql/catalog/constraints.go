@@ -28,6 +28,8 @@ type IndexDef struct {
 	// (Unique indexes from before the field existed count as
 	// constraints.)
 	IndexOnly bool `json:"index_only,omitempty"`
+	// Comment is COMMENT ON INDEX's text ("": none).
+	Comment string `json:"comment,omitempty"`
 }
 
 var (

@@ -1,5 +1,6 @@
 // Package catalog is the SQL layer's catalog: the definitions of SQL
-// tables (Table, Column, IndexDef, FKDef, CheckDef), views (a Table whose
+// tables (Table, Column, IndexDef, FKDef, CheckDef; their comments are
+// fields of these), views (a Table whose
 // View holds its query's SQL text: no engine table, no key) and
 // standalone sequences (Sequence), their persistence in the engine table
 // CatalogTable, the committed catalog in memory (Catalog), the engine

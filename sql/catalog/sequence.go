@@ -21,6 +21,8 @@ type Sequence struct {
 	// sequence is owned by it too).
 	OwnedTable string `json:"owned_table,omitempty"`
 	OwnedCol   string `json:"owned_col,omitempty"`
+	// Comment is COMMENT ON SEQUENCE's text ("": none).
+	Comment string `json:"comment,omitempty"`
 }
 
 func isSeqCatalogKey(k []byte) bool { return strings.HasPrefix(string(k), "\x00seq\x00") }

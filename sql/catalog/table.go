@@ -39,6 +39,8 @@ type Column struct {
 	// when it is not its type's default (sequence.go, identity.go).
 	Identity string    `json:"identity,omitempty"`
 	Seq      *Sequence `json:"seq,omitempty"`
+	// Comment is COMMENT ON COLUMN's text ("": none; sqlfe's comment.go).
+	Comment string `json:"comment,omitempty"`
 }
 
 // Mod is the column's type modifier as sql/types applies it on assignment
@@ -123,6 +125,14 @@ type Table struct {
 	// and views its query reads, which cannot be dropped while it exists.
 	View     string   `json:"view,omitempty"`
 	ViewDeps []string `json:"view_deps,omitempty"`
+	// Comment is COMMENT ON TABLE's (or VIEW's) text, PKeyComment COMMENT
+	// ON INDEX's of the primary key's index ("": none; sqlfe's
+	// comment.go). They go with the table, as a column's with the column.
+	Comment     string `json:"comment,omitempty"`
+	PKeyComment string `json:"pkey_comment,omitempty"`
+	// Temp marks a session's temporary table (sqlfe's temp.go), which is
+	// never written to CatalogTable.
+	Temp bool `json:"-"`
 }
 
 // IsView reports whether t is a view.
