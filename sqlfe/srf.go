@@ -62,6 +62,7 @@ func init() { // an init: the functions compile expressions, which may hold set-
 		"jsonb_array_elements_text": {compile: jsonElementsSRF(types.TJSONB, true), outCol: "value"},
 		"json_array_elements_text":  {compile: jsonElementsSRF(types.TJSON, true), outCol: "value"},
 		"jsonb_object_keys":         {compile: jsonKeysSRF(types.TJSONB)},
+		"regexp_matches":            {compile: regexpMatchesSRF},
 		"json_object_keys":          {compile: jsonKeysSRF(types.TJSON)},
 	}
 }
@@ -298,6 +299,51 @@ func unnestSRF(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
 		return types.ArrayElems(vs[0])
 	}
 	return &srfSpec{name: "unnest", args: args, t: t, gen: gen}, nil
+}
+
+// regexpMatchesSRF is regexp_matches(string, pattern [, flags]): a text[]
+// per match (textfuncs.go's regexpMatchArray), the first one only without
+// flag g.
+func regexpMatchesSRF(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
+	var args []expr
+	for _, a := range f.Args {
+		x, err := c.compile(a, types.TText)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, x)
+	}
+	if len(args) != 2 && len(args) != 3 {
+		return nil, noSuchFunc(f, args)
+	}
+	xs, err := wantTypes(c, f, args, []types.Type{types.TText, types.TText, types.TText}[:len(args)]...)
+	if err != nil {
+		return nil, err
+	}
+	gen := func(vs []types.Value) ([]types.Value, error) {
+		flags := ""
+		if len(vs) == 3 {
+			flags = vs[2].S
+		}
+		re, global, err := compileRegexFlags(vs[1].S, flags)
+		if err != nil {
+			return nil, err
+		}
+		n := 1
+		if global {
+			n = -1
+		}
+		var out []types.Value
+		for _, m := range re.FindAllStringSubmatchIndex(vs[0].S, n) {
+			v, err := regexpMatchArray(re, vs[0].S, m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	return &srfSpec{name: "regexp_matches", args: xs, t: types.TTextArray, gen: gen}, nil
 }
 
 // jsonSRF compiles a set-returning function of one json (or jsonb)

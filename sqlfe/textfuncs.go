@@ -29,6 +29,7 @@ func init() {
 		"lpad":           padFunc(true),
 		"rpad":           padFunc(false),
 		"format":         formatFunc,
+		"regexp_match":   regexpMatchFunc,
 		"regexp_replace": regexpReplaceFunc,
 		"sha224":         shaFunc("sha224", func(b []byte) []byte { h := sha256.Sum224(b); return h[:] }),
 		"sha256":         shaFunc("sha256", func(b []byte) []byte { h := sha256.Sum256(b); return h[:] }),
@@ -305,24 +306,13 @@ func regexpReplaceFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		return nil, err
 	}
 	return strict("regexp_replace", types.TText, xs, func(a []types.Value) (types.Value, error) {
-		global, prefix := false, ""
+		flags := ""
 		if len(a) == 4 {
-			for _, fl := range a[3].S {
-				switch fl {
-				case 'g':
-					global = true
-				case 'i':
-					prefix = "(?i)"
-				case 'c':
-					prefix = ""
-				default:
-					return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid regular expression option: %q", string(fl))
-				}
-			}
+			flags = a[3].S
 		}
-		re, err := regexp.Compile(prefix + a[1].S)
+		re, global, err := compileRegexFlags(a[1].S, flags)
 		if err != nil {
-			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidRegex, "invalid regular expression: %v", err)
+			return types.Value{}, err
 		}
 		repl := a[2].S
 		src := a[0].S
@@ -360,6 +350,77 @@ func regexpReplaceFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		}
 		b.WriteString(src[last:])
 		return types.Text(b.String()), nil
+	}), nil
+}
+
+// compileRegexFlags compiles pattern with the regexp functions' flags: g
+// (every match: global), i (case-insensitive), c (case-sensitive, the
+// default); another flag is 22023.
+func compileRegexFlags(pattern, flags string) (re *regexp.Regexp, global bool, err error) {
+	prefix := ""
+	for _, fl := range flags {
+		switch fl {
+		case 'g':
+			global = true
+		case 'i':
+			prefix = "(?i)"
+		case 'c':
+			prefix = ""
+		default:
+			return nil, false, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid regular expression option: %q", string(fl))
+		}
+	}
+	if re, err = regexp.Compile(prefix + pattern); err != nil {
+		return nil, false, pgerror.Errorf(pgerror.CodeInvalidRegex, "invalid regular expression: %v", err)
+	}
+	return re, global, nil
+}
+
+// regexpMatchArray is one match m of re in src as regexp_match[es]
+// returns it: a text[] of the parenthesised subexpressions (NULL for one
+// that took no part), or of the whole match when there are none.
+func regexpMatchArray(re *regexp.Regexp, src string, m []int) (types.Value, error) {
+	var els []types.Value
+	if re.NumSubexp() == 0 {
+		els = []types.Value{types.Text(src[m[0]:m[1]])}
+	}
+	for g := 1; g <= re.NumSubexp(); g++ {
+		if m[2*g] < 0 {
+			els = append(els, types.Null(types.TText))
+		} else {
+			els = append(els, types.Text(src[m[2*g]:m[2*g+1]]))
+		}
+	}
+	return types.MakeArray(types.TTextArray, els)
+}
+
+// regexpMatchFunc is regexp_match(string, pattern [, flags]): the first
+// match's text[] (regexpMatchArray), NULL without one; flag g is 22023.
+func regexpMatchFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) != 2 && len(args) != 3 {
+		return nil, noSuchFunc(f, args)
+	}
+	xs, err := wantTypes(c, f, args, []types.Type{types.TText, types.TText, types.TText}[:len(args)]...)
+	if err != nil {
+		return nil, err
+	}
+	return strict("regexp_match", types.TTextArray, xs, func(a []types.Value) (types.Value, error) {
+		flags := ""
+		if len(a) == 3 {
+			flags = a[2].S
+		}
+		re, global, err := compileRegexFlags(a[1].S, flags)
+		if err != nil {
+			return types.Value{}, err
+		}
+		if global {
+			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, `regexp_match() does not support the "global" option`).WithHint("Use the regexp_matches function instead.")
+		}
+		m := re.FindStringSubmatchIndex(a[0].S)
+		if m == nil {
+			return types.Null(types.TTextArray), nil
+		}
+		return regexpMatchArray(re, a[0].S, m)
 	}), nil
 }
 
