@@ -42,7 +42,7 @@ var aggNames = map[string]bool{
 	"bool_and": true, "bool_or": true, "every": true, "string_agg": true, "array_agg": true,
 	"stddev": true, "stddev_samp": true, "stddev_pop": true, "variance": true, "var_samp": true, "var_pop": true,
 	"percentile_cont": true, "percentile_disc": true, "mode": true,
-	"json_agg": true, "jsonb_agg": true,
+	"json_agg": true, "jsonb_agg": true, "json_object_agg": true, "jsonb_object_agg": true,
 }
 
 // orderedSetAggs are the ordered-set aggregates: name(direct args) WITHIN
@@ -318,6 +318,14 @@ func (a *aggCtx) addAgg(c *compiler, f *pg.FuncCall) (expr, error) {
 		if name == "jsonb_agg" {
 			sp.t = types.TJSONB
 		}
+	case "json_object_agg", "jsonb_object_agg":
+		if nargs != 2 {
+			return nil, noSuch()
+		}
+		sp.t = types.TJSON
+		if name == "jsonb_object_agg" {
+			sp.t = types.TJSONB
+		}
 	case "array_agg":
 		if nargs != 1 {
 			return nil, noSuch()
@@ -405,8 +413,16 @@ func (ac *accumulator) add(e *env) error {
 func (ac *accumulator) step(vals []types.Value) error {
 	sp := ac.sp
 	v := vals[0]
-	if v.Null && sp.name != "string_agg" && sp.name != "array_agg" && sp.name != "json_agg" && sp.name != "jsonb_agg" {
-		return nil // strict: NULL inputs are skipped
+	switch sp.name {
+	case "string_agg", "array_agg", "json_agg", "jsonb_agg":
+	case "json_object_agg", "jsonb_object_agg":
+		if v.Null {
+			return pgerror.Errorf(pgerror.CodeInvalidParamValue, "field name must not be null")
+		}
+	default:
+		if v.Null {
+			return nil // strict: NULL inputs are skipped
+		}
 	}
 	if _, ok := statAggs[sp.name]; ok {
 		return ac.statStep(v)
@@ -487,6 +503,9 @@ func (ac *accumulator) step(vals []types.Value) error {
 		_, composite := sp.args[0].(*rowExpr)
 		ac.have = true
 		return jsonAggStep(&ac.text, sp.t, v, composite) // jsonfuncs.go
+	case "json_object_agg", "jsonb_object_agg":
+		ac.arr = append(ac.arr, v, vals[1])
+		ac.have = true
 	case "array_agg":
 		if v.T == types.TBpchar {
 			v = types.Text(types.BpcharTrim(v.S))
@@ -579,6 +598,11 @@ func (ac *accumulator) result() (types.Value, error) {
 			return types.Null(sp.t), nil
 		}
 		return types.Value{T: sp.t, S: ac.text.String() + "]"}, nil
+	case "json_object_agg", "jsonb_object_agg":
+		if !ac.have {
+			return types.Null(sp.t), nil
+		}
+		return jsonObjectOf(sp.t, ac.arr, true) // jsonfuncs.go
 	case "array_agg":
 		if !ac.have {
 			return types.Null(sp.t), nil

@@ -195,35 +195,52 @@ func buildObjectFunc(t types.Type) polyFunc {
 			return nil, err
 		}
 		return &funcExpr{name: t.String() + "_build_object", t: t, args: xs, fn: func(_ *env, a []types.Value) (types.Value, error) {
-			n := &types.JSONNode{Kind: 'o'}
-			var b strings.Builder // json's text: PostgreSQL writes "k" : v
-			b.WriteByte('{')
 			for i := 0; i < len(a); i += 2 {
 				if a[i].Null {
 					return types.Value{}, &pgerror.Error{Code: pgerror.CodeInvalidParamValue, Message: fmt.Sprintf("argument %d: key must not be null", i+1)}
 				}
-				k := types.TextOut(a[i])
-				v := types.ToJSONNode(a[i+1])
-				n.Keys, n.Elems = append(n.Keys, k), append(n.Elems, v)
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				types.WriteJSONString(&b, k)
-				b.WriteString(" : ")
-				if types.IsJSON(a[i+1].T) && !a[i+1].Null {
-					b.WriteString(a[i+1].S)
-				} else {
-					b.WriteString(v.Raw)
-				}
 			}
-			b.WriteByte('}')
-			if t == types.TJSON {
-				return types.Value{T: types.TJSON, S: b.String()}, nil
-			}
-			n.Normalise()
-			return types.Value{T: types.TJSONB, S: n.JSONBText()}, nil
+			return jsonObjectOf(t, a, false)
 		}}, nil
 	}
+}
+
+// jsonObjectOf is the json (or jsonb) object of kv's key, value pairs
+// (keys not NULL), as json_build_object and json_object_agg make it:
+// json keeps every pair as given ("k" : v, PostgreSQL's spacing; the
+// aggregate's braces padded with a space), jsonb normalises (the last of
+// a duplicate key wins, keys in jsonb's order).
+func jsonObjectOf(t types.Type, kv []types.Value, pad bool) (types.Value, error) {
+	n := &types.JSONNode{Kind: 'o'}
+	var b strings.Builder
+	b.WriteByte('{')
+	if pad {
+		b.WriteByte(' ')
+	}
+	for i := 0; i < len(kv); i += 2 {
+		k := types.TextOut(kv[i])
+		v := types.ToJSONNode(kv[i+1])
+		n.Keys, n.Elems = append(n.Keys, k), append(n.Elems, v)
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		types.WriteJSONString(&b, k)
+		b.WriteString(" : ")
+		if types.IsJSON(kv[i+1].T) && !kv[i+1].Null {
+			b.WriteString(kv[i+1].S)
+		} else {
+			b.WriteString(v.Raw)
+		}
+	}
+	if pad {
+		b.WriteByte(' ')
+	}
+	b.WriteByte('}')
+	if t == types.TJSON {
+		return types.Value{T: types.TJSON, S: b.String()}, nil
+	}
+	n.Normalise()
+	return types.Value{T: types.TJSONB, S: n.JSONBText()}, nil
 }
 
 func typeofFunc(t types.Type) polyFunc {

@@ -25,7 +25,6 @@ CREATE TYPE mood AS ENUM ('sad', 'happy');
 SELECT * FROM t TABLESAMPLE SYSTEM (50);
 SELECT ROW(a, b) FROM t;
 SELECT t FROM t;
-SELECT json_object_agg(b, c) FROM t;
 SELECT count(*) FROM t GROUP BY generate_series(1, 2);
 SELECT generate_series(1, generate_series(1, 2));
 INSERT INTO u VALUES (generate_series(3, 4), 1);
