@@ -702,12 +702,19 @@ func powerFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	return powerExpr(xs[0], xs[1], "power()")
 }
 
-// powerExpr is power(x, y) and x ^ y over double precision (numeric's
-// exact power is not supported).
+// powerExpr is power(x, y) and x ^ y: over double precision, or, with a
+// numeric and no float argument, numeric (types.NumericPower: an integer
+// exponent; another is 0A000 when the row has one).
 func powerExpr(l, r expr, what string) (expr, error) {
 	xs := []expr{l, r}
 	if !types.IsFloat(xs[0].typ()) && !types.IsFloat(xs[1].typ()) && (xs[0].typ() == types.TNumeric || xs[1].typ() == types.TNumeric) {
-		return nil, pgerror.NotSupported("%s of numeric is not supported: cast an argument to double precision", what)
+		return strict("power", types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
+			v, ok, err := types.NumericPower(a[0], a[1])
+			if err == nil && !ok {
+				err = pgerror.NotSupported("%s of numeric with a non-integer exponent is not supported: cast an argument to double precision", what)
+			}
+			return v, err
+		}), nil
 	}
 	for i, x := range xs {
 		if !types.IsFloat(x.typ()) {

@@ -469,3 +469,82 @@ func sqrtDecimal(d decimal, s int) decimal {
 	}
 	return decimal{r, s}
 }
+
+// NumericPower is power(base, exp) of numerics, as PostgreSQL's
+// numeric_power for an exponent that is an integer of int32's range
+// (power_var_int); ok is false for another exponent (which PostgreSQL
+// computes through exp and ln, not here). The result has PostgreSQL 15's
+// scale for it: 16, or the base's display scale if larger (at most 1000),
+// rounded half away from zero.
+func NumericPower(base, exp Value) (v Value, ok bool, err error) {
+	b, err := NumericOf(base)
+	if err != nil {
+		return Value{}, false, err
+	}
+	e, err := NumericOf(exp)
+	if err != nil {
+		return Value{}, false, err
+	}
+	// the exponent: an integer (trailing fractional zeros allowed)
+	q, r := new(big.Int).QuoRem(e.Unscaled, pow10(e.Scale), new(big.Int))
+	if r.Sign() != 0 || !q.IsInt64() || q.Int64() < math.MinInt32 || q.Int64() > math.MaxInt32 {
+		return Value{}, false, nil
+	}
+	n := q.Int64()
+	if b.Unscaled.Sign() == 0 && n < 0 {
+		return Value{}, true, pgerror.Errorf(pgerror.CodeInvalidPower, "zero raised to a negative power is undefined")
+	}
+	rscale := min(max(16, b.Scale), MaxNumericScale)
+	// the result's decimal weight, estimated in double precision as
+	// PostgreSQL does, for its overflow and underflow tests
+	f := 0.0
+	if b.Unscaled.Sign() != 0 {
+		bf, _ := new(big.Float).SetInt(new(big.Int).Abs(b.Unscaled)).Float64()
+		f = float64(n) * (math.Log10(bf) - float64(b.Scale))
+	}
+	if f > 3*32767*4 {
+		return Value{}, true, pgerror.Errorf(pgerror.CodeNumericRange, "value overflows numeric format")
+	}
+	if n == 0 {
+		return decimal{pow10(rscale), rscale}.Value(), true, nil
+	}
+	// exact when the digits stay few; else by squaring, each product
+	// rounded to the result's digits and guard digits, as power_var_int
+	// does
+	abs := n
+	if abs < 0 {
+		abs = -abs
+	}
+	digits := len(new(big.Int).Abs(b.Unscaled).String())
+	var p decimal
+	if f+1 < -float64(rscale) {
+		return decimal{new(big.Int), rscale}.Value(), true, nil // underflows to zero
+	}
+	if int64(digits)*abs <= 20000 {
+		p = decimal{new(big.Int).Exp(b.Unscaled, big.NewInt(abs), nil), b.Scale * int(abs)}
+	} else {
+		guard := rscale + int(math.Max(f, 0)) + int(math.Log10(float64(abs))) + 8
+		p = decimal{big.NewInt(1), 0}
+		sq := b
+		for k := abs; k > 0; k >>= 1 {
+			if k&1 == 1 {
+				p = RoundDecimal(decimal{new(big.Int).Mul(p.Unscaled, sq.Unscaled), p.Scale + sq.Scale}, guard, false)
+			}
+			if k > 1 {
+				sq = RoundDecimal(decimal{new(big.Int).Mul(sq.Unscaled, sq.Unscaled), 2 * sq.Scale}, guard, false)
+			}
+		}
+	}
+	if n < 0 {
+		return decimal{big.NewInt(1), 0}.div(p, rscale).Value(), true, nil
+	}
+	out := RoundDecimal(p, rscale, false)
+	if len(new(big.Int).Abs(out.Unscaled).String())-out.Scale > maxNumericWeightDigits {
+		return Value{}, true, pgerror.Errorf(pgerror.CodeNumericRange, "value overflows numeric format")
+	}
+	return out.Value(), true, nil
+}
+
+// maxNumericWeightDigits is how many digits a numeric may have before its
+// point (PostgreSQL's 131072).
+const maxNumericWeightDigits = 131072
