@@ -293,11 +293,11 @@ func (e *Engine) Locks() []LockInfo {
 		out = append(out, LockInfo{Tag: l.Tag.String(), Mode: l.Mode.String(), TxID: l.Xid, Session: l.Session, Granted: l.Granted, WaitStart: l.WaitStart, FastPath: l.FastPath})
 	}
 	live := e.xacts.LiveUserXacts()
-	sort.Slice(live, func(i, j int) bool { return live[i].ID() < live[j].ID() })
+	sort.Slice(live, func(i, j int) bool { return live[i].ID < live[j].ID })
 	for _, x := range live {
 		// A subtransaction's xid is held by its transaction (TxID), as
 		// PostgreSQL's pg_locks shows a subxid held by its backend.
-		out = append(out, LockInfo{Tag: fmt.Sprintf("transaction %d", x.ID()), Mode: lockmgr.ExclusiveLock.String(), TxID: x.Top().ID(), Granted: true})
+		out = append(out, LockInfo{Tag: fmt.Sprintf("transaction %d", x.ID), Mode: lockmgr.ExclusiveLock.String(), TxID: x.Top, Granted: true})
 	}
 	return out
 }

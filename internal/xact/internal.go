@@ -23,14 +23,20 @@ func (m *Manager) LiveUser() []XID {
 	return out
 }
 
+// LiveXact is a running transaction's xid and its top level's (itself,
+// unless it is a subtransaction).
+type LiveXact struct{ ID, Top XID }
+
 // LiveUserXacts is LiveUser's transactions with their subtransactions
 // (BeginSub), for pg_locks: each holds its own xid, on behalf of its top
-// level (Xact.Top).
-func (m *Manager) LiveUserXacts() []*Xact {
-	out := make([]*Xact, 0, m.nlive.Load())
+// level (Xact.Top). It returns their ids, read while the live set holds
+// them: a record that ends may be reused at once for the next transaction
+// of its session (BeginIn), so it is not to be read later.
+func (m *Manager) LiveUserXacts() []LiveXact {
+	out := make([]LiveXact, 0, m.nlive.Load())
 	m.forLive(func(x *Xact) {
 		if !x.internal {
-			out = append(out, x)
+			out = append(out, LiveXact{ID: x.id, Top: x.Top().id})
 		}
 	})
 	return out
