@@ -368,7 +368,7 @@ func (s *Session) planCopyFrom(st *pg.CopyStmt, o *copyOpts, names []string) (*p
 			// a batch of rows)
 			// key and value go into buffers the next row reuses: the
 			// engine's insert copies both
-			key, err := s.prepareRow(ctx, t, row, cf.key)
+			key, err := s.prepareRow(ctx, t, row, given, cf.key)
 			if err != nil {
 				return err
 			}
@@ -557,8 +557,10 @@ func (cf *copyFrom) run(insert func([]types.Value) error) (int64, error) {
 			if err == nil && col.Int2 && (v.I < -32768 || v.I > 32767) {
 				err = pgerror.Errorf(pgerror.CodeNumericRange, "value %q is out of range for type smallint", cf.curVal)
 			}
-			if err == nil && (col.Int2 || col.MaxLen > 0) {
-				v, err = types.ApplyMod(v, col.Mod(), false) // as the type's input function with the column's typmod
+			if err == nil && (col.Int2 || col.MaxLen > 0 || col.Prec > 0) {
+				// as the type's input function with the column's typmod
+				// (so prepareRow leaves the data's columns alone: given)
+				v, err = types.ApplyMod(v, col.Mod(), false)
 			}
 			if err != nil {
 				return n, err
@@ -1089,7 +1091,7 @@ func (cf *copyFrom) runBinary(insert func([]types.Value) error) (int64, error) {
 			} else if v, err = types.ParseBinary(col.Type, b); err != nil {
 				return n, err
 			}
-			if col.Int2 || col.MaxLen > 0 {
+			if col.Int2 || col.MaxLen > 0 || col.Prec > 0 { // prepareRow leaves them alone: given
 				if v, err = types.ApplyMod(v, col.Mod(), false); err != nil {
 					return n, err
 				}
