@@ -25,6 +25,8 @@ type rowStore interface {
 	Remove(r *Row)
 	// Len is the number of rows in memory.
 	Len() int
+	// Prefetch loads the first hash-index slot of each key (Table.Prefetch).
+	Prefetch(keys [][]byte)
 }
 
 // memStore keeps rows in a B-tree for ordered scans and, beside it, a
@@ -52,6 +54,8 @@ func newMemStore() *memStore {
 func (s *memStore) Get(key []byte) *Row { return s.idx.get(key) }
 
 func (s *memStore) Resident(key []byte) *Row { return s.idx.get(key) }
+
+func (s *memStore) Prefetch(keys [][]byte) { s.idx.touch(keys) }
 
 func (s *memStore) GetOrCreate(key []byte) *Row {
 	// the key is hashed once for the lookup, the locked second look and
