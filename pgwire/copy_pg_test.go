@@ -102,6 +102,13 @@ func TestCopyLikePostgres(t *testing.T) {
 		{"COPY m (a, x, f) FROM STDIN", "4\t1\tabcdefg\n"},
 		{"COPY m FROM STDIN (FORMAT csv)", "5,1,abc  ,h\n"},
 		{"COPY m TO STDOUT (FORMAT csv)", ""},
+		{"COPY p FROM STDIN", func() string { // a duplicate past COPY's first batch of rows
+			var sb strings.Builder
+			for i := 2; i < 100; i++ {
+				fmt.Fprintf(&sb, "%d\n", i)
+			}
+			return sb.String() + "1\n100\n"
+		}()},
 		{"COPY t (a, a) FROM STDIN", ""},
 		{"COPY t (zz) FROM STDIN", ""},
 	}
