@@ -299,6 +299,8 @@ func (s *backedStore) Get(key []byte) *Row { return s.load(key) }
 
 func (s *backedStore) Resident(key []byte) *Row { return s.idx.get(key) }
 
+func (s *backedStore) Prefetch(keys [][]byte) { s.idx.touch(keys) }
+
 // GetOrCreate returns the row for key, loading it or creating an empty one
 // (in bt: its state is not the backend's) that keeps key.
 //

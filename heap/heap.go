@@ -199,6 +199,12 @@ func (h *Heap) TuplesReclaimed() uint64 { return h.tuplesReclaimed.Load() }
 // Row returns the row for key (nil if none).
 func (t *Table) Row(key []byte) *Row { return t.store.Get(key) }
 
+// Prefetch is a hint that keys are about to be looked up or inserted
+// (COPY FROM's batch of rows): it loads their point-index slots into the
+// cache all at once, so the rows' misses overlap instead of stalling each
+// insert in turn. It changes nothing and never reads a backend.
+func (t *Table) Prefetch(keys [][]byte) { t.store.Prefetch(keys) }
+
 // RowForInsert returns the row for key, creating it if needed, with its
 // latch held and not removed. A row it creates keeps key as its own, not a
 // copy: the caller hands over a key nothing changes afterwards (the

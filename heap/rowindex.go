@@ -58,6 +58,18 @@ func (x *rowIndex) get(key []byte) *Row {
 	return r
 }
 
+// touch is hashIndex.touch over the keys' shards. It takes no shard lock:
+// a hashIndex's readers need none, and touch reads nothing it returns.
+func (x *rowIndex) touch(keys [][]byte) {
+	var sink uint64
+	for _, k := range keys {
+		sh, tag, _ := x.shard(k)
+		t := sh.idx.tab.Load()
+		sink += t.slots[tag>>8&t.mask].tag.Load()
+	}
+	touchSink.Store(sink)
+}
+
 // putIfAbsent returns the row of r's key: the one there, else r, inserted
 // — unless allowed (nil: always) says no, then nil and nothing inserted.
 // allowed runs under the shard's lock and must not touch the index.

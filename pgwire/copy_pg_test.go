@@ -38,6 +38,7 @@ func TestCopyLikePostgres(t *testing.T) {
 		"INSERT INTO p VALUES (1)",
 		"CREATE TABLE ch (id int PRIMARY KEY, pid int REFERENCES p)",
 		"CREATE TABLE s (id serial PRIMARY KEY, v text NOT NULL)",
+		"CREATE TABLE m (a int PRIMARY KEY, x numeric(4,1), f char(5), g char(2) DEFAULT 'g')",
 	}
 	type tc struct{ sql, data string }
 	cases := []tc{
@@ -96,6 +97,18 @@ func TestCopyLikePostgres(t *testing.T) {
 		{"COPY t (a) FROM STDIN (FORMAT binary)", "PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x02\x00\x01"},
 		{"COPY t (a) FROM STDIN (FORMAT binary)", "PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x04\x00\x00\x00\x35\xff\xffjunk"},
 		{"COPY t (a) FROM STDIN (FORMAT binary)", "PGCOPY\n\xff\r\n\x00\x00\x01\x00\x00\x00\x00\x00"},
+		{"COPY m (a, x, f) FROM STDIN", "1\t12.34\t\n2\t-1.25\tab\n"},
+		{"COPY m (a, x, f) FROM STDIN", "3\t12345.6\tx\n"},
+		{"COPY m (a, x, f) FROM STDIN", "4\t1\tabcdefg\n"},
+		{"COPY m FROM STDIN (FORMAT csv)", "5,1,abc  ,h\n"},
+		{"COPY m TO STDOUT (FORMAT csv)", ""},
+		{"COPY p FROM STDIN", func() string { // a duplicate past COPY's first batch of rows
+			var sb strings.Builder
+			for i := 2; i < 100; i++ {
+				fmt.Fprintf(&sb, "%d\n", i)
+			}
+			return sb.String() + "1\n100\n"
+		}()},
 		{"COPY t (a, a) FROM STDIN", ""},
 		{"COPY t (zz) FROM STDIN", ""},
 	}

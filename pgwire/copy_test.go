@@ -258,6 +258,56 @@ func TestCopyErrors(t *testing.T) {
 	}
 }
 
+// TestCopyBatchDuplicates: COPY FROM inserts its rows in batches
+// (sqlfe/copy.go's copyBatch); a duplicate key is still reported with
+// its own line and key, in the first batch, a later one or the last,
+// partial one, and the failed COPY leaves nothing.
+func TestCopyBatchDuplicates(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	exec(t, c, "CREATE TABLE u (a int PRIMARY KEY, b text UNIQUE)")
+	rows := func(n, dupLine, dupOf int, col string) string {
+		var sb strings.Builder
+		for i := 1; i <= n; i++ {
+			a, b := i, i
+			if i == dupLine {
+				if col == "a" {
+					a = dupOf
+				} else {
+					b = dupOf
+				}
+			}
+			fmt.Fprintf(&sb, "%d\tb%d\n", a, b)
+		}
+		return sb.String()
+	}
+	for _, tc := range []struct {
+		n, dupLine, dupOf int
+		col, detail       string
+	}{
+		{200, 10, 3, "a", "Key (a)=(3) already exists."},
+		{200, 150, 3, "a", "Key (a)=(3) already exists."},
+		{200, 199, 198, "a", "Key (a)=(198) already exists."},
+		{130, 129, 1, "b", "Key (b)=(b1) already exists."},
+	} {
+		_, err := copyIn(t, c, "COPY u FROM STDIN", rows(tc.n, tc.dupLine, tc.dupOf, tc.col))
+		pe := pgErr(t, err, "23505")
+		if want := fmt.Sprintf("COPY u, line %d", tc.dupLine); pe.Where != want || pe.Detail != tc.detail {
+			t.Errorf("duplicate on line %d: %q %q", tc.dupLine, pe.Where, pe.Detail)
+		}
+		if n := count(t, c, "u"); n != 0 {
+			t.Fatalf("%d rows after the failed COPY", n)
+		}
+	}
+	tag, err := copyIn(t, c, "COPY u FROM STDIN", rows(1000, 0, 0, "a"))
+	if err != nil || tag.String() != "COPY 1000" {
+		t.Fatalf("%q %v", tag, err)
+	}
+	if n := count(t, c, "u"); n != 1000 {
+		t.Fatalf("%d rows", n)
+	}
+}
+
 type failingReader struct {
 	data string
 	done bool

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
@@ -361,25 +362,26 @@ func (s *Session) planCopyFrom(st *pg.CopyStmt, o *copyOpts, names []string) (*p
 		if err := s.copyIO.CopyInStart(o.format == copyBinary, len(target)); err != nil {
 			return nil, err
 		}
+		b := &cf.batch
 		n, err := cf.run(func(row []types.Value) error {
 			// as PostgreSQL's COPY: NOT NULL (and the other checks of the
 			// row) while the line is at hand, the insert's unique checks
-			// ("COPY t, line n" only: PostgreSQL finds them when it flushes
-			// a batch of rows)
-			// key and value go into buffers the next row reuses: the
-			// engine's insert copies both
-			key, err := s.prepareRow(ctx, t, row, cf.key)
+			// ("COPY t, line n" only) when the batch of rows is flushed
+			key, err := s.prepareRow(ctx, t, row, given, cf.key)
 			if err != nil {
 				return err
 			}
 			cf.key = key
 			cf.curLine = nil
-			cf.value = catalog.AppendRow(cf.value[:0], t, row)
-			if err := tx.Insert(ctx, t.Engine, key, cf.value); err != nil {
-				return dupRowError(err, t, row)
+			b.add(cf.line, key, t, row)
+			if len(b.lines) < copyBatchRows {
+				return nil
 			}
-			return nil
+			return cf.flush(tx)
 		})
+		if err == nil {
+			err = cf.flush(tx)
+		}
 		if err != nil {
 			e := ToError(err)
 			// a foreign key is checked by PostgreSQL's after-row triggers,
@@ -423,10 +425,74 @@ type copyFrom struct {
 	fields  [][]byte
 	nulls   []bool
 	scratch []byte
-	// row, key and value are reused from one row to the next: an insert
-	// keeps none of them (the engine copies the key and the value)
-	row        []types.Value
-	key, value []byte
+	// row and key are reused from one row to the next: an insert keeps
+	// neither (the engine copies the key and the value)
+	row   []types.Value
+	key   []byte
+	batch copyBatch
+}
+
+// copyBatchRows is how many rows COPY FROM checks before it inserts them
+// together: enough for their index lookups' cache misses to overlap
+// (tupled.Tx.Prefetch), few enough that their slots stay cached until
+// the inserts.
+const copyBatchRows = 64
+
+// copyBatch is the rows COPY FROM has parsed and checked and not yet
+// inserted, as PostgreSQL's CopyMultiInsertBuffer: their lines (for an
+// error's context), keys and encoded values (in buffers the next batch
+// reuses) and values (for a duplicate's DETAIL).
+type copyBatch struct {
+	lines      []int64
+	keyEnd     []int // keys[i] is keyBuf[keyEnd[i-1]:keyEnd[i]]; values alike
+	valEnd     []int
+	keyBuf     []byte
+	valBuf     []byte
+	keys, vals [][]byte
+	rows       [][]types.Value
+}
+
+func (b *copyBatch) add(line int64, key []byte, t *catalog.Table, row []types.Value) {
+	i := len(b.lines)
+	b.lines = append(b.lines, line)
+	b.keyBuf = append(b.keyBuf, key...)
+	b.keyEnd = append(b.keyEnd, len(b.keyBuf))
+	b.valBuf = catalog.AppendRow(b.valBuf, t, row)
+	b.valEnd = append(b.valEnd, len(b.valBuf))
+	if i == len(b.rows) {
+		b.rows = append(b.rows, make([]types.Value, len(row)))
+	}
+	copy(b.rows[i], row)
+}
+
+// flush inserts the batch's rows in order (their index slots prefetched
+// first) and empties it; an insert's error is worded with its row and
+// line.
+func (cf *copyFrom) flush(tx *tupled.Tx) error {
+	b := &cf.batch
+	if len(b.lines) == 0 {
+		return nil
+	}
+	b.keys, b.vals = b.keys[:0], b.vals[:0]
+	ka, va := 0, 0
+	for i := range b.lines {
+		b.keys = append(b.keys, b.keyBuf[ka:b.keyEnd[i]])
+		b.vals = append(b.vals, b.valBuf[va:b.valEnd[i]])
+		ka, va = b.keyEnd[i], b.valEnd[i]
+	}
+	tx.Prefetch(cf.t.Engine, b.keys)
+	for i, key := range b.keys {
+		if err := tx.Insert(cf.ctx, cf.t.Engine, key, b.vals[i]); err != nil {
+			cf.line = b.lines[i]
+			return dupRowError(err, cf.t, b.rows[i])
+		}
+	}
+	b.lines, b.keyEnd, b.valEnd = b.lines[:0], b.keyEnd[:0], b.valEnd[:0]
+	b.keyBuf, b.valBuf = b.keyBuf[:0], b.valBuf[:0]
+	for i := range b.rows {
+		clear(b.rows[i]) // drop the strings of the rows inserted
+	}
+	return nil
 }
 
 // where is PostgreSQL's CopyFromErrorCallback context.
@@ -557,8 +623,10 @@ func (cf *copyFrom) run(insert func([]types.Value) error) (int64, error) {
 			if err == nil && col.Int2 && (v.I < -32768 || v.I > 32767) {
 				err = pgerror.Errorf(pgerror.CodeNumericRange, "value %q is out of range for type smallint", cf.curVal)
 			}
-			if err == nil && (col.Int2 || col.MaxLen > 0) {
-				v, err = types.ApplyMod(v, col.Mod(), false) // as the type's input function with the column's typmod
+			if err == nil && (col.Int2 || col.MaxLen > 0 || col.Prec > 0) {
+				// as the type's input function with the column's typmod
+				// (so prepareRow leaves the data's columns alone: given)
+				v, err = types.ApplyMod(v, col.Mod(), false)
 			}
 			if err != nil {
 				return n, err
@@ -1089,7 +1157,7 @@ func (cf *copyFrom) runBinary(insert func([]types.Value) error) (int64, error) {
 			} else if v, err = types.ParseBinary(col.Type, b); err != nil {
 				return n, err
 			}
-			if col.Int2 || col.MaxLen > 0 {
+			if col.Int2 || col.MaxLen > 0 || col.Prec > 0 { // prepareRow leaves them alone: given
 				if v, err = types.ApplyMod(v, col.Mod(), false); err != nil {
 					return n, err
 				}

@@ -691,9 +691,13 @@ func assign(c *compiler, n *pg.Node, col catalog.Column) (expr, error) {
 // varchar length: 22001, trailing spaces beyond it are cut) and checks NOT
 // NULL, then the CHECK constraints (23514), in that order, as PostgreSQL
 // does.
-func checkRow(t *catalog.Table, row []types.Value) error {
+func checkRow(t *catalog.Table, row []types.Value) error { return checkRowModded(t, row, nil) }
+
+// checkRowModded is checkRow leaving out the modifiers of the columns
+// modded marks: COPY FROM applied them as it parsed the values.
+func checkRowModded(t *catalog.Table, row []types.Value, modded []bool) error {
 	for i, c := range t.Cols {
-		if c.Int2 || c.MaxLen > 0 || c.Prec > 0 {
+		if (c.Int2 || c.MaxLen > 0 || c.Prec > 0) && (modded == nil || !modded[i]) {
 			v, err := types.ApplyMod(row[i], c.Mod(), false)
 			if err != nil {
 				return err
@@ -941,7 +945,7 @@ func (s *Session) planInsert(st *pg.InsertStmt, params *[]types.Type) (*plan, er
 			if oc == nil {
 				kbuf = keyBuf
 			}
-			key, err := s.prepareRow(ctx, t, row, kbuf) // insertrow.go
+			key, err := s.prepareRow(ctx, t, row, nil, kbuf) // insertrow.go
 			if err != nil {
 				return nil, err
 			}

@@ -209,12 +209,14 @@
 //     CASCADE.
 //   - COPY t [(cols)] FROM STDIN and COPY t [(cols)] | (SELECT ...) TO
 //     STDOUT, text, csv and binary (copy.go), run through the connection's
-//     CopyIO in the session's transaction: each row is inserted by
-//     INSERT's own path (insertrow.go) as soon as its line has arrived, so
-//     the data is never held whole (one row, key and value buffer serve
-//     the whole statement: the engine copies what it keeps); an error's
-//     CONTEXT names the line
-//     ("COPY t, line 3, column a: ..."). COPY to or from a server file or
+//     CopyIO in the session's transaction: each row is checked by
+//     INSERT's own path (insertrow.go) as soon as its line has arrived and
+//     inserted with the batch of 64 it belongs to (as PostgreSQL's
+//     multi-insert buffer; the batch's index slots are prefetched
+//     together, tupled.Tx.Prefetch), so the data is never held whole (the
+//     batch's buffers serve the whole statement: the engine copies what it
+//     keeps); an error's CONTEXT names the line, a duplicate key's its own
+//     row's ("COPY t, line 3, column a: ..."). COPY to or from a server file or
 //     program is 0A000.
 //   - TRUNCATE (truncate.go) is transactional: ACCESS EXCLUSIVE on each
 //     table (as DROP TABLE), the rows deleted through the transaction

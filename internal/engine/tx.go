@@ -603,6 +603,15 @@ func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error
 	return err
 }
 
+// Prefetch is a hint that keys of table are about to be inserted or
+// read (heap.Table.Prefetch); an unknown table is ignored, as the calls
+// that follow will report it.
+func (tx *Tx) Prefetch(table string, keys [][]byte) {
+	if tbl, err := tx.e.table(table); err == nil {
+		tbl.Prefetch(keys)
+	}
+}
+
 // insert is Insert; speculative (INSERT … ON CONFLICT) reports a
 // conflicting row as (false, nil) instead of failing with 23505 — after
 // waiting, as Insert does, for a transaction inserting or deleting the key

@@ -147,11 +147,24 @@ func BpcharPad(s string, n int) string {
 	if n == 0 || len(s) >= 4*n {
 		return s
 	}
-	if c := utf8.RuneCountInString(s); c < n {
-		return s + strings.Repeat(" ", n-c)
+	c := utf8.RuneCountInString(s)
+	if c >= n {
+		return s
 	}
-	return s
+	if s == "" && n <= len(blanks) {
+		return blanks[:n] // shared: an empty character(n) allocates nothing
+	}
+	var b strings.Builder
+	b.Grow(len(s) + n - c)
+	b.WriteString(s)
+	for ; c < n; c++ {
+		b.WriteByte(' ')
+	}
+	return b.String()
 }
+
+// blanks is the padding of an empty character(n) up to 256.
+var blanks = strings.Repeat(" ", 256)
 
 // CastMod converts v to type t with modifier m: explicit for a cast (which
 // truncates a varchar silently), else an assignment (which refuses to cut
