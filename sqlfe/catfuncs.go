@@ -709,7 +709,7 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 		if err != nil {
 			return types.Value{}, err
 		}
-		sawNull := v[0].Null
+		sawNull := false // NULL op ANY ('{}') is false, as for any empty array
 		for _, b := range els {
 			if v[0].Null || b.Null {
 				sawNull = true

@@ -42,7 +42,7 @@ func Cast(v Value, t Type) (Value, error) {
 		return ParseText(t, v.S)
 	case v.T == TText || v.T == TBpchar:
 		return ParseText(t, v.S)
-	case IsIntArray(v.T) && IsIntArray(t):
+	case IsIntArray(v.T) && IsIntArray(t) && v.S == "":
 		if t == TInt4Array {
 			for _, x := range v.A {
 				if x < math.MinInt32 || x > math.MaxInt32 {

@@ -13,7 +13,8 @@
 //
 // Invariants:
 //   - A Value's datum is in one field, by type: I for boolean (0/1),
-//     integer and bigint; A for integer[] and bigint[]; S for every other
+//     integer and bigint; A for integer[] and bigint[] (but S, their
+//     text, for one with a NULL element); S for every other
 //     type, in the canonical text form ParseText returns (the other arrays
 //     as array_out prints them, {a,"b c",NULL}: array.go; numeric as
 //     numeric_out prints it, timestamps as PostgreSQL's DateStyle ISO,
