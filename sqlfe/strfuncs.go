@@ -423,6 +423,14 @@ func signFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		xs[0] = &castExpr{arg: xs[0], t: types.TNumeric}
 	}
 	return strict("sign", types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
+		switch a[0].S {
+		case "NaN":
+			return a[0], nil
+		case "Infinity":
+			return types.Value{T: types.TNumeric, S: "1"}, nil
+		case "-Infinity":
+			return types.Value{T: types.TNumeric, S: "-1"}, nil
+		}
 		d, err := types.NumericOf(a[0])
 		if err != nil {
 			return types.Value{}, err
@@ -489,6 +497,9 @@ func roundFunc(name string) polyFunc {
 			xs[0] = &castExpr{arg: xs[0], t: types.TNumeric}
 		}
 		return strict(name, types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
+			if types.IsNumericSpecial(a[0]) {
+				return a[0], nil // NaN and the infinities round to themselves
+			}
 			d, err := types.NumericOf(a[0])
 			if err != nil {
 				return types.Value{}, err
@@ -521,6 +532,9 @@ func ceilFloor(ceil bool) polyFunc {
 			xs[0] = &castExpr{arg: xs[0], t: types.TNumeric}
 		}
 		return strict("ceil", types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
+			if types.IsNumericSpecial(a[0]) {
+				return a[0], nil
+			}
 			d, err := types.NumericOf(a[0])
 			if err != nil {
 				return types.Value{}, err

@@ -186,6 +186,9 @@ func CastMod(v Value, t Type, m Mod, explicit bool) (Value, error) {
 		}
 		return Int4(int32(i)), nil
 	}
+	if m.Int2 && IsNumericSpecial(v) {
+		return Value{}, numericSpecialToInt(v, "smallint")
+	}
 	v, err := Cast(v, t)
 	if err != nil {
 		return v, err

@@ -417,6 +417,9 @@ func ParseText(t Type, s string) (Value, error) {
 		}
 		return Value{T: t, I: i}, nil
 	case TNumeric:
+		if sp, ok := parseNumericSpecial(s); ok {
+			return Value{T: TNumeric, S: sp}, nil // numeric_special.go
+		}
 		d, err := ParseNumeric(s)
 		if err != nil {
 			return Value{}, err
