@@ -648,7 +648,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			if !isNumeric(l.typ()) || !isNumeric(r.typ()) {
 				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s ^ %s", l.typ(), r.typ()).At(a.Location)
 			}
-			return powerExpr(l, r, "operator ^")
+			return powerExpr(l, r)
 		case "+", "-", "*", "/", "%":
 			if x, ok, err := dateOp(op, l, r); ok { // dateops.go
 				return x, err

@@ -43,7 +43,7 @@
 // Files: types.go (Type, Value, OIDs, text and binary I/O), array.go
 // (the one-dimensional arrays of integer, bigint, text, boolean, numeric,
 // double precision, uuid, date and timestamptz: array_in, array_out,
-// array_send, array_recv, comparison, element casts), cast.go (Mod, Cast, CastMod, ApplyMod, Compare), numeric.go, numeric_special.go (numeric NaN and the infinities),
+// array_send, array_recv, comparison, element casts), cast.go (Mod, Cast, CastMod, ApplyMod, Compare), numeric.go, numeric_special.go (numeric NaN and the infinities), numeric_math.go (sqrt, exp, ln, log and a non-integer power of numeric),
 // float.go, datetime.go (date, timestamptz, date_trunc, extract),
 // timestamp.go, interval.go (interval: input, output, comparison and
 // arithmetic as PostgreSQL 15's; testdata/ holds PostgreSQL's answers to

@@ -507,12 +507,20 @@ func sqrtDecimal(d decimal, s int) decimal {
 }
 
 // NumericPower is power(base, exp) of numerics, as PostgreSQL's
-// numeric_power for an exponent that is an integer of int32's range
-// (power_var_int); ok is false for another exponent (which PostgreSQL
-// computes through exp and ln, not here). The result has PostgreSQL 15's
-// scale for it: 16, or the base's display scale if larger (at most 1000),
-// rounded half away from zero.
+// numeric_power: for an exponent that is an integer of int32's range,
+// power_var_int, at PostgreSQL 15's scale for it: 16, or the base's
+// display scale if larger (at most 1000), rounded half away from zero;
+// for another, e^(exp·ln(base)) (numeric_math.go). With a NaN, 1 if the
+// base is 1 or the exponent 0, else NaN; an infinity is refused (0A000).
+// ok is always true (kept for the callers).
 func NumericPower(base, exp Value) (v Value, ok bool, err error) {
+	if base.S == numericNaN || exp.S == numericNaN {
+		one := Value{T: TNumeric, S: "1"}
+		if Compare(base, one) == 0 && base.S != numericNaN || exp.S != numericNaN && numericClass(exp) == 0 {
+			return Value{T: TNumeric, S: "1"}, true, nil
+		}
+		return Value{T: TNumeric, S: numericNaN}, true, nil
+	}
 	b, err := NumericOf(base)
 	if err != nil {
 		return Value{}, false, err
@@ -524,7 +532,8 @@ func NumericPower(base, exp Value) (v Value, ok bool, err error) {
 	// the exponent: an integer (trailing fractional zeros allowed)
 	q, r := new(big.Int).QuoRem(e.Unscaled, pow10(e.Scale), new(big.Int))
 	if r.Sign() != 0 || !q.IsInt64() || q.Int64() < math.MinInt32 || q.Int64() > math.MaxInt32 {
-		return Value{}, false, nil
+		v, err := numericPowerReal(b, e) // numeric_math.go
+		return v, true, err
 	}
 	n := q.Int64()
 	if b.Unscaled.Sign() == 0 && n < 0 {

@@ -33,7 +33,6 @@ SELECT to_char(interval '1 day 02:00', 'DD HH24');
 SELECT to_char(1987, 'RN');
 SELECT to_char(0.00048, '9.99EEEE');
 SELECT to_timestamp('10:30', 'HH24:MI');
-SELECT power(2::numeric, 0.5);
 -- DDL and other statements
 CREATE TEMP TABLE tt (id serial, a int);
 CREATE TEMP TABLE ti (a int); CREATE INDEX ON ti (a);
