@@ -30,8 +30,6 @@ INSERT INTO u VALUES (generate_series(3, 4), 1);
 SELECT (SELECT sum(t.c) FROM u LIMIT 1) FROM t;
 -- functions and aggregates
 SELECT to_char(interval '1 day 02:00', 'DD HH24');
-SELECT to_char(1987, 'RN');
-SELECT to_char(0.00048, '9.99EEEE');
 SELECT to_timestamp('10:30', 'HH24:MI');
 -- DDL and other statements
 CREATE TEMP TABLE tt (id serial, a int);
