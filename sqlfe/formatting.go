@@ -28,7 +28,9 @@ import (
 // (scientific notation: eeeeToChar) print as PostgreSQL's *_to_char
 // functions prepare them, outside NUM_processor's digit walk.
 //
-// Not implemented (0A000): to_char of an interval, TZ and OF in
+// to_char of an interval is formatting_interval.go's.
+//
+// Not implemented (0A000): TZ and OF in
 // to_timestamp (PostgreSQL 15 rejects them too), and results before 1 AD
 // (to_timestamp without a year is in 1 BC in PostgreSQL).
 
@@ -1020,17 +1022,22 @@ func toCharFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 			Hint: "Could not choose a best candidate function. You might need to add explicit type casts.", Position: f.Location + 1}
 	case fm.typ() != types.TText:
 		return nil, noSuchFunc(f, args)
-	case t == types.TInterval:
-		return nil, pgerror.NotSupported("to_char(interval, text) is not supported").At(f.Location)
 	case t == types.TDate:
 		x = &castExpr{arg: x, t: types.TTimestamptz}
-	case isTimestamp(t), isNumeric(t):
+	case isTimestamp(t), isNumeric(t), t == types.TInterval:
 	default:
 		return nil, noSuchFunc(f, args)
 	}
 	return &funcExpr{name: "to_char", t: types.TText, args: []expr{x, fm}, fn: func(_ *env, a []types.Value) (types.Value, error) {
 		if a[0].Null || a[1].Null {
 			return types.Null(types.TText), nil
+		}
+		if a[0].T == types.TInterval {
+			if a[1].S == "" {
+				return types.Null(types.TText), nil
+			}
+			s, err := intervalToChar(parseFormat(a[1].S, true), types.IntervalOf(a[0])) // formatting_interval.go
+			return types.Text(s), err
 		}
 		if isTimestamp(a[0].T) {
 			if a[1].S == "" {

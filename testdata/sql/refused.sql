@@ -29,7 +29,6 @@ SELECT generate_series(1, generate_series(1, 2));
 INSERT INTO u VALUES (generate_series(3, 4), 1);
 SELECT (SELECT sum(t.c) FROM u LIMIT 1) FROM t;
 -- functions and aggregates
-SELECT to_char(interval '1 day 02:00', 'DD HH24');
 SELECT to_timestamp('10:30', 'HH24:MI');
 -- DDL and other statements
 CREATE TEMP TABLE tt (id serial, a int);
