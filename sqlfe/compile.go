@@ -254,8 +254,10 @@ func (c *compiler) compile1(n *pg.Node, want types.Type) (expr, error) {
 			return nil, err
 		}
 		want := t
-		if m.Int2 {
-			want = types.TUnknown // '40000'::smallint names the text in its error
+		if m.Int2 || t == types.TInterval && m.Prec > 0 {
+			// '40000'::smallint names the text in its error; '5'::interval
+			// hour reads the literal in hours (interval_in's typmod)
+			want = types.TUnknown
 		}
 		arg, err := c.compile(tc.Arg, want)
 		if err != nil {
@@ -872,6 +874,9 @@ func typeOfMod(tn *pg.TypeName) (types.Type, types.Mod, error) {
 	if len(tn.Typmods) > 0 && name == "numeric" {
 		return numericTypmods(tn, t, m)
 	}
+	if len(tn.Typmods) > 0 && name == "interval" && t == types.TInterval {
+		return intervalTypmods(tn, t, m)
+	}
 	if len(tn.Typmods) > 0 {
 		if (name != "varchar" && name != "bpchar") || len(tn.Typmods) != 1 {
 			return 0, m, pgerror.NotSupported("type modifiers on %s are not supported", name).At(tn.Location)
@@ -894,6 +899,33 @@ func typeOfMod(tn *pg.TypeName) (types.Type, types.Mod, error) {
 		}
 		m.MaxLen = int(n)
 	}
+	return t, m, nil
+}
+
+// intervalTypmods reads interval's typmods as the grammar makes them: a
+// range of fields, then a precision (interval(3) is the full range's).
+func intervalTypmods(tn *pg.TypeName, t types.Type, m types.Mod) (types.Type, types.Mod, error) {
+	var vals []int
+	for _, n := range tn.Typmods {
+		iv, ok := n.GetAConst().GetVal().(*pg.A_Const_Ival)
+		if !ok {
+			return 0, m, pgerror.Errorf(pgerror.CodeSyntax, "type modifiers must be simple constants or identifiers").At(tn.Location)
+		}
+		vals = append(vals, int(iv.Ival.Ival))
+	}
+	prec := -1
+	switch len(vals) {
+	case 1:
+	case 2:
+		prec = vals[1]
+	default:
+		return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid INTERVAL type modifier").At(tn.Location)
+	}
+	typmod, err := types.IntervalTypmod(vals[0], prec)
+	if err != nil {
+		return 0, m, ToError(err).At(tn.Location)
+	}
+	m.Prec = typmod
 	return t, m, nil
 }
 

@@ -46,7 +46,7 @@
 // array_send, array_recv, comparison, element casts), cast.go (Mod, Cast, CastMod, ApplyMod, Compare), numeric.go, numeric_special.go (numeric NaN and the infinities), numeric_math.go (sqrt, exp, ln, log and a non-integer power of numeric),
 // float.go, datetime.go (date, timestamptz, date_trunc, extract),
 // timestamp.go, interval.go (interval: input, output, comparison and
-// arithmetic as PostgreSQL 15's; testdata/ holds PostgreSQL's answers to
+// arithmetic as PostgreSQL 15's; interval_typmod.go its typmods; testdata/ holds PostgreSQL's answers to
 // its cases and gen.sh, which asks them again), timeofday.go (time),
 // uuid.go, bytea.go, json.go (json and jsonb: the parser,
 // normalisation, the operators' node walks), encoding.go (CheckEncoding).

@@ -16,7 +16,6 @@ INSERT INTO u VALUES (1, 1), (2, 2);
 CREATE VIEW vt AS SELECT a, b FROM t;
 -- cases
 -- types
-SELECT interval '1 day' hour;
 SELECT '12:00+02'::timetz;
 CREATE TABLE jk (j jsonb PRIMARY KEY);
 CREATE TYPE mood AS ENUM ('sad', 'happy');
