@@ -3,9 +3,11 @@ package pgwire
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -203,5 +205,36 @@ func TestWireIntArraysNull(t *testing.T) {
 		if buf.String() != tc.want {
 			t.Errorf("%s gave %q, want %q", tc.sql, buf.String(), tc.want)
 		}
+	}
+}
+
+// TestWireBCDates: BC dates and timestamps in binary (days and
+// microseconds from 2000-01-01, negative past it, as PostgreSQL sends
+// them) both ways, through pgx's time.Time (whose years are astronomical:
+// 44 BC is -43).
+func TestWireBCDates(t *testing.T) {
+	ts := startServer(t, nil)
+	defer ts.stop(t)
+	c := ts.connect(t)
+	ctx := context.Background()
+	want := time.Date(-43, 3, 15, 12, 0, 0, 0, time.UTC)
+	var d, tz time.Time
+	if err := c.QueryRow(ctx, "SELECT '0044-03-15 BC'::date, '0044-03-15 12:00 BC'::timestamptz").Scan(&d, &tz); err != nil {
+		t.Fatal(err)
+	}
+	if !d.Equal(time.Date(-43, 3, 15, 0, 0, 0, 0, time.UTC)) || !tz.Equal(want) {
+		t.Errorf("scanned %v and %v", d, tz)
+	}
+	var s string
+	if err := c.QueryRow(ctx, "SELECT $1::timestamptz::text", want).Scan(&s); err != nil || s != "0044-03-15 12:00:00+00 BC" {
+		t.Errorf("binary parameter read as %q %v", s, err)
+	}
+	rr := c.PgConn().ExecParams(ctx, "SELECT '0001-01-01 BC'::date", nil, nil, nil, []int16{1}).Read()
+	if rr.Err != nil {
+		t.Fatal(rr.Err)
+	}
+	// 2000-01-01 is day 0; 1 BC-01-01 is 730485 days before it (PostgreSQL's date_send)
+	if got := rr.Rows[0][0]; len(got) != 4 || int32(binary.BigEndian.Uint32(got)) != -730485 {
+		t.Errorf("date_send %x", got)
 	}
 }

@@ -31,8 +31,8 @@ import (
 // to_char of an interval is formatting_interval.go's.
 //
 // Not implemented (0A000): TZ and OF in
-// to_timestamp (PostgreSQL 15 rejects them too), and results before 1 AD
-// (to_timestamp without a year is in 1 BC in PostgreSQL).
+// to_timestamp (PostgreSQL 15 rejects them too). A result before 1 AD
+// is a BC timestamp (to_timestamp without a year is in 1 BC).
 
 // fmtKey is a format keyword.
 type fmtKey struct {
@@ -1618,8 +1618,11 @@ func toTimestamp(s, format string, dateOnly bool) (time.Time, error) {
 	if dateOnly {
 		t = time.Date(year, time.Month(mon), mday, 0, 0, 0, 0, time.UTC)
 	}
-	if t.Year() < 1 {
-		return time.Time{}, pgerror.NotSupported("BC dates are not supported")
+	if t.Before(types.MinDateTime) {
+		if dateOnly {
+			return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "date out of range: %q", s)
+		}
+		return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "timestamp out of range")
 	}
 	if dateOnly && t.Year() > 5874897 {
 		return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "date out of range: %q", s)

@@ -28,7 +28,6 @@ SELECT generate_series(1, generate_series(1, 2));
 INSERT INTO u VALUES (generate_series(3, 4), 1);
 SELECT (SELECT sum(t.c) FROM u LIMIT 1) FROM t;
 -- functions and aggregates
-SELECT to_timestamp('10:30', 'HH24:MI');
 -- DDL and other statements
 CREATE TEMP TABLE tt (id serial, a int);
 CREATE TEMP TABLE ti (a int); CREATE INDEX ON ti (a);
