@@ -902,16 +902,26 @@ func typeOfMod(tn *pg.TypeName) (types.Type, types.Mod, error) {
 	return t, m, nil
 }
 
-// intervalTypmods reads interval's typmods as the grammar makes them: a
-// range of fields, then a precision (interval(3) is the full range's).
-func intervalTypmods(tn *pg.TypeName, t types.Type, m types.Mod) (types.Type, types.Mod, error) {
+// typmodInts is a type name's typmods, integer constants (42601 for
+// anything else).
+func typmodInts(tn *pg.TypeName) ([]int, error) {
 	var vals []int
 	for _, n := range tn.Typmods {
 		iv, ok := n.GetAConst().GetVal().(*pg.A_Const_Ival)
 		if !ok {
-			return 0, m, pgerror.Errorf(pgerror.CodeSyntax, "type modifiers must be simple constants or identifiers").At(tn.Location)
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "type modifiers must be simple constants or identifiers").At(tn.Location)
 		}
 		vals = append(vals, int(iv.Ival.Ival))
+	}
+	return vals, nil
+}
+
+// intervalTypmods reads interval's typmods as the grammar makes them: a
+// range of fields, then a precision (interval(3) is the full range's).
+func intervalTypmods(tn *pg.TypeName, t types.Type, m types.Mod) (types.Type, types.Mod, error) {
+	vals, err := typmodInts(tn)
+	if err != nil {
+		return 0, m, err
 	}
 	prec := -1
 	switch len(vals) {
@@ -1008,13 +1018,9 @@ func numericTypmods(tn *pg.TypeName, t types.Type, m types.Mod) (types.Type, typ
 	if len(tn.Typmods) > 2 {
 		return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid NUMERIC type modifier").At(tn.Location)
 	}
-	var vals []int
-	for _, n := range tn.Typmods {
-		iv, ok := n.GetAConst().GetVal().(*pg.A_Const_Ival)
-		if !ok {
-			return 0, m, pgerror.Errorf(pgerror.CodeSyntax, "type modifiers must be simple constants or identifiers").At(tn.Location)
-		}
-		vals = append(vals, int(iv.Ival.Ival))
+	vals, err := typmodInts(tn)
+	if err != nil {
+		return 0, m, err
 	}
 	m.Prec = vals[0]
 	if len(vals) == 2 {

@@ -491,16 +491,25 @@ func dchToChar(nodes []fmtNode, t time.Time, tz string) (string, error) {
 		case "FX":
 			num = false
 		}
-		b.WriteString(s)
-		if n.th && num {
-			suf, err := ordinal(s, n.thUp)
-			if err != nil {
-				return "", err
-			}
-			b.WriteString(suf)
+		if err := writeField(&b, s, &n, num); err != nil {
+			return "", err
 		}
 	}
 	return b.String(), nil
+}
+
+// writeField writes a date/time field's text s, and for a number (num)
+// under TH or th its ordinal suffix.
+func writeField(b *strings.Builder, s string, n *fmtNode, num bool) error {
+	b.WriteString(s)
+	if n.th && num {
+		suf, err := ordinal(s, n.thUp)
+		if err != nil {
+			return err
+		}
+		b.WriteString(suf)
+	}
+	return nil
 }
 
 // caseAs writes name in the case of the keyword: MONTH, Month, month.

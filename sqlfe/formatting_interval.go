@@ -221,13 +221,8 @@ func intervalToChar(nodes []fmtNode, iv types.Interval) (string, error) {
 		case "FX":
 			num = false
 		}
-		b.WriteString(s)
-		if n.th && num {
-			suf, err := ordinal(s, n.thUp)
-			if err != nil {
-				return "", err
-			}
-			b.WriteString(suf)
+		if err := writeField(&b, s, &n, num); err != nil {
+			return "", err
 		}
 	}
 	return b.String(), nil

@@ -115,6 +115,16 @@ func NumericOf(v Value) (decimal, error) {
 	return ParseNumeric(v.S)
 }
 
+// numericPair is NumericOf of a and of b.
+func numericPair(a, b Value) (decimal, decimal, error) {
+	x, err := NumericOf(a)
+	if err != nil {
+		return decimal{}, decimal{}, err
+	}
+	y, err := NumericOf(b)
+	return x, y, err
+}
+
 func numericCmp(a, b Value) int {
 	if x, y := numericRank(a), numericRank(b); x != 1 || y != 1 {
 		return x - y // NaN = NaN, above Infinity, above the finite values
@@ -133,11 +143,7 @@ func NumericArith(op byte, a, b Value) (Value, error) {
 	if IsNumericSpecial(a) || IsNumericSpecial(b) {
 		return numericSpecialArith(op, a, b) // numeric_special.go
 	}
-	x, err := NumericOf(a)
-	if err != nil {
-		return Value{}, err
-	}
-	y, err := NumericOf(b)
+	x, y, err := numericPair(a, b)
 	if err != nil {
 		return Value{}, err
 	}
@@ -521,11 +527,7 @@ func NumericPower(base, exp Value) (v Value, ok bool, err error) {
 		}
 		return Value{T: TNumeric, S: numericNaN}, true, nil
 	}
-	b, err := NumericOf(base)
-	if err != nil {
-		return Value{}, false, err
-	}
-	e, err := NumericOf(exp)
+	b, e, err := numericPair(base, exp)
 	if err != nil {
 		return Value{}, false, err
 	}

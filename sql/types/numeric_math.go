@@ -282,11 +282,7 @@ func NumericLog(base, num Value) (Value, error) {
 	if base.S == numericNaN || num.S == numericNaN {
 		return Value{T: TNumeric, S: numericNaN}, nil
 	}
-	b, err := NumericOf(base)
-	if err != nil {
-		return Value{}, err
-	}
-	x, err := NumericOf(num)
+	b, x, err := numericPair(base, num)
 	if err != nil {
 		return Value{}, err
 	}
