@@ -517,8 +517,8 @@ func sqrtDecimal(d decimal, s int) decimal {
 // power_var_int, at PostgreSQL 15's scale for it: 16, or the base's
 // display scale if larger (at most 1000), rounded half away from zero;
 // for another, e^(exp·ln(base)) (numeric_math.go). With a NaN, 1 if the
-// base is 1 or the exponent 0, else NaN; an infinity is refused (0A000).
-// ok is always true (kept for the callers).
+// base is 1 or the exponent 0, else NaN; with an infinity, POSIX pow's
+// answers (numericPowerInf). ok is always true (kept for the callers).
 func NumericPower(base, exp Value) (v Value, ok bool, err error) {
 	if base.S == numericNaN || exp.S == numericNaN {
 		one := Value{T: TNumeric, S: "1"}
@@ -526,6 +526,10 @@ func NumericPower(base, exp Value) (v Value, ok bool, err error) {
 			return Value{T: TNumeric, S: "1"}, true, nil
 		}
 		return Value{T: TNumeric, S: numericNaN}, true, nil
+	}
+	if IsNumericSpecial(base) || IsNumericSpecial(exp) {
+		v, err := numericPowerInf(base, exp) // numeric_special.go
+		return v, true, err
 	}
 	b, e, err := numericPair(base, exp)
 	if err != nil {

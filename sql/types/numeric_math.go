@@ -282,6 +282,25 @@ func NumericLog(base, num Value) (Value, error) {
 	if base.S == numericNaN || num.S == numericNaN {
 		return Value{T: TNumeric, S: numericNaN}, nil
 	}
+	if IsNumericSpecial(base) || IsNumericSpecial(num) {
+		// numeric_log's infinities: not above zero fails as log_var would;
+		// log(Inf, Inf) is NaN, log(Inf, x) 0, log(b, Inf) Infinity
+		for _, v := range []Value{base, num} {
+			switch c := numericClass(v); {
+			case c < 0:
+				return Value{}, pgerror.Errorf(pgerror.CodeInvalidLog, "cannot take logarithm of a negative number")
+			case c == 0:
+				return Value{}, pgerror.Errorf(pgerror.CodeInvalidLog, "cannot take logarithm of zero")
+			}
+		}
+		switch {
+		case base.S == numericPosInf && num.S == numericPosInf:
+			return Value{T: TNumeric, S: numericNaN}, nil
+		case base.S == numericPosInf:
+			return Value{T: TNumeric, S: "0"}, nil
+		}
+		return Value{T: TNumeric, S: numericPosInf}, nil
+	}
 	b, x, err := numericPair(base, num)
 	if err != nil {
 		return Value{}, err

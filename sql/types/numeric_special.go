@@ -2,6 +2,8 @@ package types
 
 import (
 	"math"
+	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -148,4 +150,56 @@ func numericSpecialToInt(v Value, name string) error {
 		what = "NaN"
 	}
 	return pgerror.NotSupported("cannot convert %s to %s", what, name)
+}
+
+// numericPowerInf is power(base, exp) with an infinity among them (and no
+// NaN), as numeric_power: POSIX pow's answers (0, 1 or an infinity), but
+// 2201F for zero to -Infinity and -Infinity to a non-integer. Each side
+// counts only by its class, so each is replaced by a float of the same
+// one: a finite base by ±0, ±0.5, ±1 or ±2 (its magnitude against 1), a
+// finite exponent by 0, ±0.5 (not an integer), ±2 (even) or ±3 (odd).
+func numericPowerInf(base, exp Value) (Value, error) {
+	class := func(v Value, isExp bool) float64 {
+		c := numericClass(v)
+		if math.IsInf(c, 0) || c == 0 {
+			return c
+		}
+		d, err := NumericOf(v)
+		if err != nil {
+			return math.NaN()
+		}
+		abs := new(big.Int).Abs(d.Unscaled)
+		if !isExp {
+			switch abs.Cmp(pow10(d.Scale)) {
+			case -1:
+				return c * 0.5
+			case 0:
+				return c
+			}
+			return c * 2
+		}
+		q, r := new(big.Int).QuoRem(abs, pow10(d.Scale), new(big.Int))
+		switch {
+		case r.Sign() != 0:
+			return c * 0.5
+		case q.Bit(0) == 1:
+			return c * 3
+		}
+		return c * 2
+	}
+	x, y := class(base, false), class(exp, true)
+	switch {
+	case x == 0 && math.IsInf(y, -1):
+		return Value{}, pgerror.Errorf(pgerror.CodeInvalidPower, "zero raised to a negative power is undefined")
+	case math.IsInf(x, -1) && !math.IsInf(y, 0) && math.Abs(y) == 0.5:
+		return Value{}, pgerror.Errorf(pgerror.CodeInvalidPower, "a negative number raised to a non-integer power yields a complex result")
+	}
+	r := math.Pow(x, y)
+	switch {
+	case math.IsInf(r, 0):
+		return numericSpecialValue(r), nil
+	case r == 0:
+		return Value{T: TNumeric, S: "0"}, nil
+	}
+	return Value{T: TNumeric, S: strconv.FormatFloat(r, 'f', -1, 64)}, nil // 1 or -1
 }
