@@ -793,6 +793,13 @@ func numDigits(v types.Value, d *numDesc) (numstr string, sign byte, preSpaces i
 			d.post = digs - pl
 		}
 		orgnum = strconv.FormatFloat(f, 'f', d.post, 64)
+	} else if types.IsNumericSpecial(v) {
+		// numeric_to_char rounds NaN and the infinities to themselves
+		// and walks numeric_out's text of them like digits
+		orgnum = v.S
+		if d.is(numMulti) {
+			d.pre += d.multi
+		}
 	} else {
 		x, err := types.NumericOf(v)
 		if err != nil {
