@@ -102,8 +102,8 @@ func parseDateTime(s, typeName string) (time.Time, error) {
 	datePart, timePart, _ := strings.Cut(t, " ")
 	timePart = strings.TrimSpace(timePart)
 	year := -1 // the year as written, when BC or 0
-	if y, rest, ok := strings.Cut(datePart, "-"); ok && len(y) >= 4 && strings.Trim(y, "0123456789") == "" {
-		if n, err := strconv.Atoi(y); err == nil && (bc || n == 0) {
+	if y, rest, ok := strings.Cut(datePart, "-"); ok && len(y) >= 4 && (bc || strings.Trim(y, "0") == "") && strings.Trim(y, "0123456789") == "" {
+		if n, err := strconv.Atoi(y); err == nil { // BC, or year 0
 			if n == 0 {
 				return time.Time{}, &pgerror.Error{Code: "22008", Message: fmt.Sprintf("date/time field value out of range: %q", s0)}
 			}
