@@ -27,7 +27,6 @@ SELECT count(*) FROM t GROUP BY generate_series(1, 2);
 SELECT generate_series(1, generate_series(1, 2));
 INSERT INTO u VALUES (generate_series(3, 4), 1);
 SELECT (SELECT sum(t.c) FROM u LIMIT 1) FROM t;
--- functions and aggregates
 -- DDL and other statements
 CREATE TEMP TABLE tt (id serial, a int);
 CREATE TEMP TABLE ti (a int); CREATE INDEX ON ti (a);
