@@ -557,3 +557,20 @@ func TestCopyFromBinaryTypes(t *testing.T) {
 	_, err = c.PgConn().CopyFrom(ctx, strings.NewReader("70000\n"), "COPY ty (s) FROM STDIN")
 	pgErr(t, err, "22003")
 }
+
+// TestCopyIntervalTypmod: COPY FROM reads an interval column's text with
+// the column's typmod, as interval_in does (a bare 5 in an interval hour
+// to minute is 5 minutes), and rounds interval(0)'s seconds; the rows are
+// PostgreSQL 15's for the same input.
+func TestCopyIntervalTypmod(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	exec(t, c, "CREATE TABLE itc (id int PRIMARY KEY, a interval hour to minute, b interval(0))")
+	if _, err := copyIn(t, c, "COPY itc FROM STDIN", "1\t5\t1.5\n2\t1 day 02:03:04\t2.5 s\n"); err != nil {
+		t.Fatal(err)
+	}
+	want := "1\t00:05:00\t00:00:02\n2\t1 day 02:03:00\t00:00:03\n"
+	if got := copyOut(t, c, "COPY itc TO STDOUT"); got != want {
+		t.Fatalf("COPY out %q, want %q", got, want)
+	}
+}

@@ -327,7 +327,7 @@ func (c *compiler) catalogFunc(f *pg.FuncCall, name string) (expr, bool, error) 
 			return nil, true, err
 		}
 		t := x.typ().String()
-		if me, ok := x.(*modExpr); ok {
+		if me, ok := x.(*modExpr); ok && x.typ() != types.TInterval { // pg_typeof names no interval fields
 			t = me.m.Name(x.typ())
 		}
 		return &constExpr{types.Text(t)}, true, nil
@@ -709,7 +709,7 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 		if err != nil {
 			return types.Value{}, err
 		}
-		sawNull := v[0].Null
+		sawNull := false // NULL op ANY ('{}') is false, as for any empty array
 		for _, b := range els {
 			if v[0].Null || b.Null {
 				sawNull = true

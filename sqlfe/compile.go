@@ -254,8 +254,10 @@ func (c *compiler) compile1(n *pg.Node, want types.Type) (expr, error) {
 			return nil, err
 		}
 		want := t
-		if m.Int2 {
-			want = types.TUnknown // '40000'::smallint names the text in its error
+		if m.Int2 || t == types.TInterval && m.Prec > 0 {
+			// '40000'::smallint names the text in its error; '5'::interval
+			// hour reads the literal in hours (interval_in's typmod)
+			want = types.TUnknown
 		}
 		arg, err := c.compile(tc.Arg, want)
 		if err != nil {
@@ -648,7 +650,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			if !isNumeric(l.typ()) || !isNumeric(r.typ()) {
 				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s ^ %s", l.typ(), r.typ()).At(a.Location)
 			}
-			return powerExpr(l, r, "operator ^")
+			return powerExpr(l, r)
 		case "+", "-", "*", "/", "%":
 			if x, ok, err := dateOp(op, l, r); ok { // dateops.go
 				return x, err
@@ -872,6 +874,9 @@ func typeOfMod(tn *pg.TypeName) (types.Type, types.Mod, error) {
 	if len(tn.Typmods) > 0 && name == "numeric" {
 		return numericTypmods(tn, t, m)
 	}
+	if len(tn.Typmods) > 0 && name == "interval" && t == types.TInterval {
+		return intervalTypmods(tn, t, m)
+	}
 	if len(tn.Typmods) > 0 {
 		if (name != "varchar" && name != "bpchar") || len(tn.Typmods) != 1 {
 			return 0, m, pgerror.NotSupported("type modifiers on %s are not supported", name).At(tn.Location)
@@ -894,6 +899,43 @@ func typeOfMod(tn *pg.TypeName) (types.Type, types.Mod, error) {
 		}
 		m.MaxLen = int(n)
 	}
+	return t, m, nil
+}
+
+// typmodInts is a type name's typmods, integer constants (42601 for
+// anything else).
+func typmodInts(tn *pg.TypeName) ([]int, error) {
+	var vals []int
+	for _, n := range tn.Typmods {
+		iv, ok := n.GetAConst().GetVal().(*pg.A_Const_Ival)
+		if !ok {
+			return nil, pgerror.Errorf(pgerror.CodeSyntax, "type modifiers must be simple constants or identifiers").At(tn.Location)
+		}
+		vals = append(vals, int(iv.Ival.Ival))
+	}
+	return vals, nil
+}
+
+// intervalTypmods reads interval's typmods as the grammar makes them: a
+// range of fields, then a precision (interval(3) is the full range's).
+func intervalTypmods(tn *pg.TypeName, t types.Type, m types.Mod) (types.Type, types.Mod, error) {
+	vals, err := typmodInts(tn)
+	if err != nil {
+		return 0, m, err
+	}
+	prec := -1
+	switch len(vals) {
+	case 1:
+	case 2:
+		prec = vals[1]
+	default:
+		return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid INTERVAL type modifier").At(tn.Location)
+	}
+	typmod, err := types.IntervalTypmod(vals[0], prec)
+	if err != nil {
+		return 0, m, ToError(err).At(tn.Location)
+	}
+	m.Prec = typmod
 	return t, m, nil
 }
 
@@ -976,13 +1018,9 @@ func numericTypmods(tn *pg.TypeName, t types.Type, m types.Mod) (types.Type, typ
 	if len(tn.Typmods) > 2 {
 		return 0, m, pgerror.Errorf(pgerror.CodeInvalidParamValue, "invalid NUMERIC type modifier").At(tn.Location)
 	}
-	var vals []int
-	for _, n := range tn.Typmods {
-		iv, ok := n.GetAConst().GetVal().(*pg.A_Const_Ival)
-		if !ok {
-			return 0, m, pgerror.Errorf(pgerror.CodeSyntax, "type modifiers must be simple constants or identifiers").At(tn.Location)
-		}
-		vals = append(vals, int(iv.Ival.Ival))
+	vals, err := typmodInts(tn)
+	if err != nil {
+		return 0, m, err
 	}
 	m.Prec = vals[0]
 	if len(vals) == 2 {

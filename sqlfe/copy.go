@@ -619,7 +619,13 @@ func (cf *copyFrom) run(insert func([]types.Value) error) (int64, error) {
 				continue
 			}
 			cf.curCol, cf.curVal, cf.hasVal = ci, string(cf.fields[j]), true
-			v, err := types.ParseText(col.Type, cf.curVal)
+			var v types.Value
+			var err error
+			if col.Type == types.TInterval && col.Prec > 0 {
+				v, err = types.CastMod(types.Unknown(cf.curVal), col.Type, col.Mod(), false) // interval_in with the typmod ('5' in hours)
+			} else {
+				v, err = types.ParseText(col.Type, cf.curVal)
+			}
 			if err == nil && col.Int2 && (v.I < -32768 || v.I > 32767) {
 				err = pgerror.Errorf(pgerror.CodeNumericRange, "value %q is out of range for type smallint", cf.curVal)
 			}

@@ -90,14 +90,19 @@ func makeDateFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	}), nil
 }
 
-// civilDate is the date y-m-d, or PostgreSQL's error for one that is not.
+// civilDate is the date y-m-d (a negative year BC: -44 is 44 BC), or
+// PostgreSQL's error for one that is not.
 func civilDate(y, m, d int64) (time.Time, error) {
-	if y <= 0 {
-		return time.Time{}, pgerror.NotSupported("BC dates are not supported")
+	ay := y // astronomical: 1 BC is 0
+	if y < 0 {
+		ay = y + 1
 	}
-	t := time.Date(int(y), time.Month(m), int(d), 0, 0, 0, 0, time.UTC)
-	if m < 1 || m > 12 || d < 1 || int64(t.Day()) != d || y > 5874897 {
+	t := time.Date(int(ay), time.Month(m), int(d), 0, 0, 0, 0, time.UTC)
+	if y == 0 || m < 1 || m > 12 || d < 1 || int64(t.Day()) != d || y > 5874897 || y < -1e6 {
 		return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "date field value out of range: %d-%02d-%02d", y, m, d)
+	}
+	if t.Before(types.MinDateTime) {
+		return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "date out of range: %d-%02d-%02d", ay, m, d)
 	}
 	return t, nil
 }

@@ -44,7 +44,7 @@ func (d *dateArith) eval(e *env) (types.Value, error) {
 		n = -n
 	}
 	r := types.Instant(a).AddDate(0, 0, int(n))
-	if r.Year() > 5874897 || r.Year() < 1 {
+	if r.Year() > 5874897 || r.Before(types.MinDateTime) {
 		return types.Value{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "date out of range")
 	}
 	return types.DateValue(r), nil

@@ -662,9 +662,11 @@ func assign(c *compiler, n *pg.Node, col catalog.Column) (expr, error) {
 	if n.GetSetToDefault() != nil {
 		return &constExpr{types.Null(col.Type)}, nil
 	}
-	if k := n.GetAConst(); k != nil && col.Int2 {
+	if k := n.GetAConst(); k != nil && (col.Int2 || col.Type == types.TInterval && col.Prec > 0) {
 		if sv, ok := k.Val.(*pg.A_Const_Sval); ok {
-			// a literal goes through smallint's input function
+			// a literal goes through smallint's input function, or
+			// interval's with the column's typmod ('5' is 5 hours in
+			// an interval hour)
 			v, err := types.CastMod(types.Unknown(sv.Sval.Sval), col.Type, col.Mod(), false)
 			if err != nil {
 				return nil, ToError(err).At(k.Location)
@@ -739,6 +741,8 @@ func resultColumn(name string, t types.Type, x expr) catalog.Column {
 		c.Int2 = m.Int2
 	case types.TNumeric:
 		c.Prec, c.Scale = m.Prec, m.Scale
+	case types.TInterval:
+		c.Prec = m.Prec // its typmod
 	}
 	return c
 }

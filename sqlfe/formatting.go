@@ -3,6 +3,7 @@ package sqlfe
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -23,10 +24,15 @@ import (
 // toTimestamp's assembly of the fields, checked as PostgreSQL checks them:
 // 22007 for a malformed field, 22008 for a value out of range).
 //
-// Not implemented (0A000): to_char of an interval, the number patterns RN
-// (Roman numerals) and EEEE (scientific notation), TZ and OF in
-// to_timestamp (PostgreSQL 15 rejects them too), and results before 1 AD
-// (to_timestamp without a year is in 1 BC in PostgreSQL).
+// The number patterns RN (Roman numerals: romanToChar) and EEEE
+// (scientific notation: eeeeToChar) print as PostgreSQL's *_to_char
+// functions prepare them, outside NUM_processor's digit walk.
+//
+// to_char of an interval is formatting_interval.go's.
+//
+// Not implemented (0A000): TZ and OF in
+// to_timestamp (PostgreSQL 15 rejects them too). A result before 1 AD
+// is a BC timestamp (to_timestamp without a year is in 1 BC).
 
 // fmtKey is a format keyword.
 type fmtKey struct {
@@ -485,16 +491,25 @@ func dchToChar(nodes []fmtNode, t time.Time, tz string) (string, error) {
 		case "FX":
 			num = false
 		}
-		b.WriteString(s)
-		if n.th && num {
-			suf, err := ordinal(s, n.thUp)
-			if err != nil {
-				return "", err
-			}
-			b.WriteString(suf)
+		if err := writeField(&b, s, &n, num); err != nil {
+			return "", err
 		}
 	}
 	return b.String(), nil
+}
+
+// writeField writes a date/time field's text s, and for a number (num)
+// under TH or th its ordinal suffix.
+func writeField(b *strings.Builder, s string, n *fmtNode, num bool) error {
+	b.WriteString(s)
+	if n.th && num {
+		suf, err := ordinal(s, n.thUp)
+		if err != nil {
+			return err
+		}
+		b.WriteString(suf)
+	}
+	return nil
 }
 
 // caseAs writes name in the case of the keyword: MONTH, Month, month.
@@ -542,6 +557,9 @@ func fmtSyntax(format string, args ...any) error {
 
 // prepare is NUMDesc_prepare for one keyword node.
 func (d *numDesc) prepare(n *fmtNode) error {
+	if d.is(numEEEE) && n.key.id != "EEEE" {
+		return fmtSyntax(`"EEEE" must be the last pattern used`)
+	}
 	switch n.key.id {
 	case "9":
 		if d.is(numBracket) {
@@ -646,10 +664,110 @@ func numFormat(f string) ([]fmtNode, *numDesc, error) {
 			}
 		}
 	}
-	if d.is(numRoman) || d.is(numEEEE) {
-		return nil, nil, pgerror.NotSupported("to_char format patterns RN and EEEE are not supported")
-	}
 	return nodes, d, nil
+}
+
+// romanToChar is to_char with RN or rn, as NUM_processor's Roman
+// correction leaves it: the value rounded to an integer in Roman numerals,
+// right-aligned in 15 characters (FM: not), or 15 '#'s outside 1 to 3999;
+// the format's literal characters stay, and of the other keywords only
+// ',', 'G', 'MI', 'PL' and 'L' print (a blank, not under FM) and SG ends
+// the output (it writes the sign, which the correction zeroed).
+func romanToChar(nodes []fmtNode, d *numDesc, v types.Value) (string, error) {
+	var n int64
+	switch {
+	case types.IsFloat(v.T):
+		f := math.RoundToEven(types.FloatOf(v)) // (int) rint(value)
+		if f >= 1 && f <= 3999 {
+			n = int64(f)
+		}
+	default:
+		i, err := types.Cast(v, types.TInt4) // numeric_round, then numeric_int4 (int84 for a bigint)
+		if err != nil {
+			return "", err
+		}
+		n = i.I
+	}
+	roman := strings.Repeat("#", 15)
+	if n >= 1 && n <= 3999 {
+		var b strings.Builder
+		for _, r := range []struct {
+			v int64
+			s string
+		}{{1000, "M"}, {900, "CM"}, {500, "D"}, {400, "CD"}, {100, "C"}, {90, "XC"}, {50, "L"}, {40, "XL"}, {10, "X"}, {9, "IX"}, {5, "V"}, {4, "IV"}, {1, "I"}} {
+			for ; n >= r.v; n -= r.v {
+				b.WriteString(r.s)
+			}
+		}
+		roman = b.String()
+	}
+	fm := d.is(numFill)
+	var out strings.Builder
+	for _, nd := range nodes {
+		if nd.key == nil {
+			out.WriteString(nd.char)
+			continue
+		}
+		switch nd.key.id {
+		case "RN":
+			s := roman
+			if nd.key.name == "rn" {
+				s = strings.ToLower(s)
+			}
+			if !fm {
+				s = fmt.Sprintf("%15s", s)
+			}
+			out.WriteString(s)
+		case ",", "G", "MI", "PL":
+			if !fm {
+				out.WriteByte(' ')
+			}
+		case "L":
+			out.WriteByte(' ')
+		case "SG":
+			return out.String(), nil
+		}
+	}
+	return out.String(), nil
+}
+
+// eeeeToChar is to_char with EEEE: the value alone, in scientific notation
+// with d.post digits after the point, a blank for the sign of a positive
+// value; an integer and the floats as printf's %+.*e, a bigint and a
+// numeric as numeric_out_sci (rounding half away from zero, 9.999 at two
+// places is 10.00e+00); NaN and the infinities as '#'s.
+func eeeeToChar(d *numDesc, v types.Value) (string, error) {
+	hashes := func() string {
+		return " " + strings.Repeat("#", d.pre) + "." + strings.Repeat("#", d.post+4)
+	}
+	if v.T == types.TInt4 || types.IsFloat(v.T) {
+		f := types.FloatOf(v)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return hashes(), nil
+		}
+		s := fmt.Sprintf("%+.*e", d.post, f)
+		if s[0] == '+' {
+			s = " " + s[1:]
+		}
+		return s, nil
+	}
+	if types.IsNumericSpecial(v) {
+		return hashes(), nil
+	}
+	x, err := types.NumericOf(v)
+	if err != nil {
+		return "", err
+	}
+	exp := 0
+	if x.Unscaled.Sign() != 0 {
+		exp = len(new(big.Int).Abs(x.Unscaled).String()) - 1 - x.Scale
+	}
+	x.Scale += exp // x / 10^exp
+	s := types.RoundDecimal(x, d.post, false).String()
+	if s[0] != '-' {
+		s = " " + s
+	}
+	return s + fmt.Sprintf("e%+03d", exp), nil
 }
 
 // numDigits is the digit string to_char prints by d (the *_to_char
@@ -675,6 +793,13 @@ func numDigits(v types.Value, d *numDesc) (numstr string, sign byte, preSpaces i
 			d.post = digs - pl
 		}
 		orgnum = strconv.FormatFloat(f, 'f', d.post, 64)
+	} else if types.IsNumericSpecial(v) {
+		// numeric_to_char rounds NaN and the infinities to themselves
+		// and walks numeric_out's text of them like digits
+		orgnum = v.S
+		if d.is(numMulti) {
+			d.pre += d.multi
+		}
 	} else {
 		x, err := types.NumericOf(v)
 		if err != nil {
@@ -913,17 +1038,22 @@ func toCharFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 			Hint: "Could not choose a best candidate function. You might need to add explicit type casts.", Position: f.Location + 1}
 	case fm.typ() != types.TText:
 		return nil, noSuchFunc(f, args)
-	case t == types.TInterval:
-		return nil, pgerror.NotSupported("to_char(interval, text) is not supported").At(f.Location)
 	case t == types.TDate:
 		x = &castExpr{arg: x, t: types.TTimestamptz}
-	case isTimestamp(t), isNumeric(t):
+	case isTimestamp(t), isNumeric(t), t == types.TInterval:
 	default:
 		return nil, noSuchFunc(f, args)
 	}
 	return &funcExpr{name: "to_char", t: types.TText, args: []expr{x, fm}, fn: func(_ *env, a []types.Value) (types.Value, error) {
 		if a[0].Null || a[1].Null {
 			return types.Null(types.TText), nil
+		}
+		if a[0].T == types.TInterval {
+			if a[1].S == "" {
+				return types.Null(types.TText), nil
+			}
+			s, err := intervalToChar(parseFormat(a[1].S, true), types.IntervalOf(a[0])) // formatting_interval.go
+			return types.Text(s), err
 		}
 		if isTimestamp(a[0].T) {
 			if a[1].S == "" {
@@ -945,6 +1075,15 @@ func toCharFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		nodes, d, err := numFormat(a[1].S)
 		if err != nil {
 			return types.Value{}, err
+		}
+		if d.is(numRoman) || d.is(numEEEE) {
+			var s string
+			if d.is(numRoman) {
+				s, err = romanToChar(nodes, d, a[0])
+			} else {
+				s, err = eeeeToChar(d, a[0])
+			}
+			return types.Text(s), err
 		}
 		number, sign, pre, err := numDigits(a[0], d)
 		if err != nil {
@@ -1495,8 +1634,11 @@ func toTimestamp(s, format string, dateOnly bool) (time.Time, error) {
 	if dateOnly {
 		t = time.Date(year, time.Month(mon), mday, 0, 0, 0, 0, time.UTC)
 	}
-	if t.Year() < 1 {
-		return time.Time{}, pgerror.NotSupported("BC dates are not supported")
+	if t.Before(types.MinDateTime) {
+		if dateOnly {
+			return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "date out of range: %q", s)
+		}
+		return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "timestamp out of range")
 	}
 	if dateOnly && t.Year() > 5874897 {
 		return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "date out of range: %q", s)

@@ -96,7 +96,7 @@ func isColumnsRows(s *Session, sn *catSnap) [][]types.Value {
 				def = types.Text(d)
 			}
 			maxLen, octets := nullInt(), nullInt()
-			prec, radix, scale, dtPrec := nullInt(), nullInt(), nullInt(), nullInt()
+			prec, radix, scale, dtPrec, ivType := nullInt(), nullInt(), nullInt(), nullInt(), nullText
 			switch c.Type {
 			case types.TText, types.TBpchar:
 				maxLen = intOrNull(c.MaxLen > 0, c.MaxLen)
@@ -119,11 +119,19 @@ func isColumnsRows(s *Session, sn *catSnap) [][]types.Value {
 				dtPrec = types.Int4(6)
 			case types.TDate:
 				dtPrec = types.Int4(0)
+			case types.TInterval: // _pg_datetime_precision, _pg_interval_type
+				dtPrec = types.Int4(6)
+				if p := c.Prec & 0xFFFF; c.Prec > 0 && p != types.IntervalFullPrecision {
+					dtPrec = types.Int4(int32(p))
+				}
+				if f := types.IntervalFields(c.Prec); f != "" {
+					ivType = types.Text(f)
+				}
 			}
 			n := attnum(t, i)
 			row := []types.Value{types.Text(db), types.Text("public"), types.Text(t.Name), types.Text(c.Name), types.Int4(int32(n)), def,
 				yesNo(!(c.NotNull || t.IsKeyCol(i))), types.Text(ti.dataType), maxLen, octets, prec,
-				radix, scale, dtPrec, nullText, nullInt(),
+				radix, scale, dtPrec, ivType, nullInt(),
 				nullText, nullText, nullText, nullText, nullText,
 				nullText, nullText, nullText, nullText, types.Text(db), types.Text("pg_catalog"), types.Text(ti.typname), nullText,
 				nullText, nullText, nullInt(), types.Text(strconv.Itoa(n)), types.Text("NO")}

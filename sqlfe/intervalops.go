@@ -113,10 +113,10 @@ func ivResult(v types.Interval, err error) (types.Value, error) {
 	return types.IntervalValue(v), nil
 }
 
-// timestampResult is a timestamp or timestamptz, within the years this
-// layer prints (1 to 294276: PostgreSQL's range, without BC).
+// timestampResult is a timestamp or timestamptz, within PostgreSQL's
+// range (4714-11-24 BC to the year 294276).
 func timestampResult(r time.Time, t types.Type) (types.Value, error) {
-	if y := r.Year(); y < 1 || y > 294276 {
+	if y := r.Year(); r.Before(types.MinDateTime) || y > 294276 {
 		return types.Value{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "timestamp out of range")
 	}
 	if t == types.TTimestamptz {

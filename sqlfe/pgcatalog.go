@@ -574,6 +574,10 @@ func colType(c catalog.Column) colTypeInfo {
 		return colTypeInfo{1007, -1, -1, "_int4", "integer[]", "ARRAY"}
 	case types.TInt8Array:
 		return colTypeInfo{1016, -1, -1, "_int8", "bigint[]", "ARRAY"}
+	case types.TInterval:
+		if c.Prec > 0 {
+			return colTypeInfo{1186, int32(c.Prec), 16, "interval", types.IntervalTypmodName(c.Prec), "interval"}
+		}
 	case types.TTextArray:
 		if c.Varchar {
 			return colTypeInfo{1015, -1, -1, "_varchar", "character varying[]", "ARRAY"}
@@ -675,6 +679,11 @@ func typeName(oid int64, typmod int64) string {
 			return fmt.Sprintf("numeric(%d,%d)", m>>16, int16(m&0xffff))
 		}
 		return "numeric"
+	case 1186:
+		if typmod > 0 {
+			return types.IntervalTypmodName(int(typmod))
+		}
+		return "interval"
 	case 1114:
 		return "timestamp without time zone"
 	case 1184:

@@ -627,7 +627,7 @@ func appendHashKey(dst []byte, v types.Value) []byte {
 		dst = append(dst, 2)
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		return append(dst, s...)
-	case types.IsIntArray(v.T):
+	case types.IsIntArray(v.T) && v.S == "": // S: a NULL element, as text below
 		dst = append(dst, 3)
 		dst = binary.AppendUvarint(dst, uint64(len(v.A)))
 		for _, a := range v.A {

@@ -72,17 +72,11 @@ func init() {
 				return pgerror.Errorf(pgerror.CodeInvalidArgument, "cannot take square root of a negative number")
 			}
 			return nil
-		}),
-		"exp": float1("exp", math.Exp, nil),
-		"ln": float1("ln", math.Log, func(x float64) error {
-			switch {
-			case x == 0:
-				return pgerror.Errorf(pgerror.CodeInvalidLog, "cannot take logarithm of zero")
-			case x < 0:
-				return pgerror.Errorf(pgerror.CodeInvalidLog, "cannot take logarithm of a negative number")
-			}
-			return nil
-		}),
+		}, types.NumericSqrt),
+		"exp":        float1("exp", math.Exp, nil, types.NumericExp),
+		"ln":         float1("ln", math.Log, logCheck, types.NumericLn),
+		"log":        logFunc,
+		"log10":      float1("log10", math.Log10, logCheck, numericLog10),
 		"power":      powerFunc,
 		"pow":        powerFunc,
 		"random":     randomFunc,
@@ -423,6 +417,14 @@ func signFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		xs[0] = &castExpr{arg: xs[0], t: types.TNumeric}
 	}
 	return strict("sign", types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
+		switch a[0].S {
+		case "NaN":
+			return a[0], nil
+		case "Infinity":
+			return types.Value{T: types.TNumeric, S: "1"}, nil
+		case "-Infinity":
+			return types.Value{T: types.TNumeric, S: "-1"}, nil
+		}
 		d, err := types.NumericOf(a[0])
 		if err != nil {
 			return types.Value{}, err
@@ -489,6 +491,9 @@ func roundFunc(name string) polyFunc {
 			xs[0] = &castExpr{arg: xs[0], t: types.TNumeric}
 		}
 		return strict(name, types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
+			if types.IsNumericSpecial(a[0]) {
+				return a[0], nil // NaN and the infinities round to themselves
+			}
 			d, err := types.NumericOf(a[0])
 			if err != nil {
 				return types.Value{}, err
@@ -521,6 +526,9 @@ func ceilFloor(ceil bool) polyFunc {
 			xs[0] = &castExpr{arg: xs[0], t: types.TNumeric}
 		}
 		return strict("ceil", types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
+			if types.IsNumericSpecial(a[0]) {
+				return a[0], nil
+			}
 			d, err := types.NumericOf(a[0])
 			if err != nil {
 				return types.Value{}, err
@@ -654,9 +662,53 @@ func floatFunc(name string, x expr, fn func(float64) float64) expr {
 	})
 }
 
-// float1 is a function of one double precision argument (sqrt, exp, ln),
-// with check refusing what PostgreSQL refuses.
-func float1(name string, fn func(float64) float64, check func(float64) error) polyFunc {
+// logCheck refuses what ln and log of double precision refuse (2201E).
+func logCheck(x float64) error {
+	switch {
+	case x == 0:
+		return pgerror.Errorf(pgerror.CodeInvalidLog, "cannot take logarithm of zero")
+	case x < 0:
+		return pgerror.Errorf(pgerror.CodeInvalidLog, "cannot take logarithm of a negative number")
+	}
+	return nil
+}
+
+func numericLog10(v types.Value) (types.Value, error) {
+	return types.NumericLog(types.Value{T: types.TNumeric, S: "10"}, v)
+}
+
+// logFunc is log(x), the base-10 logarithm of a double precision or a
+// numeric, and log(b, x), of numerics only (integers are cast).
+func logFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) == 1 {
+		return float1("log", math.Log10, logCheck, numericLog10)(c, f, args)
+	}
+	if len(args) != 2 {
+		return nil, noSuchFunc(f, args)
+	}
+	var xs []expr
+	for _, a := range args {
+		x, err := c.coerce(a, types.TNumeric)
+		if err != nil {
+			return nil, err
+		}
+		if !types.IsNumber(x.typ()) {
+			return nil, noSuchFunc(f, args)
+		}
+		if x.typ() != types.TNumeric {
+			x = &castExpr{arg: x, t: types.TNumeric}
+		}
+		xs = append(xs, x)
+	}
+	return strict("log", types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
+		return types.NumericLog(a[0], a[1])
+	}), nil
+}
+
+// float1 is a function of one double precision argument (sqrt, exp, ln,
+// log10), with check refusing what PostgreSQL refuses, or of one numeric
+// (num), which an integer argument is not.
+func float1(name string, fn func(float64) float64, check func(float64) error, num func(types.Value) (types.Value, error)) polyFunc {
 	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		if len(args) != 1 {
 			return nil, noSuchFunc(f, args)
@@ -667,6 +719,9 @@ func float1(name string, fn func(float64) float64, check func(float64) error) po
 		}
 		if !types.IsNumber(x.typ()) && !types.IsFloat(x.typ()) {
 			return nil, noSuchFunc(f, args)
+		}
+		if x.typ() == types.TNumeric {
+			return strict(name, types.TNumeric, []expr{x}, func(a []types.Value) (types.Value, error) { return num(a[0]) }), nil
 		}
 		return strict(name, types.TFloat8, []expr{x}, func(a []types.Value) (types.Value, error) {
 			v := types.FloatOf(a[0])
@@ -699,20 +754,16 @@ func powerFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		}
 		xs = append(xs, x)
 	}
-	return powerExpr(xs[0], xs[1], "power()")
+	return powerExpr(xs[0], xs[1])
 }
 
 // powerExpr is power(x, y) and x ^ y: over double precision, or, with a
-// numeric and no float argument, numeric (types.NumericPower: an integer
-// exponent; another is 0A000 when the row has one).
-func powerExpr(l, r expr, what string) (expr, error) {
+// numeric and no float argument, numeric (types.NumericPower).
+func powerExpr(l, r expr) (expr, error) {
 	xs := []expr{l, r}
 	if !types.IsFloat(xs[0].typ()) && !types.IsFloat(xs[1].typ()) && (xs[0].typ() == types.TNumeric || xs[1].typ() == types.TNumeric) {
 		return strict("power", types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
-			v, ok, err := types.NumericPower(a[0], a[1])
-			if err == nil && !ok {
-				err = pgerror.NotSupported("%s of numeric with a non-integer exponent is not supported: cast an argument to double precision", what)
-			}
+			v, _, err := types.NumericPower(a[0], a[1])
 			return v, err
 		}), nil
 	}

@@ -44,7 +44,8 @@ type Column struct {
 }
 
 // Mod is the column's type modifier as sql/types applies it on assignment
-// (smallint, varchar(n), character(n), numeric(p,s)).
+// (smallint, varchar(n), character(n), numeric(p,s), an interval's
+// typmod in Prec).
 func (c Column) Mod() types.Mod {
 	return types.Mod{Int2: c.Int2, MaxLen: c.MaxLen, Varchar: c.Varchar || (c.Type == types.TText && c.MaxLen > 0), Prec: c.Prec, Scale: c.Scale}
 }
@@ -58,6 +59,9 @@ func (c Column) TypeModifier() int32 {
 	}
 	if c.Type == types.TNumeric && c.Prec > 0 {
 		return int32(c.Prec<<16|(c.Scale&0x7ff)) + 4
+	}
+	if c.Type == types.TInterval && c.Prec > 0 {
+		return int32(c.Prec) // INTERVAL_TYPMOD
 	}
 	return -1
 }

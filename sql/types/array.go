@@ -15,8 +15,10 @@ import (
 // datum in one field, makes equal arrays equal strings (their elements
 // are canonical) and can be stored by the row codec as it is; the cost is
 // a parse per use (ArrayElems), which only the array functions pay.
-// Integer arrays keep their elements in A (and have no NULL elements); their
-// I/O is the same array_in, array_out, array_send and array_recv.
+// Integer arrays keep their elements in A when none is NULL; one with a
+// NULL element is held in S, in its text form like the other arrays (A
+// nil), so each integer array still has one representation. Their I/O is
+// the same array_in, array_out, array_send and array_recv.
 // These arrays are NoKeyType: their text does not sort as the arrays do.
 
 // arrayType is one array type: its element type, its OID and its name.
@@ -66,7 +68,7 @@ func ArrayOf(e Type) (Type, bool) {
 // ArrayElems is array v's elements (v not NULL), each of the element type.
 func ArrayElems(v Value) ([]Value, error) {
 	el := ElemType(v.T)
-	if IsIntArray(v.T) {
+	if IsIntArray(v.T) && v.S == "" {
 		out := make([]Value, len(v.A))
 		for i, x := range v.A {
 			out[i] = Value{T: el, I: x}
@@ -96,20 +98,24 @@ func parseElems(el Type, s string) ([]Value, error) {
 }
 
 // MakeArray is the array of type t with elements els (of t's element
-// type). An integer array cannot hold a NULL element (0A000).
+// type). An integer array with a NULL element is held in S.
 func MakeArray(t Type, els []Value) (Value, error) {
 	if IsIntArray(t) {
 		out := Value{T: t, A: make([]int64, 0, len(els))}
+		hasNull := false
 		for _, e := range els {
 			if e.Null {
-				return Value{}, pgerror.NotSupported("integer arrays with NULL elements are not supported")
+				hasNull = true
+				continue
 			}
 			if t == TInt4Array && int64(int32(e.I)) != e.I {
 				return Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
 			}
 			out.A = append(out.A, e.I)
 		}
-		return out, nil
+		if !hasNull {
+			return out, nil
+		}
 	}
 	var b strings.Builder
 	b.WriteByte('{')

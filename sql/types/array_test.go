@@ -84,8 +84,17 @@ func TestArrayCompare(t *testing.T) {
 		}
 	}
 	v, err := Cast(p(`{1,NULL,3}`), TInt8Array)
-	if code(err) != pgerror.CodeFeatureNotSupp {
+	if err != nil || v.String() != "{1,NULL,3}" || v.A != nil {
 		t.Errorf("NULL into bigint[]: %v %v", v.Debug(), err)
+	}
+	if w, err := Cast(v, TInt4Array); err != nil || w.S != v.S {
+		t.Errorf("bigint[] with a NULL to int[]: %v %v", w.Debug(), err)
+	}
+	if w, _ := ParseText(TInt8Array, "{1,NULL,3}"); Compare(v, w) != 0 || Compare(v, Value{T: TInt8Array, A: []int64{1, 2}}) != 1 {
+		t.Errorf("compare with a NULL element")
+	}
+	if w, _ := ParseText(TInt4Array, "{ 1 , 2 }"); w.S != "" || len(w.A) != 2 {
+		t.Errorf("int[] without NULLs not in A: %v", w.Debug())
 	}
 	v, err = Cast(p(`{1,2}`), TInt8Array)
 	if err != nil || v.String() != "{1,2}" {

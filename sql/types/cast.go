@@ -42,7 +42,7 @@ func Cast(v Value, t Type) (Value, error) {
 		return ParseText(t, v.S)
 	case v.T == TText || v.T == TBpchar:
 		return ParseText(t, v.S)
-	case IsIntArray(v.T) && IsIntArray(t):
+	case IsIntArray(v.T) && IsIntArray(t) && v.S == "":
 		if t == TInt4Array {
 			for _, x := range v.A {
 				if x < math.MinInt32 || x > math.MaxInt32 {
@@ -118,7 +118,8 @@ type Mod struct {
 	Varchar bool
 	// Prec > 0: numeric(Prec, Scale): values are rounded to Scale digits
 	// after the point (before it when negative) and must have at most
-	// Prec - Scale before it (22003)
+	// Prec - Scale before it (22003); of an interval, Prec is its typmod
+	// (interval_typmod.go: interval hour, interval(0))
 	Prec, Scale int
 }
 
@@ -136,6 +137,8 @@ func (m Mod) Name(t Type) string {
 		return "character varying"
 	case m.Varchar && t == TTextArray:
 		return "character varying[]"
+	case m.Prec > 0 && t == TInterval:
+		return IntervalTypmodName(m.Prec) // interval_typmod.go
 	case m.Prec > 0:
 		return fmt.Sprintf("numeric(%d,%d)", m.Prec, m.Scale)
 	}
@@ -186,6 +189,16 @@ func CastMod(v Value, t Type, m Mod, explicit bool) (Value, error) {
 		}
 		return Int4(int32(i)), nil
 	}
+	if m.Int2 && IsNumericSpecial(v) {
+		return Value{}, numericSpecialToInt(v, "smallint")
+	}
+	if t == TInterval && m.Prec > 0 && v.T == TUnknown { // interval_in with the typmod
+		iv, err := ParseIntervalTypmod(v.S, m.Prec)
+		if err != nil {
+			return Value{}, err
+		}
+		return IntervalValue(iv), nil
+	}
 	v, err := Cast(v, t)
 	if err != nil {
 		return v, err
@@ -205,6 +218,9 @@ func ApplyMod(v Value, m Mod, explicit bool) (Value, error) {
 	}
 	if m.Prec > 0 && v.T == TNumeric {
 		return numericTypmod(v, m.Prec, m.Scale)
+	}
+	if m.Prec > 0 && v.T == TInterval {
+		return IntervalValue(AdjustInterval(IntervalOf(v), m.Prec)), nil
 	}
 	if m.MaxLen > 0 && len(v.S) > m.MaxLen && utf8.RuneCountInString(v.S) > m.MaxLen {
 		cut, n := 0, 0

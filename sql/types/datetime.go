@@ -24,8 +24,9 @@ import (
 // timestamptz an offset (+02, -05:30, Z, UTC) — without one, UTC. On the
 // wire in binary: a date is days since 2000-01-01 (int4), a timestamptz
 // microseconds since 2000-01-01 00:00 UTC (int8), as PostgreSQL sends
-// them. BC dates, infinities and the named forms (now, today, epoch) are
-// not implemented (0A000).
+// them. BC dates read and print with a trailing BC (cutEra, formatEra);
+// infinities and the named forms (now, today, epoch) are not implemented
+// (0A000).
 
 var (
 	dateLayouts = []string{"2006-1-2"}
@@ -47,8 +48,52 @@ func normDateTime(s string) string {
 	return t
 }
 
-// parseDateTime reads a date, optionally followed by a time, as UTC.
+// cutEra removes a trailing era, BC or AD ("0044-03-15 BC"): bc reports
+// BC.
+func cutEra(s string) (rest string, bc bool) {
+	t := strings.TrimRight(s, " \t\n\r")
+	if n := len(t); n > 3 && (t[n-3] == ' ' || t[n-3] == '\t') {
+		switch strings.ToLower(t[n-2:]) {
+		case "bc":
+			return t[:n-3], true
+		case "ad":
+			return t[:n-3], false
+		}
+	}
+	return s, false
+}
+
+// withEra puts back the era cutEra took off.
+func withEra(s string, bc bool) string {
+	if bc {
+		return s + " BC"
+	}
+	return s
+}
+
+// BC dates: time.Time's years are astronomical (0 is 1 BC, -1 2 BC), as
+// PostgreSQL's are inside; text shows them as the year before Christ
+// with BC after (0044-03-15 BC, 0001-01-01 10:30:00+00 BC). The earliest
+// date and timestamp is 4714-11-24 BC (Julian day 0).
+// MinDateTime is the earliest date and timestamp, 4714-11-24 BC.
+var MinDateTime = time.Date(-4713, 11, 24, 0, 0, 0, 0, time.UTC)
+
+// formatEra is layout's text of v, with a year before 1 as BC.
+func formatEra(v time.Time, layout, zone string) string {
+	y := v.Year()
+	if y > 0 {
+		return v.Format(layout) + zone
+	}
+	// the year's digits by hand: Go prints year 0 as 0000 and -1 as -001
+	return fmt.Sprintf("%04d", 1-y) + v.Format(strings.TrimPrefix(layout, "2006")) + zone + " BC"
+}
+
+// parseDateTime reads a date, optionally followed by a time, as UTC; a
+// trailing BC makes the year one before Christ (year 0 is 22008, before
+// 4714-11-24 BC 22008 out of range).
 func parseDateTime(s, typeName string) (time.Time, error) {
+	s0 := s
+	s, bc := cutEra(s)
 	t := normDateTime(s)
 	switch strings.ToLower(t) {
 	case "infinity", "-infinity", "epoch", "now", "today", "tomorrow", "yesterday", "allballs":
@@ -56,6 +101,35 @@ func parseDateTime(s, typeName string) (time.Time, error) {
 	}
 	datePart, timePart, _ := strings.Cut(t, " ")
 	timePart = strings.TrimSpace(timePart)
+	year := -1 // the year as written, when BC or 0
+	if y, rest, ok := strings.Cut(datePart, "-"); ok && len(y) >= 4 && (bc || strings.Trim(y, "0") == "") && strings.Trim(y, "0123456789") == "" {
+		if n, err := strconv.Atoi(y); err == nil { // BC, or year 0
+			if n == 0 {
+				return time.Time{}, &pgerror.Error{Code: "22008", Message: fmt.Sprintf("date/time field value out of range: %q", s0)}
+			}
+			// parse in a year of the same leap-ness (1 BC is a leap year), then move
+			year = n
+			stand := "2001"
+			if a := 1 - n; a%4 == 0 && (a%100 != 0 || a%400 == 0) {
+				stand = "2000"
+			}
+			datePart = stand + "-" + rest
+		}
+	}
+	era := func(d time.Time) (time.Time, error) {
+		if year < 0 {
+			return d, nil
+		}
+		d = d.AddDate(1-year-d.Year(), 0, 0)
+		if d.Before(MinDateTime) {
+			what := "timestamp"
+			if typeName == "date" {
+				what = "date"
+			}
+			return time.Time{}, &pgerror.Error{Code: "22008", Message: fmt.Sprintf("%s out of range: %q", what, s0)}
+		}
+		return d, nil
+	}
 	for _, dl := range dateLayouts {
 		d, err := time.Parse(dl, datePart)
 		if err != nil {
@@ -65,7 +139,7 @@ func parseDateTime(s, typeName string) (time.Time, error) {
 			continue
 		}
 		if timePart == "" {
-			return d, nil
+			return era(d)
 		}
 		for _, tl := range timeLayouts {
 			c, err := time.Parse(tl, timePart)
@@ -75,8 +149,8 @@ func parseDateTime(s, typeName string) (time.Time, error) {
 				}
 				continue
 			}
-			return d.Add(time.Duration(c.Hour())*time.Hour + time.Duration(c.Minute())*time.Minute +
-				time.Duration(c.Second())*time.Second + time.Duration(c.Nanosecond())).Round(time.Microsecond), nil
+			return era(d.Add(time.Duration(c.Hour())*time.Hour + time.Duration(c.Minute())*time.Minute +
+				time.Duration(c.Second())*time.Second + time.Duration(c.Nanosecond())).Round(time.Microsecond))
 		}
 	}
 	return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeFormat, "invalid input syntax for type %s: %q", typeName, s)
@@ -88,7 +162,8 @@ func rangeError(s string) error {
 }
 
 func parseTimestamptz(s string) (time.Time, error) {
-	t := strings.TrimSpace(s)
+	t, bc := cutEra(strings.TrimSpace(s))
+	t = strings.TrimSpace(t)
 	off := 0
 	if m := zoneRE.FindStringSubmatchIndex(t); m != nil && m[0] > 0 {
 		z := strings.TrimSpace(t[m[0]:])
@@ -129,18 +204,22 @@ func parseTimestamptz(s string) (time.Time, error) {
 			t = rest
 		}
 	}
-	v, err := parseDateTime(t, "timestamp with time zone")
+	v, err := parseDateTime(withEra(t, bc), "timestamp with time zone")
 	if err != nil {
 		if e, ok := err.(*pgerror.Error); ok && e.Code == pgerror.CodeDatetimeFormat {
 			return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeFormat, "invalid input syntax for type timestamp with time zone: %q", s)
 		}
 		return time.Time{}, err
 	}
-	return v.Add(-time.Duration(off) * time.Second).UTC(), nil
+	v = v.Add(-time.Duration(off) * time.Second).UTC()
+	if bc && v.Before(MinDateTime) {
+		return time.Time{}, &pgerror.Error{Code: "22008", Message: fmt.Sprintf("timestamp out of range: %q", s)}
+	}
+	return v, nil
 }
 
 func formatTimestamptz(v time.Time) string {
-	return v.UTC().Format("2006-01-02 15:04:05.999999") + "+00"
+	return formatEra(v.UTC(), "2006-01-02 15:04:05.999999", "+00")
 }
 
 // TimestamptzValue is the timestamptz of instant v.
@@ -166,15 +245,16 @@ func Instant(v Value) time.Time {
 }
 
 func parseDate(s string) (time.Time, error) {
-	t := normDateTime(s)
+	t, bc := cutEra(s)
+	t = normDateTime(t)
 	if d, rest, ok := strings.Cut(t, " "); ok && strings.TrimSpace(rest) != "" {
 		// a date with a time: PostgreSQL's date_in takes the date part
-		if _, err := parseDateTime(t, "date"); err != nil {
+		if _, err := parseDateTime(withEra(t, bc), "date"); err != nil {
 			return time.Time{}, dateError(err, s)
 		}
 		t = d
 	}
-	v, err := parseDateTime(t, "date")
+	v, err := parseDateTime(withEra(t, bc), "date")
 	if err != nil {
 		return time.Time{}, dateError(err, s)
 	}
@@ -189,7 +269,7 @@ func dateError(err error, s string) error {
 }
 
 // DateValue is the date of v's calendar day.
-func DateValue(v time.Time) Value { return Value{T: TDate, S: v.Format("2006-01-02")} }
+func DateValue(v time.Time) Value { return Value{T: TDate, S: formatEra(v, "2006-01-02", "")} }
 
 func appendDateBinary(dst []byte, s string) []byte {
 	v, err := parseDateTime(s, "date")
@@ -276,12 +356,23 @@ func TruncTime(t time.Time, unit string) (time.Time, bool) {
 		return time.Date(y, m-(m-1)%3, 1, 0, 0, 0, 0, time.UTC), true
 	case "year":
 		return time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC), true
-	case "decade":
-		return time.Date(y-y%10, 1, 1, 0, 0, 0, 0, time.UTC), true
-	case "century":
-		return time.Date((y-1)/100*100+1, 1, 1, 0, 0, 0, 0, time.UTC), true
-	case "millennium":
-		return time.Date((y-1)/1000*1000+1, 1, 1, 0, 0, 0, 0, time.UTC), true
+	case "decade", "century", "millennium": // timestamp_trunc's arithmetic, BC years too
+		var ty int
+		switch {
+		case unit == "decade" && y > 0:
+			ty = y / 10 * 10
+		case unit == "decade":
+			ty = -((8 - (y - 1)) / 10) * 10
+		case unit == "century" && y > 0:
+			ty = (y+99)/100*100 - 99
+		case unit == "century":
+			ty = -((99-(y-1))/100)*100 + 1
+		case y > 0:
+			ty = (y+999)/1000*1000 - 999
+		default:
+			ty = -((999-(y-1))/1000)*1000 + 1
+		}
+		return time.Date(ty, 1, 1, 0, 0, 0, 0, time.UTC), true
 	}
 	return time.Time{}, false
 }
@@ -294,6 +385,9 @@ func ExtractField(field string, v Value) (Value, error) {
 	y, m, d := t.Date()
 	switch field {
 	case "year":
+		if y <= 0 {
+			return num(int64(y - 1)) // there is no year 0: 1 BC is -1
+		}
 		return num(int64(y))
 	case "month":
 		return num(int64(m))
@@ -326,12 +420,24 @@ func ExtractField(field string, v Value) (Value, error) {
 		return num(int64(w))
 	case "isoyear":
 		iy, _ := t.ISOWeek()
+		if iy <= 0 {
+			iy--
+		}
 		return num(int64(iy))
 	case "decade":
+		if y < 0 {
+			return num(int64(-((8 - (y - 1)) / 10)))
+		}
 		return num(int64(y / 10))
 	case "century":
+		if y <= 0 {
+			return num(int64(-((99 - (y - 1)) / 100)))
+		}
 		return num(int64((y + 99) / 100))
 	case "millennium":
+		if y <= 0 {
+			return num(int64(-((999 - (y - 1)) / 1000)))
+		}
 		return num(int64((y + 999) / 1000))
 	case "epoch":
 		us := t.UnixMicro()

@@ -13,7 +13,8 @@
 //
 // Invariants:
 //   - A Value's datum is in one field, by type: I for boolean (0/1),
-//     integer and bigint; A for integer[] and bigint[]; S for every other
+//     integer and bigint; A for integer[] and bigint[] (but S, their
+//     text, for one with a NULL element); S for every other
 //     type, in the canonical text form ParseText returns (the other arrays
 //     as array_out prints them, {a,"b c",NULL}: array.go; numeric as
 //     numeric_out prints it, timestamps as PostgreSQL's DateStyle ISO,
@@ -42,10 +43,10 @@
 // Files: types.go (Type, Value, OIDs, text and binary I/O), array.go
 // (the one-dimensional arrays of integer, bigint, text, boolean, numeric,
 // double precision, uuid, date and timestamptz: array_in, array_out,
-// array_send, array_recv, comparison, element casts), cast.go (Mod, Cast, CastMod, ApplyMod, Compare), numeric.go,
+// array_send, array_recv, comparison, element casts), cast.go (Mod, Cast, CastMod, ApplyMod, Compare), numeric.go, numeric_special.go (numeric NaN and the infinities), numeric_math.go (sqrt, exp, ln, log and a non-integer power of numeric),
 // float.go, datetime.go (date, timestamptz, date_trunc, extract),
 // timestamp.go, interval.go (interval: input, output, comparison and
-// arithmetic as PostgreSQL 15's; testdata/ holds PostgreSQL's answers to
+// arithmetic as PostgreSQL 15's; interval_typmod.go its typmods; testdata/ holds PostgreSQL's answers to
 // its cases and gen.sh, which asks them again), timeofday.go (time),
 // uuid.go, bytea.go, json.go (json and jsonb: the parser,
 // normalisation, the operators' node walks), encoding.go (CheckEncoding).

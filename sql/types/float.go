@@ -211,7 +211,7 @@ func castFloat(v Value, t Type) (Value, bool, error) {
 	case IsFloat(v.T) && t == TNumeric:
 		f := FloatOf(v)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return Value{}, true, pgerror.NotSupported("numeric %s is not supported", v.S)
+			return numericSpecialValue(f), true, nil // numeric_special.go
 		}
 		prec := 15 // float8_numeric prints DBL_DIG digits
 		if v.T == TFloat4 {

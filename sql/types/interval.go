@@ -166,6 +166,7 @@ type ivAcc struct {
 	years, months, days, micros int64
 	fmask                       uint32
 	bad                         bool // a field overflowed int64 on the way
+	rng                         int  // the typmod's range of fields (interval_typmod.go), 0 for none
 }
 
 func (a *ivAcc) addMicros(v int64) {
@@ -276,7 +277,12 @@ func (a *ivAcc) add(u intervalUnit, whole int64, frac float64) {
 // ('04:05:06.5', '-1:30'; a bare number before it is days), a SQL-standard
 // year-month field ('1-2'), a bare number (seconds), and ISO 8601
 // ('P1Y2M3DT4H5M6S', 'P0001-02-03T04:05:06').
-func ParseInterval(s string) (Interval, error) {
+func ParseInterval(s string) (Interval, error) { return parseIntervalRange(s, 0) }
+
+// parseIntervalRange is ParseInterval under a typmod's range of fields
+// (0: none), which picks the unit of the rightmost bare number
+// (interval '5' hour is 5 hours) and makes MINUTE TO SECOND's 'mm:ss'.
+func parseIntervalRange(s string, rng int) (Interval, error) {
 	in := strings.ToLower(strings.TrimSpace(s))
 	syntax := func() error {
 		return ivErr(pgerror.CodeDatetimeFormat, "invalid input syntax for type interval: %q", s)
@@ -284,7 +290,7 @@ func ParseInterval(s string) (Interval, error) {
 	if in == "" {
 		return Interval{}, syntax()
 	}
-	var acc ivAcc
+	acc := ivAcc{rng: rng}
 	var err error
 	if in[0] == 'p' {
 		err = parseISOInterval(in[1:], &acc)
@@ -416,10 +422,13 @@ func parsePostgresInterval(s string, acc *ivAcc) error {
 	}
 	ago := false
 	// DecodeInterval reads the fields from the last: a unit word names
-	// the field of the number before it; with none, a number is seconds,
-	// or days just before a time field.
-	var pending *intervalUnit
-	defUnit := intervalUnits["second"]
+	// the field of the number before it, and that unit stays for the
+	// numbers before (so a second one is a repeated field), but an hour
+	// is followed by days; the rightmost bare number is in the typmod's
+	// unit (seconds without one), a number before a time field days.
+	pending := false // a unit word not yet used (parsing_unit_val)
+	var cur *intervalUnit
+	defUnit := rangeUnit(acc.rng) // interval_typmod.go
 	for i := len(toks) - 1; i >= 0; i-- {
 		t := toks[i]
 		switch t.kind {
@@ -432,15 +441,15 @@ func parsePostgresInterval(s string, acc *ivAcc) error {
 				continue
 			}
 			u, ok := intervalUnits[t.text]
-			if !ok || pending != nil {
+			if !ok || pending {
 				return errSyntax
 			}
-			pending = &u
+			cur, pending = &u, true
 		case 't':
-			if pending != nil {
+			if pending {
 				return errSyntax
 			}
-			us, err := parseTimeField(t.text)
+			us, err := parseTimeField(t.text, acc.rng == rangeMinuteToSecond)
 			if err != nil {
 				return err
 			}
@@ -449,9 +458,10 @@ func parsePostgresInterval(s string, acc *ivAcc) error {
 			}
 			acc.fmask |= bitTime
 			acc.addMicros(us)
-			defUnit = intervalUnits["day"]
+			day := intervalUnits["day"]
+			cur = &day
 		case 'y':
-			if pending != nil {
+			if pending {
 				return errSyntax
 			}
 			neg := strings.HasPrefix(t.text, "-")
@@ -476,19 +486,24 @@ func parsePostgresInterval(s string, acc *ivAcc) error {
 			}
 			acc.years += yv
 			acc.months += mv
-			defUnit = intervalUnits["day"]
+			day := intervalUnits["day"]
+			cur = &day
 		case 'n':
 			u := defUnit
-			if pending != nil {
-				u = *pending
-				pending = nil
+			if cur != nil {
+				u = *cur
 			}
+			pending = false
 			if err := acc.field(u, t.text); err != nil {
 				return err
 			}
+			if u.bit == bitHour {
+				u = intervalUnits["day"] // "set for next field"
+			}
+			cur = &u
 		}
 	}
-	if pending != nil || acc.fmask == 0 {
+	if pending || acc.fmask == 0 {
 		return errSyntax
 	}
 	if ago {
@@ -497,9 +512,10 @@ func parsePostgresInterval(s string, acc *ivAcc) error {
 	return nil
 }
 
-// parseTimeField reads [-+]hh:mm[:ss[.f]] (or mm:ss.f) as microseconds,
-// as DecodeTimeForInterval does.
-func parseTimeField(t string) (int64, error) {
+// parseTimeField reads [-+]hh:mm[:ss[.f]] (or mm:ss.f, and mm:ss when
+// mmss: a MINUTE TO SECOND interval) as microseconds, as
+// DecodeTimeForInterval does.
+func parseTimeField(t string, mmss bool) (int64, error) {
 	neg := strings.HasPrefix(t, "-")
 	body := strings.TrimLeft(t, "+-")
 	parts := strings.Split(body, ":")
@@ -536,7 +552,7 @@ func parseTimeField(t string) (int64, error) {
 		if sec, err = num(parts[2]); err != nil {
 			return 0, err
 		}
-	} else if hasFrac {
+	} else if hasFrac || mmss {
 		// mm:ss.fff
 		h, m, sec = 0, h, m
 	}

@@ -69,7 +69,8 @@ func KeyFloat(v Value) float64 {
 }
 
 // NumericKey appends the order-preserving form of numeric text s
-// (numeric_out's): a class byte (1 negative, 2 zero, 3 positive), then for
+// (numeric_out's): a class byte (0 -Infinity, 1 negative, 2 zero, 3
+// positive, 4 Infinity, 5 NaN, which is all of those three), then for
 // a non-zero value its decimal exponent (the position of its first
 // significant digit, as a big-endian int64 with the sign bit flipped) and
 // its significant digits without trailing zeros; a negative value has the
@@ -77,6 +78,11 @@ func KeyFloat(v Value) float64 {
 // run of digits sorts first, as -0.123 < -0.12 does. Byte order of the
 // results is numeric order, and equal values (1.5, 1.50) have one form.
 func NumericKey(dst []byte, s string) []byte {
+	for i, sp := range numericKeySpecial {
+		if s == sp {
+			return append(dst, byte(i))
+		}
+	}
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	intPart, frac, _ := strings.Cut(s, ".")
@@ -107,10 +113,16 @@ func NumericKey(dst []byte, s string) []byte {
 	return append(dst, 0xFF)
 }
 
+// numericKeySpecial is the class bytes of NaN and the infinities.
+var numericKeySpecial = [...]string{0: numericNegInf, 4: numericPosInf, 5: numericNaN}
+
 // NumericFromKey is NumericKey's inverse: the value, in its shortest text
 // (no trailing fractional zeros); ok is false for bytes NumericKey cannot
 // have written.
 func NumericFromKey(b []byte) (v Value, ok bool) {
+	if len(b) == 1 && int(b[0]) < len(numericKeySpecial) && numericKeySpecial[b[0]] != "" {
+		return Value{T: TNumeric, S: numericKeySpecial[b[0]]}, true
+	}
 	if len(b) == 1 && b[0] == 2 {
 		return Value{T: TNumeric, S: "0"}, true
 	}

@@ -20,8 +20,9 @@ import (
 // their sum, as in PostgreSQL; a quotient has the scale select_div_scale
 // picks (divScale), a remainder the larger scale. numeric(p, s) rounds at
 // assignment and cast (numericTypmod). A numeric key is NumericKey's
-// ordered form (keyenc.go). NaN and the infinities are not implemented
-// (0A000).
+// ordered form (keyenc.go). NaN and the infinities are held as their
+// text too (numeric_special.go); ParseNumeric and NumericOf refuse them
+// (0A000), so each operation that has them handles them first.
 
 // decimal is unscaled × 10^-scale.
 type decimal struct {
@@ -39,9 +40,8 @@ func ParseNumeric(s string) (decimal, error) {
 		return decimal{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input syntax for type numeric: %q", s)
 	}
 	t := strings.TrimSpace(s)
-	switch strings.ToLower(strings.TrimLeft(t, "+-")) {
-	case "nan", "infinity", "inf":
-		return decimal{}, pgerror.NotSupported("numeric %s is not supported", t)
+	if sp, ok := parseNumericSpecial(t); ok {
+		return decimal{}, pgerror.NotSupported("this operation on numeric %s is not supported", sp)
 	}
 	mant, exp := t, 0
 	if i := strings.IndexAny(t, "eE"); i >= 0 {
@@ -115,7 +115,20 @@ func NumericOf(v Value) (decimal, error) {
 	return ParseNumeric(v.S)
 }
 
+// numericPair is NumericOf of a and of b.
+func numericPair(a, b Value) (decimal, decimal, error) {
+	x, err := NumericOf(a)
+	if err != nil {
+		return decimal{}, decimal{}, err
+	}
+	y, err := NumericOf(b)
+	return x, y, err
+}
+
 func numericCmp(a, b Value) int {
+	if x, y := numericRank(a), numericRank(b); x != 1 || y != 1 {
+		return x - y // NaN = NaN, above Infinity, above the finite values
+	}
 	x, err1 := NumericOf(a)
 	y, err2 := NumericOf(b)
 	if err1 != nil || err2 != nil {
@@ -127,11 +140,10 @@ func numericCmp(a, b Value) int {
 
 // NumericArith is + - * on numerics (either side may be an integer).
 func NumericArith(op byte, a, b Value) (Value, error) {
-	x, err := NumericOf(a)
-	if err != nil {
-		return Value{}, err
+	if IsNumericSpecial(a) || IsNumericSpecial(b) {
+		return numericSpecialArith(op, a, b) // numeric_special.go
 	}
-	y, err := NumericOf(b)
+	x, y, err := numericPair(a, b)
 	if err != nil {
 		return Value{}, err
 	}
@@ -236,6 +248,13 @@ func (x decimal) div(y decimal, s int) decimal {
 // apply_typmod does: round to scale, then at most prec - scale digits
 // before the point.
 func numericTypmod(v Value, prec, scale int) (Value, error) {
+	switch v.S {
+	case numericNaN:
+		return v, nil
+	case numericPosInf, numericNegInf:
+		return Value{}, &pgerror.Error{Code: pgerror.CodeNumericRange, Message: "numeric field overflow",
+			Detail: fmt.Sprintf("A field with precision %d, scale %d cannot hold an infinite value.", prec, scale)}
+	}
 	d, err := NumericOf(v)
 	if err != nil {
 		return Value{}, err
@@ -255,6 +274,12 @@ func numericTypmod(v Value, prec, scale int) (Value, error) {
 
 // NumericNeg is -v of a numeric v (NULL stays NULL).
 func NumericNeg(v Value) Value {
+	switch v.S {
+	case numericNaN:
+		return v
+	case numericPosInf:
+		return Value{T: TNumeric, S: numericNegInf}
+	}
 	if strings.HasPrefix(v.S, "-") {
 		return Value{T: TNumeric, S: v.S[1:]}
 	}
@@ -267,6 +292,12 @@ func NumericNeg(v Value) Value {
 
 // numericToInt rounds half away from zero, as numeric_int4/numeric_int8.
 func numericToInt(v Value, t Type) (Value, error) {
+	if IsNumericSpecial(v) {
+		if t == TInt8 {
+			return Value{}, numericSpecialToInt(v, "bigint")
+		}
+		return Value{}, numericSpecialToInt(v, "integer")
+	}
 	d, err := ParseNumeric(v.S)
 	if err != nil {
 		return Value{}, err
@@ -294,6 +325,9 @@ func numericToInt(v Value, t Type) (Value, error) {
 // appendNumericBinary is numeric_send: ndigits, weight, sign, dscale, then
 // base-10000 digits.
 func appendNumericBinary(dst []byte, s string) []byte {
+	if sign, ok := numericSpecialSign[s]; ok {
+		return append(dst, 0, 0, 0, 0, byte(sign>>8), 0, 0, 0)
+	}
 	d, err := ParseNumeric(s)
 	if err != nil {
 		return dst
@@ -341,6 +375,9 @@ func appendNumericBinary(dst []byte, s string) []byte {
 	return dst
 }
 
+// numericSpecialSign is numeric_send's sign word of NaN and the infinities.
+var numericSpecialSign = map[string]uint16{numericNaN: 0xC000, numericPosInf: 0xD000, numericNegInf: 0xF000}
+
 // parseNumericBinary is numeric_recv.
 func parseNumericBinary(b []byte) (Value, error) {
 	bad := pgerror.Errorf(pgerror.CodeInvalidBinary, "invalid external \"numeric\" value")
@@ -352,8 +389,10 @@ func parseNumericBinary(b []byte) (Value, error) {
 	sign := binary.BigEndian.Uint16(b[4:])
 	scale := int(binary.BigEndian.Uint16(b[6:]))
 	if len(b) != 8+2*n || (sign != 0 && sign != 0x4000) || scale > MaxNumericScale {
-		if sign == 0xC000 || sign == 0xD000 || sign == 0xF000 {
-			return Value{}, pgerror.NotSupported("numeric NaN and infinities are not supported")
+		for s, w := range numericSpecialSign {
+			if sign == w {
+				return Value{T: TNumeric, S: s}, nil
+			}
 		}
 		return Value{}, bad
 	}
@@ -422,6 +461,9 @@ func NumericVariance(n int64, sumX, sumX2 Value, sample, stddev bool) (Value, er
 	if n == 0 || (sample && n <= 1) {
 		return Null(TNumeric), nil
 	}
+	if IsNumericSpecial(sumX) || IsNumericSpecial(sumX2) {
+		return Value{T: TNumeric, S: numericNaN}, nil // numeric_stddev_internal: NaN for any NaN or infinity
+	}
 	sx, err := NumericOf(sumX)
 	if err != nil {
 		return Value{}, err
@@ -471,24 +513,33 @@ func sqrtDecimal(d decimal, s int) decimal {
 }
 
 // NumericPower is power(base, exp) of numerics, as PostgreSQL's
-// numeric_power for an exponent that is an integer of int32's range
-// (power_var_int); ok is false for another exponent (which PostgreSQL
-// computes through exp and ln, not here). The result has PostgreSQL 15's
-// scale for it: 16, or the base's display scale if larger (at most 1000),
-// rounded half away from zero.
+// numeric_power: for an exponent that is an integer of int32's range,
+// power_var_int, at PostgreSQL 15's scale for it: 16, or the base's
+// display scale if larger (at most 1000), rounded half away from zero;
+// for another, e^(exp·ln(base)) (numeric_math.go). With a NaN, 1 if the
+// base is 1 or the exponent 0, else NaN; with an infinity, POSIX pow's
+// answers (numericPowerInf). ok is always true (kept for the callers).
 func NumericPower(base, exp Value) (v Value, ok bool, err error) {
-	b, err := NumericOf(base)
-	if err != nil {
-		return Value{}, false, err
+	if base.S == numericNaN || exp.S == numericNaN {
+		one := Value{T: TNumeric, S: "1"}
+		if Compare(base, one) == 0 && base.S != numericNaN || exp.S != numericNaN && numericClass(exp) == 0 {
+			return Value{T: TNumeric, S: "1"}, true, nil
+		}
+		return Value{T: TNumeric, S: numericNaN}, true, nil
 	}
-	e, err := NumericOf(exp)
+	if IsNumericSpecial(base) || IsNumericSpecial(exp) {
+		v, err := numericPowerInf(base, exp) // numeric_special.go
+		return v, true, err
+	}
+	b, e, err := numericPair(base, exp)
 	if err != nil {
 		return Value{}, false, err
 	}
 	// the exponent: an integer (trailing fractional zeros allowed)
 	q, r := new(big.Int).QuoRem(e.Unscaled, pow10(e.Scale), new(big.Int))
 	if r.Sign() != 0 || !q.IsInt64() || q.Int64() < math.MinInt32 || q.Int64() > math.MaxInt32 {
-		return Value{}, false, nil
+		v, err := numericPowerReal(b, e) // numeric_math.go
+		return v, true, err
 	}
 	n := q.Int64()
 	if b.Unscaled.Sign() == 0 && n < 0 {

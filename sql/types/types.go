@@ -77,7 +77,7 @@ type extType struct {
 var ExtTypes = map[Type]*extType{}
 
 // IsIntArray reports whether t is an integer array (its elements in
-// Value.A).
+// Value.A, or its text in S when one is NULL: array.go).
 func IsIntArray(t Type) bool { return t == TInt4Array || t == TInt8Array }
 
 // NoKeyType reports whether t, held as text in canonical form, cannot be a
@@ -320,6 +320,9 @@ func (v Value) String() string {
 	case TInt4, TInt8:
 		return strconv.FormatInt(v.I, 10)
 	case TInt4Array, TInt8Array:
+		if v.S != "" {
+			return v.S // a NULL element: array.go
+		}
 		var b strings.Builder
 		b.WriteByte('{')
 		for i, x := range v.A {
@@ -414,6 +417,9 @@ func ParseText(t Type, s string) (Value, error) {
 		}
 		return Value{T: t, I: i}, nil
 	case TNumeric:
+		if sp, ok := parseNumericSpecial(s); ok {
+			return Value{T: TNumeric, S: sp}, nil // numeric_special.go
+		}
 		d, err := ParseNumeric(s)
 		if err != nil {
 			return Value{}, err
