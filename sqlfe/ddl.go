@@ -162,7 +162,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			if st, int2, ok := serialType(cd.TypeName); ok {
 				col.Type, col.Int2, col.Serial, col.NotNull = st, int2, true, true
 			} else {
-				typ, m, err := typeOfMod(cd.TypeName)
+				typ, m, err := s.typeOfMod(cd.TypeName)
 				if err != nil {
 					return nil, err
 				}

@@ -41,6 +41,10 @@ type Column struct {
 	Seq      *Sequence `json:"seq,omitempty"`
 	// Comment is COMMENT ON COLUMN's text ("": none; sqlfe's comment.go).
 	Comment string `json:"comment,omitempty"`
+	// Enum is the OID of the column's enum type (0: not an enum): Type's
+	// number is the process's own (types.FirstEnum up), so Load maps the
+	// column back to its type by this OID (enum.go).
+	Enum uint32 `json:"enum,omitempty"`
 }
 
 // Mod is the column's type modifier as sql/types applies it on assignment
@@ -162,11 +166,11 @@ func (t *Table) tupleKeys() bool { return t.KeyFormat >= KeyFormatTuple }
 
 // TypedKeyType reports whether ty, held as text that does not sort as its
 // values, has an ordered key form in KeyFormatTyped (date, timestamp,
-// timestamptz, real, double precision, numeric, interval).
+// timestamptz, real, double precision, numeric, interval, the enums).
 func TypedKeyType(ty types.Type) bool { return typedKey(ty) }
 
 func typedKey(ty types.Type) bool {
-	return types.IsDateTime(ty) || types.IsFloat(ty) || ty == types.TNumeric || ty == types.TInterval
+	return types.IsDateTime(ty) || types.IsFloat(ty) || ty == types.TNumeric || ty == types.TInterval || types.IsEnum(ty)
 }
 
 // KeyTypeOK reports whether a column of type ty can be in t's primary key:

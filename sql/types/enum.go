@@ -1,0 +1,205 @@
+package types
+
+import (
+	"math"
+	"sort"
+	"sync"
+
+	"github.com/tupled/tupled/sql/pgerror"
+)
+
+// Enum types (CREATE TYPE name AS ENUM): unlike the built-in types, they
+// are made at run time, so each gets a Type number of its own from
+// FirstEnum up when it is created or loaded (never stored: a column of an
+// enum type stores its OID, and the catalog maps it back at load). The
+// registry below maps those numbers to their definitions; a definition
+// is never changed in place (ALTER TYPE installs a new one with SetEnum).
+//
+// A value of an enum type holds its label in S and its sort position in
+// I: OrderKey of its float4 sort order (pg_enum.enumsortorder), an
+// integer that sorts as the order does, so Compare, keys and the row
+// encoding use I and a renamed label changes no stored row.
+
+// firstEnumOID is the first OID given to an enum type: above the range
+// sqlfe derives the OIDs of tables and constraints from their names
+// ([16384, 2^30+16384)), so they never meet.
+const firstEnumOID = 1<<30 + 1<<20
+
+// FirstEnum is the first Type number given to an enum type.
+const FirstEnum Type = 1024
+
+// Enum is an enum type's definition (its catalog entry's JSON).
+type Enum struct {
+	Type     Type        `json:"-"`
+	Name     string      `json:"name"`
+	OID      uint32      `json:"oid"`
+	ArrayOID uint32      `json:"array_oid"`
+	Labels   []EnumLabel `json:"labels"` // in sort order
+	Comment  string      `json:"comment,omitempty"`
+	// Dropped: a DROP TYPE (or a rolled-back CREATE TYPE) ended it;
+	// LookupEnum passes over it
+	Dropped bool `json:"-"`
+}
+
+// EnumLabel is one value of an enum: pg_enum's enumlabel and
+// enumsortorder.
+type EnumLabel struct {
+	Label string  `json:"label"`
+	Sort  float32 `json:"sort"`
+}
+
+var enums struct {
+	sync.RWMutex
+	byType  map[Type]*Enum
+	next    Type
+	nextOID uint32
+}
+
+// IsEnum reports whether t is an enum type.
+func IsEnum(t Type) bool { return t >= FirstEnum }
+
+// NewEnumType gives a new enum type its Type number.
+func NewEnumType() Type {
+	enums.Lock()
+	defer enums.Unlock()
+	if enums.next < FirstEnum {
+		enums.next = FirstEnum
+	}
+	t := enums.next
+	enums.next++
+	return t
+}
+
+// NewEnumOID gives a new enum type (and its array type) OIDs, above every
+// enum OID this process has seen (NoteEnumOID).
+func NewEnumOID() (oid, arrayOID uint32) {
+	enums.Lock()
+	defer enums.Unlock()
+	if enums.nextOID < firstEnumOID {
+		enums.nextOID = firstEnumOID
+	}
+	oid = enums.nextOID
+	enums.nextOID += 2
+	return oid, oid + 1
+}
+
+// NoteEnumOID records OIDs loaded from a catalog, so that new ones differ.
+func NoteEnumOID(oids ...uint32) {
+	enums.Lock()
+	defer enums.Unlock()
+	for _, o := range oids {
+		if o >= enums.nextOID {
+			enums.nextOID = o + 1
+		}
+	}
+}
+
+// SetEnum installs e as the definition of its Type.
+func SetEnum(e *Enum) {
+	enums.Lock()
+	defer enums.Unlock()
+	if enums.byType == nil {
+		enums.byType = map[Type]*Enum{}
+	}
+	enums.byType[e.Type] = e
+}
+
+// EnumOf is t's definition (nil if t is not an enum type).
+func EnumOf(t Type) *Enum {
+	if !IsEnum(t) {
+		return nil
+	}
+	enums.RLock()
+	defer enums.RUnlock()
+	return enums.byType[t]
+}
+
+// LookupEnum is the newest enum type named name that is not dropped (nil
+// if none): the type of a name where no session resolves it (a CHECK or
+// DEFAULT expression compiled from a table's definition).
+func LookupEnum(name string) *Enum {
+	enums.RLock()
+	defer enums.RUnlock()
+	var best *Enum
+	for _, e := range enums.byType {
+		if e.Name == name && !e.Dropped && (best == nil || e.Type > best.Type) {
+			best = e
+		}
+	}
+	return best
+}
+
+// enumByOID is the enum type of OID oid (TUnknown if none).
+func enumByOID(oid uint32) Type {
+	enums.RLock()
+	defer enums.RUnlock()
+	for t, e := range enums.byType {
+		if e.OID == oid {
+			return t
+		}
+	}
+	return TUnknown
+}
+
+// OrderKey is the integer that sorts as the float4 sort order f does.
+func OrderKey(f float32) int64 {
+	u := math.Float32bits(f)
+	if u&(1<<31) != 0 {
+		u = ^u
+	} else {
+		u |= 1 << 31
+	}
+	return int64(u)
+}
+
+// Value is label l of e as a value.
+func (e *Enum) Value(l EnumLabel) Value { return Value{T: e.Type, S: l.Label, I: OrderKey(l.Sort)} }
+
+// Label is the index of label s in e.Labels, -1 if none.
+func (e *Enum) Label(s string) int {
+	for i, l := range e.Labels {
+		if l.Label == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// ByKey is the value of e whose OrderKey is k (a stored value).
+func (e *Enum) ByKey(k int64) (Value, bool) {
+	i := sort.Search(len(e.Labels), func(i int) bool { return OrderKey(e.Labels[i].Sort) >= k })
+	if i == len(e.Labels) || OrderKey(e.Labels[i].Sort) != k {
+		return Value{}, false
+	}
+	return e.Value(e.Labels[i]), true
+}
+
+// EnumByKey is the value of enum type t whose OrderKey is k; false if t
+// has no such value (a corrupt row).
+func EnumByKey(t Type, k int64) (Value, bool) {
+	e := EnumOf(t)
+	if e == nil {
+		return Value{}, false
+	}
+	return e.ByKey(k)
+}
+
+// parseEnum is enum_in: the label s of t.
+func parseEnum(t Type, s string) (Value, error) {
+	e := EnumOf(t)
+	if e == nil {
+		return Value{}, pgerror.Errorf(pgerror.CodeInternal, "unknown type %d", t)
+	}
+	if i := e.Label(s); i >= 0 {
+		return e.Value(e.Labels[i]), nil
+	}
+	return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input value for enum %s: %q", e.Name, s)
+}
+
+// enumName is format_type's name of enum type t.
+func enumName(t Type) string {
+	if e := EnumOf(t); e != nil {
+		return e.Name
+	}
+	return "unknown"
+}

@@ -1,0 +1,553 @@
+package sqlfe
+
+// Enum types: CREATE TYPE name AS ENUM, ALTER TYPE (ADD VALUE, RENAME
+// VALUE, RENAME TO), DROP TYPE, and enum_first, enum_last, enum_range.
+//
+// The design:
+//
+//   - A definition (types.Enum: name, OID, labels with PostgreSQL's float4
+//     sort orders) is catalog data like a sequence's: an entry of
+//     CatalogTable under catalog.EnumCatalogKey(name), written through the
+//     DDL's transaction and installed in the Catalog when it commits
+//     (Session.pendingEnums, catalog.ApplyEnums).
+//   - Each enum type has a types.Type number of its own, given when it is
+//     created or loaded, and its definition is in types' registry, so a
+//     value, a column and an expression carry their enum type as any other
+//     type. The registry is the process's, not a transaction's: CREATE and
+//     ALTER TYPE install the new definition there at once (a value added
+//     is usable before its ALTER commits, which PostgreSQL refuses with
+//     55P04), and a rollback puts the committed definitions back
+//     (restoreEnums).
+//   - Sort orders follow PostgreSQL's AddEnumLabel: n+1 at the end, a
+//     neighbour's ±1 at an end, the float4 midpoint between two. Where the
+//     midpoint is one of them PostgreSQL renumbers the type; tupled stores
+//     a value by its sort order (types' enum.go), so it refuses that with
+//     0A000 instead.
+//   - DROP TYPE of a type a column uses is 2BP01 (with PostgreSQL's
+//     DETAIL); CASCADE, which would drop those columns, is 0A000.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
+)
+
+// lookupEnum is the enum type name as the session sees it (nil: none).
+func (s *Session) lookupEnum(name string) *types.Enum {
+	if e, ok := s.pendingEnums[name]; ok {
+		return e
+	}
+	return s.eng.cat.Enum(name)
+}
+
+// enumList is every enum type the session sees, by name.
+func (s *Session) enumList() []*types.Enum {
+	if len(s.pendingEnums) == 0 {
+		return s.eng.cat.Enums()
+	}
+	m := map[string]*types.Enum{}
+	for _, e := range s.eng.cat.Enums() {
+		m[e.Name] = e
+	}
+	for n, e := range s.pendingEnums {
+		if e == nil {
+			delete(m, n)
+		} else {
+			m[n] = e
+		}
+	}
+	out := make([]*types.Enum, 0, len(m))
+	for _, e := range m {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// setPendingEnum records the transaction's new definition of name (nil:
+// dropped) and installs it in types' registry.
+func (s *Session) setPendingEnum(name string, e *types.Enum) {
+	if s.pendingEnums == nil {
+		s.pendingEnums = map[string]*types.Enum{}
+	}
+	if e == nil {
+		if old := s.lookupEnum(name); old != nil {
+			d := *old
+			d.Dropped = true
+			types.SetEnum(&d)
+		}
+	} else {
+		types.SetEnum(e)
+	}
+	s.pendingEnums[name] = e
+}
+
+// restoreEnums puts the committed definitions of the enum types a
+// rolled-back transaction changed back into types' registry.
+func restoreEnums(cat *catalog.Catalog, pending map[string]*types.Enum) {
+	for _, e := range pending {
+		if e != nil && cat.Enum(e.Name) == nil {
+			d := *e
+			d.Dropped = true
+			types.SetEnum(&d)
+		}
+	}
+	for _, e := range cat.Enums() {
+		types.SetEnum(e)
+	}
+}
+
+// rollbackEnumsTo is ROLLBACK TO SAVEPOINT's: the transaction's enum DDL
+// back to saved, and types' registry with it.
+func (s *Session) rollbackEnumsTo(saved map[string]*types.Enum) {
+	if s.pendingEnums == nil && saved == nil {
+		return
+	}
+	restoreEnums(&s.eng.cat, s.pendingEnums)
+	s.pendingEnums = saved
+	for n, e := range saved {
+		if e != nil {
+			types.SetEnum(e)
+		} else if old := s.eng.cat.Enum(n); old != nil {
+			d := *old
+			d.Dropped = true
+			types.SetEnum(&d)
+		}
+	}
+}
+
+// enumName is the type name of a CREATE / ALTER / DROP TYPE (public.x or x).
+func enumName(names []string, loc int32) (string, error) {
+	switch {
+	case len(names) == 1:
+	case len(names) == 2 && (names[0] == "public" || names[0] == "pg_catalog"):
+	default:
+		return "", pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", strings.Join(names, ".")).At(loc)
+	}
+	return names[len(names)-1], nil
+}
+
+// enumOfName resolves a type name to the enum type lookup finds (nil: not
+// an enum).
+func enumOfName(names []string, lookup func(string) *types.Enum) *types.Enum {
+	if lookup == nil || len(names) > 2 || (len(names) == 2 && names[0] != "public") {
+		return nil
+	}
+	return lookup(names[len(names)-1])
+}
+
+func (s *Session) saveEnum(ctx context.Context, tx *tupled.Tx, e *types.Enum, insert bool) error {
+	data, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	key := catalog.EnumCatalogKey(e.Name)
+	if insert {
+		err = tx.Insert(ctx, catalog.CatalogTable, key, data)
+		if errors.Is(err, tupled.ErrDuplicateKey) {
+			return pgerror.Errorf(codeDuplicateObject, "type %q already exists", e.Name)
+		}
+		return err
+	}
+	return tx.Update(ctx, catalog.CatalogTable, key, data)
+}
+
+// typeExists reports whether name is taken as a type: an enum, or a
+// table's or view's row type.
+func (s *Session) typeExists(name string) bool {
+	return s.lookupEnum(name) != nil || s.lookupTable(name) != nil || s.lookupView(name) != nil
+}
+
+func (s *Session) planCreateEnum(st *pg.CreateEnumStmt) (*plan, error) {
+	name, err := enumName(strs(st.TypeName), -1)
+	if err != nil {
+		return nil, err
+	}
+	var labels []types.EnumLabel
+	seen := map[string]bool{}
+	for i, v := range st.Vals {
+		l := v.GetString_().GetSval()
+		if len(l) > 63 {
+			return nil, &pgerror.Error{Code: "42602", Message: fmt.Sprintf("invalid enum label %q", l), Detail: "Labels must be 63 bytes or less."}
+		}
+		if err := types.CheckEncoding(l); err != nil {
+			return nil, err
+		}
+		if seen[l] {
+			return nil, pgerror.Errorf(pgerror.CodeUniqueViolation, "duplicate key value violates unique constraint \"pg_enum_typid_label_index\"")
+		}
+		seen[l] = true
+		labels = append(labels, types.EnumLabel{Label: l, Sort: float32(i + 1)})
+	}
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
+		if s.typeExists(name) {
+			return nil, pgerror.Errorf(codeDuplicateObject, "type %q already exists", name)
+		}
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		oid, arr := types.NewEnumOID()
+		e := &types.Enum{Type: types.NewEnumType(), Name: name, OID: oid, ArrayOID: arr, Labels: labels}
+		if err := s.saveEnum(ctx, tx, e, true); err != nil {
+			return nil, err
+		}
+		s.setPendingEnum(name, e)
+		return &Result{Tag: "CREATE TYPE"}, nil
+	}
+	return &plan{usesT: true, run: run}, nil
+}
+
+// enumSortBetween is AddEnumLabel's sort order for a label placed next to
+// labels[i] (after it if after): false where PostgreSQL would renumber.
+func enumSortBetween(labels []types.EnumLabel, i int, after bool) (float32, bool) {
+	other := i - 1
+	if after {
+		other = i + 1
+	}
+	nb := labels[i].Sort
+	switch {
+	case other < 0:
+		return nb - 1, true
+	case other >= len(labels):
+		return nb + 1, true
+	}
+	mid := (nb + labels[other].Sort) / 2
+	if mid == nb || mid == labels[other].Sort {
+		return 0, false
+	}
+	return mid, true
+}
+
+func (s *Session) planAlterEnum(st *pg.AlterEnumStmt) (*plan, error) {
+	name, err := enumName(strs(st.TypeName), -1)
+	if err != nil {
+		return nil, err
+	}
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
+		res := &Result{Tag: "ALTER TYPE"}
+		old := s.lookupEnum(name)
+		if old == nil {
+			if s.lookupTable(name) != nil || s.lookupView(name) != nil {
+				return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%s is not an enum", name)
+			}
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", name)
+		}
+		ne := *old
+		ne.Labels = append([]types.EnumLabel(nil), old.Labels...)
+		if st.OldVal != "" { // RENAME VALUE
+			i := ne.Label(st.OldVal)
+			if i < 0 {
+				return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "%q is not an existing enum label", st.OldVal)
+			}
+			if st.NewVal == st.OldVal {
+				return res, nil
+			}
+			if ne.Label(st.NewVal) >= 0 {
+				return nil, pgerror.Errorf(codeDuplicateObject, "enum label %q already exists", st.NewVal)
+			}
+			if len(st.NewVal) > 63 {
+				return nil, &pgerror.Error{Code: "42602", Message: fmt.Sprintf("invalid enum label %q", st.NewVal), Detail: "Labels must be 63 bytes or less."}
+			}
+			ne.Labels[i].Label = st.NewVal
+		} else { // ADD VALUE
+			if ne.Label(st.NewVal) >= 0 {
+				if st.SkipIfNewValExists {
+					s.notice("NOTICE", "00000", fmt.Sprintf("enum label %q already exists, skipping", st.NewVal))
+					return res, nil
+				}
+				return nil, pgerror.Errorf(codeDuplicateObject, "enum label %q already exists", st.NewVal)
+			}
+			if len(st.NewVal) > 63 {
+				return nil, &pgerror.Error{Code: "42602", Message: fmt.Sprintf("invalid enum label %q", st.NewVal), Detail: "Labels must be 63 bytes or less."}
+			}
+			if err := types.CheckEncoding(st.NewVal); err != nil {
+				return nil, err
+			}
+			l := types.EnumLabel{Label: st.NewVal}
+			at := len(ne.Labels)
+			switch {
+			case st.NewValNeighbor != "":
+				i := ne.Label(st.NewValNeighbor)
+				if i < 0 {
+					return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "%q is not an existing enum label", st.NewValNeighbor)
+				}
+				var ok bool
+				if l.Sort, ok = enumSortBetween(ne.Labels, i, st.NewValIsAfter); !ok {
+					return nil, pgerror.NotSupported("no room for another enum value between %q and its neighbour: tupled does not renumber an enum's sort orders", st.NewValNeighbor)
+				}
+				at = i
+				if st.NewValIsAfter {
+					at = i + 1
+				}
+			case len(ne.Labels) > 0:
+				l.Sort = ne.Labels[len(ne.Labels)-1].Sort + 1
+			default:
+				l.Sort = 1
+			}
+			ne.Labels = append(ne.Labels[:at], append([]types.EnumLabel{l}, ne.Labels[at:]...)...)
+		}
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.saveEnum(ctx, tx, &ne, false); err != nil {
+			return nil, err
+		}
+		s.setPendingEnum(name, &ne)
+		return res, nil
+	}
+	return &plan{usesT: true, run: run}, nil
+}
+
+// planRenameType is ALTER TYPE name RENAME TO newname.
+func (s *Session) planRenameType(st *pg.RenameStmt) (*plan, error) {
+	name, err := enumName(strs(st.Object.GetList().GetItems()), -1)
+	if err != nil {
+		return nil, err
+	}
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
+		old := s.lookupEnum(name)
+		if old == nil {
+			if s.lookupTable(name) != nil || s.lookupView(name) != nil {
+				return nil, pgerror.NotSupported("renaming a table's row type is not supported: rename the table")
+			}
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", name)
+		}
+		if s.typeExists(st.Newname) {
+			return nil, pgerror.Errorf(codeDuplicateObject, "type %q already exists", st.Newname)
+		}
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := tx.Delete(ctx, catalog.CatalogTable, catalog.EnumCatalogKey(name)); err != nil {
+			return nil, err
+		}
+		ne := *old
+		ne.Name = st.Newname
+		if err := s.saveEnum(ctx, tx, &ne, true); err != nil {
+			return nil, err
+		}
+		s.pendingEnumsDel(name)
+		s.setPendingEnum(st.Newname, &ne)
+		return &Result{Tag: "ALTER TYPE"}, nil
+	}
+	return &plan{usesT: true, run: run}, nil
+}
+
+// pendingEnumsDel records name as gone without marking its type dropped
+// (a rename keeps the type).
+func (s *Session) pendingEnumsDel(name string) {
+	if s.pendingEnums == nil {
+		s.pendingEnums = map[string]*types.Enum{}
+	}
+	s.pendingEnums[name] = nil
+}
+
+// enumUsers are the table columns of enum type e, as "column c of table
+// t" (PostgreSQL's dependency description), in name order.
+func (s *Session) enumUsers(e *types.Enum) []string {
+	var out []string
+	for _, r := range s.catalogSnap().rels {
+		if r.t == nil || r.kind != "r" && r.kind != "v" {
+			continue
+		}
+		for _, c := range r.t.Cols {
+			if c.Type == e.Type {
+				out = append(out, fmt.Sprintf("column %s of table %s", c.Name, r.t.Name))
+				if r.kind == "v" {
+					out[len(out)-1] = fmt.Sprintf("column %s of view %s", c.Name, r.t.Name)
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (s *Session) planDropType(st *pg.DropStmt) (*plan, error) {
+	var names []string
+	for _, o := range st.Objects {
+		tn := o.GetTypeName()
+		if tn == nil {
+			return nil, pgerror.NotSupported("DROP TYPE of this name is not supported")
+		}
+		n, err := enumName(strs(tn.Names), tn.Location)
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, n)
+	}
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
+		res := &Result{Tag: "DROP TYPE"}
+		var drop []*types.Enum
+		for _, n := range names {
+			e := s.lookupEnum(n)
+			if e == nil {
+				if s.lookupTable(n) != nil || s.lookupView(n) != nil {
+					return nil, &pgerror.Error{Code: "2BP01", Message: fmt.Sprintf("cannot drop type %s because table %s requires it", n, n),
+						Hint: fmt.Sprintf("You can drop table %s instead.", n)}
+				}
+				if st.MissingOk {
+					s.notice("NOTICE", "00000", fmt.Sprintf("type %q does not exist, skipping", n))
+					continue
+				}
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", n)
+			}
+			if users := s.enumUsers(e); len(users) > 0 {
+				if st.Behavior == pg.DropBehavior_DROP_CASCADE {
+					return nil, pgerror.NotSupported("DROP TYPE ... CASCADE of a type a column uses is not supported (%s): drop or alter the column first", users[0])
+				}
+				detail := users[0] + " depends on type " + e.Name
+				if len(users) > 1 {
+					for i := range users {
+						users[i] += " depends on type " + e.Name
+					}
+					detail = strings.Join(users, "\n")
+				}
+				return nil, &pgerror.Error{Code: "2BP01", Message: "cannot drop type " + e.Name + " because other objects depend on it",
+					Detail: detail, Hint: "Use DROP ... CASCADE to drop the dependent objects too."}
+			}
+			drop = append(drop, e)
+		}
+		if len(drop) == 0 {
+			return res, nil
+		}
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range drop {
+			if err := tx.Delete(ctx, catalog.CatalogTable, catalog.EnumCatalogKey(e.Name)); err != nil {
+				return nil, err
+			}
+			s.setPendingEnum(e.Name, nil)
+		}
+		return res, nil
+	}
+	return &plan{usesT: true, run: run}, nil
+}
+
+// ---- functions ----
+
+// enumArg is the enum type of an enum support function's argument
+// (enum_first(NULL::mood)): its value is not looked at.
+func enumArg(x expr, fn string) (*types.Enum, error) {
+	e := types.EnumOf(x.typ())
+	if e == nil {
+		return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function %s(%s) does not exist", fn, x.typ()).
+			WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
+	}
+	return e, nil
+}
+
+// enumFunc compiles enum_first, enum_last and enum_range (ok false: f is
+// none of them). enum_range's result is the labels as a text[] (tupled
+// has no array types of enums; its text is PostgreSQL's).
+func (c *compiler) enumFunc(f *pg.FuncCall, name string) (expr, bool, error) {
+	if name != "enum_first" && name != "enum_last" && name != "enum_range" || len(f.Args) < 1 || len(f.Args) > 2 ||
+		(len(f.Args) == 2 && name != "enum_range") {
+		return nil, false, nil
+	}
+	var args []expr
+	for _, a := range f.Args {
+		x, err := c.compile(a, types.TUnknown)
+		if err != nil {
+			return nil, true, err
+		}
+		args = append(args, x)
+	}
+	if len(args) == 2 && args[0].typ() == types.TUnknown && types.IsEnum(args[1].typ()) {
+		args[0], args[1] = args[1], args[0] // enum_range(NULL, 'ok'::mood): the type is the second's
+		e, err := enumArg(args[0], name)
+		if err != nil {
+			return nil, true, err
+		}
+		if args[1], err = c.coerce(args[1], e.Type); err != nil {
+			return nil, true, err
+		}
+		args[0], args[1] = args[1], args[0]
+		return &enumFuncExpr{name: name, t: types.TTextArray, enum: e.Type, args: args}, true, nil
+	}
+	e, err := enumArg(args[0], name)
+	if err != nil {
+		return nil, true, err
+	}
+	if len(args) == 2 {
+		if args[1].typ() == types.TUnknown {
+			if args[1], err = c.coerce(args[1], e.Type); err != nil {
+				return nil, true, err
+			}
+		}
+		if args[1].typ() != e.Type {
+			return nil, true, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function enum_range(%s, %s) does not exist", e.Name, args[1].typ())
+		}
+	}
+	t := e.Type
+	if name == "enum_range" {
+		t = types.TTextArray
+	}
+	return &enumFuncExpr{name: name, t: t, enum: e.Type, args: args}, true, nil
+}
+
+type enumFuncExpr struct {
+	name string
+	t    types.Type
+	enum types.Type
+	args []expr
+}
+
+func (x *enumFuncExpr) typ() types.Type { return x.t }
+func (x *enumFuncExpr) kids() []expr    { return x.args }
+func (x *enumFuncExpr) eval(env *env) (types.Value, error) {
+	e := types.EnumOf(x.enum)
+	switch x.name {
+	case "enum_first", "enum_last":
+		if len(e.Labels) == 0 {
+			return types.Value{}, &pgerror.Error{Code: "55000", Message: "enum " + e.Name + " contains no values"}
+		}
+		if x.name == "enum_first" {
+			return e.Value(e.Labels[0]), nil
+		}
+		return e.Value(e.Labels[len(e.Labels)-1]), nil
+	}
+	lo, hi := types.Null(x.enum), types.Null(x.enum)
+	if len(x.args) == 2 {
+		var err error
+		if lo, err = x.args[0].eval(env); err != nil {
+			return types.Value{}, err
+		}
+		if hi, err = x.args[1].eval(env); err != nil {
+			return types.Value{}, err
+		}
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	n := 0
+	for _, l := range e.Labels {
+		v := e.Value(l)
+		if !lo.Null && v.I < lo.I || !hi.Null && v.I > hi.I {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		types.QuoteArrayElem(&b, l.Label)
+	}
+	b.WriteByte('}')
+	return types.ParseText(types.TTextArray, b.String())
+}
+
+// codeDuplicateObject is duplicate_object (42710).
+const codeDuplicateObject = "42710"
