@@ -207,6 +207,14 @@
 //     text, expanded where a query names one like a subquery in FROM;
 //     the tables and views a view reads cannot be dropped without
 //     CASCADE.
+//   - Enum types (CREATE TYPE ... AS ENUM, ALTER TYPE ADD VALUE [IF NOT
+//     EXISTS] [BEFORE | AFTER], RENAME VALUE, RENAME TO, DROP TYPE;
+//     enum.go) are catalog entries like sequences, transactional; each
+//     has a types.Type number of its own for the process, so its values
+//     and columns are typed like any other's, and its values sort by the
+//     type's float4 sort orders (PostgreSQL's). DROP TYPE ... CASCADE of
+//     a type a column uses, arrays of enums and an ADD VALUE that
+//     PostgreSQL would answer by renumbering the sort orders are 0A000.
 //   - COPY t [(cols)] FROM STDIN and COPY t [(cols)] | (SELECT ...) TO
 //     STDOUT, text, csv and binary (copy.go), run through the connection's
 //     CopyIO in the session's transaction: each row is checked by

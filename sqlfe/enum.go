@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strings"
 
@@ -551,3 +552,58 @@ func (x *enumFuncExpr) eval(env *env) (types.Value, error) {
 
 // codeDuplicateObject is duplicate_object (42710).
 const codeDuplicateObject = "42710"
+
+// ---- the catalogs ----
+
+// enumOfOID is the enum type (or the array type of the enum type) of OID
+// oid, nil if none.
+func enumOfOID(oid int64) *types.Enum {
+	if oid < 16384 || oid > 1<<32-1 {
+		return nil
+	}
+	if e := types.EnumOf(types.TypeForOID(uint32(oid))); e != nil {
+		return e
+	}
+	return types.EnumOf(types.TypeForOID(uint32(oid - 1))) // its array type's OID is the next
+}
+
+// udtSchema is information_schema's udt_schema of a column of type t.
+func udtSchema(t types.Type) string {
+	if types.IsEnum(t) {
+		return "public"
+	}
+	return "pg_catalog"
+}
+
+// enumTypeRows are pg_type's rows of the enum types the session sees and
+// of their array types (which tupled has no values of).
+func enumTypeRows(s *Session) [][]types.Value {
+	var rows [][]types.Value
+	for _, e := range s.enumList() {
+		row := func(oid uint32, name string, len int, byval bool, typtype, cat string, elem, array uint32, in, out, recv, send, storage string) []types.Value {
+			return []types.Value{oidv(int64(oid)), types.Text(name), oidv(oidNspPublic), oidv(oidSuperuser), types.Int4(int32(len)), types.Bool(byval), types.Text(typtype), types.Text(cat),
+				types.Bool(false), types.Bool(true), types.Text(","), oidv(0), types.Text("-"), oidv(int64(elem)), oidv(int64(array)), types.Text(in), types.Text(out),
+				types.Text(recv), types.Text(send), types.Text("-"), types.Text("-"), types.Text("-"), types.Text("i"), types.Text(storage), types.Bool(false), oidv(0), types.Int4(-1),
+				types.Int4(0), oidv(0), nullText, nullText, nullText}
+		}
+		rows = append(rows,
+			row(e.OID, e.Name, 4, true, "e", "E", 0, e.ArrayOID, "enum_in", "enum_out", "enum_recv", "enum_send", "p"),
+			row(e.ArrayOID, "_"+e.Name, -1, false, "b", "A", e.OID, 0, "array_in", "array_out", "array_recv", "array_send", "x"))
+	}
+	return rows
+}
+
+// pgEnumRows are pg_enum's: each label of each enum type the session
+// sees. A label's OID is derived, as a table's is, from its type's OID
+// and its sort order (which never change), folded into the user range.
+func pgEnumRows(s *Session, _ *catSnap) [][]types.Value {
+	var rows [][]types.Value
+	for _, e := range s.enumList() {
+		for _, l := range e.Labels {
+			h := fnv.New32a()
+			fmt.Fprintf(h, "%d/%g", e.OID, l.Sort)
+			rows = append(rows, []types.Value{oidv(int64(h.Sum32()%(1<<30)) + firstUserOID), oidv(int64(e.OID)), types.FloatValue(float64(l.Sort), types.TFloat4), types.Text(l.Label)})
+		}
+	}
+	return rows
+}

@@ -469,6 +469,8 @@ func cols(spec string) []catalog.Column {
 			out = append(out, catalog.Column{Name: name, Type: types.TTextArray})
 		case "f":
 			out = append(out, catalog.Column{Name: name, Type: types.TNumeric})
+		case "f4":
+			out = append(out, catalog.Column{Name: name, Type: types.TFloat4})
 		default:
 			out = append(out, cText(name))
 		}
@@ -585,6 +587,9 @@ func colType(c catalog.Column) colTypeInfo {
 	}
 	if x := types.ExtTypes[c.Type]; x != nil {
 		return colTypeInfo{int64(x.OID), -1, int(x.Size), x.Typname, x.Name, x.Name}
+	}
+	if e := types.EnumOf(c.Type); e != nil {
+		return colTypeInfo{int64(e.OID), -1, 4, e.Name, quoteIdent(e.Name), "USER-DEFINED"} // enum.go
 	}
 	return colTypeInfo{25, -1, -1, "text", "text", "text"}
 }
@@ -708,6 +713,12 @@ func typeName(oid int64, typmod int64) string {
 			return r.name
 		}
 	}
+	if e := enumOfOID(oid); e != nil { // enum.go
+		if uint32(oid) == e.ArrayOID {
+			return quoteIdent(e.Name) + "[]"
+		}
+		return quoteIdent(e.Name)
+	}
 	return "???"
 }
 
@@ -724,6 +735,9 @@ func typeOIDByName(name string) (int64, bool) {
 		if r.name == name {
 			return r.oid, true
 		}
+	}
+	if e := types.LookupEnum(strings.Trim(strings.TrimPrefix(name, "public."), `"`)); e != nil { // enum.go
+		return int64(e.OID), true
 	}
 	if el, ok := strings.CutSuffix(name, "[]"); ok { // varchar[], double precision[]
 		if eo, ok := typeOIDByName(el); ok {
@@ -883,8 +897,8 @@ var pgTypeCols = cols(`oid:oid typname typnamespace:oid typowner:oid typlen:i2 t
 	typreceive typsend typmodin typmodout typanalyze typalign typstorage typnotnull:b typbasetype:oid typtypmod:i4
 	typndims:i4 typcollation:oid typdefaultbin typdefault typacl`)
 
-func pgTypeRowsOf(*Session, *catSnap) [][]types.Value {
-	var rows [][]types.Value
+func pgTypeRowsOf(s *Session, _ *catSnap) [][]types.Value {
+	rows := enumTypeRows(s) // enum.go
 	for _, t := range pgTypeRows {
 		name := strings.TrimPrefix(t.name, "_")
 		in, out := name+"in", name+"out"
@@ -1321,7 +1335,7 @@ func init() {
 		"pg_catalog.pg_publication_namespace": {cols(`oid:oid pnpubid:oid pnnspid:oid`), none},
 		"pg_catalog.pg_foreign_table":         {cols(`ftrelid:oid ftserver:oid ftoptions`), none},
 		"pg_catalog.pg_auth_members":          {cols(`roleid:oid member:oid grantor:oid admin_option:b`), none},
-		"pg_catalog.pg_enum":                  {cols(`oid:oid enumtypid:oid enumsortorder:f enumlabel`), none},
+		"pg_catalog.pg_enum":                  {cols(`oid:oid enumtypid:oid enumsortorder:f4 enumlabel`), pgEnumRows}, // enum.go
 		"pg_catalog.pg_extension": {cols(`oid:oid extname extowner:oid extnamespace:oid extrelocatable:b extversion
 			extconfig extcondition`), pgExtensionRows},
 		"pg_catalog.pg_depend":  {cols(`classid:oid objid:oid objsubid:i4 refclassid:oid refobjid:oid refobjsubid:i4 deptype`), pgDependRows},

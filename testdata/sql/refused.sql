@@ -20,7 +20,6 @@ SELECT interval '1 day' hour;
 SELECT '12:00+02'::timetz;
 CREATE TABLE jk (j jsonb PRIMARY KEY);
 SELECT 'NaN'::numeric;
-CREATE TYPE mood AS ENUM ('sad', 'happy');
 -- queries
 SELECT * FROM t TABLESAMPLE SYSTEM (50);
 SELECT ROW(a, b) FROM t;
