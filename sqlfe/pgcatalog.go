@@ -1026,9 +1026,18 @@ func defaultText(t *catalog.Table, c catalog.Column) string {
 	case c.Serial:
 		return "nextval('" + quoteIdent(colSequence(t, c).Name) + "'::regclass)"
 	case c.Default != "":
-		return strings.TrimSuffix(strings.TrimPrefix(c.Default, "SELECT "), ";")
+		d := strings.TrimSuffix(strings.TrimPrefix(c.Default, "SELECT "), ";")
+		if e := types.EnumOf(c.Type); e != nil && isStringLiteral(d) {
+			return d + "::" + quoteIdent(e.Name) // the literal coerced to the enum, as PostgreSQL stores it
+		}
+		return d
 	}
 	return ""
+}
+
+// isStringLiteral reports whether SQL text d is one string literal ('a''b').
+func isStringLiteral(d string) bool {
+	return len(d) >= 2 && d[0] == '\'' && d[len(d)-1] == '\'' && !strings.Contains(strings.ReplaceAll(d[1:len(d)-1], "''", ""), "'")
 }
 
 func pgAttrdefRows(_ *Session, sn *catSnap) [][]types.Value {
