@@ -1,0 +1,68 @@
+package sqlfe
+
+import (
+	"testing"
+
+	"github.com/tupled/tupled/sql/pgerror"
+)
+
+// TestEnumRestart: enum types, their values added and renamed, the tables
+// and views using them, keys and indexes on them, survive a restart of an
+// on-disk database; a rolled-back CREATE TYPE does not.
+func TestEnumRestart(t *testing.T) {
+	dir := t.TempDir()
+	db, s := newDiskSession(t, dir)
+	mustRun(t, s, "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy'); CREATE TABLE p (m mood PRIMARY KEY, prev mood, n int)", "CREATE TYPE\nCREATE TABLE")
+	mustRun(t, s, "CREATE INDEX p_prev ON p (prev); INSERT INTO p VALUES ('happy', 'sad', 1), ('sad', NULL, 2), ('ok', 'happy', 3)", "CREATE INDEX\nINSERT 0 3")
+	mustRun(t, s, "ALTER TYPE mood ADD VALUE 'meh' BEFORE 'ok'; ALTER TYPE mood RENAME VALUE 'sad' TO 'blue'", "ALTER TYPE\nALTER TYPE")
+	mustRun(t, s, "INSERT INTO p VALUES ('meh', 'meh', 4); CREATE VIEW pv AS SELECT m, n FROM p", "INSERT 0 1\nCREATE VIEW")
+	mustRun(t, s, "BEGIN; CREATE TYPE gone AS ENUM ('x'); ROLLBACK", "BEGIN\nCREATE TYPE\nROLLBACK")
+	mustRun(t, s, "BEGIN; ALTER TYPE mood RENAME VALUE 'happy' TO 'glad'; ROLLBACK", "BEGIN\nALTER TYPE\nROLLBACK")
+	// other types made in this process must not be confused with them
+	mustRun(t, s, "CREATE TYPE other AS ENUM ('a', 'b')", "CREATE TYPE")
+	_, s = reopenDiskSession(t, dir, db, s)
+	mustRun(t, s, "SELECT m, prev, n FROM p ORDER BY m", "blue|NULL|2\nmeh|meh|4\nok|happy|3\nhappy|blue|1\nSELECT 4")
+	mustRun(t, s, "SELECT n FROM p WHERE m = 'happy'", "1\nSELECT 1")
+	mustRun(t, s, "SELECT n FROM p WHERE prev = 'meh'", "4\nSELECT 1")
+	mustRun(t, s, "SELECT m FROM pv WHERE n = 2", "blue\nSELECT 1")
+	mustRun(t, s, "SELECT enum_range(NULL::mood), enum_range(NULL::other)", "{blue,meh,ok,happy}|{a,b}\nSELECT 1")
+	mustFail(t, s, "SELECT 'x'::gone", pgerror.CodeUndefinedObject, `type "gone" does not exist`)
+	mustFail(t, s, "INSERT INTO p VALUES ('sad', NULL, 5)", pgerror.CodeInvalidText, `invalid input value for enum mood: "sad"`)
+	mustRun(t, s, "ALTER TYPE mood ADD VALUE 'ecstatic'; INSERT INTO p VALUES ('ecstatic', 'ok', 5)", "ALTER TYPE\nINSERT 0 1")
+	mustRun(t, s, "SELECT max(m), min(prev) FROM p", "ecstatic|blue\nSELECT 1")
+}
+
+// TestEnumErrors: the messages of PostgreSQL 15 (the corpus checks the
+// SQLSTATEs against PostgreSQL; these are its texts).
+func TestEnumErrors(t *testing.T) {
+	_, s := newTestSession(t)
+	mustRun(t, s, "CREATE TYPE mood AS ENUM ('sad', 'happy'); CREATE TABLE p (id int, m mood)", "CREATE TYPE\nCREATE TABLE")
+	mustFail(t, s, "CREATE TYPE mood AS ENUM ('x')", "42710", `type "mood" already exists`)
+	mustFail(t, s, "CREATE TYPE p AS ENUM ('x')", "42710", `type "p" already exists`)
+	mustFail(t, s, "SELECT 'angry'::mood", pgerror.CodeInvalidText, `invalid input value for enum mood: "angry"`)
+	mustFail(t, s, "SELECT 'x'::nosuch", pgerror.CodeUndefinedObject, `type "nosuch" does not exist`)
+	mustFail(t, s, "DROP TYPE nosuch", pgerror.CodeUndefinedObject, `type "nosuch" does not exist`)
+	mustFail(t, s, "ALTER TYPE nosuch ADD VALUE 'x'", pgerror.CodeUndefinedObject, `type "nosuch" does not exist`)
+	mustFail(t, s, "ALTER TYPE mood ADD VALUE 'sad'", "42710", `enum label "sad" already exists`)
+	mustFail(t, s, "ALTER TYPE mood ADD VALUE 'x' AFTER 'nosuch'", pgerror.CodeInvalidParamValue, `"nosuch" is not an existing enum label`)
+	mustFail(t, s, "ALTER TYPE mood RENAME VALUE 'nosuch' TO 'x'", pgerror.CodeInvalidParamValue, `"nosuch" is not an existing enum label`)
+	mustFail(t, s, "ALTER TYPE mood RENAME VALUE 'sad' TO 'happy'", "42710", `enum label "happy" already exists`)
+	mustFail(t, s, "DROP TYPE mood", "2BP01", "cannot drop type mood because other objects depend on it")
+	mustFail(t, s, "DROP TYPE mood CASCADE", pgerror.CodeFeatureNotSupp, "DROP TYPE ... CASCADE of a type a column uses is not supported (column m of table p): drop or alter the column first")
+	mustFail(t, s, "SELECT * FROM p WHERE m = id", pgerror.CodeUndefinedFunction, "")
+	mustFail(t, s, "CREATE TABLE q (m mood[])", pgerror.CodeFeatureNotSupp, "arrays of enum type mood are not supported")
+	mustRun(t, s, "DROP TABLE p; DROP TYPE mood", "DROP TABLE\nDROP TYPE")
+}
+
+// TestEnumSavepoint: ROLLBACK TO SAVEPOINT undoes enum DDL after it, in
+// the catalog and in the values' registry.
+func TestEnumSavepoint(t *testing.T) {
+	_, s := newTestSession(t)
+	mustRun(t, s, "CREATE TYPE mood AS ENUM ('sad', 'happy')", "CREATE TYPE")
+	mustRun(t, s, "BEGIN; SAVEPOINT a; ALTER TYPE mood RENAME VALUE 'sad' TO 'blue'; CREATE TYPE c AS ENUM ('r'); ROLLBACK TO SAVEPOINT a",
+		"BEGIN\nSAVEPOINT\nALTER TYPE\nCREATE TYPE\nROLLBACK")
+	mustRun(t, s, "SELECT 'sad'::mood", "sad\nSELECT 1")
+	mustFail(t, s, "SELECT 'r'::c", pgerror.CodeUndefinedObject, `type "c" does not exist`)
+	mustRun(t, s, "ROLLBACK", "ROLLBACK")
+	mustRun(t, s, "SELECT enum_range(NULL::mood)", "{sad,happy}\nSELECT 1")
+}
