@@ -31,7 +31,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"sort"
 	"strings"
 
@@ -197,8 +196,11 @@ func (s *Session) planCreateEnum(st *pg.CreateEnumStmt) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		oid, arr := types.NewEnumOID()
-		e := &types.Enum{Type: types.NewEnumType(), Name: name, OID: oid, ArrayOID: arr, Labels: labels}
+		oid := types.NewEnumOIDs(2 + len(labels))
+		e := &types.Enum{Type: types.NewEnumType(), Name: name, OID: oid, ArrayOID: oid + 1, Labels: append([]types.EnumLabel(nil), labels...)}
+		for i := range e.Labels {
+			e.Labels[i].OID = oid + 2 + uint32(i)
+		}
 		if err := s.saveEnum(ctx, tx, e, true); err != nil {
 			return nil, err
 		}
@@ -274,7 +276,7 @@ func (s *Session) planAlterEnum(st *pg.AlterEnumStmt) (*plan, error) {
 			if err := types.CheckEncoding(st.NewVal); err != nil {
 				return nil, err
 			}
-			l := types.EnumLabel{Label: st.NewVal}
+			l := types.EnumLabel{Label: st.NewVal, OID: types.NewEnumOIDs(1)}
 			at := len(ne.Labels)
 			switch {
 			case st.NewValNeighbor != "":
@@ -594,15 +596,12 @@ func enumTypeRows(s *Session) [][]types.Value {
 }
 
 // pgEnumRows are pg_enum's: each label of each enum type the session
-// sees. A label's OID is derived, as a table's is, from its type's OID
-// and its sort order (which never change), folded into the user range.
+// sees.
 func pgEnumRows(s *Session, _ *catSnap) [][]types.Value {
 	var rows [][]types.Value
 	for _, e := range s.enumList() {
 		for _, l := range e.Labels {
-			h := fnv.New32a()
-			fmt.Fprintf(h, "%d/%g", e.OID, l.Sort)
-			rows = append(rows, []types.Value{oidv(int64(h.Sum32()%(1<<30)) + firstUserOID), oidv(int64(e.OID)), types.FloatValue(float64(l.Sort), types.TFloat4), types.Text(l.Label)})
+			rows = append(rows, []types.Value{oidv(int64(l.OID)), oidv(int64(e.OID)), types.FloatValue(float64(l.Sort), types.TFloat4), types.Text(l.Label)})
 		}
 	}
 	return rows

@@ -30,6 +30,9 @@ func (c *Catalog) loadEnum(v []byte) error {
 	}
 	e.Type = types.NewEnumType()
 	types.NoteEnumOID(e.OID, e.ArrayOID)
+	for _, l := range e.Labels {
+		types.NoteEnumOID(l.OID)
+	}
 	types.SetEnum(e)
 	if c.enums == nil {
 		c.enums = map[string]*types.Enum{}

@@ -46,6 +46,10 @@ type Enum struct {
 type EnumLabel struct {
 	Label string  `json:"label"`
 	Sort  float32 `json:"sort"`
+	// OID is pg_enum.oid: a CREATE TYPE's labels get consecutive ones in
+	// their order, as PostgreSQL's EnumValuesCreate gives them (clients
+	// order labels by it), an added one the next free
+	OID uint32 `json:"oid,omitempty"`
 }
 
 var enums struct {
@@ -70,17 +74,18 @@ func NewEnumType() Type {
 	return t
 }
 
-// NewEnumOID gives a new enum type (and its array type) OIDs, above every
-// enum OID this process has seen (NoteEnumOID).
-func NewEnumOID() (oid, arrayOID uint32) {
+// NewEnumOIDs gives n consecutive OIDs, for an enum type, its array type
+// and its labels, above every enum OID this process has seen
+// (NoteEnumOID).
+func NewEnumOIDs(n int) uint32 {
 	enums.Lock()
 	defer enums.Unlock()
 	if enums.nextOID < firstEnumOID {
 		enums.nextOID = firstEnumOID
 	}
-	oid = enums.nextOID
-	enums.nextOID += 2
-	return oid, oid + 1
+	oid := enums.nextOID
+	enums.nextOID += uint32(n)
+	return oid
 }
 
 // NoteEnumOID records OIDs loaded from a catalog, so that new ones differ.
