@@ -10,7 +10,8 @@ import (
 // TestEnumWire: an enum column's values carry the enum type's OID (its
 // pg_type.oid, with typlen 4 as PostgreSQL's RowDescription has it), the
 // binary format of a value is its label's bytes, and a parameter declared
-// with that OID is read as the enum's label, in text and in binary.
+// with that OID is read as the enum's label, in text and in binary; so
+// for the enum's array type.
 func TestEnumWire(t *testing.T) {
 	ts := startServer(t, nil)
 	c := ts.connect(t)
@@ -50,6 +51,19 @@ func TestEnumWire(t *testing.T) {
 		}
 		res = pc.ExecPrepared(ctx, "q", [][]byte{[]byte("angry")}, []int16{f}, nil).Read()
 		pgErr(t, res.Err, "22P02")
+	}
+	// an array of the enum: a parameter of its array OID (an ORM's list),
+	// and a result of that type
+	prepare(t, pc, "a", "SELECT count(*) FROM p WHERE m = ANY ($1)", []uint32{aoid}, []uint32{aoid})
+	if res := pc.ExecPrepared(ctx, "a", [][]byte{[]byte("{happy,ok}")}, nil, nil).Read(); res.Err != nil || string(res.Rows[0][0]) != "1" {
+		t.Fatalf("= ANY of a mood[] parameter: %v %q", res.Err, res.Rows)
+	}
+	rr = pc.ExecParams(ctx, "SELECT enum_range(NULL::mood)", nil, nil, nil, []int16{1}).Read()
+	if rr.Err != nil || rr.FieldDescriptions[0].DataTypeOID != aoid {
+		t.Fatalf("enum_range: %v %+v", rr.Err, rr.FieldDescriptions)
+	}
+	if b := rr.Rows[0][0]; len(b) < 12 || uint32(b[8])<<24|uint32(b[9])<<16|uint32(b[10])<<8|uint32(b[11]) != oid {
+		t.Fatalf("array_send's element type: %v", b)
 	}
 	// an untyped parameter compared with an enum column takes its type
 	prepare(t, pc, "r", "INSERT INTO p VALUES ($1, $2)", nil, []uint32{23, oid})

@@ -833,13 +833,17 @@ func typeOfModIn(tn *pg.TypeName, enum func(string) *types.Enum) (types.Type, ty
 	}
 	if len(names) == 2 && names[0] == "public" || len(names) == 1 && !pgTypes[name] && !pgTypes[strings.TrimPrefix(name, "_")] {
 		if e := enumOfName(names, enum); e != nil { // enum.go
-			if len(tn.ArrayBounds) > 0 {
-				return 0, types.Mod{}, pgerror.NotSupported("arrays of enum type %s are not supported", e.Name).At(tn.Location)
-			}
 			if len(tn.Typmods) > 0 {
 				return 0, types.Mod{}, pgerror.Errorf(pgerror.CodeSyntax, "type modifier is not allowed for type %q", e.Name).At(tn.Location)
 			}
-			return e.Type, types.Mod{}, nil
+			switch len(tn.ArrayBounds) {
+			case 0:
+				return e.Type, types.Mod{}, nil
+			case 1:
+				at, _ := types.ArrayOf(e.Type)
+				return at, types.Mod{}, nil
+			}
+			return 0, types.Mod{}, pgerror.NotSupported("array type %s[] is not supported", e.Name).At(tn.Location)
 		}
 	}
 	if len(names) > 2 || (len(names) == 2 && names[0] != "pg_catalog") {

@@ -212,9 +212,11 @@
 //     enum.go) are catalog entries like sequences, transactional; each
 //     has a types.Type number of its own for the process, so its values
 //     and columns are typed like any other's, and its values sort by the
-//     type's float4 sort orders (PostgreSQL's). DROP TYPE ... CASCADE of
-//     a type a column uses, arrays of enums and an ADD VALUE that
-//     PostgreSQL would answer by renumbering the sort orders are 0A000.
+//     type's float4 sort orders (PostgreSQL's); its array type is a value
+//     type (= ANY, enum_range, array_agg). DROP TYPE ... CASCADE of a
+//     type a column uses, a column of an enum array and an ADD VALUE
+//     that PostgreSQL would answer by renumbering the sort orders are
+//     0A000.
 //   - COPY t [(cols)] FROM STDIN and COPY t [(cols)] | (SELECT ...) TO
 //     STDOUT, text, csv and binary (copy.go), run through the connection's
 //     CopyIO in the session's transaction: each row is checked by

@@ -441,6 +441,15 @@ func (s *Session) planDropType(st *pg.DropStmt) (*plan, error) {
 	return &plan{usesT: true, run: run}, nil
 }
 
+// refuseEnumArrayColumn refuses a column of an array of an enum type: an
+// array is stored as its text, which a RENAME VALUE would leave stale.
+func refuseEnumArrayColumn(t types.Type) error {
+	if types.IsArray(t) && types.IsEnum(types.ElemType(t)) {
+		return pgerror.NotSupported("columns of type %s are not supported (arrays of enum types are only values)", t)
+	}
+	return nil
+}
+
 // ---- functions ----
 
 // enumArg is the enum type of an enum support function's argument
@@ -455,8 +464,7 @@ func enumArg(x expr, fn string) (*types.Enum, error) {
 }
 
 // enumFunc compiles enum_first, enum_last and enum_range (ok false: f is
-// none of them). enum_range's result is the labels as a text[] (tupled
-// has no array types of enums; its text is PostgreSQL's).
+// none of them).
 func (c *compiler) enumFunc(f *pg.FuncCall, name string) (expr, bool, error) {
 	if name != "enum_first" && name != "enum_last" && name != "enum_range" || len(f.Args) < 1 || len(f.Args) > 2 ||
 		(len(f.Args) == 2 && name != "enum_range") {
@@ -480,7 +488,8 @@ func (c *compiler) enumFunc(f *pg.FuncCall, name string) (expr, bool, error) {
 			return nil, true, err
 		}
 		args[0], args[1] = args[1], args[0]
-		return &enumFuncExpr{name: name, t: types.TTextArray, enum: e.Type, args: args}, true, nil
+		at, _ := types.ArrayOf(e.Type)
+		return &enumFuncExpr{name: name, t: at, enum: e.Type, args: args}, true, nil
 	}
 	e, err := enumArg(args[0], name)
 	if err != nil {
@@ -498,7 +507,7 @@ func (c *compiler) enumFunc(f *pg.FuncCall, name string) (expr, bool, error) {
 	}
 	t := e.Type
 	if name == "enum_range" {
-		t = types.TTextArray
+		t, _ = types.ArrayOf(e.Type)
 	}
 	return &enumFuncExpr{name: name, t: t, enum: e.Type, args: args}, true, nil
 }
@@ -549,7 +558,7 @@ func (x *enumFuncExpr) eval(env *env) (types.Value, error) {
 		types.QuoteArrayElem(&b, l.Label)
 	}
 	b.WriteByte('}')
-	return types.ParseText(types.TTextArray, b.String())
+	return types.Value{T: x.t, S: b.String()}, nil
 }
 
 // codeDuplicateObject is duplicate_object (42710).

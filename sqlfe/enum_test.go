@@ -50,7 +50,7 @@ func TestEnumErrors(t *testing.T) {
 	mustFail(t, s, "DROP TYPE mood", "2BP01", "cannot drop type mood because other objects depend on it")
 	mustFail(t, s, "DROP TYPE mood CASCADE", pgerror.CodeFeatureNotSupp, "DROP TYPE ... CASCADE of a type a column uses is not supported (column m of table p): drop or alter the column first")
 	mustFail(t, s, "SELECT * FROM p WHERE m = id", pgerror.CodeUndefinedFunction, "")
-	mustFail(t, s, "CREATE TABLE q (m mood[])", pgerror.CodeFeatureNotSupp, "arrays of enum type mood are not supported")
+	mustFail(t, s, "CREATE TABLE q (m mood[])", pgerror.CodeFeatureNotSupp, "columns of type mood[] are not supported (arrays of enum types are only values)")
 	mustRun(t, s, "DROP TABLE p; DROP TYPE mood", "DROP TABLE\nDROP TYPE")
 }
 

@@ -1035,7 +1035,8 @@ func defaultText(t *catalog.Table, c catalog.Column) string {
 	return ""
 }
 
-// isStringLiteral reports whether SQL text d is one string literal ('a''b').
+// isStringLiteral reports whether SQL text d is one string literal (its
+// quotes inside doubled).
 func isStringLiteral(d string) bool {
 	return len(d) >= 2 && d[0] == '\'' && d[len(d)-1] == '\'' && !strings.Contains(strings.ReplaceAll(d[1:len(d)-1], "''", ""), "'")
 }

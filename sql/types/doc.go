@@ -39,7 +39,8 @@
 //     stores its enum's OID), and its definition in a registry that is
 //     the process's; a definition is never changed in place. A value's
 //     S is its label, its I OrderKey of its float4 sort order, by which it
-//     compares, is a key and is stored.
+//     compares, is a key and is stored. An enum type's number is even; the
+//     next, odd, is its array type's.
 //   - A type whose I/O lives in a file of its own (uuid.go, bytea.go,
 //     json.go, interval.go, timeofday.go) registers an extType in ExtTypes from an init; the
 //     switches of types.go fall back to the registry, so adding one such

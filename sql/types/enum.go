@@ -59,10 +59,15 @@ var enums struct {
 	nextOID uint32
 }
 
-// IsEnum reports whether t is an enum type.
-func IsEnum(t Type) bool { return t >= FirstEnum }
+// IsEnum reports whether t is an enum type. Enum types have the even
+// numbers from FirstEnum, each one's array type the next (odd) number.
+func IsEnum(t Type) bool { return t >= FirstEnum && (t-FirstEnum)&1 == 0 }
 
-// NewEnumType gives a new enum type its Type number.
+// isEnumArray reports whether t is the array type of an enum type (t-1).
+func isEnumArray(t Type) bool { return t >= FirstEnum && (t-FirstEnum)&1 == 1 }
+
+// NewEnumType gives a new enum type its Type number (and its array type
+// the next).
 func NewEnumType() Type {
 	enums.Lock()
 	defer enums.Unlock()
@@ -70,7 +75,7 @@ func NewEnumType() Type {
 		enums.next = FirstEnum
 	}
 	t := enums.next
-	enums.next++
+	enums.next += 2
 	return t
 }
 
@@ -134,16 +139,28 @@ func LookupEnum(name string) *Enum {
 	return best
 }
 
-// enumByOID is the enum type of OID oid (TUnknown if none).
+// enumByOID is the enum type (or the array type of the enum type) of OID
+// oid (TUnknown if none).
 func enumByOID(oid uint32) Type {
 	enums.RLock()
 	defer enums.RUnlock()
 	for t, e := range enums.byType {
-		if e.OID == oid {
+		switch oid {
+		case e.OID:
 			return t
+		case e.ArrayOID:
+			return t + 1
 		}
 	}
 	return TUnknown
+}
+
+// enumArrayOID is the OID of enum array type t.
+func enumArrayOID(t Type) uint32 {
+	if e := EnumOf(t - 1); e != nil {
+		return e.ArrayOID
+	}
+	return OIDText
 }
 
 // OrderKey is the integer that sorts as the float4 sort order f does.

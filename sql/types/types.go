@@ -144,6 +144,9 @@ func (t Type) OID() uint32 {
 	if a, ok := arrayTypes[t]; ok {
 		return a.oid
 	}
+	if isEnumArray(t) {
+		return enumArrayOID(t) // enum.go
+	}
 	if x := ExtTypes[t]; x != nil {
 		return x.OID
 	}
