@@ -223,6 +223,8 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			return exists()
 		case !temp && (s.lookupShared(name) != nil || s.catalogSnap().byName[name] != nil || (name == "pg_locks" && rv.Schemaname == "pg_catalog")):
 			return exists()
+		case !temp && s.lookupEnum(name) != nil: // the table's row type would take the enum's name (enum.go)
+			return nil, pgerror.Errorf(codeDuplicateObject, "type %q already exists", name).WithHint("A relation has an associated type of the same name, so you must use a name that doesn't conflict with any existing type.")
 		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
