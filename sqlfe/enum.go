@@ -252,9 +252,6 @@ func (s *Session) planAlterEnum(st *pg.AlterEnumStmt) (*plan, error) {
 			if i < 0 {
 				return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "%q is not an existing enum label", st.OldVal)
 			}
-			if st.NewVal == st.OldVal {
-				return res, nil
-			}
 			if ne.Label(st.NewVal) >= 0 {
 				return nil, pgerror.Errorf(codeDuplicateObject, "enum label %q already exists", st.NewVal)
 			}
@@ -572,10 +569,11 @@ func enumOfOID(oid int64) *types.Enum {
 	if oid < 16384 || oid > 1<<32-1 {
 		return nil
 	}
-	if e := types.EnumOf(types.TypeForOID(uint32(oid))); e != nil {
-		return e
+	t := types.TypeForOID(uint32(oid))
+	if types.IsArray(t) {
+		t = types.ElemType(t)
 	}
-	return types.EnumOf(types.TypeForOID(uint32(oid - 1))) // its array type's OID is the next
+	return types.EnumOf(t)
 }
 
 // udtSchema is information_schema's udt_schema of a column of type t.
