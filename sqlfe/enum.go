@@ -176,10 +176,7 @@ func (s *Session) planCreateEnum(st *pg.CreateEnumStmt) (*plan, error) {
 	seen := map[string]bool{}
 	for i, v := range st.Vals {
 		l := v.GetString_().GetSval()
-		if len(l) > 63 {
-			return nil, &pgerror.Error{Code: "42602", Message: fmt.Sprintf("invalid enum label %q", l), Detail: "Labels must be 63 bytes or less."}
-		}
-		if err := types.CheckEncoding(l); err != nil {
+		if err := checkEnumLabel(l); err != nil {
 			return nil, err
 		}
 		if seen[l] {
@@ -208,6 +205,18 @@ func (s *Session) planCreateEnum(st *pg.CreateEnumStmt) (*plan, error) {
 		return &Result{Tag: "CREATE TYPE"}, nil
 	}
 	return &plan{usesT: true, run: run}, nil
+}
+
+// checkEnumLabel refuses a label PostgreSQL's enum code does: longer than
+// NAMEDATALEN-1 bytes (42602), or not valid text (22021).
+func checkEnumLabel(l string) error {
+	if len(l) > 63 {
+		return &pgerror.Error{Code: pgerror.CodeInvalidName, Message: fmt.Sprintf("invalid enum label %q", l), Detail: "Labels must be 63 bytes or less."}
+	}
+	if err := types.CheckEncoding(l); err != nil { // a *pgerror.Error: no typed nil in the error
+		return err
+	}
+	return nil
 }
 
 // enumSortBetween is AddEnumLabel's sort order for a label placed next to
@@ -255,8 +264,8 @@ func (s *Session) planAlterEnum(st *pg.AlterEnumStmt) (*plan, error) {
 			if ne.Label(st.NewVal) >= 0 {
 				return nil, pgerror.Errorf(codeDuplicateObject, "enum label %q already exists", st.NewVal)
 			}
-			if len(st.NewVal) > 63 {
-				return nil, &pgerror.Error{Code: "42602", Message: fmt.Sprintf("invalid enum label %q", st.NewVal), Detail: "Labels must be 63 bytes or less."}
+			if err := checkEnumLabel(st.NewVal); err != nil {
+				return nil, err
 			}
 			ne.Labels[i].Label = st.NewVal
 		} else { // ADD VALUE
@@ -267,10 +276,7 @@ func (s *Session) planAlterEnum(st *pg.AlterEnumStmt) (*plan, error) {
 				}
 				return nil, pgerror.Errorf(codeDuplicateObject, "enum label %q already exists", st.NewVal)
 			}
-			if len(st.NewVal) > 63 {
-				return nil, &pgerror.Error{Code: "42602", Message: fmt.Sprintf("invalid enum label %q", st.NewVal), Detail: "Labels must be 63 bytes or less."}
-			}
-			if err := types.CheckEncoding(st.NewVal); err != nil {
+			if err := checkEnumLabel(st.NewVal); err != nil {
 				return nil, err
 			}
 			l := types.EnumLabel{Label: st.NewVal, OID: types.NewEnumOIDs(1)}
