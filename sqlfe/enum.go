@@ -93,16 +93,22 @@ func (s *Session) setPendingEnum(name string, e *types.Enum) {
 
 // restoreEnums puts the committed definitions of the enum types a
 // rolled-back transaction changed back into types' registry.
+// Only those: another session's uncommitted ALTER TYPE stays installed.
+// The new types are marked dropped first, then the committed definitions
+// of every name touched are installed (a renamed type gets its old
+// definition back after its new name's is marked).
 func restoreEnums(cat *catalog.Catalog, pending map[string]*types.Enum) {
-	for _, e := range pending {
-		if e != nil && cat.Enum(e.Name) == nil {
+	for n, e := range pending {
+		if e != nil && cat.Enum(n) == nil {
 			d := *e
 			d.Dropped = true
 			types.SetEnum(&d)
 		}
 	}
-	for _, e := range cat.Enums() {
-		types.SetEnum(e)
+	for n := range pending {
+		if c := cat.Enum(n); c != nil {
+			types.SetEnum(c)
+		}
 	}
 }
 

@@ -66,3 +66,19 @@ func TestEnumSavepoint(t *testing.T) {
 	mustRun(t, s, "ROLLBACK", "ROLLBACK")
 	mustRun(t, s, "SELECT enum_range(NULL::mood)", "{sad,happy}\nSELECT 1")
 }
+
+// TestEnumRollbackOthers: a rollback puts back only the enum types its
+// own transaction changed; another session's uncommitted ALTER TYPE
+// stays, and a rolled-back rename gives the type its old name back.
+func TestEnumRollbackOthers(t *testing.T) {
+	eng, a := newTestSession(t)
+	b := eng.NewSession(2, "test", nil)
+	defer b.Close()
+	mustRun(t, a, "CREATE TYPE mood AS ENUM ('sad', 'happy'); CREATE TYPE lvl AS ENUM ('lo', 'hi'); CREATE TABLE p (m mood)", "CREATE TYPE\nCREATE TYPE\nCREATE TABLE")
+	mustRun(t, a, "BEGIN; ALTER TYPE mood ADD VALUE 'meh'; INSERT INTO p VALUES ('meh')", "BEGIN\nALTER TYPE\nINSERT 0 1")
+	mustRun(t, b, "BEGIN; ALTER TYPE lvl RENAME TO level; CREATE TYPE c AS ENUM ('r'); ROLLBACK", "BEGIN\nALTER TYPE\nCREATE TYPE\nROLLBACK")
+	mustRun(t, a, "INSERT INTO p VALUES ('meh'); SELECT count(*) FROM p WHERE m = 'meh'", "INSERT 0 1\n2\nSELECT 1")
+	mustRun(t, a, "COMMIT", "COMMIT")
+	mustRun(t, b, "SELECT enum_range(NULL::mood), enum_range(NULL::lvl)", "{sad,happy,meh}|{lo,hi}\nSELECT 1")
+	mustFail(t, b, "SELECT 'lo'::level", pgerror.CodeUndefinedObject, `type "level" does not exist`)
+}
