@@ -164,7 +164,13 @@ func (s *Session) saveEnum(ctx context.Context, tx *tupled.Tx, e *types.Enum, in
 		}
 		return err
 	}
-	return tx.Update(ctx, catalog.CatalogTable, key, data)
+	if err := tx.Update(ctx, catalog.CatalogTable, key, data); err != nil {
+		if errors.Is(err, tupled.ErrNotFound) { // dropped by a transaction committed since
+			return pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", e.Name)
+		}
+		return err
+	}
+	return nil
 }
 
 // typeExists reports whether name is taken as a type: an enum, or a
@@ -260,6 +266,13 @@ func (s *Session) planAlterEnum(st *pg.AlterEnumStmt) (*plan, error) {
 			}
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", name)
 		}
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if old, err = s.lockEnum(ctx, tx, old); err != nil {
+			return nil, err
+		}
 		ne := *old
 		ne.Labels = append([]types.EnumLabel(nil), old.Labels...)
 		if st.OldVal != "" { // RENAME VALUE
@@ -308,10 +321,6 @@ func (s *Session) planAlterEnum(st *pg.AlterEnumStmt) (*plan, error) {
 			}
 			ne.Labels = append(ne.Labels[:at], append([]types.EnumLabel{l}, ne.Labels[at:]...)...)
 		}
-		tx, err := s.ensureTx(ctx)
-		if err != nil {
-			return nil, err
-		}
 		if err := s.saveEnum(ctx, tx, &ne, false); err != nil {
 			return nil, err
 		}
@@ -319,6 +328,25 @@ func (s *Session) planAlterEnum(st *pg.AlterEnumStmt) (*plan, error) {
 		return res, nil
 	}
 	return &plan{usesT: true, run: run}, nil
+}
+
+// lockEnum locks enum type e's catalog row for the ALTER TYPE of tx (by
+// writing it as it is) and returns the definition to change: a concurrent
+// ALTER TYPE of the type holds the row until its transaction ends, so
+// this waits for it, and then its result (in types' registry since its
+// ALTER ran, whether or not its commit has reached the Catalog yet) is
+// what this ALTER changes, not the definition read before the wait.
+func (s *Session) lockEnum(ctx context.Context, tx *tupled.Tx, e *types.Enum) (*types.Enum, error) {
+	if _, own := s.pendingEnums[e.Name]; own {
+		return e, nil // the transaction's own definition: the row is locked already
+	}
+	if err := s.saveEnum(ctx, tx, e, false); err != nil {
+		return nil, err
+	}
+	if cur := types.EnumOf(e.Type); cur != nil && !cur.Dropped && cur.Name == e.Name {
+		return cur, nil
+	}
+	return e, nil
 }
 
 // planRenameType is ALTER TYPE name RENAME TO newname.
@@ -340,6 +368,9 @@ func (s *Session) planRenameType(st *pg.RenameStmt) (*plan, error) {
 		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
+			return nil, err
+		}
+		if old, err = s.lockEnum(ctx, tx, old); err != nil {
 			return nil, err
 		}
 		if err := tx.Delete(ctx, catalog.CatalogTable, catalog.EnumCatalogKey(name)); err != nil {

@@ -2,6 +2,7 @@ package sqlfe
 
 import (
 	"testing"
+	"time"
 
 	"github.com/tupled/tupled/sql/pgerror"
 )
@@ -81,4 +82,33 @@ func TestEnumRollbackOthers(t *testing.T) {
 	mustRun(t, a, "COMMIT", "COMMIT")
 	mustRun(t, b, "SELECT enum_range(NULL::mood), enum_range(NULL::lvl)", "{sad,happy,meh}|{lo,hi}\nSELECT 1")
 	mustFail(t, b, "SELECT 'lo'::level", pgerror.CodeUndefinedObject, `type "level" does not exist`)
+}
+
+// TestEnumConcurrentAlter: two sessions' ALTER TYPE ADD VALUE of one
+// type: the second waits for the first's transaction and adds to its
+// result, so neither value is lost.
+func TestEnumConcurrentAlter(t *testing.T) {
+	eng, a := newTestSession(t)
+	b := eng.NewSession(2, "test", nil)
+	defer b.Close()
+	mustRun(t, a, "CREATE TYPE mood AS ENUM ('sad', 'happy')", "CREATE TYPE")
+	mustRun(t, a, "BEGIN; ALTER TYPE mood ADD VALUE 'a1'", "BEGIN\nALTER TYPE")
+	done := make(chan string)
+	go func() {
+		out, err := run(t, b, "ALTER TYPE mood ADD VALUE 'b1' BEFORE 'happy'")
+		if err != nil {
+			out = err.Code + " " + err.Message
+		}
+		done <- out
+	}()
+	select {
+	case out := <-done:
+		t.Fatalf("the second ALTER TYPE did not wait: %s", out)
+	case <-time.After(100 * time.Millisecond):
+	}
+	mustRun(t, a, "COMMIT", "COMMIT")
+	if out := <-done; out != "ALTER TYPE" {
+		t.Fatal(out)
+	}
+	mustRun(t, a, "SELECT enum_range(NULL::mood)", "{sad,b1,happy,a1}\nSELECT 1")
 }
