@@ -205,8 +205,12 @@ func (s *Session) planCreateEnum(st *pg.CreateEnumStmt) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		typ, err := types.NewEnumType()
+		if err != nil {
+			return nil, err
+		}
 		oid := types.NewEnumOIDs(2 + len(labels))
-		e := &types.Enum{Type: types.NewEnumType(), Name: name, OID: oid, ArrayOID: oid + 1, Labels: append([]types.EnumLabel(nil), labels...)}
+		e := &types.Enum{Type: typ, Name: name, OID: oid, ArrayOID: oid + 1, Labels: append([]types.EnumLabel(nil), labels...)}
 		for i := range e.Labels {
 			e.Labels[i].OID = oid + 2 + uint32(i)
 		}

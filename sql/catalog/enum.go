@@ -28,7 +28,11 @@ func (c *Catalog) loadEnum(v []byte) error {
 	if err := json.Unmarshal(v, e); err != nil {
 		return err
 	}
-	e.Type = types.NewEnumType()
+	t, err := types.NewEnumType()
+	if err != nil {
+		return err
+	}
+	e.Type = t
 	types.NoteEnumOID(e.OID, e.ArrayOID)
 	for _, l := range e.Labels {
 		types.NoteEnumOID(l.OID)

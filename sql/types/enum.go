@@ -67,16 +67,20 @@ func IsEnum(t Type) bool { return t >= FirstEnum && (t-FirstEnum)&1 == 0 }
 func isEnumArray(t Type) bool { return t >= FirstEnum && (t-FirstEnum)&1 == 1 }
 
 // NewEnumType gives a new enum type its Type number (and its array type
-// the next).
-func NewEnumType() Type {
+// the next). The numbers are never reused in a process: past the last
+// (some 32000 CREATE TYPEs and loads) it is 54000.
+func NewEnumType() (Type, error) {
 	enums.Lock()
 	defer enums.Unlock()
 	if enums.next < FirstEnum {
 		enums.next = FirstEnum
 	}
+	if enums.next > math.MaxUint16-2 {
+		return 0, pgerror.Errorf(pgerror.CodeProgramLimit, "too many enum types created since the server started")
+	}
 	t := enums.next
 	enums.next += 2
-	return t
+	return t, nil
 }
 
 // NewEnumOIDs gives n consecutive OIDs, for an enum type, its array type
