@@ -77,7 +77,7 @@ func TestEnumWire(t *testing.T) {
 }
 
 // TestEnumCopy: COPY FROM STDIN into an enum column in text and csv (a
-// label that is not the enum's is 22P02 naming the line), and COPY TO.
+// label that is not the enum's is 22P02), COPY TO, and binary both ways.
 func TestEnumCopy(t *testing.T) {
 	ts := startServer(t, nil)
 	c := ts.connect(t)
@@ -99,5 +99,17 @@ func TestEnumCopy(t *testing.T) {
 	}
 	if got, want := copyOut(t, c, "COPY (SELECT m, count(*) FROM p GROUP BY m ORDER BY m) TO STDOUT (FORMAT csv)"), "sad,1\nok,1\nhappy,2\n"; got != want {
 		t.Fatalf("COPY (SELECT) TO:\n%q\nwant\n%q", got, want)
+	}
+	// binary: out, and back into a copy of the table (a value is its label's bytes)
+	bin := copyOut(t, c, "COPY p TO STDOUT (FORMAT binary)")
+	if !strings.Contains(bin, "\x00\x00\x00\x05happy") {
+		t.Fatalf("binary COPY TO: %q", bin)
+	}
+	exec(t, c, "CREATE TABLE p2 (id int PRIMARY KEY, m mood NOT NULL, prev mood)")
+	if tag, err := copyIn(t, c, "COPY p2 FROM STDIN (FORMAT binary)", bin); err != nil || tag.String() != "COPY 4" {
+		t.Fatalf("binary COPY FROM: %v %v", tag, err)
+	}
+	if got, want := copyOut(t, c, "COPY (SELECT * FROM p2 ORDER BY m, id) TO STDOUT"), "2\tsad\tok\n3\tok\t\\N\n1\thappy\t\\N\n4\thappy\tsad\n"; got != want {
+		t.Fatalf("after binary COPY FROM:\n%q\nwant\n%q", got, want)
 	}
 }

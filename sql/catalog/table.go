@@ -81,10 +81,15 @@ func (c Column) OID() uint32 {
 	return c.Type.OID()
 }
 
-// Size is the column's fixed width on the wire, -1 if variable.
+// Size is the column's fixed width on the wire, -1 if variable, as
+// RowDescription reports it: pg_type.typlen, which is 4 for an enum
+// (an OID inside PostgreSQL) though its binary value is its label.
 func (c Column) Size() int16 {
-	if c.Type == types.TInt4 && c.Int2 {
+	switch {
+	case c.Type == types.TInt4 && c.Int2:
 		return 2
+	case types.IsEnum(c.Type):
+		return 4
 	}
 	return c.Type.Size()
 }

@@ -220,9 +220,6 @@ func (t Type) Size() int16 {
 	if x := ExtTypes[t]; x != nil {
 		return x.Size
 	}
-	if IsEnum(t) {
-		return 4 // pg_type.typlen of an enum
-	}
 	return -1
 }
 
