@@ -195,7 +195,8 @@
 //     tables, indexes, sequences and constraints derive from their names,
 //     so they are stable without being stored.
 //   - Comments (COMMENT ON, comment.go) are fields of their objects'
-//     catalog entries (Table, Column, IndexDef, Sequence), so they are
+//     catalog entries (Table, Column, IndexDef, Sequence, an enum type's
+//     types.Enum), so they are
 //     transactional and go with their objects; pg_description,
 //     obj_description and col_description read them.
 //   - Temporary tables (temp.go) are the session's, never in the

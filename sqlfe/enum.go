@@ -494,6 +494,54 @@ func refuseEnumArrayColumn(t types.Type) error {
 	return nil
 }
 
+// planCommentType is COMMENT ON TYPE name IS 'text' | NULL, of an enum
+// type: its definition's Comment, written as any ALTER TYPE.
+func (s *Session) planCommentType(st *pg.CommentStmt) (*plan, error) {
+	tn := st.Object.GetTypeName()
+	if tn == nil {
+		return nil, pgerror.NotSupported("COMMENT ON TYPE of this name is not supported")
+	}
+	name, err := enumName(strs(tn.Names), tn.Location)
+	if err != nil {
+		return nil, err
+	}
+	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
+		old := s.lookupEnum(name)
+		if old == nil {
+			if s.lookupTable(name) != nil || s.lookupView(name) != nil {
+				return nil, pgerror.NotSupported("COMMENT ON TYPE of a table's row type is not supported")
+			}
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", name)
+		}
+		tx, err := s.ensureTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if old, err = s.lockEnum(ctx, tx, old); err != nil {
+			return nil, err
+		}
+		ne := *old
+		ne.Comment = st.Comment // "" is NULL, as in PostgreSQL
+		if err := s.saveEnum(ctx, tx, &ne, false); err != nil {
+			return nil, err
+		}
+		s.setPendingEnum(name, &ne)
+		return &Result{Tag: "COMMENT"}, nil
+	}
+	return &plan{usesT: true, run: run}, nil
+}
+
+// enumComment is obj_description(oid, 'pg_type') of an enum type (NULL:
+// none, or not an enum the session sees).
+func enumComment(s *Session, oid int64) types.Value {
+	for _, e := range s.enumList() {
+		if int64(e.OID) == oid && e.Comment != "" {
+			return types.Text(e.Comment)
+		}
+	}
+	return types.Null(types.TText)
+}
+
 // ---- functions ----
 
 // enumArg is the enum type of an enum support function's argument

@@ -16,7 +16,7 @@ func TestEnumRestart(t *testing.T) {
 	mustRun(t, s, "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy'); CREATE TABLE p (m mood PRIMARY KEY, prev mood, n int)", "CREATE TYPE\nCREATE TABLE")
 	mustRun(t, s, "CREATE INDEX p_prev ON p (prev); INSERT INTO p VALUES ('happy', 'sad', 1), ('sad', NULL, 2), ('ok', 'happy', 3)", "CREATE INDEX\nINSERT 0 3")
 	mustRun(t, s, "ALTER TYPE mood ADD VALUE 'meh' BEFORE 'ok'; ALTER TYPE mood RENAME VALUE 'sad' TO 'blue'", "ALTER TYPE\nALTER TYPE")
-	mustRun(t, s, "INSERT INTO p VALUES ('meh', 'meh', 4); CREATE VIEW pv AS SELECT m, n FROM p", "INSERT 0 1\nCREATE VIEW")
+	mustRun(t, s, "INSERT INTO p VALUES ('meh', 'meh', 4); CREATE VIEW pv AS SELECT m, n FROM p; COMMENT ON TYPE mood IS 'feelings'", "INSERT 0 1\nCREATE VIEW\nCOMMENT")
 	mustRun(t, s, "BEGIN; CREATE TYPE gone AS ENUM ('x'); ROLLBACK", "BEGIN\nCREATE TYPE\nROLLBACK")
 	mustRun(t, s, "BEGIN; ALTER TYPE mood RENAME VALUE 'happy' TO 'glad'; ROLLBACK", "BEGIN\nALTER TYPE\nROLLBACK")
 	// other types made in this process must not be confused with them
@@ -26,6 +26,7 @@ func TestEnumRestart(t *testing.T) {
 	mustRun(t, s, "SELECT n FROM p WHERE m = 'happy'", "1\nSELECT 1")
 	mustRun(t, s, "SELECT n FROM p WHERE prev = 'meh'", "4\nSELECT 1")
 	mustRun(t, s, "SELECT m FROM pv WHERE n = 2", "blue\nSELECT 1")
+	mustRun(t, s, "SELECT obj_description('mood'::regtype, 'pg_type')", "feelings\nSELECT 1")
 	mustRun(t, s, "SELECT enum_range(NULL::mood), enum_range(NULL::other)", "{blue,meh,ok,happy}|{a,b}\nSELECT 1")
 	mustFail(t, s, "SELECT 'x'::gone", pgerror.CodeUndefinedObject, `type "gone" does not exist`)
 	mustFail(t, s, "INSERT INTO p VALUES ('sad', NULL, 5)", pgerror.CodeInvalidText, `invalid input value for enum mood: "sad"`)

@@ -61,6 +61,7 @@ const (
 	oidTablespace   = 1663
 	oidDatabase     = 16384 // the one database (PostgreSQL's first user database gets such an OID)
 	oidClassPgClass = 1259
+	oidClassPgType  = 1247
 	firstUserOID    = 16384
 )
 
@@ -342,14 +343,17 @@ func splitQualified(s string) []string {
 }
 
 // systemRelOID gives catalog relations an OID so that 'pg_class'::regclass
-// works (pg_class keeps PostgreSQL's 1259; the others get one derived from
-// their name below firstUserOID).
+// works (pg_class and pg_type keep PostgreSQL's 1259 and 1247; the others
+// get one derived from their name below firstUserOID).
 func systemRelOID(schema, name string) (int64, bool) {
 	if _, ok := catalogRelations[schema+"."+name]; !ok {
 		return 0, false
 	}
 	if schema == "pg_catalog" && name == "pg_class" {
 		return oidClassPgClass, true
+	}
+	if schema == "pg_catalog" && name == "pg_type" { // pg_description's classoid of a type's comment
+		return oidClassPgType, true
 	}
 	h := fnv.New32a()
 	h.Write([]byte(schema + "." + name))
