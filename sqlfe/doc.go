@@ -196,9 +196,8 @@
 //     so they are stable without being stored.
 //   - Comments (COMMENT ON, comment.go) are fields of their objects'
 //     catalog entries (Table, Column, IndexDef, Sequence, an enum type's
-//     types.Enum), so they are
-//     transactional and go with their objects; pg_description,
-//     obj_description and col_description read them.
+//     types.Enum), so they are transactional and go with their objects;
+//     pg_description, obj_description and col_description read them.
 //   - Temporary tables (temp.go) are the session's, never in the
 //     catalog: a session's table over an engine table of its own, looked
 //     up before the catalog's names (pg_temp first), dropped at commit
