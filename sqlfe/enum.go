@@ -24,7 +24,9 @@ package sqlfe
 //     a value by its sort order (types' enum.go), so it refuses that with
 //     0A000 instead.
 //   - DROP TYPE of a type a column uses is 2BP01 (with PostgreSQL's
-//     DETAIL); CASCADE, which would drop those columns, is 0A000.
+//     DETAIL); CASCADE drops those columns, each table rewritten as by
+//     ALTER TABLE ... DROP COLUMN (whose refusals apply: 0A000 for a key
+//     or indexed column; a view's column of the type is 0A000 too).
 
 import (
 	"context"
@@ -401,25 +403,97 @@ func (s *Session) pendingEnumsDel(name string) {
 	s.pendingEnums[name] = nil
 }
 
-// enumUsers are the table columns of enum type e, as "column c of table
-// t" (PostgreSQL's dependency description), in name order.
-func (s *Session) enumUsers(e *types.Enum) []string {
-	var out []string
+// enumUser is a column of an enum type: of table t, or of a view.
+type enumUser struct {
+	t    *catalog.Table
+	col  string
+	view bool
+}
+
+func (u enumUser) String() string {
+	if u.view {
+		return fmt.Sprintf("column %s of view %s", u.col, u.t.Name)
+	}
+	return fmt.Sprintf("column %s of table %s", u.col, u.t.Name)
+}
+
+// enumUsers are the table and view columns of enum type e (or of its
+// array type), in PostgreSQL's dependency description's order (by name).
+func (s *Session) enumUsers(e *types.Enum) []enumUser {
+	var out []enumUser
 	for _, r := range s.catalogSnap().rels {
 		if r.t == nil || r.kind != "r" && r.kind != "v" {
 			continue
 		}
 		for _, c := range r.t.Cols {
-			if c.Type == e.Type {
-				out = append(out, fmt.Sprintf("column %s of table %s", c.Name, r.t.Name))
-				if r.kind == "v" {
-					out[len(out)-1] = fmt.Sprintf("column %s of view %s", c.Name, r.t.Name)
-				}
+			if c.Type == e.Type || types.IsArray(c.Type) && types.ElemType(c.Type) == e.Type {
+				out = append(out, enumUser{t: r.t, col: c.Name, view: r.kind == "v"})
 			}
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
+}
+
+// dropEnumColumns is DROP TYPE ... CASCADE's: the columns of the type
+// dropped, each table rewritten once without them (as ALTER TABLE ...
+// DROP COLUMN, whose refusals apply: a key or indexed column, a table a
+// view reads); a view column of the type is 0A000.
+func (s *Session) dropEnumColumns(ctx context.Context, tx *tupled.Tx, users []enumUser) error {
+	byTable := map[string][]string{}
+	var order []string
+	for _, u := range users {
+		if u.view {
+			return pgerror.NotSupported("DROP TYPE ... CASCADE of a type a view's column has (%s) is not supported", u)
+		}
+		if byTable[u.t.Name] == nil {
+			order = append(order, u.t.Name)
+		}
+		byTable[u.t.Name] = append(byTable[u.t.Name], u.col)
+	}
+	if len(users) == 1 {
+		s.notice("NOTICE", "00000", "drop cascades to "+users[0].String())
+	} else {
+		var d []string
+		for _, u := range users {
+			d = append(d, "drop cascades to "+u.String())
+		}
+		if s.Notice != nil {
+			s.Notice(&pgerror.Error{Severity: "NOTICE", Code: "00000", Message: fmt.Sprintf("drop cascades to %d other objects", len(users)), Detail: strings.Join(d, "\n")})
+		}
+	}
+	for _, name := range order {
+		t := s.lookupTable(name)
+		if err := s.refuseUnderViews(name, "DROP TYPE ... CASCADE"); err != nil { // views.go
+			return err
+		}
+		if err := s.eng.seedRowid(ctx, t); err != nil { // rowid.go: before the lock
+			return err
+		}
+		if err := tx.LockTable(ctx, t.Engine, tupled.AccessExclusive, false); err != nil {
+			return engineError(err, t)
+		}
+		nt, conv := t, func(row []types.Value) ([]types.Value, error) { return row, nil }
+		for _, col := range byTable[name] {
+			next, c, err := s.dropColumn(nt, col, false, true) // altertable.go
+			if err != nil {
+				return err
+			}
+			prev := conv
+			conv = func(row []types.Value) ([]types.Value, error) {
+				row, err := prev(row)
+				if err != nil {
+					return nil, err
+				}
+				return c(row)
+			}
+			nt = next
+		}
+		if err := s.rewriteTable(ctx, tx, t, nt, conv); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *Session) planDropType(st *pg.DropStmt) (*plan, error) {
@@ -451,19 +525,13 @@ func (s *Session) planDropType(st *pg.DropStmt) (*plan, error) {
 				}
 				return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", n)
 			}
-			if users := s.enumUsers(e); len(users) > 0 {
-				if st.Behavior == pg.DropBehavior_DROP_CASCADE {
-					return nil, pgerror.NotSupported("DROP TYPE ... CASCADE of a type a column uses is not supported (%s): drop or alter the column first", users[0])
-				}
-				detail := users[0] + " depends on type " + e.Name
-				if len(users) > 1 {
-					for i := range users {
-						users[i] += " depends on type " + e.Name
-					}
-					detail = strings.Join(users, "\n")
+			if users := s.enumUsers(e); len(users) > 0 && st.Behavior != pg.DropBehavior_DROP_CASCADE {
+				var d []string
+				for _, u := range users {
+					d = append(d, u.String()+" depends on type "+e.Name)
 				}
 				return nil, &pgerror.Error{Code: "2BP01", Message: "cannot drop type " + e.Name + " because other objects depend on it",
-					Detail: detail, Hint: "Use DROP ... CASCADE to drop the dependent objects too."}
+					Detail: strings.Join(d, "\n"), Hint: "Use DROP ... CASCADE to drop the dependent objects too."}
 			}
 			drop = append(drop, e)
 		}
@@ -473,6 +541,13 @@ func (s *Session) planDropType(st *pg.DropStmt) (*plan, error) {
 		tx, err := s.ensureTx(ctx)
 		if err != nil {
 			return nil, err
+		}
+		for _, e := range drop {
+			if users := s.enumUsers(e); len(users) > 0 {
+				if err := s.dropEnumColumns(ctx, tx, users); err != nil {
+					return nil, err
+				}
+			}
 		}
 		for _, e := range drop {
 			if err := tx.Delete(ctx, catalog.CatalogTable, catalog.EnumCatalogKey(e.Name)); err != nil {
