@@ -265,18 +265,8 @@ func (s *Session) planAlterEnum(st *pg.AlterEnumStmt) (*plan, error) {
 	}
 	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "ALTER TYPE"}
-		old := s.lookupEnum(name)
-		if old == nil {
-			if s.lookupTable(name) != nil || s.lookupView(name) != nil {
-				return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%s is not an enum", name)
-			}
-			return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", name)
-		}
-		tx, err := s.ensureTx(ctx)
+		old, tx, err := s.enumToAlter(ctx, name, pgerror.Errorf(pgerror.CodeWrongObjectType, "%s is not an enum", name))
 		if err != nil {
-			return nil, err
-		}
-		if old, err = s.lockEnum(ctx, tx, old); err != nil {
 			return nil, err
 		}
 		ne := *old
@@ -336,6 +326,28 @@ func (s *Session) planAlterEnum(st *pg.AlterEnumStmt) (*plan, error) {
 	return &plan{usesT: true, run: run}, nil
 }
 
+// enumToAlter is the prologue of ALTER TYPE and COMMENT ON TYPE: enum
+// type name's definition to change (42704 if none; rowType if name is a
+// table's or view's row type), locked in the statement's transaction
+// (lockEnum).
+func (s *Session) enumToAlter(ctx context.Context, name string, rowType error) (*types.Enum, *tupled.Tx, error) {
+	old := s.lookupEnum(name)
+	if old == nil {
+		if s.lookupTable(name) != nil || s.lookupView(name) != nil {
+			return nil, nil, rowType
+		}
+		return nil, nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", name)
+	}
+	tx, err := s.ensureTx(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if old, err = s.lockEnum(ctx, tx, old); err != nil {
+		return nil, nil, err
+	}
+	return old, tx, nil
+}
+
 // lockEnum locks enum type e's catalog row for the ALTER TYPE of tx (by
 // writing it as it is) and returns the definition to change: a concurrent
 // ALTER TYPE of the type holds the row until its transaction ends, so
@@ -362,21 +374,11 @@ func (s *Session) planRenameType(st *pg.RenameStmt) (*plan, error) {
 		return nil, err
 	}
 	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
-		old := s.lookupEnum(name)
-		if old == nil {
-			if s.lookupTable(name) != nil || s.lookupView(name) != nil {
-				return nil, pgerror.NotSupported("renaming a table's row type is not supported: rename the table")
-			}
-			return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", name)
-		}
-		if s.typeExists(st.Newname) {
+		if s.lookupEnum(name) != nil && s.typeExists(st.Newname) {
 			return nil, pgerror.Errorf(codeDuplicateObject, "type %q already exists", st.Newname)
 		}
-		tx, err := s.ensureTx(ctx)
+		old, tx, err := s.enumToAlter(ctx, name, pgerror.NotSupported("renaming a table's row type is not supported: rename the table"))
 		if err != nil {
-			return nil, err
-		}
-		if old, err = s.lockEnum(ctx, tx, old); err != nil {
 			return nil, err
 		}
 		if err := tx.Delete(ctx, catalog.CatalogTable, catalog.EnumCatalogKey(name)); err != nil {
@@ -581,18 +583,8 @@ func (s *Session) planCommentType(st *pg.CommentStmt) (*plan, error) {
 		return nil, err
 	}
 	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
-		old := s.lookupEnum(name)
-		if old == nil {
-			if s.lookupTable(name) != nil || s.lookupView(name) != nil {
-				return nil, pgerror.NotSupported("COMMENT ON TYPE of a table's row type is not supported")
-			}
-			return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", name)
-		}
-		tx, err := s.ensureTx(ctx)
+		old, tx, err := s.enumToAlter(ctx, name, pgerror.NotSupported("COMMENT ON TYPE of a table's row type is not supported"))
 		if err != nil {
-			return nil, err
-		}
-		if old, err = s.lockEnum(ctx, tx, old); err != nil {
 			return nil, err
 		}
 		ne := *old
