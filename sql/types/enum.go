@@ -3,6 +3,7 @@ package types
 import (
 	"math"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/tupled/tupled/sql/pgerror"
@@ -219,13 +220,25 @@ func parseEnum(t Type, s string) (Value, error) {
 	if i := e.Label(s); i >= 0 {
 		return e.Value(e.Labels[i]), nil
 	}
-	return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input value for enum %s: %q", e.Name, s)
+	return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input value for enum %s: %q", enumName(t), s)
 }
 
-// enumName is format_type's name of enum type t.
+// enumName is format_type's name of enum type t: its name, in double
+// quotes unless it is lower-case letters, digits and underscores
+// (PostgreSQL's quote_identifier, but for its keywords).
 func enumName(t Type) string {
-	if e := EnumOf(t); e != nil {
+	e := EnumOf(t)
+	if e == nil {
+		return "unknown"
+	}
+	plain := e.Name != "" && !(e.Name[0] >= '0' && e.Name[0] <= '9')
+	for _, c := range e.Name {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			plain = false
+		}
+	}
+	if plain {
 		return e.Name
 	}
-	return "unknown"
+	return `"` + strings.ReplaceAll(e.Name, `"`, `""`) + `"`
 }
