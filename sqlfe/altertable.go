@@ -423,9 +423,6 @@ func (s *Session) addColumn(ctx context.Context, t *catalog.Table, cd *pg.Column
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := refuseEnumArrayColumn(typ); err != nil { // enum.go
-		return nil, nil, err
-	}
 	col.Type, col.Int2, col.MaxLen, col.Varchar, col.Prec, col.Scale = typ, m.Int2, m.MaxLen, m.Varchar, m.Prec, m.Scale
 	for _, cn := range cd.Constraints {
 		c := cn.GetConstraint()

@@ -66,9 +66,6 @@ func (s *Session) alterColumnType(ctx context.Context, t *catalog.Table, name st
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := refuseEnumArrayColumn(typ); err != nil { // enum.go
-		return nil, nil, err
-	}
 	if typ == types.TInt4Array {
 		return nil, nil, pgerror.NotSupported("array columns are not supported")
 	}

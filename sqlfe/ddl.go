@@ -166,9 +166,6 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 				if err != nil {
 					return nil, err
 				}
-				if err := refuseEnumArrayColumn(typ); err != nil { // enum.go
-					return nil, err
-				}
 				col.Type, col.Int2, col.MaxLen, col.Varchar, col.Prec, col.Scale = typ, m.Int2, m.MaxLen, m.Varchar, m.Prec, m.Scale
 			}
 			t.Cols = append(t.Cols, col)

@@ -212,12 +212,11 @@
 //     enum.go) are catalog entries like sequences, transactional; each
 //     has a types.Type number of its own for the process, so its values
 //     and columns are typed like any other's, and its values sort by the
-//     type's float4 sort orders (PostgreSQL's); its array type is a value
-//     type (= ANY, enum_range, array_agg). DROP TYPE ... CASCADE drops
-//     the columns of the type as ALTER TABLE ... DROP COLUMN would. A
-//     column of an enum array, a view's column under DROP TYPE ...
-//     CASCADE and an ADD VALUE that PostgreSQL would answer by
-//     renumbering the sort orders are 0A000.
+//     type's float4 sort orders (PostgreSQL's); so does its array type.
+//     DROP TYPE ... CASCADE drops the columns of the type as ALTER TABLE
+//     ... DROP COLUMN would. A view's column under DROP TYPE ... CASCADE
+//     and an ADD VALUE that PostgreSQL would answer by renumbering the
+//     sort orders are 0A000.
 //   - COPY t [(cols)] FROM STDIN and COPY t [(cols)] | (SELECT ...) TO
 //     STDOUT, text, csv and binary (copy.go), run through the connection's
 //     CopyIO in the session's transaction: each row is checked by

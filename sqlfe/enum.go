@@ -562,15 +562,6 @@ func (s *Session) planDropType(st *pg.DropStmt) (*plan, error) {
 	return &plan{usesT: true, run: run}, nil
 }
 
-// refuseEnumArrayColumn refuses a column of an array of an enum type: an
-// array is stored as its text, which a RENAME VALUE would leave stale.
-func refuseEnumArrayColumn(t types.Type) error {
-	if types.IsArray(t) && types.IsEnum(types.ElemType(t)) {
-		return pgerror.NotSupported("columns of type %s are not supported (arrays of enum types are only values)", t)
-	}
-	return nil
-}
-
 // planCommentType is COMMENT ON TYPE name IS 'text' | NULL, of an enum
 // type: its definition's Comment, written as any ALTER TYPE.
 func (s *Session) planCommentType(st *pg.CommentStmt) (*plan, error) {

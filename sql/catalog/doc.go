@@ -55,7 +55,9 @@
 //     "\x00type\x00" + name, installed by ApplyEnums at commit; Load
 //     gives each a Type number and maps enum columns back to it by the
 //     OID they record (Column.Enum, enum.go). An enum value is a key by
-//     its sort position (KeyFormatTyped) and stored as it (4 bytes).
+//     its sort position (KeyFormatTyped) and stored as it (4 bytes); an
+//     array of one as its elements' positions (so RENAME VALUE rewrites
+//     no row).
 //   - The JSON field names of Table and Column, and the numbers of
 //     types.Type and KeyFormat, are the stored format: they are only ever
 //     added to.

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"sort"
 	"strings"
@@ -110,4 +111,64 @@ func (c Column) MarshalJSON() ([]byte, error) {
 		p.Enum = e.OID
 	}
 	return json.Marshal(p)
+}
+
+func isEnumArray(t types.Type) bool { return types.IsArray(t) && types.IsEnum(types.ElemType(t)) }
+
+// appendEnumArray is the stored form of a value of an enum's array type:
+// the number of elements (uvarint), then each element's sort position
+// plus one (uvarint; 0 is NULL), so that a RENAME VALUE changes no row.
+func appendEnumArray(dst []byte, v types.Value) []byte {
+	els, err := types.ArrayElems(v)
+	if err != nil {
+		els = nil // S is canonical: it always parses
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(els)))
+	for _, e := range els {
+		if e.Null {
+			dst = binary.AppendUvarint(dst, 0)
+		} else {
+			dst = binary.AppendUvarint(dst, uint64(e.I)+1)
+		}
+	}
+	return dst
+}
+
+// decodeEnumArray reads appendEnumArray's form from p (only steps over it
+// if skip): the value and the rest of p.
+func decodeEnumArray(t types.Type, p []byte, skip bool) (types.Value, []byte, error) {
+	n, k := binary.Uvarint(p)
+	if k <= 0 || n > uint64(len(p)) {
+		return types.Value{}, nil, ErrCorrupt
+	}
+	p = p[k:]
+	var els []types.Value
+	el := types.ElemType(t)
+	for j := uint64(0); j < n; j++ {
+		x, k := binary.Uvarint(p)
+		if k <= 0 {
+			return types.Value{}, nil, ErrCorrupt
+		}
+		p = p[k:]
+		if skip {
+			continue
+		}
+		if x == 0 {
+			els = append(els, types.Null(el))
+			continue
+		}
+		e, ok := types.EnumByKey(el, int64(x-1))
+		if !ok {
+			return types.Value{}, nil, ErrCorrupt
+		}
+		els = append(els, e)
+	}
+	if skip {
+		return types.Null(t), p, nil
+	}
+	v, err := types.MakeArray(t, els)
+	if err != nil {
+		return types.Value{}, nil, ErrCorrupt
+	}
+	return v, p, nil
 }

@@ -249,6 +249,10 @@ func AppendRow(dst []byte, t *Table, row []types.Value) []byte {
 				out = binary.BigEndian.AppendUint32(out, uint32(v.I))
 				continue
 			}
+			if isEnumArray(c.Type) { // its elements' sort positions (enum.go)
+				out = appendEnumArray(out, v)
+				continue
+			}
 			out = binary.AppendUvarint(out, uint64(len(v.S)))
 			out = append(out, v.S...)
 		}
@@ -326,6 +330,17 @@ func DecodeRowCols(t *Table, key, val []byte, dst []types.Value, read []bool) er
 			}
 			p = p[1:]
 		default:
+			if isEnumArray(c.Type) {
+				v, rest, err := decodeEnumArray(c.Type, p, skip) // enum.go
+				if err != nil {
+					return err
+				}
+				if !skip {
+					dst[i] = v
+				}
+				p = rest
+				continue
+			}
 			if types.IsEnum(c.Type) {
 				if len(p) < 4 {
 					return ErrCorrupt
