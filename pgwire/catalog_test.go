@@ -37,7 +37,7 @@ CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
 CREATE TYPE status AS ENUM ('new', 'done');
 ALTER TYPE status ADD VALUE 'doing' BEFORE 'done';
 COMMENT ON TYPE status IS 'where a task is';
-CREATE TABLE moods (id int PRIMARY KEY, m mood NOT NULL DEFAULT 'ok', s status, CHECK (m <> 'sad' OR s IS NULL));
+CREATE TABLE moods (id int PRIMARY KEY, m mood NOT NULL DEFAULT 'ok', s status, hist mood[], CHECK (m <> 'sad' OR s IS NULL));
 CREATE INDEX moods_s_idx ON moods (s);
 `
 
