@@ -49,9 +49,6 @@ func (c *Catalog) loadEnum(v []byte) error {
 // fixEnumCols gives the loaded tables' enum columns their types' numbers
 // (Load, once every entry is read).
 func (c *Catalog) fixEnumCols() {
-	if len(c.enums) == 0 {
-		return
-	}
 	byOID := map[uint32]types.Type{}
 	for _, e := range c.enums {
 		byOID[e.OID] = e.Type
@@ -60,6 +57,9 @@ func (c *Catalog) fixEnumCols() {
 		for i := range t.Cols {
 			if o := t.Cols[i].Enum; o != 0 {
 				t.Cols[i].Type = byOID[o]
+				if t.Cols[i].EnumArray {
+					t.Cols[i].Type, _ = types.ArrayOf(byOID[o])
+				}
 			}
 		}
 	}
@@ -102,18 +102,20 @@ func (c *Catalog) Enums() []*types.Enum {
 	return out
 }
 
-// MarshalJSON is a Column's stored form, with Enum set from its type (so
-// every table, view and result column of an enum type reloads as it).
+// MarshalJSON is a Column's stored form, with Enum and EnumArray set from
+// its type (so every table, view and result column of an enum type or of
+// its array type reloads as it).
 func (c Column) MarshalJSON() ([]byte, error) {
 	type plain Column
 	p := plain(c)
+	p.Enum, p.EnumArray = 0, false
 	if e := types.EnumOf(c.Type); e != nil {
 		p.Enum = e.OID
+	} else if e := types.EnumOf(types.ElemType(c.Type)); c.Type >= types.FirstEnum && e != nil {
+		p.Enum, p.EnumArray = e.OID, true
 	}
 	return json.Marshal(p)
 }
-
-func isEnumArray(t types.Type) bool { return types.IsArray(t) && types.IsEnum(types.ElemType(t)) }
 
 // appendEnumArray is the stored form of a value of an enum's array type:
 // the number of elements (uvarint), then each element's sort position

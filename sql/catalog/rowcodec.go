@@ -245,12 +245,12 @@ func AppendRow(dst []byte, t *Table, row []types.Value) []byte {
 			out = binary.AppendUvarint(out, uint64(len(text)))
 			out = append(out, text...)
 		default:
-			if types.IsEnum(c.Type) { // its sort position, so a renamed label changes no row
-				out = binary.BigEndian.AppendUint32(out, uint32(v.I))
-				continue
-			}
-			if isEnumArray(c.Type) { // its elements' sort positions (enum.go)
-				out = appendEnumArray(out, v)
+			if c.Type >= types.FirstEnum { // (one comparison for the other types)
+				if types.IsEnum(c.Type) { // its sort position, so a renamed label changes no row
+					out = binary.BigEndian.AppendUint32(out, uint32(v.I))
+				} else { // an enum's array: its elements' sort positions (enum.go)
+					out = appendEnumArray(out, v)
+				}
 				continue
 			}
 			out = binary.AppendUvarint(out, uint64(len(v.S)))
@@ -330,7 +330,7 @@ func DecodeRowCols(t *Table, key, val []byte, dst []types.Value, read []bool) er
 			}
 			p = p[1:]
 		default:
-			if isEnumArray(c.Type) {
+			if c.Type >= types.FirstEnum && !types.IsEnum(c.Type) { // an enum's array
 				v, rest, err := decodeEnumArray(c.Type, p, skip) // enum.go
 				if err != nil {
 					return err
@@ -341,7 +341,7 @@ func DecodeRowCols(t *Table, key, val []byte, dst []types.Value, read []bool) er
 				p = rest
 				continue
 			}
-			if types.IsEnum(c.Type) {
+			if c.Type >= types.FirstEnum {
 				if len(p) < 4 {
 					return ErrCorrupt
 				}

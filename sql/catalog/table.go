@@ -45,6 +45,8 @@ type Column struct {
 	// number is the process's own (types.FirstEnum up), so Load maps the
 	// column back to its type by this OID (enum.go).
 	Enum uint32 `json:"enum,omitempty"`
+	// EnumArray: the column is of the array type of enum Enum
+	EnumArray bool `json:"enum_array,omitempty"`
 }
 
 // Mod is the column's type modifier as sql/types applies it on assignment
