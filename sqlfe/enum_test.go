@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // TestEnumRestart: enum types, their values added and renamed, the tables
@@ -22,6 +23,15 @@ func TestEnumRestart(t *testing.T) {
 	// other types made in this process must not be confused with them
 	mustRun(t, s, "CREATE TYPE other AS ENUM ('a', 'b')", "CREATE TYPE")
 	_, s = reopenDiskSession(t, dir, db, s)
+	// the columns have the reloaded type's number, not the one the type
+	// had before (which this process still knows; a new process would not)
+	mood, p := s.lookupEnum("mood"), s.lookupTable("p")
+	if at, _ := types.ArrayOf(mood.Type); p.Cols[0].Type != mood.Type || p.Cols[1].Type != mood.Type || p.Cols[3].Type != at {
+		t.Fatalf("reloaded columns: %+v, mood is %d", p.Cols, mood.Type)
+	}
+	if v := s.lookupView("pv"); v == nil || v.Cols[0].Type != mood.Type {
+		t.Fatalf("reloaded view: %+v", v)
+	}
 	mustRun(t, s, "SELECT m, prev, n FROM p ORDER BY m", "blue|NULL|2\nmeh|meh|4\nok|happy|3\nhappy|blue|1\nSELECT 4")
 	mustRun(t, s, "SELECT n, hist FROM p WHERE m = 'happy'", "1|{blue,happy}\nSELECT 1")
 	mustRun(t, s, "SELECT n FROM p WHERE prev = 'meh'", "4\nSELECT 1")
