@@ -213,6 +213,7 @@
 //     has a types.Type number of its own for the process, so its values
 //     and columns are typed like any other's, and its values sort by the
 //     type's float4 sort orders (PostgreSQL's); so does its array type.
+//     A value ADD VALUE adds is 55P04 until its transaction commits.
 //     DROP TYPE ... CASCADE drops the columns of the type as ALTER TABLE
 //     ... DROP COLUMN would. A view's column under DROP TYPE ... CASCADE
 //     and an ADD VALUE that PostgreSQL would answer by renumbering the

@@ -14,10 +14,11 @@ package sqlfe
 //     created or loaded, and its definition is in types' registry, so a
 //     value, a column and an expression carry their enum type as any other
 //     type. The registry is the process's, not a transaction's: CREATE and
-//     ALTER TYPE install the new definition there at once (a value added
-//     is usable before its ALTER commits, which PostgreSQL refuses with
-//     55P04), and a rollback puts the committed definitions back
-//     (restoreEnums).
+//     ALTER TYPE install the new definition there at once, and a rollback
+//     puts the committed definitions back (restoreEnums). A value ADD
+//     VALUE adds is marked Pending until the commit (settleEnums): its
+//     input is 55P04, as in PostgreSQL, in every session (where another
+//     session's PostgreSQL would not see it: 22P02).
 //   - Sort orders follow PostgreSQL's AddEnumLabel: n+1 at the end, a
 //     neighbour's ±1 at an end, the float4 midpoint between two. Where the
 //     midpoint is one of them PostgreSQL renumbers the type; tupled stores
@@ -33,6 +34,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -111,6 +113,23 @@ func restoreEnums(cat *catalog.Catalog, pending map[string]*types.Enum) {
 		if c := cat.Enum(n); c != nil {
 			types.SetEnum(c)
 		}
+	}
+}
+
+// settleEnums is the commit's: the values the transaction added become
+// usable (their Pending marks go) in the definitions it installs.
+func settleEnums(pending map[string]*types.Enum) {
+	for n, e := range pending {
+		if e == nil || !slices.ContainsFunc(e.Labels, func(l types.EnumLabel) bool { return l.Pending }) {
+			continue
+		}
+		c := *e
+		c.Labels = append([]types.EnumLabel(nil), e.Labels...)
+		for i := range c.Labels {
+			c.Labels[i].Pending = false
+		}
+		types.SetEnum(&c)
+		pending[n] = &c
 	}
 }
 
@@ -294,7 +313,9 @@ func (s *Session) planAlterEnum(st *pg.AlterEnumStmt) (*plan, error) {
 			if err := checkEnumLabel(st.NewVal); err != nil {
 				return nil, err
 			}
-			l := types.EnumLabel{Label: st.NewVal, OID: types.NewEnumOIDs(1)}
+			// not usable before the commit (55P04, PostgreSQL's rule, even
+			// for a type the transaction created)
+			l := types.EnumLabel{Label: st.NewVal, OID: types.NewEnumOIDs(1), Pending: true}
 			at := len(ne.Labels)
 			switch {
 			case st.NewValNeighbor != "":

@@ -40,7 +40,8 @@ func TestEnumRestart(t *testing.T) {
 	mustRun(t, s, "SELECT enum_range(NULL::mood), enum_range(NULL::other)", "{blue,meh,ok,happy}|{a,b}\nSELECT 1")
 	mustFail(t, s, "SELECT 'x'::gone", pgerror.CodeUndefinedObject, `type "gone" does not exist`)
 	mustFail(t, s, "INSERT INTO p VALUES ('sad', NULL, 5)", pgerror.CodeInvalidText, `invalid input value for enum mood: "sad"`)
-	mustRun(t, s, "ALTER TYPE mood ADD VALUE 'ecstatic'; INSERT INTO p VALUES ('ecstatic', 'ok', 5)", "ALTER TYPE\nINSERT 0 1")
+	mustRun(t, s, "ALTER TYPE mood ADD VALUE 'ecstatic'", "ALTER TYPE")
+	mustRun(t, s, "INSERT INTO p VALUES ('ecstatic', 'ok', 5)", "INSERT 0 1")
 	mustRun(t, s, "SELECT max(m), min(prev) FROM p", "ecstatic|blue\nSELECT 1")
 }
 
@@ -62,6 +63,11 @@ func TestEnumErrors(t *testing.T) {
 	mustFail(t, s, "DROP TYPE mood", "2BP01", "cannot drop type mood because other objects depend on it")
 	mustFail(t, s, "CREATE VIEW pv AS SELECT m FROM p; DROP TYPE mood CASCADE", pgerror.CodeFeatureNotSupp, "DROP TYPE ... CASCADE of a type a view's column has (column m of view pv) is not supported")
 	mustFail(t, s, "SELECT * FROM p WHERE m = id", pgerror.CodeUndefinedFunction, "")
+	// a value added in the open transaction is not usable before the commit
+	mustRun(t, s, "BEGIN; ALTER TYPE mood ADD VALUE 'new'", "BEGIN\nALTER TYPE")
+	mustFail(t, s, "SELECT 'new'::mood", "55P04", `unsafe use of new value "new" of enum type mood`)
+	mustRun(t, s, "ROLLBACK", "ROLLBACK")
+	mustFail(t, s, "SELECT 'new'::mood", pgerror.CodeInvalidText, `invalid input value for enum mood: "new"`)
 	mustRun(t, s, "DROP TABLE p; DROP TYPE mood", "DROP TABLE\nDROP TYPE")
 }
 
@@ -86,10 +92,10 @@ func TestEnumRollbackOthers(t *testing.T) {
 	b := eng.NewSession(2, "test", nil)
 	defer b.Close()
 	mustRun(t, a, "CREATE TYPE mood AS ENUM ('sad', 'happy'); CREATE TYPE lvl AS ENUM ('lo', 'hi'); CREATE TABLE p (m mood)", "CREATE TYPE\nCREATE TYPE\nCREATE TABLE")
-	mustRun(t, a, "BEGIN; ALTER TYPE mood ADD VALUE 'meh'; INSERT INTO p VALUES ('meh')", "BEGIN\nALTER TYPE\nINSERT 0 1")
+	mustRun(t, a, "BEGIN; ALTER TYPE mood ADD VALUE 'meh'", "BEGIN\nALTER TYPE")
 	mustRun(t, b, "BEGIN; ALTER TYPE lvl RENAME TO level; CREATE TYPE c AS ENUM ('r'); ROLLBACK", "BEGIN\nALTER TYPE\nCREATE TYPE\nROLLBACK")
-	mustRun(t, a, "INSERT INTO p VALUES ('meh'); SELECT count(*) FROM p WHERE m = 'meh'", "INSERT 0 1\n2\nSELECT 1")
 	mustRun(t, a, "COMMIT", "COMMIT")
+	mustRun(t, a, "INSERT INTO p VALUES ('meh'), ('meh'); SELECT count(*) FROM p WHERE m = 'meh'", "INSERT 0 2\n2\nSELECT 1")
 	mustRun(t, b, "SELECT enum_range(NULL::mood), enum_range(NULL::lvl)", "{sad,happy,meh}|{lo,hi}\nSELECT 1")
 	mustFail(t, b, "SELECT 'lo'::level", pgerror.CodeUndefinedObject, `type "level" does not exist`)
 }

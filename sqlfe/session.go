@@ -321,6 +321,12 @@ func (s *Session) commit() error {
 		s.commitNotify() // notify.go
 		return nil
 	}
+	if pendingEnums != nil {
+		// before the engine's commit, which frees the catalog rows: a
+		// concurrent ALTER TYPE waiting for them then reads the settled
+		// definitions (enum.go lockEnum)
+		settleEnums(pendingEnums) // enum.go
+	}
 	if err := tx.Commit(); err != nil {
 		if pendingEnums != nil {
 			restoreEnums(&s.eng.cat, pendingEnums) // enum.go

@@ -1,6 +1,7 @@
 package types
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -51,6 +52,10 @@ type EnumLabel struct {
 	// their order, as PostgreSQL's EnumValuesCreate gives them (clients
 	// order labels by it), an added one the next free
 	OID uint32 `json:"oid,omitempty"`
+	// Pending: added by ALTER TYPE ADD VALUE in a transaction still open
+	// to a type older than it; its input is 55P04 until the commit
+	// (never stored)
+	Pending bool `json:"-"`
 }
 
 var enums struct {
@@ -218,6 +223,10 @@ func parseEnum(t Type, s string) (Value, error) {
 		return Value{}, pgerror.Errorf(pgerror.CodeInternal, "unknown type %d", t)
 	}
 	if i := e.Label(s); i >= 0 {
+		if e.Labels[i].Pending {
+			return Value{}, &pgerror.Error{Code: "55P04", Message: fmt.Sprintf("unsafe use of new value %q of enum type %s", s, enumName(t)),
+				Hint: "New enum values must be committed before they can be used."}
+		}
 		return e.Value(e.Labels[i]), nil
 	}
 	return Value{}, pgerror.Errorf(pgerror.CodeInvalidText, "invalid input value for enum %s: %q", enumName(t), s)
