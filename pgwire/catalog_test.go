@@ -16,7 +16,7 @@ import (
 // with modifiers, a composite key, foreign keys, a table without a key,
 // CHECK constraints, array columns, a standalone sequence, an identity
 // column, and columns whose type ALTER COLUMN TYPE changed under a key, an
-// index, a default and a CHECK.
+// index, a default and a CHECK, and enum types and a table using them.
 const catalogSchema = `
 CREATE TABLE authors (id serial PRIMARY KEY, name text NOT NULL UNIQUE, born integer);
 CREATE TABLE books (id bigserial PRIMARY KEY, author_id integer NOT NULL REFERENCES authors(id),
@@ -33,6 +33,12 @@ CREATE TABLE prices (code varchar(5) PRIMARY KEY, amount integer NOT NULL DEFAUL
 CREATE INDEX prices_amount_idx ON prices (amount);
 ALTER TABLE prices ALTER COLUMN code TYPE varchar(12);
 ALTER TABLE prices ALTER COLUMN amount SET DATA TYPE numeric(12,2);
+CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
+CREATE TYPE status AS ENUM ('new', 'done');
+ALTER TYPE status ADD VALUE 'doing' BEFORE 'done';
+COMMENT ON TYPE status IS 'where a task is';
+CREATE TABLE moods (id int PRIMARY KEY, m mood NOT NULL DEFAULT 'ok', s status, hist mood[], CHECK (m <> 'sad' OR s IS NULL));
+CREATE INDEX moods_s_idx ON moods (s);
 `
 
 // psqlCatalogCommands are the meta-commands whose output must be
@@ -45,6 +51,7 @@ var psqlCatalogCommands = []string{
 	`\d`, `\dt`, `\d books`, `\d authors`, `\d tags`, `\d notes`, `\di`, `\ds`, `\dn`, `\du`,
 	`\l postgres`, `\df`, `\d books_pkey`, `\d authors_id_seq`, `\dv`, `\dp`, `\dT`,
 	`\d events`, `\d order_seq`, `\d events_id_seq`, `\d books_isbn_live`, `\d+ books`, `\d+ tags`, `\d+ notes`, `\d prices`,
+	`\dT+`, `\dT mood`, `\d moods`, `\d+ moods`,
 }
 
 // TestPsqlCatalog runs psql's \d family against tupled serve and against

@@ -419,7 +419,7 @@ func (s *Session) addColumn(ctx context.Context, t *catalog.Table, cd *pg.Column
 	if _, _, ok := serialType(cd.TypeName); ok {
 		return nil, nil, pgerror.NotSupported("ALTER TABLE ADD COLUMN of a serial column is not supported")
 	}
-	typ, m, err := typeOfMod(cd.TypeName)
+	typ, m, err := s.typeOfMod(cd.TypeName)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -62,7 +62,7 @@ func (s *Session) alterColumnType(ctx context.Context, t *catalog.Table, name st
 				Detail: fmt.Sprintf("rule _RETURN on view %s depends on column %q", v.Name, name)}
 		}
 	}
-	typ, m, err := typeOfMod(cd.TypeName)
+	typ, m, err := s.typeOfMod(cd.TypeName)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -145,9 +145,15 @@ func init() {
 			return nullText, nil
 		}}},
 		"obj_description": {{[]types.Type{I8}, T, true, func(e *env, a []types.Value) (types.Value, error) {
+			if d := enumComment(e.s, a[0].I); !d.Null { // enum.go
+				return d, nil
+			}
 			return describe(snap(e), a[0].I, 0), nil // comment.go
 		}}, {[]types.Type{I8, T}, T, true, func(e *env, a []types.Value) (types.Value, error) {
-			if a[1].S != "pg_class" { // only relations have comments here
+			if a[1].S == "pg_type" {
+				return enumComment(e.s, a[0].I), nil // enum.go
+			}
+			if a[1].S != "pg_class" { // only relations and enum types have comments here
 				return nullText, nil
 			}
 			return describe(snap(e), a[0].I, 0), nil

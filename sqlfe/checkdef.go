@@ -122,10 +122,16 @@ func (w *ruleWriter) fallback(n *pg.Node) printed {
 func typeLabel(t types.Type, c *catalog.Column) string {
 	if c != nil {
 		ti := colType(*c)
+		if e := types.EnumOf(c.Type); e != nil {
+			return quoteIdent(e.Name)
+		}
 		if c.Type == types.TText && c.Mod().Varchar {
 			return "character varying"
 		}
 		return ti.dataType
+	}
+	if e := types.EnumOf(t); e != nil {
+		return quoteIdent(e.Name)
 	}
 	return colType(catalog.Column{Type: t}).dataType
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // COMMENT ON TABLE | VIEW | INDEX | SEQUENCE name | COLUMN rel.col IS
-// 'text' | NULL.
+// 'text' | NULL, and COMMENT ON TYPE of an enum type (enum.go: its
+// definition's Comment, pg_description's classoid pg_type).
 //
 // The design: a comment is a field of the object's catalog entry —
 // Table.Comment (a table or view), Column.Comment, IndexDef.Comment,
@@ -45,6 +46,8 @@ func (s *Session) planComment(st *pg.CommentStmt) (*plan, error) {
 		what = "sequence"
 	case pg.ObjectType_OBJECT_COLUMN:
 		what = "column"
+	case pg.ObjectType_OBJECT_TYPE:
+		return s.planCommentType(st) // enum.go
 	default:
 		kind, ok := map[pg.ObjectType]string{pg.ObjectType_OBJECT_TABCONSTRAINT: "CONSTRAINT", pg.ObjectType_OBJECT_DOMCONSTRAINT: "CONSTRAINT ... ON DOMAIN",
 			pg.ObjectType_OBJECT_MATVIEW: "MATERIALIZED VIEW", pg.ObjectType_OBJECT_FDW: "FOREIGN DATA WRAPPER", pg.ObjectType_OBJECT_TSCONFIGURATION: "TEXT SEARCH CONFIGURATION",
@@ -171,11 +174,16 @@ func (r *catRel) description(n int) string {
 var pgDescriptionCols = cols(`objoid:oid classoid:oid objsubid:i4 description`)
 
 // pgDescriptionRows lists the comments on relations and their columns.
-func pgDescriptionRows(_ *Session, sn *catSnap) [][]types.Value {
+func pgDescriptionRows(s *Session, sn *catSnap) [][]types.Value {
 	var rows [][]types.Value
 	add := func(r *catRel, sub int, d string) {
 		if d != "" {
 			rows = append(rows, []types.Value{types.Int8(r.oid), types.Int8(oidClassPgClass), types.Int4(int32(sub)), types.Text(d)})
+		}
+	}
+	for _, e := range s.enumList() { // enum.go
+		if e.Comment != "" {
+			rows = append(rows, []types.Value{types.Int8(int64(e.OID)), types.Int8(oidClassPgType), types.Int4(0), types.Text(e.Comment)})
 		}
 	}
 	for _, r := range sn.rels {

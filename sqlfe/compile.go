@@ -249,7 +249,7 @@ func (c *compiler) compile1(n *pg.Node, want types.Type) (expr, error) {
 		return c.param(int(p.Number)), nil
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
-		t, m, err := typeOfMod(tc.TypeName)
+		t, m, err := c.typeOfMod(tc.TypeName)
 		if err != nil {
 			return nil, err
 		}
@@ -799,8 +799,28 @@ var pgTypes = func() map[string]bool {
 
 // typeOfMod maps a type name of the parse tree to a Type and its modifier.
 // A name PostgreSQL does not know is 42704; one it knows that tupled does
-// not implement is 0A000.
+// not implement is 0A000. An enum type's name is resolved in types'
+// registry (LookupEnum): where a session plans, s.typeOfMod resolves it
+// in the catalog the session sees.
 func typeOfMod(tn *pg.TypeName) (types.Type, types.Mod, error) {
+	return typeOfModIn(tn, types.LookupEnum)
+}
+
+// typeOfMod is typeOfMod with enum types resolved as the session sees
+// them.
+func (s *Session) typeOfMod(tn *pg.TypeName) (types.Type, types.Mod, error) {
+	return typeOfModIn(tn, s.lookupEnum)
+}
+
+// typeOfMod is the session's typeOfMod if the compiler has one.
+func (c *compiler) typeOfMod(tn *pg.TypeName) (types.Type, types.Mod, error) {
+	if c.s != nil {
+		return c.s.typeOfMod(tn)
+	}
+	return typeOfMod(tn)
+}
+
+func typeOfModIn(tn *pg.TypeName, enum func(string) *types.Enum) (types.Type, types.Mod, error) {
 	names := strs(tn.Names)
 	name := ""
 	if len(names) > 0 {
@@ -812,6 +832,21 @@ func typeOfMod(tn *pg.TypeName) (types.Type, types.Mod, error) {
 			full += "[]"
 		}
 		return 0, types.Mod{}, pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", full).At(tn.Location)
+	}
+	if len(names) == 2 && names[0] == "public" || len(names) == 1 && !pgTypes[name] && !pgTypes[strings.TrimPrefix(name, "_")] {
+		if e := enumOfName(names, enum); e != nil { // enum.go
+			if len(tn.Typmods) > 0 {
+				return 0, types.Mod{}, pgerror.Errorf(pgerror.CodeSyntax, "type modifier is not allowed for type %q", e.Name).At(tn.Location)
+			}
+			switch len(tn.ArrayBounds) {
+			case 0:
+				return e.Type, types.Mod{}, nil
+			case 1:
+				at, _ := types.ArrayOf(e.Type)
+				return at, types.Mod{}, nil
+			}
+			return 0, types.Mod{}, pgerror.NotSupported("array type %s[] is not supported", e.Name).At(tn.Location)
+		}
 	}
 	if len(names) > 2 || (len(names) == 2 && names[0] != "pg_catalog") {
 		return undefined()

@@ -162,7 +162,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			if st, int2, ok := serialType(cd.TypeName); ok {
 				col.Type, col.Int2, col.Serial, col.NotNull = st, int2, true, true
 			} else {
-				typ, m, err := typeOfMod(cd.TypeName)
+				typ, m, err := s.typeOfMod(cd.TypeName)
 				if err != nil {
 					return nil, err
 				}
@@ -220,6 +220,8 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 			return exists()
 		case !temp && (s.lookupShared(name) != nil || s.catalogSnap().byName[name] != nil || (name == "pg_locks" && rv.Schemaname == "pg_catalog")):
 			return exists()
+		case !temp && s.lookupEnum(name) != nil: // the table's row type would take the enum's name (enum.go)
+			return nil, pgerror.Errorf(codeDuplicateObject, "type %q already exists", name).WithHint("A relation has an associated type of the same name, so you must use a name that doesn't conflict with any existing type.")
 		}
 		tx, err := s.ensureTx(ctx)
 		if err != nil {

@@ -195,9 +195,9 @@
 //     tables, indexes, sequences and constraints derive from their names,
 //     so they are stable without being stored.
 //   - Comments (COMMENT ON, comment.go) are fields of their objects'
-//     catalog entries (Table, Column, IndexDef, Sequence), so they are
-//     transactional and go with their objects; pg_description,
-//     obj_description and col_description read them.
+//     catalog entries (Table, Column, IndexDef, Sequence, an enum type's
+//     types.Enum), so they are transactional and go with their objects;
+//     pg_description, obj_description and col_description read them.
 //   - Temporary tables (temp.go) are the session's, never in the
 //     catalog: a session's table over an engine table of its own, looked
 //     up before the catalog's names (pg_temp first), dropped at commit
@@ -207,6 +207,17 @@
 //     text, expanded where a query names one like a subquery in FROM;
 //     the tables and views a view reads cannot be dropped without
 //     CASCADE.
+//   - Enum types (CREATE TYPE ... AS ENUM, ALTER TYPE ADD VALUE [IF NOT
+//     EXISTS] [BEFORE | AFTER], RENAME VALUE, RENAME TO, DROP TYPE;
+//     enum.go) are catalog entries like sequences, transactional; each
+//     has a types.Type number of its own for the process, so its values
+//     and columns are typed like any other's, and its values sort by the
+//     type's float4 sort orders (PostgreSQL's); so does its array type.
+//     A value ADD VALUE adds is 55P04 until its transaction commits.
+//     DROP TYPE ... CASCADE drops the columns of the type as ALTER TABLE
+//     ... DROP COLUMN would. A view's column under DROP TYPE ... CASCADE
+//     and an ADD VALUE that PostgreSQL would answer by renumbering the
+//     sort orders are 0A000.
 //   - COPY t [(cols)] FROM STDIN and COPY t [(cols)] | (SELECT ...) TO
 //     STDOUT, text, csv and binary (copy.go), run through the connection's
 //     CopyIO in the session's transaction: each row is checked by

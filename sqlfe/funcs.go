@@ -130,6 +130,9 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 		if x, ok, err := c.catalogFunc(f, name); ok { // catfuncs.go
 			return x, err
 		}
+		if x, ok, err := c.enumFunc(f, name); ok { // enum.go
+			return x, err
+		}
 	}
 	if pf, ok := polyFuncs[name]; ok && !elsewhere {
 		var args []expr

@@ -133,7 +133,7 @@ func isColumnsRows(s *Session, sn *catSnap) [][]types.Value {
 				yesNo(!(c.NotNull || t.IsKeyCol(i))), types.Text(ti.dataType), maxLen, octets, prec,
 				radix, scale, dtPrec, ivType, nullInt(),
 				nullText, nullText, nullText, nullText, nullText,
-				nullText, nullText, nullText, nullText, types.Text(db), types.Text("pg_catalog"), types.Text(ti.typname), nullText,
+				nullText, nullText, nullText, nullText, types.Text(db), types.Text(udtSchema(c.Type)), types.Text(ti.typname), nullText,
 				nullText, nullText, nullInt(), types.Text(strconv.Itoa(n)), types.Text("NO")}
 			row = append(row, identityColumns(t, c)...) // identity.go
 			rows = append(rows, append(row, types.Text("NEVER"), nullText, yesNo(!t.IsView())))

@@ -61,6 +61,7 @@ const (
 	oidTablespace   = 1663
 	oidDatabase     = 16384 // the one database (PostgreSQL's first user database gets such an OID)
 	oidClassPgClass = 1259
+	oidClassPgType  = 1247
 	firstUserOID    = 16384
 )
 
@@ -342,14 +343,17 @@ func splitQualified(s string) []string {
 }
 
 // systemRelOID gives catalog relations an OID so that 'pg_class'::regclass
-// works (pg_class keeps PostgreSQL's 1259; the others get one derived from
-// their name below firstUserOID).
+// works (pg_class and pg_type keep PostgreSQL's 1259 and 1247; the others
+// get one derived from their name below firstUserOID).
 func systemRelOID(schema, name string) (int64, bool) {
 	if _, ok := catalogRelations[schema+"."+name]; !ok {
 		return 0, false
 	}
 	if schema == "pg_catalog" && name == "pg_class" {
 		return oidClassPgClass, true
+	}
+	if schema == "pg_catalog" && name == "pg_type" { // pg_description's classoid of a type's comment
+		return oidClassPgType, true
 	}
 	h := fnv.New32a()
 	h.Write([]byte(schema + "." + name))
@@ -469,6 +473,8 @@ func cols(spec string) []catalog.Column {
 			out = append(out, catalog.Column{Name: name, Type: types.TTextArray})
 		case "f":
 			out = append(out, catalog.Column{Name: name, Type: types.TNumeric})
+		case "f4":
+			out = append(out, catalog.Column{Name: name, Type: types.TFloat4})
 		default:
 			out = append(out, cText(name))
 		}
@@ -589,6 +595,9 @@ func colType(c catalog.Column) colTypeInfo {
 	}
 	if x := types.ExtTypes[c.Type]; x != nil {
 		return colTypeInfo{int64(x.OID), -1, int(x.Size), x.Typname, x.Name, x.Name}
+	}
+	if e := types.EnumOf(c.Type); e != nil {
+		return colTypeInfo{int64(e.OID), -1, 4, e.Name, quoteIdent(e.Name), "USER-DEFINED"} // enum.go
 	}
 	return colTypeInfo{25, -1, -1, "text", "text", "text"}
 }
@@ -717,6 +726,12 @@ func typeName(oid int64, typmod int64) string {
 			return r.name
 		}
 	}
+	if e := enumOfOID(oid); e != nil { // enum.go
+		if uint32(oid) == e.ArrayOID {
+			return quoteIdent(e.Name) + "[]"
+		}
+		return quoteIdent(e.Name)
+	}
 	return "???"
 }
 
@@ -733,6 +748,9 @@ func typeOIDByName(name string) (int64, bool) {
 		if r.name == name {
 			return r.oid, true
 		}
+	}
+	if e := types.LookupEnum(strings.Trim(strings.TrimPrefix(name, "public."), `"`)); e != nil { // enum.go
+		return int64(e.OID), true
 	}
 	if el, ok := strings.CutSuffix(name, "[]"); ok { // varchar[], double precision[]
 		if eo, ok := typeOIDByName(el); ok {
@@ -892,8 +910,8 @@ var pgTypeCols = cols(`oid:oid typname typnamespace:oid typowner:oid typlen:i2 t
 	typreceive typsend typmodin typmodout typanalyze typalign typstorage typnotnull:b typbasetype:oid typtypmod:i4
 	typndims:i4 typcollation:oid typdefaultbin typdefault typacl`)
 
-func pgTypeRowsOf(*Session, *catSnap) [][]types.Value {
-	var rows [][]types.Value
+func pgTypeRowsOf(s *Session, _ *catSnap) [][]types.Value {
+	rows := enumTypeRows(s) // enum.go
 	for _, t := range pgTypeRows {
 		name := strings.TrimPrefix(t.name, "_")
 		in, out := name+"in", name+"out"
@@ -1021,9 +1039,19 @@ func defaultText(t *catalog.Table, c catalog.Column) string {
 	case c.Serial:
 		return "nextval('" + quoteIdent(colSequence(t, c).Name) + "'::regclass)"
 	case c.Default != "":
-		return strings.TrimSuffix(strings.TrimPrefix(c.Default, "SELECT "), ";")
+		d := strings.TrimSuffix(strings.TrimPrefix(c.Default, "SELECT "), ";")
+		if e := types.EnumOf(c.Type); e != nil && isStringLiteral(d) {
+			return d + "::" + quoteIdent(e.Name) // the literal coerced to the enum, as PostgreSQL stores it
+		}
+		return d
 	}
 	return ""
+}
+
+// isStringLiteral reports whether SQL text d is one string literal (its
+// quotes inside doubled).
+func isStringLiteral(d string) bool {
+	return len(d) >= 2 && d[0] == '\'' && d[len(d)-1] == '\'' && !strings.Contains(strings.ReplaceAll(d[1:len(d)-1], "''", ""), "'")
 }
 
 func pgAttrdefRows(_ *Session, sn *catSnap) [][]types.Value {
@@ -1330,7 +1358,7 @@ func init() {
 		"pg_catalog.pg_publication_namespace": {cols(`oid:oid pnpubid:oid pnnspid:oid`), none},
 		"pg_catalog.pg_foreign_table":         {cols(`ftrelid:oid ftserver:oid ftoptions`), none},
 		"pg_catalog.pg_auth_members":          {cols(`roleid:oid member:oid grantor:oid admin_option:b`), none},
-		"pg_catalog.pg_enum":                  {cols(`oid:oid enumtypid:oid enumsortorder:f enumlabel`), none},
+		"pg_catalog.pg_enum":                  {cols(`oid:oid enumtypid:oid enumsortorder:f4 enumlabel`), pgEnumRows}, // enum.go
 		"pg_catalog.pg_extension": {cols(`oid:oid extname extowner:oid extnamespace:oid extrelocatable:b extversion
 			extconfig extcondition`), pgExtensionRows},
 		"pg_catalog.pg_depend":  {cols(`classid:oid objid:oid objsubid:i4 refclassid:oid refobjid:oid refobjsubid:i4 deptype`), pgDependRows},

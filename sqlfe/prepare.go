@@ -21,7 +21,7 @@ import (
 func (s *Session) planPrepare(st *pg.PrepareStmt) (*plan, error) {
 	var paramTypes []types.Type
 	for _, n := range st.Argtypes {
-		t, m, err := typeOfMod(n.GetTypeName())
+		t, m, err := s.typeOfMod(n.GetTypeName())
 		if err != nil {
 			return nil, err
 		}

@@ -722,6 +722,9 @@ func unifyTypes(a, b types.Type, what string) (types.Type, error) {
 			return types.TTimestamptz, nil
 		}
 		return types.TTimestamp, nil
+	case types.IsEnum(a) && types.IsEnum(b):
+		// one category (E): PostgreSQL takes the first and fails to coerce the second
+		return 0, pgerror.Errorf(pgerror.CodeCannotCoerce, "%s could not convert type %s to %s", what, b, a)
 	}
 	return 0, pgerror.Errorf(pgerror.CodeDatatypeMismatch, "%s types %s and %s cannot be matched", what, a, b)
 }

@@ -20,6 +20,7 @@ type sqlSavepoint struct {
 	name    string
 	pending map[string]*catalog.Table
 	seqs    map[string]*catalog.Sequence // pendingSeqs
+	enums   map[string]*types.Enum       // pendingEnums (enum.go)
 	// undo holds, for each setting SET (or SET LOCAL) since the savepoint
 	// was established, its value then: ROLLBACK TO restores them, as
 	// PostgreSQL's subtransaction abort does (AtEOSubXact_GUC). setSetting
@@ -76,7 +77,7 @@ func (s *Session) planSavepoint(st *pg.TransactionStmt) (*plan, error) {
 			if err := tx.Savepoint(name); err != nil {
 				return nil, err
 			}
-			s.savepoints = append(s.savepoints, sqlSavepoint{name: name, pending: maps.Clone(s.pending), seqs: maps.Clone(s.pendingSeqs), notify: s.notifyMark()})
+			s.savepoints = append(s.savepoints, sqlSavepoint{name: name, pending: maps.Clone(s.pending), seqs: maps.Clone(s.pendingSeqs), enums: maps.Clone(s.pendingEnums), notify: s.notifyMark()})
 			return &Result{Tag: "SAVEPOINT"}, nil
 		}}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_RELEASE:
@@ -109,7 +110,8 @@ func (s *Session) planSavepoint(st *pg.TransactionStmt) (*plan, error) {
 			s.restoreSettings(i)
 			s.rollbackNotify(s.savepoints[i].notify)
 			s.pending, s.pendingSeqs = s.savepoints[i].pending, s.savepoints[i].seqs
-			s.savepoints[i].pending, s.savepoints[i].seqs = maps.Clone(s.pending), maps.Clone(s.pendingSeqs)
+			s.rollbackEnumsTo(s.savepoints[i].enums) // enum.go
+			s.savepoints[i].pending, s.savepoints[i].seqs, s.savepoints[i].enums = maps.Clone(s.pending), maps.Clone(s.pendingSeqs), maps.Clone(s.pendingEnums)
 			s.savepoints = s.savepoints[:i+1]
 			s.block = blkExplicit
 			return &Result{Tag: "ROLLBACK"}, nil
@@ -152,7 +154,9 @@ func (s *Session) failUnderSavepoint() bool {
 	s.restoreSettings(len(s.savepoints) - 1)
 	s.rollbackNotify(sp.notify)
 	s.pending, s.pendingSeqs = sp.pending, sp.seqs
+	s.rollbackEnumsTo(sp.enums) // enum.go
 	s.savepoints[len(s.savepoints)-1].pending, s.savepoints[len(s.savepoints)-1].seqs = maps.Clone(s.pending), maps.Clone(s.pendingSeqs)
+	s.savepoints[len(s.savepoints)-1].enums = maps.Clone(s.pendingEnums)
 	s.block = blkFailed
 	return true
 }

@@ -158,6 +158,9 @@ type Session struct {
 	// dropped); seqSess and lastSeq: currval's and lastval's memory
 	// (sequence.go)
 	pendingSeqs map[string]*catalog.Sequence
+	// pendingEnums: the open transaction's enum type DDL (nil value:
+	// dropped; enum.go)
+	pendingEnums map[string]*types.Enum
 	// ctes: the WITH queries visible to the query being planned
 	// (recursive.go)
 	ctes    []*cteDef
@@ -272,6 +275,7 @@ func (s *Session) endTx() {
 	s.txID.Store(0)
 	s.pending = nil
 	s.pendingSeqs = nil
+	s.pendingEnums = nil
 	s.created = nil
 	s.seqInTx = nil
 	s.txIso = s.defaultIso
@@ -295,6 +299,9 @@ func (s *Session) rollback() {
 	}
 	s.abortUndo = nil
 	created, ddl := s.created, s.pending != nil || s.pendingSeqs != nil
+	if s.pendingEnums != nil {
+		restoreEnums(&s.eng.cat, s.pendingEnums) // enum.go
+	}
 	s.endTx()
 	s.eng.cat.Settle(s.eng.db, created, ddl)
 	s.tempEnd(context.Background(), false) // temp.go
@@ -308,13 +315,22 @@ func (s *Session) commit() error {
 		}
 	}
 	s.abortUndo = nil
-	tx, pending, created, pendingSeqs := s.tx, s.pending, s.created, s.pendingSeqs
+	tx, pending, created, pendingSeqs, pendingEnums := s.tx, s.pending, s.created, s.pendingSeqs, s.pendingEnums
 	s.endTx()
 	if tx == nil {
 		s.commitNotify() // notify.go
 		return nil
 	}
+	if pendingEnums != nil {
+		// before the engine's commit, which frees the catalog rows: a
+		// concurrent ALTER TYPE waiting for them then reads the settled
+		// definitions (enum.go lockEnum)
+		settleEnums(pendingEnums) // enum.go
+	}
 	if err := tx.Commit(); err != nil {
+		if pendingEnums != nil {
+			restoreEnums(&s.eng.cat, pendingEnums) // enum.go
+		}
 		s.abortNotify()
 		s.eng.cat.Settle(s.eng.db, created, pending != nil)
 		s.tempEnd(context.Background(), false)
@@ -326,6 +342,9 @@ func (s *Session) commit() error {
 	}
 	if pendingSeqs != nil {
 		s.eng.cat.ApplySeqs(pendingSeqs) // sequence.go
+	}
+	if pendingEnums != nil {
+		s.eng.cat.ApplyEnums(pendingEnums) // enum.go
 	}
 	s.eng.cat.Settle(s.eng.db, created, pending != nil)
 	s.tempEnd(context.Background(), true)

@@ -323,6 +323,14 @@ func (s *Session) analyze(n *pg.Node, params *[]types.Type) (*plan, error) {
 		return s.planAlterSequence(n.GetAlterSeqStmt())
 	case n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg.ObjectType_OBJECT_SEQUENCE:
 		return s.planDropSequence(n.GetDropStmt())
+	case n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg.ObjectType_OBJECT_TYPE:
+		return s.planDropType(n.GetDropStmt()) // enum.go
+	case n.GetCreateEnumStmt() != nil:
+		return s.planCreateEnum(n.GetCreateEnumStmt())
+	case n.GetAlterEnumStmt() != nil:
+		return s.planAlterEnum(n.GetAlterEnumStmt())
+	case n.GetRenameStmt() != nil && n.GetRenameStmt().RenameType == pg.ObjectType_OBJECT_TYPE:
+		return s.planRenameType(n.GetRenameStmt())
 	case n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg.ObjectType_OBJECT_INDEX:
 		return s.planDropIndex(n.GetDropStmt()) // index.go
 	case n.GetDropStmt() != nil:

@@ -155,6 +155,8 @@ func (s *Session) planCreateView(st *pg.ViewStmt) (*plan, error) {
 			return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a view", name)
 		case old != nil && !st.Replace, old == nil && s.catalogSnap().byName[name] != nil:
 			return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
+		case old == nil && s.lookupEnum(name) != nil: // enum.go
+			return nil, pgerror.Errorf(codeDuplicateObject, "type %q already exists", name).WithHint("A relation has an associated type of the same name, so you must use a name that doesn't conflict with any existing type.")
 		}
 		// the query's columns, planned now (it may read no parameters)
 		var params []types.Type

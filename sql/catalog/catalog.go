@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/types"
 )
 
 // Catalog is the committed SQL catalog, kept in memory (loaded at start by
@@ -17,9 +18,10 @@ import (
 // hands out are never modified (a change installs new ones).
 type Catalog struct {
 	mu     sync.RWMutex
-	tables map[string]*Table    // by SQL name
-	byEng  map[string]*Table    // by engine table name
-	seqs   map[string]*Sequence // standalone sequences (sequence.go)
+	tables map[string]*Table      // by SQL name
+	byEng  map[string]*Table      // by engine table name
+	seqs   map[string]*Sequence   // standalone sequences (sequence.go)
+	enums  map[string]*types.Enum // enum types (enum.go)
 	gen    uint64
 	// creating: engine tables created by a transaction still open (not in
 	// byEng yet), which reclaim must leave alone (reclaim.go).
@@ -48,6 +50,9 @@ func (c *Catalog) Load(ctx context.Context, db *tupled.DB) error {
 		if isSeqCatalogKey(k) {
 			return c.loadSeq(v) // sequence.go
 		}
+		if isEnumCatalogKey(k) {
+			return c.loadEnum(v) // enum.go
+		}
 		var t Table
 		if err := json.Unmarshal(v, &t); err != nil {
 			return fmt.Errorf("catalog entry %q: %w", k, err)
@@ -58,6 +63,7 @@ func (c *Catalog) Load(ctx context.Context, db *tupled.DB) error {
 		}
 		return nil
 	})
+	c.fixEnumCols()
 	return err
 }
 

@@ -51,13 +51,20 @@
 //     (numeric and timestamp as their text form), then the text of the key
 //     columns whose key does not give it back (keyTextCols). A stored row
 //     that does not decode is ErrCorrupt (XX001), never a panic.
+//   - Enum types' definitions (types.Enum) are catalog entries under
+//     "\x00type\x00" + name, installed by ApplyEnums at commit; Load
+//     gives each a Type number and maps enum columns back to it by the
+//     OID they record (Column.Enum, enum.go). An enum value is a key by
+//     its sort position (KeyFormatTyped) and stored as it (4 bytes); an
+//     array of one as its elements' positions (so RENAME VALUE rewrites
+//     no row).
 //   - The JSON field names of Table and Column, and the numbers of
 //     types.Type and KeyFormat, are the stored format: they are only ever
 //     added to.
 //
 // Files: table.go (Column, Table, KeyFormat), constraints.go (IndexDef,
 // FKDef, CheckDef and the engine names of indexes and foreign keys),
-// sequence.go (Sequence), catalog.go (Catalog: Load, Apply, lookups),
+// sequence.go (Sequence), enum.go (enum types), catalog.go (Catalog: Load, Apply, lookups),
 // reclaim.go (engine tables made and dropped), rowcodec.go (keys and
 // rows).
 package catalog

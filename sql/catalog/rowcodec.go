@@ -52,6 +52,9 @@ func AppendKey(dst []byte, t *Table, v types.Value) []byte {
 // typedKey type: dates and timestamps as integers, floats as floats,
 // numeric and interval as NumericKey's and IntervalKey's bytes.
 func appendTypedKey(dst []byte, v types.Value) []byte {
+	if types.IsEnum(v.T) {
+		return keys.AppendInt(dst, v.I) // its sort position (types' enum.go)
+	}
 	if n, ok := types.KeyInt(v); ok {
 		return keys.AppendInt(dst, n)
 	}
@@ -169,6 +172,17 @@ func readKeyElem(r *keys.Reader, c Column, typed bool) (types.Value, error) {
 			return types.Value{}, ErrCorrupt
 		}
 	default:
+		if types.IsEnum(ty) { // KeyFormatTyped only: its sort position
+			n, err := r.Int()
+			if err != nil {
+				return types.Value{}, ErrCorrupt
+			}
+			var ok bool
+			if v, ok = types.EnumByKey(ty, n); !ok {
+				return types.Value{}, ErrCorrupt
+			}
+			return v, nil
+		}
 		s, err := r.String()
 		if err != nil {
 			return types.Value{}, ErrCorrupt
@@ -231,6 +245,14 @@ func AppendRow(dst []byte, t *Table, row []types.Value) []byte {
 			out = binary.AppendUvarint(out, uint64(len(text)))
 			out = append(out, text...)
 		default:
+			if c.Type >= types.FirstEnum { // (one comparison for the other types)
+				if types.IsEnum(c.Type) { // its sort position, so a renamed label changes no row
+					out = binary.BigEndian.AppendUint32(out, uint32(v.I))
+				} else { // an enum's array: its elements' sort positions (enum.go)
+					out = appendEnumArray(out, v)
+				}
+				continue
+			}
 			out = binary.AppendUvarint(out, uint64(len(v.S)))
 			out = append(out, v.S...)
 		}
@@ -308,6 +330,31 @@ func DecodeRowCols(t *Table, key, val []byte, dst []types.Value, read []bool) er
 			}
 			p = p[1:]
 		default:
+			if c.Type >= types.FirstEnum && !types.IsEnum(c.Type) { // an enum's array
+				v, rest, err := decodeEnumArray(c.Type, p, skip) // enum.go
+				if err != nil {
+					return err
+				}
+				if !skip {
+					dst[i] = v
+				}
+				p = rest
+				continue
+			}
+			if c.Type >= types.FirstEnum {
+				if len(p) < 4 {
+					return ErrCorrupt
+				}
+				if !skip {
+					v, ok := types.EnumByKey(c.Type, int64(binary.BigEndian.Uint32(p)))
+					if !ok {
+						return ErrCorrupt
+					}
+					dst[i] = v
+				}
+				p = p[4:]
+				continue
+			}
 			l, k := binary.Uvarint(p)
 			if k <= 0 || uint64(len(p)-k) < l {
 				return ErrCorrupt

@@ -41,6 +41,12 @@ type Column struct {
 	Seq      *Sequence `json:"seq,omitempty"`
 	// Comment is COMMENT ON COLUMN's text ("": none; sqlfe's comment.go).
 	Comment string `json:"comment,omitempty"`
+	// Enum is the OID of the column's enum type (0: not an enum): Type's
+	// number is the process's own (types.FirstEnum up), so Load maps the
+	// column back to its type by this OID (enum.go).
+	Enum uint32 `json:"enum,omitempty"`
+	// EnumArray: the column is of the array type of enum Enum
+	EnumArray bool `json:"enum_array,omitempty"`
 }
 
 // Mod is the column's type modifier as sql/types applies it on assignment
@@ -81,10 +87,15 @@ func (c Column) OID() uint32 {
 	return c.Type.OID()
 }
 
-// Size is the column's fixed width on the wire, -1 if variable.
+// Size is the column's fixed width on the wire, -1 if variable, as
+// RowDescription reports it: pg_type.typlen, which is 4 for an enum
+// (an OID inside PostgreSQL) though its binary value is its label.
 func (c Column) Size() int16 {
-	if c.Type == types.TInt4 && c.Int2 {
+	switch {
+	case c.Type == types.TInt4 && c.Int2:
 		return 2
+	case types.IsEnum(c.Type):
+		return 4
 	}
 	return c.Type.Size()
 }
@@ -166,11 +177,11 @@ func (t *Table) tupleKeys() bool { return t.KeyFormat >= KeyFormatTuple }
 
 // TypedKeyType reports whether ty, held as text that does not sort as its
 // values, has an ordered key form in KeyFormatTyped (date, timestamp,
-// timestamptz, real, double precision, numeric, interval).
+// timestamptz, real, double precision, numeric, interval, the enums).
 func TypedKeyType(ty types.Type) bool { return typedKey(ty) }
 
 func typedKey(ty types.Type) bool {
-	return types.IsDateTime(ty) || types.IsFloat(ty) || ty == types.TNumeric || ty == types.TInterval
+	return types.IsDateTime(ty) || types.IsFloat(ty) || ty == types.TNumeric || ty == types.TInterval || types.IsEnum(ty)
 }
 
 // KeyTypeOK reports whether a column of type ty can be in t's primary key:

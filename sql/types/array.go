@@ -20,6 +20,7 @@ import (
 // nil), so each integer array still has one representation. Their I/O is
 // the same array_in, array_out, array_send and array_recv.
 // These arrays are NoKeyType: their text does not sort as the arrays do.
+// Each enum type has its array type, the next Type number (enum.go).
 
 // arrayType is one array type: its element type, its OID and its name.
 type arrayType struct {
@@ -46,16 +47,30 @@ const (
 )
 
 // IsArray reports whether t is an array type.
-func IsArray(t Type) bool { _, ok := arrayTypes[t]; return ok }
+func IsArray(t Type) bool {
+	if t >= FirstEnum {
+		return isEnumArray(t) // enum.go
+	}
+	_, ok := arrayTypes[t]
+	return ok
+}
 
 // ElemType is the element type of array type t (TUnknown if t is none).
-func ElemType(t Type) Type { return arrayTypes[t].elem }
+func ElemType(t Type) Type {
+	if isEnumArray(t) {
+		return t - 1
+	}
+	return arrayTypes[t].elem
+}
 
 // ArrayOf is the array type of element type e, false if there is none.
 // character(n) elements make a text[].
 func ArrayOf(e Type) (Type, bool) {
 	if e == TBpchar || e == TUnknown {
 		e = TText
+	}
+	if IsEnum(e) {
+		return e + 1, true
 	}
 	for t, a := range arrayTypes {
 		if a.elem == e {

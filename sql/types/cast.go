@@ -263,7 +263,7 @@ func Compare(a, b Value) int {
 		return JSONBCompare(a, b) // json.go
 	case a.T == TInterval && b.T == TInterval:
 		return CompareIntervals(IntervalOf(a), IntervalOf(b)) // interval.go
-	case IsInt(a.T) || a.T == TBool:
+	case IsInt(a.T) || a.T == TBool || IsEnum(a.T): // an enum's I is its sort position (enum.go)
 		switch {
 		case a.I < b.I:
 			return -1

@@ -35,6 +35,13 @@
 //     22008/22007 bad dates and times, 22021 invalid UTF-8 or NUL
 //     (CheckEncoding, applied to all text input), 22001 too long for a
 //     varchar(n) or character(n) at assignment.
+//   - Enum types are made at run time (enum.go): each gets a Type number
+//     from FirstEnum up when created or loaded, never stored (a column
+//     stores its enum's OID), and its definition in a registry that is
+//     the process's; a definition is never changed in place. A value's
+//     S is its label, its I OrderKey of its float4 sort order, by which it
+//     compares, is a key and is stored. An enum type's number is even; the
+//     next, odd, is its array type's.
 //   - A type whose I/O lives in a file of its own (uuid.go, bytea.go,
 //     json.go, interval.go, timeofday.go) registers an extType in ExtTypes from an init; the
 //     switches of types.go fall back to the registry, so adding one such
@@ -48,6 +55,6 @@
 // timestamp.go, interval.go (interval: input, output, comparison and
 // arithmetic as PostgreSQL 15's; interval_typmod.go its typmods; testdata/ holds PostgreSQL's answers to
 // its cases and gen.sh, which asks them again), timeofday.go (time),
-// uuid.go, bytea.go, json.go (json and jsonb: the parser,
+// uuid.go, bytea.go, enum.go (enum types), json.go (json and jsonb: the parser,
 // normalisation, the operators' node walks), encoding.go (CheckEncoding).
 package types

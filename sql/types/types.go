@@ -14,7 +14,7 @@ import (
 const MaxCharLength = 10485760
 
 // Type is a SQL type the front end knows.
-type Type uint8
+type Type uint16
 
 const (
 	TUnknown   Type = iota // an untyped literal ('5') or NULL: resolved by context
@@ -84,7 +84,7 @@ func IsIntArray(t Type) bool { return t == TInt4Array || t == TInt8Array }
 // primary key or an index lookup's value (its text does not sort as its
 // values).
 func NoKeyType(t Type) bool {
-	return t == TNumeric || t == TTimestamp || t == TDate || t == TTimestamptz || IsFloat(t) || IsArray(t) ||
+	return t == TNumeric || t == TTimestamp || t == TDate || t == TTimestamptz || IsFloat(t) || IsArray(t) || IsEnum(t) ||
 		(ExtTypes[t] != nil && !ExtTypes[t].key)
 }
 
@@ -144,8 +144,14 @@ func (t Type) OID() uint32 {
 	if a, ok := arrayTypes[t]; ok {
 		return a.oid
 	}
+	if isEnumArray(t) {
+		return enumArrayOID(t) // enum.go
+	}
 	if x := ExtTypes[t]; x != nil {
 		return x.OID
+	}
+	if e := EnumOf(t); e != nil {
+		return e.OID
 	}
 	return OIDText // unknown results are sent as text, as PostgreSQL does for unknown literals
 }
@@ -192,6 +198,9 @@ func TypeForOID(oid uint32) Type {
 		if x.OID == oid {
 			return t
 		}
+	}
+	if oid >= 16384 {
+		return enumByOID(oid) // enum.go
 	}
 	return TUnknown
 }
@@ -251,6 +260,9 @@ func (t Type) String() string {
 	}
 	if x := ExtTypes[t]; x != nil {
 		return x.Name
+	}
+	if IsEnum(t) {
+		return enumName(t)
 	}
 	return "unknown"
 }
@@ -452,6 +464,9 @@ func ParseText(t Type, s string) (Value, error) {
 	if x := ExtTypes[t]; x != nil {
 		return x.parse(s)
 	}
+	if IsEnum(t) {
+		return parseEnum(t, s) // enum.go
+	}
 	return Value{}, pgerror.Errorf(pgerror.CodeInternal, "unknown type %d", t)
 }
 
@@ -526,6 +541,9 @@ func ParseBinary(t Type, b []byte) (Value, error) {
 	}
 	if x := ExtTypes[t]; x != nil {
 		return x.parseBin(b)
+	}
+	if IsEnum(t) { // enum_recv: the label's bytes
+		return ParseText(t, string(b))
 	}
 	return bad()
 }

@@ -18,7 +18,6 @@ CREATE VIEW vt AS SELECT a, b FROM t;
 -- types
 SELECT '12:00+02'::timetz;
 CREATE TABLE jk (j jsonb PRIMARY KEY);
-CREATE TYPE mood AS ENUM ('sad', 'happy');
 -- queries
 SELECT * FROM t TABLESAMPLE SYSTEM (50);
 SELECT ROW(a, b) FROM t;
