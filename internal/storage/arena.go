@@ -89,22 +89,22 @@ type arenaBackend struct {
 }
 
 const (
-	arenaPageSize   = 1 << 20
-	arenaOffBits    = 24
-	arenaOffMask    = 1<<arenaOffBits - 1
-	arenaTombstone  = uint64(1) << 63
-	arenaMaxPages   = 1 << 17 // the directory's size: 128 GiB of 1 MiB pages
-	arenaRecHeader  = 8
-	arenaMinSlots   = 1024
+	arenaPageSize  = 1 << 20
+	arenaOffBits   = 24
+	arenaOffMask   = 1<<arenaOffBits - 1
+	arenaTombstone = uint64(1) << 63
+	arenaMaxPages  = 1 << 17 // the directory's size: 128 GiB of 1 MiB pages
+	arenaRecHeader = 8
+	arenaMinSlots  = 1024
 )
 
 // arenaGen is one generation of the arena: its pages, the hash table over
 // them and the B-tree. Compaction replaces the whole generation.
 type arenaGen struct {
-	dir  []atomic.Pointer[[]byte] // page i+1's bytes at dir[i]; filled by the writer
-	tab  atomic.Pointer[arenaHash]
-	bt   *btree.BTreeG[arenaItem]
-	piv  arenaPivots
+	dir     []atomic.Pointer[[]byte] // page i+1's bytes at dir[i]; filled by the writer
+	tab     atomic.Pointer[arenaHash]
+	bt      *btree.BTreeG[arenaItem]
+	piv     arenaPivots
 	last    []byte // the page being filled (writer only)
 	lastRef uint64 // its index plus one, shifted into a ref
 	npg     int    // pages in dir
