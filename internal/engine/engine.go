@@ -63,6 +63,9 @@ type Engine struct {
 	locks *lockmgr.Manager
 	tl    *tuplelock.Locker
 	dur   *durable.Store // nil for an in-memory engine
+	// memMu serialises an in-memory engine's moves of rows into its
+	// tables' arenas with DropTable (memstore.go).
+	memMu sync.Mutex
 
 	closed   atomic.Bool
 	closeMu  sync.Mutex
@@ -117,6 +120,8 @@ func Open(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 		e.dur = d
+	} else {
+		e.heap.UseArenas()
 	}
 	e.loadIndexes()
 	if cfg.VacuumInterval > 0 || e.dur != nil {
@@ -242,7 +247,9 @@ func (e *Engine) dropTable(name string, ifExists bool) error {
 	if e.dur != nil {
 		err = e.dur.DropTable(name)
 	} else {
-		_, err = e.heap.DropTable(name)
+		e.memMu.Lock()
+		_, err = e.heap.DropTable(name) // its arena goes with it
+		e.memMu.Unlock()
 	}
 	switch {
 	case errors.Is(err, heap.ErrNoTable):

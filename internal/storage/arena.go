@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -75,7 +76,8 @@ const KindArena = "arena"
 // collector frees its pages when the last of them lets go. The commit that
 // compacts holds mu for the copy (~100 ms per million rows here), once per
 // rewrite of the whole live data.
-type arenaBackend struct {
+// Arena is the in-memory backend; the comment above is its design.
+type Arena struct {
 	mu  sync.Mutex
 	gen atomic.Pointer[arenaGen]
 
@@ -89,10 +91,17 @@ type arenaBackend struct {
 }
 
 const (
-	arenaPageSize  = 1 << 20
-	arenaOffBits   = 24
-	arenaOffMask   = 1<<arenaOffBits - 1
-	arenaTombstone = uint64(1) << 63
+	arenaPageSize = 1 << 20
+	arenaOffBits  = 20 // a page is 1 MiB; a record of its own page is at 0
+	arenaOffMask  = 1<<arenaOffBits - 1
+	// A hash slot is one word: the key's tag (25 bits of its hash, never
+	// 0) above a tombstone bit above the record's ref (38 bits: 18 of page
+	// index plus one, 20 of offset). 0 is an empty slot.
+	arenaRefMask   = 1<<38 - 1
+	arenaTombstone = uint64(1) << 38
+	arenaTagShift  = 39
+	// arenaPivot marks a B-tree item that is a search bound (arenaPivots).
+	arenaPivot     = uint64(1) << 63
 	arenaMaxPages  = 1 << 17 // the directory's size: 128 GiB of 1 MiB pages
 	arenaRecHeader = 8
 	arenaMinSlots  = 1024
@@ -101,6 +110,7 @@ const (
 // arenaGen is one generation of the arena: its pages, the hash table over
 // them and the B-tree. Compaction replaces the whole generation.
 type arenaGen struct {
+	owner   *Arena
 	dir     []atomic.Pointer[[]byte] // page i+1's bytes at dir[i]; filled by the writer
 	tab     atomic.Pointer[arenaHash]
 	bt      *btree.BTreeG[arenaItem]
@@ -155,7 +165,7 @@ func (p *arenaPivots) give(i uint64) {
 // pivot is the B-tree item for key, valid until give(slot).
 func (g *arenaGen) pivot(key []byte) (arenaItem, uint64) {
 	i := g.piv.take(key)
-	return arenaItem{pre: prefix8(key), ref: arenaTombstone | i}, i
+	return arenaItem{pre: prefix8(key), ref: arenaPivot | i}, i
 }
 
 func prefix8(key []byte) uint64 {
@@ -167,8 +177,8 @@ func prefix8(key []byte) uint64 {
 	return binary.BigEndian.Uint64(b[:])
 }
 
-func newArenaGen(slots int) *arenaGen {
-	g := &arenaGen{dir: make([]atomic.Pointer[[]byte], arenaMaxPages)}
+func newArenaGen(a *Arena, slots int) *arenaGen {
+	g := &arenaGen{owner: a, dir: make([]atomic.Pointer[[]byte], arenaMaxPages)}
 	g.bt = btree.NewG(32, func(a, b arenaItem) bool {
 		if a.pre != b.pre {
 			return a.pre < b.pre
@@ -180,7 +190,7 @@ func newArenaGen(slots int) *arenaGen {
 }
 
 func (g *arenaGen) itemKey(it arenaItem) []byte {
-	if it.ref&arenaTombstone != 0 {
+	if it.ref&arenaPivot != 0 {
 		return g.piv.keys[it.ref&63]
 	}
 	k, _ := g.rec(it.ref)
@@ -189,7 +199,7 @@ func (g *arenaGen) itemKey(it arenaItem) []byte {
 
 // rec returns the key and value of the record ref names (no copies).
 func (g *arenaGen) rec(ref uint64) (key, value []byte) {
-	ref &^= arenaTombstone
+	ref &= arenaRefMask
 	p := *g.dir[ref>>arenaOffBits-1].Load()
 	off := ref & arenaOffMask
 	kl := uint64(binary.LittleEndian.Uint32(p[off:]))
@@ -242,39 +252,50 @@ var errArenaFull = errors.New("storage: arena: out of pages")
 
 func recSize(key, value []byte) int64 { return int64(arenaRecHeader + len(key) + len(value)) }
 
-// arenaHash is the Get index (see "Layout" above).
+// arenaHash is the Get index (see "Layout" above): one word per slot.
 type arenaHash struct {
 	mask       uint64
-	slots      []arenaSlot
+	slots      []atomic.Uint64
 	used, live int // filled slots and live keys; writer only
-}
-
-type arenaSlot struct {
-	tag atomic.Uint64
-	ref atomic.Uint64
 }
 
 func newArenaHash(n int) *arenaHash {
 	n = max(arenaMinSlots, 1<<bits.Len(uint(n-1)))
-	return &arenaHash{mask: uint64(n - 1), slots: make([]arenaSlot, n)}
+	return &arenaHash{mask: uint64(n - 1), slots: make([]atomic.Uint64, n)}
 }
 
-func (a *arenaBackend) tag(key []byte) uint64 {
-	// Keys are never empty, so the low byte, and the tag, is never 0.
-	return maphash.Bytes(a.seed, key)&^0xff | uint64(min(len(key), 255))
+// hash is key's hash; its high bits are the tag (slotTag).
+func (a *Arena) hash(key []byte) uint64 { return maphash.Bytes(a.seed, key) }
+
+// slotTag is the tag of hash h: its top 25 bits (0 is a tag like any
+// other: a slot's ref is never 0, so neither is a filled slot).
+func slotTag(h uint64) uint64 { return h >> arenaTagShift }
+
+// arenaTagIndexed is the largest table whose first slot for a key is its
+// tag's low bits: a rehash into a table up to this size moves slots by
+// their tags without reading their keys.
+const arenaTagIndexed = 1 << (64 - arenaTagShift)
+
+// first is the first slot of hash h.
+func (t *arenaHash) first(h uint64) uint64 {
+	if len(t.slots) <= arenaTagIndexed {
+		return slotTag(h) & t.mask
+	}
+	return h & t.mask
 }
 
-// find returns the slot of key (live or tombstoned) or nil.
-func (g *arenaGen) find(t *arenaHash, tag uint64, key []byte) *arenaSlot {
-	for i := tag >> 8 & t.mask; ; i = (i + 1) & t.mask {
-		s := &t.slots[i]
-		st := s.tag.Load()
-		if st == 0 {
-			return nil
+// find returns the index and word of key's slot (live or tombstoned), or
+// -1 and 0.
+func (g *arenaGen) find(t *arenaHash, h uint64, key []byte) (int, uint64) {
+	tag := slotTag(h)
+	for i := t.first(h); ; i = (i + 1) & t.mask {
+		w := t.slots[i].Load()
+		if w == 0 {
+			return -1, 0
 		}
-		if st == tag {
-			if k, _ := g.rec(s.ref.Load()); bytes.Equal(k, key) {
-				return s
+		if w>>arenaTagShift == tag {
+			if k, _ := g.rec(w); bytes.Equal(k, key) {
+				return int(i), w
 			}
 		}
 	}
@@ -282,50 +303,51 @@ func (g *arenaGen) find(t *arenaHash, tag uint64, key []byte) *arenaSlot {
 
 // setRef makes key's slot hold ref, growing the table first if needed;
 // it returns the ref the slot held (0 if none or a tombstone). Writer only.
-func (g *arenaGen) setRef(tag uint64, key []byte, ref uint64) uint64 {
+func (g *arenaGen) setRef(h uint64, key []byte, ref uint64) uint64 {
 	t := g.tab.Load()
-	if s := g.find(t, tag, key); s != nil {
-		old := s.ref.Swap(ref)
+	w := slotTag(h)<<arenaTagShift | ref
+	if i, old := g.find(t, h, key); i >= 0 {
+		t.slots[i].Store(w)
 		if old&arenaTombstone != 0 {
 			t.live++
 			return 0
 		}
-		return old
+		return old & arenaRefMask
 	}
 	if 4*(t.used+1) > 3*len(t.slots) {
 		t = g.rehash(t, 2*(t.live+1))
 	}
-	for i := tag >> 8 & t.mask; ; i = (i + 1) & t.mask {
-		s := &t.slots[i]
-		if s.tag.Load() == 0 {
-			s.ref.Store(ref)
-			s.tag.Store(tag) // last: a reader that sees the tag sees the ref
+	t.insert(h, w)
+	return 0
+}
+
+// insert puts word w of hash h into its first empty slot. Writer only.
+func (t *arenaHash) insert(h, w uint64) {
+	for i := t.first(h); ; i = (i + 1) & t.mask {
+		if t.slots[i].Load() == 0 {
+			t.slots[i].Store(w)
 			t.used++
 			t.live++
-			return 0
+			return
 		}
 	}
 }
 
-// rehash publishes a table of at least 4/3 of want live keys holding t's
-// live slots (tombstones dropped). Writer only.
+// rehash publishes a table of about want slots (a power of two, at least
+// 4/3 of the live keys) holding t's live slots, tombstones dropped.
+// Writer only.
 func (g *arenaGen) rehash(t *arenaHash, want int) *arenaHash {
-	nt := newArenaHash(want * 4 / 3)
+	nt := newArenaHash(want)
 	for i := range t.slots {
-		s := &t.slots[i]
-		tag, ref := s.tag.Load(), s.ref.Load()
-		if tag == 0 || ref&arenaTombstone != 0 {
+		w := t.slots[i].Load()
+		if w == 0 || w&arenaTombstone != 0 {
 			continue
 		}
-		for j := tag >> 8 & nt.mask; ; j = (j + 1) & nt.mask {
-			d := &nt.slots[j]
-			if d.tag.Load() == 0 {
-				d.ref.Store(ref)
-				d.tag.Store(tag)
-				nt.used++
-				nt.live++
-				break
-			}
+		if len(nt.slots) <= arenaTagIndexed {
+			nt.insert(w>>arenaTagShift<<arenaTagShift, w) // the tag is all first needs
+		} else {
+			k, _ := g.rec(w)
+			nt.insert(g.owner.hash(k), w)
 		}
 	}
 	g.tab.Store(nt)
@@ -333,23 +355,18 @@ func (g *arenaGen) rehash(t *arenaHash, want int) *arenaHash {
 }
 
 // OpenArena returns an empty in-memory backend (see "The arena backend").
-func OpenArena() Backend {
-	a := &arenaBackend{g: newGuard(), seed: maphash.MakeSeed()}
-	a.gen.Store(newArenaGen(arenaMinSlots))
+func OpenArena() *Arena {
+	a := &Arena{g: newGuard(), seed: maphash.MakeSeed()}
+	a.gen.Store(newArenaGen(a, arenaMinSlots))
 	return a
 }
 
-// NoCopyGetter is a Backend that can hand out a value without copying it.
-type NoCopyGetter interface {
-	// GetNoCopy is Get returning the stored bytes themselves, which never
-	// change and stay valid for as long as the caller holds them. The
-	// caller must not modify them.
-	GetNoCopy(key []byte) (value []byte, ok bool, err error)
-}
+func (a *Arena) Name() string { return KindArena }
 
-func (a *arenaBackend) Name() string { return KindArena }
-
-func (a *arenaBackend) GetNoCopy(key []byte) ([]byte, bool, error) {
+// GetNoCopy is Get returning the stored bytes themselves, which never
+// change and stay valid for as long as the caller holds them; the caller
+// must not modify them.
+func (a *Arena) GetNoCopy(key []byte) ([]byte, bool, error) {
 	if err := validKey(key); err != nil {
 		return nil, false, err
 	}
@@ -357,20 +374,17 @@ func (a *arenaBackend) GetNoCopy(key []byte) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	g := a.gen.Load()
-	s := g.find(g.tab.Load(), a.tag(key), key)
+	i, w := g.find(g.tab.Load(), a.hash(key), key)
 	var v []byte
-	ok := false
-	if s != nil {
-		if ref := s.ref.Load(); ref&arenaTombstone == 0 {
-			_, v = g.rec(ref)
-			ok = true
-		}
+	ok := i >= 0 && w&arenaTombstone == 0
+	if ok {
+		_, v = g.rec(w)
 	}
 	a.g.exit()
 	return v, ok, nil
 }
 
-func (a *arenaBackend) Get(key []byte) ([]byte, bool, error) {
+func (a *Arena) Get(key []byte) ([]byte, bool, error) {
 	v, ok, err := a.GetNoCopy(key)
 	if !ok {
 		return nil, ok, err
@@ -379,7 +393,7 @@ func (a *arenaBackend) Get(key []byte) ([]byte, bool, error) {
 }
 
 // snapshot returns the current generation and a clone of its B-tree.
-func (a *arenaBackend) snapshot() (*arenaGen, *btree.BTreeG[arenaItem]) {
+func (a *Arena) snapshot() (*arenaGen, *btree.BTreeG[arenaItem]) {
 	a.mu.Lock()
 	g := a.gen.Load()
 	bt := g.bt.Clone()
@@ -387,15 +401,15 @@ func (a *arenaBackend) snapshot() (*arenaGen, *btree.BTreeG[arenaItem]) {
 	return g, bt
 }
 
-func (a *arenaBackend) Scan(start, end []byte, fn func(key, value []byte) error) error {
+func (a *Arena) Scan(start, end []byte, fn func(key, value []byte) error) error {
 	return a.scan(start, end, false, fn)
 }
 
-func (a *arenaBackend) ReverseScan(start, end []byte, fn func(key, value []byte) error) error {
+func (a *Arena) ReverseScan(start, end []byte, fn func(key, value []byte) error) error {
 	return a.scan(start, end, true, fn)
 }
 
-func (a *arenaBackend) scan(start, end []byte, reverse bool, fn func(key, value []byte) error) error {
+func (a *Arena) scan(start, end []byte, reverse bool, fn func(key, value []byte) error) error {
 	if fn == nil {
 		return errors.New("storage: scan with nil fn")
 	}
@@ -419,7 +433,7 @@ func (a *arenaBackend) scan(start, end []byte, reverse bool, fn func(key, value 
 // holds the backend's guard from NewCursor to Close, as a pebble iterator
 // holds pebble open.
 type arenaCursor struct {
-	a          *arenaBackend
+	a          *Arena
 	g          *arenaGen
 	bt         *btree.BTreeG[arenaItem]
 	start, end []byte
@@ -430,7 +444,7 @@ type arenaCursor struct {
 	closed     bool
 }
 
-func (a *arenaBackend) NewCursor(start, end []byte, reverse bool) (Cursor, error) {
+func (a *Arena) NewCursor(start, end []byte, reverse bool) (Cursor, error) {
 	if err := a.g.enter(); err != nil {
 		return nil, err
 	}
@@ -519,13 +533,16 @@ func (c *arenaCursor) Close() error {
 	return nil
 }
 
-func (a *arenaBackend) NewBatch() Batch { return &arenaBatch{owner: a} }
+func (a *Arena) NewBatch() Batch { return a.NewArenaBatch() }
 
-func (a *arenaBackend) Commit(b Batch, sync bool) error {
+// NewArenaBatch is NewBatch with the batch's own type, for SetOwned.
+func (a *Arena) NewArenaBatch() *ArenaBatch { return &ArenaBatch{owner: a} }
+
+func (a *Arena) Commit(b Batch, sync bool) error {
 	if b == nil {
 		return ErrNilBatch
 	}
-	x, ok := b.(*arenaBatch)
+	x, ok := b.(*ArenaBatch)
 	if !ok || x == nil || x.owner != a {
 		return ErrForeignBatch
 	}
@@ -564,13 +581,13 @@ func (a *arenaBackend) Commit(b Batch, sync bool) error {
 	return nil
 }
 
-func (a *arenaBackend) set(g *arenaGen, key, value []byte) error {
+func (a *Arena) set(g *arenaGen, key, value []byte) error {
 	ref, err := g.add(key, value)
 	if err != nil {
 		return err
 	}
 	a.live += recSize(key, value)
-	if old := g.setRef(a.tag(key), key, ref); old != 0 {
+	if old := g.setRef(a.hash(key), key, ref); old != 0 {
 		ok, ov := g.rec(old)
 		sz := recSize(ok, ov)
 		a.live -= sz
@@ -582,27 +599,23 @@ func (a *arenaBackend) set(g *arenaGen, key, value []byte) error {
 	return nil
 }
 
-func (a *arenaBackend) del(g *arenaGen, key []byte) {
+func (a *Arena) del(g *arenaGen, key []byte) {
 	t := g.tab.Load()
-	s := g.find(t, a.tag(key), key)
-	if s == nil {
+	i, w := g.find(t, a.hash(key), key)
+	if i < 0 || w&arenaTombstone != 0 {
 		return
 	}
-	ref := s.ref.Load()
-	if ref&arenaTombstone != 0 {
-		return
-	}
-	s.ref.Store(ref | arenaTombstone)
+	t.slots[i].Store(w | arenaTombstone)
 	t.live--
-	k, v := g.rec(ref)
+	k, v := g.rec(w)
 	sz := recSize(k, v)
 	a.live -= sz
 	a.dead += sz
 	a.keys--
-	g.bt.Delete(arenaItem{pre: prefix8(key), ref: ref})
+	g.bt.Delete(arenaItem{pre: prefix8(key), ref: w & arenaRefMask})
 }
 
-func (a *arenaBackend) delRange(g *arenaGen, start, end []byte) {
+func (a *Arena) delRange(g *arenaGen, start, end []byte) {
 	var keys [][]byte
 	piv, slot := g.pivot(start)
 	g.bt.AscendGreaterOrEqual(piv, func(it arenaItem) bool {
@@ -621,9 +634,9 @@ func (a *arenaBackend) delRange(g *arenaGen, start, end []byte) {
 
 // compact copies the live records into a new generation (see
 // "Reclaiming"). mu held.
-func (a *arenaBackend) compact() {
+func (a *Arena) compact() {
 	old := a.gen.Load()
-	ng := newArenaGen(int(a.keys) * 2)
+	ng := newArenaGen(a, int(a.keys)*2)
 	var live int64
 	old.bt.Ascend(func(it arenaItem) bool {
 		k, v := old.rec(it.ref)
@@ -633,7 +646,7 @@ func (a *arenaBackend) compact() {
 			return false
 		}
 		live += recSize(k, v)
-		ng.setRef(a.tag(k), k, ref)
+		ng.setRef(a.hash(k), k, ref)
 		ng.bt.ReplaceOrInsert(arenaItem{pre: it.pre, ref: ref})
 		return true
 	})
@@ -644,7 +657,7 @@ func (a *arenaBackend) compact() {
 	a.gen.Store(ng)
 }
 
-func (a *arenaBackend) Sync() error {
+func (a *Arena) Sync() error {
 	if err := a.g.enter(); err != nil {
 		return err
 	}
@@ -653,17 +666,17 @@ func (a *arenaBackend) Sync() error {
 	return nil
 }
 
-func (a *arenaBackend) Close() error {
+func (a *Arena) Close() error {
 	if err := a.g.close(); err != nil {
 		return err
 	}
 	a.mu.Lock()
-	a.gen.Store(newArenaGen(arenaMinSlots))
+	a.gen.Store(newArenaGen(a, arenaMinSlots))
 	a.mu.Unlock()
 	return nil
 }
 
-func (a *arenaBackend) Stats() Stats {
+func (a *Arena) Stats() Stats {
 	s := Stats{Backend: KindArena, BytesWritten: 0}
 	a.ctr.fill(&s)
 	a.mu.Lock()
@@ -672,16 +685,17 @@ func (a *arenaBackend) Stats() Stats {
 	return s
 }
 
-// arenaBatch records copies of its operations; Commit applies them in
-// order under the backend's writer lock.
-type arenaBatch struct {
-	owner *arenaBackend
+// ArenaBatch records copies of its operations (SetOwned: the caller's
+// bytes); Commit applies them in order under the backend's writer lock,
+// copying each record into the arena's pages.
+type ArenaBatch struct {
+	owner *Arena
 	ops   []bboltOp
 	size  int
 	batchState
 }
 
-func (x *arenaBatch) Set(key, value []byte) {
+func (x *ArenaBatch) Set(key, value []byte) {
 	if !x.usableState() || !x.validSet(key, value) {
 		return
 	}
@@ -692,7 +706,18 @@ func (x *arenaBatch) Set(key, value []byte) {
 	x.size += len(key) + len(value)
 }
 
-func (x *arenaBatch) Delete(key []byte) {
+// SetOwned is Set without the batch's copy: key and value must not change
+// until Commit has returned (an in-memory checkpoint passes the versions'
+// own values, which never change).
+func (x *ArenaBatch) SetOwned(key, value []byte) {
+	if !x.usableState() || !x.validSet(key, value) {
+		return
+	}
+	x.ops = append(x.ops, bboltOp{kind: opSet, key: key, value: value})
+	x.size += len(key) + len(value)
+}
+
+func (x *ArenaBatch) Delete(key []byte) {
 	if !x.usableState() {
 		return
 	}
@@ -704,7 +729,7 @@ func (x *arenaBatch) Delete(key []byte) {
 	x.size += len(key)
 }
 
-func (x *arenaBatch) DeleteRange(start, end []byte) {
+func (x *ArenaBatch) DeleteRange(start, end []byte) {
 	if !x.usableState() {
 		return
 	}
@@ -719,10 +744,13 @@ func (x *arenaBatch) DeleteRange(start, end []byte) {
 	x.size += len(start) + len(end)
 }
 
-func (x *arenaBatch) Len() int  { return len(x.ops) }
-func (x *arenaBatch) Size() int { return x.size }
+// Grow makes room for n more operations.
+func (x *ArenaBatch) Grow(n int) { x.ops = slices.Grow(x.ops, n) }
 
-func (x *arenaBatch) Reset() {
+func (x *ArenaBatch) Len() int  { return len(x.ops) }
+func (x *ArenaBatch) Size() int { return x.size }
+
+func (x *ArenaBatch) Reset() {
 	clear(x.ops)
 	x.ops = x.ops[:0]
 	x.err = nil

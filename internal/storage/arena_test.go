@@ -25,7 +25,7 @@ func TestArenaModel(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		b := OpenArena()
 		defer b.Close()
-		a := b.(*arenaBackend)
+		a := b
 		model := map[string]string{}
 		type held struct{ v, want []byte }
 		var kept []held
@@ -149,7 +149,7 @@ func TestArenaCompactsUnderOverwrites(t *testing.T) {
 	t.Cleanup(func() { arenaCompactMin = saved })
 	b := OpenArena()
 	defer b.Close()
-	a := b.(*arenaBackend)
+	a := b
 	const keys = 1000
 	val := func(k, round int) []byte { return fmt.Appendf(bytes.Repeat([]byte{'x'}, 200), "%d/%d", k, round) }
 	write := func(round int) {
