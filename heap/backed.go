@@ -153,11 +153,11 @@ type backedStore struct {
 	ceilKnown atomic.Bool
 	ceilMu    sync.Mutex
 
-	be     storage.Backend
-	arena  *storage.Arena // be, when it is the in-memory arena (values without copies)
+	be    storage.Backend
+	arena *storage.Arena // be, when it is the in-memory arena (values without copies)
 	// out counts, with an arena, the rows in it and not in memory (each
 	// one version): evicted, not loaded since.
-	out atomic.Int64
+	out    atomic.Int64
 	prefix []byte
 	heap   *Heap
 }
