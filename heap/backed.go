@@ -1070,20 +1070,30 @@ func (t *Table) Evict(keep int) int {
 }
 
 // EvictRows drops those of rows (a checkpoint's cleaned rows) that may
-// leave memory, as Evict would, and returns how many it dropped.
-func (t *Table) EvictRows(rows []*Row) int {
+// leave memory, as Evict would, and returns those that may leave later
+// but not yet: still on the vacuum worklist, pinned, locked or written by
+// a live transaction, or not yet visible to every snapshot. Rows written
+// again (dirty: the next checkpoint returns them) or gone are dropped
+// from the list.
+func (t *Table) EvictRows(rows []*Row) (later []*Row) {
 	s, ok := t.store.(*backedStore)
 	if !ok {
-		return 0
+		return nil
 	}
-	n := 0
 	horizon := t.heap.xacts.Horizon()
 	for _, r := range rows {
-		if t.evict(s, r, horizon) {
-			n++
+		if !t.evict(s, r, horizon) && !r.Removed() && !t.isDirty(r) {
+			later = append(later, r)
 		}
 	}
-	return n
+	return later
+}
+
+// isDirty reports whether r was written since the last checkpoint.
+func (t *Table) isDirty(r *Row) bool {
+	r.Lock()
+	defer r.Unlock()
+	return r.dirty
 }
 
 // evict drops r from memory if it is clean, unpinned, not on the vacuum

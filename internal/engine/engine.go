@@ -65,7 +65,8 @@ type Engine struct {
 	dur   *durable.Store // nil for an in-memory engine
 	// memMu serialises an in-memory engine's moves of rows into its
 	// tables' arenas with DropTable (memstore.go).
-	memMu sync.Mutex
+	memMu    sync.Mutex
+	memLater map[*heap.Table][]*heap.Row // rows cleaned that may leave memory later (memMaintain)
 
 	closed   atomic.Bool
 	closeMu  sync.Mutex

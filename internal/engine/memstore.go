@@ -1,6 +1,11 @@
 package engine
 
-import "time"
+import (
+	"slices"
+	"time"
+
+	"github.com/tupled/tupled/heap"
+)
 
 // An in-memory engine's rows.
 //
@@ -21,26 +26,26 @@ import "time"
 // since the last few maintenance passes.
 
 // memMaintainInterval is how often an in-memory engine moves settled rows
-// into its arena and evicts them.
+// into its tables' arenas and evicts them.
 const memMaintainInterval = 100 * time.Millisecond
 
-// memKeepRows is how many rows of each table an in-memory engine keeps as
-// objects (a bounded working set, as CacheRows bounds an on-disk engine's).
-const memKeepRows = 1 << 16
+// memVacuumRows: with more rows than this in memory, a maintenance pass
+// starts with a vacuum pass, so that rows a bulk load wrote are frozen and
+// off the vacuum worklist (which would keep their objects alive) by the
+// time their checkpoint cleans them.
+const memVacuumRows = 1 << 17
 
-// memMaintain moves settled rows into the arena and drops them from
-// memory: a vacuum pass first when the tables hold many more rows in
-// memory than they keep (so that a bulk load's rows are frozen and off the
-// vacuum worklist, which would keep them alive), then every table's dirty
-// rows written to the arena as of one snapshot (CheckpointRows), then the
-// rows that made clean and may leave (EvictRows), then any table still
-// over memKeepRows (Evict). Serialised with DropTable by memMu.
+// memMaintain moves settled rows into the arenas and drops them from
+// memory: a vacuum pass first when many rows are in memory, then every
+// table's dirty rows written to its arena as of one snapshot
+// (CheckpointRows), then the rows that made clean and may leave
+// (EvictRows: a written row leaves memory once its write settled, and a
+// row read again is read from the arena), then any table over CacheRows
+// (Evict: rows brought in by locks stay until then, since a lock needs the
+// row in memory and bringing it in again costs more than keeping it).
+// Serialised with DropTable by memMu.
 func (e *Engine) memMaintain() {
-	keep := memKeepRows
-	if e.cfg.CacheRows > 0 {
-		keep = min(e.cfg.CacheRows, memKeepRows)
-	}
-	if e.heap.TuplesInMemory() > int64(2*keep) {
+	if e.heap.TuplesInMemory() > memVacuumRows {
 		e.Vacuum()
 	}
 	e.memMu.Lock()
@@ -48,9 +53,24 @@ func (e *Engine) memMaintain() {
 	x := e.xacts.BeginInternal() // holds the horizon while we read
 	snap := e.xacts.TakeSnapshot(x)
 	defer e.xacts.Abort(x)
-	for _, t := range e.heap.Tables() {
+	tables := e.heap.Tables()
+	if e.memLater == nil {
+		e.memLater = map[*heap.Table][]*heap.Row{}
+	}
+	for t := range e.memLater {
+		if !slices.Contains(tables, t) {
+			delete(e.memLater, t) // dropped
+		}
+	}
+	for _, t := range tables {
 		a := t.Arena()
-		if a == nil || t.DirtyRows() == 0 {
+		if a == nil {
+			continue
+		}
+		if t.DirtyRows() == 0 {
+			if later := e.memLater[t]; len(later) > 0 {
+				e.memLater[t] = t.EvictRows(later)
+			}
 			continue
 		}
 		b := a.NewArenaBatch()
@@ -70,9 +90,9 @@ func (e *Engine) memMaintain() {
 			e.log.Error("in-memory checkpoint failed", "table", t.Name(), "err", err)
 			continue
 		}
-		t.EvictRows(clean())
+		e.memLater[t] = t.EvictRows(append(e.memLater[t], clean()...))
 	}
-	for _, t := range e.heap.Tables() {
-		t.Evict(keep)
+	for _, t := range tables {
+		t.Evict(e.cfg.CacheRows)
 	}
 }
