@@ -79,9 +79,10 @@ type Options struct {
 	// Pebble backend, its data). nil means the operating system's. Tests
 	// use pebble's vfs.NewCrashableMem to crash the whole engine at once.
 	FS vfs.FS
-	// CacheRows bounds how many rows of each persistent table stay in
-	// memory when clean (default 1<<20); the rest are read from the backend
-	// on demand.
+	// CacheRows bounds how many rows of each table stay in memory as
+	// objects when clean (default 1<<20); the rest are read from the
+	// backend on demand — on disk from pebble or bbolt, in memory from the
+	// table's arena (see the package doc, "Opening a database").
 	CacheRows int
 	// BlockCacheSize is the pebble backend's block cache, in bytes: the
 	// backend's blocks a read found stay in memory up to this much, so

@@ -28,7 +28,8 @@ func (db *DB) Vacuum() VacuumResult {
 // its backend and removes the WAL that is no longer needed. For an
 // in-memory database it moves the rows whose last change every
 // transaction sees into the tables' arenas and out of the Go heap, as
-// the background loop does every 100 ms (see the package doc, "Memory").
+// the background loop does every 100 ms (see the package doc, "Opening a
+// database").
 func (db *DB) Checkpoint() error {
 	if err := db.enter(); err != nil {
 		return err
