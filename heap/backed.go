@@ -280,14 +280,16 @@ func (s *backedStore) load(key []byte) *Row {
 	}
 }
 
-// get reads key's value from the backend: without a copy when the
-// backend hands out values that never change (the arena), else a copy.
-// Either way the caller may keep it.
+// get reads key's value from the backend, a copy the caller may keep. An
+// arena's value is copied too, though its bytes never change: a loaded row
+// may stay in memory for long, and its value would keep the arena's whole
+// page alive after a compaction moved the records.
 func (s *backedStore) get(key []byte) ([]byte, bool, error) {
 	var buf [96]byte
 	bk := append(append(buf[:0], s.prefix...), key...)
 	if s.arena != nil {
-		return s.arena.GetNoCopy(bk)
+		v, ok, err := s.arena.GetNoCopy(bk)
+		return bytes.Clone(v), ok, err
 	}
 	return s.be.Get(bk)
 }
