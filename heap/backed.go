@@ -236,6 +236,22 @@ func newLoadedRow(key, value []byte) *Row {
 	l := &loadedRow{tuple: Tuple{value: value, infomask: XminFrozen | XmaxInvalid, applied: true}}
 	l.list[0] = &l.tuple
 	l.row.key = bytes.Clone(key)
+	return l.finish()
+}
+
+// newLoadedRowCopy is newLoadedRow copying value too, with the key in one
+// allocation.
+func newLoadedRowCopy(key, value []byte) *Row {
+	kv := make([]byte, len(key)+len(value))
+	copy(kv, key)
+	copy(kv[len(key):], value)
+	l := &loadedRow{tuple: Tuple{value: kv[len(key):], infomask: XminFrozen | XmaxInvalid, applied: true}}
+	l.list[0] = &l.tuple
+	l.row.key = kv[:len(key):len(key)]
+	return l.finish()
+}
+
+func (l *loadedRow) finish() *Row {
 	l.row.stored = true
 	l.row.versions = l.list[:]
 	l.row.publish()
@@ -251,11 +267,11 @@ func newLoadedRow(key, value []byte) *Row {
 // moved; otherwise it reads again.
 func (s *backedStore) load(key []byte) *Row {
 	for {
-		s.mu.RLock()
-		r := s.idx.get(key)
+		// The count first: a row that leaves idx after this moved it
+		// (Remove moves it before the row leaves), and insertLoaded
+		// then refuses what this read.
 		removals := s.removals.Load()
-		s.mu.RUnlock()
-		if r != nil {
+		if r := s.idx.get(key); r != nil {
 			return r
 		}
 		if s.absentFromBackend(key) {
@@ -273,23 +289,29 @@ func (s *backedStore) load(key []byte) *Row {
 			return nil
 		}
 		// Built outside the locks: an allocation may assist the GC.
-		if r := s.insertLoaded(newLoadedRow(key, v), removals); r != nil {
+		var nr *Row
+		if s.arena != nil {
+			nr = newLoadedRowCopy(key, v) // see get
+		} else {
+			nr = newLoadedRow(key, v)
+		}
+		if r := s.insertLoaded(nr, removals); r != nil {
 			return r
 		}
 		// A row left memory meanwhile: v may be stale.
 	}
 }
 
-// get reads key's value from the backend, a copy the caller may keep. An
-// arena's value is copied too, though its bytes never change: a loaded row
-// may stay in memory for long, and its value would keep the arena's whole
-// page alive after a compaction moved the records.
+// get reads key's value from the backend: a copy the caller may keep, or
+// from an arena the record's own bytes, which the caller copies before it
+// keeps them (newLoadedRowCopy: a loaded row may stay in memory for long,
+// and its value would keep the arena's whole page alive after a
+// compaction moved the records).
 func (s *backedStore) get(key []byte) ([]byte, bool, error) {
 	var buf [96]byte
 	bk := append(append(buf[:0], s.prefix...), key...)
 	if s.arena != nil {
-		v, ok, err := s.arena.GetNoCopy(bk)
-		return bytes.Clone(v), ok, err
+		return s.arena.GetNoCopy(bk)
 	}
 	return s.be.Get(bk)
 }
