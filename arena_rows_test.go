@@ -29,7 +29,7 @@ import (
 // its key and does not change before its transaction ends.
 func TestArenaRowsModel(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		db, err := tupled.Open("", &tupled.Options{VacuumInterval: -1})
+		db, err := tupled.Open("", &tupled.Options{VacuumInterval: -1, MemoryArena: true})
 		require.NoError(rt, err)
 		defer db.Close()
 		require.NoError(rt, db.CreateTable(bg, "t"))

@@ -39,7 +39,10 @@ type Config struct {
 	CheckpointInterval time.Duration
 	CheckpointWALSize  int64
 	CacheRows          int
-	BlockCacheSize     int64
+	// MemoryArena: an in-memory engine keeps settled rows in arenas
+	// (memstore.go).
+	MemoryArena    bool
+	BlockCacheSize int64
 
 	DeadlockTimeout  time.Duration // > 0
 	DeadlockStrategy string
@@ -65,6 +68,7 @@ type Engine struct {
 	dur   *durable.Store // nil for an in-memory engine
 	// memMu serialises an in-memory engine's moves of rows into its
 	// tables' arenas with DropTable (memstore.go).
+	arenas   bool // Config.MemoryArena, in memory
 	memMu    sync.Mutex
 	memLater map[*heap.Table][]*heap.Row // rows cleaned that may leave memory later (memMaintain)
 
@@ -121,8 +125,9 @@ func Open(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 		e.dur = d
-	} else {
+	} else if cfg.MemoryArena {
 		e.heap.UseArenas()
+		e.arenas = true
 	}
 	e.loadIndexes()
 	if cfg.VacuumInterval > 0 || e.dur != nil {
@@ -442,10 +447,12 @@ func (e *Engine) Stats() Stats {
 }
 
 // Checkpoint checkpoints an on-disk engine (durable.Store's Checkpoint);
-// in memory, it moves settled rows into the arenas (memMaintain).
+// in memory with arenas, it moves settled rows into them (memMaintain).
 func (e *Engine) Checkpoint() error {
 	if e.dur == nil {
-		e.memMaintain()
+		if e.arenas {
+			e.memMaintain()
+		}
 		return nil
 	}
 	return e.dur.Checkpoint()

@@ -74,7 +74,7 @@ func (e *Engine) background(interval time.Duration) {
 			}
 			if e.dur != nil {
 				e.dur.Maintain(now)
-			} else if now.Sub(lastMem) >= memMaintainInterval {
+			} else if e.arenas && now.Sub(lastMem) >= memMaintainInterval {
 				e.memMaintain()
 				lastMem = now
 			}

@@ -69,7 +69,7 @@ const KindArena = "arena"
 // # Reclaiming
 //
 // A Set of an existing key or a Delete leaves the old record dead. When the
-// dead bytes exceed both the live ones and arenaCompactMin, a Commit
+// dead bytes exceed both the live ones and arenaCompactMin (4 MiB), a Commit
 // compacts: it copies the live records, in key order, into a new
 // generation (pages, directory, hash table and B-tree) and publishes it;
 // readers and cursors that hold the old generation finish on it, and the
@@ -246,7 +246,7 @@ func (*arenaGen) put(p, key, value []byte) {
 
 // arenaCompactMin is the dead bytes below which no Commit compacts (a
 // variable for tests).
-var arenaCompactMin int64 = 64 << 20
+var arenaCompactMin int64 = 4 << 20
 
 var errArenaFull = errors.New("storage: arena: out of pages")
 
