@@ -206,10 +206,15 @@ func (s *backedStore) raiseCeil(key []byte) {
 
 var errStopScan = errors.New("heap: stop scan")
 
-// newArenaStore returns the store of a table in an arena of its own: keys
-// are the table's keys, with no prefix.
+// ArenaKeyPrefix is the prefix of every key in a table's own arena
+// (Heap.UseArenas): 'r' and the table's key. Without one the empty key
+// would be a backend key, which no backend holds, and a scan's bound at
+// it would read as no bound.
+const ArenaKeyPrefix = 'r'
+
+// newArenaStore returns the store of a table in an arena of its own.
 func (h *Heap) newArenaStore(a *storage.Arena) *backedStore {
-	return &backedStore{idx: newRowIndex(), bt: newRowTree(), be: a, arena: a, prefix: []byte{}, heap: h}
+	return &backedStore{idx: newRowIndex(), bt: newRowTree(), be: a, arena: a, prefix: []byte{ArenaKeyPrefix}, heap: h}
 }
 
 // NewBackedStore returns the store of a persistent table.

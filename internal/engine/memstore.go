@@ -75,11 +75,18 @@ func (e *Engine) memMaintain() {
 		}
 		b := a.NewArenaBatch()
 		b.Grow(t.DirtyRows())
+		var keys []byte // the batch's keys, in chunks it keeps until Commit
 		clean, err := t.CheckpointRows(snap, func(key, value []byte, ok bool) error {
+			if cap(keys)-len(keys) < 1+len(key) {
+				keys = make([]byte, 0, max(1+len(key), 64<<10))
+			}
+			at := len(keys)
+			keys = append(append(keys, heap.ArenaKeyPrefix), key...)
+			k := keys[at:len(keys):len(keys)]
 			if ok {
-				b.SetOwned(key, value) // a row's key and a version's value never change
+				b.SetOwned(k, value) // a version's value never changes
 			} else {
-				b.Delete(key)
+				b.Delete(k)
 			}
 			return nil
 		})
