@@ -180,7 +180,9 @@ func (s *backedStore) absentFromBackend(key []byte) bool {
 				s.heap.backendFailed(err)
 				return false
 			}
-			if last != nil {
+			// A checkpoint may have raised the ceiling meanwhile, for a
+			// key the scan did not see yet: keep the larger.
+			if c := s.ceil.Load(); last != nil && (c == nil || bytes.Compare(last, *c) > 0) {
 				s.ceil.Store(&last)
 			}
 			s.ceilKnown.Store(true)
