@@ -48,7 +48,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	cfg := engine.Config{
 		Dir: dir, FS: o.FS, Bbolt: o.Backend == Bbolt, SyncCommit: true,
 		WALSegmentSize: o.walSegmentSize, CheckpointInterval: o.CheckpointInterval,
-		CheckpointWALSize: o.CheckpointWALSize, CacheRows: o.CacheRows, BlockCacheSize: o.BlockCacheSize,
+		CheckpointWALSize: o.CheckpointWALSize, CacheRows: o.CacheRows, BlockCacheSize: o.BlockCacheSize, MemoryArena: o.MemoryArena,
 		DeadlockTimeout: o.DeadlockTimeout, DeadlockStrategy: o.DeadlockStrategy,
 		LockTimeout: o.LockTimeout, ShareFastPathOff: o.ShareFastPathOff,
 		VacuumInterval: o.VacuumInterval, Logger: o.Logger,

@@ -274,12 +274,20 @@ func tryUnderSavepoint(tx *tupled.Tx, a, b, c int, va, vb []byte, rollback bool)
 // reclaimed too) and reports the heap before and after: versions, Go heap,
 // multixacts and commit-status entries stay flat.
 func TestMemoryFlatUnderEndlessUpdates(t *testing.T) {
+	t.Run("objects", func(t *testing.T) { memoryFlatUnderEndlessUpdates(t, false) })
+	t.Run("arena", func(t *testing.T) { memoryFlatUnderEndlessUpdates(t, true) })
+}
+
+// memoryFlatUnderEndlessUpdates is TestMemoryFlatUnderEndlessUpdates, with
+// Options.MemoryArena or without: with it, every checkpoint rewrites the
+// updated rows' records and the arena must reclaim the old ones.
+func memoryFlatUnderEndlessUpdates(t *testing.T, arena bool) {
 	const rows, updates = 1000, 1_000_000
 	n := updates
 	if testing.Short() {
 		n = 100_000
 	}
-	db := openDB(t, &tupled.Options{VacuumInterval: 200 * time.Millisecond}, nil)
+	db := openDB(t, &tupled.Options{VacuumInterval: 200 * time.Millisecond, MemoryArena: arena}, nil)
 	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
 		for i := 0; i < rows; i++ {
 			if err := tx.Insert(bg, "t", key(i), []byte("0")); err != nil {

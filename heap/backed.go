@@ -112,7 +112,11 @@ import (
 
 // RowKey is the backend key of (table, key): 'r', uvarint(len(table)), table, key.
 func RowKey(table string, key []byte) []byte {
-	b := make([]byte, 0, 1+binary.MaxVarintLen32+len(table)+len(key))
+	return AppendRowKey(make([]byte, 0, 1+binary.MaxVarintLen32+len(table)+len(key)), table, key)
+}
+
+// AppendRowKey appends RowKey(table, key) to b.
+func AppendRowKey(b []byte, table string, key []byte) []byte {
 	b = append(b, 'r')
 	b = binary.AppendUvarint(b, uint64(len(table)))
 	b = append(b, table...)
@@ -133,8 +137,10 @@ type backedStore struct {
 	idx *rowIndex // every row in memory (sharded; see rowIndex)
 	bt  rowTree   // the rows in memory written since they entered it (Row.inTree)
 	// removals counts rows Remove unlinked: readers of the backend compare
-	// it around their read (load, scan, adopt).
-	removals uint64
+	// it around their read (load, scan, adopt, readCold). It moves only
+	// under mu exclusive, before the row leaves idx, and is read atomically
+	// so that readCold needs no lock.
+	removals atomic.Uint64
 
 	// floor: no row with a smaller key is visible to any snapshot
 	// (floor.go).
@@ -147,7 +153,11 @@ type backedStore struct {
 	ceilKnown atomic.Bool
 	ceilMu    sync.Mutex
 
-	be     storage.Backend
+	be    storage.Backend
+	arena *storage.Arena // be, when it is the in-memory arena (values without copies)
+	// out counts, with an arena, the rows in it and not in memory (each
+	// one version): evicted, not loaded since.
+	out    atomic.Int64
 	prefix []byte
 	heap   *Heap
 }
@@ -170,7 +180,9 @@ func (s *backedStore) absentFromBackend(key []byte) bool {
 				s.heap.backendFailed(err)
 				return false
 			}
-			if last != nil {
+			// A checkpoint may have raised the ceiling meanwhile, for a
+			// key the scan did not see yet: keep the larger.
+			if c := s.ceil.Load(); last != nil && (c == nil || bytes.Compare(last, *c) > 0) {
 				s.ceil.Store(&last)
 			}
 			s.ceilKnown.Store(true)
@@ -196,11 +208,23 @@ func (s *backedStore) raiseCeil(key []byte) {
 
 var errStopScan = errors.New("heap: stop scan")
 
+// ArenaKeyPrefix is the prefix of every key in a table's own arena
+// (Heap.UseArenas): 'r' and the table's key. Without one the empty key
+// would be a backend key, which no backend holds, and a scan's bound at
+// it would read as no bound.
+const ArenaKeyPrefix = 'r'
+
+// newArenaStore returns the store of a table in an arena of its own.
+func (h *Heap) newArenaStore(a *storage.Arena) *backedStore {
+	return &backedStore{idx: newRowIndex(), bt: newRowTree(), be: a, arena: a, prefix: []byte{ArenaKeyPrefix}, heap: h}
+}
+
 // NewBackedStore returns the store of a persistent table.
 func (h *Heap) newBackedStore(table string, be storage.Backend) *backedStore {
+	arena, _ := be.(*storage.Arena)
 	return &backedStore{
 		idx: newRowIndex(), bt: newRowTree(),
-		be: be, prefix: RowKey(table, nil), heap: h,
+		be: be, arena: arena, prefix: RowKey(table, nil), heap: h,
 	}
 }
 
@@ -219,6 +243,22 @@ func newLoadedRow(key, value []byte) *Row {
 	l := &loadedRow{tuple: Tuple{value: value, infomask: XminFrozen | XmaxInvalid, applied: true}}
 	l.list[0] = &l.tuple
 	l.row.key = bytes.Clone(key)
+	return l.finish()
+}
+
+// newLoadedRowCopy is newLoadedRow copying value too, with the key in one
+// allocation.
+func newLoadedRowCopy(key, value []byte) *Row {
+	kv := make([]byte, len(key)+len(value))
+	copy(kv, key)
+	copy(kv[len(key):], value)
+	l := &loadedRow{tuple: Tuple{value: kv[len(key):], infomask: XminFrozen | XmaxInvalid, applied: true}}
+	l.list[0] = &l.tuple
+	l.row.key = kv[:len(key):len(key)]
+	return l.finish()
+}
+
+func (l *loadedRow) finish() *Row {
 	l.row.stored = true
 	l.row.versions = l.list[:]
 	l.row.publish()
@@ -234,17 +274,17 @@ func newLoadedRow(key, value []byte) *Row {
 // moved; otherwise it reads again.
 func (s *backedStore) load(key []byte) *Row {
 	for {
-		s.mu.RLock()
-		r := s.idx.get(key)
-		removals := s.removals
-		s.mu.RUnlock()
-		if r != nil {
+		// The count first: a row that leaves idx after this moved it
+		// (Remove moves it before the row leaves), and insertLoaded
+		// then refuses what this read.
+		removals := s.removals.Load()
+		if r := s.idx.get(key); r != nil {
 			return r
 		}
 		if s.absentFromBackend(key) {
 			return nil
 		}
-		v, ok, err := s.be.Get(append(bytes.Clone(s.prefix), key...))
+		v, ok, err := s.get(key)
 		if err != nil {
 			s.heap.backendFailed(err)
 			return nil
@@ -256,11 +296,68 @@ func (s *backedStore) load(key []byte) *Row {
 			return nil
 		}
 		// Built outside the locks: an allocation may assist the GC.
-		if r := s.insertLoaded(newLoadedRow(key, v), removals); r != nil {
+		var nr *Row
+		if s.arena != nil {
+			nr = newLoadedRowCopy(key, v) // see get
+		} else {
+			nr = newLoadedRow(key, v)
+		}
+		if r := s.insertLoaded(nr, removals); r != nil {
 			return r
 		}
 		// A row left memory meanwhile: v may be stale.
 	}
+}
+
+// get reads key's value from the backend: a copy the caller may keep, or
+// from an arena the record's own bytes, which the caller copies before it
+// keeps them (newLoadedRowCopy: a loaded row may stay in memory for long,
+// and its value would keep the arena's whole page alive after a
+// compaction moved the records).
+func (s *backedStore) get(key []byte) ([]byte, bool, error) {
+	var buf [96]byte
+	bk := append(append(buf[:0], s.prefix...), key...)
+	if s.arena != nil {
+		return s.arena.GetNoCopy(bk)
+	}
+	return s.be.Get(bk)
+}
+
+// readCold is a plain read of a key with no row in memory, when the
+// backend hands out values without a copy (an in-memory database's
+// arena): the backend's value, without bringing the row into memory.
+// decided is false when the row is in memory (or came in meanwhile) or
+// the backend failed: the caller reads the row as usual.
+//
+// A row out of memory has one version visible to every live snapshot
+// (see "Persistent tables"), so the value is the reader's if it is still
+// the key's state after the read: the row did not come into memory (a
+// second look in idx) and none left it (the removal count, which Remove
+// moves before the row leaves idx). A row that came in, was changed,
+// checkpointed and left again between the two looks moved the count.
+func (s *backedStore) readCold(key []byte) (value []byte, found, decided bool) {
+	if s.arena == nil {
+		return nil, false, false
+	}
+	var buf [96]byte
+	bk := append(append(buf[:0], s.prefix...), key...)
+	for range 3 {
+		n := s.removals.Load()
+		if s.idx.get(key) != nil {
+			return nil, false, false
+		}
+		v, found, err := s.arena.GetNoCopy(bk)
+		if err != nil {
+			return nil, false, false // the latched path reports it
+		}
+		if s.idx.get(key) != nil {
+			return nil, false, false
+		}
+		if s.removals.Load() == n {
+			return v, found, true
+		}
+	}
+	return nil, false, false
 }
 
 // insertLoaded puts nr, made of a backend value read when the removal
@@ -272,10 +369,14 @@ func (s *backedStore) load(key []byte) *Row {
 // (rowIndex).
 func (s *backedStore) insertLoaded(nr *Row, readAt uint64) *Row {
 	s.mu.RLock()
-	r := s.idx.putIfAbsent(nr, func() bool { return s.removals == readAt })
+	r := s.idx.putIfAbsent(nr, func() bool { return s.removals.Load() == readAt })
 	s.mu.RUnlock()
 	if r == nr {
 		s.heap.tuplesLive.Add(1)
+		if s.arena != nil {
+			s.out.Add(-1)
+			s.heap.tuplesOut.Add(-1)
+		}
 	}
 	return r
 }
@@ -314,7 +415,7 @@ func (s *backedStore) Prefetch(keys [][]byte) { s.idx.touch(keys) }
 func (s *backedStore) GetOrCreate(key []byte) *Row {
 	nr := &Row{key: key, inTree: true} // outside the lock: it may assist the GC
 	s.mu.RLock()
-	readAt := s.removals
+	readAt := s.removals.Load()
 	s.mu.RUnlock()
 	fast := s.absentFromBackend(key)
 	for {
@@ -324,7 +425,7 @@ func (s *backedStore) GetOrCreate(key []byte) *Row {
 			}
 		}
 		s.mu.Lock()
-		if fast && s.removals != readAt {
+		if fast && s.removals.Load() != readAt {
 			s.mu.Unlock()
 			fast = false
 			continue
@@ -340,12 +441,14 @@ func (s *backedStore) GetOrCreate(key []byte) *Row {
 
 func (s *backedStore) Remove(r *Row) {
 	s.mu.Lock()
+	// The count moves first: a readCold that finds the row gone from idx
+	// then sees it moved.
+	s.removals.Add(1)
 	if s.idx.deleteIf(r) {
 		if r.inTree {
 			s.bt.Delete(r)
 			r.inTree = false
 		}
-		s.removals++
 	}
 	s.mu.Unlock()
 }
@@ -431,7 +534,7 @@ type cursor struct {
 // scan's direction; ok is false if the backend failed (reported).
 func (s *backedStore) open(cur *cursor, lo, hi []byte, reverse bool) (ok bool) {
 	s.mu.RLock()
-	cur.readAt = s.removals
+	cur.readAt = s.removals.Load()
 	s.mu.RUnlock()
 	blo := append(bytes.Clone(s.prefix), lo...)
 	bhi := prefixEnd(s.prefix)
@@ -509,7 +612,7 @@ func reuse[T any](buf []T, n int) []T {
 func (s *backedStore) merge(b *batch, lo, hi []byte, reverse bool, limit int, readAt uint64, bufs *scanBufs) (rows []*Row, mlo, mhi []byte, cut, ok bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.removals != readAt {
+	if s.removals.Load() != readAt {
 		return nil, nil, nil, false, false
 	}
 	rows, mlo, mhi, cut = s.mergeLocked(b, lo, hi, reverse, limit, readAt, true, bufs)
@@ -816,7 +919,7 @@ func (t *Table) markDirty(r *Row) {
 // key order. It returns clean, which the caller calls once what put received is durable
 // in the backend: it marks clean the rows whose every version was committed
 // at or below snap.CSN (their written state is their current state) and
-// that were not written since. Until then they stay dirty, so they are
+// that were not written since, and returns them (EvictRows' candidates). Until then they stay dirty, so they are
 // neither evicted nor unlinked and loaded again from a backend that does
 // not hold the checkpoint yet. The caller's snapshot must be published
 // (xact.TakeSnapshot) so that pruning keeps the versions it reads.
@@ -826,7 +929,7 @@ func (t *Table) markDirty(r *Row) {
 // put: there is nothing to delete. That is every row of a bulk load still
 // in progress, which each checkpoint during it would otherwise write as a
 // delete of a key that is nowhere (and the backend would then compact).
-func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, ok bool) error) (clean func(), err error) {
+func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, ok bool) error) (clean func() []*Row, err error) {
 	t.dirtyMu.Lock()
 	n := len(t.dirtyList)
 	rows := sortDirty(t.dirtyList[:n:n], t.dirtySorted)
@@ -864,7 +967,8 @@ func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, o
 			return nil, err
 		}
 	}
-	return func() {
+	return func() []*Row {
+		var cleaned []*Row
 		for _, s := range done {
 			s.r.Lock()
 			if s.r.dirty && s.r.writes == s.writes {
@@ -873,6 +977,7 @@ func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, o
 				s.r.listed = 0
 				t.nDirty--
 				t.dirtyMu.Unlock()
+				cleaned = append(cleaned, s.r)
 			}
 			s.r.Unlock()
 		}
@@ -898,6 +1003,7 @@ func (t *Table) CheckpointRows(snap xact.Snapshot, put func(key, value []byte, o
 		}
 		t.dirtyList = kept
 		t.dirtyMu.Unlock()
+		return cleaned
 	}, nil
 }
 
@@ -963,7 +1069,7 @@ func (t *Table) DirtyRows() int {
 
 // Evict drops clean rows from memory until at most keep rows remain (or no
 // more can go): rows that are not dirty, not pinned, and hold exactly one
-// frozen version without xmax, or with only a finished locker's xid (which
+// version visible to every snapshot (visibleToAll) without xmax, or with only a finished locker's xid (which
 // vacuum leaves alone; see Table.vacList). It returns how many it dropped.
 // Victims are taken in the hash's order, which is as good as random.
 func (t *Table) Evict(keep int) int {
@@ -982,21 +1088,76 @@ func (t *Table) Evict(keep int) int {
 		})
 	}
 	n := 0
+	horizon := t.heap.xacts.Horizon()
 	for _, r := range victims {
 		if n >= over {
 			break
 		}
-		r.Lock()
-		if !r.dirty && !r.removed.Load() && r.pins.Load() == 0 && len(r.versions) == 1 &&
-			r.versions[0].infomask&XminFrozen == XminFrozen && t.heap.noLiveXmax(r.versions[0]) &&
-			r.markRemoved() {
-			s.Remove(r)
-			t.heap.tuplesLive.Add(-1)
+		if t.evict(s, r, horizon) {
 			n++
 		}
-		r.Unlock()
 	}
 	return n
+}
+
+// EvictRows drops those of rows (a checkpoint's cleaned rows) that may
+// leave memory, as Evict would, and returns those that may leave later
+// but not yet: still on the vacuum worklist, pinned, locked or written by
+// a live transaction, or not yet visible to every snapshot. Rows written
+// again (dirty: the next checkpoint returns them) or gone are dropped
+// from the list.
+func (t *Table) EvictRows(rows []*Row) (later []*Row) {
+	s, ok := t.store.(*backedStore)
+	if !ok {
+		return nil
+	}
+	horizon := t.heap.xacts.Horizon()
+	for _, r := range rows {
+		if !t.evict(s, r, horizon) && !r.Removed() && !t.isDirty(r) {
+			later = append(later, r)
+		}
+	}
+	return later
+}
+
+// isDirty reports whether r was written since the last checkpoint.
+func (t *Table) isDirty(r *Row) bool {
+	r.Lock()
+	defer r.Unlock()
+	return r.dirty
+}
+
+// evict drops r from memory if it is clean, unpinned, not on the vacuum
+// worklist (which would keep the object alive) and one version visible to
+// every snapshot with no live xmax.
+func (t *Table) evict(s *backedStore, r *Row, horizon uint64) bool {
+	r.Lock()
+	defer r.Unlock()
+	if !r.dirty && !r.inVac && !r.removed.Load() && r.pins.Load() == 0 && len(r.versions) == 1 &&
+		t.heap.visibleToAll(r.versions[0], horizon) && t.heap.noLiveXmax(r.versions[0]) &&
+		r.markRemoved() {
+		s.Remove(r)
+		t.heap.tuplesLive.Add(-1)
+		if s.arena != nil {
+			s.out.Add(1)
+			t.heap.tuplesOut.Add(1)
+		}
+		return true
+	}
+	return false
+}
+
+// visibleToAll reports whether v's xmin is frozen or committed at or
+// below horizon (the oldest live snapshot's CSN), so that every live
+// snapshot and every later one sees it: what a row's one version must be
+// for the row to leave memory, where the backend's value reads as frozen.
+// Vacuum would freeze it; eviction need not wait for that. Latch held.
+func (h *Heap) visibleToAll(v *Tuple, horizon uint64) bool {
+	if v.infomask&XminFrozen == XminFrozen {
+		return true
+	}
+	st, csn := h.xacts.Status(v.xmin)
+	return st == xact.Committed && csn <= horizon
 }
 
 // noLiveXmax reports whether v's xmax is empty or a finished plain locker

@@ -130,13 +130,22 @@ func (r *Row) current() (*Tuple, uint64) {
 // row is in memory and its newest version is visible to snap with no
 // updater recorded; ok false otherwise, and the caller reads the row
 // under its latch (Table.PinRow, Row.Lock, SatisfiesMVCC) — which may
-// find a visible older version, or none. It never reads the backend,
-// sets no hint bit and takes no lock but, for a persistent table, the
-// shard lock of its hash (read mode). The value is the version's own,
-// valid under package tupled's GetNoCopy rule.
+// find a visible older version, or none. A row not in memory is read from
+// the backend only when the backend hands out values without a copy (an
+// in-memory database's arena; backedStore.readCold), and is not brought
+// into memory. It sets no hint bit and takes no lock but, for a persistent
+// table, the shard lock of its hash (read mode). The value is the
+// version's own, valid under package tupled's GetNoCopy rule.
 func (t *Table) ReadResident(key []byte, snap xact.Snapshot) (value []byte, ok bool) {
 	r := t.store.Resident(key)
 	if r == nil {
+		if bs, isBacked := t.store.(*backedStore); isBacked {
+			// Not in memory: the backend's value, when it can be read
+			// without a copy (backedStore.readCold).
+			if v, found, decided := bs.readCold(key); decided && found {
+				return v, true
+			}
+		}
 		return nil, false
 	}
 	tup, bits := r.current()

@@ -40,6 +40,9 @@ func (h *Heap) DropTable(name string) (*Table, error) {
 		return true
 	})
 	h.tuplesLive.Add(-n)
+	if bs, ok := t.store.(*backedStore); ok {
+		h.tuplesOut.Add(-bs.out.Load())
+	}
 	return t, nil
 }
 
@@ -130,6 +133,9 @@ func (h *Heap) RestoreTable(t *Table) {
 		return true
 	})
 	h.tuplesLive.Add(n)
+	if bs, ok := t.store.(*backedStore); ok {
+		h.tuplesOut.Add(bs.out.Load())
+	}
 }
 
 // PrefixEnd is the smallest key greater than every key with prefix p (nil:

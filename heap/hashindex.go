@@ -223,6 +223,11 @@ func (x *hashIndex) remove(r *Row) bool {
 		if st == tag && s.prefix == prefix && s.row.Load() == r {
 			s.row.Store(nil)
 			x.live--
+			if x.live*16 < len(t.slots) && len(t.slots) > 4*hashIndexMinSlots {
+				// Mostly tombstones (eviction emptied a table a load
+				// had grown): give the memory back.
+				x.rebuild(t)
+			}
 			return true
 		}
 	}

@@ -66,9 +66,11 @@ type Heap struct {
 
 	// backend, when set, makes CreateTable create persistent tables.
 	backend storage.Backend
+	arenas  bool                  // UseArenas: each table in an arena of its own
 	failed  atomic.Pointer[error] // first backend read error
 
 	tuplesLive      atomic.Int64
+	tuplesOut       atomic.Int64 // rows in tables' arenas and not in memory
 	tuplesReclaimed atomic.Uint64
 	// pruneHorizon is the CSN horizon last computed by vacuum; writers use
 	// it to prune a row's dead versions opportunistically (heap_page_prune).
@@ -89,6 +91,7 @@ type Table struct {
 	name  string
 	heap  *Heap
 	store rowStore
+	arena *storage.Arena // the table's own arena (Heap.UseArenas), or nil
 
 	// Persistent tables: the rows written since the last checkpoint
 	// (backed.go, markDirty and CheckpointRows), each once, in the order
@@ -143,8 +146,12 @@ func (h *Heap) CreateTable(name string) (*Table, error) {
 		return nil, ErrTableExists
 	}
 	t := &Table{name: name, heap: h, store: newMemStore()}
-	if h.backend != nil {
+	switch {
+	case h.backend != nil:
 		t.store = h.newBackedStore(name, h.backend)
+	case h.arenas:
+		t.arena = storage.OpenArena()
+		t.store = h.newArenaStore(t.arena)
 	}
 	h.tables[name] = t
 	return t, nil
@@ -154,6 +161,15 @@ func (h *Heap) CreateTable(name string) (*Table, error) {
 // called once, before any table is created (package durable does, when it
 // opens an on-disk engine).
 func (h *Heap) SetBackend(be storage.Backend) { h.backend = be }
+
+// UseArenas makes tables created from now on persistent in an arena of
+// their own (storage.Arena, keys without the table's prefix): an in-memory
+// engine's tables, whose settled rows leave the Go heap (package engine,
+// memstore.go). Called once, before any table is created.
+func (h *Heap) UseArenas() { h.arenas = true }
+
+// Arena is the table's arena (UseArenas), or nil.
+func (t *Table) Arena() *storage.Arena { return t.arena }
 
 func (h *Heap) backendFailed(err error) { h.failed.CompareAndSwap(nil, &err) }
 
@@ -190,8 +206,13 @@ func (h *Heap) Tables() []*Table {
 	return out
 }
 
-// TuplesLive is the number of tuple versions in all tables.
-func (h *Heap) TuplesLive() int64 { return h.tuplesLive.Load() }
+// TuplesLive is the number of tuple versions in all tables: in memory,
+// and in the tables' arenas (UseArenas) for rows out of memory. A
+// persistent table's rows only in its backend are not counted.
+func (h *Heap) TuplesLive() int64 { return h.tuplesLive.Load() + h.tuplesOut.Load() }
+
+// TuplesInMemory is the number of tuple versions held as objects.
+func (h *Heap) TuplesInMemory() int64 { return h.tuplesLive.Load() }
 
 // TuplesReclaimed counts versions removed by pruning and vacuum.
 func (h *Heap) TuplesReclaimed() uint64 { return h.tuplesReclaimed.Load() }

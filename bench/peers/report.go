@@ -36,6 +36,7 @@ var peerTitle = map[string]string{
 	"bbolt": "bbolt", "badger": "badger", "pebble": "pebble + app lock table", "sqlite": "SQLite (WAL)",
 	"tupled-bbolt": "tupled (bbolt backend)",
 	"tupled-mem":   "tupled in memory",
+	"tupled-arena": "tupled in memory, rows in arenas",
 }
 
 // stat is the median and range of one system's rounds of one workload.
@@ -146,7 +147,7 @@ func report(r *run) string {
 		c.Duration, c.Writes, r.CPUs, r.GoVersion, r.Seconds)
 	fmt.Fprintf(&b, "Load before: `%s`; after: `%s`.\n\n", r.Uptime, r.UptimeEnd)
 
-	for _, t := range []string{"tupled", "tupled-bbolt", "tupled-mem"} {
+	for _, t := range []string{"tupled", "tupled-bbolt", "tupled-mem", "tupled-arena"} {
 		if !has(r.Systems, t) {
 			continue
 		}

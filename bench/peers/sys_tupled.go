@@ -25,6 +25,11 @@ var tupledTables = []string{"kv", "accounts", "jobs", "done", "w"}
 // unused): see optionalSystems.
 func openTupledMem() (system, error) { return openTupledWith("", nil) }
 
+// openTupledArena is openTupledMem with Options.MemoryArena.
+func openTupledArena() (system, error) {
+	return openTupledWith("", &tupled.Options{MemoryArena: true})
+}
+
 func openTupled(dir string, bbolt bool) (system, error) {
 	on := true
 	opts := &tupled.Options{SyncCommit: &on}

@@ -58,8 +58,9 @@ type system interface {
 // issue 28's in-memory goals are measured on it.
 var systems = []string{"tupled", "tupled-mem", "tupled-bbolt", "bbolt", "badger", "pebble", "sqlite"}
 
-// optionalSystems run only when -systems names them (none at present).
-var optionalSystems []string
+// optionalSystems run only when -systems names them: tupled-arena is
+// tupled in memory with Options.MemoryArena (settled rows in arenas).
+var optionalSystems = []string{"tupled-arena"}
 
 // plainReader is a system whose plain read (no row lock) differs from
 // its readShare: readPlain reads keys in one transaction without locking
@@ -77,6 +78,8 @@ func openSystem(name, dir string) (system, error) {
 		return openTupled(dir, true)
 	case "tupled-mem":
 		return openTupledMem()
+	case "tupled-arena":
+		return openTupledArena()
 	case "bbolt":
 		return openBbolt(dir)
 	case "badger":

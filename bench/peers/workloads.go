@@ -67,6 +67,9 @@ var optionalWorkloads = []string{"plain", "bankhot", "fk"}
 
 // runChild opens system in dir and runs workload; fresh says dir starts
 // empty (queue and write load their own data there).
+// inMemory reports whether a system keeps nothing between its children.
+func inMemory(sys string) bool { return sys == "tupled-mem" || sys == "tupled-arena" }
+
 func runChild(ctx context.Context, sysName, workload, dir string, cfg config) (*result, error) {
 	opened := time.Now()
 	s, err := openSystem(sysName, dir)
@@ -75,12 +78,12 @@ func runChild(ctx context.Context, sysName, workload, dir string, cfg config) (*
 	}
 	res := &result{System: sysName, Workload: workload, Finished: true, Extra: map[string]float64{}}
 	res.Extra["open_s"] = time.Since(opened).Seconds()
-	if sysName == "tupled-mem" && workload != "load" && !freshWorkload(workload) {
+	if inMemory(sysName) && workload != "load" && !freshWorkload(workload) {
 		// Nothing survives between its children: load what the workload
 		// reads, untimed.
 		if err := runLoad(ctx, s, cfg, &result{Extra: map[string]float64{}}); err != nil {
 			s.close()
-			return nil, fmt.Errorf("tupled-mem: load: %w", err)
+			return nil, fmt.Errorf("%s: load: %w", sysName, err)
 		}
 	}
 	if stop, err := startProfile(sysName, workload); err != nil {

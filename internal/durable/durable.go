@@ -334,7 +334,7 @@ func (d *Store) Checkpoint() error {
 		}
 	}
 	b := d.be.NewBatch()
-	var cleans []func()
+	var cleans []func() []*heap.Row
 	for _, t := range d.heap.Tables() {
 		b.Set(catalogKey(t.Name()), nil)
 		clean, err := t.CheckpointRows(snap, func(key, value []byte, ok bool) error {

@@ -17,7 +17,9 @@
 //	durable.Store     (internal/durable) WAL, backend, checkpoints, recovery (on disk only)
 //
 // and a background goroutine that refreshes the prune horizon, runs vacuum
-// passes and lets the Store checkpoint and evict.
+// passes and lets the Store checkpoint and evict — or, in memory, moves
+// settled rows into each table's storage.Arena and evicts them
+// (memstore.go, whose comment is the design).
 //
 // # One transaction, five objects
 //

@@ -39,7 +39,10 @@ type Config struct {
 	CheckpointInterval time.Duration
 	CheckpointWALSize  int64
 	CacheRows          int
-	BlockCacheSize     int64
+	// MemoryArena: an in-memory engine keeps settled rows in arenas
+	// (memstore.go).
+	MemoryArena    bool
+	BlockCacheSize int64
 
 	DeadlockTimeout  time.Duration // > 0
 	DeadlockStrategy string
@@ -63,6 +66,11 @@ type Engine struct {
 	locks *lockmgr.Manager
 	tl    *tuplelock.Locker
 	dur   *durable.Store // nil for an in-memory engine
+	// memMu serialises an in-memory engine's moves of rows into its
+	// tables' arenas with DropTable (memstore.go).
+	arenas   bool // Config.MemoryArena, in memory
+	memMu    sync.Mutex
+	memLater map[*heap.Table][]*heap.Row // rows cleaned that may leave memory later (memMaintain)
 
 	closed   atomic.Bool
 	closeMu  sync.Mutex
@@ -117,6 +125,9 @@ func Open(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 		e.dur = d
+	} else if cfg.MemoryArena {
+		e.heap.UseArenas()
+		e.arenas = true
 	}
 	e.loadIndexes()
 	if cfg.VacuumInterval > 0 || e.dur != nil {
@@ -242,7 +253,9 @@ func (e *Engine) dropTable(name string, ifExists bool) error {
 	if e.dur != nil {
 		err = e.dur.DropTable(name)
 	} else {
-		_, err = e.heap.DropTable(name)
+		e.memMu.Lock()
+		_, err = e.heap.DropTable(name) // its arena goes with it
+		e.memMu.Unlock()
 	}
 	switch {
 	case errors.Is(err, heap.ErrNoTable):
@@ -433,10 +446,13 @@ func (e *Engine) Stats() Stats {
 	return s
 }
 
-// Checkpoint checkpoints an on-disk engine (durable.Store's Checkpoint); a
-// no-op in memory.
+// Checkpoint checkpoints an on-disk engine (durable.Store's Checkpoint);
+// in memory with arenas, it moves settled rows into them (memMaintain).
 func (e *Engine) Checkpoint() error {
 	if e.dur == nil {
+		if e.arenas {
+			e.memMaintain()
+		}
 		return nil
 	}
 	return e.dur.Checkpoint()

@@ -60,6 +60,7 @@ func (e *Engine) background(interval time.Duration) {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	last := time.Now()
+	lastMem := last
 	for {
 		select {
 		case <-e.stop:
@@ -73,6 +74,9 @@ func (e *Engine) background(interval time.Duration) {
 			}
 			if e.dur != nil {
 				e.dur.Maintain(now)
+			} else if e.arenas && now.Sub(lastMem) >= memMaintainInterval {
+				e.memMaintain()
+				lastMem = now
 			}
 		}
 	}

@@ -119,7 +119,7 @@ func TestCursorSnapshot(t *testing.T) {
 		done, err = c.Read(func(k, v []byte) bool { got = append(got, string(k)+"="+string(v)); return true })
 		require.NoError(t, err)
 		require.True(t, done)
-		if bc.kind == KindPebble {
+		if bc.kind != KindBbolt { // one snapshot per cursor
 			require.Equal(t, []string{"a=old", "c=old", "e=old", "g=old"}, got)
 		} else {
 			require.Equal(t, []string{"a=old", "c=old", "d=new", "e=new", "g=old"}, got)
@@ -163,6 +163,9 @@ func TestCloseWaitsForCursor(t *testing.T) {
 		require.NoError(t, <-closed)
 		_, err = b.NewCursor(nil, nil, false)
 		require.ErrorIs(t, err, ErrClosed)
+		if bc.volatile {
+			return
+		}
 		b2 := e.open()
 		v, _ := get(t, b2, "b")
 		require.Equal(t, "2", v)

@@ -82,7 +82,7 @@ type result struct {
 	detail string
 }
 
-// harness applies one operation sequence to the three instances.
+// harness applies one operation sequence to the four instances.
 type harness struct {
 	cfg  config
 	inst []*instance
@@ -114,8 +114,13 @@ func newHarness(cfg config, dirs [2]string) (*harness, error) {
 	disk.CacheRows, disk.SyncCommit = cfg.cacheRows, &cfg.syncCommit
 	pebble, bbolt := disk, disk
 	pebble.Backend, bbolt.Backend = tupled.Pebble, tupled.Bbolt
+	// In memory with arenas: DB.Checkpoint moves settled rows out of
+	// memory, and the small cache makes locks bring them back.
+	arena := base
+	arena.MemoryArena, arena.CacheRows = true, cfg.cacheRows
 	h.inst = []*instance{
 		{name: "memory", opts: base},
+		{name: "arena", opts: arena},
 		{name: "pebble", dir: dirs[0], onDisk: true, opts: pebble},
 		{name: "bbolt", dir: dirs[1], onDisk: true, opts: bbolt},
 	}
