@@ -690,20 +690,7 @@ func (a *Arena) Stats() Stats {
 // copying each record into the arena's pages.
 type ArenaBatch struct {
 	owner *Arena
-	ops   []bboltOp
-	size  int
-	batchState
-}
-
-func (x *ArenaBatch) Set(key, value []byte) {
-	if !x.usableState() || !x.validSet(key, value) {
-		return
-	}
-	buf := make([]byte, len(key)+len(value))
-	copy(buf, key)
-	copy(buf[len(key):], value)
-	x.ops = append(x.ops, bboltOp{kind: opSet, key: buf[:len(key):len(key)], value: buf[len(key):]})
-	x.size += len(key) + len(value)
+	opBatch
 }
 
 // SetOwned is Set without the batch's copy: key and value must not change
@@ -717,43 +704,5 @@ func (x *ArenaBatch) SetOwned(key, value []byte) {
 	x.size += len(key) + len(value)
 }
 
-func (x *ArenaBatch) Delete(key []byte) {
-	if !x.usableState() {
-		return
-	}
-	if err := validKey(key); err != nil {
-		x.err = err
-		return
-	}
-	x.ops = append(x.ops, bboltOp{kind: opDelete, key: bytes.Clone(key)})
-	x.size += len(key)
-}
-
-func (x *ArenaBatch) DeleteRange(start, end []byte) {
-	if !x.usableState() {
-		return
-	}
-	if err := validRange(start, end); err != nil {
-		x.err = err
-		return
-	}
-	if string(start) == string(end) {
-		return
-	}
-	x.ops = append(x.ops, bboltOp{kind: opDeleteRange, key: bytes.Clone(start), value: bytes.Clone(end)})
-	x.size += len(start) + len(end)
-}
-
 // Grow makes room for n more operations.
 func (x *ArenaBatch) Grow(n int) { x.ops = slices.Grow(x.ops, n) }
-
-func (x *ArenaBatch) Len() int  { return len(x.ops) }
-func (x *ArenaBatch) Size() int { return x.size }
-
-func (x *ArenaBatch) Reset() {
-	clear(x.ops)
-	x.ops = x.ops[:0]
-	x.err = nil
-	x.size = 0
-	x.committed = false
-}

@@ -539,15 +539,19 @@ type bboltOp struct {
 // order inside one bbolt write transaction.
 type bboltBatch struct {
 	owner *bboltBackend
-	ops   []bboltOp
-	size  int
+	opBatch
+}
+
+// opBatch is the operation list bbolt's and the arena's batches share:
+// copies of what was added, in order, with their size.
+type opBatch struct {
+	ops  []bboltOp
+	size int
 	batchState
 }
 
-func (x *bboltBatch) usable() bool { return x.usableState() }
-
-func (x *bboltBatch) Set(key, value []byte) {
-	if !x.usable() || !x.validSet(key, value) {
+func (x *opBatch) Set(key, value []byte) {
+	if !x.usableState() || !x.validSet(key, value) {
 		return
 	}
 	// One allocation for both copies; value is never nil, so bbolt
@@ -559,8 +563,8 @@ func (x *bboltBatch) Set(key, value []byte) {
 	x.size += len(key) + len(value)
 }
 
-func (x *bboltBatch) Delete(key []byte) {
-	if !x.usable() {
+func (x *opBatch) Delete(key []byte) {
+	if !x.usableState() {
 		return
 	}
 	if err := validKey(key); err != nil {
@@ -571,8 +575,8 @@ func (x *bboltBatch) Delete(key []byte) {
 	x.size += len(key)
 }
 
-func (x *bboltBatch) DeleteRange(start, end []byte) {
-	if !x.usable() {
+func (x *opBatch) DeleteRange(start, end []byte) {
+	if !x.usableState() {
 		return
 	}
 	if err := validRange(start, end); err != nil {
@@ -586,10 +590,10 @@ func (x *bboltBatch) DeleteRange(start, end []byte) {
 	x.size += len(start) + len(end)
 }
 
-func (x *bboltBatch) Len() int  { return len(x.ops) }
-func (x *bboltBatch) Size() int { return x.size }
+func (x *opBatch) Len() int  { return len(x.ops) }
+func (x *opBatch) Size() int { return x.size }
 
-func (x *bboltBatch) Reset() {
+func (x *opBatch) Reset() {
 	clear(x.ops) // drop references to the old copies
 	x.ops = x.ops[:0]
 	x.err = nil
