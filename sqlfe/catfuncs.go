@@ -153,10 +153,13 @@ func init() {
 			if a[1].S == "pg_type" {
 				return enumComment(e.s, a[0].I), nil // enum.go
 			}
-			if a[1].S != "pg_class" { // only relations and enum types have comments here
-				return nullText, nil
+			switch a[1].S {
+			case "pg_class":
+				return describe(snap(e), a[0].I, 0), nil
+			case "pg_constraint":
+				return describeConstraint(snap(e), a[0].I), nil // comment.go
 			}
-			return describe(snap(e), a[0].I, 0), nil
+			return nullText, nil // only relations, constraints and enum types have comments here
 		}}},
 		"col_description": {{[]types.Type{I8, I4}, T, true, func(e *env, a []types.Value) (types.Value, error) {
 			return describe(snap(e), a[0].I, int(a[1].I)), nil

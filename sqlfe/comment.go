@@ -2,17 +2,22 @@ package sqlfe
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled"
+	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
 
-// COMMENT ON TABLE | VIEW | INDEX | SEQUENCE name | COLUMN rel.col IS
-// 'text' | NULL, and COMMENT ON TYPE of an enum type (enum.go: its
-// definition's Comment, pg_description's classoid pg_type).
+// COMMENT ON TABLE | VIEW | INDEX | SEQUENCE name | COLUMN rel.col |
+// CONSTRAINT name ON table IS 'text' | NULL, and COMMENT ON TYPE of an
+// enum type (enum.go: its definition's Comment, pg_description's classoid
+// pg_type). A constraint's comment is in Table.ConComments, by name
+// (pg_description's classoid pg_constraint); a save of the table drops
+// those whose constraint is gone.
 //
 // The design: a comment is a field of the object's catalog entry —
 // Table.Comment (a table or view), Column.Comment, IndexDef.Comment,
@@ -48,8 +53,10 @@ func (s *Session) planComment(st *pg.CommentStmt) (*plan, error) {
 		what = "column"
 	case pg.ObjectType_OBJECT_TYPE:
 		return s.planCommentType(st) // enum.go
+	case pg.ObjectType_OBJECT_TABCONSTRAINT:
+		what = "constraint"
 	default:
-		kind, ok := map[pg.ObjectType]string{pg.ObjectType_OBJECT_TABCONSTRAINT: "CONSTRAINT", pg.ObjectType_OBJECT_DOMCONSTRAINT: "CONSTRAINT ... ON DOMAIN",
+		kind, ok := map[pg.ObjectType]string{pg.ObjectType_OBJECT_DOMCONSTRAINT: "CONSTRAINT ... ON DOMAIN",
 			pg.ObjectType_OBJECT_MATVIEW: "MATERIALIZED VIEW", pg.ObjectType_OBJECT_FDW: "FOREIGN DATA WRAPPER", pg.ObjectType_OBJECT_TSCONFIGURATION: "TEXT SEARCH CONFIGURATION",
 			pg.ObjectType_OBJECT_TSDICTIONARY: "TEXT SEARCH DICTIONARY", pg.ObjectType_OBJECT_TSPARSER: "TEXT SEARCH PARSER", pg.ObjectType_OBJECT_TSTEMPLATE: "TEXT SEARCH TEMPLATE",
 			pg.ObjectType_OBJECT_OPCLASS: "OPERATOR CLASS", pg.ObjectType_OBJECT_OPFAMILY: "OPERATOR FAMILY", pg.ObjectType_OBJECT_LARGEOBJECT: "LARGE OBJECT"}[st.Objtype]
@@ -60,6 +67,9 @@ func (s *Session) planComment(st *pg.CommentStmt) (*plan, error) {
 	}
 	names := strs(st.Object.GetList().GetItems())
 	col := ""
+	if what == "constraint" { // COMMENT ON CONSTRAINT name ON table: the table's names, then the name
+		col, names = names[len(names)-1], names[:len(names)-1]
+	}
 	if what == "column" {
 		if len(names) < 2 {
 			return nil, pgerror.Errorf("42601", "column name must be qualified")
@@ -89,9 +99,11 @@ func (s *Session) planComment(st *pg.CommentStmt) (*plan, error) {
 		}
 		kind := map[string]string{"r": "table", "v": "view", "i": "index", "S": "sequence"}[r.kind]
 		switch {
+		case what == "constraint" && kind != "table":
+			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", rel)
 		case what == "column" && kind != "table" && kind != "view":
 			return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a table, view, materialized view, composite type, or foreign table", rel)
-		case what != "column" && what != kind:
+		case what != "column" && what != "constraint" && what != kind:
 			return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a%s %s", rel, map[bool]string{true: "n", false: ""}[what == "index"], what)
 		}
 		tx, err := s.ensureTx(ctx)
@@ -116,6 +128,17 @@ func (s *Session) planComment(st *pg.CommentStmt) (*plan, error) {
 			return res, s.saveSequence(ctx, tx, rel, &sq) // sequence.go
 		}
 		nt := cloneTable(owner)
+		if what == "constraint" {
+			if !slices.Contains(constraintNames(nt), col) {
+				return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "constraint %q for table %q does not exist", col, rel)
+			}
+			cs := slices.DeleteFunc(slices.Clone(nt.ConComments), func(c catalog.NamedComment) bool { return c.Name == col })
+			if text != "" {
+				cs = append(cs, catalog.NamedComment{Name: col, Text: text})
+			}
+			nt.ConComments = cs
+			return res, s.saveTable(ctx, tx, nt)
+		}
 		switch r.kind {
 		case "r", "v":
 			if what != "column" {
@@ -186,6 +209,11 @@ func pgDescriptionRows(s *Session, sn *catSnap) [][]types.Value {
 			rows = append(rows, []types.Value{types.Int8(int64(e.OID)), types.Int8(oidClassPgType), types.Int4(0), types.Text(e.Comment)})
 		}
 	}
+	for _, c := range sn.cons {
+		if d := c.t.ConComment(c.name); d != "" {
+			rows = append(rows, []types.Value{types.Int8(c.oid), types.Int8(oidClassPgConstraint), types.Int4(0), types.Text(d)})
+		}
+	}
 	for _, r := range sn.rels {
 		add(r, 0, r.description(0))
 		if r.kind == "r" || r.kind == "v" {
@@ -205,6 +233,22 @@ func describe(sn *catSnap, oid int64, attnum int) types.Value {
 	if r := sn.byOID[oid]; r != nil {
 		if d := r.description(attnum); d != "" {
 			return types.Text(d)
+		}
+	}
+	if attnum == 0 {
+		return describeConstraint(sn, oid)
+	}
+	return types.Null(types.TText)
+}
+
+// describeConstraint is obj_description(oid, 'pg_constraint'): the
+// comment on the constraint of that OID, NULL if none.
+func describeConstraint(sn *catSnap, oid int64) types.Value {
+	for _, c := range sn.cons {
+		if c.oid == oid {
+			if d := c.t.ConComment(c.name); d != "" {
+				return types.Text(d)
+			}
 		}
 	}
 	return types.Null(types.TText)

@@ -16,7 +16,12 @@ func TestCommentSurvivesReopen(t *testing.T) {
 	mustRun(t, s, "COMMENT ON TABLE c IS 'tab'; COMMENT ON COLUMN c.a IS 'col'; COMMENT ON INDEX c_a IS 'idx'; COMMENT ON INDEX c_pkey IS 'pk'", "COMMENT\nCOMMENT\nCOMMENT\nCOMMENT")
 	mustRun(t, s, "COMMENT ON SEQUENCE q IS 'seq'; COMMENT ON SEQUENCE c_id_seq IS 'serial'", "COMMENT\nCOMMENT")
 	mustRun(t, s, "BEGIN; COMMENT ON TABLE c IS 'gone'; ROLLBACK", "BEGIN\nCOMMENT\nROLLBACK")
+	mustRun(t, s, "COMMENT ON CONSTRAINT c_pkey ON c IS 'the constraint'", "COMMENT")
+	mustRun(t, s, "SELECT obj_description(oid, 'pg_constraint') FROM pg_constraint WHERE conname = 'c_pkey'", "the constraint\nSELECT 1")
+	mustRun(t, s, "BEGIN; COMMENT ON CONSTRAINT c_pkey ON c IS 'gone'; ROLLBACK", "BEGIN\nCOMMENT\nROLLBACK")
+	mustRun(t, s, "SELECT obj_description(oid, 'pg_constraint') FROM pg_constraint WHERE conname = 'c_pkey'", "the constraint\nSELECT 1")
 	_, s = reopenDiskSession(t, dir, db, s)
+	mustRun(t, s, "SELECT obj_description(oid, 'pg_constraint') FROM pg_constraint WHERE conname = 'c_pkey'", "the constraint\nSELECT 1")
 	mustRun(t, s, "SELECT obj_description('c'::regclass, 'pg_class'), col_description('c'::regclass, 2), obj_description('c_a'::regclass, 'pg_class'), obj_description('c_pkey'::regclass, 'pg_class')",
 		"tab|col|idx|pk\nSELECT 1")
 	mustRun(t, s, "SELECT obj_description('q'::regclass, 'pg_class'), obj_description('c_id_seq'::regclass, 'pg_class')", "seq|serial\nSELECT 1")

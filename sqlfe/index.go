@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -379,6 +380,10 @@ func (s *Session) saveIndexes(ctx context.Context, tx *tupled.Tx, t *catalog.Tab
 	}
 	nt := *t
 	nt.Indexes = ixs
+	if len(nt.ConComments) > 0 { // comments on constraints gone go with them
+		names := constraintNames(&nt)
+		nt.ConComments = slices.DeleteFunc(slices.Clone(nt.ConComments), func(c catalog.NamedComment) bool { return !slices.Contains(names, c.Name) })
+	}
 	data, err := json.Marshal(&nt)
 	if err != nil {
 		return err

@@ -49,20 +49,21 @@ import (
 
 // Fixed OIDs, as PostgreSQL numbers them.
 const (
-	oidNspCatalog   = 11
-	oidNspPublic    = 2200
-	oidNspInfo      = 13000
-	oidNspToast     = 99
-	oidSuperuser    = 10
-	oidDBOwnerRole  = 6171 // pg_database_owner, public's owner in PostgreSQL 15
-	oidAmHeap       = 2
-	oidAmBtree      = 403
-	oidCollDefault  = 100
-	oidTablespace   = 1663
-	oidDatabase     = 16384 // the one database (PostgreSQL's first user database gets such an OID)
-	oidClassPgClass = 1259
-	oidClassPgType  = 1247
-	firstUserOID    = 16384
+	oidNspCatalog        = 11
+	oidNspPublic         = 2200
+	oidNspInfo           = 13000
+	oidNspToast          = 99
+	oidSuperuser         = 10
+	oidDBOwnerRole       = 6171 // pg_database_owner, public's owner in PostgreSQL 15
+	oidAmHeap            = 2
+	oidAmBtree           = 403
+	oidCollDefault       = 100
+	oidTablespace        = 1663
+	oidDatabase          = 16384 // the one database (PostgreSQL's first user database gets such an OID)
+	oidClassPgClass      = 1259
+	oidClassPgType       = 1247
+	oidClassPgConstraint = 2606
+	firstUserOID         = 16384
 )
 
 // catRel is an object with a row in pg_class.
@@ -90,6 +91,33 @@ type catCon struct {
 	fk    *catalog.FKDef
 	check *catalog.CheckDef // a CHECK constraint's definition
 	ref   *catalog.Table    // a foreign key's referenced table
+}
+
+// isUniqueConstraint reports whether index ix is a UNIQUE constraint (a
+// row of pg_constraint), not only an index.
+func isUniqueConstraint(ix catalog.IndexDef) bool {
+	return ix.Unique && len(ix.Exprs) == 0 && !ix.IndexOnly
+}
+
+// constraintNames are the names of t's constraints, as pg_constraint
+// lists them.
+func constraintNames(t *catalog.Table) []string {
+	var names []string
+	if t.HasPKey() {
+		names = append(names, t.PrimaryKeyName())
+	}
+	for _, ix := range t.Indexes {
+		if isUniqueConstraint(ix) {
+			names = append(names, ix.Name)
+		}
+	}
+	for _, fk := range t.FKeys {
+		names = append(names, fk.Name)
+	}
+	for _, d := range t.Checks {
+		names = append(names, d.Name)
+	}
+	return names
 }
 
 // catSnap is the SQL catalog as one scan sees it, with its OIDs.
@@ -203,7 +231,7 @@ func buildSnap(m map[string]*catalog.Table, seqs map[string]*catalog.Sequence) *
 		for _, ix := range t.Indexes {
 			r := &catRel{name: ix.Name, kind: "i", t: t, ix: ix}
 			sn.rels = append(sn.rels, r)
-			if ix.Unique && len(ix.Exprs) == 0 && !ix.IndexOnly {
+			if isUniqueConstraint(ix) {
 				sn.cons = append(sn.cons, &catCon{name: ix.Name, kind: "u", t: t, cols: ix.Cols, index: r})
 			}
 		}
@@ -343,7 +371,8 @@ func splitQualified(s string) []string {
 }
 
 // systemRelOID gives catalog relations an OID so that 'pg_class'::regclass
-// works (pg_class and pg_type keep PostgreSQL's 1259 and 1247; the others
+// works (pg_class, pg_type and pg_constraint keep PostgreSQL's 1259, 1247
+// and 2606; the others
 // get one derived from their name below firstUserOID).
 func systemRelOID(schema, name string) (int64, bool) {
 	if _, ok := catalogRelations[schema+"."+name]; !ok {
@@ -354,6 +383,9 @@ func systemRelOID(schema, name string) (int64, bool) {
 	}
 	if schema == "pg_catalog" && name == "pg_type" { // pg_description's classoid of a type's comment
 		return oidClassPgType, true
+	}
+	if schema == "pg_catalog" && name == "pg_constraint" { // and of a constraint's
+		return oidClassPgConstraint, true
 	}
 	h := fnv.New32a()
 	h.Write([]byte(schema + "." + name))

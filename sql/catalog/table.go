@@ -145,6 +145,10 @@ type Table struct {
 	// comment.go). They go with the table, as a column's with the column.
 	Comment     string `json:"comment,omitempty"`
 	PKeyComment string `json:"pkey_comment,omitempty"`
+	// ConComments are COMMENT ON CONSTRAINT's texts, by constraint name
+	// (the primary key, a unique index's, a foreign key, a CHECK). An
+	// entry whose constraint is gone is dropped when the table is saved.
+	ConComments []NamedComment `json:"con_comments,omitempty"`
 	// Temp marks a session's temporary table (sqlfe's temp.go), which is
 	// never written to CatalogTable.
 	Temp bool `json:"-"`
@@ -273,3 +277,19 @@ func (t *Table) PrimaryKeyName() string {
 // HasPKey reports whether t has a declared primary key (not the hidden
 // rowid), whose constraint name is a relation name in PostgreSQL.
 func (t *Table) HasPKey() bool { return t != nil && t.Key >= 0 && !t.HiddenKey() }
+
+// NamedComment is a comment on a constraint of a table (Table.ConComments).
+type NamedComment struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
+}
+
+// ConComment is the comment on t's constraint name, "" if none.
+func (t *Table) ConComment(name string) string {
+	for _, c := range t.ConComments {
+		if c.Name == name {
+			return c.Text
+		}
+	}
+	return ""
+}
