@@ -1,6 +1,9 @@
 // Package storage is tupled's persistence seam: an ordered byte-key/byte-value
-// store with atomic batches (Backend), and two implementations, pebble
-// (the default, OpenPebble) and bbolt (OpenBbolt), chosen with Open.
+// store with atomic batches (Backend), and two implementations on disk,
+// pebble (the default, OpenPebble) and bbolt (OpenBbolt), chosen with Open;
+// plus an in-memory one, the arena (OpenArena, arena.go: pointer-free
+// pages, nothing durable), which package heap gives each table of an
+// in-memory engine opened with Options.MemoryArena.
 //
 // # Callers
 //

@@ -75,7 +75,7 @@ type Backend interface {
 	// ErrClosed. A second Close returns ErrClosed.
 	Close() error
 
-	// Name is "pebble" or "bbolt".
+	// Name is "pebble", "bbolt" or "arena".
 	Name() string
 
 	// Stats returns counters since Open.
