@@ -21,7 +21,7 @@ func (db *DB) Vacuum() VacuumResult {
 		return VacuumResult{}
 	}
 	defer db.exit()
-	return VacuumResult(db.eng.Vacuum())
+	return VacuumResult(db.eng.VacuumNow())
 }
 
 // Checkpoint writes the current committed state of an on-disk database to

@@ -293,6 +293,14 @@ func (d *Store) CreateTable(name string) error {
 	return nil
 }
 
+// BetweenCheckpoints runs f while no checkpoint runs (and so while no
+// checkpoint's snapshot holds the horizon back).
+func (d *Store) BetweenCheckpoints(f func()) {
+	d.ckMu.Lock()
+	defer d.ckMu.Unlock()
+	f()
+}
+
 // Checkpoint writes the state as of a fresh snapshot to the backend and
 // drops the WAL before the redo point.
 func (d *Store) Checkpoint() error {

@@ -35,6 +35,10 @@ const memMaintainInterval = 100 * time.Millisecond
 // time their checkpoint cleans them.
 const memVacuumRows = 1 << 17
 
+// memPassHeld, when a test sets it (before Open), runs in every
+// maintenance pass while the pass holds its snapshot.
+var memPassHeld func()
+
 // memMaintain moves settled rows into the arenas and drops them from
 // memory: a vacuum pass first when many rows are in memory, then every
 // table's dirty rows written to its arena as of one snapshot
@@ -53,6 +57,9 @@ func (e *Engine) memMaintain() {
 	x := e.xacts.BeginInternal() // holds the horizon while we read
 	snap := e.xacts.TakeSnapshot(x)
 	defer e.xacts.Abort(x)
+	if memPassHeld != nil {
+		memPassHeld()
+	}
 	tables := e.heap.Tables()
 	if e.memLater == nil {
 		e.memLater = map[*heap.Table][]*heap.Row{}

@@ -21,7 +21,32 @@ type VacuumResult struct {
 func (e *Engine) Vacuum() VacuumResult {
 	e.vacuumMu.Lock()
 	defer e.vacuumMu.Unlock()
-	horizon := e.xacts.Horizon()
+	return e.vacuumAt(e.xacts.Horizon())
+}
+
+// VacuumNow is Vacuum as a caller asks for it (DB.Vacuum): its horizon is
+// that of the transactions alone. A checkpoint or an in-memory maintenance
+// pass holds the horizon back with its own snapshot while it runs (so the
+// versions it reads are not pruned under it); Vacuum in the background
+// does not mind, but a caller who vacuums once every transaction of theirs
+// has ended expects every dead version gone. So VacuumNow takes its
+// horizon between such passes, not during one.
+func (e *Engine) VacuumNow() VacuumResult {
+	e.vacuumMu.Lock()
+	defer e.vacuumMu.Unlock()
+	var horizon uint64
+	if e.dur != nil {
+		e.dur.BetweenCheckpoints(func() { horizon = e.xacts.Horizon() })
+	} else {
+		e.memMu.Lock()
+		horizon = e.xacts.Horizon()
+		e.memMu.Unlock()
+	}
+	return e.vacuumAt(horizon)
+}
+
+// vacuumAt is a vacuum pass at horizon; vacuumMu is held.
+func (e *Engine) vacuumAt(horizon uint64) VacuumResult {
 	e.heap.SetPruneHorizon(horizon)
 	cutoff := e.xacts.FreezeCutoff(horizon)
 	var res VacuumResult
