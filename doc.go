@@ -303,6 +303,7 @@
 //	ErrProgramLimitExceeded    54000     yes (a key or value too large)
 //	ErrNameTooLong             42622     - (CreateTable)
 //	ErrTxBusy                  55000     no (a concurrent call on one Tx: nothing was done)
+//	ErrBulkRefused             55000     no (BulkLoad: insert row by row instead)
 //	ErrClosed                  -         - (57P01 when it ended a wait)
 //	ErrDiskFull                53100     yes
 //	ErrIO                      58030     yes

@@ -109,6 +109,10 @@ var (
 	// ErrNoSavepoint: RollbackTo or Release names no open savepoint
 	// (SQLSTATE 3B001, invalid_savepoint_specification).
 	ErrNoSavepoint = errs.ErrNoSavepoint
+	// ErrBulkRefused: Tx.BulkLoad cannot load the table (indexes, foreign
+	// keys, an open savepoint, rows already there); the transaction is
+	// left as it was (SQLSTATE 55000, object_not_in_prerequisite_state).
+	ErrBulkRefused = errs.ErrBulkRefused
 	// ErrTxDone: a call on a transaction after its Commit or Rollback. No
 	// SQLSTATE.
 	ErrTxDone = errs.ErrTxDone

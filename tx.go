@@ -248,6 +248,38 @@ func (tx *Tx) Insert(ctx context.Context, table string, key, value []byte) error
 	return tx.t.Insert(ctx, table, key, value)
 }
 
+// BulkLoad loads rows keys[i] → values[i] (copied) into table as
+// PostgreSQL's COPY FREEZE does: committed and frozen from the start,
+// without the write set, the WAL or the locking an Insert pays for. It is
+// for filling a table that only this transaction uses — one it created or
+// emptied for the load, as the SQL layer's COPY into a table created or
+// truncated in the same transaction does:
+//
+//   - the transaction takes the table ACCESS EXCLUSIVE (LockTable), so no
+//     other reads or writes it until this one ends;
+//   - the table must be empty at the transaction's first BulkLoad of it;
+//     later calls add to it, until the transaction writes it otherwise;
+//   - if the transaction does not commit, the table is left empty (it is
+//     dropped and made again; after a crash, recovery empties it);
+//   - once it commits, every transaction sees the rows, including one
+//     whose snapshot is older than the commit (PostgreSQL's COPY FREEZE
+//     has the same exception to MVCC).
+//
+// It returns how many rows it loaded. ErrBulkRefused (55000) — which
+// leaves the transaction usable, so the caller inserts row by row
+// instead — when the table has indexes or foreign keys, a savepoint is
+// open, the table is not empty at the first load, or the transaction
+// wrote it since loading it. ErrDuplicateKey (23505) when a key is in the
+// table or earlier in keys: the count is then the index of that row, and
+// the transaction is aborted. Other errors as Insert's.
+func (tx *Tx) BulkLoad(ctx context.Context, table string, keys, values [][]byte) (int, error) {
+	if err := tx.enter(); err != nil {
+		return 0, err
+	}
+	defer tx.exit()
+	return tx.t.BulkLoad(ctx, table, keys, values)
+}
+
 // Prefetch is a hint that the keys of table are about to be inserted or
 // read, as by a bulk load's next batch of rows: it brings their entries
 // of the table's in-memory index into the CPU cache together, so that the

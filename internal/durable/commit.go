@@ -177,8 +177,8 @@ func (d *Store) logCommit(xid uint64, ws []Write) (wal.LSN, error) {
 	if commitSizeBound(ws) <= maxRec {
 		d.inflightMu.Lock()
 		lsn, err := d.wal.Append(wal.Record{Type: RecCommit, Data: EncodeCommit(xid, ws)})
-		if err == nil {
-			d.inflight[xid] = lsn
+		if l, ok := d.inflight[xid]; err == nil && (!ok || lsn < l) {
+			d.inflight[xid] = lsn // a bulk load's RecBulkLoad may hold an earlier one (bulk.go)
 		}
 		d.inflightMu.Unlock()
 		return lsn, d.appendFailed(err)
@@ -195,7 +195,9 @@ func (d *Store) logCommit(xid uint64, ws []Write) (wal.LSN, error) {
 			d.inflightMu.Lock()
 			l, err := d.wal.Append(rec)
 			if err == nil {
-				d.inflight[xid] = l
+				if old, ok := d.inflight[xid]; !ok || l < old {
+					d.inflight[xid] = l
+				}
 				registered = true
 			}
 			d.inflightMu.Unlock()

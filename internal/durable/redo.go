@@ -55,7 +55,10 @@ func (d *Store) recover(ctl controlData, hasCtl bool) (err error) {
 			}
 		case RecDropTable:
 			rd.dropTable(string(rec.Data))
+			rd.bulkDropped(string(rec.Data))
 			delete(tables, string(rec.Data))
+		case RecBulkLoad:
+			return rd.bulkLoad(lsn, rec.Data) // bulk.go
 		case RecXidReserve:
 			x, n := binary.Uvarint(rec.Data)
 			if n <= 0 {
@@ -116,6 +119,9 @@ type redoer struct {
 	parts   streamedCommits
 	nextXid uint64
 	skipped int // writes the backend could not hold (see storable)
+	// bulk: the tables each transaction began to load (RecBulkLoad) and
+	// that no commit of it has settled yet (bulk.go)
+	bulk map[uint64][]string
 }
 
 func (d *Store) newRedoer(nextXid uint64) *redoer {
@@ -179,6 +185,7 @@ func (rd *redoer) apply(lsn wal.LSN, frags [][]byte) error {
 		return fmt.Errorf("record at %d: %w", lsn, err)
 	}
 	rd.nextXid = max(rd.nextXid, xid+1)
+	delete(rd.bulk, xid)
 	return nil
 }
 
@@ -195,8 +202,10 @@ func (rd *redoer) createTable(lsn wal.LSN, name string) bool {
 	return true
 }
 
-// finish reports what replay left unfinished.
+// finish reports what replay left unfinished, and empties the tables of
+// bulk loads that did not commit.
 func (rd *redoer) finish() {
+	rd.bulkUnfinished()
 	for xid, frags := range rd.parts {
 		n := 0
 		for _, f := range frags {

@@ -88,6 +88,9 @@ type Tx struct {
 	adv  *lockmgr.Owner
 	// skipIndex: the arbiter whose entry UpsertOn inserted (index.go).
 	skipIndex *Index
+	// bulk: the tables the transaction bulk-loaded (bulk.go), true while
+	// it may load more into them (it has not written them otherwise).
+	bulk map[string]bool
 
 	// xrec and prec are the memory of the transaction's xact.Xact and
 	// lockmgr.Proc (BeginIn, InitProc): one record per transaction, not
@@ -119,7 +122,7 @@ func (tx *Tx) reuse() {
 	tx.e, tx.id, tx.txn, tx.proc, tx.lockTO, tx.rr, tx.readOnly = nil, 0, tuplelock.Txn{}, nil, 0, false, false
 	tx.state, tx.snap, tx.haveSnap, tx.freshSnap = txActive, xact.Snapshot{}, false, false
 	tx.writes, tx.savepoints, tx.subAborted, tx.advTaken = tx.writes[:0], tx.savepoints[:0], false, tx.advTaken[:0]
-	tx.sess, tx.adv, tx.skipIndex = nil, nil, nil
+	tx.sess, tx.adv, tx.skipIndex, tx.bulk = nil, nil, nil, nil
 }
 
 // Begin starts a transaction: its id is assigned (and, on disk, reserved
@@ -186,6 +189,9 @@ func (tx *Tx) startOn(ctx context.Context, write bool, table string, mode lockmg
 	if err := tx.checkLocked(ctx, write); err != nil {
 		tx.mu.Unlock()
 		return xact.Snapshot{}, err
+	}
+	if write && tx.bulk != nil {
+		tx.noteWriteLocked(table) // bulk.go
 	}
 	if tx.proc.HoldsRelation(table, mode) { // the common case: one mutex round
 		defer tx.mu.Unlock()
@@ -316,6 +322,7 @@ func (tx *Tx) abortAllLocked() {
 	tx.subAborted = false
 	tx.savepoints, tx.advTaken = nil, nil
 	tx.e.xacts.Abort(tx.txn.Top())
+	tx.abortBulkLocked() // bulk.go: before the table's lock goes
 	tx.releaseRelLocks()
 	tx.e.aborts.Add(tx.ID(), 1)
 	if tx.adv != nil || tx.sess != nil {
@@ -790,8 +797,12 @@ func (tx *Tx) Commit() error {
 		return errs.ErrClosed
 	}
 	tx.savepoints, tx.advTaken = nil, nil
-	if tx.e.dur != nil && len(tx.writes) > 0 {
-		if err := tx.e.dur.Commit(tx.txn.Top(), tx.writes); err != nil {
+	if tx.e.dur != nil && (len(tx.writes) > 0 || len(tx.bulk) > 0) {
+		err := tx.commitBulkLocked() // bulk.go: the loaded rows durable first
+		if err == nil {
+			err = tx.e.dur.Commit(tx.txn.Top(), tx.writes)
+		}
+		if err != nil {
 			if errors.Is(err, heap.ErrNoTable) {
 				err = tx.droppedTable()
 			}
@@ -807,7 +818,7 @@ func (tx *Tx) Commit() error {
 	}
 	tx.releaseRelLocks()
 	tx.state = txDone
-	tx.writes = nil
+	tx.writes, tx.bulk = nil, nil
 	tx.e.commits.Add(tx.ID(), 1)
 	if tx.adv != nil || tx.sess != nil {
 		tx.endAdvisory()

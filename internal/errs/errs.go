@@ -50,6 +50,7 @@ var (
 	ErrNameTooLong          = New("42622", "identifier too long")
 	ErrObjectInUse          = New("55006", "object is in use")
 	ErrNoSavepoint          = New("3B001", "savepoint does not exist")
+	ErrBulkRefused          = New("55000", "cannot bulk-load this table")
 )
 
 // ErrAdminShutdown gives a wait ended by Close its SQLSTATE (the error also
