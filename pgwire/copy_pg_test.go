@@ -40,7 +40,7 @@ func TestCopyLikePostgres(t *testing.T) {
 		"CREATE TABLE s (id serial PRIMARY KEY, v text NOT NULL)",
 		"CREATE TABLE m (a int PRIMARY KEY, x numeric(4,1), f char(5), g char(2) DEFAULT 'g')",
 	}
-	type tc struct{ sql, data string }
+	type tc = struct{ sql, data string }
 	cases := []tc{
 		{"COPY t FROM STDIN", "1\tx\tabc\t1\tt\n2\t\\N\t\\N\t\\N\t\\N\n"},
 		{"COPY t TO STDOUT", ""},
@@ -112,6 +112,137 @@ func TestCopyLikePostgres(t *testing.T) {
 		{"COPY t (a, a) FROM STDIN", ""},
 		{"COPY t (zz) FROM STDIN", ""},
 	}
+	for _, q := range setup {
+		for name, c := range conns {
+			if _, err := c.Exec(ctx, q).ReadAll(); err != nil {
+				t.Fatalf("%s: %s: %v", name, q, err)
+			}
+		}
+	}
+	runCopyCases(t, conns, cases)
+}
+
+// TestCopyBulkLikePostgres: COPY into a table created or truncated in the
+// same transaction (tupled loads it in bulk, sqlfe/bulk.go) and ALTER
+// TABLE … ADD PRIMARY KEY after it, pgbench -i's sequence, answer as in
+// PostgreSQL 15: the rows, a duplicate past the first chunk with its line,
+// a rollback that leaves the table as it was, a savepoint (no bulk load),
+// a write between two COPYs.
+func TestCopyBulkLikePostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	pgc := pgoracle.Start(t)
+	ts := startServer(t, nil)
+	ctx := context.Background()
+	conns := map[string]*pgconn.PgConn{}
+	for name, cs := range map[string]string{"pg": pgc, "tupled": ts.connString("")} {
+		c, err := pgconn.Connect(ctx, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		conns[name] = c
+	}
+	lines := func(from, to int, dupAt, dupOf int) string { // rows a, 'v'||a, from..to (to < from: descending)
+		var sb strings.Builder
+		step := 1
+		if to < from {
+			step = -1
+		}
+		for i, n := from, 1; ; i, n = i+step, n+1 {
+			a := i
+			if n == dupAt {
+				a = dupOf
+			}
+			fmt.Fprintf(&sb, "%d\tv%d\n", a, a)
+			if i == to {
+				break
+			}
+		}
+		return sb.String()
+	}
+	accounts := func(n, dupAt int) string { // pgbench -i's rows
+		var sb strings.Builder
+		for i := 1; i <= n; i++ {
+			a := i
+			if i == dupAt {
+				a = 7
+			}
+			fmt.Fprintf(&sb, "%d\t%d\t0\t\n", a, (i-1)/100+1)
+		}
+		return sb.String()
+	}
+	type tc = struct{ sql, data string }
+	sum := "COPY (SELECT count(*), sum(a), min(v), max(v) FROM b) TO STDOUT"
+	cases := []tc{
+		{"BEGIN", ""},
+		{"CREATE TABLE b (a int PRIMARY KEY, v text NOT NULL)", ""},
+		{"COPY b FROM STDIN", lines(1, 5000, 0, 0)},
+		{sum, ""},
+		{"COPY b FROM STDIN", lines(9000, 5001, 0, 0)}, // a second COPY, descending
+		{"COMMIT", ""},
+		{sum, ""},
+		{"BEGIN", ""},
+		{"TRUNCATE b", ""},
+		{"COPY b FROM STDIN", lines(1, 6000, 5000, 10)}, // a duplicate in the second chunk
+		{"ROLLBACK", ""},
+		{sum, ""},
+		{"BEGIN", ""},
+		{"TRUNCATE b", ""},
+		{"COPY b FROM STDIN", lines(3000, 1, 0, 0)},
+		{"COPY b FROM STDIN", lines(2000, 2001, 0, 0)}, // a duplicate of the first COPY's
+		{"ROLLBACK", ""},
+		{sum, ""},
+		{"BEGIN", ""},
+		{"TRUNCATE b", ""},
+		{"SAVEPOINT s", ""},
+		{"COPY b FROM STDIN", lines(1, 100, 0, 0)},
+		{"ROLLBACK TO s", ""},
+		{"COPY b FROM STDIN", lines(1, 50, 0, 0)},
+		{"RELEASE s", ""},
+		{"COMMIT", ""},
+		{sum, ""},
+		{"BEGIN", ""},
+		{"TRUNCATE b", ""},
+		{"COPY b FROM STDIN", lines(1, 10, 0, 0)},
+		{"UPDATE b SET v = 'changed' WHERE a = 3", ""},
+		{"DELETE FROM b WHERE a = 4", ""},
+		{"COPY b FROM STDIN", lines(11, 20, 0, 0)},
+		{"COPY b FROM STDIN", lines(4, 4, 0, 0)},
+		{"COPY b FROM STDIN", lines(3, 3, 0, 0)},
+		{"COMMIT", ""},
+		{sum, ""},
+		{"COPY (SELECT a, v FROM b WHERE a BETWEEN 2 AND 5 ORDER BY a) TO STDOUT", ""},
+		{"CREATE TABLE acc (aid int NOT NULL, bid int, abalance int, filler char(84))", ""},
+		{"BEGIN", ""},
+		{"TRUNCATE acc", ""},
+		{"COPY acc FROM STDIN", accounts(20000, 0)},
+		{"COMMIT", ""},
+		{"ALTER TABLE acc ADD PRIMARY KEY (aid)", ""},
+		{"COPY (SELECT count(*), sum(aid), sum(bid), count(DISTINCT filler) FROM acc) TO STDOUT", ""},
+		{"INSERT INTO acc VALUES (5, 1, 0, '')", ""},
+		{"BEGIN", ""},
+		{"TRUNCATE acc", ""},
+		{"COPY acc FROM STDIN", accounts(10000, 9000)},
+		{"ALTER TABLE acc DROP CONSTRAINT acc_pkey", ""},
+		{"COMMIT", ""},
+		{"BEGIN", ""},
+		{"CREATE TABLE acc2 (aid int NOT NULL, bid int)", ""},
+		{"COPY acc2 FROM STDIN", "1\t1\n2\t1\n2\t2\n"},
+		{"ALTER TABLE acc2 ADD PRIMARY KEY (aid)", ""},
+		{"ROLLBACK", ""},
+		{"COPY (SELECT count(*) FROM acc) TO STDOUT", ""},
+	}
+	runCopyCases(t, conns, cases)
+}
+
+// runCopyCases runs each case on both servers and compares what they
+// answer.
+func runCopyCases(t *testing.T, conns map[string]*pgconn.PgConn, cases []struct{ sql, data string }) {
+	t.Helper()
+	ctx := context.Background()
+	type tc = struct{ sql, data string }
 	run := func(c *pgconn.PgConn, x tc) string {
 		var out bytes.Buffer
 		var tag pgconn.CommandTag
@@ -131,13 +262,6 @@ func TestCopyLikePostgres(t *testing.T) {
 			return "failed: " + err.Error()
 		}
 		return tag.String() + "\n" + out.String()
-	}
-	for _, q := range setup {
-		for name, c := range conns {
-			if _, err := c.Exec(ctx, q).ReadAll(); err != nil {
-				t.Fatalf("%s: %s: %v", name, q, err)
-			}
-		}
 	}
 	for _, x := range cases {
 		want, got := run(conns["pg"], x), run(conns["tupled"], x)

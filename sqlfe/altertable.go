@@ -186,7 +186,8 @@ func (s *Session) alterTableTarget(ctx context.Context, st *pg.AlterTableStmt, t
 }
 
 // rewriteTable copies t's rows, converted by conv, into a new engine table
-// for nt, and makes nt t's catalog entry.
+// for nt, and makes nt t's catalog entry; with conv nil it copies no rows
+// (TRUNCATE's new, empty engine table: truncate.go).
 func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *catalog.Table, conv func([]types.Value) ([]types.Value, error)) error {
 	if s.referenced(t) {
 		return pgerror.NotSupported("ALTER TABLE that rewrites a table other tables' foreign keys reference is not supported")
@@ -203,25 +204,9 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *catalo
 	if err := createIndexes(ctx, s.eng.db, nt); err != nil {
 		return err
 	}
-	row := make([]types.Value, len(t.Cols))
-	var kb []byte
-	err = tx.Scan(ctx, t.Engine, tupled.ScanOptions{}, func(k, v []byte) error {
-		if err := catalog.DecodeRow(t, k, v, row); err != nil {
-			return err
-		}
-		out, err := conv(row)
-		if err != nil {
-			return err
-		}
-		kb = catalog.RowKey(kb[:0], nt, out)
-		if err := tx.Insert(ctx, nt.Engine, kb, catalog.EncodeRow(nt, out)); err != nil {
-			if errors.Is(err, tupled.ErrDuplicateKey) {
-				return rewriteDuplicate(err, nt, out)
-			}
-			return dupKeyError(err, nt, out)
-		}
-		return nil
-	})
+	if conv != nil {
+		err = s.copyRows(ctx, tx, t, nt, conv)
+	}
 	if err != nil {
 		var fe *pgerror.Error
 		if errors.As(err, &fe) {
@@ -263,6 +248,71 @@ func (s *Session) rewriteTable(ctx context.Context, tx *tupled.Tx, t, nt *catalo
 		}
 	}
 	return s.saveTable(ctx, tx, nt)
+}
+
+// copyRows copies t's rows, converted by conv, into nt's new engine
+// table: by bulk loads (bulk.go) while the engine takes them (no
+// indexes on it yet), else one insert each.
+func (s *Session) copyRows(ctx context.Context, tx *tupled.Tx, t, nt *catalog.Table, conv func([]types.Value) ([]types.Value, error)) error {
+	row := make([]types.Value, len(t.Cols))
+	var kb []byte
+	var b bulkBuf
+	bulk := len(nt.Indexes) == 0
+	dup := func(err error, i int) error { // the error of chunk row i
+		out := make([]types.Value, len(nt.Cols))
+		if derr := catalog.DecodeRow(nt, b.keys[i], b.vals[i], out); derr != nil {
+			return derr
+		}
+		if errors.Is(err, tupled.ErrDuplicateKey) {
+			return rewriteDuplicate(err, nt, out)
+		}
+		return dupKeyError(err, nt, out)
+	}
+	load := func() error {
+		n, refused, err := b.load(ctx, tx, nt.Engine)
+		if errors.Is(err, tupled.ErrDuplicateKey) {
+			return dup(err, n)
+		}
+		if err != nil || !refused {
+			return err
+		}
+		bulk = false
+		for i := range b.keys {
+			if err := tx.Insert(ctx, nt.Engine, b.keys[i], b.vals[i]); err != nil {
+				return dup(err, i)
+			}
+		}
+		b.reset()
+		return nil
+	}
+	err := tx.Scan(ctx, t.Engine, tupled.ScanOptions{}, func(k, v []byte) error {
+		if err := catalog.DecodeRow(t, k, v, row); err != nil {
+			return err
+		}
+		out, err := conv(row)
+		if err != nil {
+			return err
+		}
+		kb = catalog.RowKey(kb[:0], nt, out)
+		if bulk {
+			b.add(kb, catalog.EncodeRow(nt, out))
+			if b.full() {
+				return load()
+			}
+			return nil
+		}
+		if err := tx.Insert(ctx, nt.Engine, kb, catalog.EncodeRow(nt, out)); err != nil {
+			if errors.Is(err, tupled.ErrDuplicateKey) {
+				return rewriteDuplicate(err, nt, out)
+			}
+			return dupKeyError(err, nt, out)
+		}
+		return nil
+	})
+	if err == nil {
+		err = load()
+	}
+	return err
 }
 
 // rewriteDuplicate is the error of a rewrite whose rows collide in nt's

@@ -358,6 +358,7 @@ func (s *Session) planCopyFrom(st *pg.CopyStmt, o *copyOpts, names []string) (*p
 			return nil, err
 		}
 		cf := &copyFrom{s: s, t: t, o: o, target: target, defs: defs, io: s.copyIO, ctx: ctx}
+		cf.bulk = s.ownsEngineTable(t.Engine) // bulk.go
 		cf.env = &env{ctx: ctx, s: s}
 		if err := s.copyIO.CopyInStart(o.format == copyBinary, len(target)); err != nil {
 			return nil, err
@@ -374,7 +375,7 @@ func (s *Session) planCopyFrom(st *pg.CopyStmt, o *copyOpts, names []string) (*p
 			cf.key = key
 			cf.curLine = nil
 			b.add(cf.line, key, t, row)
-			if len(b.lines) < copyBatchRows {
+			if len(b.lines) < copyBatchRows || cf.bulk && len(b.lines) < bulkChunk {
 				return nil
 			}
 			return cf.flush(tx)
@@ -430,6 +431,9 @@ type copyFrom struct {
 	row   []types.Value
 	key   []byte
 	batch copyBatch
+	// bulk: the rows go in by bulk loads (bulk.go) while the engine
+	// takes them; batches are then bulkChunk rows
+	bulk bool
 }
 
 // copyBatchRows is how many rows COPY FROM checks before it inserts them
@@ -480,6 +484,19 @@ func (cf *copyFrom) flush(tx *tupled.Tx) error {
 		b.vals = append(b.vals, b.valBuf[va:b.valEnd[i]])
 		ka, va = b.keyEnd[i], b.valEnd[i]
 	}
+	if cf.bulk {
+		n, err := tx.BulkLoad(cf.ctx, cf.t.Engine, b.keys, b.vals)
+		switch {
+		case errors.Is(err, tupled.ErrBulkRefused):
+			cf.bulk = false // row by row from here on
+		case err != nil:
+			cf.line = b.lines[n]
+			return dupRowError(err, cf.t, b.rows[n])
+		default:
+			b.reset()
+			return nil
+		}
+	}
 	tx.Prefetch(cf.t.Engine, b.keys)
 	for i, key := range b.keys {
 		if err := tx.Insert(cf.ctx, cf.t.Engine, key, b.vals[i]); err != nil {
@@ -487,12 +504,17 @@ func (cf *copyFrom) flush(tx *tupled.Tx) error {
 			return dupRowError(err, cf.t, b.rows[i])
 		}
 	}
+	b.reset()
+	return nil
+}
+
+// reset empties the batch once its rows are in.
+func (b *copyBatch) reset() {
 	b.lines, b.keyEnd, b.valEnd = b.lines[:0], b.keyEnd[:0], b.valEnd[:0]
 	b.keyBuf, b.valBuf = b.keyBuf[:0], b.valBuf[:0]
 	for i := range b.rows {
 		clear(b.rows[i]) // drop the strings of the rows inserted
 	}
-	return nil
 }
 
 // where is PostgreSQL's CopyFromErrorCallback context.

@@ -24,9 +24,13 @@ import (
 //     is 0A000 "cannot truncate a table referenced in a foreign key
 //     constraint"; CASCADE adds those tables (NOTICE "truncate cascades to
 //     table ...");
-//   - the rows are deleted through the transaction (the engine has no
-//     cheaper way that a rollback undoes), referencing tables first, so
-//     a rolled-back TRUNCATE leaves every row;
+//   - a table (not temporary) without foreign keys that no other table references gets a
+//     new, empty engine table (as PostgreSQL's new relfilenode; the old
+//     one is reclaimed when the transaction commits, the new one if it
+//     rolls back), which a COPY later in the transaction loads in bulk
+//     (bulk.go); the other tables' rows are deleted through the
+//     transaction, referencing tables first; either way a rolled-back
+//     TRUNCATE leaves every row;
 //   - RESTART IDENTITY deletes the serial columns' sequences in the same
 //     transaction; until it ends, nextval of those sequences runs in it
 //     (Session.seqInTx), so the transaction's own inserts count from 1 and
@@ -112,12 +116,25 @@ func (s *Session) planTruncate(st *pg.TruncateStmt) (*plan, error) {
 			}
 		}
 		for _, t := range order {
+			if len(t.FKeys) == 0 && !t.Temp && !s.referenced(t) {
+				// a new, empty engine table (rewriteTable without rows),
+				// as PostgreSQL's new relfilenode: no row is deleted one
+				// by one, and a COPY that follows in the transaction
+				// loads it in bulk (bulk.go)
+				if err := s.rewriteTable(ctx, tx, t, cloneTable(t), nil); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			if err := truncateRows(ctx, tx, t); err != nil {
 				return nil, err
 			}
 		}
 		if st.RestartSeqs {
 			for _, t := range list {
+				if nt := s.lookupTable(t.Name); nt != nil {
+					t = nt // its new engine table's sequences
+				}
 				if err := s.restartSequences(ctx, tx, t); err != nil {
 					return nil, err
 				}
