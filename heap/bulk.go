@@ -3,6 +3,8 @@ package heap
 import (
 	"bytes"
 	"errors"
+
+	"github.com/tupled/tupled/internal/storage"
 )
 
 // Bulk loads.
@@ -17,9 +19,12 @@ import (
 // holds the table ACCESS EXCLUSIVE) and that the table is emptied if that
 // transaction does not commit (the engine drops and re-creates it).
 //
-// A persistent table's loaded rows go straight to its backend (one batch
-// per call, not synced: the engine syncs the backend before the loading
-// transaction's commit record) and stay out of memory; the ceiling is
+// A persistent table's loaded rows go straight to its backend and stay
+// out of memory: a call's rows in increasing order above every key the
+// table holds as one sstable pebble ingests (storage.Ingester: no WAL, no
+// memtable, no flush, and for a new table's key range no compaction),
+// others as one batch, not synced (the engine syncs the backend before
+// the loading transaction's commit record); the ceiling is
 // raised before the batch is committed, so "no key above ceil is in the
 // backend" holds throughout. An in-memory table's rows are made in
 // memory. Keys in increasing order above every key the table holds (a
@@ -88,8 +93,9 @@ func (s *backedStore) bulkLoad(keys, values [][]byte) (int, error) {
 		hi = *c
 	}
 	var mine map[string]struct{} // this call's keys, once one is not above hi
-	b := s.be.NewBatch()
-	var kb []byte
+	// the backend's keys, in one buffer (a slice stays valid when it grows)
+	bk := make([][]byte, len(keys))
+	var buf []byte
 	for i, k := range keys {
 		if hi != nil && bytes.Compare(k, hi) <= 0 {
 			if mine == nil {
@@ -107,12 +113,24 @@ func (s *backedStore) bulkLoad(keys, values [][]byte) (int, error) {
 		if mine != nil {
 			mine[string(k)] = struct{}{}
 		}
-		kb = append(append(kb[:0], s.prefix...), k...)
-		b.Set(kb, values[i])
+		at := len(buf)
+		buf = append(append(buf, s.prefix...), k...)
+		bk[i] = buf[at:len(buf):len(buf)]
 	}
 	s.raiseCeil(hi)
-	if err := s.be.Commit(b, false); err != nil {
-		return 0, err
+	if ing, ok := s.be.(storage.Ingester); ok && mine == nil && storage.CanIngest(s.be) {
+		// increasing, above everything: one sstable of their own
+		if err := ing.Ingest(bk, values); err != nil {
+			return 0, err
+		}
+	} else {
+		b := s.be.NewBatch()
+		for i := range bk {
+			b.Set(bk[i], values[i])
+		}
+		if err := s.be.Commit(b, false); err != nil {
+			return 0, err
+		}
 	}
 	if s.arena != nil {
 		s.out.Add(int64(len(keys)))

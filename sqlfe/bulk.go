@@ -21,8 +21,8 @@ import (
 // TRUNCATE, COPY, ALTER TABLE … ADD PRIMARY KEY take this path end to end.
 
 // bulkChunk is how many rows a bulk load hands the engine at once: one
-// backend batch each.
-const bulkChunk = 4096
+// backend batch or pebble sstable each.
+const bulkChunk = 1 << 14
 
 // ownsEngineTable reports whether the open transaction created engine
 // table e.

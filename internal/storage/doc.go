@@ -86,6 +86,11 @@
 // batch. bbolt does its own file I/O on the OS filesystem, so it cannot run
 // on a vfs.MemFS; Options.FS other than nil or vfs.Default is refused.
 //
+// pebble (and the checksum wrapper over it) is also an Ingester
+// (ingest.go): a run of new keys in increasing order written as an
+// sstable of its own and ingested, durable when Ingest returns — a bulk
+// load's path past pebble's WAL, memtable and flush.
+//
 // See README.md for the reasons behind the interface, what each backend
 // guarantees, the pitfalls respected, and how the guarantees are tested.
 package storage

@@ -22,6 +22,7 @@ var pebbleMemTableSize uint64 = 32 << 20
 
 type pebbleBackend struct {
 	db   *pebble.DB
+	opts *pebble.Options // Open's (Ingest writes its tables with them)
 	g    *guard
 	fail failure
 	ctr  counters
@@ -123,7 +124,8 @@ func OpenPebble(dir string, opts Options) (_ Backend, err error) {
 		closeQuietly(db)
 		return nil, openError(dir, ferr)
 	}
-	p.db = db
+	p.db, p.opts = db, po.Clone()
+	p.opts.EnsureDefaults()
 	p.manifestState() // what Open wrote and synced, if no flush began yet
 	return p, nil
 }
