@@ -64,6 +64,8 @@ func (t *Table) BulkLoad(keys, values [][]byte) (int, error) {
 }
 
 func (s *memStore) bulkLoad(t *Table, keys, values [][]byte) (int, error) {
+	s.mu.Lock() // once for the call: no other transaction uses the table
+	defer s.mu.Unlock()
 	for i, k := range keys {
 		tag, prefix := keyTag(k)
 		if s.idx.getTagged(k, tag, prefix) != nil {
@@ -74,10 +76,8 @@ func (s *memStore) bulkLoad(t *Table, keys, values [][]byte) (int, error) {
 		copy(kv[len(k):], values[i])
 		r := loadedRow(kv[:len(k):len(k)], kv[len(k):])
 		r.stored = false // no backend
-		s.mu.Lock()
 		s.bt.ReplaceOrInsert(r)
 		s.idx.insertTagged(r, tag, prefix)
-		s.mu.Unlock()
 		t.heap.tuplesLive.Add(1)
 	}
 	return len(keys), nil
