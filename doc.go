@@ -209,6 +209,10 @@
 //     locks on the parent and its ON DELETE / ON UPDATE actions
 //     ([ForeignKeyError], 23503).
 //   - [Tx.Savepoint], [Tx.RollbackTo], [Tx.Release]: subtransactions.
+//   - [Tx.BulkLoad]: COPY FREEZE into a table only the transaction uses
+//     (created or emptied for the load): rows committed and frozen from
+//     the start, past the write set and the WAL; an abort or a crash
+//     before the commit leaves the table empty.
 //   - [Tx.LockTable]: LOCK TABLE in PostgreSQL's eight modes; every
 //     operation also takes the table lock PostgreSQL's statement would.
 //   - [Tx.AdvisoryLock] and [Session.AdvisoryLock]: pg_advisory_xact_lock
