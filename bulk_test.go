@@ -2,7 +2,10 @@ package tupled_test
 
 import (
 	"errors"
+	"io"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -220,4 +223,41 @@ func TestBulkLoadCrash(t *testing.T) {
 			require.NoError(t, c.db.Close())
 		})
 	}
+}
+
+// TestBulkLoadVerifyAndSalvage: the image of a crash while a bulk load is
+// uncommitted verifies clean, and salvage leaves the loading table empty
+// (as recovery does) and the committed load whole.
+func TestBulkLoadVerifyAndSalvage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	db, err := tupled.Open(dir, &tupled.Options{VacuumInterval: -1, CheckpointInterval: time.Hour, CheckpointWALSize: -1})
+	require.NoError(t, err)
+	require.NoError(t, db.CreateTable(bg, "t"))
+	require.NoError(t, db.CreateTable(bg, "u"))
+	require.NoError(t, db.RunTx(bg, nil, func(tx *tupled.Tx) error {
+		keys, vals := bulkRows(0, 3000)
+		_, err := tx.BulkLoad(bg, "t", keys, vals)
+		return err
+	}))
+	tx, err := db.Begin(bg, nil)
+	require.NoError(t, err)
+	keys, vals := bulkRows(0, 1000)
+	_, err = tx.BulkLoad(bg, "u", keys, vals)
+	require.NoError(t, err)
+	img := filepath.Join(t.TempDir(), "img")
+	require.NoError(t, copyTree(img, dir)) // every commit and load synced: a crash's image
+	require.NoError(t, tx.Rollback())
+	require.NoError(t, db.Close())
+
+	vr, err := tupled.Verify(img, io.Discard)
+	require.NoError(t, err)
+	require.Empty(t, vr.Problems)
+	out := filepath.Join(t.TempDir(), "out")
+	_, err = tupled.Salvage(img, out, io.Discard)
+	require.NoError(t, err)
+	sdb, err := tupled.Open(out, nil)
+	require.NoError(t, err)
+	defer sdb.Close()
+	require.Equal(t, 3000, rows(t, sdb, "t"))
+	require.Equal(t, 0, rows(t, sdb, "u"), "the uncommitted load is not salvaged")
 }

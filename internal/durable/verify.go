@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -291,6 +292,10 @@ func verifyWAL(fs vfs.FS, dir string, redo uint64, haveRedo, hasCtl bool, ctlRed
 			if err != nil {
 				return fmt.Errorf("record at LSN %d: %w", lsn, err)
 			}
+		case RecBulkLoad:
+			if _, n := binary.Uvarint(rec.Data); n <= 0 {
+				return fmt.Errorf("record at LSN %d: %w", lsn, errBadRecord)
+			}
 		case RecCreateTable, RecDropTable, RecXidReserve:
 		default:
 			return fmt.Errorf("record at LSN %d: unknown type %d", lsn, rec.Type)
@@ -432,8 +437,14 @@ func Salvage(dir string, dst Target, w io.Writer) (*SalvageResult, error) {
 	}
 	var walErr error
 	parts := streamedCommits{}
+	bulk := map[uint64][]string{} // bulk loads no commit settled (bulk.go)
 	_, err = readWAL(fs, fs.PathJoin(dir, "wal"), redo, haveRedo, func(lsn wal.LSN, rec wal.Record) error {
 		switch rec.Type {
+		case RecBulkLoad:
+			res.WALRecords++
+			if xid, n := binary.Uvarint(rec.Data); n > 0 {
+				bulk[xid] = append(bulk[xid], string(rec.Data[n:]))
+			}
 		case RecCommit, RecCommitPart, RecCommitEnd:
 			frags, done := [][]byte{rec.Data}, true
 			if rec.Type != RecCommit {
@@ -446,13 +457,16 @@ func Salvage(dir string, dst Target, w io.Writer) (*SalvageResult, error) {
 			if !done {
 				return nil
 			}
-			_, err := decodeCommitStream(frags, func(x Write) error {
+			xid, err := decodeCommitStream(frags, func(x Write) error {
 				if err := add(x); err != nil {
 					walErr = err
 					return err
 				}
 				return nil
 			})
+			if err == nil {
+				delete(bulk, xid)
+			}
 			if err != nil && walErr == nil {
 				return fmt.Errorf("record at LSN %d: %w", lsn, err)
 			}
@@ -478,6 +492,9 @@ func Salvage(dir string, dst Target, w io.Writer) (*SalvageResult, error) {
 				return err
 			}
 			delete(tables, string(rec.Data))
+			for x, ts := range bulk {
+				bulk[x] = slices.DeleteFunc(ts, func(t string) bool { return t == string(rec.Data) })
+			}
 		}
 		return nil
 	})
@@ -489,6 +506,23 @@ func Salvage(dir string, dst Target, w io.Writer) (*SalvageResult, error) {
 	}
 	if err := flush(); err != nil {
 		return res, err
+	}
+	// a table a transaction that never committed was loading is empty,
+	// as recovery leaves it
+	for _, ts := range bulk {
+		for _, t := range ts {
+			if !tables[t] {
+				continue
+			}
+			if err := dst.DropTable(t); err != nil {
+				return res, err
+			}
+			delete(tables, t)
+			if err := ensureTable(t); err != nil {
+				return res, err
+			}
+			lost("table %q: rows of a bulk load that never committed left out", t)
+		}
 	}
 	res.Tables = len(tables)
 	return res, nil
