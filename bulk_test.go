@@ -1,6 +1,7 @@
 package tupled_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"path/filepath"
@@ -260,4 +261,30 @@ func TestBulkLoadVerifyAndSalvage(t *testing.T) {
 	defer sdb.Close()
 	require.Equal(t, 3000, rows(t, sdb, "t"))
 	require.Equal(t, 0, rows(t, sdb, "u"), "the uncommitted load is not salvaged")
+}
+
+// TestBulkLoadWaitsForTheTable: a load waits for the ACCESS EXCLUSIVE
+// lock while another transaction uses the table (the wait shows in
+// Locks()), and its context ends the wait.
+func TestBulkLoadWaitsForTheTable(t *testing.T) {
+	db := openDB(t, nil, nil)
+	reader := begin(t, db, nil)
+	_, err := reader.Get(bg, "t", []byte("x"))
+	require.ErrorIs(t, err, tupled.ErrNotFound)
+	loader := begin(t, db, nil)
+	ctx, cancel := context.WithCancel(bg)
+	keys, vals := bulkRows(0, 10)
+	done := async(func() error {
+		_, err := loader.BulkLoad(ctx, "t", keys, vals)
+		return err
+	})
+	eventually(t, "the load waits for the reader", func() bool { return waitingOn(db, loader) })
+	cancel()
+	err = <-done
+	require.Error(t, err)
+	var pe *tupled.Error
+	require.True(t, errors.As(err, &pe))
+	require.Equal(t, "57014", pe.Code)
+	require.NoError(t, reader.Commit())
+	require.Equal(t, 0, rows(t, db, "t"))
 }
