@@ -1,6 +1,7 @@
 package tupled_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -34,7 +35,7 @@ func rows(t *testing.T, db *tupled.DB, table string) int {
 
 // bulkDBs opens the database kinds a load goes different ways in: rows
 // in memory, in an arena, in pebble and in bbolt.
-func bulkDBs(t *testing.T, fn func(t *testing.T, db *tupled.DB)) {
+func bulkDBs(t *testing.T, fn func(t *testing.T, db *tupled.DB, kind string)) {
 	for _, kind := range []string{"memory", "arena", "pebble", "bbolt"} {
 		t.Run(kind, func(t *testing.T) {
 			var db *tupled.DB
@@ -52,7 +53,7 @@ func bulkDBs(t *testing.T, fn func(t *testing.T, db *tupled.DB)) {
 				t.Cleanup(func() { require.NoError(t, db.Close()) })
 				require.NoError(t, db.CreateTable(bg, "t"))
 			}
-			fn(t, db)
+			fn(t, db, kind)
 		})
 	}
 }
@@ -63,7 +64,7 @@ func bulkDBs(t *testing.T, fn func(t *testing.T, db *tupled.DB)) {
 // rows then behave as any other (updated, deleted, checked for
 // duplicates by Insert).
 func TestBulkLoad(t *testing.T) {
-	bulkDBs(t, func(t *testing.T, db *tupled.DB) {
+	bulkDBs(t, func(t *testing.T, db *tupled.DB, kind string) {
 		tx := begin(t, db, nil)
 		keys, vals := bulkRows(1000, 5000) // in order, above everything
 		n, err := tx.BulkLoad(bg, "t", keys, vals)
@@ -113,7 +114,7 @@ func TestBulkLoad(t *testing.T) {
 // loaded and rolled back, or failed, leaves the table empty, and a new one
 // can load it again.
 func TestBulkLoadAbortEmpties(t *testing.T) {
-	bulkDBs(t, func(t *testing.T, db *tupled.DB) {
+	bulkDBs(t, func(t *testing.T, db *tupled.DB, kind string) {
 		tx := begin(t, db, nil)
 		keys, vals := bulkRows(0, 100)
 		_, err := tx.BulkLoad(bg, "t", keys, vals)
@@ -287,4 +288,31 @@ func TestBulkLoadWaitsForTheTable(t *testing.T) {
 	require.Equal(t, "57014", pe.Code)
 	require.NoError(t, reader.Commit())
 	require.Equal(t, 0, rows(t, db, "t"))
+}
+
+// TestBulkLoadLimits: a key at MaxKeySize loads, one byte more is 54000
+// and aborts the transaction (the table is left empty); the empty key is
+// a key, as for Insert; the rows count in Stats while in memory or in the
+// arena.
+func TestBulkLoadLimits(t *testing.T) {
+	bulkDBs(t, func(t *testing.T, db *tupled.DB, kind string) {
+		long := bytes.Repeat([]byte("k"), tupled.MaxKeySize)
+		tx := begin(t, db, nil)
+		_, err := tx.BulkLoad(bg, "t", [][]byte{{}, []byte("a"), long}, [][]byte{[]byte("empty"), nil, []byte("v")})
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
+		require.Equal(t, 3, rows(t, db, "t"))
+
+		require.NoError(t, db.CreateTable(bg, "u"))
+		for _, bad := range [][]byte{append(long, 'k')} {
+			tx = begin(t, db, nil)
+			_, err = tx.BulkLoad(bg, "u", [][]byte{[]byte("a"), bad}, [][]byte{nil, nil})
+			require.Error(t, err, "key of %d bytes", len(bad))
+			require.ErrorIs(t, tx.Commit(), tupled.ErrTxAborted)
+			require.Equal(t, 0, rows(t, db, "u"))
+		}
+		if kind == "memory" || kind == "arena" {
+			require.Equal(t, uint64(3), db.Stats().TuplesLive)
+		}
+	})
 }
