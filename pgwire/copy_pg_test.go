@@ -17,21 +17,8 @@ import (
 // against tupled, and compares what each says: the command tag and the
 // data COPY TO sends, or the error's SQLSTATE, message, DETAIL and CONTEXT.
 func TestCopyLikePostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts PostgreSQL")
-	}
-	pgc := pgoracle.Start(t)
-	ts := startServer(t, nil)
+	conns := pgAndTupled(t)
 	ctx := context.Background()
-	conns := map[string]*pgconn.PgConn{}
-	for name, cs := range map[string]string{"pg": pgc, "tupled": ts.connString("")} {
-		c, err := pgconn.Connect(ctx, cs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close(ctx)
-		conns[name] = c
-	}
 	setup := []string{
 		"CREATE TABLE t (a int PRIMARY KEY, b text, c varchar(4), d smallint, e boolean DEFAULT true)",
 		"CREATE TABLE p (id int PRIMARY KEY)",
@@ -129,21 +116,7 @@ func TestCopyLikePostgres(t *testing.T) {
 // a rollback that leaves the table as it was, a savepoint (no bulk load),
 // a write between two COPYs.
 func TestCopyBulkLikePostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts PostgreSQL")
-	}
-	pgc := pgoracle.Start(t)
-	ts := startServer(t, nil)
-	ctx := context.Background()
-	conns := map[string]*pgconn.PgConn{}
-	for name, cs := range map[string]string{"pg": pgc, "tupled": ts.connString("")} {
-		c, err := pgconn.Connect(ctx, cs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close(ctx)
-		conns[name] = c
-	}
+	conns := pgAndTupled(t)
 	lines := func(from, to int, dupAt, dupOf int) string { // rows a, 'v'||a, from..to (to < from: descending)
 		var sb strings.Builder
 		step := 1
@@ -235,6 +208,28 @@ func TestCopyBulkLikePostgres(t *testing.T) {
 		{"COPY (SELECT count(*) FROM acc) TO STDOUT", ""},
 	}
 	runCopyCases(t, conns, cases)
+}
+
+// pgAndTupled starts PostgreSQL 15 and tupled (skipped in -short) and
+// connects to each: conns["pg"], conns["tupled"], closed at the test's end.
+func pgAndTupled(t *testing.T) map[string]*pgconn.PgConn {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	pgc := pgoracle.Start(t)
+	ts := startServer(t, nil)
+	ctx := context.Background()
+	conns := map[string]*pgconn.PgConn{}
+	for name, cs := range map[string]string{"pg": pgc, "tupled": ts.connString("")} {
+		c, err := pgconn.Connect(ctx, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(ctx) })
+		conns[name] = c
+	}
+	return conns
 }
 
 // runCopyCases runs each case on both servers and compares what they
