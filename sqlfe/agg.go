@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -585,7 +586,7 @@ func (ac *accumulator) result() (types.Value, error) {
 			return types.FloatValue(ac.fsum/float64(ac.count), types.TFloat8), nil
 		}
 		if sp.t == types.TInterval {
-			return ivResult(types.DivInterval(types.IntervalOf(ac.sum), float64(ac.count)))
+			return eval.IntervalResult(types.DivInterval(types.IntervalOf(ac.sum), float64(ac.count)))
 		}
 		return types.NumericArith('/', ac.sum, toNumeric(types.Int8(ac.count)))
 	case "string_agg":

@@ -3,6 +3,7 @@ package sqlfe
 import (
 	"context"
 	"math"
+	"time"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/pgerror"
@@ -27,6 +28,10 @@ type env struct {
 	// calls while a projectSetNode evaluates it (srf.go)
 	srf []types.Value
 }
+
+// TxStart is the statement's transaction's start: env is the
+// eval.Context of the functions it runs.
+func (e *env) TxStart() time.Time { return e.s.txStart(e.ctx) }
 
 // outerExpr reads x, a column of an enclosing query, from the outer env.
 // It has no kids: to the subquery it is a value fixed while it runs (so a

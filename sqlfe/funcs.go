@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -19,7 +20,8 @@ type builtin struct {
 }
 
 // builtins is filled by init functions (this file's, and the type files':
-// uuid.go, bytea.go, json.go), in any order.
+// uuid.go, bytea.go, json.go), in any order: the functions that read the
+// session. Those that do not are sql/eval's Builtins, looked up after.
 var builtins = map[string]builtin{}
 
 func init() {
@@ -152,6 +154,9 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 		return pf(c, f, args) // strfuncs.go
 	}
 	b, ok := builtins[name]
+	if eb, pure := eval.Builtins[name]; pure && !ok {
+		b, ok = builtin{eb.Args, eb.Ret, func(e *env, a []types.Value) (types.Value, error) { return eb.Fn(e, a) }}, true
+	}
 	alts := advisoryOverloads[name]
 	if alts != nil {
 		b, ok = alts[len(f.Args)]

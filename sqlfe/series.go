@@ -5,6 +5,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -115,7 +116,7 @@ func timestampSeries(fc *pg.FuncCall, c *compiler, first expr) (*srfSpec, error)
 			if len(out) == maxSeriesRows {
 				return nil, errSeriesRows("generate_series")
 			}
-			v, err := timestampResult(cur, t)
+			v, err := eval.TimestampResult(cur, t)
 			if err != nil {
 				return nil, err
 			}

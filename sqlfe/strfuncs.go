@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -117,7 +118,7 @@ func wantTypes(c *compiler, f *pg.FuncCall, args []expr, want ...types.Type) ([]
 		switch {
 		case x.typ() == want[i]:
 		case types.IsInt(x.typ()) && (types.IsInt(want[i]) || want[i] == types.TNumeric), x.typ() == types.TBpchar && want[i] == types.TText,
-			isNumeric(x.typ()) && types.IsFloat(want[i]):
+			eval.IsNumeric(x.typ()) && types.IsFloat(want[i]):
 			x = &castExpr{arg: x, t: want[i]}
 		default:
 			return nil, noSuchFunc(f, args)
@@ -624,7 +625,7 @@ func dateTruncFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	}
 	if args[1].typ() == types.TInterval && types.IsString(unit.typ()) {
 		return strict("date_trunc", types.TInterval, []expr{unit, args[1]}, func(a []types.Value) (types.Value, error) {
-			return ivResult(types.TruncInterval(a[0].S, types.IntervalOf(a[1])))
+			return eval.IntervalResult(types.TruncInterval(a[0].S, types.IntervalOf(a[1])))
 		}), nil
 	}
 	x, err := c.coerce(args[1], types.TTimestamptz)
