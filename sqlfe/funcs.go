@@ -216,3 +216,9 @@ var pgFunctions = func() map[string]bool {
 	}
 	return m
 }()
+
+// pure is a function body of sql/eval's, which reads nothing of the
+// session, as a funcExpr's.
+func pure(fn func([]types.Value) (types.Value, error)) func(*env, []types.Value) (types.Value, error) {
+	return func(_ *env, a []types.Value) (types.Value, error) { return fn(a) }
+}

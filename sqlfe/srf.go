@@ -5,6 +5,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -302,7 +303,7 @@ func unnestSRF(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
 }
 
 // regexpMatchesSRF is regexp_matches(string, pattern [, flags]): a text[]
-// per match (textfuncs.go's regexpMatchArray), the first one only without
+// per match (sql/eval's RegexpMatchArray), the first one only without
 // flag g.
 func regexpMatchesSRF(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
 	var args []expr
@@ -325,7 +326,7 @@ func regexpMatchesSRF(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
 		if len(vs) == 3 {
 			flags = vs[2].S
 		}
-		re, global, err := compileRegexFlags(vs[1].S, flags)
+		re, global, err := eval.CompileRegexFlags(vs[1].S, flags)
 		if err != nil {
 			return nil, err
 		}
@@ -335,7 +336,7 @@ func regexpMatchesSRF(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
 		}
 		var out []types.Value
 		for _, m := range re.FindAllStringSubmatchIndex(vs[0].S, n) {
-			v, err := regexpMatchArray(re, vs[0].S, m)
+			v, err := eval.RegexpMatchArray(re, vs[0].S, m)
 			if err != nil {
 				return nil, err
 			}

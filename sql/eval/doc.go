@@ -39,7 +39,9 @@
 // calling the body here. A function that reads or changes the session
 // (current_setting, nextval, txid_current) is sqlfe's alone.
 //
-// Files: doc.go, context.go (Context, Builtin, Builtins), formatting.go
+// Files: doc.go, context.go (Context, Builtin, Builtins), text.go (lpad,
+// rpad, format, regexp_replace, regexp_match, quote_ident,
+// quote_literal), formatting.go
 // (to_char, to_timestamp, to_date as PostgreSQL's formatting.c, with
 // formatting_interval.go for to_char of an interval), date.go
 // (date_part, make_date, make_timestamp, to_timestamp(double), age,
