@@ -611,7 +611,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 				return x, nil
 			}
 			if k, ok := x.(*constExpr); ok {
-				v, err := negate(k.v)
+				v, err := eval.Negate(k.v)
 				if err != nil {
 					return nil, err
 				}

@@ -133,3 +133,44 @@ func DateArith(op byte, a, b types.Value, t types.Type) (types.Value, error) {
 	}
 	return types.DateValue(r), nil
 }
+
+// ExtractIntervalTime is extract(field FROM x) of an interval or a time.
+func ExtractIntervalTime(a []types.Value) (types.Value, error) {
+	var s string
+	var err error
+	if a[1].T == types.TInterval {
+		s, err = types.ExtractInterval(a[0].S, types.IntervalOf(a[1]))
+	} else {
+		s, err = types.ExtractTimeOfDay(a[0].S, types.TimeOf(a[1]))
+	}
+	if err != nil {
+		return types.Value{}, err
+	}
+	return types.Value{T: types.TNumeric, S: s}, nil
+}
+
+// Extract is extract(field FROM x) of a date, timestamp or timestamptz.
+func Extract(a []types.Value) (types.Value, error) {
+	return types.ExtractField(strings.ToLower(a[0].S), a[1])
+}
+
+// DateTruncInterval is date_trunc(unit, x) of an interval.
+func DateTruncInterval(a []types.Value) (types.Value, error) {
+	return IntervalResult(types.TruncInterval(a[0].S, types.IntervalOf(a[1])))
+}
+
+// DateTrunc is date_trunc(unit, x) of a timestamp or timestamptz x, of its
+// type.
+func DateTrunc(a []types.Value, t types.Type) (types.Value, error) {
+	u := strings.ToLower(a[0].S)
+	r, ok := types.TruncTime(types.Instant(a[1]), u)
+	if !ok {
+		if _, known := types.TruncUnits[u]; !known {
+			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unit %q not recognized for type %s", u, t)
+		}
+	}
+	if t == types.TTimestamp {
+		return types.TimestampValue(r), nil
+	}
+	return types.TimestamptzValue(r), nil
+}

@@ -39,12 +39,14 @@
 // calling the body here. A function that reads or changes the session
 // (current_setting, nextval, txid_current) is sqlfe's alone.
 //
-// Files: doc.go, context.go (Context, Builtin, Builtins), text.go (lpad,
-// rpad, format, regexp_replace, regexp_match, quote_ident,
-// quote_literal), formatting.go
-// (to_char, to_timestamp, to_date as PostgreSQL's formatting.c, with
-// formatting_interval.go for to_char of an interval), date.go
-// (date_part, make_date, make_timestamp, to_timestamp(double), age,
-// date ± integer), interval.go (the operators of interval and time,
-// justify_*).
+// Files: doc.go, context.go (Context, Builtin, Builtins), text.go (the
+// string functions: substr, trim, left, right, repeat, split_part,
+// concat, lpad, rpad, format, the regexp functions, md5, quote_ident,
+// quote_literal, ...), math.go (abs, sign, round, trunc, ceil, floor,
+// log, power, the float functions, and the arithmetic operators: Arith,
+// Negate), formatting.go (to_char, to_timestamp, to_date as
+// PostgreSQL's formatting.c, with formatting_interval.go for to_char of
+// an interval), date.go (extract, date_part, date_trunc, make_date,
+// make_timestamp, to_timestamp(double), age, date ± integer),
+// interval.go (the operators of interval and time, justify_*).
 package eval

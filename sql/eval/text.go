@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"math"
 	"regexp"
 	"strconv"
@@ -395,4 +397,205 @@ func QuoteLiteral(s string) string {
 		return "E" + strings.ReplaceAll(q, `\`, `\\`)
 	}
 	return q
+}
+
+// StrPos is strpos(s, sub) and position(sub IN s): the 1-based character
+// position of sub in s, 0 if none.
+func StrPos(a []types.Value) (types.Value, error) {
+	return types.Int4(int32(runePos(a[0].S, a[1].S))), nil
+}
+
+// Replace is replace(s, from, to): every from in s replaced by to.
+func Replace(a []types.Value) (types.Value, error) {
+	return types.Text(strings.ReplaceAll(a[0].S, a[1].S, a[2].S)), nil
+}
+
+// Reverse is reverse(s), by characters.
+func Reverse(a []types.Value) (types.Value, error) {
+	return types.Text(reverseRunes(a[0].S)), nil
+}
+
+// MD5 is md5(s): its digest in hex.
+func MD5(a []types.Value) (types.Value, error) {
+	h := md5.Sum([]byte(a[0].S))
+	return types.Text(hex.EncodeToString(h[:])), nil
+}
+
+// StartsWith is starts_with(s, prefix).
+func StartsWith(a []types.Value) (types.Value, error) {
+	return types.Bool(strings.HasPrefix(a[0].S, a[1].S)), nil
+}
+
+// CharLength is char_length(s), in characters.
+func CharLength(a []types.Value) (types.Value, error) {
+	return types.Int4(int32(utf8.RuneCountInString(a[0].S))), nil
+}
+
+// OctetLength is octet_length(s), in bytes.
+func OctetLength(a []types.Value) (types.Value, error) {
+	return types.Int4(int32(len(a[0].S))), nil
+}
+
+// Initcap is initcap(s): each word's first letter upper-case, the others
+// lower.
+func Initcap(a []types.Value) (types.Value, error) {
+	return types.Text(initcap(a[0].S)), nil
+}
+
+// Substr is substr(s, start [, count]), by characters: start is 1-based,
+// and a start before 1 counts toward count; a negative count is 22011.
+func Substr(a []types.Value) (types.Value, error) {
+	r := []rune(a[0].S)
+	start := a[1].I // 1-based; before 1 counts toward the length
+	end := int64(len(r)) + 1
+	if len(a) == 3 {
+		if a[2].I < 0 {
+			return types.Value{}, pgerror.Errorf(pgerror.CodeSubstringError, "negative substring length not allowed")
+		}
+		end = start + a[2].I
+	}
+	start = max(start, 1)
+	end = min(end, int64(len(r))+1)
+	if start >= end {
+		return types.Text(""), nil
+	}
+	return types.Text(string(r[start-1 : end-1])), nil
+}
+
+// Btrim is btrim(s, chars) (and trim(s)).
+func Btrim(a []types.Value) (types.Value, error) { return trim(a, true, true) }
+
+// Ltrim is ltrim(s, chars).
+func Ltrim(a []types.Value) (types.Value, error) { return trim(a, true, false) }
+
+// Rtrim is rtrim(s, chars).
+func Rtrim(a []types.Value) (types.Value, error) { return trim(a, false, true) }
+
+func trim(a []types.Value, left, right bool) (types.Value, error) {
+	s := a[0].S
+	if left {
+		s = strings.TrimLeft(s, a[1].S)
+	}
+	if right {
+		s = strings.TrimRight(s, a[1].S)
+	}
+	return types.Text(s), nil
+}
+
+// Left is left(s, n) and right(s, n): the first (last) n characters, all
+// but the last (first) -n for a negative n.
+func Left(a []types.Value) (types.Value, error) { return leftRight(a, true) }
+
+// Right is right(s, n).
+func Right(a []types.Value) (types.Value, error) { return leftRight(a, false) }
+
+func leftRight(a []types.Value, left bool) (types.Value, error) {
+	r := []rune(a[0].S)
+	n := int(a[1].I)
+	if n < 0 {
+		n = max(len(r)+n, 0)
+	}
+	n = min(n, len(r))
+	if left {
+		return types.Text(string(r[:n])), nil
+	}
+	return types.Text(string(r[len(r)-n:])), nil
+}
+
+// Repeat is repeat(s, n): s n times; 54000 beyond PostgreSQL's MaxAllocSize.
+func Repeat(a []types.Value) (types.Value, error) {
+	if a[1].I <= 0 {
+		return types.Text(""), nil
+	}
+	if int64(len(a[0].S))*a[1].I > 1<<30-1 {
+		return types.Value{}, pgerror.Errorf(pgerror.CodeProgramLimit, "requested length too large")
+	}
+	return types.Text(strings.Repeat(a[0].S, int(a[1].I))), nil
+}
+
+// SplitPart is split_part(s, delimiter, n): the nth field (from the end for
+// a negative n); 22023 for 0.
+func SplitPart(a []types.Value) (types.Value, error) {
+	n := a[2].I
+	if n == 0 {
+		return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "field position must not be zero")
+	}
+	var parts []string
+	if a[1].S == "" {
+		parts = []string{a[0].S}
+	} else {
+		parts = strings.Split(a[0].S, a[1].S)
+	}
+	if n < 0 {
+		n = int64(len(parts)) + n + 1
+	}
+	if n < 1 || n > int64(len(parts)) {
+		return types.Text(""), nil
+	}
+	return types.Text(parts[n-1]), nil
+}
+
+// Concat is concat(args...) and concat_ws(sep, args...): the arguments'
+// output texts, NULLs left out (concat_ws is NULL for a NULL sep).
+// Not strict.
+func Concat(a []types.Value) (types.Value, error) { return concat(a, false) }
+
+// ConcatWS is concat_ws(sep, args...).
+func ConcatWS(a []types.Value) (types.Value, error) { return concat(a, true) }
+
+func concat(a []types.Value, ws bool) (types.Value, error) {
+	sep := ""
+	if ws {
+		if a[0].Null {
+			return types.Null(types.TText), nil
+		}
+		sep, a = a[0].S, a[1:]
+	}
+	var b strings.Builder
+	first := true
+	for _, v := range a {
+		if v.Null {
+			continue
+		}
+		if !first {
+			b.WriteString(sep)
+		}
+		first = false
+		b.WriteString(v.String()) // the output function: a boolean is t or f
+	}
+	return types.Text(b.String()), nil
+}
+
+func runePos(s, sub string) int {
+	i := strings.Index(s, sub)
+	if i < 0 {
+		return 0
+	}
+	return utf8.RuneCountInString(s[:i]) + 1
+}
+
+func reverseRunes(s string) string {
+	r := []rune(s)
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+	return string(r)
+}
+
+func initcap(s string) string {
+	var b strings.Builder
+	start := true
+	for _, r := range s {
+		alnum := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r >= 0x80
+		switch {
+		case alnum && start:
+			b.WriteString(strings.ToUpper(string(r)))
+		case alnum:
+			b.WriteString(strings.ToLower(string(r)))
+		default:
+			b.WriteRune(r)
+		}
+		start = !alnum
+	}
+	return b.String()
 }
