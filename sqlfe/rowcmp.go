@@ -2,6 +2,7 @@ package sqlfe
 
 import (
 	pg "github.com/pganalyze/pg_query_go/v6"
+
 	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"

@@ -48,5 +48,7 @@
 // PostgreSQL's formatting.c, with formatting_interval.go for to_char of
 // an interval), date.go (extract, date_part, date_trunc, make_date,
 // make_timestamp, to_timestamp(double), age, date ± integer),
-// interval.go (the operators of interval and time, justify_*).
+// interval.go (the operators of interval and time, justify_*), json.go
+// (json's operators, to_json, json[b]_build_object, json[b]_typeof,
+// jsonb_set, the element text of json[b]_agg and of a whole row).
 package eval
