@@ -1,9 +1,8 @@
 package sqlfe
 
 import (
-	"unicode/utf8"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/types"
 )
 
@@ -15,14 +14,12 @@ func init() {
 	// length and octet_length of a bytea count its bytes; of a string,
 	// characters and bytes as text's (builtins' length, strfuncs.go)
 	for name, text := range map[string]polyFunc{
-		"length": strictText("length", types.TInt4, 1, func(a []types.Value) (types.Value, error) {
-			return types.Int4(int32(utf8.RuneCountInString(a[0].S))), nil
-		}),
-		"octet_length": strictText("octet_length", types.TInt4, 1, func(a []types.Value) (types.Value, error) { return types.Int4(int32(len(a[0].S))), nil }),
+		"length":       strictText("length", types.TInt4, 1, eval.CharLength),
+		"octet_length": strictText("octet_length", types.TInt4, 1, eval.OctetLength),
 	} {
 		polyFuncs[name] = func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 			if len(args) == 1 && args[0].typ() == types.TBytea {
-				return strict(name, types.TInt4, args, func(a []types.Value) (types.Value, error) { return types.Int4(int32(len(a[0].S))), nil }), nil
+				return strict(name, types.TInt4, args, eval.OctetLength), nil // bytes
 			}
 			return text(c, f, args)
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/eval"
@@ -59,29 +58,6 @@ func init() {
 			}
 			v, err := e.s.getSetting(a[0].S)
 			return types.Text(v), err
-		}},
-		// length(text); on a character(n) it counts the characters
-		// without the trailing spaces, as PostgreSQL's bpcharlen, since
-		// the argument is cast to text
-		"length": {[]types.Type{types.TText}, types.TInt4, func(_ *env, a []types.Value) (types.Value, error) {
-			if a[0].Null {
-				return types.Null(types.TInt4), nil
-			}
-			return types.Int4(int32(utf8.RuneCountInString(a[0].S))), nil
-		}},
-		// lower(text), upper(text): as PostgreSQL's under a UTF-8
-		// locale (tupled has no other), Unicode case mapping
-		"lower": {[]types.Type{types.TText}, types.TText, func(_ *env, a []types.Value) (types.Value, error) {
-			if a[0].Null {
-				return types.Null(types.TText), nil
-			}
-			return types.Text(strings.ToLower(a[0].S)), nil
-		}},
-		"upper": {[]types.Type{types.TText}, types.TText, func(_ *env, a []types.Value) (types.Value, error) {
-			if a[0].Null {
-				return types.Null(types.TText), nil
-			}
-			return types.Text(strings.ToUpper(a[0].S)), nil
 		}},
 		"version": {nil, types.TText, func(*env, []types.Value) (types.Value, error) {
 			return types.Text("PostgreSQL " + ServerVersion + " (tupled)"), nil

@@ -599,3 +599,33 @@ func initcap(s string) string {
 	}
 	return b.String()
 }
+
+func init() {
+	for name, b := range map[string]Builtin{
+		// length(text); on a character(n) it counts the characters
+		// without the trailing spaces, as PostgreSQL's bpcharlen, since
+		// the argument is cast to text
+		"length": {[]types.Type{types.TText}, types.TInt4, func(_ Context, a []types.Value) (types.Value, error) {
+			if a[0].Null {
+				return types.Null(types.TInt4), nil
+			}
+			return types.Int4(int32(utf8.RuneCountInString(a[0].S))), nil
+		}},
+		// lower(text), upper(text): as PostgreSQL's under a UTF-8
+		// locale (tupled has no other), Unicode case mapping
+		"lower": {[]types.Type{types.TText}, types.TText, func(_ Context, a []types.Value) (types.Value, error) {
+			if a[0].Null {
+				return types.Null(types.TText), nil
+			}
+			return types.Text(strings.ToLower(a[0].S)), nil
+		}},
+		"upper": {[]types.Type{types.TText}, types.TText, func(_ Context, a []types.Value) (types.Value, error) {
+			if a[0].Null {
+				return types.Null(types.TText), nil
+			}
+			return types.Text(strings.ToUpper(a[0].S)), nil
+		}},
+	} {
+		Builtins[name] = b
+	}
+}
