@@ -51,5 +51,7 @@
 // interval.go (the operators of interval and time, justify_*), json.go
 // (json's operators, to_json, json[b]_build_object, json[b]_typeof,
 // jsonb_set, the element text of json[b]_agg and of a whole row),
-// array.go (the array functions and ||, @>, <@, && on arrays).
+// array.go (the array functions and ||, @>, <@, && on arrays),
+// pattern.go (LIKE, ILIKE, SIMILAR TO and ~ as Go regular expressions;
+// substring(... FROM ...)).
 package eval
