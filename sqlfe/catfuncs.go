@@ -680,7 +680,7 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 				sawNull = true
 				continue
 			}
-			ok := cmpOp(op, types.Compare(v[0], b))
+			ok := eval.CmpOp(op, types.Compare(v[0], b))
 			if ok && !all {
 				return types.Bool(true), nil
 			}

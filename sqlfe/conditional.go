@@ -507,7 +507,7 @@ func (q *subqueryExpr) eval(e *env) (types.Value, error) {
 			sawNull = true
 			continue
 		}
-		ok := cmpOp(q.op, types.Compare(a, b))
+		ok := eval.CmpOp(q.op, types.Compare(a, b))
 		if ok && !all {
 			return types.Bool(true), nil
 		}
@@ -535,7 +535,7 @@ func (q *subqueryExpr) rowAnyAll(e *env, rows [][]types.Value, all bool) (types.
 	}
 	sawNull := false
 	for _, r := range rows {
-		ok, null := compareRows(q.op, left, r)
+		ok, null := eval.CompareRows(q.op, left, r)
 		switch {
 		case null:
 			sawNull = true

@@ -174,25 +174,7 @@ func (c *cmpExpr) eval(e *env) (types.Value, error) {
 	if a.Null || b.Null {
 		return types.Null(types.TBool), nil
 	}
-	return types.Bool(cmpOp(c.op, types.Compare(a, b))), nil
-}
-
-func cmpOp(op string, d int) bool {
-	switch op {
-	case "=":
-		return d == 0
-	case "<>":
-		return d != 0
-	case "<":
-		return d < 0
-	case "<=":
-		return d <= 0
-	case ">":
-		return d > 0
-	case ">=":
-		return d >= 0
-	}
-	return false
+	return types.Bool(eval.CmpOp(c.op, types.Compare(a, b))), nil
 }
 
 type distinctExpr struct {

@@ -53,5 +53,5 @@
 // jsonb_set, the element text of json[b]_agg and of a whole row),
 // array.go (the array functions and ||, @>, <@, && on arrays),
 // pattern.go (LIKE, ILIKE, SIMILAR TO and ~ as Go regular expressions;
-// substring(... FROM ...)).
+// substring(... FROM ...)), compare.go (CmpOp, row comparisons).
 package eval
