@@ -53,5 +53,7 @@
 // jsonb_set, the element text of json[b]_agg and of a whole row),
 // array.go (the array functions and ||, @>, <@, && on arrays),
 // pattern.go (LIKE, ILIKE, SIMILAR TO and ~ as Go regular expressions;
-// substring(... FROM ...)), compare.go (CmpOp, row comparisons).
+// substring(... FROM ...)), compare.go (CmpOp, row comparisons), srf.go
+// (the rows of generate_series, regexp_matches,
+// json[b]_array_elements[_text], json[b]_object_keys).
 package eval
