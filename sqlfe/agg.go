@@ -503,7 +503,7 @@ func (ac *accumulator) step(vals []types.Value) error {
 	case "json_agg", "jsonb_agg":
 		_, composite := sp.args[0].(*rowExpr)
 		ac.have = true
-		return eval.JSONAggStep(&ac.text, sp.t, v, composite) // jsonfuncs.go
+		return eval.JSONAggStep(&ac.text, sp.t, v, composite) // sql/eval/json.go
 	case "json_object_agg", "jsonb_object_agg":
 		ac.arr = append(ac.arr, v, vals[1])
 		ac.have = true
@@ -603,7 +603,7 @@ func (ac *accumulator) result() (types.Value, error) {
 		if !ac.have {
 			return types.Null(sp.t), nil
 		}
-		return eval.JSONObjectOf(sp.t, ac.arr, true) // jsonfuncs.go
+		return eval.JSONObjectOf(sp.t, ac.arr, true) // sql/eval/json.go
 	case "array_agg":
 		if !ac.have {
 			return types.Null(sp.t), nil

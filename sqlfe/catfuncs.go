@@ -213,7 +213,7 @@ func init() {
 		"pg_table_size":          size[:1],
 		"pg_indexes_size":        size[:1],
 		"pg_size_pretty": {{[]types.Type{I8}, T, true, func(_ *env, a []types.Value) (types.Value, error) {
-			return types.Text(sizePretty(a[0].I)), nil
+			return types.Text(eval.SizePretty(a[0].I)), nil
 		}}},
 		"pg_get_viewdef":                     {{[]types.Type{A}, T, true, viewdef}, {[]types.Type{A, B}, T, true, viewdef}},
 		"pg_get_function_result":             {{[]types.Type{I8}, T, false, nullT}},
@@ -234,16 +234,6 @@ func init() {
 func isDigits(s string) bool {
 	_, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	return err == nil
-}
-
-func sizePretty(n int64) string {
-	units := []string{"bytes", "kB", "MB", "GB", "TB", "PB"}
-	i := 0
-	for (n >= 10*1024 || n <= -10*1024) && i < len(units)-1 {
-		n = (n + 512) / 1024
-		i++
-	}
-	return strconv.FormatInt(n, 10) + " " + units[i]
 }
 
 // valueText is v's text form (v not NULL).

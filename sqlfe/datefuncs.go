@@ -12,10 +12,12 @@ import (
 
 // Date and time functions beside extract and date_trunc (strfuncs.go):
 // date_part (extract as double precision), make_date, make_timestamp,
-// to_timestamp(double precision), age, and pg_sleep (to_char, to_date and
-// to_timestamp(text, text): sql/eval's formatting.go; the bodies of all are
-// sql/eval's date.go). Each checks its
-// arguments as PostgreSQL resolves them among our types, and is strict.
+// to_timestamp(double precision), age, pg_sleep, and to_char, to_date and
+// to_timestamp(text, text). Each checks its arguments as PostgreSQL
+// resolves them among our types, and is strict; what each computes is
+// sql/eval's (date.go; formatting.go for to_char, to_date and
+// to_timestamp(text, text)), but pg_sleep's wait, which honours the
+// statement's context.
 
 func init() {
 	for name, f := range map[string]polyFunc{
@@ -84,7 +86,7 @@ func makeTimestampFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 }
 
 // toTimestampFunc is to_timestamp(seconds since the Unix epoch): a
-// timestamptz; to_timestamp(text, format) is formatting.go's.
+// timestamptz; to_timestamp(text, format) is toTimestampText.
 func toTimestampFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if len(args) == 2 {
 		return toTimestampText(c, f, args)

@@ -42,7 +42,7 @@
 // Files: doc.go, context.go (Context, Builtin, Builtins), text.go (the
 // string functions: substr, trim, left, right, repeat, split_part,
 // concat, lpad, rpad, format, the regexp functions, md5, quote_ident,
-// quote_literal, length, lower, upper, ...), math.go (abs, sign, round, trunc, ceil, floor,
+// quote_literal, length, lower, upper, pg_size_pretty, ...), math.go (abs, sign, round, trunc, ceil, floor,
 // log, power, the float functions, and the arithmetic operators: Arith,
 // Negate), formatting.go (to_char, to_timestamp, to_date as
 // PostgreSQL's formatting.c, with formatting_interval.go for to_char of

@@ -629,3 +629,15 @@ func init() {
 		Builtins[name] = b
 	}
 }
+
+// SizePretty is pg_size_pretty(n): n bytes in the first unit (bytes, kB,
+// MB, ... of 1024 each) in which it is under 10240, rounded half up.
+func SizePretty(n int64) string {
+	units := []string{"bytes", "kB", "MB", "GB", "TB", "PB"}
+	i := 0
+	for (n >= 10*1024 || n <= -10*1024) && i < len(units)-1 {
+		n = (n + 512) / 1024
+		i++
+	}
+	return strconv.FormatInt(n, 10) + " " + units[i]
+}
