@@ -8,7 +8,7 @@ import (
 
 // bytea's SQL functions: length and octet_length, encode and decode (hex,
 // base64, escape), and bytea || bytea; the type itself, its I/O and the
-// encodings are sql/types' (bytea.go).
+// encodings are sql/types' (bytea.go), the bodies sql/eval's.
 
 func init() {
 	// length and octet_length of a bytea count its bytes; of a string,
@@ -54,10 +54,5 @@ func (c *compiler) byteaConcat(l, r expr) (expr, bool, error) {
 	if r, err = c.coerce(r, types.TBytea); err != nil {
 		return nil, true, err
 	}
-	return &funcExpr{name: "byteacat", t: types.TBytea, args: []expr{l, r}, fn: func(_ *env, a []types.Value) (types.Value, error) {
-		if a[0].Null || a[1].Null {
-			return types.Null(types.TBytea), nil
-		}
-		return types.Value{T: types.TBytea, S: a[0].S + a[1].S}, nil
-	}}, true, nil
+	return &funcExpr{name: "byteacat", t: types.TBytea, args: []expr{l, r}, fn: pure(eval.ByteaConcat)}, true, nil
 }

@@ -79,6 +79,14 @@
 //   - Datums are package sql/types' (Type, Value, text and binary I/O,
 //     casts; its doc.go states their invariants) and errors package
 //     sql/pgerror's; sqlfe compiles, plans and runs statements over them.
+//   - A built-in function or operator that reads nothing of the session
+//     is computed by package sql/eval (its doc.go says how to add one):
+//     sqlfe resolves the call (argument types, overloads, NULL for a
+//     strict function's NULL argument) and its expression node calls the
+//     body there with the values; an env is the eval.Context of the few
+//     that read the transaction's start. Those that read or change the
+//     session, the clock or the engine stay here (funcs.go's builtins,
+//     catfuncs.go, sequence.go, advisory.go, random, gen_random_uuid).
 //   - ALTER TABLE forms that change how rows are stored (a new primary
 //     key, a column added or dropped, a column's type changed:
 //     altertype.go) rewrite the table into a new engine

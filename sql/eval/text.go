@@ -641,3 +641,11 @@ func SizePretty(n int64) string {
 	}
 	return strconv.FormatInt(n, 10) + " " + units[i]
 }
+
+// ByteaConcat is bytea || bytea (byteacat); NULL if a side is NULL.
+func ByteaConcat(a []types.Value) (types.Value, error) {
+	if a[0].Null || a[1].Null {
+		return types.Null(types.TBytea), nil
+	}
+	return types.Value{T: types.TBytea, S: a[0].S + a[1].S}, nil
+}
