@@ -28,7 +28,7 @@ func init() {
 		"age":            ageFunc,
 		"pg_sleep":       pgSleepFunc,
 		"to_char":        toCharFunc,
-		"to_date":        toDateFunc,
+		"to_date":        strictText("to_date", types.TDate, 2, eval.ToDate),
 	} {
 		polyFuncs[name] = f
 	}
@@ -181,24 +181,5 @@ func toCharFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	}}, nil
 }
 
-// toDateFunc is to_date(text, text).
-func toDateFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-	xs, err := wantTypes(c, f, args, types.TText, types.TText)
-	if err != nil {
-		return nil, err
-	}
-	return strict("to_date", types.TDate, xs, func(a []types.Value) (types.Value, error) {
-		return eval.ToDate(a[0].S, a[1].S)
-	}), nil
-}
-
 // toTimestampText is to_timestamp(text, text).
-func toTimestampText(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-	xs, err := wantTypes(c, f, args, types.TText, types.TText)
-	if err != nil {
-		return nil, err
-	}
-	return strict("to_timestamp", types.TTimestamptz, xs, func(a []types.Value) (types.Value, error) {
-		return eval.ToTimestamp(a[0].S, a[1].S)
-	}), nil
-}
+var toTimestampText = strictText("to_timestamp", types.TTimestamptz, 2, eval.ToTimestamp)

@@ -1068,18 +1068,18 @@ func ToChar(v, format types.Value) (types.Value, error) {
 	return types.Text(s), nil
 }
 
-// ToDate is to_date(s, format) of two non-NULL texts.
-func ToDate(s, format string) (types.Value, error) {
-	t, err := toTimestamp(s, format, true)
+// ToDate is to_date(s, format) of two texts.
+func ToDate(a []types.Value) (types.Value, error) {
+	t, err := toTimestamp(a[0].S, a[1].S, true)
 	if err != nil {
 		return types.Value{}, err
 	}
 	return types.DateValue(t), nil
 }
 
-// ToTimestamp is to_timestamp(s, format) of two non-NULL texts.
-func ToTimestamp(s, format string) (types.Value, error) {
-	t, err := toTimestamp(s, format, false)
+// ToTimestamp is to_timestamp(s, format) of two texts.
+func ToTimestamp(a []types.Value) (types.Value, error) {
+	t, err := toTimestamp(a[0].S, a[1].S, false)
 	if err != nil {
 		return types.Value{}, err
 	}
