@@ -67,11 +67,7 @@ func TimestampSeries(vs []types.Value, t types.Type) ([]types.Value, error) {
 // RegexpMatches is regexp_matches(string, pattern [, flags]): a text[]
 // per match (RegexpMatchArray), the first one only without flag g.
 func RegexpMatches(vs []types.Value) ([]types.Value, error) {
-	flags := ""
-	if len(vs) == 3 {
-		flags = vs[2].S
-	}
-	re, global, err := CompileRegexFlags(vs[1].S, flags)
+	re, global, err := regexpOf(vs, 3)
 	if err != nil {
 		return nil, err
 	}

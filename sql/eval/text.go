@@ -73,11 +73,7 @@ func Format(a []types.Value) (types.Value, error) {
 // The pattern is Go's RE2, which reads PostgreSQL's common regular
 // expressions the same.
 func RegexpReplace(a []types.Value) (types.Value, error) {
-	flags := ""
-	if len(a) == 4 {
-		flags = a[3].S
-	}
-	re, global, err := CompileRegexFlags(a[1].S, flags)
+	re, global, err := regexpOf(a, 4)
 	if err != nil {
 		return types.Value{}, err
 	}
@@ -122,11 +118,7 @@ func RegexpReplace(a []types.Value) (types.Value, error) {
 // RegexpMatch is regexp_match(string, pattern [, flags]): the first match's
 // text[] (RegexpMatchArray), NULL without one; flag g is 22023.
 func RegexpMatch(a []types.Value) (types.Value, error) {
-	flags := ""
-	if len(a) == 3 {
-		flags = a[2].S
-	}
-	re, global, err := CompileRegexFlags(a[1].S, flags)
+	re, global, err := regexpOf(a, 3)
 	if err != nil {
 		return types.Value{}, err
 	}
@@ -146,6 +138,17 @@ func formatValues(fs string, args []types.Value) (types.Value, error) {
 	}
 	var b strings.Builder
 	next := 0 // the next argument, 0-based (PostgreSQL's arg - 1)
+	// nextArg is the argument at 1-based position pos (0: the next one)
+	nextArg := func(pos int) (types.Value, error) {
+		if pos > 0 {
+			next = pos - 1
+		}
+		if next >= len(args) {
+			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "too few arguments for format()")
+		}
+		next++
+		return args[next-1], nil
+	}
 	for i := 0; i < len(fs); i++ {
 		if fs[i] != '%' {
 			b.WriteByte(fs[i])
@@ -173,14 +176,10 @@ func formatValues(fs string, args []types.Value) (types.Value, error) {
 		}
 		width, left := spec.width, spec.left
 		if spec.widthArg >= 0 { // * or *n$: the width is an argument
-			if spec.widthArg > 0 {
-				next = spec.widthArg - 1
+			w, err := nextArg(spec.widthArg)
+			if err != nil {
+				return types.Value{}, err
 			}
-			if next >= len(args) {
-				return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "too few arguments for format()")
-			}
-			w := args[next]
-			next++
 			width = 0
 			if !w.Null {
 				n, err := types.Cast(w, types.TInt4)
@@ -190,14 +189,10 @@ func formatValues(fs string, args []types.Value) (types.Value, error) {
 				width = n.I
 			}
 		}
-		if spec.arg > 0 {
-			next = spec.arg - 1
+		v, err := nextArg(spec.arg)
+		if err != nil {
+			return types.Value{}, err
 		}
-		if next >= len(args) {
-			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "too few arguments for format()")
-		}
-		v := args[next]
-		next++
 		var out string
 		switch conv {
 		case 's':
@@ -309,10 +304,20 @@ func parseFormatSpec(s string) (spec formatSpec, n int, err error) {
 	return spec, n, nil
 }
 
-// CompileRegexFlags compiles pattern with the regexp functions' flags: g
+// regexpOf is the regular expression of a regexp function's arguments a:
+// the pattern a[1], with the flags a[n-1] if there are n arguments.
+func regexpOf(a []types.Value, n int) (*regexp.Regexp, bool, error) {
+	flags := ""
+	if len(a) == n {
+		flags = a[n-1].S
+	}
+	return compileRegexFlags(a[1].S, flags)
+}
+
+// compileRegexFlags compiles pattern with the regexp functions' flags: g
 // (every match: global), i (case-insensitive), c (case-sensitive, the
 // default); another flag is 22023.
-func CompileRegexFlags(pattern, flags string) (re *regexp.Regexp, global bool, err error) {
+func compileRegexFlags(pattern, flags string) (re *regexp.Regexp, global bool, err error) {
 	prefix := ""
 	for _, fl := range flags {
 		switch fl {
