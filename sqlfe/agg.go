@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -502,7 +503,7 @@ func (ac *accumulator) step(vals []types.Value) error {
 	case "json_agg", "jsonb_agg":
 		_, composite := sp.args[0].(*rowExpr)
 		ac.have = true
-		return jsonAggStep(&ac.text, sp.t, v, composite) // jsonfuncs.go
+		return eval.JSONAggStep(&ac.text, sp.t, v, composite) // sql/eval/json.go
 	case "json_object_agg", "jsonb_object_agg":
 		ac.arr = append(ac.arr, v, vals[1])
 		ac.have = true
@@ -585,7 +586,7 @@ func (ac *accumulator) result() (types.Value, error) {
 			return types.FloatValue(ac.fsum/float64(ac.count), types.TFloat8), nil
 		}
 		if sp.t == types.TInterval {
-			return ivResult(types.DivInterval(types.IntervalOf(ac.sum), float64(ac.count)))
+			return eval.IntervalResult(types.DivInterval(types.IntervalOf(ac.sum), float64(ac.count)))
 		}
 		return types.NumericArith('/', ac.sum, toNumeric(types.Int8(ac.count)))
 	case "string_agg":
@@ -602,7 +603,7 @@ func (ac *accumulator) result() (types.Value, error) {
 		if !ac.have {
 			return types.Null(sp.t), nil
 		}
-		return jsonObjectOf(sp.t, ac.arr, true) // jsonfuncs.go
+		return eval.JSONObjectOf(sp.t, ac.arr, true) // sql/eval/json.go
 	case "array_agg":
 		if !ac.have {
 			return types.Null(sp.t), nil

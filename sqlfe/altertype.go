@@ -7,6 +7,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -95,7 +96,7 @@ func (s *Session) alterColumnType(ctx context.Context, t *catalog.Table, name st
 		return nil, nil, autoErr
 	case mismatch && cd.RawDefault == nil:
 		return nil, nil, &pgerror.Error{Code: pgerror.CodeDatatypeMismatch, Message: fmt.Sprintf("column %q cannot be cast automatically to type %s", name, bare),
-			Hint: fmt.Sprintf("You might need to specify \"USING %s::%s\".", quoteIdent(name), full)}
+			Hint: fmt.Sprintf("You might need to specify \"USING %s::%s\".", eval.QuoteIdent(name), full)}
 	}
 	if cd.RawDefault != nil {
 		var err error

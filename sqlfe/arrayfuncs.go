@@ -1,10 +1,9 @@
 package sqlfe
 
 import (
-	"strings"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -13,7 +12,8 @@ import (
 // holds the values): array_length, cardinality, array_upper, array_lower,
 // array_to_string, string_to_array, array_cat, array_append,
 // array_prepend, array_position, array_remove, and ||, @>, <@ and &&
-// (arrayOp).
+// (arrayOp). Here their arguments are resolved; what they compute is
+// sql/eval's (array.go).
 
 func init() {
 	for name, f := range map[string]polyFunc{
@@ -61,13 +61,7 @@ func arrayDimFunc(name string, of func(int) int) polyFunc {
 		if err != nil || !types.IsInt(dim.typ()) {
 			return nil, noSuchFunc(f, args)
 		}
-		return strict(name, types.TInt4, []expr{a, dim}, func(v []types.Value) (types.Value, error) {
-			els, err := types.ArrayElems(v[0])
-			if err != nil || v[1].I != 1 || len(els) == 0 {
-				return types.Null(types.TInt4), err
-			}
-			return types.Int4(int32(of(len(els)))), nil
-		}), nil
+		return strict(name, types.TInt4, []expr{a, dim}, func(v []types.Value) (types.Value, error) { return eval.ArrayDim(v, of) }), nil
 	}
 }
 
@@ -80,10 +74,7 @@ func cardinalityFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return strict("cardinality", types.TInt4, []expr{a}, func(v []types.Value) (types.Value, error) {
-		els, err := types.ArrayElems(v[0])
-		return types.Int4(int32(len(els))), err
-	}), nil
+	return strict("cardinality", types.TInt4, []expr{a}, eval.Cardinality), nil
 }
 
 // arrayToStringFunc is array_to_string(a, sep [, null]): the non-NULL
@@ -111,31 +102,7 @@ func arrayToStringFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		}
 		xs = append(xs, y)
 	}
-	return &funcExpr{name: "array_to_string", t: types.TText, args: xs, fn: func(_ *env, v []types.Value) (types.Value, error) {
-		if v[0].Null || v[1].Null {
-			return nullText, nil
-		}
-		var els []types.Value
-		var err error
-		if types.IsArray(v[0].T) {
-			els, err = types.ArrayElems(v[0])
-		} else {
-			els, err = parseTextArray(v[0].S)
-		}
-		if err != nil {
-			return types.Value{}, err
-		}
-		var out []string
-		for _, e := range els {
-			switch {
-			case !e.Null:
-				out = append(out, e.String())
-			case len(v) > 2 && !v[2].Null:
-				out = append(out, v[2].S)
-			}
-		}
-		return types.Text(strings.Join(out, v[1].S)), nil
-	}}, nil
+	return &funcExpr{name: "array_to_string", t: types.TText, args: xs, fn: pure(eval.ArrayToString)}, nil
 }
 
 // stringToArrayFunc is string_to_array(s, sep [, null]): s split at each
@@ -153,31 +120,7 @@ func stringToArrayFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &funcExpr{name: "string_to_array", t: types.TTextArray, args: xs, fn: func(_ *env, v []types.Value) (types.Value, error) {
-		if v[0].Null {
-			return types.Null(types.TTextArray), nil
-		}
-		var parts []string
-		switch {
-		case v[0].S == "":
-		case v[1].Null:
-			for _, r := range v[0].S {
-				parts = append(parts, string(r))
-			}
-		case v[1].S == "":
-			parts = []string{v[0].S}
-		default:
-			parts = strings.Split(v[0].S, v[1].S)
-		}
-		els := make([]types.Value, len(parts))
-		for i, p := range parts {
-			els[i] = types.Text(p)
-			if len(v) > 2 && !v[2].Null && p == v[2].S {
-				els[i] = nullText
-			}
-		}
-		return types.MakeArray(types.TTextArray, els)
-	}}, nil
+	return &funcExpr{name: "string_to_array", t: types.TTextArray, args: xs, fn: pure(eval.StringToArray)}, nil
 }
 
 // arrayOp compiles l op r for op ||, @>, <@ or && when a side is an array
@@ -226,29 +169,7 @@ func (c *compiler) arrayOp(a *pg.A_Expr, op string) (expr, bool, error) {
 			return nope()
 		}
 		return &funcExpr{name: op, t: types.TBool, args: []expr{l, r}, fn: func(_ *env, v []types.Value) (types.Value, error) {
-			if v[0].Null || v[1].Null {
-				return types.Null(types.TBool), nil
-			}
-			x, err := types.ArrayElems(v[0])
-			if err != nil {
-				return types.Value{}, err
-			}
-			y, err := types.ArrayElems(v[1])
-			if err != nil {
-				return types.Value{}, err
-			}
-			switch op {
-			case "@>":
-				return types.Bool(containsAll(x, y)), nil
-			case "<@":
-				return types.Bool(containsAll(y, x)), nil
-			}
-			for _, e := range x {
-				if !e.Null && containsAll(y, []types.Value{e}) {
-					return types.Bool(true), nil
-				}
-			}
-			return types.Bool(false), nil
+			return eval.ArrayCompare(op, v)
 		}}, true, nil
 	}
 	x, ok := arrayConcat("||", l, r)
@@ -280,30 +201,7 @@ func arrayConcat(name string, l, r expr) (expr, bool) {
 	}
 	isArr := []bool{la, ra}
 	return &funcExpr{name: name, t: t, args: []expr{l, r}, fn: func(_ *env, v []types.Value) (types.Value, error) {
-		if la && ra && v[0].Null && v[1].Null {
-			return types.Null(t), nil
-		}
-		var els []types.Value
-		for i, x := range v {
-			switch {
-			case isArr[i] && x.Null:
-			case isArr[i]:
-				xs, err := types.ArrayElems(x)
-				if err != nil {
-					return types.Value{}, err
-				}
-				els = append(els, xs...)
-			default:
-				if !x.Null && x.T != types.ElemType(t) {
-					var err error
-					if x, err = types.Cast(x, types.ElemType(t)); err != nil {
-						return types.Value{}, err
-					}
-				}
-				els = append(els, x)
-			}
-		}
-		return types.MakeArray(t, els)
+		return eval.ArrayConcat(v, t, isArr)
 	}}, true
 }
 
@@ -344,24 +242,6 @@ func arrayConcatFunc(name string, elem int) polyFunc {
 	}
 }
 
-// containsAll reports whether every element of y equals one of x (a NULL
-// element equals nothing).
-func containsAll(x, y []types.Value) bool {
-	for _, b := range y {
-		found := false
-		for _, a := range x {
-			if !a.Null && !b.Null && types.Compare(a, b) == 0 {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
-
 // arrayElemArgs compiles (array, element) arguments: an untyped element is
 // of the array's element type, which a typed one must compare with.
 func arrayElemArgs(c *compiler, f *pg.FuncCall, args []expr) (expr, expr, error) {
@@ -390,21 +270,7 @@ func arrayPositionFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &funcExpr{name: "array_position", t: types.TInt4, args: []expr{a, e}, fn: func(_ *env, v []types.Value) (types.Value, error) {
-		if v[0].Null {
-			return types.Null(types.TInt4), nil
-		}
-		els, err := types.ArrayElems(v[0])
-		if err != nil {
-			return types.Value{}, err
-		}
-		for i, x := range els {
-			if x.Null && v[1].Null || !x.Null && !v[1].Null && types.Compare(x, v[1]) == 0 {
-				return types.Int4(int32(i + 1)), nil
-			}
-		}
-		return types.Null(types.TInt4), nil
-	}}, nil
+	return &funcExpr{name: "array_position", t: types.TInt4, args: []expr{a, e}, fn: pure(eval.ArrayPosition)}, nil
 }
 
 // arrayRemoveFunc is array_remove(a, e): a without the elements equal to
@@ -419,19 +285,6 @@ func arrayRemoveFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	}
 	t := a.typ()
 	return &funcExpr{name: "array_remove", t: t, args: []expr{a, e}, fn: func(_ *env, v []types.Value) (types.Value, error) {
-		if v[0].Null {
-			return types.Null(t), nil
-		}
-		els, err := types.ArrayElems(v[0])
-		if err != nil {
-			return types.Value{}, err
-		}
-		keep := els[:0]
-		for _, x := range els {
-			if !(x.Null && v[1].Null || !x.Null && !v[1].Null && types.Compare(x, v[1]) == 0) {
-				keep = append(keep, x)
-			}
-		}
-		return types.MakeArray(t, keep)
+		return eval.ArrayRemove(v, t)
 	}}, nil
 }

@@ -1,28 +1,25 @@
 package sqlfe
 
 import (
-	"unicode/utf8"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/types"
 )
 
 // bytea's SQL functions: length and octet_length, encode and decode (hex,
 // base64, escape), and bytea || bytea; the type itself, its I/O and the
-// encodings are sql/types' (bytea.go).
+// encodings are sql/types' (bytea.go), the bodies sql/eval's.
 
 func init() {
 	// length and octet_length of a bytea count its bytes; of a string,
 	// characters and bytes as text's (builtins' length, strfuncs.go)
 	for name, text := range map[string]polyFunc{
-		"length": strictText("length", types.TInt4, 1, func(a []types.Value) (types.Value, error) {
-			return types.Int4(int32(utf8.RuneCountInString(a[0].S))), nil
-		}),
-		"octet_length": strictText("octet_length", types.TInt4, 1, func(a []types.Value) (types.Value, error) { return types.Int4(int32(len(a[0].S))), nil }),
+		"length":       strictText("length", types.TInt4, 1, eval.CharLength),
+		"octet_length": strictText("octet_length", types.TInt4, 1, eval.OctetLength),
 	} {
 		polyFuncs[name] = func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 			if len(args) == 1 && args[0].typ() == types.TBytea {
-				return strict(name, types.TInt4, args, func(a []types.Value) (types.Value, error) { return types.Int4(int32(len(a[0].S))), nil }), nil
+				return strict(name, types.TInt4, args, eval.OctetLength), nil // bytes
 			}
 			return text(c, f, args)
 		}
@@ -57,10 +54,5 @@ func (c *compiler) byteaConcat(l, r expr) (expr, bool, error) {
 	if r, err = c.coerce(r, types.TBytea); err != nil {
 		return nil, true, err
 	}
-	return &funcExpr{name: "byteacat", t: types.TBytea, args: []expr{l, r}, fn: func(_ *env, a []types.Value) (types.Value, error) {
-		if a[0].Null || a[1].Null {
-			return types.Null(types.TBytea), nil
-		}
-		return types.Value{T: types.TBytea, S: a[0].S + a[1].S}, nil
-	}}, true, nil
+	return &funcExpr{name: "byteacat", t: types.TBytea, args: []expr{l, r}, fn: pure(eval.ByteaConcat)}, true, nil
 }

@@ -18,6 +18,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -139,7 +140,7 @@ func init() {
 			}
 			for _, sr := range sn.rels { // serial, identity and OWNED BY sequences (sequence.go)
 				if sr.kind == "S" && sr.t == r.t && sr.seqCol == i {
-					return types.Text("public." + quoteIdent(sr.name)), nil
+					return types.Text("public." + eval.QuoteIdent(sr.name)), nil
 				}
 			}
 			return nullText, nil
@@ -166,16 +167,16 @@ func init() {
 		}}},
 		"shobj_description": {{[]types.Type{I8, T}, T, false, nullT}},
 		"quote_ident": {{[]types.Type{T}, T, true, func(_ *env, a []types.Value) (types.Value, error) {
-			return types.Text(quoteIdent(a[0].S)), nil
+			return types.Text(eval.QuoteIdent(a[0].S)), nil
 		}}},
 		"quote_literal": {{[]types.Type{A}, T, true, func(_ *env, a []types.Value) (types.Value, error) {
-			return types.Text(quoteLiteral(valueText(a[0]))), nil
+			return types.Text(eval.QuoteLiteral(valueText(a[0]))), nil
 		}}},
 		"quote_nullable": {{[]types.Type{A}, T, false, func(_ *env, a []types.Value) (types.Value, error) {
 			if a[0].Null {
 				return types.Text("NULL"), nil
 			}
-			return types.Text(quoteLiteral(valueText(a[0]))), nil
+			return types.Text(eval.QuoteLiteral(valueText(a[0]))), nil
 		}}},
 		"current_schema": catConst(T, types.Text("public"), 0),
 		"current_schemas": {{[]types.Type{B}, T, true, func(_ *env, a []types.Value) (types.Value, error) {
@@ -212,7 +213,7 @@ func init() {
 		"pg_table_size":          size[:1],
 		"pg_indexes_size":        size[:1],
 		"pg_size_pretty": {{[]types.Type{I8}, T, true, func(_ *env, a []types.Value) (types.Value, error) {
-			return types.Text(sizePretty(a[0].I)), nil
+			return types.Text(eval.SizePretty(a[0].I)), nil
 		}}},
 		"pg_get_viewdef":                     {{[]types.Type{A}, T, true, viewdef}, {[]types.Type{A, B}, T, true, viewdef}},
 		"pg_get_function_result":             {{[]types.Type{I8}, T, false, nullT}},
@@ -233,16 +234,6 @@ func init() {
 func isDigits(s string) bool {
 	_, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	return err == nil
-}
-
-func sizePretty(n int64) string {
-	units := []string{"bytes", "kB", "MB", "GB", "TB", "PB"}
-	i := 0
-	for (n >= 10*1024 || n <= -10*1024) && i < len(units)-1 {
-		n = (n + 512) / 1024
-		i++
-	}
-	return strconv.FormatInt(n, 10) + " " + units[i]
 }
 
 // valueText is v's text form (v not NULL).
@@ -279,51 +270,6 @@ func formatTextArray(vs []types.Value) string {
 	}
 	a, _ := types.MakeArray(types.TTextArray, els) // a text[] takes any element
 	return a.S
-}
-
-// reservedWords are the keywords quote_ident quotes (PostgreSQL's
-// reserved, type/function-name and column-name keywords).
-var reservedWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`all analyse analyze and any array as asc asymmetric both case cast check
-		collate column constraint create current_catalog current_date current_role current_time
-		current_timestamp current_user default deferrable desc distinct do else end except false fetch for
-		foreign from grant group having in initially intersect into lateral leading limit localtime
-		localtimestamp not null offset on only or order placing primary references returning select
-		session_user some symmetric system_user table then to trailing true union unique user using variadic
-		when where window with authorization binary collation concurrently cross current_schema freeze full
-		ilike inner is isnull join left like natural notnull outer overlaps right similar tablesample verbose
-		between bigint bit boolean char character coalesce dec decimal exists extract float greatest grouping
-		inout int integer interval least national nchar none normalize nullif numeric out overlay position
-		precision real row setof smallint substring time timestamp treat trim values varchar xmlattributes
-		xmlconcat xmlelement xmlexists xmlforest xmlnamespaces xmlparse xmlpi xmlroot xmlserialize xmltable`) {
-		m[w] = true
-	}
-	return m
-}()
-
-// quoteIdent is quote_ident: name as is when it needs no quotes.
-func quoteIdent(name string) string {
-	plain := name != "" && !reservedWords[name]
-	for i, ch := range name {
-		if !(ch == '_' || ch >= 'a' && ch <= 'z' || i > 0 && (ch >= '0' && ch <= '9' || ch == '$')) {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return name
-	}
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-}
-
-// quoteLiteral is quote_literal.
-func quoteLiteral(s string) string {
-	q := "'" + strings.ReplaceAll(s, "'", "''") + "'"
-	if strings.Contains(s, `\`) {
-		return "E" + strings.ReplaceAll(q, `\`, `\\`)
-	}
-	return q
 }
 
 // ---- the hooks ----
@@ -499,7 +445,7 @@ func regName(e *env, kind string, o int64) string {
 	switch kind {
 	case "regclass":
 		if r := e.s.catalogSnap().byOID[o]; r != nil {
-			return quoteIdent(r.name)
+			return eval.QuoteIdent(r.name)
 		}
 		for full := range catalogRelations {
 			sch, rel, _ := strings.Cut(full, ".")
@@ -518,13 +464,13 @@ func regName(e *env, kind string, o int64) string {
 	case "regnamespace":
 		for _, r := range pgNamespaceRows(nil, nil) {
 			if r[0].I == o {
-				return quoteIdent(r[1].S)
+				return eval.QuoteIdent(r[1].S)
 			}
 		}
 	case "regrole":
 		switch o {
 		case oidSuperuser:
-			return quoteIdent(e.s.user)
+			return eval.QuoteIdent(e.s.user)
 		case oidDBOwnerRole:
 			return "pg_database_owner"
 		}
@@ -724,7 +670,7 @@ func (c *compiler) anyArray(a *pg.A_Expr) (expr, error) {
 				sawNull = true
 				continue
 			}
-			ok := cmpOp(op, types.Compare(v[0], b))
+			ok := eval.CmpOp(op, types.Compare(v[0], b))
 			if ok && !all {
 				return types.Bool(true), nil
 			}

@@ -18,6 +18,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/types"
 )
 
@@ -123,7 +124,7 @@ func typeLabel(t types.Type, c *catalog.Column) string {
 	if c != nil {
 		ti := colType(*c)
 		if e := types.EnumOf(c.Type); e != nil {
-			return quoteIdent(e.Name)
+			return eval.QuoteIdent(e.Name)
 		}
 		if c.Type == types.TText && c.Mod().Varchar {
 			return "character varying"
@@ -131,7 +132,7 @@ func typeLabel(t types.Type, c *catalog.Column) string {
 		return ti.dataType
 	}
 	if e := types.EnumOf(t); e != nil {
-		return quoteIdent(e.Name)
+		return eval.QuoteIdent(e.Name)
 	}
 	return colType(catalog.Column{Type: t}).dataType
 }
@@ -186,7 +187,7 @@ func (w *ruleWriter) constant(k *pg.A_Const, t types.Type, col *catalog.Column) 
 		if t == types.TBool {
 			return printed{s: txt, class: 's', typ: t, lit: k}
 		}
-		return printed{s: quoteLiteral(txt) + "::" + label, class: 's', typ: t, lit: k}
+		return printed{s: eval.QuoteLiteral(txt) + "::" + label, class: 's', typ: t, lit: k}
 	}
 	return printed{s: "?", class: 's'}
 }
@@ -255,7 +256,7 @@ func (w *ruleWriter) expr(n *pg.Node) printed {
 			return w.fallback(n)
 		}
 		c := w.t.Cols[i]
-		return printed{s: quoteIdent(c.Name), class: 's', typ: c.Type, col: &c}
+		return printed{s: eval.QuoteIdent(c.Name), class: 's', typ: c.Type, col: &c}
 	case n.GetAConst() != nil:
 		return w.constant(n.GetAConst(), types.TUnknown, nil)
 	case n.GetBoolExpr() != nil:
@@ -283,7 +284,7 @@ func (w *ruleWriter) expr(n *pg.Node) printed {
 		for _, a := range f.Args {
 			args = append(args, w.expr(a).s)
 		}
-		return printed{s: quoteIdent(names[0]) + "(" + strings.Join(args, ", ") + ")", class: 's', typ: w.typeOf(n)}
+		return printed{s: eval.QuoteIdent(names[0]) + "(" + strings.Join(args, ", ") + ")", class: 's', typ: w.typeOf(n)}
 	case n.GetAExpr() != nil:
 		return w.aExpr(n, n.GetAExpr())
 	}

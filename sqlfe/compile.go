@@ -9,6 +9,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -610,7 +611,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 				return x, nil
 			}
 			if k, ok := x.(*constExpr); ok {
-				v, err := negate(k.v)
+				v, err := eval.Negate(k.v)
 				if err != nil {
 					return nil, err
 				}
@@ -647,7 +648,7 @@ func (c *compiler) aexpr(a *pg.A_Expr) (expr, error) {
 			}
 			return &cmpExpr{op: op, l: l, r: r}, nil
 		case "^":
-			if !isNumeric(l.typ()) || !isNumeric(r.typ()) {
+			if !eval.IsNumeric(l.typ()) || !eval.IsNumeric(r.typ()) {
 				return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "operator does not exist: %s ^ %s", l.typ(), r.typ()).At(a.Location)
 			}
 			return powerExpr(l, r)

@@ -2,12 +2,12 @@ package sqlfe
 
 import (
 	"context"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -220,25 +220,17 @@ func (c *compiler) variadic(args []*pg.Node, what string) ([]expr, types.Type, e
 
 // ---- patterns ----
 
-// patternExpr is LIKE / ILIKE (as a regular expression) or a POSIX regular
-// expression match. A constant pattern is compiled once; another is
-// compiled per distinct pattern value met.
+// patternExpr is LIKE / ILIKE (as a regular expression), SIMILAR TO or a
+// POSIX regular expression match; m (sql/eval's Pattern) translates and
+// matches, compiling a constant pattern once and another per distinct
+// pattern value met.
 type patternExpr struct {
 	l, pat expr
 	// esc is LIKE's ESCAPE or SIMILAR TO's escape (nil: the default \\;
 	// an empty one: none)
-	esc     expr
-	like    bool // LIKE syntax (% _ and the escape), else a POSIX regex
-	similar bool // SIMILAR TO's SQL regex
-	fold    bool // case-insensitive
-	not     bool
-	mu      sync.Mutex
-	last    string // the pattern and escape re was compiled from
-	lastEsc string
-	re      *regexp.Regexp
-	// trailing: the LIKE pattern re was made from ends with its escape;
-	// re matches the texts that make that an error
-	trailing bool
+	esc expr
+	not bool
+	m   eval.Pattern
 }
 
 func (p *patternExpr) typ() types.Type { return types.TBool }
@@ -266,165 +258,7 @@ func (p *patternExpr) eval(e *env) (types.Value, error) {
 	if a.Null || b.Null || esc.Null {
 		return types.Null(types.TBool), nil
 	}
-	re, trailing, err := p.regexp(b.S, esc.S)
-	if err != nil {
-		return types.Value{}, err
-	}
-	s := a.S
-	if a.T == types.TBpchar {
-		s = types.BpcharTrim(s)
-	}
-	if trailing { // a LIKE pattern ending with its escape matches nothing
-		if re.MatchString(s) {
-			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidEscape, "LIKE pattern must not end with escape character")
-		}
-		return types.Bool(p.not), nil
-	}
-	return types.Bool(re.MatchString(s) != p.not), nil
-}
-
-func (p *patternExpr) regexp(pat, esc string) (_ *regexp.Regexp, trailing bool, _ error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.re != nil && p.last == pat && p.lastEsc == esc {
-		return p.re, p.trailing, nil
-	}
-	src := pat
-	if p.like || p.similar {
-		e, err := escapeRune(esc)
-		if err != nil {
-			return nil, false, err
-		}
-		if p.like {
-			src, p.trailing, err = likeToRegexp(pat, e)
-		} else {
-			src, err = similarToRegexp(pat, e)
-		}
-		if err != nil {
-			return nil, false, err
-		}
-	}
-	if p.fold {
-		src = "(?i)" + src
-	}
-	re, err := regexp.Compile("(?s)" + src)
-	if err != nil {
-		return nil, false, pgerror.Errorf(pgerror.CodeInvalidRegex, "invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
-	}
-	p.re, p.last, p.lastEsc = re, pat, esc
-	return re, p.trailing, nil
-}
-
-// escapeRune is the escape character of an ESCAPE string: -1 for the
-// empty string (no escape), else its one character (22025 otherwise).
-func escapeRune(esc string) (rune, error) {
-	rs := []rune(esc)
-	switch len(rs) {
-	case 0:
-		return -1, nil
-	case 1:
-		return rs[0], nil
-	}
-	return 0, &pgerror.Error{Code: pgerror.CodeInvalidEscape, Message: "invalid escape string", Hint: "Escape string must be empty or one character."}
-}
-
-// likeToRegexp translates a LIKE pattern: % any string, _ any character,
-// esc (-1: none) escapes the next character; it must match the whole
-// string. A pattern ending with esc is an error only where PostgreSQL's
-// matcher reaches that end with text left over: no string matches it, and
-// the regexp returned (trailing true) matches the strings that are the
-// error (the rest of the pattern, then at least one character).
-func likeToRegexp(pat string, esc rune) (src string, trailing bool, err error) {
-	var b strings.Builder
-	b.WriteString("^")
-	rs := []rune(pat)
-	for i := 0; i < len(rs); i++ {
-		switch r := rs[i]; {
-		case r == esc:
-			if i+1 == len(rs) {
-				b.WriteString(".+$")
-				return b.String(), true, nil
-			}
-			i++
-			b.WriteString(regexp.QuoteMeta(string(rs[i])))
-		case r == '%':
-			b.WriteString(".*")
-		case r == '_':
-			b.WriteString(".")
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	b.WriteString("$")
-	return b.String(), false, nil
-}
-
-// similarToRegexp translates a SIMILAR TO pattern (SQL's regular
-// expressions), as PostgreSQL's similar_to_escape does: % and _ are .* and
-// ., the regex metacharacters | * + ? {m,n} ( ) [ ] keep their meaning
-// (a group does not capture), . ^ $ are literal, esc (-1: none) makes the
-// next character literal, and esc" separates the part substring() returns
-// (the only capturing group); it must match the whole string.
-func similarToRegexp(pat string, esc rune) (string, error) {
-	var b strings.Builder
-	b.WriteString("^(?:")
-	rs := []rune(pat)
-	inBracket := false
-	quotes := 0
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		switch {
-		case r == esc:
-			if i+1 == len(rs) {
-				break // a trailing escape is dropped, as PostgreSQL's similar_to_escape does
-			}
-			i++
-			if rs[i] == '"' { // an escape-double-quote separator: substring's part
-				switch quotes++; quotes {
-				case 1:
-					b.WriteString("){1,1}?(")
-				case 2:
-					b.WriteString("){1,1}(?:")
-				default:
-					return "", pgerror.Errorf(pgerror.CodeInvalidEscapeUse, "SQL regular expression may not contain more than two escape-double-quote separators")
-				}
-				continue
-			}
-			b.WriteString(regexp.QuoteMeta(string(rs[i])))
-		case inBracket:
-			if r == ']' {
-				inBracket = false
-			}
-			if r == '\\' {
-				b.WriteString(`\\`)
-				continue
-			}
-			b.WriteRune(r)
-		case r == '[':
-			inBracket = true
-			b.WriteRune(r)
-			if i+1 < len(rs) && rs[i+1] == '^' { // [^…]: the ^ is the bracket's
-				i++
-				b.WriteRune('^')
-			}
-			if i+1 < len(rs) && rs[i+1] == ']' { // []…]: a literal ]
-				i++
-				b.WriteString(`\]`)
-			}
-		case r == '%':
-			b.WriteString(".*")
-		case r == '_':
-			b.WriteString(".")
-		case r == '(':
-			b.WriteString("(?:")
-		case strings.ContainsRune("|*+?{})", r):
-			b.WriteRune(r)
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	b.WriteString(")$")
-	return b.String(), nil
+	return p.m.Match(a, b.S, esc.S, p.not)
 }
 
 // substringPattern is substring(text FROM pattern), the part of the text
@@ -441,28 +275,8 @@ func substringPattern(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &patternExpr{similar: len(xs) == 3}
-	return strict("substring", types.TText, xs, func(a []types.Value) (types.Value, error) {
-		esc := ""
-		if len(a) == 3 {
-			esc = a[2].S
-		}
-		re, _, err := p.regexp(a[1].S, esc)
-		if err != nil {
-			return types.Value{}, err
-		}
-		m := re.FindStringSubmatchIndex(a[0].S)
-		switch {
-		case m == nil:
-			return types.Null(types.TText), nil
-		case len(m) > 2: // the first subexpression, NULL if it took no part
-			if m[2] < 0 {
-				return types.Null(types.TText), nil
-			}
-			return types.Text(a[0].S[m[2]:m[3]]), nil
-		}
-		return types.Text(a[0].S[m[0]:m[1]]), nil
-	}), nil
+	p := &patternExpr{m: eval.Pattern{Similar: len(xs) == 3}}
+	return strict("substring", types.TText, xs, p.m.Substring), nil
 }
 
 // patternOp compiles LIKE / ILIKE / ~ and their negations, with LIKE's
@@ -472,12 +286,12 @@ func (c *compiler) patternOp(a *pg.A_Expr, op string) (expr, bool, error) {
 	p := &patternExpr{}
 	switch op {
 	case "~~", "!~~":
-		p.like = true
+		p.m.Like = true
 	case "~~*", "!~~*":
-		p.like, p.fold = true, true
+		p.m.Like, p.m.Fold = true, true
 	case "~", "!~":
 	case "~*", "!~*":
-		p.fold = true
+		p.m.Fold = true
 	default:
 		return nil, false, nil
 	}
@@ -492,7 +306,7 @@ func (c *compiler) similarTo(a *pg.A_Expr, op string) (expr, error) {
 	if op != "~" && op != "!~" {
 		return nil, pgerror.NotSupported("SIMILAR TO with operator %s is not supported", op).At(a.Location)
 	}
-	return c.pattern(a, &patternExpr{similar: true, not: op == "!~"}, "similar_to_escape")
+	return c.pattern(a, &patternExpr{m: eval.Pattern{Similar: true}, not: op == "!~"}, "similar_to_escape")
 }
 
 // pattern compiles the operands of p: the left side, and the pattern,
@@ -540,7 +354,7 @@ func (c *compiler) pattern(a *pg.A_Expr, p *patternExpr, escapeFunc string) (exp
 		}
 	}
 	if k, ok := r.(*constExpr); ok && !k.v.Null && constEsc {
-		if _, _, err := p.regexp(k.v.S, esc); err != nil {
+		if _, _, err := p.m.Regexp(k.v.S, esc); err != nil {
 			return nil, err
 		}
 	}
@@ -693,7 +507,7 @@ func (q *subqueryExpr) eval(e *env) (types.Value, error) {
 			sawNull = true
 			continue
 		}
-		ok := cmpOp(q.op, types.Compare(a, b))
+		ok := eval.CmpOp(q.op, types.Compare(a, b))
 		if ok && !all {
 			return types.Bool(true), nil
 		}
@@ -721,7 +535,7 @@ func (q *subqueryExpr) rowAnyAll(e *env, rows [][]types.Value, all bool) (types.
 	}
 	sawNull := false
 	for _, r := range rows {
-		ok, null := compareRows(q.op, left, r)
+		ok, null := eval.CompareRows(q.op, left, r)
 		switch {
 		case null:
 			sawNull = true

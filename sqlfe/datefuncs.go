@@ -2,21 +2,22 @@ package sqlfe
 
 import (
 	"math"
-	"strconv"
-	"strings"
 	"time"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
-
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
 
 // Date and time functions beside extract and date_trunc (strfuncs.go):
 // date_part (extract as double precision), make_date, make_timestamp,
-// to_timestamp(double precision), age, and pg_sleep (to_char, to_date and
-// to_timestamp(text, text): formatting.go). Each checks its
-// arguments as PostgreSQL resolves them among our types, and is strict.
+// to_timestamp(double precision), age, pg_sleep, and to_char, to_date and
+// to_timestamp(text, text). Each checks its arguments as PostgreSQL
+// resolves them among our types, and is strict; what each computes is
+// sql/eval's (date.go; formatting.go for to_char, to_date and
+// to_timestamp(text, text)), but pg_sleep's wait, which honours the
+// statement's context.
 
 func init() {
 	for name, f := range map[string]polyFunc{
@@ -26,6 +27,8 @@ func init() {
 		"to_timestamp":   toTimestampFunc,
 		"age":            ageFunc,
 		"pg_sleep":       pgSleepFunc,
+		"to_char":        toCharFunc,
+		"to_date":        strictText("to_date", types.TDate, 2, eval.ToDate),
 	} {
 		polyFuncs[name] = f
 	}
@@ -51,26 +54,7 @@ func datePartFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		return nil, noSuchFunc(f, args)
 	}
 	return strict("date_part", types.TFloat8, []expr{field, x}, func(a []types.Value) (types.Value, error) {
-		unit := strings.ToLower(a[0].S)
-		var s string
-		switch a[1].T {
-		case types.TInterval:
-			s, err = types.ExtractInterval(unit, types.IntervalOf(a[1]))
-		case types.TTime:
-			s, err = types.ExtractTimeOfDay(unit, types.TimeOf(a[1]))
-		default:
-			var v types.Value
-			v, err = types.ExtractField(unit, a[1])
-			s = v.S
-		}
-		if err != nil {
-			return types.Value{}, err
-		}
-		fv, perr := strconv.ParseFloat(s, 64)
-		if perr != nil {
-			return types.Value{}, pgerror.Errorf(pgerror.CodeInternal, "date_part: %v", perr)
-		}
-		return types.FloatValue(fv, types.TFloat8), nil
+		return eval.DatePart(a[0].S, a[1])
 	}), nil
 }
 
@@ -82,29 +66,8 @@ func makeDateFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		return nil, err
 	}
 	return strict("make_date", types.TDate, xs, func(a []types.Value) (types.Value, error) {
-		t, err := civilDate(a[0].I, a[1].I, a[2].I)
-		if err != nil {
-			return types.Value{}, err
-		}
-		return types.DateValue(t), nil
+		return eval.MakeDate(a[0].I, a[1].I, a[2].I)
 	}), nil
-}
-
-// civilDate is the date y-m-d (a negative year BC: -44 is 44 BC), or
-// PostgreSQL's error for one that is not.
-func civilDate(y, m, d int64) (time.Time, error) {
-	ay := y // astronomical: 1 BC is 0
-	if y < 0 {
-		ay = y + 1
-	}
-	t := time.Date(int(ay), time.Month(m), int(d), 0, 0, 0, 0, time.UTC)
-	if y == 0 || m < 1 || m > 12 || d < 1 || int64(t.Day()) != d || y > 5874897 || y < -1e6 {
-		return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "date field value out of range: %d-%02d-%02d", y, m, d)
-	}
-	if t.Before(types.MinDateTime) {
-		return time.Time{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "date out of range: %d-%02d-%02d", ay, m, d)
-	}
-	return t, nil
 }
 
 // makeTimestampFunc is make_timestamp(year, month, day, hour, min, sec):
@@ -118,21 +81,12 @@ func makeTimestampFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		return nil, err
 	}
 	return strict("make_timestamp", types.TTimestamp, xs, func(a []types.Value) (types.Value, error) {
-		d, err := civilDate(a[0].I, a[1].I, a[2].I)
-		if err != nil {
-			return types.Value{}, err
-		}
-		h, mi, sec := a[3].I, a[4].I, types.FloatOf(a[5])
-		if h < 0 || h > 24 || mi < 0 || mi > 59 || sec < 0 || sec > 60 || h == 24 && (mi != 0 || sec != 0) {
-			return types.Value{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "time field value out of range: %d:%02d:%s", h, mi, strconv.FormatFloat(sec, 'f', -1, 64))
-		}
-		us := (h*60+mi)*60*1_000_000 + int64(math.RoundToEven(sec*1e6))
-		return timestampResult(d.Add(time.Duration(us)*time.Microsecond), types.TTimestamp)
+		return eval.MakeTimestamp(a[0].I, a[1].I, a[2].I, a[3].I, a[4].I, types.FloatOf(a[5]))
 	}), nil
 }
 
 // toTimestampFunc is to_timestamp(seconds since the Unix epoch): a
-// timestamptz; to_timestamp(text, format) is formatting.go's.
+// timestamptz; to_timestamp(text, format) is toTimestampText.
 func toTimestampFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if len(args) == 2 {
 		return toTimestampText(c, f, args)
@@ -142,12 +96,7 @@ func toTimestampFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		return nil, err
 	}
 	return strict("to_timestamp", types.TTimestamptz, xs, func(a []types.Value) (types.Value, error) {
-		s := types.FloatOf(a[0])
-		if math.IsNaN(s) || math.IsInf(s, 0) || s < -210866803200 || s > 9224318016000 {
-			return types.Value{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "timestamp out of range: %q", strconv.FormatFloat(s, 'g', -1, 64))
-		}
-		us := int64(math.RoundToEven(s * 1e6))
-		return timestampResult(time.UnixMicro(us).UTC(), types.TTimestamptz)
+		return eval.ToTimestampEpoch(types.FloatOf(a[0]))
 	}), nil
 }
 
@@ -175,21 +124,7 @@ func ageFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		xs = append(xs, x)
 	}
 	return &funcExpr{name: "age", t: types.TInterval, args: xs, fn: func(e *env, a []types.Value) (types.Value, error) {
-		for _, v := range a {
-			if v.Null {
-				return types.Null(types.TInterval), nil
-			}
-		}
-		from := types.Instant(a[0])
-		var to time.Time
-		if len(a) == 2 {
-			to = types.Instant(a[1])
-		} else {
-			y, m, d := e.s.txStart(e.ctx).UTC().Date()
-			to = time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-			from, to = to, from
-		}
-		return ivResult(types.Age(from, to))
+		return eval.Age(e, a)
 	}}, nil
 }
 
@@ -215,3 +150,36 @@ func pgSleepFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		return types.Value{T: types.TVoid}, nil
 	}}, nil
 }
+
+// toCharFunc is to_char(timestamp | timestamptz | date | number, text).
+func toCharFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
+	if len(args) != 2 {
+		return nil, noSuchFunc(f, args)
+	}
+	fm, err := c.coerce(args[1], types.TText)
+	if err != nil {
+		return nil, err
+	}
+	if fm.typ() == types.TBpchar {
+		fm = &castExpr{arg: fm, t: types.TText}
+	}
+	x := args[0]
+	switch t := x.typ(); {
+	case t == types.TUnknown:
+		return nil, &pgerror.Error{Code: "42725", Message: "function to_char(unknown, unknown) is not unique",
+			Hint: "Could not choose a best candidate function. You might need to add explicit type casts.", Position: f.Location + 1}
+	case fm.typ() != types.TText:
+		return nil, noSuchFunc(f, args)
+	case t == types.TDate:
+		x = &castExpr{arg: x, t: types.TTimestamptz}
+	case eval.IsTimestamp(t), eval.IsNumeric(t), t == types.TInterval:
+	default:
+		return nil, noSuchFunc(f, args)
+	}
+	return &funcExpr{name: "to_char", t: types.TText, args: []expr{x, fm}, fn: func(_ *env, a []types.Value) (types.Value, error) {
+		return eval.ToChar(a[0], a[1])
+	}}, nil
+}
+
+// toTimestampText is to_timestamp(text, text).
+var toTimestampText = strictText("to_timestamp", types.TTimestamptz, 2, eval.ToTimestamp)

@@ -1,13 +1,14 @@
 package sqlfe
 
 import (
-	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/types"
 )
 
 // Date arithmetic in expressions (date ± integer, date - date); the date
 // and time types themselves, their I/O, casts, date_trunc and extract are
-// sql/types' (datetime.go, timestamp.go).
+// sql/types' (datetime.go, timestamp.go); sql/eval's DateArith computes
+// it.
 
 // ---- functions and arithmetic ----
 
@@ -33,21 +34,7 @@ func (d *dateArith) eval(e *env) (types.Value, error) {
 	if a.Null || b.Null {
 		return types.Null(d.t), nil
 	}
-	if d.t == types.TInt4 {
-		return types.Int4(int32(types.Instant(a).Sub(types.Instant(b)).Hours() / 24)), nil
-	}
-	if a.T != types.TDate {
-		a, b = b, a // integer + date
-	}
-	n := b.I
-	if d.op == '-' {
-		n = -n
-	}
-	r := types.Instant(a).AddDate(0, 0, int(n))
-	if r.Year() > 5874897 || r.Before(types.MinDateTime) {
-		return types.Value{}, pgerror.Errorf(pgerror.CodeDatetimeRange, "date out of range")
-	}
-	return types.DateValue(r), nil
+	return eval.DateArith(d.op, a, b, d.t)
 }
 
 // dateOp compiles + and - with a date; ok is false when neither side is

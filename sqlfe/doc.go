@@ -11,11 +11,14 @@
 //	  → Session.planFor → analyze (stmt.go, ddl.go, dml.go, query_plan.go):
 //	    names resolved against sql/catalog, expressions compiled into
 //	    expr trees (compile.go, expr.go, funcs.go, strfuncs.go,
-//	    textfuncs.go, datefuncs.go, formatting.go (to_char, to_timestamp,
-//	    to_date), conditional.go; the operators of a
+//	    textfuncs.go, datefuncs.go, conditional.go; the operators of a
 //	    type in a file of its own: dateops.go, intervalops.go, rowcmp.go
 //	    for row comparisons, jsonfuncs.go, byteafuncs.go, arrayfuncs.go
-//	    for the array functions and ||, @>, <@, && on arrays), a plan of nodes built (dml.go's selectPlan for a
+//	    for the array functions and ||, @>, <@, && on arrays): these
+//	    resolve a call's function and argument types, and what the
+//	    function or operator computes from the values is sql/eval's
+//	    (the formatting functions, the date and interval functions and
+//	    operators, ...); a plan of nodes built (dml.go's selectPlan for a
 //	    one-table SELECT, UPDATE, DELETE; query.go's relNodes otherwise),
 //	    reused while the catalog's generation is unchanged
 //	  → plan.run (Session.Execute): the operators (query_exec.go, agg.go
@@ -40,7 +43,13 @@
 //	sql/types    datums, their text and binary I/O, casts, comparison
 //	sql/catalog  table definitions, the catalog's persistence and the
 //	             committed Catalog, the row and key encodings
-//	sqlfe        analysis, expressions and functions, plans and operators,
+//	sql/eval     the built-in functions and operators that need no
+//	             session: their bodies, over values (formatting, dates
+//	             and intervals, ...), and the registry of the
+//	             fixed-signature ones (eval.Builtins)
+//	sqlfe        analysis, expressions and the resolution of function
+//	             calls and operators, the functions that read the session
+//	             (now, current_setting, nextval, ...), plans and operators,
 //	             sessions and transactions, the system catalogs'
 //	             generation (pgcatalog.go, infoschema.go, catfuncs.go),
 //	             COPY, settings
@@ -70,6 +79,14 @@
 //   - Datums are package sql/types' (Type, Value, text and binary I/O,
 //     casts; its doc.go states their invariants) and errors package
 //     sql/pgerror's; sqlfe compiles, plans and runs statements over them.
+//   - A built-in function or operator that reads nothing of the session
+//     is computed by package sql/eval (its doc.go says how to add one):
+//     sqlfe resolves the call (argument types, overloads, NULL for a
+//     strict function's NULL argument) and its expression node calls the
+//     body there with the values; an env is the eval.Context of the few
+//     that read the transaction's start. Those that read or change the
+//     session, the clock or the engine stay here (funcs.go's builtins,
+//     catfuncs.go, sequence.go, advisory.go, random, gen_random_uuid).
 //   - ALTER TABLE forms that change how rows are stored (a new primary
 //     key, a column added or dropped, a column's type changed:
 //     altertype.go) rewrite the table into a new engine

@@ -2,9 +2,10 @@ package sqlfe
 
 import (
 	"context"
-	"math"
+	"time"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -27,6 +28,10 @@ type env struct {
 	// calls while a projectSetNode evaluates it (srf.go)
 	srf []types.Value
 }
+
+// TxStart is the statement's transaction's start: env is the
+// eval.Context of the functions it runs.
+func (e *env) TxStart() time.Time { return e.s.txStart(e.ctx) }
 
 // outerExpr reads x, a column of an enclosing query, from the outer env.
 // It has no kids: to the subquery it is a value fixed while it runs (so a
@@ -169,25 +174,7 @@ func (c *cmpExpr) eval(e *env) (types.Value, error) {
 	if a.Null || b.Null {
 		return types.Null(types.TBool), nil
 	}
-	return types.Bool(cmpOp(c.op, types.Compare(a, b))), nil
-}
-
-func cmpOp(op string, d int) bool {
-	switch op {
-	case "=":
-		return d == 0
-	case "<>":
-		return d != 0
-	case "<":
-		return d < 0
-	case "<=":
-		return d <= 0
-	case ">":
-		return d > 0
-	case ">=":
-		return d >= 0
-	}
-	return false
+	return types.Bool(eval.CmpOp(c.op, types.Compare(a, b))), nil
 }
 
 type distinctExpr struct {
@@ -238,48 +225,7 @@ func (a *arithExpr) eval(e *env) (types.Value, error) {
 	if x.Null || y.Null {
 		return types.Null(a.t), nil
 	}
-	if a.t == types.TNumeric {
-		return types.NumericArith(a.op, x, y)
-	}
-	if types.IsFloat(a.t) {
-		return types.FloatArith(a.op, x, y, a.t) // float.go
-	}
-	i, j := x.I, y.I
-	var r int64
-	overflow := false
-	switch a.op {
-	case '+':
-		r = i + j
-		overflow = (j > 0 && r < i) || (j < 0 && r > i)
-	case '-':
-		r = i - j
-		overflow = (j < 0 && r < i) || (j > 0 && r > i)
-	case '*':
-		r = i * j
-		overflow = i != 0 && (r/i != j || (i == -1 && j == math.MinInt64))
-	case '/', '%':
-		if j == 0 {
-			return types.Value{}, pgerror.Errorf(pgerror.CodeDivisionByZero, "division by zero")
-		}
-		if j == -1 {
-			if a.op == '%' {
-				return types.Value{T: a.t}, nil
-			}
-			r = -i
-			overflow = i == math.MinInt64
-		} else if a.op == '/' {
-			r = i / j
-		} else {
-			r = i % j
-		}
-	}
-	if overflow || (a.t == types.TInt4 && (r < math.MinInt32 || r > math.MaxInt32)) {
-		if a.t == types.TInt8 {
-			return types.Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "bigint out of range")
-		}
-		return types.Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
-	}
-	return types.Value{T: a.t, I: r}, nil
+	return eval.Arith(a.op, x, y, a.t)
 }
 
 type negExpr struct{ arg expr }
@@ -291,31 +237,7 @@ func (n *negExpr) eval(e *env) (types.Value, error) {
 	if err != nil || v.Null {
 		return v, err
 	}
-	return negate(v)
-}
-
-// negate is integer negation (int4um, int8um): -(-2147483648) overflows.
-func negate(v types.Value) (types.Value, error) {
-	switch {
-	case v.Null:
-		return v, nil
-	case v.T == types.TNumeric:
-		return types.NumericNeg(v), nil
-	case types.IsFloat(v.T):
-		return types.FloatValue(-types.FloatOf(v), v.T), nil
-	case v.T == types.TInterval:
-		n, err := types.NegateInterval(types.IntervalOf(v))
-		if err != nil {
-			return types.Value{}, err
-		}
-		return types.IntervalValue(n), nil
-	case v.T == types.TInt8 && v.I == math.MinInt64:
-		return types.Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "bigint out of range")
-	case v.T == types.TInt4 && v.I == math.MinInt32:
-		return types.Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "integer out of range")
-	}
-	v.I = -v.I
-	return v, nil
+	return eval.Negate(v)
 }
 
 type concatExpr struct{ l, r expr }

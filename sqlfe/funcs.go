@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -19,7 +19,8 @@ type builtin struct {
 }
 
 // builtins is filled by init functions (this file's, and the type files':
-// uuid.go, bytea.go, json.go), in any order.
+// uuid.go, bytea.go, json.go), in any order: the functions that read the
+// session. Those that do not are sql/eval's Builtins, looked up after.
 var builtins = map[string]builtin{}
 
 func init() {
@@ -57,29 +58,6 @@ func init() {
 			}
 			v, err := e.s.getSetting(a[0].S)
 			return types.Text(v), err
-		}},
-		// length(text); on a character(n) it counts the characters
-		// without the trailing spaces, as PostgreSQL's bpcharlen, since
-		// the argument is cast to text
-		"length": {[]types.Type{types.TText}, types.TInt4, func(_ *env, a []types.Value) (types.Value, error) {
-			if a[0].Null {
-				return types.Null(types.TInt4), nil
-			}
-			return types.Int4(int32(utf8.RuneCountInString(a[0].S))), nil
-		}},
-		// lower(text), upper(text): as PostgreSQL's under a UTF-8
-		// locale (tupled has no other), Unicode case mapping
-		"lower": {[]types.Type{types.TText}, types.TText, func(_ *env, a []types.Value) (types.Value, error) {
-			if a[0].Null {
-				return types.Null(types.TText), nil
-			}
-			return types.Text(strings.ToLower(a[0].S)), nil
-		}},
-		"upper": {[]types.Type{types.TText}, types.TText, func(_ *env, a []types.Value) (types.Value, error) {
-			if a[0].Null {
-				return types.Null(types.TText), nil
-			}
-			return types.Text(strings.ToUpper(a[0].S)), nil
 		}},
 		"version": {nil, types.TText, func(*env, []types.Value) (types.Value, error) {
 			return types.Text("PostgreSQL " + ServerVersion + " (tupled)"), nil
@@ -152,6 +130,9 @@ func (c *compiler) funcCall(f *pg.FuncCall) (expr, error) {
 		return pf(c, f, args) // strfuncs.go
 	}
 	b, ok := builtins[name]
+	if eb, pure := eval.Builtins[name]; pure && !ok {
+		b, ok = builtin{eb.Args, eb.Ret, func(e *env, a []types.Value) (types.Value, error) { return eb.Fn(e, a) }}, true
+	}
 	alts := advisoryOverloads[name]
 	if alts != nil {
 		b, ok = alts[len(f.Args)]
@@ -211,3 +192,9 @@ var pgFunctions = func() map[string]bool {
 	}
 	return m
 }()
+
+// pure is a function body of sql/eval's, which reads nothing of the
+// session, as a funcExpr's.
+func pure(fn func([]types.Value) (types.Value, error)) func(*env, []types.Value) (types.Value, error) {
+	return func(_ *env, a []types.Value) (types.Value, error) { return fn(a) }
+}

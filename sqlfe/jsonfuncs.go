@@ -2,10 +2,10 @@ package sqlfe
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -21,7 +21,7 @@ import (
 // item's whole row (row_to_json(t), json_agg(t)) is a rowExpr, compiled
 // only where these functions take one (compiler.wholeRow): tupled has no
 // composite values otherwise. The set-returning json[b]_array_elements
-// and json[b]_object_keys are srf.go's.
+// and json[b]_object_keys are srf.go's. What each computes is sql/eval's (json.go).
 
 func init() {
 	polyFuncs["jsonb_build_object"] = buildObjectFunc(types.TJSONB)
@@ -53,33 +53,7 @@ func (j *jsonOpExpr) eval(e *env) (types.Value, error) {
 	if a.Null || b.Null {
 		return types.Null(j.t), nil
 	}
-	x := types.MustJSON(a)
-	var m *types.JSONNode
-	switch j.op {
-	case "@>", "<@":
-		y := types.MustJSON(b)
-		if j.op == "<@" {
-			x, y = y, x
-		}
-		return types.Bool(types.JSONContains(x, y, true)), nil
-	case "?":
-		return types.Bool(x.HasKey(b.S)), nil
-	case "->", "->>":
-		m = x.Field(b.S, b.I, types.IsInt(b.T))
-	default: // #> #>>
-		steps, err := types.ParsePathLiteral(b.S)
-		if err != nil {
-			return types.Value{}, err
-		}
-		m = x.Path(steps)
-	}
-	if m == nil {
-		return types.Null(j.t), nil
-	}
-	if j.t == types.TText {
-		return types.JSONText(m, a.T), nil
-	}
-	return types.JSONOut(m, a.T), nil
+	return eval.JSONOp(j.op, a, b, j.t)
 }
 
 // jsonOp compiles json's operators; ok is false when op is not one or the
@@ -171,16 +145,7 @@ func toJSONFunc(t types.Type) polyFunc {
 		if err != nil {
 			return nil, err
 		}
-		return strict(t.String(), t, xs, func(a []types.Value) (types.Value, error) {
-			if types.IsArray(a[0].T) { // a JSON array of the elements
-				return types.Cast(types.Value{T: types.TJSON, S: jsonDatumText(a[0])}, t)
-			}
-			n := types.ToJSONNode(a[0])
-			if t == types.TJSON && types.IsJSON(a[0].T) {
-				return types.Value{T: types.TJSON, S: a[0].S}, nil
-			}
-			return types.JSONOut(n, t), nil
-		}), nil
+		return strict(t.String(), t, xs, func(a []types.Value) (types.Value, error) { return eval.ToJSON(a, t) }), nil
 	}
 }
 
@@ -195,52 +160,9 @@ func buildObjectFunc(t types.Type) polyFunc {
 			return nil, err
 		}
 		return &funcExpr{name: t.String() + "_build_object", t: t, args: xs, fn: func(_ *env, a []types.Value) (types.Value, error) {
-			for i := 0; i < len(a); i += 2 {
-				if a[i].Null {
-					return types.Value{}, &pgerror.Error{Code: pgerror.CodeInvalidParamValue, Message: fmt.Sprintf("argument %d: key must not be null", i+1)}
-				}
-			}
-			return jsonObjectOf(t, a, false)
+			return eval.BuildObject(a, t)
 		}}, nil
 	}
-}
-
-// jsonObjectOf is the json (or jsonb) object of kv's key, value pairs
-// (keys not NULL), as json_build_object and json_object_agg make it:
-// json keeps every pair as given ("k" : v, PostgreSQL's spacing; the
-// aggregate's braces padded with a space), jsonb normalises (the last of
-// a duplicate key wins, keys in jsonb's order).
-func jsonObjectOf(t types.Type, kv []types.Value, pad bool) (types.Value, error) {
-	n := &types.JSONNode{Kind: 'o'}
-	var b strings.Builder
-	b.WriteByte('{')
-	if pad {
-		b.WriteByte(' ')
-	}
-	for i := 0; i < len(kv); i += 2 {
-		k := types.TextOut(kv[i])
-		v := types.ToJSONNode(kv[i+1])
-		n.Keys, n.Elems = append(n.Keys, k), append(n.Elems, v)
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		types.WriteJSONString(&b, k)
-		b.WriteString(" : ")
-		if types.IsJSON(kv[i+1].T) && !kv[i+1].Null {
-			b.WriteString(kv[i+1].S)
-		} else {
-			b.WriteString(v.Raw)
-		}
-	}
-	if pad {
-		b.WriteByte(' ')
-	}
-	b.WriteByte('}')
-	if t == types.TJSON {
-		return types.Value{T: types.TJSON, S: b.String()}, nil
-	}
-	n.Normalise()
-	return types.Value{T: types.TJSONB, S: n.JSONBText()}, nil
 }
 
 func typeofFunc(t types.Type) polyFunc {
@@ -249,10 +171,7 @@ func typeofFunc(t types.Type) polyFunc {
 		if err != nil {
 			return nil, err
 		}
-		return strict(t.String()+"_typeof", types.TText, xs, func(a []types.Value) (types.Value, error) {
-			names := map[byte]string{'o': "object", 'a': "array", 's': "string", 'n': "number", 't': "boolean", 'f': "boolean", 'z': "null"}
-			return types.Text(names[types.MustJSON(a[0]).Kind]), nil
-		}), nil
+		return strict(t.String()+"_typeof", types.TText, xs, eval.JSONTypeof), nil
 	}
 }
 
@@ -285,54 +204,10 @@ func (r *rowExpr) eval(e *env) (types.Value, error) {
 		}
 		types.WriteJSONString(&b, r.names[i])
 		b.WriteByte(':')
-		b.WriteString(jsonDatumText(v))
+		b.WriteString(eval.JSONDatumText(v))
 	}
 	b.WriteByte('}')
 	return types.Value{T: types.TJSON, S: b.String()}, nil
-}
-
-// jsonDatumText is datum_to_json's text of v: json verbatim, numbers and
-// booleans bare, an array a JSON array of its elements, the rest JSON
-// strings.
-func jsonDatumText(v types.Value) string {
-	if types.IsArray(v.T) && !v.Null {
-		els, err := types.ArrayElems(v)
-		if err != nil {
-			return "null" // a held array's text always parses
-		}
-		var b strings.Builder
-		b.WriteByte('[')
-		for i, e := range els {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if e.Null {
-				b.WriteString("null")
-				continue
-			}
-			b.WriteString(jsonDatumText(e))
-		}
-		b.WriteByte(']')
-		return b.String()
-	}
-	if v.T == types.TJSON && !v.Null {
-		return v.S
-	}
-	return types.ToJSONNode(v).Raw
-}
-
-// jsonbDatumText is to_jsonb's text of v.
-func jsonbDatumText(v types.Value) (string, error) {
-	switch {
-	case v.Null:
-		return "null", nil
-	case v.T == types.TJSONB:
-		return v.S, nil
-	case v.T == types.TJSON || types.IsArray(v.T):
-		j, err := types.Cast(types.Value{T: types.TJSON, S: jsonDatumText(v)}, types.TJSONB)
-		return j.S, err
-	}
-	return types.ToJSONNode(v).JSONBText(), nil
 }
 
 // wholeRowRef resolves cr (t or t.*) as the whole row of FROM item t.
@@ -399,32 +274,6 @@ func rowToJSONFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	}}, nil
 }
 
-// jsonAggStep adds v to json[b]_agg's array text in b: composite
-// (a whole row) values after the first get PostgreSQL's "\n " too.
-func jsonAggStep(b *strings.Builder, t types.Type, v types.Value, composite bool) error {
-	if b.Len() == 0 {
-		b.WriteByte('[')
-	} else if t == types.TJSON {
-		b.WriteString(", ")
-		if composite && !v.Null {
-			b.WriteString("\n ")
-		}
-	} else {
-		b.WriteString(", ")
-	}
-	if t == types.TJSON {
-		if v.Null {
-			b.WriteString("null")
-		} else {
-			b.WriteString(jsonDatumText(v))
-		}
-		return nil
-	}
-	s, err := jsonbDatumText(v)
-	b.WriteString(s)
-	return err
-}
-
 // jsonbSetFunc is jsonb_set(target, path text[], new_value [,
 // create_if_missing]), as PostgreSQL's setPath with JB_PATH_CREATE or
 // JB_PATH_REPLACE: the path's last step replaces (or, creating, adds) an
@@ -442,88 +291,5 @@ func jsonbSetFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return strict("jsonb_set", types.TJSONB, xs, func(a []types.Value) (types.Value, error) {
-		target := types.MustJSON(a[0])
-		if target.Kind != 'o' && target.Kind != 'a' {
-			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "cannot set path in scalar")
-		}
-		path, err := types.ParsePathLiteral(a[1].S)
-		if err != nil {
-			return types.Value{}, err
-		}
-		if len(path) == 0 {
-			return a[0], nil
-		}
-		out, err := jsonbSetPath(target, path, 0, types.MustJSON(a[2]), a[3].I != 0)
-		if err != nil {
-			return types.Value{}, err
-		}
-		return types.Value{T: types.TJSONB, S: out.JSONBText()}, nil
-	}), nil
-}
-
-// jsonbSetPath is setPath over a copy of n at path[level:].
-func jsonbSetPath(n *types.JSONNode, path []string, level int, nv *types.JSONNode, create bool) (*types.JSONNode, error) {
-	last := level == len(path)-1
-	step := path[level]
-	switch n.Kind {
-	case 'o':
-		cp := &types.JSONNode{Kind: 'o', Keys: append([]string(nil), n.Keys...), Elems: append([]*types.JSONNode(nil), n.Elems...)}
-		for i, k := range cp.Keys {
-			if k != step {
-				continue
-			}
-			if last {
-				cp.Elems[i] = nv
-				return cp, nil
-			}
-			sub, err := jsonbSetPath(cp.Elems[i], path, level+1, nv, create)
-			if err != nil {
-				return nil, err
-			}
-			cp.Elems[i] = sub
-			return cp, nil
-		}
-		if last && create {
-			cp.Keys, cp.Elems = append(cp.Keys, step), append(cp.Elems, nv)
-			cp.Normalise()
-		}
-		return cp, nil
-	case 'a':
-		idx, err := strconv.ParseInt(step, 10, 32)
-		if err != nil {
-			return nil, pgerror.Errorf(pgerror.CodeInvalidText, "path element at position %d is not an integer: %q", level+1, step)
-		}
-		cnt := int64(len(n.Elems))
-		prepend := false
-		if idx < 0 {
-			if -idx > cnt {
-				prepend = true
-			} else {
-				idx += cnt
-			}
-		}
-		if idx > cnt {
-			idx = cnt
-		}
-		elems := append([]*types.JSONNode(nil), n.Elems...)
-		switch {
-		case (prepend || cnt == 0) && last && create:
-			elems = append([]*types.JSONNode{nv}, elems...)
-		case !prepend && idx < cnt:
-			if last {
-				elems[idx] = nv
-			} else {
-				sub, err := jsonbSetPath(elems[idx], path, level+1, nv, create)
-				if err != nil {
-					return nil, err
-				}
-				elems[idx] = sub
-			}
-		case last && create && !prepend:
-			elems = append(elems, nv)
-		}
-		return &types.JSONNode{Kind: 'a', Elems: elems}, nil
-	}
-	return n, nil
+	return strict("jsonb_set", types.TJSONB, xs, eval.JSONBSet), nil
 }

@@ -43,6 +43,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -629,7 +630,7 @@ func colType(c catalog.Column) colTypeInfo {
 		return colTypeInfo{int64(x.OID), -1, int(x.Size), x.Typname, x.Name, x.Name}
 	}
 	if e := types.EnumOf(c.Type); e != nil {
-		return colTypeInfo{int64(e.OID), -1, 4, e.Name, quoteIdent(e.Name), "USER-DEFINED"} // enum.go
+		return colTypeInfo{int64(e.OID), -1, 4, e.Name, eval.QuoteIdent(e.Name), "USER-DEFINED"} // enum.go
 	}
 	return colTypeInfo{25, -1, -1, "text", "text", "text"}
 }
@@ -760,9 +761,9 @@ func typeName(oid int64, typmod int64) string {
 	}
 	if e := enumOfOID(oid); e != nil { // enum.go
 		if uint32(oid) == e.ArrayOID {
-			return quoteIdent(e.Name) + "[]"
+			return eval.QuoteIdent(e.Name) + "[]"
 		}
-		return quoteIdent(e.Name)
+		return eval.QuoteIdent(e.Name)
 	}
 	return "???"
 }
@@ -1069,11 +1070,11 @@ func defaultText(t *catalog.Table, c catalog.Column) string {
 	case c.Identity != "":
 		return "" // attidentity says it (identity.go)
 	case c.Serial:
-		return "nextval('" + quoteIdent(colSequence(t, c).Name) + "'::regclass)"
+		return "nextval('" + eval.QuoteIdent(colSequence(t, c).Name) + "'::regclass)"
 	case c.Default != "":
 		d := strings.TrimSuffix(strings.TrimPrefix(c.Default, "SELECT "), ";")
 		if e := types.EnumOf(c.Type); e != nil && isStringLiteral(d) {
-			return d + "::" + quoteIdent(e.Name) // the literal coerced to the enum, as PostgreSQL stores it
+			return d + "::" + eval.QuoteIdent(e.Name) // the literal coerced to the enum, as PostgreSQL stores it
 		}
 		return d
 	}
@@ -1238,7 +1239,7 @@ func indexDef(r *catRel, col int, pretty bool) string {
 	var els []string
 	for i, c := range r.ix.Cols {
 		if c >= 0 {
-			els = append(els, quoteIdent(r.t.Cols[c].Name))
+			els = append(els, eval.QuoteIdent(r.t.Cols[c].Name))
 			continue
 		}
 		e := indexExprText(r.ix, i)
@@ -1261,7 +1262,7 @@ func indexDef(r *catRel, col int, pretty bool) string {
 	if pretty {
 		schema = ""
 	}
-	out := "CREATE " + u + "INDEX " + quoteIdent(r.name) + " ON " + schema + quoteIdent(r.t.Name) + " USING btree (" + strings.Join(els, ", ") + ")"
+	out := "CREATE " + u + "INDEX " + eval.QuoteIdent(r.name) + " ON " + schema + eval.QuoteIdent(r.t.Name) + " USING btree (" + strings.Join(els, ", ") + ")"
 	if p := indexPredicate(r, pretty); !p.Null {
 		out += " WHERE " + p.S
 	}
@@ -1301,7 +1302,7 @@ func constraintDef(c *catCon) string {
 		var out []string
 		for _, i := range cs {
 			if i >= 0 && t != nil && i < len(t.Cols) {
-				out = append(out, quoteIdent(t.Cols[i].Name))
+				out = append(out, eval.QuoteIdent(t.Cols[i].Name))
 			}
 		}
 		return strings.Join(out, ", ")
@@ -1314,7 +1315,7 @@ func constraintDef(c *catCon) string {
 	case "u":
 		return "UNIQUE (" + names(c.t, c.cols) + ")"
 	}
-	d := "FOREIGN KEY (" + names(c.t, c.cols) + ") REFERENCES " + quoteIdent(c.fk.RefTable) + "(" + names(c.ref, c.fk.RefCols) + ")"
+	d := "FOREIGN KEY (" + names(c.t, c.cols) + ") REFERENCES " + eval.QuoteIdent(c.fk.RefTable) + "(" + names(c.ref, c.fk.RefCols) + ")"
 	for _, a := range []struct {
 		what string
 		code string

@@ -4,6 +4,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -28,7 +29,7 @@ func (x *rowCmpExpr) typ() types.Type { return types.TBool }
 func (x *rowCmpExpr) kids() []expr    { return append(append([]expr{}, x.l...), x.r...) }
 
 func (x *rowCmpExpr) eval(e *env) (types.Value, error) {
-	var st rowCmpState
+	var st eval.RowCmp
 	for i := range x.l {
 		a, err := x.l[i].eval(e)
 		if err != nil {
@@ -38,70 +39,15 @@ func (x *rowCmpExpr) eval(e *env) (types.Value, error) {
 		if err != nil {
 			return b, err
 		}
-		if st.pair(x.op, a, b) {
+		if st.Pair(x.op, a, b) {
 			break
 		}
 	}
-	ok, null := st.result(x.op)
+	ok, null := st.Result(x.op)
 	if null {
 		return types.Null(types.TBool), nil
 	}
 	return types.Bool(ok), nil
-}
-
-// rowCmpState is a row comparison's progress, pair by pair.
-type rowCmpState struct {
-	decided, ok, null bool
-	sawNull           bool
-}
-
-// pair takes the next pair of values; it reports whether the comparison
-// is decided (the pairs after it do not matter).
-func (st *rowCmpState) pair(op string, a, b types.Value) bool {
-	if a.Null || b.Null {
-		if op != "=" && op != "<>" {
-			st.decided, st.null = true, true
-			return true
-		}
-		st.sawNull = true
-		return false
-	}
-	d := types.Compare(a, b)
-	switch {
-	case d == 0:
-		return false
-	case op == "=":
-		st.ok = false
-	case op == "<>":
-		st.ok = true
-	default:
-		st.ok = cmpOp(op, d)
-	}
-	st.decided = true
-	return true
-}
-
-// result is the comparison's value: ok, or NULL (null).
-func (st *rowCmpState) result(op string) (ok, null bool) {
-	switch {
-	case st.decided:
-		return st.ok, st.null
-	case st.sawNull:
-		return false, true
-	}
-	return cmpOp(op, 0), false
-}
-
-// compareRows compares two rows of values of the same arity as
-// rowCmpExpr does.
-func compareRows(op string, a, b []types.Value) (ok, null bool) {
-	var st rowCmpState
-	for i := range a {
-		if st.pair(op, a[i], b[i]) {
-			break
-		}
-	}
-	return st.result(op)
 }
 
 // rowItems is the expressions of a row constructor (ROW(...) or a

@@ -5,22 +5,15 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
 
-// maxSeriesRows bounds what one call of a set-returning function may
-// return: its rows are made in memory (PostgreSQL streams them).
-const maxSeriesRows = 1 << 20
-
-// errSeriesRows is the bound's error.
-func errSeriesRows(name string) error {
-	return pgerror.NotSupported("%s of more than %d rows is not supported", name, maxSeriesRows)
-}
-
 // generateSeries compiles generate_series(start, stop [, step]) over
 // integer or bigint, or (start, stop, step interval) over timestamp,
-// timestamptz or date (srf.go calls it, for FROM and the select list).
+// timestamptz or date (srf.go calls it, for FROM and the select list);
+// sql/eval's srf.go makes the rows.
 func generateSeries(c *compiler, fc *pg.FuncCall) (*srfSpec, error) {
 	if len(fc.Args) != 2 && len(fc.Args) != 3 {
 		return nil, pgerror.NotSupported("generate_series with %d arguments is not supported", len(fc.Args)).At(fc.Location)
@@ -47,26 +40,7 @@ func generateSeries(c *compiler, fc *pg.FuncCall) (*srfSpec, error) {
 		}
 		args = append(args, x)
 	}
-	gen := func(vs []types.Value) ([]types.Value, error) {
-		start, stop, step := vs[0].I, vs[1].I, int64(1)
-		if len(vs) == 3 {
-			step = vs[2].I
-		}
-		if step == 0 {
-			return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "step size cannot equal zero")
-		}
-		var out []types.Value
-		for i := start; (step > 0 && i <= stop) || (step < 0 && i >= stop); i += step {
-			if len(out) == maxSeriesRows {
-				return nil, errSeriesRows("generate_series")
-			}
-			out = append(out, types.Value{T: t, I: i})
-			if (step > 0 && i > stop-step) || (step < 0 && i < stop-step) {
-				break // the next step would pass stop (or overflow)
-			}
-		}
-		return out, nil
-	}
+	gen := func(vs []types.Value) ([]types.Value, error) { return eval.IntSeries(vs, t) }
 	return &srfSpec{name: "generate_series", args: args, t: t, gen: gen}, nil
 }
 
@@ -104,25 +78,7 @@ func timestampSeries(fc *pg.FuncCall, c *compiler, first expr) (*srfSpec, error)
 	if !types.IsDateTime(stop.typ()) || step.typ() != types.TInterval {
 		return nil, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function generate_series(%s, %s, %s) does not exist", start.typ(), stop.typ(), step.typ()).At(fc.Location)
 	}
-	gen := func(vs []types.Value) ([]types.Value, error) {
-		from, to, iv := types.Instant(vs[0]), types.Instant(vs[1]), types.IntervalOf(vs[2])
-		sign := types.CompareIntervals(iv, types.Interval{})
-		if sign == 0 {
-			return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "step size cannot equal zero")
-		}
-		var out []types.Value
-		for cur := from; (sign > 0 && !cur.After(to)) || (sign < 0 && !cur.Before(to)); cur = types.AddIntervalToTime(cur, iv) {
-			if len(out) == maxSeriesRows {
-				return nil, errSeriesRows("generate_series")
-			}
-			v, err := timestampResult(cur, t)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		return out, nil
-	}
+	gen := func(vs []types.Value) ([]types.Value, error) { return eval.TimestampSeries(vs, t) }
 	return &srfSpec{name: "generate_series", args: []expr{start, stop, step}, t: t, gen: gen}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/catalog"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -302,7 +303,7 @@ func unnestSRF(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
 }
 
 // regexpMatchesSRF is regexp_matches(string, pattern [, flags]): a text[]
-// per match (textfuncs.go's regexpMatchArray), the first one only without
+// per match (sql/eval's RegexpMatchArray), the first one only without
 // flag g.
 func regexpMatchesSRF(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
 	var args []expr
@@ -320,29 +321,7 @@ func regexpMatchesSRF(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	gen := func(vs []types.Value) ([]types.Value, error) {
-		flags := ""
-		if len(vs) == 3 {
-			flags = vs[2].S
-		}
-		re, global, err := compileRegexFlags(vs[1].S, flags)
-		if err != nil {
-			return nil, err
-		}
-		n := 1
-		if global {
-			n = -1
-		}
-		var out []types.Value
-		for _, m := range re.FindAllStringSubmatchIndex(vs[0].S, n) {
-			v, err := regexpMatchArray(re, vs[0].S, m)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		return out, nil
-	}
+	gen := eval.RegexpMatches
 	return &srfSpec{name: "regexp_matches", args: xs, t: types.TTextArray, gen: gen}, nil
 }
 
@@ -375,42 +354,12 @@ func jsonElementsSRF(t types.Type, asText bool) func(c *compiler, f *pg.FuncCall
 	if asText {
 		name, rt = name+"_text", types.TText
 	}
-	return jsonSRF(name, t, rt, func(n *types.JSONNode) ([]types.Value, error) {
-		switch n.Kind {
-		case 'a':
-		case 'o':
-			return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "cannot extract elements from an object")
-		default:
-			return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "cannot extract elements from a scalar")
-		}
-		out := make([]types.Value, len(n.Elems))
-		for i, el := range n.Elems {
-			if asText {
-				out[i] = types.JSONText(el, t)
-			} else {
-				out[i] = types.JSONOut(el, t)
-			}
-		}
-		return out, nil
-	})
+	return jsonSRF(name, t, rt, func(n *types.JSONNode) ([]types.Value, error) { return eval.JSONArrayElements(n, t, asText) })
 }
 
 // jsonKeysSRF is json[b]_object_keys: an object's keys (jsonb's in its
 // order, json's as written, duplicates too).
 func jsonKeysSRF(t types.Type) func(c *compiler, f *pg.FuncCall) (*srfSpec, error) {
 	name := t.String() + "_object_keys"
-	return jsonSRF(name, t, types.TText, func(n *types.JSONNode) ([]types.Value, error) {
-		switch n.Kind {
-		case 'o':
-		case 'a':
-			return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "cannot call %s on an array", name)
-		default:
-			return nil, pgerror.Errorf(pgerror.CodeInvalidParamValue, "cannot call %s on a scalar", name)
-		}
-		out := make([]types.Value, len(n.Keys))
-		for i, k := range n.Keys {
-			out[i] = types.Text(k)
-		}
-		return out, nil
-	})
+	return jsonSRF(name, t, types.TText, func(n *types.JSONNode) ([]types.Value, error) { return eval.JSONObjectKeys(n, name) })
 }

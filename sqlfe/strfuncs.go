@@ -1,16 +1,12 @@
 package sqlfe
 
 import (
-	"crypto/md5"
-	"encoding/hex"
 	"math"
-	"math/big"
 	"math/rand/v2"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -22,6 +18,7 @@ import (
 // polyFunc that checks the argument types as PostgreSQL resolves them
 // among our types and returns the expression; a NULL argument gives NULL
 // (they are strict) except for concat and concat_ws, as in PostgreSQL.
+// What each computes is sql/eval's (text.go, math.go, date.go).
 
 type polyFunc func(c *compiler, f *pg.FuncCall, args []expr) (expr, error)
 
@@ -31,27 +28,20 @@ var polyFuncs = map[string]polyFunc{}
 
 func init() {
 	for name, f := range map[string]polyFunc{
-		"substr":    substrFunc,
-		"substring": substrFunc,
-		"btrim":     trimFunc(true, true),
-		"ltrim":     trimFunc(true, false),
-		"rtrim":     trimFunc(false, true),
-		"strpos":    strictText("strpos", types.TInt4, 2, func(a []types.Value) (types.Value, error) { return types.Int4(int32(runePos(a[0].S, a[1].S))), nil }),
-		"position":  strictText("position", types.TInt4, 2, func(a []types.Value) (types.Value, error) { return types.Int4(int32(runePos(a[0].S, a[1].S))), nil }), // the grammar puts position(sub IN s)'s string first
-		"replace": strictText("replace", types.TText, 3, func(a []types.Value) (types.Value, error) {
-			return types.Text(strings.ReplaceAll(a[0].S, a[1].S, a[2].S)), nil
-		}),
-		"reverse": strictText("reverse", types.TText, 1, func(a []types.Value) (types.Value, error) { return types.Text(reverseRunes(a[0].S)), nil }),
-		"md5": strictText("md5", types.TText, 1, func(a []types.Value) (types.Value, error) {
-			h := md5.Sum([]byte(a[0].S))
-			return types.Text(hex.EncodeToString(h[:])), nil
-		}),
-		"starts_with": strictText("starts_with", types.TBool, 2, func(a []types.Value) (types.Value, error) { return types.Bool(strings.HasPrefix(a[0].S, a[1].S)), nil }),
-		"char_length": strictText("char_length", types.TInt4, 1, func(a []types.Value) (types.Value, error) {
-			return types.Int4(int32(utf8.RuneCountInString(a[0].S))), nil
-		}),
-		"octet_length": strictText("octet_length", types.TInt4, 1, func(a []types.Value) (types.Value, error) { return types.Int4(int32(len(a[0].S))), nil }),
-		"initcap":      strictText("initcap", types.TText, 1, func(a []types.Value) (types.Value, error) { return types.Text(initcap(a[0].S)), nil }),
+		"substr":       substrFunc,
+		"substring":    substrFunc,
+		"btrim":        trimFunc(true, true),
+		"ltrim":        trimFunc(true, false),
+		"rtrim":        trimFunc(false, true),
+		"strpos":       strictText("strpos", types.TInt4, 2, eval.StrPos),
+		"position":     strictText("position", types.TInt4, 2, eval.StrPos), // the grammar puts position(sub IN s)'s string first
+		"replace":      strictText("replace", types.TText, 3, eval.Replace),
+		"reverse":      strictText("reverse", types.TText, 1, eval.Reverse),
+		"md5":          strictText("md5", types.TText, 1, eval.MD5),
+		"starts_with":  strictText("starts_with", types.TBool, 2, eval.StartsWith),
+		"char_length":  strictText("char_length", types.TInt4, 1, eval.CharLength),
+		"octet_length": strictText("octet_length", types.TInt4, 1, eval.OctetLength),
+		"initcap":      strictText("initcap", types.TText, 1, eval.Initcap),
 		"left":         leftRight(true),
 		"right":        leftRight(false),
 		"repeat":       repeatFunc,
@@ -74,9 +64,9 @@ func init() {
 			return nil
 		}, types.NumericSqrt),
 		"exp":        float1("exp", math.Exp, nil, types.NumericExp),
-		"ln":         float1("ln", math.Log, logCheck, types.NumericLn),
+		"ln":         float1("ln", math.Log, eval.LogCheck, types.NumericLn),
 		"log":        logFunc,
-		"log10":      float1("log10", math.Log10, logCheck, numericLog10),
+		"log10":      float1("log10", math.Log10, eval.LogCheck, eval.NumericLog10),
 		"power":      powerFunc,
 		"pow":        powerFunc,
 		"random":     randomFunc,
@@ -117,7 +107,7 @@ func wantTypes(c *compiler, f *pg.FuncCall, args []expr, want ...types.Type) ([]
 		switch {
 		case x.typ() == want[i]:
 		case types.IsInt(x.typ()) && (types.IsInt(want[i]) || want[i] == types.TNumeric), x.typ() == types.TBpchar && want[i] == types.TText,
-			isNumeric(x.typ()) && types.IsFloat(want[i]):
+			eval.IsNumeric(x.typ()) && types.IsFloat(want[i]):
 			x = &castExpr{arg: x, t: want[i]}
 		default:
 			return nil, noSuchFunc(f, args)
@@ -153,40 +143,6 @@ func strictText(name string, t types.Type, n int, fn func([]types.Value) (types.
 	}
 }
 
-func runePos(s, sub string) int {
-	i := strings.Index(s, sub)
-	if i < 0 {
-		return 0
-	}
-	return utf8.RuneCountInString(s[:i]) + 1
-}
-
-func reverseRunes(s string) string {
-	r := []rune(s)
-	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
-		r[i], r[j] = r[j], r[i]
-	}
-	return string(r)
-}
-
-func initcap(s string) string {
-	var b strings.Builder
-	start := true
-	for _, r := range s {
-		alnum := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r >= 0x80
-		switch {
-		case alnum && start:
-			b.WriteString(strings.ToUpper(string(r)))
-		case alnum:
-			b.WriteString(strings.ToLower(string(r)))
-		default:
-			b.WriteRune(r)
-		}
-		start = !alnum
-	}
-	return b.String()
-}
-
 func substrFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	want := []types.Type{types.TText, types.TInt4, types.TInt4}[:len(args)]
 	if len(args) < 2 || len(args) > 3 {
@@ -201,26 +157,16 @@ func substrFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return strict("substr", types.TText, xs, func(a []types.Value) (types.Value, error) {
-		r := []rune(a[0].S)
-		start := a[1].I // 1-based; before 1 counts toward the length
-		end := int64(len(r)) + 1
-		if len(a) == 3 {
-			if a[2].I < 0 {
-				return types.Value{}, pgerror.Errorf(pgerror.CodeSubstringError, "negative substring length not allowed")
-			}
-			end = start + a[2].I
-		}
-		start = max(start, 1)
-		end = min(end, int64(len(r))+1)
-		if start >= end {
-			return types.Text(""), nil
-		}
-		return types.Text(string(r[start-1 : end-1])), nil
-	}), nil
+	return strict("substr", types.TText, xs, eval.Substr), nil
 }
 
 func trimFunc(left, right bool) polyFunc {
+	fn := eval.Btrim
+	if !right {
+		fn = eval.Ltrim
+	} else if !left {
+		fn = eval.Rtrim
+	}
 	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		if len(args) == 1 {
 			args = append(args, &constExpr{types.Text(" ")})
@@ -229,37 +175,21 @@ func trimFunc(left, right bool) polyFunc {
 		if err != nil {
 			return nil, err
 		}
-		return strict(strs(f.Funcname)[len(strs(f.Funcname))-1], types.TText, xs, func(a []types.Value) (types.Value, error) {
-			s := a[0].S
-			if left {
-				s = strings.TrimLeft(s, a[1].S)
-			}
-			if right {
-				s = strings.TrimRight(s, a[1].S)
-			}
-			return types.Text(s), nil
-		}), nil
+		return strict(strs(f.Funcname)[len(strs(f.Funcname))-1], types.TText, xs, fn), nil
 	}
 }
 
 func leftRight(left bool) polyFunc {
+	fn := eval.Right
+	if left {
+		fn = eval.Left
+	}
 	return func(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		xs, err := wantTypes(c, f, args, types.TText, types.TInt4)
 		if err != nil {
 			return nil, err
 		}
-		return strict("left", types.TText, xs, func(a []types.Value) (types.Value, error) {
-			r := []rune(a[0].S)
-			n := int(a[1].I)
-			if n < 0 {
-				n = max(len(r)+n, 0)
-			}
-			n = min(n, len(r))
-			if left {
-				return types.Text(string(r[:n])), nil
-			}
-			return types.Text(string(r[len(r)-n:])), nil
-		}), nil
+		return strict("left", types.TText, xs, fn), nil
 	}
 }
 
@@ -268,15 +198,7 @@ func repeatFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return strict("repeat", types.TText, xs, func(a []types.Value) (types.Value, error) {
-		if a[1].I <= 0 {
-			return types.Text(""), nil
-		}
-		if int64(len(a[0].S))*a[1].I > 1<<30-1 {
-			return types.Value{}, pgerror.Errorf(pgerror.CodeProgramLimit, "requested length too large")
-		}
-		return types.Text(strings.Repeat(a[0].S, int(a[1].I))), nil
-	}), nil
+	return strict("repeat", types.TText, xs, eval.Repeat), nil
 }
 
 func splitPart(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
@@ -284,25 +206,7 @@ func splitPart(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return strict("split_part", types.TText, xs, func(a []types.Value) (types.Value, error) {
-		n := a[2].I
-		if n == 0 {
-			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "field position must not be zero")
-		}
-		var parts []string
-		if a[1].S == "" {
-			parts = []string{a[0].S}
-		} else {
-			parts = strings.Split(a[0].S, a[1].S)
-		}
-		if n < 0 {
-			n = int64(len(parts)) + n + 1
-		}
-		if n < 1 || n > int64(len(parts)) {
-			return types.Text(""), nil
-		}
-		return types.Text(parts[n-1]), nil
-	}), nil
+	return strict("split_part", types.TText, xs, eval.SplitPart), nil
 }
 
 func concatFunc(ws bool) polyFunc {
@@ -317,32 +221,11 @@ func concatFunc(ws bool) polyFunc {
 			}
 			args[i] = x
 		}
-		name := "concat"
+		name, fn := "concat", eval.Concat
 		if ws {
-			name = "concat_ws"
+			name, fn = "concat_ws", eval.ConcatWS
 		}
-		return &funcExpr{name: name, t: types.TText, args: args, fn: func(_ *env, a []types.Value) (types.Value, error) {
-			sep := ""
-			if ws {
-				if a[0].Null {
-					return types.Null(types.TText), nil
-				}
-				sep, a = a[0].S, a[1:]
-			}
-			var b strings.Builder
-			first := true
-			for _, v := range a {
-				if v.Null {
-					continue
-				}
-				if !first {
-					b.WriteString(sep)
-				}
-				first = false
-				b.WriteString(v.String()) // the output function: a boolean is t or f
-			}
-			return types.Text(b.String()), nil
-		}}, nil
+		return &funcExpr{name: name, t: types.TText, args: args, fn: pure(fn)}, nil
 	}
 }
 
@@ -382,19 +265,7 @@ func absFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		return floatFunc("abs", xs[0], math.Abs), nil
 	}
 	t := xs[0].typ()
-	return strict("abs", t, xs, func(a []types.Value) (types.Value, error) {
-		v := a[0]
-		if v.T == types.TNumeric {
-			if strings.HasPrefix(v.S, "-") {
-				return types.Value{T: types.TNumeric, S: v.S[1:]}, nil
-			}
-			return v, nil
-		}
-		if v.I < 0 {
-			return negate(v)
-		}
-		return v, nil
-	}), nil
+	return strict("abs", t, xs, eval.Abs), nil
 }
 
 func signFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
@@ -416,21 +287,7 @@ func signFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if types.IsInt(xs[0].typ()) {
 		xs[0] = &castExpr{arg: xs[0], t: types.TNumeric}
 	}
-	return strict("sign", types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
-		switch a[0].S {
-		case "NaN":
-			return a[0], nil
-		case "Infinity":
-			return types.Value{T: types.TNumeric, S: "1"}, nil
-		case "-Infinity":
-			return types.Value{T: types.TNumeric, S: "-1"}, nil
-		}
-		d, err := types.NumericOf(a[0])
-		if err != nil {
-			return types.Value{}, err
-		}
-		return types.Value{T: types.TNumeric, S: strconv.Itoa(d.Unscaled.Sign())}, nil
-	}), nil
+	return strict("sign", types.TNumeric, xs, eval.NumericSign), nil
 }
 
 func modFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
@@ -490,20 +347,11 @@ func roundFunc(name string) polyFunc {
 		if types.IsInt(xs[0].typ()) {
 			xs[0] = &castExpr{arg: xs[0], t: types.TNumeric}
 		}
-		return strict(name, types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
-			if types.IsNumericSpecial(a[0]) {
-				return a[0], nil // NaN and the infinities round to themselves
-			}
-			d, err := types.NumericOf(a[0])
-			if err != nil {
-				return types.Value{}, err
-			}
-			places := 0
-			if len(a) == 2 {
-				places = int(max(min(a[1].I, types.MaxNumericScale), -types.MaxNumericScale))
-			}
-			return types.RoundDecimal(d, places, name == "trunc").Value(), nil
-		}), nil
+		fn := eval.Round
+		if name == "trunc" {
+			fn = eval.Trunc
+		}
+		return strict(name, types.TNumeric, xs, fn), nil
 	}
 }
 
@@ -525,24 +373,11 @@ func ceilFloor(ceil bool) polyFunc {
 		if types.IsInt(xs[0].typ()) {
 			xs[0] = &castExpr{arg: xs[0], t: types.TNumeric}
 		}
-		return strict("ceil", types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
-			if types.IsNumericSpecial(a[0]) {
-				return a[0], nil
-			}
-			d, err := types.NumericOf(a[0])
-			if err != nil {
-				return types.Value{}, err
-			}
-			t := types.RoundDecimal(d, 0, true)
-			if t.Rescale(d.Scale).Unscaled.Cmp(d.Unscaled) != 0 {
-				if ceil && d.Unscaled.Sign() > 0 {
-					t.Unscaled.Add(t.Unscaled, big.NewInt(1))
-				} else if !ceil && d.Unscaled.Sign() < 0 {
-					t.Unscaled.Sub(t.Unscaled, big.NewInt(1))
-				}
-			}
-			return t.Value(), nil
-		}), nil
+		fn := eval.Floor
+		if ceil {
+			fn = eval.Ceil
+		}
+		return strict("ceil", types.TNumeric, xs, fn), nil
 	}
 }
 
@@ -586,19 +421,7 @@ func extractFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		return nil, err
 	}
 	if t := args[1].typ(); (t == types.TInterval || t == types.TTime) && types.IsString(field.typ()) {
-		return strict("extract", types.TNumeric, []expr{field, args[1]}, func(a []types.Value) (types.Value, error) {
-			var s string
-			var err error
-			if a[1].T == types.TInterval {
-				s, err = types.ExtractInterval(a[0].S, types.IntervalOf(a[1]))
-			} else {
-				s, err = types.ExtractTimeOfDay(a[0].S, types.TimeOf(a[1]))
-			}
-			if err != nil {
-				return types.Value{}, err
-			}
-			return types.Value{T: types.TNumeric, S: s}, nil
-		}), nil
+		return strict("extract", types.TNumeric, []expr{field, args[1]}, eval.ExtractIntervalTime), nil
 	}
 	x, err := c.coerce(args[1], types.TTimestamptz)
 	if err != nil {
@@ -607,9 +430,7 @@ func extractFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if !types.IsString(field.typ()) || !types.IsDateTime(x.typ()) {
 		return nil, noSuchFunc(f, args)
 	}
-	return strict("extract", types.TNumeric, []expr{field, x}, func(a []types.Value) (types.Value, error) {
-		return types.ExtractField(strings.ToLower(a[0].S), a[1])
-	}), nil
+	return strict("extract", types.TNumeric, []expr{field, x}, eval.Extract), nil
 }
 
 // dateTruncFunc is date_trunc(unit, x): a timestamp or timestamptz of x's
@@ -623,9 +444,7 @@ func dateTruncFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		return nil, err
 	}
 	if args[1].typ() == types.TInterval && types.IsString(unit.typ()) {
-		return strict("date_trunc", types.TInterval, []expr{unit, args[1]}, func(a []types.Value) (types.Value, error) {
-			return ivResult(types.TruncInterval(a[0].S, types.IntervalOf(a[1])))
-		}), nil
+		return strict("date_trunc", types.TInterval, []expr{unit, args[1]}, eval.DateTruncInterval), nil
 	}
 	x, err := c.coerce(args[1], types.TTimestamptz)
 	if err != nil {
@@ -638,19 +457,7 @@ func dateTruncFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if t == types.TDate {
 		t = types.TTimestamptz
 	}
-	return strict("date_trunc", t, []expr{unit, x}, func(a []types.Value) (types.Value, error) {
-		u := strings.ToLower(a[0].S)
-		r, ok := types.TruncTime(types.Instant(a[1]), u)
-		if !ok {
-			if _, known := types.TruncUnits[u]; !known {
-				return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidParamValue, "unit %q not recognized for type %s", u, t)
-			}
-		}
-		if t == types.TTimestamp {
-			return types.TimestampValue(r), nil
-		}
-		return types.TimestamptzValue(r), nil
-	}), nil
+	return strict("date_trunc", t, []expr{unit, x}, func(a []types.Value) (types.Value, error) { return eval.DateTrunc(a, t) }), nil
 }
 
 // floatFunc applies fn to a float8 argument (the float forms of abs,
@@ -662,26 +469,11 @@ func floatFunc(name string, x expr, fn func(float64) float64) expr {
 	})
 }
 
-// logCheck refuses what ln and log of double precision refuse (2201E).
-func logCheck(x float64) error {
-	switch {
-	case x == 0:
-		return pgerror.Errorf(pgerror.CodeInvalidLog, "cannot take logarithm of zero")
-	case x < 0:
-		return pgerror.Errorf(pgerror.CodeInvalidLog, "cannot take logarithm of a negative number")
-	}
-	return nil
-}
-
-func numericLog10(v types.Value) (types.Value, error) {
-	return types.NumericLog(types.Value{T: types.TNumeric, S: "10"}, v)
-}
-
 // logFunc is log(x), the base-10 logarithm of a double precision or a
 // numeric, and log(b, x), of numerics only (integers are cast).
 func logFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 	if len(args) == 1 {
-		return float1("log", math.Log10, logCheck, numericLog10)(c, f, args)
+		return float1("log", math.Log10, eval.LogCheck, eval.NumericLog10)(c, f, args)
 	}
 	if len(args) != 2 {
 		return nil, noSuchFunc(f, args)
@@ -700,9 +492,7 @@ func logFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 		}
 		xs = append(xs, x)
 	}
-	return strict("log", types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
-		return types.NumericLog(a[0], a[1])
-	}), nil
+	return strict("log", types.TNumeric, xs, eval.NumericLog), nil
 }
 
 // float1 is a function of one double precision argument (sqrt, exp, ln,
@@ -723,19 +513,7 @@ func float1(name string, fn func(float64) float64, check func(float64) error, nu
 		if x.typ() == types.TNumeric {
 			return strict(name, types.TNumeric, []expr{x}, func(a []types.Value) (types.Value, error) { return num(a[0]) }), nil
 		}
-		return strict(name, types.TFloat8, []expr{x}, func(a []types.Value) (types.Value, error) {
-			v := types.FloatOf(a[0])
-			if check != nil {
-				if err := check(v); err != nil {
-					return types.Value{}, err
-				}
-			}
-			r := fn(v)
-			if math.IsInf(r, 0) && !math.IsInf(v, 0) {
-				return types.Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value out of range: overflow")
-			}
-			return types.FloatValue(r, types.TFloat8), nil
-		}), nil
+		return strict(name, types.TFloat8, []expr{x}, func(a []types.Value) (types.Value, error) { return eval.Float1(a, fn, check) }), nil
 	}
 }
 
@@ -762,30 +540,14 @@ func powerFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
 func powerExpr(l, r expr) (expr, error) {
 	xs := []expr{l, r}
 	if !types.IsFloat(xs[0].typ()) && !types.IsFloat(xs[1].typ()) && (xs[0].typ() == types.TNumeric || xs[1].typ() == types.TNumeric) {
-		return strict("power", types.TNumeric, xs, func(a []types.Value) (types.Value, error) {
-			v, _, err := types.NumericPower(a[0], a[1])
-			return v, err
-		}), nil
+		return strict("power", types.TNumeric, xs, eval.NumericPower), nil
 	}
 	for i, x := range xs {
 		if !types.IsFloat(x.typ()) {
 			xs[i] = &castExpr{arg: x, t: types.TFloat8}
 		}
 	}
-	return strict("power", types.TFloat8, xs, func(a []types.Value) (types.Value, error) {
-		x, y := types.FloatOf(a[0]), types.FloatOf(a[1])
-		if x == 0 && y < 0 {
-			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidPower, "zero raised to a negative power is undefined")
-		}
-		if x < 0 && y != math.Trunc(y) {
-			return types.Value{}, pgerror.Errorf(pgerror.CodeInvalidPower, "a negative number raised to a non-integer power yields a complex result")
-		}
-		r := math.Pow(x, y)
-		if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
-			return types.Value{}, pgerror.Errorf(pgerror.CodeNumericRange, "value out of range: overflow")
-		}
-		return types.FloatValue(r, types.TFloat8), nil
-	}), nil
+	return strict("power", types.TFloat8, xs, eval.FloatPower), nil
 }
 
 func randomFunc(_ *compiler, f *pg.FuncCall, args []expr) (expr, error) {

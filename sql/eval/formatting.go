@@ -1,4 +1,4 @@
-package sqlfe
+package eval
 
 import (
 	"fmt"
@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/pgerror"
 	"github.com/tupled/tupled/sql/types"
 )
@@ -1014,117 +1013,77 @@ func numToChar(nodes []fmtNode, d *numDesc, number string, sign byte, outPreSpac
 
 // ---- the functions ----
 
-func init() {
-	polyFuncs["to_char"] = toCharFunc
-	polyFuncs["to_date"] = toDateFunc
-}
-
-// toCharFunc is to_char(timestamp | timestamptz | date | number, text).
-func toCharFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-	if len(args) != 2 {
-		return nil, noSuchFunc(f, args)
+// ToChar is to_char(v, format) of a timestamp, timestamptz, interval or
+// number v (a date is cast to timestamptz before): NULL for a NULL
+// argument, and for an empty format but of a number's.
+func ToChar(v, format types.Value) (types.Value, error) {
+	if v.Null || format.Null {
+		return types.Null(types.TText), nil
 	}
-	fm, err := c.coerce(args[1], types.TText)
-	if err != nil {
-		return nil, err
-	}
-	if fm.typ() == types.TBpchar {
-		fm = &castExpr{arg: fm, t: types.TText}
-	}
-	x := args[0]
-	switch t := x.typ(); {
-	case t == types.TUnknown:
-		return nil, &pgerror.Error{Code: "42725", Message: "function to_char(unknown, unknown) is not unique",
-			Hint: "Could not choose a best candidate function. You might need to add explicit type casts.", Position: f.Location + 1}
-	case fm.typ() != types.TText:
-		return nil, noSuchFunc(f, args)
-	case t == types.TDate:
-		x = &castExpr{arg: x, t: types.TTimestamptz}
-	case isTimestamp(t), isNumeric(t), t == types.TInterval:
-	default:
-		return nil, noSuchFunc(f, args)
-	}
-	return &funcExpr{name: "to_char", t: types.TText, args: []expr{x, fm}, fn: func(_ *env, a []types.Value) (types.Value, error) {
-		if a[0].Null || a[1].Null {
+	if v.T == types.TInterval {
+		if format.S == "" {
 			return types.Null(types.TText), nil
 		}
-		if a[0].T == types.TInterval {
-			if a[1].S == "" {
-				return types.Null(types.TText), nil
-			}
-			s, err := intervalToChar(parseFormat(a[1].S, true), types.IntervalOf(a[0])) // formatting_interval.go
-			return types.Text(s), err
+		s, err := intervalToChar(parseFormat(format.S, true), types.IntervalOf(v)) // formatting_interval.go
+		return types.Text(s), err
+	}
+	if IsTimestamp(v.T) {
+		if format.S == "" {
+			return types.Null(types.TText), nil
 		}
-		if isTimestamp(a[0].T) {
-			if a[1].S == "" {
-				return types.Null(types.TText), nil
-			}
-			tz := ""
-			if a[0].T == types.TTimestamptz {
-				tz = "UTC"
-			}
-			s, err := dchToChar(parseFormat(a[1].S, true), types.Instant(a[0]), tz)
-			if err != nil {
-				return types.Value{}, err
-			}
-			return types.Text(s), nil
+		tz := ""
+		if v.T == types.TTimestamptz {
+			tz = "UTC"
 		}
-		if a[1].S == "" {
-			return types.Text(""), nil
-		}
-		nodes, d, err := numFormat(a[1].S)
-		if err != nil {
-			return types.Value{}, err
-		}
-		if d.is(numRoman) || d.is(numEEEE) {
-			var s string
-			if d.is(numRoman) {
-				s, err = romanToChar(nodes, d, a[0])
-			} else {
-				s, err = eeeeToChar(d, a[0])
-			}
-			return types.Text(s), err
-		}
-		number, sign, pre, err := numDigits(a[0], d)
-		if err != nil {
-			return types.Value{}, err
-		}
-		s, err := numToChar(nodes, d, number, sign, pre)
+		s, err := dchToChar(parseFormat(format.S, true), types.Instant(v), tz)
 		if err != nil {
 			return types.Value{}, err
 		}
 		return types.Text(s), nil
-	}}, nil
+	}
+	if format.S == "" {
+		return types.Text(""), nil
+	}
+	nodes, d, err := numFormat(format.S)
+	if err != nil {
+		return types.Value{}, err
+	}
+	if d.is(numRoman) || d.is(numEEEE) {
+		var s string
+		if d.is(numRoman) {
+			s, err = romanToChar(nodes, d, v)
+		} else {
+			s, err = eeeeToChar(d, v)
+		}
+		return types.Text(s), err
+	}
+	number, sign, pre, err := numDigits(v, d)
+	if err != nil {
+		return types.Value{}, err
+	}
+	s, err := numToChar(nodes, d, number, sign, pre)
+	if err != nil {
+		return types.Value{}, err
+	}
+	return types.Text(s), nil
 }
 
-// toDateFunc is to_date(text, text).
-func toDateFunc(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-	xs, err := wantTypes(c, f, args, types.TText, types.TText)
+// ToDate is to_date(s, format) of two texts.
+func ToDate(a []types.Value) (types.Value, error) {
+	t, err := toTimestamp(a[0].S, a[1].S, true)
 	if err != nil {
-		return nil, err
+		return types.Value{}, err
 	}
-	return strict("to_date", types.TDate, xs, func(a []types.Value) (types.Value, error) {
-		t, err := toTimestamp(a[0].S, a[1].S, true)
-		if err != nil {
-			return types.Value{}, err
-		}
-		return types.DateValue(t), nil
-	}), nil
+	return types.DateValue(t), nil
 }
 
-// toTimestampText is to_timestamp(text, text).
-func toTimestampText(c *compiler, f *pg.FuncCall, args []expr) (expr, error) {
-	xs, err := wantTypes(c, f, args, types.TText, types.TText)
+// ToTimestamp is to_timestamp(s, format) of two texts.
+func ToTimestamp(a []types.Value) (types.Value, error) {
+	t, err := toTimestamp(a[0].S, a[1].S, false)
 	if err != nil {
-		return nil, err
+		return types.Value{}, err
 	}
-	return strict("to_timestamp", types.TTimestamptz, xs, func(a []types.Value) (types.Value, error) {
-		t, err := toTimestamp(a[0].S, a[1].S, false)
-		if err != nil {
-			return types.Value{}, err
-		}
-		return timestampResult(t, types.TTimestamptz)
-	}), nil
+	return TimestampResult(t, types.TTimestamptz)
 }
 
 // ---- reading ----
@@ -1649,3 +1608,6 @@ func toTimestamp(s, format string, dateOnly bool) (time.Time, error) {
 func daysInMonth(y, m int) int {
 	return time.Date(y, time.Month(m)+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
+
+// isSpace is C's isspace, as formatting.c's scanning uses it.
+func isSpace(c byte) bool { return strings.IndexByte(" \t\n\r\f\v", c) >= 0 }

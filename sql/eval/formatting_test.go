@@ -1,4 +1,4 @@
-package sqlfe
+package eval
 
 import (
 	"errors"
