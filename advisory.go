@@ -132,7 +132,8 @@ func (s *Session) exit() {
 // reuses its PGPROC. So a Tx of a Session is the caller's until the
 // session's next Begin: after its Commit or Rollback, calls on it fail
 // with ErrTxDone as on any ended Tx, but after the next Begin the same
-// *Tx is the new transaction. (A DB.Begin transaction is never reused.)
+// *Tx is the new transaction. (A DB.Begin Tx is never reused; only its
+// record is, once the handle has forgotten it.)
 // The engine's records stay safe for everyone else who may hold them: a
 // waiter that waited for the old transaction, the deadlock detector, the
 // lock table all tell the two apart by their xids (internal/engine's doc).
@@ -147,14 +148,15 @@ func (s *Session) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
 	}
 	tx := s.reusable()
 	if tx == nil {
-		tx = &Tx{db: s.db}
+		tx = &Tx{db: s.db, t: new(engine.Tx)}
+		tx.busy.Store(true)
 	}
-	if err := s.s.BeginIn(&tx.rec, eo); err != nil {
+	if err := s.s.BeginIn(tx.t, eo); err != nil {
 		tx.busy.Store(false)
 		s.last = nil
 		return nil, err
 	}
-	tx.t = &tx.rec
+	tx.id = tx.t.ID()
 	s.last = tx
 	tx.busy.Store(false)
 	return tx, nil
@@ -168,11 +170,11 @@ func (s *Session) reusable() *Tx {
 	if tx == nil || !tx.busy.CompareAndSwap(false, true) {
 		return nil
 	}
-	if !tx.rec.Finished() {
+	if !tx.t.Finished() {
 		tx.busy.Store(false)
 		return nil
 	}
-	tx.t, tx.lent = nil, nil
+	tx.lent = nil
 	return tx
 }
 

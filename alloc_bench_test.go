@@ -289,6 +289,9 @@ func TestReadAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own account")
 	}
+	if invariants.Enabled {
+		t.Skip("the invariants build lends NoCopy values as scratch copies (Tx.GetNoCopy)")
+	}
 	db := allocDB(t)
 	for _, c := range []struct {
 		name string
@@ -314,5 +317,40 @@ func TestReadAllocs(t *testing.T) {
 		} else {
 			t.Logf("%s: %v allocations per read", c.name, n)
 		}
+	}
+}
+
+// TestDBBeginBytes: a DB.Begin transaction allocates only its handle, not
+// the ~600-byte record (BenchmarkTxGetNoCopy reports the same with
+// -benchmem).
+func TestDBBeginBytes(t *testing.T) {
+	if raceEnabled || invariants.Enabled {
+		t.Skip("the race detector and the invariants build allocate on their own account")
+	}
+	db := allocDB(t)
+	txn := func() {
+		tx, err := db.Begin(bg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.GetNoCopy(bg, "t", allocKey); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	txn()
+	const n = 10000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		txn()
+	}
+	runtime.ReadMemStats(&after)
+	perTx := float64(after.TotalAlloc-before.TotalAlloc) / n
+	t.Logf("%.1f bytes allocated per DB.Begin transaction", perTx)
+	if perTx >= 160 {
+		t.Fatalf("%.1f bytes per DB.Begin transaction: it allocates more than its handle", perTx)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/tupled/tupled/internal/engine"
@@ -19,6 +20,10 @@ import (
 // and converts between the API's types and the engine's.
 type DB struct {
 	eng *engine.Engine
+	// recs holds the records (*engine.Tx) of ended DB.Begin transactions
+	// for the next ones: a DB.Begin transaction allocates only its small
+	// Tx handle, which the caller may keep after the end (Tx.release).
+	recs sync.Pool
 }
 
 // Open opens or creates a database in dir. dir == "" opens a purely
@@ -129,6 +134,12 @@ func (db *DB) CreateTable(ctx context.Context, name string) error {
 // operation. The caller must end it with Commit or Rollback: an open
 // transaction holds its locks and keeps vacuum from reclaiming the
 // versions its snapshot may need. ErrInvalid (22023) for bad opts.
+//
+// The transaction's record (its lock-manager and transaction-manager
+// state) comes from a pool and returns to it at Commit or Rollback, so a
+// transaction allocates only the returned handle (64 bytes); the handle
+// stays the caller's, and every call on it after the end fails with
+// ErrTxDone. Session.Begin reuses the handle too.
 func (db *DB) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
 	if err := db.enter(); err != nil {
 		return nil, err
@@ -138,12 +149,14 @@ func (db *DB) Begin(ctx context.Context, opts *TxOptions) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	tx := &Tx{db: db}
-	if err := db.eng.BeginIn(&tx.rec, eo); err != nil {
+	rec, _ := db.recs.Get().(*engine.Tx)
+	if rec == nil {
+		rec = new(engine.Tx)
+	}
+	if err := db.eng.BeginIn(rec, eo); err != nil {
 		return nil, err
 	}
-	tx.t = &tx.rec
-	return tx, nil
+	return &Tx{db: db, t: rec, id: rec.ID(), pooled: true}, nil
 }
 
 // engineTxOptions checks Begin's ctx and opts and translates opts for the

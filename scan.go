@@ -100,8 +100,10 @@ func (tx *Tx) scanVia(ctx context.Context, opts ScanOptions, fn func(key, value 
 	// While fn runs the Tx is released (held false) but the call still
 	// counts as running: Close waits for the callback too.
 	held := true
+	tx.scans.Add(1) // the record stays out of the DB's pool until the scan ends (Tx.release)
 	defer func() {
-		tx.db.eng.Exit(tx.t.ID())
+		tx.scans.Add(-1)
+		tx.db.eng.Exit(tx.id)
 		if held {
 			tx.busy.Store(false)
 		}

@@ -3,6 +3,7 @@ package tupled
 import (
 	"bytes"
 	"context"
+	"errors"
 	"sync/atomic"
 
 	"github.com/tupled/tupled/internal/engine"
@@ -29,11 +30,21 @@ import (
 // chose.
 type Tx struct {
 	db *DB
-	t  *engine.Tx // &rec when DB.Begin made it
-
-	// rec is the engine's transaction, inside the Tx: one allocation per
-	// transaction, not two (engine.BeginIn).
-	rec engine.Tx
+	// t is the engine's transaction, its record (engine.Tx, ~600 bytes
+	// with its Xact and Proc). A DB.Begin transaction takes the record
+	// from the DB's pool and gives it back when Commit or Rollback ends
+	// it, setting t to nil (so the handle, all the caller may keep, is the
+	// only allocation; see DB.Begin); a Session's Tx keeps its record for
+	// the session's next transaction (Session.Begin).
+	t *engine.Tx
+	// id is the transaction's id, kept for ID once t is gone.
+	id uint64
+	// pooled: t came from the DB's pool and goes back to it at the end.
+	pooled bool
+	// scans counts the scans running on t (a scan's callback may end the
+	// transaction while the scan still holds t): release leaves such a
+	// record to the garbage collector instead of the pool.
+	scans atomic.Int32
 
 	// busy is set for the duration of each call (see above); a per-Tx flag,
 	// so the check costs one uncontended compare-and-swap.
@@ -47,20 +58,57 @@ type Tx struct {
 
 // ID is the transaction's id: unique, valid from Begin on, stable for its
 // life. LockInfo.TxID and RowLock.Lockers name it.
-func (tx *Tx) ID() uint64 { return tx.t.ID() }
+func (tx *Tx) ID() uint64 { return tx.id }
 
 // enter marks tx in use by the calling method (ErrTxBusy if another call
 // holds it) and counts the call as running for DB.Close; exit undoes both.
-func (tx *Tx) enter() error {
+// A DB.Begin transaction that has ended has no record any more (t is nil):
+// every call fails as the engine fails a call on an ended transaction
+// (ErrClosed once the DB is closing, else ErrTxDone).
+func (tx *Tx) enter() error { return tx.enterOr(nil) }
+
+// enterOr is enter whose error for an ended DB.Begin transaction is ended
+// when not nil: Commit's is ErrTxDone even after Close, Rollback's none
+// (errEnded), as the engine answers for an ended record.
+func (tx *Tx) enterOr(ended error) error {
 	if !tx.busy.CompareAndSwap(false, true) {
 		return ErrTxBusy
 	}
-	tx.db.eng.Enter(tx.t.ID())
+	if tx.t == nil {
+		tx.busy.Store(false)
+		if ended != nil {
+			return ended
+		}
+		if tx.db.eng.Closing() {
+			return ErrClosed
+		}
+		return ErrTxDone
+	}
+	tx.db.eng.Enter(tx.id)
 	return nil
 }
 
+// errEnded is enterOr's answer to Rollback on an ended transaction.
+var errEnded = errors.New("tupled: transaction ended")
+
+// release gives a DB.Begin transaction's record back to the DB's pool once
+// Commit or Rollback has ended it (tx held by the caller's enter): from
+// then on the record may be another transaction's, so tx forgets it. A
+// waiter or the deadlock detector that still holds the ended
+// transaction's Xact or Proc tells it from the next by its xid, as for a
+// Session's reused record (internal/engine's doc).
+func (tx *Tx) release() {
+	if !tx.pooled || !tx.t.Finished() {
+		return
+	}
+	if tx.scans.Load() == 0 {
+		tx.db.recs.Put(tx.t)
+	}
+	tx.t = nil
+}
+
 func (tx *Tx) exit() {
-	tx.db.eng.Exit(tx.t.ID())
+	tx.db.eng.Exit(tx.id)
 	tx.busy.Store(false)
 }
 
@@ -383,12 +431,14 @@ func (tx *Tx) Scan(ctx context.Context, table string, opts ScanOptions, fn func(
 // survives is decided by recovery then (its record may have reached the
 // disk). A failed Commit is never an acknowledgement.
 func (tx *Tx) Commit() error {
-	if err := tx.enter(); err != nil {
+	if err := tx.enterOr(ErrTxDone); err != nil {
 		return err
 	}
 	defer tx.exit()
 	defer tx.endLent()
-	return tx.t.Commit()
+	err := tx.t.Commit()
+	tx.release()
+	return err
 }
 
 // Rollback aborts the transaction, discarding its changes and releasing
@@ -396,11 +446,15 @@ func (tx *Tx) Commit() error {
 // deferred). It fails with ErrTxBusy, doing nothing, while another call on
 // tx runs (cancel that call's context instead).
 func (tx *Tx) Rollback() error {
-	if err := tx.enter(); err != nil {
+	if err := tx.enterOr(errEnded); err != nil {
+		if err == errEnded {
+			return nil // ended, its record given back: the no-op
+		}
 		return err
 	}
 	defer tx.exit()
 	tx.t.Rollback()
 	tx.endLent()
+	tx.release()
 	return nil
 }

@@ -36,14 +36,16 @@
 //	   └ lockmgr.Proc   its PGPROC: the heavyweight locks it holds, the one
 //	                    thing it waits for (the deadlock detector's graph node)
 //
-// Five objects, one allocation: tupled.Tx embeds the engine.Tx
-// (Engine.BeginIn), which embeds the xact.Xact and the lockmgr.Proc
-// (xact.Manager.BeginIn, lockmgr.Manager.InitProc) and holds the
-// tuplelock.Txn by value; the Done channel is made only if someone waits
-// (package xact). A tupled.Session reuses its ended transaction's record
-// for its next one (BeginIn on a Tx whose Commit or Rollback returned), so
-// a session's transactions allocate nothing; a DB.Begin transaction's
-// record is never reused. A waiter, the deadlock detector or the lock
+// Five objects in one record: the engine.Tx (Engine.BeginIn) embeds the
+// xact.Xact and the lockmgr.Proc (xact.Manager.BeginIn,
+// lockmgr.Manager.InitProc) and holds the tuplelock.Txn by value; the
+// Done channel is made only if someone waits (package xact). Records are
+// reused (BeginIn on a Tx whose Commit or Rollback returned): a
+// tupled.Session's transactions run on one record of its own, so they
+// allocate nothing, and a DB.Begin transaction takes its record from the
+// DB's pool and gives it back at its end, so it allocates only the small
+// tupled.Tx handle the caller may keep (which forgets the record then:
+// tupled.Tx.release). A waiter, the deadlock detector or the lock
 // table may still hold the old Xact or Proc then, and must find that
 // transaction ended, not the newer one: the xid is each record's
 // generation. Waiters read an Xact only under the live set's lock, by the
@@ -53,7 +55,9 @@
 // they wait under, and the deadlock detector follows a holder's wait only
 // if it began before the holder was seen holding (lockmgr.Manager.InitProc).
 // The handle itself is the one thing that cannot tell: a Session's Tx is
-// the caller's until the session's next Begin (tupled.Session.Begin).
+// the caller's until the session's next Begin (tupled.Session.Begin), and
+// a DB.Begin Tx drops its record before the record goes back to the pool
+// (and keeps it out of the pool while a scan of it still runs).
 //
 // A row lock is NOT an object of any of them: it is the xmax (and
 // infomask bits, or a multixact) written into the locked version. It lasts
