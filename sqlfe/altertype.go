@@ -79,7 +79,7 @@ func (s *Session) alterColumnType(ctx context.Context, t *catalog.Table, name st
 	if (old.Serial || old.Identity != "") && old.Seq == nil {
 		// the sequence keeps the type it was made with (PostgreSQL's
 		// ALTER COLUMN TYPE leaves it alone)
-		col.Seq = newSequence("", colSeqType(old))
+		col.Seq = catalog.NewSequence("", catalog.ColSeqType(old))
 	}
 	// PostgreSQL's format_type_be (no modifier) and
 	// format_type_with_typemod (with it), for the messages

@@ -162,7 +162,7 @@ func (s *Session) planComment(st *pg.CommentStmt) (*plan, error) {
 			}
 		case "S": // a serial or identity column's own sequence: the column's Seq
 			c := &nt.Cols[r.seqCol]
-			def := *colSequence(owner, *c)
+			def := *catalog.ColSequence(owner, *c)
 			def.Comment = text
 			c.Seq = colSeqDef(owner, *c, def) // sequence.go
 		}

@@ -7,7 +7,7 @@ package sqlfe
 // has the one implementation of both). Column.Identity is "a" or "d"
 // (PostgreSQL's attidentity), Column.Seq the sequence's definition when its
 // options differ from the type's defaults; the column is NOT NULL, its
-// default is nextval of its own sequence (colSequence), named t_c_seq or
+// default is nextval of its own sequence (catalog.ColSequence), named t_c_seq or
 // as SEQUENCE NAME says, owned by the column, restarted by TRUNCATE ...
 // RESTART IDENTITY and dropped with the table. What sets it apart from a
 // serial column is what PostgreSQL's rewriter checks, here at planning:
@@ -49,13 +49,13 @@ func identityConstraint(table string, col *catalog.Column, c *pg.Constraint) err
 	if o.restart {
 		return pgerror.Errorf(pgerror.CodeSyntax, "RESTART must not be used with CREATE SEQUENCE")
 	}
-	typ := colSeqType(*col)
+	typ := catalog.ColSeqType(*col)
 	sq := &catalog.Sequence{Type: typ}
 	o.typ = &typ
 	if _, _, err := applySeqOptions(sq, o, true); err != nil {
 		return err
 	}
-	if *sq != *newSequence("", typ) || o.nameSet {
+	if *sq != *catalog.NewSequence("", typ) || o.nameSet {
 		sq.Name = o.name
 		col.Seq = sq
 	}
@@ -132,7 +132,7 @@ func identityColumns(t *catalog.Table, c catalog.Column) []types.Value {
 	if c.Identity == "" {
 		return []types.Value{types.Text("NO"), nullText, nullText, nullText, nullText, nullText, types.Text("NO")}
 	}
-	sq := colSequence(t, c)
+	sq := catalog.ColSequence(t, c)
 	gen := map[string]string{"a": "ALWAYS", "d": "BY DEFAULT"}[c.Identity]
 	itoa := func(v int64) types.Value { return types.Text(strconv.FormatInt(v, 10)) }
 	return []types.Value{types.Text("YES"), types.Text(gen), itoa(sq.Start), itoa(sq.Inc), itoa(sq.Max), itoa(sq.Min), yesNo(sq.Cycle)}

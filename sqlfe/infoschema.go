@@ -243,7 +243,7 @@ func isSequencesRows(s *Session, sn *catSnap) [][]types.Value {
 			continue // PostgreSQL lists no identity column's sequence here
 		}
 		sq := r.seq
-		typid, _, _ := seqTypeRange(sq.Type)
+		typid, _, _ := catalog.SeqTypeRange(sq.Type)
 		prec := map[int64]int32{20: 64, 21: 16, 23: 32}[typid]
 		cycle := map[bool]string{true: "YES", false: "NO"}[sq.Cycle]
 		rows = append(rows, []types.Value{types.Text(db), types.Text("public"), types.Text(r.name), types.Text(sq.Type), types.Int4(prec), types.Int4(2), types.Int4(0),

@@ -160,8 +160,6 @@ func attnums(t *catalog.Table, cols []int) []int64 {
 	return out
 }
 
-func seqName(t *catalog.Table, c catalog.Column) string { return t.Name + "_" + c.Name + "_seq" }
-
 var snapCache struct {
 	sync.Mutex
 	cat  *catalog.Catalog
@@ -237,7 +235,7 @@ func buildSnap(m map[string]*catalog.Table, seqs map[string]*catalog.Sequence) *
 			}
 		}
 		for i, c := range t.Cols {
-			if sq := colSequence(t, c); sq != nil { // sequence.go
+			if sq := catalog.ColSequence(t, c); sq != nil {
 				sn.rels = append(sn.rels, &catRel{name: sq.Name, kind: "S", t: t, seqCol: i, seq: sq})
 			}
 		}
@@ -1070,7 +1068,7 @@ func defaultText(t *catalog.Table, c catalog.Column) string {
 	case c.Identity != "":
 		return "" // attidentity says it (identity.go)
 	case c.Serial:
-		return "nextval('" + eval.QuoteIdent(colSequence(t, c).Name) + "'::regclass)"
+		return "nextval('" + eval.QuoteIdent(catalog.ColSequence(t, c).Name) + "'::regclass)"
 	case c.Default != "":
 		d := strings.TrimSuffix(strings.TrimPrefix(c.Default, "SELECT "), ";")
 		if e := types.EnumOf(c.Type); e != nil && isStringLiteral(d) {
@@ -1109,7 +1107,7 @@ func pgSequenceRows(_ *Session, sn *catSnap) [][]types.Value {
 	var rows [][]types.Value
 	for _, r := range sn.rels {
 		if sq := r.seq; r.kind == "S" {
-			typid, _, _ := seqTypeRange(sq.Type)
+			typid, _, _ := catalog.SeqTypeRange(sq.Type)
 			rows = append(rows, []types.Value{oidv(r.oid), oidv(typid), types.Int8(sq.Start), types.Int8(sq.Inc), types.Int8(sq.Max), types.Int8(sq.Min), types.Int8(sq.Cache), types.Bool(sq.Cycle)})
 		}
 	}

@@ -13,7 +13,7 @@ package sqlfe
 //     through the DDL transaction and installed in memory when it commits
 //     (Session.pendingSeqs, catalog.seqs), like a table's. The definition of
 //     a serial or identity column's sequence is the column's (Column.Seq,
-//     or the defaults of its type: colSequence), named t_c_seq as
+//     or the defaults of its type: catalog.ColSequence), named t_c_seq as
 //     PostgreSQL names it, so every sequence — standalone or owned by a
 //     column — is one *Sequence to nextval and to the catalogs.
 //   - The state is a row of the engine table SequenceTable keyed by
@@ -51,7 +51,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -69,54 +68,6 @@ import (
 const SequenceTable = "_tupled_sequences"
 
 func seqCatalogKey(name string) []byte { return []byte("\x00seq\x00" + name) }
-
-// seqTypeRange is the type's OID and bounds.
-func seqTypeRange(typ string) (oid int64, min, max int64) {
-	switch typ {
-	case "smallint":
-		return 21, math.MinInt16, math.MaxInt16
-	case "integer":
-		return 23, math.MinInt32, math.MaxInt32
-	}
-	return 20, math.MinInt64, math.MaxInt64
-}
-
-// colSeqType is the sequence type of an integer column.
-func colSeqType(c catalog.Column) string {
-	switch {
-	case c.Type == types.TInt8:
-		return "bigint"
-	case c.Int2:
-		return "smallint"
-	}
-	return "integer"
-}
-
-// newSequence is a sequence of typ with PostgreSQL's defaults.
-func newSequence(name, typ string) *catalog.Sequence {
-	_, _, max := seqTypeRange(typ)
-	return &catalog.Sequence{Name: name, Type: typ, Start: 1, Inc: 1, Min: 1, Max: max, Cache: 1}
-}
-
-// colSequence is the sequence of t's serial or identity column c (nil if
-// c has none).
-func colSequence(t *catalog.Table, c catalog.Column) *catalog.Sequence {
-	if !c.Serial && c.Identity == "" {
-		return nil
-	}
-	var sq catalog.Sequence
-	if c.Seq != nil {
-		sq = *c.Seq
-	} else {
-		sq = *newSequence("", colSeqType(c))
-	}
-	if sq.Name == "" {
-		sq.Name = seqName(t, c)
-	}
-	sq.Key = t.Engine + "." + c.Name
-	sq.OwnedTable, sq.OwnedCol = t.Name, c.Name
-	return &sq
-}
 
 // lookupSeq resolves a standalone sequence's name for the session: its
 // own uncommitted DDL first, then the committed catalog.
@@ -588,7 +539,7 @@ func applySeqOptions(sq *catalog.Sequence, o *seqOptions, create bool) (restart 
 	resetMax, resetMin := false, false
 	if o.typ != nil {
 		if !create && *o.typ != sq.Type {
-			_, omin, omax := seqTypeRange(sq.Type)
+			_, omin, omax := catalog.SeqTypeRange(sq.Type)
 			resetMax = sq.Max == omax
 			resetMin = sq.Min == omin
 		}
@@ -607,7 +558,7 @@ func applySeqOptions(sq *catalog.Sequence, o *seqOptions, create bool) (restart 
 	if o.cycle != nil {
 		sq.Cycle = *o.cycle
 	}
-	_, tmin, tmax := seqTypeRange(sq.Type)
+	_, tmin, tmax := catalog.SeqTypeRange(sq.Type)
 	switch {
 	case o.max != nil:
 		sq.Max = *o.max
@@ -873,7 +824,7 @@ func (s *Session) saveSequence(ctx context.Context, tx *tupled.Tx, name string, 
 // and without its name when that is the default one.
 func colSeqDef(t *catalog.Table, c catalog.Column, sq catalog.Sequence) *catalog.Sequence {
 	sq.Key, sq.OwnedTable, sq.OwnedCol = "", "", ""
-	if sq.Name == seqName(t, c) {
+	if sq.Name == catalog.SeqName(t, c) {
 		sq.Name = ""
 	}
 	return &sq
