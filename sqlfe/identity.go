@@ -21,8 +21,6 @@ package sqlfe
 //     information_schema.columns is_identity and identity_*.
 
 import (
-	"strconv"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/pgerror"
@@ -124,16 +122,4 @@ func overrideSelectRow(t *catalog.Table, row []expr, ignore map[int]bool) error 
 		row[i] = x
 	}
 	return nil
-}
-
-// identityColumns are information_schema.columns' is_identity through
-// identity_cycle for column c of t.
-func identityColumns(t *catalog.Table, c catalog.Column) []types.Value {
-	if c.Identity == "" {
-		return []types.Value{types.Text("NO"), nullText, nullText, nullText, nullText, nullText, types.Text("NO")}
-	}
-	sq := catalog.ColSequence(t, c)
-	gen := map[string]string{"a": "ALWAYS", "d": "BY DEFAULT"}[c.Identity]
-	itoa := func(v int64) types.Value { return types.Text(strconv.FormatInt(v, 10)) }
-	return []types.Value{types.Text("YES"), types.Text(gen), itoa(sq.Start), itoa(sq.Inc), itoa(sq.Max), itoa(sq.Min), yesNo(sq.Cycle)}
 }
