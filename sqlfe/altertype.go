@@ -57,7 +57,7 @@ func (s *Session) alterColumnType(ctx context.Context, t *catalog.Table, name st
 	if cd.CollClause != nil {
 		return nil, nil, pgerror.NotSupported("ALTER COLUMN TYPE ... COLLATE is not supported")
 	}
-	for _, v := range s.catalogSnap().views {
+	for _, v := range s.catalogSnap().Views {
 		if slices.Contains(v.ViewDeps, t.Name) && viewMayUse(v, name) {
 			return nil, nil, &pgerror.Error{Code: pgerror.CodeFeatureNotSupp, Message: "cannot alter type of a column used by a view or rule",
 				Detail: fmt.Sprintf("rule _RETURN on view %s depends on column %q", v.Name, name)}
@@ -79,7 +79,7 @@ func (s *Session) alterColumnType(ctx context.Context, t *catalog.Table, name st
 	if (old.Serial || old.Identity != "") && old.Seq == nil {
 		// the sequence keeps the type it was made with (PostgreSQL's
 		// ALTER COLUMN TYPE leaves it alone)
-		col.Seq = newSequence("", colSeqType(old))
+		col.Seq = catalog.NewSequence("", catalog.ColSeqType(old))
 	}
 	// PostgreSQL's format_type_be (no modifier) and
 	// format_type_with_typemod (with it), for the messages

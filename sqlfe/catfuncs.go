@@ -1,7 +1,7 @@
 package sqlfe
 
 // The functions and expression forms clients use on the system catalogs
-// (pgcatalog.go): format_type, pg_get_indexdef and its kin, the privilege
+// (package sql/syscat): format_type, pg_get_indexdef and its kin, the privilege
 // and visibility tests, the reg* casts, = ANY (array), array subscripts and
 // ARRAY (subquery).
 //
@@ -20,7 +20,13 @@ import (
 	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/eval"
 	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/syscat"
 	"github.com/tupled/tupled/sql/types"
+)
+
+var (
+	nullText = types.Null(types.TText)
+	nullOID  = types.Null(types.TInt8)
 )
 
 // tAny marks a catalog function argument of any type.
@@ -48,38 +54,35 @@ func catConst(ret types.Type, v types.Value, n ...int) []catFn {
 var catFuncs map[string][]catFn
 
 func init() {
-	snap := func(e *env) *catSnap { return e.s.catalogSnap() }
+	snap := func(e *env) *syscat.Snap { return e.s.catalogSnap() }
 	T, I4, I8, B, A := types.TText, types.TInt4, types.TInt8, types.TBool, tAny
 	indexdef := func(e *env, a []types.Value) (types.Value, error) {
-		r := snap(e).byOID[a[0].I]
-		if r == nil || r.kind != "i" {
+		r := snap(e).ByOID[a[0].I]
+		if r == nil || r.Kind != "i" {
 			return nullText, nil
 		}
 		col := 0
 		if len(a) > 1 && !a[1].Null {
 			col = int(a[1].I)
 		}
-		return types.Text(indexDef(r, col, len(a) > 2 && a[2].I != 0)), nil
+		return types.Text(snap(e).IndexDef(r, col, len(a) > 2 && a[2].I != 0)), nil
 	}
 	condef := func(e *env, a []types.Value) (types.Value, error) {
-		c := snap(e).conOID[a[0].I]
+		c := snap(e).ConByOID[a[0].I]
 		if c == nil {
 			return nullText, nil
 		}
-		if c.kind == "c" && len(a) > 1 && a[1].I != 0 {
-			return types.Text(checkConstraintDef(c.t, *c.check, true)), nil // checkdef.go
-		}
-		return types.Text(constraintDef(c)), nil
+		return types.Text(snap(e).ConstraintDef(c, len(a) > 1 && a[1].I != 0)), nil
 	}
 	// pg_get_viewdef(oid | name [, pretty])
 	viewdef := func(e *env, a []types.Value) (types.Value, error) {
 		sn := snap(e)
-		r := sn.byOID[a[0].I]
+		r := sn.ByOID[a[0].I]
 		if !types.IsInt(a[0].T) {
-			r = sn.byName[a[0].S]
+			r = sn.ByName[a[0].S]
 		}
-		if r != nil && r.kind == "v" {
-			return types.Text(r.t.View), nil // the stored text (views.go)
+		if r != nil && r.Kind == "v" {
+			return types.Text(r.Table.View), nil // the stored text (views.go)
 		}
 		return nullText, nil
 	}
@@ -108,13 +111,13 @@ func init() {
 			if !a[1].Null {
 				mod = a[1].I
 			}
-			return types.Text(typeName(a[0].I, mod)), nil
+			return types.Text(syscat.FormatType(a[0].I, mod)), nil
 		}}},
 		"pg_get_userbyid": {{[]types.Type{I8}, T, true, func(e *env, a []types.Value) (types.Value, error) {
 			switch a[0].I {
-			case oidSuperuser:
+			case syscat.OIDSuperuser:
 				return types.Text(e.s.user), nil
-			case oidDBOwnerRole:
+			case syscat.OIDDBOwnerRole:
 				return types.Text("pg_database_owner"), nil
 			}
 			return types.Text("unknown (OID=" + strconv.FormatInt(a[0].I, 10) + ")"), nil
@@ -128,19 +131,19 @@ func init() {
 		"pg_get_expr":             {{[]types.Type{T, I8}, T, true, getExpr}, {[]types.Type{T, I8, B}, T, true, getExpr}},
 		"pg_get_serial_sequence": {{[]types.Type{T, T}, T, true, func(e *env, a []types.Value) (types.Value, error) {
 			sn := snap(e)
-			parts := splitQualified(a[0].S)
+			parts := syscat.SplitQualified(a[0].S)
 			name := parts[len(parts)-1]
-			r := sn.byName[name]
-			if r == nil || r.kind != "r" || (len(parts) == 2 && parts[0] != "public") || len(parts) > 2 {
+			r := sn.ByName[name]
+			if r == nil || r.Kind != "r" || (len(parts) == 2 && parts[0] != "public") || len(parts) > 2 {
 				return types.Value{}, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", a[0].S)
 			}
-			i := r.t.Col(a[1].S)
+			i := r.Table.Col(a[1].S)
 			if i < 0 {
 				return types.Value{}, pgerror.Errorf(pgerror.CodeUndefinedColumn, "column %q of relation %q does not exist", a[1].S, name)
 			}
-			for _, sr := range sn.rels { // serial, identity and OWNED BY sequences (sequence.go)
-				if sr.kind == "S" && sr.t == r.t && sr.seqCol == i {
-					return types.Text("public." + eval.QuoteIdent(sr.name)), nil
+			for _, sr := range sn.Rels { // serial, identity and OWNED BY sequences (sequence.go)
+				if sr.Kind == "S" && sr.Table == r.Table && sr.SeqCol == i {
+					return types.Text("public." + eval.QuoteIdent(sr.Name)), nil
 				}
 			}
 			return nullText, nil
@@ -149,21 +152,21 @@ func init() {
 			if d := enumComment(e.s, a[0].I); !d.Null { // enum.go
 				return d, nil
 			}
-			return describe(snap(e), a[0].I, 0), nil // comment.go
+			return syscat.Describe(snap(e), a[0].I, 0), nil // comment.go
 		}}, {[]types.Type{I8, T}, T, true, func(e *env, a []types.Value) (types.Value, error) {
 			if a[1].S == "pg_type" {
 				return enumComment(e.s, a[0].I), nil // enum.go
 			}
 			switch a[1].S {
 			case "pg_class":
-				return describe(snap(e), a[0].I, 0), nil
+				return syscat.Describe(snap(e), a[0].I, 0), nil
 			case "pg_constraint":
-				return describeConstraint(snap(e), a[0].I), nil // comment.go
+				return syscat.DescribeConstraint(snap(e), a[0].I), nil // comment.go
 			}
 			return nullText, nil // only relations, constraints and enum types have comments here
 		}}},
 		"col_description": {{[]types.Type{I8, I4}, T, true, func(e *env, a []types.Value) (types.Value, error) {
-			return describe(snap(e), a[0].I, int(a[1].I)), nil
+			return syscat.Describe(snap(e), a[0].I, int(a[1].I)), nil
 		}}},
 		"shobj_description": {{[]types.Type{I8, T}, T, false, nullT}},
 		"quote_ident": {{[]types.Type{T}, T, true, func(_ *env, a []types.Value) (types.Value, error) {
@@ -203,7 +206,7 @@ func init() {
 		"has_function_privilege":   priv(2, 3),
 		"has_any_column_privilege": priv(2, 3),
 		"to_regclass": {{[]types.Type{T}, I8, true, func(e *env, a []types.Value) (types.Value, error) {
-			if o, ok := snap(e).relOID(a[0].S); ok && !isDigits(a[0].S) {
+			if o, ok := snap(e).RelOID(a[0].S); ok && !isDigits(a[0].S) {
 				return types.Int8(o), nil
 			}
 			return nullOID, nil
@@ -444,12 +447,12 @@ func regName(e *env, kind string, o int64) string {
 	num := strconv.FormatInt(o, 10)
 	switch kind {
 	case "regclass":
-		if r := e.s.catalogSnap().byOID[o]; r != nil {
-			return eval.QuoteIdent(r.name)
+		if r := e.s.catalogSnap().ByOID[o]; r != nil {
+			return eval.QuoteIdent(r.Name)
 		}
-		for full := range catalogRelations {
+		for full := range syscat.Relations {
 			sch, rel, _ := strings.Cut(full, ".")
-			if so, ok := systemRelOID(sch, rel); ok && so == o {
+			if so, ok := syscat.SystemRelOID(sch, rel); ok && so == o {
 				if sch == "pg_catalog" {
 					return rel
 				}
@@ -460,18 +463,18 @@ func regName(e *env, kind string, o int64) string {
 		if o == 0 {
 			return "-"
 		}
-		return typeName(o, -1)
+		return syscat.FormatType(o, -1)
 	case "regnamespace":
-		for _, r := range pgNamespaceRows(nil, nil) {
+		for _, r := range syscat.Namespaces() {
 			if r[0].I == o {
 				return eval.QuoteIdent(r[1].S)
 			}
 		}
 	case "regrole":
 		switch o {
-		case oidSuperuser:
+		case syscat.OIDSuperuser:
 			return eval.QuoteIdent(e.s.user)
-		case oidDBOwnerRole:
+		case syscat.OIDDBOwnerRole:
 			return "pg_database_owner"
 		}
 	case "regproc", "regprocedure":
@@ -489,17 +492,17 @@ func regOID(e *env, kind, s string) (types.Value, error) {
 	}
 	switch kind {
 	case "regclass":
-		if o, ok := e.s.catalogSnap().relOID(s); ok {
+		if o, ok := e.s.catalogSnap().RelOID(s); ok {
 			return types.Int8(o), nil
 		}
 		return types.Value{}, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", s)
 	case "regtype":
-		if o, ok := typeOIDByName(s); ok {
+		if o, ok := syscat.TypeOIDByName(s); ok {
 			return types.Int8(o), nil
 		}
 		return types.Value{}, pgerror.Errorf(pgerror.CodeUndefinedObject, "type %q does not exist", s)
 	case "regnamespace":
-		for _, r := range pgNamespaceRows(nil, nil) {
+		for _, r := range syscat.Namespaces() {
 			if r[1].S == s {
 				return r[0], nil
 			}
@@ -507,10 +510,10 @@ func regOID(e *env, kind, s string) (types.Value, error) {
 		return types.Value{}, pgerror.Errorf(pgerror.CodeUndefinedObject, "schema %q does not exist", s)
 	case "regrole":
 		if s == e.s.user {
-			return types.Int8(oidSuperuser), nil
+			return types.Int8(syscat.OIDSuperuser), nil
 		}
 		if s == "pg_database_owner" {
-			return types.Int8(oidDBOwnerRole), nil
+			return types.Int8(syscat.OIDDBOwnerRole), nil
 		}
 		return types.Value{}, pgerror.Errorf(pgerror.CodeUndefinedObject, "role %q does not exist", s)
 	case "oid":
@@ -752,9 +755,9 @@ func (s *Session) catalogRangeFunction(rf *pg.RangeFunction, c *compiler) (virtR
 	if !types.IsInt(arg.typ()) {
 		return nil, nil, "", true, pgerror.Errorf(pgerror.CodeUndefinedFunction, "function pg_partition_ancestors(%s) does not exist", arg.typ()).At(fc.Location)
 	}
-	out := []catalog.Column{cOID("relid")}
+	out := []catalog.Column{syscat.ColOID("relid")}
 	if rf.Ordinality {
-		out = append(out, cInt8("ordinality"))
+		out = append(out, syscat.ColInt8("ordinality"))
 	}
 	rel := "pg_partition_ancestors"
 	if rf.Alias != nil {

@@ -19,6 +19,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/eval"
+	"github.com/tupled/tupled/sql/syscat"
 	"github.com/tupled/tupled/sql/types"
 )
 
@@ -122,19 +123,19 @@ func (w *ruleWriter) fallback(n *pg.Node) printed {
 // typeLabel is format_type of a column's type or of t.
 func typeLabel(t types.Type, c *catalog.Column) string {
 	if c != nil {
-		ti := colType(*c)
+		ti := syscat.ColumnType(*c)
 		if e := types.EnumOf(c.Type); e != nil {
 			return eval.QuoteIdent(e.Name)
 		}
 		if c.Type == types.TText && c.Mod().Varchar {
 			return "character varying"
 		}
-		return ti.dataType
+		return ti.DataType
 	}
 	if e := types.EnumOf(t); e != nil {
 		return eval.QuoteIdent(e.Name)
 	}
-	return colType(catalog.Column{Type: t}).dataType
+	return syscat.ColumnType(catalog.Column{Type: t}).DataType
 }
 
 // constant prints literal k as a value of type t (col: of that column).

@@ -9,6 +9,7 @@ import (
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/syscat"
 	"github.com/tupled/tupled/sql/types"
 )
 
@@ -93,11 +94,11 @@ func (s *Session) planComment(st *pg.CommentStmt) (*plan, error) {
 		if tt := s.lookupTemp(rel); tt != nil {
 			return nil, refuseTemp(tt.t, "COMMENT ON") // temp.go
 		}
-		r := s.catalogSnap().byName[rel]
+		r := s.catalogSnap().ByName[rel]
 		if r == nil {
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", rel)
 		}
-		kind := map[string]string{"r": "table", "v": "view", "i": "index", "S": "sequence"}[r.kind]
+		kind := map[string]string{"r": "table", "v": "view", "i": "index", "S": "sequence"}[r.Kind]
 		switch {
 		case what == "constraint" && kind != "table":
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", rel)
@@ -110,8 +111,8 @@ func (s *Session) planComment(st *pg.CommentStmt) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		owner := r.t // the table holding the comment's field (nil: a standalone sequence)
-		if r.kind == "S" && s.lookupSeq(rel) != nil {
+		owner := r.Table // the table holding the comment's field (nil: a standalone sequence)
+		if r.Kind == "S" && s.lookupSeq(rel) != nil {
 			owner = nil
 		}
 		if owner != nil && !owner.IsView() {
@@ -129,7 +130,7 @@ func (s *Session) planComment(st *pg.CommentStmt) (*plan, error) {
 		}
 		nt := cloneTable(owner)
 		if what == "constraint" {
-			if !slices.Contains(constraintNames(nt), col) {
+			if !slices.Contains(syscat.ConstraintNames(nt), col) {
 				return nil, pgerror.Errorf(pgerror.CodeUndefinedObject, "constraint %q for table %q does not exist", col, rel)
 			}
 			cs := slices.DeleteFunc(slices.Clone(nt.ConComments), func(c catalog.NamedComment) bool { return c.Name == col })
@@ -139,7 +140,7 @@ func (s *Session) planComment(st *pg.CommentStmt) (*plan, error) {
 			nt.ConComments = cs
 			return res, s.saveTable(ctx, tx, nt)
 		}
-		switch r.kind {
+		switch r.Kind {
 		case "r", "v":
 			if what != "column" {
 				nt.Comment = text
@@ -151,7 +152,7 @@ func (s *Session) planComment(st *pg.CommentStmt) (*plan, error) {
 			}
 			nt.Cols[i].Comment = text
 		case "i":
-			if r.pkey {
+			if r.PKey {
 				nt.PKeyComment = text
 				break
 			}
@@ -161,95 +162,12 @@ func (s *Session) planComment(st *pg.CommentStmt) (*plan, error) {
 				}
 			}
 		case "S": // a serial or identity column's own sequence: the column's Seq
-			c := &nt.Cols[r.seqCol]
-			def := *colSequence(owner, *c)
+			c := &nt.Cols[r.SeqCol]
+			def := *catalog.ColSequence(owner, *c)
 			def.Comment = text
 			c.Seq = colSeqDef(owner, *c, def) // sequence.go
 		}
 		return res, s.saveTable(ctx, tx, nt)
 	}
 	return &plan{usesT: true, run: run}, nil
-}
-
-// description is the comment pg_description holds for relation r's
-// column of attribute number n (0: for r itself), "" if none.
-func (r *catRel) description(n int) string {
-	switch {
-	case n > 0 && r.t != nil && (r.kind == "r" || r.kind == "v"):
-		for i, c := range r.t.Cols {
-			if !c.Hidden && attnum(r.t, i) == n {
-				return c.Comment
-			}
-		}
-		return ""
-	case n > 0:
-		return ""
-	case r.kind == "r" || r.kind == "v":
-		return r.t.Comment
-	case r.kind == "i":
-		return r.ix.Comment
-	case r.kind == "S" && r.seq != nil:
-		return r.seq.Comment
-	}
-	return ""
-}
-
-var pgDescriptionCols = cols(`objoid:oid classoid:oid objsubid:i4 description`)
-
-// pgDescriptionRows lists the comments on relations and their columns.
-func pgDescriptionRows(s *Session, sn *catSnap) [][]types.Value {
-	var rows [][]types.Value
-	add := func(r *catRel, sub int, d string) {
-		if d != "" {
-			rows = append(rows, []types.Value{types.Int8(r.oid), types.Int8(oidClassPgClass), types.Int4(int32(sub)), types.Text(d)})
-		}
-	}
-	for _, e := range s.enumList() { // enum.go
-		if e.Comment != "" {
-			rows = append(rows, []types.Value{types.Int8(int64(e.OID)), types.Int8(oidClassPgType), types.Int4(0), types.Text(e.Comment)})
-		}
-	}
-	for _, c := range sn.cons {
-		if d := c.t.ConComment(c.name); d != "" {
-			rows = append(rows, []types.Value{types.Int8(c.oid), types.Int8(oidClassPgConstraint), types.Int4(0), types.Text(d)})
-		}
-	}
-	for _, r := range sn.rels {
-		add(r, 0, r.description(0))
-		if r.kind == "r" || r.kind == "v" {
-			for i, c := range r.t.Cols {
-				if !c.Hidden {
-					add(r, attnum(r.t, i), c.Comment)
-				}
-			}
-		}
-	}
-	return rows
-}
-
-// describe is obj_description(oid [, catalog]) and col_description(oid,
-// attnum): the comment, NULL if none.
-func describe(sn *catSnap, oid int64, attnum int) types.Value {
-	if r := sn.byOID[oid]; r != nil {
-		if d := r.description(attnum); d != "" {
-			return types.Text(d)
-		}
-	}
-	if attnum == 0 {
-		return describeConstraint(sn, oid)
-	}
-	return types.Null(types.TText)
-}
-
-// describeConstraint is obj_description(oid, 'pg_constraint'): the
-// comment on the constraint of that OID, NULL if none.
-func describeConstraint(sn *catSnap, oid int64) types.Value {
-	for _, c := range sn.cons {
-		if c.oid == oid {
-			if d := c.t.ConComment(c.name); d != "" {
-				return types.Text(d)
-			}
-		}
-	}
-	return types.Null(types.TText)
 }

@@ -218,7 +218,7 @@ func (s *Session) planCreate(st *pg.CreateStmt) (*plan, error) {
 		switch {
 		case temp && s.tempNameTaken(name): // its own namespace, pg_temp (temp.go)
 			return exists()
-		case !temp && (s.lookupShared(name) != nil || s.catalogSnap().byName[name] != nil || (name == "pg_locks" && rv.Schemaname == "pg_catalog")):
+		case !temp && (s.lookupShared(name) != nil || s.catalogSnap().ByName[name] != nil || (name == "pg_locks" && rv.Schemaname == "pg_catalog")):
 			return exists()
 		case !temp && s.lookupEnum(name) != nil: // the table's row type would take the enum's name (enum.go)
 			return nil, pgerror.Errorf(codeDuplicateObject, "type %q already exists", name).WithHint("A relation has an associated type of the same name, so you must use a name that doesn't conflict with any existing type.")
@@ -344,7 +344,7 @@ func (s *Session) planDrop(st *pg.DropStmt) (*plan, error) {
 			if t == nil && s.lookupView(name) != nil {
 				return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a table", name).WithHint("Use DROP VIEW to remove a view.")
 			}
-			if r := s.catalogSnap().byName[name]; t == nil && r != nil && r.kind == "S" {
+			if r := s.catalogSnap().ByName[name]; t == nil && r != nil && r.Kind == "S" {
 				return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a table", name).WithHint("Use DROP SEQUENCE to remove a sequence.")
 			}
 			if t == nil {

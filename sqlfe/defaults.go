@@ -23,7 +23,7 @@ import (
 // smallserial, serial and bigserial columns (Column.Serial) are smallint,
 // integer and bigint NOT NULL columns whose default is the next value of
 // their own sequence, as PostgreSQL's nextval('t_c_seq'): a sequence owned
-// by the column (sequence.go: colSequence), whose state is the row of
+// by the column (catalog.ColSequence), whose state is the row of
 // SequenceTable keyed by the engine table's name and the column's. DROP
 // TABLE deletes those rows in its own transaction, so a new table of the
 // same name starts at 1 again.
@@ -62,7 +62,7 @@ func deparseExpr(n *pg.Node) (string, error) {
 func defaultExpr(t *catalog.Table, col catalog.Column) (expr, error) {
 	switch {
 	case col.Serial || col.Identity != "":
-		return &nextvalExpr{seq: colSequence(t, col), t: col.Type}, nil
+		return &nextvalExpr{seq: catalog.ColSequence(t, col), t: col.Type}, nil
 	case col.Default != "":
 		sts, err := Parse(col.Default)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/syscat"
 	"github.com/tupled/tupled/sql/types"
 )
 
@@ -116,7 +117,7 @@ func (s *Session) planSelect(st *pg.SelectStmt, params *[]types.Type) (*plan, er
 // select list stays unknown (for INSERT ... SELECT, where the target
 // column's type resolves it, as in PostgreSQL) instead of becoming text.
 func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]types.Type, keepUnknown bool) (*plan, error) {
-	if st.WithClause == nil && (needsQueryPath(st) || s.anyCatalogRelation(st)) { // catalog relations: pgcatalog.go
+	if st.WithClause == nil && (needsQueryPath(st) || s.anyCatalogRelation(st)) { // catalog relations: syscat.go
 		return s.planQuery(st, params, keepUnknown) // query.go
 	}
 	switch {
@@ -154,7 +155,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]types.Type, keepUnkn
 				c.rel = rv.Alias.Aliasname
 			}
 			if (rv.Schemaname == "" || rv.Schemaname == "pg_catalog") && rv.Relname == "pg_locks" && s.lookupTable("pg_locks") == nil {
-				c.cols, sp.virt = pgLocksCols, func(e *env) ([][]types.Value, error) { return pgLocks(e.ctx, e.s) }
+				c.cols, sp.virt = syscat.PgLocksCols, func(e *env) ([][]types.Value, error) { return pgLocks(e.ctx, e.s) }
 			} else {
 				t, err := s.table(rv)
 				if err != nil {
@@ -226,7 +227,7 @@ func (s *Session) planSelectAs(st *pg.SelectStmt, params *[]types.Type, keepUnkn
 		}
 		col := resultColumn(t.name, typ, t.x)
 		if ce, ok := t.x.(*colExpr); ok && sp.t != nil {
-			col.Table, col.AttNum = sp.t.Name, attnum(sp.t, ce.idx)
+			col.Table, col.AttNum = sp.t.Name, syscat.AttNum(sp.t, ce.idx)
 		}
 		cols = append(cols, col)
 		sp.targets = append(sp.targets, t.x)

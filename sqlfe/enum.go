@@ -444,13 +444,13 @@ func (u enumUser) String() string {
 // array type), in PostgreSQL's dependency description's order (by name).
 func (s *Session) enumUsers(e *types.Enum) []enumUser {
 	var out []enumUser
-	for _, r := range s.catalogSnap().rels {
-		if r.t == nil || r.kind != "r" && r.kind != "v" {
+	for _, r := range s.catalogSnap().Rels {
+		if r.Table == nil || r.Kind != "r" && r.Kind != "v" {
 			continue
 		}
-		for _, c := range r.t.Cols {
+		for _, c := range r.Table.Cols {
 			if c.Type == e.Type || types.IsArray(c.Type) && types.ElemType(c.Type) == e.Type {
-				out = append(out, enumUser{t: r.t, col: c.Name, view: r.kind == "v"})
+				out = append(out, enumUser{t: r.Table, col: c.Name, view: r.Kind == "v"})
 			}
 		}
 	}
@@ -734,56 +734,3 @@ func (x *enumFuncExpr) eval(env *env) (types.Value, error) {
 
 // codeDuplicateObject is duplicate_object (42710).
 const codeDuplicateObject = "42710"
-
-// ---- the catalogs ----
-
-// enumOfOID is the enum type (or the array type of the enum type) of OID
-// oid, nil if none.
-func enumOfOID(oid int64) *types.Enum {
-	if oid < 16384 || oid > 1<<32-1 {
-		return nil
-	}
-	t := types.TypeForOID(uint32(oid))
-	if types.IsArray(t) {
-		t = types.ElemType(t)
-	}
-	return types.EnumOf(t)
-}
-
-// udtSchema is information_schema's udt_schema of a column of type t.
-func udtSchema(t types.Type) string {
-	if types.IsEnum(t) {
-		return "public"
-	}
-	return "pg_catalog"
-}
-
-// enumTypeRows are pg_type's rows of the enum types the session sees and
-// of their array types (which tupled has no values of).
-func enumTypeRows(s *Session) [][]types.Value {
-	var rows [][]types.Value
-	for _, e := range s.enumList() {
-		row := func(oid uint32, name string, len int, byval bool, typtype, cat string, elem, array uint32, in, out, recv, send, storage string) []types.Value {
-			return []types.Value{oidv(int64(oid)), types.Text(name), oidv(oidNspPublic), oidv(oidSuperuser), types.Int4(int32(len)), types.Bool(byval), types.Text(typtype), types.Text(cat),
-				types.Bool(false), types.Bool(true), types.Text(","), oidv(0), types.Text("-"), oidv(int64(elem)), oidv(int64(array)), types.Text(in), types.Text(out),
-				types.Text(recv), types.Text(send), types.Text("-"), types.Text("-"), types.Text("-"), types.Text("i"), types.Text(storage), types.Bool(false), oidv(0), types.Int4(-1),
-				types.Int4(0), oidv(0), nullText, nullText, nullText}
-		}
-		rows = append(rows,
-			row(e.OID, e.Name, 4, true, "e", "E", 0, e.ArrayOID, "enum_in", "enum_out", "enum_recv", "enum_send", "p"),
-			row(e.ArrayOID, "_"+e.Name, -1, false, "b", "A", e.OID, 0, "array_in", "array_out", "array_recv", "array_send", "x"))
-	}
-	return rows
-}
-
-// pgEnumRows are pg_enum's: each label of each enum type the session
-// sees.
-func pgEnumRows(s *Session, _ *catSnap) [][]types.Value {
-	var rows [][]types.Value
-	for _, e := range s.enumList() {
-		for _, l := range e.Labels {
-			rows = append(rows, []types.Value{oidv(int64(l.OID)), oidv(int64(e.OID)), types.FloatValue(float64(l.Sort), types.TFloat4), types.Text(l.Label)})
-		}
-	}
-	return rows
-}

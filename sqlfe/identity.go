@@ -7,7 +7,7 @@ package sqlfe
 // has the one implementation of both). Column.Identity is "a" or "d"
 // (PostgreSQL's attidentity), Column.Seq the sequence's definition when its
 // options differ from the type's defaults; the column is NOT NULL, its
-// default is nextval of its own sequence (colSequence), named t_c_seq or
+// default is nextval of its own sequence (catalog.ColSequence), named t_c_seq or
 // as SEQUENCE NAME says, owned by the column, restarted by TRUNCATE ...
 // RESTART IDENTITY and dropped with the table. What sets it apart from a
 // serial column is what PostgreSQL's rewriter checks, here at planning:
@@ -21,8 +21,6 @@ package sqlfe
 //     information_schema.columns is_identity and identity_*.
 
 import (
-	"strconv"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/pgerror"
@@ -49,13 +47,13 @@ func identityConstraint(table string, col *catalog.Column, c *pg.Constraint) err
 	if o.restart {
 		return pgerror.Errorf(pgerror.CodeSyntax, "RESTART must not be used with CREATE SEQUENCE")
 	}
-	typ := colSeqType(*col)
+	typ := catalog.ColSeqType(*col)
 	sq := &catalog.Sequence{Type: typ}
 	o.typ = &typ
 	if _, _, err := applySeqOptions(sq, o, true); err != nil {
 		return err
 	}
-	if *sq != *newSequence("", typ) || o.nameSet {
+	if *sq != *catalog.NewSequence("", typ) || o.nameSet {
 		sq.Name = o.name
 		col.Seq = sq
 	}
@@ -124,16 +122,4 @@ func overrideSelectRow(t *catalog.Table, row []expr, ignore map[int]bool) error 
 		row[i] = x
 	}
 	return nil
-}
-
-// identityColumns are information_schema.columns' is_identity through
-// identity_cycle for column c of t.
-func identityColumns(t *catalog.Table, c catalog.Column) []types.Value {
-	if c.Identity == "" {
-		return []types.Value{types.Text("NO"), nullText, nullText, nullText, nullText, nullText, types.Text("NO")}
-	}
-	sq := colSequence(t, c)
-	gen := map[string]string{"a": "ALWAYS", "d": "BY DEFAULT"}[c.Identity]
-	itoa := func(v int64) types.Value { return types.Text(strconv.FormatInt(v, 10)) }
-	return []types.Value{types.Text("YES"), types.Text(gen), itoa(sq.Start), itoa(sq.Inc), itoa(sq.Max), itoa(sq.Min), yesNo(sq.Cycle)}
 }

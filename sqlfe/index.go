@@ -12,6 +12,7 @@ import (
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/syscat"
 	"github.com/tupled/tupled/sql/types"
 )
 
@@ -381,7 +382,7 @@ func (s *Session) saveIndexes(ctx context.Context, tx *tupled.Tx, t *catalog.Tab
 	nt := *t
 	nt.Indexes = ixs
 	if len(nt.ConComments) > 0 { // comments on constraints gone go with them
-		names := constraintNames(&nt)
+		names := syscat.ConstraintNames(&nt)
 		nt.ConComments = slices.DeleteFunc(slices.Clone(nt.ConComments), func(c catalog.NamedComment) bool { return !slices.Contains(names, c.Name) })
 	}
 	data, err := json.Marshal(&nt)

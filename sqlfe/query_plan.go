@@ -6,6 +6,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/syscat"
 	"github.com/tupled/tupled/sql/types"
 )
 
@@ -269,7 +270,7 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 		if node, sc, ok, err := s.cteFromItem(rv, name, alias); ok { // recursive.go
 			return node, sc, err
 		}
-		if node, sc, ok, err := s.catalogFromItem(rv, name, alias); ok { // pgcatalog.go
+		if node, sc, ok, err := s.catalogFromItem(rv, name, alias); ok { // syscat.go
 			return node, sc, err
 		}
 		if v := s.viewOf(rv); v != nil {
@@ -277,7 +278,7 @@ func (s *Session) fromItem(n *pg.Node, params *[]types.Type) (relNode, *scope, e
 		}
 		if (rv.Schemaname == "" || rv.Schemaname == "pg_catalog") && rv.Relname == "pg_locks" && s.lookupTable("pg_locks") == nil {
 			rs := &rowsScan{what: "Function Scan on pg_locks", rows: func(q *qctx) ([][]types.Value, error) { return pgLocks(q.ctx, q.s) }}
-			cols, err := aliasCols(pgLocksCols, alias)
+			cols, err := aliasCols(syscat.PgLocksCols, alias)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -1167,7 +1168,7 @@ func (s *Session) selectBlock(st *pg.SelectStmt, params *[]types.Type, keepUnkno
 		}
 		if ce, ok := x.(*colExpr); ok && (agg == nil || x != targets[i]) && in.scope != nil {
 			if r := in.scope.relAt(ce.idx); r != nil && r.t != nil {
-				cols[i].Table, cols[i].AttNum = r.t.Name, attnum(r.t, ce.idx-r.off)
+				cols[i].Table, cols[i].AttNum = r.t.Name, syscat.AttNum(r.t, ce.idx-r.off)
 			}
 		}
 	}

@@ -13,7 +13,7 @@ package sqlfe
 //     through the DDL transaction and installed in memory when it commits
 //     (Session.pendingSeqs, catalog.seqs), like a table's. The definition of
 //     a serial or identity column's sequence is the column's (Column.Seq,
-//     or the defaults of its type: colSequence), named t_c_seq as
+//     or the defaults of its type: catalog.ColSequence), named t_c_seq as
 //     PostgreSQL names it, so every sequence — standalone or owned by a
 //     column — is one *Sequence to nextval and to the catalogs.
 //   - The state is a row of the engine table SequenceTable keyed by
@@ -51,7 +51,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -61,6 +60,7 @@ import (
 	"github.com/tupled/tupled"
 	"github.com/tupled/tupled/sql/catalog"
 	"github.com/tupled/tupled/sql/pgerror"
+	"github.com/tupled/tupled/sql/syscat"
 	"github.com/tupled/tupled/sql/types"
 )
 
@@ -69,54 +69,6 @@ import (
 const SequenceTable = "_tupled_sequences"
 
 func seqCatalogKey(name string) []byte { return []byte("\x00seq\x00" + name) }
-
-// seqTypeRange is the type's OID and bounds.
-func seqTypeRange(typ string) (oid int64, min, max int64) {
-	switch typ {
-	case "smallint":
-		return 21, math.MinInt16, math.MaxInt16
-	case "integer":
-		return 23, math.MinInt32, math.MaxInt32
-	}
-	return 20, math.MinInt64, math.MaxInt64
-}
-
-// colSeqType is the sequence type of an integer column.
-func colSeqType(c catalog.Column) string {
-	switch {
-	case c.Type == types.TInt8:
-		return "bigint"
-	case c.Int2:
-		return "smallint"
-	}
-	return "integer"
-}
-
-// newSequence is a sequence of typ with PostgreSQL's defaults.
-func newSequence(name, typ string) *catalog.Sequence {
-	_, _, max := seqTypeRange(typ)
-	return &catalog.Sequence{Name: name, Type: typ, Start: 1, Inc: 1, Min: 1, Max: max, Cache: 1}
-}
-
-// colSequence is the sequence of t's serial or identity column c (nil if
-// c has none).
-func colSequence(t *catalog.Table, c catalog.Column) *catalog.Sequence {
-	if !c.Serial && c.Identity == "" {
-		return nil
-	}
-	var sq catalog.Sequence
-	if c.Seq != nil {
-		sq = *c.Seq
-	} else {
-		sq = *newSequence("", colSeqType(c))
-	}
-	if sq.Name == "" {
-		sq.Name = seqName(t, c)
-	}
-	sq.Key = t.Engine + "." + c.Name
-	sq.OwnedTable, sq.OwnedCol = t.Name, c.Name
-	return &sq
-}
 
 // lookupSeq resolves a standalone sequence's name for the session: its
 // own uncommitted DDL first, then the committed catalog.
@@ -131,18 +83,18 @@ func (s *Session) lookupSeq(name string) *catalog.Sequence {
 // quoted) to any sequence the session sees, standalone or a column's.
 func (s *Session) findSequence(name string) (*catalog.Sequence, error) {
 	sn := s.catalogSnap()
-	o, ok := sn.relOID(name)
-	if !ok || sn.byOID[o] == nil {
+	o, ok := sn.RelOID(name)
+	if !ok || sn.ByOID[o] == nil {
 		return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "relation %q does not exist", name)
 	}
-	return s.seqOfRel(sn.byOID[o])
+	return s.seqOfRel(sn.ByOID[o])
 }
 
-func (s *Session) seqOfRel(r *catRel) (*catalog.Sequence, error) {
-	if r.kind != "S" || r.seq == nil {
-		return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a sequence", r.name)
+func (s *Session) seqOfRel(r *syscat.Rel) (*catalog.Sequence, error) {
+	if r.Kind != "S" || r.Seq == nil {
+		return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a sequence", r.Name)
 	}
-	return r.seq, nil
+	return r.Seq, nil
 }
 
 func (s *Session) setPendingSeq(name string, sq *catalog.Sequence) {
@@ -396,7 +348,7 @@ func seqFuncs(add func(name string, fns ...catFn)) {
 		if v.T == types.TText || v.T == types.TBpchar || v.T == types.TUnknown {
 			return e.s.findSequence(v.S)
 		}
-		r := sn.byOID[v.I]
+		r := sn.ByOID[v.I]
 		if r == nil {
 			return nil, pgerror.Errorf(pgerror.CodeUndefinedTable, "could not open relation with OID %d", v.I)
 		}
@@ -440,8 +392,8 @@ func seqFuncs(add func(name string, fns ...catFn)) {
 }
 
 func (s *Session) seqKeyExists(key string) bool {
-	for _, r := range s.catalogSnap().rels {
-		if r.kind == "S" && r.seq != nil && r.seq.Key == key {
+	for _, r := range s.catalogSnap().Rels {
+		if r.Kind == "S" && r.Seq != nil && r.Seq.Key == key {
 			return true
 		}
 	}
@@ -449,13 +401,14 @@ func (s *Session) seqKeyExists(key string) bool {
 }
 
 // seqRelation is SELECT * FROM a sequence's relation (catalogRelation).
-func (s *Session) seqRelation(name string) (*catalogRel, bool) {
-	r := s.catalogSnap().byName[name]
-	if r == nil || r.kind != "S" || r.seq == nil || s.lookupTable(name) != nil {
+// Its rows read the state through s, this session (the one that scans it).
+func (s *Session) seqRelation(name string) (*syscat.Relation, bool) {
+	r := s.catalogSnap().ByName[name]
+	if r == nil || r.Kind != "S" || r.Seq == nil || s.lookupTable(name) != nil {
 		return nil, false
 	}
-	sq := r.seq
-	return &catalogRel{cols: cols(`last_value:i8 log_cnt:i8 is_called:b`), rows: func(s *Session, _ *catSnap) [][]types.Value {
+	sq := r.Seq
+	return &syscat.Relation{Cols: syscat.Columns(`last_value:i8 log_cnt:i8 is_called:b`), Rows: func(syscat.Session, *syscat.Snap) [][]types.Value {
 		st, err := s.readSeqState(context.Background(), sq)
 		if err != nil {
 			return nil
@@ -588,7 +541,7 @@ func applySeqOptions(sq *catalog.Sequence, o *seqOptions, create bool) (restart 
 	resetMax, resetMin := false, false
 	if o.typ != nil {
 		if !create && *o.typ != sq.Type {
-			_, omin, omax := seqTypeRange(sq.Type)
+			_, omin, omax := catalog.SeqTypeRange(sq.Type)
 			resetMax = sq.Max == omax
 			resetMin = sq.Min == omin
 		}
@@ -607,7 +560,7 @@ func applySeqOptions(sq *catalog.Sequence, o *seqOptions, create bool) (restart 
 	if o.cycle != nil {
 		sq.Cycle = *o.cycle
 	}
-	_, tmin, tmax := seqTypeRange(sq.Type)
+	_, tmin, tmax := catalog.SeqTypeRange(sq.Type)
 	switch {
 	case o.max != nil:
 		sq.Max = *o.max
@@ -736,7 +689,7 @@ func (s *Session) planCreateSequence(st *pg.CreateSeqStmt) (*plan, error) {
 	}
 	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "CREATE SEQUENCE"}
-		if s.lookupTable(name) != nil || s.lookupSeq(name) != nil || s.catalogSnap().byName[name] != nil {
+		if s.lookupTable(name) != nil || s.lookupSeq(name) != nil || s.catalogSnap().ByName[name] != nil {
 			if st.IfNotExists {
 				s.notice("NOTICE", pgerror.CodeDuplicateTable, "relation \""+name+"\" already exists, skipping")
 				return res, nil
@@ -782,7 +735,7 @@ func (s *Session) planAlterSequence(st *pg.AlterSeqStmt) (*plan, error) {
 	}
 	run := func(ctx context.Context, s *Session, _ []types.Value) (*Result, error) {
 		res := &Result{Tag: "ALTER SEQUENCE"}
-		r := s.catalogSnap().byName[name]
+		r := s.catalogSnap().ByName[name]
 		if r == nil {
 			if st.MissingOk {
 				s.notice("NOTICE", "00000", "relation \""+name+"\" does not exist, skipping")
@@ -832,15 +785,15 @@ func (s *Session) planAlterSequence(st *pg.AlterSeqStmt) (*plan, error) {
 		if el := s.seqSess[nsq.Key]; el != nil {
 			el.cached = el.last // cached values are discarded
 		}
-		if r.seq.OwnedCol != "" && s.lookupSeq(name) == nil {
+		if r.Seq.OwnedCol != "" && s.lookupSeq(name) == nil {
 			// a column's own sequence: its definition is the column's
 			if o.ownedSet {
 				return nil, pgerror.NotSupported("ALTER SEQUENCE ... OWNED BY of a column's own sequence is not supported")
 			}
-			t := s.lookupTable(r.seq.OwnedTable)
+			t := s.lookupTable(r.Seq.OwnedTable)
 			nt := *t
 			nt.Cols = append([]catalog.Column(nil), t.Cols...)
-			c := &nt.Cols[nt.Col(r.seq.OwnedCol)]
+			c := &nt.Cols[nt.Col(r.Seq.OwnedCol)]
 			c.Seq = colSeqDef(t, *c, nsq)
 			if err := s.saveTable(ctx, tx, &nt); err != nil {
 				return nil, err
@@ -873,7 +826,7 @@ func (s *Session) saveSequence(ctx context.Context, tx *tupled.Tx, name string, 
 // and without its name when that is the default one.
 func colSeqDef(t *catalog.Table, c catalog.Column, sq catalog.Sequence) *catalog.Sequence {
 	sq.Key, sq.OwnedTable, sq.OwnedCol = "", "", ""
-	if sq.Name == seqName(t, c) {
+	if sq.Name == catalog.SeqName(t, c) {
 		sq.Name = ""
 	}
 	return &sq
@@ -886,10 +839,10 @@ var nextvalRef = regexp.MustCompile(`nextval\('((?:[^']|'')*)'`)
 // seqDependents lists the columns whose DEFAULT calls nextval of name.
 func (s *Session) seqDependents(name string) [][2]string {
 	var out [][2]string
-	for _, t := range s.catalogSnap().tables {
+	for _, t := range s.catalogSnap().Tables {
 		for _, c := range t.Cols {
 			for _, m := range nextvalRef.FindAllStringSubmatch(c.Default, -1) {
-				parts := splitQualified(strings.ReplaceAll(m[1], "''", "'"))
+				parts := syscat.SplitQualified(strings.ReplaceAll(m[1], "''", "'"))
 				if p := parts[len(parts)-1]; p == name && (len(parts) == 1 || parts[0] == "public") {
 					out = append(out, [2]string{t.Name, c.Name})
 				}
@@ -924,13 +877,13 @@ func (s *Session) planDropSequence(st *pg.DropStmt) (*plan, error) {
 		for _, name := range names {
 			sq := s.lookupSeq(name)
 			if sq == nil {
-				if r := s.catalogSnap().byName[name]; r != nil && r.kind == "S" {
+				if r := s.catalogSnap().ByName[name]; r != nil && r.Kind == "S" {
 					return nil, &pgerror.Error{Code: "2BP01", Message: "cannot drop sequence " + name + " because other objects depend on it",
-						Detail: "default value for column " + r.seq.OwnedCol + " of table " + r.seq.OwnedTable + " depends on sequence " + name,
+						Detail: "default value for column " + r.Seq.OwnedCol + " of table " + r.Seq.OwnedTable + " depends on sequence " + name,
 						Hint:   "Use DROP ... CASCADE to drop the dependent objects too."}
 				}
-				if r := s.catalogSnap().byName[name]; r != nil {
-					return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a sequence", name).WithHint("Use DROP " + map[string]string{"r": "TABLE", "i": "INDEX"}[r.kind] + " to remove a " + map[string]string{"r": "table", "i": "index"}[r.kind] + ".")
+				if r := s.catalogSnap().ByName[name]; r != nil {
+					return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a sequence", name).WithHint("Use DROP " + map[string]string{"r": "TABLE", "i": "INDEX"}[r.Kind] + " to remove a " + map[string]string{"r": "table", "i": "index"}[r.Kind] + ".")
 				}
 				if st.MissingOk {
 					s.notice("NOTICE", "00000", "sequence \""+name+"\" does not exist, skipping")
@@ -983,9 +936,9 @@ func (s *Session) dropSequence(ctx context.Context, tx *tupled.Tx, sq *catalog.S
 // dropOwnedSequences drops the standalone sequences OWNED BY a column of
 // table name (its DROP TABLE's transaction).
 func (s *Session) dropOwnedSequences(ctx context.Context, tx *tupled.Tx, name string) error {
-	for _, r := range s.catalogSnap().rels {
-		if r.kind == "S" && r.seq != nil && r.seq.OwnedTable == name && s.lookupSeq(r.name) != nil {
-			if err := s.dropSequence(ctx, tx, s.lookupSeq(r.name), true); err != nil {
+	for _, r := range s.catalogSnap().Rels {
+		if r.Kind == "S" && r.Seq != nil && r.Seq.OwnedTable == name && s.lookupSeq(r.Name) != nil {
+			if err := s.dropSequence(ctx, tx, s.lookupSeq(r.Name), true); err != nil {
 				return err
 			}
 		}
@@ -997,9 +950,9 @@ func (s *Session) dropOwnedSequences(ctx context.Context, tx *tupled.Tx, name st
 // identity columns' and the standalone ones OWNED BY them.
 func (s *Session) ownedSequences(t *catalog.Table) []*catalog.Sequence {
 	var out []*catalog.Sequence
-	for _, r := range s.catalogSnap().rels {
-		if r.kind == "S" && r.seq != nil && r.seq.OwnedTable == t.Name {
-			out = append(out, r.seq)
+	for _, r := range s.catalogSnap().Rels {
+		if r.Kind == "S" && r.Seq != nil && r.Seq.OwnedTable == t.Name {
+			out = append(out, r.Seq)
 		}
 	}
 	return out

@@ -386,7 +386,7 @@ func (s *Session) analyze(n *pg.Node, params *[]types.Type) (*plan, error) {
 	case n.GetDiscardStmt() != nil:
 		return s.planDiscard(n.GetDiscardStmt())
 	case n.GetCreateExtensionStmt() != nil:
-		return s.planCreateExtension(n.GetCreateExtensionStmt()) // pgcatalog.go
+		return s.planCreateExtension(n.GetCreateExtensionStmt()) // syscat.go
 	}
 	if name, ok := stmtNames[nodeKind(n)]; ok {
 		return nil, pgerror.NotSupported("%s is not supported", name)

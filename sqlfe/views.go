@@ -153,7 +153,7 @@ func (s *Session) planCreateView(st *pg.ViewStmt) (*plan, error) {
 		switch {
 		case old != nil && !old.IsView() && st.Replace:
 			return nil, pgerror.Errorf(pgerror.CodeWrongObjectType, "%q is not a view", name)
-		case old != nil && !st.Replace, old == nil && s.catalogSnap().byName[name] != nil:
+		case old != nil && !st.Replace, old == nil && s.catalogSnap().ByName[name] != nil:
 			return nil, pgerror.Errorf(pgerror.CodeDuplicateTable, "relation %q already exists", name)
 		case old == nil && s.lookupEnum(name) != nil: // enum.go
 			return nil, pgerror.Errorf(codeDuplicateObject, "type %q already exists", name).WithHint("A relation has an associated type of the same name, so you must use a name that doesn't conflict with any existing type.")
@@ -304,7 +304,7 @@ func (s *Session) dependentViews(names map[string]bool) []string {
 	found := map[string]bool{}
 	for changed := true; changed; {
 		changed = false
-		for _, v := range s.catalogSnap().views {
+		for _, v := range s.catalogSnap().Views {
 			if names[v.Name] || found[v.Name] {
 				continue
 			}

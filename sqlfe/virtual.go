@@ -14,23 +14,6 @@ import (
 	"github.com/tupled/tupled/sql/types"
 )
 
-// pg_locks: a subset of PostgreSQL's columns, from db.Locks(). relation is
-// the SQL table's name (not an OID); tuple is the row's primary key.
-var pgLocksCols = []catalog.Column{
-	{Name: "locktype", Type: types.TText},
-	{Name: "relation", Type: types.TText},
-	{Name: "tuple", Type: types.TText},
-	{Name: "transactionid", Type: types.TInt8},
-	{Name: "classid", Type: types.TInt8}, // oid in PostgreSQL: advisory locks' key, unsigned
-	{Name: "objid", Type: types.TInt8},
-	{Name: "objsubid", Type: types.TInt4}, // smallint in PostgreSQL: 1 bigint key, 2 integer pair
-	{Name: "virtualtransaction", Type: types.TText},
-	{Name: "pid", Type: types.TInt4},
-	{Name: "mode", Type: types.TText},
-	{Name: "granted", Type: types.TBool},
-	{Name: "waitstart", Type: types.TText},
-}
-
 // keyText renders an engine key of SQL table engine name e.
 func (s *Session) keyText(engine string, key []byte) (string, string) {
 	name := s.eng.cat.SQLName(engine)

@@ -64,7 +64,7 @@
 //
 // Files: table.go (Column, Table, KeyFormat), constraints.go (IndexDef,
 // FKDef, CheckDef and the engine names of indexes and foreign keys),
-// sequence.go (Sequence), enum.go (enum types), catalog.go (Catalog: Load, Apply, lookups),
+// sequence.go (Sequence; a serial or identity column's own: ColSequence, with PostgreSQL's defaults: NewSequence), enum.go (enum types), catalog.go (Catalog: Load, Apply, lookups),
 // reclaim.go (engine tables made and dropped), rowcodec.go (keys and
 // rows).
 package catalog
