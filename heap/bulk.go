@@ -95,7 +95,11 @@ func (s *backedStore) bulkLoad(keys, values [][]byte) (int, error) {
 	var mine map[string]struct{} // this call's keys, once one is not above hi
 	// the backend's keys, in one buffer (a slice stays valid when it grows)
 	bk := make([][]byte, len(keys))
-	var buf []byte
+	size := 0
+	for _, k := range keys {
+		size += len(s.prefix) + len(k)
+	}
+	buf := make([]byte, 0, size) // never grows: no copy of the keys so far
 	for i, k := range keys {
 		if hi != nil && bytes.Compare(k, hi) <= 0 {
 			if mine == nil {

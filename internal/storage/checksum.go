@@ -95,10 +95,16 @@ func valueCRC(key, value []byte) uint32 {
 // Seal returns the stored form of value under key.
 func Seal(key, value []byte) []byte {
 	b := make([]byte, SealOverhead+len(value))
+	sealInto(b, key, value)
+	return b
+}
+
+// sealInto writes the stored form of value under key into b, which is
+// exactly SealOverhead+len(value) bytes.
+func sealInto(b, key, value []byte) {
 	b[0] = SealVersion
 	binary.LittleEndian.PutUint32(b[1:5], valueCRC(key, value))
 	copy(b[SealOverhead:], value)
-	return b
 }
 
 // Unseal checks the stored form of key's value and returns the value (a

@@ -89,14 +89,22 @@ func (c *checkedBackend) Ingest(keys, values [][]byte) error {
 		return errors.New("storage: ingest: the backend cannot ingest")
 	}
 	sealed := make([][]byte, len(values))
-	var buf []byte
-	for i, v := range values {
+	size := 0
+	for _, v := range values {
 		if len(v) > MaxValueSize-SealOverhead {
 			return fmt.Errorf("storage: ingest: value of %d bytes too large", len(v))
 		}
-		at := len(buf)
-		buf = append(buf, Seal(keys[i], v)...)
-		sealed[i] = buf[at:len(buf):len(buf)]
+		size += SealOverhead + len(v)
+	}
+	// one buffer of the exact size, each value sealed in place (no
+	// allocation, and no copy into a growing buffer, per value)
+	buf := make([]byte, size)
+	at := 0
+	for i, v := range values {
+		b := buf[at : at+SealOverhead+len(v) : at+SealOverhead+len(v)]
+		sealInto(b, keys[i], v)
+		sealed[i] = b
+		at += len(b)
 	}
 	return ing.Ingest(keys, sealed)
 }
