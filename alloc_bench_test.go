@@ -328,18 +328,7 @@ func TestDBBeginBytes(t *testing.T) {
 		t.Skip("the race detector and the invariants build allocate on their own account")
 	}
 	db := allocDB(t)
-	txn := func() {
-		tx, err := db.Begin(bg, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tx.GetNoCopy(bg, "t", allocKey); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	txn := func() { getNoCopyTx(t, db) }
 	txn()
 	const n = 10000
 	var before, after runtime.MemStats
